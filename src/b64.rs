@@ -1,0 +1,73 @@
+//! Strict base64url (RFC 4648 section 5, no padding) as JOSE requires
+//! (RFC 7515 section 2 and Appendix C).
+//!
+//! Decoding refuses padding, characters outside the URL-safe alphabet,
+//! whitespace, and non-canonical encodings (non-zero trailing bits), so that
+//! one value has exactly one encoding.
+
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+use base64::engine::DecodePaddingMode;
+use base64::{alphabet, Engine};
+
+const URL_STRICT: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::URL_SAFE,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(false)
+        .with_decode_padding_mode(DecodePaddingMode::RequireNone)
+        .with_decode_allow_trailing_bits(false),
+);
+
+const STD_STRICT: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(true)
+        .with_decode_padding_mode(DecodePaddingMode::RequireCanonical)
+        .with_decode_allow_trailing_bits(false),
+);
+
+/// The input was not canonical base64url (or base64, for [`decode_std`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid base64 encoding: {0}")]
+pub struct Base64Error(String);
+
+/// Encode as base64url without padding.
+pub fn encode(bytes: &[u8]) -> String {
+    URL_STRICT.encode(bytes)
+}
+
+/// Decode canonical base64url without padding.
+pub fn decode(text: &str) -> Result<Vec<u8>, Base64Error> {
+    URL_STRICT
+        .decode(text)
+        .map_err(|e| Base64Error(e.to_string()))
+}
+
+/// Encode as standard base64 with padding (RFC 4648 section 4), as RFC 8941
+/// byte sequences and RFC 9530 digests use.
+pub fn encode_std(bytes: &[u8]) -> String {
+    STD_STRICT.encode(bytes)
+}
+
+/// Decode canonical standard base64 with padding.
+pub fn decode_std(text: &str) -> Result<Vec<u8>, Base64Error> {
+    STD_STRICT
+        .decode(text)
+        .map_err(|e| Base64Error(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strictness() {
+        assert_eq!(decode("JC4wMg").unwrap(), b"$.02");
+        assert!(decode("JC4wMg==").is_err(), "padding refused");
+        assert!(decode("JC4wMh").is_err(), "non-zero trailing bits refused");
+        assert!(decode("JC4w Mg").is_err(), "whitespace refused");
+        assert!(decode("JC4+Mg").is_err(), "standard alphabet refused");
+        assert_eq!(encode(b"$.02"), "JC4wMg");
+        assert_eq!(decode_std("aGk=").unwrap(), b"hi");
+        assert!(decode_std("aGk").is_err());
+    }
+}

@@ -1,0 +1,1013 @@
+//! Keys, each bound to exactly one [`Algorithm`].
+//!
+//! # Security contract
+//! * A [`SigningKey`] or [`VerifyingKey`] carries its algorithm from the
+//!   moment it is loaded. Asking it to sign or verify under another algorithm
+//!   is an error ([`KeyError::AlgorithmMismatch`], [`VerifyError::AlgorithmMismatch`]),
+//!   never a silent switch (RFC 8725 section 3.1, RFC 9421 section 3.2 step 6).
+//! * An RSA key alone does not say whether it is for PSS or PKCS#1 v1.5, so
+//!   loading one needs an explicit algorithm (a JWK `alg`, an id-RSASSA-PSS
+//!   OID, or the caller's hint). EC and Ed25519 keys imply their algorithm.
+//! * HMAC secrets are at least 32 bytes (RFC 7518 section 3.2) and are
+//!   compared in constant time (ring's `hmac::verify`).
+//! * RSA moduli are 2048 to 8192 bits (RFC 7518 section 3.3; ring's bounds).
+//!
+//! Formats are detected by content: PEM (PKCS#8, encrypted PKCS#8, SEC1 EC,
+//! PKCS#1 RSA, SPKI), DER of the same, JWK (RFC 7517), JWK Sets selected by
+//! `kid`, and HMAC secrets (raw bytes or base64 text).
+
+use crate::alg::Algorithm;
+use crate::jwk::{self, Jwk};
+use der::{Decode, Encode};
+use ring::signature::{self as rsig, KeyPair as _};
+use zeroize::Zeroizing;
+
+/// Why a key could not be loaded or used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("unrecognised key format: {0}")]
+    UnrecognisedFormat(String),
+    #[error("malformed PEM: {0}")]
+    Pem(String),
+    #[error("malformed DER ({what}): {detail}")]
+    Der { what: &'static str, detail: String },
+    #[error("malformed JWK: {0}")]
+    Jwk(String),
+    #[error("unsupported key type: {0}")]
+    UnsupportedKeyType(String),
+    #[error("invalid key material: {0}")]
+    InvalidKey(String),
+    #[error("an RSA key does not say which algorithm it is for: give rsa-pss-sha512 (PS512) or rsa-v1_5-sha256 (RS256) explicitly")]
+    AlgorithmRequired,
+    #[error("the key is for {key} but {requested} was requested")]
+    AlgorithmMismatch {
+        key: Algorithm,
+        requested: Algorithm,
+    },
+    #[error("RSA modulus of {bits} bits is outside 2048..=8192")]
+    RsaSize { bits: usize },
+    #[error("HMAC secret of {len} bytes is shorter than the 32 bytes RFC 7518 section 3.2 requires")]
+    HmacTooShort { len: usize },
+    #[error("expected a private key, found a public key")]
+    NotPrivate,
+    #[error("the key is encrypted: supply its passphrase (from a file or an environment variable)")]
+    PassphraseRequired,
+    #[error("could not decrypt the private key: wrong passphrase or unsupported encryption")]
+    Decrypt,
+    #[error("no key with kid {0:?} in the key set")]
+    KidNotFound(String),
+    #[error("the key set holds {0} usable keys: select one with a kid")]
+    AmbiguousKeySet(usize),
+    #[error("the key set holds no usable key")]
+    EmptyKeySet,
+    #[error("key generation failed: {0}")]
+    Generate(String),
+}
+
+/// Why a signature did not verify.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    #[error("the key is for {key} but the signature claims {requested}")]
+    AlgorithmMismatch {
+        key: Algorithm,
+        requested: Algorithm,
+    },
+    #[error("signature has {got} bytes, {alg} signatures have {expected}")]
+    BadLength {
+        alg: Algorithm,
+        got: usize,
+        expected: usize,
+    },
+    #[error("signature does not match")]
+    Mismatch,
+}
+
+/// Options for loading a key.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// The algorithm the caller intends. Required for RSA keys without a
+    /// JWK `alg` or PSS OID; checked against everything else.
+    pub alg: Option<Algorithm>,
+    /// Select this key from a JWK Set.
+    pub kid: Option<String>,
+    /// Passphrase for an encrypted PKCS#8 private key.
+    pub passphrase: Option<Zeroizing<Vec<u8>>>,
+}
+
+// ---------------------------------------------------------------------------
+// Public keys
+
+#[derive(Clone)]
+enum PublicInner {
+    /// Uncompressed SEC1 point, validated on the curve.
+    EcP256(Vec<u8>),
+    EcP384(Vec<u8>),
+    Ed25519([u8; 32]),
+    /// Big-endian, without leading zeros.
+    Rsa {
+        n: Vec<u8>,
+        e: Vec<u8>,
+    },
+    Hmac(HmacSecret),
+}
+
+#[derive(Clone)]
+struct HmacSecret {
+    key: ring::hmac::Key,
+    bytes: Zeroizing<Vec<u8>>,
+}
+
+/// A key that verifies signatures of one algorithm.
+///
+/// For `hmac-sha256` this holds the shared secret; policy layers refuse
+/// symmetric keys from published sources (JWKS, DID documents).
+#[derive(Clone)]
+pub struct VerifyingKey {
+    alg: Algorithm,
+    inner: PublicInner,
+    kid: Option<String>,
+}
+
+impl std::fmt::Debug for VerifyingKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerifyingKey")
+            .field("alg", &self.alg)
+            .field("kid", &self.kid)
+            .field("thumbprint", &self.thumbprint())
+            .finish()
+    }
+}
+
+impl VerifyingKey {
+    /// The one algorithm this key verifies.
+    pub fn algorithm(&self) -> Algorithm {
+        self.alg
+    }
+
+    /// The key id it was loaded with (a JWK `kid`), if any.
+    pub fn kid(&self) -> Option<&str> {
+        self.kid.as_deref()
+    }
+
+    /// Attach a key id (for keys loaded from PEM or DER).
+    pub fn with_kid(mut self, kid: impl Into<String>) -> Self {
+        self.kid = Some(kid.into());
+        self
+    }
+
+    /// True when the key is a shared secret.
+    pub fn is_symmetric(&self) -> bool {
+        matches!(self.inner, PublicInner::Hmac(_))
+    }
+
+    /// Verify `sig` over `msg` with this key's own algorithm.
+    pub fn verify(&self, msg: &[u8], sig: &[u8]) -> Result<(), VerifyError> {
+        if let Some(expected) = self.alg.fixed_signature_len() {
+            if sig.len() != expected {
+                return Err(VerifyError::BadLength {
+                    alg: self.alg,
+                    got: sig.len(),
+                    expected,
+                });
+            }
+        }
+        let ok = match &self.inner {
+            PublicInner::EcP256(p) => {
+                rsig::UnparsedPublicKey::new(&rsig::ECDSA_P256_SHA256_FIXED, p).verify(msg, sig)
+            }
+            PublicInner::EcP384(p) => {
+                rsig::UnparsedPublicKey::new(&rsig::ECDSA_P384_SHA384_FIXED, p).verify(msg, sig)
+            }
+            PublicInner::Ed25519(p) => {
+                rsig::UnparsedPublicKey::new(&rsig::ED25519, p).verify(msg, sig)
+            }
+            PublicInner::Rsa { n, e } => {
+                let params: &rsig::RsaParameters = match self.alg {
+                    Algorithm::RsaPssSha512 => &rsig::RSA_PSS_2048_8192_SHA512,
+                    _ => &rsig::RSA_PKCS1_2048_8192_SHA256,
+                };
+                rsig::RsaPublicKeyComponents { n, e }.verify(params, msg, sig)
+            }
+            PublicInner::Hmac(s) => ring::hmac::verify(&s.key, msg, sig),
+        };
+        ok.map_err(|_| VerifyError::Mismatch)
+    }
+
+    /// Verify, first checking that `alg` (from a header or parameter) is this key's.
+    pub fn verify_as(&self, alg: Algorithm, msg: &[u8], sig: &[u8]) -> Result<(), VerifyError> {
+        if alg != self.alg {
+            return Err(VerifyError::AlgorithmMismatch {
+                key: self.alg,
+                requested: alg,
+            });
+        }
+        self.verify(msg, sig)
+    }
+
+    /// The public JWK (RFC 7517), with `alg`, `use` = `sig` and `kid` when known.
+    /// For an HMAC key this is the secret `oct` JWK.
+    pub fn to_jwk(&self) -> Jwk {
+        let mut j = match &self.inner {
+            PublicInner::EcP256(p) => Jwk::ec("P-256", &p[1..33], &p[33..65]),
+            PublicInner::EcP384(p) => Jwk::ec("P-384", &p[1..49], &p[49..97]),
+            PublicInner::Ed25519(p) => Jwk::okp("Ed25519", p),
+            PublicInner::Rsa { n, e } => Jwk::rsa(n, e),
+            PublicInner::Hmac(s) => Jwk::oct(&s.bytes),
+        };
+        j.alg = Some(self.alg.jose_name().to_owned());
+        j.use_ = Some("sig".to_owned());
+        j.kid = self.kid.clone();
+        j
+    }
+
+    /// RFC 7638 JWK thumbprint (SHA-256, base64url).
+    pub fn thumbprint(&self) -> String {
+        self.to_jwk().thumbprint()
+    }
+
+    /// The did:key form (W3C CCG did:key v0.7), for Ed25519, P-256 and P-384 keys.
+    pub fn did_key(&self) -> Option<String> {
+        let (prefix, bytes): (&[u8], Vec<u8>) = match &self.inner {
+            PublicInner::Ed25519(p) => (&[0xed, 0x01], p.to_vec()),
+            PublicInner::EcP256(p) => (&[0x80, 0x24], compress(p)),
+            PublicInner::EcP384(p) => (&[0x81, 0x24], compress(p)),
+            _ => return None,
+        };
+        let mut v = prefix.to_vec();
+        v.extend_from_slice(&bytes);
+        Some(format!("did:key:z{}", bs58::encode(v).into_string()))
+    }
+
+    /// The did:jwk form (did:jwk spec): base64url of the public JWK's JSON.
+    pub fn did_jwk(&self) -> Option<String> {
+        if self.is_symmetric() {
+            return None;
+        }
+        let mut j = self.to_jwk();
+        j.kid = None;
+        let json = j.to_json_string();
+        Some(format!("did:jwk:{}", crate::b64::encode(json.as_bytes())))
+    }
+
+    /// SubjectPublicKeyInfo DER (not for HMAC keys).
+    pub fn to_spki_der(&self) -> Option<Vec<u8>> {
+        let (alg_id, key_bits): (spki::AlgorithmIdentifierOwned, Vec<u8>) = match &self.inner {
+            PublicInner::EcP256(p) => (ec_alg_id(OID_P256), p.clone()),
+            PublicInner::EcP384(p) => (ec_alg_id(OID_P384), p.clone()),
+            PublicInner::Ed25519(p) => (
+                spki::AlgorithmIdentifierOwned {
+                    oid: OID_ED25519,
+                    parameters: None,
+                },
+                p.to_vec(),
+            ),
+            PublicInner::Rsa { n, e } => {
+                let pk = pkcs1::RsaPublicKey {
+                    modulus: pkcs1::UintRef::new(n).ok()?,
+                    public_exponent: pkcs1::UintRef::new(e).ok()?,
+                };
+                (
+                    spki::AlgorithmIdentifierOwned {
+                        oid: OID_RSA,
+                        parameters: Some(der::asn1::Null.into()),
+                    },
+                    pk.to_der().ok()?,
+                )
+            }
+            PublicInner::Hmac(_) => return None,
+        };
+        let info = spki::SubjectPublicKeyInfoOwned {
+            algorithm: alg_id,
+            subject_public_key: der::asn1::BitString::from_bytes(&key_bits).ok()?,
+        };
+        info.to_der().ok()
+    }
+
+    /// SubjectPublicKeyInfo PEM (not for HMAC keys).
+    pub fn to_spki_pem(&self) -> Option<String> {
+        let der = self.to_spki_der()?;
+        der::pem::encode_string("PUBLIC KEY", der::pem::LineEnding::LF, &der).ok()
+    }
+
+    // -- constructors from raw parts (used by jwk, did, wycheproof tests) --
+
+    /// An EC public key from a SEC1 point (compressed or uncompressed); the
+    /// point is validated on the curve.
+    pub fn from_sec1_point(alg: Algorithm, point: &[u8]) -> Result<VerifyingKey, KeyError> {
+        let inner = match alg {
+            Algorithm::EcdsaP256Sha256 => {
+                let pk = p256::PublicKey::from_sec1_bytes(point)
+                    .map_err(|_| KeyError::InvalidKey("P-256 point is not on the curve".into()))?;
+                use p256::elliptic_curve::sec1::ToEncodedPoint;
+                PublicInner::EcP256(pk.to_encoded_point(false).as_bytes().to_vec())
+            }
+            Algorithm::EcdsaP384Sha384 => {
+                let pk = p384::PublicKey::from_sec1_bytes(point)
+                    .map_err(|_| KeyError::InvalidKey("P-384 point is not on the curve".into()))?;
+                use p384::elliptic_curve::sec1::ToEncodedPoint;
+                PublicInner::EcP384(pk.to_encoded_point(false).as_bytes().to_vec())
+            }
+            other => return Err(KeyError::UnsupportedKeyType(format!("{other} is not an EC algorithm"))),
+        };
+        Ok(VerifyingKey { alg, inner, kid: None })
+    }
+
+    /// An Ed25519 public key from its 32 bytes.
+    pub fn from_ed25519_bytes(pk: &[u8]) -> Result<VerifyingKey, KeyError> {
+        let arr: [u8; 32] = pk
+            .try_into()
+            .map_err(|_| KeyError::InvalidKey(format!("Ed25519 public key has {} bytes, not 32", pk.len())))?;
+        Ok(VerifyingKey {
+            alg: Algorithm::Ed25519,
+            inner: PublicInner::Ed25519(arr),
+            kid: None,
+        })
+    }
+
+    /// An RSA public key from modulus and exponent (big-endian).
+    pub fn from_rsa_components(alg: Algorithm, n: &[u8], e: &[u8]) -> Result<VerifyingKey, KeyError> {
+        if !matches!(alg, Algorithm::RsaPssSha512 | Algorithm::RsaV15Sha256) {
+            return Err(KeyError::AlgorithmMismatch {
+                key: Algorithm::RsaV15Sha256,
+                requested: alg,
+            });
+        }
+        let n = strip_zeros(n);
+        let e = strip_zeros(e);
+        let bits = bit_len(n);
+        if !(2048..=8192).contains(&bits) {
+            return Err(KeyError::RsaSize { bits });
+        }
+        if e.is_empty() || e.len() > 4 || e[e.len() - 1] & 1 == 0 || (e.len() == 1 && e[0] < 3) {
+            return Err(KeyError::InvalidKey("RSA public exponent must be odd, at least 3 and below 2^32".into()));
+        }
+        Ok(VerifyingKey {
+            alg,
+            inner: PublicInner::Rsa {
+                n: n.to_vec(),
+                e: e.to_vec(),
+            },
+            kid: None,
+        })
+    }
+
+    /// An HMAC-SHA256 key from the secret bytes (at least 32).
+    pub fn from_hmac_secret(secret: &[u8]) -> Result<VerifyingKey, KeyError> {
+        Ok(VerifyingKey {
+            alg: Algorithm::HmacSha256,
+            inner: PublicInner::Hmac(hmac_secret(secret)?),
+            kid: None,
+        })
+    }
+}
+
+fn hmac_secret(secret: &[u8]) -> Result<HmacSecret, KeyError> {
+    if secret.len() < 32 {
+        return Err(KeyError::HmacTooShort { len: secret.len() });
+    }
+    Ok(HmacSecret {
+        key: ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret),
+        bytes: Zeroizing::new(secret.to_vec()),
+    })
+}
+
+fn strip_zeros(b: &[u8]) -> &[u8] {
+    let i = b.iter().position(|&x| x != 0).unwrap_or(b.len());
+    &b[i..]
+}
+
+fn bit_len(n: &[u8]) -> usize {
+    match n.first() {
+        None => 0,
+        Some(&top) => n.len() * 8 - top.leading_zeros() as usize,
+    }
+}
+
+fn compress(uncompressed: &[u8]) -> Vec<u8> {
+    let coord = (uncompressed.len() - 1) / 2;
+    let mut out = Vec::with_capacity(coord + 1);
+    let y_last = uncompressed[uncompressed.len() - 1];
+    out.push(if y_last & 1 == 1 { 0x03 } else { 0x02 });
+    out.extend_from_slice(&uncompressed[1..1 + coord]);
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Private keys
+
+enum PrivateInner {
+    Ecdsa(rsig::EcdsaKeyPair),
+    Ed25519(rsig::Ed25519KeyPair),
+    /// RSA through ring (constant-time, blinded).
+    RsaRing(rsig::RsaKeyPair),
+    /// RSA keys ring refuses (e.g. primes of unequal length, as the RFC 9421
+    /// B.1.1 test key has) go through RustCrypto `rsa`, always blinded.
+    RsaRc(Box<rsa::RsaPrivateKey>),
+    Hmac(HmacSecret),
+}
+
+/// A key that signs with one algorithm.
+pub struct SigningKey {
+    alg: Algorithm,
+    inner: PrivateInner,
+    public: VerifyingKey,
+    /// PKCS#8 DER of the private key, when it was generated here (for writing out).
+    pkcs8: Option<Zeroizing<Vec<u8>>>,
+}
+
+impl std::fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SigningKey")
+            .field("alg", &self.alg)
+            .field("kid", &self.public.kid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SigningKey {
+    /// The one algorithm this key signs with.
+    pub fn algorithm(&self) -> Algorithm {
+        self.alg
+    }
+
+    /// The key id: the one it was loaded with, else none.
+    pub fn kid(&self) -> Option<&str> {
+        self.public.kid()
+    }
+
+    /// Set the key id.
+    pub fn with_kid(mut self, kid: impl Into<String>) -> Self {
+        self.public.kid = Some(kid.into());
+        self
+    }
+
+    /// The key id to publish: the loaded `kid`, else the RFC 7638 thumbprint.
+    pub fn kid_or_thumbprint(&self) -> String {
+        self.public
+            .kid
+            .clone()
+            .unwrap_or_else(|| self.public.thumbprint())
+    }
+
+    /// The matching verifying key (for HMAC, the same secret).
+    pub fn verifying_key(&self) -> &VerifyingKey {
+        &self.public
+    }
+
+    /// Sign `msg` with this key's algorithm. ECDSA and RSA-PSS are randomized;
+    /// Ed25519, RSA PKCS#1 v1.5 and HMAC are deterministic.
+    pub fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, KeyError> {
+        let rng = ring::rand::SystemRandom::new();
+        match &self.inner {
+            PrivateInner::Ecdsa(k) => k
+                .sign(&rng, msg)
+                .map(|s| s.as_ref().to_vec())
+                .map_err(|_| KeyError::InvalidKey("ECDSA signing failed".into())),
+            PrivateInner::Ed25519(k) => Ok(k.sign(msg).as_ref().to_vec()),
+            PrivateInner::RsaRing(k) => {
+                let enc: &'static dyn rsig::RsaEncoding = match self.alg {
+                    Algorithm::RsaPssSha512 => &rsig::RSA_PSS_SHA512,
+                    _ => &rsig::RSA_PKCS1_SHA256,
+                };
+                let mut out = vec![0u8; k.public().modulus_len()];
+                k.sign(enc, &rng, msg, &mut out)
+                    .map_err(|_| KeyError::InvalidKey("RSA signing failed".into()))?;
+                Ok(out)
+            }
+            PrivateInner::RsaRc(k) => {
+                use rsa::signature::{RandomizedSigner, SignatureEncoding};
+                let mut r = rand_core::OsRng;
+                let sig = match self.alg {
+                    Algorithm::RsaPssSha512 => {
+                        rsa::pss::SigningKey::<sha2::Sha512>::new_with_salt_len((**k).clone(), 64)
+                            .try_sign_with_rng(&mut r, msg)
+                            .map(|s| s.to_vec())
+                    }
+                    _ => rsa::pkcs1v15::SigningKey::<sha2::Sha256>::new((**k).clone())
+                        .try_sign_with_rng(&mut r, msg)
+                        .map(|s| s.to_vec()),
+                };
+                sig.map_err(|e| KeyError::InvalidKey(format!("RSA signing failed: {e}")))
+            }
+            PrivateInner::Hmac(s) => Ok(ring::hmac::sign(&s.key, msg).as_ref().to_vec()),
+        }
+    }
+
+    /// Sign, first checking that `alg` is this key's algorithm.
+    pub fn sign_as(&self, alg: Algorithm, msg: &[u8]) -> Result<Vec<u8>, KeyError> {
+        if alg != self.alg {
+            return Err(KeyError::AlgorithmMismatch {
+                key: self.alg,
+                requested: alg,
+            });
+        }
+        self.sign(msg)
+    }
+
+    /// PKCS#8 PEM of a key generated by [`SigningKey::generate`].
+    pub fn pkcs8_pem(&self) -> Option<Zeroizing<String>> {
+        let der = self.pkcs8.as_ref()?;
+        der::pem::encode_string("PRIVATE KEY", der::pem::LineEnding::LF, der)
+            .ok()
+            .map(Zeroizing::new)
+    }
+
+    /// Generate a new key for `alg`. RSA keys are 3072 bits; HMAC secrets 32 bytes.
+    pub fn generate(alg: Algorithm) -> Result<SigningKey, KeyError> {
+        let rng = ring::rand::SystemRandom::new();
+        let gen_err = |e: &dyn std::fmt::Display| KeyError::Generate(e.to_string());
+        let pkcs8: Vec<u8> = match alg {
+            Algorithm::EcdsaP256Sha256 => {
+                rsig::EcdsaKeyPair::generate_pkcs8(&rsig::ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+                    .map_err(|e| gen_err(&e))?
+                    .as_ref()
+                    .to_vec()
+            }
+            Algorithm::EcdsaP384Sha384 => {
+                rsig::EcdsaKeyPair::generate_pkcs8(&rsig::ECDSA_P384_SHA384_FIXED_SIGNING, &rng)
+                    .map_err(|e| gen_err(&e))?
+                    .as_ref()
+                    .to_vec()
+            }
+            Algorithm::Ed25519 => rsig::Ed25519KeyPair::generate_pkcs8(&rng)
+                .map_err(|e| gen_err(&e))?
+                .as_ref()
+                .to_vec(),
+            Algorithm::RsaPssSha512 | Algorithm::RsaV15Sha256 => {
+                use rsa::pkcs8::EncodePrivateKey;
+                let k = rsa::RsaPrivateKey::new(&mut rand_core::OsRng, 3072).map_err(|e| gen_err(&e))?;
+                k.to_pkcs8_der().map_err(|e| gen_err(&e))?.as_bytes().to_vec()
+            }
+            Algorithm::HmacSha256 => {
+                let mut secret = Zeroizing::new(vec![0u8; 32]);
+                ring::rand::SecureRandom::fill(&rng, &mut secret).map_err(|e| gen_err(&e))?;
+                return SigningKey::from_hmac_secret(&secret);
+            }
+        };
+        let pkcs8 = Zeroizing::new(pkcs8);
+        let mut k = signing_from_pkcs8(&pkcs8, Some(alg))?;
+        k.pkcs8 = Some(pkcs8);
+        Ok(k)
+    }
+
+    /// The HMAC secret, for writing a generated secret out.
+    pub fn hmac_secret_bytes(&self) -> Option<&[u8]> {
+        match &self.inner {
+            PrivateInner::Hmac(s) => Some(&s.bytes),
+            _ => None,
+        }
+    }
+
+    /// An HMAC-SHA256 signing key from the secret bytes (at least 32).
+    pub fn from_hmac_secret(secret: &[u8]) -> Result<SigningKey, KeyError> {
+        let s = hmac_secret(secret)?;
+        Ok(SigningKey {
+            alg: Algorithm::HmacSha256,
+            public: VerifyingKey {
+                alg: Algorithm::HmacSha256,
+                inner: PublicInner::Hmac(s.clone()),
+                kid: None,
+            },
+            inner: PrivateInner::Hmac(s),
+            pkcs8: None,
+        })
+    }
+
+    /// ECDSA from a private scalar; the public point is derived and checked.
+    pub fn from_ec_scalar(alg: Algorithm, d: &[u8]) -> Result<SigningKey, KeyError> {
+        let public_point: Vec<u8> = match alg {
+            Algorithm::EcdsaP256Sha256 => {
+                use p256::elliptic_curve::sec1::ToEncodedPoint;
+                let sk = p256::SecretKey::from_slice(d)
+                    .map_err(|_| KeyError::InvalidKey("P-256 private scalar out of range".into()))?;
+                sk.public_key().to_encoded_point(false).as_bytes().to_vec()
+            }
+            Algorithm::EcdsaP384Sha384 => {
+                use p384::elliptic_curve::sec1::ToEncodedPoint;
+                let sk = p384::SecretKey::from_slice(d)
+                    .map_err(|_| KeyError::InvalidKey("P-384 private scalar out of range".into()))?;
+                sk.public_key().to_encoded_point(false).as_bytes().to_vec()
+            }
+            other => return Err(KeyError::UnsupportedKeyType(format!("{other} is not an EC algorithm"))),
+        };
+        let ring_alg = match alg {
+            Algorithm::EcdsaP256Sha256 => &rsig::ECDSA_P256_SHA256_FIXED_SIGNING,
+            _ => &rsig::ECDSA_P384_SHA384_FIXED_SIGNING,
+        };
+        let rng = ring::rand::SystemRandom::new();
+        let kp = rsig::EcdsaKeyPair::from_private_key_and_public_key(ring_alg, d, &public_point, &rng)
+            .map_err(|e| KeyError::InvalidKey(format!("EC key rejected: {e}")))?;
+        let public = VerifyingKey::from_sec1_point(alg, &public_point)?;
+        Ok(SigningKey {
+            alg,
+            inner: PrivateInner::Ecdsa(kp),
+            public,
+            pkcs8: None,
+        })
+    }
+
+    /// Ed25519 from its 32-byte seed (RFC 8032 private key).
+    pub fn from_ed25519_seed(seed: &[u8]) -> Result<SigningKey, KeyError> {
+        let kp = rsig::Ed25519KeyPair::from_seed_unchecked(seed)
+            .map_err(|e| KeyError::InvalidKey(format!("Ed25519 seed rejected: {e}")))?;
+        let public = VerifyingKey::from_ed25519_bytes(kp.public_key().as_ref())?;
+        Ok(SigningKey {
+            alg: Algorithm::Ed25519,
+            inner: PrivateInner::Ed25519(kp),
+            public,
+            pkcs8: None,
+        })
+    }
+
+    /// RSA from a PKCS#1 RSAPrivateKey DER.
+    pub fn from_rsa_pkcs1_der(alg: Algorithm, der: &[u8]) -> Result<SigningKey, KeyError> {
+        if !matches!(alg, Algorithm::RsaPssSha512 | Algorithm::RsaV15Sha256) {
+            return Err(KeyError::AlgorithmMismatch {
+                key: Algorithm::RsaV15Sha256,
+                requested: alg,
+            });
+        }
+        let parsed = pkcs1::RsaPrivateKey::from_der(der).map_err(|e| KeyError::Der {
+            what: "PKCS#1 RSAPrivateKey",
+            detail: e.to_string(),
+        })?;
+        let public = VerifyingKey::from_rsa_components(
+            alg,
+            parsed.modulus.as_bytes(),
+            parsed.public_exponent.as_bytes(),
+        )?;
+        let inner = match rsig::RsaKeyPair::from_der(der) {
+            Ok(kp) => PrivateInner::RsaRing(kp),
+            Err(_) => {
+                use rsa::pkcs1::DecodeRsaPrivateKey;
+                let k = rsa::RsaPrivateKey::from_pkcs1_der(der)
+                    .map_err(|e| KeyError::InvalidKey(format!("RSA private key: {e}")))?;
+                k.validate()
+                    .map_err(|e| KeyError::InvalidKey(format!("RSA private key: {e}")))?;
+                PrivateInner::RsaRc(Box::new(k))
+            }
+        };
+        Ok(SigningKey {
+            alg,
+            inner,
+            public,
+            pkcs8: None,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Loading by content
+
+const OID_EC: der::asn1::ObjectIdentifier = der::asn1::ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
+const OID_P256: der::asn1::ObjectIdentifier = der::asn1::ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
+const OID_P384: der::asn1::ObjectIdentifier = der::asn1::ObjectIdentifier::new_unwrap("1.3.132.0.34");
+const OID_ED25519: der::asn1::ObjectIdentifier = der::asn1::ObjectIdentifier::new_unwrap("1.3.101.112");
+const OID_RSA: der::asn1::ObjectIdentifier = der::asn1::ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.1");
+const OID_RSA_PSS: der::asn1::ObjectIdentifier =
+    der::asn1::ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.10");
+
+fn ec_alg_id(curve: der::asn1::ObjectIdentifier) -> spki::AlgorithmIdentifierOwned {
+    spki::AlgorithmIdentifierOwned {
+        oid: OID_EC,
+        parameters: Some(curve.into()),
+    }
+}
+
+/// Bind the algorithm a key implies to the caller's hint.
+fn bind(implied: Option<Algorithm>, hint: Option<Algorithm>, family_ok: &[Algorithm]) -> Result<Algorithm, KeyError> {
+    match (implied, hint) {
+        (Some(k), Some(h)) if k != h => Err(KeyError::AlgorithmMismatch { key: k, requested: h }),
+        (Some(k), _) => Ok(k),
+        (None, Some(h)) if family_ok.contains(&h) => Ok(h),
+        (None, Some(h)) => Err(KeyError::AlgorithmMismatch {
+            key: family_ok[0],
+            requested: h,
+        }),
+        (None, None) => Err(KeyError::AlgorithmRequired),
+    }
+}
+
+const RSA_FAMILY: [Algorithm; 2] = [Algorithm::RsaV15Sha256, Algorithm::RsaPssSha512];
+
+/// One PEM block: its label and DER.
+fn pem_first_block(text: &str) -> Result<(String, Zeroizing<Vec<u8>>), KeyError> {
+    let start = text
+        .find("-----BEGIN ")
+        .ok_or_else(|| KeyError::Pem("no BEGIN line".into()))?;
+    let rest = &text[start..];
+    let label_end = rest[11..]
+        .find("-----")
+        .ok_or_else(|| KeyError::Pem("unterminated BEGIN line".into()))?;
+    let label = rest[11..11 + label_end].to_owned();
+    let end_marker = format!("-----END {label}-----");
+    let end = rest
+        .find(&end_marker)
+        .ok_or_else(|| KeyError::Pem(format!("no END line for {label}")))?;
+    let block = &rest[..end + end_marker.len()];
+    let (l, der) = der::pem::decode_vec(block.as_bytes()).map_err(|e| KeyError::Pem(e.to_string()))?;
+    Ok((l.to_owned(), Zeroizing::new(der)))
+}
+
+fn is_pem(data: &[u8]) -> bool {
+    std::str::from_utf8(data)
+        .map(|t| t.trim_start().starts_with("-----BEGIN "))
+        .unwrap_or(false)
+}
+
+fn is_json(data: &[u8]) -> bool {
+    data.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+}
+
+/// Load a private (signing) key by content.
+pub fn load_signing_key(data: &[u8], opts: &LoadOptions) -> Result<SigningKey, KeyError> {
+    let key = if is_pem(data) {
+        let text = std::str::from_utf8(data).map_err(|_| KeyError::Pem("not UTF-8".into()))?;
+        let (label, der) = pem_first_block(text)?;
+        match label.as_str() {
+            "PRIVATE KEY" => signing_from_pkcs8(&der, opts.alg)?,
+            "ENCRYPTED PRIVATE KEY" => signing_from_encrypted(&der, opts)?,
+            "EC PRIVATE KEY" => signing_from_sec1(&der, opts.alg)?,
+            "RSA PRIVATE KEY" => {
+                let alg = bind(None, opts.alg, &RSA_FAMILY)?;
+                SigningKey::from_rsa_pkcs1_der(alg, &der)?
+            }
+            "PUBLIC KEY" | "RSA PUBLIC KEY" => return Err(KeyError::NotPrivate),
+            other => return Err(KeyError::Pem(format!("unsupported PEM label {other:?}"))),
+        }
+    } else if is_json(data) {
+        let jwk = jwk::select_one(data, opts.kid.as_deref(), true)?;
+        jwk.to_signing_key(opts.alg)?
+    } else if data.first() == Some(&0x30) && opts.alg != Some(Algorithm::HmacSha256) {
+        signing_from_der(data, opts)?
+    } else if opts.alg == Some(Algorithm::HmacSha256) {
+        SigningKey::from_hmac_secret(&hmac_secret_from_file(data))?
+    } else {
+        return Err(KeyError::UnrecognisedFormat(
+            "not PEM, DER or JWK; for an HMAC secret give the algorithm hmac-sha256".into(),
+        ));
+    };
+    match &opts.kid {
+        Some(kid) if key.kid().is_none() => Ok(key.with_kid(kid.clone())),
+        _ => Ok(key),
+    }
+}
+
+/// An HMAC secret file holds either base64 text (standard or URL-safe,
+/// padding optional, surrounding whitespace ignored) or the raw bytes.
+fn hmac_secret_from_file(data: &[u8]) -> Zeroizing<Vec<u8>> {
+    use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+    use base64::engine::DecodePaddingMode;
+    use base64::Engine;
+    let lax = GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    if let Ok(text) = std::str::from_utf8(data) {
+        let t = text.trim();
+        if !t.is_empty() {
+            for alphabet in [&base64::alphabet::STANDARD, &base64::alphabet::URL_SAFE] {
+                if let Ok(v) = GeneralPurpose::new(alphabet, lax).decode(t) {
+                    return Zeroizing::new(v);
+                }
+            }
+        }
+    }
+    Zeroizing::new(data.to_vec())
+}
+
+fn signing_from_der(data: &[u8], opts: &LoadOptions) -> Result<SigningKey, KeyError> {
+    if pkcs8::PrivateKeyInfo::from_der(data).is_ok() {
+        return signing_from_pkcs8(data, opts.alg);
+    }
+    if pkcs8::EncryptedPrivateKeyInfo::from_der(data).is_ok() {
+        return signing_from_encrypted(data, opts);
+    }
+    if sec1::EcPrivateKey::from_der(data).is_ok() {
+        return signing_from_sec1(data, opts.alg);
+    }
+    if pkcs1::RsaPrivateKey::from_der(data).is_ok() {
+        let alg = bind(None, opts.alg, &RSA_FAMILY)?;
+        return SigningKey::from_rsa_pkcs1_der(alg, data);
+    }
+    if spki::SubjectPublicKeyInfoRef::from_der(data).is_ok() || pkcs1::RsaPublicKey::from_der(data).is_ok() {
+        return Err(KeyError::NotPrivate);
+    }
+    Err(KeyError::UnrecognisedFormat("DER is not PKCS#8, SEC1 or PKCS#1".into()))
+}
+
+fn signing_from_encrypted(der: &[u8], opts: &LoadOptions) -> Result<SigningKey, KeyError> {
+    let pass = opts.passphrase.as_ref().ok_or(KeyError::PassphraseRequired)?;
+    let enc = pkcs8::EncryptedPrivateKeyInfo::from_der(der).map_err(|e| KeyError::Der {
+        what: "EncryptedPrivateKeyInfo",
+        detail: e.to_string(),
+    })?;
+    let doc = enc.decrypt(pass.as_slice()).map_err(|_| KeyError::Decrypt)?;
+    signing_from_pkcs8(doc.as_bytes(), opts.alg)
+}
+
+fn signing_from_pkcs8(der: &[u8], hint: Option<Algorithm>) -> Result<SigningKey, KeyError> {
+    let info = pkcs8::PrivateKeyInfo::from_der(der).map_err(|e| KeyError::Der {
+        what: "PKCS#8 PrivateKeyInfo",
+        detail: e.to_string(),
+    })?;
+    let oid = info.algorithm.oid;
+    if oid == OID_EC {
+        let curve = info
+            .algorithm
+            .parameters_oid()
+            .map_err(|_| KeyError::InvalidKey("EC key without a named curve".into()))?;
+        let alg = ec_alg_for_curve(curve)?;
+        let alg = bind(Some(alg), hint, &[])?;
+        let ec = sec1::EcPrivateKey::from_der(info.private_key).map_err(|e| KeyError::Der {
+            what: "SEC1 ECPrivateKey",
+            detail: e.to_string(),
+        })?;
+        let k = SigningKey::from_ec_scalar(alg, ec.private_key)?;
+        check_embedded_public(&k, ec.public_key)?;
+        Ok(k)
+    } else if oid == OID_ED25519 {
+        bind(Some(Algorithm::Ed25519), hint, &[])?;
+        // CurvePrivateKey ::= OCTET STRING (RFC 8410 section 7)
+        let seed = der::asn1::OctetStringRef::from_der(info.private_key).map_err(|e| KeyError::Der {
+            what: "Ed25519 CurvePrivateKey",
+            detail: e.to_string(),
+        })?;
+        let k = SigningKey::from_ed25519_seed(seed.as_bytes())?;
+        if let Some(pk) = info.public_key {
+            if pk != k.public.to_jwk_ed25519_bytes().as_slice() {
+                return Err(KeyError::InvalidKey("Ed25519 public key does not match the seed".into()));
+            }
+        }
+        Ok(k)
+    } else if oid == OID_RSA {
+        let alg = bind(None, hint, &RSA_FAMILY)?;
+        SigningKey::from_rsa_pkcs1_der(alg, info.private_key)
+    } else if oid == OID_RSA_PSS {
+        // id-RSASSA-PSS (RFC 4055): the key is restricted to PSS.
+        let alg = bind(Some(Algorithm::RsaPssSha512), hint, &[])?;
+        SigningKey::from_rsa_pkcs1_der(alg, info.private_key)
+    } else {
+        Err(KeyError::UnsupportedKeyType(format!("PKCS#8 algorithm {oid}")))
+    }
+}
+
+fn check_embedded_public(k: &SigningKey, embedded: Option<&[u8]>) -> Result<(), KeyError> {
+    if let Some(pk) = embedded {
+        let given = VerifyingKey::from_sec1_point(k.alg, pk)?;
+        if given.to_jwk().thumbprint() != k.public.to_jwk().thumbprint() {
+            return Err(KeyError::InvalidKey("embedded public key does not match the private key".into()));
+        }
+    }
+    Ok(())
+}
+
+fn signing_from_sec1(der: &[u8], hint: Option<Algorithm>) -> Result<SigningKey, KeyError> {
+    let ec = sec1::EcPrivateKey::from_der(der).map_err(|e| KeyError::Der {
+        what: "SEC1 ECPrivateKey",
+        detail: e.to_string(),
+    })?;
+    let curve = ec
+        .parameters
+        .and_then(|p| p.named_curve())
+        .ok_or_else(|| KeyError::InvalidKey("SEC1 key without a named curve".into()))?;
+    let alg = bind(Some(ec_alg_for_curve(curve)?), hint, &[])?;
+    let k = SigningKey::from_ec_scalar(alg, ec.private_key)?;
+    check_embedded_public(&k, ec.public_key)?;
+    Ok(k)
+}
+
+fn ec_alg_for_curve(curve: der::asn1::ObjectIdentifier) -> Result<Algorithm, KeyError> {
+    if curve == OID_P256 {
+        Ok(Algorithm::EcdsaP256Sha256)
+    } else if curve == OID_P384 {
+        Ok(Algorithm::EcdsaP384Sha384)
+    } else {
+        Err(KeyError::UnsupportedKeyType(format!("EC curve {curve}")))
+    }
+}
+
+impl VerifyingKey {
+    fn to_jwk_ed25519_bytes(&self) -> Vec<u8> {
+        match &self.inner {
+            PublicInner::Ed25519(p) => p.to_vec(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Load verifying keys by content. A PEM, DER or single JWK gives one key;
+/// a JWK Set gives every usable key (or the one named by `opts.kid`).
+/// A private key yields its public half.
+pub fn load_verifying_keys(data: &[u8], opts: &LoadOptions) -> Result<Vec<VerifyingKey>, KeyError> {
+    let keys = if is_pem(data) {
+        let text = std::str::from_utf8(data).map_err(|_| KeyError::Pem("not UTF-8".into()))?;
+        let (label, der) = pem_first_block(text)?;
+        match label.as_str() {
+            "PUBLIC KEY" => vec![verifying_from_spki(&der, opts.alg)?],
+            "RSA PUBLIC KEY" => vec![verifying_from_pkcs1_public(&der, opts.alg)?],
+            _ => vec![load_signing_key(data, opts)?.public],
+        }
+    } else if is_json(data) {
+        let jwks = jwk::parse_keys(data)?;
+        let selected = jwk::select(&jwks, opts.kid.as_deref())?;
+        let mut out = Vec::new();
+        for j in selected {
+            out.push(j.to_verifying_key(opts.alg)?);
+        }
+        out
+    } else if data.first() == Some(&0x30) && opts.alg != Some(Algorithm::HmacSha256) {
+        if spki::SubjectPublicKeyInfoRef::from_der(data).is_ok() {
+            vec![verifying_from_spki(data, opts.alg)?]
+        } else if pkcs1::RsaPublicKey::from_der(data).is_ok() {
+            vec![verifying_from_pkcs1_public(data, opts.alg)?]
+        } else {
+            vec![signing_from_der(data, opts)?.public]
+        }
+    } else if opts.alg == Some(Algorithm::HmacSha256) {
+        vec![VerifyingKey::from_hmac_secret(&hmac_secret_from_file(data))?]
+    } else {
+        return Err(KeyError::UnrecognisedFormat(
+            "not PEM, DER or JWK; for an HMAC secret give the algorithm hmac-sha256".into(),
+        ));
+    };
+    Ok(keys
+        .into_iter()
+        .map(|k| match (&opts.kid, k.kid.is_none()) {
+            (Some(kid), true) => k.with_kid(kid.clone()),
+            _ => k,
+        })
+        .collect())
+}
+
+/// Load exactly one verifying key (a JWK Set must resolve to one key).
+pub fn load_verifying_key(data: &[u8], opts: &LoadOptions) -> Result<VerifyingKey, KeyError> {
+    let mut v = load_verifying_keys(data, opts)?;
+    match v.len() {
+        0 => Err(KeyError::EmptyKeySet),
+        1 => Ok(v.remove(0)),
+        n => Err(KeyError::AmbiguousKeySet(n)),
+    }
+}
+
+/// A public key from SubjectPublicKeyInfo DER.
+pub fn verifying_from_spki(der: &[u8], hint: Option<Algorithm>) -> Result<VerifyingKey, KeyError> {
+    let info = spki::SubjectPublicKeyInfoRef::from_der(der).map_err(|e| KeyError::Der {
+        what: "SubjectPublicKeyInfo",
+        detail: e.to_string(),
+    })?;
+    let oid = info.algorithm.oid;
+    let bits = info
+        .subject_public_key
+        .as_bytes()
+        .ok_or_else(|| KeyError::InvalidKey("public key BIT STRING has unused bits".into()))?;
+    if oid == OID_EC {
+        let curve = info
+            .algorithm
+            .parameters_oid()
+            .map_err(|_| KeyError::InvalidKey("EC key without a named curve".into()))?;
+        let alg = bind(Some(ec_alg_for_curve(curve)?), hint, &[])?;
+        VerifyingKey::from_sec1_point(alg, bits)
+    } else if oid == OID_ED25519 {
+        bind(Some(Algorithm::Ed25519), hint, &[])?;
+        VerifyingKey::from_ed25519_bytes(bits)
+    } else if oid == OID_RSA || oid == OID_RSA_PSS {
+        let implied = (oid == OID_RSA_PSS).then_some(Algorithm::RsaPssSha512);
+        let alg = bind(implied, hint, &RSA_FAMILY)?;
+        let pk = pkcs1::RsaPublicKey::from_der(bits).map_err(|e| KeyError::Der {
+            what: "PKCS#1 RSAPublicKey",
+            detail: e.to_string(),
+        })?;
+        VerifyingKey::from_rsa_components(alg, pk.modulus.as_bytes(), pk.public_exponent.as_bytes())
+    } else {
+        Err(KeyError::UnsupportedKeyType(format!("SPKI algorithm {oid}")))
+    }
+}
+
+fn verifying_from_pkcs1_public(der: &[u8], hint: Option<Algorithm>) -> Result<VerifyingKey, KeyError> {
+    let alg = bind(None, hint, &RSA_FAMILY)?;
+    let pk = pkcs1::RsaPublicKey::from_der(der).map_err(|e| KeyError::Der {
+        what: "PKCS#1 RSAPublicKey",
+        detail: e.to_string(),
+    })?;
+    VerifyingKey::from_rsa_components(alg, pk.modulus.as_bytes(), pk.public_exponent.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generate_sign_verify_each_algorithm() {
+        for alg in Algorithm::ALL {
+            if matches!(alg, Algorithm::RsaPssSha512 | Algorithm::RsaV15Sha256) {
+                continue; // RSA key generation is slow in debug builds; covered in tests/keys.rs
+            }
+            let k = SigningKey::generate(alg).unwrap();
+            let sig = k.sign(b"hello").unwrap();
+            k.verifying_key().verify(b"hello", &sig).unwrap();
+            assert_eq!(k.verifying_key().verify(b"hellO", &sig), Err(VerifyError::Mismatch));
+            for other in Algorithm::ALL.into_iter().filter(|a| *a != alg) {
+                assert!(k.verifying_key().verify_as(other, b"hello", &sig).is_err());
+                assert!(k.sign_as(other, b"x").is_err());
+            }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! agentsig: make AI-agent descriptors trustworthy.
+//!
+//! * [`jcs`]: RFC 8785 JSON Canonicalization Scheme, over strict I-JSON ([`json`]).
+//! * [`jws`]: detached JWS (RFC 7515 Appendix F, RFC 7797) over the JCS form.
+//! * [`keys`], [`jwk`], [`alg`]: keys bound to exactly one algorithm.
+//!
+//! The security contract of each module is stated in its documentation.
+
+#![forbid(unsafe_code)]
+
+pub mod alg;
+pub mod b64;
+pub mod json;
+pub mod jwk;
+pub mod keys;
+
+pub use alg::{AllowList, Algorithm};
+pub use keys::{KeyError, LoadOptions, SigningKey, VerifyError, VerifyingKey};
