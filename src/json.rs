@@ -127,9 +127,15 @@ fn classify(e: serde_json::Error, _text: &str) -> JsonError {
     }
     if let Some(rest) = msg.strip_prefix(TAG_DEEP) {
         let limit = strip_position(rest).parse().unwrap_or(0);
-        return JsonError::TooDeep { limit, line, column };
+        return JsonError::TooDeep {
+            limit,
+            line,
+            column,
+        };
     }
-    if msg.contains("lone leading surrogate") || msg.contains("unexpected end of hex escape") && msg.contains("surrogate") {
+    if msg.contains("lone leading surrogate")
+        || msg.contains("unexpected end of hex escape") && msg.contains("surrogate")
+    {
         return JsonError::LoneSurrogate { line, column };
     }
     if msg.contains("surrogate") {
@@ -147,7 +153,11 @@ fn classify(e: serde_json::Error, _text: &str) -> JsonError {
         Some(i) => msg[..i].to_owned(),
         None => msg,
     };
-    JsonError::Syntax { line, column, message }
+    JsonError::Syntax {
+        line,
+        column,
+        message,
+    }
 }
 
 fn strip_position(s: &str) -> &str {
@@ -222,7 +232,10 @@ impl<'de> Visitor<'de> for StrictSeed<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         if self.depth >= self.limits.max_depth {
-            return Err(de::Error::custom(format!("{TAG_DEEP}{}", self.limits.max_depth)));
+            return Err(de::Error::custom(format!(
+                "{TAG_DEEP}{}",
+                self.limits.max_depth
+            )));
         }
         let mut out = Vec::new();
         let mut i = 0usize;
@@ -244,7 +257,10 @@ impl<'de> Visitor<'de> for StrictSeed<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         if self.depth >= self.limits.max_depth {
-            return Err(de::Error::custom(format!("{TAG_DEEP}{}", self.limits.max_depth)));
+            return Err(de::Error::custom(format!(
+                "{TAG_DEEP}{}",
+                self.limits.max_depth
+            )));
         }
         let mut out = Map::new();
         while let Some(k) = map.next_key::<String>()? {
@@ -277,13 +293,31 @@ mod tests {
             parse_strict(br#"{"a":1,"b":{"c":1,"c":2}}"#),
             Err(JsonError::DuplicateMember { ref pointer, ref name, .. }) if pointer == "/b" && name == "c"
         ));
-        assert!(matches!(parse_strict(br#"{"a":9007199254740992}"#), Err(JsonError::Number { .. })));
+        assert!(matches!(
+            parse_strict(br#"{"a":9007199254740992}"#),
+            Err(JsonError::Number { .. })
+        ));
         assert!(parse_strict(br#"{"a":9007199254740991}"#).is_ok());
-        assert!(matches!(parse_strict(br#"["\ud800"]"#), Err(JsonError::LoneSurrogate { .. })));
-        assert!(matches!(parse_strict(b"[1e400]"), Err(JsonError::Number { .. })));
-        assert!(matches!(parse_strict(b"[NaN]"), Err(JsonError::Syntax { .. })));
-        assert!(matches!(parse_strict(b"\"\xff\""), Err(JsonError::InvalidUtf8 { offset: 1 })));
+        assert!(matches!(
+            parse_strict(br#"["\ud800"]"#),
+            Err(JsonError::LoneSurrogate { .. })
+        ));
+        assert!(matches!(
+            parse_strict(b"[1e400]"),
+            Err(JsonError::Number { .. })
+        ));
+        assert!(matches!(
+            parse_strict(b"[NaN]"),
+            Err(JsonError::Syntax { .. })
+        ));
+        assert!(matches!(
+            parse_strict(b"\"\xff\""),
+            Err(JsonError::InvalidUtf8 { offset: 1 })
+        ));
         let deep = "[".repeat(200) + &"]".repeat(200);
-        assert!(matches!(parse_strict(deep.as_bytes()), Err(JsonError::TooDeep { .. })));
+        assert!(matches!(
+            parse_strict(deep.as_bytes()),
+            Err(JsonError::TooDeep { .. })
+        ));
     }
 }

@@ -46,11 +46,15 @@ pub enum KeyError {
     },
     #[error("RSA modulus of {bits} bits is outside 2048..=8192")]
     RsaSize { bits: usize },
-    #[error("HMAC secret of {len} bytes is shorter than the 32 bytes RFC 7518 section 3.2 requires")]
+    #[error(
+        "HMAC secret of {len} bytes is shorter than the 32 bytes RFC 7518 section 3.2 requires"
+    )]
     HmacTooShort { len: usize },
     #[error("expected a private key, found a public key")]
     NotPrivate,
-    #[error("the key is encrypted: supply its passphrase (from a file or an environment variable)")]
+    #[error(
+        "the key is encrypted: supply its passphrase (from a file or an environment variable)"
+    )]
     PassphraseRequired,
     #[error("could not decrypt the private key: wrong passphrase or unsupported encryption")]
     Decrypt,
@@ -307,16 +311,24 @@ impl VerifyingKey {
                 use p384::elliptic_curve::sec1::ToEncodedPoint;
                 PublicInner::EcP384(pk.to_encoded_point(false).as_bytes().to_vec())
             }
-            other => return Err(KeyError::UnsupportedKeyType(format!("{other} is not an EC algorithm"))),
+            other => {
+                return Err(KeyError::UnsupportedKeyType(format!(
+                    "{other} is not an EC algorithm"
+                )))
+            }
         };
-        Ok(VerifyingKey { alg, inner, kid: None })
+        Ok(VerifyingKey {
+            alg,
+            inner,
+            kid: None,
+        })
     }
 
     /// An Ed25519 public key from its 32 bytes.
     pub fn from_ed25519_bytes(pk: &[u8]) -> Result<VerifyingKey, KeyError> {
-        let arr: [u8; 32] = pk
-            .try_into()
-            .map_err(|_| KeyError::InvalidKey(format!("Ed25519 public key has {} bytes, not 32", pk.len())))?;
+        let arr: [u8; 32] = pk.try_into().map_err(|_| {
+            KeyError::InvalidKey(format!("Ed25519 public key has {} bytes, not 32", pk.len()))
+        })?;
         Ok(VerifyingKey {
             alg: Algorithm::Ed25519,
             inner: PublicInner::Ed25519(arr),
@@ -325,7 +337,11 @@ impl VerifyingKey {
     }
 
     /// An RSA public key from modulus and exponent (big-endian).
-    pub fn from_rsa_components(alg: Algorithm, n: &[u8], e: &[u8]) -> Result<VerifyingKey, KeyError> {
+    pub fn from_rsa_components(
+        alg: Algorithm,
+        n: &[u8],
+        e: &[u8],
+    ) -> Result<VerifyingKey, KeyError> {
         if !matches!(alg, Algorithm::RsaPssSha512 | Algorithm::RsaV15Sha256) {
             return Err(KeyError::AlgorithmMismatch {
                 key: Algorithm::RsaV15Sha256,
@@ -339,7 +355,9 @@ impl VerifyingKey {
             return Err(KeyError::RsaSize { bits });
         }
         if e.is_empty() || e.len() > 4 || e[e.len() - 1] & 1 == 0 || (e.len() == 1 && e[0] < 3) {
-            return Err(KeyError::InvalidKey("RSA public exponent must be odd, at least 3 and below 2^32".into()));
+            return Err(KeyError::InvalidKey(
+                "RSA public exponent must be odd, at least 3 and below 2^32".into(),
+            ));
         }
         Ok(VerifyingKey {
             alg,
@@ -535,8 +553,12 @@ impl SigningKey {
                 .to_vec(),
             Algorithm::RsaPssSha512 | Algorithm::RsaV15Sha256 => {
                 use rsa::pkcs8::EncodePrivateKey;
-                let k = rsa::RsaPrivateKey::new(&mut rand_core::OsRng, 3072).map_err(|e| gen_err(&e))?;
-                k.to_pkcs8_der().map_err(|e| gen_err(&e))?.as_bytes().to_vec()
+                let k = rsa::RsaPrivateKey::new(&mut rand_core::OsRng, 3072)
+                    .map_err(|e| gen_err(&e))?;
+                k.to_pkcs8_der()
+                    .map_err(|e| gen_err(&e))?
+                    .as_bytes()
+                    .to_vec()
             }
             Algorithm::HmacSha256 => {
                 let mut secret = Zeroizing::new(vec![0u8; 32]);
@@ -578,25 +600,32 @@ impl SigningKey {
         let public_point: Vec<u8> = match alg {
             Algorithm::EcdsaP256Sha256 => {
                 use p256::elliptic_curve::sec1::ToEncodedPoint;
-                let sk = p256::SecretKey::from_slice(d)
-                    .map_err(|_| KeyError::InvalidKey("P-256 private scalar out of range".into()))?;
+                let sk = p256::SecretKey::from_slice(d).map_err(|_| {
+                    KeyError::InvalidKey("P-256 private scalar out of range".into())
+                })?;
                 sk.public_key().to_encoded_point(false).as_bytes().to_vec()
             }
             Algorithm::EcdsaP384Sha384 => {
                 use p384::elliptic_curve::sec1::ToEncodedPoint;
-                let sk = p384::SecretKey::from_slice(d)
-                    .map_err(|_| KeyError::InvalidKey("P-384 private scalar out of range".into()))?;
+                let sk = p384::SecretKey::from_slice(d).map_err(|_| {
+                    KeyError::InvalidKey("P-384 private scalar out of range".into())
+                })?;
                 sk.public_key().to_encoded_point(false).as_bytes().to_vec()
             }
-            other => return Err(KeyError::UnsupportedKeyType(format!("{other} is not an EC algorithm"))),
+            other => {
+                return Err(KeyError::UnsupportedKeyType(format!(
+                    "{other} is not an EC algorithm"
+                )))
+            }
         };
         let ring_alg = match alg {
             Algorithm::EcdsaP256Sha256 => &rsig::ECDSA_P256_SHA256_FIXED_SIGNING,
             _ => &rsig::ECDSA_P384_SHA384_FIXED_SIGNING,
         };
         let rng = ring::rand::SystemRandom::new();
-        let kp = rsig::EcdsaKeyPair::from_private_key_and_public_key(ring_alg, d, &public_point, &rng)
-            .map_err(|e| KeyError::InvalidKey(format!("EC key rejected: {e}")))?;
+        let kp =
+            rsig::EcdsaKeyPair::from_private_key_and_public_key(ring_alg, d, &public_point, &rng)
+                .map_err(|e| KeyError::InvalidKey(format!("EC key rejected: {e}")))?;
         let public = VerifyingKey::from_sec1_point(alg, &public_point)?;
         Ok(SigningKey {
             alg,
@@ -659,11 +688,16 @@ impl SigningKey {
 // ---------------------------------------------------------------------------
 // Loading by content
 
-const OID_EC: der::asn1::ObjectIdentifier = der::asn1::ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
-const OID_P256: der::asn1::ObjectIdentifier = der::asn1::ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
-const OID_P384: der::asn1::ObjectIdentifier = der::asn1::ObjectIdentifier::new_unwrap("1.3.132.0.34");
-const OID_ED25519: der::asn1::ObjectIdentifier = der::asn1::ObjectIdentifier::new_unwrap("1.3.101.112");
-const OID_RSA: der::asn1::ObjectIdentifier = der::asn1::ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.1");
+const OID_EC: der::asn1::ObjectIdentifier =
+    der::asn1::ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
+const OID_P256: der::asn1::ObjectIdentifier =
+    der::asn1::ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
+const OID_P384: der::asn1::ObjectIdentifier =
+    der::asn1::ObjectIdentifier::new_unwrap("1.3.132.0.34");
+const OID_ED25519: der::asn1::ObjectIdentifier =
+    der::asn1::ObjectIdentifier::new_unwrap("1.3.101.112");
+const OID_RSA: der::asn1::ObjectIdentifier =
+    der::asn1::ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.1");
 const OID_RSA_PSS: der::asn1::ObjectIdentifier =
     der::asn1::ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.10");
 
@@ -675,9 +709,16 @@ fn ec_alg_id(curve: der::asn1::ObjectIdentifier) -> spki::AlgorithmIdentifierOwn
 }
 
 /// Bind the algorithm a key implies to the caller's hint.
-fn bind(implied: Option<Algorithm>, hint: Option<Algorithm>, family_ok: &[Algorithm]) -> Result<Algorithm, KeyError> {
+fn bind(
+    implied: Option<Algorithm>,
+    hint: Option<Algorithm>,
+    family_ok: &[Algorithm],
+) -> Result<Algorithm, KeyError> {
     match (implied, hint) {
-        (Some(k), Some(h)) if k != h => Err(KeyError::AlgorithmMismatch { key: k, requested: h }),
+        (Some(k), Some(h)) if k != h => Err(KeyError::AlgorithmMismatch {
+            key: k,
+            requested: h,
+        }),
         (Some(k), _) => Ok(k),
         (None, Some(h)) if family_ok.contains(&h) => Ok(h),
         (None, Some(h)) => Err(KeyError::AlgorithmMismatch {
@@ -705,7 +746,8 @@ fn pem_first_block(text: &str) -> Result<(String, Zeroizing<Vec<u8>>), KeyError>
         .find(&end_marker)
         .ok_or_else(|| KeyError::Pem(format!("no END line for {label}")))?;
     let block = &rest[..end + end_marker.len()];
-    let (l, der) = der::pem::decode_vec(block.as_bytes()).map_err(|e| KeyError::Pem(e.to_string()))?;
+    let (l, der) =
+        der::pem::decode_vec(block.as_bytes()).map_err(|e| KeyError::Pem(e.to_string()))?;
     Ok((l.to_owned(), Zeroizing::new(der)))
 }
 
@@ -787,19 +829,28 @@ fn signing_from_der(data: &[u8], opts: &LoadOptions) -> Result<SigningKey, KeyEr
         let alg = bind(None, opts.alg, &RSA_FAMILY)?;
         return SigningKey::from_rsa_pkcs1_der(alg, data);
     }
-    if spki::SubjectPublicKeyInfoRef::from_der(data).is_ok() || pkcs1::RsaPublicKey::from_der(data).is_ok() {
+    if spki::SubjectPublicKeyInfoRef::from_der(data).is_ok()
+        || pkcs1::RsaPublicKey::from_der(data).is_ok()
+    {
         return Err(KeyError::NotPrivate);
     }
-    Err(KeyError::UnrecognisedFormat("DER is not PKCS#8, SEC1 or PKCS#1".into()))
+    Err(KeyError::UnrecognisedFormat(
+        "DER is not PKCS#8, SEC1 or PKCS#1".into(),
+    ))
 }
 
 fn signing_from_encrypted(der: &[u8], opts: &LoadOptions) -> Result<SigningKey, KeyError> {
-    let pass = opts.passphrase.as_ref().ok_or(KeyError::PassphraseRequired)?;
+    let pass = opts
+        .passphrase
+        .as_ref()
+        .ok_or(KeyError::PassphraseRequired)?;
     let enc = pkcs8::EncryptedPrivateKeyInfo::from_der(der).map_err(|e| KeyError::Der {
         what: "EncryptedPrivateKeyInfo",
         detail: e.to_string(),
     })?;
-    let doc = enc.decrypt(pass.as_slice()).map_err(|_| KeyError::Decrypt)?;
+    let doc = enc
+        .decrypt(pass.as_slice())
+        .map_err(|_| KeyError::Decrypt)?;
     signing_from_pkcs8(doc.as_bytes(), opts.alg)
 }
 
@@ -826,14 +877,17 @@ fn signing_from_pkcs8(der: &[u8], hint: Option<Algorithm>) -> Result<SigningKey,
     } else if oid == OID_ED25519 {
         bind(Some(Algorithm::Ed25519), hint, &[])?;
         // CurvePrivateKey ::= OCTET STRING (RFC 8410 section 7)
-        let seed = der::asn1::OctetStringRef::from_der(info.private_key).map_err(|e| KeyError::Der {
-            what: "Ed25519 CurvePrivateKey",
-            detail: e.to_string(),
-        })?;
+        let seed =
+            der::asn1::OctetStringRef::from_der(info.private_key).map_err(|e| KeyError::Der {
+                what: "Ed25519 CurvePrivateKey",
+                detail: e.to_string(),
+            })?;
         let k = SigningKey::from_ed25519_seed(seed.as_bytes())?;
         if let Some(pk) = info.public_key {
             if pk != k.public.to_jwk_ed25519_bytes().as_slice() {
-                return Err(KeyError::InvalidKey("Ed25519 public key does not match the seed".into()));
+                return Err(KeyError::InvalidKey(
+                    "Ed25519 public key does not match the seed".into(),
+                ));
             }
         }
         Ok(k)
@@ -845,7 +899,9 @@ fn signing_from_pkcs8(der: &[u8], hint: Option<Algorithm>) -> Result<SigningKey,
         let alg = bind(Some(Algorithm::RsaPssSha512), hint, &[])?;
         SigningKey::from_rsa_pkcs1_der(alg, info.private_key)
     } else {
-        Err(KeyError::UnsupportedKeyType(format!("PKCS#8 algorithm {oid}")))
+        Err(KeyError::UnsupportedKeyType(format!(
+            "PKCS#8 algorithm {oid}"
+        )))
     }
 }
 
@@ -853,7 +909,9 @@ fn check_embedded_public(k: &SigningKey, embedded: Option<&[u8]>) -> Result<(), 
     if let Some(pk) = embedded {
         let given = VerifyingKey::from_sec1_point(k.alg, pk)?;
         if given.to_jwk().thumbprint() != k.public.to_jwk().thumbprint() {
-            return Err(KeyError::InvalidKey("embedded public key does not match the private key".into()));
+            return Err(KeyError::InvalidKey(
+                "embedded public key does not match the private key".into(),
+            ));
         }
     }
     Ok(())
@@ -922,7 +980,9 @@ pub fn load_verifying_keys(data: &[u8], opts: &LoadOptions) -> Result<Vec<Verify
             vec![signing_from_der(data, opts)?.public]
         }
     } else if opts.alg == Some(Algorithm::HmacSha256) {
-        vec![VerifyingKey::from_hmac_secret(&hmac_secret_from_file(data))?]
+        vec![VerifyingKey::from_hmac_secret(&hmac_secret_from_file(
+            data,
+        ))?]
     } else {
         return Err(KeyError::UnrecognisedFormat(
             "not PEM, DER or JWK; for an HMAC secret give the algorithm hmac-sha256".into(),
@@ -977,11 +1037,16 @@ pub fn verifying_from_spki(der: &[u8], hint: Option<Algorithm>) -> Result<Verify
         })?;
         VerifyingKey::from_rsa_components(alg, pk.modulus.as_bytes(), pk.public_exponent.as_bytes())
     } else {
-        Err(KeyError::UnsupportedKeyType(format!("SPKI algorithm {oid}")))
+        Err(KeyError::UnsupportedKeyType(format!(
+            "SPKI algorithm {oid}"
+        )))
     }
 }
 
-fn verifying_from_pkcs1_public(der: &[u8], hint: Option<Algorithm>) -> Result<VerifyingKey, KeyError> {
+fn verifying_from_pkcs1_public(
+    der: &[u8],
+    hint: Option<Algorithm>,
+) -> Result<VerifyingKey, KeyError> {
     let alg = bind(None, hint, &RSA_FAMILY)?;
     let pk = pkcs1::RsaPublicKey::from_der(der).map_err(|e| KeyError::Der {
         what: "PKCS#1 RSAPublicKey",
@@ -1003,7 +1068,10 @@ mod tests {
             let k = SigningKey::generate(alg).unwrap();
             let sig = k.sign(b"hello").unwrap();
             k.verifying_key().verify(b"hello", &sig).unwrap();
-            assert_eq!(k.verifying_key().verify(b"hellO", &sig), Err(VerifyError::Mismatch));
+            assert_eq!(
+                k.verifying_key().verify(b"hellO", &sig),
+                Err(VerifyError::Mismatch)
+            );
             for other in Algorithm::ALL.into_iter().filter(|a| *a != alg) {
                 assert!(k.verifying_key().verify_as(other, b"hello", &sig).is_err());
                 assert!(k.sign_as(other, b"x").is_err());
