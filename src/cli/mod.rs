@@ -203,7 +203,12 @@ pub fn trusted_keys(
             }
             // A key whose alg we cannot bind (RSA without alg and no --alg) or
             // whose type is unsupported is skipped, as RFC 7517 5 suggests.
-            if let Ok(k) = j.to_verifying_key(alg) {
+            // The JWK's own kty/crv/alg bind it; --alg only binds an RSA key that has no alg.
+            let loaded = match j.to_verifying_key(None) {
+                Err(KeyError::AlgorithmRequired) => j.to_verifying_key(alg),
+                other => other,
+            };
+            if let Ok(k) = loaded {
                 set.add(k, KeySource::Jwks(spec.clone()));
             }
         }
