@@ -250,7 +250,10 @@ fn wrong_algorithm_is_an_error() {
     let mut j = public_jwk(&jwk_value("test-key-rsa.jwk.json"));
     j["alg"] = json!("RS256");
     assert!(matches!(
-        keys::load_verifying_key(j.to_string().as_bytes(), &opts(Some(Algorithm::RsaPssSha512))),
+        keys::load_verifying_key(
+            j.to_string().as_bytes(),
+            &opts(Some(Algorithm::RsaPssSha512))
+        ),
         Err(KeyError::AlgorithmMismatch { .. })
     ));
     // Loaded keys refuse to sign or verify under another algorithm.
@@ -371,11 +374,8 @@ fn jwks_selection_by_kid() {
         Some(KeyError::NotPrivate)
     );
     // A kid given for a PEM key is attached to it.
-    let pem = keys::load_verifying_key(
-        &rfc9421("test-key-ecc-p256.pub.pem"),
-        &with_kid("my-kid"),
-    )
-    .unwrap();
+    let pem = keys::load_verifying_key(&rfc9421("test-key-ecc-p256.pub.pem"), &with_kid("my-kid"))
+        .unwrap();
     assert_eq!(pem.kid(), Some("my-kid"));
 }
 
@@ -612,11 +612,7 @@ fn hostile_inputs_give_typed_errors_never_panics() {
     ));
     // Deep JSON: nesting far beyond any stack a recursive parser could take.
     for depth in [17, 1000, 100_000] {
-        let deep = format!(
-            r#"{{"keys":[{}{}]}}"#,
-            "[".repeat(depth),
-            "]".repeat(depth)
-        );
+        let deep = format!(r#"{{"keys":[{}{}]}}"#, "[".repeat(depth), "]".repeat(depth));
         assert!(matches!(
             keys::load_verifying_keys(deep.as_bytes(), &LoadOptions::default()),
             Err(KeyError::Jwk(_))
@@ -685,7 +681,10 @@ fn rsa_keygen_rs256_and_ps512() {
     assert_eq!(ps.algorithm(), Algorithm::RsaPssSha512);
     let n_bits = {
         let j = rs.verifying_key().to_jwk();
-        agentsig::b64::decode(j.n.as_deref().unwrap()).unwrap().len() * 8
+        agentsig::b64::decode(j.n.as_deref().unwrap())
+            .unwrap()
+            .len()
+            * 8
     };
     assert_eq!(n_bits, 3072);
     for k in [&rs, &ps] {

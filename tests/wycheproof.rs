@@ -248,7 +248,10 @@ fn run_verify_file(
             let expect = group_expect(g).or_else(|| expect_of(t, acceptable));
             let Some(expect) = expect else {
                 tally.check(false, || {
-                    format!("{file} tc{}: acceptable case with no documented rule", tc(t))
+                    format!(
+                        "{file} tc{}: acceptable case with no documented rule",
+                        tc(t)
+                    )
                 });
                 continue;
             };
@@ -281,10 +284,16 @@ fn encodings_in(file: &str) -> usize {
     groups(&v)
         .iter()
         .map(|g| {
-            ["publicKeyPem", "publicKeyDer", "publicKeyAsn", "publicKeyJwk", "keyJwk"]
-                .iter()
-                .filter(|m| g.get(**m).is_some())
-                .count()
+            [
+                "publicKeyPem",
+                "publicKeyDer",
+                "publicKeyAsn",
+                "publicKeyJwk",
+                "keyJwk",
+            ]
+            .iter()
+            .filter(|m| g.get(**m).is_some())
+            .count()
         })
         .sum()
 }
@@ -410,7 +419,10 @@ fn rsa_pss_4096_sha512_mgf1_64_params() {
         &no_acceptable,
     );
     assert_eq!(enc, 3);
-    assert_eq!(enc, encodings_in("rsa_pss_4096_sha512_mgf1_64_params_test.json"));
+    assert_eq!(
+        enc,
+        encodings_in("rsa_pss_4096_sha512_mgf1_64_params_test.json")
+    );
     // The id-RSASSA-PSS OID alone says "PSS": no hint needed.
     let v = load("rsa_pss_4096_sha512_mgf1_64_params_test.json");
     let pem = groups(&v)[0]["publicKeyPem"].as_str().unwrap();
@@ -534,7 +546,10 @@ fn rsa_pkcs1_2048_sig_gen() {
                 continue;
             }
         };
-        assert_eq!(k_der.verifying_key().thumbprint(), k_pem.verifying_key().thumbprint());
+        assert_eq!(
+            k_der.verifying_key().thumbprint(),
+            k_pem.verifying_key().thumbprint()
+        );
         let pub_pem = keys::load_verifying_key(
             g["keyPem"].as_str().unwrap().as_bytes(),
             &opts(Some(Algorithm::RsaV15Sha256)),
@@ -551,7 +566,9 @@ fn rsa_pkcs1_2048_sig_gen() {
                     small_e_signed += 1;
                 }
                 tally.check(
-                    got == want && got_pem == want && k_der.verifying_key().verify(&msg, &want).is_ok(),
+                    got == want
+                        && got_pem == want
+                        && k_der.verifying_key().verify(&msg, &want).is_ok(),
                     || format!("{file} tc{}: SHA-256 re-sign differs", tc(t)),
                 );
             } else {
@@ -618,7 +635,11 @@ fn hmac_sha256() {
             };
             if expect == Expect::Accept {
                 // HMAC is deterministic: the signing side must give the tag.
-                ok &= SigningKey::from_hmac_secret(&key).unwrap().sign(&msg).unwrap() == tag;
+                ok &= SigningKey::from_hmac_secret(&key)
+                    .unwrap()
+                    .sign(&msg)
+                    .unwrap()
+                    == tag;
             }
             tally.check(ok, || {
                 format!("{file} tc{}: expected {expect:?}, got {got:?}", tc(t))
@@ -690,7 +711,9 @@ fn json_web_signature() {
                     .as_ref()
                     .map_or("verified".to_string(), |x| x.code().to_string()),
             };
-            *reasons.entry(why.split(':').next().unwrap().to_owned()).or_default() += 1;
+            *reasons
+                .entry(why.split(':').next().unwrap().to_owned())
+                .or_default() += 1;
             let halg = header_alg(&jws_text).unwrap_or_default();
             // Algorithms agentsig does not implement: the key is refused and
             // the header alg is refused as unknown, whatever the label.
@@ -720,10 +743,9 @@ fn json_web_signature() {
                 // support the JWS JSON serialization (RFC 7515 7.2) the case is
                 // about: see `json_serialization_is_supported` below.
                 17 => {
-                    tally.check(
-                        matches!(result, Err(jws::JwsError::Malformed(_))),
-                        || format!("tc{id}: truncated JSON not refused as malformed: {why}"),
-                    );
+                    tally.check(matches!(result, Err(jws::JwsError::Malformed(_))), || {
+                        format!("tc{id}: truncated JSON not refused as malformed: {why}")
+                    });
                     continue;
                 }
                 // `h..s`: in compact form an empty payload and a detached one
