@@ -946,19 +946,16 @@ fn json_web_key() {
                 });
                 continue;
             }
-            match id {
-                // ROCA (CVE-2017-15361) fingerprinting is not implemented in
-                // agentsig: the key is a well-formed 2048-bit RSA key and the
-                // signature verifies. Counted, asserted, and reported.
-                7 => {
-                    tally.deliberate(
-                        "ROCA-vulnerable RSA key not detected (no fingerprint check)",
-                        accepted,
-                        || format!("tc{id}: ROCA key: {why}"),
-                    );
-                    continue;
-                }
-                _ => {}
+            // ROCA (CVE-2017-15361) fingerprinting is not implemented in
+            // agentsig: the key is a well-formed 2048-bit RSA key and the
+            // signature verifies. Counted, asserted, and reported.
+            if id == 7 {
+                tally.deliberate(
+                    "ROCA-vulnerable RSA key not detected (no fingerprint check)",
+                    accepted,
+                    || format!("tc{id}: ROCA key: {why}"),
+                );
+                continue;
             }
             let expect = expect_of(t, &no_acceptable).unwrap();
             let ok = match expect {
