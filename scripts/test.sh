@@ -22,8 +22,8 @@ if [ ! -x .venv/bin/python3 ]; then
 fi
 .venv/bin/python3 -m pip install --quiet --disable-pip-version-check "${PY_PACKAGES[@]}"
 
-if command -v npm >/dev/null 2>&1 && [ -f tests/interop/node/package.json ]; then
-  (cd tests/interop/node && npm install --silent --no-audit --no-fund)
+if command -v npm >/dev/null 2>&1; then
+  npm install --silent --no-save --no-audit --no-fund --prefix tests/interop jose@6
 fi
 
 # The tests call `python3`: make it the venv's interpreter.

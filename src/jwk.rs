@@ -385,7 +385,8 @@ fn rsa_pkcs1_der(parts: &[Vec<u8>; 8]) -> Result<Vec<u8>, KeyError> {
 ///
 /// In a set, members with an unknown `kty` or unsupported curve are skipped
 /// (RFC 7517 section 5: "SHOULD be ignored"); a set whose `kid` values repeat
-/// is refused, because a `kid` must select one key.
+/// is refused, because a `kid` must select one key, and so is a set that mixes
+/// shared secrets (`oct`) with asymmetric keys.
 pub fn parse_keys(data: &[u8]) -> Result<Vec<Jwk>, KeyError> {
     let v = crate::json::parse_strict_with(
         data,
@@ -414,6 +415,15 @@ pub fn parse_keys(data: &[u8]) -> Result<Vec<Jwk>, KeyError> {
                     }
                 }
                 out.push(j);
+            }
+            // A set that holds public keys is meant to be published; a shared
+            // secret beside them is a leak or an algorithm-confusion setup
+            // (Wycheproof json_web_key_test "MixedKeySet": reject).
+            let symmetric = out.iter().filter(|j| j.kty == "oct").count();
+            if symmetric > 0 && symmetric < out.len() {
+                return Err(KeyError::Jwk(
+                    "the key set mixes shared secrets (kty \"oct\") with public keys".into(),
+                ));
             }
             Ok(out)
         }

@@ -966,9 +966,22 @@ pub fn load_verifying_keys(data: &[u8], opts: &LoadOptions) -> Result<Vec<Verify
     } else if is_json(data) {
         let jwks = jwk::parse_keys(data)?;
         let selected = jwk::select(&jwks, opts.kid.as_deref())?;
+        // RFC 7517 section 5: members this verifier cannot use (unsupported
+        // curve or alg, `use` other than `sig`, another algorithm than the
+        // one asked for) are ignored while others are usable. When none is,
+        // the first member's error says why.
         let mut out = Vec::new();
+        let mut first_err = None;
         for j in selected {
-            out.push(j.to_verifying_key(opts.alg)?);
+            match j.to_verifying_key(opts.alg) {
+                Ok(k) => out.push(k),
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        if let (true, Some(e)) = (out.is_empty(), first_err) {
+            return Err(e);
         }
         out
     } else if data.first() == Some(&0x30) && opts.alg != Some(Algorithm::HmacSha256) {
