@@ -701,3 +701,42 @@ fn rsa_keygen_rs256_and_ps512() {
     let s = ps_gen.sign(b"x").unwrap();
     ps_gen.verifying_key().verify(b"x", &s).unwrap();
 }
+
+/// An id-RSASSA-PSS key with RSASSA-PSS-params (RFC 4055 3.1) is restricted
+/// to them: SHA-512/MGF1-SHA-512/salt 64 is rsa-pss-sha512 and loads; a key
+/// restricted to SHA-256 is refused rather than silently used with SHA-512.
+/// (Keys made with `openssl genpkey -algorithm RSA-PSS -pkeyopt rsa_pss_keygen_md:...`.)
+#[test]
+fn rsa_pss_key_parameters_are_honoured() {
+    use agentsig::keys::{load_signing_key, load_verifying_key, KeyError, LoadOptions};
+    let dir = "tests/vectors/keys";
+    let opts = LoadOptions::default();
+    let k = load_signing_key(
+        &std::fs::read(format!("{dir}/rsa-pss-sha512-restricted.pem")).unwrap(),
+        &opts,
+    )
+    .expect("SHA-512/64 PSS key loads");
+    assert_eq!(k.algorithm(), agentsig::Algorithm::RsaPssSha512);
+    let p = load_verifying_key(
+        &std::fs::read(format!("{dir}/rsa-pss-sha512-restricted.pub.pem")).unwrap(),
+        &opts,
+    )
+    .expect("SHA-512/64 PSS public key loads");
+    let sig = k.sign(b"m").unwrap();
+    p.verify(b"m", &sig).expect("verifies");
+    for f in [
+        "rsa-pss-sha256-restricted.pem",
+        "rsa-pss-sha256-restricted.pub.pem",
+    ] {
+        let data = std::fs::read(format!("{dir}/{f}")).unwrap();
+        let e = if f.contains(".pub.") {
+            load_verifying_key(&data, &opts).err()
+        } else {
+            load_signing_key(&data, &opts).err()
+        };
+        assert!(
+            matches!(e, Some(KeyError::UnsupportedKeyType(ref m)) if m.contains("restricted")),
+            "{f}: {e:?}"
+        );
+    }
+}
