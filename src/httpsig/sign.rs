@@ -218,3 +218,40 @@ pub enum SignatureOnHttpError {
     #[error(transparent)]
     Sign(#[from] SignError),
 }
+
+/// The response fields a static host must send with a descriptor (seed 001
+/// section 10.3): `Content-Type`, `Content-Digest` (sha-256 of the body,
+/// RFC 9530), and `Signature-Input`/`Signature` covering `@status`,
+/// `content-type` and `content-digest` with `created`, `keyid`, `alg` and,
+/// when given, `expires` (RFC 9421 section 2.3). The signed `@status` is 200.
+///
+/// Returned in the order to send them, as (name, value) pairs.
+pub fn static_response_fields(
+    body: &[u8],
+    content_type: &str,
+    keys: &[(&SigningKey, String)],
+    created: i64,
+    expires: Option<i64>,
+) -> Result<Vec<(String, String)>, SignError> {
+    let digest = crate::digest::content_digest(body);
+    let mut res = Message::response(200, Vec::new(), body.to_vec());
+    res.add_header("Content-Type", content_type);
+    res.add_header("Content-Digest", &digest);
+    let mut fields = vec![
+        ("Content-Type".to_owned(), content_type.to_owned()),
+        ("Content-Digest".to_owned(), digest),
+    ];
+    for (i, (key, keyid)) in keys.iter().enumerate() {
+        let mut spec = SignatureSpec::new(format!("sig{}", i + 1));
+        spec.components = super::verify::descriptor_response_components();
+        spec = spec.created(created).keyid(keyid).alg(key.algorithm());
+        if let Some(e) = expires {
+            spec = spec.expires(e);
+        }
+        let s = sign(&res, None, &spec, key)?;
+        s.apply(&mut res);
+        fields.push(("Signature-Input".to_owned(), s.signature_input));
+        fields.push(("Signature".to_owned(), s.signature));
+    }
+    Ok(fields)
+}
