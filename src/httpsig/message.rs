@@ -56,6 +56,8 @@ pub struct RequestLine {
     pub scheme: String,
     /// Authority as derived for `@authority` (lowercase, default port removed).
     pub authority: String,
+    /// Authority as received (Host, `:authority` or absolute-form), for `@target-uri`.
+    pub raw_authority: String,
     /// Absolute path (`/` when empty), percent-escapes kept.
     pub path: String,
     /// Query without `?`, when the target has a `?`.
@@ -327,6 +329,7 @@ impl RequestLine {
             method: method.to_owned(),
             target: target.to_owned(),
             authority: normalize_authority(&authority, &scheme),
+            raw_authority: authority,
             scheme,
             path,
             query,
@@ -339,9 +342,9 @@ impl RequestLine {
             return self.target.clone();
         }
         if self.target == "*" || self.method == "CONNECT" && !self.target.starts_with('/') {
-            return format!("{}://{}", self.scheme, self.authority);
+            return format!("{}://{}", self.scheme, self.raw_authority);
         }
-        format!("{}://{}{}", self.scheme, self.authority, self.target)
+        format!("{}://{}{}", self.scheme, self.raw_authority, self.target)
     }
 }
 
@@ -532,6 +535,7 @@ impl Message {
                     method: req.method().as_str().to_owned(),
                     target: pq.to_owned(),
                     authority: normalize_authority(a.as_str(), &scheme),
+                    raw_authority: a.as_str().to_owned(),
                     scheme,
                     path,
                     query,
