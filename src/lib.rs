@@ -11,6 +11,8 @@
 pub mod alg;
 pub mod b64;
 pub mod descriptor;
+pub mod digest;
+pub mod httpsig;
 pub mod jcs;
 pub mod json;
 pub mod jwk;

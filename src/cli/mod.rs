@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
+mod http;
 mod keygen;
 mod sign;
 
@@ -44,8 +45,13 @@ enum Command {
     Canon(sign::CanonArgs),
     /// Sign a descriptor: write a detached JWS over its canonical form beside it (FILE.jws).
     Sign(sign::SignArgs),
-    /// Verify a descriptor against its detached JWS.
+    /// Verify a descriptor against its detached JWS, or a saved HTTP response (--response).
     Verify(sign::VerifyArgs),
+    /// RFC 9421 HTTP Message Signatures over raw HTTP messages.
+    #[command(subcommand)]
+    Http(http::HttpCommand),
+    /// Print the RFC 9530 Content-Digest of a file.
+    Digest(http::DigestArgs),
 }
 
 /// An error that ends a command, with its exit code.
@@ -64,7 +70,6 @@ impl CliError {
         }
     }
     /// Exit 1: verification failed or policy refused.
-    #[allow(dead_code)] // used by the http and delegation commands
     pub fn failed(msg: impl Into<String>) -> CliError {
         CliError {
             code: 1,
@@ -95,6 +100,8 @@ pub fn main() -> ExitCode {
         Command::Canon(a) => sign::canon(a),
         Command::Sign(a) => sign::sign(a),
         Command::Verify(a) => sign::verify(a),
+        Command::Http(c) => http::run(c),
+        Command::Digest(a) => http::digest_cmd(a),
     };
     match result {
         Ok(code) => code,

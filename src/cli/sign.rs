@@ -1,5 +1,6 @@
 //! `agentsig canon`, `agentsig sign`, `agentsig verify` (detached JWS over JCS).
 
+use super::http::parse_duration;
 use super::{load_signing, parse_alg, print_json, read_input, trusted_keys, CliError, CliResult};
 use agentsig::descriptor::{self, DescriptorError, JwsForm};
 use agentsig::jws::{self, KeyHeaderPolicy, SignOptions, Verdict, VerifyPolicy};
@@ -52,6 +53,22 @@ pub struct SignArgs {
     /// File holding the passphrase of an encrypted PKCS#8 key (else $AGENTSIG_PASSPHRASE).
     #[arg(long)]
     passphrase_file: Option<String>,
+    /// Media type a static host serves the descriptor with; it is signed (RFC 9421 content-type).
+    #[arg(long, default_value = "application/json")]
+    content_type: String,
+    /// Give the HTTP signature an expires parameter this far after created (e.g. 30d).
+    /// Default: no expires (see docs/static-publishing.md).
+    #[arg(long, value_parser = parse_duration)]
+    expires_in: Option<u64>,
+    /// Where to write the HTTP response fields a static host must send; default FILE.headers.
+    #[arg(long)]
+    headers_out: Option<String>,
+    /// Form of the response-fields file: plain (Name: value), nginx or caddy.
+    #[arg(long, default_value = "plain", value_parser = ["plain", "nginx", "caddy"])]
+    headers_format: String,
+    /// Do not write the response-fields file.
+    #[arg(long, conflicts_with = "headers_out")]
+    no_headers: bool,
 }
 
 pub fn sign(a: SignArgs) -> CliResult {
@@ -107,13 +124,41 @@ pub fn sign(a: SignArgs) -> CliResult {
             );
         }
     }
+    let headers_path = match (&a.headers_out, a.file.as_str()) {
+        _ if a.no_headers => None,
+        (Some(h), _) => Some(h.clone()),
+        (None, "-") => None,
+        (None, f) => Some(format!("{f}.headers")),
+    };
+    if let Some(path) = headers_path {
+        super::http::write_static_headers(
+            &path,
+            &a.file,
+            &input,
+            &a.content_type,
+            &keys,
+            a.expires_in,
+            &a.headers_format,
+        )?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Args)]
 pub struct VerifyArgs {
-    /// Descriptor (JSON) to verify, or - for standard input.
+    /// Descriptor (JSON) to verify, or - for standard input (not needed with --response).
+    #[arg(default_value = "", hide_default_value = true)]
     file: String,
+    /// Verify a saved HTTP response (status line, headers, body, e.g. from curl -i) with
+    /// RFC 9421: @status, content-type and content-digest must be signed, Content-Digest must match the body.
+    #[arg(long, conflicts_with_all = ["jws", "typ", "ignore_key_headers"])]
+    response: Option<String>,
+    /// With --response: largest age of the signature's created (e.g. 30d); default none (expires is enforced).
+    #[arg(long, value_parser = parse_duration, requires = "response")]
+    max_age: Option<u64>,
+    /// With --response: verify as if the time were this (Unix seconds).
+    #[arg(long, requires = "response")]
+    now: Option<i64>,
     /// The detached JWS; default FILE.jws.
     #[arg(long)]
     jws: Option<String>,
@@ -139,6 +184,16 @@ pub struct VerifyArgs {
 }
 
 pub fn verify(a: VerifyArgs) -> CliResult {
+    if let Some(resp) = &a.response {
+        return super::http::verify_saved_response(
+            resp, &a.key, &a.jwks, &a.alg, a.max_age, a.now, a.json,
+        );
+    }
+    if a.file.is_empty() {
+        return Err(CliError::usage(
+            "give the descriptor FILE, or --response SAVED.http",
+        ));
+    }
     let input = read_input(&a.file)?;
     let jws_path = match (&a.jws, a.file.as_str()) {
         (Some(j), _) => j.clone(),
