@@ -10,11 +10,13 @@
 
 pub mod alg;
 pub mod b64;
+pub mod delegation;
 pub mod descriptor;
 pub mod jcs;
 pub mod json;
 pub mod jwk;
 pub mod jws;
+pub mod jwt;
 pub mod keys;
 pub mod trust;
 
