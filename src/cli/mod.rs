@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
+mod delegation;
 mod keygen;
 mod sign;
 
@@ -46,6 +47,9 @@ enum Command {
     Sign(sign::SignArgs),
     /// Verify a descriptor against its detached JWS.
     Verify(sign::VerifyArgs),
+    /// Audit, mint and exchange RFC 8693 delegation tokens (nested act, scope narrowing).
+    #[command(subcommand)]
+    Delegation(delegation::DelegationCommand),
 }
 
 /// An error that ends a command, with its exit code.
@@ -95,6 +99,7 @@ pub fn main() -> ExitCode {
         Command::Canon(a) => sign::canon(a),
         Command::Sign(a) => sign::sign(a),
         Command::Verify(a) => sign::verify(a),
+        Command::Delegation(c) => delegation::run(c),
     };
     match result {
         Ok(code) => code,

@@ -172,11 +172,11 @@ pub fn text(r: &AuditReport) -> String {
 
 /// The JSON report.
 pub fn json(r: &AuditReport) -> Value {
+    let base_actors = r.hops.first().map(|h| h.actors.len()).unwrap_or(0);
     let hops: Vec<Value> = r
         .hops
         .iter()
-        .enumerate()
-        .map(|(i, h)| {
+        .map(|h| {
             let bundle = r.hops.len() > 1;
             let actors: Vec<Value> = h
                 .actors
@@ -184,12 +184,15 @@ pub fn json(r: &AuditReport) -> Value {
                 .enumerate()
                 .map(|(j, a)| {
                     let current = j + 1 == h.actors.len();
-                    let status = if current && (bundle && i > 0 || !bundle) {
-                        "signed-current-actor"
-                    } else if bundle && i > 0 {
-                        "verified-earlier-hop"
-                    } else {
+                    // Actors already in the subject token are only asserted;
+                    // each later one was introduced by a signed hop.
+                    let inherited = if bundle { base_actors } else { h.actors.len() - 1 };
+                    let status = if j < inherited {
                         "asserted"
+                    } else if current {
+                        "signed-current-actor"
+                    } else {
+                        "verified-earlier-hop"
                     };
                     json!({"sub": a.sub, "iss": a.iss, "current": current, "status": status,
                            "scope": a.members.get("scope")})
