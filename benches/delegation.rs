@@ -83,7 +83,7 @@ fn bench(c: &mut Criterion) {
         .map(|t| {
             let i = t.rfind('.').expect("dot");
             (
-                t[..i].as_bytes().to_vec(),
+                t.as_bytes()[..i].to_vec(),
                 agentsig::b64::decode(&t[i + 1..]).expect("sig"),
             )
         })

@@ -382,3 +382,25 @@ fn fuzz_like_inputs_never_panic() {
     let _ = code("..", &k, &p);
     let _ = code(&"a.".repeat(5000), &k, &p);
 }
+
+#[test]
+fn a8_keys_are_looked_up_per_issuer() {
+    use agentsig::jwt::PerIssuer;
+    let ka = key();
+    let kb = key();
+    let mut per = PerIssuer::new();
+    per.insert(AS, Box::new(keys_for(&ka)));
+    per.insert("https://b.example.com", Box::new(keys_for(&kb)));
+    let p = JwtPolicy {
+        issuers: None,
+        ..jwt_policy()
+    };
+    assert!(jwt::verify(&sign(&claims(), &ka), &per, &p, &clock(), None).is_ok());
+    // B's key signing a token that claims issuer A: A's keys only, so refused.
+    let e = jwt::verify(&sign(&claims(), &kb), &per, &p, &clock(), None).unwrap_err();
+    assert_eq!(e.code(), "jwt.signature");
+    let mut c = claims();
+    c["iss"] = json!("https://unknown.example.com");
+    let e = jwt::verify(&sign(&c, &ka), &per, &p, &clock(), None).unwrap_err();
+    assert_eq!(e.code(), "jwt.no-trusted-key");
+}
