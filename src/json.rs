@@ -133,9 +133,9 @@ fn classify(e: serde_json::Error, _text: &str) -> JsonError {
             column,
         };
     }
-    if msg.contains("lone leading surrogate")
-        || msg.contains("unexpected end of hex escape") && msg.contains("surrogate")
-    {
+    // serde_json 1.0.15x reports a lead surrogate not followed by a
+    // `\u` trail as "unexpected end of hex escape" (no "surrogate" in it).
+    if msg.contains("lone leading surrogate") || msg.contains("unexpected end of hex escape") {
         return JsonError::LoneSurrogate { line, column };
     }
     if msg.contains("surrogate") {

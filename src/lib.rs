@@ -10,6 +10,7 @@
 
 pub mod alg;
 pub mod b64;
+pub mod delegation;
 pub mod descriptor;
 pub mod digest;
 pub mod httpsig;
@@ -17,6 +18,7 @@ pub mod jcs;
 pub mod json;
 pub mod jwk;
 pub mod jws;
+pub mod jwt;
 pub mod keys;
 pub mod trust;
 

@@ -9,6 +9,7 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 
 mod http;
+mod delegation;
 mod keygen;
 mod sign;
 
@@ -52,6 +53,9 @@ enum Command {
     Http(http::HttpCommand),
     /// Print the RFC 9530 Content-Digest of a file.
     Digest(http::DigestArgs),
+    /// Audit, mint and exchange RFC 8693 delegation tokens (nested act, scope narrowing).
+    #[command(subcommand)]
+    Delegation(delegation::DelegationCommand),
 }
 
 /// An error that ends a command, with its exit code.
@@ -102,6 +106,7 @@ pub fn main() -> ExitCode {
         Command::Verify(a) => sign::verify(a),
         Command::Http(c) => http::run(c),
         Command::Digest(a) => http::digest_cmd(a),
+        Command::Delegation(c) => delegation::run(c),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,438 @@
+//! `agentsig delegation audit | mint | exchange` (RFC 8693 delegation chains).
+
+use super::{load_signing, parse_alg, read_input, trusted_keys, CliError, CliResult};
+use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
+use agentsig::delegation::{self, report, AuditPolicy, ScopeMode, ScopePolicy, Severity};
+use agentsig::jwt::{Clock, FileReplayStore, FixedClock, JwtPolicy, ReplayStore, SystemClock};
+use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::{Algorithm, AllowList};
+use clap::{Args, Subcommand};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Write to standard output; a closed pipe (`| head`) is not a panic.
+fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn print_json(v: &serde_json::Value) {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|_| String::from("{}"));
+    s.push('\n');
+    emit(&s);
+}
+
+#[derive(Subcommand)]
+pub enum DelegationCommand {
+    /// Audit one delegation token, or a bundle of tokens one per hop (subject token first).
+    Audit(Box<AuditArgs>),
+    /// Mint a delegation token with nested act and scope, signed with a local key.
+    Mint(Box<MintArgs>),
+    /// Local RFC 8693 token exchange: subject token + new actor -> narrowed token.
+    Exchange(Box<ExchangeArgs>),
+}
+
+pub fn run(c: DelegationCommand) -> CliResult {
+    match c {
+        DelegationCommand::Audit(a) => audit(*a),
+        DelegationCommand::Mint(a) => mint_cmd(*a),
+        DelegationCommand::Exchange(a) => exchange(*a),
+    }
+}
+
+#[derive(Args)]
+pub struct TrustArgs {
+    /// Trusted public key (PEM, DER, JWK): a path or env:NAME. Repeatable.
+    #[arg(long)]
+    key: Vec<String>,
+    /// Trusted JWK Set (its symmetric keys are never used). Repeatable.
+    #[arg(long)]
+    jwks: Vec<String>,
+    /// Allowed algorithm (repeatable); default: every asymmetric algorithm.
+    #[arg(long, value_parser = parse_alg)]
+    alg: Vec<Algorithm>,
+    /// Accepted issuer, compared exactly (repeatable). Without it iss is not checked (warning).
+    #[arg(long)]
+    issuer: Vec<String>,
+    /// Accepted typ (repeatable; RFC 7515 4.1.9 comparison). Default at+jwt (RFC 9068).
+    #[arg(long)]
+    typ: Vec<String>,
+    /// Accept any typ, or none.
+    #[arg(long, conflicts_with = "typ")]
+    any_typ: bool,
+    /// Clock skew in seconds.
+    #[arg(long, default_value_t = agentsig::jwt::DEFAULT_SKEW)]
+    skew: i64,
+    /// Audit "as of" this time (seconds since the epoch) instead of now.
+    #[arg(long)]
+    now: Option<i64>,
+}
+
+impl TrustArgs {
+    fn jwt_policy(&self, audience: Option<String>) -> JwtPolicy {
+        let allowed = if self.alg.is_empty() {
+            AllowList::asymmetric()
+        } else {
+            AllowList::new(self.alg.iter().copied())
+        };
+        JwtPolicy {
+            allowed,
+            expected_typ: if self.any_typ {
+                None
+            } else if self.typ.is_empty() {
+                Some(vec![delegation::DEFAULT_TYP.into()])
+            } else {
+                Some(self.typ.clone())
+            },
+            issuers: (!self.issuer.is_empty()).then(|| self.issuer.clone()),
+            audience,
+            skew: self.skew,
+            require_jti: true,
+            ..JwtPolicy::default()
+        }
+    }
+    fn clock(&self) -> Box<dyn Clock> {
+        match self.now {
+            Some(t) => Box::new(FixedClock(t)),
+            None => Box::new(SystemClock),
+        }
+    }
+    fn bind_alg(&self) -> Option<Algorithm> {
+        match self.alg.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Args)]
+pub struct AuditArgs {
+    /// Files holding compact JWTs (whitespace-separated, in hop order, subject token first); - for standard input.
+    #[arg(required = true)]
+    tokens: Vec<String>,
+    #[command(flatten)]
+    trust: TrustArgs,
+    /// This verifier's identifier: the last token's aud must contain it.
+    #[arg(long)]
+    audience: Option<String>,
+    /// Most actors in one act chain (hard cap 10).
+    #[arg(long, default_value_t = delegation::DEFAULT_MAX_DEPTH)]
+    max_depth: usize,
+    /// Scope comparison: set (exact values) or hierarchical (segment prefixes).
+    #[arg(long, default_value = "set", value_parser = ["set", "hierarchical"])]
+    scope_mode: String,
+    /// Segment separators for --scope-mode hierarchical.
+    #[arg(long, default_value = "./:")]
+    scope_separators: String,
+    /// Fail a hop whose previous token has no may_act.
+    #[arg(long)]
+    require_may_act: bool,
+    /// Treat an actor equal to the subject as an error (default: warning).
+    #[arg(long)]
+    deny_subject_as_actor: bool,
+    /// Fail on warnings too.
+    #[arg(long)]
+    deny_warnings: bool,
+    /// File recording seen (iss, jti) pairs: a token audited twice is a replay.
+    #[arg(long)]
+    replay_store: Option<String>,
+    /// Print the JSON report.
+    #[arg(long)]
+    json: bool,
+}
+
+fn read_tokens(files: &[String]) -> Result<Vec<String>, CliError> {
+    let mut out = Vec::new();
+    for f in files {
+        let bytes = read_input(f)?;
+        let text =
+            String::from_utf8(bytes).map_err(|_| CliError::usage(format!("{f}: not UTF-8")))?;
+        out.extend(text.split_whitespace().map(str::to_owned));
+        if out.len() > delegation::MAX_HOPS * 4 {
+            return Err(CliError::usage(format!("{f}: too many tokens")));
+        }
+    }
+    if out.is_empty() {
+        return Err(CliError::usage("no token found in the input"));
+    }
+    Ok(out)
+}
+
+fn audit(a: AuditArgs) -> CliResult {
+    let tokens = read_tokens(&a.tokens)?;
+    let resolver = trusted_keys(&a.trust.key, &a.trust.jwks, a.trust.bind_alg())?;
+    if a.max_depth == 0 || a.max_depth > delegation::HARD_MAX_DEPTH {
+        return Err(CliError::usage(format!(
+            "--max-depth must be 1..={}",
+            delegation::HARD_MAX_DEPTH
+        )));
+    }
+    let policy = AuditPolicy {
+        jwt: a.trust.jwt_policy(a.audience.clone()),
+        max_depth: a.max_depth,
+        scope: ScopePolicy {
+            mode: if a.scope_mode == "hierarchical" {
+                ScopeMode::Hierarchical
+            } else {
+                ScopeMode::Set
+            },
+            separators: a.scope_separators.chars().collect(),
+        },
+        require_may_act: a.require_may_act,
+        actor_is_subject: if a.deny_subject_as_actor {
+            Severity::Error
+        } else {
+            Severity::Warning
+        },
+    };
+    let clock = a.trust.clock();
+    let refs: Vec<&str> = tokens.iter().map(String::as_str).collect();
+    let mut store = match &a.replay_store {
+        Some(p) => Some(FileReplayStore::open(p, clock.now()).map_err(CliError::usage)?),
+        None => None,
+    };
+    let r = delegation::audit(
+        &refs,
+        &resolver,
+        &policy,
+        clock.as_ref(),
+        store.as_mut().map(|s| s as &mut dyn ReplayStore),
+    );
+    if let Some(s) = &store {
+        s.save().map_err(CliError::usage)?;
+    }
+    let mut ok = r.passed();
+    if a.deny_warnings
+        && r.checks
+            .iter()
+            .any(|c| !c.passed && c.severity == Severity::Warning)
+    {
+        ok = false;
+    }
+    if a.json {
+        let mut j = report::json(&r);
+        j["result"] = serde_json::json!(if ok { "pass" } else { "fail" });
+        print_json(&j);
+    } else {
+        emit(&report::text(&r));
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+#[derive(Args)]
+pub struct SignArgs {
+    /// Private signing key: a path or env:NAME.
+    #[arg(long = "signing-key", alias = "sign-key")]
+    signing_key: String,
+    /// Algorithm of the signing key (required for RSA).
+    #[arg(long = "signing-alg", value_parser = parse_alg)]
+    signing_alg: Option<Algorithm>,
+    /// kid for the header (default: the key's kid or RFC 7638 thumbprint).
+    #[arg(long)]
+    kid: Option<String>,
+    /// File holding the passphrase of an encrypted key (else $AGENTSIG_PASSPHRASE).
+    #[arg(long)]
+    passphrase_file: Option<String>,
+}
+
+impl SignArgs {
+    fn load(&self) -> Result<agentsig::SigningKey, CliError> {
+        let k = load_signing(
+            &self.signing_key,
+            self.signing_alg,
+            None,
+            self.passphrase_file.as_deref(),
+        )?;
+        Ok(match &self.kid {
+            Some(kid) => k.with_kid(kid.clone()),
+            None => k,
+        })
+    }
+}
+
+#[derive(Args)]
+pub struct MintArgs {
+    #[command(flatten)]
+    sign: SignArgs,
+    /// Issuer.
+    #[arg(long)]
+    iss: String,
+    /// Subject (the user or principal delegating).
+    #[arg(long)]
+    sub: String,
+    /// Audience (repeatable).
+    #[arg(long)]
+    aud: Vec<String>,
+    /// Space-separated scope.
+    #[arg(long)]
+    scope: Option<String>,
+    /// Actor, oldest first; the last one is the current actor (outermost act, RFC 8693 4.1). Repeatable.
+    /// SUB or SUB=SCOPE to give the actor its own (non-standard) scope.
+    #[arg(long)]
+    act: Vec<String>,
+    /// Who may act next (RFC 8693 4.4 may_act.sub).
+    #[arg(long)]
+    may_act: Option<String>,
+    /// client_id claim.
+    #[arg(long)]
+    client_id: Option<String>,
+    /// Lifetime in seconds.
+    #[arg(long, default_value_t = 3600)]
+    ttl: i64,
+    /// jti (default: random).
+    #[arg(long)]
+    jti: Option<String>,
+    /// typ header.
+    #[arg(long, default_value = delegation::DEFAULT_TYP)]
+    typ: String,
+    /// Issue "as of" this time (seconds since the epoch).
+    #[arg(long)]
+    now: Option<i64>,
+}
+
+fn actor_spec(s: &str) -> ActorSpec {
+    match s.split_once('=') {
+        Some((sub, scope)) => ActorSpec {
+            sub: sub.to_owned(),
+            iss: None,
+            scope: Some(scope.to_owned()),
+        },
+        None => ActorSpec::new(s),
+    }
+}
+
+fn mint_cmd(a: MintArgs) -> CliResult {
+    let key = a.sign.load()?;
+    let now = a.now.unwrap_or_else(|| SystemClock.now());
+    if a.ttl <= 0 {
+        return Err(CliError::usage("--ttl must be positive"));
+    }
+    let mut req = MintRequest::new(&a.iss, &a.sub, now, a.ttl);
+    req.aud = a.aud.clone();
+    req.scope = a.scope.clone();
+    req.actors = a.act.iter().map(|s| actor_spec(s)).collect();
+    req.may_act = a.may_act.as_deref().map(ActorSpec::new);
+    req.client_id = a.client_id.clone();
+    req.jti = a.jti.clone();
+    req.typ = a.typ.clone();
+    let tok = mint::mint(&req, &key).map_err(|e| CliError::usage(e.to_string()))?;
+    emit(&format!("{tok}\n"));
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct ExchangeArgs {
+    #[command(flatten)]
+    sign: SignArgs,
+    /// The subject token (file, or - for standard input).
+    #[arg(long)]
+    subject_token: String,
+    /// The new actor's identifier (unverified: prefer --actor-token).
+    #[arg(long, required_unless_present = "actor_token")]
+    actor: Option<String>,
+    /// The actor token (file): verified, its sub becomes the new actor.
+    #[arg(long)]
+    actor_token: Option<String>,
+    /// Issuer of the new token.
+    #[arg(long)]
+    iss: String,
+    /// Audience of the new token (repeatable).
+    #[arg(long, required = true)]
+    aud: Vec<String>,
+    /// Requested scope; must be covered by the subject token's (default: the same).
+    #[arg(long)]
+    scope: Option<String>,
+    /// Scope comparison for the request: set or hierarchical.
+    #[arg(long, default_value = "set", value_parser = ["set", "hierarchical"])]
+    scope_mode: String,
+    /// Who may act next (may_act.sub).
+    #[arg(long)]
+    may_act: Option<String>,
+    /// Lifetime in seconds (capped by the subject token's exp).
+    #[arg(long, default_value_t = 900)]
+    ttl: i64,
+    /// typ of the new token.
+    #[arg(long, default_value = delegation::DEFAULT_TYP)]
+    new_typ: String,
+    #[command(flatten)]
+    trust: TrustArgs,
+    /// Print the RFC 8693 2.2.1 response JSON instead of the bare token.
+    #[arg(long)]
+    json: bool,
+}
+
+fn read_one_token(path: &str) -> Result<String, CliError> {
+    let t = read_tokens(&[path.to_owned()])?;
+    match t.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => Err(CliError::usage(format!(
+            "{path}: expected exactly one token"
+        ))),
+    }
+}
+
+fn exchange(a: ExchangeArgs) -> CliResult {
+    let key = a.sign.load()?;
+    let subject = read_one_token(&a.subject_token)?;
+    let actor_token = match &a.actor_token {
+        Some(p) => Some(read_one_token(p)?),
+        None => None,
+    };
+    let resolver = if a.trust.key.is_empty() && a.trust.jwks.is_empty() {
+        eprintln!("agentsig: no --key/--jwks: trusting only the signing key's public half for the subject token");
+        StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)
+    } else {
+        trusted_keys(&a.trust.key, &a.trust.jwks, a.trust.bind_alg())?
+    };
+    let mut jp = a.trust.jwt_policy(None);
+    jp.require_jti = false;
+    let scope_policy = ScopePolicy {
+        mode: if a.scope_mode == "hierarchical" {
+            ScopeMode::Hierarchical
+        } else {
+            ScopeMode::Set
+        },
+        ..ScopePolicy::default()
+    };
+    let req = ExchangeRequest {
+        subject_token: &subject,
+        actor: a.actor.as_deref().map(ActorSpec::new),
+        actor_token: actor_token.as_deref(),
+        iss: a.iss.clone(),
+        aud: a.aud.clone(),
+        scope: a.scope.clone(),
+        may_act: a.may_act.as_deref().map(ActorSpec::new),
+        ttl: a.ttl,
+        typ: a.new_typ.clone(),
+    };
+    let clock = a.trust.clock();
+    match mint::exchange(&req, &resolver, &jp, &scope_policy, clock.as_ref(), &key) {
+        Ok(r) => {
+            if a.json {
+                print_json(&r.response);
+            } else {
+                emit(&format!("{}\n", r.token));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) if e.code() == "mint.invalid" || e.code() == "mint.sign" => {
+            Err(CliError::usage(e.to_string()))
+        }
+        Err(e) => {
+            if a.json {
+                // RFC 8693 2.2.2 error response shape.
+                print_json(&serde_json::json!({
+                    "error": if e.code() == "exchange.scope-widened" { "invalid_scope" } else { "invalid_request" },
+                    "error_description": e.to_string(),
+                    "agentsig_code": e.code(),
+                }));
+            }
+            Err(CliError::failed(format!("{}: {e}", e.code())))
+        }
+    }
+}

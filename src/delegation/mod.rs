@@ -1,0 +1,260 @@
+//! Delegation-chain audit for RFC 8693 token exchange (seed 001 section 10.2).
+//!
+//! # Order of actors
+//! RFC 8693 section 4.1: "the outermost `act` claim is the current actor,
+//! and the most deeply nested `act` claim is the least recent actor". Seed
+//! 001 section 10.2 calls the inner `act` "downstream"; that contradicts the
+//! RFC, and agentsig follows the RFC. [`Actor`] lists are kept in
+//! chronological order: index 0 is the least recent (deepest) actor, the last
+//! is the current (outermost) actor.
+//!
+//! # What one token can prove
+//! RFC 8693 section 4.1 makes nested `act` claims informational history
+//! asserted by one issuer ("Prior actors ... are informational only"). One
+//! token cannot prove per-hop narrowing unless its actors carry their own
+//! (non-standard) `scope`; agentsig checks that when present and reports the
+//! prior actors as *asserted*. Only a bundle of tokens, one per hop, each
+//! signed and verified, is *verified* evidence: [`audit`] with several
+//! tokens checks linkage, alignment, `may_act`, narrowing, time nesting and
+//! `jti` uniqueness across hops (research note section 1.7 C).
+//!
+//! # Scope policy
+//! See [`scope`]: set inclusion by default, a documented hierarchical mode,
+//! a missing scope is never unconstrained, uncomparable scopes are rejected.
+
+pub mod bundle;
+pub mod chain;
+pub mod mint;
+pub mod report;
+pub mod scope;
+
+use crate::jwt::{Clock, JwtPolicy, KeyEvidence, ReplayStore};
+use crate::trust::KeyResolver;
+use serde_json::{Map, Value};
+
+pub use scope::{Scope, ScopeMode, ScopePolicy};
+
+/// Default bound on the number of actors in one token's `act` chain.
+pub const DEFAULT_MAX_DEPTH: usize = 5;
+/// The bound no configuration can exceed.
+pub const HARD_MAX_DEPTH: usize = 10;
+/// Most tokens in one bundle.
+pub const MAX_HOPS: usize = 10;
+/// The media type agentsig gives its delegation tokens (RFC 9068 section 4).
+pub const DEFAULT_TYP: &str = "at+jwt";
+
+/// How bad a failed check is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// One check: a stable `code` naming the hazard checked for, its severity
+/// when it fails, and the result (`passed` = the hazard is absent).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Check {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub passed: bool,
+    /// The hop (token index) it applies to, if any.
+    pub hop: Option<usize>,
+    pub message: String,
+}
+
+/// Collects checks.
+#[derive(Clone, Debug, Default)]
+pub struct Checks(pub Vec<Check>);
+
+impl Checks {
+    pub fn pass(&mut self, code: &'static str, hop: Option<usize>, msg: impl Into<String>) {
+        self.0.push(Check {
+            code,
+            severity: Severity::Info,
+            passed: true,
+            hop,
+            message: msg.into(),
+        });
+    }
+    pub fn fail(
+        &mut self,
+        code: &'static str,
+        severity: Severity,
+        hop: Option<usize>,
+        msg: impl Into<String>,
+    ) {
+        self.0.push(Check {
+            code,
+            severity,
+            passed: false,
+            hop,
+            message: msg.into(),
+        });
+    }
+    pub fn error(&mut self, code: &'static str, hop: Option<usize>, msg: impl Into<String>) {
+        self.fail(code, Severity::Error, hop, msg)
+    }
+    pub fn warn(&mut self, code: &'static str, hop: Option<usize>, msg: impl Into<String>) {
+        self.fail(code, Severity::Warning, hop, msg)
+    }
+    /// Record `ok` as a pass, else as a failure of `severity`.
+    pub fn check(
+        &mut self,
+        ok: bool,
+        code: &'static str,
+        severity: Severity,
+        hop: Option<usize>,
+        msg: impl Into<String>,
+    ) {
+        if ok {
+            self.pass(code, hop, msg)
+        } else {
+            self.fail(code, severity, hop, msg)
+        }
+    }
+}
+
+/// What the audit accepts.
+#[derive(Clone, Debug)]
+pub struct AuditPolicy {
+    /// Per-token JWT policy. `audience` applies to the last token only (the
+    /// one presented to this verifier); earlier hops are tied together by
+    /// the bundle's alignment checks instead.
+    pub jwt: JwtPolicy,
+    /// Most actors in one `act` chain (default 5, never above 10).
+    pub max_depth: usize,
+    pub scope: ScopePolicy,
+    /// Require `may_act` on every token that is delegated further.
+    pub require_may_act: bool,
+    /// Severity of an actor equal to the token's subject (default warning).
+    pub actor_is_subject: Severity,
+}
+
+impl Default for AuditPolicy {
+    fn default() -> Self {
+        AuditPolicy {
+            jwt: JwtPolicy {
+                expected_typ: Some(vec![DEFAULT_TYP.into()]),
+                require_jti: true,
+                ..JwtPolicy::default()
+            },
+            max_depth: DEFAULT_MAX_DEPTH,
+            scope: ScopePolicy::default(),
+            require_may_act: false,
+            actor_is_subject: Severity::Warning,
+        }
+    }
+}
+
+impl AuditPolicy {
+    /// The effective depth bound (never above [`HARD_MAX_DEPTH`]).
+    pub fn depth_bound(&self) -> usize {
+        self.max_depth.clamp(1, HARD_MAX_DEPTH)
+    }
+}
+
+/// An actor (one level of `act`, RFC 8693 section 4.1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Actor {
+    pub sub: String,
+    pub iss: Option<String>,
+    /// The level's members other than the nested `act`.
+    pub members: Map<String, Value>,
+}
+
+impl Actor {
+    /// The identity `(iss, sub)`; without `iss`, the actor is named in the
+    /// token issuer's namespace.
+    pub fn identity<'a>(&'a self, token_iss: Option<&'a str>) -> (Option<&'a str>, &'a str) {
+        (self.iss.as_deref().or(token_iss), self.sub.as_str())
+    }
+}
+
+/// One token of the audit, as read and checked.
+#[derive(Clone, Debug)]
+pub struct Hop {
+    pub index: usize,
+    /// Header and claims, when the token could be decoded.
+    pub header: Map<String, Value>,
+    pub claims: Map<String, Value>,
+    pub decoded: bool,
+    /// The signature verified with a trusted key.
+    pub evidence: Option<KeyEvidence>,
+    /// Actors in chronological order (least recent first; RFC 8693 4.1).
+    pub actors: Vec<Actor>,
+    pub scope: Option<Scope>,
+    /// Relative to the previous hop (bundle only).
+    pub scope_removed: Vec<String>,
+    pub scope_added: Vec<String>,
+}
+
+impl Hop {
+    pub fn str_claim(&self, name: &str) -> Option<&str> {
+        self.claims.get(name).and_then(Value::as_str)
+    }
+    pub fn time(&self, name: &str) -> Option<i64> {
+        crate::jwt::numeric_date(&self.claims, name)
+    }
+    /// Start of validity: `nbf`, else `iat`.
+    pub fn start(&self) -> Option<i64> {
+        self.time("nbf").or_else(|| self.time("iat"))
+    }
+    pub fn current_actor(&self) -> Option<&Actor> {
+        self.actors.last()
+    }
+}
+
+/// The result of an audit.
+#[derive(Clone, Debug)]
+pub struct AuditReport {
+    pub hops: Vec<Hop>,
+    pub checks: Vec<Check>,
+    /// Intersection of the hops' scopes (None when a scope is unusable).
+    pub effective_scope: Option<Scope>,
+    /// `[latest start, earliest exp]`.
+    pub effective_window: (Option<i64>, Option<i64>),
+    pub now: i64,
+    pub scope_mode: ScopeMode,
+    pub max_depth: usize,
+}
+
+impl AuditReport {
+    /// No failed check of severity error.
+    pub fn passed(&self) -> bool {
+        !self
+            .checks
+            .iter()
+            .any(|c| !c.passed && c.severity == Severity::Error)
+    }
+    /// The codes of failed checks (any severity).
+    pub fn failed_codes(&self) -> Vec<&'static str> {
+        self.checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| c.code)
+            .collect()
+    }
+}
+
+/// Audit one token (single-token audit) or a bundle of tokens, one per hop,
+/// subject token first.
+pub fn audit(
+    tokens: &[&str],
+    resolver: &dyn KeyResolver,
+    policy: &AuditPolicy,
+    clock: &dyn Clock,
+    replay: Option<&mut dyn ReplayStore>,
+) -> AuditReport {
+    bundle::audit(tokens, resolver, policy, clock, replay)
+}

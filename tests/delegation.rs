@@ -1,0 +1,571 @@
+//! Delegation audit: the RFC 8693 vectors, the synthetic single-token and
+//! bundle cases, and one test per rule of checklist sections 1.7 B and C
+//! that breaks exactly that rule and expects its own code.
+
+mod delegation_support;
+use delegation_support::*;
+
+use agentsig::delegation::chain::{may_act_allows, parse_actors};
+use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
+use agentsig::delegation::{self, report, AuditPolicy, Checks, ScopeMode, ScopePolicy};
+use agentsig::jwt::{self, MemoryReplayStore};
+use serde_json::{json, Value};
+
+fn hier() -> AuditPolicy {
+    AuditPolicy {
+        scope: ScopePolicy {
+            mode: ScopeMode::Hierarchical,
+            ..ScopePolicy::default()
+        },
+        ..policy()
+    }
+}
+
+/// Audit one token's claims (audience not checked: not the point here).
+fn single(claims: &Value) -> delegation::AuditReport {
+    let mut p = policy();
+    p.jwt.audience = jwt::audiences(claims.as_object().unwrap())
+        .first()
+        .map(|s| s.to_string());
+    audit_claims(std::slice::from_ref(claims), &p)
+}
+
+fn base_token() -> Value {
+    json!({"iss": AS, "sub": "user@example.com", "aud": CAL, "iat": NOW - 10,
+           "nbf": NOW - 10, "exp": NOW + 600, "jti": "s1", "scope": "a b"})
+}
+
+// ---------------------------------------------------------------- vectors
+
+#[test]
+fn rfc8693_figures_chain_order() {
+    let v = vectors();
+    for ex in v["examples"].as_array().unwrap() {
+        let Some(expected) = ex.get("expected_chain") else {
+            continue;
+        };
+        let claims = ex["claims"].as_object().unwrap();
+        let mut checks = Checks::default();
+        let actors = parse_actors(claims, 5, None, &mut checks);
+        // expected_chain: depth 0 subject, depth 1 current actor, deeper = prior.
+        let exp = expected.as_array().unwrap();
+        assert_eq!(exp[0]["sub"], claims["sub"]);
+        let outer_first: Vec<&str> = actors.iter().rev().map(|a| a.sub.as_str()).collect();
+        let want: Vec<&str> = exp[1..]
+            .iter()
+            .map(|e| e["sub"].as_str().unwrap())
+            .collect();
+        assert_eq!(outer_first, want, "{}", ex["id"]);
+        assert_eq!(exp[1]["role"], "current_actor");
+        assert_eq!(actors.last().unwrap().sub, exp[1]["sub"].as_str().unwrap());
+    }
+}
+
+#[test]
+fn rfc8693_a2_may_act() {
+    let v = vectors();
+    let a2 = v["examples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == "rfc8693-A.2-delegation")
+        .unwrap();
+    let st = jwt::decode(a2["subject_token"]["compact"].as_str().unwrap(), 16384).unwrap();
+    let at = jwt::decode(a2["actor_token"]["compact"].as_str().unwrap(), 16384).unwrap();
+    let it = jwt::decode(a2["issued_token"]["compact"].as_str().unwrap(), 16384).unwrap();
+    let actor = at.claims["sub"].as_str().unwrap();
+    assert!(may_act_allows(&st.claims["may_act"], actor, None));
+    assert_eq!(it.claims["act"]["sub"], actor);
+    assert_eq!(it.claims["sub"], st.claims["sub"]);
+    assert!(!may_act_allows(
+        &st.claims["may_act"],
+        "mallory@example.net",
+        None
+    ));
+}
+
+#[test]
+fn rfc8693_examples_audit_as_single_tokens() {
+    // Re-signed with a local key (the RFC's keys are not published); times
+    // shifted so that the tokens are current.
+    let v = vectors();
+    for ex in v["examples"].as_array().unwrap() {
+        let Some(c) = ex.get("claims") else { continue };
+        let mut c = c.clone();
+        c["iss"] = json!(AS);
+        c["exp"] = json!(NOW + 100);
+        if c.get("nbf").is_some() {
+            c["nbf"] = json!(NOW - 100);
+        }
+        c["jti"] = json!(ex["id"]);
+        c["scope"] = c.get("scope").cloned().unwrap_or(json!("status"));
+        let r = single(&c);
+        assert!(r.passed(), "{}: {:?}", ex["id"], errors(&r));
+        if ex["id"] == "rfc8693-4.1-fig6-nested-actor" {
+            assert!(r.failed_codes().contains(&"act.history-asserted"));
+            assert_eq!(
+                r.hops[0].current_actor().unwrap().sub,
+                "https://service16.example.com"
+            );
+        }
+    }
+}
+
+#[test]
+fn synthetic_single_token_negatives() {
+    let v = vectors();
+    for case in v["synthetic_negative_cases_for_auditor"]
+        .as_array()
+        .unwrap()
+    {
+        let id = case["id"].as_str().unwrap();
+        let expected = match id {
+            "neg-cycle" => ("act.cycle", true),
+            "neg-self-delegation" => ("act.actor-is-subject", false),
+            "neg-exp-inside-act" => ("act.claim-not-meaningful", false),
+            "neg-act-missing-sub" => ("act.sub-missing", true),
+            "neg-act-not-object" => ("act.not-object", true),
+            "neg-depth" | "neg-may_act-mismatch" => continue, // below
+            other => panic!("unhandled vector {other}"),
+        };
+        let mut c = base_token();
+        for (k, val) in case["claims"].as_object().unwrap() {
+            c[k] = val.clone();
+        }
+        let r = single(&c);
+        if expected.1 {
+            assert_eq!(errors(&r), vec![expected.0], "{id}");
+        } else {
+            assert!(errors(&r).is_empty(), "{id}: {:?}", errors(&r));
+            assert_eq!(warnings(&r), vec![expected.0], "{id}");
+        }
+    }
+}
+
+fn nested(n: usize) -> Value {
+    let mut act = json!({"sub": "agent-0"});
+    for i in 1..n {
+        act = json!({"sub": format!("agent-{i}"), "act": act});
+    }
+    act
+}
+
+#[test]
+fn depth_bound_default_configurable_and_hard_cap() {
+    let mut c = base_token();
+    c["act"] = nested(5);
+    assert!(errors(&single(&c)).is_empty());
+    c["act"] = nested(6);
+    assert_eq!(errors(&single(&c)), vec!["act.depth-exceeded"]);
+    let mut p = policy();
+    p.jwt.audience = None;
+    p.max_depth = 3;
+    c["act"] = nested(4);
+    assert_eq!(
+        errors(&audit_claims(&[c.clone()], &p)),
+        vec!["act.depth-exceeded"]
+    );
+    p.max_depth = 1000; // clamped to the hard cap of 10
+    c["act"] = nested(10);
+    assert!(errors(&audit_claims(&[c.clone()], &p)).is_empty());
+    c["act"] = nested(11);
+    assert_eq!(
+        errors(&audit_claims(&[c.clone()], &p)),
+        vec!["act.depth-exceeded"]
+    );
+    // The vector's 33 levels: refused by the JSON depth bound before any walk.
+    c["act"] = nested(33);
+    assert_eq!(errors(&audit_claims(&[c], &p)), vec!["jwt.json"]);
+}
+
+#[test]
+fn may_act_mismatch_vector() {
+    let v = vectors();
+    let case = v["synthetic_negative_cases_for_auditor"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "neg-may_act-mismatch")
+        .unwrap()
+        .clone();
+    let mut t0 = base_token();
+    t0["aud"] = json!("mallory@example.net");
+    t0["may_act"] = case["subject_claims"]["may_act"].clone();
+    let mut t1 = base_token();
+    t1["jti"] = json!("s2");
+    t1["act"] = json!({"sub": case["actor_claims"]["sub"]});
+    assert_eq!(
+        errors(&audit_claims(&[t0, t1], &policy())),
+        vec!["bundle.may-act-violation"]
+    );
+}
+
+#[test]
+fn valid_bundle_passes() {
+    let r = audit_claims(&valid_bundle(), &policy());
+    assert!(r.passed(), "{:?}", errors(&r));
+    assert!(warnings(&r).is_empty(), "{:?}", warnings(&r));
+    assert_eq!(
+        r.effective_scope.as_ref().unwrap().to_claim(),
+        "calendar:read"
+    );
+    assert_eq!(
+        r.effective_window,
+        (Some(1_760_000_120), Some(1_760_000_900))
+    );
+    assert_eq!(r.hops[1].scope_removed, vec!["calendar:write"]);
+    assert_eq!(r.hops[2].scope_removed, vec!["mail:read"]);
+    let text = report::text(&r);
+    assert!(
+        text.contains("PASS") && text.contains("removed: mail:read"),
+        "{text}"
+    );
+    let j = report::json(&r);
+    assert_eq!(j["result"], "pass");
+    assert!(j["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["code"].is_string()));
+}
+
+#[test]
+fn invalid_bundle_vectors() {
+    let v = vectors();
+    for case in v["synthetic_bundle_cases"]["invalid"].as_array().unwrap() {
+        let id = case["id"].as_str().unwrap();
+        let want = match id {
+            "scope-widening" => "bundle.scope-widened",
+            "scope-missing" => "scope.missing",
+            "exp-extends-parent" => "bundle.exp-extends",
+            "subject-switch" => "bundle.subject-changed",
+            "history-rewritten" => "bundle.history-mismatch",
+            "may_act-violation" => "bundle.may-act-violation",
+            "audience-misaligned" => "bundle.audience-misaligned",
+            "jti-reuse" => "bundle.jti-duplicate",
+            "cycle" => "act.cycle",
+            "segment-prefix-trap" => "bundle.scope-widened",
+            other => panic!("unhandled bundle vector {other}"),
+        };
+        let toks = case["tokens"].as_array().unwrap();
+        let mut p = policy();
+        if toks.len() < 3 {
+            p.jwt.audience = None;
+        }
+        let r = audit_claims(toks, &p);
+        assert!(!r.passed(), "{id} passed");
+        assert!(errors(&r).contains(&want), "{id}: {:?}", errors(&r));
+        if id == "segment-prefix-trap" {
+            let r = audit_claims(
+                toks,
+                &AuditPolicy {
+                    jwt: p.jwt.clone(),
+                    ..hier()
+                },
+            );
+            assert!(errors(&r).contains(&want), "hierarchical {id}");
+        }
+    }
+}
+
+// ------------------------------------------------ one rule, one code (1.7 C)
+
+fn bundle_breaking(f: impl Fn(&mut Vec<Value>)) -> Vec<&'static str> {
+    let mut b = valid_bundle();
+    f(&mut b);
+    errors(&audit_claims(&b, &policy()))
+}
+
+#[test]
+fn rule_subject_kept() {
+    assert_eq!(
+        bundle_breaking(|b| b[2]["sub"] = json!("mallory@example.com")),
+        vec!["bundle.subject-changed"]
+    );
+}
+
+#[test]
+fn rule_history_extended_by_one() {
+    assert_eq!(
+        bundle_breaking(|b| b[2]["act"]["act"]["sub"] = json!("https://agent-x.example.com")),
+        vec!["bundle.history-mismatch"]
+    );
+    // an actor dropped
+    assert_eq!(
+        bundle_breaking(|b| b[2]["act"] = json!({"sub": "https://agent-b.example.com"})),
+        vec!["bundle.history-mismatch"]
+    );
+}
+
+#[test]
+fn rule_actor_aligned_with_audience() {
+    // agent-b is the audience of hop 1 but hop 1 has no may_act: the new
+    // actor agent-c matches neither.
+    assert_eq!(
+        bundle_breaking(|b| {
+            b[1].as_object_mut().unwrap().remove("may_act");
+            b[2]["act"]["sub"] = json!("https://agent-c.example.com");
+        }),
+        vec!["bundle.audience-misaligned"]
+    );
+}
+
+#[test]
+fn rule_may_act() {
+    // Aligned with the audience but not named by may_act.
+    assert_eq!(
+        bundle_breaking(|b| {
+            b[1]["aud"] = json!(["https://agent-b.example.com", "https://agent-c.example.com"]);
+            b[2]["act"]["sub"] = json!("https://agent-c.example.com");
+        }),
+        vec!["bundle.may-act-violation"]
+    );
+    // Required by policy and absent.
+    let mut b = valid_bundle();
+    b[1].as_object_mut().unwrap().remove("may_act");
+    let p = AuditPolicy {
+        require_may_act: true,
+        ..policy()
+    };
+    assert_eq!(
+        errors(&audit_claims(&b, &p)),
+        vec!["bundle.may-act-missing"]
+    );
+}
+
+#[test]
+fn rule_scope_narrows_set_mode() {
+    assert_eq!(
+        bundle_breaking(|b| b[2]["scope"] = json!("calendar:read calendar:write")),
+        vec!["bundle.scope-widened"]
+    );
+    assert_eq!(
+        bundle_breaking(|b| {
+            b[1].as_object_mut().unwrap().remove("scope");
+        }),
+        vec!["scope.missing"]
+    );
+    assert_eq!(
+        bundle_breaking(|b| b[1]["scope"] = json!(["calendar:read"])),
+        vec!["scope.malformed"]
+    );
+    assert_eq!(
+        bundle_breaking(|b| b[1]["scope"] = json!("calendar:read  mail:read")),
+        vec!["scope.malformed"]
+    );
+}
+
+#[test]
+fn rule_scope_hierarchical_mode() {
+    let mut b = valid_bundle();
+    b[0]["scope"] = json!("billing.read mail");
+    b[1]["scope"] = json!("billing.read.invoices");
+    b[2]["scope"] = json!("billing.read.invoices.2025");
+    let r = audit_claims(&b, &hier());
+    assert!(r.passed(), "{:?}", errors(&r));
+    assert_eq!(
+        r.effective_scope.unwrap().to_claim(),
+        "billing.read.invoices.2025"
+    );
+    // the same bundle fails in the default set mode
+    assert_eq!(
+        errors(&audit_claims(&b, &policy())),
+        vec!["bundle.scope-widened"]
+    );
+    b[1]["scope"] = json!("billing.reader");
+    b[2]["scope"] = json!("billing.reader");
+    assert_eq!(
+        errors(&audit_claims(&b, &hier())),
+        vec!["bundle.scope-widened"]
+    );
+    b[1]["scope"] = json!("billing.*.x");
+    assert_eq!(errors(&audit_claims(&b, &hier())), vec!["scope.malformed"]);
+}
+
+#[test]
+fn rule_time_windows_nest() {
+    assert_eq!(
+        bundle_breaking(|b| b[2]["exp"] = json!(1_760_001_900)),
+        vec!["bundle.exp-extends"]
+    );
+    assert_eq!(
+        bundle_breaking(|b| b[2]["nbf"] = json!(1_760_000_000)),
+        vec!["bundle.nbf-precedes"]
+    );
+    assert_eq!(
+        bundle_breaking(|b| b[2]["iat"] = json!(1_759_999_900)),
+        vec!["bundle.iat-regressed"]
+    );
+}
+
+#[test]
+fn rule_jti_distinct_and_replay() {
+    assert_eq!(
+        bundle_breaking(|b| b[2]["jti"] = json!("t0")),
+        vec!["bundle.jti-duplicate"]
+    );
+    let k = key();
+    let toks: Vec<String> = valid_bundle().iter().map(|c| sign(c, &k)).collect();
+    let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
+    let dup = [refs[0], refs[0]];
+    let r = delegation::audit(&dup, &keys_for(&k), &policy(), &clock(), None);
+    assert!(errors(&r).contains(&"bundle.token-duplicate"));
+    let mut store = MemoryReplayStore::new();
+    let r = delegation::audit(&refs, &keys_for(&k), &policy(), &clock(), Some(&mut store));
+    assert!(r.passed());
+    let r = delegation::audit(&refs, &keys_for(&k), &policy(), &clock(), Some(&mut store));
+    assert_eq!(errors(&r), vec!["jwt.jti-replay"]);
+}
+
+#[test]
+fn rule_hop_bound_and_per_hop_verification() {
+    let b = valid_bundle();
+    let many: Vec<Value> = (0..11).map(|_| b[0].clone()).collect();
+    assert_eq!(
+        errors(&audit_claims(&many, &policy())),
+        vec!["bundle.too-many-hops"]
+    );
+    // a hop signed by an untrusted key
+    let k = key();
+    let other = key();
+    let toks: Vec<String> = b
+        .iter()
+        .enumerate()
+        .map(|(i, c)| sign(c, if i == 1 { &other } else { &k }))
+        .collect();
+    let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
+    let r = delegation::audit(&refs, &keys_for(&k), &policy(), &clock(), None);
+    assert_eq!(errors(&r), vec!["jwt.signature"]);
+    assert!(r.hops[1].evidence.is_none());
+    // garbage in a bundle is reported, not a panic
+    let r = delegation::audit(
+        &[refs[0], "not-a-jwt"],
+        &keys_for(&k),
+        &policy(),
+        &clock(),
+        None,
+    );
+    assert!(errors(&r).contains(&"jwt.malformed"));
+    // the verifier's audience applies to the last token only
+    let mut p = policy();
+    p.jwt.audience = Some("https://agent-a.example.com".into());
+    assert_eq!(errors(&audit_claims(&b, &p)), vec!["jwt.aud-mismatch"]);
+}
+
+// ----------------------------------------------- one token (1.7 B), act.scope
+
+#[test]
+fn single_token_actor_scopes() {
+    let mut c = base_token();
+    c["scope"] = json!("a");
+    c["act"] = json!({"sub": "agent-b", "scope": "a b",
+                      "act": {"sub": "agent-a", "scope": "a b c"}});
+    assert!(single(&c).passed());
+    c["act"]["scope"] = json!("a b d");
+    assert_eq!(errors(&single(&c)), vec!["act.scope-widened"]);
+    c["act"]["scope"] = json!("a b");
+    c["scope"] = json!("a z");
+    assert_eq!(errors(&single(&c)), vec!["act.scope-widened"]);
+    c["scope"] = json!("a");
+    c["act"]["act"].as_object_mut().unwrap().remove("scope");
+    let r = single(&c);
+    assert!(r.passed());
+    assert_eq!(warnings(&r), vec!["act.scope-partial"]);
+    c["act"]["scope"] = json!(7);
+    assert_eq!(errors(&single(&c)), vec!["act.scope-malformed"]);
+}
+
+#[test]
+fn single_token_cycle_uses_iss_and_sub() {
+    let mut c = base_token();
+    // same sub in different issuer namespaces: not a cycle
+    c["act"] =
+        json!({"sub": "agent-a", "iss": "https://other.example.com", "act": {"sub": "agent-a"}});
+    assert!(single(&c).passed());
+    c["act"] = json!({"sub": "agent-a", "act": {"sub": "agent-a", "iss": AS}});
+    assert_eq!(errors(&single(&c)), vec!["act.cycle"]);
+    c["may_act"] = json!("agent-a");
+    c["act"] = json!({"sub": "agent-a"});
+    assert_eq!(errors(&single(&c)), vec!["may-act.malformed"]);
+}
+
+// ----------------------------------------------------------- mint/exchange
+
+#[test]
+fn mint_and_exchange_produce_an_auditable_bundle() {
+    let k = key();
+    let keys = keys_for(&k);
+    let mut req = MintRequest::new(AS, "user@example.com", NOW - 60, 3600);
+    req.aud = vec!["https://agent-a.example.com".into()];
+    req.scope = Some("calendar:read calendar:write mail:read".into());
+    req.may_act = Some(ActorSpec::new("https://agent-a.example.com"));
+    let t0 = mint::mint(&req, &k).unwrap();
+    let mut jp = jwt_policy();
+    jp.audience = None;
+    let ex = |subject: &str, actor: &str, aud: &str, scope: Option<&str>, next: Option<&str>| {
+        mint::exchange(
+            &ExchangeRequest {
+                subject_token: subject,
+                actor: Some(ActorSpec::new(actor)),
+                actor_token: None,
+                iss: AS.into(),
+                aud: vec![aud.into()],
+                scope: scope.map(str::to_owned),
+                may_act: next.map(ActorSpec::new),
+                ttl: 900,
+                typ: "at+jwt".into(),
+            },
+            &keys,
+            &jp,
+            &ScopePolicy::default(),
+            &clock(),
+            &k,
+        )
+    };
+    let t1 = ex(
+        &t0,
+        "https://agent-a.example.com",
+        "https://agent-b.example.com",
+        Some("calendar:read mail:read"),
+        Some("https://agent-b.example.com"),
+    )
+    .unwrap();
+    let t2 = ex(
+        &t1.token,
+        "https://agent-b.example.com",
+        CAL,
+        Some("calendar:read"),
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        t2.claims["act"]["act"]["sub"],
+        "https://agent-a.example.com"
+    );
+    assert_eq!(t2.response["token_type"], "N_A");
+    let r = delegation::audit(
+        &[&t0, &t1.token, &t2.token],
+        &keys,
+        &policy(),
+        &clock(),
+        None,
+    );
+    assert!(r.passed(), "{:?}", errors(&r));
+    assert_eq!(r.effective_scope.unwrap().to_claim(), "calendar:read");
+    // exchange refuses what the audit would reject
+    let e = ex(&t1.token, "https://agent-z.example.com", CAL, None, None).unwrap_err();
+    assert_eq!(e.code(), "exchange.may-act-violation");
+    let e = ex(
+        &t1.token,
+        "https://agent-b.example.com",
+        CAL,
+        Some("calendar:write"),
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(e.code(), "exchange.scope-widened");
+    let e = ex(&t2.token, "https://agent-a.example.com", CAL, None, None).unwrap_err();
+    assert_eq!(e.code(), "exchange.cycle");
+    let e = ex("garbage", "x", CAL, None, None).unwrap_err();
+    assert_eq!(e.code(), "exchange.subject-token");
+}

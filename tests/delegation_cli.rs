@@ -1,0 +1,226 @@
+//! `agentsig delegation audit | mint | exchange` end to end: exit codes
+//! 0 (passes policy), 1 (fails), 2 (unreadable input).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_agentsig");
+const N: i64 = 1_760_000_000;
+const AS: &str = "https://as.example.com";
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("agentsig-dcli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(d: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .current_dir(d)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(d: &Path, args: &[&str]) -> String {
+    let o = run(d, args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn chain(d: &Path) {
+    assert!(run(d, &["keygen", "--out", "as"]).status.success());
+    let t0 = ok(
+        d,
+        &[
+            "delegation",
+            "mint",
+            "--signing-key",
+            "as.pem",
+            "--iss",
+            AS,
+            "--sub",
+            "user@example.com",
+            "--aud",
+            "https://agent-a.example.com",
+            "--scope",
+            "calendar:read calendar:write mail:read",
+            "--may-act",
+            "https://agent-a.example.com",
+            "--now",
+            &N.to_string(),
+        ],
+    );
+    std::fs::write(d.join("t0"), t0).unwrap();
+    let t1 = ok(
+        d,
+        &[
+            "delegation",
+            "exchange",
+            "--signing-key",
+            "as.pem",
+            "--jwks",
+            "as.jwks.json",
+            "--subject-token",
+            "t0",
+            "--actor",
+            "https://agent-a.example.com",
+            "--iss",
+            AS,
+            "--aud",
+            "https://agent-b.example.com",
+            "--scope",
+            "calendar:read mail:read",
+            "--may-act",
+            "https://agent-b.example.com",
+            "--now",
+            &(N + 60).to_string(),
+        ],
+    );
+    std::fs::write(d.join("t1"), t1).unwrap();
+    let t2 = ok(
+        d,
+        &[
+            "delegation",
+            "exchange",
+            "--signing-key",
+            "as.pem",
+            "--jwks",
+            "as.jwks.json",
+            "--subject-token",
+            "t1",
+            "--actor",
+            "https://agent-b.example.com",
+            "--iss",
+            AS,
+            "--aud",
+            "https://calendar.example.com",
+            "--scope",
+            "calendar:read",
+            "--now",
+            &(N + 120).to_string(),
+        ],
+    );
+    std::fs::write(d.join("t2"), t2).unwrap();
+}
+
+fn audit_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["delegation", "audit"];
+    v.extend_from_slice(extra);
+    v.extend_from_slice(&[
+        "--jwks",
+        "as.jwks.json",
+        "--issuer",
+        AS,
+        "--audience",
+        "https://calendar.example.com",
+        "--now",
+        "1760000200",
+    ]);
+    v
+}
+
+#[test]
+fn mint_exchange_audit_round_trip() {
+    let d = dir("rt");
+    chain(&d);
+    let out = ok(&d, &audit_args(&["t0", "t1", "t2"]));
+    assert!(
+        out.contains("PASS") && out.contains("effective scope: calendar:read"),
+        "{out}"
+    );
+    let o = run(&d, &audit_args(&["t0", "t1", "t2", "--json"]));
+    assert_eq!(o.status.code(), Some(0));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["result"], "pass");
+    assert_eq!(j["effective_scope"], serde_json::json!(["calendar:read"]));
+    for c in j["checks"].as_array().unwrap() {
+        assert!(c["code"].is_string() && c["severity"].is_string() && c["result"].is_string());
+    }
+    // one file with all tokens, and standard input
+    let all = ["t0", "t1", "t2"]
+        .map(|f| std::fs::read_to_string(d.join(f)).unwrap())
+        .concat();
+    std::fs::write(d.join("bundle"), &all).unwrap();
+    assert_eq!(run(&d, &audit_args(&["bundle"])).status.code(), Some(0));
+}
+
+#[test]
+fn failing_chain_exits_1_and_names_the_rule() {
+    let d = dir("fail");
+    chain(&d);
+    // t2 without t1: the history skips a hop
+    let o = run(&d, &audit_args(&["t0", "t2", "--json"]));
+    assert_eq!(o.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let failed: Vec<&str> = j["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["result"] == "fail" && c["severity"] == "error")
+        .map(|c| c["code"].as_str().unwrap())
+        .collect();
+    assert!(failed.contains(&"bundle.history-mismatch"), "{failed:?}");
+    // the exchange refuses to widen (exit 1)
+    let o = run(
+        &d,
+        &[
+            "delegation",
+            "exchange",
+            "--signing-key",
+            "as.pem",
+            "--subject-token",
+            "t1",
+            "--actor",
+            "https://agent-b.example.com",
+            "--iss",
+            AS,
+            "--aud",
+            "x",
+            "--scope",
+            "calendar:write",
+            "--now",
+            &(N + 120).to_string(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("exchange.scope-widened"));
+    // replay store: a second audit of the same tokens is a replay
+    let mut a = audit_args(&["t0", "t1", "t2", "--replay-store", "seen.jsonl"]);
+    assert_eq!(run(&d, &a).status.code(), Some(0));
+    assert_eq!(run(&d, &a).status.code(), Some(1));
+    a.push("--json");
+    let o = run(&d, &a);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("jwt.jti-replay"));
+}
+
+#[test]
+fn unreadable_input_exits_2() {
+    let d = dir("bad");
+    chain(&d);
+    assert_eq!(
+        run(&d, &audit_args(&["missing-file"])).status.code(),
+        Some(2)
+    );
+    std::fs::write(d.join("empty"), "  \n").unwrap();
+    assert_eq!(run(&d, &audit_args(&["empty"])).status.code(), Some(2));
+    std::fs::write(d.join("bin"), [0xffu8, 0xfe, 0x00]).unwrap();
+    assert_eq!(run(&d, &audit_args(&["bin"])).status.code(), Some(2));
+    // a readable file holding a broken token is a failing chain, not unreadable
+    std::fs::write(d.join("junk"), "abc.def").unwrap();
+    assert_eq!(run(&d, &audit_args(&["junk"])).status.code(), Some(1));
+    // no trusted key at all
+    let o = run(&d, &["delegation", "audit", "t0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        run(&d, &audit_args(&["t0", "--max-depth", "11"]))
+            .status
+            .code(),
+        Some(2)
+    );
+}

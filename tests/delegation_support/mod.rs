@@ -1,0 +1,110 @@
+//! Helpers shared by the delegation and JWT tests.
+#![allow(dead_code)]
+
+use agentsig::b64;
+use agentsig::delegation::{AuditPolicy, AuditReport, Severity};
+use agentsig::jwt::{FixedClock, JwtPolicy};
+use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::{Algorithm, SigningKey};
+use serde_json::{json, Value};
+
+pub const NOW: i64 = 1_760_000_200;
+pub const AS: &str = "https://as.example.com";
+pub const CAL: &str = "https://calendar.example.com";
+
+pub fn vectors() -> Value {
+    let text = include_str!("../vectors/rfc8693_examples.json");
+    serde_json::from_str(text).expect("vector file is JSON")
+}
+
+pub fn key() -> SigningKey {
+    SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .expect("keygen")
+        .with_kid("k1")
+}
+
+pub fn keys_for(k: &SigningKey) -> StaticKeys {
+    StaticKeys::new().with(k.verifying_key().clone(), KeySource::Pinned)
+}
+
+/// Sign arbitrary header and claims (no checks: for negative tests).
+pub fn raw(header: &Value, claims: &Value, k: &SigningKey) -> String {
+    let h = b64::encode(&serde_json::to_vec(header).unwrap());
+    let p = b64::encode(&serde_json::to_vec(claims).unwrap());
+    raw_parts(&h, &p, k)
+}
+
+pub fn raw_parts(h: &str, p: &str, k: &SigningKey) -> String {
+    let si = format!("{h}.{p}");
+    let sig = k.sign(si.as_bytes()).unwrap();
+    format!("{si}.{}", b64::encode(&sig))
+}
+
+pub fn hdr(k: &SigningKey) -> Value {
+    json!({"alg": k.algorithm().jose_name(), "kid": k.kid_or_thumbprint(), "typ": "at+jwt"})
+}
+
+pub fn sign(claims: &Value, k: &SigningKey) -> String {
+    raw(&hdr(k), claims, k)
+}
+
+pub fn jwt_policy() -> JwtPolicy {
+    JwtPolicy {
+        issuers: Some(vec![AS.into()]),
+        audience: Some(CAL.into()),
+        expected_typ: Some(vec!["at+jwt".into()]),
+        require_jti: true,
+        ..JwtPolicy::default()
+    }
+}
+
+pub fn policy() -> AuditPolicy {
+    AuditPolicy {
+        jwt: jwt_policy(),
+        ..AuditPolicy::default()
+    }
+}
+
+pub fn clock() -> FixedClock {
+    FixedClock(NOW)
+}
+
+/// The valid three-hop bundle of the vector file (claims).
+pub fn valid_bundle() -> Vec<Value> {
+    vectors()["synthetic_bundle_cases"]["valid"]["tokens"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+pub fn audit_claims(claims: &[Value], policy: &AuditPolicy) -> AuditReport {
+    let k = key();
+    let toks: Vec<String> = claims.iter().map(|c| sign(c, &k)).collect();
+    let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
+    agentsig::delegation::audit(&refs, &keys_for(&k), policy, &clock(), None)
+}
+
+/// Codes of failed checks of severity error, deduplicated.
+pub fn errors(r: &AuditReport) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = r
+        .checks
+        .iter()
+        .filter(|c| !c.passed && c.severity == Severity::Error)
+        .map(|c| c.code)
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+pub fn warnings(r: &AuditReport) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = r
+        .checks
+        .iter()
+        .filter(|c| !c.passed && c.severity == Severity::Warning)
+        .map(|c| c.code)
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
