@@ -8,8 +8,8 @@ use clap::{Parser, Subcommand};
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-mod http;
 mod delegation;
+mod http;
 mod keygen;
 mod sign;
 
