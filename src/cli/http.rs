@@ -350,7 +350,7 @@ pub fn run_verify(v: VerifyRequest<'_>) -> CliResult {
                     "verified": false, "file": v.file, "reason": e.to_string(), "signatures": [],
                 }));
             } else {
-                println!("{}: NOT verified: {e}", v.file);
+                outln!("{}: NOT verified: {e}", v.file);
             }
             return Ok(ExitCode::from(1));
         }
@@ -410,9 +410,9 @@ fn print_report(file: &str, report: &VerifyReport, json: bool) {
         if let Err(e) = &r.outcome {
             line.push_str(&format!(": {e}"));
         }
-        println!("{line}");
+        outln!("{line}");
         if let Some(b) = &r.signature_base {
-            println!(
+            outln!(
                 "--- signature base of {} ---\n{}\n---",
                 r.label,
                 String::from_utf8_lossy(b)
@@ -420,9 +420,9 @@ fn print_report(file: &str, report: &VerifyReport, json: bool) {
         }
     }
     if verified {
-        println!("{file}: verified");
+        outln!("{file}: verified");
     } else {
-        println!("{file}: NOT verified");
+        outln!("{file}: NOT verified");
     }
 }
 
@@ -485,7 +485,7 @@ pub fn digest_cmd(a: DigestArgs) -> CliResult {
     } else {
         "Content-Digest"
     };
-    println!("{name}: {}", digest::field_value(&data, &algs));
+    outln!("{name}: {}", digest::field_value(&data, &algs));
     Ok(ExitCode::SUCCESS)
 }
 

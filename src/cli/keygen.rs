@@ -102,20 +102,20 @@ pub fn run(a: KeygenArgs) -> CliResult {
             "did_jwk": did_jwk,
         }));
     } else {
-        println!(
+        outln!(
             "algorithm  {} ({})",
             a.alg.httpsig_name(),
             a.alg.jose_name()
         );
-        println!("kid        {kid}");
+        outln!("kid        {kid}");
         for p in &written {
-            println!("wrote      {}", p.display());
+            outln!("wrote      {}", p.display());
         }
         if let Some(d) = did_key {
-            println!("did:key    {d}");
+            outln!("did:key    {d}");
         }
         if let Some(d) = did_jwk {
-            println!("did:jwk    {d}");
+            outln!("did:jwk    {d}");
         }
     }
     Ok(ExitCode::SUCCESS)

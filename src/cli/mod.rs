@@ -8,6 +8,23 @@ use clap::{Parser, Subcommand};
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
+/// `println!` that ignores a closed standard output (`agentsig ... | head`)
+/// instead of panicking on EPIPE.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// `print!` that ignores a closed standard output.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 mod delegation;
 mod http;
 mod keygen;
@@ -261,7 +278,7 @@ pub fn write_new_file(path: &std::path::Path, bytes: &[u8], mode: u32) -> Result
 /// Print a JSON value on standard output.
 pub fn print_json(v: &serde_json::Value) {
     let s = serde_json::to_string_pretty(v).unwrap_or_else(|_| String::from("{}"));
-    println!("{s}");
+    outln!("{s}");
 }
 
 /// Parse an algorithm name (either naming).

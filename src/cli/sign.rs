@@ -111,7 +111,7 @@ pub fn sign(a: SignArgs) -> CliResult {
         text.push('\n');
     }
     if out == "-" {
-        print!("{text}");
+        out!("{text}");
     } else {
         std::fs::write(&out, text.as_bytes())
             .map_err(|e| CliError::usage(format!("{out}: {e}")))?;
@@ -297,9 +297,9 @@ pub fn verify(a: VerifyArgs) -> CliResult {
         }
         eprintln!("canonical sha256 {}", report.canonical_sha256);
         if verified {
-            println!("{}: verified", a.file);
+            outln!("{}: verified", a.file);
         } else {
-            println!("{}: NOT verified", a.file);
+            outln!("{}: NOT verified", a.file);
         }
     }
     Ok(if verified {
@@ -316,7 +316,7 @@ fn report_failure(a: &VerifyArgs, reason: &str, code: &str) -> CliResult {
             "reason_code": code, "reason": reason, "signatures": [],
         }));
     } else {
-        println!("{}: NOT verified: {reason}", a.file);
+        outln!("{}: NOT verified: {reason}", a.file);
     }
     Ok(ExitCode::from(1))
 }
