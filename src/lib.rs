@@ -10,6 +10,7 @@
 
 pub mod alg;
 pub mod b64;
+pub mod jcs;
 pub mod json;
 pub mod jwk;
 pub mod keys;
