@@ -214,6 +214,11 @@ pub(crate) enum Node {
 /// else `arena[start..end]` (unescaped UTF-8).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Member {
+    /// The first eight bytes of the unescaped name, zero-padded, with lead
+    /// bytes 0xEE/0xEF mapped to 0xFE/0xFF, read big-endian: comparing these
+    /// orders names as [`cmp_utf16`] does, except that equal prefixes need
+    /// the full comparison (see [`sort_prefix`]).
+    pub(crate) prefix: u64,
     pub(crate) start: u32,
     pub(crate) end: u32,
     pub(crate) in_arena: bool,
@@ -262,14 +267,14 @@ impl<'a> Doc<'a> {
 
     fn str_value(&self, start: u32, end: u32, escaped: bool) -> Result<String, JsonError> {
         let raw = self.slice(start, end)?;
-        let bytes = if escaped {
-            let mut out = Vec::with_capacity(raw.len());
-            unescape_into(raw, &mut out);
-            out
-        } else {
-            raw.to_vec()
-        };
-        String::from_utf8(bytes).map_err(|_| internal())
+        if !escaped {
+            return std::str::from_utf8(raw)
+                .map(str::to_owned)
+                .map_err(|_| internal());
+        }
+        let mut out = Vec::with_capacity(raw.len());
+        unescape_into(raw, &mut out);
+        String::from_utf8(out).map_err(|_| internal())
     }
 
     /// Build a `serde_json::Value`, members in document order. Iterative:
@@ -277,6 +282,7 @@ impl<'a> Doc<'a> {
     /// its children's values, in reverse, on top of the stack.
     fn to_value(&self) -> Result<Value, JsonError> {
         let mut stack: Vec<Value> = Vec::new();
+        let mut order: Vec<&Member> = Vec::new();
         for idx in (0..self.nodes.len()).rev() {
             let node = self.nodes.get(idx).copied().ok_or_else(internal)?;
             let v = match node {
@@ -303,22 +309,21 @@ impl<'a> Doc<'a> {
                 } => Value::String(self.str_value(start, end, escaped)?),
                 Node::Array { len, .. } => {
                     let at = stack.len().checked_sub(len as usize).ok_or_else(internal)?;
-                    let mut items = stack.split_off(at);
-                    items.reverse();
-                    Value::Array(items)
+                    // The children are on top of the stack, last child lowest.
+                    Value::Array(stack.drain(at..).rev().collect())
                 }
                 Node::Object { first, len, .. } => {
                     let at = stack.len().checked_sub(len as usize).ok_or_else(internal)?;
-                    let values = stack.split_off(at);
                     let ms = self
                         .members
                         .get(first as usize..(first as usize).saturating_add(len as usize))
                         .ok_or_else(internal)?;
-                    let mut order: Vec<&Member> = ms.iter().collect();
+                    // Members are sorted by name; values are in document order.
+                    order.clear();
+                    order.extend(ms.iter());
                     order.sort_unstable_by_key(|m| m.value);
                     let mut map = Map::with_capacity(ms.len());
-                    // `values` holds the member values in reverse document order.
-                    for (m, v) in order.into_iter().zip(values.into_iter().rev()) {
+                    for (m, v) in order.iter().zip(stack.drain(at..).rev()) {
                         let name = std::str::from_utf8(self.key(m)).map_err(|_| internal())?;
                         map.insert(name.to_owned(), v);
                     }
@@ -382,6 +387,41 @@ fn utf16_rank(b: u8) -> u16 {
     }
 }
 
+/// Sort key of a name (UTF-8): see [`Member::prefix`].
+///
+/// Mapping every byte 0xEE to 0xFE and 0xEF to 0xFF (bytes that occur in
+/// UTF-8 only as lead bytes of U+E000..U+FFFF, and bytes 0xFE/0xFF never
+/// occur) turns UTF-8 byte order into UTF-16 code unit order, as explained
+/// at [`cmp_utf16`]. If the padded prefix of `a` is below that of `b`, then
+/// `a` sorts before `b`: either they differ at a real byte, or `a` ended
+/// there and is a prefix of `b`.
+#[inline]
+pub(crate) fn sort_prefix(name: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    let n = name.len().min(8);
+    if let (Some(dst), Some(src)) = (w.get_mut(..n), name.get(..n)) {
+        dst.copy_from_slice(src);
+    }
+    let x = u64::from_be_bytes(w);
+    if x & 0x8080_8080_8080_8080 == 0 {
+        return x;
+    }
+    for b in &mut w {
+        if *b == 0xEE || *b == 0xEF {
+            *b += 0x10;
+        }
+    }
+    u64::from_be_bytes(w)
+}
+
+#[inline]
+fn cmp_members(input: &[u8], arena: &[u8], a: &Member, b: &Member) -> Ordering {
+    match a.prefix.cmp(&b.prefix) {
+        Ordering::Equal => cmp_utf16(key_bytes(input, arena, a), key_bytes(input, arena, b)),
+        o => o,
+    }
+}
+
 #[inline]
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let mut n = 0;
@@ -436,6 +476,43 @@ pub(crate) fn find_special(s: &[u8], mut i: usize) -> usize {
         i += 1;
     }
     s.len()
+}
+
+/// [`find_special`], also OR-ing the bytes it passes (and possibly a few
+/// after the one it finds) into `seen`.
+#[inline]
+fn find_special_seen(s: &[u8], mut i: usize, seen: &mut u64) -> usize {
+    while let Some(c) = s.get(i..i + 8) {
+        let x = load8(c);
+        *seen |= x;
+        let q = x ^ (LO * u64::from(b'"'));
+        let bs = x ^ (LO * u64::from(b'\\'));
+        let m = (q.wrapping_sub(LO) & !q)
+            | (bs.wrapping_sub(LO) & !bs)
+            | (x.wrapping_sub(LO * 0x20) & !x);
+        let m = m & HI;
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&b) = s.get(i) {
+        *seen |= u64::from(b);
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return i;
+        }
+        i += 1;
+    }
+    s.len()
+}
+
+fn invalid_utf8(input: &[u8], offset: usize) -> JsonError {
+    let (line, column) = line_col(input, offset);
+    JsonError::InvalidUtf8 {
+        offset,
+        line,
+        column,
+    }
 }
 
 #[inline]
@@ -577,15 +654,6 @@ pub(crate) fn parse_doc<'a>(input: &'a [u8], limits: &Limits) -> Result<Doc<'a>,
             limit,
         });
     }
-    if let Err(e) = std::str::from_utf8(input) {
-        let offset = e.valid_up_to();
-        let (line, column) = line_col(input, offset);
-        return Err(JsonError::InvalidUtf8 {
-            offset,
-            line,
-            column,
-        });
-    }
     let p = Parser {
         input,
         pos: 0,
@@ -596,7 +664,13 @@ pub(crate) fn parse_doc<'a>(input: &'a [u8], limits: &Limits) -> Result<Doc<'a>,
         pending: Vec::with_capacity(64),
         frames: Vec::with_capacity(limits.max_depth.min(64)),
     };
-    p.run()
+    // UTF-8 is checked string by string as the parser meets them. When the
+    // parse fails, an input that is not UTF-8 reports that first, so the
+    // error is the same as if the whole input had been validated up front.
+    p.run().map_err(|e| match (&e, std::str::from_utf8(input)) {
+        (JsonError::InvalidUtf8 { .. }, _) | (_, Ok(_)) => e,
+        (_, Err(u)) => invalid_utf8(input, u.valid_up_to()),
+    })
 }
 
 impl<'a> Parser<'a, '_> {
@@ -607,11 +681,26 @@ impl<'a> Parser<'a, '_> {
 
     #[inline]
     fn skip_ws(&mut self) {
-        while let Some(&b) = self.input.get(self.pos) {
-            if !is_ws(b) {
-                break;
+        // Every JSON token starts above 0x20; whitespace is at or below it.
+        match self.input.get(self.pos) {
+            Some(&b) if b > b' ' => return,
+            None => return,
+            _ => {}
+        }
+        loop {
+            // Runs of spaces (indentation) eight at a time.
+            while let Some(c) = self.input.get(self.pos..self.pos + 8) {
+                let y = load8(c) ^ (LO * u64::from(b' '));
+                if y != 0 {
+                    self.pos += (y.trailing_zeros() / 8) as usize;
+                    break;
+                }
+                self.pos += 8;
             }
-            self.pos += 1;
+            match self.input.get(self.pos) {
+                Some(&b) if is_ws(b) => self.pos += 1,
+                _ => return,
+            }
         }
     }
 
@@ -817,7 +906,10 @@ impl<'a> Parser<'a, '_> {
             start = a as u32;
             end = self.arena.len() as u32;
         }
+        let src: &[u8] = if escaped { &self.arena } else { self.input };
+        let prefix = sort_prefix(src.get(start as usize..end as usize).unwrap_or(&[]));
         self.pending.push(Member {
+            prefix,
             start,
             end,
             in_arena: escaped,
@@ -858,12 +950,11 @@ impl<'a> Parser<'a, '_> {
         let ps = pending_start as usize;
         let (input, arena) = (self.input, &self.arena);
         let ms = self.pending.get_mut(ps..).ok_or_else(internal)?;
-        ms.sort_unstable_by(|a, b| {
-            cmp_utf16(key_bytes(input, arena, a), key_bytes(input, arena, b))
-        });
-        if ms.windows(2).any(
-            |w| matches!(w, [a, b] if key_bytes(input, arena, a) == key_bytes(input, arena, b)),
-        ) {
+        ms.sort_unstable_by(|a, b| cmp_members(input, arena, a, b));
+        if ms.windows(2).any(|w| {
+            matches!(w, [a, b] if a.prefix == b.prefix
+                && key_bytes(input, arena, a) == key_bytes(input, arena, b))
+        }) {
             return Err(self.duplicate(ps));
         }
         let first = self.members.len() as u32;
@@ -904,8 +995,11 @@ impl<'a> Parser<'a, '_> {
         let start = open + 1;
         let mut i = start;
         let mut escaped = false;
+        // OR of the bytes seen (and maybe a few after the string): tells
+        // whether the string needs UTF-8 validation.
+        let mut seen = 0u64;
         loop {
-            i = find_special(self.input, i);
+            i = find_special_seen(self.input, i, &mut seen);
             match self.input.get(i) {
                 Some(b'"') => break,
                 Some(b'\\') => {
@@ -919,6 +1013,14 @@ impl<'a> Parser<'a, '_> {
                     ))
                 }
                 None => return Err(self.syntax(open, "unterminated string")),
+            }
+        }
+        if seen & HI != 0 {
+            // Bytes outside strings are all ASCII (the grammar admits no
+            // others), so validating the strings validates the input.
+            let content = self.input.get(start..i).ok_or_else(internal)?;
+            if let Err(e) = std::str::from_utf8(content) {
+                return Err(invalid_utf8(self.input, start + e.valid_up_to()));
             }
         }
         self.pos = i + 1;
