@@ -9,6 +9,11 @@
 //!
 //! `cargo bench --bench jcs` also prints, after criterion's figures, the
 //! throughput ratio canonicalize / serde_json for each size.
+//!
+//! Note: serde_jcs turns on serde_json's `float_roundtrip` feature, and Cargo
+//! unifies features, so in this bench serde_json parses floats exactly (as a
+//! canonicalizer must); without the feature its float parsing is faster but
+//! may be off by one unit in the last place.
 
 use criterion::{black_box, criterion_group, BenchmarkId, Criterion, Throughput};
 use serde_json::{json, Map, Value};
@@ -174,46 +179,55 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-/// Median time per call over `rounds` rounds of about `per_round` each.
-fn median_time(f: &dyn Fn(), per_round: Duration, rounds: usize) -> Duration {
+/// Calls of `f` that take about `target`.
+fn calls_for(f: &dyn Fn(), target: Duration) -> u32 {
     let start = Instant::now();
     let mut calls = 0u32;
-    while start.elapsed() < per_round / 4 {
+    while start.elapsed() < target {
         f();
         calls += 1;
     }
-    let n = (calls * 4).max(1);
-    let mut times: Vec<Duration> = (0..rounds)
-        .map(|_| {
+    calls.max(1)
+}
+
+/// Median time per call of each function, over `rounds` rounds in which the
+/// functions take turns, so that a change in machine load hits all alike.
+fn interleaved_medians(fs: &[&dyn Fn()], rounds: usize) -> Vec<Duration> {
+    let per_round = Duration::from_millis(100);
+    let calls: Vec<u32> = fs.iter().map(|f| calls_for(*f, per_round)).collect();
+    let mut times = vec![Vec::with_capacity(rounds); fs.len()];
+    for _ in 0..rounds {
+        for (k, f) in fs.iter().enumerate() {
             let t = Instant::now();
-            for _ in 0..n {
+            for _ in 0..calls[k] {
                 f();
             }
-            t.elapsed() / n
+            times[k].push(t.elapsed() / calls[k]);
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            t[rounds / 2]
         })
-        .collect();
-    times.sort();
-    times[rounds / 2]
+        .collect()
 }
 
 fn ratio_report() {
-    println!("\nthroughput ratios (median of 15 interleaved rounds; >1 means agentsig is faster):");
+    println!(
+        "\nthroughput ratios (medians of 21 interleaved rounds; >1 means faster than serde_json):"
+    );
     for (name, input) in inputs() {
-        let ours = median_time(
-            &|| drop(black_box(agentsig::jcs::canonicalize(black_box(&input)))),
-            Duration::from_millis(200),
-            15,
+        let t = interleaved_medians(
+            &[
+                &|| drop(black_box(agentsig::jcs::canonicalize(black_box(&input)))),
+                &|| drop(black_box(serde_json_roundtrip(black_box(&input)))),
+                &|| drop(black_box(serde_jcs_canonicalize(black_box(&input)))),
+            ],
+            21,
         );
-        let base = median_time(
-            &|| drop(black_box(serde_json_roundtrip(black_box(&input)))),
-            Duration::from_millis(200),
-            15,
-        );
-        let sjcs = median_time(
-            &|| drop(black_box(serde_jcs_canonicalize(black_box(&input)))),
-            Duration::from_millis(200),
-            15,
-        );
+        let (ours, base, sjcs) = (t[0], t[1], t[2]);
         let mbps = |d: Duration| input.len() as f64 / d.as_secs_f64() / 1e6;
         println!(
             "  {name:>4} ({} bytes): agentsig {:.1} µs ({:.0} MB/s), serde_json parse+serialize {:.1} µs ({:.0} MB/s), serde_jcs {:.1} µs ({:.0} MB/s)",
