@@ -173,7 +173,10 @@ mod tests {
             assert_eq!(Algorithm::from_httpsig_name(a.httpsig_name()), Some(a));
             assert_eq!(Algorithm::from_jose_name(a.jose_name()), Some(a));
         }
-        assert_eq!(Algorithm::from_jose_name("Ed25519"), Some(Algorithm::Ed25519));
+        assert_eq!(
+            Algorithm::from_jose_name("Ed25519"),
+            Some(Algorithm::Ed25519)
+        );
         assert_eq!(Algorithm::from_jose_name("none"), None);
         assert_eq!(Algorithm::from_jose_name("es256"), None);
         assert_eq!(Algorithm::from_httpsig_name("ECDSA-P256-SHA256"), None);

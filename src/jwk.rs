@@ -116,9 +116,9 @@ impl Jwk {
                         .ok_or_else(|| KeyError::Jwk("key_ops must be an array".into()))?;
                     let mut ops = Vec::new();
                     for o in arr {
-                        let o = o
-                            .as_str()
-                            .ok_or_else(|| KeyError::Jwk("key_ops members must be strings".into()))?;
+                        let o = o.as_str().ok_or_else(|| {
+                            KeyError::Jwk("key_ops members must be strings".into())
+                        })?;
                         if ops.iter().any(|x: &String| x == o) {
                             return Err(KeyError::Jwk(format!("key_ops lists {o:?} twice")));
                         }
@@ -193,7 +193,11 @@ impl Jwk {
                 q(&self.x),
                 q(&self.y)
             ),
-            "OKP" => format!(r#"{{"crv":{},"kty":"OKP","x":{}}}"#, q(&self.crv), q(&self.x)),
+            "OKP" => format!(
+                r#"{{"crv":{},"kty":"OKP","x":{}}}"#,
+                q(&self.crv),
+                q(&self.x)
+            ),
             "RSA" => format!(r#"{{"e":{},"kty":"RSA","n":{}}}"#, q(&self.e), q(&self.n)),
             "oct" => format!(r#"{{"k":{},"kty":"oct"}}"#, q(&self.k)),
             other => format!(r#"{{"kty":{}}}"#, q(&Some(other.to_owned()))),
@@ -230,7 +234,10 @@ impl Jwk {
         for cand in [from_jwk, hint].into_iter().flatten() {
             match alg {
                 Some(a) if a != cand => {
-                    return Err(KeyError::AlgorithmMismatch { key: a, requested: cand });
+                    return Err(KeyError::AlgorithmMismatch {
+                        key: a,
+                        requested: cand,
+                    });
                 }
                 Some(_) => {}
                 None if family.contains(&cand) => alg = Some(cand),
@@ -274,7 +281,11 @@ impl Jwk {
             Algorithm::EcdsaP256Sha256 | Algorithm::EcdsaP384Sha384 => {
                 let x = self.field("x", &self.x)?;
                 let y = self.field("y", &self.y)?;
-                let len = if alg == Algorithm::EcdsaP256Sha256 { 32 } else { 48 };
+                let len = if alg == Algorithm::EcdsaP256Sha256 {
+                    32
+                } else {
+                    48
+                };
                 if x.len() != len || y.len() != len {
                     return Err(KeyError::Jwk(format!("EC coordinates must be {len} bytes")));
                 }
@@ -288,7 +299,9 @@ impl Jwk {
                 let n = self.field("n", &self.n)?;
                 let e = self.field("e", &self.e)?;
                 if n.first() == Some(&0) || e.first() == Some(&0) {
-                    return Err(KeyError::Jwk("RSA n and e must have no leading zero octets (RFC 7518 6.3.1)".into()));
+                    return Err(KeyError::Jwk(
+                        "RSA n and e must have no leading zero octets (RFC 7518 6.3.1)".into(),
+                    ));
                 }
                 VerifyingKey::from_rsa_components(alg, &n, &e)?
             }
@@ -372,7 +385,8 @@ fn rsa_pkcs1_der(parts: &[Vec<u8>; 8]) -> Result<Vec<u8>, KeyError> {
 ///
 /// In a set, members with an unknown `kty` or unsupported curve are skipped
 /// (RFC 7517 section 5: "SHOULD be ignored"); a set whose `kid` values repeat
-/// is refused, because a `kid` must select one key.
+/// is refused, because a `kid` must select one key, and so is a set that mixes
+/// shared secrets (`oct`) with asymmetric keys.
 pub fn parse_keys(data: &[u8]) -> Result<Vec<Jwk>, KeyError> {
     let v = crate::json::parse_strict_with(
         data,
@@ -395,10 +409,21 @@ pub fn parse_keys(data: &[u8]) -> Result<Vec<Jwk>, KeyError> {
                 }
                 if let Some(kid) = &j.kid {
                     if out.iter().any(|o| o.kid.as_ref() == Some(kid)) {
-                        return Err(KeyError::Jwk(format!("kid {kid:?} appears twice in the key set")));
+                        return Err(KeyError::Jwk(format!(
+                            "kid {kid:?} appears twice in the key set"
+                        )));
                     }
                 }
                 out.push(j);
+            }
+            // A set that holds public keys is meant to be published; a shared
+            // secret beside them is a leak or an algorithm-confusion setup
+            // (Wycheproof json_web_key_test "MixedKeySet": reject).
+            let symmetric = out.iter().filter(|j| j.kty == "oct").count();
+            if symmetric > 0 && symmetric < out.len() {
+                return Err(KeyError::Jwk(
+                    "the key set mixes shared secrets (kty \"oct\") with public keys".into(),
+                ));
             }
             Ok(out)
         }
@@ -411,7 +436,10 @@ pub fn parse_keys(data: &[u8]) -> Result<Vec<Jwk>, KeyError> {
 pub fn select<'a>(keys: &'a [Jwk], kid: Option<&str>) -> Result<Vec<&'a Jwk>, KeyError> {
     match kid {
         Some(k) => {
-            let found: Vec<&Jwk> = keys.iter().filter(|j| j.kid.as_deref() == Some(k)).collect();
+            let found: Vec<&Jwk> = keys
+                .iter()
+                .filter(|j| j.kid.as_deref() == Some(k))
+                .collect();
             if found.is_empty() {
                 Err(KeyError::KidNotFound(k.to_owned()))
             } else {
@@ -462,10 +490,16 @@ mod tests {
             "kid": "2011-04-29"
         }))
         .unwrap();
-        assert_eq!(j.thumbprint(), "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs");
+        assert_eq!(
+            j.thumbprint(),
+            "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"
+        );
         let k = j.to_verifying_key(None).unwrap();
         assert_eq!(k.algorithm(), Algorithm::RsaV15Sha256);
-        assert_eq!(k.thumbprint(), "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs");
+        assert_eq!(
+            k.thumbprint(),
+            "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"
+        );
         assert!(matches!(
             j.to_verifying_key(Some(Algorithm::RsaPssSha512)),
             Err(KeyError::AlgorithmMismatch { .. })

@@ -10,10 +10,15 @@
 
 pub mod alg;
 pub mod b64;
+pub mod descriptor;
+pub mod digest;
+pub mod httpsig;
 pub mod jcs;
 pub mod json;
 pub mod jwk;
+pub mod jws;
 pub mod keys;
+pub mod trust;
 
-pub use alg::{AllowList, Algorithm};
+pub use alg::{Algorithm, AllowList};
 pub use keys::{KeyError, LoadOptions, SigningKey, VerifyError, VerifyingKey};

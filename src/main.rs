@@ -1,1 +1,9 @@
-fn main(){}
+//! The `agentsig` binary: a thin shell over the library (see `src/cli`).
+
+#![forbid(unsafe_code)]
+
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}

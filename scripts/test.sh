@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Run the whole test suite, including the interop tests against independent
+# implementations (PyPI and npm packages), which this script installs into
+# .venv/ and tests/interop/node/node_modules/ (both git-ignored).
+#
+# Usage: bash scripts/test.sh [extra cargo test args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Independent implementations the interop tests run against.
+PY_PACKAGES=(
+  "rfc8785==0.1.4"                    # JCS (Trail of Bits)
+  "joserfc>=1.6"                      # JOSE: detached JWS, JWT
+  "PyJWT[crypto]>=2.10"               # JWT: delegation tokens
+  "http-message-signatures==3.0.0"    # RFC 9421 (pyauth), the strictest peer
+  "http-sfv>=0.9.9"                   # RFC 8941 structured fields, used by the RFC 9421 helper
+  "cryptography>=42"
+)
+
+if [ ! -x .venv/bin/python3 ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python3 -m pip install --quiet --disable-pip-version-check "${PY_PACKAGES[@]}"
+
+if command -v npm >/dev/null 2>&1; then
+  npm install --silent --no-save --no-audit --no-fund --prefix tests/interop jose@6
+fi
+
+# The tests call `python3`: make it the venv's interpreter.
+export PATH="$PWD/.venv/bin:$PATH"
+# Interop tests fail instead of skipping when a peer implementation is missing.
+export AGENTSIG_REQUIRE_INTEROP=1
+
+cargo test --all-targets "$@"
+# Doc tests are not part of --all-targets.
+cargo test --doc "$@"

@@ -1,0 +1,593 @@
+//! `agentsig http sign`, `agentsig http verify` (RFC 9421 over raw HTTP
+//! messages) and `agentsig digest` (RFC 9530).
+
+use super::{load_signing, parse_alg, print_json, read_input, trusted_keys, CliError, CliResult};
+use agentsig::digest::{self, DigestAlgorithm};
+use agentsig::httpsig::{
+    self, accept, ComponentId, Derived, FixedClock, Message, SignatureSpec, SystemClock,
+    VerifyPolicy, VerifyReport,
+};
+use agentsig::{Algorithm, AllowList};
+use clap::{Args, Subcommand};
+use std::io::Write;
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub enum HttpCommand {
+    /// Sign a raw HTTP message (RFC 9421): prints the message with Signature-Input and Signature added.
+    Sign(HttpSignArgs),
+    /// Verify the signatures of a raw HTTP message (RFC 9421): one result per label.
+    Verify(HttpVerifyArgs),
+}
+
+pub fn run(c: HttpCommand) -> CliResult {
+    match c {
+        HttpCommand::Sign(a) => sign(a),
+        HttpCommand::Verify(a) => verify(a),
+    }
+}
+
+/// Parse a duration: seconds, or a number with s, m, h or d.
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let (num, mult) = match s.char_indices().last() {
+        Some((i, 's')) => (&s[..i], 1),
+        Some((i, 'm')) => (&s[..i], 60),
+        Some((i, 'h')) => (&s[..i], 3600),
+        Some((i, 'd')) => (&s[..i], 86400),
+        _ => (s, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("invalid duration {s:?} (e.g. 300, 5m, 12h, 30d)"))
+}
+
+fn parse_component(s: &str) -> Result<ComponentId, String> {
+    ComponentId::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_digest_alg(s: &str) -> Result<DigestAlgorithm, String> {
+    s.parse::<DigestAlgorithm>().map_err(|e| e.to_string())
+}
+
+fn now_unix() -> i64 {
+    use agentsig::httpsig::Clock;
+    SystemClock.now_unix()
+}
+
+fn read_message(path: &str, scheme: &str) -> Result<Message, CliError> {
+    let data = read_input(path)?;
+    Message::parse_keep_raw(&data, scheme).map_err(|e| CliError::usage(format!("{path}: {e}")))
+}
+
+#[derive(Args)]
+pub struct HttpSignArgs {
+    /// Raw HTTP/1.1 message (request or response), or - for standard input.
+    file: String,
+    /// Private key: a path, or env:NAME.
+    #[arg(long)]
+    key: String,
+    /// Algorithm (required for RSA keys); checked against the key.
+    #[arg(long, value_parser = parse_alg)]
+    alg: Option<Algorithm>,
+    /// keyid parameter; default: the key's kid, else its RFC 7638 thumbprint.
+    #[arg(long)]
+    keyid: Option<String>,
+    /// Signature label.
+    #[arg(long, default_value = "sig1")]
+    label: String,
+    /// Covered component, in order, e.g. @method, content-type, "@query-param";name="id",
+    /// content-digest;req. Repeatable. Default: responses @status content-type content-digest;
+    /// requests @method @authority @path, plus content-type and content-digest when present.
+    #[arg(long = "component", short = 'c', value_parser = parse_component)]
+    components: Vec<ComponentId>,
+    /// created parameter (Unix seconds); default now.
+    #[arg(long)]
+    created: Option<i64>,
+    /// Leave out the created parameter.
+    #[arg(long, conflicts_with = "created")]
+    no_created: bool,
+    /// Add expires = created + DURATION (e.g. 300, 5m, 30d).
+    #[arg(long, value_parser = parse_duration)]
+    expires_in: Option<u64>,
+    /// nonce parameter.
+    #[arg(long)]
+    nonce: Option<String>,
+    /// tag parameter.
+    #[arg(long)]
+    tag: Option<String>,
+    /// Leave out the alg parameter (it is included by default).
+    #[arg(long)]
+    no_alg: bool,
+    /// The request this response answers (for ;req components and --accept-signature).
+    #[arg(long)]
+    request: Option<String>,
+    /// Honour the Accept-Signature field of --request (RFC 9421 section 5): its member
+    /// labelled --label (or its only member) gives the components and parameters.
+    #[arg(long, requires = "request")]
+    accept_signature: bool,
+    /// Add a Content-Digest field of the body first (unless present). Repeat for several algorithms.
+    #[arg(long, value_parser = parse_digest_alg)]
+    add_content_digest: Vec<DigestAlgorithm>,
+    /// Scheme the message was received over, for @scheme/@target-uri of origin-form requests.
+    #[arg(long, default_value = "https")]
+    scheme: String,
+    /// Where to write the signed message; default standard output.
+    #[arg(long)]
+    out: Option<String>,
+    /// Print JSON (label, Signature-Input, Signature, signature base) instead of the message.
+    #[arg(long)]
+    json: bool,
+    /// File holding the passphrase of an encrypted PKCS#8 key (else $AGENTSIG_PASSPHRASE).
+    #[arg(long)]
+    passphrase_file: Option<String>,
+}
+
+fn default_components(m: &Message) -> Vec<ComponentId> {
+    if m.is_request() {
+        let mut v = vec![
+            ComponentId::derived(Derived::Method),
+            ComponentId::derived(Derived::Authority),
+            ComponentId::derived(Derived::Path),
+        ];
+        for f in ["content-type", "content-digest"] {
+            if m.field_lines(f, false).next().is_some() {
+                v.extend(ComponentId::field(f).ok());
+            }
+        }
+        v
+    } else {
+        httpsig::verify::descriptor_response_components()
+    }
+}
+
+fn sign(a: HttpSignArgs) -> CliResult {
+    let mut m = read_message(&a.file, &a.scheme)?;
+    let key = load_signing(&a.key, a.alg, None, a.passphrase_file.as_deref())?;
+    let keyid = a.keyid.clone().unwrap_or_else(|| key.kid_or_thumbprint());
+    let related = a
+        .request
+        .as_deref()
+        .map(|r| read_message(r, &a.scheme))
+        .transpose()?;
+    let mut extra: Vec<(String, String)> = Vec::new();
+    if !a.add_content_digest.is_empty() && m.field_lines("content-digest", false).next().is_none() {
+        let v = digest::field_value(&m.body, &a.add_content_digest);
+        m.add_header("Content-Digest", &v);
+        extra.push(("Content-Digest".into(), v));
+    }
+    let created = if a.no_created {
+        None
+    } else {
+        Some(a.created.unwrap_or_else(now_unix))
+    };
+    let spec = if a.accept_signature {
+        let req = related
+            .as_ref()
+            .ok_or_else(|| CliError::usage("--accept-signature needs --request"))?;
+        let lines: Vec<&[u8]> = req.field_lines("accept-signature", false).collect();
+        if lines.is_empty() {
+            return Err(CliError::failed(
+                "the request carries no Accept-Signature field",
+            ));
+        }
+        let reqs = accept::parse(&lines).map_err(|e| CliError::failed(e.to_string()))?;
+        let wanted = match reqs.as_slice() {
+            [only] => only,
+            _ => accept::find(&reqs, &a.label).map_err(|e| CliError::failed(e.to_string()))?,
+        };
+        let lifetime = i64::try_from(a.expires_in.unwrap_or(300)).unwrap_or(300);
+        accept::spec_for(
+            wanted,
+            &key,
+            &keyid,
+            created.unwrap_or_else(now_unix),
+            lifetime,
+        )
+        .map_err(|e| CliError::failed(format!("cannot honour Accept-Signature: {e}")))?
+    } else {
+        let mut spec = SignatureSpec::new(a.label.clone());
+        spec.components = if a.components.is_empty() {
+            default_components(&m)
+        } else {
+            a.components.clone()
+        };
+        if let Some(c) = created {
+            spec = spec.created(c);
+        }
+        if let Some(e) = a.expires_in {
+            let base = created.unwrap_or_else(now_unix);
+            spec = spec.expires(base.saturating_add(i64::try_from(e).unwrap_or(i64::MAX)));
+        }
+        if let Some(n) = &a.nonce {
+            spec = spec.nonce(n);
+        }
+        spec = spec.keyid(&keyid);
+        if !a.no_alg {
+            spec = spec.alg(key.algorithm());
+        }
+        if let Some(t) = &a.tag {
+            spec = spec.tag(t);
+        }
+        spec
+    };
+    let signed = httpsig::sign(&m, related.as_ref(), &spec, &key)
+        .map_err(|e| CliError::usage(format!("{}: {e}", a.file)))?;
+    if a.json {
+        print_json(&serde_json::json!({
+            "label": signed.label,
+            "signature_input": signed.signature_input,
+            "signature": signed.signature,
+            "signature_base": String::from_utf8_lossy(&signed.base),
+            "added_fields": extra.iter().map(|(n, v)| format!("{n}: {v}")).collect::<Vec<_>>(),
+        }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    extra.push(("Signature-Input".into(), signed.signature_input.clone()));
+    extra.push(("Signature".into(), signed.signature.clone()));
+    let out = m
+        .with_fields_inserted(&extra)
+        .ok_or_else(|| CliError::usage("internal: message lost its raw form"))?;
+    match a.out.as_deref() {
+        None | Some("-") => std::io::stdout()
+            .write_all(&out)
+            .map_err(|e| CliError::usage(format!("standard output: {e}")))?,
+        Some(p) => std::fs::write(p, &out).map_err(|e| CliError::usage(format!("{p}: {e}")))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct HttpVerifyArgs {
+    /// Raw HTTP/1.1 message (request or response, e.g. saved by curl -i), or - for standard input.
+    file: String,
+    /// Trusted public key (PEM, DER, JWK): a path or env:NAME. Repeatable; a key's kid selects it by keyid.
+    #[arg(long)]
+    key: Vec<String>,
+    /// Trusted JWK Set (its symmetric keys are ignored). Repeatable.
+    #[arg(long)]
+    jwks: Vec<String>,
+    /// Allowed algorithm (repeatable); default every asymmetric one. hmac-sha256 must be named to be used.
+    #[arg(long, value_parser = parse_alg)]
+    alg: Vec<Algorithm>,
+    /// Verify only this label (repeatable); default every label. Each must verify.
+    #[arg(long)]
+    label: Vec<String>,
+    /// Component every signature must cover (repeatable). Default for responses:
+    /// @status content-type content-digest; for requests none.
+    #[arg(long, value_parser = parse_component)]
+    require: Vec<ComponentId>,
+    /// Require no component (overrides the response default).
+    #[arg(long, conflicts_with = "require")]
+    require_none: bool,
+    /// Largest age of created (e.g. 300, 5m, 30d).
+    #[arg(long, value_parser = parse_duration, default_value = "300")]
+    max_age: u64,
+    /// Do not limit the age of created (expires is still enforced).
+    #[arg(long)]
+    no_max_age: bool,
+    /// Tolerated clock skew.
+    #[arg(long, value_parser = parse_duration, default_value = "60")]
+    skew: u64,
+    /// Verify as if the time were this (Unix seconds).
+    #[arg(long)]
+    now: Option<i64>,
+    /// Skip created/expires checks entirely (only for replaying archived test vectors).
+    #[arg(long)]
+    no_time_check: bool,
+    /// Required tag parameter.
+    #[arg(long)]
+    tag: Option<String>,
+    /// Refuse signatures without expires.
+    #[arg(long)]
+    require_expires: bool,
+    /// The request this response answers (for ;req components).
+    #[arg(long)]
+    request: Option<String>,
+    /// Scheme the message was received over.
+    #[arg(long, default_value = "https")]
+    scheme: String,
+    /// Include the signature base in the output.
+    #[arg(long)]
+    print_base: bool,
+    /// Print a machine-readable JSON report.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What a verification command asks for, shared by `http verify` and `verify --response`.
+pub struct VerifyRequest<'a> {
+    pub file: &'a str,
+    pub message: &'a Message,
+    pub related: Option<&'a Message>,
+    pub keys: &'a [String],
+    pub jwks: &'a [String],
+    pub alg: &'a [Algorithm],
+    pub labels: &'a [String],
+    pub required: Vec<ComponentId>,
+    pub max_age: Option<u64>,
+    pub skew: u64,
+    pub now: Option<i64>,
+    pub check_time: bool,
+    pub tag: Option<String>,
+    pub require_expires: bool,
+    pub print_base: bool,
+    pub json: bool,
+}
+
+/// Run a verification and print one result per label. Exit 0 only when every
+/// examined label verified.
+pub fn run_verify(v: VerifyRequest<'_>) -> CliResult {
+    let bind_alg = match v.alg {
+        [one] => Some(*one),
+        _ => None,
+    };
+    let resolver = trusted_keys(v.keys, v.jwks, bind_alg)?;
+    let clock_fixed;
+    let mut policy = VerifyPolicy::new(&resolver);
+    if let Some(n) = v.now {
+        clock_fixed = FixedClock(n);
+        policy.clock = &clock_fixed;
+    }
+    policy.allowed = if v.alg.is_empty() {
+        AllowList::asymmetric()
+    } else {
+        AllowList::new(v.alg.iter().copied())
+    };
+    policy.required = v.required;
+    policy.max_age = v.max_age;
+    policy.skew = v.skew;
+    policy.check_time = v.check_time;
+    policy.expected_tag = v.tag;
+    policy.require_expires = v.require_expires;
+    policy.labels = (!v.labels.is_empty()).then(|| v.labels.to_vec());
+    policy.keep_base = v.print_base;
+    let report = match httpsig::verify(v.message, v.related, &policy) {
+        Ok(r) => r,
+        Err(e) => {
+            if v.json {
+                print_json(&serde_json::json!({
+                    "verified": false, "file": v.file, "reason": e.to_string(), "signatures": [],
+                }));
+            } else {
+                println!("{}: NOT verified: {e}", v.file);
+            }
+            return Ok(ExitCode::from(1));
+        }
+    };
+    print_report(v.file, &report, v.json);
+    Ok(if report.all_valid() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn print_report(file: &str, report: &VerifyReport, json: bool) {
+    let verified = report.all_valid();
+    if json {
+        let sigs: Vec<serde_json::Value> = report
+            .results
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "label": r.label,
+                    "valid": r.is_valid(),
+                    "covered": r.covered,
+                    "signature_params": r.params_value,
+                    "keyid": r.keyid,
+                    "algorithm": r.alg.map(|a| a.httpsig_name()),
+                    "created": r.created,
+                    "expires": r.expires,
+                    "nonce": r.nonce,
+                    "tag": r.tag,
+                    "key_source": r.key_source.as_ref().map(ToString::to_string),
+                    "key_thumbprint": r.key_thumbprint,
+                    "reason_code": r.outcome.as_ref().err().map(|e| e.code()),
+                    "reason": r.outcome.as_ref().err().map(ToString::to_string),
+                    "signature_base": r.signature_base.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()),
+                })
+            })
+            .collect();
+        print_json(&serde_json::json!({
+            "verified": verified,
+            "file": file,
+            "signatures": sigs,
+        }));
+        return;
+    }
+    for r in &report.results {
+        let mut line = format!(
+            "{}: {} (keyid {}, alg {})",
+            r.label,
+            if r.is_valid() { "valid" } else { "INVALID" },
+            r.keyid.as_deref().unwrap_or("-"),
+            r.alg.map_or("-", |a| a.httpsig_name()),
+        );
+        if let Some(src) = &r.key_source {
+            line.push_str(&format!(", key from {src}"));
+        }
+        if let Err(e) = &r.outcome {
+            line.push_str(&format!(": {e}"));
+        }
+        println!("{line}");
+        if let Some(b) = &r.signature_base {
+            println!(
+                "--- signature base of {} ---\n{}\n---",
+                r.label,
+                String::from_utf8_lossy(b)
+            );
+        }
+    }
+    if verified {
+        println!("{file}: verified");
+    } else {
+        println!("{file}: NOT verified");
+    }
+}
+
+fn verify(a: HttpVerifyArgs) -> CliResult {
+    let m = read_message(&a.file, &a.scheme)?;
+    let related = a
+        .request
+        .as_deref()
+        .map(|r| read_message(r, &a.scheme))
+        .transpose()?;
+    let required = if a.require_none {
+        Vec::new()
+    } else if a.require.is_empty() && !m.is_request() {
+        httpsig::verify::descriptor_response_components()
+    } else {
+        a.require.clone()
+    };
+    run_verify(VerifyRequest {
+        file: &a.file,
+        message: &m,
+        related: related.as_ref(),
+        keys: &a.key,
+        jwks: &a.jwks,
+        alg: &a.alg,
+        labels: &a.label,
+        required,
+        max_age: (!a.no_max_age).then_some(a.max_age),
+        skew: a.skew,
+        now: a.now,
+        check_time: !a.no_time_check,
+        tag: a.tag.clone(),
+        require_expires: a.require_expires,
+        print_base: a.print_base,
+        json: a.json,
+    })
+}
+
+#[derive(Args)]
+pub struct DigestArgs {
+    /// File whose bytes are the content, or - for standard input.
+    file: String,
+    /// Algorithm (repeatable): sha-256 (default) or sha-512.
+    #[arg(long, value_parser = parse_digest_alg)]
+    alg: Vec<DigestAlgorithm>,
+    /// Print a Repr-Digest field instead of Content-Digest (same bytes: give the representation).
+    #[arg(long)]
+    repr: bool,
+}
+
+/// `agentsig digest`: print an RFC 9530 digest field for a file.
+pub fn digest_cmd(a: DigestArgs) -> CliResult {
+    let data = read_input(&a.file)?;
+    let algs = if a.alg.is_empty() {
+        vec![DigestAlgorithm::Sha256]
+    } else {
+        a.alg
+    };
+    let name = if a.repr {
+        "Repr-Digest"
+    } else {
+        "Content-Digest"
+    };
+    println!("{name}: {}", digest::field_value(&data, &algs));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `agentsig verify --response`: RFC 9421 check of a saved descriptor response
+/// under the descriptor-response policy, Content-Digest checked against the body.
+pub fn verify_saved_response(
+    path: &str,
+    keys: &[String],
+    jwks: &[String],
+    alg: &[Algorithm],
+    max_age: Option<u64>,
+    now: Option<i64>,
+    json: bool,
+) -> CliResult {
+    let m = read_message(path, "https")?;
+    if m.is_request() {
+        return Err(CliError::usage(format!(
+            "{path}: is a request; --response expects a saved response (status line, headers, body)"
+        )));
+    }
+    run_verify(VerifyRequest {
+        file: path,
+        message: &m,
+        related: None,
+        keys,
+        jwks,
+        alg,
+        labels: &[],
+        required: httpsig::verify::descriptor_response_components(),
+        max_age,
+        skew: 60,
+        now,
+        check_time: true,
+        tag: None,
+        require_expires: false,
+        print_base: false,
+        json,
+    })
+}
+
+fn nginx_quote(v: &str) -> String {
+    format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// Write the response fields a static host must send with a signed
+/// descriptor (seed 001 section 10.3), as plain `Name: value` lines or as
+/// an nginx or Caddy snippet.
+pub fn write_static_headers(
+    path: &str,
+    file: &str,
+    body: &[u8],
+    content_type: &str,
+    keys: &[agentsig::SigningKey],
+    expires_in: Option<u64>,
+    format: &str,
+) -> Result<(), CliError> {
+    let created = now_unix();
+    let expires = expires_in.map(|e| created.saturating_add(i64::try_from(e).unwrap_or(i64::MAX)));
+    let pairs: Vec<(&agentsig::SigningKey, String)> =
+        keys.iter().map(|k| (k, k.kid_or_thumbprint())).collect();
+    if content_type.bytes().any(|c| c < 0x20 || c == 0x7f) {
+        return Err(CliError::usage("--content-type holds control characters"));
+    }
+    let fields =
+        httpsig::sign::static_response_fields(body, content_type, &pairs, created, expires)
+            .map_err(|e| CliError::usage(format!("{file}: {e}")))?;
+    let name = std::path::Path::new(file)
+        .file_name()
+        .map_or_else(|| file.to_owned(), |n| n.to_string_lossy().into_owned());
+    let mut text = String::new();
+    match format {
+        "nginx" => {
+            text.push_str(&format!(
+                "# agentsig: response fields for {name}; paste inside its location block.\n\
+                 # The body must be served byte for byte: no gzip, no charset rewriting.\n\
+                 default_type {ct};\ntypes {{ }}\ncharset off;\ngzip off;\n",
+                ct = nginx_quote(content_type)
+            ));
+            for (n, v) in fields.iter().filter(|(n, _)| n != "Content-Type") {
+                text.push_str(&format!("add_header {n} {};\n", nginx_quote(v)));
+            }
+        }
+        "caddy" => {
+            text.push_str(&format!(
+                "# agentsig: response fields for {name}; paste inside the site block.\n\
+                 # Do not let an `encode` directive compress this path.\nheader /{name} {{\n"
+            ));
+            for (n, v) in &fields {
+                text.push_str(&format!("\t{n} `{v}`\n"));
+            }
+            text.push_str("}\n");
+        }
+        _ => {
+            for (n, v) in &fields {
+                text.push_str(&format!("{n}: {v}\n"));
+            }
+        }
+    }
+    std::fs::write(path, text.as_bytes()).map_err(|e| CliError::usage(format!("{path}: {e}")))?;
+    eprintln!(
+        "wrote the HTTP response fields for {file} -> {path} (created {created}{})",
+        expires.map_or_else(String::new, |e| format!(", expires {e}"))
+    );
+    Ok(())
+}

@@ -1,0 +1,122 @@
+//! `agentsig keygen`
+
+use super::{parse_alg, print_json, write_new_file, CliError, CliResult};
+use agentsig::{Algorithm, SigningKey};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct KeygenArgs {
+    /// Algorithm the key is bound to (RFC 9421 or JOSE name).
+    #[arg(long, default_value = "ecdsa-p256-sha256", value_parser = parse_alg)]
+    alg: Algorithm,
+    /// Output path prefix: writes PREFIX.pem (private, mode 0600), PREFIX.pub.pem,
+    /// PREFIX.jwk.json and PREFIX.jwks.json. Existing files are never overwritten.
+    #[arg(long, default_value = "agentsig-key")]
+    out: PathBuf,
+    /// Key id to publish; default: the RFC 7638 thumbprint.
+    #[arg(long)]
+    kid: Option<String>,
+    /// Print a JSON summary instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn with_suffix(prefix: &std::path::Path, suffix: &str) -> PathBuf {
+    let mut s = prefix.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+pub fn run(a: KeygenArgs) -> CliResult {
+    let prefix = match a.out.to_str() {
+        Some(s) if s.ends_with(".pem") => PathBuf::from(&s[..s.len() - 4]),
+        _ => a.out.clone(),
+    };
+    let key = SigningKey::generate(a.alg)?;
+    let kid = a
+        .kid
+        .clone()
+        .unwrap_or_else(|| key.verifying_key().thumbprint());
+    let key = key.with_kid(kid.clone());
+    let public = key.verifying_key();
+    let mut written = Vec::new();
+
+    if a.alg == Algorithm::HmacSha256 {
+        let secret = key
+            .hmac_secret_bytes()
+            .ok_or_else(|| CliError::usage("internal: HMAC key without secret"))?;
+        let path = with_suffix(&prefix, ".secret");
+        let text = zeroize::Zeroizing::new(format!("{}\n", agentsig::b64::encode_std(secret)));
+        write_new_file(&path, text.as_bytes(), 0o600)?;
+        written.push(path);
+    } else {
+        let pem = key
+            .pkcs8_pem()
+            .ok_or_else(|| CliError::usage("internal: generated key has no PKCS#8 form"))?;
+        let priv_path = with_suffix(&prefix, ".pem");
+        let pub_pem = public
+            .to_spki_pem()
+            .ok_or_else(|| CliError::usage("internal: no SPKI form"))?;
+        let jwk =
+            serde_json::to_string_pretty(&public.to_jwk().to_value()).unwrap_or_default() + "\n";
+        let jwks = serde_json::to_string_pretty(&agentsig::jwk::jwks_document(&[public]))
+            .unwrap_or_default()
+            + "\n";
+        // Refuse before writing anything if any target exists.
+        let targets = [
+            (priv_path.clone(), pem.as_bytes().to_vec(), 0o600),
+            (
+                with_suffix(&prefix, ".pub.pem"),
+                pub_pem.into_bytes(),
+                0o644,
+            ),
+            (with_suffix(&prefix, ".jwk.json"), jwk.into_bytes(), 0o644),
+            (with_suffix(&prefix, ".jwks.json"), jwks.into_bytes(), 0o644),
+        ];
+        for (p, _, _) in &targets {
+            if p.exists() {
+                return Err(CliError::usage(format!(
+                    "{}: already exists; refusing to overwrite",
+                    p.display()
+                )));
+            }
+        }
+        for (p, bytes, mode) in &targets {
+            write_new_file(p, bytes, *mode)?;
+            written.push(p.clone());
+        }
+    }
+
+    let did_key = public.did_key();
+    let did_jwk = public.did_jwk();
+    if a.json {
+        print_json(&serde_json::json!({
+            "algorithm": a.alg.httpsig_name(),
+            "jose_alg": a.alg.jose_name(),
+            "kid": kid,
+            "thumbprint": public.thumbprint(),
+            "files": written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "did_key": did_key,
+            "did_jwk": did_jwk,
+        }));
+    } else {
+        println!(
+            "algorithm  {} ({})",
+            a.alg.httpsig_name(),
+            a.alg.jose_name()
+        );
+        println!("kid        {kid}");
+        for p in &written {
+            println!("wrote      {}", p.display());
+        }
+        if let Some(d) = did_key {
+            println!("did:key    {d}");
+        }
+        if let Some(d) = did_jwk {
+            println!("did:jwk    {d}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,554 @@
+//! Component identifiers and component values (RFC 9421 section 2).
+
+use super::message::{Kind, Message};
+use super::sfv::{self, BareItem, Entry, Item, SfError};
+use std::fmt::Write as _;
+
+/// The derived components of RFC 9421 section 2.2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Derived {
+    Method,
+    TargetUri,
+    Authority,
+    Scheme,
+    RequestTarget,
+    Path,
+    Query,
+    QueryParam,
+    Status,
+}
+
+impl Derived {
+    pub fn name(self) -> &'static str {
+        match self {
+            Derived::Method => "@method",
+            Derived::TargetUri => "@target-uri",
+            Derived::Authority => "@authority",
+            Derived::Scheme => "@scheme",
+            Derived::RequestTarget => "@request-target",
+            Derived::Path => "@path",
+            Derived::Query => "@query",
+            Derived::QueryParam => "@query-param",
+            Derived::Status => "@status",
+        }
+    }
+
+    pub fn from_name(n: &str) -> Option<Derived> {
+        Some(match n {
+            "@method" => Derived::Method,
+            "@target-uri" => Derived::TargetUri,
+            "@authority" => Derived::Authority,
+            "@scheme" => Derived::Scheme,
+            "@request-target" => Derived::RequestTarget,
+            "@path" => Derived::Path,
+            "@query" => Derived::Query,
+            "@query-param" => Derived::QueryParam,
+            "@status" => Derived::Status,
+            _ => return None,
+        })
+    }
+}
+
+/// What a component identifier names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Derived(Derived),
+    /// A field, by lowercase name.
+    Field(String),
+}
+
+/// A component identifier: a name plus parameters, kept in the order given
+/// (RFC 9421 section 2). Its serialization is the identifier as it appears
+/// in the signature base and in `Signature-Input`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComponentId {
+    pub target: Target,
+    /// The parameters as given, in order (`sf`, `key`, `bs`, `req`, `tr`, `name`).
+    pub params: sfv::Params,
+    pub(crate) sf: bool,
+    pub(crate) key: Option<String>,
+    pub(crate) bs: bool,
+    pub(crate) req: bool,
+    pub(crate) tr: bool,
+    pub(crate) qname: Option<String>,
+}
+
+/// Why a component identifier or value is unusable (RFC 9421 sections 2.1, 2.2 and 2.5).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ComponentError {
+    #[error("component identifier is not a String: {0}")]
+    NotAString(String),
+    #[error("component name {0:?} is not lowercase")]
+    NotLowercase(String),
+    #[error("unknown derived component {0:?}")]
+    UnknownDerived(String),
+    #[error("component name {0:?} is not a valid field name")]
+    BadFieldName(String),
+    #[error("component {component}: unknown parameter {param:?}")]
+    UnknownParam { component: String, param: String },
+    #[error("component {component}: parameter {param:?} has the wrong type")]
+    ParamType { component: String, param: String },
+    #[error("component {component}: parameter {param:?} given twice")]
+    DuplicateParam { component: String, param: String },
+    #[error("component {component}: parameter {param:?} does not apply to this component")]
+    ParamNotApplicable { component: String, param: String },
+    #[error("component {component}: 'bs' cannot be combined with 'sf' or 'key'")]
+    BsWithSf { component: String },
+    #[error("@query-param needs a name parameter")]
+    QueryParamNameMissing,
+    #[error("component {0} is covered twice")]
+    Duplicate(String),
+    #[error("component {0} is not present in the message")]
+    Missing(String),
+    #[error("component {0} applies only to requests")]
+    RequestOnly(String),
+    #[error("component {0} applies only to responses")]
+    ResponseOnly(String),
+    #[error("component {0} has ;req but no related request was given")]
+    NoRelatedRequest(String),
+    #[error("component {0}: ;req is only valid in a response's signature")]
+    ReqInRequest(String),
+    #[error("query parameter {0:?} occurs more than once (RFC 9421 section 2.2.8)")]
+    QueryParamRepeated(String),
+    #[error("component {component}: the field is not a valid structured field: {err}")]
+    Structured { component: String, err: SfError },
+    #[error("component {component}: dictionary has no member {key:?}")]
+    KeyMissing { component: String, key: String },
+    #[error("component {0}: value holds a byte that cannot appear in a signature base")]
+    BadValueByte(String),
+}
+
+/// The structured-field type of a field, for `;sf` (RFC 9421 section 2.1.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SfType {
+    Item,
+    List,
+    Dictionary,
+}
+
+/// Types of the structured fields agentsig knows (RFC 9421, RFC 9530,
+/// RFC 9651 section 3 and the retrofit fields of RFC 9651 section 3 / RFC 8941 users).
+pub fn known_sf_type(name: &str) -> Option<SfType> {
+    Some(match name {
+        "signature-input"
+        | "signature"
+        | "accept-signature"
+        | "content-digest"
+        | "repr-digest"
+        | "want-content-digest"
+        | "want-repr-digest"
+        | "priority"
+        | "cdn-cache-control" => SfType::Dictionary,
+        "accept-ch" | "cache-status" | "proxy-status" | "client-cert-chain" => SfType::List,
+        "client-cert" | "sec-ch-ua-mobile" | "sec-ch-ua-platform" => SfType::Item,
+        _ => return None,
+    })
+}
+
+fn write_id(out: &mut String, target: &Target, params: &sfv::Params) {
+    let name = match target {
+        Target::Derived(d) => d.name(),
+        Target::Field(f) => f.as_str(),
+    };
+    sfv::write_bare(out, &BareItem::String(name.to_owned()));
+    sfv::write_params(out, params);
+}
+
+impl std::fmt::Display for ComponentId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = String::new();
+        write_id(&mut s, &self.target, &self.params);
+        f.write_str(&s)
+    }
+}
+
+impl ComponentId {
+    /// A field component with no parameters.
+    pub fn field(name: &str) -> Result<ComponentId, ComponentError> {
+        Self::from_item(&Item {
+            bare: BareItem::String(name.to_owned()),
+            params: Vec::new(),
+        })
+    }
+
+    /// A derived component with no parameters.
+    pub fn derived(d: Derived) -> ComponentId {
+        ComponentId {
+            target: Target::Derived(d),
+            params: Vec::new(),
+            sf: false,
+            key: None,
+            bs: false,
+            req: false,
+            tr: false,
+            qname: None,
+        }
+    }
+
+    /// Parse the text form used on the command line and in `Signature-Input`,
+    /// e.g. `"content-type"`, `"@query-param";name="Pet"`, or unquoted
+    /// `content-digest;req`.
+    pub fn parse(text: &str) -> Result<ComponentId, ComponentError> {
+        let t = text.trim();
+        let quoted;
+        let t = if t.starts_with('"') {
+            t
+        } else {
+            let (n, rest) = t.split_at(t.find(';').unwrap_or(t.len()));
+            quoted = format!("\"{n}\"{rest}");
+            quoted.as_str()
+        };
+        let item = sfv::parse_item(t.as_bytes()).map_err(|e| ComponentError::Structured {
+            component: text.to_owned(),
+            err: e,
+        })?;
+        Self::from_item(&item)
+    }
+
+    /// Validate an identifier from a parsed Inner List member (RFC 9421 section 2).
+    pub fn from_item(item: &Item) -> Result<ComponentId, ComponentError> {
+        let BareItem::String(name) = &item.bare else {
+            let mut s = String::new();
+            sfv::write_item(&mut s, item);
+            return Err(ComponentError::NotAString(s));
+        };
+        if name.bytes().any(|c| c.is_ascii_uppercase()) {
+            return Err(ComponentError::NotLowercase(name.clone()));
+        }
+        let target = if name.starts_with('@') {
+            Target::Derived(
+                Derived::from_name(name)
+                    .ok_or_else(|| ComponentError::UnknownDerived(name.clone()))?,
+            )
+        } else {
+            if name.is_empty() || !name.bytes().all(sfv::is_tchar) {
+                return Err(ComponentError::BadFieldName(name.clone()));
+            }
+            Target::Field(name.clone())
+        };
+        let mut id = ComponentId {
+            target,
+            params: item.params.clone(),
+            sf: false,
+            key: None,
+            bs: false,
+            req: false,
+            tr: false,
+            qname: None,
+        };
+        let comp = id.to_string();
+        if let Some(p) = sfv::duplicate_param(&item.params) {
+            return Err(ComponentError::DuplicateParam {
+                component: comp,
+                param: p.to_owned(),
+            });
+        }
+        let is_field = matches!(id.target, Target::Field(_));
+        for (k, v) in &item.params {
+            let bad_type = || ComponentError::ParamType {
+                component: comp.clone(),
+                param: k.clone(),
+            };
+            let not_app = || ComponentError::ParamNotApplicable {
+                component: comp.clone(),
+                param: k.clone(),
+            };
+            let flag = || -> Result<bool, ComponentError> {
+                if *v == BareItem::Boolean(true) {
+                    Ok(true)
+                } else {
+                    Err(bad_type())
+                }
+            };
+            match k.as_str() {
+                "sf" if is_field => id.sf = flag()?,
+                "bs" if is_field => id.bs = flag()?,
+                "tr" if is_field => id.tr = flag()?,
+                "req" => id.req = flag()?,
+                "key" if is_field => match v {
+                    BareItem::String(s) => id.key = Some(s.clone()),
+                    _ => return Err(bad_type()),
+                },
+                "name" if id.target == Target::Derived(Derived::QueryParam) => match v {
+                    BareItem::String(s) => id.qname = Some(s.clone()),
+                    _ => return Err(bad_type()),
+                },
+                "sf" | "bs" | "tr" | "key" | "name" => return Err(not_app()),
+                other => {
+                    return Err(ComponentError::UnknownParam {
+                        component: comp,
+                        param: other.to_owned(),
+                    })
+                }
+            }
+        }
+        if id.bs && (id.sf || id.key.is_some()) {
+            return Err(ComponentError::BsWithSf { component: comp });
+        }
+        if id.target == Target::Derived(Derived::QueryParam) && id.qname.is_none() {
+            return Err(ComponentError::QueryParamNameMissing);
+        }
+        Ok(id)
+    }
+
+    /// Parameters compared as a set, for duplicate detection (RFC 9421 section 2.5).
+    pub(crate) fn same_as(&self, other: &ComponentId) -> bool {
+        self.target == other.target
+            && self.params.len() == other.params.len()
+            && self.params.iter().all(|p| other.params.contains(p))
+    }
+
+    /// True if this names a field (not a derived component).
+    pub fn field_name(&self) -> Option<&str> {
+        match &self.target {
+            Target::Field(f) => Some(f),
+            Target::Derived(_) => None,
+        }
+    }
+
+    /// True when `;req` is set.
+    pub fn is_req(&self) -> bool {
+        self.req
+    }
+
+    /// Append the component value to `out` (RFC 9421 sections 2.1 and 2.2).
+    ///
+    /// `msg` is the message being signed; `related` the request a response
+    /// answers, for `;req`.
+    pub fn write_value(
+        &self,
+        out: &mut Vec<u8>,
+        msg: &Message,
+        related: Option<&Message>,
+        sf_types: &dyn Fn(&str) -> Option<SfType>,
+    ) -> Result<(), ComponentError> {
+        let src = if self.req {
+            if msg.is_request() {
+                return Err(ComponentError::ReqInRequest(self.to_string()));
+            }
+            related.ok_or_else(|| ComponentError::NoRelatedRequest(self.to_string()))?
+        } else {
+            msg
+        };
+        match &self.target {
+            Target::Derived(d) => self.write_derived(out, *d, src),
+            Target::Field(name) => self.write_field(out, name, src, sf_types),
+        }
+    }
+
+    fn write_derived(
+        &self,
+        out: &mut Vec<u8>,
+        d: Derived,
+        m: &Message,
+    ) -> Result<(), ComponentError> {
+        let req = match (&m.kind, d) {
+            (Kind::Response { status }, Derived::Status) => {
+                let _ = write!(ByteWriter(out), "{status:03}");
+                return Ok(());
+            }
+            (Kind::Request(_), Derived::Status) => {
+                return Err(ComponentError::ResponseOnly(self.to_string()))
+            }
+            (Kind::Response { .. }, _) => {
+                return Err(ComponentError::RequestOnly(self.to_string()))
+            }
+            (Kind::Request(r), _) => r,
+        };
+        match d {
+            Derived::Method => out.extend_from_slice(req.method.as_bytes()),
+            Derived::TargetUri => out.extend_from_slice(req.target_uri().as_bytes()),
+            Derived::Authority => out.extend_from_slice(req.authority.as_bytes()),
+            Derived::Scheme => out.extend_from_slice(req.scheme.as_bytes()),
+            Derived::RequestTarget => out.extend_from_slice(req.target.as_bytes()),
+            Derived::Path => out.extend_from_slice(req.path.as_bytes()),
+            Derived::Query => {
+                out.push(b'?');
+                if let Some(q) = &req.query {
+                    out.extend_from_slice(q.as_bytes());
+                }
+            }
+            Derived::QueryParam => {
+                let want = self.qname.as_deref().unwrap_or("");
+                let mut found: Option<String> = None;
+                for (n, v) in form_pairs(req.query.as_deref().unwrap_or("")) {
+                    if form_encode(&n) == want {
+                        if found.is_some() {
+                            return Err(ComponentError::QueryParamRepeated(want.to_owned()));
+                        }
+                        found = Some(form_encode(&v));
+                    }
+                }
+                let v = found.ok_or_else(|| ComponentError::Missing(self.to_string()))?;
+                out.extend_from_slice(v.as_bytes());
+            }
+            Derived::Status => {}
+        }
+        Ok(())
+    }
+
+    fn write_field(
+        &self,
+        out: &mut Vec<u8>,
+        name: &str,
+        m: &Message,
+        sf_types: &dyn Fn(&str) -> Option<SfType>,
+    ) -> Result<(), ComponentError> {
+        let lines: Vec<&[u8]> = m.field_lines(name, self.tr).collect();
+        if lines.is_empty() {
+            return Err(ComponentError::Missing(self.to_string()));
+        }
+        let structured = |e| ComponentError::Structured {
+            component: self.to_string(),
+            err: e,
+        };
+        if self.bs {
+            for (i, l) in lines.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                out.push(b':');
+                out.extend_from_slice(crate::b64::encode_std(l).as_bytes());
+                out.push(b':');
+            }
+            return Ok(());
+        }
+        if let Some(key) = &self.key {
+            let joined = lines.join(&b", "[..]);
+            let dict = sfv::parse_dictionary(&joined).map_err(structured)?;
+            let entry = dict.get(key).ok_or_else(|| ComponentError::KeyMissing {
+                component: self.to_string(),
+                key: key.clone(),
+            })?;
+            let mut s = String::new();
+            sfv::write_entry(&mut s, entry);
+            out.extend_from_slice(s.as_bytes());
+            return Ok(());
+        }
+        if self.sf {
+            let joined = lines.join(&b", "[..]);
+            let mut s = String::new();
+            match sf_types(name) {
+                Some(SfType::Dictionary) => sfv::write_dictionary(
+                    &mut s,
+                    &sfv::parse_dictionary(&joined).map_err(structured)?,
+                ),
+                Some(SfType::List) => {
+                    sfv::write_list(&mut s, &sfv::parse_list(&joined).map_err(structured)?)
+                }
+                Some(SfType::Item) => {
+                    sfv::write_item(&mut s, &sfv::parse_item(&joined).map_err(structured)?)
+                }
+                // Unknown type: a value that parses as both a Dictionary and a
+                // List (or List and Item) serializes identically either way,
+                // so trying Dictionary, then List, is unambiguous.
+                None => match sfv::parse_dictionary(&joined) {
+                    Ok(d) => sfv::write_dictionary(&mut s, &d),
+                    Err(_) => {
+                        sfv::write_list(&mut s, &sfv::parse_list(&joined).map_err(structured)?)
+                    }
+                },
+            }
+            out.extend_from_slice(s.as_bytes());
+            return Ok(());
+        }
+        for (i, l) in lines.iter().enumerate() {
+            if i > 0 {
+                out.extend_from_slice(b", ");
+            }
+            out.extend_from_slice(l);
+        }
+        Ok(())
+    }
+}
+
+struct ByteWriter<'a>(&'a mut Vec<u8>);
+impl std::fmt::Write for ByteWriter<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// application/x-www-form-urlencoded parsing (WHATWG URL, section 5.1):
+/// split on `&`, first `=` separates name and value, `+` is a space, then
+/// percent-decode and UTF-8 decode with replacement.
+pub fn form_pairs(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let (n, v) = s.split_once('=').unwrap_or((s, ""));
+            (form_decode(n), form_decode(v))
+        })
+        .collect()
+}
+
+fn hex_val(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+fn form_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let h = b.get(i + 1).and_then(|x| hex_val(*x));
+                let l = b.get(i + 2).and_then(|x| hex_val(*x));
+                if let (Some(h), Some(l)) = (h, l) {
+                    out.push(h * 16 + l);
+                    i += 2;
+                } else {
+                    out.push(b'%');
+                }
+            }
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Percent-encode with the application/x-www-form-urlencoded percent-encode
+/// set, but a space as `%20` (RFC 9421 section 2.2.8).
+pub fn form_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'*' | b'-' | b'.' | b'_') {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// Parse an Inner List of component identifiers, refusing duplicates
+/// (RFC 9421 section 2.5: each identifier occurs once).
+pub fn parse_covered(items: &[Item]) -> Result<Vec<ComponentId>, ComponentError> {
+    let mut out: Vec<ComponentId> = Vec::with_capacity(items.len());
+    for it in items {
+        let id = ComponentId::from_item(it)?;
+        if out.iter().any(|o| o.same_as(&id)) {
+            return Err(ComponentError::Duplicate(id.to_string()));
+        }
+        out.push(id);
+    }
+    Ok(out)
+}
+
+/// The identifiers of an Inner List entry, if it is one.
+pub fn inner_list_items(e: &Entry) -> Option<&sfv::InnerList> {
+    match e {
+        Entry::InnerList(l) => Some(l),
+        Entry::Item(_) => None,
+    }
+}

@@ -1,0 +1,111 @@
+//! RFC 9421 HTTP Message Signatures.
+//!
+//! * [`message`]: the one message model that raw HTTP/1.1 text and the
+//!   `http` crate's `Request`/`Response` convert into.
+//! * [`components`]: component identifiers and values (section 2).
+//! * [`base`]: the signature base (section 2.5).
+//! * [`sign`]: creating signatures (section 3.1), several per message.
+//! * [`verify`]: verifying (section 3.2) with a caller-stated policy; one
+//!   result per label, never "any valid wins" (section 7.2.5).
+//! * [`accept`]: `Accept-Signature` (section 5).
+//! * [`sfv`]: the strict Structured Field Values codec they share.
+//!
+//! RFC 9530 digests live in [`crate::digest`].
+
+pub mod accept;
+pub mod base;
+pub mod components;
+pub mod message;
+pub mod sfv;
+pub mod sign;
+pub mod verify;
+
+pub use components::{ComponentError, ComponentId, Derived, SfType};
+pub use message::{Message, MessageError};
+pub use sign::{sign, SignError, SignatureSpec, Signed};
+pub use verify::{
+    verify, Clock, FixedClock, HeaderError, LabelResult, NonceStore, SigError, SystemClock,
+    VerifyPolicy, VerifyReport,
+};
+
+use sfv::BareItem;
+
+/// Most signatures examined in one message.
+pub const MAX_SIGNATURES: usize = 16;
+/// Most components covered by one signature.
+pub const MAX_COMPONENTS: usize = 64;
+/// Largest combined `Signature-Input` or `Signature` field, in bytes.
+pub const MAX_SIGNATURE_FIELD: usize = 16 * 1024;
+/// Longest label accepted.
+pub const MAX_LABEL: usize = 64;
+
+/// The signature parameters registered by RFC 9421 section 6.3.2.
+pub const KNOWN_PARAMS: [&str; 6] = ["created", "expires", "nonce", "alg", "keyid", "tag"];
+
+/// Why a signature parameter is unusable (RFC 9421 section 2.3).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParamError {
+    #[error("signature parameter {0:?} given twice")]
+    Duplicate(String),
+    #[error("signature parameter {name:?} must be {expected}")]
+    Type {
+        name: String,
+        expected: &'static str,
+    },
+}
+
+/// Check the types of the registered parameters (RFC 9421 section 2.3):
+/// `created` and `expires` are non-negative Integers, `nonce`, `alg`,
+/// `keyid` and `tag` are Strings. Unknown parameters are kept as given.
+pub fn check_params(p: &sfv::Params) -> Result<(), ParamError> {
+    if let Some(d) = sfv::duplicate_param(p) {
+        return Err(ParamError::Duplicate(d.to_owned()));
+    }
+    for (k, v) in p {
+        let expected = match k.as_str() {
+            "created" | "expires" => match v {
+                BareItem::Integer(n) if *n >= 0 => continue,
+                _ => "a non-negative Integer",
+            },
+            "nonce" | "alg" | "keyid" | "tag" => match v {
+                BareItem::String(_) => continue,
+                _ => "a String",
+            },
+            _ => continue,
+        };
+        return Err(ParamError::Type {
+            name: k.clone(),
+            expected,
+        });
+    }
+    Ok(())
+}
+
+pub(crate) fn param_int(p: &sfv::Params, k: &str) -> Option<i64> {
+    p.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
+        BareItem::Integer(n) => Some(*n),
+        _ => None,
+    })
+}
+
+pub(crate) fn param_str<'a>(p: &'a sfv::Params, k: &str) -> Option<&'a str> {
+    p.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
+        BareItem::String(s) => Some(s.as_str()),
+        _ => None,
+    })
+}
+
+/// A label must be an sf-key (RFC 9421 section 4.1: Dictionary keys).
+pub fn valid_label(l: &str) -> bool {
+    !l.is_empty() && l.len() <= MAX_LABEL && sfv::is_key(l)
+}
+
+pub(crate) fn sf_type_lookup(extra: &[(String, SfType)]) -> impl Fn(&str) -> Option<SfType> + '_ {
+    move |name: &str| {
+        extra
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| *t)
+            .or_else(|| components::known_sf_type(name))
+    }
+}

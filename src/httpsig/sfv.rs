@@ -1,0 +1,731 @@
+//! A strict RFC 8941 / RFC 9651 Structured Field Values parser and serializer,
+//! just large enough for RFC 9421 and RFC 9530.
+//!
+//! * Parsing follows RFC 9651 section 4.2 (leading/trailing SP removed, any
+//!   other deviation is an error). Dates (`@123`) and Display Strings
+//!   (`%"..."`) of RFC 9651 are accepted.
+//! * [`parse_dictionary_raw`] keeps every member, duplicates included, so
+//!   callers that must refuse duplicate keys (RFC 9421 labels) can; the
+//!   RFC 8941 "last value wins, first position kept" rule is applied by
+//!   [`Dictionary::normalized`].
+//! * Serialization follows RFC 9651 section 4.1, so parse-then-serialize is
+//!   the strict re-serialization RFC 9421 section 2.1.1 (`sf`) asks for.
+//!
+//! No panics on any input: every index is checked.
+
+use std::fmt::Write as _;
+
+/// Largest input accepted by the parsers (bytes).
+pub const MAX_SF_LEN: usize = 64 * 1024;
+
+/// Why a structured field did not parse (RFC 9651 section 4.2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SfError {
+    #[error("structured field larger than {MAX_SF_LEN} bytes")]
+    TooLong,
+    #[error("invalid structured field at byte {pos}: {what}")]
+    Syntax { pos: usize, what: &'static str },
+}
+
+/// A bare item (RFC 9651 section 3.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BareItem {
+    Integer(i64),
+    /// Thousandths: `1.5` is `Decimal(1500)`.
+    Decimal(i64),
+    String(String),
+    Token(String),
+    ByteSeq(Vec<u8>),
+    Boolean(bool),
+    Date(i64),
+    DisplayString(String),
+}
+
+/// Parameters, in received order (RFC 9651 section 3.1.2).
+pub type Params = Vec<(String, BareItem)>;
+
+/// An item with its parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    pub bare: BareItem,
+    pub params: Params,
+}
+
+/// An inner list with its parameters (RFC 9651 section 3.1.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InnerList {
+    pub items: Vec<Item>,
+    pub params: Params,
+}
+
+/// A list member or dictionary value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    Item(Item),
+    InnerList(InnerList),
+}
+
+/// A dictionary in received order, duplicates kept (see [`Dictionary::normalized`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Dictionary(pub Vec<(String, Entry)>);
+
+impl Dictionary {
+    /// The first duplicated key, if any.
+    pub fn first_duplicate(&self) -> Option<&str> {
+        for (i, (k, _)) in self.0.iter().enumerate() {
+            if self.0.iter().take(i).any(|(k2, _)| k2 == k) {
+                return Some(k);
+            }
+        }
+        None
+    }
+
+    /// RFC 9651 section 4.2.2: a repeated key overwrites the value and keeps
+    /// the position of its first occurrence.
+    pub fn normalized(&self) -> Dictionary {
+        let mut out: Vec<(String, Entry)> = Vec::with_capacity(self.0.len());
+        for (k, v) in &self.0 {
+            if let Some(slot) = out.iter_mut().find(|(k2, _)| k2 == k) {
+                slot.1 = v.clone();
+            } else {
+                out.push((k.clone(), v.clone()));
+            }
+        }
+        Dictionary(out)
+    }
+
+    /// The value of `key` under RFC 9651 semantics (last occurrence wins).
+    pub fn get(&self, key: &str) -> Option<&Entry> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+fn normalize_params(p: &Params) -> Params {
+    let mut out: Params = Vec::with_capacity(p.len());
+    for (k, v) in p {
+        if let Some(slot) = out.iter_mut().find(|(k2, _)| k2 == k) {
+            slot.1 = v.clone();
+        } else {
+            out.push((k.clone(), v.clone()));
+        }
+    }
+    out
+}
+
+/// The first key that occurs twice in a parameter list.
+pub fn duplicate_param(p: &Params) -> Option<&str> {
+    for (i, (k, _)) in p.iter().enumerate() {
+        if p.iter().take(i).any(|(k2, _)| k2 == k) {
+            return Some(k);
+        }
+    }
+    None
+}
+
+// ---------------------------------------------------------------------------
+// Parser
+
+struct P<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+type R<T> = Result<T, SfError>;
+
+impl<'a> P<'a> {
+    fn new(s: &'a [u8]) -> R<P<'a>> {
+        if s.len() > MAX_SF_LEN {
+            return Err(SfError::TooLong);
+        }
+        let mut p = P { s, i: 0 };
+        p.skip_sp();
+        Ok(p)
+    }
+    fn err<T>(&self, what: &'static str) -> R<T> {
+        Err(SfError::Syntax { pos: self.i, what })
+    }
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+    fn eof(&self) -> bool {
+        self.i >= self.s.len()
+    }
+    fn skip_sp(&mut self) {
+        while self.peek() == Some(b' ') {
+            self.i += 1;
+        }
+    }
+    fn skip_ows(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t')) {
+            self.i += 1;
+        }
+    }
+    fn finish(&mut self) -> R<()> {
+        self.skip_sp();
+        if self.eof() {
+            Ok(())
+        } else {
+            self.err("trailing characters")
+        }
+    }
+
+    fn list(&mut self) -> R<Vec<Entry>> {
+        let mut out = Vec::new();
+        while !self.eof() {
+            out.push(self.item_or_inner_list()?);
+            self.skip_ows();
+            if self.eof() {
+                return Ok(out);
+            }
+            if self.peek() != Some(b',') {
+                return self.err("expected ',' between list members");
+            }
+            self.i += 1;
+            self.skip_ows();
+            if self.eof() {
+                return self.err("trailing ',' in list");
+            }
+        }
+        Ok(out)
+    }
+
+    fn dictionary(&mut self) -> R<Dictionary> {
+        let mut out = Vec::new();
+        while !self.eof() {
+            let key = self.key()?;
+            let entry = if self.peek() == Some(b'=') {
+                self.i += 1;
+                self.item_or_inner_list()?
+            } else {
+                let params = self.params()?;
+                Entry::Item(Item {
+                    bare: BareItem::Boolean(true),
+                    params,
+                })
+            };
+            out.push((key, entry));
+            self.skip_ows();
+            if self.eof() {
+                return Ok(Dictionary(out));
+            }
+            if self.peek() != Some(b',') {
+                return self.err("expected ',' between dictionary members");
+            }
+            self.i += 1;
+            self.skip_ows();
+            if self.eof() {
+                return self.err("trailing ',' in dictionary");
+            }
+        }
+        Ok(Dictionary(out))
+    }
+
+    fn item_or_inner_list(&mut self) -> R<Entry> {
+        if self.peek() == Some(b'(') {
+            Ok(Entry::InnerList(self.inner_list()?))
+        } else {
+            Ok(Entry::Item(self.item()?))
+        }
+    }
+
+    fn inner_list(&mut self) -> R<InnerList> {
+        // caller checked '('
+        self.i += 1;
+        let mut items = Vec::new();
+        loop {
+            self.skip_sp();
+            match self.peek() {
+                Some(b')') => {
+                    self.i += 1;
+                    let params = self.params()?;
+                    return Ok(InnerList { items, params });
+                }
+                None => return self.err("unterminated inner list"),
+                _ => {}
+            }
+            items.push(self.item()?);
+            match self.peek() {
+                Some(b' ' | b')') => {}
+                _ => return self.err("expected SP or ')' in inner list"),
+            }
+        }
+    }
+
+    fn item(&mut self) -> R<Item> {
+        let bare = self.bare()?;
+        let params = self.params()?;
+        Ok(Item { bare, params })
+    }
+
+    fn params(&mut self) -> R<Params> {
+        let mut out = Vec::new();
+        while self.peek() == Some(b';') {
+            self.i += 1;
+            self.skip_sp();
+            let key = self.key()?;
+            let value = if self.peek() == Some(b'=') {
+                self.i += 1;
+                self.bare()?
+            } else {
+                BareItem::Boolean(true)
+            };
+            out.push((key, value));
+        }
+        Ok(out)
+    }
+
+    fn key(&mut self) -> R<String> {
+        match self.peek() {
+            Some(c) if c.is_ascii_lowercase() || c == b'*' => {}
+            _ => return self.err("key must start with a lowercase letter or '*'"),
+        }
+        let start = self.i;
+        while let Some(c) = self.peek() {
+            if c.is_ascii_lowercase()
+                || c.is_ascii_digit()
+                || matches!(c, b'_' | b'-' | b'.' | b'*')
+            {
+                self.i += 1;
+            } else {
+                break;
+            }
+        }
+        Ok(ascii(&self.s[start..self.i]))
+    }
+
+    fn bare(&mut self) -> R<BareItem> {
+        match self.peek() {
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(b'"') => Ok(BareItem::String(self.string()?)),
+            Some(b':') => Ok(BareItem::ByteSeq(self.byte_seq()?)),
+            Some(b'?') => {
+                self.i += 1;
+                match self.peek() {
+                    Some(b'1') => {
+                        self.i += 1;
+                        Ok(BareItem::Boolean(true))
+                    }
+                    Some(b'0') => {
+                        self.i += 1;
+                        Ok(BareItem::Boolean(false))
+                    }
+                    _ => self.err("boolean must be ?0 or ?1"),
+                }
+            }
+            Some(b'@') => {
+                self.i += 1;
+                match self.number()? {
+                    BareItem::Integer(n) => Ok(BareItem::Date(n)),
+                    _ => self.err("date must be an integer"),
+                }
+            }
+            Some(b'%') => Ok(BareItem::DisplayString(self.display_string()?)),
+            Some(c) if c.is_ascii_alphabetic() || c == b'*' => Ok(BareItem::Token(self.token())),
+            None => self.err("expected an item, found end of input"),
+            _ => self.err("unexpected character where an item was expected"),
+        }
+    }
+
+    fn number(&mut self) -> R<BareItem> {
+        let neg = if self.peek() == Some(b'-') {
+            self.i += 1;
+            true
+        } else {
+            false
+        };
+        if !matches!(self.peek(), Some(b'0'..=b'9')) {
+            return self.err("expected a digit");
+        }
+        let mut int: i64 = 0;
+        let mut int_digits = 0usize;
+        while let Some(c @ b'0'..=b'9') = self.peek() {
+            int_digits += 1;
+            if int_digits > 15 {
+                return self.err("integer has more than 15 digits");
+            }
+            int = int * 10 + i64::from(c - b'0');
+            self.i += 1;
+        }
+        if self.peek() != Some(b'.') {
+            return Ok(BareItem::Integer(if neg { -int } else { int }));
+        }
+        if int_digits > 12 {
+            return self.err("decimal has more than 12 integer digits");
+        }
+        self.i += 1;
+        let mut frac: i64 = 0;
+        let mut frac_digits = 0u32;
+        while let Some(c @ b'0'..=b'9') = self.peek() {
+            frac_digits += 1;
+            if frac_digits > 3 {
+                return self.err("decimal has more than 3 fractional digits");
+            }
+            frac = frac * 10 + i64::from(c - b'0');
+            self.i += 1;
+        }
+        if frac_digits == 0 {
+            return self.err("decimal ends with '.'");
+        }
+        let v = int * 1000 + frac * 10i64.pow(3 - frac_digits);
+        Ok(BareItem::Decimal(if neg { -v } else { v }))
+    }
+
+    fn string(&mut self) -> R<String> {
+        self.i += 1; // '"'
+        let mut out = String::new();
+        loop {
+            match self.peek() {
+                None => return self.err("unterminated string"),
+                Some(b'"') => {
+                    self.i += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    self.i += 1;
+                    match self.peek() {
+                        Some(c @ (b'"' | b'\\')) => {
+                            out.push(char::from(c));
+                            self.i += 1;
+                        }
+                        _ => return self.err("invalid escape in string"),
+                    }
+                }
+                Some(c @ 0x20..=0x7e) => {
+                    out.push(char::from(c));
+                    self.i += 1;
+                }
+                Some(_) => return self.err("string holds a non-printable or non-ASCII byte"),
+            }
+        }
+    }
+
+    fn token(&mut self) -> String {
+        let start = self.i;
+        while let Some(c) = self.peek() {
+            if is_tchar(c) || c == b':' || c == b'/' {
+                self.i += 1;
+            } else {
+                break;
+            }
+        }
+        ascii(&self.s[start..self.i])
+    }
+
+    fn byte_seq(&mut self) -> R<Vec<u8>> {
+        self.i += 1; // ':'
+        let start = self.i;
+        while let Some(c) = self.peek() {
+            if c == b':' {
+                break;
+            }
+            if !(c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=')) {
+                return self.err("invalid character in byte sequence");
+            }
+            self.i += 1;
+        }
+        if self.peek() != Some(b':') {
+            return self.err("unterminated byte sequence");
+        }
+        let text = ascii(&self.s[start..self.i]);
+        self.i += 1;
+        crate::b64::decode_std(&text).map_err(|_| SfError::Syntax {
+            pos: start,
+            what: "byte sequence is not canonical padded base64",
+        })
+    }
+
+    fn display_string(&mut self) -> R<String> {
+        self.i += 1; // '%'
+        if self.peek() != Some(b'"') {
+            return self.err("display string must start with %\"");
+        }
+        self.i += 1;
+        let mut bytes = Vec::new();
+        loop {
+            match self.peek() {
+                None => return self.err("unterminated display string"),
+                Some(b'"') => {
+                    self.i += 1;
+                    return String::from_utf8(bytes).map_err(|_| SfError::Syntax {
+                        pos: self.i,
+                        what: "display string is not UTF-8",
+                    });
+                }
+                Some(b'%') => {
+                    let h = self.s.get(self.i + 1..self.i + 3);
+                    let v = h.and_then(|h| {
+                        if h.iter()
+                            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+                        {
+                            std::str::from_utf8(h)
+                                .ok()
+                                .and_then(|t| u8::from_str_radix(t, 16).ok())
+                        } else {
+                            None
+                        }
+                    });
+                    match v {
+                        Some(b) => bytes.push(b),
+                        None => return self.err("invalid percent escape in display string"),
+                    }
+                    self.i += 3;
+                }
+                Some(c @ 0x20..=0x7e) => {
+                    bytes.push(c);
+                    self.i += 1;
+                }
+                Some(_) => return self.err("invalid byte in display string"),
+            }
+        }
+    }
+}
+
+fn ascii(b: &[u8]) -> String {
+    b.iter().map(|&c| char::from(c)).collect()
+}
+
+/// RFC 9110 tchar.
+pub fn is_tchar(c: u8) -> bool {
+    c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            b'!' | b'#'
+                | b'$'
+                | b'%'
+                | b'&'
+                | b'\''
+                | b'*'
+                | b'+'
+                | b'-'
+                | b'.'
+                | b'^'
+                | b'_'
+                | b'`'
+                | b'|'
+                | b'~'
+        )
+}
+
+/// Parse a Dictionary, keeping duplicate keys (RFC 9651 section 4.2.2).
+pub fn parse_dictionary_raw(input: &[u8]) -> Result<Dictionary, SfError> {
+    let mut p = P::new(input)?;
+    let d = p.dictionary()?;
+    p.finish()?;
+    Ok(d)
+}
+
+/// Parse a Dictionary with RFC 9651 duplicate semantics applied.
+pub fn parse_dictionary(input: &[u8]) -> Result<Dictionary, SfError> {
+    Ok(parse_dictionary_raw(input)?.normalized())
+}
+
+/// Parse a List (RFC 9651 section 4.2.1).
+pub fn parse_list(input: &[u8]) -> Result<Vec<Entry>, SfError> {
+    let mut p = P::new(input)?;
+    let l = p.list()?;
+    p.finish()?;
+    Ok(l)
+}
+
+/// Parse an Item (RFC 9651 section 4.2.3).
+pub fn parse_item(input: &[u8]) -> Result<Item, SfError> {
+    let mut p = P::new(input)?;
+    let it = p.item()?;
+    p.finish()?;
+    Ok(it)
+}
+
+// ---------------------------------------------------------------------------
+// Serializer (RFC 9651 section 4.1)
+
+/// Serialize a bare item.
+pub fn write_bare(out: &mut String, b: &BareItem) {
+    match b {
+        BareItem::Integer(n) => {
+            let _ = write!(out, "{n}");
+        }
+        BareItem::Decimal(t) => {
+            if *t < 0 {
+                out.push('-');
+            }
+            let a = t.unsigned_abs();
+            let _ = write!(out, "{}.", a / 1000);
+            let frac = a % 1000;
+            let s = format!("{frac:03}");
+            let s = s.trim_end_matches('0');
+            out.push_str(if s.is_empty() { "0" } else { s });
+        }
+        BareItem::String(s) => {
+            out.push('"');
+            for c in s.chars() {
+                if c == '"' || c == '\\' {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+            out.push('"');
+        }
+        BareItem::Token(t) => out.push_str(t),
+        BareItem::ByteSeq(b) => {
+            out.push(':');
+            out.push_str(&crate::b64::encode_std(b));
+            out.push(':');
+        }
+        BareItem::Boolean(v) => out.push_str(if *v { "?1" } else { "?0" }),
+        BareItem::Date(n) => {
+            let _ = write!(out, "@{n}");
+        }
+        BareItem::DisplayString(s) => {
+            out.push_str("%\"");
+            for b in s.bytes() {
+                if b == b'%' || b == b'"' || !(0x20..=0x7e).contains(&b) {
+                    let _ = write!(out, "%{b:02x}");
+                } else {
+                    out.push(char::from(b));
+                }
+            }
+            out.push('"');
+        }
+    }
+}
+
+/// Serialize parameters (duplicates resolved, RFC 9651 section 4.1.1.2).
+pub fn write_params(out: &mut String, p: &Params) {
+    for (k, v) in p {
+        out.push(';');
+        out.push_str(k);
+        if *v != BareItem::Boolean(true) {
+            out.push('=');
+            write_bare(out, v);
+        }
+    }
+}
+
+/// Serialize an item with its parameters.
+pub fn write_item(out: &mut String, it: &Item) {
+    write_bare(out, &it.bare);
+    write_params(out, &normalize_params(&it.params));
+}
+
+/// Serialize an inner list with its parameters.
+pub fn write_inner_list(out: &mut String, l: &InnerList) {
+    out.push('(');
+    for (i, it) in l.items.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        write_item(out, it);
+    }
+    out.push(')');
+    write_params(out, &normalize_params(&l.params));
+}
+
+/// Serialize a list member or dictionary value.
+pub fn write_entry(out: &mut String, e: &Entry) {
+    match e {
+        Entry::Item(it) => write_item(out, it),
+        Entry::InnerList(l) => write_inner_list(out, l),
+    }
+}
+
+/// Serialize a list.
+pub fn write_list(out: &mut String, l: &[Entry]) {
+    for (i, e) in l.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write_entry(out, e);
+    }
+}
+
+/// Serialize a dictionary (duplicates resolved).
+pub fn write_dictionary(out: &mut String, d: &Dictionary) {
+    for (i, (k, v)) in d.normalized().0.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(k);
+        match v {
+            Entry::Item(Item {
+                bare: BareItem::Boolean(true),
+                params,
+            }) => write_params(out, &normalize_params(params)),
+            other => {
+                out.push('=');
+                write_entry(out, other);
+            }
+        }
+    }
+}
+
+/// True if `s` is a valid sf-key.
+pub fn is_key(s: &str) -> bool {
+    let b = s.as_bytes();
+    matches!(b.first(), Some(c) if c.is_ascii_lowercase() || *c == b'*')
+        && b.iter().all(|c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'_' | b'-' | b'.' | b'*')
+        })
+}
+
+/// True if `s` is a printable-ASCII sf-string content.
+pub fn is_sf_string(s: &str) -> bool {
+    s.bytes().all(|c| (0x20..=0x7e).contains(&c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt_dict(s: &str) -> String {
+        let mut o = String::new();
+        write_dictionary(&mut o, &parse_dictionary(s.as_bytes()).unwrap());
+        o
+    }
+
+    #[test]
+    fn dictionary_round_trip() {
+        assert_eq!(
+            rt_dict("a=1,    b=2;x=1;y=2,   c=(a   b   c)"),
+            "a=1, b=2;x=1;y=2, c=(a b c)"
+        );
+        assert_eq!(rt_dict("a=?0, b, c;foo=bar"), "a=?0, b, c;foo=bar");
+        assert_eq!(rt_dict("a=1, a=2, b=3"), "a=2, b=3");
+        assert_eq!(rt_dict("a=1.50, b=-0.0"), "a=1.5, b=0.0");
+        assert_eq!(
+            rt_dict(r#"s="x\"y", d=%"f%c3%bc""#),
+            r#"s="x\"y", d=%"f%c3%bc""#
+        );
+    }
+
+    #[test]
+    fn rejects() {
+        for bad in [
+            "a=",
+            "a=1,",
+            "A=1",
+            "a=(1 2",
+            "a=\"x",
+            "a=:YQ:",
+            "a=1.",
+            "a=1.1234",
+            "a=?2",
+            "a=1 b=2",
+            "a=1234567890123456",
+            "a=%\"%C3\"",
+        ] {
+            assert!(parse_dictionary(bad.as_bytes()).is_err(), "{bad}");
+        }
+        let raw = parse_dictionary_raw(b"a=1, b=2, a=3").unwrap();
+        assert_eq!(raw.first_duplicate(), Some("a"));
+    }
+
+    #[test]
+    fn list_and_item() {
+        let l = parse_list(b"a, (b c);x, \"d\"").unwrap();
+        let mut o = String::new();
+        write_list(&mut o, &l);
+        assert_eq!(o, "a, (b c);x, \"d\"");
+        assert!(parse_item(b"1, 2").is_err());
+        assert!(parse_list(b"").unwrap().is_empty());
+    }
+}

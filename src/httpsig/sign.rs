@@ -1,0 +1,257 @@
+//! Creating signatures (RFC 9421 section 3.1).
+
+use super::base::{signature_base, signature_params_value};
+use super::components::{ComponentError, ComponentId, SfType};
+use super::message::Message;
+use super::sfv::{self, BareItem};
+use super::{check_params, valid_label, ParamError};
+use crate::keys::{KeyError, SigningKey};
+use crate::Algorithm;
+
+/// What to sign: a label, the covered components in order, and the
+/// signature parameters in the order they will be serialized (RFC 9421 section 2.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureSpec {
+    pub label: String,
+    pub components: Vec<ComponentId>,
+    pub params: sfv::Params,
+    /// Structured-field types for `;sf` beyond the built-in table.
+    pub sf_types: Vec<(String, SfType)>,
+}
+
+impl SignatureSpec {
+    /// An empty specification with this label.
+    pub fn new(label: impl Into<String>) -> SignatureSpec {
+        SignatureSpec {
+            label: label.into(),
+            components: Vec::new(),
+            params: Vec::new(),
+            sf_types: Vec::new(),
+        }
+    }
+    /// Cover a component (in order).
+    pub fn component(mut self, c: ComponentId) -> Self {
+        self.components.push(c);
+        self
+    }
+    /// Append a parameter (in order).
+    pub fn param(mut self, name: &str, v: BareItem) -> Self {
+        self.params.push((name.to_owned(), v));
+        self
+    }
+    /// `created` (section 2.3).
+    pub fn created(self, t: i64) -> Self {
+        self.param("created", BareItem::Integer(t))
+    }
+    /// `expires` (section 2.3).
+    pub fn expires(self, t: i64) -> Self {
+        self.param("expires", BareItem::Integer(t))
+    }
+    /// `nonce` (section 2.3).
+    pub fn nonce(self, n: &str) -> Self {
+        self.param("nonce", BareItem::String(n.to_owned()))
+    }
+    /// `alg` (section 2.3): must equal the signing key's algorithm.
+    pub fn alg(self, a: Algorithm) -> Self {
+        self.param("alg", BareItem::String(a.httpsig_name().to_owned()))
+    }
+    /// `keyid` (section 2.3).
+    pub fn keyid(self, k: &str) -> Self {
+        self.param("keyid", BareItem::String(k.to_owned()))
+    }
+    /// `tag` (section 2.3).
+    pub fn tag(self, t: &str) -> Self {
+        self.param("tag", BareItem::String(t.to_owned()))
+    }
+}
+
+/// Why a message could not be signed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignError {
+    #[error("label {0:?} is not a valid label (an sf-key of at most 64 characters)")]
+    BadLabel(String),
+    #[error("the message already carries a signature labelled {0:?}")]
+    LabelExists(String),
+    #[error(transparent)]
+    Component(#[from] ComponentError),
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    #[error("parameter value {0:?} is not a printable ASCII string")]
+    BadString(String),
+    #[error("alg parameter {param:?} does not match the key's algorithm {key}")]
+    AlgMismatch { param: String, key: Algorithm },
+    #[error("too many covered components (at most {max})", max = super::MAX_COMPONENTS)]
+    TooManyComponents,
+    #[error("signing failed: {0}")]
+    Key(#[from] KeyError),
+    #[error("the existing Signature-Input field is malformed: {0}")]
+    ExistingInput(sfv::SfError),
+}
+
+/// A produced signature.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signed {
+    pub label: String,
+    /// The `@signature-params` value (the Inner List with parameters).
+    pub params_value: String,
+    /// The `Signature-Input` dictionary member, `label=(...);...`.
+    pub signature_input: String,
+    /// The `Signature` dictionary member, `label=:...:`.
+    pub signature: String,
+    /// The raw signature bytes.
+    pub signature_bytes: Vec<u8>,
+    /// The exact signature base that was signed.
+    pub base: Vec<u8>,
+}
+
+/// Sign `msg` (RFC 9421 section 3.1). `related` is the request a response
+/// answers, needed for `;req` components.
+pub fn sign(
+    msg: &Message,
+    related: Option<&Message>,
+    spec: &SignatureSpec,
+    key: &SigningKey,
+) -> Result<Signed, SignError> {
+    if !valid_label(&spec.label) {
+        return Err(SignError::BadLabel(spec.label.clone()));
+    }
+    if spec.components.len() > super::MAX_COMPONENTS {
+        return Err(SignError::TooManyComponents);
+    }
+    let existing: Vec<&[u8]> = msg.field_lines("signature-input", false).collect();
+    if !existing.is_empty() {
+        let d = sfv::parse_dictionary_raw(&existing.join(&b", "[..]))
+            .map_err(SignError::ExistingInput)?;
+        if d.0.iter().any(|(k, _)| *k == spec.label) {
+            return Err(SignError::LabelExists(spec.label.clone()));
+        }
+    }
+    check_params(&spec.params)?;
+    for (_, v) in &spec.params {
+        if let BareItem::String(s) = v {
+            if !sfv::is_sf_string(s) {
+                return Err(SignError::BadString(s.clone()));
+            }
+        }
+    }
+    if let Some(a) = super::param_str(&spec.params, "alg") {
+        if Algorithm::from_httpsig_name(a) != Some(key.algorithm()) {
+            return Err(SignError::AlgMismatch {
+                param: a.to_owned(),
+                key: key.algorithm(),
+            });
+        }
+    }
+    let params_value = signature_params_value(&spec.components, &spec.params);
+    let lookup = super::sf_type_lookup(&spec.sf_types);
+    let base = signature_base(msg, related, &spec.components, &params_value, &lookup)?;
+    let sig = key.sign(&base)?;
+    let mut signature = format!("{}=", spec.label);
+    sfv::write_bare(&mut signature, &BareItem::ByteSeq(sig.clone()));
+    Ok(Signed {
+        label: spec.label.clone(),
+        signature_input: format!("{}={}", spec.label, params_value),
+        params_value,
+        signature,
+        signature_bytes: sig,
+        base,
+    })
+}
+
+impl Signed {
+    /// Add the `Signature-Input` and `Signature` fields to a message model.
+    pub fn apply(&self, msg: &mut Message) {
+        msg.add_header("Signature-Input", &self.signature_input);
+        msg.add_header("Signature", &self.signature);
+    }
+
+    /// Append the fields to an `http` header map (as new field lines).
+    pub fn apply_headers(&self, h: &mut http::HeaderMap) -> Result<(), SignError> {
+        let bad = |_| SignError::BadString(self.signature_input.clone());
+        h.append(
+            http::header::HeaderName::from_static("signature-input"),
+            http::HeaderValue::from_str(&self.signature_input).map_err(bad)?,
+        );
+        h.append(
+            http::header::HeaderName::from_static("signature"),
+            http::HeaderValue::from_str(&self.signature).map_err(bad)?,
+        );
+        Ok(())
+    }
+}
+
+/// Sign an `http::Request` in place. `default_scheme` is used when the URI has none.
+pub fn sign_request<B: AsRef<[u8]>>(
+    req: &mut http::Request<B>,
+    default_scheme: &str,
+    spec: &SignatureSpec,
+    key: &SigningKey,
+) -> Result<Signed, SignatureOnHttpError> {
+    let m = Message::from_request(req, default_scheme)?;
+    let s = sign(&m, None, spec, key)?;
+    s.apply_headers(req.headers_mut())?;
+    Ok(s)
+}
+
+/// Sign an `http::Response` in place; `related` is the request it answers (for `;req`).
+pub fn sign_response<B: AsRef<[u8]>, C: AsRef<[u8]>>(
+    res: &mut http::Response<B>,
+    related: Option<&http::Request<C>>,
+    default_scheme: &str,
+    spec: &SignatureSpec,
+    key: &SigningKey,
+) -> Result<Signed, SignatureOnHttpError> {
+    let m = Message::from_response(res)?;
+    let r = related
+        .map(|r| Message::from_request(r, default_scheme))
+        .transpose()?;
+    let s = sign(&m, r.as_ref(), spec, key)?;
+    s.apply_headers(res.headers_mut())?;
+    Ok(s)
+}
+
+/// Errors of [`sign_request`] / [`sign_response`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureOnHttpError {
+    #[error(transparent)]
+    Message(#[from] super::message::MessageError),
+    #[error(transparent)]
+    Sign(#[from] SignError),
+}
+
+/// The response fields a static host must send with a descriptor (seed 001
+/// section 10.3): `Content-Type`, `Content-Digest` (sha-256 of the body,
+/// RFC 9530), and `Signature-Input`/`Signature` covering `@status`,
+/// `content-type` and `content-digest` with `created`, `keyid`, `alg` and,
+/// when given, `expires` (RFC 9421 section 2.3). The signed `@status` is 200.
+///
+/// Returned in the order to send them, as (name, value) pairs.
+pub fn static_response_fields(
+    body: &[u8],
+    content_type: &str,
+    keys: &[(&SigningKey, String)],
+    created: i64,
+    expires: Option<i64>,
+) -> Result<Vec<(String, String)>, SignError> {
+    let digest = crate::digest::content_digest(body);
+    let mut res = Message::response(200, Vec::new(), body.to_vec());
+    res.add_header("Content-Type", content_type);
+    res.add_header("Content-Digest", &digest);
+    let mut fields = vec![
+        ("Content-Type".to_owned(), content_type.to_owned()),
+        ("Content-Digest".to_owned(), digest),
+    ];
+    for (i, (key, keyid)) in keys.iter().enumerate() {
+        let mut spec = SignatureSpec::new(format!("sig{}", i + 1));
+        spec.components = super::verify::descriptor_response_components();
+        spec = spec.created(created).keyid(keyid).alg(key.algorithm());
+        if let Some(e) = expires {
+            spec = spec.expires(e);
+        }
+        let s = sign(&res, None, &spec, key)?;
+        s.apply(&mut res);
+        fields.push(("Signature-Input".to_owned(), s.signature_input));
+        fields.push(("Signature".to_owned(), s.signature));
+    }
+    Ok(fields)
+}

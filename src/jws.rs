@@ -1,0 +1,791 @@
+//! JSON Web Signature (RFC 7515) with detached content (Appendix F) and the
+//! unencoded-payload option (RFC 7797), on agentsig's own keys.
+//!
+//! # Security contract
+//! * The algorithm is taken from the protected `alg` header only to *select*:
+//!   it must be in the caller's [`AllowList`] and equal to the algorithm the
+//!   trusted key is bound to. `none` does not exist here.
+//! * Keys come only from a [`KeyResolver`]. `jku`, `x5u`, `jwk` and `x5c` are
+//!   never used as key sources; by default a JWS that offers them is refused
+//!   ([`KeyHeaderPolicy`]). `kid` is only a lookup key.
+//! * `crit` (RFC 7515 4.1.11) must be a non-empty array of distinct names,
+//!   each present in the protected header; the only extension understood is
+//!   `b64` (RFC 7797). Anything else in `crit` fails verification.
+//! * `b64` must be in the protected header and, when present, listed in
+//!   `crit` (RFC 7797 section 6).
+//! * Protected and unprotected header names must be disjoint (RFC 7515 7.2.1).
+//! * Headers are strict I-JSON: a duplicate member name is an error.
+//! * With several signatures, each gets its own verdict; the JWS verifies when
+//!   at least one signature verifies with a trusted key and no signature by a
+//!   trusted key fails ([`JwsReport::verified`]).
+
+use crate::alg::{Algorithm, AllowList};
+use crate::b64;
+use crate::keys::{KeyError, SigningKey, VerifyError};
+use crate::trust::{KeyRequest, KeyResolver, KeySource, ResolveError};
+use serde_json::{Map, Value};
+
+/// Largest serialized JWS accepted (compact or JSON).
+pub const MAX_JWS_BYTES: usize = 1024 * 1024;
+/// Largest decoded protected header accepted.
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+/// Most signatures accepted in one JWS JSON serialization.
+pub const MAX_SIGNATURES: usize = 16;
+
+/// Why a JWS could not be produced or read. Verification outcomes that are
+/// not errors (a signature that does not match) are in [`SignatureReport`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JwsError {
+    #[error("JWS of {0} bytes exceeds the {MAX_JWS_BYTES}-byte limit")]
+    TooLarge(usize),
+    #[error("malformed JWS: {0}")]
+    Malformed(String),
+    #[error("{part} is not canonical base64url: {detail}")]
+    Base64 { part: &'static str, detail: String },
+    #[error("protected header is not valid I-JSON: {0}")]
+    HeaderJson(String),
+    #[error("the JWS carries a payload that differs from the detached content")]
+    PayloadDiffers,
+    #[error("signing failed: {0}")]
+    Sign(#[from] KeyError),
+    #[error("header parameter {0:?} is reserved by agentsig and cannot be set as an extra")]
+    ReservedHeader(String),
+}
+
+/// What to do when a JWS header offers a key or a key location.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum KeyHeaderPolicy {
+    /// Refuse the signature (the default).
+    #[default]
+    Refuse,
+    /// Ignore the header; keys still come only from the resolver.
+    Ignore,
+}
+
+/// The key-bearing header parameters of RFC 7515 4.1.2 to 4.1.6.
+pub const KEY_HEADERS: [&str; 5] = ["jku", "jwk", "x5u", "x5c", "x5t"];
+
+/// Verification policy.
+#[derive(Clone, Debug)]
+pub struct VerifyPolicy {
+    /// Algorithms accepted; default: the asymmetric ones.
+    pub allowed: AllowList,
+    /// Accepted `typ` values (compared case-insensitively, `application/`
+    /// prefix optional, RFC 7515 4.1.9). `None`: any or none.
+    pub expected_typ: Option<Vec<String>>,
+    pub key_headers: KeyHeaderPolicy,
+}
+
+impl Default for VerifyPolicy {
+    fn default() -> Self {
+        VerifyPolicy {
+            allowed: AllowList::default(),
+            expected_typ: None,
+            key_headers: KeyHeaderPolicy::Refuse,
+        }
+    }
+}
+
+/// Options for signing.
+#[derive(Clone, Debug)]
+pub struct SignOptions {
+    /// The `typ` header; default `JOSE` (compact) or `JOSE+JSON` (JSON).
+    pub typ: Option<String>,
+    /// RFC 7797 `b64`; `true` (the default) is standard JWS.
+    pub b64: bool,
+    /// Extra protected header members (not `alg`, `kid`, `b64`, `crit`, or key headers).
+    pub extra: Map<String, Value>,
+}
+
+impl Default for SignOptions {
+    fn default() -> Self {
+        SignOptions {
+            typ: None,
+            b64: true,
+            extra: Map::new(),
+        }
+    }
+}
+
+/// A parsed protected header: the exact base64url text that was signed and
+/// its members. Never re-serialized.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProtectedHeader {
+    pub encoded: String,
+    pub members: Map<String, Value>,
+}
+
+impl ProtectedHeader {
+    /// Decode and strictly parse a protected header.
+    pub fn decode(encoded: &str) -> Result<ProtectedHeader, JwsError> {
+        let bytes = b64::decode(encoded).map_err(|e| JwsError::Base64 {
+            part: "protected header",
+            detail: e.to_string(),
+        })?;
+        if bytes.len() > MAX_HEADER_BYTES {
+            return Err(JwsError::Malformed(format!(
+                "protected header of {} bytes exceeds {MAX_HEADER_BYTES}",
+                bytes.len()
+            )));
+        }
+        let v = crate::json::parse_strict_with(
+            &bytes,
+            &crate::json::Limits {
+                max_bytes: MAX_HEADER_BYTES,
+                max_depth: 16,
+            },
+        )
+        .map_err(|e| JwsError::HeaderJson(e.to_string()))?;
+        match v {
+            Value::Object(members) => Ok(ProtectedHeader {
+                encoded: encoded.to_owned(),
+                members,
+            }),
+            _ => Err(JwsError::HeaderJson("not a JSON object".into())),
+        }
+    }
+
+    pub fn get_str(&self, name: &str) -> Option<&str> {
+        self.members.get(name).and_then(Value::as_str)
+    }
+}
+
+/// The verdict on one signature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Verified with a trusted key.
+    Valid,
+    /// A trusted key was selected and the signature does not verify with it.
+    Invalid,
+    /// Refused by policy before any cryptography (alg, crit, key headers, typ).
+    Refused,
+    /// No trusted key matches; nothing was verified.
+    NoTrustedKey,
+}
+
+impl Verdict {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Verdict::Valid => "valid",
+            Verdict::Invalid => "invalid",
+            Verdict::Refused => "refused",
+            Verdict::NoTrustedKey => "no-trusted-key",
+        }
+    }
+}
+
+/// Stable codes for why a signature was not accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reason {
+    AlgMissing,
+    AlgNone,
+    AlgUnknown(String),
+    AlgNotAllowed(Algorithm),
+    AlgNotKeys { header: Algorithm, key: Algorithm },
+    CritMalformed(String),
+    CritUnknown(String),
+    B64Malformed(String),
+    KeyHeaderOffered(String),
+    HeadersNotDisjoint(String),
+    TypMismatch(Option<String>),
+    BadKid(String),
+    Discovery(String),
+    NoKeyForKid(Option<String>),
+    Signature(VerifyError),
+}
+
+impl Reason {
+    /// A stable, machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Reason::AlgMissing => "alg-missing",
+            Reason::AlgNone => "alg-none",
+            Reason::AlgUnknown(_) => "alg-unknown",
+            Reason::AlgNotAllowed(_) => "alg-not-allowed",
+            Reason::AlgNotKeys { .. } => "alg-not-keys",
+            Reason::CritMalformed(_) => "crit-malformed",
+            Reason::CritUnknown(_) => "crit-unknown",
+            Reason::B64Malformed(_) => "b64-malformed",
+            Reason::KeyHeaderOffered(_) => "key-header-offered",
+            Reason::HeadersNotDisjoint(_) => "headers-not-disjoint",
+            Reason::TypMismatch(_) => "typ-mismatch",
+            Reason::BadKid(_) => "bad-kid",
+            Reason::Discovery(_) => "discovery-failed",
+            Reason::NoKeyForKid(_) => "no-trusted-key",
+            Reason::Signature(_) => "signature-mismatch",
+        }
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reason::AlgMissing => f.write_str("protected header has no alg"),
+            Reason::AlgNone => f.write_str("alg \"none\" is never accepted (RFC 8725 3.1)"),
+            Reason::AlgUnknown(a) => write!(f, "alg {a:?} is not supported"),
+            Reason::AlgNotAllowed(a) => write!(f, "alg {} is not in the allow-list", a.jose_name()),
+            Reason::AlgNotKeys { header, key } => write!(
+                f,
+                "header alg {} is not the trusted key's algorithm {}",
+                header.jose_name(),
+                key.jose_name()
+            ),
+            Reason::CritMalformed(d) => write!(f, "crit is malformed: {d}"),
+            Reason::CritUnknown(c) => write!(f, "crit lists {c:?}, which agentsig does not understand"),
+            Reason::B64Malformed(d) => write!(f, "b64 is malformed: {d}"),
+            Reason::KeyHeaderOffered(h) => write!(
+                f,
+                "header offers {h:?} as a key source; keys come only from the verifier's trusted set (RFC 8725 3.10)"
+            ),
+            Reason::HeadersNotDisjoint(h) => write!(f, "{h:?} is in both the protected and unprotected header"),
+            Reason::TypMismatch(t) => write!(f, "typ {t:?} is not an accepted type"),
+            Reason::BadKid(k) => write!(f, "kid {k:?} is not acceptable"),
+            Reason::Discovery(d) => write!(f, "key discovery failed: {d}"),
+            Reason::NoKeyForKid(Some(k)) => write!(f, "no trusted key has kid {k:?}"),
+            Reason::NoKeyForKid(None) => f.write_str("no trusted key matches"),
+            Reason::Signature(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// The outcome for one signature.
+#[derive(Clone, Debug)]
+pub struct SignatureReport {
+    pub alg: Option<String>,
+    pub kid: Option<String>,
+    pub typ: Option<String>,
+    pub verdict: Verdict,
+    pub reason: Option<Reason>,
+    /// The key that verified (or failed to verify) it.
+    pub key_source: Option<KeySource>,
+    pub key_thumbprint: Option<String>,
+}
+
+/// The outcome for a whole JWS.
+#[derive(Clone, Debug)]
+pub struct JwsReport {
+    pub signatures: Vec<SignatureReport>,
+    /// The payload bytes that were verified (the detached content or the
+    /// attached payload).
+    pub payload: Vec<u8>,
+}
+
+impl JwsReport {
+    /// At least one signature is [`Verdict::Valid`] and none is
+    /// [`Verdict::Invalid`]. Nothing verified is never a success.
+    pub fn verified(&self) -> bool {
+        self.signatures.iter().any(|s| s.verdict == Verdict::Valid)
+            && !self
+                .signatures
+                .iter()
+                .any(|s| s.verdict == Verdict::Invalid)
+    }
+
+    /// The first valid signature, if any.
+    pub fn valid_signature(&self) -> Option<&SignatureReport> {
+        self.signatures.iter().find(|s| s.verdict == Verdict::Valid)
+    }
+}
+
+/// One signature of a parsed JWS.
+#[derive(Clone, Debug)]
+pub struct ParsedSignature {
+    pub protected: ProtectedHeader,
+    pub unprotected: Option<Map<String, Value>>,
+    pub signature: Vec<u8>,
+}
+
+/// A parsed JWS in any serialization.
+#[derive(Clone, Debug)]
+pub struct ParsedJws {
+    /// The payload as it appears in the serialization (base64url text, or
+    /// raw text for b64=false JSON), or `None` when detached.
+    pub payload: Option<String>,
+    pub signatures: Vec<ParsedSignature>,
+}
+
+impl ParsedJws {
+    /// Parse compact (`h.p.s`, `h..s` when detached), flattened or general JSON.
+    pub fn parse(text: &str) -> Result<ParsedJws, JwsError> {
+        if text.len() > MAX_JWS_BYTES {
+            return Err(JwsError::TooLarge(text.len()));
+        }
+        let t = text.trim();
+        if t.starts_with('{') {
+            parse_json(t)
+        } else {
+            parse_compact(t)
+        }
+    }
+}
+
+fn parse_compact(t: &str) -> Result<ParsedJws, JwsError> {
+    let parts: Vec<&str> = t.split('.').collect();
+    if parts.len() != 3 {
+        return Err(JwsError::Malformed(format!(
+            "compact JWS has {} parts, not 3 (JWE is not supported)",
+            parts.len()
+        )));
+    }
+    let protected = ProtectedHeader::decode(parts[0])?;
+    let signature = b64::decode(parts[2]).map_err(|e| JwsError::Base64 {
+        part: "signature",
+        detail: e.to_string(),
+    })?;
+    Ok(ParsedJws {
+        payload: (!parts[1].is_empty()).then(|| parts[1].to_owned()),
+        signatures: vec![ParsedSignature {
+            protected,
+            unprotected: None,
+            signature,
+        }],
+    })
+}
+
+fn parse_json(t: &str) -> Result<ParsedJws, JwsError> {
+    let v = crate::json::parse_strict_with(
+        t.as_bytes(),
+        &crate::json::Limits {
+            max_bytes: MAX_JWS_BYTES,
+            max_depth: 16,
+        },
+    )
+    .map_err(|e| JwsError::Malformed(format!("JWS JSON: {e}")))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| JwsError::Malformed("JWS JSON must be an object".into()))?;
+    let payload = match obj.get("payload") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(JwsError::Malformed("payload must be a string".into())),
+    };
+    let entries: Vec<&Map<String, Value>> = match (obj.get("signatures"), obj.get("signature")) {
+        (Some(_), Some(_)) => {
+            return Err(JwsError::Malformed(
+                "both \"signatures\" and \"signature\": neither general nor flattened".into(),
+            ))
+        }
+        (Some(Value::Array(arr)), None) => {
+            if arr.is_empty() {
+                return Err(JwsError::Malformed("\"signatures\" is empty".into()));
+            }
+            if arr.len() > MAX_SIGNATURES {
+                return Err(JwsError::Malformed(format!(
+                    "{} signatures exceed the limit of {MAX_SIGNATURES}",
+                    arr.len()
+                )));
+            }
+            if obj.contains_key("protected") || obj.contains_key("header") {
+                return Err(JwsError::Malformed(
+                    "general JSON serialization with top-level protected/header".into(),
+                ));
+            }
+            arr.iter()
+                .map(|e| {
+                    e.as_object().ok_or_else(|| {
+                        JwsError::Malformed("a signatures entry is not an object".into())
+                    })
+                })
+                .collect::<Result<_, _>>()?
+        }
+        (Some(_), None) => {
+            return Err(JwsError::Malformed(
+                "\"signatures\" must be an array".into(),
+            ))
+        }
+        (None, Some(_)) => vec![obj],
+        (None, None) => return Err(JwsError::Malformed("no signature".into())),
+    };
+    let mut signatures = Vec::new();
+    for e in entries {
+        let protected = match e.get("protected") {
+            Some(Value::String(s)) => ProtectedHeader::decode(s)?,
+            Some(_) => return Err(JwsError::Malformed("protected must be a string".into())),
+            None => {
+                return Err(JwsError::Malformed(
+                    "a signature without a protected header (alg must be integrity-protected)"
+                        .into(),
+                ))
+            }
+        };
+        let unprotected = match e.get("header") {
+            None => None,
+            Some(Value::Object(m)) => Some(m.clone()),
+            Some(_) => return Err(JwsError::Malformed("header must be an object".into())),
+        };
+        let signature = match e.get("signature") {
+            Some(Value::String(s)) => b64::decode(s).map_err(|err| JwsError::Base64 {
+                part: "signature",
+                detail: err.to_string(),
+            })?,
+            _ => return Err(JwsError::Malformed("signature must be a string".into())),
+        };
+        signatures.push(ParsedSignature {
+            protected,
+            unprotected,
+            signature,
+        });
+    }
+    Ok(ParsedJws {
+        payload,
+        signatures,
+    })
+}
+
+/// Header checks that need no key. Returns the algorithm and b64 flag.
+fn check_header(sig: &ParsedSignature, policy: &VerifyPolicy) -> Result<(Algorithm, bool), Reason> {
+    let h = &sig.protected.members;
+    if let Some(u) = &sig.unprotected {
+        if let Some(dup) = u.keys().find(|k| h.contains_key(*k)) {
+            return Err(Reason::HeadersNotDisjoint(dup.clone()));
+        }
+        for must_protect in ["alg", "crit", "b64"] {
+            if u.contains_key(must_protect) {
+                return Err(Reason::CritMalformed(format!(
+                    "{must_protect:?} must be in the protected header"
+                )));
+            }
+        }
+    }
+    let alg_name = match h.get("alg") {
+        Some(Value::String(a)) => a.as_str(),
+        Some(_) => return Err(Reason::AlgUnknown("(not a string)".into())),
+        None => return Err(Reason::AlgMissing),
+    };
+    if alg_name.eq_ignore_ascii_case("none") {
+        return Err(Reason::AlgNone);
+    }
+    let alg = Algorithm::from_jose_name(alg_name)
+        .ok_or_else(|| Reason::AlgUnknown(alg_name.to_owned()))?;
+    if !policy.allowed.contains(alg) {
+        return Err(Reason::AlgNotAllowed(alg));
+    }
+    // crit (RFC 7515 4.1.11)
+    let mut crit_b64 = false;
+    if let Some(c) = h.get("crit") {
+        let arr = c
+            .as_array()
+            .ok_or_else(|| Reason::CritMalformed("not an array".into()))?;
+        if arr.is_empty() {
+            return Err(Reason::CritMalformed("empty array".into()));
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for item in arr {
+            let name = item
+                .as_str()
+                .ok_or_else(|| Reason::CritMalformed("member is not a string".into()))?;
+            if seen.contains(&name) {
+                return Err(Reason::CritMalformed(format!("{name:?} listed twice")));
+            }
+            seen.push(name);
+            const REGISTERED: [&str; 11] = [
+                "alg", "jku", "jwk", "kid", "x5u", "x5c", "x5t", "x5t#S256", "typ", "cty", "crit",
+            ];
+            if REGISTERED.contains(&name) {
+                return Err(Reason::CritMalformed(format!(
+                    "{name:?} is defined by RFC 7515 and must not be in crit"
+                )));
+            }
+            if !h.contains_key(name) {
+                return Err(Reason::CritMalformed(format!(
+                    "{name:?} is not in the protected header"
+                )));
+            }
+            if name == "b64" {
+                crit_b64 = true;
+            } else {
+                return Err(Reason::CritUnknown(name.to_owned()));
+            }
+        }
+    }
+    let b64 = match h.get("b64") {
+        None => true,
+        Some(Value::Bool(b)) => {
+            if !crit_b64 {
+                return Err(Reason::B64Malformed(
+                    "b64 must be listed in crit (RFC 7797 6)".into(),
+                ));
+            }
+            *b
+        }
+        Some(_) => return Err(Reason::B64Malformed("not a boolean".into())),
+    };
+    if policy.key_headers == KeyHeaderPolicy::Refuse {
+        let unprot = sig.unprotected.as_ref();
+        for kh in KEY_HEADERS.iter().chain(["x5t#S256"].iter()) {
+            if h.contains_key(*kh) || unprot.is_some_and(|u| u.contains_key(*kh)) {
+                return Err(Reason::KeyHeaderOffered((*kh).to_owned()));
+            }
+        }
+    }
+    if let Some(accepted) = &policy.expected_typ {
+        let typ = header_str(sig, "typ");
+        if !typ.is_some_and(|t| accepted.iter().any(|a| typ_eq(a, t))) {
+            return Err(Reason::TypMismatch(typ.map(str::to_owned)));
+        }
+    }
+    Ok((alg, b64))
+}
+
+/// RFC 7515 4.1.9: media types compare case-insensitively, and
+/// `application/` may be omitted.
+pub fn typ_eq(a: &str, b: &str) -> bool {
+    fn norm(s: &str) -> String {
+        let l = s.to_ascii_lowercase();
+        match l.strip_prefix("application/") {
+            Some(r) if !r.contains('/') => r.to_owned(),
+            _ => l,
+        }
+    }
+    norm(a) == norm(b)
+}
+
+fn header_str<'a>(sig: &'a ParsedSignature, name: &str) -> Option<&'a str> {
+    sig.protected.get_str(name).or_else(|| {
+        sig.unprotected
+            .as_ref()
+            .and_then(|u| u.get(name))
+            .and_then(Value::as_str)
+    })
+}
+
+/// The JWS Signing Input (RFC 7515 5.1 step 5; RFC 7797 section 3).
+fn signing_input(protected_b64: &str, payload: &[u8], b64: bool) -> Vec<u8> {
+    let mut si = Vec::with_capacity(protected_b64.len() + 1 + payload.len() * 4 / 3 + 4);
+    si.extend_from_slice(protected_b64.as_bytes());
+    si.push(b'.');
+    if b64 {
+        si.extend_from_slice(b64::encode(payload).as_bytes());
+    } else {
+        si.extend_from_slice(payload);
+    }
+    si
+}
+
+/// Verify a JWS (any serialization).
+///
+/// `detached` is the content for a detached JWS. When the JWS also carries a
+/// payload, it must equal the detached content. Without `detached`, the JWS
+/// must carry its payload.
+pub fn verify(
+    jws: &str,
+    detached: Option<&[u8]>,
+    resolver: &dyn KeyResolver,
+    policy: &VerifyPolicy,
+) -> Result<JwsReport, JwsError> {
+    let parsed = ParsedJws::parse(jws)?;
+    verify_parsed(&parsed, detached, resolver, policy)
+}
+
+/// Verify an already parsed JWS (see [`verify`]).
+pub fn verify_parsed(
+    parsed: &ParsedJws,
+    detached: Option<&[u8]>,
+    resolver: &dyn KeyResolver,
+    policy: &VerifyPolicy,
+) -> Result<JwsReport, JwsError> {
+    let mut reports = Vec::new();
+    let mut payload_out: Option<Vec<u8>> = None;
+    for sig in &parsed.signatures {
+        let alg_s = header_str(sig, "alg").map(str::to_owned);
+        let kid = header_str(sig, "kid").map(str::to_owned);
+        let typ = header_str(sig, "typ").map(str::to_owned);
+        let mut report = SignatureReport {
+            alg: alg_s,
+            kid: kid.clone(),
+            typ,
+            verdict: Verdict::Refused,
+            reason: None,
+            key_source: None,
+            key_thumbprint: None,
+        };
+        let (alg, b64) = match check_header(sig, policy) {
+            Ok(x) => x,
+            Err(r) => {
+                report.reason = Some(r);
+                reports.push(report);
+                continue;
+            }
+        };
+        // The payload this signature covers.
+        let payload: Vec<u8> = match (&parsed.payload, detached) {
+            (None, Some(d)) => d.to_vec(),
+            (Some(p), det) => {
+                let bytes = if b64 {
+                    b64::decode(p).map_err(|e| JwsError::Base64 {
+                        part: "payload",
+                        detail: e.to_string(),
+                    })?
+                } else {
+                    p.as_bytes().to_vec()
+                };
+                if let Some(d) = det {
+                    if d != bytes.as_slice() {
+                        return Err(JwsError::PayloadDiffers);
+                    }
+                }
+                bytes
+            }
+            (None, None) => {
+                return Err(JwsError::Malformed(
+                    "detached JWS and no content given to verify it against".into(),
+                ))
+            }
+        };
+        let si = signing_input(&sig.protected.encoded, &payload, b64);
+        let candidates = match resolver.resolve(&KeyRequest {
+            kid: kid.as_deref(),
+            alg: Some(alg),
+            issuer: None,
+        }) {
+            Ok(c) => c,
+            Err(ResolveError::BadKid(k)) => {
+                report.reason = Some(Reason::BadKid(k));
+                reports.push(report);
+                continue;
+            }
+            Err(e) => {
+                report.reason = Some(Reason::Discovery(e.to_string()));
+                report.verdict = Verdict::NoTrustedKey;
+                reports.push(report);
+                continue;
+            }
+        };
+        let candidates: Vec<_> = candidates
+            .into_iter()
+            .filter(|t| !t.key.is_symmetric() || policy.allowed.contains(Algorithm::HmacSha256))
+            .collect();
+        if candidates.is_empty() {
+            report.verdict = Verdict::NoTrustedKey;
+            report.reason = Some(Reason::NoKeyForKid(kid.clone()));
+            reports.push(report);
+            continue;
+        }
+        let same_alg: Vec<_> = candidates
+            .iter()
+            .filter(|t| t.key.algorithm() == alg)
+            .collect();
+        if same_alg.is_empty() {
+            // Trusted keys exist for this kid but none for the claimed alg:
+            // an algorithm-substitution attempt or a misconfiguration.
+            report.verdict = Verdict::Refused;
+            report.reason = Some(Reason::AlgNotKeys {
+                header: alg,
+                key: candidates[0].key.algorithm(),
+            });
+            report.key_source = Some(candidates[0].source.clone());
+            report.key_thumbprint = Some(candidates[0].key.thumbprint());
+            reports.push(report);
+            continue;
+        }
+        let mut last_err = None;
+        for t in &same_alg {
+            match t.key.verify_as(alg, &si, &sig.signature) {
+                Ok(()) => {
+                    report.verdict = Verdict::Valid;
+                    report.reason = None;
+                    report.key_source = Some(t.source.clone());
+                    report.key_thumbprint = Some(t.key.thumbprint());
+                    payload_out.get_or_insert_with(|| payload.clone());
+                    break;
+                }
+                Err(e) => {
+                    last_err = Some((e, t));
+                }
+            }
+        }
+        if report.verdict != Verdict::Valid {
+            report.verdict = Verdict::Invalid;
+            if let Some((e, t)) = last_err {
+                report.reason = Some(Reason::Signature(e));
+                if same_alg.len() == 1 {
+                    report.key_source = Some(t.source.clone());
+                    report.key_thumbprint = Some(t.key.thumbprint());
+                }
+            }
+        }
+        reports.push(report);
+    }
+    let payload = payload_out
+        .or_else(|| detached.map(<[u8]>::to_vec))
+        .unwrap_or_default();
+    Ok(JwsReport {
+        signatures: reports,
+        payload,
+    })
+}
+
+fn build_protected(
+    key: &SigningKey,
+    opts: &SignOptions,
+    default_typ: &str,
+) -> Result<String, JwsError> {
+    let mut h = Map::new();
+    h.insert(
+        "alg".into(),
+        Value::String(key.algorithm().jose_name().into()),
+    );
+    h.insert("kid".into(), Value::String(key.kid_or_thumbprint()));
+    h.insert(
+        "typ".into(),
+        Value::String(opts.typ.clone().unwrap_or_else(|| default_typ.into())),
+    );
+    if !opts.b64 {
+        h.insert("b64".into(), Value::Bool(false));
+        h.insert(
+            "crit".into(),
+            Value::Array(vec![Value::String("b64".into())]),
+        );
+    }
+    for (k, v) in &opts.extra {
+        if matches!(k.as_str(), "alg" | "kid" | "b64" | "crit" | "typ")
+            || KEY_HEADERS.contains(&k.as_str())
+            || k == "x5t#S256"
+        {
+            return Err(JwsError::ReservedHeader(k.clone()));
+        }
+        h.insert(k.clone(), v.clone());
+    }
+    let json =
+        serde_json::to_vec(&Value::Object(h)).map_err(|e| JwsError::Malformed(e.to_string()))?;
+    Ok(b64::encode(&json))
+}
+
+/// Sign `payload` and return a compact JWS with detached content
+/// (`header..signature`, RFC 7515 Appendix F).
+pub fn sign_compact_detached(
+    payload: &[u8],
+    key: &SigningKey,
+    opts: &SignOptions,
+) -> Result<String, JwsError> {
+    let protected = build_protected(key, opts, "JOSE")?;
+    let si = signing_input(&protected, payload, opts.b64);
+    let sig = key.sign(&si)?;
+    Ok(format!("{protected}..{}", b64::encode(&sig)))
+}
+
+/// Sign `payload` with every key and return the JWS JSON general
+/// serialization without `payload` (RFC 7515 7.2.1, Appendix F), for key
+/// rotation.
+pub fn sign_general_detached(
+    payload: &[u8],
+    keys: &[&SigningKey],
+    opts: &SignOptions,
+) -> Result<Value, JwsError> {
+    if keys.is_empty() {
+        return Err(JwsError::Malformed("no signing key".into()));
+    }
+    let mut sigs = Vec::new();
+    for key in keys {
+        let protected = build_protected(key, opts, "JOSE+JSON")?;
+        let si = signing_input(&protected, payload, opts.b64);
+        let sig = key.sign(&si)?;
+        let mut m = Map::new();
+        m.insert("protected".into(), Value::String(protected));
+        m.insert("signature".into(), Value::String(b64::encode(&sig)));
+        sigs.push(Value::Object(m));
+    }
+    let mut top = Map::new();
+    top.insert("signatures".into(), Value::Array(sigs));
+    Ok(Value::Object(top))
+}

@@ -1,0 +1,420 @@
+//! The `agentsig keygen | sign | verify | canon` commands end to end:
+//! exit codes (0 verified, 1 not verified or refused, 2 usage or unreadable
+//! input), the `--json` report, and the descriptor invariances JCS gives.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_agentsig"))
+}
+
+fn run(args: &[&str], dir: &Path) -> Output {
+    bin()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run agentsig")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exit code")
+}
+
+struct Tmp(PathBuf);
+impl Tmp {
+    fn new(name: &str) -> Tmp {
+        let p = std::env::temp_dir().join(format!("agentsig-cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("mkdir");
+        Tmp(p)
+    }
+}
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const DOC: &str = r#"{"name":"planner","version":"1.0.0","skills":[{"id":"a","name":"A","description":"d"}],"limits":{"maxTokens":1000,"t":0.5}}"#;
+
+fn setup(name: &str, alg: &str) -> Tmp {
+    let t = Tmp::new(name);
+    std::fs::write(t.0.join("agent.json"), DOC).expect("write");
+    let o = run(&["keygen", "--alg", alg, "--out", "k"], &t.0);
+    assert_eq!(
+        code(&o),
+        0,
+        "keygen: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    t
+}
+
+#[test]
+fn sign_then_verify_each_asymmetric_algorithm() {
+    for alg in ["ecdsa-p256-sha256", "ecdsa-p384-sha384", "ed25519"] {
+        let t = setup(&format!("rt-{alg}"), alg);
+        let o = run(&["sign", "agent.json", "--key", "k.pem"], &t.0);
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        for keyarg in [
+            ["--jwks", "k.jwks.json"],
+            ["--key", "k.pub.pem"],
+            ["--key", "k.jwk.json"],
+            ["--key", "k.pem"],
+        ] {
+            let o = run(&["verify", "agent.json", keyarg[0], keyarg[1]], &t.0);
+            assert_eq!(
+                code(&o),
+                0,
+                "{alg} {keyarg:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn keygen_writes_private_key_0600_and_refuses_to_overwrite() {
+    let t = setup("keygen", "ecdsa-p256-sha256");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(t.0.join("k.pem"))
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let before = std::fs::read(t.0.join("k.pem")).expect("read");
+    let o = run(&["keygen", "--out", "k"], &t.0);
+    assert_eq!(code(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("refusing to overwrite"));
+    assert_eq!(std::fs::read(t.0.join("k.pem")).expect("read"), before);
+    let o = run(&["keygen", "--out", "j", "--json"], &t.0);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert!(v["did_key"]
+        .as_str()
+        .is_some_and(|d| d.starts_with("did:key:zDn")));
+    assert!(v["did_jwk"]
+        .as_str()
+        .is_some_and(|d| d.starts_with("did:jwk:ey")));
+    assert_eq!(v["kid"], v["thumbprint"]);
+}
+
+#[test]
+fn whitespace_and_member_order_do_not_matter_values_do() {
+    let t = setup("inv", "ed25519");
+    assert_eq!(
+        code(&run(&["sign", "agent.json", "--key", "k.pem"], &t.0)),
+        0
+    );
+    // Re-serialize with other whitespace and member order: still verifies.
+    let reordered = r#"{
+        "limits": {"t": 0.5, "maxTokens": 1000.0},
+        "skills": [ {"description":"d","name":"A","id":"a"} ],
+        "version": "1.0.0",
+        "name": "planner"
+    }"#;
+    std::fs::write(t.0.join("agent.json"), reordered).expect("write");
+    let o = run(&["verify", "agent.json", "--jwks", "k.jwks.json"], &t.0);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    // Any change of a value fails with exit 1.
+    for tampered in [
+        DOC.replace("planner", "planneR"),
+        DOC.replace("1000", "1001"),
+        DOC.replace("0.5", "0.50001"),
+        DOC.replace(r#""id":"a","#, ""),
+    ] {
+        std::fs::write(t.0.join("agent.json"), &tampered).expect("write");
+        let o = run(&["verify", "agent.json", "--jwks", "k.jwks.json"], &t.0);
+        assert_eq!(code(&o), 1, "tampered {tampered} must fail");
+    }
+}
+
+#[test]
+fn json_report_fields() {
+    let t = setup("json", "ecdsa-p256-sha256");
+    assert_eq!(
+        code(&run(&["sign", "agent.json", "--key", "k.pem"], &t.0)),
+        0
+    );
+    let o = run(
+        &["verify", "agent.json", "--jwks", "k.jwks.json", "--json"],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json report");
+    assert_eq!(v["verified"], true);
+    assert_eq!(v["verdict"], "valid");
+    assert_eq!(v["algorithm"], "ES256");
+    assert!(v["key_source"]
+        .as_str()
+        .is_some_and(|s| s.contains("k.jwks.json")));
+    let canon = agentsig::jcs::canonicalize(DOC.as_bytes()).expect("jcs");
+    assert_eq!(
+        v["canonical_sha256"],
+        agentsig::descriptor::sha256_hex(&canon)
+    );
+    let thumb = v["key_thumbprint"].as_str().expect("thumbprint").to_owned();
+    assert_eq!(v["kid"].as_str(), Some(thumb.as_str()));
+
+    // A failing verification still prints a report, with a reason.
+    std::fs::write(t.0.join("agent.json"), DOC.replace("planner", "x")).expect("write");
+    let o = run(
+        &["verify", "agent.json", "--jwks", "k.jwks.json", "--json"],
+        &t.0,
+    );
+    assert_eq!(code(&o), 1);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json report");
+    assert_eq!(v["verified"], false);
+    assert_eq!(v["verdict"], "invalid");
+    assert_eq!(v["signatures"][0]["reason_code"], "signature-mismatch");
+}
+
+#[test]
+fn wrong_key_is_not_verified() {
+    let t = setup("wrongkey", "ecdsa-p256-sha256");
+    assert_eq!(
+        code(&run(&["sign", "agent.json", "--key", "k.pem"], &t.0)),
+        0
+    );
+    assert_eq!(code(&run(&["keygen", "--out", "other"], &t.0)), 0);
+    // A different key with no kid: selected, and the signature does not match.
+    let o = run(
+        &["verify", "agent.json", "--key", "other.pub.pem", "--json"],
+        &t.0,
+    );
+    assert_eq!(code(&o), 1);
+    // A JWKS whose kid differs: no trusted key (nothing verified is never a success).
+    let o = run(
+        &[
+            "verify",
+            "agent.json",
+            "--jwks",
+            "other.jwks.json",
+            "--json",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 1);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["verdict"], "no-trusted-key");
+}
+
+#[test]
+fn algorithm_policy_refusals_exit_1() {
+    let t = setup("policy", "ed25519");
+    assert_eq!(
+        code(&run(&["sign", "agent.json", "--key", "k.pem"], &t.0)),
+        0
+    );
+    // EdDSA not in the allow-list.
+    let o = run(
+        &[
+            "verify",
+            "agent.json",
+            "--jwks",
+            "k.jwks.json",
+            "--alg",
+            "ES256",
+            "--json",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 1);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["signatures"][0]["reason_code"], "alg-not-allowed");
+    // The key is bound to Ed25519: naming another algorithm for it is refused at load (usage, 2).
+    let o = run(
+        &[
+            "verify",
+            "agent.json",
+            "--key",
+            "k.pub.pem",
+            "--alg",
+            "ES256",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 2);
+}
+
+#[test]
+fn hmac_only_when_named_and_never_from_jwks() {
+    let t = setup("hmac", "hmac-sha256");
+    let o = run(
+        &[
+            "sign",
+            "agent.json",
+            "--key",
+            "k.secret",
+            "--alg",
+            "hmac-sha256",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(
+        &[
+            "verify",
+            "agent.json",
+            "--key",
+            "k.secret",
+            "--alg",
+            "hmac-sha256",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    // The secret through an environment variable.
+    let secret = std::fs::read_to_string(t.0.join("k.secret")).expect("secret");
+    let o = bin()
+        .args([
+            "verify",
+            "agent.json",
+            "--key",
+            "env:AGENTSIG_TEST_SECRET",
+            "--alg",
+            "hmac-sha256",
+        ])
+        .env("AGENTSIG_TEST_SECRET", secret.trim())
+        .current_dir(&t.0)
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 0);
+    // A JWK Set holding the same secret as an oct key is never trusted.
+    let raw = agentsig::b64::decode_std(secret.trim()).expect("b64");
+    let jwks = format!(
+        r#"{{"keys":[{{"kty":"oct","k":"{}","alg":"HS256"}}]}}"#,
+        agentsig::b64::encode(&raw)
+    );
+    std::fs::write(t.0.join("oct.jwks.json"), jwks).expect("write");
+    let o = run(
+        &[
+            "verify",
+            "agent.json",
+            "--jwks",
+            "oct.jwks.json",
+            "--alg",
+            "hmac-sha256",
+        ],
+        &t.0,
+    );
+    assert_eq!(
+        code(&o),
+        2,
+        "no usable key: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn usage_and_unreadable_input_exit_2() {
+    let t = setup("usage", "ecdsa-p256-sha256");
+    assert_eq!(
+        code(&run(
+            &["verify", "missing.json", "--jwks", "k.jwks.json"],
+            &t.0
+        )),
+        2
+    );
+    assert_eq!(
+        code(&run(&["verify", "agent.json"], &t.0)),
+        2,
+        "no key: nothing verified"
+    );
+    assert_eq!(code(&run(&["sign", "agent.json"], &t.0)), 2, "no key");
+    assert_eq!(code(&run(&["frobnicate"], &t.0)), 2);
+    // A descriptor that is not I-JSON: the error names the place.
+    std::fs::write(t.0.join("dup.json"), "{\"a\":1,\n \"a\":2}").expect("write");
+    let o = run(&["sign", "dup.json", "--key", "k.pem"], &t.0);
+    assert_eq!(code(&o), 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("duplicate") && err.contains("line 2"), "{err}");
+    // A malformed JWS file.
+    assert_eq!(
+        code(&run(&["sign", "agent.json", "--key", "k.pem"], &t.0)),
+        0
+    );
+    std::fs::write(t.0.join("agent.json.jws"), "not-a-jws").expect("write");
+    assert_eq!(
+        code(&run(
+            &["verify", "agent.json", "--jwks", "k.jwks.json"],
+            &t.0
+        )),
+        2
+    );
+}
+
+#[test]
+fn stdin_and_json_serialization_with_two_keys() {
+    let t = setup("multi", "ecdsa-p256-sha256");
+    assert_eq!(
+        code(&run(&["keygen", "--alg", "ed25519", "--out", "k2"], &t.0)),
+        0
+    );
+    let o = run(
+        &["sign", "agent.json", "--key", "k.pem", "--key", "k2.pem"],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let jws: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.0.join("agent.json.jws")).expect("read"))
+            .expect("json");
+    assert_eq!(jws["signatures"].as_array().map(Vec::len), Some(2));
+    assert!(jws.get("payload").is_none(), "detached: no payload member");
+    // Either key alone verifies (rotation); an unknown signer is reported, not fatal.
+    for jwks in ["k.jwks.json", "k2.jwks.json"] {
+        let o = run(&["verify", "agent.json", "--jwks", jwks, "--json"], &t.0);
+        assert_eq!(code(&o), 0, "{jwks}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        let verdicts: Vec<&str> = v["signatures"]
+            .as_array()
+            .expect("sigs")
+            .iter()
+            .filter_map(|s| s["verdict"].as_str())
+            .collect();
+        assert!(
+            verdicts.contains(&"valid") && verdicts.contains(&"no-trusted-key"),
+            "{verdicts:?}"
+        );
+    }
+    // Descriptor on standard input: the JWS goes to standard output.
+    let mut child = bin()
+        .args(["sign", "-", "--key", "k.pem"])
+        .current_dir(&t.0)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(DOC.as_bytes())
+        .expect("write");
+    let o = child.wait_with_output().expect("wait");
+    assert_eq!(code(&o), 0);
+    let compact = String::from_utf8(o.stdout).expect("utf8");
+    let parts: Vec<&str> = compact.trim().split('.').collect();
+    assert_eq!(parts.len(), 3);
+    assert!(
+        parts[1].is_empty(),
+        "detached compact JWS has an empty payload part"
+    );
+}
+
+#[test]
+fn canon_prints_canonical_bytes() {
+    let t = Tmp::new("canon");
+    std::fs::write(
+        t.0.join("x.json"),
+        "{ \"b\": [1.0, 1e21, \"\\u00e9\"], \"a\": null }",
+    )
+    .expect("write");
+    let o = run(&["canon", "x.json"], &t.0);
+    assert_eq!(code(&o), 0);
+    assert_eq!(o.stdout, "{\"a\":null,\"b\":[1,1e+21,\"é\"]}".as_bytes());
+}

@@ -1,0 +1,350 @@
+//! The `agentsig http`, `agentsig digest` and static-publishing commands.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const MSG: &str = "tests/vectors/rfc9421/messages";
+const KEYS: &str = "keys/rfc9421";
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_agentsig"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap()
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("agentsig-httpsig-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn rfc_response_verifies_with_injected_clock() {
+    let o = run(&[
+        "http",
+        "verify",
+        &format!("{MSG}/b2.4-sig-b24.http"),
+        "--key",
+        &format!("{KEYS}/test-key-ecc-p256.pub.pem"),
+        "--now",
+        "1618884473",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
+    // With today's clock the 2021 signature is too old.
+    let o = run(&[
+        "http",
+        "verify",
+        &format!("{MSG}/b2.4-sig-b24.http"),
+        "--json",
+        "--key",
+        &format!("{KEYS}/test-key-ecc-p256.pub.pem"),
+    ]);
+    assert_eq!(code(&o), 1);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["signatures"][0]["reason_code"], "too-old");
+}
+
+#[test]
+fn request_bound_response_needs_the_request() {
+    let args = |with_req: bool| {
+        let mut a = vec![
+            "http".to_owned(),
+            "verify".into(),
+            format!("{MSG}/s2.4-response-reqres1.http"),
+            "--key".into(),
+            format!("{KEYS}/test-key-ecc-p256.pub.pem"),
+            "--now".into(),
+            "1618884479".into(),
+            "--require-none".into(),
+        ];
+        if with_req {
+            a.push("--request".into());
+            a.push(format!("{MSG}/s2.4-request.http"));
+        }
+        a
+    };
+    let o = bin().args(args(true)).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
+    let o = bin().args(args(false)).output().unwrap();
+    assert_eq!(code(&o), 1);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no related request"));
+}
+
+#[test]
+fn sign_then_verify_each_algorithm_and_tamper() {
+    let d = tmpdir("sign");
+    for (key, pubkey, alg) in [
+        ("test-key-ecc-p256.pem", "test-key-ecc-p256.pub.pem", None),
+        ("test-key-ed25519.pem", "test-key-ed25519.pub.pem", None),
+        (
+            "test-key-rsa-pss.pem",
+            "test-key-rsa-pss.pub.pem",
+            Some("rsa-pss-sha512"),
+        ),
+        (
+            "test-key-rsa.pem",
+            "test-key-rsa.pub.pem",
+            Some("rsa-v1_5-sha256"),
+        ),
+        (
+            "test-shared-secret.b64",
+            "test-shared-secret.b64",
+            Some("hmac-sha256"),
+        ),
+    ] {
+        let out = d.join(format!("{key}.http"));
+        let mut a = vec![
+            "http".to_owned(),
+            "sign".into(),
+            format!("{MSG}/test-request.http"),
+            "--key".into(),
+            format!("{KEYS}/{key}"),
+            "--out".into(),
+            s(&out).into(),
+            "-c".into(),
+            "@method".into(),
+            "-c".into(),
+            "@authority".into(),
+            "-c".into(),
+            "\"@query-param\";name=\"Pet\"".into(),
+            "-c".into(),
+            "content-digest".into(),
+            "--nonce".into(),
+            "n-1".into(),
+            "--tag".into(),
+            "t".into(),
+        ];
+        if let Some(al) = alg {
+            a.push("--alg".into());
+            a.push(al.into());
+        }
+        let o = bin().args(&a).output().unwrap();
+        assert_eq!(code(&o), 0, "{key}: {}", String::from_utf8_lossy(&o.stderr));
+        let mut v = vec![
+            "http".to_owned(),
+            "verify".into(),
+            s(&out).into(),
+            "--key".into(),
+            format!("{KEYS}/{pubkey}"),
+            "--tag".into(),
+            "t".into(),
+        ];
+        if let Some(al) = alg {
+            v.push("--alg".into());
+            v.push(al.into());
+        }
+        let o = bin().args(&v).output().unwrap();
+        assert_eq!(code(&o), 0, "{key}: {}", String::from_utf8_lossy(&o.stdout));
+        // Tampering with a covered query parameter breaks it.
+        let text = std::fs::read_to_string(&out)
+            .unwrap()
+            .replace("Pet=dog", "Pet=cat");
+        let bad = d.join(format!("{key}.bad.http"));
+        std::fs::write(&bad, text).unwrap();
+        v[2] = s(&bad).into();
+        let o = bin().args(&v).output().unwrap();
+        assert_eq!(code(&o), 1, "{key}");
+    }
+}
+
+#[test]
+fn unreadable_message_is_usage_error_and_malformed_signature_fails() {
+    let d = tmpdir("bad");
+    let p = d.join("junk.http");
+    std::fs::write(&p, "not http at all").unwrap();
+    let o = run(&[
+        "http",
+        "verify",
+        s(&p),
+        "--key",
+        &format!("{KEYS}/test-key-ed25519.pub.pem"),
+    ]);
+    assert_eq!(code(&o), 2);
+    let text = std::fs::read_to_string(format!("{MSG}/b2.6-sig-b26.http")).unwrap();
+    let broken = text.replace("Signature-Input: sig-b26=(", "Signature-Input: sig-b26=((");
+    let p = d.join("broken.http");
+    std::fs::write(&p, broken).unwrap();
+    let o = run(&[
+        "http",
+        "verify",
+        s(&p),
+        "--key",
+        &format!("{KEYS}/test-key-ed25519.pub.pem"),
+        "--json",
+    ]);
+    assert_eq!(code(&o), 1);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["reason"].as_str().unwrap().contains("Signature-Input"));
+}
+
+#[test]
+fn accept_signature_is_honoured() {
+    let d = tmpdir("accept");
+    let req = d.join("req.http");
+    std::fs::write(
+        &req,
+        "GET /agent.json HTTP/1.1\r\nHost: example.com\r\nAccept-Signature: sig1=(\"@status\" \"content-type\" \"content-digest\" \"@path\";req);created;keyid=\"test-key-ecc-p256\";tag=\"app-123\"\r\n\r\n",
+    )
+    .unwrap();
+    let res = d.join("res.http");
+    std::fs::write(
+        &res,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+    )
+    .unwrap();
+    let out = d.join("signed.http");
+    let o = run(&[
+        "http",
+        "sign",
+        s(&res),
+        "--key",
+        &format!("{KEYS}/test-key-ecc-p256.pem"),
+        "--keyid",
+        "test-key-ecc-p256",
+        "--request",
+        s(&req),
+        "--accept-signature",
+        "--add-content-digest",
+        "sha-256",
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let signed = std::fs::read_to_string(&out).unwrap();
+    assert!(signed.contains("Signature-Input: sig1=(\"@status\" \"content-type\" \"content-digest\" \"@path\";req);created="));
+    assert!(signed.contains(";keyid=\"test-key-ecc-p256\";tag=\"app-123\""));
+    let o = run(&[
+        "http",
+        "verify",
+        s(&out),
+        "--key",
+        &format!("{KEYS}/test-key-ecc-p256.pub.pem"),
+        "--request",
+        s(&req),
+        "--tag",
+        "app-123",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
+    // A request for a key we do not hold is refused, not silently changed.
+    std::fs::write(
+        &req,
+        "GET /agent.json HTTP/1.1\r\nHost: example.com\r\nAccept-Signature: sig1=(\"@status\");keyid=\"other\"\r\n\r\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "http",
+        "sign",
+        s(&res),
+        "--key",
+        &format!("{KEYS}/test-key-ecc-p256.pem"),
+        "--keyid",
+        "test-key-ecc-p256",
+        "--request",
+        s(&req),
+        "--accept-signature",
+    ]);
+    assert_eq!(code(&o), 1);
+}
+
+#[test]
+fn digest_command_prints_content_digest() {
+    let d = tmpdir("digest");
+    let p = d.join("body");
+    std::fs::write(&p, "{\"hello\": \"world\"}").unwrap();
+    let o = run(&["digest", s(&p), "--alg", "sha-256", "--alg", "sha-512"]);
+    assert_eq!(code(&o), 0);
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "Content-Digest: sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:, sha-512=:WZDPaVn/7XgHaAy8pmojAkGWoRx2UFChF41A2svX+TaPm+AbwAgBWnrIiYllu7BNNyealdVLvRwEmTHWXvJwew==:\n"
+    );
+    assert_eq!(code(&run(&["digest", s(&p), "--alg", "md5"])), 2);
+}
+
+#[test]
+fn static_publishing_headers_verify_as_a_saved_response() {
+    let d = tmpdir("static");
+    let desc = d.join("agent.json");
+    std::fs::write(&desc, "{\"name\":\"demo\",\"version\":\"1\"}").unwrap();
+    let o = run(&[
+        "sign",
+        s(&desc),
+        "--key",
+        &format!("{KEYS}/test-key-ecc-p256.pem"),
+        "--kid",
+        "test-key-ecc-p256",
+        "--content-type",
+        "application/agent+json",
+        "--expires-in",
+        "30d",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let headers = std::fs::read_to_string(d.join("agent.json.headers")).unwrap();
+    assert!(headers.starts_with("Content-Type: application/agent+json\nContent-Digest: sha-256=:"));
+    assert!(headers.contains(
+        "Signature-Input: sig1=(\"@status\" \"content-type\" \"content-digest\");created="
+    ));
+    assert!(headers.contains(";keyid=\"test-key-ecc-p256\";alg=\"ecdsa-p256-sha256\";expires="));
+    // What `curl -i` would save from a host that sends those fields.
+    let body = std::fs::read(&desc).unwrap();
+    let mut saved = b"HTTP/2 200 \r\nserver: test\r\n".to_vec();
+    for l in headers.lines() {
+        saved.extend_from_slice(l.as_bytes());
+        saved.extend_from_slice(b"\r\n");
+    }
+    saved.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+    saved.extend_from_slice(&body);
+    let resp = d.join("saved.http");
+    std::fs::write(&resp, &saved).unwrap();
+    let o = run(&[
+        "verify",
+        "--response",
+        s(&resp),
+        "--key",
+        &format!("{KEYS}/test-key-ecc-p256.pub.pem"),
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
+    // A host that rewrites the media type (e.g. adds a charset) breaks the signature.
+    let bad = String::from_utf8(saved.clone()).unwrap().replace(
+        "Content-Type: application/agent+json",
+        "Content-Type: application/agent+json; charset=utf-8",
+    );
+    std::fs::write(&resp, bad).unwrap();
+    let o = run(&[
+        "verify",
+        "--response",
+        s(&resp),
+        "--key",
+        &format!("{KEYS}/test-key-ecc-p256.pub.pem"),
+    ]);
+    assert_eq!(code(&o), 1);
+    // A 30-day expiry is enforced: 31 days later it fails.
+    std::fs::write(&resp, &saved).unwrap();
+    let later = (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 31 * 86400)
+        .to_string();
+    let o = run(&[
+        "verify",
+        "--response",
+        s(&resp),
+        "--key",
+        &format!("{KEYS}/test-key-ecc-p256.pub.pem"),
+        "--now",
+        &later,
+    ]);
+    assert_eq!(code(&o), 1);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("expired"));
+}
