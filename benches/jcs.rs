@@ -96,37 +96,53 @@ fn skill(r: &mut Rng, i: usize) -> Value {
     })
 }
 
-/// A pretty-printed descriptor of at least `target` bytes.
+fn document(seed: u64, skills: &[Value]) -> Vec<u8> {
+    let doc = json!({
+        "protocolVersion": "1.0",
+        "name": "Example Agent — Ünïcödé édition",
+        "description": sentence(&mut Rng(seed ^ 1), 40),
+        "url": "https://agent.example.com/a2a/v1",
+        "version": "2.14.3",
+        "provider": { "organization": "Example Org", "url": "https://example.com" },
+        "capabilities": { "streaming": true, "pushNotifications": false, "extensions": [
+            { "uri": "https://example.com/ext/trace/v1", "required": false, "params": { "sampling": 0.25, "maxSpans": 1024 } }
+        ] },
+        "securitySchemes": {
+            "oauth": { "type": "oauth2", "flows": { "clientCredentials": {
+                "tokenUrl": "https://auth.example.com/token", "scopes": { "read": "Read access", "write": "Write access" } } } },
+            "apiKey": { "type": "apiKey", "in": "header", "name": "X-API-Key" }
+        },
+        "security": [ { "oauth": ["read"] } ],
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain", "application/json"],
+        "skills": skills,
+    });
+    serde_json::to_vec_pretty(&doc).expect("serializable")
+}
+
+/// The smallest pretty-printed descriptor with at least `target` bytes
+/// (skills drawn in sequence from the seeded generator).
 fn descriptor(target: usize, seed: u64) -> Vec<u8> {
     let mut r = Rng(seed);
-    let mut skills = Vec::new();
-    loop {
-        skills.push(skill(&mut r, skills.len()));
-        let doc = json!({
-            "protocolVersion": "1.0",
-            "name": "Example Agent — Ünïcödé édition",
-            "description": sentence(&mut Rng(seed ^ 1), 40),
-            "url": "https://agent.example.com/a2a/v1",
-            "version": "2.14.3",
-            "provider": { "organization": "Example Org", "url": "https://example.com" },
-            "capabilities": { "streaming": true, "pushNotifications": false, "extensions": [
-                { "uri": "https://example.com/ext/trace/v1", "required": false, "params": { "sampling": 0.25, "maxSpans": 1024 } }
-            ] },
-            "securitySchemes": {
-                "oauth": { "type": "oauth2", "flows": { "clientCredentials": {
-                    "tokenUrl": "https://auth.example.com/token", "scopes": { "read": "Read access", "write": "Write access" } } } },
-                "apiKey": { "type": "apiKey", "in": "header", "name": "X-API-Key" }
-            },
-            "security": [ { "oauth": ["read"] } ],
-            "defaultInputModes": ["text/plain"],
-            "defaultOutputModes": ["text/plain", "application/json"],
-            "skills": skills,
-        });
-        let text = serde_json::to_vec_pretty(&doc).expect("serializable");
-        if text.len() >= target {
-            return text;
+    let mut skills = vec![skill(&mut r, 0)];
+    // Grow geometrically until the target is passed...
+    while document(seed, &skills).len() < target {
+        let want = skills.len() * 2;
+        while skills.len() < want {
+            skills.push(skill(&mut r, skills.len()));
         }
     }
+    // ...then find the fewest skills that reach it.
+    let (mut lo, mut hi) = (1, skills.len());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if document(seed, &skills[..mid]).len() >= target {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    document(seed, &skills[..lo])
 }
 
 fn inputs() -> Vec<(&'static str, Vec<u8>)> {
