@@ -31,6 +31,14 @@ export PATH="$PWD/.venv/bin:$PATH"
 # Interop tests fail instead of skipping when a peer implementation is missing.
 export AGENTSIG_REQUIRE_INTEROP=1
 
-cargo test --all-targets "$@"
-# Doc tests are not part of --all-targets.
-cargo test --doc "$@"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# Doc tests are not part of --all-targets, so run them first, then the rest.
+cargo test --doc "$@" 2>&1 | tee -a "$log"
+cargo test --all-targets "$@" 2>&1 | tee -a "$log"
+
+# One closing line for the whole run: the sum over every test binary.
+read -r passed failed < <(awk '/^test result:/ {
+  for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i }
+} END { print p + 0, f + 0 }' "$log")
+echo "agentsig: ${passed:-0} passed, ${failed:-0} failed"
