@@ -1,11 +1,11 @@
 //! `agentsig delegation audit | mint | exchange` (RFC 8693 delegation chains).
 
-use super::{load_signing, parse_alg, read_input, trusted_keys, CliError, CliResult};
+use super::{allow_list, load_signing, parse_alg, read_input, trusted_keys, CliError, CliResult};
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{self, report, AuditPolicy, ScopeMode, ScopePolicy, Severity};
 use agentsig::jwt::{Clock, FileReplayStore, FixedClock, JwtPolicy, ReplayStore, SystemClock};
 use agentsig::trust::{KeySource, StaticKeys};
-use agentsig::{Algorithm, AllowList};
+use agentsig::Algorithm;
 use clap::{Args, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
@@ -71,11 +71,7 @@ pub struct TrustArgs {
 
 impl TrustArgs {
     fn jwt_policy(&self, audience: Option<String>) -> JwtPolicy {
-        let allowed = if self.alg.is_empty() {
-            AllowList::asymmetric()
-        } else {
-            AllowList::new(self.alg.iter().copied())
-        };
+        let allowed = allow_list(&self.alg);
         JwtPolicy {
             allowed,
             expected_typ: if self.any_typ {
@@ -96,12 +92,6 @@ impl TrustArgs {
         match self.now {
             Some(t) => Box::new(FixedClock(t)),
             None => Box::new(SystemClock),
-        }
-    }
-    fn bind_alg(&self) -> Option<Algorithm> {
-        match self.alg.as_slice() {
-            [one] => Some(*one),
-            _ => None,
         }
     }
 }
@@ -161,7 +151,7 @@ fn read_tokens(files: &[String]) -> Result<Vec<String>, CliError> {
 
 fn audit(a: AuditArgs) -> CliResult {
     let tokens = read_tokens(&a.tokens)?;
-    let resolver = trusted_keys(&a.trust.key, &a.trust.jwks, a.trust.bind_alg())?;
+    let resolver = trusted_keys(&a.trust.key, &a.trust.jwks, &a.trust.alg)?;
     if a.max_depth == 0 || a.max_depth > delegation::HARD_MAX_DEPTH {
         return Err(CliError::usage(format!(
             "--max-depth must be 1..={}",
@@ -387,7 +377,7 @@ fn exchange(a: ExchangeArgs) -> CliResult {
         eprintln!("agentsig: no --key/--jwks: trusting only the signing key's public half for the subject token");
         StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)
     } else {
-        trusted_keys(&a.trust.key, &a.trust.jwks, a.trust.bind_alg())?
+        trusted_keys(&a.trust.key, &a.trust.jwks, &a.trust.alg)?
     };
     let mut jp = a.trust.jwt_policy(None);
     jp.require_jti = false;

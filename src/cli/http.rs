@@ -1,13 +1,15 @@
 //! `agentsig http sign`, `agentsig http verify` (RFC 9421 over raw HTTP
 //! messages) and `agentsig digest` (RFC 9530).
 
-use super::{load_signing, parse_alg, print_json, read_input, trusted_keys, CliError, CliResult};
+use super::{
+    allow_list, load_signing, parse_alg, print_json, read_input, trusted_keys, CliError, CliResult,
+};
 use agentsig::digest::{self, DigestAlgorithm};
 use agentsig::httpsig::{
     self, accept, ComponentId, Derived, FixedClock, Message, SignatureSpec, SystemClock,
     VerifyPolicy, VerifyReport,
 };
-use agentsig::{Algorithm, AllowList};
+use agentsig::Algorithm;
 use clap::{Args, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
@@ -318,22 +320,14 @@ pub struct VerifyRequest<'a> {
 /// Run a verification and print one result per label. Exit 0 only when every
 /// examined label verified.
 pub fn run_verify(v: VerifyRequest<'_>) -> CliResult {
-    let bind_alg = match v.alg {
-        [one] => Some(*one),
-        _ => None,
-    };
-    let resolver = trusted_keys(v.keys, v.jwks, bind_alg)?;
+    let resolver = trusted_keys(v.keys, v.jwks, v.alg)?;
     let clock_fixed;
     let mut policy = VerifyPolicy::new(&resolver);
     if let Some(n) = v.now {
         clock_fixed = FixedClock(n);
         policy.clock = &clock_fixed;
     }
-    policy.allowed = if v.alg.is_empty() {
-        AllowList::asymmetric()
-    } else {
-        AllowList::new(v.alg.iter().copied())
-    };
+    policy.allowed = allow_list(v.alg);
     policy.required = v.required;
     policy.max_age = v.max_age;
     policy.skew = v.skew;

@@ -207,8 +207,13 @@ pub fn load_signing(
 pub fn trusted_keys(
     keys: &[String],
     jwks: &[String],
-    alg: Option<Algorithm>,
+    algs: &[Algorithm],
 ) -> Result<StaticKeys, CliError> {
+    // A single --alg also binds keys that do not name their algorithm (RSA).
+    let alg = match algs {
+        [one] => Some(*one),
+        _ => None,
+    };
     let mut set = StaticKeys::new();
     for spec in keys {
         let data = read_key_material(spec)?;
@@ -248,6 +253,16 @@ pub fn trusted_keys(
         ));
     }
     Ok(set)
+}
+
+/// The allow-list from repeated `--alg`: the named algorithms, or every
+/// asymmetric algorithm when none is named (HMAC must always be named).
+pub fn allow_list(algs: &[Algorithm]) -> agentsig::AllowList {
+    if algs.is_empty() {
+        agentsig::AllowList::asymmetric()
+    } else {
+        agentsig::AllowList::new(algs.iter().copied())
+    }
 }
 
 /// Write `bytes` to a new file with the given mode, refusing to overwrite.

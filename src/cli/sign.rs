@@ -1,10 +1,12 @@
 //! `agentsig canon`, `agentsig sign`, `agentsig verify` (detached JWS over JCS).
 
 use super::http::parse_duration;
-use super::{load_signing, parse_alg, print_json, read_input, trusted_keys, CliError, CliResult};
+use super::{
+    allow_list, load_signing, parse_alg, print_json, read_input, trusted_keys, CliError, CliResult,
+};
 use agentsig::descriptor::{self, DescriptorError, JwsForm};
 use agentsig::jws::{self, KeyHeaderPolicy, SignOptions, Verdict, VerifyPolicy};
-use agentsig::{Algorithm, AllowList};
+use agentsig::Algorithm;
 use clap::Args;
 use std::io::Write;
 use std::process::ExitCode;
@@ -207,16 +209,8 @@ pub fn verify(a: VerifyArgs) -> CliResult {
     let jws_bytes = read_input(&jws_path)?;
     let jws_text = String::from_utf8(jws_bytes)
         .map_err(|_| CliError::usage(format!("{jws_path}: not UTF-8")))?;
-    let bind_alg = match a.alg.as_slice() {
-        [one] => Some(*one),
-        _ => None,
-    };
-    let resolver = trusted_keys(&a.key, &a.jwks, bind_alg)?;
-    let allowed = if a.alg.is_empty() {
-        AllowList::asymmetric()
-    } else {
-        AllowList::new(a.alg.iter().copied())
-    };
+    let resolver = trusted_keys(&a.key, &a.jwks, &a.alg)?;
+    let allowed = allow_list(&a.alg);
     let policy = VerifyPolicy {
         allowed,
         expected_typ: (!a.typ.is_empty()).then(|| a.typ.clone()),
