@@ -458,24 +458,35 @@ const HI: u64 = 0x8080_8080_8080_8080;
 pub(crate) fn find_special(s: &[u8], mut i: usize) -> usize {
     while let Some(c) = s.get(i..i + 8) {
         let x = load8(c);
-        let q = x ^ (LO * u64::from(b'"'));
-        let bs = x ^ (LO * u64::from(b'\\'));
-        let m = (q.wrapping_sub(LO) & !q)
-            | (bs.wrapping_sub(LO) & !bs)
-            | (x.wrapping_sub(LO * 0x20) & !x);
-        let m = m & HI;
+        let m = special_mask(x);
         if m != 0 {
             return i + (m.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
     while let Some(&b) = s.get(i) {
-        if b == b'"' || b == b'\\' || b < 0x20 {
+        if is_special(b) {
             return i;
         }
         i += 1;
     }
     s.len()
+}
+
+/// The bytes a JSON string cannot hold raw: `"`, `\\` and C0 controls.
+#[inline]
+fn is_special(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20
+}
+
+/// SWAR: the high bit of each byte of `x` that [`is_special`] (the lowest
+/// flagged byte is exact; ones above it may be false positives).
+#[inline]
+fn special_mask(x: u64) -> u64 {
+    let q = x ^ (LO * u64::from(b'"'));
+    let bs = x ^ (LO * u64::from(b'\\'));
+    ((q.wrapping_sub(LO) & !q) | (bs.wrapping_sub(LO) & !bs) | (x.wrapping_sub(LO * 0x20) & !x))
+        & HI
 }
 
 /// [`find_special`], also OR-ing the bytes it passes (and possibly a few
@@ -485,12 +496,7 @@ fn find_special_seen(s: &[u8], mut i: usize, seen: &mut u64) -> usize {
     while let Some(c) = s.get(i..i + 8) {
         let x = load8(c);
         *seen |= x;
-        let q = x ^ (LO * u64::from(b'"'));
-        let bs = x ^ (LO * u64::from(b'\\'));
-        let m = (q.wrapping_sub(LO) & !q)
-            | (bs.wrapping_sub(LO) & !bs)
-            | (x.wrapping_sub(LO * 0x20) & !x);
-        let m = m & HI;
+        let m = special_mask(x);
         if m != 0 {
             return i + (m.trailing_zeros() / 8) as usize;
         }
@@ -498,7 +504,7 @@ fn find_special_seen(s: &[u8], mut i: usize, seen: &mut u64) -> usize {
     }
     while let Some(&b) = s.get(i) {
         *seen |= u64::from(b);
-        if b == b'"' || b == b'\\' || b < 0x20 {
+        if is_special(b) {
             return i;
         }
         i += 1;
