@@ -52,34 +52,7 @@ pub const MAX_CLAIMS_DEPTH: usize = 32;
 /// Longest `jti` accepted.
 pub const MAX_JTI_LEN: usize = 256;
 
-/// A source of the current time (seconds since the epoch), injectable for
-/// tests and for auditing a token "as of" a moment.
-pub trait Clock {
-    fn now(&self) -> i64;
-}
-
-/// The system clock.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> i64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0)
-    }
-}
-
-/// A fixed instant.
-#[derive(Clone, Copy, Debug)]
-pub struct FixedClock(pub i64);
-
-impl Clock for FixedClock {
-    fn now(&self) -> i64 {
-        self.0
-    }
-}
+pub use crate::clock::{Clock, FixedClock, SystemClock};
 
 /// Why a JWT was not accepted. Each variant has a stable [`JwtError::code`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -10,6 +10,7 @@
 
 pub mod alg;
 pub mod b64;
+pub mod clock;
 pub mod delegation;
 pub mod descriptor;
 pub mod digest;

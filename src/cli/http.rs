@@ -53,8 +53,8 @@ fn parse_digest_alg(s: &str) -> Result<DigestAlgorithm, String> {
 }
 
 fn now_unix() -> i64 {
-    use agentsig::httpsig::Clock;
-    SystemClock.now_unix()
+    use agentsig::clock::Clock;
+    SystemClock.now()
 }
 
 fn read_message(path: &str, scheme: &str) -> Result<Message, CliError> {

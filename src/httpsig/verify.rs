@@ -24,32 +24,7 @@ use crate::alg::{Algorithm, AllowList};
 use crate::digest::{self, DigestError};
 use crate::trust::{KeyRequest, KeyResolver, KeySource, ResolveError};
 
-/// The verifier's notion of the current time (Unix seconds), injectable for tests.
-pub trait Clock {
-    fn now_unix(&self) -> i64;
-}
-
-/// The system clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now_unix(&self) -> i64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-    }
-}
-
-/// A fixed time.
-#[derive(Debug, Clone, Copy)]
-pub struct FixedClock(pub i64);
-
-impl Clock for FixedClock {
-    fn now_unix(&self) -> i64 {
-        self.0
-    }
-}
+pub use crate::clock::{Clock, FixedClock, SystemClock};
 
 /// Replay detection for `nonce` (RFC 9421 section 7.2.2). Called only after
 /// a signature verified, so forged messages cannot burn nonces.
@@ -473,7 +448,7 @@ fn verify_label(
         }
     }
     if policy.check_time {
-        let now = policy.clock.now_unix();
+        let now = policy.clock.now();
         let skew = i64::try_from(policy.skew).unwrap_or(i64::MAX);
         if let Some(c) = r.created {
             if c > now.saturating_add(skew) {

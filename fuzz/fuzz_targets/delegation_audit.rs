@@ -1,0 +1,18 @@
+//! Any text as a bundle of delegation tokens (split on newlines): the audit
+//! never panics and always returns a report.
+#![no_main]
+use agentsig::delegation::{audit, AuditPolicy};
+use agentsig::jwt::SystemClock;
+use agentsig::trust::StaticKeys;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let tokens: Vec<&str> = text.lines().take(12).collect();
+    if tokens.is_empty() {
+        return;
+    }
+    let keys = StaticKeys::new();
+    let _ = agentsig::jwt::decode(tokens[0], 16 * 1024);
+    let _ = audit(&tokens, &keys, &AuditPolicy::default(), &SystemClock, None);
+});
