@@ -7,7 +7,9 @@ use agentsig::trust::StaticKeys;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let tokens: Vec<&str> = text.lines().take(12).collect();
     if tokens.is_empty() {
         return;

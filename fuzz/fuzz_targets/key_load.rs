@@ -5,7 +5,11 @@ use agentsig::Algorithm;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    for alg in [None, Some(Algorithm::RsaV15Sha256), Some(Algorithm::HmacSha256)] {
+    for alg in [
+        None,
+        Some(Algorithm::RsaV15Sha256),
+        Some(Algorithm::HmacSha256),
+    ] {
         let opts = LoadOptions {
             alg,
             ..LoadOptions::default()
