@@ -70,13 +70,19 @@ pub fn sign(
 #[derive(Clone, Debug)]
 pub struct Report {
     pub jws: JwsReport,
-    /// Lowercase hex SHA-256 of the canonical bytes that were verified.
-    pub canonical_sha256: String,
+    /// The canonical bytes that were verified.
+    pub canonical: Vec<u8>,
 }
 
 impl Report {
     pub fn verified(&self) -> bool {
         self.jws.verified()
+    }
+
+    /// Lowercase hex SHA-256 of the canonical bytes that were verified
+    /// (computed on demand: most callers only need the verdict).
+    pub fn canonical_sha256(&self) -> String {
+        sha256_hex(&self.canonical)
     }
 }
 
@@ -91,7 +97,7 @@ pub fn verify(
     let report = jws::verify(jws_text, Some(&canonical), resolver, policy)?;
     Ok(Report {
         jws: report,
-        canonical_sha256: sha256_hex(&canonical),
+        canonical,
     })
 }
 

@@ -264,7 +264,7 @@ pub fn verify(a: VerifyArgs) -> CliResult {
             "kid": first.and_then(|s| s.kid.clone()),
             "key_source": first.and_then(|s| s.key_source.as_ref().map(|k| k.to_string())),
             "key_thumbprint": first.and_then(|s| s.key_thumbprint.clone()),
-            "canonical_sha256": report.canonical_sha256,
+            "canonical_sha256": report.canonical_sha256(),
             "reason": if verified { None } else { first.and_then(|s| s.reason.as_ref().map(|r| r.to_string())) },
             "signatures": sigs,
         }));
@@ -289,7 +289,7 @@ pub fn verify(a: VerifyArgs) -> CliResult {
             }
             eprintln!("{line}");
         }
-        eprintln!("canonical sha256 {}", report.canonical_sha256);
+        eprintln!("canonical sha256 {}", report.canonical_sha256());
         if verified {
             outln!("{}: verified", a.file);
         } else {
