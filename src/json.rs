@@ -455,22 +455,9 @@ const HI: u64 = 0x8080_8080_8080_8080;
 /// or `s.len()`. Eight bytes at a time: the lowest flagged byte of each
 /// SWAR test is always exact (false positives can only sit above a true one).
 #[inline]
-pub(crate) fn find_special(s: &[u8], mut i: usize) -> usize {
-    while let Some(c) = s.get(i..i + 8) {
-        let x = load8(c);
-        let m = special_mask(x);
-        if m != 0 {
-            return i + (m.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while let Some(&b) = s.get(i) {
-        if is_special(b) {
-            return i;
-        }
-        i += 1;
-    }
-    s.len()
+pub(crate) fn find_special(s: &[u8], i: usize) -> usize {
+    let mut unused = 0;
+    scan_special::<false>(s, i, &mut unused)
 }
 
 /// The bytes a JSON string cannot hold raw: `"`, `\\` and C0 controls.
@@ -492,10 +479,19 @@ fn special_mask(x: u64) -> u64 {
 /// [`find_special`], also OR-ing the bytes it passes (and possibly a few
 /// after the one it finds) into `seen`.
 #[inline]
-fn find_special_seen(s: &[u8], mut i: usize, seen: &mut u64) -> usize {
+fn find_special_seen(s: &[u8], i: usize, seen: &mut u64) -> usize {
+    scan_special::<true>(s, i, seen)
+}
+
+/// The scan behind both: `SEEN` decides at compile time whether passed
+/// bytes are accumulated.
+#[inline(always)]
+fn scan_special<const SEEN: bool>(s: &[u8], mut i: usize, seen: &mut u64) -> usize {
     while let Some(c) = s.get(i..i + 8) {
         let x = load8(c);
-        *seen |= x;
+        if SEEN {
+            *seen |= x;
+        }
         let m = special_mask(x);
         if m != 0 {
             return i + (m.trailing_zeros() / 8) as usize;
@@ -503,7 +499,9 @@ fn find_special_seen(s: &[u8], mut i: usize, seen: &mut u64) -> usize {
         i += 8;
     }
     while let Some(&b) = s.get(i) {
-        *seen |= u64::from(b);
+        if SEEN {
+            *seen |= u64::from(b);
+        }
         if is_special(b) {
             return i;
         }
