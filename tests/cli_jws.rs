@@ -418,3 +418,22 @@ fn canon_prints_canonical_bytes() {
     assert_eq!(code(&o), 0);
     assert_eq!(o.stdout, "{\"a\":null,\"b\":[1,1e+21,\"é\"]}".as_bytes());
 }
+
+#[test]
+fn completions_and_man_page() {
+    let t = Tmp::new("completions");
+    for shell in ["bash", "zsh", "fish"] {
+        let o = run(&["completions", shell], &t.0);
+        assert_eq!(code(&o), 0, "{shell}");
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            text.contains("agentsig") && text.contains("keygen"),
+            "{shell}"
+        );
+    }
+    let o = run(&["man"], &t.0);
+    assert_eq!(code(&o), 0);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains(".TH agentsig 1") && text.contains("verify"));
+    assert_eq!(code(&run(&["completions", "cmd.exe"], &t.0)), 2);
+}

@@ -57,6 +57,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
+    /// Print the manual page (roff) on standard output: agentsig man > agentsig.1
+    Man,
     /// Generate a key pair: PKCS#8 private key (mode 0600) and the public key as JWK and JWK Set.
     Keygen(keygen::KeygenArgs),
     /// Print the RFC 8785 canonical form of a JSON document.
@@ -117,6 +121,22 @@ pub fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "agentsig", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut buf = Vec::new();
+            match clap_mangen::Man::new(cmd).render(&mut buf) {
+                Ok(()) => {
+                    out!("{}", String::from_utf8_lossy(&buf));
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => Err(CliError::usage(format!("man page: {e}"))),
+            }
+        }
         Command::Keygen(a) => keygen::run(a),
         Command::Canon(a) => sign::canon(a),
         Command::Sign(a) => sign::sign(a),
