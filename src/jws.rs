@@ -549,17 +549,67 @@ fn header_str<'a>(sig: &'a ParsedSignature, name: &str) -> Option<&'a str> {
     })
 }
 
-/// The JWS Signing Input (RFC 7515 5.1 step 5; RFC 7797 section 3).
-fn signing_input(protected_b64: &str, payload: &[u8], b64: bool) -> Vec<u8> {
-    let mut si = Vec::with_capacity(protected_b64.len() + 1 + payload.len() * 4 / 3 + 4);
+/// The JWS Signing Input (RFC 7515 5.1 step 5; RFC 7797 section 3):
+/// `protected || '.' || part`, where `part` is the base64url payload
+/// (b64=true) or the payload itself (b64=false).
+fn signing_input(protected_b64: &str, part: &[u8]) -> Vec<u8> {
+    let mut si = Vec::with_capacity(protected_b64.len() + 1 + part.len());
     si.extend_from_slice(protected_b64.as_bytes());
     si.push(b'.');
-    if b64 {
-        si.extend_from_slice(b64::encode(payload).as_bytes());
-    } else {
-        si.extend_from_slice(payload);
-    }
+    si.extend_from_slice(part);
     si
+}
+
+/// The payload a signature covers and its form in the signing input, each
+/// computed at most once per JWS however many signatures it has. An attached
+/// base64url payload is decoded once and its received text (canonical, since
+/// decoding is strict) is used in the signing input as is, never re-encoded.
+struct Payload<'a> {
+    attached: Option<&'a str>,
+    detached: Option<&'a [u8]>,
+    decoded: std::cell::OnceCell<Vec<u8>>,
+    encoded: std::cell::OnceCell<String>,
+}
+
+impl<'a> Payload<'a> {
+    fn new(parsed: &'a ParsedJws, detached: Option<&'a [u8]>) -> Payload<'a> {
+        Payload {
+            attached: parsed.payload.as_deref(),
+            detached,
+            decoded: std::cell::OnceCell::new(),
+            encoded: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// `(payload bytes, signing-input part)` for a signature with this `b64`.
+    fn get(&self, b64: bool) -> Result<(&[u8], &[u8]), JwsError> {
+        match (self.attached, self.detached) {
+            (Some(p), det) => {
+                let bytes: &[u8] = if !b64 {
+                    p.as_bytes()
+                } else if let Some(v) = self.decoded.get() {
+                    v
+                } else {
+                    let v = b64::decode(p).map_err(|e| JwsError::Base64 {
+                        part: "payload",
+                        detail: e.to_string(),
+                    })?;
+                    self.decoded.get_or_init(|| v)
+                };
+                if det.is_some_and(|d| d != bytes) {
+                    return Err(JwsError::PayloadDiffers);
+                }
+                Ok((bytes, p.as_bytes()))
+            }
+            (None, Some(d)) if b64 => {
+                Ok((d, self.encoded.get_or_init(|| b64::encode(d)).as_bytes()))
+            }
+            (None, Some(d)) => Ok((d, d)),
+            (None, None) => Err(JwsError::Malformed(
+                "detached JWS and no content given to verify it against".into(),
+            )),
+        }
+    }
 }
 
 /// Verify a JWS (any serialization).
@@ -586,6 +636,7 @@ pub fn verify_parsed(
 ) -> Result<JwsReport, JwsError> {
     let mut reports = Vec::new();
     let mut payload_out: Option<Vec<u8>> = None;
+    let payload_forms = Payload::new(parsed, detached);
     for sig in &parsed.signatures {
         let alg_s = header_str(sig, "alg").map(str::to_owned);
         let kid = header_str(sig, "kid").map(str::to_owned);
@@ -608,31 +659,8 @@ pub fn verify_parsed(
             }
         };
         // The payload this signature covers.
-        let payload: Vec<u8> = match (&parsed.payload, detached) {
-            (None, Some(d)) => d.to_vec(),
-            (Some(p), det) => {
-                let bytes = if b64 {
-                    b64::decode(p).map_err(|e| JwsError::Base64 {
-                        part: "payload",
-                        detail: e.to_string(),
-                    })?
-                } else {
-                    p.as_bytes().to_vec()
-                };
-                if let Some(d) = det {
-                    if d != bytes.as_slice() {
-                        return Err(JwsError::PayloadDiffers);
-                    }
-                }
-                bytes
-            }
-            (None, None) => {
-                return Err(JwsError::Malformed(
-                    "detached JWS and no content given to verify it against".into(),
-                ))
-            }
-        };
-        let si = signing_input(&sig.protected.encoded, &payload, b64);
+        let (payload, part) = payload_forms.get(b64)?;
+        let si = signing_input(&sig.protected.encoded, part);
         let candidates = match resolver.resolve(&KeyRequest {
             kid: kid.as_deref(),
             alg: Some(alg),
@@ -686,7 +714,7 @@ pub fn verify_parsed(
                     report.reason = None;
                     report.key_source = Some(t.source.clone());
                     report.key_thumbprint = Some(t.key.thumbprint());
-                    payload_out.get_or_insert_with(|| payload.clone());
+                    payload_out.get_or_insert_with(|| payload.to_vec());
                     break;
                 }
                 Err(e) => {
@@ -751,6 +779,16 @@ fn build_protected(
     Ok(b64::encode(&json))
 }
 
+/// The payload's part of the signing input: base64url (b64=true) or the
+/// bytes themselves (RFC 7797 b64=false).
+fn payload_part(payload: &[u8], b64: bool) -> std::borrow::Cow<'_, [u8]> {
+    if b64 {
+        std::borrow::Cow::Owned(b64::encode(payload).into_bytes())
+    } else {
+        std::borrow::Cow::Borrowed(payload)
+    }
+}
+
 /// Sign `payload` and return a compact JWS with detached content
 /// (`header..signature`, RFC 7515 Appendix F).
 pub fn sign_compact_detached(
@@ -759,7 +797,7 @@ pub fn sign_compact_detached(
     opts: &SignOptions,
 ) -> Result<String, JwsError> {
     let protected = build_protected(key, opts, "JOSE")?;
-    let si = signing_input(&protected, payload, opts.b64);
+    let si = signing_input(&protected, &payload_part(payload, opts.b64));
     let sig = key.sign(&si)?;
     Ok(format!("{protected}..{}", b64::encode(&sig)))
 }
@@ -775,10 +813,11 @@ pub fn sign_general_detached(
     if keys.is_empty() {
         return Err(JwsError::Malformed("no signing key".into()));
     }
+    let part = payload_part(payload, opts.b64);
     let mut sigs = Vec::new();
     for key in keys {
         let protected = build_protected(key, opts, "JOSE+JSON")?;
-        let si = signing_input(&protected, payload, opts.b64);
+        let si = signing_input(&protected, &part);
         let sig = key.sign(&si)?;
         let mut m = Map::new();
         m.insert("protected".into(), Value::String(protected));
