@@ -1,6 +1,7 @@
 //! `agentsig delegation audit | mint | exchange` (RFC 8693 delegation chains).
 
-use super::{allow_list, load_signing, parse_alg, read_input, trusted_keys, CliError, CliResult};
+use super::TrustedKeyArgs;
+use super::{load_signing, parse_alg, read_input, CliError, CliResult};
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{self, report, AuditPolicy, ScopeMode, ScopePolicy, Severity};
 use agentsig::jwt::{Clock, FileReplayStore, FixedClock, JwtPolicy, ReplayStore, SystemClock};
@@ -43,15 +44,8 @@ pub fn run(c: DelegationCommand) -> CliResult {
 
 #[derive(Args)]
 pub struct TrustArgs {
-    /// Trusted public key (PEM, DER, JWK): a path or env:NAME. Repeatable.
-    #[arg(long)]
-    key: Vec<String>,
-    /// Trusted JWK Set (its symmetric keys are never used). Repeatable.
-    #[arg(long)]
-    jwks: Vec<String>,
-    /// Allowed algorithm (repeatable); default: every asymmetric algorithm.
-    #[arg(long, value_parser = parse_alg)]
-    alg: Vec<Algorithm>,
+    #[command(flatten)]
+    keys: TrustedKeyArgs,
     /// Accepted issuer, compared exactly (repeatable). Without it iss is not checked (warning).
     #[arg(long)]
     issuer: Vec<String>,
@@ -71,7 +65,7 @@ pub struct TrustArgs {
 
 impl TrustArgs {
     fn jwt_policy(&self, audience: Option<String>) -> JwtPolicy {
-        let allowed = allow_list(&self.alg);
+        let allowed = self.keys.allow_list();
         JwtPolicy {
             allowed,
             expected_typ: if self.any_typ {
@@ -151,7 +145,7 @@ fn read_tokens(files: &[String]) -> Result<Vec<String>, CliError> {
 
 fn audit(a: AuditArgs) -> CliResult {
     let tokens = read_tokens(&a.tokens)?;
-    let resolver = trusted_keys(&a.trust.key, &a.trust.jwks, &a.trust.alg)?;
+    let resolver = a.trust.keys.resolver()?;
     if a.max_depth == 0 || a.max_depth > delegation::HARD_MAX_DEPTH {
         return Err(CliError::usage(format!(
             "--max-depth must be 1..={}",
@@ -373,11 +367,11 @@ fn exchange(a: ExchangeArgs) -> CliResult {
         Some(p) => Some(read_one_token(p)?),
         None => None,
     };
-    let resolver = if a.trust.key.is_empty() && a.trust.jwks.is_empty() {
+    let resolver = if a.trust.keys.is_empty() {
         eprintln!("agentsig: no --key/--jwks: trusting only the signing key's public half for the subject token");
         StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)
     } else {
-        trusted_keys(&a.trust.key, &a.trust.jwks, &a.trust.alg)?
+        a.trust.keys.resolver()?
     };
     let mut jp = a.trust.jwt_policy(None);
     jp.require_jti = false;

@@ -1,9 +1,8 @@
 //! `agentsig http sign`, `agentsig http verify` (RFC 9421 over raw HTTP
 //! messages) and `agentsig digest` (RFC 9530).
 
-use super::{
-    allow_list, load_signing, parse_alg, print_json, read_input, trusted_keys, CliError, CliResult,
-};
+use super::TrustedKeyArgs;
+use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult};
 use agentsig::digest::{self, DigestAlgorithm};
 use agentsig::httpsig::{
     self, accept, ComponentId, Derived, FixedClock, Message, SignatureSpec, SystemClock,
@@ -243,15 +242,8 @@ fn sign(a: HttpSignArgs) -> CliResult {
 pub struct HttpVerifyArgs {
     /// Raw HTTP/1.1 message (request or response, e.g. saved by curl -i), or - for standard input.
     file: String,
-    /// Trusted public key (PEM, DER, JWK): a path or env:NAME. Repeatable; a key's kid selects it by keyid.
-    #[arg(long)]
-    key: Vec<String>,
-    /// Trusted JWK Set (its symmetric keys are ignored). Repeatable.
-    #[arg(long)]
-    jwks: Vec<String>,
-    /// Allowed algorithm (repeatable); default every asymmetric one. hmac-sha256 must be named to be used.
-    #[arg(long, value_parser = parse_alg)]
-    alg: Vec<Algorithm>,
+    #[command(flatten)]
+    trust: TrustedKeyArgs,
     /// Verify only this label (repeatable); default every label. Each must verify.
     #[arg(long)]
     label: Vec<String>,
@@ -302,9 +294,7 @@ pub struct VerifyRequest<'a> {
     pub file: &'a str,
     pub message: &'a Message,
     pub related: Option<&'a Message>,
-    pub keys: &'a [String],
-    pub jwks: &'a [String],
-    pub alg: &'a [Algorithm],
+    pub trust: &'a TrustedKeyArgs,
     pub labels: &'a [String],
     pub required: Vec<ComponentId>,
     pub max_age: Option<u64>,
@@ -320,14 +310,14 @@ pub struct VerifyRequest<'a> {
 /// Run a verification and print one result per label. Exit 0 only when every
 /// examined label verified.
 pub fn run_verify(v: VerifyRequest<'_>) -> CliResult {
-    let resolver = trusted_keys(v.keys, v.jwks, v.alg)?;
+    let resolver = v.trust.resolver()?;
     let clock_fixed;
     let mut policy = VerifyPolicy::new(&resolver);
     if let Some(n) = v.now {
         clock_fixed = FixedClock(n);
         policy.clock = &clock_fixed;
     }
-    policy.allowed = allow_list(v.alg);
+    policy.allowed = v.trust.allow_list();
     policy.required = v.required;
     policy.max_age = v.max_age;
     policy.skew = v.skew;
@@ -438,9 +428,7 @@ fn verify(a: HttpVerifyArgs) -> CliResult {
         file: &a.file,
         message: &m,
         related: related.as_ref(),
-        keys: &a.key,
-        jwks: &a.jwks,
-        alg: &a.alg,
+        trust: &a.trust,
         labels: &a.label,
         required,
         max_age: (!a.no_max_age).then_some(a.max_age),
@@ -487,9 +475,7 @@ pub fn digest_cmd(a: DigestArgs) -> CliResult {
 /// under the descriptor-response policy, Content-Digest checked against the body.
 pub fn verify_saved_response(
     path: &str,
-    keys: &[String],
-    jwks: &[String],
-    alg: &[Algorithm],
+    trust: &TrustedKeyArgs,
     max_age: Option<u64>,
     now: Option<i64>,
     json: bool,
@@ -504,9 +490,7 @@ pub fn verify_saved_response(
         file: path,
         message: &m,
         related: None,
-        keys,
-        jwks,
-        alg,
+        trust,
         labels: &[],
         required: httpsig::verify::descriptor_response_components(),
         max_age,

@@ -219,12 +219,47 @@ pub fn load_signing(
         .map_err(|e| CliError::usage(format!("{spec}: {e}")))
 }
 
+/// The verifier's trusted keys and algorithm allow-list: the same three
+/// options, with the same meaning, on every command that verifies.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct TrustedKeyArgs {
+    /// Trusted public key (PEM, DER, JWK, or a private key's public half): a path or env:NAME.
+    /// Repeatable. A key without a kid matches any kid or keyid.
+    #[arg(long)]
+    pub key: Vec<String>,
+    /// Trusted JWK Set; its symmetric (oct) keys are never used. Repeatable.
+    #[arg(long)]
+    pub jwks: Vec<String>,
+    /// Allowed algorithm (repeatable); default: every asymmetric algorithm. A single --alg also
+    /// binds RSA keys that do not name their algorithm; hmac-sha256 must be named to verify with a
+    /// shared secret given by --key.
+    #[arg(long, value_parser = parse_alg)]
+    pub alg: Vec<Algorithm>,
+}
+
+impl TrustedKeyArgs {
+    /// True when no key source was given.
+    pub fn is_empty(&self) -> bool {
+        self.key.is_empty() && self.jwks.is_empty()
+    }
+
+    /// The trusted key set (see [`trusted_keys`]).
+    pub fn resolver(&self) -> Result<StaticKeys, CliError> {
+        trusted_keys(&self.key, &self.jwks, &self.alg)
+    }
+
+    /// The allow-list (see [`allow_list`]).
+    fn allow_list(&self) -> agentsig::AllowList {
+        allow_list(&self.alg)
+    }
+}
+
 /// Build the trusted key set from `--key` and `--jwks` arguments.
 ///
 /// A JWK Set is a published source: its symmetric (`oct`) keys are never
 /// trusted (RFC 8725 3.1). An HMAC secret is trusted only from `--key` with
 /// `--alg hmac-sha256`.
-pub fn trusted_keys(
+fn trusted_keys(
     keys: &[String],
     jwks: &[String],
     algs: &[Algorithm],
@@ -277,7 +312,7 @@ pub fn trusted_keys(
 
 /// The allow-list from repeated `--alg`: the named algorithms, or every
 /// asymmetric algorithm when none is named (HMAC must always be named).
-pub fn allow_list(algs: &[Algorithm]) -> agentsig::AllowList {
+fn allow_list(algs: &[Algorithm]) -> agentsig::AllowList {
     if algs.is_empty() {
         agentsig::AllowList::asymmetric()
     } else {

@@ -1,9 +1,8 @@
 //! `agentsig canon`, `agentsig sign`, `agentsig verify` (detached JWS over JCS).
 
 use super::http::parse_duration;
-use super::{
-    allow_list, load_signing, parse_alg, print_json, read_input, trusted_keys, CliError, CliResult,
-};
+use super::TrustedKeyArgs;
+use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult};
 use agentsig::descriptor::{self, DescriptorError, JwsForm};
 use agentsig::jws::{self, KeyHeaderPolicy, SignOptions, Verdict, VerifyPolicy};
 use agentsig::Algorithm;
@@ -164,16 +163,8 @@ pub struct VerifyArgs {
     /// The detached JWS; default FILE.jws.
     #[arg(long)]
     jws: Option<String>,
-    /// Trusted public key (PEM, DER, JWK, or a private key's public half): a path or env:NAME. Repeatable.
-    #[arg(long)]
-    key: Vec<String>,
-    /// Trusted JWK Set (its symmetric keys are ignored). Repeatable.
-    #[arg(long)]
-    jwks: Vec<String>,
-    /// Allowed algorithm (repeatable); default: every asymmetric algorithm. Also binds RSA keys;
-    /// hmac-sha256 must be named here to verify with a shared secret given by --key.
-    #[arg(long, value_parser = parse_alg)]
-    alg: Vec<Algorithm>,
+    #[command(flatten)]
+    trust: TrustedKeyArgs,
     /// Required `typ` header value (RFC 7515 4.1.9 comparison). Repeatable.
     #[arg(long)]
     typ: Vec<String>,
@@ -187,9 +178,7 @@ pub struct VerifyArgs {
 
 pub fn verify(a: VerifyArgs) -> CliResult {
     if let Some(resp) = &a.response {
-        return super::http::verify_saved_response(
-            resp, &a.key, &a.jwks, &a.alg, a.max_age, a.now, a.json,
-        );
+        return super::http::verify_saved_response(resp, &a.trust, a.max_age, a.now, a.json);
     }
     if a.file.is_empty() {
         return Err(CliError::usage(
@@ -209,8 +198,8 @@ pub fn verify(a: VerifyArgs) -> CliResult {
     let jws_bytes = read_input(&jws_path)?;
     let jws_text = String::from_utf8(jws_bytes)
         .map_err(|_| CliError::usage(format!("{jws_path}: not UTF-8")))?;
-    let resolver = trusted_keys(&a.key, &a.jwks, &a.alg)?;
-    let allowed = allow_list(&a.alg);
+    let resolver = a.trust.resolver()?;
+    let allowed = a.trust.allow_list();
     let policy = VerifyPolicy {
         allowed,
         expected_typ: (!a.typ.is_empty()).then(|| a.typ.clone()),
