@@ -681,7 +681,10 @@ pub fn verify_parsed(
         };
         let candidates: Vec<_> = candidates
             .into_iter()
-            .filter(|t| !t.key.is_symmetric() || policy.allowed.contains(Algorithm::HmacSha256))
+            .filter(|t| {
+                t.usable()
+                    && (!t.key.is_symmetric() || policy.allowed.contains(Algorithm::HmacSha256))
+            })
             .collect();
         if candidates.is_empty() {
             report.verdict = Verdict::NoTrustedKey;

@@ -358,8 +358,8 @@ pub fn audiences(c: &Map<String, Value>) -> Vec<&str> {
     }
 }
 
-/// Scopes a resolver to one issuer and drops symmetric keys that came from a
-/// published source (RFC 8725 3.1: never HMAC with a key from a JWKS or DID).
+/// Scopes a resolver to one issuer. (Symmetric keys from a published source
+/// are dropped by the JWS verifier underneath, for every caller.)
 struct IssuerScoped<'a> {
     inner: &'a dyn KeyResolver,
     issuer: Option<&'a str>,
@@ -367,18 +367,11 @@ struct IssuerScoped<'a> {
 
 impl KeyResolver for IssuerScoped<'_> {
     fn resolve(&self, req: &KeyRequest<'_>) -> Result<Vec<TrustedKey>, ResolveError> {
-        let keys = self.inner.resolve(&KeyRequest {
+        self.inner.resolve(&KeyRequest {
             kid: req.kid,
             alg: req.alg,
             issuer: self.issuer,
-        })?;
-        Ok(keys
-            .into_iter()
-            .filter(|t| {
-                !(t.key.is_symmetric()
-                    && matches!(t.source, KeySource::Jwks(_) | KeySource::Discovered(_)))
-            })
-            .collect())
+        })
     }
 }
 

@@ -36,11 +36,28 @@ impl std::fmt::Display for KeySource {
     }
 }
 
+impl KeySource {
+    /// A JWK Set or discovery: sources that publish keys to anyone.
+    pub fn is_published(&self) -> bool {
+        matches!(self, KeySource::Jwks(_) | KeySource::Discovered(_))
+    }
+}
+
 /// A key the verifier trusts, with where it came from.
 #[derive(Clone, Debug)]
 pub struct TrustedKey {
     pub key: VerifyingKey,
     pub source: KeySource,
+}
+
+impl TrustedKey {
+    /// Whether a verifier may use this key at all. A shared secret that came
+    /// from a published source never is (RFC 8725 3.1: the RS256/HS256
+    /// key-confusion family); every verifier applies this, whatever its
+    /// algorithm allow-list says.
+    pub fn usable(&self) -> bool {
+        !(self.key.is_symmetric() && self.source.is_published())
+    }
 }
 
 /// What a signature claims about its key: used only to select.

@@ -659,3 +659,33 @@ fn bump_unused_bits(s: &str) -> String {
 fn ed_other() -> SigningKey {
     SigningKey::from_ed25519_seed(&[9u8; 32]).unwrap()
 }
+
+/// RFC 8725 3.1 at the library level: a shared secret whose source is a JWK
+/// Set (or discovery) is never used, even when HS256 is in the allow-list;
+/// the same secret given as a pinned key is.
+#[test]
+fn shared_secret_from_published_source_is_never_used() {
+    use agentsig::jws::{self, Verdict, VerifyPolicy};
+    use agentsig::trust::{KeySource, StaticKeys};
+    use agentsig::{AllowList, SigningKey};
+    let key = SigningKey::from_hmac_secret(&[7u8; 32]).expect("secret");
+    let doc = b"{\"a\":1}";
+    let compact = jws::sign_compact_detached(doc, &key, &Default::default()).expect("sign");
+    let policy = VerifyPolicy {
+        allowed: AllowList::all(),
+        ..VerifyPolicy::default()
+    };
+    for (source, ok) in [
+        (KeySource::Pinned, true),
+        (KeySource::File("secret".into()), true),
+        (KeySource::Jwks("https://as.example/jwks".into()), false),
+        (KeySource::Discovered("did:web:example.com".into()), false),
+    ] {
+        let keys = StaticKeys::new().with(key.verifying_key().clone(), source.clone());
+        let r = jws::verify(&compact, Some(doc), &keys, &policy).expect("parse");
+        assert_eq!(r.verified(), ok, "{source:?}");
+        if !ok {
+            assert_eq!(r.signatures[0].verdict, Verdict::NoTrustedKey, "{source:?}");
+        }
+    }
+}

@@ -920,10 +920,19 @@ fn json_web_key() {
         let set = g.get("public").unwrap_or(&g["private"]);
         let text = set.to_string();
         let loaded = keys::load_verifying_keys(text.as_bytes(), &LoadOptions::default());
+        // A group with a `public` set models a published JWK Set; one with
+        // only a `private` set models secrets the verifier holds itself (the
+        // CLI's `--key FILE`). Only the latter may supply HMAC keys: a shared
+        // secret from a published source is never used (RFC 8725 3.1).
+        let source = if g.get("public").is_some() {
+            KeySource::Jwks("wycheproof".into())
+        } else {
+            KeySource::File("wycheproof private set".into())
+        };
         let mut resolver = StaticKeys::new();
         if let Ok(ks) = &loaded {
             for k in ks {
-                resolver.add(k.clone(), KeySource::Jwks("wycheproof".into()));
+                resolver.add(k.clone(), source.clone());
             }
         }
         for t in tests(g) {

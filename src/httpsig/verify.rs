@@ -477,7 +477,7 @@ fn verify_label(
     let mut mismatch = None;
     let usable: Vec<_> = candidates
         .into_iter()
-        .filter(|k| policy.allowed.contains(k.key.algorithm()))
+        .filter(|k| k.usable() && policy.allowed.contains(k.key.algorithm()))
         .filter(|k| match alg_param {
             Some(a) if a != k.key.algorithm() => {
                 mismatch = Some(SigError::AlgMismatch {
