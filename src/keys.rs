@@ -951,7 +951,7 @@ fn signing_from_pkcs8(der: &[u8], hint: Option<Algorithm>) -> Result<SigningKey,
             })?;
         let k = SigningKey::from_ed25519_seed(seed.as_bytes())?;
         if let Some(pk) = info.public_key {
-            if pk != k.public.to_jwk_ed25519_bytes().as_slice() {
+            if VerifyingKey::from_ed25519_bytes(pk)?.thumbprint() != k.public.thumbprint() {
                 return Err(KeyError::InvalidKey(
                     "Ed25519 public key does not match the seed".into(),
                 ));
@@ -1007,15 +1007,6 @@ fn ec_alg_for_curve(curve: der::asn1::ObjectIdentifier) -> Result<Algorithm, Key
         Ok(Algorithm::EcdsaP384Sha384)
     } else {
         Err(KeyError::UnsupportedKeyType(format!("EC curve {curve}")))
-    }
-}
-
-impl VerifyingKey {
-    fn to_jwk_ed25519_bytes(&self) -> Vec<u8> {
-        match &self.inner {
-            PublicInner::Ed25519(p) => p.to_vec(),
-            _ => Vec::new(),
-        }
     }
 }
 
