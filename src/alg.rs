@@ -183,3 +183,10 @@ mod tests {
         assert!(!AllowList::default().contains(Algorithm::HmacSha256));
     }
 }
+
+impl serde::Serialize for Algorithm {
+    /// Reports name an algorithm by its RFC 9421 registry name.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.httpsig_name())
+    }
+}

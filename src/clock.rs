@@ -3,7 +3,8 @@
 //! `created`/`expires`, RFC 7519 `exp`/`nbf`/`iat`).
 
 /// A source of the current time in seconds since the Unix epoch.
-pub trait Clock {
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    /// Seconds since the Unix epoch.
     fn now(&self) -> i64;
 }
 
@@ -21,7 +22,10 @@ impl Clock for SystemClock {
 
 /// A fixed instant.
 #[derive(Clone, Copy, Debug)]
-pub struct FixedClock(pub i64);
+pub struct FixedClock(
+    /// The instant, in seconds since the Unix epoch.
+    pub i64,
+);
 
 impl Clock for FixedClock {
     fn now(&self) -> i64 {

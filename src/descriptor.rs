@@ -8,21 +8,49 @@
 
 use crate::jcs;
 use crate::json::JsonError;
-use crate::jws::{self, JwsError, JwsReport, SignOptions, VerifyPolicy};
+use crate::jws::{self, JwsError, JwsReport, JwsVerifyError, SignOptions};
 use crate::keys::SigningKey;
-use crate::trust::KeyResolver;
+use crate::verifier::Verifier;
 
-/// Why a descriptor could not be signed or checked.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a descriptor could not be signed or did not verify.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum DescriptorError {
+    /// The descriptor is not strict I-JSON (RFC 7493), so it has no
+    /// canonical form.
     #[error("descriptor is not strict I-JSON: {0}")]
     Json(#[from] JsonError),
+    /// The descriptor is larger than the verifier's limit.
+    #[error("descriptor of {0} bytes exceeds the limit")]
+    TooLarge(usize),
+    /// The JWS could not be produced or read.
     #[error(transparent)]
     Jws(#[from] JwsError),
+    /// The JWS was read and nothing verified; the report says why.
+    #[error("{0}")]
+    NotVerified(Box<Report>),
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let e = JwsVerifyError::NotVerified(Box::new(self.jws.clone()));
+        write!(f, "{e}")
+    }
+}
+
+impl DescriptorError {
+    /// The verification report, when the JWS could be read.
+    pub fn report(&self) -> Option<&Report> {
+        match self {
+            DescriptorError::NotVerified(r) => Some(r),
+            _ => None,
+        }
+    }
 }
 
 /// Which JWS serialization to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum JwsForm {
     /// Compact with detached payload: `header..signature` (one key).
     #[default]
@@ -33,12 +61,23 @@ pub enum JwsForm {
 
 /// A signed descriptor: its canonical bytes and the detached JWS text.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Signed {
+    /// The RFC 8785 canonical bytes that were signed.
     pub canonical: Vec<u8>,
+    /// The detached JWS, to publish beside the descriptor.
     pub jws: String,
 }
 
 /// Canonicalize `descriptor` and sign it with every key.
+///
+/// ```
+/// use agentsig::{descriptor, Algorithm, SigningKey};
+/// let key = SigningKey::generate(Algorithm::Ed25519).unwrap();
+/// let signed = descriptor::sign(br#"{"b":1, "a":2}"#, &[&key], Default::default(), &Default::default()).unwrap();
+/// assert_eq!(signed.canonical, br#"{"a":2,"b":1}"#);
+/// assert!(signed.jws.contains(".."), "compact, payload detached");
+/// ```
 pub fn sign(
     descriptor: &[u8],
     keys: &[&SigningKey],
@@ -67,14 +106,19 @@ pub fn sign(
 }
 
 /// The result of checking a descriptor against its detached JWS.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
+#[must_use]
 pub struct Report {
+    /// The per-signature report.
     pub jws: JwsReport,
     /// The canonical bytes that were verified.
+    #[serde(skip)]
     pub canonical: Vec<u8>,
 }
 
 impl Report {
+    /// Whether the descriptor verified (see [`JwsReport::verified`]).
     pub fn verified(&self) -> bool {
         self.jws.verified()
     }
@@ -86,19 +130,27 @@ impl Report {
     }
 }
 
-/// Canonicalize `descriptor` and verify the detached `jws` over it.
-pub fn verify(
-    descriptor: &[u8],
-    jws_text: &str,
-    resolver: &dyn KeyResolver,
-    policy: &VerifyPolicy,
-) -> Result<Report, DescriptorError> {
+/// Canonicalize `descriptor` and verify the detached `jws` over it (seed 001
+/// section 10.3), with the verifier's keys, algorithms and JWS policy.
+///
+/// `Ok` only when it verified; otherwise [`DescriptorError::NotVerified`]
+/// carries the report. See [`crate::verifier`] for an example.
+pub fn verify(v: &Verifier, descriptor: &[u8], jws_text: &str) -> Result<Report, DescriptorError> {
+    if descriptor.len() > v.limits.max_document_bytes {
+        return Err(DescriptorError::TooLarge(descriptor.len()));
+    }
     let canonical = jcs::canonicalize(descriptor)?;
-    let report = jws::verify(jws_text, Some(&canonical), resolver, policy)?;
-    Ok(Report {
-        jws: report,
-        canonical,
-    })
+    match jws::verify(v, jws_text, Some(&canonical)) {
+        Ok(report) => Ok(Report {
+            jws: report,
+            canonical,
+        }),
+        Err(JwsVerifyError::Jws(e)) => Err(e.into()),
+        Err(JwsVerifyError::NotVerified(r)) => Err(DescriptorError::NotVerified(Box::new(Report {
+            jws: *r,
+            canonical,
+        }))),
+    }
 }
 
 /// Lowercase hex SHA-256.

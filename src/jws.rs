@@ -19,10 +19,11 @@
 //!   at least one signature verifies with a trusted key and no signature by a
 //!   trusted key fails ([`JwsReport::verified`]).
 
-use crate::alg::{Algorithm, AllowList};
+use crate::alg::Algorithm;
 use crate::b64;
 use crate::keys::{KeyError, SigningKey, VerifyError};
-use crate::trust::{KeyRequest, KeyResolver, KeySource, ResolveError};
+use crate::trust::{KeyRequest, KeySource, ResolveError, SelectError};
+use crate::verifier::Verifier;
 use serde_json::{Map, Value};
 
 /// Largest serialized JWS accepted (compact or JSON).
@@ -65,24 +66,21 @@ pub enum KeyHeaderPolicy {
 /// The key-bearing header parameters of RFC 7515 4.1.2 to 4.1.6.
 pub const KEY_HEADERS: [&str; 5] = ["jku", "jwk", "x5u", "x5c", "x5t"];
 
-/// Verification policy.
-#[derive(Clone, Debug)]
-pub struct VerifyPolicy {
-    /// Algorithms accepted; default: the asymmetric ones.
-    pub allowed: AllowList,
+/// What a JWS must carry beyond a valid signature (the allow-list, key
+/// headers and keys are the [`Verifier`]'s).
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct JwsPolicy {
     /// Accepted `typ` values (compared case-insensitively, `application/`
     /// prefix optional, RFC 7515 4.1.9). `None`: any or none.
     pub expected_typ: Option<Vec<String>>,
-    pub key_headers: KeyHeaderPolicy,
 }
 
-impl Default for VerifyPolicy {
-    fn default() -> Self {
-        VerifyPolicy {
-            allowed: AllowList::default(),
-            expected_typ: None,
-            key_headers: KeyHeaderPolicy::Refuse,
-        }
+impl JwsPolicy {
+    /// Require one of these `typ` values in the protected header.
+    pub fn expected_typ<S: Into<String>>(mut self, typ: impl IntoIterator<Item = S>) -> Self {
+        self.expected_typ = Some(typ.into_iter().map(Into::into).collect());
+        self
     }
 }
 
@@ -151,7 +149,9 @@ impl ProtectedHeader {
 }
 
 /// The verdict on one signature.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Verdict {
     /// Verified with a trusted key.
     Valid,
@@ -164,6 +164,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The stable name used in reports.
     pub fn as_str(&self) -> &'static str {
         match self {
             Verdict::Valid => "valid",
@@ -174,8 +175,10 @@ impl Verdict {
     }
 }
 
-/// Stable codes for why a signature was not accepted.
+/// Why a signature was not accepted; [`Reason::code`] is stable.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+#[allow(missing_docs)] // each variant is described by its Display text
 pub enum Reason {
     AlgMissing,
     AlgNone,
@@ -192,6 +195,17 @@ pub enum Reason {
     Discovery(String),
     NoKeyForKid(Option<String>),
     Signature(VerifyError),
+    HighS,
+}
+
+impl serde::Serialize for Reason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Reason", 2)?;
+        st.serialize_field("code", self.code())?;
+        st.serialize_field("message", &self.to_string())?;
+        st.end()
+    }
 }
 
 impl Reason {
@@ -213,6 +227,7 @@ impl Reason {
             Reason::Discovery(_) => "discovery-failed",
             Reason::NoKeyForKid(_) => "no-trusted-key",
             Reason::Signature(_) => "signature-mismatch",
+            Reason::HighS => "ecdsa-high-s",
         }
     }
 }
@@ -244,30 +259,76 @@ impl std::fmt::Display for Reason {
             Reason::NoKeyForKid(Some(k)) => write!(f, "no trusted key has kid {k:?}"),
             Reason::NoKeyForKid(None) => f.write_str("no trusted key matches"),
             Reason::Signature(e) => write!(f, "{e}"),
+            Reason::HighS => f.write_str("the ECDSA signature is not in low-S form (strict low-S policy)"),
         }
     }
 }
 
 /// The outcome for one signature.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
 pub struct SignatureReport {
+    /// The `alg` header as received.
     pub alg: Option<String>,
+    /// The `kid` header as received.
     pub kid: Option<String>,
+    /// The `typ` header as received.
     pub typ: Option<String>,
+    /// The verdict.
     pub verdict: Verdict,
+    /// Why it is not valid.
     pub reason: Option<Reason>,
     /// The key that verified (or failed to verify) it.
     pub key_source: Option<KeySource>,
+    /// RFC 7638 thumbprint of that key.
     pub key_thumbprint: Option<String>,
 }
 
 /// The outcome for a whole JWS.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
+#[must_use]
 pub struct JwsReport {
+    /// One entry per signature, in order.
     pub signatures: Vec<SignatureReport>,
     /// The payload bytes that were verified (the detached content or the
     /// attached payload).
+    #[serde(skip)]
     pub payload: Vec<u8>,
+}
+
+/// Why [`verify`] did not verify: the JWS could not be read, or it was read
+/// and nothing verified (the report says why, per signature).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum JwsVerifyError {
+    /// The JWS is malformed or too large.
+    #[error(transparent)]
+    Jws(#[from] JwsError),
+    /// No signature verified with a trusted key, or one made with a trusted
+    /// key is invalid.
+    #[error("{}", not_verified_text(.0))]
+    NotVerified(Box<JwsReport>),
+}
+
+fn not_verified_text(r: &JwsReport) -> String {
+    match r.signatures.iter().find(|s| s.verdict != Verdict::Valid) {
+        Some(s) => match &s.reason {
+            Some(reason) => format!("not verified: {reason}"),
+            None => format!("not verified: {}", s.verdict.as_str()),
+        },
+        None => "not verified: the JWS has no signature".into(),
+    }
+}
+
+impl JwsVerifyError {
+    /// The per-signature report, when the JWS could be read.
+    pub fn report(&self) -> Option<&JwsReport> {
+        match self {
+            JwsVerifyError::NotVerified(r) => Some(r),
+            JwsVerifyError::Jws(_) => None,
+        }
+    }
 }
 
 impl JwsReport {
@@ -289,22 +350,49 @@ impl JwsReport {
 
 /// One signature of a parsed JWS.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ParsedSignature {
+    /// The protected header, as signed.
     pub protected: ProtectedHeader,
+    /// The unprotected header (JSON serializations only).
     pub unprotected: Option<Map<String, Value>>,
+    /// The signature bytes.
     pub signature: Vec<u8>,
+}
+
+impl ParsedSignature {
+    /// What this signature claims about its key, for a resolver: `kid`,
+    /// a supported `alg`, and `jku` as a hint only (protected header only).
+    pub fn key_request(&self) -> KeyRequest {
+        let mut r = KeyRequest::new().maybe_kid(self.protected.get_str("kid"));
+        if let Some(a) = self.protected.get_str("alg").and_then(Algorithm::from_jose_name) {
+            r = r.alg(a);
+        }
+        if let Some(j) = self.protected.get_str("jku") {
+            r = r.jku(j);
+        }
+        r
+    }
 }
 
 /// A parsed JWS in any serialization.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ParsedJws {
     /// The payload as it appears in the serialization (base64url text, or
     /// raw text for b64=false JSON), or `None` when detached.
     pub payload: Option<String>,
+    /// The signatures, in order.
     pub signatures: Vec<ParsedSignature>,
 }
 
 impl ParsedJws {
+    /// The key requests of every signature, in order: the parse-first step
+    /// for a caller that fetches keys asynchronously before verifying.
+    pub fn key_requests(&self) -> Vec<KeyRequest> {
+        self.signatures.iter().map(ParsedSignature::key_request).collect()
+    }
+
     /// Parse compact (`h.p.s`, `h..s` when detached), flattened or general JSON.
     pub fn parse(text: &str) -> Result<ParsedJws, JwsError> {
         if text.len() > MAX_JWS_BYTES {
@@ -433,7 +521,8 @@ fn parse_json(t: &str) -> Result<ParsedJws, JwsError> {
 }
 
 /// Header checks that need no key. Returns the algorithm and b64 flag.
-fn check_header(sig: &ParsedSignature, policy: &VerifyPolicy) -> Result<(Algorithm, bool), Reason> {
+fn check_header(sig: &ParsedSignature, v: &Verifier) -> Result<(Algorithm, bool), Reason> {
+    let policy = &v.jws;
     let h = &sig.protected.members;
     if let Some(u) = &sig.unprotected {
         if let Some(dup) = u.keys().find(|k| h.contains_key(*k)) {
@@ -457,7 +546,7 @@ fn check_header(sig: &ParsedSignature, policy: &VerifyPolicy) -> Result<(Algorit
     }
     let alg = Algorithm::from_jose_name(alg_name)
         .ok_or_else(|| Reason::AlgUnknown(alg_name.to_owned()))?;
-    if !policy.allowed.contains(alg) {
+    if !v.algorithms.contains(alg) {
         return Err(Reason::AlgNotAllowed(alg));
     }
     // crit (RFC 7515 4.1.11)
@@ -510,7 +599,7 @@ fn check_header(sig: &ParsedSignature, policy: &VerifyPolicy) -> Result<(Algorit
         }
         Some(_) => return Err(Reason::B64Malformed("not a boolean".into())),
     };
-    if policy.key_headers == KeyHeaderPolicy::Refuse {
+    if v.key_headers == KeyHeaderPolicy::Refuse {
         let unprot = sig.unprotected.as_ref();
         for kh in KEY_HEADERS.iter().chain(["x5t#S256"].iter()) {
             if h.contains_key(*kh) || unprot.is_some_and(|u| u.contains_key(*kh)) {
@@ -612,45 +701,61 @@ impl<'a> Payload<'a> {
     }
 }
 
-/// Verify a JWS (any serialization).
+/// Verify a JWS (any serialization) with the verifier's keys, algorithms
+/// and [`JwsPolicy`].
 ///
 /// `detached` is the content for a detached JWS. When the JWS also carries a
 /// payload, it must equal the detached content. Without `detached`, the JWS
 /// must carry its payload.
-pub fn verify(
-    jws: &str,
-    detached: Option<&[u8]>,
-    resolver: &dyn KeyResolver,
-    policy: &VerifyPolicy,
-) -> Result<JwsReport, JwsError> {
+///
+/// `Ok` only when [`JwsReport::verified`]: at least one signature verified
+/// with a trusted key and none made with a trusted key is invalid. Otherwise
+/// [`JwsVerifyError::NotVerified`] carries the per-signature report.
+pub fn verify(v: &Verifier, jws: &str, detached: Option<&[u8]>) -> Result<JwsReport, JwsVerifyError> {
+    if jws.len() > v.limits.max_jws_bytes {
+        return Err(JwsError::TooLarge(jws.len()).into());
+    }
     let parsed = ParsedJws::parse(jws)?;
-    verify_parsed(&parsed, detached, resolver, policy)
+    verify_parsed(v, &parsed, detached)
 }
 
 /// Verify an already parsed JWS (see [`verify`]).
 pub fn verify_parsed(
+    v: &Verifier,
     parsed: &ParsedJws,
     detached: Option<&[u8]>,
-    resolver: &dyn KeyResolver,
-    policy: &VerifyPolicy,
+) -> Result<JwsReport, JwsVerifyError> {
+    let report = report_parsed(v, parsed, detached, None)?;
+    if report.verified() {
+        Ok(report)
+    } else {
+        Err(JwsVerifyError::NotVerified(Box::new(report)))
+    }
+}
+
+/// Check every signature and report each (the JWT verifier reads the
+/// report of its one signature).
+pub(crate) fn report_parsed(
+    v: &Verifier,
+    parsed: &ParsedJws,
+    detached: Option<&[u8]>,
+    issuer: Option<&str>,
 ) -> Result<JwsReport, JwsError> {
     let mut reports = Vec::new();
     let mut payload_out: Option<Vec<u8>> = None;
     let payload_forms = Payload::new(parsed, detached);
     for sig in &parsed.signatures {
-        let alg_s = header_str(sig, "alg").map(str::to_owned);
         let kid = header_str(sig, "kid").map(str::to_owned);
-        let typ = header_str(sig, "typ").map(str::to_owned);
         let mut report = SignatureReport {
-            alg: alg_s,
+            alg: header_str(sig, "alg").map(str::to_owned),
             kid: kid.clone(),
-            typ,
+            typ: header_str(sig, "typ").map(str::to_owned),
             verdict: Verdict::Refused,
             reason: None,
             key_source: None,
             key_thumbprint: None,
         };
-        let (alg, b64) = match check_header(sig, policy) {
+        let (alg, b64) = match check_header(sig, v) {
             Ok(x) => x,
             Err(r) => {
                 report.reason = Some(r);
@@ -661,78 +766,34 @@ pub fn verify_parsed(
         // The payload this signature covers.
         let (payload, part) = payload_forms.get(b64)?;
         let si = signing_input(&sig.protected.encoded, part);
-        let candidates = match resolver.resolve(&KeyRequest {
-            kid: kid.as_deref(),
-            alg: Some(alg),
-            issuer: None,
-        }) {
-            Ok(c) => c,
-            Err(ResolveError::BadKid(k)) => {
-                report.reason = Some(Reason::BadKid(k));
-                reports.push(report);
-                continue;
+        let req = KeyRequest::new()
+            .maybe_kid(kid.as_deref())
+            .alg(alg)
+            .maybe_issuer(issuer);
+        match crate::trust::select_and_verify(&*v.keys, &v.algorithms, &req, &si, &sig.signature, v.low_s) {
+            Ok(ev) => {
+                report.verdict = Verdict::Valid;
+                report.key_source = Some(ev.source);
+                report.key_thumbprint = Some(ev.thumbprint);
+                payload_out.get_or_insert_with(|| payload.to_vec());
             }
             Err(e) => {
-                report.reason = Some(Reason::Discovery(e.to_string()));
-                report.verdict = Verdict::NoTrustedKey;
-                reports.push(report);
-                continue;
-            }
-        };
-        let candidates: Vec<_> = candidates
-            .into_iter()
-            .filter(|t| {
-                t.usable()
-                    && (!t.key.is_symmetric() || policy.allowed.contains(Algorithm::HmacSha256))
-            })
-            .collect();
-        if candidates.is_empty() {
-            report.verdict = Verdict::NoTrustedKey;
-            report.reason = Some(Reason::NoKeyForKid(kid.clone()));
-            reports.push(report);
-            continue;
-        }
-        let same_alg: Vec<_> = candidates
-            .iter()
-            .filter(|t| t.key.algorithm() == alg)
-            .collect();
-        if same_alg.is_empty() {
-            // Trusted keys exist for this kid but none for the claimed alg:
-            // an algorithm-substitution attempt or a misconfiguration.
-            report.verdict = Verdict::Refused;
-            report.reason = Some(Reason::AlgNotKeys {
-                header: alg,
-                key: candidates[0].key.algorithm(),
-            });
-            report.key_source = Some(candidates[0].source.clone());
-            report.key_thumbprint = Some(candidates[0].key.thumbprint());
-            reports.push(report);
-            continue;
-        }
-        let mut last_err = None;
-        for t in &same_alg {
-            match t.key.verify_as(alg, &si, &sig.signature) {
-                Ok(()) => {
-                    report.verdict = Verdict::Valid;
-                    report.reason = None;
-                    report.key_source = Some(t.source.clone());
-                    report.key_thumbprint = Some(t.key.thumbprint());
-                    payload_out.get_or_insert_with(|| payload.to_vec());
-                    break;
+                if let Some(ev) = e.evidence() {
+                    report.key_source = Some(ev.source.clone());
+                    report.key_thumbprint = Some(ev.thumbprint.clone());
                 }
-                Err(e) => {
-                    last_err = Some((e, t));
-                }
-            }
-        }
-        if report.verdict != Verdict::Valid {
-            report.verdict = Verdict::Invalid;
-            if let Some((e, t)) = last_err {
-                report.reason = Some(Reason::Signature(e));
-                if same_alg.len() == 1 {
-                    report.key_source = Some(t.source.clone());
-                    report.key_thumbprint = Some(t.key.thumbprint());
-                }
+                let (verdict, reason) = match e {
+                    SelectError::Resolve(ResolveError::BadKid(k)) => (Verdict::Refused, Reason::BadKid(k)),
+                    SelectError::Resolve(e) => (Verdict::NoTrustedKey, Reason::Discovery(e.to_string())),
+                    SelectError::NoTrustedKey { kid } => (Verdict::NoTrustedKey, Reason::NoKeyForKid(kid)),
+                    SelectError::AlgMismatch { claimed, key, .. } => {
+                        (Verdict::Refused, Reason::AlgNotKeys { header: claimed, key })
+                    }
+                    SelectError::BadSignature { error, .. } => (Verdict::Invalid, Reason::Signature(error)),
+                    SelectError::HighS => (Verdict::Invalid, Reason::HighS),
+                };
+                report.verdict = verdict;
+                report.reason = Some(reason);
             }
         }
         reports.push(report);

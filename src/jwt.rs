@@ -34,13 +34,16 @@
 //!   detected through a [`ReplayStore`], keyed by `(iss, jti)` until `exp`
 //!   plus skew.
 
-use crate::alg::AllowList;
 use crate::b64;
-use crate::jws::{self, KeyHeaderPolicy, ParsedJws, Reason, Verdict, VerifyPolicy};
+use crate::jws::{self, ParsedJws, Reason, Verdict};
 use crate::keys::SigningKey;
-use crate::trust::{KeyRequest, KeyResolver, KeySource, ResolveError, TrustedKey};
+use crate::replay::Sighting;
+use crate::trust::{KeyRequest, KeySource};
+use crate::verifier::Verifier;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+
+pub use crate::replay::{FileReplayStore, MemoryReplayStore, ReplayStore};
+pub use crate::trust::PerIssuer;
 
 /// Default size cap of a compact JWT (RFC 8725 leaves it to the verifier).
 pub const DEFAULT_MAX_JWT_BYTES: usize = 16 * 1024;
@@ -54,8 +57,11 @@ pub const MAX_JTI_LEN: usize = 256;
 
 pub use crate::clock::{Clock, FixedClock, SystemClock};
 
-/// Why a JWT was not accepted. Each variant has a stable [`JwtError::code`].
+/// Why a JWT was not accepted. Each variant has a stable [`JwtError::code`]
+/// and its message says exactly what failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+#[allow(missing_docs)] // each variant is described by its error text
 pub enum JwtError {
     #[error("token of {size} bytes exceeds the {limit}-byte limit")]
     TooLarge { size: usize, limit: usize },
@@ -94,7 +100,7 @@ pub enum JwtError {
     #[error("jti {jti:?} of issuer {iss:?} was seen before (replay)")]
     Replay { iss: String, jti: String },
     #[error("replay store: {0}")]
-    ReplayStore(String),
+    ReplayStore(crate::replay::ReplayError),
 }
 
 impl JwtError {
@@ -138,17 +144,18 @@ fn header_code(r: &Reason) -> &'static str {
         Reason::HeadersNotDisjoint(_) => "jwt.malformed",
         Reason::TypMismatch(_) => "jwt.typ",
         Reason::BadKid(_) => "jwt.bad-kid",
+        Reason::HighS => "jwt.signature",
         Reason::Discovery(_) => "jwt.discovery",
         Reason::NoKeyForKid(_) => "jwt.no-trusted-key",
         Reason::Signature(_) => "jwt.signature",
     }
 }
 
-/// What a verifier accepts.
-#[derive(Clone, Debug)]
+/// What a JWT must carry beyond a valid signature (keys, algorithms, clock,
+/// skew, size limit and replay store are the [`Verifier`]'s).
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct JwtPolicy {
-    /// Algorithms accepted (RFC 8725 3.1). Default: the asymmetric ones.
-    pub allowed: AllowList,
     /// Accepted `typ` values; `None` accepts any or none (RFC 8725 3.11).
     pub expected_typ: Option<Vec<String>>,
     /// Accepted issuers, compared exactly (RFC 7519 4.1.1, RFC 8725 3.8).
@@ -156,25 +163,39 @@ pub struct JwtPolicy {
     pub issuers: Option<Vec<String>>,
     /// This verifier's identifier; when set, `aud` must contain it.
     pub audience: Option<String>,
-    /// Allowed clock skew in seconds (default 60).
-    pub skew: i64,
-    /// Size cap of the compact token (default 16 KiB).
-    pub max_bytes: usize,
     /// Require `jti` (delegation tokens do).
     pub require_jti: bool,
 }
 
-impl Default for JwtPolicy {
-    fn default() -> Self {
+impl JwtPolicy {
+    /// The policy for delegation tokens (RFC 9068 access tokens): `typ`
+    /// `at+jwt` and `jti` required.
+    pub fn delegation() -> JwtPolicy {
         JwtPolicy {
-            allowed: AllowList::asymmetric(),
-            expected_typ: None,
-            issuers: None,
-            audience: None,
-            skew: DEFAULT_SKEW,
-            max_bytes: DEFAULT_MAX_JWT_BYTES,
-            require_jti: false,
+            expected_typ: Some(vec![crate::delegation::DEFAULT_TYP.into()]),
+            require_jti: true,
+            ..JwtPolicy::default()
         }
+    }
+    /// Accept only these issuers.
+    pub fn issuers<S: Into<String>>(mut self, issuers: impl IntoIterator<Item = S>) -> Self {
+        self.issuers = Some(issuers.into_iter().map(Into::into).collect());
+        self
+    }
+    /// Require `aud` to contain this identifier.
+    pub fn audience(mut self, aud: impl Into<String>) -> Self {
+        self.audience = Some(aud.into());
+        self
+    }
+    /// Accept only these `typ` values.
+    pub fn expected_typ<S: Into<String>>(mut self, typ: impl IntoIterator<Item = S>) -> Self {
+        self.expected_typ = Some(typ.into_iter().map(Into::into).collect());
+        self
+    }
+    /// Require `jti`.
+    pub fn require_jti(mut self, on: bool) -> Self {
+        self.require_jti = on;
+        self
     }
 }
 
@@ -358,68 +379,21 @@ pub fn audiences(c: &Map<String, Value>) -> Vec<&str> {
     }
 }
 
-/// Scopes a resolver to one issuer. (Symmetric keys from a published source
-/// are dropped by the JWS verifier underneath, for every caller.)
-struct IssuerScoped<'a> {
-    inner: &'a dyn KeyResolver,
-    issuer: Option<&'a str>,
-}
-
-impl KeyResolver for IssuerScoped<'_> {
-    fn resolve(&self, req: &KeyRequest<'_>) -> Result<Vec<TrustedKey>, ResolveError> {
-        self.inner.resolve(&KeyRequest {
-            kid: req.kid,
-            alg: req.alg,
-            issuer: self.issuer,
-        })
-    }
-}
-
-/// Keys kept per issuer: a token's keys are looked up only among those of
-/// the issuer it names (checklist item 23: each hop's key from *that*
-/// issuer). Discovery resolvers (RFC 8414 `jwks_uri`, DID) can be registered
-/// per issuer the same way.
-#[derive(Default)]
-pub struct PerIssuer {
-    by_issuer: HashMap<String, Box<dyn KeyResolver + Send + Sync>>,
-}
-
-impl PerIssuer {
-    pub fn new() -> PerIssuer {
-        PerIssuer::default()
-    }
-    pub fn insert(&mut self, issuer: impl Into<String>, r: Box<dyn KeyResolver + Send + Sync>) {
-        self.by_issuer.insert(issuer.into(), r);
-    }
-}
-
-impl KeyResolver for PerIssuer {
-    fn resolve(&self, req: &KeyRequest<'_>) -> Result<Vec<TrustedKey>, ResolveError> {
-        match req.issuer.and_then(|i| self.by_issuer.get(i)) {
-            Some(r) => r.resolve(req),
-            None => Ok(Vec::new()),
-        }
-    }
-}
-
 impl DecodedJwt {
     /// Verify the signature with a trusted key (RFC 7519 7.2 step 7 via the
     /// JWS core, RFC 7515 section 5.2).
-    pub fn verify_signature(
-        &self,
-        resolver: &dyn KeyResolver,
-        policy: &JwtPolicy,
-    ) -> Result<KeyEvidence, JwtError> {
-        let scoped = IssuerScoped {
-            inner: resolver,
-            issuer: self.claims.get("iss").and_then(Value::as_str),
-        };
-        let jp = VerifyPolicy {
-            allowed: policy.allowed.clone(),
+    ///
+    /// The key request carries the token's `iss`, so keys bound to another
+    /// issuer ([`PerIssuer`]) never verify it (RFC 8725 section 3.8). Key
+    /// headers are always refused in a JWT.
+    pub fn verify_signature(&self, v: &Verifier, policy: &JwtPolicy) -> Result<KeyEvidence, JwtError> {
+        let mut jv = v.clone();
+        jv.jws = jws::JwsPolicy {
             expected_typ: policy.expected_typ.clone(),
-            key_headers: KeyHeaderPolicy::Refuse,
         };
-        let report = jws::verify_parsed(&self.parsed, None, &scoped, &jp).map_err(|e| match e {
+        jv.key_headers = jws::KeyHeaderPolicy::Refuse;
+        let issuer = self.claims.get("iss").and_then(Value::as_str);
+        let report = jws::report_parsed(&jv, &self.parsed, None, issuer).map_err(|e| match e {
             jws::JwsError::Base64 { part, .. } => JwtError::Base64 { part },
             other => JwtError::Malformed(other.to_string()),
         })?;
@@ -448,9 +422,9 @@ impl DecodedJwt {
     /// Check the registered claims against the policy at `now`
     /// (RFC 7519 section 4.1; RFC 8725 section 3.8 and 3.9). Returns every
     /// failure, in a fixed order.
-    pub fn check_claims(&self, policy: &JwtPolicy, now: i64) -> Vec<JwtError> {
+    pub fn check_claims(&self, policy: &JwtPolicy, skew: i64, now: i64) -> Vec<JwtError> {
         let c = &self.claims;
-        let skew = policy.skew.max(0);
+        let skew = skew.max(0);
         let mut out = Vec::new();
         if let Some(issuers) = &policy.issuers {
             match c.get("iss").and_then(Value::as_str) {
@@ -492,52 +466,77 @@ impl DecodedJwt {
         out
     }
 
-    /// Record `jti` in the replay store; a second sighting is a replay.
-    pub fn check_replay(
-        &self,
-        store: &mut dyn ReplayStore,
-        policy: &JwtPolicy,
-        now: i64,
-    ) -> Result<(), JwtError> {
-        let Some(jti) = self.claims.get("jti").and_then(Value::as_str) else {
-            return if policy.require_jti {
-                Err(JwtError::JtiMissing)
-            } else {
-                Ok(())
-            };
-        };
+    /// The `(iss, jti, until)` entry a replay store records for this
+    /// token: until `exp` plus skew. `None` without `jti`.
+    pub fn replay_entry(&self, skew: i64, now: i64) -> Option<(&str, &str, i64)> {
+        let jti = self.claims.get("jti").and_then(Value::as_str)?;
         let iss = self.claims.get("iss").and_then(Value::as_str).unwrap_or("");
         let until = numeric_date(&self.claims, "exp")
             .unwrap_or(now)
-            .saturating_add(policy.skew.max(0));
-        match store.check_and_insert(iss, jti, until, now) {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(JwtError::Replay {
-                iss: iss.to_owned(),
-                jti: jti.to_owned(),
-            }),
-            Err(e) => Err(JwtError::ReplayStore(e)),
-        }
+            .saturating_add(skew.max(0));
+        Some((iss, jti, until))
+    }
+
+    /// What this token claims about its key, for a resolver: `kid`, `alg`
+    /// and the issuer. The parse-first step of an async caller.
+    pub fn key_request(&self) -> KeyRequest {
+        let mut r = self
+            .parsed
+            .signatures
+            .first()
+            .map(jws::ParsedSignature::key_request)
+            .unwrap_or_default();
+        r.issuer = self.claims.get("iss").and_then(Value::as_str).map(str::to_owned);
+        r
     }
 }
 
-/// Decode, verify the signature, check the claims, and (with a store) check
-/// replay. Returns the first failure.
-pub fn verify(
-    token: &str,
-    resolver: &dyn KeyResolver,
-    policy: &JwtPolicy,
-    clock: &dyn Clock,
-    replay: Option<&mut dyn ReplayStore>,
-) -> Result<VerifiedJwt, JwtError> {
-    let d = decode(token, policy.max_bytes)?;
-    let evidence = d.verify_signature(resolver, policy)?;
-    let now = clock.now();
-    if let Some(e) = d.check_claims(policy, now).into_iter().next() {
+/// Record `jti` in the store; a second sighting is a replay. A store that
+/// fails refuses the token (fail closed).
+pub fn check_replay(
+    store: &dyn ReplayStore,
+    entries: &[(&str, &str, i64)],
+    now: i64,
+) -> Result<(), JwtError> {
+    match store.check_and_record_all(entries, now) {
+        Ok(Sighting::First) => Ok(()),
+        Ok(Sighting::Replay) => {
+            let (iss, jti) = entries
+                .first()
+                .map(|(i, j, _)| ((*i).to_owned(), (*j).to_owned()))
+                .unwrap_or_default();
+            Err(JwtError::Replay { iss, jti })
+        }
+        Err(e) => Err(JwtError::ReplayStore(e)),
+    }
+}
+
+/// Decode, verify the signature, check the claims against the verifier's
+/// [`JwtPolicy`] and, with a replay store, record `jti` (only once all else
+/// passed). Returns the first failure; `Ok` only for a verified token.
+///
+/// ```
+/// use agentsig::{jwt, trust::{KeySource, StaticKeys}, verifier::Verifier, Algorithm, SigningKey};
+/// let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
+/// let claims = serde_json::json!({"iss": "https://as.example", "sub": "alice", "exp": 4_000_000_000i64});
+/// let token = jwt::sign(claims.as_object().unwrap(), &key, "JWT").unwrap();
+/// let v = Verifier::builder(StaticKeys::new().with(key.verifying_key(), KeySource::Pinned)).build();
+/// assert_eq!(v.verify_jwt(&token).unwrap().claims["sub"], "alice");
+/// ```
+pub fn verify(v: &Verifier, token: &str) -> Result<VerifiedJwt, JwtError> {
+    let policy = &v.jwt;
+    let d = decode(token, v.limits.max_jwt_bytes)?;
+    let evidence = d.verify_signature(v, policy)?;
+    let now = v.now();
+    if let Some(e) = d.check_claims(policy, v.skew_i64(), now).into_iter().next() {
         return Err(e);
     }
-    if let Some(store) = replay {
-        d.check_replay(store, policy, now)?;
+    if let Some(store) = v.replay_store() {
+        match d.replay_entry(v.skew_i64(), now) {
+            Some(entry) => check_replay(store, &[entry], now)?,
+            None if policy.require_jti => return Err(JwtError::JtiMissing),
+            None => {}
+        }
     }
     Ok(VerifiedJwt {
         header: d.header,
@@ -566,173 +565,3 @@ pub fn sign(claims: &Map<String, Value>, key: &SigningKey, typ: &str) -> Result<
     Ok(format!("{si}.{}", b64::encode(&sig)))
 }
 
-// ---------------------------------------------------------------------------
-// Replay
-
-/// Remembers `(iss, jti)` pairs until they expire (RFC 7519 4.1.7).
-pub trait ReplayStore {
-    /// Record the pair, valid until `until`. Returns `Ok(false)` when the
-    /// pair is already recorded and not expired at `now` (a replay).
-    /// A store that cannot record must fail closed with `Err`.
-    fn check_and_insert(
-        &mut self,
-        iss: &str,
-        jti: &str,
-        until: i64,
-        now: i64,
-    ) -> Result<bool, String>;
-}
-
-/// Default capacity of a replay store.
-pub const DEFAULT_REPLAY_CAPACITY: usize = 100_000;
-
-/// An in-memory replay store, bounded: expired entries are pruned when
-/// full; if still full, inserting fails closed.
-#[derive(Clone, Debug)]
-pub struct MemoryReplayStore {
-    seen: HashMap<(String, String), i64>,
-    capacity: usize,
-}
-
-impl Default for MemoryReplayStore {
-    fn default() -> Self {
-        MemoryReplayStore::with_capacity(DEFAULT_REPLAY_CAPACITY)
-    }
-}
-
-impl MemoryReplayStore {
-    pub fn new() -> MemoryReplayStore {
-        MemoryReplayStore::default()
-    }
-    pub fn with_capacity(capacity: usize) -> MemoryReplayStore {
-        MemoryReplayStore {
-            seen: HashMap::new(),
-            capacity,
-        }
-    }
-    pub fn len(&self) -> usize {
-        self.seen.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.seen.is_empty()
-    }
-    fn entries(&self) -> impl Iterator<Item = (&str, &str, i64)> {
-        self.seen
-            .iter()
-            .map(|((i, j), u)| (i.as_str(), j.as_str(), *u))
-    }
-}
-
-impl ReplayStore for MemoryReplayStore {
-    fn check_and_insert(
-        &mut self,
-        iss: &str,
-        jti: &str,
-        until: i64,
-        now: i64,
-    ) -> Result<bool, String> {
-        let k = (iss.to_owned(), jti.to_owned());
-        if let Some(u) = self.seen.get(&k) {
-            if *u > now {
-                return Ok(false);
-            }
-        }
-        if self.seen.len() >= self.capacity && !self.seen.contains_key(&k) {
-            self.seen.retain(|_, u| *u > now);
-            if self.seen.len() >= self.capacity {
-                return Err(format!(
-                    "{} unexpired entries fill the store; refusing (fail closed)",
-                    self.capacity
-                ));
-            }
-        }
-        self.seen.insert(k, until);
-        Ok(true)
-    }
-}
-
-/// A file-backed replay store for the CLI: one JSON object per line,
-/// `{"iss":…,"jti":…,"until":…}`. Loaded on open (bounded), expired entries
-/// dropped, rewritten by [`FileReplayStore::save`].
-#[derive(Debug)]
-pub struct FileReplayStore {
-    path: std::path::PathBuf,
-    mem: MemoryReplayStore,
-}
-
-/// Largest replay file read.
-pub const MAX_REPLAY_FILE: u64 = 32 * 1024 * 1024;
-
-impl FileReplayStore {
-    /// Open (or start) the store at `path`. A corrupt file is an error, not
-    /// an empty store (fail closed).
-    pub fn open(path: impl Into<std::path::PathBuf>, now: i64) -> Result<FileReplayStore, String> {
-        use std::io::Read;
-        let path = path.into();
-        let mut mem = MemoryReplayStore::new();
-        match std::fs::File::open(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(format!("{}: {e}", path.display())),
-            Ok(f) => {
-                let mut buf = String::new();
-                f.take(MAX_REPLAY_FILE + 1)
-                    .read_to_string(&mut buf)
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
-                if buf.len() as u64 > MAX_REPLAY_FILE {
-                    return Err(format!(
-                        "{}: larger than {MAX_REPLAY_FILE} bytes",
-                        path.display()
-                    ));
-                }
-                for (n, line) in buf.lines().enumerate() {
-                    if line.trim().is_empty() {
-                        continue;
-                    }
-                    let v = crate::json::parse_strict(line.as_bytes())
-                        .map_err(|e| format!("{} line {}: {e}", path.display(), n + 1))?;
-                    let (Some(i), Some(j), Some(u)) = (
-                        v.get("iss").and_then(Value::as_str),
-                        v.get("jti").and_then(Value::as_str),
-                        v.get("until").and_then(Value::as_i64),
-                    ) else {
-                        return Err(format!(
-                            "{} line {}: not a replay entry",
-                            path.display(),
-                            n + 1
-                        ));
-                    };
-                    if u > now {
-                        mem.seen.insert((i.to_owned(), j.to_owned()), u);
-                    }
-                }
-            }
-        }
-        Ok(FileReplayStore { path, mem })
-    }
-
-    /// Write the unexpired entries back (via a temporary file and rename).
-    pub fn save(&self) -> Result<(), String> {
-        let mut out = String::new();
-        let mut entries: Vec<_> = self.mem.entries().collect();
-        entries.sort();
-        for (i, j, u) in entries {
-            out.push_str(&serde_json::json!({"iss": i, "jti": j, "until": u}).to_string());
-            out.push('\n');
-        }
-        let tmp = self.path.with_extension("tmp");
-        std::fs::write(&tmp, out).map_err(|e| format!("{}: {e}", tmp.display()))?;
-        std::fs::rename(&tmp, &self.path).map_err(|e| format!("{}: {e}", self.path.display()))
-    }
-}
-
-impl ReplayStore for FileReplayStore {
-    fn check_and_insert(
-        &mut self,
-        iss: &str,
-        jti: &str,
-        until: i64,
-        now: i64,
-    ) -> Result<bool, String> {
-        self.mem.check_and_insert(iss, jti, until, now)
-    }
-}

@@ -21,7 +21,10 @@ pub mod jwk;
 pub mod jws;
 pub mod jwt;
 pub mod keys;
+pub mod replay;
+pub mod text;
 pub mod trust;
+pub mod verifier;
 
 pub use alg::{Algorithm, AllowList};
 pub use keys::{KeyError, LoadOptions, SigningKey, VerifyError, VerifyingKey};

@@ -1,19 +1,49 @@
-//! Where verification keys come from: the [`KeyResolver`] seam.
+//! Where verification keys come from: the [`KeyResolver`] seam, and the one
+//! routine that selects a trusted key and checks a signature with it.
 //!
-//! Every verifier in agentsig (detached JWS, RFC 9421, JWT) asks a
-//! [`KeyResolver`] for the keys it may trust, given the key id and algorithm
-//! a signature *claims*. The claim only selects among trusted keys; it never
-//! supplies a key or an algorithm (RFC 8725 sections 2.1, 3.1 and 3.10).
+//! Every verifier in agentsig (detached JWS, descriptors, RFC 9421, JWT)
+//! asks a [`KeyResolver`] for the keys it may trust, given what a signature
+//! *claims* about its key ([`KeyRequest`]). The claim only selects among
+//! trusted keys; it never supplies a key or an algorithm (RFC 8725 sections
+//! 2.1, 3.1 and 3.10; RFC 9421 section 3.2 step 6; RFC 7515 section 10.3).
 //!
-//! [`StaticKeys`] serves keys the caller loaded (`--key`, `--jwks`). Key
-//! discovery (RFC 8414 `jwks_uri`, descriptor `jwksUri`/`jwks`, DID documents)
-//! plugs in by implementing the same trait.
+//! # Security contract
+//! * A resolver returns keys it trusts for the request; an empty list means
+//!   no trusted key matches and every verifier then fails closed.
+//! * Hints a signature carries that name a key *location* (`jku`, a DID URL,
+//!   the document's origin) are passed to the resolver as hints only. A
+//!   resolver may use them to decide *which of its trusted sources* to ask;
+//!   it must never fetch from a location merely because a signature names it.
+//! * A shared secret from a published source (a JWK Set, discovery) is never
+//!   used ([`TrustedKey::usable`], RFC 8725 section 3.1).
+//! * [`select_and_verify`] is the only place where a key is chosen and a
+//!   signature checked; JWS, JWT and RFC 9421 all go through it.
+//!
+//! [`StaticKeys`] serves keys the caller loaded; [`PerIssuer`] binds keys to
+//! the issuer that publishes them (RFC 8725 section 3.8). Key discovery
+//! (RFC 8414 `jwks_uri`, descriptor `jwksUri`/`jwks`, DID documents) plugs in
+//! by implementing the same trait. Resolvers are `Send + Sync` so one
+//! [`Verifier`](crate::verifier::Verifier) can serve many threads.
+//!
+//! ```
+//! use agentsig::trust::{KeyRequest, KeyResolver, KeySource, StaticKeys};
+//! use agentsig::{Algorithm, SigningKey};
+//!
+//! let key = SigningKey::generate(Algorithm::Ed25519).unwrap();
+//! let keys = StaticKeys::new().with(key.verifying_key(), KeySource::Pinned);
+//! let req = KeyRequest::new().kid(key.kid_or_thumbprint()).alg(Algorithm::Ed25519);
+//! assert_eq!(keys.resolve(&req).unwrap().len(), 1);
+//! ```
 
-use crate::alg::Algorithm;
-use crate::keys::VerifyingKey;
+use crate::alg::{Algorithm, AllowList};
+use crate::keys::{VerifyError, VerifyingKey};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// How a trusted key reached the verifier, for reports.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", content = "from", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum KeySource {
     /// A key file named by the caller.
     File(String),
@@ -45,12 +75,20 @@ impl KeySource {
 
 /// A key the verifier trusts, with where it came from.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct TrustedKey {
+    /// The key, bound to one algorithm.
     pub key: VerifyingKey,
+    /// Where it came from.
     pub source: KeySource,
 }
 
 impl TrustedKey {
+    /// A trusted key from `source`.
+    pub fn new(key: VerifyingKey, source: KeySource) -> TrustedKey {
+        TrustedKey { key, source }
+    }
+
     /// Whether a verifier may use this key at all. A shared secret that came
     /// from a published source never is (RFC 8725 3.1: the RS256/HS256
     /// key-confusion family); every verifier applies this, whatever its
@@ -60,82 +98,254 @@ impl TrustedKey {
     }
 }
 
-/// What a signature claims about its key: used only to select.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct KeyRequest<'a> {
-    /// The `kid` header or RFC 9421 `keyid` parameter.
-    pub kid: Option<&'a str>,
+/// What a signature claims about its key, and where the signed document came
+/// from: used only to *select* among trusted keys.
+///
+/// Built with [`KeyRequest::new`] and the setters; the fields are public to
+/// read. New hints may be added, so the struct is `#[non_exhaustive]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KeyRequest {
+    /// The JWS `kid` header or RFC 9421 `keyid` parameter.
+    pub kid: Option<String>,
     /// The algorithm the signature claims (JWS `alg`, RFC 9421 `alg`).
     pub alg: Option<Algorithm>,
-    /// The token issuer, for resolvers that keep keys per issuer.
-    pub issuer: Option<&'a str>,
+    /// The token issuer (`iss`), for resolvers that keep keys per issuer.
+    pub issuer: Option<String>,
+    /// A JWS `jku` header: a *hint* only. A resolver may use it to choose
+    /// among JWK Set URLs it already trusts for the issuer or origin, never
+    /// to fetch an arbitrary URL (RFC 8725 section 3.10).
+    pub jku: Option<String>,
+    /// The origin (`https://host[:port]`) the signed document was fetched
+    /// from, when the caller knows it.
+    pub origin: Option<String>,
+    /// A DID URL naming the verification method (`did:web:...#key-1`).
+    pub did_url: Option<String>,
 }
 
-/// Why keys could not be resolved (distinct from "no key matched").
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+impl KeyRequest {
+    /// An empty request: any trusted key may match.
+    pub fn new() -> KeyRequest {
+        KeyRequest::default()
+    }
+    /// Set the key id.
+    pub fn kid(mut self, kid: impl Into<String>) -> Self {
+        self.kid = Some(kid.into());
+        self
+    }
+    /// Set the claimed algorithm.
+    pub fn alg(mut self, alg: Algorithm) -> Self {
+        self.alg = Some(alg);
+        self
+    }
+    /// Set the issuer.
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+    /// Set the `jku` hint.
+    pub fn jku(mut self, jku: impl Into<String>) -> Self {
+        self.jku = Some(jku.into());
+        self
+    }
+    /// Set the origin the document came from.
+    pub fn origin(mut self, origin: impl Into<String>) -> Self {
+        self.origin = Some(origin.into());
+        self
+    }
+    /// Set the DID URL of the verification method.
+    pub fn did_url(mut self, did_url: impl Into<String>) -> Self {
+        self.did_url = Some(did_url.into());
+        self
+    }
+    /// Set the key id when there is one.
+    pub fn maybe_kid(mut self, kid: Option<&str>) -> Self {
+        self.kid = kid.map(str::to_owned);
+        self
+    }
+    /// Set the issuer when there is one.
+    pub fn maybe_issuer(mut self, issuer: Option<&str>) -> Self {
+        self.issuer = issuer.map(str::to_owned);
+        self
+    }
+}
+
+/// The underlying cause of a [`ResolveError`], kept for callers that log it.
+pub type ResolveCause = Arc<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why keys could not be resolved (distinct from "no key matched", which is
+/// an empty list).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum ResolveError {
-    #[error("key discovery failed: {0}")]
-    Discovery(String),
-    #[error("key id {0:?} is not acceptable (length or characters)")]
+    /// The key id is too long or holds control characters.
+    #[error("key id {0} is not acceptable (length or characters)")]
     BadKid(String),
+    /// Key discovery failed (network, document, policy).
+    #[error("key discovery failed: {message}")]
+    Discovery {
+        /// What failed, for people.
+        message: String,
+        /// Whether trying again later may succeed (timeouts, 5xx, a store
+        /// that is down) as opposed to a permanent refusal.
+        transient: bool,
+        /// The underlying error, when there is one.
+        #[source]
+        cause: Option<ResolveCause>,
+    },
+}
+
+impl ResolveError {
+    /// A permanent discovery failure.
+    pub fn discovery(message: impl Into<String>) -> ResolveError {
+        ResolveError::Discovery {
+            message: message.into(),
+            transient: false,
+            cause: None,
+        }
+    }
+    /// A discovery failure that may succeed later, with its cause.
+    pub fn transient(
+        message: impl Into<String>,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> ResolveError {
+        ResolveError::Discovery {
+            message: message.into(),
+            transient: true,
+            cause: Some(Arc::new(cause)),
+        }
+    }
+    /// Whether trying again later may succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            ResolveError::Discovery {
+                transient: true,
+                ..
+            }
+        )
+    }
+}
+
+impl PartialEq for ResolveError {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_string() == other.to_string() && self.is_transient() == other.is_transient()
+    }
 }
 
 /// Supplies the trusted keys that may have made a signature.
-pub trait KeyResolver {
+///
+/// Implementations must be cheap to call from many threads at once; a
+/// remote resolver keeps its own cache. An async caller can collect the
+/// requests of a document first (`ParsedJws::key_requests`,
+/// `httpsig::key_requests`, `DecodedJwt::key_request`), fetch, and then
+/// verify synchronously against a [`StaticKeys`] of what it fetched.
+pub trait KeyResolver: Send + Sync + std::fmt::Debug {
     /// Candidate keys for the request. An empty list means no trusted key
     /// matches; verifiers then fail closed.
-    fn resolve(&self, req: &KeyRequest<'_>) -> Result<Vec<TrustedKey>, ResolveError>;
+    fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError>;
 }
 
 /// Upper bound on a key id we look up (RFC 8725 3.10: kid is untrusted input).
 pub const MAX_KID_LEN: usize = 256;
+
+/// Refuse key ids that are too long or carry control characters.
+pub fn check_kid(kid: Option<&str>) -> Result<(), ResolveError> {
+    if let Some(kid) = kid {
+        if kid.len() > MAX_KID_LEN || kid.chars().any(char::is_control) {
+            return Err(ResolveError::BadKid(crate::text::quote(
+                &kid.chars().take(64).collect::<String>(),
+            )));
+        }
+    }
+    Ok(())
+}
 
 /// A fixed set of keys, selected by `kid`.
 ///
 /// Selection: when the request names a kid, keys with that exact kid match,
 /// and so does a key without a kid (a single key given by file is trusted
 /// whatever kid the signer wrote). When the request names none, every key
-/// matches. Algorithm equality is checked by the verifier, not here, so that
-/// a mismatch is reported as such.
+/// matches. Algorithm equality is checked by [`select_and_verify`], not
+/// here, so that a mismatch is reported as such.
 #[derive(Clone, Debug, Default)]
 pub struct StaticKeys {
     keys: Vec<TrustedKey>,
 }
 
 impl StaticKeys {
+    /// An empty set (nothing verifies against it).
     pub fn new() -> StaticKeys {
         StaticKeys::default()
     }
 
+    /// Add a key.
     pub fn add(&mut self, key: VerifyingKey, source: KeySource) {
         self.keys.push(TrustedKey { key, source });
     }
 
+    /// Add a key, builder style.
     pub fn with(mut self, key: VerifyingKey, source: KeySource) -> StaticKeys {
         self.add(key, source);
         self
     }
 
+    /// Every usable key of a JWK Set, each tagged with `source`.
+    ///
+    /// The rules of a careful JWK Set client (RFC 7517 section 5): members
+    /// this crate cannot use (other key types, `use` other than `sig`) are
+    /// skipped; symmetric (`oct`) members are never taken from a set (RFC 8725
+    /// section 3.1); each key is bound by its own `kty`/`crv`/`alg`, and
+    /// `rsa_alg` binds only an RSA key that names no `alg`.
+    pub fn from_jwks(
+        jwks: &[u8],
+        source: KeySource,
+        rsa_alg: Option<Algorithm>,
+    ) -> Result<StaticKeys, crate::KeyError> {
+        let mut s = StaticKeys::new();
+        for j in crate::jwk::parse_keys(jwks)? {
+            if j.kty == "oct" {
+                continue;
+            }
+            let loaded = match j.to_verifying_key(None) {
+                Err(crate::KeyError::AlgorithmRequired) => j.to_verifying_key(rsa_alg),
+                other => other,
+            };
+            if let Ok(k) = loaded {
+                s.add(k, source.clone());
+            }
+        }
+        Ok(s)
+    }
+
+    /// Add every key of `other`.
+    pub fn extend(&mut self, other: StaticKeys) {
+        self.keys.extend(other.keys);
+    }
+
+    /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
 
+    /// How many keys the set holds.
     pub fn len(&self) -> usize {
         self.keys.len()
+    }
+
+    /// The keys.
+    pub fn keys(&self) -> &[TrustedKey] {
+        &self.keys
     }
 }
 
 impl KeyResolver for StaticKeys {
-    fn resolve(&self, req: &KeyRequest<'_>) -> Result<Vec<TrustedKey>, ResolveError> {
-        if let Some(kid) = req.kid {
-            if kid.len() > MAX_KID_LEN || kid.chars().any(char::is_control) {
-                return Err(ResolveError::BadKid(kid.chars().take(64).collect()));
-            }
-        }
+    fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError> {
+        check_kid(req.kid.as_deref())?;
         Ok(self
             .keys
             .iter()
-            .filter(|t| match (req.kid, t.key.kid()) {
+            .filter(|t| match (req.kid.as_deref(), t.key.kid()) {
                 (Some(want), Some(have)) => want == have,
                 _ => true,
             })
@@ -144,8 +354,266 @@ impl KeyResolver for StaticKeys {
     }
 }
 
-impl<R: KeyResolver + ?Sized> KeyResolver for &R {
-    fn resolve(&self, req: &KeyRequest<'_>) -> Result<Vec<TrustedKey>, ResolveError> {
+impl<R: KeyResolver + ?Sized> KeyResolver for Arc<R> {
+    fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError> {
         (**self).resolve(req)
+    }
+}
+
+impl<R: KeyResolver + ?Sized> KeyResolver for Box<R> {
+    fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError> {
+        (**self).resolve(req)
+    }
+}
+
+/// Keys bound to the issuer that publishes them (RFC 8725 section 3.8; the
+/// delegation checklist's "each hop's key from *that* issuer"): a request is
+/// answered only from the resolver registered for its `issuer`, and a request
+/// without an issuer, or for an unknown one, matches nothing.
+#[derive(Clone, Debug, Default)]
+pub struct PerIssuer {
+    by_issuer: HashMap<String, Arc<dyn KeyResolver>>,
+}
+
+impl PerIssuer {
+    /// No issuer yet.
+    pub fn new() -> PerIssuer {
+        PerIssuer::default()
+    }
+    /// Bind `resolver` to `issuer` (compared exactly, RFC 7519 4.1.1).
+    pub fn insert(&mut self, issuer: impl Into<String>, resolver: impl KeyResolver + 'static) {
+        self.by_issuer.insert(issuer.into(), Arc::new(resolver));
+    }
+    /// Bind, builder style.
+    pub fn with(mut self, issuer: impl Into<String>, resolver: impl KeyResolver + 'static) -> Self {
+        self.insert(issuer, resolver);
+        self
+    }
+    /// The issuers with keys.
+    pub fn issuers(&self) -> impl Iterator<Item = &str> {
+        self.by_issuer.keys().map(String::as_str)
+    }
+}
+
+impl KeyResolver for PerIssuer {
+    fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError> {
+        match req.issuer.as_deref().and_then(|i| self.by_issuer.get(i)) {
+            Some(r) => r.resolve(req),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
+/// The key that verified a signature.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct KeyEvidence {
+    /// The algorithm the key is bound to (and the signature used).
+    pub alg: Algorithm,
+    /// The key's id, when it has one.
+    pub kid: Option<String>,
+    /// Where the key came from.
+    pub source: KeySource,
+    /// RFC 7638 thumbprint of the key.
+    pub thumbprint: String,
+}
+
+impl KeyEvidence {
+    fn of(t: &TrustedKey) -> KeyEvidence {
+        KeyEvidence {
+            alg: t.key.algorithm(),
+            kid: t.key.kid().map(str::to_owned),
+            source: t.source.clone(),
+            thumbprint: t.key.thumbprint(),
+        }
+    }
+}
+
+/// Why [`select_and_verify`] did not verify.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SelectError {
+    /// The resolver failed.
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    /// No trusted key matches the request.
+    #[error("{}", no_key_text(.kid.as_deref()))]
+    NoTrustedKey {
+        /// The key id asked for.
+        kid: Option<String>,
+    },
+    /// Trusted keys match the key id, but none is bound to the claimed
+    /// algorithm: an algorithm-substitution attempt or a misconfiguration.
+    #[error("the signature claims {claimed} but the trusted key is bound to {key}")]
+    AlgMismatch {
+        /// What the signature claims.
+        claimed: Algorithm,
+        /// What the (first) matching key is bound to.
+        key: Algorithm,
+        /// That key.
+        evidence: Box<KeyEvidence>,
+    },
+    /// The signature does not verify with any matching key.
+    #[error("{error}")]
+    BadSignature {
+        /// The primitive's error.
+        error: VerifyError,
+        /// The key tried, when exactly one was.
+        evidence: Option<Box<KeyEvidence>>,
+    },
+    /// The ECDSA signature is not in low-S form and the policy requires it.
+    #[error("the ECDSA signature is not in low-S form (strict low-S policy)")]
+    HighS,
+}
+
+fn no_key_text(kid: Option<&str>) -> String {
+    match kid {
+        Some(k) => format!("no trusted key has kid {}", crate::text::quote(k)),
+        None => "no trusted key matches".into(),
+    }
+}
+
+impl SelectError {
+    /// The key involved, when one was.
+    pub fn evidence(&self) -> Option<&KeyEvidence> {
+        match self {
+            SelectError::AlgMismatch { evidence, .. } => Some(evidence),
+            SelectError::BadSignature { evidence, .. } => evidence.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// Select the trusted keys for `req` and verify `sig` over `msg` with them:
+/// the one select-and-verify routine of every verifier.
+///
+/// * The key id is checked ([`check_kid`]) and the resolver asked.
+/// * Unusable keys ([`TrustedKey::usable`]) and keys whose algorithm the
+///   allow-list does not name are dropped.
+/// * When the request claims an algorithm (`req.alg`), only keys bound to
+///   it are tried; if keys match the kid but none has that algorithm the
+///   result is [`SelectError::AlgMismatch`], never a silent switch.
+/// * Each remaining key is tried; the first that verifies wins.
+pub fn select_and_verify(
+    resolver: &dyn KeyResolver,
+    allowed: &AllowList,
+    req: &KeyRequest,
+    msg: &[u8],
+    sig: &[u8],
+    low_s: bool,
+) -> Result<KeyEvidence, SelectError> {
+    check_kid(req.kid.as_deref())?;
+    if let Some(a) = req.alg {
+        if low_s && ecdsa_high_s(a, sig) {
+            return Err(SelectError::HighS);
+        }
+    }
+    let candidates: Vec<TrustedKey> = resolver
+        .resolve(req)?
+        .into_iter()
+        .filter(|t| t.usable() && allowed.contains(t.key.algorithm()))
+        .collect();
+    if candidates.is_empty() {
+        return Err(SelectError::NoTrustedKey {
+            kid: req.kid.clone(),
+        });
+    }
+    let chosen: Vec<&TrustedKey> = match req.alg {
+        Some(claimed) => {
+            let same: Vec<&TrustedKey> = candidates
+                .iter()
+                .filter(|t| t.key.algorithm() == claimed)
+                .collect();
+            if same.is_empty() {
+                let k = &candidates[0];
+                return Err(SelectError::AlgMismatch {
+                    claimed,
+                    key: k.key.algorithm(),
+                    evidence: Box::new(KeyEvidence::of(k)),
+                });
+            }
+            same
+        }
+        // No claimed algorithm (RFC 9421 without `alg`): the key decides.
+        None => candidates.iter().collect(),
+    };
+    try_keys(&chosen, msg, sig, low_s)
+}
+
+fn try_keys(
+    keys: &[&TrustedKey],
+    msg: &[u8],
+    sig: &[u8],
+    low_s: bool,
+) -> Result<KeyEvidence, SelectError> {
+    let mut last = None;
+    for t in keys {
+        if low_s && ecdsa_high_s(t.key.algorithm(), sig) {
+            return Err(SelectError::HighS);
+        }
+        match t.key.verify(msg, sig) {
+            Ok(()) => return Ok(KeyEvidence::of(t)),
+            Err(e) => last = Some(e),
+        }
+    }
+    let error = last.unwrap_or(VerifyError::Mismatch);
+    Err(SelectError::BadSignature {
+        error,
+        evidence: (keys.len() == 1).then(|| Box::new(KeyEvidence::of(keys[0]))),
+    })
+}
+
+/// Whether a fixed-size `r || s` ECDSA signature has `s > n/2` (the "high-S"
+/// form; both forms verify, RFC 9421 and JOSE do not require low-S). Only
+/// used when a verifier asks for the strict low-S mode.
+fn ecdsa_high_s(alg: Algorithm, sig: &[u8]) -> bool {
+    const P256_N: [u8; 32] = [
+        0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0xff, 0xbc, 0xe6, 0xfa, 0xad, 0xa7, 0x17, 0x9e, 0x84, 0xf3, 0xb9, 0xca, 0xc2, 0xfc, 0x63,
+        0x25, 0x51,
+    ];
+    const P384_N: [u8; 48] = [
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xc7, 0x63, 0x4d, 0x81, 0xf4, 0x37,
+        0x2d, 0xdf, 0x58, 0x1a, 0x0d, 0xb2, 0x48, 0xb0, 0xa7, 0x7a, 0xec, 0xec, 0x19, 0x6a, 0xcc,
+        0xc5, 0x29, 0x73,
+    ];
+    let n: &[u8] = match alg {
+        Algorithm::EcdsaP256Sha256 => &P256_N,
+        Algorithm::EcdsaP384Sha384 => &P384_N,
+        _ => return false,
+    };
+    if sig.len() != 2 * n.len() {
+        return false;
+    }
+    let s = &sig[n.len()..];
+    // half = n >> 1, compared big-endian.
+    let mut half = vec![0u8; n.len()];
+    let mut carry = 0u8;
+    for (i, b) in n.iter().enumerate() {
+        half[i] = (b >> 1) | (carry << 7);
+        carry = b & 1;
+    }
+    s > half.as_slice()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn high_s_boundary() {
+        let mut sig = vec![0u8; 64];
+        // s = n/2 exactly is low; n/2 + 1 is high.
+        let half: [u8; 32] = [
+            0x7f, 0xff, 0xff, 0xff, 0x80, 0x00, 0x00, 0x00, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0xde, 0x73, 0x7d, 0x56, 0xd3, 0x8b, 0xcf, 0x42, 0x79, 0xdc, 0xe5, 0x61,
+            0x7e, 0x31, 0x92, 0xa8,
+        ];
+        sig[32..].copy_from_slice(&half);
+        assert!(!ecdsa_high_s(Algorithm::EcdsaP256Sha256, &sig));
+        sig[63] += 1;
+        assert!(ecdsa_high_s(Algorithm::EcdsaP256Sha256, &sig));
+        assert!(!ecdsa_high_s(Algorithm::Ed25519, &sig));
     }
 }

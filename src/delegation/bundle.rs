@@ -8,8 +8,8 @@
 use super::chain;
 use super::scope::Scope;
 use super::{AuditPolicy, AuditReport, Checks, Hop, Severity, MAX_HOPS};
-use crate::jwt::{self, Clock, ReplayStore};
-use crate::trust::KeyResolver;
+use crate::jwt;
+use crate::verifier::Verifier;
 use serde_json::Map;
 use std::collections::HashMap;
 
@@ -29,12 +29,12 @@ pub fn same_principal(a: &str, b: &str) -> bool {
 /// See [`super::audit`].
 pub fn audit(
     tokens: &[&str],
-    resolver: &dyn KeyResolver,
+    v: &Verifier,
     policy: &AuditPolicy,
-    clock: &dyn Clock,
-    mut replay: Option<&mut dyn ReplayStore>,
 ) -> AuditReport {
-    let now = clock.now();
+    let now = v.now();
+    let skew = v.skew_i64();
+    let jwt_policy = v.jwt_policy();
     let mut checks = Checks::default();
     let mut hops: Vec<Hop> = Vec::new();
     let report = |hops, checks: Checks| AuditReport {
@@ -61,14 +61,14 @@ pub fn audit(
         );
         return report(hops, checks);
     }
-    if policy.jwt.issuers.is_none() {
+    if jwt_policy.issuers.is_none() {
         checks.warn(
             "policy.issuer-unset",
             None,
             "no issuer configured: iss is not checked, the trusted keys are the only anchor (RFC 8725 3.8)",
         );
     }
-    if policy.jwt.audience.is_none() {
+    if jwt_policy.audience.is_none() {
         checks.warn(
             "policy.audience-unset",
             None,
@@ -78,11 +78,11 @@ pub fn audit(
     let n = tokens.len();
     for (i, t) in tokens.iter().enumerate() {
         let hop = Some(i);
-        let mut jp = policy.jwt.clone();
+        let mut jp = jwt_policy.clone();
         if i + 1 != n {
             jp.audience = None;
         }
-        let d = match jwt::decode(t.trim(), jp.max_bytes) {
+        let d = match jwt::decode(t.trim(), v.limits().max_jwt_bytes) {
             Ok(d) => d,
             Err(e) => {
                 checks.error(e.code(), hop, e.to_string());
@@ -100,7 +100,7 @@ pub fn audit(
                 continue;
             }
         };
-        let evidence = match d.verify_signature(resolver, &jp) {
+        let evidence = match d.verify_signature(v, &jp) {
             Ok(ev) => {
                 checks.pass(
                     "jwt.signature",
@@ -114,18 +114,12 @@ pub fn audit(
                 None
             }
         };
-        let errs = d.check_claims(&jp, now);
+        let errs = d.check_claims(&jp, skew, now);
         if errs.is_empty() {
             checks.pass("jwt.claims", hop, "iss, aud, exp, nbf, iat, jti acceptable");
         }
         for e in errs {
             checks.error(e.code(), hop, e.to_string());
-        }
-        if let (Some(store), Some(_)) = (replay.as_mut(), &evidence) {
-            match d.check_replay(&mut **store, &jp, now) {
-                Ok(()) => checks.pass("jwt.jti-replay", hop, "jti not seen before"),
-                Err(e) => checks.error(e.code(), hop, e.to_string()),
-            }
         }
         let (actors, scope) = chain::check_token(&d.claims, policy, hop, &mut checks);
         if i > 0 {
@@ -157,7 +151,7 @@ pub fn audit(
         if !prev.decoded || !cur.decoded {
             continue;
         }
-        cross_hop(prev, cur, policy, &mut checks);
+        cross_hop(prev, cur, policy, skew, &mut checks);
     }
     let mut jtis: HashMap<&str, usize> = HashMap::new();
     let mut texts: HashMap<&str, usize> = HashMap::new();
@@ -199,6 +193,37 @@ pub fn audit(
             format!("effective window [{s}, {e})"),
         );
     }
+    // jti replay (RFC 7519 4.1.7): recorded last, all tokens or none, and
+    // only for an audit that passed everything else, so a refused bundle
+    // never burns its ids.
+    if let Some(store) = v.replay_store() {
+        let passed_so_far = !checks
+            .0
+            .iter()
+            .any(|c| !c.passed && c.severity == Severity::Error);
+        if passed_so_far {
+            let entries: Vec<(&str, &str, i64)> = hops
+                .iter()
+                .filter_map(|h| {
+                    let jti = h.str_claim("jti")?;
+                    let iss = h.str_claim("iss").unwrap_or("");
+                    let until = h.time("exp").unwrap_or(now).saturating_add(skew.max(0));
+                    Some((iss, jti, until))
+                })
+                .collect();
+            match jwt::check_replay(store, &entries, now) {
+                Ok(()) => checks.pass("jwt.jti-replay", None, "jti not seen before; recorded"),
+                Err(e) => checks.error(e.code(), None, e.to_string()),
+            }
+        } else {
+            checks.fail(
+                "jwt.jti-replay",
+                Severity::Info,
+                None,
+                "jti not recorded: the audit failed",
+            );
+        }
+    }
     let effective_scope = if hops.iter().all(|h| h.scope.is_some()) {
         let scopes: Vec<&Scope> = hops.iter().filter_map(|h| h.scope.as_ref()).collect();
         Some(Scope::intersection(&scopes, &policy.scope))
@@ -216,7 +241,7 @@ pub fn audit(
     }
 }
 
-fn cross_hop(prev: &Hop, cur: &mut Hop, policy: &AuditPolicy, checks: &mut Checks) {
+fn cross_hop(prev: &Hop, cur: &mut Hop, policy: &AuditPolicy, skew: i64, checks: &mut Checks) {
     let hop = Some(cur.index);
     // Same subject (research note 1.7 item 17).
     let (ps, cs) = (prev.str_claim("sub"), cur.str_claim("sub"));
@@ -333,7 +358,7 @@ fn cross_hop(prev: &Hop, cur: &mut Hop, policy: &AuditPolicy, checks: &mut Check
     }
     if let (Some(pi), Some(ci)) = (prev.time("iat"), cur.time("iat")) {
         checks.check(
-            ci >= pi.saturating_sub(policy.jwt.skew.max(0)),
+            ci >= pi.saturating_sub(skew.max(0)),
             "bundle.iat-regressed",
             Severity::Error,
             hop,

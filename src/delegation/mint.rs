@@ -5,9 +5,9 @@
 use super::chain::may_act_allows;
 use super::scope::{Scope, ScopeError, ScopePolicy};
 use super::{DEFAULT_TYP, HARD_MAX_DEPTH};
-use crate::jwt::{self, Clock, JwtError, JwtPolicy};
+use crate::jwt::{self, JwtError};
 use crate::keys::SigningKey;
-use crate::trust::KeyResolver;
+use crate::verifier::Verifier;
 use serde_json::{json, Map, Value};
 
 /// RFC 8693 section 3: the token type of the issued JWT access token.
@@ -237,21 +237,19 @@ pub struct ExchangeResult {
 /// window nested in the subject token's.
 pub fn exchange(
     req: &ExchangeRequest<'_>,
-    resolver: &dyn KeyResolver,
-    policy: &JwtPolicy,
+    v: &Verifier,
     scope_policy: &ScopePolicy,
-    clock: &dyn Clock,
     key: &SigningKey,
 ) -> Result<ExchangeResult, MintError> {
-    let now = clock.now();
-    let subject = jwt::verify(req.subject_token, resolver, policy, clock, None)
-        .map_err(MintError::Subject)?;
+    let now = v.now();
+    let subject = jwt::verify(v, req.subject_token).map_err(MintError::Subject)?;
     let actor = match (req.actor_token, &req.actor) {
         (Some(t), _) => {
-            let mut p = policy.clone();
+            let mut p = v.jwt_policy().clone();
             p.audience = None;
             p.expected_typ = None;
-            let a = jwt::verify(t, resolver, &p, clock, None).map_err(MintError::ActorToken)?;
+            let av = v.to_builder().jwt(p).build();
+            let a = jwt::verify(&av, t).map_err(MintError::ActorToken)?;
             let sub = a
                 .claims
                 .get("sub")

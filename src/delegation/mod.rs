@@ -28,8 +28,8 @@ pub mod mint;
 pub mod report;
 pub mod scope;
 
-use crate::jwt::{Clock, JwtPolicy, KeyEvidence, ReplayStore};
-use crate::trust::KeyResolver;
+use crate::jwt::KeyEvidence;
+use crate::verifier::Verifier;
 use serde_json::{Map, Value};
 
 pub use scope::{Scope, ScopeMode, ScopePolicy};
@@ -128,10 +128,6 @@ impl Checks {
 /// What the audit accepts.
 #[derive(Clone, Debug)]
 pub struct AuditPolicy {
-    /// Per-token JWT policy. `audience` applies to the last token only (the
-    /// one presented to this verifier); earlier hops are tied together by
-    /// the bundle's alignment checks instead.
-    pub jwt: JwtPolicy,
     /// Most actors in one `act` chain (default 5, never above 10).
     pub max_depth: usize,
     pub scope: ScopePolicy,
@@ -144,11 +140,6 @@ pub struct AuditPolicy {
 impl Default for AuditPolicy {
     fn default() -> Self {
         AuditPolicy {
-            jwt: JwtPolicy {
-                expected_typ: Some(vec![DEFAULT_TYP.into()]),
-                require_jti: true,
-                ..JwtPolicy::default()
-            },
             max_depth: DEFAULT_MAX_DEPTH,
             scope: ScopePolicy::default(),
             require_may_act: false,
@@ -251,10 +242,8 @@ impl AuditReport {
 /// subject token first.
 pub fn audit(
     tokens: &[&str],
-    resolver: &dyn KeyResolver,
+    v: &Verifier,
     policy: &AuditPolicy,
-    clock: &dyn Clock,
-    replay: Option<&mut dyn ReplayStore>,
 ) -> AuditReport {
-    bundle::audit(tokens, resolver, policy, clock, replay)
+    bundle::audit(tokens, v, policy)
 }

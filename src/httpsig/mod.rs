@@ -24,8 +24,8 @@ pub use components::{ComponentError, ComponentId, Derived, SfType};
 pub use message::{Message, MessageError};
 pub use sign::{sign, SignError, SignatureSpec, Signed};
 pub use verify::{
-    verify, Clock, FixedClock, HeaderError, LabelResult, NonceStore, SigError, SystemClock,
-    VerifyPolicy, VerifyReport,
+    key_requests, verify, verify_request, verify_response, Clock, FixedClock, HeaderError,
+    HttpPolicy, HttpSigError, LabelResult, SigError, SystemClock, VerifyReport,
 };
 
 use sfv::BareItem;

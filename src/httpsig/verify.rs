@@ -20,25 +20,20 @@ use super::components::{parse_covered, ComponentError, ComponentId, Derived, SfT
 use super::message::{Message, MessageError};
 use super::sfv::{self, BareItem, Entry, SfError};
 use super::{check_params, param_int, param_str, valid_label, ParamError};
-use crate::alg::{Algorithm, AllowList};
+use crate::alg::Algorithm;
 use crate::digest::{self, DigestError};
-use crate::trust::{KeyRequest, KeyResolver, KeySource, ResolveError};
+use crate::replay::Sighting;
+use crate::trust::{KeyRequest, KeySource, ResolveError, SelectError};
+use crate::verifier::Verifier;
 
 pub use crate::clock::{Clock, FixedClock, SystemClock};
 
-/// Replay detection for `nonce` (RFC 9421 section 7.2.2). Called only after
-/// a signature verified, so forged messages cannot burn nonces.
-pub trait NonceStore {
-    /// Record the nonce; `Err` with a reason if it was seen before.
-    fn check_and_record(&self, keyid: Option<&str>, nonce: &str) -> Result<(), String>;
-}
-
-/// What the caller requires of a signature.
-pub struct VerifyPolicy<'a> {
-    /// Trusted keys, looked up by `keyid`.
-    pub resolver: &'a dyn KeyResolver,
-    /// Algorithms accepted (default: the asymmetric ones).
-    pub allowed: AllowList,
+/// What the caller requires of a signature, beyond a trusted key and an
+/// allowed algorithm (the [`Verifier`]'s). Defaults are strict: `created`
+/// and `keyid` required, 5 minutes maximum age, no required components.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HttpPolicy {
     /// Components every accepted signature must cover.
     pub required: Vec<ComponentId>,
     /// Refuse signatures without `created` (default true).
@@ -51,17 +46,11 @@ pub struct VerifyPolicy<'a> {
     pub require_nonce: bool,
     /// Largest accepted age of `created`, in seconds.
     pub max_age: Option<u64>,
-    /// Tolerated clock difference, in seconds.
-    pub skew: u64,
-    /// The clock.
-    pub clock: &'a dyn Clock,
     /// Check `created`/`expires` against the clock at all (false only to
     /// replay archived vectors).
     pub check_time: bool,
     /// Required `tag` value.
     pub expected_tag: Option<String>,
-    /// Replay detection.
-    pub nonce_store: Option<&'a dyn NonceStore>,
     /// Only these labels (each must be present); default: every label.
     pub labels: Option<Vec<String>>,
     /// Check a covered `content-digest` against the content (default true).
@@ -83,25 +72,25 @@ pub fn descriptor_response_components() -> Vec<ComponentId> {
     v
 }
 
-impl<'a> VerifyPolicy<'a> {
-    /// Strict defaults: asymmetric algorithms, `created` and `keyid`
-    /// required, 5 minutes maximum age, 60 seconds skew, system clock,
-    /// no required components.
-    pub fn new(resolver: &'a dyn KeyResolver) -> VerifyPolicy<'a> {
-        VerifyPolicy {
-            resolver,
-            allowed: AllowList::asymmetric(),
+impl Default for HttpPolicy {
+    fn default() -> Self {
+        HttpPolicy::new()
+    }
+}
+
+impl HttpPolicy {
+    /// Strict defaults: `created` and `keyid` required, 5 minutes maximum
+    /// age, no required components.
+    pub fn new() -> HttpPolicy {
+        HttpPolicy {
             required: Vec::new(),
             require_created: true,
             require_expires: false,
             require_keyid: true,
             require_nonce: false,
             max_age: Some(300),
-            skew: 60,
-            clock: &SystemClock,
             check_time: true,
             expected_tag: None,
-            nonce_store: None,
             labels: None,
             check_content_digest: true,
             sf_types: Vec::new(),
@@ -113,17 +102,19 @@ impl<'a> VerifyPolicy<'a> {
     /// `@status`, `content-type`, `content-digest`; `created` and `keyid`
     /// required; no maximum age (static descriptors are signed once, see
     /// docs/static-publishing.md) but `expires` is enforced when present.
-    pub fn descriptor_response(resolver: &'a dyn KeyResolver) -> VerifyPolicy<'a> {
-        VerifyPolicy {
+    pub fn descriptor_response() -> HttpPolicy {
+        HttpPolicy {
             required: descriptor_response_components(),
             max_age: None,
-            ..VerifyPolicy::new(resolver)
+            ..HttpPolicy::new()
         }
     }
 }
 
 /// Damage to the signature fields themselves: nothing can be verified.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+#[allow(missing_docs)] // each variant is described by its error text
 pub enum HeaderError {
     #[error("the message carries no Signature-Input field")]
     NoSignatureInput,
@@ -141,8 +132,10 @@ pub enum HeaderError {
     Message(#[from] MessageError),
 }
 
-/// Why one labelled signature failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why one labelled signature failed; [`SigError::code`] is stable.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+#[allow(missing_docs)] // each variant is described by its error text
 pub enum SigError {
     #[error("label {0:?} is not present in Signature-Input")]
     LabelNotFound(String),
@@ -183,16 +176,27 @@ pub enum SigError {
     TooOld { age: i64, max: u64 },
     #[error("key lookup failed: {0}")]
     Resolve(#[from] ResolveError),
-    #[error("no trusted key for keyid {keyid:?} with an allowed algorithm")]
+    #[error("{}", no_key_text(.keyid.as_deref()))]
     NoTrustedKey { keyid: Option<String> },
-    #[error("the alg parameter says {param} but the trusted key is for {key}")]
+    #[error("the signature claims {param} but the trusted key is bound to {key}")]
     AlgMismatch { param: Algorithm, key: Algorithm },
     #[error("the signature does not match the signature base")]
     BadSignature,
+    #[error("the ECDSA signature is not in low-S form (strict low-S policy)")]
+    HighS,
     #[error("content digest: {0}")]
     ContentDigest(#[from] DigestError),
-    #[error("nonce refused: {0}")]
+    #[error("nonce {} was seen before (replay)", crate::text::quote(.0))]
     Replay(String),
+    #[error("replay store: {0}")]
+    ReplayStore(crate::replay::ReplayError),
+}
+
+fn no_key_text(kid: Option<&str>) -> String {
+    match kid {
+        Some(k) => format!("no trusted key has kid {}", crate::text::quote(k)),
+        None => "no trusted key matches".into(),
+    }
 }
 
 impl SigError {
@@ -219,6 +223,8 @@ impl SigError {
             SigError::NoTrustedKey { .. } => "no-trusted-key",
             SigError::AlgMismatch { .. } => "alg-mismatch",
             SigError::BadSignature => "bad-signature",
+            SigError::HighS => "ecdsa-high-s",
+            SigError::ReplayStore(_) => "replay-store",
             SigError::ContentDigest(_) => "content-digest",
             SigError::Replay(_) => "replay",
         }
@@ -227,6 +233,8 @@ impl SigError {
 
 /// The outcome for one label.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
+#[allow(missing_docs)] // fields are the signature parameters of section 2.3
 pub struct LabelResult {
     pub label: String,
     /// Covered component identifiers, serialized, in order.
@@ -272,8 +280,44 @@ impl LabelResult {
 
 /// One result per label, in `Signature-Input` order.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
+#[must_use]
 pub struct VerifyReport {
+    /// One result per label examined.
     pub results: Vec<LabelResult>,
+}
+
+/// Why [`verify`] did not verify: the signature fields are unusable, or
+/// a label examined did not verify (the report says which and why).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpSigError {
+    /// The signature fields or the message are unusable.
+    #[error(transparent)]
+    Header(#[from] HeaderError),
+    /// The message could not be read.
+    #[error(transparent)]
+    Message(#[from] MessageError),
+    /// Not every examined label verified.
+    #[error("{}", not_verified_text(.0))]
+    NotVerified(Box<VerifyReport>),
+}
+
+fn not_verified_text(r: &VerifyReport) -> String {
+    match r.results.iter().find_map(|l| l.outcome.as_ref().err().map(|e| (l, e))) {
+        Some((l, e)) => format!("signature {} not verified: {e}", crate::text::quote(&l.label)),
+        None => "no signature to verify".into(),
+    }
+}
+
+impl HttpSigError {
+    /// The per-label report, when the fields could be read.
+    pub fn report(&self) -> Option<&VerifyReport> {
+        match self {
+            HttpSigError::NotVerified(r) => Some(r),
+            _ => None,
+        }
+    }
 }
 
 impl VerifyReport {
@@ -324,13 +368,45 @@ fn read_dict(msg: &Message, name: &'static str) -> Result<Option<sfv::Dictionary
     Ok(Some(d))
 }
 
-/// Verify every signature of `msg` (or the labels the policy names)
-/// (RFC 9421 section 3.2). `related` is the request a response answers.
-pub fn verify(
-    msg: &Message,
-    related: Option<&Message>,
-    policy: &VerifyPolicy<'_>,
-) -> Result<VerifyReport, HeaderError> {
+/// What each signature of `msg` claims about its key (`keyid`, `alg`), in
+/// `Signature-Input` order: the parse-first step for a caller that fetches
+/// keys asynchronously before verifying.
+pub fn key_requests(msg: &Message) -> Result<Vec<(String, KeyRequest)>, HeaderError> {
+    let inputs = read_dict(msg, "signature-input")?.ok_or(HeaderError::NoSignatureInput)?;
+    let mut out = Vec::new();
+    for (label, e) in &inputs.0 {
+        if let Entry::InnerList(list) = e {
+            let mut r = KeyRequest::new().maybe_kid(param_str(&list.params, "keyid"));
+            if let Some(a) = param_str(&list.params, "alg").and_then(Algorithm::from_httpsig_name) {
+                r = r.alg(a);
+            }
+            out.push((label.clone(), r));
+        }
+    }
+    Ok(out)
+}
+
+/// Verify the signatures of `msg` (every label, or the labels the policy
+/// names) (RFC 9421 section 3.2) with the verifier's keys, algorithms, clock,
+/// skew, replay store and [`HttpPolicy`]. `related` is the request a
+/// response answers (for `;req` components).
+///
+/// `Ok` only when at least one label was examined and every examined label
+/// verified; otherwise [`HttpSigError::NotVerified`] carries one result per
+/// label. To accept a message that also carries signatures you do not
+/// trust (a proxy's), name your labels in [`HttpPolicy::labels`].
+pub fn verify(v: &Verifier, msg: &Message, related: Option<&Message>) -> Result<VerifyReport, HttpSigError> {
+    let report = report(v, msg, related)?;
+    if report.all_valid() {
+        Ok(report)
+    } else {
+        Err(HttpSigError::NotVerified(Box::new(report)))
+    }
+}
+
+/// One result per label, whatever the outcome (see [`verify`]).
+pub fn report(v: &Verifier, msg: &Message, related: Option<&Message>) -> Result<VerifyReport, HeaderError> {
+    let policy = &v.http;
     let inputs = read_dict(msg, "signature-input")?.ok_or(HeaderError::NoSignatureInput)?;
     let sigs = read_dict(msg, "signature")?.ok_or(HeaderError::NoSignature)?;
     let mut results = Vec::new();
@@ -348,7 +424,7 @@ pub fn verify(
     };
     for label in labels {
         let mut r = LabelResult::new(&label);
-        let outcome = verify_label(msg, related, policy, &inputs, &sigs, &label, &mut r);
+        let outcome = verify_label(v, msg, related, &inputs, &sigs, &label, &mut r);
         r.outcome = outcome;
         results.push(r);
     }
@@ -356,9 +432,9 @@ pub fn verify(
 }
 
 fn verify_label(
+    v: &Verifier,
     msg: &Message,
     related: Option<&Message>,
-    policy: &VerifyPolicy<'_>,
     inputs: &sfv::Dictionary,
     sigs: &sfv::Dictionary,
     label: &str,
@@ -407,6 +483,7 @@ fn verify_label(
         None => None,
     };
     r.alg = alg_param;
+    let policy = &v.http;
 
     // Policy checks that need no cryptography (section 3.2 steps 4-5).
     for req in &policy.required {
@@ -435,7 +512,7 @@ fn verify_label(
         return Err(SigError::MissingParam("nonce"));
     }
     if let Some(a) = alg_param {
-        if !policy.allowed.contains(a) {
+        if !v.algorithms.contains(a) {
             return Err(SigError::AlgorithmNotAllowed(a));
         }
     }
@@ -448,8 +525,8 @@ fn verify_label(
         }
     }
     if policy.check_time {
-        let now = policy.clock.now();
-        let skew = i64::try_from(policy.skew).unwrap_or(i64::MAX);
+        let now = v.now();
+        let skew = v.skew_i64();
         if let Some(c) = r.created {
             if c > now.saturating_add(skew) {
                 return Err(SigError::CreatedInFuture { created: c, now });
@@ -468,50 +545,29 @@ fn verify_label(
         }
     }
 
-    // Key selection (section 3.2 step 6): keyid selects among trusted keys.
-    let candidates = policy.resolver.resolve(&KeyRequest {
-        kid: r.keyid.as_deref(),
-        alg: alg_param,
-        issuer: None,
-    })?;
-    let mut mismatch = None;
-    let usable: Vec<_> = candidates
-        .into_iter()
-        .filter(|k| k.usable() && policy.allowed.contains(k.key.algorithm()))
-        .filter(|k| match alg_param {
-            Some(a) if a != k.key.algorithm() => {
-                mismatch = Some(SigError::AlgMismatch {
-                    param: a,
-                    key: k.key.algorithm(),
-                });
-                false
-            }
-            _ => true,
-        })
-        .collect();
-    if usable.is_empty() {
-        return Err(mismatch.unwrap_or(SigError::NoTrustedKey {
-            keyid: r.keyid.clone(),
-        }));
-    }
-
     // Section 3.2 step 7: rebuild the base from the received Inner List.
     let lookup = super::sf_type_lookup(&policy.sf_types);
     let base = signature_base(msg, related, &covered, &params_value, &lookup)?;
-    let mut verified_with = None;
-    for k in &usable {
-        if k.key.verify(&base, sig_bytes).is_ok() {
-            verified_with = Some(k);
-            break;
-        }
-    }
+    // Section 3.2 step 6: keyid and alg select among trusted keys.
+    let req = KeyRequest {
+        kid: r.keyid.clone(),
+        alg: alg_param,
+        ..KeyRequest::default()
+    };
+    let selected = crate::trust::select_and_verify(&*v.keys, &v.algorithms, &req, &base, sig_bytes, v.low_s);
     if policy.keep_base {
         r.signature_base = Some(base);
     }
-    let k = verified_with.ok_or(SigError::BadSignature)?;
-    r.alg = Some(k.key.algorithm());
-    r.key_source = Some(k.source.clone());
-    r.key_thumbprint = Some(k.key.thumbprint());
+    let ev = selected.map_err(|e| match e {
+        SelectError::Resolve(e) => SigError::Resolve(e),
+        SelectError::NoTrustedKey { kid } => SigError::NoTrustedKey { keyid: kid },
+        SelectError::AlgMismatch { claimed, key, .. } => SigError::AlgMismatch { param: claimed, key },
+        SelectError::BadSignature { .. } => SigError::BadSignature,
+        SelectError::HighS => SigError::HighS,
+    })?;
+    r.alg = Some(ev.alg);
+    r.key_source = Some(ev.source);
+    r.key_thumbprint = Some(ev.thumbprint);
 
     // Section 7.2.8: the signature covers the digest field, not the content.
     if policy.check_content_digest {
@@ -525,43 +581,52 @@ fn verify_label(
             }
         }
     }
-    if let (Some(store), Some(n)) = (policy.nonce_store, &r.nonce) {
-        store
-            .check_and_record(r.keyid.as_deref(), n)
-            .map_err(SigError::Replay)?;
+    // Section 7.2.2: a nonce is remembered for as long as the signature
+    // would be accepted (expires, or created + max age, plus skew; without
+    // either, forever: the store then fails closed when full).
+    if let (Some(store), Some(n)) = (v.replay_store(), &r.nonce) {
+        let skew = v.skew_i64();
+        let by_expires = r.expires.map(|e| e.saturating_add(skew));
+        let by_age = match (r.created, policy.max_age) {
+            (Some(c), Some(m)) => Some(c.saturating_add(i64::try_from(m).unwrap_or(i64::MAX)).saturating_add(skew)),
+            _ => None,
+        };
+        let until = match (by_expires, by_age) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => i64::MAX,
+        };
+        let scope = format!("httpsig:{}", r.keyid.as_deref().unwrap_or(""));
+        match store.check_and_record(&scope, n, until, v.now()) {
+            Ok(Sighting::First) => {}
+            Ok(Sighting::Replay) => return Err(SigError::Replay(n.clone())),
+            Err(e) => return Err(SigError::ReplayStore(e)),
+        }
     }
     Ok(())
 }
 
-/// Errors of the `http`-crate entry points.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum HttpVerifyError {
-    #[error(transparent)]
-    Message(#[from] MessageError),
-    #[error(transparent)]
-    Header(#[from] HeaderError),
-}
-
-/// Verify an `http::Request`.
+/// Verify an `http::Request` (see [`verify`]).
 pub fn verify_request<B: AsRef<[u8]>>(
+    v: &Verifier,
     req: &http::Request<B>,
     default_scheme: &str,
-    policy: &VerifyPolicy<'_>,
-) -> Result<VerifyReport, HttpVerifyError> {
+) -> Result<VerifyReport, HttpSigError> {
     let m = Message::from_request(req, default_scheme)?;
-    Ok(verify(&m, None, policy)?)
+    verify(v, &m, None)
 }
 
-/// Verify an `http::Response`; `related` is the request it answers (for `;req`).
+/// Verify an `http::Response`; `related` is the request it answers (for
+/// `;req`). See [`verify`].
 pub fn verify_response<B: AsRef<[u8]>, C: AsRef<[u8]>>(
+    v: &Verifier,
     res: &http::Response<B>,
     related: Option<&http::Request<C>>,
     default_scheme: &str,
-    policy: &VerifyPolicy<'_>,
-) -> Result<VerifyReport, HttpVerifyError> {
+) -> Result<VerifyReport, HttpSigError> {
     let m = Message::from_response(res)?;
     let r = related
         .map(|r| Message::from_request(r, default_scheme))
         .transpose()?;
-    Ok(verify(&m, r.as_ref(), policy)?)
+    verify(v, &m, r.as_ref())
 }

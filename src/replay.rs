@@ -1,0 +1,423 @@
+//! Replay detection: one store trait for JWT `jti` (RFC 7519 section 4.1.7)
+//! and RFC 9421 `nonce` (section 7.2.2), with an in-memory and a file store.
+//!
+//! # Security contract
+//! * A store fails closed: when it cannot record (full, unreadable, locked
+//!   out), [`ReplayStore::check_and_record`] returns an error and the
+//!   verifier refuses the token or message; it never accepts unrecorded.
+//! * Verifiers record only after everything else about a token or message
+//!   passed, so a forged or otherwise refused token never burns an id.
+//! * [`ReplayStore::check_and_record_all`] records several ids all or none,
+//!   so an audit that fails on its third token has recorded nothing.
+//! * Entries expire at the time the caller gives (the token's own `exp`
+//!   plus skew), never earlier.
+//!
+//! ```
+//! use agentsig::replay::{MemoryReplayStore, ReplayStore, Sighting};
+//! let store = MemoryReplayStore::new();
+//! assert_eq!(store.check_and_record("https://as.example", "jti-1", 2000, 1000).unwrap(), Sighting::First);
+//! assert_eq!(store.check_and_record("https://as.example", "jti-1", 2000, 1500).unwrap(), Sighting::Replay);
+//! ```
+
+use std::collections::HashMap;
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Whether an id was seen before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use]
+pub enum Sighting {
+    /// First sighting: recorded now.
+    First,
+    /// Recorded before and not expired: a replay.
+    Replay,
+}
+
+/// Why a store could not answer (the verifier then refuses: fail closed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReplayError {
+    /// Every slot holds an unexpired entry.
+    #[error("{capacity} unexpired entries fill the replay store; refusing (fail closed)")]
+    Full {
+        /// The store's capacity.
+        capacity: usize,
+    },
+    /// The store's file could not be read or written.
+    #[error("replay store {path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What failed.
+        message: String,
+    },
+    /// The store's file is not a replay store.
+    #[error("replay store {path} line {line}: {message}")]
+    Corrupt {
+        /// The file.
+        path: String,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A remote store could not be reached.
+    #[error("replay store unavailable: {0}")]
+    Unavailable(String),
+    /// The id or scope is too long to record.
+    #[error("replay id or scope longer than {MAX_ID_LEN} bytes")]
+    IdTooLong,
+}
+
+/// Longest scope or id recorded.
+pub const MAX_ID_LEN: usize = 1024;
+
+/// Default capacity of a store (entries).
+pub const DEFAULT_CAPACITY: usize = 100_000;
+
+/// Remembers `(scope, id)` pairs until they expire. `scope` is the issuer
+/// of a JWT or the `keyid` of an RFC 9421 signature; `id` the `jti` or the
+/// `nonce`.
+pub trait ReplayStore: Send + Sync + std::fmt::Debug {
+    /// Record the pair until `until` (Unix seconds), atomically with the
+    /// check: [`Sighting::Replay`] when it is recorded and not expired at
+    /// `now`.
+    fn check_and_record(
+        &self,
+        scope: &str,
+        id: &str,
+        until: i64,
+        now: i64,
+    ) -> Result<Sighting, ReplayError>;
+
+    /// Record every entry, or none: [`Sighting::Replay`] (and nothing
+    /// recorded) when any is already recorded or appears twice.
+    /// The default records one at a time and is not atomic across entries;
+    /// the stores of this crate override it.
+    fn check_and_record_all(
+        &self,
+        entries: &[(&str, &str, i64)],
+        now: i64,
+    ) -> Result<Sighting, ReplayError> {
+        for (scope, id, until) in entries {
+            if self.check_and_record(scope, id, *until, now)? == Sighting::Replay {
+                return Ok(Sighting::Replay);
+            }
+        }
+        Ok(Sighting::First)
+    }
+}
+
+fn check_len(scope: &str, id: &str) -> Result<(), ReplayError> {
+    if scope.len() > MAX_ID_LEN || id.len() > MAX_ID_LEN {
+        return Err(ReplayError::IdTooLong);
+    }
+    Ok(())
+}
+
+/// The table both stores keep.
+#[derive(Clone, Debug, Default)]
+struct Table {
+    seen: HashMap<(String, String), i64>,
+}
+
+impl Table {
+    fn record_all(
+        &mut self,
+        entries: &[(&str, &str, i64)],
+        now: i64,
+        capacity: usize,
+    ) -> Result<Sighting, ReplayError> {
+        for (i, (scope, id, _)) in entries.iter().enumerate() {
+            check_len(scope, id)?;
+            let dup_in_batch = entries[..i].iter().any(|(s, d, _)| s == scope && d == id);
+            let recorded = self
+                .seen
+                .get(&((*scope).to_owned(), (*id).to_owned()))
+                .is_some_and(|u| *u > now);
+            if dup_in_batch || recorded {
+                return Ok(Sighting::Replay);
+            }
+        }
+        if self.seen.len() + entries.len() > capacity {
+            self.seen.retain(|_, u| *u > now);
+            if self.seen.len() + entries.len() > capacity {
+                return Err(ReplayError::Full { capacity });
+            }
+        }
+        for (scope, id, until) in entries {
+            self.seen
+                .insert(((*scope).to_owned(), (*id).to_owned()), *until);
+        }
+        Ok(Sighting::First)
+    }
+}
+
+/// An in-memory store for one process, bounded: expired entries are pruned
+/// when full; if still full, recording fails closed.
+#[derive(Debug)]
+pub struct MemoryReplayStore {
+    table: Mutex<Table>,
+    capacity: usize,
+}
+
+impl Default for MemoryReplayStore {
+    fn default() -> Self {
+        MemoryReplayStore::with_capacity(DEFAULT_CAPACITY)
+    }
+}
+
+impl MemoryReplayStore {
+    /// A store of [`DEFAULT_CAPACITY`] entries.
+    pub fn new() -> MemoryReplayStore {
+        MemoryReplayStore::default()
+    }
+    /// A store of `capacity` entries.
+    pub fn with_capacity(capacity: usize) -> MemoryReplayStore {
+        MemoryReplayStore {
+            table: Mutex::new(Table::default()),
+            capacity,
+        }
+    }
+    /// Entries held (expired ones included until pruned).
+    pub fn len(&self) -> usize {
+        self.table.lock().map_or(0, |t| t.seen.len())
+    }
+    /// Whether no entry is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl ReplayStore for MemoryReplayStore {
+    fn check_and_record(
+        &self,
+        scope: &str,
+        id: &str,
+        until: i64,
+        now: i64,
+    ) -> Result<Sighting, ReplayError> {
+        self.check_and_record_all(&[(scope, id, until)], now)
+    }
+
+    fn check_and_record_all(
+        &self,
+        entries: &[(&str, &str, i64)],
+        now: i64,
+    ) -> Result<Sighting, ReplayError> {
+        // A poisoned lock means a panic elsewhere mid-update: fail closed.
+        let mut t = self
+            .table
+            .lock()
+            .map_err(|_| ReplayError::Unavailable("store lock poisoned".into()))?;
+        t.record_all(entries, now, self.capacity)
+    }
+}
+
+/// Largest replay file read.
+pub const MAX_REPLAY_FILE: u64 = 32 * 1024 * 1024;
+
+/// A file-backed store, safe for several processes on one machine: each
+/// check holds an exclusive lock on `PATH.lock` around read-check-write, and
+/// the file is replaced atomically (a temporary file with a random name,
+/// opened exclusively with mode 0600, then renamed over it). The file holds
+/// one JSON object per line, `{"iss":…,"jti":…,"until":…}`; expired entries
+/// are dropped on every write; the store is bounded by `capacity` and by
+/// [`MAX_REPLAY_FILE`]. A corrupt file is an error, never an empty store.
+#[derive(Debug)]
+pub struct FileReplayStore {
+    path: PathBuf,
+    capacity: usize,
+}
+
+impl FileReplayStore {
+    /// A store at `path` (created on the first record). Checks now that the
+    /// file, if present, is readable and well formed.
+    pub fn open(path: impl Into<PathBuf>, now: i64) -> Result<FileReplayStore, ReplayError> {
+        let s = FileReplayStore {
+            path: path.into(),
+            capacity: DEFAULT_CAPACITY,
+        };
+        let _lock = s.lock()?;
+        s.read(now)?;
+        Ok(s)
+    }
+
+    /// Set the capacity (entries).
+    pub fn with_capacity(mut self, capacity: usize) -> FileReplayStore {
+        self.capacity = capacity;
+        self
+    }
+
+    fn io(&self, e: impl std::fmt::Display) -> ReplayError {
+        ReplayError::Io {
+            path: self.path.display().to_string(),
+            message: e.to_string(),
+        }
+    }
+
+    fn lock(&self) -> Result<std::fs::File, ReplayError> {
+        let mut p = self.path.clone().into_os_string();
+        p.push(".lock");
+        let mut o = std::fs::OpenOptions::new();
+        o.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(0o600);
+        }
+        let f = o.open(PathBuf::from(p)).map_err(|e| self.io(e))?;
+        f.lock().map_err(|e| self.io(format!("lock: {e}")))?;
+        Ok(f)
+    }
+
+    fn read(&self, now: i64) -> Result<Table, ReplayError> {
+        let mut t = Table::default();
+        let mut f = match std::fs::File::open(&self.path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(t),
+            Err(e) => return Err(self.io(e)),
+            Ok(f) => f,
+        };
+        let mut buf = String::new();
+        f.rewind().map_err(|e| self.io(e))?;
+        (&mut f)
+            .take(MAX_REPLAY_FILE + 1)
+            .read_to_string(&mut buf)
+            .map_err(|e| self.io(e))?;
+        if buf.len() as u64 > MAX_REPLAY_FILE {
+            return Err(self.io(format!("larger than {MAX_REPLAY_FILE} bytes")));
+        }
+        for (n, line) in buf.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let corrupt = |m: &str| ReplayError::Corrupt {
+                path: self.path.display().to_string(),
+                line: n + 1,
+                message: m.to_owned(),
+            };
+            let v = crate::json::parse_strict(line.as_bytes()).map_err(|e| corrupt(&e.to_string()))?;
+            let (Some(i), Some(j), Some(u)) = (
+                v.get("iss").and_then(serde_json::Value::as_str),
+                v.get("jti").and_then(serde_json::Value::as_str),
+                v.get("until").and_then(serde_json::Value::as_i64),
+            ) else {
+                return Err(corrupt("not a replay entry"));
+            };
+            if u > now {
+                t.seen.insert((i.to_owned(), j.to_owned()), u);
+            }
+        }
+        Ok(t)
+    }
+
+    fn write(&self, t: &Table) -> Result<(), ReplayError> {
+        let mut entries: Vec<_> = t.seen.iter().collect();
+        entries.sort();
+        let mut out = String::new();
+        for ((i, j), u) in entries {
+            out.push_str(&serde_json::json!({"iss": i, "jti": j, "until": u}).to_string());
+            out.push('\n');
+        }
+        let dir = self
+            .path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "replay".into());
+        let tmp = dir.join(format!(".{name}.{}.tmp", random_hex()?));
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(0o600);
+        }
+        let result = (|| {
+            let mut f = o.open(&tmp)?;
+            f.write_all(out.as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &self.path)
+        })();
+        if let Err(e) = result {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(self.io(e));
+        }
+        Ok(())
+    }
+}
+
+fn random_hex() -> Result<String, ReplayError> {
+    use ring::rand::SecureRandom;
+    let mut b = [0u8; 12];
+    ring::rand::SystemRandom::new()
+        .fill(&mut b)
+        .map_err(|_| ReplayError::Unavailable("no system randomness".into()))?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+impl ReplayStore for FileReplayStore {
+    fn check_and_record(
+        &self,
+        scope: &str,
+        id: &str,
+        until: i64,
+        now: i64,
+    ) -> Result<Sighting, ReplayError> {
+        self.check_and_record_all(&[(scope, id, until)], now)
+    }
+
+    fn check_and_record_all(
+        &self,
+        entries: &[(&str, &str, i64)],
+        now: i64,
+    ) -> Result<Sighting, ReplayError> {
+        let _lock = self.lock()?;
+        let mut t = self.read(now)?;
+        let r = t.record_all(entries, now, self.capacity)?;
+        if r == Sighting::First {
+            self.write(&t)?;
+        }
+        Ok(r)
+        // `_lock` drops here: the lock is released after the rename.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_is_all_or_nothing() {
+        let s = MemoryReplayStore::new();
+        assert_eq!(s.check_and_record("i", "b", 100, 0).unwrap(), Sighting::First);
+        let r = s
+            .check_and_record_all(&[("i", "a", 100), ("i", "b", 100)], 0)
+            .unwrap();
+        assert_eq!(r, Sighting::Replay);
+        // "a" was not recorded by the refused batch.
+        assert_eq!(s.check_and_record("i", "a", 100, 0).unwrap(), Sighting::First);
+        // A batch naming the same id twice is a replay of itself.
+        let r = s
+            .check_and_record_all(&[("i", "c", 100), ("i", "c", 100)], 0)
+            .unwrap();
+        assert_eq!(r, Sighting::Replay);
+    }
+
+    #[test]
+    fn expiry_and_capacity() {
+        let s = MemoryReplayStore::with_capacity(1);
+        assert_eq!(s.check_and_record("i", "a", 10, 0).unwrap(), Sighting::First);
+        assert_eq!(
+            s.check_and_record("i", "b", 10, 5),
+            Err(ReplayError::Full { capacity: 1 })
+        );
+        // After "a" expires, its slot is free and "a" is new again.
+        assert_eq!(s.check_and_record("i", "b", 20, 10).unwrap(), Sighting::First);
+    }
+}
