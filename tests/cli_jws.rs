@@ -437,3 +437,40 @@ fn completions_and_man_page() {
     assert!(text.contains(".TH agentsig 1") && text.contains("verify"));
     assert_eq!(code(&run(&["completions", "cmd.exe"], &t.0)), 2);
 }
+
+/// Issue 13 item 10: an unverified kid holding a terminal escape and a bidi
+/// override is printed escaped, in the text report and in error messages.
+#[test]
+fn kid_controls_are_escaped_in_text_output() {
+    let t = setup("esc", "ecdsa-p256-sha256");
+    let kid = "k\u{1b}[31m\u{202e}x";
+    let o = run(
+        &[
+            "sign",
+            "agent.json",
+            "--key",
+            "k.pem",
+            "--kid",
+            kid,
+            "--no-headers",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    // A trusted key with another kid: the JWS kid appears in the failure.
+    let o = run(&["keygen", "--out", "other", "--kid", "other"], &t.0);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    for keyarg in [["--key", "k.pem"], ["--jwks", "other.jwks.json"]] {
+        let o = run(&["verify", "agent.json", keyarg[0], keyarg[1]], &t.0);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(all.contains("k\\x1b[31m\\u{202e}x"), "{all}");
+        assert!(
+            !all.contains('\u{1b}') && !all.contains('\u{202e}'),
+            "{all}"
+        );
+    }
+}

@@ -1,7 +1,7 @@
 //! `agentsig delegation audit | mint | exchange` (RFC 8693 delegation chains).
 
 use super::TrustedKeyArgs;
-use super::{load_signing, parse_alg, read_input, CliError, CliResult};
+use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult};
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{self, report, AuditPolicy, ScopeMode, ScopePolicy, Severity};
 use agentsig::jwt::{Clock, FileReplayStore, FixedClock, JwtPolicy, ReplayStore, SystemClock};
@@ -11,17 +11,12 @@ use clap::{Args, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
 
-/// Write to standard output; a closed pipe (`| head`) is not a panic.
+/// Write text to standard output; a closed pipe (`| head`) is not a panic.
+/// Control and bidi characters from the (unverified) tokens are escaped.
 fn emit(text: &str) {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
+    let _ = out.write_all(agentsig::text::escape_controls_keep_newlines(text).as_bytes());
     let _ = out.flush();
-}
-
-fn print_json(v: &serde_json::Value) {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|_| String::from("{}"));
-    s.push('\n');
-    emit(&s);
 }
 
 #[derive(Subcommand)]
@@ -368,7 +363,7 @@ fn exchange(a: ExchangeArgs) -> CliResult {
         None => None,
     };
     let resolver = if a.trust.keys.is_empty() {
-        eprintln!("agentsig: no --key/--jwks: trusting only the signing key's public half for the subject token");
+        errln!("agentsig: no --key/--jwks: trusting only the signing key's public half for the subject token");
         StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)
     } else {
         a.trust.keys.resolver()?

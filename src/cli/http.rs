@@ -307,9 +307,45 @@ pub struct VerifyRequest<'a> {
     pub json: bool,
 }
 
+/// The outcome of an RFC 9421 verification: the verdict, the JSON report,
+/// and the text lines (one per label), without the closing verdict line.
+pub struct HttpOutcome {
+    pub verified: bool,
+    pub json: serde_json::Value,
+    pub lines: Vec<String>,
+}
+
 /// Run a verification and print one result per label. Exit 0 only when every
 /// examined label verified.
 pub fn run_verify(v: VerifyRequest<'_>) -> CliResult {
+    let file = v.file.to_owned();
+    let json = v.json;
+    let o = verify_outcome(v)?;
+    if json {
+        print_json(&o.json);
+    } else {
+        for l in &o.lines {
+            outln!("{l}");
+        }
+        if o.verified {
+            outln!("{}: verified", esc(&file));
+        } else {
+            outln!("{}: NOT verified", esc(&file));
+        }
+    }
+    Ok(if o.verified {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn esc(s: &str) -> std::borrow::Cow<'_, str> {
+    agentsig::text::escape_controls(s)
+}
+
+/// Verify and build the report, printing nothing.
+pub fn verify_outcome(v: VerifyRequest<'_>) -> Result<HttpOutcome, CliError> {
     let resolver = v.trust.resolver()?;
     let clock_fixed;
     let mut policy = VerifyPolicy::new(&resolver);
@@ -326,87 +362,82 @@ pub fn run_verify(v: VerifyRequest<'_>) -> CliResult {
     policy.require_expires = v.require_expires;
     policy.labels = (!v.labels.is_empty()).then(|| v.labels.to_vec());
     policy.keep_base = v.print_base;
-    let report = match httpsig::verify(v.message, v.related, &policy) {
-        Ok(r) => r,
-        Err(e) => {
-            if v.json {
-                print_json(&serde_json::json!({
-                    "verified": false, "file": v.file, "reason": e.to_string(), "signatures": [],
-                }));
-            } else {
-                outln!("{}: NOT verified: {e}", v.file);
-            }
-            return Ok(ExitCode::from(1));
-        }
-    };
-    print_report(v.file, &report, v.json);
-    Ok(if report.all_valid() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    match httpsig::verify(v.message, v.related, &policy) {
+        Ok(r) => Ok(report_outcome(v.file, &r)),
+        Err(e) => Ok(HttpOutcome {
+            verified: false,
+            json: serde_json::json!({
+                "verified": false, "file": v.file, "reason": e.to_string(), "signatures": [],
+            }),
+            lines: vec![format!("{}: {}", esc(v.file), esc(&e.to_string()))],
+        }),
+    }
 }
 
-fn print_report(file: &str, report: &VerifyReport, json: bool) {
+fn time_text(t: Option<i64>) -> String {
+    t.map_or_else(|| "-".into(), agentsig::text::rfc3339)
+}
+
+fn report_outcome(file: &str, report: &VerifyReport) -> HttpOutcome {
     let verified = report.all_valid();
-    if json {
-        let sigs: Vec<serde_json::Value> = report
-            .results
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "label": r.label,
-                    "valid": r.is_valid(),
-                    "covered": r.covered,
-                    "signature_params": r.params_value,
-                    "keyid": r.keyid,
-                    "algorithm": r.alg.map(|a| a.httpsig_name()),
-                    "created": r.created,
-                    "expires": r.expires,
-                    "nonce": r.nonce,
-                    "tag": r.tag,
-                    "key_source": r.key_source.as_ref().map(ToString::to_string),
-                    "key_thumbprint": r.key_thumbprint,
-                    "reason_code": r.outcome.as_ref().err().map(|e| e.code()),
-                    "reason": r.outcome.as_ref().err().map(ToString::to_string),
-                    "signature_base": r.signature_base.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()),
-                })
+    let sigs: Vec<serde_json::Value> = report
+        .results
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "label": r.label,
+                "valid": r.is_valid(),
+                "covered": r.covered,
+                "signature_params": r.params_value,
+                "keyid": r.keyid,
+                "algorithm": r.alg.map(|a| a.httpsig_name()),
+                "created": r.created,
+                "expires": r.expires,
+                "nonce": r.nonce,
+                "tag": r.tag,
+                "key_source": r.key_source.as_ref().map(ToString::to_string),
+                "key_thumbprint": r.key_thumbprint,
+                "reason_code": r.outcome.as_ref().err().map(|e| e.code()),
+                "reason": r.outcome.as_ref().err().map(ToString::to_string),
+                "signature_base": r.signature_base.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()),
             })
-            .collect();
-        print_json(&serde_json::json!({
-            "verified": verified,
-            "file": file,
-            "signatures": sigs,
-        }));
-        return;
-    }
+        })
+        .collect();
+    let json = serde_json::json!({
+        "verified": verified,
+        "file": file,
+        "signatures": sigs,
+    });
+    let mut lines = Vec::new();
     for r in &report.results {
         let mut line = format!(
-            "{}: {} (keyid {}, alg {})",
-            r.label,
+            "{}: {} (keyid {}, alg {}, created {}, expires {})",
+            esc(&r.label),
             if r.is_valid() { "valid" } else { "INVALID" },
-            r.keyid.as_deref().unwrap_or("-"),
+            r.keyid.as_deref().map_or_else(|| "-".into(), esc),
             r.alg.map_or("-", |a| a.httpsig_name()),
+            time_text(r.created),
+            time_text(r.expires),
         );
         if let Some(src) = &r.key_source {
-            line.push_str(&format!(", key from {src}"));
+            line.push_str(&format!(", key from {}", esc(&src.to_string())));
         }
         if let Err(e) = &r.outcome {
-            line.push_str(&format!(": {e}"));
+            line.push_str(&format!(": {}", esc(&e.to_string())));
         }
-        outln!("{line}");
+        lines.push(line);
         if let Some(b) = &r.signature_base {
-            outln!(
+            lines.push(format!(
                 "--- signature base of {} ---\n{}\n---",
-                r.label,
-                String::from_utf8_lossy(b)
-            );
+                esc(&r.label),
+                agentsig::text::escape_controls_keep_newlines(&String::from_utf8_lossy(b))
+            ));
         }
     }
-    if verified {
-        outln!("{file}: verified");
-    } else {
-        outln!("{file}: NOT verified");
+    HttpOutcome {
+        verified,
+        json,
+        lines,
     }
 }
 
@@ -471,37 +502,15 @@ pub fn digest_cmd(a: DigestArgs) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `agentsig verify --response`: RFC 9421 check of a saved descriptor response
-/// under the descriptor-response policy, Content-Digest checked against the body.
-pub fn verify_saved_response(
-    path: &str,
-    trust: &TrustedKeyArgs,
-    max_age: Option<u64>,
-    now: Option<i64>,
-    json: bool,
-) -> CliResult {
+/// Read a saved response (`curl -i`) for `agentsig verify --response`.
+pub fn read_saved_response(path: &str) -> Result<Message, CliError> {
     let m = read_message(path, "https")?;
     if m.is_request() {
         return Err(CliError::usage(format!(
             "{path}: is a request; --response expects a saved response (status line, headers, body)"
         )));
     }
-    run_verify(VerifyRequest {
-        file: path,
-        message: &m,
-        related: None,
-        trust,
-        labels: &[],
-        required: httpsig::verify::descriptor_response_components(),
-        max_age,
-        skew: 60,
-        now,
-        check_time: true,
-        tag: None,
-        require_expires: false,
-        print_base: false,
-        json,
-    })
+    Ok(m)
 }
 
 fn nginx_quote(v: &str) -> String {
@@ -563,7 +572,7 @@ pub fn write_static_headers(
         }
     }
     std::fs::write(path, text.as_bytes()).map_err(|e| CliError::usage(format!("{path}: {e}")))?;
-    eprintln!(
+    errln!(
         "wrote the HTTP response fields for {file} -> {path} (created {created}{})",
         expires.map_or_else(String::new, |e| format!(", expires {e}"))
     );

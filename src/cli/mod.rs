@@ -9,19 +9,32 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 
 /// `println!` that ignores a closed standard output (`agentsig ... | head`)
-/// instead of panicking on EPIPE.
+/// instead of panicking on EPIPE. The text is passed through
+/// [`agentsig::text::escape_controls`] (line breaks kept): values taken from
+/// unverified input never reach the terminal as control sequences.
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+        let s = format!($($arg)*);
+        let _ = writeln!(std::io::stdout().lock(), "{}", agentsig::text::escape_controls_keep_newlines(&s));
     }};
 }
 
-/// `print!` that ignores a closed standard output.
+/// `print!` that ignores a closed standard output (escaped like [`outln!`]).
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), $($arg)*);
+        let s = format!($($arg)*);
+        let _ = write!(std::io::stdout().lock(), "{}", agentsig::text::escape_controls_keep_newlines(&s));
+    }};
+}
+
+/// `eprintln!` with the same escaping as [`outln!`].
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let s = format!($($arg)*);
+        let _ = writeln!(std::io::stderr().lock(), "{}", agentsig::text::escape_controls_keep_newlines(&s));
     }};
 }
 
@@ -131,7 +144,7 @@ pub fn main() -> ExitCode {
             let mut buf = Vec::new();
             match clap_mangen::Man::new(cmd).render(&mut buf) {
                 Ok(()) => {
-                    out!("{}", String::from_utf8_lossy(&buf));
+                    let _ = std::io::stdout().lock().write_all(&buf);
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e) => Err(CliError::usage(format!("man page: {e}"))),
@@ -148,7 +161,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("agentsig: {}", e.message);
+            errln!("agentsig: {}", e.message);
             ExitCode::from(e.code)
         }
     }
@@ -345,10 +358,12 @@ pub fn write_new_file(path: &std::path::Path, bytes: &[u8], mode: u32) -> Result
         .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))
 }
 
-/// Print a JSON value on standard output.
+/// Print a JSON value on standard output (serde_json escapes control
+/// characters itself; the text is not rewritten, so it stays valid JSON).
 pub fn print_json(v: &serde_json::Value) {
-    let s = serde_json::to_string_pretty(v).unwrap_or_else(|_| String::from("{}"));
-    outln!("{s}");
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|_| String::from("{}"));
+    s.push('\n');
+    let _ = std::io::stdout().lock().write_all(s.as_bytes());
 }
 
 /// Parse an algorithm name (either naming).
