@@ -5,7 +5,7 @@ use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{self, report, AuditPolicy, ScopeMode, ScopePolicy, Severity};
 use agentsig::jwt::{Clock, FileReplayStore, FixedClock, JwtPolicy, ReplayStore, SystemClock};
-use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::trust::{KeyResolver, KeySource, StaticKeys};
 use agentsig::Algorithm;
 use clap::{Args, Subcommand};
 use std::io::Write;
@@ -39,10 +39,13 @@ pub fn run(c: DelegationCommand) -> CliResult {
 
 #[derive(Args)]
 pub struct TrustArgs {
+    /// Trusted keys. With --issuer, each --key/--jwks is bound to one issuer, written
+    /// ISSUER=FILE (RFC 8725 3.8): a token's key is looked up only among its own iss's keys.
+    /// A bare FILE is allowed only with exactly one --issuer, and is bound to it.
     #[command(flatten)]
     keys: TrustedKeyArgs,
     /// Accepted issuer, compared exactly (repeatable). Without it iss is not checked (warning).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     issuer: Vec<String>,
     /// Accepted typ (repeatable; RFC 7515 4.1.9 comparison). Default at+jwt (RFC 9068).
     #[arg(long)]
@@ -58,7 +61,75 @@ pub struct TrustArgs {
     now: Option<i64>,
 }
 
+/// Split `ISSUER=SOURCE` for one of the accepted issuers (the longest that
+/// matches, so an issuer may itself hold `=`); `None` for a bare source.
+fn bound_issuer<'a>(spec: &'a str, issuers: &'a [String]) -> Option<(&'a str, &'a str)> {
+    issuers
+        .iter()
+        .filter(|i| {
+            spec.len() > i.len() && spec.starts_with(i.as_str()) && spec.as_bytes()[i.len()] == b'='
+        })
+        .max_by_key(|i| i.len())
+        .map(|i| (i.as_str(), &spec[i.len() + 1..]))
+}
+
 impl TrustArgs {
+    /// The trusted keys. Without --issuer: one flat set (iss is then not
+    /// checked, and the audit warns). With --issuer: keys bound per issuer
+    /// ([`agentsig::jwt::PerIssuer`]), so that a token naming issuer A is
+    /// never accepted on issuer B's key (RFC 8725 3.8).
+    fn resolver(&self) -> Result<Box<dyn KeyResolver>, CliError> {
+        if self.issuer.is_empty() {
+            return Ok(Box::new(self.keys.resolver()?));
+        }
+        let mut per: Vec<(String, Vec<String>, Vec<String>)> = self
+            .issuer
+            .iter()
+            .map(|i| (i.clone(), Vec::new(), Vec::new()))
+            .collect();
+        let one = self.issuer.len() == 1;
+        for (specs, is_jwks) in [(&self.keys.key, false), (&self.keys.jwks, true)] {
+            for spec in specs {
+                let (iss, src) = match bound_issuer(spec, &self.issuer) {
+                    Some((i, s)) => (i.to_owned(), s.to_owned()),
+                    None if one => (self.issuer[0].clone(), spec.clone()),
+                    None => {
+                        return Err(CliError::usage(format!(
+                            "{}: with several --issuer, bind each key source to its issuer: {} ISSUER={spec} (ISSUER one of the --issuer values)",
+                            agentsig::text::quoted(spec),
+                            if is_jwks { "--jwks" } else { "--key" },
+                        )))
+                    }
+                };
+                if let Some(e) = per.iter_mut().find(|e| e.0 == iss) {
+                    if is_jwks {
+                        e.2.push(src);
+                    } else {
+                        e.1.push(src);
+                    }
+                }
+            }
+        }
+        let mut r = agentsig::jwt::PerIssuer::new();
+        let mut any = false;
+        for (iss, keys, jwks) in per {
+            if keys.is_empty() && jwks.is_empty() {
+                continue;
+            }
+            r.insert(
+                iss,
+                Box::new(super::trusted_keys(&keys, &jwks, &self.keys.alg)?),
+            );
+            any = true;
+        }
+        if !any {
+            return Err(CliError::usage(
+                "no usable verification key: give --key PUBLIC-KEY or --jwks JWKS (nothing verified is never a success)",
+            ));
+        }
+        Ok(Box::new(r))
+    }
+
     fn jwt_policy(&self, audience: Option<String>) -> JwtPolicy {
         let allowed = self.keys.allow_list();
         JwtPolicy {
@@ -140,7 +211,7 @@ fn read_tokens(files: &[String]) -> Result<Vec<String>, CliError> {
 
 fn audit(a: AuditArgs) -> CliResult {
     let tokens = read_tokens(&a.tokens)?;
-    let resolver = a.trust.keys.resolver()?;
+    let resolver = a.trust.resolver()?;
     if a.max_depth == 0 || a.max_depth > delegation::HARD_MAX_DEPTH {
         return Err(CliError::usage(format!(
             "--max-depth must be 1..={}",
@@ -173,7 +244,7 @@ fn audit(a: AuditArgs) -> CliResult {
     };
     let r = delegation::audit(
         &refs,
-        &resolver,
+        resolver.as_ref(),
         &policy,
         clock.as_ref(),
         store.as_mut().map(|s| s as &mut dyn ReplayStore),
@@ -181,20 +252,14 @@ fn audit(a: AuditArgs) -> CliResult {
     if let Some(s) = &store {
         s.save().map_err(CliError::usage)?;
     }
-    let mut ok = r.passed();
-    if a.deny_warnings
-        && r.checks
-            .iter()
-            .any(|c| !c.passed && c.severity == Severity::Warning)
-    {
-        ok = false;
-    }
+    // One verdict for the exit code, the text and the JSON (issue 7 item 3).
+    let ok = report::verdict(&r, a.deny_warnings);
     if a.json {
         let mut j = report::json(&r);
         j["result"] = serde_json::json!(if ok { "pass" } else { "fail" });
         print_json(&j);
     } else {
-        emit(&report::text(&r));
+        emit(&report::text_with(&r, a.deny_warnings));
     }
     Ok(if ok {
         ExitCode::SUCCESS
@@ -362,11 +427,11 @@ fn exchange(a: ExchangeArgs) -> CliResult {
         Some(p) => Some(read_one_token(p)?),
         None => None,
     };
-    let resolver = if a.trust.keys.is_empty() {
+    let resolver: Box<dyn KeyResolver> = if a.trust.keys.is_empty() {
         errln!("agentsig: no --key/--jwks: trusting only the signing key's public half for the subject token");
-        StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)
+        Box::new(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned))
     } else {
-        a.trust.keys.resolver()?
+        a.trust.resolver()?
     };
     let mut jp = a.trust.jwt_policy(None);
     jp.require_jti = false;
@@ -390,7 +455,14 @@ fn exchange(a: ExchangeArgs) -> CliResult {
         typ: a.new_typ.clone(),
     };
     let clock = a.trust.clock();
-    match mint::exchange(&req, &resolver, &jp, &scope_policy, clock.as_ref(), &key) {
+    match mint::exchange(
+        &req,
+        resolver.as_ref(),
+        &jp,
+        &scope_policy,
+        clock.as_ref(),
+        &key,
+    ) {
         Ok(r) => {
             if a.json {
                 print_json(&r.response);
