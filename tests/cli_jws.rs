@@ -474,3 +474,99 @@ fn kid_controls_are_escaped_in_text_output() {
         );
     }
 }
+
+/// Issue 7 item 4: option values that begin with '-' (about 1 in 64 RFC 7638
+/// thumbprints does) are accepted: --kid, --keyid, --act, --iss, --sub, --ttl.
+#[test]
+fn values_beginning_with_a_hyphen_are_accepted() {
+    let t = setup("hyphen", "ecdsa-p256-sha256");
+    let o = run(
+        &[
+            "sign",
+            "agent.json",
+            "--key",
+            "k.pem",
+            "--kid",
+            "-abc",
+            "--no-headers",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&["verify", "agent.json", "--key", "k.pem", "--json"], &t.0);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["kid"], "-abc");
+    std::fs::write(
+        t.0.join("resp.http"),
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+    )
+    .unwrap();
+    let o = run(
+        &[
+            "http",
+            "sign",
+            "resp.http",
+            "--key",
+            "k.pem",
+            "--keyid",
+            "-k",
+            "--add-content-digest",
+            "sha-256",
+            "--json",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(j["signature_input"]
+        .as_str()
+        .unwrap()
+        .contains("keyid=\"-k\""));
+    let o = run(
+        &[
+            "delegation",
+            "mint",
+            "--signing-key",
+            "k.pem",
+            "--kid",
+            "-kid",
+            "--iss",
+            "-iss",
+            "--sub",
+            "-sub",
+            "--act",
+            "-actor",
+            "--aud",
+            "-aud",
+            "--ttl",
+            "-5",
+        ],
+        &t.0,
+    );
+    // Parsed: the refusal is the command's own, not clap's "unexpected argument".
+    assert_eq!(code(&o), 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--ttl must be positive"), "{err}");
+    let o = run(
+        &[
+            "delegation",
+            "mint",
+            "--signing-key",
+            "k.pem",
+            "--kid",
+            "-kid",
+            "--iss",
+            "-iss",
+            "--sub",
+            "-sub",
+            "--act",
+            "-actor",
+            "--aud",
+            "-aud",
+            "--now",
+            "1760000000",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+}

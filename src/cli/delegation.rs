@@ -48,16 +48,16 @@ pub struct TrustArgs {
     #[arg(long, allow_hyphen_values = true)]
     issuer: Vec<String>,
     /// Accepted typ (repeatable; RFC 7515 4.1.9 comparison). Default at+jwt (RFC 9068).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     typ: Vec<String>,
     /// Accept any typ, or none.
     #[arg(long, conflicts_with = "typ")]
     any_typ: bool,
     /// Clock skew in seconds.
-    #[arg(long, default_value_t = agentsig::jwt::DEFAULT_SKEW)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = agentsig::jwt::DEFAULT_SKEW)]
     skew: i64,
     /// Audit "as of" this time (seconds since the epoch) instead of now.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     now: Option<i64>,
 }
 
@@ -164,7 +164,7 @@ pub struct AuditArgs {
     #[command(flatten)]
     trust: TrustArgs,
     /// This verifier's identifier: the last token's aud must contain it.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     audience: Option<String>,
     /// Most actors in one act chain (hard cap 10).
     #[arg(long, default_value_t = delegation::DEFAULT_MAX_DEPTH)]
@@ -173,7 +173,7 @@ pub struct AuditArgs {
     #[arg(long, default_value = "set", value_parser = ["set", "hierarchical"])]
     scope_mode: String,
     /// Segment separators for --scope-mode hierarchical.
-    #[arg(long, default_value = "./:")]
+    #[arg(long, allow_hyphen_values = true, default_value = "./:")]
     scope_separators: String,
     /// Fail a hop whose previous token has no may_act.
     #[arg(long)]
@@ -185,7 +185,7 @@ pub struct AuditArgs {
     #[arg(long)]
     deny_warnings: bool,
     /// File recording seen (iss, jti) pairs: a token audited twice is a replay.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     replay_store: Option<String>,
     /// Print the JSON report.
     #[arg(long)]
@@ -271,16 +271,16 @@ fn audit(a: AuditArgs) -> CliResult {
 #[derive(Args)]
 pub struct SignArgs {
     /// Private signing key: a path or env:NAME.
-    #[arg(long = "signing-key", alias = "sign-key")]
+    #[arg(long = "signing-key", allow_hyphen_values = true, alias = "sign-key")]
     signing_key: String,
     /// Algorithm of the signing key (required for RSA).
     #[arg(long = "signing-alg", value_parser = parse_alg)]
     signing_alg: Option<Algorithm>,
     /// kid for the header (default: the key's kid or RFC 7638 thumbprint).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     kid: Option<String>,
     /// File holding the passphrase of an encrypted key (else $AGENTSIG_PASSPHRASE).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     passphrase_file: Option<String>,
 }
 
@@ -304,38 +304,38 @@ pub struct MintArgs {
     #[command(flatten)]
     sign: SignArgs,
     /// Issuer.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     iss: String,
     /// Subject (the user or principal delegating).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     sub: String,
     /// Audience (repeatable).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     aud: Vec<String>,
     /// Space-separated scope.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     scope: Option<String>,
     /// Actor, oldest first; the last one is the current actor (outermost act, RFC 8693 4.1). Repeatable.
     /// SUB or SUB=SCOPE to give the actor its own (non-standard) scope.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     act: Vec<String>,
     /// Who may act next (RFC 8693 4.4 may_act.sub).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     may_act: Option<String>,
     /// client_id claim.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     client_id: Option<String>,
     /// Lifetime in seconds.
-    #[arg(long, default_value_t = 3600)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = 3600)]
     ttl: i64,
     /// jti (default: random).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     jti: Option<String>,
     /// typ header.
-    #[arg(long, default_value = delegation::DEFAULT_TYP)]
+    #[arg(long, allow_hyphen_values = true, default_value = delegation::DEFAULT_TYP)]
     typ: String,
     /// Issue "as of" this time (seconds since the epoch).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     now: Option<i64>,
 }
 
@@ -374,34 +374,38 @@ pub struct ExchangeArgs {
     #[command(flatten)]
     sign: SignArgs,
     /// The subject token (file, or - for standard input).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     subject_token: String,
     /// The new actor's identifier (unverified: prefer --actor-token).
-    #[arg(long, required_unless_present = "actor_token")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        required_unless_present = "actor_token"
+    )]
     actor: Option<String>,
     /// The actor token (file): verified, its sub becomes the new actor.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     actor_token: Option<String>,
     /// Issuer of the new token.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     iss: String,
     /// Audience of the new token (repeatable).
-    #[arg(long, required = true)]
+    #[arg(long, allow_hyphen_values = true, required = true)]
     aud: Vec<String>,
     /// Requested scope; must be covered by the subject token's (default: the same).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     scope: Option<String>,
     /// Scope comparison for the request: set or hierarchical.
     #[arg(long, default_value = "set", value_parser = ["set", "hierarchical"])]
     scope_mode: String,
     /// Who may act next (may_act.sub).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     may_act: Option<String>,
     /// Lifetime in seconds (capped by the subject token's exp).
-    #[arg(long, default_value_t = 900)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = 900)]
     ttl: i64,
     /// typ of the new token.
-    #[arg(long, default_value = delegation::DEFAULT_TYP)]
+    #[arg(long, allow_hyphen_values = true, default_value = delegation::DEFAULT_TYP)]
     new_typ: String,
     #[command(flatten)]
     trust: TrustArgs,

@@ -66,16 +66,16 @@ pub struct HttpSignArgs {
     /// Raw HTTP/1.1 message (request or response), or - for standard input.
     file: String,
     /// Private key: a path, or env:NAME.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     key: String,
     /// Algorithm (required for RSA keys); checked against the key.
     #[arg(long, value_parser = parse_alg)]
     alg: Option<Algorithm>,
     /// keyid parameter; default: the key's kid, else its RFC 7638 thumbprint.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     keyid: Option<String>,
     /// Signature label.
-    #[arg(long, default_value = "sig1")]
+    #[arg(long, allow_hyphen_values = true, default_value = "sig1")]
     label: String,
     /// Covered component, in order, e.g. @method, content-type, "@query-param";name="id",
     /// content-digest;req. Repeatable. Default: responses @status content-type content-digest;
@@ -83,7 +83,7 @@ pub struct HttpSignArgs {
     #[arg(long = "component", short = 'c', value_parser = parse_component)]
     components: Vec<ComponentId>,
     /// created parameter (Unix seconds); default now.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     created: Option<i64>,
     /// Leave out the created parameter.
     #[arg(long, conflicts_with = "created")]
@@ -92,16 +92,16 @@ pub struct HttpSignArgs {
     #[arg(long, value_parser = parse_duration)]
     expires_in: Option<u64>,
     /// nonce parameter.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     nonce: Option<String>,
     /// tag parameter.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     tag: Option<String>,
     /// Leave out the alg parameter (it is included by default).
     #[arg(long)]
     no_alg: bool,
     /// The request this response answers (for ;req components and --accept-signature).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     request: Option<String>,
     /// Honour the Accept-Signature field of --request (RFC 9421 section 5): its member
     /// labelled --label (or its only member) gives the components and parameters.
@@ -111,16 +111,16 @@ pub struct HttpSignArgs {
     #[arg(long, value_parser = parse_digest_alg)]
     add_content_digest: Vec<DigestAlgorithm>,
     /// Scheme the message was received over, for @scheme/@target-uri of origin-form requests.
-    #[arg(long, default_value = "https")]
+    #[arg(long, allow_hyphen_values = true, default_value = "https")]
     scheme: String,
     /// Where to write the signed message; default standard output.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     out: Option<String>,
     /// Print JSON (label, Signature-Input, Signature, signature base) instead of the message.
     #[arg(long)]
     json: bool,
     /// File holding the passphrase of an encrypted PKCS#8 key (else $AGENTSIG_PASSPHRASE).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     passphrase_file: Option<String>,
 }
 
@@ -245,7 +245,7 @@ pub struct HttpVerifyArgs {
     #[command(flatten)]
     trust: TrustedKeyArgs,
     /// Verify only this label (repeatable); default every label. Each must verify.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     label: Vec<String>,
     /// Component every signature must cover (repeatable). Default for responses:
     /// @status content-type content-digest; for requests none.
@@ -264,22 +264,22 @@ pub struct HttpVerifyArgs {
     #[arg(long, value_parser = parse_duration, default_value = "60")]
     skew: u64,
     /// Verify as if the time were this (Unix seconds).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     now: Option<i64>,
     /// Skip created/expires checks entirely (only for replaying archived test vectors).
     #[arg(long)]
     no_time_check: bool,
     /// Required tag parameter.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     tag: Option<String>,
     /// Refuse signatures without expires.
     #[arg(long)]
     require_expires: bool,
     /// The request this response answers (for ;req components).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     request: Option<String>,
     /// Scheme the message was received over.
-    #[arg(long, default_value = "https")]
+    #[arg(long, allow_hyphen_values = true, default_value = "https")]
     scheme: String,
     /// Include the signature base in the output.
     #[arg(long)]

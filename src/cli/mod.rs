@@ -238,10 +238,10 @@ pub fn load_signing(
 pub struct TrustedKeyArgs {
     /// Trusted public key (PEM, DER, JWK, or a private key's public half): a path or env:NAME.
     /// Repeatable. A key without a kid matches any kid or keyid.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub key: Vec<String>,
     /// Trusted JWK Set; its symmetric (oct) keys are never used. Repeatable.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub jwks: Vec<String>,
     /// Allowed algorithm (repeatable); default: every asymmetric algorithm. A single --alg also
     /// binds RSA keys that do not name their algorithm; hmac-sha256 must be named to verify with a

@@ -31,38 +31,38 @@ pub struct SignArgs {
     /// Descriptor (JSON) to sign, or - for standard input (the JWS then goes to standard output).
     file: String,
     /// Private key: a path, or env:NAME. Repeat for several signatures (implies --json-serialization).
-    #[arg(long, required = true)]
+    #[arg(long, allow_hyphen_values = true, required = true)]
     key: Vec<String>,
     /// Key id for the protected header; default: the key's own kid, else its RFC 7638 thumbprint.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     kid: Option<String>,
     /// Algorithm, required for RSA keys (rsa-pss-sha512 or rsa-v1_5-sha256); checked for all others.
     #[arg(long, value_parser = parse_alg)]
     alg: Option<Algorithm>,
     /// Where to write the JWS; default FILE.jws (standard output for -).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     out: Option<String>,
     /// Write the JWS JSON general serialization (several signatures, for key rotation).
     #[arg(long)]
     json_serialization: bool,
     /// The `typ` header (default JOSE, or JOSE+JSON with --json-serialization).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     typ: Option<String>,
     /// Use the RFC 7797 unencoded payload (b64=false, crit ["b64"]). Not understood by A2A SDKs.
     #[arg(long)]
     unencoded_payload: bool,
     /// File holding the passphrase of an encrypted PKCS#8 key (else $AGENTSIG_PASSPHRASE).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     passphrase_file: Option<String>,
     /// Media type a static host serves the descriptor with; it is signed (RFC 9421 content-type).
-    #[arg(long, default_value = "application/json")]
+    #[arg(long, allow_hyphen_values = true, default_value = "application/json")]
     content_type: String,
     /// Give the HTTP signature an expires parameter this far after created (e.g. 30d).
     /// Default: no expires (see docs/static-publishing.md).
     #[arg(long, value_parser = parse_duration)]
     expires_in: Option<u64>,
     /// Where to write the HTTP response fields a static host must send; default FILE.headers.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     headers_out: Option<String>,
     /// Form of the response-fields file: plain (Name: value), nginx or caddy.
     #[arg(long, default_value = "plain", value_parser = ["plain", "nginx", "caddy"])]
@@ -154,21 +154,21 @@ pub struct VerifyArgs {
     /// RFC 9421: @status, content-type and content-digest must be signed, Content-Digest must match the body.
     /// With FILE: the response body must be FILE's bytes exactly, and FILE's detached JWS
     /// (FILE.jws, or --jws) is verified too when present. Without FILE: only the response.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     response: Option<String>,
     /// With --response: largest age of the signature's created (e.g. 30d); default none (expires is enforced).
     #[arg(long, value_parser = parse_duration, requires = "response")]
     max_age: Option<u64>,
     /// With --response: verify as if the time were this (Unix seconds).
-    #[arg(long, requires = "response")]
+    #[arg(long, allow_hyphen_values = true, requires = "response")]
     now: Option<i64>,
     /// The detached JWS; default FILE.jws.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     jws: Option<String>,
     #[command(flatten)]
     trust: TrustedKeyArgs,
     /// Required `typ` header value (RFC 7515 4.1.9 comparison). Repeatable.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     typ: Vec<String>,
     /// Ignore jku/jwk/x5u/x5c/x5t headers instead of refusing the signature. Keys still come only from --key/--jwks.
     #[arg(long)]
