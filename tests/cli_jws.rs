@@ -570,3 +570,47 @@ fn values_beginning_with_a_hyphen_are_accepted() {
     );
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// Issue 7 item 9: the manual covers every subcommand's options, as one
+/// stream or as one page per command with --out DIR.
+#[test]
+fn man_has_a_page_per_subcommand() {
+    let t = Tmp::new("man");
+    let o = run(&["man"], &t.0);
+    assert_eq!(code(&o), 0);
+    let all = String::from_utf8_lossy(&o.stdout);
+    assert!(all.contains("deny\\-warnings") && all.contains("add\\-content\\-digest"));
+    let o = run(&["man", "--out", "."], &t.0);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    for page in [
+        "agentsig.1",
+        "agentsig-sign.1",
+        "agentsig-http-verify.1",
+        "agentsig-delegation-audit.1",
+    ] {
+        assert!(t.0.join(page).is_file(), "{page}");
+    }
+    let sign = std::fs::read_to_string(t.0.join("agentsig-sign.1")).unwrap();
+    assert!(sign.contains("headers\\-format"), "{sign}");
+}
+
+/// Issue 7 item 9: sign names both files it wrote, with readable times.
+#[test]
+fn sign_reports_both_files_written() {
+    let t = setup("wrote", "ed25519");
+    let o = run(
+        &["sign", "agent.json", "--key", "k.pem", "--expires-in", "1d"],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("agent.json.jws") && err.contains("agent.json.headers"),
+        "{err}"
+    );
+    // RFC 3339, not bare Unix seconds.
+    assert!(
+        err.contains("created 20") && err.contains("Z, expires 20"),
+        "{err}"
+    );
+}

@@ -436,3 +436,44 @@ fn verify_response_checks_the_named_file() {
     assert_eq!(code(&o), 0);
     assert!(String::from_utf8_lossy(&o.stdout).contains("no descriptor file was compared"));
 }
+
+/// Issue 7 item 9: signing a response without Content-Digest suggests
+/// --add-content-digest; the verify text shows times as RFC 3339.
+#[test]
+fn sign_without_content_digest_suggests_the_option() {
+    let d = tmpdir("nodigest");
+    let r = d.join("r.http");
+    std::fs::write(
+        &r,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{}",
+    )
+    .unwrap();
+    let key = format!("{KEYS}/test-key-ecc-p256.pem");
+    let o = run(&["http", "sign", s(&r), "--key", &key]);
+    assert_eq!(code(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--add-content-digest"));
+    let o = run(&[
+        "http",
+        "sign",
+        s(&r),
+        "--key",
+        &key,
+        "--add-content-digest",
+        "sha-256",
+        "--created",
+        "1760000000",
+    ]);
+    assert_eq!(code(&o), 0);
+    std::fs::write(&r, &o.stdout).unwrap();
+    let o = run(&[
+        "http",
+        "verify",
+        s(&r),
+        "--key",
+        &format!("{KEYS}/test-key-ecc-p256.pub.pem"),
+        "--now",
+        "1760000001",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("created 2025-10-09T08:53:20Z"));
+}

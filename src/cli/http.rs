@@ -212,8 +212,19 @@ fn sign(a: HttpSignArgs) -> CliResult {
         }
         spec
     };
-    let signed = httpsig::sign(&m, related.as_ref(), &spec, &key)
-        .map_err(|e| CliError::usage(format!("{}: {e}", a.file)))?;
+    let no_digest = !m.is_request()
+        && m.field_lines("content-digest", false).next().is_none()
+        && spec.components.iter().any(
+            |c| matches!(&c.target, httpsig::components::Target::Field(f) if f == "content-digest"),
+        );
+    let signed = httpsig::sign(&m, related.as_ref(), &spec, &key).map_err(|e| {
+        let hint = if no_digest {
+            "; the response has no Content-Digest field: add one with --add-content-digest sha-256"
+        } else {
+            ""
+        };
+        CliError::usage(format!("{}: {e}{hint}", a.file))
+    })?;
     if a.json {
         print_json(&serde_json::json!({
             "label": signed.label,
@@ -519,7 +530,7 @@ fn nginx_quote(v: &str) -> String {
 
 /// Write the response fields a static host must send with a signed
 /// descriptor (seed 001 section 10.3), as plain `Name: value` lines or as
-/// an nginx or Caddy snippet.
+/// an nginx or Caddy snippet. Returns the signature's created and expires.
 pub fn write_static_headers(
     path: &str,
     file: &str,
@@ -528,7 +539,7 @@ pub fn write_static_headers(
     keys: &[agentsig::SigningKey],
     expires_in: Option<u64>,
     format: &str,
-) -> Result<(), CliError> {
+) -> Result<(i64, Option<i64>), CliError> {
     let created = now_unix();
     let expires = expires_in.map(|e| created.saturating_add(i64::try_from(e).unwrap_or(i64::MAX)));
     let pairs: Vec<(&agentsig::SigningKey, String)> =
@@ -572,9 +583,5 @@ pub fn write_static_headers(
         }
     }
     std::fs::write(path, text.as_bytes()).map_err(|e| CliError::usage(format!("{path}: {e}")))?;
-    errln!(
-        "wrote the HTTP response fields for {file} -> {path} (created {created}{})",
-        expires.map_or_else(String::new, |e| format!(", expires {e}"))
-    );
-    Ok(())
+    Ok((created, expires))
 }

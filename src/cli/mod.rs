@@ -72,8 +72,13 @@ struct Cli {
 enum Command {
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },
-    /// Print the manual page (roff) on standard output: agentsig man > agentsig.1
-    Man,
+    /// Print the manual (roff): the agentsig page, then one page per subcommand with every
+    /// option. With --out DIR, write them as files: agentsig.1, agentsig-sign.1, agentsig-http-verify.1 ...
+    Man {
+        /// Directory to write one page per command into (it must exist).
+        #[arg(long, allow_hyphen_values = true)]
+        out: Option<std::path::PathBuf>,
+    },
     /// Generate a key pair: PKCS#8 private key (mode 0600) and the public key as JWK and JWK Set.
     Keygen(keygen::KeygenArgs),
     /// Print the RFC 8785 canonical form of a JSON document.
@@ -139,17 +144,7 @@ pub fn main() -> ExitCode {
             clap_complete::generate(shell, &mut cmd, "agentsig", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Man => {
-            let cmd = <Cli as clap::CommandFactory>::command();
-            let mut buf = Vec::new();
-            match clap_mangen::Man::new(cmd).render(&mut buf) {
-                Ok(()) => {
-                    let _ = std::io::stdout().lock().write_all(&buf);
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(e) => Err(CliError::usage(format!("man page: {e}"))),
-            }
-        }
+        Command::Man { out } => man(out.as_deref()),
         Command::Keygen(a) => keygen::run(a),
         Command::Canon(a) => sign::canon(a),
         Command::Sign(a) => sign::sign(a),
@@ -165,6 +160,34 @@ pub fn main() -> ExitCode {
             ExitCode::from(e.code)
         }
     }
+}
+
+/// `agentsig man`: every command's page, to standard output or one file each.
+fn man(out: Option<&std::path::Path>) -> CliResult {
+    let mut cmd = <Cli as clap::CommandFactory>::command().disable_help_subcommand(true);
+    cmd.build();
+    if let Some(dir) = out {
+        clap_mangen::generate_to(cmd, dir)
+            .map_err(|e| CliError::usage(format!("{}: {e}", dir.display())))?;
+        errln!("wrote the manual pages into {}", dir.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    fn all(c: &clap::Command, v: &mut Vec<clap::Command>) {
+        v.push(c.clone());
+        for s in c.get_subcommands().filter(|s| !s.is_hide_set()) {
+            all(s, v);
+        }
+    }
+    let mut cmds = Vec::new();
+    all(&cmd, &mut cmds);
+    let mut buf = Vec::new();
+    for c in cmds {
+        clap_mangen::Man::new(c)
+            .render(&mut buf)
+            .map_err(|e| CliError::usage(format!("man page: {e}")))?;
+    }
+    let _ = std::io::stdout().lock().write_all(&buf);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Read a file, or standard input for `-`, with a size bound.

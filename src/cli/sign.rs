@@ -116,31 +116,53 @@ pub fn sign(a: SignArgs) -> CliResult {
     } else {
         std::fs::write(&out, text.as_bytes())
             .map_err(|e| CliError::usage(format!("{out}: {e}")))?;
-        for k in &keys {
-            errln!(
-                "signed {} with {} (kid {}) -> {out}",
-                a.file,
+    }
+    let signers: Vec<String> = keys
+        .iter()
+        .map(|k| {
+            format!(
+                "{} kid {}",
                 k.algorithm().jose_name(),
                 k.kid_or_thumbprint()
-            );
-        }
-    }
+            )
+        })
+        .collect();
     let headers_path = match (&a.headers_out, a.file.as_str()) {
         _ if a.no_headers => None,
         (Some(h), _) => Some(h.clone()),
         (None, "-") => None,
         (None, f) => Some(format!("{f}.headers")),
     };
-    if let Some(path) = headers_path {
-        super::http::write_static_headers(
-            &path,
+    let headers = match &headers_path {
+        Some(path) => Some(super::http::write_static_headers(
+            path,
             &a.file,
             &input,
             &a.content_type,
             &keys,
             a.expires_in,
             &a.headers_format,
-        )?;
+        )?),
+        None => None,
+    };
+    // One summary naming every file written (standard output is not a file).
+    let mut wrote = Vec::new();
+    if out != "-" {
+        wrote.push(format!("{out} (detached JWS, {})", signers.join("; ")));
+    }
+    if let (Some(path), Some((created, expires))) = (&headers_path, headers) {
+        wrote.push(format!(
+            "{path} (HTTP response fields for a static host, {} format, created {}{})",
+            a.headers_format,
+            agentsig::text::rfc3339(created),
+            expires.map_or_else(String::new, |e| format!(
+                ", expires {}",
+                agentsig::text::rfc3339(e)
+            ))
+        ));
+    }
+    if !wrote.is_empty() {
+        errln!("signed {}: wrote {}", a.file, wrote.join(" and "));
     }
     Ok(ExitCode::SUCCESS)
 }
