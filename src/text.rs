@@ -66,6 +66,32 @@ pub fn quoted(s: &str) -> String {
     o
 }
 
+/// Several values, each [`quoted`], separated by `, ` (`(none)` when empty).
+pub fn quoted_list<S: AsRef<str>>(v: &[S]) -> String {
+    if v.is_empty() {
+        return "(none)".into();
+    }
+    v.iter()
+        .map(|s| quoted(s.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// An optional value [`quoted`], or `(none)`.
+pub fn quoted_opt(v: Option<&str>) -> String {
+    v.map_or_else(|| "(none)".into(), quoted)
+}
+
+/// The one wording for "no trusted key matched", shared by the JWS and
+/// RFC 9421 verifiers: `no trusted key has kid "X"`, or
+/// `no trusted key matches` when the signature names no key.
+pub fn no_trusted_key(kid: Option<&str>) -> String {
+    match kid {
+        Some(k) => format!("no trusted key has kid {}", quoted(k)),
+        None => "no trusted key matches".into(),
+    }
+}
+
 /// Seconds since the epoch as an RFC 3339 UTC timestamp
 /// (`2025-10-09T08:53:20Z`), by Howard Hinnant's `civil_from_days`.
 pub fn rfc3339(t: i64) -> String {

@@ -76,7 +76,7 @@ pub struct KeyRequest<'a> {
 pub enum ResolveError {
     #[error("key discovery failed: {0}")]
     Discovery(String),
-    #[error("key id {0:?} is not acceptable (length or characters)")]
+    #[error("key id {q0} is not acceptable (length or characters)", q0 = crate::text::quoted(.0))]
     BadKid(String),
 }
 

@@ -477,3 +477,30 @@ fn sign_without_content_digest_suggests_the_option() {
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
     assert!(String::from_utf8_lossy(&o.stdout).contains("created 2025-10-09T08:53:20Z"));
 }
+
+/// Issue 7 item 6: no Rust Debug text (`Some("…")`), and the same situation
+/// gets the same words in the JWS and the RFC 9421 report.
+#[test]
+fn no_trusted_key_same_words_in_jws_and_rfc9421() {
+    let (d, desc, resp) = signed_site("same-words");
+    let o = run(&["keygen", "--out", s(&d.join("other")), "--kid", "other"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let jwks = d.join("other.jwks.json");
+    let want = "no trusted key has kid \"test-key-ecc-p256\"";
+    let o = run(&[
+        "http",
+        "verify",
+        s(&resp),
+        "--jwks",
+        s(&jwks),
+        "--no-max-age",
+    ]);
+    assert_eq!(code(&o), 1);
+    let http = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(http.contains(want), "{http}");
+    assert!(!http.contains("Some("), "{http}");
+    let o = run(&["verify", s(&desc), "--jwks", s(&jwks)]);
+    assert_eq!(code(&o), 1);
+    let jws = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(jws.contains(want), "{jws}");
+}

@@ -40,7 +40,12 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     num.parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| format!("invalid duration {s:?} (e.g. 300, 5m, 12h, 30d)"))
+        .ok_or_else(|| {
+            format!(
+                "invalid duration {s_q} (e.g. 300, 5m, 12h, 30d)",
+                s_q = agentsig::text::quoted(s)
+            )
+        })
 }
 
 fn parse_component(s: &str) -> Result<ComponentId, String> {

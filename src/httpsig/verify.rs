@@ -183,7 +183,7 @@ pub enum SigError {
     TooOld { age: i64, max: u64 },
     #[error("key lookup failed: {0}")]
     Resolve(#[from] ResolveError),
-    #[error("no trusted key for keyid {keyid:?} with an allowed algorithm")]
+    #[error("{}", crate::text::no_trusted_key(keyid.as_deref()))]
     NoTrustedKey { keyid: Option<String> },
     #[error("the alg parameter says {param} but the trusted key is for {key}")]
     AlgMismatch { param: Algorithm, key: Algorithm },
