@@ -121,7 +121,7 @@ impl std::str::FromStr for Algorithm {
 
 /// A name that is not in agentsig's algorithm table.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown or unsupported algorithm {0:?} (known: ecdsa-p256-sha256/ES256, ecdsa-p384-sha384/ES384, ed25519/EdDSA, rsa-pss-sha512/PS512, rsa-v1_5-sha256/RS256, hmac-sha256/HS256)")]
+#[error("unknown or unsupported algorithm {q0} (known: ecdsa-p256-sha256/ES256, ecdsa-p384-sha384/ES384, ed25519/EdDSA, rsa-pss-sha512/PS512, rsa-v1_5-sha256/RS256, hmac-sha256/HS256)", q0 = crate::text::quoted(.0))]
 pub struct UnknownAlgorithm(pub String);
 
 /// An explicit allow-list of algorithms, as RFC 8725 section 3.1 asks.

@@ -79,7 +79,7 @@ pub enum DigestError {
     Missing { field: &'static str },
     #[error("the {field} field is not a valid Dictionary: {err}")]
     Malformed { field: &'static str, err: SfError },
-    #[error("the {field} field repeats the key {key:?}")]
+    #[error("the {field} field repeats the key {q0}", q0 = crate::text::quoted(.key))]
     DuplicateKey { field: &'static str, key: String },
     #[error("{field} member {alg} is not a Byte Sequence")]
     NotByteSequence { field: &'static str, alg: String },
@@ -90,14 +90,14 @@ pub enum DigestError {
         got: usize,
         expected: usize,
     },
-    #[error("{field} holds no sha-256 or sha-512 member (found: {found:?}); deprecated or unknown algorithms are not integrity")]
+    #[error("{field} holds no sha-256 or sha-512 member (found: {q0}); deprecated or unknown algorithms are not integrity", q0 = crate::text::quoted_list(.found))]
     NoActiveAlgorithm {
         field: &'static str,
         found: Vec<String>,
     },
     #[error("{field} {alg} does not match the bytes received")]
     Mismatch { field: &'static str, alg: String },
-    #[error("unsupported digest algorithm {0:?} (use sha-256 or sha-512)")]
+    #[error("unsupported digest algorithm {q0} (use sha-256 or sha-512)", q0 = crate::text::quoted(.0))]
     UnsupportedAlgorithm(String),
     #[error("invalid {field} preference field: {detail}")]
     BadPreference { field: &'static str, detail: String },

@@ -45,7 +45,7 @@ use serde_json::{Number, Value};
 pub enum JcsError {
     /// A number that is not finite, or an integer outside ±(2^53−1)
     /// (RFC 8785 section 3.2.2.3 and agentsig's integer policy).
-    #[error("number {text} at {pointer:?} has no canonical form: {reason}")]
+    #[error("number {text} at {q0} has no canonical form: {reason}", q0 = crate::text::quoted(.pointer))]
     Number {
         /// RFC 6901 pointer of the number.
         pointer: String,

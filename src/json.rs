@@ -81,7 +81,7 @@ pub enum JsonError {
         column: usize,
     },
     /// The input does not follow the RFC 8259 grammar.
-    #[error("JSON syntax error at line {line}, column {column} (at {pointer:?}): {message}")]
+    #[error("JSON syntax error at line {line}, column {column} (at {q0}): {message}", q0 = crate::text::quoted(.pointer))]
     Syntax {
         line: usize,
         column: usize,
@@ -91,7 +91,7 @@ pub enum JsonError {
     /// An object has two members with the same name (RFC 7493 section 2.3).
     /// `pointer` names the object, `name` the member, and the position is the
     /// second occurrence.
-    #[error("duplicate member name {name:?} in the object at {pointer:?} (line {line}, column {column})")]
+    #[error("duplicate member name {q0} in the object at {q1} (line {line}, column {column})", q0 = crate::text::quoted(.name), q1 = crate::text::quoted(.pointer))]
     DuplicateMember {
         pointer: String,
         name: String,
@@ -100,7 +100,7 @@ pub enum JsonError {
     },
     /// A `\u` escape is a surrogate that is not part of a pair
     /// (RFC 7493 section 2.1). The position is the escape's backslash.
-    #[error("lone surrogate escape at line {line}, column {column} (at {pointer:?})")]
+    #[error("lone surrogate escape at line {line}, column {column} (at {q0})", q0 = crate::text::quoted(.pointer))]
     LoneSurrogate {
         line: usize,
         column: usize,
@@ -108,7 +108,7 @@ pub enum JsonError {
     },
     /// A number that is not an I-JSON number (RFC 7493 section 2.2, and
     /// agentsig's integer policy, see the module documentation).
-    #[error("number {text} at line {line}, column {column} (at {pointer:?}) is not an I-JSON number: {reason}")]
+    #[error("number {text} at line {line}, column {column} (at {q0}) is not an I-JSON number: {reason}", q0 = crate::text::quoted(.pointer))]
     Number {
         text: String,
         reason: &'static str,
@@ -117,7 +117,7 @@ pub enum JsonError {
         pointer: String,
     },
     /// Arrays and objects nest deeper than [`Limits::max_depth`].
-    #[error("nesting deeper than {limit} at line {line}, column {column} (at {pointer:?})")]
+    #[error("nesting deeper than {limit} at line {line}, column {column} (at {q0})", q0 = crate::text::quoted(.pointer))]
     TooDeep {
         limit: usize,
         line: usize,

@@ -49,7 +49,7 @@ pub enum JwsError {
     PayloadDiffers,
     #[error("signing failed: {0}")]
     Sign(#[from] KeyError),
-    #[error("header parameter {0:?} is reserved by agentsig and cannot be set as an extra")]
+    #[error("header parameter {q0} is reserved by agentsig and cannot be set as an extra", q0 = crate::text::quoted(.0))]
     ReservedHeader(String),
 }
 
@@ -237,7 +237,7 @@ impl std::fmt::Display for Reason {
         match self {
             Reason::AlgMissing => f.write_str("protected header has no alg"),
             Reason::AlgNone => f.write_str("alg \"none\" is never accepted (RFC 8725 3.1)"),
-            Reason::AlgUnknown(a) => write!(f, "alg {a:?} is not supported"),
+            Reason::AlgUnknown(a) => write!(f, "alg {a_q} is not supported", a_q = crate::text::quoted(a)),
             Reason::AlgNotAllowed(a) => write!(f, "alg {} is not in the allow-list", a.jose_name()),
             Reason::AlgNotKeys { header, key } => write!(
                 f,
@@ -246,18 +246,18 @@ impl std::fmt::Display for Reason {
                 key.jose_name()
             ),
             Reason::CritMalformed(d) => write!(f, "crit is malformed: {d}"),
-            Reason::CritUnknown(c) => write!(f, "crit lists {c:?}, which agentsig does not understand"),
+            Reason::CritUnknown(c) => write!(f, "crit lists {c_q}, which agentsig does not understand", c_q = crate::text::quoted(c)),
             Reason::B64Malformed(d) => write!(f, "b64 is malformed: {d}"),
             Reason::KeyHeaderOffered(h) => write!(
                 f,
-                "header offers {h:?} as a key source; keys come only from the verifier's trusted set (RFC 8725 3.10)"
+                "header offers {} as a key source; keys come only from the verifier's trusted set (RFC 8725 3.10)",
+                crate::text::quoted(h)
             ),
-            Reason::HeadersNotDisjoint(h) => write!(f, "{h:?} is in both the protected and unprotected header"),
-            Reason::TypMismatch(t) => write!(f, "typ {t:?} is not an accepted type"),
-            Reason::BadKid(k) => write!(f, "kid {k:?} is not acceptable"),
+            Reason::HeadersNotDisjoint(h) => write!(f, "{h_q} is in both the protected and unprotected header", h_q = crate::text::quoted(h)),
+            Reason::TypMismatch(t) => write!(f, "typ {t_q} is not an accepted type", t_q = crate::text::quoted_opt(t.as_deref())),
+            Reason::BadKid(k) => write!(f, "kid {k_q} is not acceptable", k_q = crate::text::quoted(k)),
             Reason::Discovery(d) => write!(f, "key discovery failed: {d}"),
-            Reason::NoKeyForKid(Some(k)) => write!(f, "no trusted key has kid {k:?}"),
-            Reason::NoKeyForKid(None) => f.write_str("no trusted key matches"),
+            Reason::NoKeyForKid(k) => f.write_str(&crate::text::no_trusted_key(k.as_deref())),
             Reason::Signature(e) => write!(f, "{e}"),
             Reason::HighS => f.write_str("the ECDSA signature is not in low-S form (strict low-S policy)"),
         }
@@ -531,7 +531,8 @@ fn check_header(sig: &ParsedSignature, v: &Verifier) -> Result<(Algorithm, bool)
         for must_protect in ["alg", "crit", "b64"] {
             if u.contains_key(must_protect) {
                 return Err(Reason::CritMalformed(format!(
-                    "{must_protect:?} must be in the protected header"
+                    "{} must be in the protected header",
+                    crate::text::quoted(must_protect)
                 )));
             }
         }
@@ -564,7 +565,10 @@ fn check_header(sig: &ParsedSignature, v: &Verifier) -> Result<(Algorithm, bool)
                 .as_str()
                 .ok_or_else(|| Reason::CritMalformed("member is not a string".into()))?;
             if seen.contains(&name) {
-                return Err(Reason::CritMalformed(format!("{name:?} listed twice")));
+                return Err(Reason::CritMalformed(format!(
+                    "{name_q} listed twice",
+                    name_q = crate::text::quoted(name)
+                )));
             }
             seen.push(name);
             const REGISTERED: [&str; 11] = [
@@ -572,12 +576,14 @@ fn check_header(sig: &ParsedSignature, v: &Verifier) -> Result<(Algorithm, bool)
             ];
             if REGISTERED.contains(&name) {
                 return Err(Reason::CritMalformed(format!(
-                    "{name:?} is defined by RFC 7515 and must not be in crit"
+                    "{} is defined by RFC 7515 and must not be in crit",
+                    crate::text::quoted(name)
                 )));
             }
             if !h.contains_key(name) {
                 return Err(Reason::CritMalformed(format!(
-                    "{name:?} is not in the protected header"
+                    "{} is not in the protected header",
+                    crate::text::quoted(name)
                 )));
             }
             if name == "b64" {

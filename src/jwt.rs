@@ -77,15 +77,15 @@ pub enum JwtError {
     NoKey(String),
     #[error("signature does not verify: {0}")]
     Signature(String),
-    #[error("claim {claim:?} has the wrong type: {detail}")]
+    #[error("claim {q0} has the wrong type: {detail}", q0 = crate::text::quoted(.claim))]
     ClaimType { claim: &'static str, detail: String },
     #[error("iss is missing")]
     IssMissing,
-    #[error("iss {0:?} is not a configured issuer")]
+    #[error("iss {q0} is not a configured issuer", q0 = crate::text::quoted(.0))]
     IssMismatch(String),
-    #[error("aud is missing; this verifier requires {0:?}")]
+    #[error("aud is missing; this verifier requires {q0}", q0 = crate::text::quoted(.0))]
     AudMissing(String),
-    #[error("aud does not contain this verifier's identifier {0:?}")]
+    #[error("aud does not contain this verifier's identifier {q0}", q0 = crate::text::quoted(.0))]
     AudMismatch(String),
     #[error("exp is missing (required)")]
     ExpMissing,
@@ -97,7 +97,7 @@ pub enum JwtError {
     IatFuture { iat: i64, now: i64, skew: i64 },
     #[error("jti is missing (required by policy)")]
     JtiMissing,
-    #[error("jti {jti:?} of issuer {iss:?} was seen before (replay)")]
+    #[error("jti {q0} of issuer {q1} was seen before (replay)", q0 = crate::text::quoted(.jti), q1 = crate::text::quoted(.iss))]
     Replay { iss: String, jti: String },
     #[error("replay store: {0}")]
     ReplayStore(crate::replay::ReplayError),
@@ -238,7 +238,8 @@ pub fn decode(text: &str, max_bytes: usize) -> Result<DecodedJwt, JwtError> {
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
     {
         return Err(JwtError::Malformed(format!(
-            "character {c:?} is not base64url or '.'"
+            "character {} is not base64url or '.'",
+            crate::text::quoted(&c.to_string())
         )));
     }
     let parts: Vec<&str> = text.split('.').collect();

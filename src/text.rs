@@ -1,80 +1,105 @@
-//! Safe text for people: every value that came from input (a `kid`, an
-//! issuer, a label, a header) is escaped before it reaches a terminal, so a
-//! hostile value cannot move the cursor, recolour the screen or reorder what
-//! follows it (ANSI escapes, C0/C1 controls, Unicode bidi overrides).
+//! Making untrusted values safe and stable to print in text output.
+//!
+//! Claims, key ids, labels and header values come from unverified input.
+//! Printed raw, a C0/C1 control (e.g. `ESC [31m`) or a bidirectional
+//! override (U+202E) can recolour a terminal or reorder what a reader sees
+//! (Unicode TR #9; CVE-2021-42574 "Trojan Source"). Every text report writes
+//! such values through [`escape_controls`]; values quoted inside a message
+//! go through [`quoted`], never Rust's `{:?}` Debug form.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
-/// Whether `c` must not reach a terminal as is: C0 and C1 controls, DEL, and
-/// the Unicode bidirectional embedding, override and isolate controls
-/// (U+202A..U+202E, U+2066..U+2069) plus the marks U+200E/U+200F/U+061C.
-pub fn is_unsafe(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}'
-        )
+/// True for a character that must not reach a terminal raw: C0 controls,
+/// DEL, C1 controls, and the bidirectional embeddings, overrides and
+/// isolates (U+202A..U+202E, U+2066..U+2069), plus the implicit marks
+/// U+200E, U+200F and U+061C.
+pub fn is_unsafe_char(c: char) -> bool {
+    matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
 }
 
-/// `s` with every unsafe character written as `\u{XXXX}` (and `\\` for a
-/// backslash, so the escape is unambiguous). Safe text is returned as is.
-///
-/// ```
-/// assert_eq!(agentsig::text::escape("kid-1"), "kid-1");
-/// assert_eq!(agentsig::text::escape("a\u{1b}[31m"), "a\\u{1b}[31m");
-/// ```
-pub fn escape(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(|c| is_unsafe(c) || c == '\\') {
+fn escape(s: &str, keep_newlines: bool) -> Cow<'_, str> {
+    let keep = |c: char| keep_newlines && (c == '\n' || c == '\t');
+    if !s.chars().any(|c| is_unsafe_char(c) && !keep(c)) {
         return Cow::Borrowed(s);
     }
-    let mut out = String::with_capacity(s.len() + 8);
+    let mut o = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        if c == '\\' {
-            out.push_str("\\\\");
-        } else if is_unsafe(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        if !is_unsafe_char(c) || keep(c) {
+            o.push(c);
+        } else if (c as u32) < 0x80 {
+            let _ = write!(o, "\\x{:02x}", c as u32);
         } else {
-            out.push(c);
+            let _ = write!(o, "\\u{{{:04x}}}", c as u32);
         }
     }
-    Cow::Owned(out)
+    Cow::Owned(o)
 }
 
-/// `s` escaped and in double quotes: the one way agentsig shows an
-/// input value inside a sentence (never Rust's `{:?}`).
-///
-/// ```
-/// assert_eq!(agentsig::text::quote("k1"), "\"k1\"");
-/// ```
-pub fn quote(s: &str) -> String {
-    let e = escape(s);
-    let mut out = String::with_capacity(e.len() + 2);
-    out.push('"');
+/// The value with every unsafe character (see [`is_unsafe_char`]) written as
+/// a visible escape: `\x1b` for ASCII controls, `\u{202e}` otherwise.
+pub fn escape_controls(s: &str) -> Cow<'_, str> {
+    escape(s, false)
+}
+
+/// Like [`escape_controls`] but keeps line feeds and tabs: for whole lines of
+/// report text whose layout uses them.
+pub fn escape_controls_keep_newlines(s: &str) -> Cow<'_, str> {
+    escape(s, true)
+}
+
+/// A value quoted for a message: `"value"`, with `"` and `\` backslash-escaped
+/// and unsafe characters escaped as in [`escape_controls`]. The same value
+/// always prints the same way, in every error and report.
+pub fn quoted(s: &str) -> String {
+    let e = escape_controls(s);
+    let mut o = String::with_capacity(e.len() + 2);
+    o.push('"');
     for c in e.chars() {
         if c == '"' {
-            out.push_str("\\\"");
+            o.push_str("\\\"");
         } else {
-            out.push(c);
+            o.push(c);
         }
     }
-    out.push('"');
-    out
+    o.push('"');
+    o
 }
 
-/// An RFC 3339 UTC timestamp (`2026-11-23T15:04:05Z`) for a Unix time, for
-/// text output; `--json` carries the Unix value.
-///
-/// ```
-/// assert_eq!(agentsig::text::rfc3339(0), "1970-01-01T00:00:00Z");
-/// assert_eq!(agentsig::text::rfc3339(1618884473), "2021-04-20T02:07:53Z");
-/// ```
+/// Several values, each [`quoted`], separated by `, ` (`(none)` when empty).
+pub fn quoted_list<S: AsRef<str>>(v: &[S]) -> String {
+    if v.is_empty() {
+        return "(none)".into();
+    }
+    v.iter()
+        .map(|s| quoted(s.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// An optional value [`quoted`], or `(none)`.
+pub fn quoted_opt(v: Option<&str>) -> String {
+    v.map_or_else(|| "(none)".into(), quoted)
+}
+
+/// The one wording for "no trusted key matched", shared by the JWS and
+/// RFC 9421 verifiers: `no trusted key has kid "X"`, or
+/// `no trusted key matches` when the signature names no key.
+pub fn no_trusted_key(kid: Option<&str>) -> String {
+    match kid {
+        Some(k) => format!("no trusted key has kid {}", quoted(k)),
+        None => "no trusted key matches".into(),
+    }
+}
+
+/// Seconds since the epoch as an RFC 3339 UTC timestamp
+/// (`2025-10-09T08:53:20Z`), by Howard Hinnant's `civil_from_days`.
 pub fn rfc3339(t: i64) -> String {
     let days = t.div_euclid(86_400);
     let secs = t.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
+    let doe = z - era * 146_097;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
     let y = yoe + era * 400;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
@@ -95,18 +120,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_terminal_controls_and_bidi() {
-        assert_eq!(escape("\u{1b}[2J"), "\\u{1b}[2J");
-        assert_eq!(escape("a\u{202e}b"), "a\\u{202e}b");
-        assert_eq!(escape("\u{85}"), "\\u{85}");
-        assert_eq!(escape("x\\u{1b}"), "x\\\\u{1b}");
-        assert_eq!(quote("a\"b\n"), "\"a\\\"b\\u{a}\"");
+    fn escapes_terminal_and_bidi_controls() {
+        assert_eq!(
+            escape_controls("a\u{1b}[31mb\u{202e}c"),
+            "a\\x1b[31mb\\u{202e}c"
+        );
+        assert_eq!(escape_controls("x\ny\u{85}\u{7f}"), "x\\x0ay\\u{0085}\\x7f");
+        assert_eq!(
+            escape_controls_keep_newlines("x\ny\u{2066}"),
+            "x\ny\\u{2066}"
+        );
+        assert!(matches!(escape_controls("plain é"), Cow::Borrowed(_)));
     }
 
     #[test]
-    fn rfc3339_dates() {
+    fn quotes_stably() {
+        assert_eq!(quoted("a\"b\\c"), "\"a\\\"b\\c\"");
+        assert_eq!(quoted("k\u{1b}"), "\"k\\x1b\"");
+    }
+
+    #[test]
+    fn rfc3339_known_instants() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_760_000_000), "2025-10-09T08:53:20Z");
         assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339(-1), "1969-12-31T23:59:59Z");
-        assert_eq!(rfc3339(4_102_444_800), "2100-01-01T00:00:00Z");
     }
 }

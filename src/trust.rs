@@ -179,7 +179,7 @@ pub type ResolveCause = Arc<dyn std::error::Error + Send + Sync + 'static>;
 #[non_exhaustive]
 pub enum ResolveError {
     /// The key id is too long or holds control characters.
-    #[error("key id {0} is not acceptable (length or characters)")]
+    #[error("key id {q0} is not acceptable (length or characters)", q0 = crate::text::quoted(.0))]
     BadKid(String),
     /// Key discovery failed (network, document, policy).
     #[error("key discovery failed: {message}")]
@@ -253,9 +253,7 @@ pub const MAX_KID_LEN: usize = 256;
 pub fn check_kid(kid: Option<&str>) -> Result<(), ResolveError> {
     if let Some(kid) = kid {
         if kid.len() > MAX_KID_LEN || kid.chars().any(char::is_control) {
-            return Err(ResolveError::BadKid(crate::text::quote(
-                &kid.chars().take(64).collect::<String>(),
-            )));
+            return Err(ResolveError::BadKid(kid.chars().take(64).collect()));
         }
     }
     Ok(())
@@ -437,7 +435,7 @@ pub enum SelectError {
     #[error(transparent)]
     Resolve(#[from] ResolveError),
     /// No trusted key matches the request.
-    #[error("{}", no_key_text(.kid.as_deref()))]
+    #[error("{}", crate::text::no_trusted_key(.kid.as_deref()))]
     NoTrustedKey {
         /// The key id asked for.
         kid: Option<String>,
@@ -464,13 +462,6 @@ pub enum SelectError {
     /// The ECDSA signature is not in low-S form and the policy requires it.
     #[error("the ECDSA signature is not in low-S form (strict low-S policy)")]
     HighS,
-}
-
-fn no_key_text(kid: Option<&str>) -> String {
-    match kid {
-        Some(k) => format!("no trusted key has kid {}", crate::text::quote(k)),
-        None => "no trusted key matches".into(),
-    }
 }
 
 impl SelectError {

@@ -437,3 +437,180 @@ fn completions_and_man_page() {
     assert!(text.contains(".TH agentsig 1") && text.contains("verify"));
     assert_eq!(code(&run(&["completions", "cmd.exe"], &t.0)), 2);
 }
+
+/// Issue 13 item 10: an unverified kid holding a terminal escape and a bidi
+/// override is printed escaped, in the text report and in error messages.
+#[test]
+fn kid_controls_are_escaped_in_text_output() {
+    let t = setup("esc", "ecdsa-p256-sha256");
+    let kid = "k\u{1b}[31m\u{202e}x";
+    let o = run(
+        &[
+            "sign",
+            "agent.json",
+            "--key",
+            "k.pem",
+            "--kid",
+            kid,
+            "--no-headers",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    // A trusted key with another kid: the JWS kid appears in the failure.
+    let o = run(&["keygen", "--out", "other", "--kid", "other"], &t.0);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    for keyarg in [["--key", "k.pem"], ["--jwks", "other.jwks.json"]] {
+        let o = run(&["verify", "agent.json", keyarg[0], keyarg[1]], &t.0);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(all.contains("k\\x1b[31m\\u{202e}x"), "{all}");
+        assert!(
+            !all.contains('\u{1b}') && !all.contains('\u{202e}'),
+            "{all}"
+        );
+    }
+}
+
+/// Issue 7 item 4: option values that begin with '-' (about 1 in 64 RFC 7638
+/// thumbprints does) are accepted: --kid, --keyid, --act, --iss, --sub, --ttl.
+#[test]
+fn values_beginning_with_a_hyphen_are_accepted() {
+    let t = setup("hyphen", "ecdsa-p256-sha256");
+    let o = run(
+        &[
+            "sign",
+            "agent.json",
+            "--key",
+            "k.pem",
+            "--kid",
+            "-abc",
+            "--no-headers",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&["verify", "agent.json", "--key", "k.pem", "--json"], &t.0);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["kid"], "-abc");
+    std::fs::write(
+        t.0.join("resp.http"),
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+    )
+    .unwrap();
+    let o = run(
+        &[
+            "http",
+            "sign",
+            "resp.http",
+            "--key",
+            "k.pem",
+            "--keyid",
+            "-k",
+            "--add-content-digest",
+            "sha-256",
+            "--json",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(j["signature_input"]
+        .as_str()
+        .unwrap()
+        .contains("keyid=\"-k\""));
+    let o = run(
+        &[
+            "delegation",
+            "mint",
+            "--signing-key",
+            "k.pem",
+            "--kid",
+            "-kid",
+            "--iss",
+            "-iss",
+            "--sub",
+            "-sub",
+            "--act",
+            "-actor",
+            "--aud",
+            "-aud",
+            "--ttl",
+            "-5",
+        ],
+        &t.0,
+    );
+    // Parsed: the refusal is the command's own, not clap's "unexpected argument".
+    assert_eq!(code(&o), 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--ttl must be positive"), "{err}");
+    let o = run(
+        &[
+            "delegation",
+            "mint",
+            "--signing-key",
+            "k.pem",
+            "--kid",
+            "-kid",
+            "--iss",
+            "-iss",
+            "--sub",
+            "-sub",
+            "--act",
+            "-actor",
+            "--aud",
+            "-aud",
+            "--now",
+            "1760000000",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Issue 7 item 9: the manual covers every subcommand's options, as one
+/// stream or as one page per command with --out DIR.
+#[test]
+fn man_has_a_page_per_subcommand() {
+    let t = Tmp::new("man");
+    let o = run(&["man"], &t.0);
+    assert_eq!(code(&o), 0);
+    let all = String::from_utf8_lossy(&o.stdout);
+    assert!(all.contains("deny\\-warnings") && all.contains("add\\-content\\-digest"));
+    let o = run(&["man", "--out", "."], &t.0);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    for page in [
+        "agentsig.1",
+        "agentsig-sign.1",
+        "agentsig-http-verify.1",
+        "agentsig-delegation-audit.1",
+    ] {
+        assert!(t.0.join(page).is_file(), "{page}");
+    }
+    let sign = std::fs::read_to_string(t.0.join("agentsig-sign.1")).unwrap();
+    assert!(sign.contains("headers\\-format"), "{sign}");
+}
+
+/// Issue 7 item 9: sign names both files it wrote, with readable times.
+#[test]
+fn sign_reports_both_files_written() {
+    let t = setup("wrote", "ed25519");
+    let o = run(
+        &["sign", "agent.json", "--key", "k.pem", "--expires-in", "1d"],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("agent.json.jws") && err.contains("agent.json.headers"),
+        "{err}"
+    );
+    // RFC 3339, not bare Unix seconds.
+    assert!(
+        err.contains("created 20") && err.contains("Z, expires 20"),
+        "{err}"
+    );
+}

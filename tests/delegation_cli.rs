@@ -224,3 +224,193 @@ fn unreadable_input_exits_2() {
         Some(2)
     );
 }
+
+const BS: &str = "https://bs.example.com";
+
+/// A token naming `iss` but signed with `key`.
+fn mint_as(d: &Path, key: &str, iss: &str, out: &str) {
+    let t = ok(
+        d,
+        &[
+            "delegation",
+            "mint",
+            "--signing-key",
+            key,
+            "--iss",
+            iss,
+            "--sub",
+            "user@example.com",
+            "--aud",
+            "https://calendar.example.com",
+            "--scope",
+            "calendar:read",
+            "--now",
+            &N.to_string(),
+        ],
+    );
+    std::fs::write(d.join(out), t).unwrap();
+}
+
+/// Issue 13 item 5: keys are bound to their issuer (RFC 8725 3.8). A token
+/// claiming iss A but signed with issuer B's key fails even though both
+/// issuers are accepted.
+#[test]
+fn keys_are_bound_to_their_issuer() {
+    let d = dir("per-issuer");
+    assert!(run(&d, &["keygen", "--out", "as"]).status.success());
+    assert!(run(&d, &["keygen", "--out", "bs"]).status.success());
+    mint_as(&d, "bs.pem", AS, "forged");
+    mint_as(&d, "as.pem", AS, "good");
+    let audit = |tok: &str, extra: &[&str]| {
+        let mut v = vec![
+            "delegation",
+            "audit",
+            tok,
+            "--issuer",
+            AS,
+            "--issuer",
+            BS,
+            "--audience",
+            "https://calendar.example.com",
+            "--now",
+            "1760000010",
+            "--json",
+        ];
+        v.extend_from_slice(extra);
+        run(&d, &v)
+    };
+    let as_b = format!("{AS}=as.jwks.json");
+    let bs_b = format!("{BS}=bs.jwks.json");
+    let o = audit("good", &["--jwks", &as_b, "--jwks", &bs_b]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = audit("forged", &["--jwks", &as_b, "--jwks", &bs_b]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        j["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["code"] == "jwt.no-trusted-key" && c["result"] == "fail"),
+        "{j}"
+    );
+    // Unbound key sources with several issuers: a usage error, not a flat set.
+    let o = audit(
+        "forged",
+        &["--jwks", "as.jwks.json", "--jwks", "bs.jwks.json"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("ISSUER="));
+    // One issuer: a bare --jwks binds to it.
+    let o = run(
+        &d,
+        &[
+            "delegation",
+            "audit",
+            "good",
+            "--issuer",
+            AS,
+            "--jwks",
+            "as.jwks.json",
+            "--now",
+            "1760000010",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+}
+
+/// Issue 7 item 3: --deny-warnings gives one verdict in the exit code, the
+/// text and the JSON; warnings are not counted as failed checks.
+#[test]
+fn deny_warnings_one_verdict_everywhere() {
+    let d = dir("deny");
+    chain(&d);
+    // No --audience: a policy warning.
+    let base = [
+        "delegation",
+        "audit",
+        "t0",
+        "t1",
+        "t2",
+        "--jwks",
+        "as.jwks.json",
+        "--issuer",
+        AS,
+        "--now",
+        "1760000200",
+    ];
+    let o = run(&d, &base);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains(": PASS"), "{out}");
+    assert!(out.contains(" 0 failed, 1 warning"), "{out}");
+    let mut deny = base.to_vec();
+    deny.push("--deny-warnings");
+    let o = run(&d, &deny);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains(": FAIL") && !out.contains("PASS"), "{out}");
+    assert!(
+        out.contains("1 warning (denied by --deny-warnings)"),
+        "{out}"
+    );
+    deny.push("--json");
+    let o = run(&d, &deny);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["result"], "fail");
+}
+
+/// Issue 13 item 10: unverified claims are printed with controls escaped.
+#[test]
+fn claims_with_controls_are_escaped() {
+    let d = dir("esc");
+    assert!(run(&d, &["keygen", "--out", "as"]).status.success());
+    let t = ok(
+        &d,
+        &[
+            "delegation",
+            "mint",
+            "--signing-key",
+            "as.pem",
+            "--iss",
+            AS,
+            "--sub",
+            "u\u{1b}[31m\u{202e}x",
+            "--aud",
+            "a",
+            "--scope",
+            "s",
+            "--now",
+            &N.to_string(),
+        ],
+    );
+    std::fs::write(d.join("t"), t).unwrap();
+    let o = run(
+        &d,
+        &[
+            "delegation",
+            "audit",
+            "t",
+            "--jwks",
+            "as.jwks.json",
+            "--now",
+            &N.to_string(),
+        ],
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("u\\x1b[31m\\u{202e}x"), "{out}");
+    assert!(
+        !out.contains('\u{1b}') && !out.contains('\u{202e}'),
+        "{out}"
+    );
+}

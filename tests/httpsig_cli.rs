@@ -348,3 +348,159 @@ fn static_publishing_headers_verify_as_a_saved_response() {
     assert_eq!(code(&o), 1);
     assert!(String::from_utf8_lossy(&o.stdout).contains("expired"));
 }
+
+/// Sign `agent.json` (JWS + response fields) and save the response a host
+/// sending those fields would give, as `curl -i` writes it.
+fn signed_site(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let d = tmpdir(name);
+    let desc = d.join("agent.json");
+    std::fs::write(&desc, "{\"name\":\"demo\",\"version\":\"1\"}").unwrap();
+    let o = run(&[
+        "sign",
+        s(&desc),
+        "--key",
+        &format!("{KEYS}/test-key-ecc-p256.pem"),
+        "--kid",
+        "test-key-ecc-p256",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let headers = std::fs::read_to_string(d.join("agent.json.headers")).unwrap();
+    let body = std::fs::read(&desc).unwrap();
+    let mut saved = b"HTTP/1.1 200 OK\r\n".to_vec();
+    for l in headers.lines() {
+        saved.extend_from_slice(l.as_bytes());
+        saved.extend_from_slice(b"\r\n");
+    }
+    saved.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+    saved.extend_from_slice(&body);
+    let resp = d.join("saved.http");
+    std::fs::write(&resp, &saved).unwrap();
+    (d, desc, resp)
+}
+
+/// Issue 7 item 1: `verify FILE --response saved.http` must check FILE.
+#[test]
+fn verify_response_checks_the_named_file() {
+    let (d, desc, resp) = signed_site("resp-file");
+    let pubkey = format!("{KEYS}/test-key-ecc-p256.pub.pem");
+    // Good: body = FILE, JWS beside FILE verifies; the report says all three were checked.
+    let o = run(&["verify", s(&desc), "--response", s(&resp), "--key", &pubkey]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(code(&o), 0, "{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("response body is the bytes of"), "{out}");
+    assert!(out.contains("detached JWS"), "{out}");
+    // A tampered FILE: the response still verifies, the verdict must not.
+    std::fs::write(&desc, "{\"name\":\"evil\",\"version\":\"1\"}").unwrap();
+    let o = run(&["verify", s(&desc), "--response", s(&resp), "--key", &pubkey]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(code(&o), 1, "{out}");
+    assert!(out.contains("NOT verified"), "{out}");
+    assert!(out.contains("DIFFERS from the response body"), "{out}");
+    let o = run(&[
+        "verify",
+        s(&desc),
+        "--response",
+        s(&resp),
+        "--key",
+        &pubkey,
+        "--json",
+    ]);
+    assert_eq!(code(&o), 1);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["verified"], false);
+    assert_eq!(j["response_verified"], true);
+    assert_eq!(j["body_matches_file"], false);
+    // Same bytes as the body but a JWS that does not verify: fails on the JWS.
+    std::fs::write(&desc, "{\"name\":\"demo\",\"version\":\"1\"}").unwrap();
+    let jws = std::fs::read_to_string(d.join("agent.json.jws")).unwrap();
+    let mut broken: Vec<char> = jws.trim_end().chars().collect();
+    let i = jws.rfind('.').unwrap() + 5;
+    broken[i] = if broken[i] == 'A' { 'B' } else { 'A' };
+    let broken: String = broken.into_iter().collect();
+    std::fs::write(d.join("agent.json.jws"), broken).unwrap();
+    let o = run(&["verify", s(&desc), "--response", s(&resp), "--key", &pubkey]);
+    assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("failed: detached JWS"));
+    // A missing FILE is a usage error, not a pass.
+    let o = run(&[
+        "verify",
+        s(&d.join("missing.json")),
+        "--response",
+        s(&resp),
+        "--key",
+        &pubkey,
+    ]);
+    assert_eq!(code(&o), 2);
+    // Without FILE the response alone is verified, and the report says so.
+    let o = run(&["verify", "--response", s(&resp), "--key", &pubkey]);
+    assert_eq!(code(&o), 0);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no descriptor file was compared"));
+}
+
+/// Issue 7 item 9: signing a response without Content-Digest suggests
+/// --add-content-digest; the verify text shows times as RFC 3339.
+#[test]
+fn sign_without_content_digest_suggests_the_option() {
+    let d = tmpdir("nodigest");
+    let r = d.join("r.http");
+    std::fs::write(
+        &r,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{}",
+    )
+    .unwrap();
+    let key = format!("{KEYS}/test-key-ecc-p256.pem");
+    let o = run(&["http", "sign", s(&r), "--key", &key]);
+    assert_eq!(code(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--add-content-digest"));
+    let o = run(&[
+        "http",
+        "sign",
+        s(&r),
+        "--key",
+        &key,
+        "--add-content-digest",
+        "sha-256",
+        "--created",
+        "1760000000",
+    ]);
+    assert_eq!(code(&o), 0);
+    std::fs::write(&r, &o.stdout).unwrap();
+    let o = run(&[
+        "http",
+        "verify",
+        s(&r),
+        "--key",
+        &format!("{KEYS}/test-key-ecc-p256.pub.pem"),
+        "--now",
+        "1760000001",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("created 2025-10-09T08:53:20Z"));
+}
+
+/// Issue 7 item 6: no Rust Debug text (`Some("…")`), and the same situation
+/// gets the same words in the JWS and the RFC 9421 report.
+#[test]
+fn no_trusted_key_same_words_in_jws_and_rfc9421() {
+    let (d, desc, resp) = signed_site("same-words");
+    let o = run(&["keygen", "--out", s(&d.join("other")), "--kid", "other"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let jwks = d.join("other.jwks.json");
+    let want = "no trusted key has kid \"test-key-ecc-p256\"";
+    let o = run(&[
+        "http",
+        "verify",
+        s(&resp),
+        "--jwks",
+        s(&jwks),
+        "--no-max-age",
+    ]);
+    assert_eq!(code(&o), 1);
+    let http = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(http.contains(want), "{http}");
+    assert!(!http.contains("Some("), "{http}");
+    let o = run(&["verify", s(&desc), "--jwks", s(&jwks)]);
+    assert_eq!(code(&o), 1);
+    let jws = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(jws.contains(want), "{jws}");
+}

@@ -113,7 +113,12 @@ fn skip_or_fail(which: &str, why: &str, install: &str) {
     if require() {
         panic!("interop with {which} is required (AGENTSIG_REQUIRE_INTEROP=1) but {why} is missing; install with: {install}");
     }
-    println!("SKIPPED interop with {which}: {why} is missing (install: {install}; set AGENTSIG_REQUIRE_INTEROP=1 to make this a failure)");
+    // Straight to the process's stderr: libtest captures println!/eprintln!,
+    // and a skip must be visible in a plain `cargo test` run.
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "SKIPPED interop with {which}: {why} is missing (install: {install}; set AGENTSIG_REQUIRE_INTEROP=1 to make this a failure)"
+    );
 }
 
 fn agentsig_bin() -> &'static str {

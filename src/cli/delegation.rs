@@ -1,27 +1,22 @@
 //! `agentsig delegation audit | mint | exchange` (RFC 8693 delegation chains).
 
 use super::TrustedKeyArgs;
-use super::{load_signing, parse_alg, read_input, CliError, CliResult};
+use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult};
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{self, report, AuditPolicy, ScopeMode, ScopePolicy, Severity};
 use agentsig::jwt::{Clock, FileReplayStore, FixedClock, JwtPolicy, ReplayStore, SystemClock};
-use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::trust::{KeyResolver, KeySource, StaticKeys};
 use agentsig::Algorithm;
 use clap::{Args, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
 
-/// Write to standard output; a closed pipe (`| head`) is not a panic.
+/// Write text to standard output; a closed pipe (`| head`) is not a panic.
+/// Control and bidi characters from the (unverified) tokens are escaped.
 fn emit(text: &str) {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
+    let _ = out.write_all(agentsig::text::escape_controls_keep_newlines(text).as_bytes());
     let _ = out.flush();
-}
-
-fn print_json(v: &serde_json::Value) {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|_| String::from("{}"));
-    s.push('\n');
-    emit(&s);
 }
 
 #[derive(Subcommand)]
@@ -44,26 +39,97 @@ pub fn run(c: DelegationCommand) -> CliResult {
 
 #[derive(Args)]
 pub struct TrustArgs {
+    /// Trusted keys. With --issuer, each --key/--jwks is bound to one issuer, written
+    /// ISSUER=FILE (RFC 8725 3.8): a token's key is looked up only among its own iss's keys.
+    /// A bare FILE is allowed only with exactly one --issuer, and is bound to it.
     #[command(flatten)]
     keys: TrustedKeyArgs,
     /// Accepted issuer, compared exactly (repeatable). Without it iss is not checked (warning).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     issuer: Vec<String>,
     /// Accepted typ (repeatable; RFC 7515 4.1.9 comparison). Default at+jwt (RFC 9068).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     typ: Vec<String>,
     /// Accept any typ, or none.
     #[arg(long, conflicts_with = "typ")]
     any_typ: bool,
     /// Clock skew in seconds.
-    #[arg(long, default_value_t = agentsig::jwt::DEFAULT_SKEW)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = agentsig::jwt::DEFAULT_SKEW)]
     skew: i64,
     /// Audit "as of" this time (seconds since the epoch) instead of now.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     now: Option<i64>,
 }
 
+/// Split `ISSUER=SOURCE` for one of the accepted issuers (the longest that
+/// matches, so an issuer may itself hold `=`); `None` for a bare source.
+fn bound_issuer<'a>(spec: &'a str, issuers: &'a [String]) -> Option<(&'a str, &'a str)> {
+    issuers
+        .iter()
+        .filter(|i| {
+            spec.len() > i.len() && spec.starts_with(i.as_str()) && spec.as_bytes()[i.len()] == b'='
+        })
+        .max_by_key(|i| i.len())
+        .map(|i| (i.as_str(), &spec[i.len() + 1..]))
+}
+
 impl TrustArgs {
+    /// The trusted keys. Without --issuer: one flat set (iss is then not
+    /// checked, and the audit warns). With --issuer: keys bound per issuer
+    /// ([`agentsig::jwt::PerIssuer`]), so that a token naming issuer A is
+    /// never accepted on issuer B's key (RFC 8725 3.8).
+    fn resolver(&self) -> Result<Box<dyn KeyResolver>, CliError> {
+        if self.issuer.is_empty() {
+            return Ok(Box::new(self.keys.resolver()?));
+        }
+        let mut per: Vec<(String, Vec<String>, Vec<String>)> = self
+            .issuer
+            .iter()
+            .map(|i| (i.clone(), Vec::new(), Vec::new()))
+            .collect();
+        let one = self.issuer.len() == 1;
+        for (specs, is_jwks) in [(&self.keys.key, false), (&self.keys.jwks, true)] {
+            for spec in specs {
+                let (iss, src) = match bound_issuer(spec, &self.issuer) {
+                    Some((i, s)) => (i.to_owned(), s.to_owned()),
+                    None if one => (self.issuer[0].clone(), spec.clone()),
+                    None => {
+                        return Err(CliError::usage(format!(
+                            "{}: with several --issuer, bind each key source to its issuer: {} ISSUER={spec} (ISSUER one of the --issuer values)",
+                            agentsig::text::quoted(spec),
+                            if is_jwks { "--jwks" } else { "--key" },
+                        )))
+                    }
+                };
+                if let Some(e) = per.iter_mut().find(|e| e.0 == iss) {
+                    if is_jwks {
+                        e.2.push(src);
+                    } else {
+                        e.1.push(src);
+                    }
+                }
+            }
+        }
+        let mut r = agentsig::jwt::PerIssuer::new();
+        let mut any = false;
+        for (iss, keys, jwks) in per {
+            if keys.is_empty() && jwks.is_empty() {
+                continue;
+            }
+            r.insert(
+                iss,
+                Box::new(super::trusted_keys(&keys, &jwks, &self.keys.alg)?),
+            );
+            any = true;
+        }
+        if !any {
+            return Err(CliError::usage(
+                "no usable verification key: give --key PUBLIC-KEY or --jwks JWKS (nothing verified is never a success)",
+            ));
+        }
+        Ok(Box::new(r))
+    }
+
     fn jwt_policy(&self, audience: Option<String>) -> JwtPolicy {
         let allowed = self.keys.allow_list();
         JwtPolicy {
@@ -98,7 +164,7 @@ pub struct AuditArgs {
     #[command(flatten)]
     trust: TrustArgs,
     /// This verifier's identifier: the last token's aud must contain it.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     audience: Option<String>,
     /// Most actors in one act chain (hard cap 10).
     #[arg(long, default_value_t = delegation::DEFAULT_MAX_DEPTH)]
@@ -107,7 +173,7 @@ pub struct AuditArgs {
     #[arg(long, default_value = "set", value_parser = ["set", "hierarchical"])]
     scope_mode: String,
     /// Segment separators for --scope-mode hierarchical.
-    #[arg(long, default_value = "./:")]
+    #[arg(long, allow_hyphen_values = true, default_value = "./:")]
     scope_separators: String,
     /// Fail a hop whose previous token has no may_act.
     #[arg(long)]
@@ -119,7 +185,7 @@ pub struct AuditArgs {
     #[arg(long)]
     deny_warnings: bool,
     /// File recording seen (iss, jti) pairs: a token audited twice is a replay.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     replay_store: Option<String>,
     /// Print the JSON report.
     #[arg(long)]
@@ -145,7 +211,7 @@ fn read_tokens(files: &[String]) -> Result<Vec<String>, CliError> {
 
 fn audit(a: AuditArgs) -> CliResult {
     let tokens = read_tokens(&a.tokens)?;
-    let resolver = a.trust.keys.resolver()?;
+    let resolver = a.trust.resolver()?;
     if a.max_depth == 0 || a.max_depth > delegation::HARD_MAX_DEPTH {
         return Err(CliError::usage(format!(
             "--max-depth must be 1..={}",
@@ -178,7 +244,7 @@ fn audit(a: AuditArgs) -> CliResult {
     };
     let r = delegation::audit(
         &refs,
-        &resolver,
+        resolver.as_ref(),
         &policy,
         clock.as_ref(),
         store.as_mut().map(|s| s as &mut dyn ReplayStore),
@@ -186,20 +252,14 @@ fn audit(a: AuditArgs) -> CliResult {
     if let Some(s) = &store {
         s.save().map_err(CliError::usage)?;
     }
-    let mut ok = r.passed();
-    if a.deny_warnings
-        && r.checks
-            .iter()
-            .any(|c| !c.passed && c.severity == Severity::Warning)
-    {
-        ok = false;
-    }
+    // One verdict for the exit code, the text and the JSON (issue 7 item 3).
+    let ok = report::verdict(&r, a.deny_warnings);
     if a.json {
         let mut j = report::json(&r);
         j["result"] = serde_json::json!(if ok { "pass" } else { "fail" });
         print_json(&j);
     } else {
-        emit(&report::text(&r));
+        emit(&report::text_with(&r, a.deny_warnings));
     }
     Ok(if ok {
         ExitCode::SUCCESS
@@ -211,16 +271,16 @@ fn audit(a: AuditArgs) -> CliResult {
 #[derive(Args)]
 pub struct SignArgs {
     /// Private signing key: a path or env:NAME.
-    #[arg(long = "signing-key", alias = "sign-key")]
+    #[arg(long = "signing-key", allow_hyphen_values = true, alias = "sign-key")]
     signing_key: String,
     /// Algorithm of the signing key (required for RSA).
     #[arg(long = "signing-alg", value_parser = parse_alg)]
     signing_alg: Option<Algorithm>,
     /// kid for the header (default: the key's kid or RFC 7638 thumbprint).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     kid: Option<String>,
     /// File holding the passphrase of an encrypted key (else $AGENTSIG_PASSPHRASE).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     passphrase_file: Option<String>,
 }
 
@@ -244,38 +304,38 @@ pub struct MintArgs {
     #[command(flatten)]
     sign: SignArgs,
     /// Issuer.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     iss: String,
     /// Subject (the user or principal delegating).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     sub: String,
     /// Audience (repeatable).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     aud: Vec<String>,
     /// Space-separated scope.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     scope: Option<String>,
     /// Actor, oldest first; the last one is the current actor (outermost act, RFC 8693 4.1). Repeatable.
     /// SUB or SUB=SCOPE to give the actor its own (non-standard) scope.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     act: Vec<String>,
     /// Who may act next (RFC 8693 4.4 may_act.sub).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     may_act: Option<String>,
     /// client_id claim.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     client_id: Option<String>,
     /// Lifetime in seconds.
-    #[arg(long, default_value_t = 3600)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = 3600)]
     ttl: i64,
     /// jti (default: random).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     jti: Option<String>,
     /// typ header.
-    #[arg(long, default_value = delegation::DEFAULT_TYP)]
+    #[arg(long, allow_hyphen_values = true, default_value = delegation::DEFAULT_TYP)]
     typ: String,
     /// Issue "as of" this time (seconds since the epoch).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     now: Option<i64>,
 }
 
@@ -314,34 +374,38 @@ pub struct ExchangeArgs {
     #[command(flatten)]
     sign: SignArgs,
     /// The subject token (file, or - for standard input).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     subject_token: String,
     /// The new actor's identifier (unverified: prefer --actor-token).
-    #[arg(long, required_unless_present = "actor_token")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        required_unless_present = "actor_token"
+    )]
     actor: Option<String>,
     /// The actor token (file): verified, its sub becomes the new actor.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     actor_token: Option<String>,
     /// Issuer of the new token.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     iss: String,
     /// Audience of the new token (repeatable).
-    #[arg(long, required = true)]
+    #[arg(long, allow_hyphen_values = true, required = true)]
     aud: Vec<String>,
     /// Requested scope; must be covered by the subject token's (default: the same).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     scope: Option<String>,
     /// Scope comparison for the request: set or hierarchical.
     #[arg(long, default_value = "set", value_parser = ["set", "hierarchical"])]
     scope_mode: String,
     /// Who may act next (may_act.sub).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     may_act: Option<String>,
     /// Lifetime in seconds (capped by the subject token's exp).
-    #[arg(long, default_value_t = 900)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = 900)]
     ttl: i64,
     /// typ of the new token.
-    #[arg(long, default_value = delegation::DEFAULT_TYP)]
+    #[arg(long, allow_hyphen_values = true, default_value = delegation::DEFAULT_TYP)]
     new_typ: String,
     #[command(flatten)]
     trust: TrustArgs,
@@ -367,11 +431,11 @@ fn exchange(a: ExchangeArgs) -> CliResult {
         Some(p) => Some(read_one_token(p)?),
         None => None,
     };
-    let resolver = if a.trust.keys.is_empty() {
-        eprintln!("agentsig: no --key/--jwks: trusting only the signing key's public half for the subject token");
-        StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)
+    let resolver: Box<dyn KeyResolver> = if a.trust.keys.is_empty() {
+        errln!("agentsig: no --key/--jwks: trusting only the signing key's public half for the subject token");
+        Box::new(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned))
     } else {
-        a.trust.keys.resolver()?
+        a.trust.resolver()?
     };
     let mut jp = a.trust.jwt_policy(None);
     jp.require_jti = false;
@@ -395,7 +459,14 @@ fn exchange(a: ExchangeArgs) -> CliResult {
         typ: a.new_typ.clone(),
     };
     let clock = a.trust.clock();
-    match mint::exchange(&req, &resolver, &jp, &scope_policy, clock.as_ref(), &key) {
+    match mint::exchange(
+        &req,
+        resolver.as_ref(),
+        &jp,
+        &scope_policy,
+        clock.as_ref(),
+        &key,
+    ) {
         Ok(r) => {
             if a.json {
                 print_json(&r.response);

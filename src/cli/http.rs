@@ -40,7 +40,12 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     num.parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| format!("invalid duration {s:?} (e.g. 300, 5m, 12h, 30d)"))
+        .ok_or_else(|| {
+            format!(
+                "invalid duration {s_q} (e.g. 300, 5m, 12h, 30d)",
+                s_q = agentsig::text::quoted(s)
+            )
+        })
 }
 
 fn parse_component(s: &str) -> Result<ComponentId, String> {
@@ -66,16 +71,16 @@ pub struct HttpSignArgs {
     /// Raw HTTP/1.1 message (request or response), or - for standard input.
     file: String,
     /// Private key: a path, or env:NAME.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     key: String,
     /// Algorithm (required for RSA keys); checked against the key.
     #[arg(long, value_parser = parse_alg)]
     alg: Option<Algorithm>,
     /// keyid parameter; default: the key's kid, else its RFC 7638 thumbprint.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     keyid: Option<String>,
     /// Signature label.
-    #[arg(long, default_value = "sig1")]
+    #[arg(long, allow_hyphen_values = true, default_value = "sig1")]
     label: String,
     /// Covered component, in order, e.g. @method, content-type, "@query-param";name="id",
     /// content-digest;req. Repeatable. Default: responses @status content-type content-digest;
@@ -83,7 +88,7 @@ pub struct HttpSignArgs {
     #[arg(long = "component", short = 'c', value_parser = parse_component)]
     components: Vec<ComponentId>,
     /// created parameter (Unix seconds); default now.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     created: Option<i64>,
     /// Leave out the created parameter.
     #[arg(long, conflicts_with = "created")]
@@ -92,16 +97,16 @@ pub struct HttpSignArgs {
     #[arg(long, value_parser = parse_duration)]
     expires_in: Option<u64>,
     /// nonce parameter.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     nonce: Option<String>,
     /// tag parameter.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     tag: Option<String>,
     /// Leave out the alg parameter (it is included by default).
     #[arg(long)]
     no_alg: bool,
     /// The request this response answers (for ;req components and --accept-signature).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     request: Option<String>,
     /// Honour the Accept-Signature field of --request (RFC 9421 section 5): its member
     /// labelled --label (or its only member) gives the components and parameters.
@@ -111,16 +116,16 @@ pub struct HttpSignArgs {
     #[arg(long, value_parser = parse_digest_alg)]
     add_content_digest: Vec<DigestAlgorithm>,
     /// Scheme the message was received over, for @scheme/@target-uri of origin-form requests.
-    #[arg(long, default_value = "https")]
+    #[arg(long, allow_hyphen_values = true, default_value = "https")]
     scheme: String,
     /// Where to write the signed message; default standard output.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     out: Option<String>,
     /// Print JSON (label, Signature-Input, Signature, signature base) instead of the message.
     #[arg(long)]
     json: bool,
     /// File holding the passphrase of an encrypted PKCS#8 key (else $AGENTSIG_PASSPHRASE).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     passphrase_file: Option<String>,
 }
 
@@ -212,8 +217,19 @@ fn sign(a: HttpSignArgs) -> CliResult {
         }
         spec
     };
-    let signed = httpsig::sign(&m, related.as_ref(), &spec, &key)
-        .map_err(|e| CliError::usage(format!("{}: {e}", a.file)))?;
+    let no_digest = !m.is_request()
+        && m.field_lines("content-digest", false).next().is_none()
+        && spec.components.iter().any(
+            |c| matches!(&c.target, httpsig::components::Target::Field(f) if f == "content-digest"),
+        );
+    let signed = httpsig::sign(&m, related.as_ref(), &spec, &key).map_err(|e| {
+        let hint = if no_digest {
+            "; the response has no Content-Digest field: add one with --add-content-digest sha-256"
+        } else {
+            ""
+        };
+        CliError::usage(format!("{}: {e}{hint}", a.file))
+    })?;
     if a.json {
         print_json(&serde_json::json!({
             "label": signed.label,
@@ -245,7 +261,7 @@ pub struct HttpVerifyArgs {
     #[command(flatten)]
     trust: TrustedKeyArgs,
     /// Verify only this label (repeatable); default every label. Each must verify.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     label: Vec<String>,
     /// Component every signature must cover (repeatable). Default for responses:
     /// @status content-type content-digest; for requests none.
@@ -264,22 +280,22 @@ pub struct HttpVerifyArgs {
     #[arg(long, value_parser = parse_duration, default_value = "60")]
     skew: u64,
     /// Verify as if the time were this (Unix seconds).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     now: Option<i64>,
     /// Skip created/expires checks entirely (only for replaying archived test vectors).
     #[arg(long)]
     no_time_check: bool,
     /// Required tag parameter.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     tag: Option<String>,
     /// Refuse signatures without expires.
     #[arg(long)]
     require_expires: bool,
     /// The request this response answers (for ;req components).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     request: Option<String>,
     /// Scheme the message was received over.
-    #[arg(long, default_value = "https")]
+    #[arg(long, allow_hyphen_values = true, default_value = "https")]
     scheme: String,
     /// Include the signature base in the output.
     #[arg(long)]
@@ -307,9 +323,45 @@ pub struct VerifyRequest<'a> {
     pub json: bool,
 }
 
+/// The outcome of an RFC 9421 verification: the verdict, the JSON report,
+/// and the text lines (one per label), without the closing verdict line.
+pub struct HttpOutcome {
+    pub verified: bool,
+    pub json: serde_json::Value,
+    pub lines: Vec<String>,
+}
+
 /// Run a verification and print one result per label. Exit 0 only when every
 /// examined label verified.
 pub fn run_verify(v: VerifyRequest<'_>) -> CliResult {
+    let file = v.file.to_owned();
+    let json = v.json;
+    let o = verify_outcome(v)?;
+    if json {
+        print_json(&o.json);
+    } else {
+        for l in &o.lines {
+            outln!("{l}");
+        }
+        if o.verified {
+            outln!("{}: verified", esc(&file));
+        } else {
+            outln!("{}: NOT verified", esc(&file));
+        }
+    }
+    Ok(if o.verified {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn esc(s: &str) -> std::borrow::Cow<'_, str> {
+    agentsig::text::escape_controls(s)
+}
+
+/// Verify and build the report, printing nothing.
+pub fn verify_outcome(v: VerifyRequest<'_>) -> Result<HttpOutcome, CliError> {
     let resolver = v.trust.resolver()?;
     let clock_fixed;
     let mut policy = VerifyPolicy::new(&resolver);
@@ -326,87 +378,82 @@ pub fn run_verify(v: VerifyRequest<'_>) -> CliResult {
     policy.require_expires = v.require_expires;
     policy.labels = (!v.labels.is_empty()).then(|| v.labels.to_vec());
     policy.keep_base = v.print_base;
-    let report = match httpsig::verify(v.message, v.related, &policy) {
-        Ok(r) => r,
-        Err(e) => {
-            if v.json {
-                print_json(&serde_json::json!({
-                    "verified": false, "file": v.file, "reason": e.to_string(), "signatures": [],
-                }));
-            } else {
-                outln!("{}: NOT verified: {e}", v.file);
-            }
-            return Ok(ExitCode::from(1));
-        }
-    };
-    print_report(v.file, &report, v.json);
-    Ok(if report.all_valid() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    match httpsig::verify(v.message, v.related, &policy) {
+        Ok(r) => Ok(report_outcome(v.file, &r)),
+        Err(e) => Ok(HttpOutcome {
+            verified: false,
+            json: serde_json::json!({
+                "verified": false, "file": v.file, "reason": e.to_string(), "signatures": [],
+            }),
+            lines: vec![format!("{}: {}", esc(v.file), esc(&e.to_string()))],
+        }),
+    }
 }
 
-fn print_report(file: &str, report: &VerifyReport, json: bool) {
+fn time_text(t: Option<i64>) -> String {
+    t.map_or_else(|| "-".into(), agentsig::text::rfc3339)
+}
+
+fn report_outcome(file: &str, report: &VerifyReport) -> HttpOutcome {
     let verified = report.all_valid();
-    if json {
-        let sigs: Vec<serde_json::Value> = report
-            .results
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "label": r.label,
-                    "valid": r.is_valid(),
-                    "covered": r.covered,
-                    "signature_params": r.params_value,
-                    "keyid": r.keyid,
-                    "algorithm": r.alg.map(|a| a.httpsig_name()),
-                    "created": r.created,
-                    "expires": r.expires,
-                    "nonce": r.nonce,
-                    "tag": r.tag,
-                    "key_source": r.key_source.as_ref().map(ToString::to_string),
-                    "key_thumbprint": r.key_thumbprint,
-                    "reason_code": r.outcome.as_ref().err().map(|e| e.code()),
-                    "reason": r.outcome.as_ref().err().map(ToString::to_string),
-                    "signature_base": r.signature_base.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()),
-                })
+    let sigs: Vec<serde_json::Value> = report
+        .results
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "label": r.label,
+                "valid": r.is_valid(),
+                "covered": r.covered,
+                "signature_params": r.params_value,
+                "keyid": r.keyid,
+                "algorithm": r.alg.map(|a| a.httpsig_name()),
+                "created": r.created,
+                "expires": r.expires,
+                "nonce": r.nonce,
+                "tag": r.tag,
+                "key_source": r.key_source.as_ref().map(ToString::to_string),
+                "key_thumbprint": r.key_thumbprint,
+                "reason_code": r.outcome.as_ref().err().map(|e| e.code()),
+                "reason": r.outcome.as_ref().err().map(ToString::to_string),
+                "signature_base": r.signature_base.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()),
             })
-            .collect();
-        print_json(&serde_json::json!({
-            "verified": verified,
-            "file": file,
-            "signatures": sigs,
-        }));
-        return;
-    }
+        })
+        .collect();
+    let json = serde_json::json!({
+        "verified": verified,
+        "file": file,
+        "signatures": sigs,
+    });
+    let mut lines = Vec::new();
     for r in &report.results {
         let mut line = format!(
-            "{}: {} (keyid {}, alg {})",
-            r.label,
+            "{}: {} (keyid {}, alg {}, created {}, expires {})",
+            esc(&r.label),
             if r.is_valid() { "valid" } else { "INVALID" },
-            r.keyid.as_deref().unwrap_or("-"),
+            r.keyid.as_deref().map_or_else(|| "-".into(), esc),
             r.alg.map_or("-", |a| a.httpsig_name()),
+            time_text(r.created),
+            time_text(r.expires),
         );
         if let Some(src) = &r.key_source {
-            line.push_str(&format!(", key from {src}"));
+            line.push_str(&format!(", key from {}", esc(&src.to_string())));
         }
         if let Err(e) = &r.outcome {
-            line.push_str(&format!(": {e}"));
+            line.push_str(&format!(": {}", esc(&e.to_string())));
         }
-        outln!("{line}");
+        lines.push(line);
         if let Some(b) = &r.signature_base {
-            outln!(
+            lines.push(format!(
                 "--- signature base of {} ---\n{}\n---",
-                r.label,
-                String::from_utf8_lossy(b)
-            );
+                esc(&r.label),
+                agentsig::text::escape_controls_keep_newlines(&String::from_utf8_lossy(b))
+            ));
         }
     }
-    if verified {
-        outln!("{file}: verified");
-    } else {
-        outln!("{file}: NOT verified");
+    HttpOutcome {
+        verified,
+        json,
+        lines,
     }
 }
 
@@ -471,37 +518,15 @@ pub fn digest_cmd(a: DigestArgs) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `agentsig verify --response`: RFC 9421 check of a saved descriptor response
-/// under the descriptor-response policy, Content-Digest checked against the body.
-pub fn verify_saved_response(
-    path: &str,
-    trust: &TrustedKeyArgs,
-    max_age: Option<u64>,
-    now: Option<i64>,
-    json: bool,
-) -> CliResult {
+/// Read a saved response (`curl -i`) for `agentsig verify --response`.
+pub fn read_saved_response(path: &str) -> Result<Message, CliError> {
     let m = read_message(path, "https")?;
     if m.is_request() {
         return Err(CliError::usage(format!(
             "{path}: is a request; --response expects a saved response (status line, headers, body)"
         )));
     }
-    run_verify(VerifyRequest {
-        file: path,
-        message: &m,
-        related: None,
-        trust,
-        labels: &[],
-        required: httpsig::verify::descriptor_response_components(),
-        max_age,
-        skew: 60,
-        now,
-        check_time: true,
-        tag: None,
-        require_expires: false,
-        print_base: false,
-        json,
-    })
+    Ok(m)
 }
 
 fn nginx_quote(v: &str) -> String {
@@ -510,7 +535,7 @@ fn nginx_quote(v: &str) -> String {
 
 /// Write the response fields a static host must send with a signed
 /// descriptor (seed 001 section 10.3), as plain `Name: value` lines or as
-/// an nginx or Caddy snippet.
+/// an nginx or Caddy snippet. Returns the signature's created and expires.
 pub fn write_static_headers(
     path: &str,
     file: &str,
@@ -519,7 +544,7 @@ pub fn write_static_headers(
     keys: &[agentsig::SigningKey],
     expires_in: Option<u64>,
     format: &str,
-) -> Result<(), CliError> {
+) -> Result<(i64, Option<i64>), CliError> {
     let created = now_unix();
     let expires = expires_in.map(|e| created.saturating_add(i64::try_from(e).unwrap_or(i64::MAX)));
     let pairs: Vec<(&agentsig::SigningKey, String)> =
@@ -563,9 +588,5 @@ pub fn write_static_headers(
         }
     }
     std::fs::write(path, text.as_bytes()).map_err(|e| CliError::usage(format!("{path}: {e}")))?;
-    eprintln!(
-        "wrote the HTTP response fields for {file} -> {path} (created {created}{})",
-        expires.map_or_else(String::new, |e| format!(", expires {e}"))
-    );
-    Ok(())
+    Ok((created, expires))
 }

@@ -9,19 +9,32 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 
 /// `println!` that ignores a closed standard output (`agentsig ... | head`)
-/// instead of panicking on EPIPE.
+/// instead of panicking on EPIPE. The text is passed through
+/// [`agentsig::text::escape_controls`] (line breaks kept): values taken from
+/// unverified input never reach the terminal as control sequences.
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+        let s = format!($($arg)*);
+        let _ = writeln!(std::io::stdout().lock(), "{}", agentsig::text::escape_controls_keep_newlines(&s));
     }};
 }
 
-/// `print!` that ignores a closed standard output.
+/// `print!` that ignores a closed standard output (escaped like [`outln!`]).
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), $($arg)*);
+        let s = format!($($arg)*);
+        let _ = write!(std::io::stdout().lock(), "{}", agentsig::text::escape_controls_keep_newlines(&s));
+    }};
+}
+
+/// `eprintln!` with the same escaping as [`outln!`].
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let s = format!($($arg)*);
+        let _ = writeln!(std::io::stderr().lock(), "{}", agentsig::text::escape_controls_keep_newlines(&s));
     }};
 }
 
@@ -59,8 +72,13 @@ struct Cli {
 enum Command {
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },
-    /// Print the manual page (roff) on standard output: agentsig man > agentsig.1
-    Man,
+    /// Print the manual (roff): the agentsig page, then one page per subcommand with every
+    /// option. With --out DIR, write them as files: agentsig.1, agentsig-sign.1, agentsig-http-verify.1 ...
+    Man {
+        /// Directory to write one page per command into (it must exist).
+        #[arg(long, allow_hyphen_values = true)]
+        out: Option<std::path::PathBuf>,
+    },
     /// Generate a key pair: PKCS#8 private key (mode 0600) and the public key as JWK and JWK Set.
     Keygen(keygen::KeygenArgs),
     /// Print the RFC 8785 canonical form of a JSON document.
@@ -126,17 +144,7 @@ pub fn main() -> ExitCode {
             clap_complete::generate(shell, &mut cmd, "agentsig", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Man => {
-            let cmd = <Cli as clap::CommandFactory>::command();
-            let mut buf = Vec::new();
-            match clap_mangen::Man::new(cmd).render(&mut buf) {
-                Ok(()) => {
-                    out!("{}", String::from_utf8_lossy(&buf));
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(e) => Err(CliError::usage(format!("man page: {e}"))),
-            }
-        }
+        Command::Man { out } => man(out.as_deref()),
         Command::Keygen(a) => keygen::run(a),
         Command::Canon(a) => sign::canon(a),
         Command::Sign(a) => sign::sign(a),
@@ -148,10 +156,38 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("agentsig: {}", e.message);
+            errln!("agentsig: {}", e.message);
             ExitCode::from(e.code)
         }
     }
+}
+
+/// `agentsig man`: every command's page, to standard output or one file each.
+fn man(out: Option<&std::path::Path>) -> CliResult {
+    let mut cmd = <Cli as clap::CommandFactory>::command().disable_help_subcommand(true);
+    cmd.build();
+    if let Some(dir) = out {
+        clap_mangen::generate_to(cmd, dir)
+            .map_err(|e| CliError::usage(format!("{}: {e}", dir.display())))?;
+        errln!("wrote the manual pages into {}", dir.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    fn all(c: &clap::Command, v: &mut Vec<clap::Command>) {
+        v.push(c.clone());
+        for s in c.get_subcommands().filter(|s| !s.is_hide_set()) {
+            all(s, v);
+        }
+    }
+    let mut cmds = Vec::new();
+    all(&cmd, &mut cmds);
+    let mut buf = Vec::new();
+    for c in cmds {
+        clap_mangen::Man::new(c)
+            .render(&mut buf)
+            .map_err(|e| CliError::usage(format!("man page: {e}")))?;
+    }
+    let _ = std::io::stdout().lock().write_all(&buf);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Read a file, or standard input for `-`, with a size bound.
@@ -225,10 +261,10 @@ pub fn load_signing(
 pub struct TrustedKeyArgs {
     /// Trusted public key (PEM, DER, JWK, or a private key's public half): a path or env:NAME.
     /// Repeatable. A key without a kid matches any kid or keyid.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub key: Vec<String>,
     /// Trusted JWK Set; its symmetric (oct) keys are never used. Repeatable.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub jwks: Vec<String>,
     /// Allowed algorithm (repeatable); default: every asymmetric algorithm. A single --alg also
     /// binds RSA keys that do not name their algorithm; hmac-sha256 must be named to verify with a
@@ -345,10 +381,12 @@ pub fn write_new_file(path: &std::path::Path, bytes: &[u8], mode: u32) -> Result
         .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))
 }
 
-/// Print a JSON value on standard output.
+/// Print a JSON value on standard output (serde_json escapes control
+/// characters itself; the text is not rewritten, so it stays valid JSON).
 pub fn print_json(v: &serde_json::Value) {
-    let s = serde_json::to_string_pretty(v).unwrap_or_else(|_| String::from("{}"));
-    outln!("{s}");
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|_| String::from("{}"));
+    s.push('\n');
+    let _ = std::io::stdout().lock().write_all(s.as_bytes());
 }
 
 /// Parse an algorithm name (either naming).

@@ -31,38 +31,38 @@ pub struct SignArgs {
     /// Descriptor (JSON) to sign, or - for standard input (the JWS then goes to standard output).
     file: String,
     /// Private key: a path, or env:NAME. Repeat for several signatures (implies --json-serialization).
-    #[arg(long, required = true)]
+    #[arg(long, allow_hyphen_values = true, required = true)]
     key: Vec<String>,
     /// Key id for the protected header; default: the key's own kid, else its RFC 7638 thumbprint.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     kid: Option<String>,
     /// Algorithm, required for RSA keys (rsa-pss-sha512 or rsa-v1_5-sha256); checked for all others.
     #[arg(long, value_parser = parse_alg)]
     alg: Option<Algorithm>,
     /// Where to write the JWS; default FILE.jws (standard output for -).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     out: Option<String>,
     /// Write the JWS JSON general serialization (several signatures, for key rotation).
     #[arg(long)]
     json_serialization: bool,
     /// The `typ` header (default JOSE, or JOSE+JSON with --json-serialization).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     typ: Option<String>,
     /// Use the RFC 7797 unencoded payload (b64=false, crit ["b64"]). Not understood by A2A SDKs.
     #[arg(long)]
     unencoded_payload: bool,
     /// File holding the passphrase of an encrypted PKCS#8 key (else $AGENTSIG_PASSPHRASE).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     passphrase_file: Option<String>,
     /// Media type a static host serves the descriptor with; it is signed (RFC 9421 content-type).
-    #[arg(long, default_value = "application/json")]
+    #[arg(long, allow_hyphen_values = true, default_value = "application/json")]
     content_type: String,
     /// Give the HTTP signature an expires parameter this far after created (e.g. 30d).
     /// Default: no expires (see docs/static-publishing.md).
     #[arg(long, value_parser = parse_duration)]
     expires_in: Option<u64>,
     /// Where to write the HTTP response fields a static host must send; default FILE.headers.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     headers_out: Option<String>,
     /// Form of the response-fields file: plain (Name: value), nginx or caddy.
     #[arg(long, default_value = "plain", value_parser = ["plain", "nginx", "caddy"])]
@@ -116,57 +116,81 @@ pub fn sign(a: SignArgs) -> CliResult {
     } else {
         std::fs::write(&out, text.as_bytes())
             .map_err(|e| CliError::usage(format!("{out}: {e}")))?;
-        for k in &keys {
-            eprintln!(
-                "signed {} with {} (kid {}) -> {out}",
-                a.file,
+    }
+    let signers: Vec<String> = keys
+        .iter()
+        .map(|k| {
+            format!(
+                "{} kid {}",
                 k.algorithm().jose_name(),
                 k.kid_or_thumbprint()
-            );
-        }
-    }
+            )
+        })
+        .collect();
     let headers_path = match (&a.headers_out, a.file.as_str()) {
         _ if a.no_headers => None,
         (Some(h), _) => Some(h.clone()),
         (None, "-") => None,
         (None, f) => Some(format!("{f}.headers")),
     };
-    if let Some(path) = headers_path {
-        super::http::write_static_headers(
-            &path,
+    let headers = match &headers_path {
+        Some(path) => Some(super::http::write_static_headers(
+            path,
             &a.file,
             &input,
             &a.content_type,
             &keys,
             a.expires_in,
             &a.headers_format,
-        )?;
+        )?),
+        None => None,
+    };
+    // One summary naming every file written (standard output is not a file).
+    let mut wrote = Vec::new();
+    if out != "-" {
+        wrote.push(format!("{out} (detached JWS, {})", signers.join("; ")));
+    }
+    if let (Some(path), Some((created, expires))) = (&headers_path, headers) {
+        wrote.push(format!(
+            "{path} (HTTP response fields for a static host, {} format, created {}{})",
+            a.headers_format,
+            agentsig::text::rfc3339(created),
+            expires.map_or_else(String::new, |e| format!(
+                ", expires {}",
+                agentsig::text::rfc3339(e)
+            ))
+        ));
+    }
+    if !wrote.is_empty() {
+        errln!("signed {}: wrote {}", a.file, wrote.join(" and "));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Args)]
 pub struct VerifyArgs {
-    /// Descriptor (JSON) to verify, or - for standard input (not needed with --response).
+    /// Descriptor (JSON) to verify, or - for standard input (optional with --response).
     #[arg(default_value = "", hide_default_value = true)]
     file: String,
     /// Verify a saved HTTP response (status line, headers, body, e.g. from curl -i) with
     /// RFC 9421: @status, content-type and content-digest must be signed, Content-Digest must match the body.
-    #[arg(long, conflicts_with_all = ["jws", "typ", "ignore_key_headers"])]
+    /// With FILE: the response body must be FILE's bytes exactly, and FILE's detached JWS
+    /// (FILE.jws, or --jws) is verified too when present. Without FILE: only the response.
+    #[arg(long, allow_hyphen_values = true)]
     response: Option<String>,
     /// With --response: largest age of the signature's created (e.g. 30d); default none (expires is enforced).
     #[arg(long, value_parser = parse_duration, requires = "response")]
     max_age: Option<u64>,
     /// With --response: verify as if the time were this (Unix seconds).
-    #[arg(long, requires = "response")]
+    #[arg(long, allow_hyphen_values = true, requires = "response")]
     now: Option<i64>,
     /// The detached JWS; default FILE.jws.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     jws: Option<String>,
     #[command(flatten)]
     trust: TrustedKeyArgs,
     /// Required `typ` header value (RFC 7515 4.1.9 comparison). Repeatable.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     typ: Vec<String>,
     /// Ignore jku/jwk/x5u/x5c/x5t headers instead of refusing the signature. Keys still come only from --key/--jwks.
     #[arg(long)]
@@ -176,9 +200,21 @@ pub struct VerifyArgs {
     json: bool,
 }
 
+fn esc(s: &str) -> std::borrow::Cow<'_, str> {
+    agentsig::text::escape_controls(s)
+}
+
+/// The outcome of a detached-JWS check: the verdict, the JSON report and
+/// one text line per signature.
+struct JwsOutcome {
+    verified: bool,
+    json: serde_json::Value,
+    lines: Vec<String>,
+}
+
 pub fn verify(a: VerifyArgs) -> CliResult {
     if let Some(resp) = &a.response {
-        return super::http::verify_saved_response(resp, &a.trust, a.max_age, a.now, a.json);
+        return verify_response(&a, resp);
     }
     if a.file.is_empty() {
         return Err(CliError::usage(
@@ -195,7 +231,154 @@ pub fn verify(a: VerifyArgs) -> CliResult {
         }
         (None, f) => format!("{f}.jws"),
     };
-    let jws_bytes = read_input(&jws_path)?;
+    let o = check_jws(&a, &input, &jws_path)?;
+    if a.json {
+        print_json(&o.json);
+    } else {
+        for l in &o.lines {
+            errln!("{l}");
+        }
+        if o.verified {
+            outln!("{}: verified", esc(&a.file));
+        } else {
+            outln!("{}: NOT verified", esc(&a.file));
+        }
+    }
+    Ok(if o.verified {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `verify [FILE] --response SAVED.http`: the RFC 9421 signature of the
+/// saved response; with FILE, also that the response body is FILE's bytes
+/// exactly and, when FILE's detached JWS exists (or --jws names one), that
+/// JWS. The verdict covers only what was checked, and says what that was.
+fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
+    let m = super::http::read_saved_response(resp)?;
+    let file = (!a.file.is_empty()).then_some(a.file.as_str());
+    // A named FILE that cannot be read is a usage error, never skipped.
+    let input = file.map(read_input).transpose()?;
+    let jws_path = match (&a.jws, file) {
+        (Some(j), _) => Some(j.clone()),
+        (None, Some("-")) | (None, None) => None,
+        (None, Some(f)) => {
+            let p = format!("{f}.jws");
+            std::path::Path::new(&p).exists().then_some(p)
+        }
+    };
+    if jws_path.is_some() && input.is_none() {
+        return Err(CliError::usage(
+            "--jws needs the descriptor FILE as well as --response",
+        ));
+    }
+    let http = super::http::verify_outcome(super::http::VerifyRequest {
+        file: resp,
+        message: &m,
+        related: None,
+        trust: &a.trust,
+        labels: &[],
+        required: agentsig::httpsig::verify::descriptor_response_components(),
+        max_age: a.max_age,
+        skew: 60,
+        now: a.now,
+        check_time: true,
+        tag: None,
+        require_expires: false,
+        print_base: false,
+        json: a.json,
+    })?;
+    let mut checked = vec![format!("RFC 9421 signature of the response {resp}")];
+    let mut failed: Vec<String> = Vec::new();
+    if !http.verified {
+        failed.push(format!("RFC 9421 signature of the response {resp}"));
+    }
+    let mut lines = http.lines.clone();
+    let body_matches = match (&input, file) {
+        (Some(bytes), Some(f)) => {
+            let same = bytes.as_slice() == m.body.as_slice();
+            checked.push(format!("response body is the bytes of {f}"));
+            if same {
+                lines.push(format!(
+                    "{}: the response body is its bytes exactly ({} bytes)",
+                    esc(f),
+                    bytes.len()
+                ));
+            } else {
+                failed.push(format!("response body is the bytes of {f}"));
+                lines.push(format!(
+                    "{}: DIFFERS from the response body ({} bytes in the file, {} in the response)",
+                    esc(f),
+                    bytes.len(),
+                    m.body.len()
+                ));
+            }
+            Some(same)
+        }
+        _ => None,
+    };
+    let jws = match (&jws_path, &input) {
+        (Some(p), Some(bytes)) => {
+            checked.push(format!("detached JWS {p}"));
+            let o = check_jws(a, bytes, p)?;
+            if !o.verified {
+                failed.push(format!("detached JWS {p}"));
+            }
+            lines.extend(o.lines.iter().cloned());
+            Some(o)
+        }
+        _ => None,
+    };
+    let verified = failed.is_empty();
+    let subject = file.unwrap_or(resp);
+    if a.json {
+        let mut j = http.json.clone();
+        j["verified"] = serde_json::json!(verified);
+        j["response_verified"] = serde_json::json!(http.verified);
+        j["descriptor_file"] = serde_json::json!(file);
+        j["body_matches_file"] = serde_json::json!(body_matches);
+        j["jws_report"] = jws
+            .as_ref()
+            .map_or(serde_json::Value::Null, |o| o.json.clone());
+        j["checked"] = serde_json::json!(checked);
+        j["failed"] = serde_json::json!(failed);
+        print_json(&j);
+    } else {
+        for l in &lines {
+            outln!("{l}");
+        }
+        if verified {
+            let note = if file.is_none() {
+                "; no descriptor file was compared with the body"
+            } else if jws.is_none() {
+                "; no detached JWS was found beside it"
+            } else {
+                ""
+            };
+            outln!(
+                "{}: verified (checked: {}{note})",
+                esc(subject),
+                esc(&checked.join("; "))
+            );
+        } else {
+            outln!(
+                "{}: NOT verified (failed: {})",
+                esc(subject),
+                esc(&failed.join("; "))
+            );
+        }
+    }
+    Ok(if verified {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Check the detached JWS at `jws_path` over `input`; prints nothing.
+fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome, CliError> {
+    let jws_bytes = read_input(jws_path)?;
     let jws_text = String::from_utf8(jws_bytes)
         .map_err(|_| CliError::usage(format!("{jws_path}: not UTF-8")))?;
     let resolver = a.trust.resolver()?;
@@ -209,97 +392,82 @@ pub fn verify(a: VerifyArgs) -> CliResult {
             KeyHeaderPolicy::Refuse
         },
     };
-    let report = match descriptor::verify(&input, &jws_text, &resolver, &policy) {
+    let report = match descriptor::verify(input, &jws_text, &resolver, &policy) {
         Ok(r) => r,
         Err(DescriptorError::Json(e)) => return Err(CliError::usage(format!("{}: {e}", a.file))),
         Err(DescriptorError::Jws(jws::JwsError::PayloadDiffers)) => {
-            return report_failure(
-                &a,
-                "the JWS carries a payload that differs from the descriptor",
-                "payload-differs",
-            )
+            let reason = "the JWS carries a payload that differs from the descriptor";
+            return Ok(JwsOutcome {
+                verified: false,
+                json: serde_json::json!({
+                    "verified": false, "verdict": "invalid", "file": a.file,
+                    "reason_code": "payload-differs", "reason": reason, "signatures": [],
+                }),
+                lines: vec![format!("{jws_path}: {reason}")],
+            });
         }
         Err(DescriptorError::Jws(e)) => return Err(CliError::usage(format!("{jws_path}: {e}"))),
     };
     let verified = report.verified();
-    if a.json {
-        let sigs: Vec<serde_json::Value> = report
-            .jws
-            .signatures
-            .iter()
-            .map(|s| {
-                serde_json::json!({
-                    "verdict": s.verdict.as_str(),
-                    "algorithm": s.alg,
-                    "kid": s.kid,
-                    "typ": s.typ,
-                    "key_source": s.key_source.as_ref().map(|k| k.to_string()),
-                    "key_thumbprint": s.key_thumbprint,
-                    "reason_code": s.reason.as_ref().map(|r| r.code()),
-                    "reason": s.reason.as_ref().map(|r| r.to_string()),
-                })
+    let sigs: Vec<serde_json::Value> = report
+        .jws
+        .signatures
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "verdict": s.verdict.as_str(),
+                "algorithm": s.alg,
+                "kid": s.kid,
+                "typ": s.typ,
+                "key_source": s.key_source.as_ref().map(|k| k.to_string()),
+                "key_thumbprint": s.key_thumbprint,
+                "reason_code": s.reason.as_ref().map(|r| r.code()),
+                "reason": s.reason.as_ref().map(|r| r.to_string()),
             })
-            .collect();
-        let first = report
-            .jws
-            .valid_signature()
-            .or(report.jws.signatures.first());
-        print_json(&serde_json::json!({
-            "verified": verified,
-            "verdict": if verified { "valid" } else { first.map(|s| s.verdict.as_str()).unwrap_or("invalid") },
-            "file": a.file,
-            "jws": jws_path,
-            "algorithm": first.and_then(|s| s.alg.clone()),
-            "kid": first.and_then(|s| s.kid.clone()),
-            "key_source": first.and_then(|s| s.key_source.as_ref().map(|k| k.to_string())),
-            "key_thumbprint": first.and_then(|s| s.key_thumbprint.clone()),
-            "canonical_sha256": report.canonical_sha256(),
-            "reason": if verified { None } else { first.and_then(|s| s.reason.as_ref().map(|r| r.to_string())) },
-            "signatures": sigs,
-        }));
-    } else {
-        for s in &report.jws.signatures {
-            let what = match s.verdict {
-                Verdict::Valid => "valid",
-                Verdict::Invalid => "INVALID",
-                Verdict::Refused => "REFUSED",
-                Verdict::NoTrustedKey => "NO TRUSTED KEY",
-            };
-            let mut line = format!(
-                "{what}: alg {} kid {}",
-                s.alg.as_deref().unwrap_or("-"),
-                s.kid.as_deref().unwrap_or("-")
-            );
-            if let Some(src) = &s.key_source {
-                line.push_str(&format!(", key from {src}"));
-            }
-            if let Some(r) = &s.reason {
-                line.push_str(&format!(": {r}"));
-            }
-            eprintln!("{line}");
+        })
+        .collect();
+    let first = report
+        .jws
+        .valid_signature()
+        .or(report.jws.signatures.first());
+    let json = serde_json::json!({
+        "verified": verified,
+        "verdict": if verified { "valid" } else { first.map(|s| s.verdict.as_str()).unwrap_or("invalid") },
+        "file": a.file,
+        "jws": jws_path,
+        "algorithm": first.and_then(|s| s.alg.clone()),
+        "kid": first.and_then(|s| s.kid.clone()),
+        "key_source": first.and_then(|s| s.key_source.as_ref().map(|k| k.to_string())),
+        "key_thumbprint": first.and_then(|s| s.key_thumbprint.clone()),
+        "canonical_sha256": report.canonical_sha256(),
+        "reason": if verified { None } else { first.and_then(|s| s.reason.as_ref().map(|r| r.to_string())) },
+        "signatures": sigs,
+    });
+    let mut lines = Vec::new();
+    for s in &report.jws.signatures {
+        let what = match s.verdict {
+            Verdict::Valid => "valid",
+            Verdict::Invalid => "INVALID",
+            Verdict::Refused => "REFUSED",
+            Verdict::NoTrustedKey => "NO TRUSTED KEY",
+        };
+        let mut line = format!(
+            "{what}: alg {} kid {}",
+            s.alg.as_deref().map_or_else(|| "-".into(), esc),
+            s.kid.as_deref().map_or_else(|| "-".into(), esc)
+        );
+        if let Some(src) = &s.key_source {
+            line.push_str(&format!(", key from {}", esc(&src.to_string())));
         }
-        eprintln!("canonical sha256 {}", report.canonical_sha256());
-        if verified {
-            outln!("{}: verified", a.file);
-        } else {
-            outln!("{}: NOT verified", a.file);
+        if let Some(r) = &s.reason {
+            line.push_str(&format!(": {}", esc(&r.to_string())));
         }
+        lines.push(line);
     }
-    Ok(if verified {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    lines.push(format!("canonical sha256 {}", report.canonical_sha256()));
+    Ok(JwsOutcome {
+        verified,
+        json,
+        lines,
     })
-}
-
-fn report_failure(a: &VerifyArgs, reason: &str, code: &str) -> CliResult {
-    if a.json {
-        print_json(&serde_json::json!({
-            "verified": false, "verdict": "invalid", "file": a.file,
-            "reason_code": code, "reason": reason, "signatures": [],
-        }));
-    } else {
-        outln!("{}: NOT verified: {reason}", a.file);
-    }
-    Ok(ExitCode::from(1))
 }

@@ -173,7 +173,11 @@ pub fn audit(
                 checks.error(
                     "bundle.jti-duplicate",
                     Some(h.index),
-                    format!("jti {j:?} of hop {} repeats hop {first}", h.index),
+                    format!(
+                        "jti {} of hop {} repeats hop {first}",
+                        crate::text::quoted(j),
+                        h.index
+                    ),
                 );
             }
         }
@@ -251,9 +255,9 @@ fn cross_hop(prev: &Hop, cur: &mut Hop, policy: &AuditPolicy, skew: i64, checks:
         Severity::Error,
         hop,
         format!(
-            "sub {:?} after {:?}",
-            cs.unwrap_or("(none)"),
-            ps.unwrap_or("(none)")
+            "sub {} after {}",
+            crate::text::quoted_opt(cs),
+            crate::text::quoted_opt(ps)
         ),
     );
     // History = previous history + one actor.
@@ -291,7 +295,8 @@ fn cross_hop(prev: &Hop, cur: &mut Hop, policy: &AuditPolicy, skew: i64, checks:
             Severity::Error,
             hop,
             format!(
-                "new actor {new_sub:?} vs previous aud [{}]",
+                "new actor {} vs previous aud [{}]",
+                crate::text::quoted(new_sub),
                 jwt::audiences(&prev.claims).join(", ")
             ),
         );
@@ -301,7 +306,10 @@ fn cross_hop(prev: &Hop, cur: &mut Hop, policy: &AuditPolicy, skew: i64, checks:
                 "bundle.may-act-violation",
                 Severity::Error,
                 hop,
-                format!("new actor {new_sub:?} against the previous hop's may_act (RFC 8693 4.4)"),
+                format!(
+                    "new actor {new_sub_q} against the previous hop's may_act (RFC 8693 4.4)",
+                    new_sub_q = crate::text::quoted(new_sub)
+                ),
             ),
             None if policy.require_may_act => checks.error(
                 "bundle.may-act-missing",

@@ -177,7 +177,10 @@ pub fn check_token(
             Some(s) => checks.error(
                 "act.cycle",
                 hop,
-                format!("actor {s:?} appears twice in the act chain (cycle or self-delegation)"),
+                format!(
+                    "actor {s_q} appears twice in the act chain (cycle or self-delegation)",
+                    s_q = crate::text::quoted(&s)
+                ),
             ),
             None => checks.pass("act.cycle", hop, "no actor appears twice"),
         }
@@ -188,7 +191,10 @@ pub fn check_token(
                 "act.actor-is-subject",
                 policy.actor_is_subject,
                 hop,
-                format!("the subject {:?} appears as an actor", sub.unwrap_or("")),
+                format!(
+                    "the subject {} appears as an actor",
+                    crate::text::quoted(sub.unwrap_or(""))
+                ),
             );
         } else {
             checks.pass("act.actor-is-subject", hop, "no actor is the subject");
@@ -270,7 +276,12 @@ fn check_actor_scopes(
     let mut ok = true;
     let mut seq: Vec<(String, Option<&Value>)> = actors
         .iter()
-        .map(|a| (format!("actor {:?}", a.sub), a.members.get("scope")))
+        .map(|a| {
+            (
+                format!("actor {}", crate::text::quoted(&a.sub)),
+                a.members.get("scope"),
+            )
+        })
         .collect();
     if claims.contains_key("scope") {
         seq.push(("the token scope".into(), claims.get("scope")));

@@ -52,7 +52,7 @@ pub enum MintError {
     Subject(JwtError),
     #[error("actor token: {0}")]
     ActorToken(JwtError),
-    #[error("actor {0:?} is not authorized by the subject token's may_act (RFC 8693 4.4)")]
+    #[error("actor {q0} is not authorized by the subject token's may_act (RFC 8693 4.4)", q0 = crate::text::quoted(.0))]
     MayAct(String),
     #[error("subject token scope: {0}")]
     SubjectScope(ScopeError),
@@ -62,7 +62,7 @@ pub enum MintError {
     Widening(String),
     #[error("the act chain would have {0} actors, above the hard bound {HARD_MAX_DEPTH}")]
     Depth(usize),
-    #[error("actor {0:?} is already in the chain (cycle)")]
+    #[error("actor {q0} is already in the chain (cycle)", q0 = crate::text::quoted(.0))]
     Cycle(String),
     #[error("the subject token's validity leaves no window")]
     NoWindow,

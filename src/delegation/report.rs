@@ -4,28 +4,7 @@
 use super::{AuditReport, Hop, Severity};
 use serde_json::{json, Value};
 
-/// Format seconds since the epoch as RFC 3339 UTC.
-pub fn rfc3339(t: i64) -> String {
-    let days = t.div_euclid(86_400);
-    let secs = t.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        (secs % 3600) / 60,
-        secs % 60
-    )
-}
+pub use crate::text::rfc3339;
 
 fn t(v: Option<i64>) -> String {
     match v {
@@ -36,25 +15,48 @@ fn t(v: Option<i64>) -> String {
 
 fn evidence_line(h: &Hop) -> String {
     match &h.evidence {
-        Some(e) => format!(
+        Some(ev) => format!(
             "VERIFIED {} kid {} with {}",
-            e.alg,
-            e.kid.as_deref().unwrap_or("-"),
-            e.key_source
+            e(&ev.alg),
+            e(ev.kid.as_deref().unwrap_or("-")),
+            e(&ev.key_source.to_string())
         ),
         None if h.decoded => "NOT VERIFIED (signature not accepted)".into(),
         None => "UNREADABLE".into(),
     }
 }
 
-/// The human-readable tree.
+/// The verdict: [`AuditReport::passed`], and with `deny_warnings` also no
+/// failed check of severity warning. The text and JSON reports and the exit
+/// code all use this one verdict.
+pub fn verdict(r: &AuditReport, deny_warnings: bool) -> bool {
+    r.passed()
+        && !(deny_warnings
+            && r.checks
+                .iter()
+                .any(|c| !c.passed && c.severity == Severity::Warning))
+}
+
+/// An unverified value, escaped for a terminal (see [`crate::text`]).
+fn e(s: &str) -> String {
+    crate::text::escape_controls(s).into_owned()
+}
+
+/// The human-readable tree, with the verdict of [`AuditReport::passed`].
 pub fn text(r: &AuditReport) -> String {
+    text_with(r, false)
+}
+
+/// The human-readable tree; with `deny_warnings` a failed warning fails the
+/// verdict (see [`verdict`]).
+pub fn text_with(r: &AuditReport, deny_warnings: bool) -> String {
     let mut o = String::new();
     let bundle = r.hops.len() > 1;
+    let pass = verdict(r, deny_warnings);
     o.push_str(&format!(
         "delegation {}: {}  ({} token{}, scope mode {}, act depth bound {}, now {})\n",
         if bundle { "bundle" } else { "token" },
-        if r.passed() { "PASS" } else { "FAIL" },
+        if pass { "PASS" } else { "FAIL" },
         r.hops.len(),
         if r.hops.len() == 1 { "" } else { "s" },
         r.scope_mode.as_str(),
@@ -78,17 +80,17 @@ pub fn text(r: &AuditReport) -> String {
     };
     o.push_str(&format!(
         "subject {}\n",
-        first.str_claim("sub").unwrap_or("(none)")
+        e(first.str_claim("sub").unwrap_or("(none)"))
     ));
     if !asserted.is_empty() {
         o.push_str("│ asserted history (informational only, RFC 8693 4.1; not verified):\n");
         for a in &asserted {
             o.push_str(&format!(
                 "│   ~ {}{}\n",
-                a.sub,
+                e(&a.sub),
                 a.iss
                     .as_ref()
-                    .map(|i| format!(" (iss {i})"))
+                    .map(|i| format!(" (iss {})", e(i)))
                     .unwrap_or_default()
             ));
         }
@@ -103,12 +105,12 @@ pub fn text(r: &AuditReport) -> String {
         let who = if i == 0 && bundle {
             format!(
                 "hop 0 subject token (holder: aud {})",
-                crate::jwt::audiences(&h.claims).join(", ")
+                e(&crate::jwt::audiences(&h.claims).join(", "))
             )
         } else {
             let actor = h
                 .current_actor()
-                .map(|a| a.sub.clone())
+                .map(|a| e(&a.sub))
                 .unwrap_or_else(|| "(no actor)".into());
             format!("hop {i} actor {actor}")
         };
@@ -116,9 +118,9 @@ pub fn text(r: &AuditReport) -> String {
         o.push_str(&format!("{pad} evidence: {}\n", evidence_line(h)));
         o.push_str(&format!(
             "{pad} iss {}  aud {}  jti {}\n",
-            h.str_claim("iss").unwrap_or("-"),
-            crate::jwt::audiences(&h.claims).join(","),
-            h.str_claim("jti").unwrap_or("-")
+            e(h.str_claim("iss").unwrap_or("-")),
+            e(&crate::jwt::audiences(&h.claims).join(",")),
+            e(h.str_claim("jti").unwrap_or("-"))
         ));
         o.push_str(&format!(
             "{pad} valid {} .. {}  (iat {})\n",
@@ -127,24 +129,30 @@ pub fn text(r: &AuditReport) -> String {
             t(h.time("iat"))
         ));
         match &h.scope {
-            Some(s) => o.push_str(&format!("{pad} scope {}\n", s.to_claim())),
+            Some(s) => o.push_str(&format!("{pad} scope {}\n", e(&s.to_claim()))),
             None => o.push_str(&format!("{pad} scope (missing or uncomparable)\n")),
         }
         if !h.scope_removed.is_empty() {
-            o.push_str(&format!("{pad}   removed: {}\n", h.scope_removed.join(" ")));
+            o.push_str(&format!(
+                "{pad}   removed: {}\n",
+                e(&h.scope_removed.join(" "))
+            ));
         }
         if !h.scope_added.is_empty() {
-            o.push_str(&format!("{pad}   ADDED:   {}\n", h.scope_added.join(" ")));
+            o.push_str(&format!(
+                "{pad}   ADDED:   {}\n",
+                e(&h.scope_added.join(" "))
+            ));
         }
         if let Some(m) = h.claims.get("may_act") {
-            o.push_str(&format!("{pad} may_act {m}\n"));
+            o.push_str(&format!("{pad} may_act {}\n", e(&m.to_string())));
         }
     }
     o.push_str(&format!(
         "effective scope: {}\n",
         r.effective_scope
             .as_ref()
-            .map(|s| s.to_claim())
+            .map(|s| e(&s.to_claim()))
             .unwrap_or_else(|| "(none: a hop's scope is missing or uncomparable)".into())
     ));
     o.push_str(&format!(
@@ -154,9 +162,25 @@ pub fn text(r: &AuditReport) -> String {
     ));
     let failed: Vec<_> = r.checks.iter().filter(|c| !c.passed).collect();
     let passed = r.checks.len() - failed.len();
+    let count = |sev: Severity| failed.iter().filter(|c| c.severity == sev).count();
+    let (errors, warnings, notes) = (
+        count(Severity::Error),
+        count(Severity::Warning),
+        count(Severity::Info),
+    );
     o.push_str(&format!(
-        "checks: {passed} passed, {} failed\n",
-        failed.len()
+        "checks: {passed} passed, {errors} failed, {warnings} warning{}{}{}\n",
+        if warnings == 1 { "" } else { "s" },
+        if deny_warnings && warnings > 0 {
+            " (denied by --deny-warnings)"
+        } else {
+            ""
+        },
+        if notes > 0 {
+            format!(", {notes} note{}", if notes == 1 { "" } else { "s" })
+        } else {
+            String::new()
+        }
     ));
     for c in failed {
         let sev = match c.severity {
@@ -165,7 +189,7 @@ pub fn text(r: &AuditReport) -> String {
             Severity::Info => "info ",
         };
         let hop = c.hop.map(|h| format!("hop {h} ")).unwrap_or_default();
-        o.push_str(&format!("  {sev} {hop}{}: {}\n", c.code, c.message));
+        o.push_str(&format!("  {sev} {hop}{}: {}\n", c.code, e(&c.message)));
     }
     o
 }

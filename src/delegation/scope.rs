@@ -139,7 +139,9 @@ impl Scope {
                 .find(|c| !matches!(*c as u32, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
             {
                 return Err(ScopeError::Malformed(format!(
-                    "value {tok:?} has {c:?}, outside RFC 6749 3.3 scope-token"
+                    "value {} has {}, outside RFC 6749 3.3 scope-token",
+                    crate::text::quoted(tok),
+                    crate::text::quoted(&c.to_string())
                 )));
             }
             if policy.mode == ScopeMode::Hierarchical {
@@ -217,17 +219,22 @@ fn check_hierarchical(tok: &str, seps: &[char]) -> Result<(), ScopeError> {
         // A leading separator ("/crypto") gives an empty first segment.
         if seg.is_empty() && i != 0 {
             return Err(ScopeError::Malformed(format!(
-                "value {tok:?} has an empty segment"
+                "value {} has an empty segment",
+                crate::text::quoted(tok)
             )));
         }
         if seg.contains('*') && !(*seg == "*" && i == last && i > 0) {
             return Err(ScopeError::Malformed(format!(
-                "value {tok:?}: '*' is understood only as a whole final segment"
+                "value {}: '*' is understood only as a whole final segment",
+                crate::text::quoted(tok)
             )));
         }
     }
     if segs.len() == 1 && segs[0].is_empty() {
-        return Err(ScopeError::Malformed(format!("value {tok:?} is empty")));
+        return Err(ScopeError::Malformed(format!(
+            "value {tok_q} is empty",
+            tok_q = crate::text::quoted(tok)
+        )));
     }
     Ok(())
 }

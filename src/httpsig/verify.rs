@@ -176,7 +176,7 @@ pub enum SigError {
     TooOld { age: i64, max: u64 },
     #[error("key lookup failed: {0}")]
     Resolve(#[from] ResolveError),
-    #[error("{}", no_key_text(.keyid.as_deref()))]
+    #[error("{}", crate::text::no_trusted_key(keyid.as_deref()))]
     NoTrustedKey { keyid: Option<String> },
     #[error("the signature claims {param} but the trusted key is bound to {key}")]
     AlgMismatch { param: Algorithm, key: Algorithm },
@@ -186,17 +186,10 @@ pub enum SigError {
     HighS,
     #[error("content digest: {0}")]
     ContentDigest(#[from] DigestError),
-    #[error("nonce {} was seen before (replay)", crate::text::quote(.0))]
+    #[error("nonce {} was seen before (replay)", crate::text::quoted(.0))]
     Replay(String),
     #[error("replay store: {0}")]
     ReplayStore(crate::replay::ReplayError),
-}
-
-fn no_key_text(kid: Option<&str>) -> String {
-    match kid {
-        Some(k) => format!("no trusted key has kid {}", crate::text::quote(k)),
-        None => "no trusted key matches".into(),
-    }
 }
 
 impl SigError {
@@ -305,7 +298,7 @@ pub enum HttpSigError {
 
 fn not_verified_text(r: &VerifyReport) -> String {
     match r.results.iter().find_map(|l| l.outcome.as_ref().err().map(|e| (l, e))) {
-        Some((l, e)) => format!("signature {} not verified: {e}", crate::text::quote(&l.label)),
+        Some((l, e)) => format!("signature {} not verified: {e}", crate::text::quoted(&l.label)),
         None => "no signature to verify".into(),
     }
 }
