@@ -146,10 +146,12 @@ pub fn verify(v: &Verifier, descriptor: &[u8], jws_text: &str) -> Result<Report,
             canonical,
         }),
         Err(JwsVerifyError::Jws(e)) => Err(e.into()),
-        Err(JwsVerifyError::NotVerified(r)) => Err(DescriptorError::NotVerified(Box::new(Report {
-            jws: *r,
-            canonical,
-        }))),
+        Err(JwsVerifyError::NotVerified(r)) => {
+            Err(DescriptorError::NotVerified(Box::new(Report {
+                jws: *r,
+                canonical,
+            })))
+        }
     }
 }
 

@@ -365,7 +365,11 @@ impl ParsedSignature {
     /// a supported `alg`, and `jku` as a hint only (protected header only).
     pub fn key_request(&self) -> KeyRequest {
         let mut r = KeyRequest::new().maybe_kid(self.protected.get_str("kid"));
-        if let Some(a) = self.protected.get_str("alg").and_then(Algorithm::from_jose_name) {
+        if let Some(a) = self
+            .protected
+            .get_str("alg")
+            .and_then(Algorithm::from_jose_name)
+        {
             r = r.alg(a);
         }
         if let Some(j) = self.protected.get_str("jku") {
@@ -390,7 +394,10 @@ impl ParsedJws {
     /// The key requests of every signature, in order: the parse-first step
     /// for a caller that fetches keys asynchronously before verifying.
     pub fn key_requests(&self) -> Vec<KeyRequest> {
-        self.signatures.iter().map(ParsedSignature::key_request).collect()
+        self.signatures
+            .iter()
+            .map(ParsedSignature::key_request)
+            .collect()
     }
 
     /// Parse compact (`h.p.s`, `h..s` when detached), flattened or general JSON.
@@ -717,7 +724,11 @@ impl<'a> Payload<'a> {
 /// `Ok` only when [`JwsReport::verified`]: at least one signature verified
 /// with a trusted key and none made with a trusted key is invalid. Otherwise
 /// [`JwsVerifyError::NotVerified`] carries the per-signature report.
-pub fn verify(v: &Verifier, jws: &str, detached: Option<&[u8]>) -> Result<JwsReport, JwsVerifyError> {
+pub fn verify(
+    v: &Verifier,
+    jws: &str,
+    detached: Option<&[u8]>,
+) -> Result<JwsReport, JwsVerifyError> {
     if jws.len() > v.limits.max_jws_bytes {
         return Err(JwsError::TooLarge(jws.len()).into());
     }
@@ -776,7 +787,14 @@ pub(crate) fn report_parsed(
             .maybe_kid(kid.as_deref())
             .alg(alg)
             .maybe_issuer(issuer);
-        match crate::trust::select_and_verify(&*v.keys, &v.algorithms, &req, &si, &sig.signature, v.low_s) {
+        match crate::trust::select_and_verify(
+            &*v.keys,
+            &v.algorithms,
+            &req,
+            &si,
+            &sig.signature,
+            v.low_s,
+        ) {
             Ok(ev) => {
                 report.verdict = Verdict::Valid;
                 report.key_source = Some(ev.source);
@@ -789,13 +807,25 @@ pub(crate) fn report_parsed(
                     report.key_thumbprint = Some(ev.thumbprint.clone());
                 }
                 let (verdict, reason) = match e {
-                    SelectError::Resolve(ResolveError::BadKid(k)) => (Verdict::Refused, Reason::BadKid(k)),
-                    SelectError::Resolve(e) => (Verdict::NoTrustedKey, Reason::Discovery(e.to_string())),
-                    SelectError::NoTrustedKey { kid } => (Verdict::NoTrustedKey, Reason::NoKeyForKid(kid)),
-                    SelectError::AlgMismatch { claimed, key, .. } => {
-                        (Verdict::Refused, Reason::AlgNotKeys { header: claimed, key })
+                    SelectError::Resolve(ResolveError::BadKid(k)) => {
+                        (Verdict::Refused, Reason::BadKid(k))
                     }
-                    SelectError::BadSignature { error, .. } => (Verdict::Invalid, Reason::Signature(error)),
+                    SelectError::Resolve(e) => {
+                        (Verdict::NoTrustedKey, Reason::Discovery(e.to_string()))
+                    }
+                    SelectError::NoTrustedKey { kid } => {
+                        (Verdict::NoTrustedKey, Reason::NoKeyForKid(kid))
+                    }
+                    SelectError::AlgMismatch { claimed, key, .. } => (
+                        Verdict::Refused,
+                        Reason::AlgNotKeys {
+                            header: claimed,
+                            key,
+                        },
+                    ),
+                    SelectError::BadSignature { error, .. } => {
+                        (Verdict::Invalid, Reason::Signature(error))
+                    }
                     SelectError::HighS => (Verdict::Invalid, Reason::HighS),
                 };
                 report.verdict = verdict;

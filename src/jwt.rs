@@ -387,7 +387,11 @@ impl DecodedJwt {
     /// The key request carries the token's `iss`, so keys bound to another
     /// issuer ([`PerIssuer`]) never verify it (RFC 8725 section 3.8). Key
     /// headers are always refused in a JWT.
-    pub fn verify_signature(&self, v: &Verifier, policy: &JwtPolicy) -> Result<KeyEvidence, JwtError> {
+    pub fn verify_signature(
+        &self,
+        v: &Verifier,
+        policy: &JwtPolicy,
+    ) -> Result<KeyEvidence, JwtError> {
         let mut jv = v.clone();
         jv.jws = jws::JwsPolicy {
             expected_typ: policy.expected_typ.clone(),
@@ -487,7 +491,11 @@ impl DecodedJwt {
             .first()
             .map(jws::ParsedSignature::key_request)
             .unwrap_or_default();
-        r.issuer = self.claims.get("iss").and_then(Value::as_str).map(str::to_owned);
+        r.issuer = self
+            .claims
+            .get("iss")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         r
     }
 }
@@ -565,4 +573,3 @@ pub fn sign(claims: &Map<String, Value>, key: &SigningKey, typ: &str) -> Result<
         .map_err(|e| JwtError::Signature(e.to_string()))?;
     Ok(format!("{si}.{}", b64::encode(&sig)))
 }
-

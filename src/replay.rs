@@ -297,7 +297,8 @@ impl FileReplayStore {
                 line: n + 1,
                 message: m.to_owned(),
             };
-            let v = crate::json::parse_strict(line.as_bytes()).map_err(|e| corrupt(&e.to_string()))?;
+            let v =
+                crate::json::parse_strict(line.as_bytes()).map_err(|e| corrupt(&e.to_string()))?;
             let (Some(i), Some(j), Some(u)) = (
                 v.get("iss").and_then(serde_json::Value::as_str),
                 v.get("jti").and_then(serde_json::Value::as_str),
@@ -395,13 +396,19 @@ mod tests {
     #[test]
     fn batch_is_all_or_nothing() {
         let s = MemoryReplayStore::new();
-        assert_eq!(s.check_and_record("i", "b", 100, 0).unwrap(), Sighting::First);
+        assert_eq!(
+            s.check_and_record("i", "b", 100, 0).unwrap(),
+            Sighting::First
+        );
         let r = s
             .check_and_record_all(&[("i", "a", 100), ("i", "b", 100)], 0)
             .unwrap();
         assert_eq!(r, Sighting::Replay);
         // "a" was not recorded by the refused batch.
-        assert_eq!(s.check_and_record("i", "a", 100, 0).unwrap(), Sighting::First);
+        assert_eq!(
+            s.check_and_record("i", "a", 100, 0).unwrap(),
+            Sighting::First
+        );
         // A batch naming the same id twice is a replay of itself.
         let r = s
             .check_and_record_all(&[("i", "c", 100), ("i", "c", 100)], 0)
@@ -412,12 +419,18 @@ mod tests {
     #[test]
     fn expiry_and_capacity() {
         let s = MemoryReplayStore::with_capacity(1);
-        assert_eq!(s.check_and_record("i", "a", 10, 0).unwrap(), Sighting::First);
+        assert_eq!(
+            s.check_and_record("i", "a", 10, 0).unwrap(),
+            Sighting::First
+        );
         assert_eq!(
             s.check_and_record("i", "b", 10, 5),
             Err(ReplayError::Full { capacity: 1 })
         );
         // After "a" expires, its slot is free and "a" is new again.
-        assert_eq!(s.check_and_record("i", "b", 20, 10).unwrap(), Sighting::First);
+        assert_eq!(
+            s.check_and_record("i", "b", 20, 10).unwrap(),
+            Sighting::First
+        );
     }
 }

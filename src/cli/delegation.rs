@@ -4,12 +4,14 @@ use super::TrustedKeyArgs;
 use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult};
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{self, report, AuditPolicy, ScopeMode, ScopePolicy, Severity};
-use agentsig::jwt::{Clock, FileReplayStore, FixedClock, JwtPolicy, ReplayStore, SystemClock};
+use agentsig::jwt::{FileReplayStore, FixedClock, JwtPolicy, SystemClock};
 use agentsig::trust::{KeyResolver, KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::Algorithm;
 use clap::{Args, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Write text to standard output; a closed pipe (`| head`) is not a panic.
 /// Control and bidi characters from the (unverified) tokens are escaped.
@@ -116,10 +118,7 @@ impl TrustArgs {
             if keys.is_empty() && jwks.is_empty() {
                 continue;
             }
-            r.insert(
-                iss,
-                Box::new(super::trusted_keys(&keys, &jwks, &self.keys.alg)?),
-            );
+            r.insert(iss, super::trusted_keys(&keys, &jwks, &self.keys.alg)?);
             any = true;
         }
         if !any {
@@ -131,27 +130,29 @@ impl TrustArgs {
     }
 
     fn jwt_policy(&self, audience: Option<String>) -> JwtPolicy {
-        let allowed = self.keys.allow_list();
-        JwtPolicy {
-            allowed,
-            expected_typ: if self.any_typ {
-                None
-            } else if self.typ.is_empty() {
-                Some(vec![delegation::DEFAULT_TYP.into()])
-            } else {
-                Some(self.typ.clone())
-            },
-            issuers: (!self.issuer.is_empty()).then(|| self.issuer.clone()),
-            audience,
-            skew: self.skew,
-            require_jti: true,
-            ..JwtPolicy::default()
-        }
+        let mut p = JwtPolicy::delegation();
+        p.expected_typ = if self.any_typ {
+            None
+        } else if self.typ.is_empty() {
+            Some(vec![delegation::DEFAULT_TYP.into()])
+        } else {
+            Some(self.typ.clone())
+        };
+        p.issuers = (!self.issuer.is_empty()).then(|| self.issuer.clone());
+        p.audience = audience;
+        p
     }
-    fn clock(&self) -> Box<dyn Clock> {
+
+    /// The verifier: keys bound to their issuers, the allow-list, the JWT
+    /// policy, skew and clock.
+    fn verifier(&self, resolver: Box<dyn KeyResolver>, jwt: JwtPolicy) -> Verifier {
+        let b = Verifier::builder(resolver)
+            .algorithms(self.keys.allow_list())
+            .skew(u64::try_from(self.skew.max(0)).unwrap_or(0))
+            .jwt(jwt);
         match self.now {
-            Some(t) => Box::new(FixedClock(t)),
-            None => Box::new(SystemClock),
+            Some(t) => b.clock(FixedClock(t)).build(),
+            None => b.clock(SystemClock).build(),
         }
     }
 }
@@ -219,7 +220,6 @@ fn audit(a: AuditArgs) -> CliResult {
         )));
     }
     let policy = AuditPolicy {
-        jwt: a.trust.jwt_policy(a.audience.clone()),
         max_depth: a.max_depth,
         scope: ScopePolicy {
             mode: if a.scope_mode == "hierarchical" {
@@ -236,22 +236,16 @@ fn audit(a: AuditArgs) -> CliResult {
             Severity::Warning
         },
     };
-    let clock = a.trust.clock();
-    let refs: Vec<&str> = tokens.iter().map(String::as_str).collect();
-    let mut store = match &a.replay_store {
-        Some(p) => Some(FileReplayStore::open(p, clock.now()).map_err(CliError::usage)?),
-        None => None,
-    };
-    let r = delegation::audit(
-        &refs,
-        resolver.as_ref(),
-        &policy,
-        clock.as_ref(),
-        store.as_mut().map(|s| s as &mut dyn ReplayStore),
-    );
-    if let Some(s) = &store {
-        s.save().map_err(CliError::usage)?;
+    let mut v = a
+        .trust
+        .verifier(resolver, a.trust.jwt_policy(a.audience.clone()));
+    if let Some(p) = &a.replay_store {
+        let store =
+            FileReplayStore::open(p, v.now()).map_err(|e| CliError::usage(e.to_string()))?;
+        v = v.to_builder().replay_store(Arc::new(store)).build();
     }
+    let refs: Vec<&str> = tokens.iter().map(String::as_str).collect();
+    let r = delegation::audit(&refs, &v, &policy);
     // One verdict for the exit code, the text and the JSON (issue 7 item 3).
     let ok = report::verdict(&r, a.deny_warnings);
     if a.json {
@@ -352,7 +346,9 @@ fn actor_spec(s: &str) -> ActorSpec {
 
 fn mint_cmd(a: MintArgs) -> CliResult {
     let key = a.sign.load()?;
-    let now = a.now.unwrap_or_else(|| SystemClock.now());
+    let now = a
+        .now
+        .unwrap_or_else(|| agentsig::clock::Clock::now(&SystemClock));
     if a.ttl <= 0 {
         return Err(CliError::usage("--ttl must be positive"));
     }
@@ -458,15 +454,8 @@ fn exchange(a: ExchangeArgs) -> CliResult {
         ttl: a.ttl,
         typ: a.new_typ.clone(),
     };
-    let clock = a.trust.clock();
-    match mint::exchange(
-        &req,
-        resolver.as_ref(),
-        &jp,
-        &scope_policy,
-        clock.as_ref(),
-        &key,
-    ) {
+    let v = a.trust.verifier(resolver, jp);
+    match mint::exchange(&req, &v, &scope_policy, &key) {
         Ok(r) => {
             if a.json {
                 print_json(&r.response);

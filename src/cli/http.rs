@@ -5,9 +5,10 @@ use super::TrustedKeyArgs;
 use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult};
 use agentsig::digest::{self, DigestAlgorithm};
 use agentsig::httpsig::{
-    self, accept, ComponentId, Derived, FixedClock, Message, SignatureSpec, SystemClock,
-    VerifyPolicy, VerifyReport,
+    self, accept, ComponentId, Derived, FixedClock, HttpPolicy, HttpSigError, Message,
+    SignatureSpec, SystemClock, VerifyReport,
 };
+use agentsig::verifier::Verifier;
 use agentsig::Algorithm;
 use clap::{Args, Subcommand};
 use std::io::Write;
@@ -363,23 +364,25 @@ fn esc(s: &str) -> std::borrow::Cow<'_, str> {
 /// Verify and build the report, printing nothing.
 pub fn verify_outcome(v: VerifyRequest<'_>) -> Result<HttpOutcome, CliError> {
     let resolver = v.trust.resolver()?;
-    let clock_fixed;
-    let mut policy = VerifyPolicy::new(&resolver);
-    if let Some(n) = v.now {
-        clock_fixed = FixedClock(n);
-        policy.clock = &clock_fixed;
-    }
-    policy.allowed = v.trust.allow_list();
+    let mut policy = HttpPolicy::new();
     policy.required = v.required;
     policy.max_age = v.max_age;
-    policy.skew = v.skew;
     policy.check_time = v.check_time;
     policy.expected_tag = v.tag;
     policy.require_expires = v.require_expires;
     policy.labels = (!v.labels.is_empty()).then(|| v.labels.to_vec());
     policy.keep_base = v.print_base;
-    match httpsig::verify(v.message, v.related, &policy) {
+    let b = Verifier::builder(resolver)
+        .algorithms(v.trust.allow_list())
+        .skew(v.skew)
+        .http(policy);
+    let verifier = match v.now {
+        Some(n) => b.clock(FixedClock(n)).build(),
+        None => b.build(),
+    };
+    match httpsig::verify(&verifier, v.message, v.related) {
         Ok(r) => Ok(report_outcome(v.file, &r)),
+        Err(HttpSigError::NotVerified(r)) => Ok(report_outcome(v.file, &r)),
         Err(e) => Ok(HttpOutcome {
             verified: false,
             json: serde_json::json!({

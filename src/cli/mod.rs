@@ -285,7 +285,7 @@ impl TrustedKeyArgs {
     }
 
     /// The allow-list (see [`allow_list`]).
-    fn allow_list(&self) -> agentsig::AllowList {
+    pub fn allow_list(&self) -> agentsig::AllowList {
         allow_list(&self.alg)
     }
 }
@@ -320,23 +320,11 @@ fn trusted_keys(
     }
     for spec in jwks {
         let data = read_key_material(spec)?;
-        let jwk_list = agentsig::jwk::parse_keys(&data)
+        // The JWK Set rules (oct never trusted, RFC 7517 5 skipping, --alg
+        // binding RSA keys without alg) live in the library.
+        let found = StaticKeys::from_jwks(&data, KeySource::Jwks(spec.clone()), alg)
             .map_err(|e| CliError::usage(format!("{spec}: {e}")))?;
-        for j in jwk_list {
-            if j.kty == "oct" {
-                continue;
-            }
-            // A key whose alg we cannot bind (RSA without alg and no --alg) or
-            // whose type is unsupported is skipped, as RFC 7517 5 suggests.
-            // The JWK's own kty/crv/alg bind it; --alg only binds an RSA key that has no alg.
-            let loaded = match j.to_verifying_key(None) {
-                Err(KeyError::AlgorithmRequired) => j.to_verifying_key(alg),
-                other => other,
-            };
-            if let Ok(k) = loaded {
-                set.add(k, KeySource::Jwks(spec.clone()));
-            }
-        }
+        set.extend(found);
     }
     if set.is_empty() {
         return Err(CliError::usage(

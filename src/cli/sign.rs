@@ -4,7 +4,8 @@ use super::http::parse_duration;
 use super::TrustedKeyArgs;
 use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult};
 use agentsig::descriptor::{self, DescriptorError, JwsForm};
-use agentsig::jws::{self, KeyHeaderPolicy, SignOptions, Verdict, VerifyPolicy};
+use agentsig::jws::{self, JwsPolicy, KeyHeaderPolicy, SignOptions, Verdict};
+use agentsig::verifier::Verifier;
 use agentsig::Algorithm;
 use clap::Args;
 use std::io::Write;
@@ -382,18 +383,28 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
     let jws_text = String::from_utf8(jws_bytes)
         .map_err(|_| CliError::usage(format!("{jws_path}: not UTF-8")))?;
     let resolver = a.trust.resolver()?;
-    let allowed = a.trust.allow_list();
-    let policy = VerifyPolicy {
-        allowed,
-        expected_typ: (!a.typ.is_empty()).then(|| a.typ.clone()),
-        key_headers: if a.ignore_key_headers {
+    let mut policy = JwsPolicy::default();
+    if !a.typ.is_empty() {
+        policy = policy.expected_typ(a.typ.clone());
+    }
+    let v = Verifier::builder(resolver)
+        .algorithms(a.trust.allow_list())
+        .jws(policy)
+        .key_headers(if a.ignore_key_headers {
             KeyHeaderPolicy::Ignore
         } else {
             KeyHeaderPolicy::Refuse
-        },
-    };
-    let report = match descriptor::verify(input, &jws_text, &resolver, &policy) {
+        })
+        .build();
+    let report = match descriptor::verify(&v, input, &jws_text) {
         Ok(r) => r,
+        Err(DescriptorError::NotVerified(r)) => *r,
+        Err(DescriptorError::TooLarge(n)) => {
+            return Err(CliError::usage(format!(
+                "{}: {n} bytes is too large",
+                a.file
+            )))
+        }
         Err(DescriptorError::Json(e)) => return Err(CliError::usage(format!("{}: {e}", a.file))),
         Err(DescriptorError::Jws(jws::JwsError::PayloadDiffers)) => {
             let reason = "the JWS carries a payload that differs from the descriptor";
@@ -406,7 +417,7 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
                 lines: vec![format!("{jws_path}: {reason}")],
             });
         }
-        Err(DescriptorError::Jws(e)) => return Err(CliError::usage(format!("{jws_path}: {e}"))),
+        Err(e) => return Err(CliError::usage(format!("{jws_path}: {e}"))),
     };
     let verified = report.verified();
     let sigs: Vec<serde_json::Value> = report
@@ -449,7 +460,7 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
             Verdict::Valid => "valid",
             Verdict::Invalid => "INVALID",
             Verdict::Refused => "REFUSED",
-            Verdict::NoTrustedKey => "NO TRUSTED KEY",
+            _ => "NO TRUSTED KEY",
         };
         let mut line = format!(
             "{what}: alg {} kid {}",

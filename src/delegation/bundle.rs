@@ -27,11 +27,7 @@ pub fn same_principal(a: &str, b: &str) -> bool {
 }
 
 /// See [`super::audit`].
-pub fn audit(
-    tokens: &[&str],
-    v: &Verifier,
-    policy: &AuditPolicy,
-) -> AuditReport {
+pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport {
     let now = v.now();
     let skew = v.skew_i64();
     let jwt_policy = v.jwt_policy();

@@ -240,10 +240,6 @@ impl AuditReport {
 
 /// Audit one token (single-token audit) or a bundle of tokens, one per hop,
 /// subject token first.
-pub fn audit(
-    tokens: &[&str],
-    v: &Verifier,
-    policy: &AuditPolicy,
-) -> AuditReport {
+pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport {
     bundle::audit(tokens, v, policy)
 }

@@ -297,8 +297,15 @@ pub enum HttpSigError {
 }
 
 fn not_verified_text(r: &VerifyReport) -> String {
-    match r.results.iter().find_map(|l| l.outcome.as_ref().err().map(|e| (l, e))) {
-        Some((l, e)) => format!("signature {} not verified: {e}", crate::text::quoted(&l.label)),
+    match r
+        .results
+        .iter()
+        .find_map(|l| l.outcome.as_ref().err().map(|e| (l, e)))
+    {
+        Some((l, e)) => format!(
+            "signature {} not verified: {e}",
+            crate::text::quoted(&l.label)
+        ),
         None => "no signature to verify".into(),
     }
 }
@@ -388,7 +395,11 @@ pub fn key_requests(msg: &Message) -> Result<Vec<(String, KeyRequest)>, HeaderEr
 /// verified; otherwise [`HttpSigError::NotVerified`] carries one result per
 /// label. To accept a message that also carries signatures you do not
 /// trust (a proxy's), name your labels in [`HttpPolicy::labels`].
-pub fn verify(v: &Verifier, msg: &Message, related: Option<&Message>) -> Result<VerifyReport, HttpSigError> {
+pub fn verify(
+    v: &Verifier,
+    msg: &Message,
+    related: Option<&Message>,
+) -> Result<VerifyReport, HttpSigError> {
     let report = report(v, msg, related)?;
     if report.all_valid() {
         Ok(report)
@@ -398,7 +409,11 @@ pub fn verify(v: &Verifier, msg: &Message, related: Option<&Message>) -> Result<
 }
 
 /// One result per label, whatever the outcome (see [`verify`]).
-pub fn report(v: &Verifier, msg: &Message, related: Option<&Message>) -> Result<VerifyReport, HeaderError> {
+pub fn report(
+    v: &Verifier,
+    msg: &Message,
+    related: Option<&Message>,
+) -> Result<VerifyReport, HeaderError> {
     let policy = &v.http;
     let inputs = read_dict(msg, "signature-input")?.ok_or(HeaderError::NoSignatureInput)?;
     let sigs = read_dict(msg, "signature")?.ok_or(HeaderError::NoSignature)?;
@@ -547,14 +562,18 @@ fn verify_label(
         alg: alg_param,
         ..KeyRequest::default()
     };
-    let selected = crate::trust::select_and_verify(&*v.keys, &v.algorithms, &req, &base, sig_bytes, v.low_s);
+    let selected =
+        crate::trust::select_and_verify(&*v.keys, &v.algorithms, &req, &base, sig_bytes, v.low_s);
     if policy.keep_base {
         r.signature_base = Some(base);
     }
     let ev = selected.map_err(|e| match e {
         SelectError::Resolve(e) => SigError::Resolve(e),
         SelectError::NoTrustedKey { kid } => SigError::NoTrustedKey { keyid: kid },
-        SelectError::AlgMismatch { claimed, key, .. } => SigError::AlgMismatch { param: claimed, key },
+        SelectError::AlgMismatch { claimed, key, .. } => SigError::AlgMismatch {
+            param: claimed,
+            key,
+        },
         SelectError::BadSignature { .. } => SigError::BadSignature,
         SelectError::HighS => SigError::HighS,
     })?;
@@ -581,7 +600,10 @@ fn verify_label(
         let skew = v.skew_i64();
         let by_expires = r.expires.map(|e| e.saturating_add(skew));
         let by_age = match (r.created, policy.max_age) {
-            (Some(c), Some(m)) => Some(c.saturating_add(i64::try_from(m).unwrap_or(i64::MAX)).saturating_add(skew)),
+            (Some(c), Some(m)) => Some(
+                c.saturating_add(i64::try_from(m).unwrap_or(i64::MAX))
+                    .saturating_add(skew),
+            ),
             _ => None,
         };
         let until = match (by_expires, by_age) {
