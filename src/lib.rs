@@ -22,6 +22,7 @@ pub mod jws;
 pub mod jwt;
 pub mod keys;
 pub mod replay;
+pub mod report;
 pub mod text;
 pub mod trust;
 pub mod verifier;

@@ -145,19 +145,28 @@ fn json_report_fields() {
     );
     assert_eq!(code(&o), 0);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json report");
+    // The one report shape (docs/report.md).
+    assert_eq!(v["schema"], "agentsig.report/1");
     assert_eq!(v["verified"], true);
-    assert_eq!(v["verdict"], "valid");
-    assert_eq!(v["algorithm"], "ES256");
-    assert!(v["key_source"]
+    assert_eq!(v["verdict"], "verified");
+    let s0 = &v["signatures"][0];
+    assert_eq!(s0["kind"], "jws");
+    assert_eq!(s0["verdict"], "valid");
+    assert_eq!(s0["algorithm"], "ES256");
+    assert_eq!(s0["key"]["source"]["kind"], "jwks");
+    assert!(s0["key"]["source"]["from"]
         .as_str()
         .is_some_and(|s| s.contains("k.jwks.json")));
     let canon = agentsig::jcs::canonicalize(DOC.as_bytes()).expect("jcs");
     assert_eq!(
-        v["canonical_sha256"],
+        v["details"]["canonical_sha256"],
         agentsig::descriptor::sha256_hex(&canon)
     );
-    let thumb = v["key_thumbprint"].as_str().expect("thumbprint").to_owned();
-    assert_eq!(v["kid"].as_str(), Some(thumb.as_str()));
+    let thumb = s0["key"]["thumbprint"]
+        .as_str()
+        .expect("thumbprint")
+        .to_owned();
+    assert_eq!(s0["kid"].as_str(), Some(thumb.as_str()));
 
     // A failing verification still prints a report, with a reason.
     std::fs::write(t.0.join("agent.json"), DOC.replace("planner", "x")).expect("write");
@@ -168,8 +177,9 @@ fn json_report_fields() {
     assert_eq!(code(&o), 1);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json report");
     assert_eq!(v["verified"], false);
-    assert_eq!(v["verdict"], "invalid");
-    assert_eq!(v["signatures"][0]["reason_code"], "signature-mismatch");
+    assert_eq!(v["verdict"], "not-verified");
+    assert_eq!(v["signatures"][0]["verdict"], "invalid");
+    assert_eq!(v["signatures"][0]["reason"]["code"], "signature-mismatch");
 }
 
 #[test]
@@ -199,7 +209,9 @@ fn wrong_key_is_not_verified() {
     );
     assert_eq!(code(&o), 1);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
-    assert_eq!(v["verdict"], "no-trusted-key");
+    assert_eq!(v["verdict"], "not-verified");
+    assert_eq!(v["signatures"][0]["verdict"], "no-trusted-key");
+    assert_eq!(v["error"]["code"], "no-trusted-key");
 }
 
 #[test]
@@ -224,7 +236,7 @@ fn algorithm_policy_refusals_exit_1() {
     );
     assert_eq!(code(&o), 1);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
-    assert_eq!(v["signatures"][0]["reason_code"], "alg-not-allowed");
+    assert_eq!(v["signatures"][0]["reason"]["code"], "alg-not-allowed");
     // The key is bound to Ed25519: naming another algorithm for it is refused at load (usage, 2).
     let o = run(
         &[
@@ -495,7 +507,7 @@ fn values_beginning_with_a_hyphen_are_accepted() {
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let o = run(&["verify", "agent.json", "--key", "k.pem", "--json"], &t.0);
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(j["kid"], "-abc");
+    assert_eq!(j["signatures"][0]["kid"], "-abc");
     std::fs::write(
         t.0.join("resp.http"),
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
@@ -613,4 +625,26 @@ fn sign_reports_both_files_written() {
         err.contains("created 20") && err.contains("Z, expires 20"),
         "{err}"
     );
+}
+
+/// Issue 7 item 7: errors that exit 2 still answer with the one report
+/// shape under --json (verdict "error" and a code).
+#[test]
+fn usage_errors_give_a_json_report() {
+    let t = setup("jsonerr", "ecdsa-p256-sha256");
+    let o = run(
+        &["verify", "missing.json", "--jwks", "k.jwks.json", "--json"],
+        &t.0,
+    );
+    assert_eq!(code(&o), 2);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json on exit 2");
+    assert_eq!(v["schema"], "agentsig.report/1");
+    assert_eq!(v["verdict"], "error");
+    assert_eq!(v["command"], "verify");
+    assert_eq!(v["error"]["code"], "usage");
+    // A clap usage error too.
+    let o = run(&["verify", "--no-such-flag", "--json"], &t.0);
+    assert_eq!(code(&o), 2);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json on clap error");
+    assert_eq!(v["verdict"], "error");
 }

@@ -137,10 +137,11 @@ fn mint_exchange_audit_round_trip() {
     let o = run(&d, &audit_args(&["t0", "t1", "t2", "--json"]));
     assert_eq!(o.status.code(), Some(0));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(j["result"], "pass");
+    assert_eq!(j["verdict"], "verified");
+    assert_eq!(j["details"]["result"], "pass");
     assert_eq!(j["effective_scope"], serde_json::json!(["calendar:read"]));
     for c in j["checks"].as_array().unwrap() {
-        assert!(c["code"].is_string() && c["severity"].is_string() && c["result"].is_string());
+        assert!(c["code"].is_string() && c["severity"].is_string() && c["passed"].is_boolean());
     }
     // one file with all tokens, and standard input
     let all = ["t0", "t1", "t2"]
@@ -162,7 +163,7 @@ fn failing_chain_exits_1_and_names_the_rule() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|c| c["result"] == "fail" && c["severity"] == "error")
+        .filter(|c| c["passed"] == false && c["severity"] == "error")
         .map(|c| c["code"].as_str().unwrap())
         .collect();
     assert!(failed.contains(&"bundle.history-mismatch"), "{failed:?}");
@@ -301,7 +302,7 @@ fn keys_are_bound_to_their_issuer() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|c| c["code"] == "jwt.no-trusted-key" && c["result"] == "fail"),
+            .any(|c| c["code"] == "jwt.no-trusted-key" && c["passed"] == false),
         "{j}"
     );
     // Unbound key sources with several issuers: a usage error, not a flat set.
@@ -367,7 +368,8 @@ fn deny_warnings_one_verdict_everywhere() {
     deny.push("--json");
     let o = run(&d, &deny);
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(j["result"], "fail");
+    assert_eq!(j["verdict"], "not-verified");
+    assert_eq!(j["details"]["result"], "fail");
 }
 
 /// Issue 13 item 10: unverified claims are printed with controls escaped.

@@ -52,7 +52,7 @@ fn rfc_response_verifies_with_injected_clock() {
     ]);
     assert_eq!(code(&o), 1);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["signatures"][0]["reason_code"], "too-old");
+    assert_eq!(v["signatures"][0]["reason"]["code"], "too-old");
 }
 
 #[test]
@@ -408,8 +408,18 @@ fn verify_response_checks_the_named_file() {
     assert_eq!(code(&o), 1);
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["verified"], false);
-    assert_eq!(j["response_verified"], true);
-    assert_eq!(j["body_matches_file"], false);
+    assert_eq!(j["verdict"], "not-verified");
+    assert_eq!(
+        j["signatures"][0]["verdict"], "valid",
+        "the response signature itself verified"
+    );
+    let body = j["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["code"] == "response.body-matches-file")
+        .expect("body check");
+    assert_eq!(body["passed"], false);
     // Same bytes as the body but a JWS that does not verify: fails on the JWS.
     std::fs::write(&desc, "{\"name\":\"demo\",\"version\":\"1\"}").unwrap();
     let jws = std::fs::read_to_string(d.join("agent.json.jws")).unwrap();

@@ -249,9 +249,11 @@ fn audit(a: AuditArgs) -> CliResult {
     // One verdict for the exit code, the text and the JSON (issue 7 item 3).
     let ok = report::verdict(&r, a.deny_warnings);
     if a.json {
-        let mut j = report::json(&r);
-        j["result"] = serde_json::json!(if ok { "pass" } else { "fail" });
-        print_json(&j);
+        let subject = (a.tokens.len() == 1).then(|| a.tokens[0].as_str());
+        let mut j =
+            agentsig::report::Report::from_audit("delegation audit", subject, &r, a.deny_warnings);
+        j.detail("result", if ok { "pass" } else { "fail" });
+        super::print_report(&j);
     } else {
         emit(&report::text_with(&r, a.deny_warnings));
     }

@@ -8,6 +8,7 @@ use agentsig::httpsig::{
     self, accept, ComponentId, Derived, FixedClock, HttpPolicy, HttpSigError, Message,
     SignatureSpec, SystemClock, VerifyReport,
 };
+use agentsig::report::Report;
 use agentsig::verifier::Verifier;
 use agentsig::Algorithm;
 use clap::{Args, Subcommand};
@@ -328,7 +329,7 @@ pub struct VerifyRequest<'a> {
 /// and the text lines (one per label), without the closing verdict line.
 pub struct HttpOutcome {
     pub verified: bool,
-    pub json: serde_json::Value,
+    pub json: Report,
     pub lines: Vec<String>,
 }
 
@@ -339,7 +340,7 @@ pub fn run_verify(v: VerifyRequest<'_>) -> CliResult {
     let json = v.json;
     let o = verify_outcome(v)?;
     if json {
-        print_json(&o.json);
+        super::print_report(&o.json);
     } else {
         for l in &o.lines {
             outln!("{l}");
@@ -383,13 +384,15 @@ pub fn verify_outcome(v: VerifyRequest<'_>) -> Result<HttpOutcome, CliError> {
     match httpsig::verify(&verifier, v.message, v.related) {
         Ok(r) => Ok(report_outcome(v.file, &r)),
         Err(HttpSigError::NotVerified(r)) => Ok(report_outcome(v.file, &r)),
-        Err(e) => Ok(HttpOutcome {
-            verified: false,
-            json: serde_json::json!({
-                "verified": false, "file": v.file, "reason": e.to_string(), "signatures": [],
-            }),
-            lines: vec![format!("{}: {}", esc(v.file), esc(&e.to_string()))],
-        }),
+        Err(e) => {
+            let mut rep = Report::error("http verify", Some(v.file), "header", &e.to_string());
+            rep.set_verdict(agentsig::report::Verdict::NotVerified);
+            Ok(HttpOutcome {
+                verified: false,
+                json: rep,
+                lines: vec![format!("{}: {}", esc(v.file), esc(&e.to_string()))],
+            })
+        }
     }
 }
 
@@ -398,35 +401,19 @@ fn time_text(t: Option<i64>) -> String {
 }
 
 fn report_outcome(file: &str, report: &VerifyReport) -> HttpOutcome {
-    let verified = report.all_valid();
-    let sigs: Vec<serde_json::Value> = report
-        .results
-        .iter()
-        .map(|r| {
-            serde_json::json!({
-                "label": r.label,
-                "valid": r.is_valid(),
-                "covered": r.covered,
-                "signature_params": r.params_value,
-                "keyid": r.keyid,
-                "algorithm": r.alg.map(|a| a.httpsig_name()),
-                "created": r.created,
-                "expires": r.expires,
-                "nonce": r.nonce,
-                "tag": r.tag,
-                "key_source": r.key_source.as_ref().map(ToString::to_string),
-                "key_thumbprint": r.key_thumbprint,
-                "reason_code": r.outcome.as_ref().err().map(|e| e.code()),
-                "reason": r.outcome.as_ref().err().map(ToString::to_string),
-                "signature_base": r.signature_base.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()),
+    let mut json = Report::from_http("http verify", Some(file), report);
+    if report.results.iter().any(|r| r.signature_base.is_some()) {
+        let bases: Vec<_> = report
+            .results
+            .iter()
+            .map(|r| {
+                serde_json::json!({"label": r.label,
+                    "signature_base": r.signature_base.as_ref().map(|b| String::from_utf8_lossy(b).into_owned())})
             })
-        })
-        .collect();
-    let json = serde_json::json!({
-        "verified": verified,
-        "file": file,
-        "signatures": sigs,
-    });
+            .collect();
+        json.detail("signature_bases", bases);
+    }
+    let verified = json.verified;
     let mut lines = Vec::new();
     for r in &report.results {
         let mut line = format!(

@@ -135,6 +135,15 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
+            if code == 2 && json_requested() {
+                let msg = e.kind().to_string();
+                print_report(&agentsig::report::Report::error(
+                    &command_words(),
+                    None,
+                    "usage",
+                    &msg,
+                ));
+            }
             return ExitCode::from(code);
         }
     };
@@ -157,6 +166,15 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             errln!("agentsig: {}", e.message);
+            if json_requested() {
+                let code = if e.code == 2 { "usage" } else { "failed" };
+                let mut r =
+                    agentsig::report::Report::error(&command_words(), None, code, &e.message);
+                if e.code == 1 {
+                    r.set_verdict(agentsig::report::Verdict::NotVerified);
+                }
+                print_report(&r);
+            }
             ExitCode::from(e.code)
         }
     }
@@ -367,6 +385,35 @@ pub fn write_new_file(path: &std::path::Path, bytes: &[u8], mode: u32) -> Result
     })?;
     f.write_all(bytes)
         .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))
+}
+
+/// Print a report (the one `--json` shape, docs/report.md).
+pub fn print_report(r: &agentsig::report::Report) {
+    match serde_json::to_value(r) {
+        Ok(v) => print_json(&v),
+        Err(_) => outln!("{{}}"),
+    }
+}
+
+/// Whether `--json` was asked for, read from the raw arguments so that even
+/// a usage error (exit 2) answers with a JSON object.
+fn json_requested() -> bool {
+    std::env::args_os().skip(1).any(|a| a == "--json")
+}
+
+/// The command words (`verify`, `http verify`, ...) from the raw arguments.
+fn command_words() -> String {
+    let mut w: Vec<String> = Vec::new();
+    for a in std::env::args().skip(1) {
+        if a.starts_with('-') || w.len() == 2 {
+            break;
+        }
+        w.push(a);
+        if !matches!(w[0].as_str(), "http" | "delegation") {
+            break;
+        }
+    }
+    w.join(" ")
 }
 
 /// Print a JSON value on standard output (serde_json escapes control

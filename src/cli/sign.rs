@@ -2,9 +2,10 @@
 
 use super::http::parse_duration;
 use super::TrustedKeyArgs;
-use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult};
+use super::{load_signing, parse_alg, read_input, CliError, CliResult};
 use agentsig::descriptor::{self, DescriptorError, JwsForm};
 use agentsig::jws::{self, JwsPolicy, KeyHeaderPolicy, SignOptions, Verdict};
+use agentsig::report::Report;
 use agentsig::verifier::Verifier;
 use agentsig::Algorithm;
 use clap::Args;
@@ -209,7 +210,7 @@ fn esc(s: &str) -> std::borrow::Cow<'_, str> {
 /// one text line per signature.
 struct JwsOutcome {
     verified: bool,
-    json: serde_json::Value,
+    json: Report,
     lines: Vec<String>,
 }
 
@@ -234,7 +235,7 @@ pub fn verify(a: VerifyArgs) -> CliResult {
     };
     let o = check_jws(&a, &input, &jws_path)?;
     if a.json {
-        print_json(&o.json);
+        super::print_report(&o.json);
     } else {
         for l in &o.lines {
             errln!("{l}");
@@ -335,16 +336,35 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
     let subject = file.unwrap_or(resp);
     if a.json {
         let mut j = http.json.clone();
-        j["verified"] = serde_json::json!(verified);
-        j["response_verified"] = serde_json::json!(http.verified);
-        j["descriptor_file"] = serde_json::json!(file);
-        j["body_matches_file"] = serde_json::json!(body_matches);
-        j["jws_report"] = jws
-            .as_ref()
-            .map_or(serde_json::Value::Null, |o| o.json.clone());
-        j["checked"] = serde_json::json!(checked);
-        j["failed"] = serde_json::json!(failed);
-        print_json(&j);
+        j.command = "verify --response".into();
+        if let Some(o) = &jws {
+            j.signatures.extend(o.json.signatures.iter().cloned());
+            for (k, v) in &o.json.details {
+                j.details.insert(k.clone(), v.clone());
+            }
+        }
+        if let (Some(same), Some(f)) = (body_matches, file) {
+            j.check(
+                "response.body-matches-file",
+                same,
+                format!("response body is the bytes of {f}"),
+            );
+        }
+        j.detail("descriptor_file", file);
+        j.detail("checked", &checked);
+        j.detail("failed", &failed);
+        j.error = None;
+        j.settle();
+        if j.verified != verified {
+            // The JWS keeps its own multi-signature rule; the text and the
+            // exit code use `verified`, and so does the JSON.
+            j.set_verdict(if verified {
+                agentsig::report::Verdict::Verified
+            } else {
+                agentsig::report::Verdict::NotVerified
+            });
+        }
+        super::print_report(&j);
     } else {
         for l in &lines {
             outln!("{l}");
@@ -408,52 +428,20 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
         Err(DescriptorError::Json(e)) => return Err(CliError::usage(format!("{}: {e}", a.file))),
         Err(DescriptorError::Jws(jws::JwsError::PayloadDiffers)) => {
             let reason = "the JWS carries a payload that differs from the descriptor";
+            let mut rep = Report::error("verify", Some(&a.file), "payload-differs", reason);
+            rep.set_verdict(agentsig::report::Verdict::NotVerified);
             return Ok(JwsOutcome {
                 verified: false,
-                json: serde_json::json!({
-                    "verified": false, "verdict": "invalid", "file": a.file,
-                    "reason_code": "payload-differs", "reason": reason, "signatures": [],
-                }),
+                json: rep,
                 lines: vec![format!("{jws_path}: {reason}")],
             });
         }
         Err(e) => return Err(CliError::usage(format!("{jws_path}: {e}"))),
     };
     let verified = report.verified();
-    let sigs: Vec<serde_json::Value> = report
-        .jws
-        .signatures
-        .iter()
-        .map(|s| {
-            serde_json::json!({
-                "verdict": s.verdict.as_str(),
-                "algorithm": s.alg,
-                "kid": s.kid,
-                "typ": s.typ,
-                "key_source": s.key_source.as_ref().map(|k| k.to_string()),
-                "key_thumbprint": s.key_thumbprint,
-                "reason_code": s.reason.as_ref().map(|r| r.code()),
-                "reason": s.reason.as_ref().map(|r| r.to_string()),
-            })
-        })
-        .collect();
-    let first = report
-        .jws
-        .valid_signature()
-        .or(report.jws.signatures.first());
-    let json = serde_json::json!({
-        "verified": verified,
-        "verdict": if verified { "valid" } else { first.map(|s| s.verdict.as_str()).unwrap_or("invalid") },
-        "file": a.file,
-        "jws": jws_path,
-        "algorithm": first.and_then(|s| s.alg.clone()),
-        "kid": first.and_then(|s| s.kid.clone()),
-        "key_source": first.and_then(|s| s.key_source.as_ref().map(|k| k.to_string())),
-        "key_thumbprint": first.and_then(|s| s.key_thumbprint.clone()),
-        "canonical_sha256": report.canonical_sha256(),
-        "reason": if verified { None } else { first.and_then(|s| s.reason.as_ref().map(|r| r.to_string())) },
-        "signatures": sigs,
-    });
+    let mut json = Report::from_jws("verify", Some(&a.file), &report.jws);
+    json.detail("jws", jws_path);
+    json.detail("canonical_sha256", report.canonical_sha256());
     let mut lines = Vec::new();
     for s in &report.jws.signatures {
         let what = match s.verdict {

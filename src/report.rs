@@ -1,0 +1,415 @@
+//! One report shape for every verdict: detached JWS and descriptors, RFC 9421
+//! messages, saved responses and delegation audits. The CLI prints this under
+//! `--json`; the schema is documented in `docs/report.md`.
+//!
+//! ```
+//! use agentsig::report::{Report, Verdict};
+//! let r = Report::error("verify", Some("agent.json"), "usage", "agent.json: no such file");
+//! assert_eq!(r.verdict, Verdict::Error);
+//! let j = serde_json::to_value(&r).unwrap();
+//! assert_eq!(j["verdict"], "error");
+//! assert_eq!(j["error"]["code"], "usage");
+//! ```
+
+use crate::delegation::AuditReport;
+use crate::httpsig::VerifyReport;
+use crate::jws::JwsReport;
+use crate::trust::KeySource;
+use serde::Serialize;
+
+/// The schema identifier every report carries.
+pub const SCHEMA: &str = "agentsig.report/1";
+
+/// The overall verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Verdict {
+    /// Everything that was checked verified (exit 0).
+    Verified,
+    /// Something checked did not verify, or policy refused it (exit 1).
+    NotVerified,
+    /// The input could not be read or the command was misused (exit 2).
+    Error,
+}
+
+/// A code and a sentence.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Problem {
+    /// Stable machine-readable code.
+    pub code: String,
+    /// What happened, for people.
+    pub message: String,
+}
+
+impl Problem {
+    /// A problem.
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Problem {
+        Problem {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The key a signature was checked with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct KeyInfo {
+    /// Where the key came from.
+    pub source: KeySource,
+    /// Its RFC 7638 thumbprint.
+    pub thumbprint: Option<String>,
+}
+
+/// The result for one signature.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct SignatureResult {
+    /// `jws`, `http-message-signature` or `jwt`.
+    pub kind: &'static str,
+    /// Which signature: the JWS signature index, the RFC 9421 label, or the
+    /// delegation hop index.
+    pub id: String,
+    /// `valid`, `invalid`, `refused` or `no-trusted-key`.
+    pub verdict: &'static str,
+    /// The algorithm claimed or used.
+    pub algorithm: Option<String>,
+    /// The key id claimed (`kid`, `keyid`).
+    pub kid: Option<String>,
+    /// The key checked against, when one was.
+    pub key: Option<KeyInfo>,
+    /// Covered RFC 9421 components, as `name` plus `;param` (no quoting).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub covered: Vec<String>,
+    /// `created` (Unix seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<i64>,
+    /// `expires` (Unix seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires: Option<i64>,
+    /// Why it is not valid.
+    pub reason: Option<Problem>,
+}
+
+/// One check beyond signatures (a delegation rule, a body comparison).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct CheckResult {
+    /// Stable code.
+    pub code: String,
+    /// `error`, `warning` or `info`.
+    pub severity: &'static str,
+    /// Whether it passed.
+    pub passed: bool,
+    /// The hop it concerns, in a delegation audit.
+    pub hop: Option<usize>,
+    /// What was checked or found.
+    pub message: String,
+}
+
+/// The report.
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+#[must_use]
+pub struct Report {
+    /// [`SCHEMA`].
+    pub schema: &'static str,
+    /// The command or operation (`verify`, `http verify`, `delegation audit`).
+    pub command: String,
+    /// What was checked (a file name, a URL, `-`).
+    pub subject: Option<String>,
+    /// The one verdict; exit codes and text output follow it.
+    pub verdict: Verdict,
+    /// `verdict == verified`, for convenience.
+    pub verified: bool,
+    /// One entry per signature examined.
+    pub signatures: Vec<SignatureResult>,
+    /// Other checks.
+    pub checks: Vec<CheckResult>,
+    /// Why the command failed with exit 2, or the first reason it did not verify.
+    pub error: Option<Problem>,
+    /// Operation-specific details (delegation hops, canonical digest...).
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub details: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Report {
+    fn new(command: &str, subject: Option<&str>) -> Report {
+        Report {
+            schema: SCHEMA,
+            command: command.to_owned(),
+            subject: subject.map(str::to_owned),
+            verdict: Verdict::NotVerified,
+            verified: false,
+            signatures: Vec::new(),
+            checks: Vec::new(),
+            error: None,
+            details: serde_json::Map::new(),
+        }
+    }
+
+    /// A report for a command that could not run (exit 2).
+    pub fn error(command: &str, subject: Option<&str>, code: &str, message: &str) -> Report {
+        let mut r = Report::new(command, subject);
+        r.verdict = Verdict::Error;
+        r.error = Some(Problem::new(code, message));
+        r
+    }
+
+    /// Set the verdict (and `verified`).
+    pub fn set_verdict(&mut self, v: Verdict) {
+        self.verdict = v;
+        self.verified = v == Verdict::Verified;
+    }
+
+    /// Add a check.
+    pub fn check(&mut self, code: &str, passed: bool, message: impl Into<String>) {
+        self.checks.push(CheckResult {
+            code: code.to_owned(),
+            severity: "error",
+            passed,
+            hop: None,
+            message: message.into(),
+        });
+    }
+
+    /// Add a detail.
+    pub fn detail(&mut self, key: &str, value: impl Serialize) {
+        self.details.insert(
+            key.to_owned(),
+            serde_json::to_value(value).unwrap_or(serde_json::Value::Null),
+        );
+    }
+
+    /// Recompute the verdict: verified when at least one signature or check
+    /// exists, every signature is valid and no error-severity check failed.
+    /// (A JWS with several signatures keeps its own rule; see
+    /// [`Report::from_jws`].)
+    pub fn settle(&mut self) {
+        if self.verdict == Verdict::Error {
+            return;
+        }
+        let sig_ok = self.signatures.iter().all(|s| s.verdict == "valid");
+        let checks_ok = !self
+            .checks
+            .iter()
+            .any(|c| !c.passed && c.severity == "error");
+        let any = !self.signatures.is_empty() || !self.checks.is_empty();
+        self.set_verdict(if any && sig_ok && checks_ok {
+            Verdict::Verified
+        } else {
+            Verdict::NotVerified
+        });
+        if self.error.is_none() && !self.verified {
+            self.error = self
+                .signatures
+                .iter()
+                .find_map(|s| s.reason.clone())
+                .or_else(|| {
+                    self.checks
+                        .iter()
+                        .find(|c| !c.passed && c.severity == "error")
+                        .map(|c| Problem::new(c.code.clone(), c.message.clone()))
+                });
+        }
+    }
+
+    /// The report of a JWS (or a descriptor's detached JWS). The verdict is
+    /// [`JwsReport::verified`]: one valid signature by a trusted key and none
+    /// invalid; unknown signers do not fail a multi-signature JWS.
+    pub fn from_jws(command: &str, subject: Option<&str>, r: &JwsReport) -> Report {
+        let mut out = Report::new(command, subject);
+        out.signatures = jws_signatures(r);
+        out.set_verdict(if r.verified() {
+            Verdict::Verified
+        } else {
+            Verdict::NotVerified
+        });
+        if !out.verified {
+            out.error = out.signatures.iter().find_map(|s| s.reason.clone());
+        }
+        out
+    }
+
+    /// The report of an RFC 9421 verification: one result per label.
+    pub fn from_http(command: &str, subject: Option<&str>, r: &VerifyReport) -> Report {
+        let mut out = Report::new(command, subject);
+        out.signatures = http_signatures(r);
+        out.settle();
+        out
+    }
+
+    /// The report of a delegation audit; with `deny_warnings`, a failed
+    /// warning fails the audit (one verdict for text, JSON and exit code).
+    pub fn from_audit(
+        command: &str,
+        subject: Option<&str>,
+        r: &AuditReport,
+        deny_warnings: bool,
+    ) -> Report {
+        let mut out = Report::new(command, subject);
+        for h in &r.hops {
+            let alg = h.evidence.as_ref().map(|e| e.alg.clone()).or_else(|| {
+                h.header
+                    .get("alg")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_owned)
+            });
+            out.signatures.push(SignatureResult {
+                kind: "jwt",
+                id: h.index.to_string(),
+                verdict: if h.evidence.is_some() {
+                    "valid"
+                } else {
+                    "invalid"
+                },
+                algorithm: alg,
+                kid: h
+                    .header
+                    .get("kid")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_owned),
+                key: h.evidence.as_ref().map(|e| KeyInfo {
+                    source: e.key_source.clone(),
+                    thumbprint: Some(e.key_thumbprint.clone()),
+                }),
+                covered: Vec::new(),
+                created: h.time("iat"),
+                expires: h.time("exp"),
+                reason: if h.evidence.is_some() {
+                    None
+                } else {
+                    r.checks
+                        .iter()
+                        .find(|c| c.hop == Some(h.index) && !c.passed && c.code.starts_with("jwt."))
+                        .map(|c| Problem::new(c.code, c.message.clone()))
+                },
+            });
+        }
+        for c in &r.checks {
+            out.checks.push(CheckResult {
+                code: c.code.to_owned(),
+                severity: c.severity.as_str(),
+                passed: c.passed,
+                hop: c.hop,
+                message: c.message.clone(),
+            });
+        }
+        let ok = crate::delegation::report::verdict(r, deny_warnings);
+        out.set_verdict(if ok {
+            Verdict::Verified
+        } else {
+            Verdict::NotVerified
+        });
+        if !ok {
+            out.error = r
+                .checks
+                .iter()
+                .find(|c| !c.passed && c.severity == crate::delegation::Severity::Error)
+                .or_else(|| {
+                    r.checks
+                        .iter()
+                        .find(|c| !c.passed && c.severity == crate::delegation::Severity::Warning)
+                })
+                .map(|c| Problem::new(c.code, c.message.clone()));
+        }
+        if let serde_json::Value::Object(m) = crate::delegation::report::json(r) {
+            for (k, v) in m {
+                if !matches!(k.as_str(), "checks" | "result" | "passed") {
+                    out.details.insert(k, v);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Per-signature results of a JWS.
+pub fn jws_signatures(r: &JwsReport) -> Vec<SignatureResult> {
+    r.signatures
+        .iter()
+        .enumerate()
+        .map(|(i, s)| SignatureResult {
+            kind: "jws",
+            id: i.to_string(),
+            verdict: s.verdict.as_str(),
+            algorithm: s.alg.clone(),
+            kid: s.kid.clone(),
+            key: s.key_source.as_ref().map(|src| KeyInfo {
+                source: src.clone(),
+                thumbprint: s.key_thumbprint.clone(),
+            }),
+            covered: Vec::new(),
+            created: None,
+            expires: None,
+            reason: s
+                .reason
+                .as_ref()
+                .map(|r| Problem::new(r.code(), r.to_string())),
+        })
+        .collect()
+}
+
+/// Per-label results of an RFC 9421 verification.
+pub fn http_signatures(r: &VerifyReport) -> Vec<SignatureResult> {
+    r.results
+        .iter()
+        .map(|l| SignatureResult {
+            kind: "http-message-signature",
+            id: l.label.clone(),
+            verdict: match &l.outcome {
+                Ok(()) => "valid",
+                Err(crate::httpsig::SigError::BadSignature)
+                | Err(crate::httpsig::SigError::ContentDigest(_)) => "invalid",
+                Err(crate::httpsig::SigError::NoTrustedKey { .. })
+                | Err(crate::httpsig::SigError::Resolve(_)) => "no-trusted-key",
+                Err(_) => "refused",
+            },
+            algorithm: l.alg.map(|a| a.httpsig_name().to_owned()),
+            kid: l.keyid.clone(),
+            key: l.key_source.as_ref().map(|src| KeyInfo {
+                source: src.clone(),
+                thumbprint: l.key_thumbprint.clone(),
+            }),
+            covered: l.covered.iter().map(|c| unquote_component(c)).collect(),
+            created: l.created,
+            expires: l.expires,
+            reason: l
+                .outcome
+                .as_ref()
+                .err()
+                .map(|e| Problem::new(e.code(), e.to_string())),
+        })
+        .collect()
+}
+
+/// `"content-type";req` -> `content-type;req`: the component name without
+/// the structured-field quoting of its serialized form (RFC 9421 2.1).
+pub fn unquote_component(c: &str) -> String {
+    if let Some(rest) = c.strip_prefix('"') {
+        if let Some(end) = rest.find('"') {
+            return format!("{}{}", &rest[..end], &rest[end + 1..]);
+        }
+    }
+    c.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn component_ids_lose_their_quotes_only() {
+        assert_eq!(unquote_component("\"@status\""), "@status");
+        assert_eq!(
+            unquote_component("\"content-digest\";req"),
+            "content-digest;req"
+        );
+        assert_eq!(
+            unquote_component("\"@query-param\";name=\"a\""),
+            "@query-param;name=\"a\""
+        );
+    }
+}
