@@ -329,6 +329,11 @@ impl VerifyingKey {
         let arr: [u8; 32] = pk.try_into().map_err(|_| {
             KeyError::InvalidKey(format!("Ed25519 public key has {} bytes, not 32", pk.len()))
         })?;
+        if ed25519_small_order(&arr) {
+            return Err(KeyError::InvalidKey(
+                "Ed25519 public key is a small-order point: any signature with R = identity and S = 0 would verify".into(),
+            ));
+        }
         Ok(VerifyingKey {
             alg: Algorithm::Ed25519,
             inner: PublicInner::Ed25519(arr),
@@ -382,6 +387,69 @@ impl VerifyingKey {
             kid: None,
         })
     }
+}
+
+/// Every 32-byte encoding of the eight small-order (torsion) points of
+/// edwards25519, canonical and non-canonical: the five y values 0, 1, p-1
+/// and the two order-8 ones, each with the sign bit clear and set, plus
+/// y = p (0) and y = p + 1 (1), the only small-order y values that have an
+/// encoding at or above p. (Taming the many EdDSAs, Chalkias et al. 2020,
+/// section 3; libsodium's blocklist with the sign bit. Each entry was checked
+/// to satisfy 8·P = identity.) A public key among them accepts forgeries
+/// (RFC 8032 section 5.1.7 does not exclude them), so loading refuses them.
+pub const ED25519_SMALL_ORDER: [[u8; 32]; 14] = {
+    const fn y(lo: [u8; 32], sign: bool) -> [u8; 32] {
+        let mut b = lo;
+        if sign {
+            b[31] |= 0x80;
+        }
+        b
+    }
+    const ZERO: [u8; 32] = [0; 32];
+    const ONE: [u8; 32] = {
+        let mut b = [0u8; 32];
+        b[0] = 1;
+        b
+    };
+    // p - 1, p, p + 1 little-endian: 0xec / 0xed / 0xee, 0xff.., 0x7f.
+    const fn near_p(first: u8) -> [u8; 32] {
+        let mut b = [0xffu8; 32];
+        b[0] = first;
+        b[31] = 0x7f;
+        b
+    }
+    const ORDER8_A: [u8; 32] = [
+        0xc7, 0x17, 0x6a, 0x70, 0x3d, 0x4d, 0xd8, 0x4f, 0xba, 0x3c, 0x0b, 0x76, 0x0d, 0x10, 0x67,
+        0x0f, 0x2a, 0x20, 0x53, 0xfa, 0x2c, 0x39, 0xcc, 0xc6, 0x4e, 0xc7, 0xfd, 0x77, 0x92, 0xac,
+        0x03, 0x7a,
+    ];
+    const ORDER8_B: [u8; 32] = [
+        0x26, 0xe8, 0x95, 0x8f, 0xc2, 0xb2, 0x27, 0xb0, 0x45, 0xc3, 0xf4, 0x89, 0xf2, 0xef, 0x98,
+        0xf0, 0xd5, 0xdf, 0xac, 0x05, 0xd3, 0xc6, 0x33, 0x39, 0xb1, 0x38, 0x02, 0x88, 0x6d, 0x53,
+        0xfc, 0x05,
+    ];
+    [
+        y(ZERO, false),
+        y(ZERO, true),
+        y(near_p(0xed), false),
+        y(near_p(0xed), true),
+        y(ONE, false),
+        y(ONE, true),
+        y(near_p(0xee), false),
+        y(near_p(0xee), true),
+        y(near_p(0xec), false),
+        y(near_p(0xec), true),
+        y(ORDER8_A, false),
+        y(ORDER8_A, true),
+        y(ORDER8_B, false),
+        y(ORDER8_B, true),
+    ]
+};
+
+/// True when `pk` encodes a small-order edwards25519 point (see
+/// [`ED25519_SMALL_ORDER`]).
+pub fn ed25519_small_order(pk: &[u8; 32]) -> bool {
+    ED25519_SMALL_ORDER.iter().any(|e| e == pk)
 }
 
 fn hmac_secret(secret: &[u8]) -> Result<HmacSecret, KeyError> {

@@ -49,3 +49,72 @@ fn required_typ_is_not_met_by_unprotected_header() {
     let r = jws::verify(&prot, Some(PAYLOAD), &keys, &typed).expect("parse");
     assert!(r.verified(), "{:?}", r.signatures[0].reason);
 }
+
+/// The 14 encodings of the 8 small-order edwards25519 points (canonical,
+/// sign-bit variants, and y >= p variants), each checked independently to
+/// satisfy 8·P = identity.
+const SMALL_ORDER_HEX: [&str; 14] = [
+    "0000000000000000000000000000000000000000000000000000000000000000",
+    "0000000000000000000000000000000000000000000000000000000000000080",
+    "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+    "0100000000000000000000000000000000000000000000000000000000000000",
+    "0100000000000000000000000000000000000000000000000000000000000080",
+    "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa",
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",
+];
+
+/// Issue 13 item 9: small-order Ed25519 public keys are refused in every
+/// encoding and through every loader (raw bytes, JWK, SPKI DER and PEM).
+#[test]
+fn small_order_ed25519_keys_are_refused_everywhere() {
+    use agentsig::keys::{load_verifying_key, LoadOptions};
+    use agentsig::VerifyingKey;
+    for h in SMALL_ORDER_HEX {
+        let pk = hex::decode(h).expect("hex");
+        let raw = VerifyingKey::from_ed25519_bytes(&pk);
+        assert!(raw.is_err(), "raw {h} accepted");
+        let jwk = json!({"kty": "OKP", "crv": "Ed25519", "x": b64::encode(&pk)}).to_string();
+        let r = load_verifying_key(jwk.as_bytes(), &LoadOptions::default());
+        assert!(r.is_err(), "JWK {h} accepted");
+        let mut der = hex::decode("302a300506032b6570032100").expect("hex");
+        der.extend_from_slice(&pk);
+        assert!(
+            load_verifying_key(&der, &LoadOptions::default()).is_err(),
+            "SPKI {h} accepted"
+        );
+        let text = format!(
+            "-----BEGIN PUBLIC KEY-----\n{}\n-----END PUBLIC KEY-----\n",
+            base64_std(&der)
+        );
+        assert!(
+            load_verifying_key(text.as_bytes(), &LoadOptions::default()).is_err(),
+            "PEM {h} accepted"
+        );
+    }
+    // The library's table is exactly this set.
+    let table: Vec<String> = agentsig::keys::ED25519_SMALL_ORDER
+        .iter()
+        .map(hex::encode)
+        .collect();
+    let mut want: Vec<String> = SMALL_ORDER_HEX.iter().map(|s| s.to_string()).collect();
+    let mut got = table.clone();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want);
+    // An ordinary key still loads.
+    let x = ed_key().verifying_key().to_jwk().x.expect("x");
+    let x = b64::decode(&x).expect("b64");
+    assert!(VerifyingKey::from_ed25519_bytes(&x).is_ok());
+}
+
+fn base64_std(b: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
