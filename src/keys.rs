@@ -64,6 +64,8 @@ pub enum KeyError {
     AmbiguousKeySet(usize),
     #[error("the key set holds no usable key")]
     EmptyKeySet,
+    #[error("the hmac-sha256 secret looks like key material ({0}), not a shared secret: give a file holding only the secret (its raw bytes or base64 text; `agentsig keygen --alg hmac-sha256` writes one)")]
+    SecretLooksLikeKey(&'static str),
     #[error("key generation failed: {0}")]
     Generate(String),
 }
@@ -663,7 +665,14 @@ impl SigningKey {
             }
             Algorithm::HmacSha256 => {
                 let mut secret = Zeroizing::new(vec![0u8; 32]);
-                ring::rand::SecureRandom::fill(&rng, &mut secret).map_err(|e| gen_err(&e))?;
+                // Draw again in the (about 1 in 10^5) case that the random
+                // bytes look like a DER key header, which loading refuses.
+                loop {
+                    ring::rand::SecureRandom::fill(&rng, &mut secret).map_err(|e| gen_err(&e))?;
+                    if secret_looks_like_key(&secret).is_none() {
+                        break;
+                    }
+                }
                 return SigningKey::from_hmac_secret(&secret);
             }
         };
@@ -918,7 +927,7 @@ pub fn load_signing_key(data: &[u8], opts: &LoadOptions) -> Result<SigningKey, K
     } else if data.first() == Some(&0x30) && opts.alg != Some(Algorithm::HmacSha256) {
         signing_from_der(data, opts)?
     } else if opts.alg == Some(Algorithm::HmacSha256) {
-        SigningKey::from_hmac_secret(&hmac_secret_from_file(data))?
+        SigningKey::from_hmac_secret(&hmac_secret_from_file(data)?)?
     } else {
         return Err(KeyError::UnrecognisedFormat(
             "not PEM, DER or JWK; for an HMAC secret give the algorithm hmac-sha256".into(),
@@ -930,9 +939,56 @@ pub fn load_signing_key(data: &[u8], opts: &LoadOptions) -> Result<SigningKey, K
     }
 }
 
+/// Why bytes given as an HMAC secret look like key material, if they do.
+///
+/// A public key file used as a shared secret lets anyone who holds the
+/// public key forge HS256 signatures (RFC 8725 section 2.1, algorithm
+/// confusion), so a secret that contains a PEM BEGIN line anywhere, is a
+/// JSON object or array (a JWK or JWK Set, after an optional BOM), or starts
+/// like a DER key container (SEQUENCE header followed by INTEGER or
+/// SEQUENCE: PKCS#1, PKCS#8, SEC1, SPKI, even truncated) is refused.
+pub fn secret_looks_like_key(data: &[u8]) -> Option<&'static str> {
+    let body = data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(data);
+    if body.windows(10).any(|w| w == b"-----BEGIN") {
+        return Some("it contains a PEM BEGIN line");
+    }
+    let json_text = std::str::from_utf8(body)
+        .is_ok_and(|t| t.trim_start().starts_with('{') || t.trim_start().starts_with('['));
+    if json_text {
+        return Some("it is JSON (a JWK or JWK Set)");
+    }
+    if body.first() == Some(&0x30) {
+        // DER SEQUENCE: the length octets, then the first inner tag.
+        let inner = match body.get(1) {
+            Some(0x81) => body.get(3),
+            Some(0x82) => body.get(4),
+            Some(0x83) => body.get(5),
+            Some(l) if *l < 0x80 => body.get(2),
+            _ => None,
+        };
+        if matches!(inner, Some(0x02) | Some(0x30)) {
+            return Some("it starts like a DER key (PKCS#8, SPKI, SEC1 or PKCS#1)");
+        }
+    }
+    None
+}
+
 /// An HMAC secret file holds either base64 text (standard or URL-safe,
 /// padding optional, surrounding whitespace ignored) or the raw bytes.
-fn hmac_secret_from_file(data: &[u8]) -> Zeroizing<Vec<u8>> {
+/// Content that looks like key material, as given or once base64-decoded,
+/// is refused ([`secret_looks_like_key`]).
+fn hmac_secret_from_file(data: &[u8]) -> Result<Zeroizing<Vec<u8>>, KeyError> {
+    if let Some(why) = secret_looks_like_key(data) {
+        return Err(KeyError::SecretLooksLikeKey(why));
+    }
+    let secret = hmac_secret_decode(data);
+    if let Some(why) = secret_looks_like_key(&secret) {
+        return Err(KeyError::SecretLooksLikeKey(why));
+    }
+    Ok(secret)
+}
+
+fn hmac_secret_decode(data: &[u8]) -> Zeroizing<Vec<u8>> {
     use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
     use base64::engine::DecodePaddingMode;
     use base64::Engine;
@@ -1122,7 +1178,7 @@ pub fn load_verifying_keys(data: &[u8], opts: &LoadOptions) -> Result<Vec<Verify
     } else if opts.alg == Some(Algorithm::HmacSha256) {
         vec![VerifyingKey::from_hmac_secret(&hmac_secret_from_file(
             data,
-        ))?]
+        )?)?]
     } else {
         return Err(KeyError::UnrecognisedFormat(
             "not PEM, DER or JWK; for an HMAC secret give the algorithm hmac-sha256".into(),

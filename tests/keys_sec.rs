@@ -118,3 +118,60 @@ fn base64_std(b: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(b)
 }
+
+/// Issue 13 item 3: with hmac-sha256, a public (or private) key file is
+/// never taken as the shared secret, whatever its wrapping.
+#[test]
+fn hmac_secret_refuses_key_material() {
+    use agentsig::keys::{load_signing_key, load_verifying_key, KeyError, LoadOptions};
+    use agentsig::Algorithm;
+    let opts = LoadOptions {
+        alg: Some(Algorithm::HmacSha256),
+        ..LoadOptions::default()
+    };
+    let spki_der = ed_key().verifying_key().to_spki_der().expect("spki");
+    let spki_pem = ed_key().verifying_key().to_spki_pem().expect("pem");
+    let p256 = SigningKey::generate(Algorithm::EcdsaP256Sha256).expect("gen");
+    let p256_pkcs8_pem = p256.pkcs8_pem().expect("pkcs8").to_string();
+    let p256_spki = p256.verifying_key().to_spki_der().expect("spki");
+    let jwk = p256.verifying_key().to_jwk().to_json_string();
+    let mut cases: Vec<(&str, Vec<u8>)> = vec![
+        ("DER SPKI", spki_der.clone()),
+        ("DER SPKI P-256 (long form length)", p256_spki.clone()),
+        ("truncated DER", p256_spki[..40].to_vec()),
+        (
+            "PEM with a preamble",
+            format!("my key:\n{spki_pem}").into_bytes(),
+        ),
+        (
+            "PEM after a BOM",
+            format!("\u{feff}{spki_pem}").into_bytes(),
+        ),
+        (
+            "PKCS#8 PEM with a preamble",
+            format!("x\n{p256_pkcs8_pem}").into_bytes(),
+        ),
+        ("base64 of a DER SPKI", base64_std(&p256_spki).into_bytes()),
+        ("JWK after a BOM", format!("\u{feff}{jwk}").into_bytes()),
+    ];
+    let mut long_der = vec![0x30, 0x82, 0x01, 0x22, 0x30, 0x0d];
+    long_der.extend_from_slice(&[0x41; 40]);
+    cases.push(("truncated DER with a two-byte length", long_der));
+    for (name, data) in cases {
+        for r in [
+            load_verifying_key(&data, &opts).map(|_| ()),
+            load_signing_key(&data, &opts).map(|_| ()),
+        ] {
+            match r {
+                Err(KeyError::SecretLooksLikeKey(_)) => {}
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+    }
+    // A real secret (raw or base64) still loads.
+    let secret = [0xa5u8; 32];
+    assert!(load_verifying_key(&secret, &opts).is_ok());
+    assert!(load_verifying_key(base64_std(&secret).as_bytes(), &opts).is_ok());
+    let e = load_verifying_key(&spki_der, &opts).expect_err("refused");
+    assert!(e.to_string().contains("looks like key material"), "{e}");
+}
