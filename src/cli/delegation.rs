@@ -211,7 +211,7 @@ fn audit(a: AuditArgs) -> CliResult {
 #[derive(Args)]
 pub struct SignArgs {
     /// Private signing key: a path or env:NAME.
-    #[arg(long = "signing-key", alias = "sign-key")]
+    #[arg(long = "signing-key", alias = "sign-key", allow_hyphen_values = true)]
     signing_key: String,
     /// Algorithm of the signing key (required for RSA).
     #[arg(long = "signing-alg", value_parser = parse_alg)]
@@ -220,7 +220,7 @@ pub struct SignArgs {
     #[arg(long)]
     kid: Option<String>,
     /// File holding the passphrase of an encrypted key (else $AGENTSIG_PASSPHRASE).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     passphrase_file: Option<String>,
 }
 

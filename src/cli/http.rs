@@ -66,7 +66,7 @@ pub struct HttpSignArgs {
     /// Raw HTTP/1.1 message (request or response), or - for standard input.
     file: String,
     /// Private key: a path, or env:NAME.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     key: String,
     /// Algorithm (required for RSA keys); checked against the key.
     #[arg(long, value_parser = parse_alg)]
@@ -120,7 +120,7 @@ pub struct HttpSignArgs {
     #[arg(long)]
     json: bool,
     /// File holding the passphrase of an encrypted PKCS#8 key (else $AGENTSIG_PASSPHRASE).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     passphrase_file: Option<String>,
 }
 

@@ -177,6 +177,26 @@ pub fn read_input(path: &str) -> Result<Vec<u8>, CliError> {
 
 /// Read key material: a path, or `env:NAME` for an environment variable.
 pub fn read_key_material(spec: &str) -> Result<zeroize::Zeroizing<Vec<u8>>, CliError> {
+    read_key_option("--key", spec)
+}
+
+/// True when an option value that should be a path looks like key material
+/// itself (PEM text, a JWK, a long base64 blob), so it must never be echoed.
+pub fn looks_like_key_text(value: &str) -> bool {
+    let t = value.trim();
+    t.contains("-----BEGIN")
+        || t.contains('\n')
+        || t.starts_with('{')
+        || (t.len() >= 32
+            && t.bytes().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_')
+            }))
+}
+
+/// Read key material given to `option`: a path, or `env:NAME`. When the
+/// value is not a readable path and looks like key material (a key pasted
+/// as `--key "$(cat key.pem)"`), the error does not repeat the value.
+pub fn read_key_option(option: &str, spec: &str) -> Result<zeroize::Zeroizing<Vec<u8>>, CliError> {
     if let Some(var) = spec.strip_prefix("env:") {
         let v = std::env::var_os(var)
             .ok_or_else(|| CliError::usage(format!("environment variable {var} is not set")))?;
@@ -185,6 +205,11 @@ pub fn read_key_material(spec: &str) -> Result<zeroize::Zeroizing<Vec<u8>>, CliE
             .map_err(|_| CliError::usage(format!("environment variable {var} is not UTF-8")))?;
         return Ok(zeroize::Zeroizing::new(s.into_bytes()));
     }
+    if looks_like_key_text(spec) && !std::path::Path::new(spec).is_file() {
+        return Err(CliError::usage(format!(
+            "the {option} value is not a readable path; it looks like key material (not shown): pass a path or env:NAME"
+        )));
+    }
     Ok(zeroize::Zeroizing::new(read_input(spec)?))
 }
 
@@ -192,7 +217,10 @@ pub fn read_key_material(spec: &str) -> Result<zeroize::Zeroizing<Vec<u8>>, CliE
 /// the `AGENTSIG_PASSPHRASE` environment variable.
 pub fn passphrase(file: Option<&str>) -> Result<Option<zeroize::Zeroizing<Vec<u8>>>, CliError> {
     if let Some(f) = file {
-        let mut v = read_input(f)?;
+        // Not echoed: the value may be the passphrase itself.
+        let mut v = read_input(f).map_err(|_| CliError::usage(
+                "the --passphrase-file value is not a readable file (value not shown): give the path of a file holding the passphrase, or set AGENTSIG_PASSPHRASE",
+            ))?;
         while v.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
             v.pop();
         }
@@ -225,10 +253,10 @@ pub fn load_signing(
 pub struct TrustedKeyArgs {
     /// Trusted public key (PEM, DER, JWK, or a private key's public half): a path or env:NAME.
     /// Repeatable. A key without a kid matches any kid or keyid.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub key: Vec<String>,
     /// Trusted JWK Set; its symmetric (oct) keys are never used. Repeatable.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub jwks: Vec<String>,
     /// Allowed algorithm (repeatable); default: every asymmetric algorithm. A single --alg also
     /// binds RSA keys that do not name their algorithm; hmac-sha256 must be named to verify with a
@@ -283,7 +311,7 @@ fn trusted_keys(
         }
     }
     for spec in jwks {
-        let data = read_key_material(spec)?;
+        let data = read_key_option("--jwks", spec)?;
         let jwk_list = agentsig::jwk::parse_keys(&data)
             .map_err(|e| CliError::usage(format!("{spec}: {e}")))?;
         for j in jwk_list {

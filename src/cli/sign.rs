@@ -31,7 +31,7 @@ pub struct SignArgs {
     /// Descriptor (JSON) to sign, or - for standard input (the JWS then goes to standard output).
     file: String,
     /// Private key: a path, or env:NAME. Repeat for several signatures (implies --json-serialization).
-    #[arg(long, required = true)]
+    #[arg(long, required = true, allow_hyphen_values = true)]
     key: Vec<String>,
     /// Key id for the protected header; default: the key's own kid, else its RFC 7638 thumbprint.
     #[arg(long)]
@@ -52,7 +52,7 @@ pub struct SignArgs {
     #[arg(long)]
     unencoded_payload: bool,
     /// File holding the passphrase of an encrypted PKCS#8 key (else $AGENTSIG_PASSPHRASE).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     passphrase_file: Option<String>,
     /// Media type a static host serves the descriptor with; it is signed (RFC 9421 content-type).
     #[arg(long, default_value = "application/json")]
