@@ -74,6 +74,10 @@ pub struct VerifyPolicy {
     /// prefix optional, RFC 7515 4.1.9). `None`: any or none.
     pub expected_typ: Option<Vec<String>>,
     pub key_headers: KeyHeaderPolicy,
+    /// Strict low-S mode: refuse ECDSA signatures whose `s` is above n/2
+    /// ([`crate::keys::ecdsa_high_s`]). Default `false`: ECDSA is malleable
+    /// and JOSE signers emit high-S, see docs/jws.md.
+    pub low_s: bool,
 }
 
 impl Default for VerifyPolicy {
@@ -82,6 +86,7 @@ impl Default for VerifyPolicy {
             allowed: AllowList::default(),
             expected_typ: None,
             key_headers: KeyHeaderPolicy::Refuse,
+            low_s: false,
         }
     }
 }
@@ -714,7 +719,12 @@ pub fn verify_parsed(
         }
         let mut last_err = None;
         for t in &same_alg {
-            match t.key.verify_as(alg, &si, &sig.signature) {
+            let checked = if policy.low_s && crate::keys::ecdsa_high_s(alg, &sig.signature) {
+                Err(crate::keys::VerifyError::HighS)
+            } else {
+                t.key.verify_as(alg, &si, &sig.signature)
+            };
+            match checked {
                 Ok(()) => {
                     report.verdict = Verdict::Valid;
                     report.reason = None;

@@ -418,6 +418,7 @@ impl DecodedJwt {
             allowed: policy.allowed.clone(),
             expected_typ: policy.expected_typ.clone(),
             key_headers: KeyHeaderPolicy::Refuse,
+            low_s: false,
         };
         let report = jws::verify_parsed(&self.parsed, None, &scoped, &jp).map_err(|e| match e {
             jws::JwsError::Base64 { part, .. } => JwtError::Base64 { part },

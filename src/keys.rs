@@ -86,6 +86,10 @@ pub enum VerifyError {
     },
     #[error("signature does not match")]
     Mismatch,
+    /// Strict low-S mode: the ECDSA `s` is above n/2 (a malleated or
+    /// high-S signature; see [`ecdsa_high_s`]).
+    #[error("ECDSA signature has a high S value, refused in strict low-S mode")]
+    HighS,
 }
 
 /// Options for loading a key.
@@ -452,6 +456,37 @@ pub const ED25519_SMALL_ORDER: [[u8; 32]; 14] = {
 /// [`ED25519_SMALL_ORDER`]).
 pub fn ed25519_small_order(pk: &[u8; 32]) -> bool {
     ED25519_SMALL_ORDER.iter().any(|e| e == pk)
+}
+
+/// floor(n / 2) for the P-256 group order n (SEC 2 section 2.4.2), big-endian.
+const P256_HALF_N: [u8; 32] = [
+    0x7f, 0xff, 0xff, 0xff, 0x80, 0x00, 0x00, 0x00, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xde, 0x73, 0x7d, 0x56, 0xd3, 0x8b, 0xcf, 0x42, 0x79, 0xdc, 0xe5, 0x61, 0x7e, 0x31, 0x92, 0xa8,
+];
+
+/// floor(n / 2) for the P-384 group order n (SEC 2 section 2.5.1), big-endian.
+const P384_HALF_N: [u8; 48] = [
+    0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xe3, 0xb1, 0xa6, 0xc0, 0xfa, 0x1b, 0x96, 0xef,
+    0xac, 0x0d, 0x06, 0xd9, 0x24, 0x58, 0x53, 0xbd, 0x76, 0x76, 0x0c, 0xb5, 0x66, 0x62, 0x94, 0xb9,
+];
+
+/// True when `sig` is a fixed-size `r || s` ECDSA signature (RFC 7518
+/// section 3.4, RFC 9421 sections 3.3.4 and 3.3.5) whose `s` is above n/2.
+///
+/// ECDSA is malleable: when `(r, s)` verifies so does `(r, n - s)`, so a
+/// third party can make a second valid signature without the key. The
+/// verifiers accept both by default (JOSE and RFC 9421 signers, e.g. ring
+/// and OpenSSL, emit high-S half the time); a strict "low-S" mode
+/// (`low_s` in the JWS and RFC 9421 verify policies) refuses high-S. Only
+/// matters where a signature's bytes serve as an identifier. `false` for any
+/// other algorithm or length.
+pub fn ecdsa_high_s(alg: Algorithm, sig: &[u8]) -> bool {
+    match (alg, sig.len()) {
+        (Algorithm::EcdsaP256Sha256, 64) => sig[32..] > P256_HALF_N[..],
+        (Algorithm::EcdsaP384Sha384, 96) => sig[48..] > P384_HALF_N[..],
+        _ => false,
+    }
 }
 
 fn hmac_secret(secret: &[u8]) -> Result<HmacSecret, KeyError> {

@@ -175,3 +175,117 @@ fn hmac_secret_refuses_key_material() {
     let e = load_verifying_key(&spki_der, &opts).expect_err("refused");
     assert!(e.to_string().contains("looks like key material"), "{e}");
 }
+
+const P256_N: &str = "ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551";
+const P384_N: &str = "ffffffffffffffffffffffffffffffffffffffffffffffffc7634d81f4372ddf581a0db248b0a77aecec196accc52973";
+
+/// `(r, s)` -> `(r, n - s)`: the other valid signature of the same message.
+fn malleate(sig: &[u8], n_hex: &str) -> Vec<u8> {
+    let n = hex::decode(n_hex).expect("hex");
+    let half = sig.len() / 2;
+    let s = &sig[half..];
+    let mut out = vec![0u8; half];
+    let mut borrow = 0i16;
+    for i in (0..half).rev() {
+        let mut d = n[i] as i16 - s[i] as i16 - borrow;
+        borrow = 0;
+        if d < 0 {
+            d += 256;
+            borrow = 1;
+        }
+        out[i] = d as u8;
+    }
+    let mut v = sig[..half].to_vec();
+    v.extend_from_slice(&out);
+    v
+}
+
+/// Issue 13 item 12: a high-S ECDSA signature (s' = n - s from a valid one)
+/// verifies by default and is refused in strict low-S mode, in JWS and in
+/// RFC 9421.
+#[test]
+fn ecdsa_high_s_accepted_by_default_refused_in_low_s_mode() {
+    use agentsig::httpsig::{self, ComponentId, SignatureSpec};
+    use agentsig::keys::ecdsa_high_s;
+    use agentsig::Algorithm;
+    for (alg, n) in [
+        (Algorithm::EcdsaP256Sha256, P256_N),
+        (Algorithm::EcdsaP384Sha384, P384_N),
+    ] {
+        let k = SigningKey::generate(alg).expect("gen").with_kid("k");
+        let keys =
+            StaticKeys::new().with(k.verifying_key().clone().with_kid("k"), KeySource::Pinned);
+        // JWS.
+        let compact = jws::sign_compact_detached(PAYLOAD, &k, &Default::default()).expect("sign");
+        let parts: Vec<&str> = compact.split('.').collect();
+        let sig = b64::decode(parts[2]).expect("b64");
+        let other = malleate(&sig, n);
+        assert_ne!(ecdsa_high_s(alg, &sig), ecdsa_high_s(alg, &other));
+        let high = if ecdsa_high_s(alg, &sig) {
+            &sig
+        } else {
+            &other
+        };
+        let low = if ecdsa_high_s(alg, &sig) {
+            &other
+        } else {
+            &sig
+        };
+        let with = |s: &[u8]| format!("{}..{}", parts[0], b64::encode(s));
+        let lax = VerifyPolicy::default();
+        let strict = VerifyPolicy {
+            low_s: true,
+            ..VerifyPolicy::default()
+        };
+        for (s, policy, want) in [
+            (high, &lax, true),
+            (low, &lax, true),
+            (high, &strict, false),
+            (low, &strict, true),
+        ] {
+            let r = jws::verify(&with(s), Some(PAYLOAD), &keys, policy).expect("parse");
+            assert_eq!(
+                r.verified(),
+                want,
+                "{alg} JWS low_s={} {:?}",
+                policy.low_s,
+                r.signatures[0].reason
+            );
+        }
+        // RFC 9421.
+        let mut req = http::Request::builder()
+            .method("POST")
+            .uri("https://example.com/foo")
+            .body(PAYLOAD.to_vec())
+            .expect("request");
+        let spec = SignatureSpec::new("sig1")
+            .component(ComponentId::parse("@method").expect("c"))
+            .component(ComponentId::parse("@target-uri").expect("c"))
+            .created(1)
+            .keyid("k");
+        let signed = httpsig::sign::sign_request(&mut req, "https", &spec, &k).expect("sign");
+        let other = malleate(&signed.signature_bytes, n);
+        for s in [signed.signature_bytes.clone(), other] {
+            let high = ecdsa_high_s(alg, &s);
+            req.headers_mut().insert(
+                "signature",
+                format!("sig1=:{}:", base64_std(&s))
+                    .parse()
+                    .expect("header"),
+            );
+            for low_s in [false, true] {
+                let mut p = httpsig::VerifyPolicy::new(&keys);
+                p.check_time = false;
+                p.low_s = low_s;
+                let ok = httpsig::verify::verify_request(&req, "https", &p)
+                    .map(|r| r.all_valid())
+                    .unwrap_or(false);
+                assert_eq!(
+                    ok,
+                    !(low_s && high),
+                    "{alg} RFC 9421 high={high} low_s={low_s}"
+                );
+            }
+        }
+    }
+}

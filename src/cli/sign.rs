@@ -208,6 +208,7 @@ pub fn verify(a: VerifyArgs) -> CliResult {
         } else {
             KeyHeaderPolicy::Refuse
         },
+        low_s: false,
     };
     let report = match descriptor::verify(&input, &jws_text, &resolver, &policy) {
         Ok(r) => r,

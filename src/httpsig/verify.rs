@@ -70,6 +70,10 @@ pub struct VerifyPolicy<'a> {
     pub sf_types: Vec<(String, SfType)>,
     /// Keep the signature base in each result (for diagnostics).
     pub keep_base: bool,
+    /// Strict low-S mode: refuse ECDSA signatures whose `s` is above n/2
+    /// ([`crate::keys::ecdsa_high_s`]). Default `false`: ECDSA is malleable
+    /// and RFC 9421 signers emit high-S, see docs/httpsig.md.
+    pub low_s: bool,
 }
 
 /// The components seed 001 section 10.3 requires on a descriptor response.
@@ -106,6 +110,7 @@ impl<'a> VerifyPolicy<'a> {
             check_content_digest: true,
             sf_types: Vec::new(),
             keep_base: false,
+            low_s: false,
         }
     }
 
@@ -500,6 +505,9 @@ fn verify_label(
     let base = signature_base(msg, related, &covered, &params_value, &lookup)?;
     let mut verified_with = None;
     for k in &usable {
+        if policy.low_s && crate::keys::ecdsa_high_s(k.key.algorithm(), sig_bytes) {
+            continue;
+        }
         if k.key.verify(&base, sig_bytes).is_ok() {
             verified_with = Some(k);
             break;
