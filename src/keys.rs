@@ -293,6 +293,30 @@ impl VerifyingKey {
         info.to_der().ok()
     }
 
+    /// SubjectPublicKeyInfo PEM that records the algorithm where the format
+    /// can: for rsa-pss-sha512 the AlgorithmIdentifier is id-RSASSA-PSS with
+    /// SHA-512 parameters (RFC 4055 section 3.1), so the file loads as
+    /// rsa-pss-sha512 with no hint; for every other key it equals
+    /// [`VerifyingKey::to_spki_pem`]. (PKCS#1 v1.5 has no such identifier.)
+    pub fn to_spki_pem_bound(&self) -> Option<String> {
+        let (PublicInner::Rsa { n, e }, Algorithm::RsaPssSha512) = (&self.inner, self.alg) else {
+            return self.to_spki_pem();
+        };
+        let pk = pkcs1::RsaPublicKey {
+            modulus: pkcs1::UintRef::new(n).ok()?,
+            public_exponent: pkcs1::UintRef::new(e).ok()?,
+        };
+        let params = pss_sha512_params_der().ok()?;
+        let info = spki::SubjectPublicKeyInfoOwned {
+            algorithm: spki::AlgorithmIdentifierOwned {
+                oid: OID_RSA_PSS,
+                parameters: Some(der::asn1::Any::from_der(&params).ok()?),
+            },
+            subject_public_key: der::asn1::BitString::from_bytes(&pk.to_der().ok()?).ok()?,
+        };
+        der::pem::encode_string("PUBLIC KEY", der::pem::LineEnding::LF, &info.to_der().ok()?).ok()
+    }
+
     /// SubjectPublicKeyInfo PEM (not for HMAC keys).
     pub fn to_spki_pem(&self) -> Option<String> {
         let der = self.to_spki_der()?;
@@ -693,10 +717,30 @@ impl SigningKey {
                 use rsa::pkcs8::EncodePrivateKey;
                 let k = rsa::RsaPrivateKey::new(&mut rand_core::OsRng, 3072)
                     .map_err(|e| gen_err(&e))?;
-                k.to_pkcs8_der()
-                    .map_err(|e| gen_err(&e))?
-                    .as_bytes()
-                    .to_vec()
+                let der = Zeroizing::new(
+                    k.to_pkcs8_der()
+                        .map_err(|e| gen_err(&e))?
+                        .as_bytes()
+                        .to_vec(),
+                );
+                if alg == Algorithm::RsaPssSha512 {
+                    // Record the algorithm in the key itself: id-RSASSA-PSS
+                    // with SHA-512 parameters (RFC 4055 section 3.1; what
+                    // `openssl genpkey -algorithm RSA-PSS` writes), so the
+                    // key loads as rsa-pss-sha512 with no hint.
+                    let params = pss_sha512_params_der()?;
+                    let mut info =
+                        pkcs8::PrivateKeyInfo::from_der(&der).map_err(|e| gen_err(&e))?;
+                    info.algorithm = spki::AlgorithmIdentifierRef {
+                        oid: OID_RSA_PSS,
+                        parameters: Some(
+                            der::asn1::AnyRef::from_der(&params).map_err(|e| gen_err(&e))?,
+                        ),
+                    };
+                    info.to_der().map_err(|e| gen_err(&e))?
+                } else {
+                    der.to_vec()
+                }
             }
             Algorithm::HmacSha256 => {
                 let mut secret = Zeroizing::new(vec![0u8; 32]);
@@ -850,6 +894,15 @@ const OID_RSA_PSS: der::asn1::ObjectIdentifier =
 /// that restrict it. Absent parameters leave the key unrestricted (the RFC
 /// 9421 B.1.2 test key); present ones must be exactly rsa-pss-sha512's:
 /// SHA-512, MGF1 with SHA-512, salt length 64, trailer field 1.
+/// DER of RSASSA-PSS-params for rsa-pss-sha512: SHA-512, MGF1 with
+/// SHA-512, 64-byte salt, trailer 1 (RFC 4055 section 3.1; RFC 9421
+/// section 3.3.1).
+fn pss_sha512_params_der() -> Result<Vec<u8>, KeyError> {
+    pkcs1::RsaPssParams::new::<sha2::Sha512>(64)
+        .to_der()
+        .map_err(|e| KeyError::Generate(e.to_string()))
+}
+
 fn check_pss_params(params: Option<der::asn1::AnyRef<'_>>) -> Result<(), KeyError> {
     const OID_SHA512: der::asn1::ObjectIdentifier =
         der::asn1::ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.3");

@@ -98,3 +98,98 @@ fn key_material_given_as_key_value_is_never_echoed() {
     let o = run(&["sign", "agent.json", "--key", "missing.pem"], &t.0);
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.pem"));
 }
+
+/// Issue 7 item 5: every key keygen writes signs and verifies as written.
+/// RSA keys need no --alg: rsa-pss-sha512 is recorded in the PEM files
+/// (id-RSASSA-PSS), rsa-v1_5-sha256 in PREFIX.jwk.json's alg. HMAC is the
+/// exception by policy: a shared secret is used only when hmac-sha256 is
+/// named (RFC 8725 section 3.1), on both sides.
+#[test]
+fn keygen_keys_sign_and_verify_as_written() {
+    for alg in [
+        "ecdsa-p256-sha256",
+        "ecdsa-p384-sha384",
+        "ed25519",
+        "rsa-pss-sha512",
+        "rsa-v1_5-sha256",
+        "hmac-sha256",
+    ] {
+        let t = Tmp::new(&format!("rt-{alg}"));
+        keygen(&t, alg);
+        let (sign_key, verifiers, extra): (&str, Vec<[&str; 2]>, Vec<&str>) =
+            if alg == "hmac-sha256" {
+                (
+                    "k.secret",
+                    vec![["--key", "k.secret"]],
+                    vec!["--alg", "hmac-sha256"],
+                )
+            } else {
+                (
+                    "k.pem",
+                    vec![
+                        ["--key", "k.pem"],
+                        ["--key", "k.pub.pem"],
+                        ["--key", "k.jwk.json"],
+                        ["--jwks", "k.jwks.json"],
+                    ],
+                    vec![],
+                )
+            };
+        let mut args = vec!["sign", "agent.json", "--key", sign_key];
+        args.extend(&extra);
+        let o = run(&args, &t.0);
+        assert_eq!(
+            code(&o),
+            0,
+            "{alg} sign: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        for v in verifiers {
+            let mut args = vec!["verify", "agent.json", v[0], v[1]];
+            args.extend(&extra);
+            let o = run(&args, &t.0);
+            assert_eq!(
+                code(&o),
+                0,
+                "{alg} verify {v:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+}
+
+/// Issue 7 item 5: an RSA PEM with nothing recording its algorithm gets an
+/// error naming --alg; an encrypted key without passphrase names
+/// --passphrase-file and AGENTSIG_PASSPHRASE.
+#[test]
+fn key_errors_name_the_flag_to_use() {
+    let t = Tmp::new("errs");
+    keygen(&t, "rsa-v1_5-sha256");
+    std::fs::rename(t.0.join("k.jwk.json"), t.0.join("elsewhere.json")).expect("mv");
+    let o = run(&["sign", "agent.json", "--key", "k.pem"], &t.0);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(err.contains("--alg rsa-pss-sha512"), "{err}");
+    let o = run(
+        &[
+            "sign",
+            "agent.json",
+            "--key",
+            "k.pem",
+            "--alg",
+            "rsa-v1_5-sha256",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    // An encrypted PKCS#8 key without a passphrase.
+    let enc = include_str!("vectors/keys/test-key-ecc-p256.enc.pem");
+    std::fs::write(t.0.join("enc.pem"), enc).expect("write");
+    let o = run(&["sign", "agent.json", "--key", "enc.pem"], &t.0);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(
+        err.contains("--passphrase-file") && err.contains("AGENTSIG_PASSPHRASE"),
+        "{err}"
+    );
+}

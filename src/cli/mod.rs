@@ -238,13 +238,61 @@ pub fn load_signing(
     pass_file: Option<&str>,
 ) -> Result<SigningKey, CliError> {
     let data = read_key_material(spec)?;
-    let opts = LoadOptions {
+    let mut opts = LoadOptions {
         alg,
         kid: kid.map(str::to_owned),
         passphrase: passphrase(pass_file)?,
     };
-    agentsig::keys::load_signing_key(&data, &opts)
-        .map_err(|e| CliError::usage(format!("{spec}: {e}")))
+    match agentsig::keys::load_signing_key(&data, &opts) {
+        Err(KeyError::AlgorithmRequired) => {
+            // An RSA key written by keygen: its algorithm is the `alg` of
+            // the PREFIX.jwk.json written beside it, when that JWK is this
+            // key's public half.
+            let recorded = sibling_jwk_alg(spec, &data, &opts);
+            opts.alg = Some(recorded.ok_or_else(|| key_error(spec, KeyError::AlgorithmRequired))?);
+            agentsig::keys::load_signing_key(&data, &opts).map_err(|e| key_error(spec, e))
+        }
+        other => other.map_err(|e| key_error(spec, e)),
+    }
+}
+
+/// A key loading error, with the flag or variable that fixes it named.
+fn key_error(spec: &str, e: KeyError) -> CliError {
+    let hint = match e {
+        KeyError::AlgorithmRequired => {
+            " (pass --alg rsa-pss-sha512 or --alg rsa-v1_5-sha256, or use the key's JWK, which records its alg)"
+        }
+        KeyError::PassphraseRequired | KeyError::Decrypt => {
+            " (give --passphrase-file FILE, or set AGENTSIG_PASSPHRASE)"
+        }
+        _ => "",
+    };
+    CliError::usage(format!("{spec}: {e}{hint}"))
+}
+
+/// The algorithm keygen recorded for the RSA key at `spec`: the `alg` of
+/// `PREFIX.jwk.json` next to `PREFIX.pem` / `PREFIX.pub.pem`, used only when
+/// that JWK holds the same public key (RFC 7638 thumbprint).
+fn sibling_jwk_alg(spec: &str, data: &[u8], opts: &LoadOptions) -> Option<Algorithm> {
+    if spec.starts_with("env:") {
+        return None;
+    }
+    let prefix = spec.strip_suffix(".pem")?;
+    let prefix = prefix.strip_suffix(".pub").unwrap_or(prefix);
+    let jwk_text = std::fs::read(format!("{prefix}.jwk.json")).ok()?;
+    let jwk = agentsig::jwk::parse_keys(&jwk_text)
+        .ok()?
+        .into_iter()
+        .next()?;
+    let alg = Algorithm::from_jose_name(jwk.alg.as_deref()?)?;
+    let trial = LoadOptions {
+        alg: Some(alg),
+        kid: None,
+        passphrase: opts.passphrase.clone(),
+    };
+    let ours = agentsig::keys::load_verifying_keys(data, &trial).ok()?;
+    let theirs = jwk.to_verifying_key(Some(alg)).ok()?;
+    (ours.len() == 1 && ours[0].thumbprint() == theirs.thumbprint()).then_some(alg)
 }
 
 /// The verifier's trusted keys and algorithm allow-list: the same three
@@ -304,9 +352,20 @@ fn trusted_keys(
             alg,
             ..LoadOptions::default()
         };
-        for k in agentsig::keys::load_verifying_keys(&data, &opts)
-            .map_err(|e| CliError::usage(format!("{spec}: {e}")))?
-        {
+        let loaded = match agentsig::keys::load_verifying_keys(&data, &opts) {
+            Err(KeyError::AlgorithmRequired) => match sibling_jwk_alg(spec, &data, &opts) {
+                Some(a) => agentsig::keys::load_verifying_keys(
+                    &data,
+                    &LoadOptions {
+                        alg: Some(a),
+                        ..LoadOptions::default()
+                    },
+                ),
+                None => Err(KeyError::AlgorithmRequired),
+            },
+            other => other,
+        };
+        for k in loaded.map_err(|e| key_error(spec, e))? {
             set.add(k, KeySource::File(spec.clone()));
         }
     }
