@@ -235,30 +235,6 @@ impl VerifyingKey {
         self.to_jwk().thumbprint()
     }
 
-    /// The did:key form (W3C CCG did:key v0.7), for Ed25519, P-256 and P-384 keys.
-    pub fn did_key(&self) -> Option<String> {
-        let (prefix, bytes): (&[u8], Vec<u8>) = match &self.inner {
-            PublicInner::Ed25519(p) => (&[0xed, 0x01], p.to_vec()),
-            PublicInner::EcP256(p) => (&[0x80, 0x24], compress(p)),
-            PublicInner::EcP384(p) => (&[0x81, 0x24], compress(p)),
-            _ => return None,
-        };
-        let mut v = prefix.to_vec();
-        v.extend_from_slice(&bytes);
-        Some(format!("did:key:z{}", bs58::encode(v).into_string()))
-    }
-
-    /// The did:jwk form (did:jwk spec): base64url of the public JWK's JSON.
-    pub fn did_jwk(&self) -> Option<String> {
-        if self.is_symmetric() {
-            return None;
-        }
-        let mut j = self.to_jwk();
-        j.kid = None;
-        let json = j.to_json_string();
-        Some(format!("did:jwk:{}", crate::b64::encode(json.as_bytes())))
-    }
-
     /// SubjectPublicKeyInfo DER (not for HMAC keys).
     pub fn to_spki_der(&self) -> Option<Vec<u8>> {
         let (alg_id, key_bits): (spki::AlgorithmIdentifierOwned, Vec<u8>) = match &self.inner {
@@ -561,15 +537,6 @@ fn bit_len(n: &[u8]) -> usize {
         None => 0,
         Some(&top) => n.len() * 8 - top.leading_zeros() as usize,
     }
-}
-
-fn compress(uncompressed: &[u8]) -> Vec<u8> {
-    let coord = (uncompressed.len() - 1) / 2;
-    let mut out = Vec::with_capacity(coord + 1);
-    let y_last = uncompressed[uncompressed.len() - 1];
-    out.push(if y_last & 1 == 1 { 0x03 } else { 0x02 });
-    out.extend_from_slice(&uncompressed[1..1 + coord]);
-    out
 }
 
 // ---------------------------------------------------------------------------

@@ -92,8 +92,8 @@ pub fn run(a: KeygenArgs) -> CliResult {
         }
     }
 
-    let did_key = public.did_key();
-    let did_jwk = public.did_jwk();
+    let did_key = agentsig::did::did_key(public);
+    let did_jwk = agentsig::did::did_jwk(public);
     if a.json {
         print_json(&serde_json::json!({
             "algorithm": a.alg.httpsig_name(),
