@@ -621,7 +621,10 @@ fn check_header(sig: &ParsedSignature, v: &Verifier) -> Result<(Algorithm, bool)
         }
     }
     if let Some(accepted) = &policy.expected_typ {
-        let typ = header_str(sig, "typ");
+        // Only an integrity-protected `typ` can meet a required type: an
+        // unprotected one is attacker-controlled (RFC 8725 section 3.11
+        // relies on explicit typing being signed).
+        let typ = sig.protected.get_str("typ");
         if !typ.is_some_and(|t| accepted.iter().any(|a| typ_eq(a, t))) {
             return Err(Reason::TypMismatch(typ.map(str::to_owned)));
         }

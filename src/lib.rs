@@ -3,6 +3,7 @@
 //! * [`jcs`]: RFC 8785 JSON Canonicalization Scheme, over strict I-JSON ([`json`]).
 //! * [`jws`]: detached JWS (RFC 7515 Appendix F, RFC 7797) over the JCS form.
 //! * [`keys`], [`jwk`], [`alg`]: keys bound to exactly one algorithm.
+//! * [`did`]: did:key / did:jwk encoding and decoding, did:web URLs (no I/O).
 //!
 //! The security contract of each module is stated in its documentation.
 
@@ -13,6 +14,7 @@ pub mod b64;
 pub mod clock;
 pub mod delegation;
 pub mod descriptor;
+pub mod did;
 pub mod digest;
 pub mod httpsig;
 pub mod jcs;

@@ -495,7 +495,7 @@ pub fn select_and_verify(
 ) -> Result<KeyEvidence, SelectError> {
     check_kid(req.kid.as_deref())?;
     if let Some(a) = req.alg {
-        if low_s && ecdsa_high_s(a, sig) {
+        if low_s && crate::keys::ecdsa_high_s(a, sig) {
             return Err(SelectError::HighS);
         }
     }
@@ -539,7 +539,7 @@ fn try_keys(
 ) -> Result<KeyEvidence, SelectError> {
     let mut last = None;
     for t in keys {
-        if low_s && ecdsa_high_s(t.key.algorithm(), sig) {
+        if low_s && crate::keys::ecdsa_high_s(t.key.algorithm(), sig) {
             return Err(SelectError::HighS);
         }
         match t.key.verify(msg, sig) {
@@ -552,40 +552,6 @@ fn try_keys(
         error,
         evidence: (keys.len() == 1).then(|| Box::new(KeyEvidence::of(keys[0]))),
     })
-}
-
-/// Whether a fixed-size `r || s` ECDSA signature has `s > n/2` (the "high-S"
-/// form; both forms verify, RFC 9421 and JOSE do not require low-S). Only
-/// used when a verifier asks for the strict low-S mode.
-fn ecdsa_high_s(alg: Algorithm, sig: &[u8]) -> bool {
-    const P256_N: [u8; 32] = [
-        0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-        0xff, 0xbc, 0xe6, 0xfa, 0xad, 0xa7, 0x17, 0x9e, 0x84, 0xf3, 0xb9, 0xca, 0xc2, 0xfc, 0x63,
-        0x25, 0x51,
-    ];
-    const P384_N: [u8; 48] = [
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xc7, 0x63, 0x4d, 0x81, 0xf4, 0x37,
-        0x2d, 0xdf, 0x58, 0x1a, 0x0d, 0xb2, 0x48, 0xb0, 0xa7, 0x7a, 0xec, 0xec, 0x19, 0x6a, 0xcc,
-        0xc5, 0x29, 0x73,
-    ];
-    let n: &[u8] = match alg {
-        Algorithm::EcdsaP256Sha256 => &P256_N,
-        Algorithm::EcdsaP384Sha384 => &P384_N,
-        _ => return false,
-    };
-    if sig.len() != 2 * n.len() {
-        return false;
-    }
-    let s = &sig[n.len()..];
-    // half = n >> 1, compared big-endian.
-    let mut half = vec![0u8; n.len()];
-    let mut carry = 0u8;
-    for (i, b) in n.iter().enumerate() {
-        half[i] = (b >> 1) | (carry << 7);
-        carry = b & 1;
-    }
-    s > half.as_slice()
 }
 
 #[cfg(test)]
@@ -602,9 +568,9 @@ mod tests {
             0x7e, 0x31, 0x92, 0xa8,
         ];
         sig[32..].copy_from_slice(&half);
-        assert!(!ecdsa_high_s(Algorithm::EcdsaP256Sha256, &sig));
+        assert!(!crate::keys::ecdsa_high_s(Algorithm::EcdsaP256Sha256, &sig));
         sig[63] += 1;
-        assert!(ecdsa_high_s(Algorithm::EcdsaP256Sha256, &sig));
-        assert!(!ecdsa_high_s(Algorithm::Ed25519, &sig));
+        assert!(crate::keys::ecdsa_high_s(Algorithm::EcdsaP256Sha256, &sig));
+        assert!(!crate::keys::ecdsa_high_s(Algorithm::Ed25519, &sig));
     }
 }

@@ -56,8 +56,11 @@ pub fn run(a: KeygenArgs) -> CliResult {
             .pkcs8_pem()
             .ok_or_else(|| CliError::usage("internal: generated key has no PKCS#8 form"))?;
         let priv_path = with_suffix(&prefix, ".pem");
+        // rsa-pss-sha512 keys carry id-RSASSA-PSS in PREFIX.pem and
+        // PREFIX.pub.pem; an rsa-v1_5-sha256 key's algorithm is recorded in
+        // PREFIX.jwk.json's `alg`, which `--key PREFIX.pem` consults.
         let pub_pem = public
-            .to_spki_pem()
+            .to_spki_pem_bound()
             .ok_or_else(|| CliError::usage("internal: no SPKI form"))?;
         let jwk =
             serde_json::to_string_pretty(&public.to_jwk().to_value()).unwrap_or_default() + "\n";
@@ -89,8 +92,8 @@ pub fn run(a: KeygenArgs) -> CliResult {
         }
     }
 
-    let did_key = public.did_key();
-    let did_jwk = public.did_jwk();
+    let did_key = agentsig::did::did_key(public);
+    let did_jwk = agentsig::did::did_jwk(public);
     if a.json {
         print_json(&serde_json::json!({
             "algorithm": a.alg.httpsig_name(),

@@ -231,6 +231,26 @@ pub fn read_input(path: &str) -> Result<Vec<u8>, CliError> {
 
 /// Read key material: a path, or `env:NAME` for an environment variable.
 pub fn read_key_material(spec: &str) -> Result<zeroize::Zeroizing<Vec<u8>>, CliError> {
+    read_key_option("--key", spec)
+}
+
+/// True when an option value that should be a path looks like key material
+/// itself (PEM text, a JWK, a long base64 blob), so it must never be echoed.
+pub fn looks_like_key_text(value: &str) -> bool {
+    let t = value.trim();
+    t.contains("-----BEGIN")
+        || t.contains('\n')
+        || t.starts_with('{')
+        || (t.len() >= 32
+            && t.bytes().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_')
+            }))
+}
+
+/// Read key material given to `option`: a path, or `env:NAME`. When the
+/// value is not a readable path and looks like key material (a key pasted
+/// as `--key "$(cat key.pem)"`), the error does not repeat the value.
+pub fn read_key_option(option: &str, spec: &str) -> Result<zeroize::Zeroizing<Vec<u8>>, CliError> {
     if let Some(var) = spec.strip_prefix("env:") {
         let v = std::env::var_os(var)
             .ok_or_else(|| CliError::usage(format!("environment variable {var} is not set")))?;
@@ -239,6 +259,11 @@ pub fn read_key_material(spec: &str) -> Result<zeroize::Zeroizing<Vec<u8>>, CliE
             .map_err(|_| CliError::usage(format!("environment variable {var} is not UTF-8")))?;
         return Ok(zeroize::Zeroizing::new(s.into_bytes()));
     }
+    if looks_like_key_text(spec) && !std::path::Path::new(spec).is_file() {
+        return Err(CliError::usage(format!(
+            "the {option} value is not a readable path; it looks like key material (not shown): pass a path or env:NAME"
+        )));
+    }
     Ok(zeroize::Zeroizing::new(read_input(spec)?))
 }
 
@@ -246,7 +271,10 @@ pub fn read_key_material(spec: &str) -> Result<zeroize::Zeroizing<Vec<u8>>, CliE
 /// the `AGENTSIG_PASSPHRASE` environment variable.
 pub fn passphrase(file: Option<&str>) -> Result<Option<zeroize::Zeroizing<Vec<u8>>>, CliError> {
     if let Some(f) = file {
-        let mut v = read_input(f)?;
+        // Not echoed: the value may be the passphrase itself.
+        let mut v = read_input(f).map_err(|_| CliError::usage(
+                "the --passphrase-file value is not a readable file (value not shown): give the path of a file holding the passphrase, or set AGENTSIG_PASSPHRASE",
+            ))?;
         while v.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
             v.pop();
         }
@@ -264,13 +292,61 @@ pub fn load_signing(
     pass_file: Option<&str>,
 ) -> Result<SigningKey, CliError> {
     let data = read_key_material(spec)?;
-    let opts = LoadOptions {
+    let mut opts = LoadOptions {
         alg,
         kid: kid.map(str::to_owned),
         passphrase: passphrase(pass_file)?,
     };
-    agentsig::keys::load_signing_key(&data, &opts)
-        .map_err(|e| CliError::usage(format!("{spec}: {e}")))
+    match agentsig::keys::load_signing_key(&data, &opts) {
+        Err(KeyError::AlgorithmRequired) => {
+            // An RSA key written by keygen: its algorithm is the `alg` of
+            // the PREFIX.jwk.json written beside it, when that JWK is this
+            // key's public half.
+            let recorded = sibling_jwk_alg(spec, &data, &opts);
+            opts.alg = Some(recorded.ok_or_else(|| key_error(spec, KeyError::AlgorithmRequired))?);
+            agentsig::keys::load_signing_key(&data, &opts).map_err(|e| key_error(spec, e))
+        }
+        other => other.map_err(|e| key_error(spec, e)),
+    }
+}
+
+/// A key loading error, with the flag or variable that fixes it named.
+fn key_error(spec: &str, e: KeyError) -> CliError {
+    let hint = match e {
+        KeyError::AlgorithmRequired => {
+            " (pass --alg rsa-pss-sha512 or --alg rsa-v1_5-sha256, or use the key's JWK, which records its alg)"
+        }
+        KeyError::PassphraseRequired | KeyError::Decrypt => {
+            " (give --passphrase-file FILE, or set AGENTSIG_PASSPHRASE)"
+        }
+        _ => "",
+    };
+    CliError::usage(format!("{spec}: {e}{hint}"))
+}
+
+/// The algorithm keygen recorded for the RSA key at `spec`: the `alg` of
+/// `PREFIX.jwk.json` next to `PREFIX.pem` / `PREFIX.pub.pem`, used only when
+/// that JWK holds the same public key (RFC 7638 thumbprint).
+fn sibling_jwk_alg(spec: &str, data: &[u8], opts: &LoadOptions) -> Option<Algorithm> {
+    if spec.starts_with("env:") {
+        return None;
+    }
+    let prefix = spec.strip_suffix(".pem")?;
+    let prefix = prefix.strip_suffix(".pub").unwrap_or(prefix);
+    let jwk_text = std::fs::read(format!("{prefix}.jwk.json")).ok()?;
+    let jwk = agentsig::jwk::parse_keys(&jwk_text)
+        .ok()?
+        .into_iter()
+        .next()?;
+    let alg = Algorithm::from_jose_name(jwk.alg.as_deref()?)?;
+    let trial = LoadOptions {
+        alg: Some(alg),
+        kid: None,
+        passphrase: opts.passphrase.clone(),
+    };
+    let ours = agentsig::keys::load_verifying_keys(data, &trial).ok()?;
+    let theirs = jwk.to_verifying_key(Some(alg)).ok()?;
+    (ours.len() == 1 && ours[0].thumbprint() == theirs.thumbprint()).then_some(alg)
 }
 
 /// The verifier's trusted keys and algorithm allow-list: the same three
@@ -330,14 +406,25 @@ fn trusted_keys(
             alg,
             ..LoadOptions::default()
         };
-        for k in agentsig::keys::load_verifying_keys(&data, &opts)
-            .map_err(|e| CliError::usage(format!("{spec}: {e}")))?
-        {
+        let loaded = match agentsig::keys::load_verifying_keys(&data, &opts) {
+            Err(KeyError::AlgorithmRequired) => match sibling_jwk_alg(spec, &data, &opts) {
+                Some(a) => agentsig::keys::load_verifying_keys(
+                    &data,
+                    &LoadOptions {
+                        alg: Some(a),
+                        ..LoadOptions::default()
+                    },
+                ),
+                None => Err(KeyError::AlgorithmRequired),
+            },
+            other => other,
+        };
+        for k in loaded.map_err(|e| key_error(spec, e))? {
             set.add(k, KeySource::File(spec.clone()));
         }
     }
     for spec in jwks {
-        let data = read_key_material(spec)?;
+        let data = read_key_option("--jwks", spec)?;
         // The JWK Set rules (oct never trusted, RFC 7517 5 skipping, --alg
         // binding RSA keys without alg) live in the library.
         let found = StaticKeys::from_jwks(&data, KeySource::Jwks(spec.clone()), alg)

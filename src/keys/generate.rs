@@ -1,0 +1,80 @@
+//! Key generation: ring for EC and Ed25519, RustCrypto `rsa` for RSA
+//! (3072 bits), the system RNG for HMAC secrets.
+
+use super::load::{pss_sha512_params_der, secret_looks_like_key, signing_from_pkcs8, OID_RSA_PSS};
+use super::{KeyError, SigningKey};
+use crate::alg::Algorithm;
+use der::{Decode, Encode};
+use ring::signature as rsig;
+use zeroize::Zeroizing;
+
+impl SigningKey {
+    /// Generate a new key for `alg`. RSA keys are 3072 bits; HMAC secrets 32 bytes.
+    pub fn generate(alg: Algorithm) -> Result<SigningKey, KeyError> {
+        let rng = ring::rand::SystemRandom::new();
+        let gen_err = |e: &dyn std::fmt::Display| KeyError::Generate(e.to_string());
+        let pkcs8: Vec<u8> = match alg {
+            Algorithm::EcdsaP256Sha256 => {
+                rsig::EcdsaKeyPair::generate_pkcs8(&rsig::ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+                    .map_err(|e| gen_err(&e))?
+                    .as_ref()
+                    .to_vec()
+            }
+            Algorithm::EcdsaP384Sha384 => {
+                rsig::EcdsaKeyPair::generate_pkcs8(&rsig::ECDSA_P384_SHA384_FIXED_SIGNING, &rng)
+                    .map_err(|e| gen_err(&e))?
+                    .as_ref()
+                    .to_vec()
+            }
+            Algorithm::Ed25519 => rsig::Ed25519KeyPair::generate_pkcs8(&rng)
+                .map_err(|e| gen_err(&e))?
+                .as_ref()
+                .to_vec(),
+            Algorithm::RsaPssSha512 | Algorithm::RsaV15Sha256 => {
+                use rsa::pkcs8::EncodePrivateKey;
+                let k = rsa::RsaPrivateKey::new(&mut rand_core::OsRng, 3072)
+                    .map_err(|e| gen_err(&e))?;
+                let der = Zeroizing::new(
+                    k.to_pkcs8_der()
+                        .map_err(|e| gen_err(&e))?
+                        .as_bytes()
+                        .to_vec(),
+                );
+                if alg == Algorithm::RsaPssSha512 {
+                    // Record the algorithm in the key itself: id-RSASSA-PSS
+                    // with SHA-512 parameters (RFC 4055 section 3.1; what
+                    // `openssl genpkey -algorithm RSA-PSS` writes), so the
+                    // key loads as rsa-pss-sha512 with no hint.
+                    let params = pss_sha512_params_der()?;
+                    let mut info =
+                        pkcs8::PrivateKeyInfo::from_der(&der).map_err(|e| gen_err(&e))?;
+                    info.algorithm = spki::AlgorithmIdentifierRef {
+                        oid: OID_RSA_PSS,
+                        parameters: Some(
+                            der::asn1::AnyRef::from_der(&params).map_err(|e| gen_err(&e))?,
+                        ),
+                    };
+                    info.to_der().map_err(|e| gen_err(&e))?
+                } else {
+                    der.to_vec()
+                }
+            }
+            Algorithm::HmacSha256 => {
+                let mut secret = Zeroizing::new(vec![0u8; 32]);
+                // Draw again in the (about 1 in 10^5) case that the random
+                // bytes look like a DER key header, which loading refuses.
+                loop {
+                    ring::rand::SecureRandom::fill(&rng, &mut secret).map_err(|e| gen_err(&e))?;
+                    if secret_looks_like_key(&secret).is_none() {
+                        break;
+                    }
+                }
+                return SigningKey::from_hmac_secret(&secret);
+            }
+        };
+        let pkcs8 = Zeroizing::new(pkcs8);
+        let mut k = signing_from_pkcs8(&pkcs8, Some(alg))?;
+        k.pkcs8 = Some(pkcs8);
+        Ok(k)
+    }
+}
