@@ -5,8 +5,8 @@ use super::TrustedKeyArgs;
 use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult};
 use agentsig::digest::{self, DigestAlgorithm};
 use agentsig::httpsig::{
-    self, accept, ComponentId, Derived, FixedClock, HttpPolicy, HttpSigError, Message,
-    SignatureSpec, SystemClock, VerifyReport,
+    self, accept, ComponentId, FixedClock, HttpPolicy, HttpSigError, Message, SignatureSpec,
+    SystemClock, VerifyReport,
 };
 use agentsig::report::Report;
 use agentsig::verifier::Verifier;
@@ -131,24 +131,6 @@ pub struct HttpSignArgs {
     passphrase_file: Option<String>,
 }
 
-fn default_components(m: &Message) -> Vec<ComponentId> {
-    if m.is_request() {
-        let mut v = vec![
-            ComponentId::derived(Derived::Method),
-            ComponentId::derived(Derived::Authority),
-            ComponentId::derived(Derived::Path),
-        ];
-        for f in ["content-type", "content-digest"] {
-            if m.field_lines(f, false).next().is_some() {
-                v.extend(ComponentId::field(f).ok());
-            }
-        }
-        v
-    } else {
-        httpsig::verify::descriptor_response_components()
-    }
-}
-
 fn sign(a: HttpSignArgs) -> CliResult {
     let mut m = read_message(&a.file, &a.scheme)?;
     let key = load_signing(&a.key, a.alg, None, a.passphrase_file.as_deref())?;
@@ -196,7 +178,7 @@ fn sign(a: HttpSignArgs) -> CliResult {
     } else {
         let mut spec = SignatureSpec::new(a.label.clone());
         spec.components = if a.components.is_empty() {
-            default_components(&m)
+            httpsig::sign::default_components(&m)
         } else {
             a.components.clone()
         };

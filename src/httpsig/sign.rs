@@ -255,3 +255,26 @@ pub fn static_response_fields(
     }
     Ok(fields)
 }
+
+/// The components agentsig signs when the caller names none: for a request
+/// `@method`, `@authority`, `@path` and, when present, `content-type` and
+/// `content-digest`; for a response the descriptor-response set of seed 001
+/// section 10.3 (`@status`, `content-type`, `content-digest`).
+pub fn default_components(msg: &Message) -> Vec<ComponentId> {
+    use super::components::Derived;
+    if msg.is_request() {
+        let mut v = vec![
+            ComponentId::derived(Derived::Method),
+            ComponentId::derived(Derived::Authority),
+            ComponentId::derived(Derived::Path),
+        ];
+        for f in ["content-type", "content-digest"] {
+            if msg.field_lines(f, false).next().is_some() {
+                v.extend(ComponentId::field(f).ok());
+            }
+        }
+        v
+    } else {
+        super::verify::descriptor_response_components()
+    }
+}
