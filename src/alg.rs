@@ -163,6 +163,13 @@ impl Default for AllowList {
     }
 }
 
+impl serde::Serialize for Algorithm {
+    /// Reports name an algorithm by its RFC 9421 registry name.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.httpsig_name())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,12 +188,5 @@ mod tests {
         assert_eq!(Algorithm::from_jose_name("es256"), None);
         assert_eq!(Algorithm::from_httpsig_name("ECDSA-P256-SHA256"), None);
         assert!(!AllowList::default().contains(Algorithm::HmacSha256));
-    }
-}
-
-impl serde::Serialize for Algorithm {
-    /// Reports name an algorithm by its RFC 9421 registry name.
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.httpsig_name())
     }
 }

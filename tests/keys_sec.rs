@@ -1,12 +1,30 @@
 //! Security regressions for keys, JWS header policy and key loading
 //! (issue 13 items 3, 7, 9, 12; issue 7 items 5 and 8).
 
-use agentsig::jws::{self, VerifyPolicy};
+use agentsig::jws::{self, JwsPolicy, JwsReport, JwsVerifyError};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::{b64, SigningKey};
 use serde_json::json;
 
 const PAYLOAD: &[u8] = b"{\"name\":\"agent\"}";
+
+/// The report of a readable JWS, verified or not: `Ok` from `jws::verify`
+/// must be verified and `NotVerified` must not be (the one-verifier-shape
+/// contract), and a malformed JWS fails the test.
+fn verify_report(v: &Verifier, text: &str, detached: Option<&[u8]>) -> JwsReport {
+    match jws::verify(v, text, detached) {
+        Ok(r) => {
+            assert!(r.verified(), "Ok from jws::verify but not verified");
+            r
+        }
+        Err(JwsVerifyError::NotVerified(r)) => {
+            assert!(!r.verified(), "NotVerified but the report verified");
+            *r
+        }
+        Err(e) => panic!("parse: {e}"),
+    }
+}
 
 fn ed_key() -> SigningKey {
     SigningKey::from_ed25519_seed(&[3u8; 32]).expect("seed")
@@ -29,12 +47,11 @@ fn flattened(
 fn required_typ_is_not_met_by_unprotected_header() {
     let k = ed_key();
     let keys = StaticKeys::new().with(k.verifying_key().clone(), KeySource::Pinned);
-    let typed = VerifyPolicy {
-        expected_typ: Some(vec!["agent+jws".into()]),
-        ..VerifyPolicy::default()
-    };
+    let typed = Verifier::builder(keys)
+        .jws(JwsPolicy::default().expected_typ(["agent+jws"]))
+        .build();
     let unprot = flattened(&json!({"alg": "EdDSA"}), &json!({"typ": "agent+jws"}), &k);
-    let r = jws::verify(&unprot, Some(PAYLOAD), &keys, &typed).expect("parse");
+    let r = verify_report(&typed, &unprot, Some(PAYLOAD));
     assert!(!r.verified(), "unprotected typ met the required typ");
     assert_eq!(
         r.signatures[0].reason.as_ref().map(|r| r.code()),
@@ -46,7 +63,7 @@ fn required_typ_is_not_met_by_unprotected_header() {
         &json!({"x": 1}),
         &k,
     );
-    let r = jws::verify(&prot, Some(PAYLOAD), &keys, &typed).expect("parse");
+    let r = verify_report(&typed, &prot, Some(PAYLOAD));
     assert!(r.verified(), "{:?}", r.signatures[0].reason);
 }
 
@@ -232,23 +249,20 @@ fn ecdsa_high_s_accepted_by_default_refused_in_low_s_mode() {
             &sig
         };
         let with = |s: &[u8]| format!("{}..{}", parts[0], b64::encode(s));
-        let lax = VerifyPolicy::default();
-        let strict = VerifyPolicy {
-            low_s: true,
-            ..VerifyPolicy::default()
-        };
-        for (s, policy, want) in [
+        let lax = Verifier::builder(keys.clone()).build();
+        let strict = Verifier::builder(keys.clone()).strict_low_s(true).build();
+        for (s, verifier, want) in [
             (high, &lax, true),
             (low, &lax, true),
             (high, &strict, false),
             (low, &strict, true),
         ] {
-            let r = jws::verify(&with(s), Some(PAYLOAD), &keys, policy).expect("parse");
+            let r = verify_report(verifier, &with(s), Some(PAYLOAD));
             assert_eq!(
                 r.verified(),
                 want,
                 "{alg} JWS low_s={} {:?}",
-                policy.low_s,
+                verifier.strict_low_s(),
                 r.signatures[0].reason
             );
         }
@@ -274,12 +288,23 @@ fn ecdsa_high_s_accepted_by_default_refused_in_low_s_mode() {
                     .expect("header"),
             );
             for low_s in [false, true] {
-                let mut p = httpsig::VerifyPolicy::new(&keys);
+                let mut p = httpsig::HttpPolicy::new();
                 p.check_time = false;
-                p.low_s = low_s;
-                let ok = httpsig::verify::verify_request(&req, "https", &p)
-                    .map(|r| r.all_valid())
-                    .unwrap_or(false);
+                let v = Verifier::builder(keys.clone())
+                    .http(p)
+                    .strict_low_s(low_s)
+                    .build();
+                let ok = match httpsig::verify::verify_request(&v, &req, "https") {
+                    Ok(r) => {
+                        assert!(r.all_valid(), "Ok from verify_request but not all valid");
+                        true
+                    }
+                    Err(httpsig::HttpSigError::NotVerified(r)) => {
+                        assert!(!r.all_valid(), "NotVerified but all labels valid");
+                        false
+                    }
+                    Err(e) => panic!("{alg} RFC 9421: unreadable message: {e}"),
+                };
                 assert_eq!(
                     ok,
                     !(low_s && high),

@@ -13,9 +13,10 @@
 //! A per-file summary line `wycheproof <file>: passed P/T ...` is printed
 //! (`cargo test --test wycheproof -- --nocapture` shows it).
 
-use agentsig::jws::{self, Reason, Verdict, VerifyPolicy};
+use agentsig::jws::{self, JwsError, JwsReport, JwsVerifyError, Reason, Verdict};
 use agentsig::keys::{self, KeyError, VerifyError};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::{jwk, Algorithm, AllowList, LoadOptions, SigningKey, VerifyingKey};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -670,6 +671,31 @@ fn header_alg(compact: &str) -> Option<String> {
     v["alg"].as_str().map(str::to_owned)
 }
 
+/// `jws::verify` seen as before the one-verifier-shape change: the report of
+/// a readable JWS whether it verified or not, or the error of a malformed
+/// one. It also checks the new contract: `Ok` only when verified, and
+/// `NotVerified` only when not.
+fn verify_report(v: &Verifier, text: &str, detached: Option<&[u8]>) -> Result<JwsReport, JwsError> {
+    match jws::verify(v, text, detached) {
+        Ok(r) => {
+            assert!(r.verified(), "Ok from jws::verify but not verified");
+            Ok(r)
+        }
+        Err(JwsVerifyError::NotVerified(r)) => {
+            assert!(!r.verified(), "NotVerified but the report verified");
+            Ok(*r)
+        }
+        Err(JwsVerifyError::Jws(e)) => Err(e),
+        Err(e) => panic!("unexpected jws::verify error: {e}"),
+    }
+}
+
+/// The Wycheproof JWS verifier: these keys, every agentsig algorithm
+/// (HS256 included), key headers refused (the default).
+fn all_algs(keys: StaticKeys) -> Verifier {
+    Verifier::builder(keys).algorithms(AllowList::all()).build()
+}
+
 /// `json_web_signature_test.json` through `jws::verify`, with the group's JWK
 /// (the `public` one when given) loaded by `jwk::parse_keys` ->
 /// `to_verifying_key`. The policy allows every agentsig algorithm (HS256
@@ -679,10 +705,6 @@ fn json_web_signature() {
     let file = "json_web_signature_test.json";
     let v = load(file);
     let mut tally = Tally::new(file);
-    let policy = VerifyPolicy {
-        allowed: AllowList::all(),
-        ..VerifyPolicy::default()
-    };
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     for g in groups(&v) {
         let jwk_v = g.get("public").unwrap_or(&g["private"]);
@@ -696,13 +718,14 @@ fn json_web_signature() {
         if let Ok(k) = &key {
             resolver.add(k.clone(), KeySource::Pinned);
         }
+        let verifier = all_algs(resolver);
         for t in tests(g) {
             let id = tc(t);
             let jws_text = match &t["jws"] {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            let result = jws::verify(&jws_text, None, &resolver, &policy);
+            let result = verify_report(&verifier, &jws_text, None);
             let accepted = result.as_ref().is_ok_and(|r| r.verified());
             let why = match &result {
                 Err(e) => format!("error: {e}"),
@@ -743,7 +766,7 @@ fn json_web_signature() {
                 // support the JWS JSON serialization (RFC 7515 7.2) the case is
                 // about: see `json_serialization_is_supported` below.
                 17 => {
-                    tally.check(matches!(result, Err(jws::JwsError::Malformed(_))), || {
+                    tally.check(matches!(result, Err(JwsError::Malformed(_))), || {
                         format!("tc{id}: truncated JSON not refused as malformed: {why}")
                     });
                     continue;
@@ -753,10 +776,10 @@ fn json_web_signature() {
                 // verify without content (a caller who forgot the content must
                 // not get "verified"); given the empty content it verifies.
                 259 | 325 => {
-                    let with_empty = jws::verify(&jws_text, Some(b""), &resolver, &policy);
+                    let with_empty = verify_report(&verifier, &jws_text, Some(b""));
                     tally.deliberate(
                         "compact `h..s` is detached: verifies only when the (empty) content is supplied",
-                        matches!(result, Err(jws::JwsError::Malformed(_)))
+                        matches!(result, Err(JwsError::Malformed(_)))
                             && with_empty.is_ok_and(|r| r.verified()),
                         || format!("tc{id}: empty payload: {why}"),
                     );
@@ -784,7 +807,7 @@ fn json_web_signature() {
                 372 | 373 => {
                     tally.deliberate(
                         "strict base64url: non-alphabet characters refused",
-                        matches!(result, Err(jws::JwsError::Base64 { .. })),
+                        matches!(result, Err(JwsError::Base64 { .. })),
                         || format!("tc{id}: not refused as bad base64url: {why}"),
                     );
                     continue;
@@ -863,11 +886,7 @@ fn json_serialization_is_supported() {
     let (jwk_v, g) = wycheproof_jws_group("hs256");
     let t17 = tests(&g).iter().find(|t| tc(t) == 17).unwrap();
     let repaired = format!("{}]}}", t17["jws"].as_str().unwrap());
-    let policy = VerifyPolicy {
-        allowed: AllowList::all(),
-        ..VerifyPolicy::default()
-    };
-    let r = jws::verify(&repaired, None, &resolver_for(&jwk_v), &policy).unwrap();
+    let r = verify_report(&all_algs(resolver_for(&jwk_v)), &repaired, None).unwrap();
     assert!(r.verified(), "{:?}", r.signatures);
     assert_eq!(r.payload, b"foo");
 }
@@ -879,20 +898,16 @@ fn base64url_padding_is_refused() {
     let (jwk_v, g) = wycheproof_jws_group("base64");
     let t357 = tests(&g).iter().find(|t| tc(t) == 357).unwrap();
     let good = t357["jws"].as_str().unwrap();
-    let policy = VerifyPolicy {
-        allowed: AllowList::all(),
-        ..VerifyPolicy::default()
-    };
-    let res = resolver_for(&jwk_v);
-    assert!(jws::verify(good, None, &res, &policy).unwrap().verified());
+    let res = all_algs(resolver_for(&jwk_v));
+    assert!(verify_report(&res, good, None).unwrap().verified());
     let parts: Vec<&str> = good.split('.').collect();
     let padded_payload = format!("{}.{}==.{}", parts[0], parts[1], parts[2]);
     let padded_sig = format!("{}.{}.{}=", parts[0], parts[1], parts[2]);
     for bad in [padded_payload, padded_sig] {
         assert!(
             matches!(
-                jws::verify(&bad, None, &res, &policy),
-                Err(jws::JwsError::Base64 { .. })
+                verify_report(&res, &bad, None),
+                Err(JwsError::Base64 { .. })
             ),
             "{bad}"
         );
@@ -912,10 +927,6 @@ fn json_web_key() {
     let file = "json_web_key_test.json";
     let v = load(file);
     let mut tally = Tally::new(file);
-    let policy = VerifyPolicy {
-        allowed: AllowList::all(),
-        ..VerifyPolicy::default()
-    };
     for g in groups(&v) {
         let set = g.get("public").unwrap_or(&g["private"]);
         let text = set.to_string();
@@ -935,10 +946,11 @@ fn json_web_key() {
                 resolver.add(k.clone(), source.clone());
             }
         }
+        let verifier = all_algs(resolver);
         for t in tests(g) {
             let id = tc(t);
             let jws_text = t["jws"].as_str().unwrap();
-            let r = jws::verify(jws_text, None, &resolver, &policy);
+            let r = verify_report(&verifier, jws_text, None);
             let accepted = r.as_ref().is_ok_and(|r| r.verified());
             let why = format!(
                 "loader: {:?}; jws: {:?}",
