@@ -8,6 +8,7 @@
 //! The security contract of each module is stated in its documentation.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod alg;
 pub mod b64;
