@@ -15,7 +15,7 @@
 //!   transfer codings removed); `Repr-Digest` over the selected
 //!   representation (RFC 9530 sections 2 and 3). The caller supplies the bytes.
 
-use crate::httpsig::sfv::{self, BareItem, Entry, SfError};
+use crate::sfv::{self, BareItem, Entry, SfError};
 
 /// An active (integrity-grade) digest algorithm (RFC 9530 section 7.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

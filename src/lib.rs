@@ -21,6 +21,7 @@ pub mod jwk;
 pub mod jws;
 pub mod jwt;
 pub mod keys;
+pub mod sfv;
 pub mod trust;
 
 pub use alg::{Algorithm, AllowList};

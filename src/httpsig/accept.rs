@@ -12,9 +12,9 @@
 //! * unknown parameters are refused.
 
 use super::components::{parse_covered, ComponentError, ComponentId};
-use super::sfv::{self, BareItem, Entry, SfError};
 use super::sign::SignatureSpec;
 use crate::keys::SigningKey;
+use crate::sfv::{self, BareItem, Entry, SfError};
 use crate::Algorithm;
 
 /// One requested signature.

@@ -1,7 +1,7 @@
 //! Component identifiers and component values (RFC 9421 section 2).
 
 use super::message::{Kind, Message};
-use super::sfv::{self, BareItem, Entry, Item, SfError};
+use crate::sfv::{self, BareItem, Entry, Item, SfError};
 use std::fmt::Write as _;
 
 /// The derived components of RFC 9421 section 2.2.

@@ -18,10 +18,10 @@
 use super::base::{signature_base, signature_params_value};
 use super::components::{parse_covered, ComponentError, ComponentId, Derived, SfType};
 use super::message::{Message, MessageError};
-use super::sfv::{self, BareItem, Entry, SfError};
 use super::{check_params, param_int, param_str, valid_label, ParamError};
 use crate::alg::{Algorithm, AllowList};
 use crate::digest::{self, DigestError};
+use crate::sfv::{self, BareItem, Entry, SfError};
 use crate::trust::{KeyRequest, KeyResolver, KeySource, ResolveError};
 
 pub use crate::clock::{Clock, FixedClock, SystemClock};
