@@ -97,6 +97,10 @@ pub enum DigestError {
     },
     #[error("{field} {alg} does not match the bytes received")]
     Mismatch { field: &'static str, alg: String },
+    /// A signature covers only this member (`;key`, RFC 9421 section
+    /// 2.1.2) and it is not an active algorithm that matched the bytes.
+    #[error("{field} member {key:?} is the one the signature covers but it is not a sha-256 or sha-512 digest that matched")]
+    CoveredMemberNotVerified { field: &'static str, key: String },
     #[error("unsupported digest algorithm {0:?} (use sha-256 or sha-512)")]
     UnsupportedAlgorithm(String),
     #[error("invalid {field} preference field: {detail}")]

@@ -10,7 +10,8 @@
 //!   among trusted keys and never supply one. When `alg` is present it must
 //!   equal the key's algorithm (section 3.2 step 6; section 7.3.6).
 //! * A covered component that is absent is an error, never skipped.
-//! * When `content-digest` is covered, the digest must also match the
+//! * When `content-digest` is covered in any form (`;sf`, `;bs`, `;key`, `;tr`,
+//!   `;req` included), the digest must also match the
 //!   content as received (section 7.2.8; RFC 9530).
 //! * Header-level damage (invalid structured fields, duplicate labels,
 //!   oversized fields) is a [`HeaderError`] for the whole message.
@@ -513,14 +514,35 @@ fn verify_label(
     r.key_source = Some(k.source.clone());
     r.key_thumbprint = Some(k.key.thumbprint());
 
-    // Section 7.2.8: the signature covers the digest field, not the content.
+    // Section 7.2.8: the signature covers the digest field, not the content,
+    // so whenever Content-Digest is covered in any form (plain, ;sf, ;bs,
+    // ;key, ;tr, ;req) the field must be checked against the content
+    // (issue 13 item 2). Every active member must match (RFC 9530 section 2,
+    // crate::digest), and with ;key="alg" the covered member itself must be
+    // one of those that matched: only it is signed. With ;tr the covered
+    // field is the trailer Content-Digest (RFC 9421 section 2.1.3; RFC 9530
+    // section 2 allows the field in trailers), checked against the same
+    // content, since a trailer digest is over the content as sent.
     if policy.check_content_digest {
         for c in &covered {
-            if c.field_name() == Some("content-digest") && c.key.is_none() && !c.tr {
-                let src = if c.is_req() { related } else { Some(msg) };
-                if let Some(m) = src {
-                    let lines: Vec<&[u8]> = m.field_lines("content-digest", false).collect();
-                    digest::verify_content_digest(&lines, &m.body)?;
+            if c.field_name() != Some("content-digest") {
+                continue;
+            }
+            let src = if c.is_req() { related } else { Some(msg) };
+            if let Some(m) = src {
+                let lines: Vec<&[u8]> = m.field_lines("content-digest", c.tr).collect();
+                let check = digest::verify_content_digest(&lines, &m.body)?;
+                if let Some(k) = &c.key {
+                    let ok = digest::DigestAlgorithm::from_key(k)
+                        .is_some_and(|a| check.verified.contains(&a));
+                    if !ok {
+                        return Err(SigError::ContentDigest(
+                            DigestError::CoveredMemberNotVerified {
+                                field: "Content-Digest",
+                                key: k.clone(),
+                            },
+                        ));
+                    }
                 }
             }
         }
