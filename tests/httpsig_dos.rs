@@ -37,9 +37,10 @@ fn attack_request_with_12700_members_is_refused_with_limit_error() {
     let members: Vec<String> = (0..12_700).map(key).collect();
     let dict = members.join(",");
     assert!(dict.len() < 64 * 1024);
-    let covered: Vec<String> = (0..64)
+    let mut covered: Vec<String> = (0..63)
         .map(|i| format!("\"x\";key=\"{}\"", key(i * 197)))
         .collect();
+    covered.push("\"@method\"".into());
     let raw = format!(
         "GET / HTTP/1.1\r\nHost: example.com\r\nX: {dict}\r\nSignature-Input: sig1=({});created=1;keyid=\"k\"\r\nSignature: sig1=:YWJj:\r\n\r\n",
         covered.join(" ")

@@ -71,6 +71,30 @@ pub struct VerifyPolicy<'a> {
     pub sf_types: Vec<(String, SfType)>,
     /// Keep the signature base in each result (for diagnostics).
     pub keep_base: bool,
+    /// Accept a signature whose covered list is empty, `()` (default false).
+    /// RFC 9421 allows it (Appendix B.2.1 is one) but such a signature
+    /// protects only its own parameters, never the message, so it is refused
+    /// for requests and responses alike unless this is set (issue 13 item 11).
+    pub allow_empty_covered: bool,
+    /// On a request, at least one of these must be covered (default
+    /// `@method`, `@authority`, `@target-uri`, `@path`), so a signature is
+    /// bound to what was asked of whom (RFC 9421 section 7.2.1, issue 13
+    /// item 11). An empty list turns the check off. Not applied to responses.
+    pub request_target_one_of: Vec<ComponentId>,
+}
+
+/// The default [`VerifyPolicy::request_target_one_of`]: `@method`,
+/// `@authority`, `@target-uri`, `@path`.
+pub fn default_request_target_components() -> Vec<ComponentId> {
+    [
+        Derived::Method,
+        Derived::Authority,
+        Derived::TargetUri,
+        Derived::Path,
+    ]
+    .into_iter()
+    .map(ComponentId::derived)
+    .collect()
 }
 
 /// The components seed 001 section 10.3 requires on a descriptor response.
@@ -107,6 +131,8 @@ impl<'a> VerifyPolicy<'a> {
             check_content_digest: true,
             sf_types: Vec::new(),
             keep_base: false,
+            allow_empty_covered: false,
+            request_target_one_of: default_request_target_components(),
         }
     }
 
@@ -161,6 +187,12 @@ pub enum SigError {
     Component(#[from] ComponentError),
     #[error(transparent)]
     Param(#[from] ParamError),
+    /// The covered list is `()` and the policy does not allow that.
+    #[error("the signature covers no component, so it protects nothing of the message")]
+    EmptyCoveredList,
+    /// A request signature covers none of the request-target components the policy asks for.
+    #[error("the request signature covers none of {one_of:?}")]
+    NoRequestTargetComponent { one_of: Vec<String> },
     #[error("the policy requires component {0} but the signature does not cover it")]
     RequiredComponentNotCovered(String),
     #[error("the signature has no {0} parameter, which the policy requires")]
@@ -208,6 +240,8 @@ impl SigError {
             SigError::Component(_) => "component",
             SigError::Param(_) => "parameter",
             SigError::RequiredComponentNotCovered(_) => "required-component-not-covered",
+            SigError::EmptyCoveredList => "empty-covered-list",
+            SigError::NoRequestTargetComponent { .. } => "request-target-not-covered",
             SigError::MissingParam(_) => "missing-parameter",
             SigError::TagMismatch { .. } => "tag-mismatch",
             SigError::UnknownAlgorithm(_) => "unknown-algorithm",
@@ -467,6 +501,26 @@ fn verify_label(
                 return Err(SigError::Expired { expires: e, now });
             }
         }
+    }
+
+    // Issue 13 item 11: a signature must protect something of the message.
+    if covered.is_empty() && !policy.allow_empty_covered {
+        return Err(SigError::EmptyCoveredList);
+    }
+    if msg.is_request()
+        && !policy.request_target_one_of.is_empty()
+        && !policy
+            .request_target_one_of
+            .iter()
+            .any(|t| covered.iter().any(|c| c.same_as(t)))
+    {
+        return Err(SigError::NoRequestTargetComponent {
+            one_of: policy
+                .request_target_one_of
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+        });
     }
 
     // Key selection (section 3.2 step 6): keyid selects among trusted keys.
