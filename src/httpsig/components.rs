@@ -116,6 +116,11 @@ pub enum ComponentError {
     KeyMissing { component: String, key: String },
     #[error("component {0}: value holds a byte that cannot appear in a signature base")]
     BadValueByte(String),
+    /// A query name or value percent-decodes to bytes that are not UTF-8.
+    /// WHATWG decoding would replace them with U+FFFD, making distinct
+    /// queries (`%FF`, `%FE`) sign alike; refused instead (issue 13 item 8).
+    #[error("component {component}: query parameter text {text:?} percent-decodes to bytes that are not UTF-8")]
+    QueryNotUtf8 { component: String, text: String },
 }
 
 /// The structured-field type of a field, for `;sf` (RFC 9421 section 2.1.1).
@@ -371,7 +376,13 @@ impl ComponentId {
             Derived::QueryParam => {
                 let want = self.qname.as_deref().unwrap_or("");
                 let mut found: Option<String> = None;
-                for (n, v) in form_pairs(req.query.as_deref().unwrap_or("")) {
+                let pairs = form_pairs(req.query.as_deref().unwrap_or("")).map_err(|text| {
+                    ComponentError::QueryNotUtf8 {
+                        component: self.to_string(),
+                        text,
+                    }
+                })?;
+                for (n, v) in pairs {
                     if form_encode(&n) == want {
                         if found.is_some() {
                             return Err(ComponentError::QueryParamRepeated(want.to_owned()));
@@ -472,14 +483,18 @@ impl std::fmt::Write for ByteWriter<'_> {
 
 /// application/x-www-form-urlencoded parsing (WHATWG URL, section 5.1):
 /// split on `&`, first `=` separates name and value, `+` is a space, then
-/// percent-decode and UTF-8 decode with replacement.
-pub fn form_pairs(query: &str) -> Vec<(String, String)> {
+/// percent-decode and UTF-8 decode. Unlike WHATWG, bytes that are not UTF-8
+/// are refused rather than replaced by U+FFFD (so `%FF` and `%FE` cannot
+/// compare equal, RFC 9421 section 2.2.8 / issue 13 item 8): `Err` holds the
+/// offending name or value as received.
+pub fn form_pairs(query: &str) -> Result<Vec<(String, String)>, String> {
     query
         .split('&')
         .filter(|s| !s.is_empty())
         .map(|s| {
             let (n, v) = s.split_once('=').unwrap_or((s, ""));
-            (form_decode(n), form_decode(v))
+            let dec = |t: &str| form_decode(t).ok_or_else(|| t.to_owned());
+            Ok((dec(n)?, dec(v)?))
         })
         .collect()
 }
@@ -493,7 +508,7 @@ fn hex_val(c: u8) -> Option<u8> {
     }
 }
 
-fn form_decode(s: &str) -> String {
+fn form_decode(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -514,7 +529,7 @@ fn form_decode(s: &str) -> String {
         }
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8(out).ok()
 }
 
 /// Percent-encode with the application/x-www-form-urlencoded percent-encode
