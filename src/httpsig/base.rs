@@ -59,12 +59,14 @@ pub fn signature_base(
         out.extend_from_slice(id.as_bytes());
         out.extend_from_slice(b": ");
         c.write_value(&mut out, msg, related, sf_types)?;
+        let value = out.get(start..).unwrap_or(&[]);
         // A value must not break the line structure of the base.
-        if out
-            .get(start..)
-            .is_some_and(|v| v.iter().any(|b| matches!(b, b'\n' | b'\r' | 0)))
-        {
+        if value.iter().any(|b| matches!(b, b'\n' | b'\r' | 0)) {
             return Err(ComponentError::BadValueByte(c.to_string()));
+        }
+        // Section 2.5 (and 2.1): the base is ASCII; `;bs` carries other bytes.
+        if !value.is_ascii() {
+            return Err(ComponentError::NonAsciiValue(c.to_string()));
         }
         out.push(b'\n');
     }

@@ -116,6 +116,11 @@ pub enum ComponentError {
     KeyMissing { component: String, key: String },
     #[error("component {0}: value holds a byte that cannot appear in a signature base")]
     BadValueByte(String),
+    /// RFC 9421 sections 2.1 and 2.5: the signature base is ASCII, so a
+    /// component value with a byte above 0x7F cannot be covered plainly;
+    /// `;bs` (section 2.1.3) is how such a field is covered.
+    #[error("component {0}: value holds a non-ASCII byte (RFC 9421 section 2.5); cover the field with ;bs")]
+    NonAsciiValue(String),
     /// A query name or value percent-decodes to bytes that are not UTF-8.
     /// WHATWG decoding would replace them with U+FFFD, making distinct
     /// queries (`%FF`, `%FE`) sign alike; refused instead (issue 13 item 8).
