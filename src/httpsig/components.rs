@@ -332,6 +332,19 @@ impl ComponentId {
         related: Option<&Message>,
         sf_types: &dyn Fn(&str) -> Option<SfType>,
     ) -> Result<(), ComponentError> {
+        self.write_value_cached(out, msg, related, sf_types, &mut DictCache::default())
+    }
+
+    /// [`Self::write_value`] with the `;key` dictionaries of one signature
+    /// base shared in `cache`.
+    pub(crate) fn write_value_cached(
+        &self,
+        out: &mut Vec<u8>,
+        msg: &Message,
+        related: Option<&Message>,
+        sf_types: &dyn Fn(&str) -> Option<SfType>,
+        cache: &mut DictCache,
+    ) -> Result<(), ComponentError> {
         let src = if self.req {
             if msg.is_request() {
                 return Err(ComponentError::ReqInRequest(self.to_string()));
@@ -342,7 +355,7 @@ impl ComponentId {
         };
         match &self.target {
             Target::Derived(d) => self.write_derived(out, *d, src),
-            Target::Field(name) => self.write_field(out, name, src, sf_types),
+            Target::Field(name) => self.write_field(out, name, src, sf_types, cache),
         }
     }
 
@@ -409,6 +422,7 @@ impl ComponentId {
         name: &str,
         m: &Message,
         sf_types: &dyn Fn(&str) -> Option<SfType>,
+        cache: &mut DictCache,
     ) -> Result<(), ComponentError> {
         let lines: Vec<&[u8]> = m.field_lines(name, self.tr).collect();
         if lines.is_empty() {
@@ -430,8 +444,12 @@ impl ComponentId {
             return Ok(());
         }
         if let Some(key) = &self.key {
-            let joined = lines.join(&b", "[..]);
-            let dict = sfv::parse_dictionary(&joined).map_err(structured)?;
+            let dict = cache
+                .0
+                .entry((self.req, self.tr, name.to_owned()))
+                .or_insert_with(|| sfv::parse_dictionary(&lines.join(&b", "[..])))
+                .as_ref()
+                .map_err(|e| structured(e.clone()))?;
             let entry = dict.get(key).ok_or_else(|| ComponentError::KeyMissing {
                 component: self.to_string(),
                 key: key.clone(),
@@ -477,6 +495,14 @@ impl ComponentId {
         Ok(())
     }
 }
+
+/// The `;key` dictionaries parsed while one signature base is built, by
+/// (`;req`, `;tr`, field name), so 64 `;key` components over one large field
+/// parse it once, not 64 times (issue 13 item 1).
+#[derive(Default)]
+pub(crate) struct DictCache(
+    std::collections::HashMap<(bool, bool, String), Result<sfv::Dictionary, SfError>>,
+);
 
 struct ByteWriter<'a>(&'a mut Vec<u8>);
 impl std::fmt::Write for ByteWriter<'_> {
