@@ -2,10 +2,14 @@
 # Build the fuzz corpora from the test vectors (corpus/ is git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")"
-mkdir -p corpus/{json_jcs,jws_verify,httpsig_verify,delegation_audit,key_load}
+mkdir -p corpus/{json_jcs,jws_verify,httpsig_verify,delegation_audit,key_load,sfv_parse}
 cp ../tests/vectors/jcs/input/* ../examples/agent.json corpus/json_jcs/
 cp ../tests/vectors/rfc9421/messages/*.http corpus/httpsig_verify/
 cp ../keys/rfc9421/* ../keys/example-p256.jwks.json corpus/key_load/
+# sfv_parse: every header field value of the RFC 9421 test messages.
+i=0
+grep -ahE '^[A-Za-z0-9-]+: ' ../tests/vectors/rfc9421/messages/*.http | sed 's/^[^:]*: *//; s/\r$//' |
+    while IFS= read -r v; do printf '%s' "$v" >"corpus/sfv_parse/v$i"; i=$((i + 1)); done
 python3 - <<'PY'
 import json
 i = 0

@@ -15,7 +15,7 @@
 //!   transfer codings removed); `Repr-Digest` over the selected
 //!   representation (RFC 9530 sections 2 and 3). The caller supplies the bytes.
 
-use crate::httpsig::sfv::{self, BareItem, Entry, SfError};
+use crate::sfv::{self, BareItem, Entry, SfError};
 
 /// An active (integrity-grade) digest algorithm (RFC 9530 section 7.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -97,6 +97,10 @@ pub enum DigestError {
     },
     #[error("{field} {alg} does not match the bytes received")]
     Mismatch { field: &'static str, alg: String },
+    /// A signature covers only this member (`;key`, RFC 9421 section
+    /// 2.1.2) and it is not an active algorithm that matched the bytes.
+    #[error("{field} member {q} is the one the signature covers but it is not a sha-256 or sha-512 digest that matched", q = crate::text::quoted(.key))]
+    CoveredMemberNotVerified { field: &'static str, key: String },
     #[error("unsupported digest algorithm {q0} (use sha-256 or sha-512)", q0 = crate::text::quoted(.0))]
     UnsupportedAlgorithm(String),
     #[error("invalid {field} preference field: {detail}")]

@@ -26,6 +26,7 @@ pub mod jwt;
 pub mod keys;
 pub mod replay;
 pub mod report;
+pub mod sfv;
 pub mod text;
 pub mod trust;
 pub mod verifier;

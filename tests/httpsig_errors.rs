@@ -324,6 +324,7 @@ fn nonce_replay_hook() {
     p.nonce_store = Some(&seen);
     let m = signed(
         SignatureSpec::new("sig1")
+            .component(ComponentId::parse("\"@method\"").unwrap())
             .created(1)
             .keyid("k")
             .nonce("abc"),
@@ -345,6 +346,7 @@ fn unknown_parameters_are_signed_and_kept_in_order() {
     let key = ed_key();
     let k = keys();
     let spec = SignatureSpec::new("sig1")
+        .component(ComponentId::parse("\"@method\"").unwrap())
         .keyid("k")
         .param("zz-custom", httpsig::sfv::BareItem::Token("x".into()))
         .created(5);
@@ -355,7 +357,7 @@ fn unknown_parameters_are_signed_and_kept_in_order() {
     assert!(r.all_valid());
     assert_eq!(
         r.results[0].params_value.as_deref(),
-        Some("();keyid=\"k\";zz-custom=x;created=5")
+        Some("(\"@method\");keyid=\"k\";zz-custom=x;created=5")
     );
 }
 

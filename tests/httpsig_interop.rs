@@ -369,3 +369,49 @@ fn pss_with_maximum_salt_is_refused() {
         Err(httpsig::SigError::BadSignature)
     ));
 }
+
+/// Issue 7 item 2 (RFC 9421 sections 2.1, 2.5): a plainly covered field with
+/// a non-ASCII byte cannot be signed; pyauth refuses it and so does agentsig.
+#[test]
+fn non_ascii_plain_field_is_refused_by_both() {
+    if !peer_available() {
+        return;
+    }
+    let dir = tmp("non-ascii");
+    let raw = b"GET /a HTTP/1.1\r\nHost: example.com\r\nX-Name: caf\xe9\r\n\r\n".to_vec();
+    let f = dir.join("req.http");
+    std::fs::write(&f, &raw).unwrap();
+    let out = dir.join("out.http");
+    let (ok, log) = py(&[
+        "sign",
+        "--alg",
+        "ed25519",
+        "--key",
+        "keys/rfc9421/test-key-ed25519.pem",
+        "--keyid",
+        "k",
+        "--message",
+        f.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--component",
+        "@method",
+        "--component",
+        "x-name",
+    ]);
+    assert!(!ok, "pyauth signed a non-ASCII field: {log}");
+    let key = load_signing_key(
+        &std::fs::read("keys/rfc9421/test-key-ed25519.pem").unwrap(),
+        &opts(Algorithm::Ed25519),
+    )
+    .unwrap();
+    let m = Message::parse(&raw, "https").unwrap();
+    let mut spec = SignatureSpec::new("sig1").created(now()).keyid("k");
+    spec.components = ids(&["@method", "x-name"]);
+    assert!(matches!(
+        httpsig::sign(&m, None, &spec, &key),
+        Err(httpsig::SignError::Component(
+            httpsig::ComponentError::NonAsciiValue(_)
+        ))
+    ));
+}

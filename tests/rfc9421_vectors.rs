@@ -86,6 +86,13 @@ fn vector_policy<'a>(keys: &'a StaticKeys, label: &str) -> VerifyPolicy<'a> {
     p.check_time = false; // the RFC vectors are from 2021; proxy_sig has expired
     p.labels = Some(vec![label.to_owned()]);
     p.keep_base = true;
+    if label == "sig-b21" {
+        // Appendix B.2.1 covers (): protects no part of the message, refused
+        // by default (issue 13 item 11, tests/httpsig_policy_defaults.rs);
+        // opted in here to check the RFC's own bytes.
+        p.allow_empty_covered = true;
+        p.request_target_one_of = Vec::new();
+    }
     p
 }
 

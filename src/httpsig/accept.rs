@@ -4,17 +4,22 @@
 //! requester wants. [`spec_for`] turns one member into a [`SignatureSpec`]
 //! the signer can honour, or says exactly why it cannot:
 //! * every requested component is covered, in the requested order;
-//! * `created` / `expires` requested as bare `true` get the signer's time
-//!   (and `expires` the given lifetime); given as Integers they are used as is;
-//! * `keyid` and `alg`, when requested, must name the signer's own key and
-//!   algorithm: a signer never switches keys or algorithms on request;
+//! * the signer's clock decides (issue 13 item 6): `created` is always the
+//!   signer's `now`, requested or not, and a requested Integer is ignored (a
+//!   pre-dated `created` would outlive the verifier's maximum age);
+//!   `expires`, when requested (as `true` or an Integer), is always
+//!   `now + lifetime`;
+//! * `keyid` is always included (RFC 9421 section 2.3; verifiers require it
+//!   by default); when requested, `keyid` and `alg` must name the signer's
+//!   own key and algorithm: a signer never switches keys or algorithms on
+//!   request;
 //! * `nonce` and `tag` values are copied;
 //! * unknown parameters are refused.
 
 use super::components::{parse_covered, ComponentError, ComponentId};
-use super::sfv::{self, BareItem, Entry, SfError};
 use super::sign::SignatureSpec;
 use crate::keys::SigningKey;
+use crate::sfv::{self, BareItem, Entry, SfError};
 use crate::Algorithm;
 
 /// One requested signature.
@@ -75,7 +80,8 @@ pub fn parse(lines: &[&[u8]]) -> Result<Vec<Requested>, AcceptError> {
 
 /// Build the signature the requester asked for, with the signer's key.
 /// `now` is the signer's clock; `lifetime` the validity given when
-/// `expires` is requested without a value.
+/// `expires` is requested. Requested parameters keep their order; `created`
+/// and then `keyid`, when not requested, are added first.
 pub fn spec_for(
     req: &Requested,
     key: &SigningKey,
@@ -88,10 +94,11 @@ pub fn spec_for(
     for (k, v) in &req.params {
         let ty = || AcceptError::ParamType(k.clone());
         spec = match (k.as_str(), v) {
-            ("created", BareItem::Boolean(true)) => spec.created(now),
-            ("created", BareItem::Integer(n)) => spec.created(*n),
-            ("expires", BareItem::Boolean(true)) => spec.expires(now.saturating_add(lifetime)),
-            ("expires", BareItem::Integer(n)) => spec.expires(*n),
+            // The signer's clock decides, never the requester's value.
+            ("created", BareItem::Boolean(true) | BareItem::Integer(_)) => spec.created(now),
+            ("expires", BareItem::Boolean(true) | BareItem::Integer(_)) => {
+                spec.expires(now.saturating_add(lifetime))
+            }
             ("keyid", BareItem::String(s)) => {
                 if s != keyid {
                     return Err(AcceptError::KeyidUnavailable {
@@ -116,6 +123,16 @@ pub fn spec_for(
             (other, _) => return Err(AcceptError::UnsupportedParam(other.to_owned())),
         };
     }
+    let has = |spec: &SignatureSpec, k: &str| spec.params.iter().any(|(n, _)| n == k);
+    let mut front: sfv::Params = Vec::new();
+    if !has(&spec, "created") {
+        front.push(("created".to_owned(), BareItem::Integer(now)));
+    }
+    if !has(&spec, "keyid") {
+        front.push(("keyid".to_owned(), BareItem::String(keyid.to_owned())));
+    }
+    front.append(&mut spec.params);
+    spec.params = front;
     Ok(spec)
 }
 

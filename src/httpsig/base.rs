@@ -42,6 +42,7 @@ pub fn signature_base(
     sf_types: &dyn Fn(&str) -> Option<SfType>,
 ) -> Result<Vec<u8>, ComponentError> {
     let mut out = Vec::with_capacity(256 + msg.headers.len() * 32);
+    let mut cache = super::components::DictCache::default();
     for (i, c) in covered.iter().enumerate() {
         if covered.iter().take(i).any(|o| o.same_as(c)) {
             return Err(ComponentError::Duplicate(c.to_string()));
@@ -58,13 +59,15 @@ pub fn signature_base(
         sfv::write_params(&mut id, &c.params);
         out.extend_from_slice(id.as_bytes());
         out.extend_from_slice(b": ");
-        c.write_value(&mut out, msg, related, sf_types)?;
+        c.write_value_cached(&mut out, msg, related, sf_types, &mut cache)?;
+        let value = out.get(start..).unwrap_or(&[]);
         // A value must not break the line structure of the base.
-        if out
-            .get(start..)
-            .is_some_and(|v| v.iter().any(|b| matches!(b, b'\n' | b'\r' | 0)))
-        {
+        if value.iter().any(|b| matches!(b, b'\n' | b'\r' | 0)) {
             return Err(ComponentError::BadValueByte(c.to_string()));
+        }
+        // Section 2.5 (and 2.1): the base is ASCII; `;bs` carries other bytes.
+        if !value.is_ascii() {
+            return Err(ComponentError::NonAsciiValue(c.to_string()));
         }
         out.push(b'\n');
     }

@@ -1,7 +1,7 @@
 //! Component identifiers and component values (RFC 9421 section 2).
 
 use super::message::{Kind, Message};
-use super::sfv::{self, BareItem, Entry, Item, SfError};
+use crate::sfv::{self, BareItem, Entry, Item, SfError};
 use std::fmt::Write as _;
 
 /// The derived components of RFC 9421 section 2.2.
@@ -116,6 +116,16 @@ pub enum ComponentError {
     KeyMissing { component: String, key: String },
     #[error("component {0}: value holds a byte that cannot appear in a signature base")]
     BadValueByte(String),
+    /// RFC 9421 sections 2.1 and 2.5: the signature base is ASCII, so a
+    /// component value with a byte above 0x7F cannot be covered plainly;
+    /// `;bs` (section 2.1.3) is how such a field is covered.
+    #[error("component {0}: value holds a non-ASCII byte (RFC 9421 section 2.5); cover the field with ;bs")]
+    NonAsciiValue(String),
+    /// A query name or value percent-decodes to bytes that are not UTF-8.
+    /// WHATWG decoding would replace them with U+FFFD, making distinct
+    /// queries (`%FF`, `%FE`) sign alike; refused instead (issue 13 item 8).
+    #[error("component {component}: query parameter text {text:?} percent-decodes to bytes that are not UTF-8")]
+    QueryNotUtf8 { component: String, text: String },
 }
 
 /// The structured-field type of a field, for `;sf` (RFC 9421 section 2.1.1).
@@ -322,6 +332,19 @@ impl ComponentId {
         related: Option<&Message>,
         sf_types: &dyn Fn(&str) -> Option<SfType>,
     ) -> Result<(), ComponentError> {
+        self.write_value_cached(out, msg, related, sf_types, &mut DictCache::default())
+    }
+
+    /// [`Self::write_value`] with the `;key` dictionaries of one signature
+    /// base shared in `cache`.
+    pub(crate) fn write_value_cached(
+        &self,
+        out: &mut Vec<u8>,
+        msg: &Message,
+        related: Option<&Message>,
+        sf_types: &dyn Fn(&str) -> Option<SfType>,
+        cache: &mut DictCache,
+    ) -> Result<(), ComponentError> {
         let src = if self.req {
             if msg.is_request() {
                 return Err(ComponentError::ReqInRequest(self.to_string()));
@@ -332,7 +355,7 @@ impl ComponentId {
         };
         match &self.target {
             Target::Derived(d) => self.write_derived(out, *d, src),
-            Target::Field(name) => self.write_field(out, name, src, sf_types),
+            Target::Field(name) => self.write_field(out, name, src, sf_types, cache),
         }
     }
 
@@ -371,7 +394,13 @@ impl ComponentId {
             Derived::QueryParam => {
                 let want = self.qname.as_deref().unwrap_or("");
                 let mut found: Option<String> = None;
-                for (n, v) in form_pairs(req.query.as_deref().unwrap_or("")) {
+                let pairs = form_pairs(req.query.as_deref().unwrap_or("")).map_err(|text| {
+                    ComponentError::QueryNotUtf8 {
+                        component: self.to_string(),
+                        text,
+                    }
+                })?;
+                for (n, v) in pairs {
                     if form_encode(&n) == want {
                         if found.is_some() {
                             return Err(ComponentError::QueryParamRepeated(want.to_owned()));
@@ -393,6 +422,7 @@ impl ComponentId {
         name: &str,
         m: &Message,
         sf_types: &dyn Fn(&str) -> Option<SfType>,
+        cache: &mut DictCache,
     ) -> Result<(), ComponentError> {
         let lines: Vec<&[u8]> = m.field_lines(name, self.tr).collect();
         if lines.is_empty() {
@@ -414,8 +444,12 @@ impl ComponentId {
             return Ok(());
         }
         if let Some(key) = &self.key {
-            let joined = lines.join(&b", "[..]);
-            let dict = sfv::parse_dictionary(&joined).map_err(structured)?;
+            let dict = cache
+                .0
+                .entry((self.req, self.tr, name.to_owned()))
+                .or_insert_with(|| sfv::parse_dictionary(&lines.join(&b", "[..])))
+                .as_ref()
+                .map_err(|e| structured(e.clone()))?;
             let entry = dict.get(key).ok_or_else(|| ComponentError::KeyMissing {
                 component: self.to_string(),
                 key: key.clone(),
@@ -462,6 +496,14 @@ impl ComponentId {
     }
 }
 
+/// The `;key` dictionaries parsed while one signature base is built, by
+/// (`;req`, `;tr`, field name), so 64 `;key` components over one large field
+/// parse it once, not 64 times (issue 13 item 1).
+#[derive(Default)]
+pub(crate) struct DictCache(
+    std::collections::HashMap<(bool, bool, String), Result<sfv::Dictionary, SfError>>,
+);
+
 struct ByteWriter<'a>(&'a mut Vec<u8>);
 impl std::fmt::Write for ByteWriter<'_> {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
@@ -472,14 +514,18 @@ impl std::fmt::Write for ByteWriter<'_> {
 
 /// application/x-www-form-urlencoded parsing (WHATWG URL, section 5.1):
 /// split on `&`, first `=` separates name and value, `+` is a space, then
-/// percent-decode and UTF-8 decode with replacement.
-pub fn form_pairs(query: &str) -> Vec<(String, String)> {
+/// percent-decode and UTF-8 decode. Unlike WHATWG, bytes that are not UTF-8
+/// are refused rather than replaced by U+FFFD (so `%FF` and `%FE` cannot
+/// compare equal, RFC 9421 section 2.2.8 / issue 13 item 8): `Err` holds the
+/// offending name or value as received.
+pub fn form_pairs(query: &str) -> Result<Vec<(String, String)>, String> {
     query
         .split('&')
         .filter(|s| !s.is_empty())
         .map(|s| {
             let (n, v) = s.split_once('=').unwrap_or((s, ""));
-            (form_decode(n), form_decode(v))
+            let dec = |t: &str| form_decode(t).ok_or_else(|| t.to_owned());
+            Ok((dec(n)?, dec(v)?))
         })
         .collect()
 }
@@ -493,7 +539,7 @@ fn hex_val(c: u8) -> Option<u8> {
     }
 }
 
-fn form_decode(s: &str) -> String {
+fn form_decode(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -514,7 +560,7 @@ fn form_decode(s: &str) -> String {
         }
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8(out).ok()
 }
 
 /// Percent-encode with the application/x-www-form-urlencoded percent-encode

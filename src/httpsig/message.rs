@@ -2,7 +2,7 @@
 //! crate's `Request`/`Response` both convert into (RFC 9421 section 1.4:
 //! signatures are over an abstract message, not a wire form).
 
-use super::sfv::is_tchar;
+use crate::sfv::is_tchar;
 
 /// Limits applied to every message (bounded sizes for untrusted input).
 pub const MAX_HEAD_BYTES: usize = 128 * 1024;

@@ -8,7 +8,7 @@
 //! * [`verify`]: verifying (section 3.2) with a caller-stated policy; one
 //!   result per label, never "any valid wins" (section 7.2.5).
 //! * [`accept`]: `Accept-Signature` (section 5).
-//! * [`sfv`]: the strict Structured Field Values codec they share.
+//! * [`crate::sfv`]: the strict Structured Field Values codec they share.
 //!
 //! RFC 9530 digests live in [`crate::digest`].
 
@@ -16,7 +16,8 @@ pub mod accept;
 pub mod base;
 pub mod components;
 pub mod message;
-pub mod sfv;
+/// Re-export: the codec moved to [`crate::sfv`] (RFC 9530 digests use it too).
+pub use crate::sfv;
 pub mod sign;
 pub mod verify;
 

@@ -3,9 +3,9 @@
 use super::base::{signature_base, signature_params_value};
 use super::components::{ComponentError, ComponentId, SfType};
 use super::message::Message;
-use super::sfv::{self, BareItem};
 use super::{check_params, valid_label, ParamError};
 use crate::keys::{KeyError, SigningKey};
+use crate::sfv::{self, BareItem};
 use crate::Algorithm;
 
 /// What to sign: a label, the covered components in order, and the

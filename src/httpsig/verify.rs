@@ -10,7 +10,8 @@
 //!   among trusted keys and never supply one. When `alg` is present it must
 //!   equal the key's algorithm (section 3.2 step 6; section 7.3.6).
 //! * A covered component that is absent is an error, never skipped.
-//! * When `content-digest` is covered, the digest must also match the
+//! * When `content-digest` is covered in any form (`;sf`, `;bs`, `;key`, `;tr`,
+//!   `;req` included), the digest must also match the
 //!   content as received (section 7.2.8; RFC 9530).
 //! * Header-level damage (invalid structured fields, duplicate labels,
 //!   oversized fields) is a [`HeaderError`] for the whole message.
@@ -18,13 +19,13 @@
 use super::base::{signature_base, signature_params_value};
 use super::components::{parse_covered, ComponentError, ComponentId, Derived, SfType};
 use super::message::{Message, MessageError};
-use super::sfv::{self, BareItem, Entry, SfError};
 use super::{check_params, param_int, param_str, valid_label, ParamError};
 use crate::alg::Algorithm;
 use crate::digest::{self, DigestError};
 use crate::replay::Sighting;
 use crate::trust::{KeyRequest, KeySource, ResolveError, SelectError};
 use crate::verifier::Verifier;
+use crate::sfv::{self, BareItem, Entry, SfError};
 
 pub use crate::clock::{Clock, FixedClock, SystemClock};
 
@@ -59,6 +60,30 @@ pub struct HttpPolicy {
     pub sf_types: Vec<(String, SfType)>,
     /// Keep the signature base in each result (for diagnostics).
     pub keep_base: bool,
+    /// Accept a signature whose covered list is empty, `()` (default false).
+    /// RFC 9421 allows it (Appendix B.2.1 is one) but such a signature
+    /// protects only its own parameters, never the message, so it is refused
+    /// for requests and responses alike unless this is set (issue 13 item 11).
+    pub allow_empty_covered: bool,
+    /// On a request, at least one of these must be covered (default
+    /// `@method`, `@authority`, `@target-uri`, `@path`), so a signature is
+    /// bound to what was asked of whom (RFC 9421 section 7.2.1, issue 13
+    /// item 11). An empty list turns the check off. Not applied to responses.
+    pub request_target_one_of: Vec<ComponentId>,
+}
+
+/// The default [`HttpPolicy::request_target_one_of`]: `@method`,
+/// `@authority`, `@target-uri`, `@path`.
+pub fn default_request_target_components() -> Vec<ComponentId> {
+    [
+        Derived::Method,
+        Derived::Authority,
+        Derived::TargetUri,
+        Derived::Path,
+    ]
+    .into_iter()
+    .map(ComponentId::derived)
+    .collect()
 }
 
 /// The components seed 001 section 10.3 requires on a descriptor response.
@@ -95,6 +120,8 @@ impl HttpPolicy {
             check_content_digest: true,
             sf_types: Vec::new(),
             keep_base: false,
+            allow_empty_covered: false,
+            request_target_one_of: default_request_target_components(),
         }
     }
 
@@ -153,6 +180,12 @@ pub enum SigError {
     Component(#[from] ComponentError),
     #[error(transparent)]
     Param(#[from] ParamError),
+    /// The covered list is `()` and the policy does not allow that.
+    #[error("the signature covers no component, so it protects nothing of the message")]
+    EmptyCoveredList,
+    /// A request signature covers none of the request-target components the policy asks for.
+    #[error("the request signature covers none of {one_of:?}")]
+    NoRequestTargetComponent { one_of: Vec<String> },
     #[error("the policy requires component {0} but the signature does not cover it")]
     RequiredComponentNotCovered(String),
     #[error("the signature has no {0} parameter, which the policy requires")]
@@ -204,6 +237,8 @@ impl SigError {
             SigError::Component(_) => "component",
             SigError::Param(_) => "parameter",
             SigError::RequiredComponentNotCovered(_) => "required-component-not-covered",
+            SigError::EmptyCoveredList => "empty-covered-list",
+            SigError::NoRequestTargetComponent { .. } => "request-target-not-covered",
             SigError::MissingParam(_) => "missing-parameter",
             SigError::TagMismatch { .. } => "tag-mismatch",
             SigError::UnknownAlgorithm(_) => "unknown-algorithm",
@@ -553,6 +588,26 @@ fn verify_label(
         }
     }
 
+    // Issue 13 item 11: a signature must protect something of the message.
+    if covered.is_empty() && !policy.allow_empty_covered {
+        return Err(SigError::EmptyCoveredList);
+    }
+    if msg.is_request()
+        && !policy.request_target_one_of.is_empty()
+        && !policy
+            .request_target_one_of
+            .iter()
+            .any(|t| covered.iter().any(|c| c.same_as(t)))
+    {
+        return Err(SigError::NoRequestTargetComponent {
+            one_of: policy
+                .request_target_one_of
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+        });
+    }
+
     // Section 3.2 step 7: rebuild the base from the received Inner List.
     let lookup = super::sf_type_lookup(&policy.sf_types);
     let base = signature_base(msg, related, &covered, &params_value, &lookup)?;
@@ -581,14 +636,35 @@ fn verify_label(
     r.key_source = Some(ev.source);
     r.key_thumbprint = Some(ev.thumbprint);
 
-    // Section 7.2.8: the signature covers the digest field, not the content.
+    // Section 7.2.8: the signature covers the digest field, not the content,
+    // so whenever Content-Digest is covered in any form (plain, ;sf, ;bs,
+    // ;key, ;tr, ;req) the field must be checked against the content
+    // (issue 13 item 2). Every active member must match (RFC 9530 section 2,
+    // crate::digest), and with ;key="alg" the covered member itself must be
+    // one of those that matched: only it is signed. With ;tr the covered
+    // field is the trailer Content-Digest (RFC 9421 section 2.1.3; RFC 9530
+    // section 2 allows the field in trailers), checked against the same
+    // content, since a trailer digest is over the content as sent.
     if policy.check_content_digest {
         for c in &covered {
-            if c.field_name() == Some("content-digest") && c.key.is_none() && !c.tr {
-                let src = if c.is_req() { related } else { Some(msg) };
-                if let Some(m) = src {
-                    let lines: Vec<&[u8]> = m.field_lines("content-digest", false).collect();
-                    digest::verify_content_digest(&lines, &m.body)?;
+            if c.field_name() != Some("content-digest") {
+                continue;
+            }
+            let src = if c.is_req() { related } else { Some(msg) };
+            if let Some(m) = src {
+                let lines: Vec<&[u8]> = m.field_lines("content-digest", c.tr).collect();
+                let check = digest::verify_content_digest(&lines, &m.body)?;
+                if let Some(k) = &c.key {
+                    let ok = digest::DigestAlgorithm::from_key(k)
+                        .is_some_and(|a| check.verified.contains(&a));
+                    if !ok {
+                        return Err(SigError::ContentDigest(
+                            DigestError::CoveredMemberNotVerified {
+                                field: "Content-Digest",
+                                key: k.clone(),
+                            },
+                        ));
+                    }
                 }
             }
         }

@@ -18,6 +18,19 @@ use std::fmt::Write as _;
 /// Largest input accepted by the parsers (bytes).
 pub const MAX_SF_LEN: usize = 64 * 1024;
 
+/// Most members accepted in one List or Dictionary. RFC 9651 sections 3.1
+/// and 3.2 require parsers to support at least 1024; more is refused so the
+/// work done per field stays bounded (issue 13 item 1).
+pub const MAX_MEMBERS: usize = 1024;
+
+/// Most parameters accepted on one item or inner list (RFC 9651 section
+/// 3.1.2 requires support for at least 256).
+pub const MAX_PARAMS: usize = 256;
+
+/// Most items accepted in one inner list (RFC 9651 section 3.1.1 requires
+/// support for at least 256).
+pub const MAX_INNER_LIST: usize = 256;
+
 /// Why a structured field did not parse (RFC 9651 section 4.2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SfError {
@@ -25,6 +38,15 @@ pub enum SfError {
     TooLong,
     #[error("invalid structured field at byte {pos}: {what}")]
     Syntax { pos: usize, what: &'static str },
+    /// More than [`MAX_MEMBERS`] List or Dictionary members.
+    #[error("structured field has more than {MAX_MEMBERS} list or dictionary members")]
+    TooManyMembers,
+    /// More than [`MAX_PARAMS`] parameters on one item or inner list.
+    #[error("structured field has more than {MAX_PARAMS} parameters on one item")]
+    TooManyParams,
+    /// More than [`MAX_INNER_LIST`] items in one inner list.
+    #[error("structured field has more than {MAX_INNER_LIST} items in one inner list")]
+    TooManyInnerItems,
 }
 
 /// A bare item (RFC 9651 section 3.3).
@@ -70,28 +92,16 @@ pub enum Entry {
 pub struct Dictionary(pub Vec<(String, Entry)>);
 
 impl Dictionary {
-    /// The first duplicated key, if any.
+    /// The first duplicated key, if any (linear: one hash set pass).
     pub fn first_duplicate(&self) -> Option<&str> {
-        for (i, (k, _)) in self.0.iter().enumerate() {
-            if self.0.iter().take(i).any(|(k2, _)| k2 == k) {
-                return Some(k);
-            }
-        }
-        None
+        first_dup(self.0.iter().map(|(k, _)| k.as_str()))
     }
 
     /// RFC 9651 section 4.2.2: a repeated key overwrites the value and keeps
-    /// the position of its first occurrence.
+    /// the position of its first occurrence. Linear in the member count
+    /// (keys are indexed in a hash map; issue 13 item 1).
     pub fn normalized(&self) -> Dictionary {
-        let mut out: Vec<(String, Entry)> = Vec::with_capacity(self.0.len());
-        for (k, v) in &self.0 {
-            if let Some(slot) = out.iter_mut().find(|(k2, _)| k2 == k) {
-                slot.1 = v.clone();
-            } else {
-                out.push((k.clone(), v.clone()));
-            }
-        }
-        Dictionary(out)
+        Dictionary(last_wins(&self.0))
     }
 
     /// The value of `key` under RFC 9651 semantics (last occurrence wins).
@@ -100,26 +110,41 @@ impl Dictionary {
     }
 }
 
-fn normalize_params(p: &Params) -> Params {
-    let mut out: Params = Vec::with_capacity(p.len());
-    for (k, v) in p {
-        if let Some(slot) = out.iter_mut().find(|(k2, _)| k2 == k) {
-            slot.1 = v.clone();
-        } else {
-            out.push((k.clone(), v.clone()));
+/// First key seen twice, in one pass.
+fn first_dup<'a>(keys: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let mut seen = std::collections::HashSet::new();
+    keys.into_iter().find(|k| !seen.insert(*k))
+}
+
+/// RFC 9651 sections 4.2.2 and 4.2.3.2: last value wins, first position kept.
+/// One pass with a key -> output index map.
+fn last_wins<V: Clone>(members: &[(String, V)]) -> Vec<(String, V)> {
+    let mut index: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(members.len());
+    let mut out: Vec<(String, V)> = Vec::with_capacity(members.len());
+    for (k, v) in members {
+        match index.get(k.as_str()) {
+            Some(&i) => {
+                if let Some(slot) = out.get_mut(i) {
+                    slot.1 = v.clone();
+                }
+            }
+            None => {
+                index.insert(k.as_str(), out.len());
+                out.push((k.clone(), v.clone()));
+            }
         }
     }
     out
 }
 
+fn normalize_params(p: &Params) -> Params {
+    last_wins(p)
+}
+
 /// The first key that occurs twice in a parameter list.
 pub fn duplicate_param(p: &Params) -> Option<&str> {
-    for (i, (k, _)) in p.iter().enumerate() {
-        if p.iter().take(i).any(|(k2, _)| k2 == k) {
-            return Some(k);
-        }
-    }
-    None
+    first_dup(p.iter().map(|(k, _)| k.as_str()))
 }
 
 // ---------------------------------------------------------------------------
@@ -172,6 +197,9 @@ impl<'a> P<'a> {
     fn list(&mut self) -> R<Vec<Entry>> {
         let mut out = Vec::new();
         while !self.eof() {
+            if out.len() >= MAX_MEMBERS {
+                return Err(SfError::TooManyMembers);
+            }
             out.push(self.item_or_inner_list()?);
             self.skip_ows();
             if self.eof() {
@@ -192,6 +220,9 @@ impl<'a> P<'a> {
     fn dictionary(&mut self) -> R<Dictionary> {
         let mut out = Vec::new();
         while !self.eof() {
+            if out.len() >= MAX_MEMBERS {
+                return Err(SfError::TooManyMembers);
+            }
             let key = self.key()?;
             let entry = if self.peek() == Some(b'=') {
                 self.i += 1;
@@ -243,6 +274,9 @@ impl<'a> P<'a> {
                 None => return self.err("unterminated inner list"),
                 _ => {}
             }
+            if items.len() >= MAX_INNER_LIST {
+                return Err(SfError::TooManyInnerItems);
+            }
             items.push(self.item()?);
             match self.peek() {
                 Some(b' ' | b')') => {}
@@ -260,6 +294,9 @@ impl<'a> P<'a> {
     fn params(&mut self) -> R<Params> {
         let mut out = Vec::new();
         while self.peek() == Some(b';') {
+            if out.len() >= MAX_PARAMS {
+                return Err(SfError::TooManyParams);
+            }
             self.i += 1;
             self.skip_sp();
             let key = self.key()?;
