@@ -14,6 +14,7 @@ pub mod clock;
 pub mod delegation;
 pub mod descriptor;
 pub mod digest;
+pub mod formats;
 pub mod httpsig;
 pub mod jcs;
 pub mod json;
