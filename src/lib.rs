@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod a2a;
 pub mod alg;
 pub mod b64;
 pub mod clock;
