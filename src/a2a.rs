@@ -361,11 +361,25 @@ struct Ctx {
     uncovered: Vec<Uncovered>,
 }
 
+/// Is a dropped member a security declaration, whose absence changes what
+/// the card requires of a client? A whole scheme (`/securitySchemes/NAME`,
+/// its `…SecurityScheme` wrapper, or its OAuth `flows`) or a whole
+/// requirement (`/securityRequirements/I`, its `schemes`, a scheme's scope
+/// `list`), on the card or on a skill. A purged leaf inside them (a
+/// `pkceRequired:false`, an empty scope description) is not.
 fn is_security(path: &str) -> bool {
-    path.starts_with("/securitySchemes")
-        || path.starts_with("/security_schemes")
-        || path.contains("ecurityRequirements")
-        || path.contains("ecurity_requirements")
+    let t: Vec<&str> = path.split('/').skip(1).collect();
+    let (t, _) = match t.as_slice() {
+        ["skills", _, rest @ ..] => (rest, true),
+        rest => (rest, false),
+    };
+    match t {
+        ["securitySchemes", rest @ ..] => {
+            rest.len() <= 2 || (rest.len() <= 4 && rest.get(2) == Some(&"flows"))
+        }
+        ["securityRequirements", rest @ ..] => rest.len() <= 4,
+        _ => false,
+    }
 }
 
 fn push_token(base: &str, token: &str) -> String {
@@ -789,6 +803,43 @@ mod tests {
             .iter()
             .any(|u| u.pointer == "/x-unknown" && u.reason == "unknown member"));
         assert!(n.uncovered.iter().any(|u| u.pointer == "/url"));
+    }
+
+    #[test]
+    fn security_declarations_versus_purged_leaves() {
+        for p in [
+            "/securitySchemes/m",
+            "/securitySchemes/m/mtlsSecurityScheme",
+            "/securitySchemes/o/oauth2SecurityScheme/flows",
+            "/securityRequirements/0",
+            "/securityRequirements/0/schemes/b/list",
+            "/skills/2/securityRequirements/0/schemes/b",
+        ] {
+            assert!(is_security(p), "{p}");
+        }
+        for p in [
+            "/securitySchemes/o/oauth2SecurityScheme/flows/authorizationCode/pkceRequired",
+            "/securitySchemes/o/oauth2SecurityScheme/flows/implicit/scopes/read",
+            "/securityRequirements/0/schemes/b/list/0",
+            "/skills/0/tags",
+            "/description",
+        ] {
+            assert!(!is_security(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn sign_refuses_uncovered_security_unless_forced() {
+        let key = SigningKey::generate(crate::Algorithm::EcdsaP256Sha256).unwrap();
+        let card = json!({"name": "A", "securitySchemes": {"m": {"mtlsSecurityScheme": {}}}});
+        assert!(matches!(
+            sign_card(&card, &key, &Map::new(), false),
+            Err(A2aError::UncoveredSecurity(p)) if p == "/securitySchemes/m/mtlsSecurityScheme"
+        ));
+        let signed = sign_card(&card, &key, &Map::new(), true).unwrap();
+        assert_eq!(signed.card["name"], "A");
+        assert!(signed.card.get("securitySchemes").is_none());
+        assert_eq!(signed.card["signatures"].as_array().map(Vec::len), Some(1));
     }
 
     #[test]
