@@ -28,6 +28,7 @@ macro_rules! out {
 mod delegation;
 mod http;
 mod keygen;
+mod lint;
 mod sign;
 
 use agentsig::keys::LoadOptions;
@@ -65,6 +66,8 @@ enum Command {
     Keygen(keygen::KeygenArgs),
     /// Print the RFC 8785 canonical form of a JSON document.
     Canon(sign::CanonArgs),
+    /// Check a descriptor against its format's MUST rules (detected, or --format).
+    Lint(lint::LintArgs),
     /// Sign a descriptor: write a detached JWS over its canonical form beside it (FILE.jws).
     Sign(sign::SignArgs),
     /// Verify a descriptor against its detached JWS, or a saved HTTP response (--response).
@@ -139,6 +142,7 @@ pub fn main() -> ExitCode {
         }
         Command::Keygen(a) => keygen::run(a),
         Command::Canon(a) => sign::canon(a),
+        Command::Lint(a) => lint::run(a),
         Command::Sign(a) => sign::sign(a),
         Command::Verify(a) => sign::verify(a),
         Command::Http(c) => http::run(c),
