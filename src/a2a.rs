@@ -752,6 +752,17 @@ pub fn verify_card(
     })
 }
 
+/// The JWS policy for A2A cards: the default asymmetric allow-list, and
+/// key-bearing headers (`jku`, which the SDKs put in the protected header)
+/// ignored rather than refused: keys come only from the caller's resolver,
+/// never from a URL the signer nominates (A2A#2096, RFC 8725 section 3.10).
+pub fn default_policy() -> VerifyPolicy {
+    VerifyPolicy {
+        key_headers: jws::KeyHeaderPolicy::Ignore,
+        ..VerifyPolicy::default()
+    }
+}
+
 /// Parse strictly and [`verify_card`].
 pub fn verify_card_bytes(
     card: &[u8],

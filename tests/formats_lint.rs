@@ -356,3 +356,39 @@ fn json_output_has_codes_and_pointers() {
     assert_eq!(out["findings"][0]["pointer"], "/woa_version");
     assert_eq!(out["findings"][0]["severity"], "error");
 }
+
+#[test]
+fn sign_gate_refuses_errors_unless_forced() {
+    let bad = br#"{"woa_version":"1","agents":[],"transports":{"rest":{"base":"https://10.1.2.3","invoke_path":"/x"}}}"#;
+    match formats::check_before_signing(bad, None, false) {
+        Err(formats::SignGateError::Refused(r)) => {
+            assert_eq!(r.errors().next().map(|f| f.code), Some("addr/internal"))
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    let forced = formats::check_before_signing(bad, None, true).expect("forced");
+    assert!(forced.has_errors());
+    assert_eq!(forced.format.media_type(), "application/woa+json");
+    let ok = formats::check_before_signing(&example("woa.json"), None, false).expect("clean");
+    assert!(!ok.has_errors());
+}
+
+#[test]
+fn served_media_type_and_path_findings() {
+    use formats::{served_media_type_finding as mt, served_path_finding as path};
+    assert!(mt(Format::Woa, Some("application/woa+json; charset=utf-8")).is_none());
+    assert_eq!(
+        mt(Format::Woa, Some("application/json")).map(|f| f.code),
+        Some("publish/media-type")
+    );
+    assert_eq!(
+        mt(Format::AgentCard, None).map(|f| f.code),
+        Some("publish/media-type")
+    );
+    assert!(path(Format::A2a, "/.well-known/agent-card.json").is_none());
+    assert_eq!(
+        path(Format::A2a, "/agent.json").map(|f| f.code),
+        Some("publish/path")
+    );
+    assert!(path(Format::AgentDescriptor, "/anything.json").is_none());
+}

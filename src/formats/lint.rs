@@ -1157,3 +1157,73 @@ mod tests {
         );
     }
 }
+
+/// Why [`check_before_signing`] refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SignGateError {
+    /// The document is not JSON or its format is not recognized.
+    #[error(transparent)]
+    Detect(#[from] DetectError),
+    /// The document breaks MUST rules (issue 11: "sign lints first and
+    /// refuses a descriptor with errors unless forced").
+    #[error("{} lint error(s), first: {} at {}: {}", .0.errors().count(),
+        .0.errors().next().map_or("", |f| f.code),
+        .0.errors().next().map_or("", |f| f.pointer.as_str()),
+        .0.errors().next().map_or("", |f| f.message.as_str()))]
+    Refused(LintReport),
+}
+
+/// The lint step of `sign`: parse strictly, detect (or take `format`), lint;
+/// refuse a document with errors unless `force`. On success the report
+/// (warnings, or errors when forced) is returned, and its `format` gives the
+/// media type to sign as the content type ([`Format::media_type`]).
+pub fn check_before_signing(
+    input: &[u8],
+    format: Option<Format>,
+    force: bool,
+) -> Result<LintReport, SignGateError> {
+    let report = lint_bytes(input, format)?;
+    if report.has_errors() && !force {
+        return Err(SignGateError::Refused(report));
+    }
+    Ok(report)
+}
+
+/// For `verify` and `serve`: a finding when the `Content-Type` a document
+/// was (or would be) served with does not fit its format
+/// ([`Format::media_type_fits`]), code `publish/media-type`; a missing
+/// header is reported too. A warning: the bytes verified are the same, but a
+/// client dispatching on the media type would treat the document as
+/// something else.
+pub fn served_media_type_finding(format: Format, content_type: Option<&str>) -> Option<Finding> {
+    match content_type {
+        Some(ct) if format.media_type_fits(ct) => None,
+        other => Some(Finding {
+            code: "publish/media-type",
+            severity: Severity::Warning,
+            pointer: String::new(),
+            message: format!(
+                "served as {}, but a {} is served as {}",
+                other.map_or("(no Content-Type)".to_string(), |c| format!("{c:?}")),
+                format.title(),
+                format.media_type()
+            ),
+        }),
+    }
+}
+
+/// For `verify` and `serve`: a finding (`publish/path`, warning) when a
+/// document is served at a path other than its format's well-known path.
+/// Formats without a fixed path accept any path.
+pub fn served_path_finding(format: Format, path: &str) -> Option<Finding> {
+    let want = format.well_known_path()?;
+    (path != want).then(|| Finding {
+        code: "publish/path",
+        severity: Severity::Warning,
+        pointer: String::new(),
+        message: format!(
+            "served at {path:?}, but a {} is published at {want}",
+            format.title()
+        ),
+    })
+}

@@ -17,7 +17,10 @@ pub mod lint;
 
 pub use addr::{classify_host, HostClass};
 pub use detect::{detect, detect_bytes, DetectError};
-pub use lint::{lint, lint_bytes, Finding, LintReport, Severity};
+pub use lint::{
+    check_before_signing, lint, lint_bytes, served_media_type_finding, served_path_finding,
+    Finding, LintReport, Severity, SignGateError,
+};
 
 use std::fmt;
 use std::str::FromStr;
