@@ -16,6 +16,7 @@
 //! | `addr/cleartext` | an endpoint uses `http:` (warning; seed 001 section 5.2, seed 000 section 8.1, seed 004 "Security") |
 //! | `agent/required` | agent:// name, version, skills missing (001 section 7.1.1) |
 //! | `agent/version` | version is not SemVer 2.0.0 (001 section 7.1.1, 7.1.4) |
+//! | `agent/url` | url is not an agent:// URI (warning; 001 section 7.1.2) |
 //! | `agent/skills-empty` | skills has no entry ("one or more", 001 section 7.1.1) |
 //! | `agent/skill-required` | a skill lacks id, name or description (001 section 7.1.4) |
 //! | `agent/skill-id-duplicate` | two skills share an id (warning) |
@@ -62,6 +63,8 @@
 //! | `a2a/required` | name, description, version, capabilities, defaultInputModes, defaultOutputModes, skills missing (A2A v1.0 section 4.4.1) |
 //! | `a2a/interface` | no supportedInterfaces (nor v0.3 url), or an interface without url/protocolBinding |
 //! | `a2a/skill-required` | a skill lacks id, name, description or tags |
+//! | `publish/media-type` | served with a media type other than the format's ([`served_media_type_finding`]; warning) |
+//! | `publish/path` | served at a path other than the format's well-known path ([`served_path_finding`]; warning) |
 
 use super::addr::{classify_host, uri_host, uri_scheme};
 use super::{detect, DetectError, Format};
