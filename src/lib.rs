@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod a2a;
 pub mod alg;
 pub mod b64;
 pub mod clock;
@@ -17,6 +18,7 @@ pub mod delegation;
 pub mod descriptor;
 pub mod did;
 pub mod digest;
+pub mod formats;
 pub mod httpsig;
 pub mod jcs;
 pub mod json;

@@ -41,6 +41,7 @@ macro_rules! errln {
 mod delegation;
 mod http;
 mod keygen;
+mod lint;
 mod sign;
 
 use agentsig::keys::LoadOptions;
@@ -83,6 +84,8 @@ enum Command {
     Keygen(keygen::KeygenArgs),
     /// Print the RFC 8785 canonical form of a JSON document.
     Canon(sign::CanonArgs),
+    /// Check a descriptor against its format's MUST rules (detected, or --format).
+    Lint(lint::LintArgs),
     /// Sign a descriptor: write a detached JWS over its canonical form beside it (FILE.jws).
     Sign(sign::SignArgs),
     /// Verify a descriptor against its detached JWS, or a saved HTTP response (--response).
@@ -156,6 +159,7 @@ pub fn main() -> ExitCode {
         Command::Man { out } => man(out.as_deref()),
         Command::Keygen(a) => keygen::run(a),
         Command::Canon(a) => sign::canon(a),
+        Command::Lint(a) => lint::run(a),
         Command::Sign(a) => sign::sign(a),
         Command::Verify(a) => sign::verify(a),
         Command::Http(c) => http::run(c),

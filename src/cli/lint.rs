@@ -1,0 +1,70 @@
+//! `agentsig lint FILE`: detect a descriptor's format (or take `--format`)
+//! and check its MUST rules (issue 11). Exit 0 clean or warnings only,
+//! 1 errors, 2 unreadable input or undetectable format.
+
+use super::{read_input, CliError, CliResult};
+use agentsig::formats::{self, Format, Severity};
+use clap::Args;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct LintArgs {
+    /// The descriptor to lint (`-` for standard input).
+    pub file: String,
+    /// The format, instead of detecting it: agent, agents-registry, awp,
+    /// woa, agentcard, aidip, a2a.
+    #[arg(long)]
+    pub format: Option<Format>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: LintArgs) -> CliResult {
+    if a.file.starts_with("https://") || a.file.starts_with("http://") {
+        return Err(CliError::usage(
+            "lint reads a file; fetching a URL is not supported yet (download it, then lint the file)",
+        ));
+    }
+    let input = read_input(&a.file)?;
+    let report = formats::lint_bytes(&input, a.format)
+        .map_err(|e| CliError::usage(format!("{}: {e}", a.file)))?;
+    if a.json {
+        outln!("{}", report.to_json());
+    } else {
+        let f = report.format;
+        outln!(
+            "{}: {} (media type {}, published at {})",
+            a.file,
+            f.title(),
+            f.media_type(),
+            f.well_known_path().unwrap_or("no fixed path")
+        );
+        for x in &report.findings {
+            let ptr = if x.pointer.is_empty() {
+                "/"
+            } else {
+                &x.pointer
+            };
+            outln!(
+                "  {} {} at {}: {}",
+                x.severity.as_str(),
+                x.code,
+                ptr,
+                x.message
+            );
+        }
+        let errors = report.errors().count();
+        let warnings = report
+            .findings
+            .iter()
+            .filter(|x| x.severity == Severity::Warning)
+            .count();
+        outln!("{errors} error(s), {warnings} warning(s)");
+    }
+    Ok(if report.has_errors() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

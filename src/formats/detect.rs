@@ -1,0 +1,79 @@
+//! Which format is a JSON document? Decided on members only one format
+//! defines, in a fixed order, so the answer never depends on member order.
+
+use super::Format;
+use crate::json::{self, JsonError};
+use serde_json::Value;
+
+/// Why a document's format could not be decided.
+#[derive(Debug, thiserror::Error)]
+pub enum DetectError {
+    /// The input is not strict I-JSON.
+    #[error("not strict JSON: {0}")]
+    Json(#[from] JsonError),
+    /// The top-level value is not an object.
+    #[error("the document is not a JSON object, so it is no descriptor of any format")]
+    NotAnObject,
+    /// No format's distinguishing members are present.
+    #[error("no known descriptor format recognized (give --format to choose one)")]
+    Unrecognized,
+}
+
+/// Detect the format of a parsed document.
+///
+/// The markers, checked in this order:
+/// 1. `woa_version` → Web of Agents (seed 000 section 4);
+/// 2. `awp_version` → AWP (seed 002 section 5);
+/// 3. `agent_id` with `endpoint` an object → AgentCard (seed 003);
+/// 4. `supportedInterfaces`, `protocolVersion`, `preferredTransport`,
+///    `defaultInputModes` or `defaultOutputModes` → A2A Agent Card;
+/// 5. `agents` an object whose members are all strings → agents.json
+///    (seed 001 section 5.1);
+/// 6. `skills` → agent:// descriptor (seed 001 section 7.1.1);
+/// 7. `operations`, or `endpoint` a string with `publisher` or
+///    `capabilities` → AIDIP metadata (seed 004).
+pub fn detect(doc: &Value) -> Result<Format, DetectError> {
+    let obj = doc.as_object().ok_or(DetectError::NotAnObject)?;
+    let has = |k: &str| obj.contains_key(k);
+    if has("woa_version") {
+        return Ok(Format::Woa);
+    }
+    if has("awp_version") {
+        return Ok(Format::Awp);
+    }
+    if has("agent_id") && obj.get("endpoint").is_some_and(Value::is_object) {
+        return Ok(Format::AgentCard);
+    }
+    const A2A: [&str; 5] = [
+        "supportedInterfaces",
+        "protocolVersion",
+        "preferredTransport",
+        "defaultInputModes",
+        "defaultOutputModes",
+    ];
+    if A2A.iter().any(|k| has(k)) {
+        return Ok(Format::A2a);
+    }
+    if let Some(Value::Object(agents)) = obj.get("agents") {
+        if agents.values().all(Value::is_string) {
+            return Ok(Format::AgentsRegistry);
+        }
+    }
+    if has("skills") {
+        return Ok(Format::AgentDescriptor);
+    }
+    if has("operations")
+        || (obj.get("endpoint").is_some_and(Value::is_string)
+            && (has("publisher") || has("capabilities")))
+    {
+        return Ok(Format::Aidip);
+    }
+    Err(DetectError::Unrecognized)
+}
+
+/// Parse (strict I-JSON, [`crate::json`]) and detect.
+pub fn detect_bytes(input: &[u8]) -> Result<(Format, Value), DetectError> {
+    let doc = json::parse_strict(input)?;
+    let f = detect(&doc)?;
+    Ok((f, doc))
+}

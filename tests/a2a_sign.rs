@@ -1,0 +1,108 @@
+//! Issue 11, A2A Agent Card signatures without any peer: the example card
+//! signed and verified by agentsig, the published card in its normal form
+//! (so plain JCS of it minus `signatures` is the payload), tampering
+//! detected, `jku` never trusted, uncovered members reported.
+
+use agentsig::a2a;
+use agentsig::jws::VerifyPolicy;
+use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::{b64, jcs, Algorithm, SigningKey};
+use serde_json::{json, Map, Value};
+
+fn example() -> Value {
+    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/a2a-agent-card.json");
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+#[test]
+fn example_card_signed_and_verified() {
+    for alg in [Algorithm::EcdsaP256Sha256, Algorithm::Ed25519] {
+        let key = SigningKey::generate(alg).unwrap().with_kid("card-key-1");
+        let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+        let signed = a2a::sign_card(&example(), &key, &Map::new(), false).unwrap();
+        assert!(signed.uncovered.is_empty(), "{:?}", signed.uncovered);
+
+        let sig = &signed.card["signatures"][0];
+        let header: Value =
+            serde_json::from_slice(&b64::decode(sig["protected"].as_str().unwrap()).unwrap())
+                .unwrap();
+        assert_eq!(header["typ"], "JOSE");
+        assert_eq!(header["kid"], "card-key-1");
+        assert_eq!(header["alg"], alg.jose_name());
+
+        // Published in normal form: plain JCS of the card minus signatures
+        // is the signed payload.
+        let mut plain = signed.card.clone();
+        plain.as_object_mut().unwrap().remove("signatures");
+        let report = a2a::verify_card(&signed.card, &keys, &a2a::default_policy()).unwrap();
+        assert!(report.verified());
+        assert_eq!(report.payload, jcs::canonicalize_value(&plain).unwrap());
+
+        let mut bad = signed.card.clone();
+        bad["supportedInterfaces"][0]["url"] = json!("https://evil.example/a2a");
+        let report = a2a::verify_card(&bad, &keys, &a2a::default_policy()).unwrap();
+        assert!(!report.verified());
+
+        // A second signature (key rotation) is appended, the first kept.
+        let key2 = SigningKey::generate(alg).unwrap().with_kid("card-key-2");
+        let twice = a2a::sign_card(&signed.card, &key2, &Map::new(), false).unwrap();
+        assert_eq!(twice.card["signatures"].as_array().unwrap().len(), 2);
+        let report = a2a::verify_card(&twice.card, &keys, &a2a::default_policy()).unwrap();
+        assert!(
+            report.verified(),
+            "the first key still verifies its signature"
+        );
+    }
+}
+
+/// A signature entry as the Python SDK writes it when given a `jku`:
+/// protected header `{"alg","jku","kid","typ"}` over the normal form.
+fn sdk_style_entry(card: &Value, key: &SigningKey) -> Value {
+    let payload = a2a::normalize(card).unwrap().payload;
+    let header = json!({"alg": "ES256", "jku": "https://attacker.example/jwks.json", "kid": "k", "typ": "JOSE"});
+    let protected = b64::encode(header.to_string().as_bytes());
+    let si = format!("{protected}.{}", b64::encode(&payload));
+    let sig = key.sign(si.as_bytes()).unwrap();
+    json!({"protected": protected, "signature": b64::encode(&sig)})
+}
+
+#[test]
+fn jku_is_never_followed() {
+    let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
+    let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+    let mut card = example();
+    card["signatures"] = json!([sdk_style_entry(&example(), &key)]);
+    // With the A2A policy the header is ignored and the pinned key verifies.
+    let r = a2a::verify_card(&card, &keys, &a2a::default_policy()).unwrap();
+    assert!(r.verified(), "{:?}", r.signatures);
+    // A card signed by another key naming a jku does not verify: keys come
+    // only from the resolver.
+    let other = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
+    let mut forged = example();
+    forged["signatures"] = json!([sdk_style_entry(&example(), &other)]);
+    let r = a2a::verify_card(&forged, &keys, &a2a::default_policy()).unwrap();
+    assert!(!r.verified());
+    // The generic JWS default refuses the key header outright.
+    let r = a2a::verify_card(&card, &keys, &VerifyPolicy::default()).unwrap();
+    assert!(!r.verified());
+    // agentsig itself never emits a jku.
+    let mut extra = Map::new();
+    extra.insert("jku".into(), json!("https://x.example/jwks.json"));
+    assert!(a2a::sign_card(&example(), &key, &extra, false).is_err());
+}
+
+#[test]
+fn unsigned_and_malformed_signatures_are_typed_errors() {
+    let keys = StaticKeys::new();
+    assert!(matches!(
+        a2a::verify_card(&example(), &keys, &a2a::default_policy()),
+        Err(a2a::A2aError::NoSignatures)
+    ));
+    let mut card = example();
+    card["signatures"] = json!([{"protected": 1}]);
+    assert!(matches!(
+        a2a::verify_card(&card, &keys, &a2a::default_policy()),
+        Err(a2a::A2aError::BadSignature { index: 0, .. })
+    ));
+    assert!(a2a::verify_card_bytes(b"{\"a\":1,\"a\":1}", &keys, &a2a::default_policy()).is_err());
+}
