@@ -38,9 +38,9 @@
 
 use crate::jcs;
 use crate::json::{self, JsonError};
-use crate::jws::{self, JwsError, JwsReport, SignOptions, VerifyPolicy};
+use crate::jws::{self, JwsError, JwsReport, JwsVerifyError, KeyHeaderPolicy, SignOptions};
 use crate::keys::SigningKey;
-use crate::trust::KeyResolver;
+use crate::verifier::Verifier;
 use serde_json::{Map, Value};
 
 /// The media type an A2A Agent Card is served with.
@@ -76,6 +76,10 @@ pub enum A2aError {
     /// Nesting deeper than [`MAX_DEPTH`].
     #[error("card nesting exceeds {MAX_DEPTH}")]
     TooDeep,
+    /// Read, and no signature verified with a trusted key (or one by a
+    /// trusted key is invalid); the report says why.
+    #[error("the card's signatures did not verify")]
+    NotVerified(Box<CardReport>),
     /// `signatures` is not an array of `{protected, signature, header?}`.
     #[error("signatures/{index}: {detail}")]
     BadSignature {
@@ -726,50 +730,46 @@ impl CardReport {
     }
 }
 
-/// Verify every signature of a card against its normal form. Keys come only
-/// from `resolver`; `policy` is the JWS policy (algorithm allow-list, key
-/// header handling: the default refuses a `jku` it would have to trust).
-pub fn verify_card(
-    card: &Value,
-    resolver: &dyn KeyResolver,
-    policy: &VerifyPolicy,
-) -> Result<CardReport, A2aError> {
+/// Verify every signature of a card against its normal form, with the
+/// verifier's keys and algorithms. Key-bearing headers (`jku`, which the SDKs
+/// put in the protected header) are ignored rather than refused: keys come
+/// only from the verifier's resolver, never from a URL the signer nominates
+/// (A2A#2096, RFC 8725 section 3.10).
+///
+/// `Ok` only when [`CardReport::verified`]; otherwise
+/// [`A2aError::NotVerified`] carries the report.
+pub fn verify_card(v: &Verifier, card: &Value) -> Result<CardReport, A2aError> {
     let sigs = existing_signatures(card)?;
     if sigs.is_empty() {
         return Err(A2aError::NoSignatures);
     }
     let n = normalize(card)?;
+    let v = v.to_builder().key_headers(KeyHeaderPolicy::Ignore).build();
     let mut out = Vec::with_capacity(sigs.len());
     for s in &sigs {
         // Flattened JWS JSON without payload (RFC 7515 7.2.2, Appendix F).
         let jws_text = s.to_string();
-        out.push(jws::verify(&jws_text, Some(&n.payload), resolver, policy));
+        out.push(match jws::verify(&v, &jws_text, Some(&n.payload)) {
+            Ok(r) => Ok(r),
+            Err(JwsVerifyError::NotVerified(r)) => Ok(*r),
+            Err(JwsVerifyError::Jws(e)) => Err(e),
+        });
     }
-    Ok(CardReport {
+    let report = CardReport {
         signatures: out,
         payload: n.payload,
         uncovered: n.uncovered,
-    })
-}
-
-/// The JWS policy for A2A cards: the default asymmetric allow-list, and
-/// key-bearing headers (`jku`, which the SDKs put in the protected header)
-/// ignored rather than refused: keys come only from the caller's resolver,
-/// never from a URL the signer nominates (A2A#2096, RFC 8725 section 3.10).
-pub fn default_policy() -> VerifyPolicy {
-    VerifyPolicy {
-        key_headers: jws::KeyHeaderPolicy::Ignore,
-        ..VerifyPolicy::default()
+    };
+    if report.verified() {
+        Ok(report)
+    } else {
+        Err(A2aError::NotVerified(Box::new(report)))
     }
 }
 
-/// Parse strictly and [`verify_card`].
-pub fn verify_card_bytes(
-    card: &[u8],
-    resolver: &dyn KeyResolver,
-    policy: &VerifyPolicy,
-) -> Result<CardReport, A2aError> {
-    verify_card(&json::parse_strict(card)?, resolver, policy)
+/// [`verify_card`] over the card's bytes (strict I-JSON).
+pub fn verify_card_bytes(v: &Verifier, card: &[u8]) -> Result<CardReport, A2aError> {
+    verify_card(v, &json::parse_strict(card)?)
 }
 
 #[cfg(test)]

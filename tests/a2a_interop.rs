@@ -20,12 +20,31 @@
 //! `AGENTSIG_REQUIRE_INTEROP=1`, which makes it a failure (CI sets it).
 
 use agentsig::a2a;
-use agentsig::jws::VerifyPolicy;
 use agentsig::keys::{load_signing_key, LoadOptions};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The card report whether it verified or not; `Ok` must mean verified.
+fn rep(r: Result<a2a::CardReport, a2a::A2aError>) -> a2a::CardReport {
+    match r {
+        Ok(r) => {
+            assert!(r.verified(), "Ok only when verified");
+            r
+        }
+        Err(a2a::A2aError::NotVerified(r)) => {
+            assert!(!r.verified());
+            *r
+        }
+        Err(e) => panic!("card not readable: {e}"),
+    }
+}
+
+fn verifier(keys: &StaticKeys) -> Verifier {
+    Verifier::builder(keys.clone()).build()
+}
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -238,7 +257,7 @@ fn sdk_signed_card_verifies_with_agentsig() {
                         .unwrap();
                 let header: Value = serde_json::from_slice(&header).unwrap();
                 assert_eq!(header["alg"], alg);
-                let report = a2a::verify_card(&signed, &keys, &VerifyPolicy::default()).unwrap();
+                let report = rep(a2a::verify_card(&verifier(&keys), &signed));
                 assert!(
                     report.verified(),
                     "{} {alg} {name}: {:?}",
@@ -250,12 +269,12 @@ fn sdk_signed_card_verifies_with_agentsig() {
                 // and those members are reported as uncovered.
                 let mut served = signed.clone();
                 served["x-vendor"] = json!({"added": "after signing"});
-                let report = a2a::verify_card(&served, &keys, &VerifyPolicy::default()).unwrap();
+                let report = rep(a2a::verify_card(&verifier(&keys), &served));
                 assert!(report.verified());
                 assert!(report.uncovered.iter().any(|u| u.pointer == "/x-vendor"));
                 let mut bad = signed.clone();
                 bad["version"] = json!("9.9.9");
-                let report = a2a::verify_card(&bad, &keys, &VerifyPolicy::default()).unwrap();
+                let report = rep(a2a::verify_card(&verifier(&keys), &bad));
                 assert!(
                     !report.verified(),
                     "{} {alg} {name}: tampered card verified",

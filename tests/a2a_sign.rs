@@ -4,10 +4,29 @@
 //! detected, `jku` never trusted, uncovered members reported.
 
 use agentsig::a2a;
-use agentsig::jws::VerifyPolicy;
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::{b64, jcs, Algorithm, SigningKey};
 use serde_json::{json, Map, Value};
+
+/// The card report whether it verified or not; `Ok` must mean verified.
+fn rep(r: Result<a2a::CardReport, a2a::A2aError>) -> a2a::CardReport {
+    match r {
+        Ok(r) => {
+            assert!(r.verified(), "Ok only when verified");
+            r
+        }
+        Err(a2a::A2aError::NotVerified(r)) => {
+            assert!(!r.verified());
+            *r
+        }
+        Err(e) => panic!("card not readable: {e}"),
+    }
+}
+
+fn verifier(keys: &StaticKeys) -> Verifier {
+    Verifier::builder(keys.clone()).build()
+}
 
 fn example() -> Value {
     let p = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/a2a-agent-card.json");
@@ -34,20 +53,20 @@ fn example_card_signed_and_verified() {
         // is the signed payload.
         let mut plain = signed.card.clone();
         plain.as_object_mut().unwrap().remove("signatures");
-        let report = a2a::verify_card(&signed.card, &keys, &a2a::default_policy()).unwrap();
+        let report = rep(a2a::verify_card(&verifier(&keys), &signed.card));
         assert!(report.verified());
         assert_eq!(report.payload, jcs::canonicalize_value(&plain).unwrap());
 
         let mut bad = signed.card.clone();
         bad["supportedInterfaces"][0]["url"] = json!("https://evil.example/a2a");
-        let report = a2a::verify_card(&bad, &keys, &a2a::default_policy()).unwrap();
+        let report = rep(a2a::verify_card(&verifier(&keys), &bad));
         assert!(!report.verified());
 
         // A second signature (key rotation) is appended, the first kept.
         let key2 = SigningKey::generate(alg).unwrap().with_kid("card-key-2");
         let twice = a2a::sign_card(&signed.card, &key2, &Map::new(), false).unwrap();
         assert_eq!(twice.card["signatures"].as_array().unwrap().len(), 2);
-        let report = a2a::verify_card(&twice.card, &keys, &a2a::default_policy()).unwrap();
+        let report = rep(a2a::verify_card(&verifier(&keys), &twice.card));
         assert!(
             report.verified(),
             "the first key still verifies its signature"
@@ -73,18 +92,25 @@ fn jku_is_never_followed() {
     let mut card = example();
     card["signatures"] = json!([sdk_style_entry(&example(), &key)]);
     // With the A2A policy the header is ignored and the pinned key verifies.
-    let r = a2a::verify_card(&card, &keys, &a2a::default_policy()).unwrap();
+    let r = rep(a2a::verify_card(&verifier(&keys), &card));
     assert!(r.verified(), "{:?}", r.signatures);
     // A card signed by another key naming a jku does not verify: keys come
     // only from the resolver.
     let other = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
     let mut forged = example();
     forged["signatures"] = json!([sdk_style_entry(&example(), &other)]);
-    let r = a2a::verify_card(&forged, &keys, &a2a::default_policy()).unwrap();
+    let r = rep(a2a::verify_card(&verifier(&keys), &forged));
     assert!(!r.verified());
-    // The generic JWS default refuses the key header outright.
-    let r = a2a::verify_card(&card, &keys, &VerifyPolicy::default()).unwrap();
-    assert!(!r.verified());
+    // The generic JWS verifier refuses the key header outright; the A2A card
+    // verifier ignores it (keys come only from the resolver either way).
+    let entry = card["signatures"][0].to_string();
+    let payload = a2a::normalize(&card).unwrap().payload;
+    let e = agentsig::jws::verify(&verifier(&keys), &entry, Some(&payload)).unwrap_err();
+    let r = e.report().expect("read");
+    assert_eq!(
+        r.signatures[0].reason.as_ref().map(|r| r.code()),
+        Some("key-header-offered")
+    );
     // agentsig itself never emits a jku.
     let mut extra = Map::new();
     extra.insert("jku".into(), json!("https://x.example/jwks.json"));
@@ -95,14 +121,14 @@ fn jku_is_never_followed() {
 fn unsigned_and_malformed_signatures_are_typed_errors() {
     let keys = StaticKeys::new();
     assert!(matches!(
-        a2a::verify_card(&example(), &keys, &a2a::default_policy()),
+        a2a::verify_card(&verifier(&keys), &example()),
         Err(a2a::A2aError::NoSignatures)
     ));
     let mut card = example();
     card["signatures"] = json!([{"protected": 1}]);
     assert!(matches!(
-        a2a::verify_card(&card, &keys, &a2a::default_policy()),
+        a2a::verify_card(&verifier(&keys), &card),
         Err(a2a::A2aError::BadSignature { index: 0, .. })
     ));
-    assert!(a2a::verify_card_bytes(b"{\"a\":1,\"a\":1}", &keys, &a2a::default_policy()).is_err());
+    assert!(a2a::verify_card_bytes(&verifier(&keys), b"{\"a\":1,\"a\":1}").is_err());
 }
