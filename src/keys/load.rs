@@ -422,6 +422,28 @@ pub fn load_verifying_keys(data: &[u8], opts: &LoadOptions) -> Result<Vec<Verify
 }
 
 /// Load exactly one verifying key (a JWK Set must resolve to one key).
+///
+/// # Example
+///
+/// ```
+/// use agentsig::keys::load_verifying_key;
+/// use agentsig::{Algorithm, KeyError, LoadOptions};
+///
+/// // The P-256 public key of RFC 7515 Appendix A.3, as a JWK.
+/// let jwk = br#"{"kty":"EC","crv":"P-256",
+///   "x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+///   "y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}"#;
+/// let key = load_verifying_key(jwk, &LoadOptions::default())?;
+/// assert_eq!(key.algorithm(), Algorithm::EcdsaP256Sha256);
+///
+/// // The JWK binds the key to ES256: asking for ES384 is refused.
+/// let opts = LoadOptions { alg: Some(Algorithm::EcdsaP384Sha384), ..Default::default() };
+/// assert!(matches!(
+///     load_verifying_key(jwk, &opts),
+///     Err(KeyError::AlgorithmMismatch { .. })
+/// ));
+/// # Ok::<(), KeyError>(())
+/// ```
 pub fn load_verifying_key(data: &[u8], opts: &LoadOptions) -> Result<VerifyingKey, KeyError> {
     let mut v = load_verifying_keys(data, opts)?;
     match v.len() {
