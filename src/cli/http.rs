@@ -155,20 +155,10 @@ fn sign(a: HttpSignArgs) -> CliResult {
         let req = related
             .as_ref()
             .ok_or_else(|| CliError::usage("--accept-signature needs --request"))?;
-        let lines: Vec<&[u8]> = req.field_lines("accept-signature", false).collect();
-        if lines.is_empty() {
-            return Err(CliError::failed(
-                "the request carries no Accept-Signature field",
-            ));
-        }
-        let reqs = accept::parse(&lines).map_err(|e| CliError::failed(e.to_string()))?;
-        let wanted = match reqs.as_slice() {
-            [only] => only,
-            _ => accept::find(&reqs, &a.label).map_err(|e| CliError::failed(e.to_string()))?,
-        };
         let lifetime = i64::try_from(a.expires_in.unwrap_or(300)).unwrap_or(300);
-        accept::spec_for(
-            wanted,
+        accept::negotiate(
+            req,
+            &a.label,
             &key,
             &keyid,
             created.unwrap_or_else(now_unix),

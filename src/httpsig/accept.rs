@@ -51,6 +51,9 @@ pub enum AcceptError {
     ParamType(String),
     #[error("no Accept-Signature member is labelled {0:?}")]
     NoSuchLabel(String),
+    /// The request carries no `Accept-Signature` field.
+    #[error("the request carries no Accept-Signature field")]
+    NoField,
 }
 
 /// Parse `Accept-Signature` field lines.
@@ -141,4 +144,28 @@ pub fn find<'a>(reqs: &'a [Requested], label: &str) -> Result<&'a Requested, Acc
     reqs.iter()
         .find(|r| r.label == label)
         .ok_or_else(|| AcceptError::NoSuchLabel(label.to_owned()))
+}
+
+/// Answer the `Accept-Signature` field of `request` (RFC 9421 section 5.2):
+/// its only member, or the member labelled `label` when it has several, as
+/// a [`SignatureSpec`] the signer can honour with `key` (see [`spec_for`]:
+/// the signer's clock and key decide, never the requester).
+pub fn negotiate(
+    request: &super::Message,
+    label: &str,
+    key: &SigningKey,
+    keyid: &str,
+    now: i64,
+    lifetime: i64,
+) -> Result<SignatureSpec, AcceptError> {
+    let lines: Vec<&[u8]> = request.field_lines("accept-signature", false).collect();
+    if lines.is_empty() {
+        return Err(AcceptError::NoField);
+    }
+    let reqs = parse(&lines)?;
+    let wanted = match reqs.as_slice() {
+        [only] => only,
+        _ => find(&reqs, label)?,
+    };
+    spec_for(wanted, key, keyid, now, lifetime)
 }
