@@ -36,7 +36,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # Doc tests are not part of --all-targets, so run them first, then the rest.
 cargo test --doc "$@" 2>&1 | tee -a "$log"
-cargo test --all-targets "$@" 2>&1 | tee -a "$log"
+cargo test --all-targets --no-fail-fast "$@" 2>&1 | tee -a "$log"
 
 # One closing line for the whole run: the sum over every test binary.
 read -r passed failed < <(awk '/^test result:/ {
