@@ -68,7 +68,7 @@ pub enum KeyError {
     #[error("could not decrypt the private key: wrong passphrase or unsupported encryption")]
     Decrypt,
     /// No key in the JWK Set has the requested `kid` (RFC 7517 section 4.5).
-    #[error("no key with kid {0:?} in the key set")]
+    #[error("no key with kid {q0} in the key set", q0 = crate::text::quoted(.0))]
     KidNotFound(String),
     /// The JWK Set holds more than one usable key (the count) and no `kid` selects one.
     #[error("the key set holds {0} usable keys: select one with a kid")]

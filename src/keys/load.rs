@@ -58,9 +58,9 @@ fn check_pss_params(params: Option<der::asn1::AnyRef<'_>>) -> Result<(), KeyErro
         || p.trailer_field != pkcs1::TrailerField::BC
     {
         return Err(KeyError::UnsupportedKeyType(format!(
-            "RSA-PSS key restricted to hash {}, MGF1 hash {:?}, salt {}: only SHA-512/MGF1-SHA-512/64 (rsa-pss-sha512) is supported",
+            "RSA-PSS key restricted to hash {}, MGF1 hash {}, salt {}: only SHA-512/MGF1-SHA-512/64 (rsa-pss-sha512) is supported",
             p.hash.oid,
-            mgf_hash.map(|o| o.to_string()),
+            mgf_hash.map_or_else(|| "(none)".to_string(), |o| o.to_string()),
             p.salt_len
         )));
     }
@@ -141,7 +141,12 @@ pub fn load_signing_key(data: &[u8], opts: &LoadOptions) -> Result<SigningKey, K
                 SigningKey::from_rsa_pkcs1_der(alg, &der)?
             }
             "PUBLIC KEY" | "RSA PUBLIC KEY" => return Err(KeyError::NotPrivate),
-            other => return Err(KeyError::Pem(format!("unsupported PEM label {other:?}"))),
+            other => {
+                return Err(KeyError::Pem(format!(
+                    "unsupported PEM label {}",
+                    crate::text::quoted(other)
+                )))
+            }
         }
     } else if is_json(data) {
         let jwk = jwk::select_one(data, opts.kid.as_deref(), true)?;
