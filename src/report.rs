@@ -396,6 +396,20 @@ pub fn unquote_component(c: &str) -> String {
     c.to_owned()
 }
 
+impl Serialize for VerifyReport {
+    /// The per-label results in the report shape ([`SignatureResult`]).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        http_signatures(self).serialize(s)
+    }
+}
+
+impl Serialize for AuditReport {
+    /// The audit as a [`Report`] (without `--deny-warnings`).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Report::from_audit("delegation audit", None, self, false).serialize(s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
