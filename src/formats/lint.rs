@@ -1278,10 +1278,8 @@ pub fn served_media_type_finding(format: Format, content_type: Option<&str>) -> 
             pointer: String::new(),
             message: format!(
                 "served as {}, but a {} is served as {}",
-                other.map_or("(no Content-Type)".to_string(), |c| format!(
-                    "{}",
-                    crate::text::quoted(c)
-                )),
+                other.map_or("(no Content-Type)".to_string(), |c| crate::text::quoted(c)
+                    .to_string()),
                 format.title(),
                 format.media_type()
             ),
