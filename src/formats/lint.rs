@@ -106,6 +106,7 @@ pub struct Finding {
 
 /// The findings of one document.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct LintReport {
     /// The format the document was linted as.
     pub format: Format,
@@ -1234,6 +1235,7 @@ mod tests {
 
 /// Why [`check_before_signing`] refused.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SignGateError {
     /// The document is not JSON or its format is not recognized.
     #[error(transparent)]
