@@ -175,6 +175,17 @@ impl Report {
         });
     }
 
+    /// Add a warning: reported, not counted against the verdict.
+    pub fn warn(&mut self, code: &str, message: impl Into<String>) {
+        self.checks.push(CheckResult {
+            code: code.to_owned(),
+            severity: "warning",
+            passed: false,
+            hop: None,
+            message: message.into(),
+        });
+    }
+
     /// Add a detail.
     pub fn detail(&mut self, key: &str, value: impl Serialize) {
         self.details.insert(

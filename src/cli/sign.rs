@@ -57,8 +57,18 @@ pub struct SignArgs {
     #[arg(long, allow_hyphen_values = true)]
     passphrase_file: Option<String>,
     /// Media type a static host serves the descriptor with; it is signed (RFC 9421 content-type).
-    #[arg(long, allow_hyphen_values = true, default_value = "application/json")]
-    content_type: String,
+    /// Default: the detected format's media type (application/agent+json, application/woa+json,
+    /// application/agentcard+json, application/json).
+    #[arg(long, allow_hyphen_values = true)]
+    content_type: Option<String>,
+    /// The descriptor format, instead of detecting it: agent, agents-registry, awp, woa,
+    /// agentcard, aidip, a2a.
+    #[arg(long)]
+    format: Option<agentsig::formats::Format>,
+    /// Sign even when `agentsig lint` finds errors (a malformed descriptor, or endpoints on
+    /// private, loopback or link-local hosts). The findings are still printed.
+    #[arg(long)]
+    force: bool,
     /// Give the HTTP signature an expires parameter this far after created (e.g. 30d).
     /// Default: no expires (see docs/static-publishing.md).
     #[arg(long, value_parser = parse_duration)]
@@ -76,6 +86,63 @@ pub struct SignArgs {
 
 pub fn sign(a: SignArgs) -> CliResult {
     let input = read_input(&a.file)?;
+    // Issue 11: lint first; a descriptor with errors is not signed unless
+    // forced (a signature over a malformed descriptor, or one pointing at an
+    // internal address, protects nothing).
+    let content_type = match agentsig::formats::check_before_signing(&input, a.format, a.force) {
+        Ok(report) => {
+            for f in &report.findings {
+                errln!(
+                    "{}: {} {} at {}: {}",
+                    esc(&a.file),
+                    f.severity.as_str(),
+                    f.code,
+                    if f.pointer.is_empty() {
+                        "/"
+                    } else {
+                        &f.pointer
+                    },
+                    esc(&f.message)
+                );
+            }
+            a.content_type
+                .clone()
+                .unwrap_or_else(|| report.format.media_type().to_owned())
+        }
+        Err(agentsig::formats::SignGateError::Refused(report)) => {
+            for f in report.errors() {
+                errln!(
+                    "{}: error {} at {}: {}",
+                    esc(&a.file),
+                    f.code,
+                    if f.pointer.is_empty() {
+                        "/"
+                    } else {
+                        &f.pointer
+                    },
+                    esc(&f.message)
+                );
+            }
+            return Err(CliError::failed(format!(
+                "{}: not signed: `agentsig lint` finds {} error(s) in this {}; fix them, or sign anyway with --force",
+                esc(&a.file),
+                report.errors().count(),
+                report.format.title()
+            )));
+        }
+        Err(agentsig::formats::SignGateError::Detect(
+            agentsig::formats::DetectError::Unrecognized,
+        )) => {
+            errln!(
+                "{}: not a recognized descriptor format, so not linted (give --format to choose one); signing as application/json",
+                esc(&a.file)
+            );
+            a.content_type
+                .clone()
+                .unwrap_or_else(|| "application/json".into())
+        }
+        Err(e) => return Err(CliError::usage(format!("{}: {e}", esc(&a.file)))),
+    };
     if a.kid.is_some() && a.key.len() > 1 {
         return Err(CliError::usage(
             "--kid names one key; with several --key, put kid in each JWK",
@@ -140,7 +207,7 @@ pub fn sign(a: SignArgs) -> CliResult {
             path,
             &a.file,
             &input,
-            &a.content_type,
+            &content_type,
             &keys,
             a.expires_in,
             &a.headers_format,
@@ -320,6 +387,18 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
         }
         _ => None,
     };
+    // Issue 11: a served media type that does not fit the format is reported.
+    let media_warning = input.as_deref().and_then(|bytes| {
+        let (format, _) = agentsig::formats::detect_bytes(bytes).ok()?;
+        let ct = m
+            .field_lines("content-type", false)
+            .next()
+            .map(|v| String::from_utf8_lossy(v).trim().to_owned());
+        agentsig::formats::served_media_type_finding(format, ct.as_deref())
+    });
+    if let Some(f) = &media_warning {
+        lines.push(format!("warning {}: {}", f.code, esc(&f.message)));
+    }
     let jws = match (&jws_path, &input) {
         (Some(p), Some(bytes)) => {
             checked.push(format!("detached JWS {p}"));
@@ -349,6 +428,9 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
                 same,
                 format!("response body is the bytes of {f}"),
             );
+        }
+        if let Some(f) = &media_warning {
+            j.warn(f.code, f.message.clone());
         }
         j.detail("descriptor_file", file);
         j.detail("checked", &checked);
