@@ -452,3 +452,85 @@ fn unreachable_redis_is_refused_not_accepted() {
     let r = s.check_and_record("i", "j", N + 10, N);
     assert!(matches!(r, Err(ReplayError::Unavailable(_))), "{r:?}");
 }
+
+#[test]
+fn pins_on_redis_are_shared_and_first_seen_is_atomic() {
+    use agentsig::pin::{open_pin_store, sign_announcement, PinOutcome, Pins};
+    let Some(mut server) = Server::start("pins") else {
+        return;
+    };
+    let keys: Vec<agentsig::SigningKey> = (0..8)
+        .map(|_| agentsig::SigningKey::generate(agentsig::Algorithm::Ed25519).unwrap())
+        .collect();
+    let tps: Vec<String> = keys
+        .iter()
+        .map(|k| k.verifying_key().thumbprint())
+        .collect();
+    // Eight replicas see "agent" first with eight different keys at once:
+    // exactly one pins, the other seven report a change to that one key.
+    let outcomes: Vec<PinOutcome> = std::thread::scope(|s| {
+        let hs: Vec<_> = tps
+            .iter()
+            .map(|t| {
+                let url = server.url();
+                s.spawn(move || {
+                    let pins = Pins::new(open_pin_store(&url).unwrap());
+                    pins.check("https://agent.example/a", t).unwrap()
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let first: Vec<usize> = (0..8)
+        .filter(|i| outcomes[*i] == PinOutcome::FirstSeen)
+        .collect();
+    assert_eq!(first.len(), 1, "{outcomes:?}");
+    let winner = &tps[first[0]];
+    for o in &outcomes {
+        assert!(
+            *o == PinOutcome::FirstSeen
+                || *o
+                    == PinOutcome::Changed {
+                        pinned: vec![winner.clone()]
+                    },
+            "{o:?}"
+        );
+    }
+    // Another replica accepts an announcement signed by the pinned key;
+    // the pins survive a restart.
+    let other = (first[0] + 1) % 8;
+    let pins = Pins::new(open_pin_store(&server.url()).unwrap());
+    let (p, j) = sign_announcement(
+        "https://agent.example/a",
+        &[&tps[other]],
+        N,
+        &keys[first[0]],
+    )
+    .unwrap();
+    let cands: Vec<agentsig::VerifyingKey> =
+        keys.iter().map(|k| k.verifying_key().clone()).collect();
+    assert_eq!(
+        pins.accept_announcement("https://agent.example/a", &p, &j, &cands, N, 60),
+        Ok(vec![winner.clone(), tps[other].clone()])
+    );
+    server.stop();
+    assert!(matches!(
+        pins.check("https://agent.example/a", &tps[other]),
+        Err(agentsig::pin::PinError::Store(_))
+    ));
+    server.restart();
+    assert_eq!(
+        pins.check("https://agent.example/a", &tps[other]),
+        Ok(PinOutcome::Match)
+    );
+    pins.store()
+        .replace("https://agent.example/a", &[&tps[other]])
+        .unwrap();
+    assert_eq!(
+        pins.store().list().unwrap(),
+        vec![(
+            "https://agent.example/a".to_owned(),
+            vec![tps[other].clone()]
+        )]
+    );
+}
