@@ -534,3 +534,55 @@ fn pins_on_redis_are_shared_and_first_seen_is_atomic() {
         )]
     );
 }
+
+#[test]
+fn http_nonce_racing_two_processes_exactly_one_accepts() {
+    let Some(server) = Server::start("nonce") else {
+        return;
+    };
+    let d = tmp("nonce-cli");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let signed = d.join("signed.http");
+    for round in 0..3 {
+        let o = Command::new(BIN)
+            .args(["http", "sign"])
+            .arg(format!(
+                "{root}/tests/vectors/rfc9421/messages/test-request.http"
+            ))
+            .arg("--key")
+            .arg(format!("{root}/keys/rfc9421/test-key-ecc-p256.pem"))
+            .args(["--nonce", &format!("nonce-{round}"), "--expires-in", "300"])
+            .arg("--out")
+            .arg(&signed)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let verify = || {
+            Command::new(BIN)
+                .args(["http", "verify"])
+                .arg(&signed)
+                .arg("--key")
+                .arg(format!("{root}/keys/rfc9421/test-key-ecc-p256.pub.pem"))
+                .args(["--replay-store", &server.url(), "--json"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (verify(), verify());
+        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        let codes: Vec<Option<i32>> = outs.iter().map(|o| o.status.code()).collect();
+        assert!(
+            codes == [Some(0), Some(1)] || codes == [Some(1), Some(0)],
+            "round {round}: {codes:?} {}",
+            String::from_utf8_lossy(&outs[0].stdout)
+        );
+        let loser = outs.iter().find(|o| o.status.code() == Some(1)).unwrap();
+        assert!(
+            String::from_utf8_lossy(&loser.stdout).contains("replay"),
+            "{}",
+            String::from_utf8_lossy(&loser.stdout)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

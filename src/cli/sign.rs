@@ -356,6 +356,7 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
         check_time: true,
         tag: None,
         require_expires: false,
+        replay_store: None,
         print_base: false,
         json: a.json,
     })?;
