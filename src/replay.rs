@@ -455,6 +455,30 @@ mod tests {
     }
 
     #[test]
+    fn open_store_by_url() {
+        let m = open_store("memory:", 0).unwrap();
+        assert_eq!(m.check_and_record("i", "a", 10, 0), Ok(Sighting::First));
+        assert_eq!(m.check_and_record("i", "a", 10, 0), Ok(Sighting::Replay));
+        let d = std::env::temp_dir().join(format!("agentsig-open-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let p = d.join("seen.jsonl");
+        let f = open_store(&format!("file:{}", p.display()), 0).unwrap();
+        assert_eq!(f.check_and_record("i", "a", 10, 0), Ok(Sighting::First));
+        // A bare path is the same file store.
+        let g = open_store(p.to_str().unwrap(), 0).unwrap();
+        assert_eq!(g.check_and_record("i", "a", 10, 0), Ok(Sighting::Replay));
+        assert!(open_store("file:", 0).is_err());
+        let r = open_store("redis://127.0.0.1:1/0", 0).map(|_| ());
+        if cfg!(feature = "redis") {
+            assert_eq!(r, Ok(()));
+        } else {
+            assert!(matches!(r, Err(ReplayError::Unavailable(_))), "{r:?}");
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
     fn expiry_and_capacity() {
         let s = MemoryReplayStore::with_capacity(1);
         assert_eq!(
