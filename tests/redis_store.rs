@@ -24,15 +24,25 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 fn redis_server() -> Option<PathBuf> {
-    let o = Command::new("which").arg("redis-server").output().ok()?;
-    let p = String::from_utf8(o.stdout).ok()?.trim().to_owned();
-    if o.status.success() && !p.is_empty() {
-        return Some(PathBuf::from(p));
+    // `which redis-server`, without depending on `which` itself.
+    let found = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("redis-server"))
+            .find(|c| c.is_file())
+    });
+    if found.is_some() {
+        return found;
     }
     if std::env::var("AGENTSIG_REQUIRE_INTEROP").as_deref() == Ok("1") {
         panic!("redis-server not found and AGENTSIG_REQUIRE_INTEROP=1 (apt-get install -y redis-server)");
     }
-    eprintln!("SKIPPED: redis-server not found (apt-get install -y redis-server)");
+    // Written to the real stderr (not eprintln!, which the harness captures)
+    // so the skip is visible in `cargo test` output.
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED: redis-server not found (apt-get install -y redis-server)"
+    );
     None
 }
 
@@ -584,5 +594,61 @@ fn http_nonce_racing_two_processes_exactly_one_accepts() {
             String::from_utf8_lossy(&loser.stdout)
         );
     }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn verify_with_a_redis_pin_store_shares_pins_and_fails_closed() {
+    let Some(mut server) = Server::start("pin-cli") else {
+        return;
+    };
+    let d = setup("pin-cli-run");
+    assert!(run(&d, &["keygen", "--out", "b"]).status.success());
+    std::fs::write(
+        d.join("agent.json"),
+        r#"{"id":"https://agents.example/planner","version":"1"}"#,
+    )
+    .unwrap();
+    let url = server.url();
+    let verify = |jwks: &str| -> (Option<i32>, String) {
+        let o = run(
+            &d,
+            &[
+                "verify",
+                "agent.json",
+                "--jwks",
+                jwks,
+                "--pin-store",
+                &url,
+                "--json",
+            ],
+        );
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    assert!(run(&d, &["sign", "agent.json", "--key", "as.pem"])
+        .status
+        .success());
+    let (c, out) = verify("as.jwks.json");
+    assert_eq!(c, Some(0), "{out}");
+    assert!(out.contains("pin.first-seen"), "{out}");
+    // Another process (replica) sees the same pin.
+    assert!(run(&d, &["sign", "agent.json", "--key", "b.pem"])
+        .status
+        .success());
+    let (c, out) = verify("b.jwks.json");
+    assert_eq!(c, Some(1), "{out}");
+    assert!(out.contains("pin.key-changed"), "{out}");
+    // Redis down: the pin cannot be checked, the verify fails closed.
+    server.stop();
+    let (c, out) = verify("b.jwks.json");
+    assert_eq!(c, Some(1), "{out}");
+    assert!(out.contains("pin.store"), "{out}");
+    server.restart();
+    let (c, out) = verify("b.jwks.json");
+    assert_eq!(c, Some(1), "{out}");
+    assert!(out.contains("pin.key-changed"), "{out}");
     let _ = std::fs::remove_dir_all(&d);
 }
