@@ -66,6 +66,9 @@ const MAX_BULK: usize = 1 << 20;
 const MAX_ARRAY: usize = 65_536;
 /// Deepest nesting of array replies.
 const MAX_DEPTH: usize = 4;
+/// Most bytes (bulk payloads plus 16 per element) of one reply, so that a
+/// hostile or confused server cannot make an array of large bulks add up.
+const MAX_REPLY_BYTES: usize = 16 << 20;
 
 /// Where a Redis store connects, parsed from
 /// `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` (default port 6379,
@@ -270,8 +273,11 @@ impl Conn {
         Ok(line)
     }
 
-    fn read_reply(&mut self, depth: usize) -> std::io::Result<Reply> {
+    fn read_reply(&mut self, depth: usize, budget: &mut usize) -> std::io::Result<Reply> {
         let bad = |m: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, m.to_owned());
+        *budget = budget
+            .checked_sub(16)
+            .ok_or_else(|| bad("reply larger than the byte budget"))?;
         let line = self.read_line()?;
         let (kind, body) = line.split_first().ok_or_else(|| bad("empty reply line"))?;
         let text = || String::from_utf8_lossy(body).into_owned();
@@ -294,6 +300,9 @@ impl Conn {
                     .ok()
                     .filter(|n| *n <= MAX_BULK)
                     .ok_or_else(|| bad("bulk reply too large"))?;
+                *budget = budget
+                    .checked_sub(n)
+                    .ok_or_else(|| bad("reply larger than the byte budget"))?;
                 let mut buf = vec![0u8; n + 2];
                 self.r.read_exact(&mut buf)?;
                 if !buf.ends_with(b"\r\n") {
@@ -316,7 +325,7 @@ impl Conn {
                     .ok_or_else(|| bad("array reply too large"))?;
                 let mut v = Vec::with_capacity(n.min(64));
                 for _ in 0..n {
-                    v.push(self.read_reply(depth + 1)?);
+                    v.push(self.read_reply(depth + 1, budget)?);
                 }
                 Ok(Reply::Array(Some(v)))
             }
@@ -342,7 +351,8 @@ impl Conn {
                     }
                     started = true;
                 }
-                out.push(self.read_reply(0)?);
+                let mut budget = MAX_REPLY_BYTES;
+                out.push(self.read_reply(0, &mut budget)?);
             }
             Ok(out)
         })();
@@ -759,5 +769,34 @@ mod tests {
             assert!(matches!(r, Err(ReplayError::Unavailable(_))), "{r:?}");
             t.join().unwrap();
         }
+    }
+
+    #[test]
+    fn reply_byte_budget() {
+        use std::net::TcpListener;
+        // 20 bulks of 1 MiB: each within MAX_BULK, together over the budget.
+        let n = 20;
+        let mut reply = format!("*{n}\r\n").into_bytes();
+        for _ in 0..n {
+            reply.extend_from_slice(format!("${MAX_BULK}\r\n").as_bytes());
+            reply.extend(std::iter::repeat_n(b'x', MAX_BULK));
+            reply.extend_from_slice(b"\r\n");
+        }
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let t = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            // Read the request first: closing with unread input would reset.
+            let mut b = [0u8; 64];
+            let _ = s.read(&mut b);
+            let _ = s.write_all(&reply);
+        });
+        let mut c = Conn {
+            r: BufReader::new(TcpStream::connect(addr).unwrap()),
+        };
+        let e = c.exchange(&[encode(&[b"PING"])]).err().map(|f| f.message);
+        assert!(e.as_deref().is_some_and(|m| m.contains("budget")), "{e:?}");
+        drop(c);
+        t.join().unwrap();
     }
 }
