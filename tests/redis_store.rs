@@ -396,6 +396,11 @@ fn stopped_redis_fails_closed_and_restart_keeps_state() {
         lib.check_and_record("i", "x", N + 100, N),
         Ok(Sighting::First)
     );
+    // A batch loads the script (EVALSHA, then EVAL after NOSCRIPT).
+    assert_eq!(
+        lib.check_and_record_all(&[("i", "b1", N + 100), ("i", "b2", N + 100)], N),
+        Ok(Sighting::First)
+    );
     server.stop();
 
     let o = audit_cmd(&d, "b", &url).output().unwrap();
@@ -443,6 +448,15 @@ fn stopped_redis_fails_closed_and_restart_keeps_state() {
     );
     assert_eq!(
         lib.check_and_record("i", "y", N + 100, N),
+        Ok(Sighting::First)
+    );
+    // The restarted server forgot the script, not the batch's keys.
+    assert_eq!(
+        lib.check_and_record_all(&[("i", "b3", N + 100), ("i", "b2", N + 100)], N),
+        Ok(Sighting::Replay)
+    );
+    assert_eq!(
+        lib.check_and_record_all(&[("i", "b3", N + 100), ("i", "b4", N + 100)], N),
         Ok(Sighting::First)
     );
     let r = v.verify_jwt(&token);
