@@ -51,11 +51,18 @@ struct Server {
     bin: PathBuf,
     dir: PathBuf,
     port: u16,
+    extra: Vec<String>,
+    password: Option<String>,
     child: Option<Child>,
 }
 
 impl Server {
     fn start(name: &str) -> Option<Server> {
+        Server::start_with(name, None)
+    }
+
+    /// With `password`, the server requires it (`--requirepass`).
+    fn start_with(name: &str, password: Option<&str>) -> Option<Server> {
         let bin = redis_server()?;
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -66,6 +73,10 @@ impl Server {
             bin,
             dir: tmp(name),
             port,
+            extra: password
+                .map(|p| vec!["--requirepass".to_owned(), p.to_owned()])
+                .unwrap_or_default(),
+            password: password.map(str::to_owned),
             child: None,
         };
         s.restart();
@@ -73,7 +84,22 @@ impl Server {
     }
 
     fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
+        match &self.password {
+            Some(p) => {
+                let enc: String = p
+                    .bytes()
+                    .map(|b| {
+                        if b.is_ascii_alphanumeric() {
+                            (b as char).to_string()
+                        } else {
+                            format!("%{b:02X}")
+                        }
+                    })
+                    .collect();
+                format!("redis://:{enc}@127.0.0.1:{}/0", self.port)
+            }
+            None => format!("redis://127.0.0.1:{}/0", self.port),
+        }
     }
 
     /// Start (again) on the same port and data directory.
@@ -93,6 +119,7 @@ impl Server {
                 "--dir",
             ])
             .arg(&self.dir)
+            .args(&self.extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -122,6 +149,7 @@ impl Server {
     fn cli(&self, args: &[&str]) -> String {
         let o = Command::new("redis-cli")
             .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(self.password.iter().flat_map(|p| ["-a", p.as_str()]))
             .args(args)
             .output()
             .unwrap();
@@ -665,4 +693,38 @@ fn verify_with_a_redis_pin_store_shares_pins_and_fails_closed() {
     assert_eq!(c, Some(1), "{out}");
     assert!(out.contains("pin.key-changed"), "{out}");
     let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn password_protected_redis_needs_the_password() {
+    let Some(server) = Server::start_with("auth", Some("s3cr%t p@ss")) else {
+        return;
+    };
+    // The password is percent-encoded in the URL.
+    let good = format!("redis://:s3cr%25t%20p%40ss@127.0.0.1:{}/2", server.port);
+    let s = open_store(&good, N).unwrap();
+    assert_eq!(
+        s.check_and_record("i", "a", N + 100, N),
+        Ok(Sighting::First)
+    );
+    assert_eq!(
+        s.check_and_record("i", "a", N + 100, N),
+        Ok(Sighting::Replay)
+    );
+    // Database 2 was selected: database 0 holds nothing.
+    assert_eq!(server.cli(&["-n", "0", "DBSIZE"]).trim(), "0");
+    assert_eq!(server.cli(&["-n", "2", "DBSIZE"]).trim(), "1");
+    // No password or a wrong one: refused, and the message never shows it.
+    for url in [
+        format!("redis://127.0.0.1:{}/2", server.port),
+        format!("redis://:wrong@127.0.0.1:{}/2", server.port),
+    ] {
+        let s = open_store(&url, N).unwrap();
+        let r = s.check_and_record("i", "b", N + 100, N);
+        let Err(ReplayError::Unavailable(m)) = &r else {
+            panic!("{url}: {r:?}");
+        };
+        assert!(!m.contains("wrong") && !m.contains("s3cr"), "{m}");
+        assert!(!format!("{s:?}").contains("wrong"));
+    }
 }
