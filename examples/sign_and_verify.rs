@@ -31,10 +31,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tampered = String::from_utf8(doc)?.replacen("planner", "p1anner", 1);
     match verifier.verify_descriptor(tampered.as_bytes(), &signed.jws) {
         Err(DescriptorError::NotVerified(r)) => {
-            println!(
-                "tampered copy refused: {}",
-                r.jws.signatures[0].verdict.as_str()
-            )
+            println!("tampered copy refused: {}", r.jws.signatures[0].verdict.as_str())
         }
         other => return Err(format!("tampered descriptor not refused: {other:?}").into()),
     }
