@@ -42,6 +42,7 @@ mod delegation;
 mod http;
 mod keygen;
 mod lint;
+mod pin;
 mod sign;
 
 use agentsig::keys::LoadOptions;
@@ -98,6 +99,10 @@ enum Command {
     /// Audit, mint and exchange RFC 8693 delegation tokens (nested act, scope narrowing).
     #[command(subcommand)]
     Delegation(delegation::DelegationCommand),
+    /// Key continuity per agent identity (known_hosts for agents): check, add, rotate, list,
+    /// announce and accept pinned key thumbprints in --pin-store.
+    #[command(subcommand)]
+    Pin(pin::PinCommand),
 }
 
 /// An error that ends a command, with its exit code.
@@ -165,6 +170,7 @@ pub fn main() -> ExitCode {
         Command::Http(c) => http::run(c),
         Command::Digest(a) => http::digest_cmd(a),
         Command::Delegation(c) => delegation::run(c),
+        Command::Pin(c) => pin::run(c),
     };
     match result {
         Ok(code) => code,

@@ -264,9 +264,77 @@ pub struct VerifyArgs {
     /// Ignore jku/jwk/x5u/x5c/x5t headers instead of refusing the signature. Keys still come only from --key/--jwks.
     #[arg(long)]
     ignore_key_headers: bool,
+    /// Key continuity: pin the descriptor's key on first sight and fail with pin.key-changed when
+    /// it later verifies with another key. PATH, file:PATH, redis://HOST:PORT/DB or memory:.
+    /// The identity is the descriptor's "id", else "url", else "name".
+    #[arg(long, allow_hyphen_values = true)]
+    pin_store: Option<String>,
     /// Print a machine-readable JSON report.
     #[arg(long)]
     json: bool,
+}
+
+/// The identity a descriptor is pinned under: its `id`, else `url`, else
+/// `name` (the first that is a non-empty string).
+fn pin_identity(input: &[u8]) -> Option<String> {
+    let v = agentsig::json::parse_strict(input).ok()?;
+    ["id", "url", "name"].iter().find_map(|k| {
+        v.get(*k)
+            .and_then(serde_json::Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    })
+}
+
+/// Check the verified keys against the pin store: passes when a valid
+/// signature's key is pinned for the identity (or none was: first sight
+/// pins it); fails with `pin.key-changed` when only other keys are pinned.
+fn check_pins(
+    url: &str,
+    input: &[u8],
+    report: &agentsig::jws::JwsReport,
+) -> Result<(bool, &'static str, String), CliError> {
+    use agentsig::pin::{open_pin_store, PinOutcome, Pins};
+    let pins = Pins::new(open_pin_store(url).map_err(|e| CliError::usage(e.to_string()))?);
+    let Some(identity) = pin_identity(input) else {
+        return Ok((
+            false,
+            "pin.no-identity",
+            "the descriptor has no string id, url or name to pin its key under".into(),
+        ));
+    };
+    let tps: Vec<&str> = report
+        .signatures
+        .iter()
+        .filter(|s| s.verdict == Verdict::Valid)
+        .filter_map(|s| s.key_thumbprint.as_deref())
+        .collect();
+    let mut pinned = Vec::new();
+    for t in &tps {
+        match pins.check(&identity, t) {
+            Ok(PinOutcome::FirstSeen) => {
+                return Ok((
+                    true,
+                    "pin.first-seen",
+                    format!("{identity}: key {t} pinned on first sight"),
+                ))
+            }
+            Ok(PinOutcome::Match) => {
+                return Ok((true, "pin.match", format!("{identity}: key {t} is pinned")))
+            }
+            Ok(PinOutcome::Changed { pinned: p }) => pinned = p,
+            Err(e) => return Ok((false, e.code(), e.to_string())),
+        }
+    }
+    Ok((
+        false,
+        "pin.key-changed",
+        format!(
+            "{identity}: KEY CHANGED: verified with {}, pinned {} (accept with `agentsig pin rotate` or a key announcement)",
+            tps.join(", "),
+            pinned.join(", ")
+        ),
+    ))
 }
 
 fn esc(s: &str) -> std::borrow::Cow<'_, str> {
@@ -355,6 +423,7 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
         check_time: true,
         tag: None,
         require_expires: false,
+        replay_store: None,
         print_base: false,
         json: a.json,
     })?;
@@ -520,11 +589,20 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
         }
         Err(e) => return Err(CliError::usage(format!("{jws_path}: {e}"))),
     };
-    let verified = report.verified();
+    let mut verified = report.verified();
     let mut json = Report::from_jws("verify", Some(&a.file), &report.jws);
     json.detail("jws", jws_path);
     json.detail("canonical_sha256", report.canonical_sha256());
     let mut lines = Vec::new();
+    if let (Some(url), true) = (&a.pin_store, verified) {
+        let (ok, code, message) = check_pins(url, input, &report.jws)?;
+        json.check(code, ok, message.clone());
+        lines.push(message);
+        if !ok {
+            verified = false;
+            json.set_verdict(agentsig::report::Verdict::NotVerified);
+        }
+    }
     for s in &report.jws.signatures {
         let what = match s.verdict {
             Verdict::Valid => "valid",
