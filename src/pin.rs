@@ -35,8 +35,8 @@ use crate::verifier::Verifier;
 use crate::{SigningKey, VerifyingKey};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 /// Longest identity pinned.
@@ -262,34 +262,16 @@ impl FilePinStore {
     }
 
     fn lock(&self) -> Result<std::fs::File, PinError> {
-        let mut p = self.path.clone().into_os_string();
-        p.push(".lock");
-        let mut o = std::fs::OpenOptions::new();
-        o.read(true).write(true).create(true).truncate(false);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            o.mode(0o600);
-        }
-        let f = o.open(PathBuf::from(p)).map_err(|e| self.io(e))?;
-        f.lock().map_err(|e| self.io(format!("lock: {e}")))?;
-        Ok(f)
+        crate::lockfile::lock(&self.path).map_err(|e| self.io(e))
     }
 
     fn read(&self) -> Result<PinTable, PinError> {
         let mut t = PinTable::default();
-        let f = match std::fs::File::open(&self.path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(t),
-            Err(e) => return Err(self.io(e)),
-            Ok(f) => f,
+        let Some(buf) =
+            crate::lockfile::read_bounded(&self.path, MAX_PIN_FILE).map_err(|e| self.io(e))?
+        else {
+            return Ok(t);
         };
-        let mut buf = String::new();
-        f.take(MAX_PIN_FILE + 1)
-            .read_to_string(&mut buf)
-            .map_err(|e| self.io(e))?;
-        if buf.len() as u64 > MAX_PIN_FILE {
-            return Err(self.io(format!("larger than {MAX_PIN_FILE} bytes")));
-        }
         for (n, line) in buf.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
@@ -328,34 +310,7 @@ impl FilePinStore {
             out.push_str(&serde_json::json!({"agent": agent, "keys": keys}).to_string());
             out.push('\n');
         }
-        let dir = self
-            .path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "pins".into());
-        let tmp = dir.join(format!(".{name}.{}.tmp", random_hex()?));
-        let mut o = std::fs::OpenOptions::new();
-        o.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            o.mode(0o600);
-        }
-        let result = (|| {
-            let mut f = o.open(&tmp)?;
-            f.write_all(out.as_bytes())?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
-        })();
-        if let Err(e) = result {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(self.io(e));
-        }
+        crate::lockfile::replace(&self.path, out.as_bytes()).map_err(|e| self.io(e))?;
         Ok(())
     }
 
@@ -372,15 +327,6 @@ impl FilePinStore {
         }
         Ok(r)
     }
-}
-
-fn random_hex() -> Result<String, PinError> {
-    use ring::rand::SecureRandom;
-    let mut b = [0u8; 12];
-    ring::rand::SystemRandom::new()
-        .fill(&mut b)
-        .map_err(|_| PinError::Store("no system randomness".into()))?;
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }
 
 impl PinStore for MemoryPinStore {

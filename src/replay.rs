@@ -21,8 +21,8 @@
 //! ```
 
 use std::collections::HashMap;
-use std::io::{Read, Seek, Write};
-use std::path::{Path, PathBuf};
+
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 #[cfg(feature = "redis")]
@@ -264,36 +264,16 @@ impl FileReplayStore {
     }
 
     fn lock(&self) -> Result<std::fs::File, ReplayError> {
-        let mut p = self.path.clone().into_os_string();
-        p.push(".lock");
-        let mut o = std::fs::OpenOptions::new();
-        o.read(true).write(true).create(true).truncate(false);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            o.mode(0o600);
-        }
-        let f = o.open(PathBuf::from(p)).map_err(|e| self.io(e))?;
-        f.lock().map_err(|e| self.io(format!("lock: {e}")))?;
-        Ok(f)
+        crate::lockfile::lock(&self.path).map_err(|e| self.io(e))
     }
 
     fn read(&self, now: i64) -> Result<Table, ReplayError> {
         let mut t = Table::default();
-        let mut f = match std::fs::File::open(&self.path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(t),
-            Err(e) => return Err(self.io(e)),
-            Ok(f) => f,
+        let Some(buf) =
+            crate::lockfile::read_bounded(&self.path, MAX_REPLAY_FILE).map_err(|e| self.io(e))?
+        else {
+            return Ok(t);
         };
-        let mut buf = String::new();
-        f.rewind().map_err(|e| self.io(e))?;
-        (&mut f)
-            .take(MAX_REPLAY_FILE + 1)
-            .read_to_string(&mut buf)
-            .map_err(|e| self.io(e))?;
-        if buf.len() as u64 > MAX_REPLAY_FILE {
-            return Err(self.io(format!("larger than {MAX_REPLAY_FILE} bytes")));
-        }
         for (n, line) in buf.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
@@ -327,45 +307,9 @@ impl FileReplayStore {
             out.push_str(&serde_json::json!({"iss": i, "jti": j, "until": u}).to_string());
             out.push('\n');
         }
-        let dir = self
-            .path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "replay".into());
-        let tmp = dir.join(format!(".{name}.{}.tmp", random_hex()?));
-        let mut o = std::fs::OpenOptions::new();
-        o.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            o.mode(0o600);
-        }
-        let result = (|| {
-            let mut f = o.open(&tmp)?;
-            f.write_all(out.as_bytes())?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
-        })();
-        if let Err(e) = result {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(self.io(e));
-        }
+        crate::lockfile::replace(&self.path, out.as_bytes()).map_err(|e| self.io(e))?;
         Ok(())
     }
-}
-
-fn random_hex() -> Result<String, ReplayError> {
-    use ring::rand::SecureRandom;
-    let mut b = [0u8; 12];
-    ring::rand::SystemRandom::new()
-        .fill(&mut b)
-        .map_err(|_| ReplayError::Unavailable("no system randomness".into()))?;
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }
 
 impl ReplayStore for FileReplayStore {

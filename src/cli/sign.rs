@@ -89,40 +89,29 @@ pub fn sign(a: SignArgs) -> CliResult {
     // Issue 11: lint first; a descriptor with errors is not signed unless
     // forced (a signature over a malformed descriptor, or one pointing at an
     // internal address, protects nothing).
+    let print_finding = |f: &agentsig::formats::Finding| {
+        errln!(
+            "{}: {} {} at {}: {}",
+            esc(&a.file),
+            f.severity.as_str(),
+            f.code,
+            if f.pointer.is_empty() {
+                "/"
+            } else {
+                &f.pointer
+            },
+            esc(&f.message)
+        )
+    };
     let content_type = match agentsig::formats::check_before_signing(&input, a.format, a.force) {
         Ok(report) => {
-            for f in &report.findings {
-                errln!(
-                    "{}: {} {} at {}: {}",
-                    esc(&a.file),
-                    f.severity.as_str(),
-                    f.code,
-                    if f.pointer.is_empty() {
-                        "/"
-                    } else {
-                        &f.pointer
-                    },
-                    esc(&f.message)
-                );
-            }
+            report.findings.iter().for_each(&print_finding);
             a.content_type
                 .clone()
                 .unwrap_or_else(|| report.format.media_type().to_owned())
         }
         Err(agentsig::formats::SignGateError::Refused(report)) => {
-            for f in report.errors() {
-                errln!(
-                    "{}: error {} at {}: {}",
-                    esc(&a.file),
-                    f.code,
-                    if f.pointer.is_empty() {
-                        "/"
-                    } else {
-                        &f.pointer
-                    },
-                    esc(&f.message)
-                );
-            }
+            report.errors().for_each(&print_finding);
             return Err(CliError::failed(format!(
                 "{}: not signed: `agentsig lint` finds {} error(s) in this {}; fix them, or sign anyway with --force",
                 esc(&a.file),
