@@ -28,6 +28,8 @@ pub mod jwt;
 pub mod keys;
 pub mod replay;
 pub mod report;
+#[cfg(feature = "server")]
+pub mod server;
 pub mod sfv;
 pub mod text;
 pub mod trust;
