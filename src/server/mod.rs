@@ -12,3 +12,8 @@ pub mod layer;
 
 pub use keys::{KeyRing, KeyRingError, PublisherKey};
 pub use layer::{SignConfig, SignLayer, SignService, SignedBody, Unsignable};
+pub mod publish;
+pub mod run;
+
+pub use publish::{PublishConfig, PublishService, Publisher, Site};
+pub use run::{serve, tls_config, ServeOptions};
