@@ -42,6 +42,8 @@ mod delegation;
 mod http;
 mod keygen;
 mod lint;
+#[cfg(feature = "server")]
+mod serve;
 mod sign;
 
 use agentsig::keys::LoadOptions;
@@ -98,6 +100,10 @@ enum Command {
     /// Audit, mint and exchange RFC 8693 delegation tokens (nested act, scope narrowing).
     #[command(subcommand)]
     Delegation(delegation::DelegationCommand),
+    /// Publish a directory of descriptors over HTTP(S), every response signed (RFC 9421):
+    /// /.well-known/agents.json, the JWK Set at /.well-known/jwks.json, ETag, 304, HEAD.
+    #[cfg(feature = "server")]
+    Serve(serve::ServeArgs),
 }
 
 /// An error that ends a command, with its exit code.
@@ -165,6 +171,8 @@ pub fn main() -> ExitCode {
         Command::Http(c) => http::run(c),
         Command::Digest(a) => http::digest_cmd(a),
         Command::Delegation(c) => delegation::run(c),
+        #[cfg(feature = "server")]
+        Command::Serve(a) => serve::run(a),
     };
     match result {
         Ok(code) => code,
