@@ -5,6 +5,7 @@ use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{self, AuditPolicy, ScopePolicy};
 use agentsig::jwt::{self, FixedClock, JwtPolicy};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, SigningKey};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 
@@ -17,7 +18,6 @@ fn bundle(k: &SigningKey, keys: &StaticKeys) -> Vec<String> {
     req.scope = Some("calendar:read calendar:write mail:read".into());
     req.may_act = Some(ActorSpec::new("https://agent-a.example.com"));
     let t0 = mint::mint(&req, k).expect("mint");
-    let jp = JwtPolicy::default();
     let ex = |s: &str, actor: &str, aud: &str, scope: &str, next: Option<&str>, at: i64| {
         mint::exchange(
             &ExchangeRequest {
@@ -31,10 +31,10 @@ fn bundle(k: &SigningKey, keys: &StaticKeys) -> Vec<String> {
                 ttl: 900,
                 typ: "at+jwt".into(),
             },
-            keys,
-            &jp,
+            &Verifier::builder(keys.clone())
+                .clock(FixedClock(at))
+                .build(),
             &ScopePolicy::default(),
-            &FixedClock(at),
             k,
         )
         .expect("exchange")
@@ -64,18 +64,18 @@ fn bench(c: &mut Criterion) {
     let keys = StaticKeys::new().with(k.verifying_key().clone(), KeySource::Pinned);
     let toks = bundle(&k, &keys);
     let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
-    let policy = AuditPolicy {
-        jwt: JwtPolicy {
-            issuers: Some(vec![AS.into()]),
-            audience: Some("https://calendar.example.com".into()),
-            expected_typ: Some(vec!["at+jwt".into()]),
-            require_jti: true,
-            ..JwtPolicy::default()
-        },
-        ..AuditPolicy::default()
-    };
-    let clock = FixedClock(NOW + 200);
-    assert!(delegation::audit(&refs, &keys, &policy, &clock, None).passed());
+    let policy = AuditPolicy::default();
+    let verifier = Verifier::builder(keys)
+        .clock(FixedClock(NOW + 200))
+        .jwt(
+            JwtPolicy::default()
+                .issuers([AS])
+                .audience("https://calendar.example.com")
+                .expected_typ(["at+jwt"])
+                .require_jti(true),
+        )
+        .build();
+    assert!(delegation::audit(&refs, &verifier, &policy).passed());
 
     // Raw cost: the three signatures over their signing inputs, nothing else.
     let raw: Vec<(Vec<u8>, Vec<u8>)> = toks
@@ -100,12 +100,12 @@ fn bench(c: &mut Criterion) {
     g.bench_function("jwt_verify_3_tokens", |b| {
         b.iter(|| {
             for t in &refs {
-                jwt::verify(black_box(t), &keys, &policy.jwt, &clock, None).ok();
+                jwt::verify(&verifier, black_box(t)).ok();
             }
         })
     });
     g.bench_function("audit_3_hop_bundle", |b| {
-        b.iter(|| delegation::audit(black_box(&refs), &keys, &policy, &clock, None))
+        b.iter(|| delegation::audit(black_box(&refs), &verifier, &policy))
     });
     g.finish();
 }

@@ -11,9 +11,10 @@
 
 use agentsig::httpsig::base::{signature_base, signature_params_value};
 use agentsig::httpsig::components::known_sf_type;
-use agentsig::httpsig::{self, ComponentId, Message, SignatureSpec, VerifyPolicy};
+use agentsig::httpsig::{self, ComponentId, HttpPolicy, Message, SignatureSpec};
 use agentsig::keys::{load_signing_key, LoadOptions};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 
 fn descriptor(len: usize) -> Vec<u8> {
@@ -57,10 +58,11 @@ fn bench(c: &mut Criterion) {
     res.add_header("Cache-Control", "max-age=300");
 
     let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
-    let clock = httpsig::FixedClock(created + 10);
-    let mut policy = VerifyPolicy::descriptor_response(&keys);
-    policy.clock = &clock;
-    assert!(httpsig::verify(&res, None, &policy).unwrap().all_valid());
+    let verifier = Verifier::builder(keys)
+        .clock(httpsig::FixedClock(created + 10))
+        .http(HttpPolicy::descriptor_response())
+        .build();
+    assert!(httpsig::verify(&verifier, &res, None).unwrap().all_valid());
 
     // The same base and signature bytes for the raw baseline.
     let spec_components = httpsig::verify::descriptor_response_components();
@@ -78,7 +80,7 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("verify");
     g.bench_function("agentsig_10k_response", |b| {
         b.iter(|| {
-            let r = httpsig::verify(black_box(&res), None, &policy).unwrap();
+            let r = httpsig::verify(&verifier, black_box(&res), None).unwrap();
             assert!(r.all_valid());
         })
     });

@@ -3,8 +3,9 @@
 //!
 //! Run: `cargo bench --bench jws`. Report the ratio agentsig / raw.
 
-use agentsig::jws::{SignOptions, VerifyPolicy};
+use agentsig::jws::SignOptions;
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::{descriptor, Algorithm, SigningKey};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use ring::signature::{self as rsig, KeyPair};
@@ -37,8 +38,10 @@ fn bench(c: &mut Criterion) {
 
     for alg in [Algorithm::EcdsaP256Sha256, Algorithm::Ed25519] {
         let key = SigningKey::generate(alg).expect("keygen");
-        let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
-        let policy = VerifyPolicy::default();
+        let verifier = Verifier::builder(
+            StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned),
+        )
+        .build();
         let signed = descriptor::sign(
             &doc,
             &[&key],
@@ -59,8 +62,8 @@ fn bench(c: &mut Criterion) {
         });
         g.bench_function("agentsig verify (JCS + JWS)", |b| {
             b.iter(|| {
-                let r = descriptor::verify(black_box(&doc), &signed.jws, &keys, &policy)
-                    .expect("verify");
+                let r =
+                    descriptor::verify(&verifier, black_box(&doc), &signed.jws).expect("verify");
                 assert!(r.verified());
             })
         });

@@ -15,6 +15,7 @@ PY_PACKAGES=(
   "http-message-signatures==3.0.0"    # RFC 9421 (pyauth), the strictest peer
   "http-sfv>=0.9.9"                   # RFC 8941 structured fields, used by the RFC 9421 helper
   "cryptography>=42"
+  "a2a-sdk[signing]==1.3.*"           # A2A Agent Card signatures (issue 11 interop)
 )
 
 if [ ! -x .venv/bin/python3 ]; then
@@ -23,7 +24,7 @@ fi
 .venv/bin/python3 -m pip install --quiet --disable-pip-version-check "${PY_PACKAGES[@]}"
 
 if command -v npm >/dev/null 2>&1; then
-  npm install --silent --no-save --no-audit --no-fund --prefix tests/interop jose@6
+  npm install --silent --no-save --no-audit --no-fund --prefix tests/interop jose@6 @a2a-js/sdk@1.3
 fi
 
 # The tests call `python3`: make it the venv's interpreter.
@@ -35,7 +36,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # Doc tests are not part of --all-targets, so run them first, then the rest.
 cargo test --doc "$@" 2>&1 | tee -a "$log"
-cargo test --all-targets "$@" 2>&1 | tee -a "$log"
+cargo test --all-targets --no-fail-fast "$@" 2>&1 | tee -a "$log"
 
 # One closing line for the whole run: the sum over every test binary.
 read -r passed failed < <(awk '/^test result:/ {

@@ -52,6 +52,7 @@ pub const MAX_DEPTH: usize = 128;
 
 /// Why a card cannot be normalized, signed or verified.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum A2aError {
     /// Not strict I-JSON.
     #[error("card is not strict JSON: {0}")]
@@ -625,6 +626,7 @@ pub fn normalize_bytes(card: &[u8]) -> Result<Normalized, A2aError> {
 
 /// The outcome of [`sign_card`].
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct SignedCard {
     /// The card to publish: its normal form plus `signatures` (the ones it
     /// had, then the new one).
@@ -705,6 +707,7 @@ fn existing_signatures(card: &Value) -> Result<Vec<Value>, A2aError> {
 
 /// The outcome of [`verify_card`].
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct CardReport {
     /// One JWS report per entry of `signatures`, in order; an entry that is
     /// not a JWS at all is an `Err`.

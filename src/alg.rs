@@ -122,7 +122,11 @@ impl std::str::FromStr for Algorithm {
 /// A name that is not in agentsig's algorithm table.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown or unsupported algorithm {q0} (known: ecdsa-p256-sha256/ES256, ecdsa-p384-sha384/ES384, ed25519/EdDSA, rsa-pss-sha512/PS512, rsa-v1_5-sha256/RS256, hmac-sha256/HS256)", q0 = crate::text::quoted(.0))]
-pub struct UnknownAlgorithm(pub String);
+#[non_exhaustive]
+pub struct UnknownAlgorithm(
+    /// The name as given.
+    pub String,
+);
 
 /// An explicit allow-list of algorithms, as RFC 8725 section 3.1 asks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -148,10 +152,12 @@ impl AllowList {
         AllowList::new(Algorithm::ALL)
     }
 
+    /// Whether `alg` is allowed.
     pub fn contains(&self, alg: Algorithm) -> bool {
         self.0.contains(&alg)
     }
 
+    /// The allowed algorithms.
     pub fn iter(&self) -> impl Iterator<Item = Algorithm> + '_ {
         self.0.iter().copied()
     }

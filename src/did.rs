@@ -21,29 +21,49 @@ pub const MAX_DID_LEN: usize = 8 * 1024;
 
 /// Why a DID could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DidError {
+    /// The string is not a DID of the expected method.
     #[error("not a did:{method} DID")]
-    WrongMethod { method: &'static str },
+    WrongMethod {
+        /// The expected method, e.g. `"key"`.
+        method: &'static str,
+    },
+    /// The DID is longer than [`MAX_DID_LEN`] bytes.
     #[error("the DID is longer than {MAX_DID_LEN} bytes")]
     TooLong,
+    /// The did:key multibase prefix is not `z` (base58btc).
     #[error("did:key must use the base58btc multibase prefix 'z' (did:key method section 3.1)")]
     Multibase,
+    /// The did:key method-specific id is not valid base58btc.
     #[error("did:key is not valid base58btc")]
     Base58,
+    /// The did:key multicodec is not ed25519-pub, p256-pub or p384-pub.
     #[error("unsupported did:key multicodec {codec}: only ed25519-pub, p256-pub and p384-pub")]
-    Unsupported { codec: String },
+    Unsupported {
+        /// The multicodec, in hex, or a note when it is not a varint.
+        codec: String,
+    },
+    /// The did:key key bytes have the wrong length for their multicodec.
     #[error("did:key {codec} key has {got} bytes, expected {expected}")]
     KeyLength {
+        /// The multicodec name, e.g. `"p256-pub"`.
         codec: &'static str,
+        /// The key length in bytes.
         got: usize,
+        /// The length this codec's keys have, in bytes.
         expected: usize,
     },
+    /// The did:jwk method-specific id is not base64url of a JWK JSON object.
     #[error("did:jwk is not valid base64url JSON: {0}")]
     JwkEncoding(String),
+    /// The did:jwk holds a private member or a symmetric key.
     #[error("did:jwk holds private or symmetric key material")]
     PrivateKey,
+    /// The did:web DID cannot be mapped to an HTTPS URL (did:web method, "Read (Resolve)").
     #[error("did:web: {0}")]
     Web(String),
+    /// The decoded key is not a valid verifying key.
     #[error("invalid key: {0}")]
     Key(#[from] KeyError),
 }
@@ -106,6 +126,21 @@ fn method_specific_id<'a>(did: &'a str, method: &'static str) -> Result<&'a str,
 /// Decode a `did:key` (or a did:key DID URL such as `did:key:z..#z..`) to
 /// its verifying key. EC points are decompressed and checked on the curve;
 /// Ed25519 small-order keys are refused like any other loaded key.
+///
+/// # Example
+///
+/// ```
+/// use agentsig::alg::Algorithm;
+/// use agentsig::did::{decode_did_key, did_key, DidError};
+///
+/// let did = "did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp";
+/// let key = decode_did_key(did)?;
+/// assert_eq!(key.algorithm(), Algorithm::Ed25519);
+/// assert_eq!(did_key(&key).as_deref(), Some(did));
+///
+/// assert!(matches!(decode_did_key("did:web:example.com"), Err(DidError::WrongMethod { .. })));
+/// # Ok::<(), DidError>(())
+/// ```
 pub fn decode_did_key(did: &str) -> Result<VerifyingKey, DidError> {
     let id = method_specific_id(did, "key")?;
     let b58 = id.strip_prefix('z').ok_or(DidError::Multibase)?;

@@ -20,7 +20,9 @@ use crate::sfv::{self, BareItem, Entry, SfError};
 /// An active (integrity-grade) digest algorithm (RFC 9530 section 7.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DigestAlgorithm {
+    /// SHA-256 (FIPS 180-4), registry key `sha-256`: a 32-byte digest.
     Sha256,
+    /// SHA-512 (FIPS 180-4), registry key `sha-512`: a 64-byte digest.
     Sha512,
 }
 
@@ -28,6 +30,7 @@ pub enum DigestAlgorithm {
 pub const DEPRECATED: [&str; 6] = ["md5", "sha", "unixsum", "unixcksum", "adler", "crc32c"];
 
 impl DigestAlgorithm {
+    /// Every active algorithm, in registry order (`sha-256`, then `sha-512`).
     pub const ALL: [DigestAlgorithm; 2] = [DigestAlgorithm::Sha256, DigestAlgorithm::Sha512];
 
     /// The registry key, e.g. `sha-256`.
@@ -72,39 +75,98 @@ impl std::str::FromStr for DigestAlgorithm {
     }
 }
 
-/// Why a digest field was refused.
+/// Why a digest field was refused (RFC 9530 sections 2 to 4).
+///
+/// In every variant `field` is the field's name as written in messages:
+/// `"Content-Digest"`, `"Repr-Digest"`, `"Want-Content-Digest"` or
+/// `"Want-Repr-Digest"`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DigestError {
+    /// The message carries no line of the field, so there is nothing to check.
     #[error("the {field} field is absent")]
-    Missing { field: &'static str },
+    Missing {
+        /// The field's name.
+        field: &'static str,
+    },
+    /// The field is not a Structured Field Dictionary (RFC 9530 sections 2
+    /// and 3 define it as one; RFC 9651 section 3.2).
     #[error("the {field} field is not a valid Dictionary: {err}")]
-    Malformed { field: &'static str, err: SfError },
+    Malformed {
+        /// The field's name.
+        field: &'static str,
+        /// The parse error.
+        err: SfError,
+    },
+    /// The same algorithm key appears twice; refused rather than letting
+    /// the last member silently win (RFC 9651 section 4.2.2).
     #[error("the {field} field repeats the key {q0}", q0 = crate::text::quoted(.key))]
-    DuplicateKey { field: &'static str, key: String },
+    DuplicateKey {
+        /// The field's name.
+        field: &'static str,
+        /// The repeated algorithm key.
+        key: String,
+    },
+    /// An active algorithm's member is not a Byte Sequence (RFC 9530
+    /// section 2: the value is a Byte Sequence).
     #[error("{field} member {alg} is not a Byte Sequence")]
-    NotByteSequence { field: &'static str, alg: String },
+    NotByteSequence {
+        /// The field's name.
+        field: &'static str,
+        /// The algorithm key of the member, e.g. `sha-256`.
+        alg: String,
+    },
+    /// An active algorithm's digest has the wrong length for it.
     #[error("{field} member {alg} has {got} bytes, expected {expected}")]
     WrongLength {
+        /// The field's name.
         field: &'static str,
+        /// The algorithm key of the member, e.g. `sha-256`.
         alg: String,
+        /// Length of the decoded Byte Sequence, in bytes.
         got: usize,
+        /// The algorithm's digest length, in bytes (32 or 64).
         expected: usize,
     },
+    /// No member uses `sha-256` or `sha-512`: deprecated or unknown
+    /// algorithms never count as integrity (RFC 9530 section 7.2).
     #[error("{field} holds no sha-256 or sha-512 member (found: {q0}); deprecated or unknown algorithms are not integrity", q0 = crate::text::quoted_list(.found))]
     NoActiveAlgorithm {
+        /// The field's name.
         field: &'static str,
+        /// The keys that were present, in field order.
         found: Vec<String>,
     },
+    /// An active algorithm's digest differs from the digest of the bytes.
     #[error("{field} {alg} does not match the bytes received")]
-    Mismatch { field: &'static str, alg: String },
+    Mismatch {
+        /// The field's name.
+        field: &'static str,
+        /// The algorithm key of the member that did not match.
+        alg: String,
+    },
     /// A signature covers only this member (`;key`, RFC 9421 section
     /// 2.1.2) and it is not an active algorithm that matched the bytes.
     #[error("{field} member {q} is the one the signature covers but it is not a sha-256 or sha-512 digest that matched", q = crate::text::quoted(.key))]
-    CoveredMemberNotVerified { field: &'static str, key: String },
+    CoveredMemberNotVerified {
+        /// The field's name.
+        field: &'static str,
+        /// The `;key` parameter value: the covered member's key.
+        key: String,
+    },
+    /// An algorithm name (e.g. from the command line) that is not `sha-256`
+    /// or `sha-512`; holds the name as given.
     #[error("unsupported digest algorithm {q0} (use sha-256 or sha-512)", q0 = crate::text::quoted(.0))]
     UnsupportedAlgorithm(String),
+    /// A `Want-*-Digest` field is not a Dictionary of Integers 0 to 10
+    /// (RFC 9530 section 4).
     #[error("invalid {field} preference field: {detail}")]
-    BadPreference { field: &'static str, detail: String },
+    BadPreference {
+        /// The field's name.
+        field: &'static str,
+        /// What is wrong, for a person to read.
+        detail: String,
+    },
 }
 
 /// Serialize a digest field value: `sha-256=:...:, sha-512=:...:` (RFC 9530 sections 2 and 3).
@@ -126,13 +188,28 @@ pub fn field_value(data: &[u8], algs: &[DigestAlgorithm]) -> String {
     out
 }
 
-/// `Content-Digest` value with sha-256 (the descriptor default).
+/// `Content-Digest` value with sha-256 (the descriptor default): the
+/// Dictionary `sha-256=:<base64 of SHA-256(data)>:` of RFC 9530 section 2.
+/// `data` is the content as sent (after any Content-Encoding).
+///
+/// ```
+/// use agentsig::digest::{content_digest, verify_content_digest, DigestAlgorithm};
+///
+/// let body = br#"{"hello": "world"}"#;
+/// let value = content_digest(body);
+/// // The sha-256 value of RFC 9530 Appendix "Sample Digest Values".
+/// assert_eq!(value, "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:");
+/// let check = verify_content_digest(&[value.as_bytes()], body)?;
+/// assert_eq!(check.verified, [DigestAlgorithm::Sha256]);
+/// # Ok::<(), agentsig::digest::DigestError>(())
+/// ```
 pub fn content_digest(data: &[u8]) -> String {
     field_value(data, &[DigestAlgorithm::Sha256])
 }
 
 /// What a successful check found.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DigestCheck {
     /// Active algorithms that matched.
     pub verified: Vec<DigestAlgorithm>,
@@ -208,7 +285,29 @@ pub fn verify_field(
     Ok(DigestCheck { verified, ignored })
 }
 
-/// Verify `Content-Digest` lines against the content bytes.
+/// Verify `Content-Digest` lines against the content bytes (RFC 9530
+/// section 2): `lines` are the field lines as received (joined with `, `),
+/// `content` the content as sent, transfer codings removed. Passes only when
+/// at least one `sha-256`/`sha-512` member is present and every such member
+/// matches; deprecated and unknown members are listed in
+/// [`DigestCheck::ignored`] and never count.
+///
+/// ```
+/// use agentsig::digest::{verify_content_digest, DigestError};
+///
+/// let body = br#"{"hello": "world"}"#;
+/// let good = b"sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:, md5=:Sd/dVLAcvNLSq16eXua5uQ==:";
+/// let check = verify_content_digest(&[&good[..]], body)?;
+/// assert_eq!(check.ignored, ["md5"]);
+///
+/// // A deprecated algorithm alone is never integrity.
+/// let r = verify_content_digest(&[&b"md5=:Sd/dVLAcvNLSq16eXua5uQ==:"[..]], body);
+/// assert!(matches!(r, Err(DigestError::NoActiveAlgorithm { .. })));
+/// // Other bytes do not match.
+/// let r = verify_content_digest(&[&good[..]], b"tampered");
+/// assert!(matches!(r, Err(DigestError::Mismatch { .. })));
+/// # Ok::<(), DigestError>(())
+/// ```
 pub fn verify_content_digest(lines: &[&[u8]], content: &[u8]) -> Result<DigestCheck, DigestError> {
     verify_field("Content-Digest", lines, content)
 }
@@ -231,7 +330,10 @@ pub(crate) fn ct_eq(a: &[u8], b: &[u8]) -> bool {
 /// (0 = not acceptable, 10 = most preferred).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Preference {
+    /// The algorithm key as received (an sf-key such as `sha-256`; may be
+    /// deprecated or unknown).
     pub key: String,
+    /// The preference, 0 to 10: 0 means "not acceptable", 10 "most preferred".
     pub weight: u8,
 }
 

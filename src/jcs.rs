@@ -42,6 +42,7 @@ use serde_json::{Number, Value};
 /// Why a `serde_json::Value` has no RFC 8785 canonical form under agentsig's
 /// policy.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum JcsError {
     /// A number that is not finite, or an integer outside ±(2^53−1)
     /// (RFC 8785 section 3.2.2.3 and agentsig's integer policy).
@@ -49,13 +50,31 @@ pub enum JcsError {
     Number {
         /// RFC 6901 pointer of the number.
         pointer: String,
+        /// The number as `serde_json` writes it.
         text: String,
+        /// Why it has no canonical form, e.g. [`REASON_UNSAFE_INTEGER`].
         reason: &'static str,
     },
 }
 
 /// Parse strict I-JSON (default [`Limits`]) and return its RFC 8785
 /// canonical form (section 3.2).
+///
+/// # Errors
+///
+/// A [`JsonError`] naming the place when the input is not strict I-JSON
+/// (see [`crate::json`]).
+///
+/// # Example
+///
+/// ```
+/// let canon = agentsig::jcs::canonicalize(br#"{ "b": 1.0, "a": [true, "\u0041"] }"#)?;
+/// assert_eq!(canon, br#"{"a":[true,"A"],"b":1}"#);
+///
+/// // Duplicate member names are refused, never resolved.
+/// assert!(agentsig::jcs::canonicalize(br#"{"a":1,"a":2}"#).is_err());
+/// # Ok::<(), agentsig::json::JsonError>(())
+/// ```
 pub fn canonicalize(input: &[u8]) -> Result<Vec<u8>, JsonError> {
     canonicalize_with(input, &Limits::default())
 }

@@ -69,23 +69,36 @@ impl Default for Limits {
 
 /// Why input is not strict I-JSON.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum JsonError {
     /// The input is larger than [`Limits::max_bytes`].
     #[error("input of {size} bytes exceeds the limit of {limit} bytes")]
-    TooLarge { size: usize, limit: usize },
+    TooLarge {
+        /// The input size in bytes.
+        size: usize,
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// The input is not UTF-8 (this includes UTF-8-encoded surrogates).
     #[error("invalid UTF-8 at byte {offset} (line {line}, column {column})")]
     InvalidUtf8 {
+        /// 0-based byte offset of the first invalid byte.
         offset: usize,
+        /// 1-based line of the error.
         line: usize,
+        /// 1-based column, in characters.
         column: usize,
     },
     /// The input does not follow the RFC 8259 grammar.
     #[error("JSON syntax error at line {line}, column {column} (at {q0}): {message}", q0 = crate::text::quoted(.pointer))]
     Syntax {
+        /// 1-based line of the error.
         line: usize,
+        /// 1-based column, in characters.
         column: usize,
+        /// RFC 6901 JSON pointer of the value being read.
         pointer: String,
+        /// What the grammar expected.
         message: &'static str,
     },
     /// An object has two members with the same name (RFC 7493 section 2.3).
@@ -93,35 +106,51 @@ pub enum JsonError {
     /// second occurrence.
     #[error("duplicate member name {q0} in the object at {q1} (line {line}, column {column})", q0 = crate::text::quoted(.name), q1 = crate::text::quoted(.pointer))]
     DuplicateMember {
+        /// RFC 6901 JSON pointer of the object.
         pointer: String,
+        /// The repeated member name, unescaped.
         name: String,
+        /// 1-based line of the error.
         line: usize,
+        /// 1-based column, in characters.
         column: usize,
     },
     /// A `\u` escape is a surrogate that is not part of a pair
     /// (RFC 7493 section 2.1). The position is the escape's backslash.
     #[error("lone surrogate escape at line {line}, column {column} (at {q0})", q0 = crate::text::quoted(.pointer))]
     LoneSurrogate {
+        /// 1-based line of the error.
         line: usize,
+        /// 1-based column, in characters.
         column: usize,
+        /// RFC 6901 JSON pointer of the value being read.
         pointer: String,
     },
     /// A number that is not an I-JSON number (RFC 7493 section 2.2, and
     /// agentsig's integer policy, see the module documentation).
     #[error("number {text} at line {line}, column {column} (at {q0}) is not an I-JSON number: {reason}", q0 = crate::text::quoted(.pointer))]
     Number {
+        /// The number literal as written.
         text: String,
+        /// Why it is refused, e.g. [`REASON_UNSAFE_INTEGER`].
         reason: &'static str,
+        /// 1-based line of the error.
         line: usize,
+        /// 1-based column, in characters.
         column: usize,
+        /// RFC 6901 JSON pointer of the value being read.
         pointer: String,
     },
     /// Arrays and objects nest deeper than [`Limits::max_depth`].
     #[error("nesting deeper than {limit} at line {line}, column {column} (at {q0})", q0 = crate::text::quoted(.pointer))]
     TooDeep {
+        /// The depth limit.
         limit: usize,
+        /// 1-based line of the error.
         line: usize,
+        /// 1-based column, in characters.
         column: usize,
+        /// RFC 6901 JSON pointer of the value being read.
         pointer: String,
     },
 }

@@ -13,23 +13,41 @@ use serde_json::{Map, Value};
 /// A JWK. Unknown members are kept in `other`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Jwk {
+    /// Key type, `"EC"`, `"OKP"`, `"RSA"` or `"oct"` (RFC 7517 section 4.1).
     pub kty: String,
+    /// Curve, `"P-256"`, `"P-384"` or `"Ed25519"` (RFC 7518 section 6.2.1.1, RFC 8037 section 2).
     pub crv: Option<String>,
+    /// Base64url x coordinate (EC, RFC 7518 section 6.2.1.2) or public key (OKP, RFC 8037 section 2).
     pub x: Option<String>,
+    /// Base64url y coordinate of an EC public key (RFC 7518 section 6.2.1.3).
     pub y: Option<String>,
+    /// Base64url RSA modulus (RFC 7518 section 6.3.1.1).
     pub n: Option<String>,
+    /// Base64url RSA public exponent (RFC 7518 section 6.3.1.2).
     pub e: Option<String>,
+    /// Base64url symmetric key value for `kty` `"oct"` (RFC 7518 section 6.4.1).
     pub k: Option<String>,
+    /// Base64url private key: EC private scalar, OKP private key or RSA private exponent (RFC 7518 sections 6.2.2.1 and 6.3.2.1, RFC 8037 section 2).
     pub d: Option<String>,
+    /// Base64url RSA first prime factor (RFC 7518 section 6.3.2.2).
     pub p: Option<String>,
+    /// Base64url RSA second prime factor (RFC 7518 section 6.3.2.3).
     pub q: Option<String>,
+    /// Base64url RSA first factor CRT exponent (RFC 7518 section 6.3.2.4).
     pub dp: Option<String>,
+    /// Base64url RSA second factor CRT exponent (RFC 7518 section 6.3.2.5).
     pub dq: Option<String>,
+    /// Base64url RSA first CRT coefficient (RFC 7518 section 6.3.2.6).
     pub qi: Option<String>,
+    /// Key ID (RFC 7517 section 4.5).
     pub kid: Option<String>,
+    /// Algorithm the key is meant for, a JWA name such as `"ES256"` (RFC 7517 section 4.4).
     pub alg: Option<String>,
+    /// Public key use, `"sig"` or `"enc"` (RFC 7517 section 4.2); the JSON member is `use`.
     pub use_: Option<String>,
+    /// Permitted key operations, e.g. `["verify"]` (RFC 7517 section 4.3).
     pub key_ops: Option<Vec<String>>,
+    /// Every other member, kept as read.
     pub other: Map<String, Value>,
 }
 

@@ -3,9 +3,9 @@
 //!
 //! # Security contract
 //! * The algorithm is taken from the protected `alg` header only to *select*:
-//!   it must be in the caller's [`AllowList`] and equal to the algorithm the
+//!   it must be in the caller's [`AllowList`](crate::alg::AllowList) and equal to the algorithm the
 //!   trusted key is bound to. `none` does not exist here.
-//! * Keys come only from a [`KeyResolver`]. `jku`, `x5u`, `jwk` and `x5c` are
+//! * Keys come only from a [`KeyResolver`](crate::trust::KeyResolver). `jku`, `x5u`, `jwk` and `x5c` are
 //!   never used as key sources; by default a JWS that offers them is refused
 //!   ([`KeyHeaderPolicy`]). `kid` is only a lookup key.
 //! * `crit` (RFC 7515 4.1.11) must be a non-empty array of distinct names,
@@ -36,25 +36,39 @@ pub const MAX_SIGNATURES: usize = 16;
 /// Why a JWS could not be produced or read. Verification outcomes that are
 /// not errors (a signature that does not match) are in [`SignatureReport`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum JwsError {
+    /// The JWS text is larger than the limit (its size in bytes).
     #[error("JWS of {0} bytes exceeds the {MAX_JWS_BYTES}-byte limit")]
     TooLarge(usize),
+    /// The JWS is not a compact (RFC 7515 section 7.1) or JSON (section 7.2) serialization.
     #[error("malformed JWS: {0}")]
     Malformed(String),
+    /// A part is not canonical unpadded base64url (RFC 7515 section 2).
     #[error("{part} is not canonical base64url: {detail}")]
-    Base64 { part: &'static str, detail: String },
+    Base64 {
+        /// Which part: `"protected header"`, `"payload"` or `"signature"`.
+        part: &'static str,
+        /// The decoder's message.
+        detail: String,
+    },
+    /// The protected header is not a strict I-JSON object (RFC 7515 section 5.2 step 4).
     #[error("protected header is not valid I-JSON: {0}")]
     HeaderJson(String),
+    /// The JWS carries a payload and it is not the detached content given.
     #[error("the JWS carries a payload that differs from the detached content")]
     PayloadDiffers,
+    /// The key could not sign.
     #[error("signing failed: {0}")]
     Sign(#[from] KeyError),
+    /// [`SignOptions::extra`] sets a header agentsig writes itself (`alg`, `kid`, `b64`, `crit`, `typ` or a key header).
     #[error("header parameter {q0} is reserved by agentsig and cannot be set as an extra", q0 = crate::text::quoted(.0))]
     ReservedHeader(String),
 }
 
 /// What to do when a JWS header offers a key or a key location.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum KeyHeaderPolicy {
     /// Refuse the signature (the default).
     #[default]
@@ -109,7 +123,9 @@ impl Default for SignOptions {
 /// its members. Never re-serialized.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProtectedHeader {
+    /// The base64url text as received (RFC 7515 section 7.1 `BASE64URL(UTF8(JWS Protected Header))`).
     pub encoded: String,
+    /// The decoded header parameters.
     pub members: Map<String, Value>,
 }
 
@@ -143,6 +159,7 @@ impl ProtectedHeader {
         }
     }
 
+    /// The header parameter `name` when it is a JSON string.
     pub fn get_str(&self, name: &str) -> Option<&str> {
         self.members.get(name).and_then(Value::as_str)
     }
@@ -178,23 +195,46 @@ impl Verdict {
 /// Why a signature was not accepted; [`Reason::code`] is stable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-#[allow(missing_docs)] // each variant is described by its Display text
 pub enum Reason {
+    /// The protected header has no `alg` (RFC 7515 section 4.1.1).
     AlgMissing,
+    /// `alg` is `"none"`, never accepted (RFC 8725 section 3.1).
     AlgNone,
+    /// `alg` names an algorithm agentsig does not implement (the value).
     AlgUnknown(String),
+    /// `alg` is supported but not in the verifier's allow-list.
     AlgNotAllowed(Algorithm),
-    AlgNotKeys { header: Algorithm, key: Algorithm },
+    /// `alg` is not the algorithm the selected trusted key is bound to.
+    AlgNotKeys {
+        /// The `alg` of the header.
+        header: Algorithm,
+        /// The trusted key's algorithm.
+        key: Algorithm,
+    },
+    /// `crit` is not a non-empty array of distinct header names that are
+    /// present (RFC 7515 section 4.1.11).
     CritMalformed(String),
+    /// `crit` lists an extension agentsig does not understand (the name).
     CritUnknown(String),
+    /// `b64` is malformed or not listed in `crit` (RFC 7797 section 3).
     B64Malformed(String),
+    /// The header offers a key or key location (`jku`, `jwk`, `x5u`, `x5c`,
+    /// `x5t`; the name) and the policy refuses it (RFC 8725 section 3.10).
     KeyHeaderOffered(String),
+    /// A parameter is in both the protected and the unprotected header
+    /// (RFC 7515 section 7.2.1).
     HeadersNotDisjoint(String),
+    /// `typ` is not one of [`JwsPolicy::expected_typ`] (the `typ` received).
     TypMismatch(Option<String>),
+    /// `kid` is not an acceptable key id (the value).
     BadKid(String),
+    /// The key resolver failed to discover keys (its message).
     Discovery(String),
+    /// No trusted key matches the `kid` (the `kid` received, if any).
     NoKeyForKid(Option<String>),
+    /// The signature does not verify with the trusted key.
     Signature(VerifyError),
+    /// Strict low-S mode: the ECDSA signature is not in low-S form.
     HighS,
 }
 
@@ -727,6 +767,30 @@ impl<'a> Payload<'a> {
 /// `Ok` only when [`JwsReport::verified`]: at least one signature verified
 /// with a trusted key and none made with a trusted key is invalid. Otherwise
 /// [`JwsVerifyError::NotVerified`] carries the per-signature report.
+///
+/// # Example
+///
+/// ```
+/// use agentsig::jws::{self, JwsVerifyError, SignOptions, Verdict};
+/// use agentsig::trust::{KeySource, StaticKeys};
+/// use agentsig::verifier::Verifier;
+/// use agentsig::{Algorithm, SigningKey};
+///
+/// let signer = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
+/// let token = jws::sign_compact_detached(b"hello", &signer, &SignOptions::default())?;
+///
+/// // A verifier that trusts another key has no trusted key for this JWS.
+/// let other = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
+/// let keys = StaticKeys::new().with(other.verifying_key().clone(), KeySource::Pinned);
+/// let verifier = Verifier::builder(keys).build();
+/// match jws::verify(&verifier, &token, Some(b"hello")) {
+///     Err(JwsVerifyError::NotVerified(report)) => {
+///         assert_ne!(report.signatures[0].verdict, Verdict::Valid)
+///     }
+///     other => panic!("expected NotVerified, got {other:?}"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn verify(
     v: &Verifier,
     jws: &str,
@@ -894,6 +958,29 @@ fn payload_part(payload: &[u8], b64: bool) -> std::borrow::Cow<'_, [u8]> {
 
 /// Sign `payload` and return a compact JWS with detached content
 /// (`header..signature`, RFC 7515 Appendix F).
+///
+/// # Example
+///
+/// ```
+/// use agentsig::jws::{self, SignOptions};
+/// use agentsig::trust::{KeySource, StaticKeys};
+/// use agentsig::verifier::Verifier;
+/// use agentsig::{Algorithm, SigningKey};
+///
+/// let key = SigningKey::generate(Algorithm::Ed25519)?;
+/// let content = br#"{"name":"planner"}"#;
+/// let token = jws::sign_compact_detached(content, &key, &SignOptions::default())?;
+/// assert!(token.contains(".."), "the payload is detached");
+///
+/// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+/// let verifier = Verifier::builder(keys).build();
+/// let report = jws::verify(&verifier, &token, Some(content))?;
+/// assert!(report.verified());
+///
+/// // Other content does not verify.
+/// assert!(jws::verify(&verifier, &token, Some(b"{}")).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn sign_compact_detached(
     payload: &[u8],
     key: &SigningKey,

@@ -3,12 +3,12 @@
 //!
 //! # Security contract
 //! * Compact serialization only (RFC 7519 section 7.2 step 1), at most
-//!   [`JwtPolicy::max_bytes`] bytes (16 KiB by default), exactly three
+//!   [`Limits::max_jwt_bytes`](crate::verifier::Limits::max_jwt_bytes) bytes (16 KiB by default), exactly three
 //!   non-empty segments of canonical base64url (RFC 7515 section 2), no
 //!   whitespace. Header and claims are strict I-JSON (RFC 7493; RFC 7519
 //!   section 4 "Claim Names ... MUST be unique"): duplicate member names,
 //!   invalid UTF-8 and non-I-JSON numbers are refused.
-//! * The algorithm comes from an explicit allow-list ([`JwtPolicy::allowed`],
+//! * The algorithm comes from an explicit allow-list ([`Verifier::algorithms`],
 //!   RFC 8725 section 3.1) and must be the algorithm the trusted key is bound
 //!   to; `none` does not exist. A symmetric (HMAC) key is never used when it
 //!   came from a JWK Set or from discovery (RFC 8725 sections 2.1 and 3.1),
@@ -21,14 +21,14 @@
 //! * `jku`, `x5u`, `jwk`, `x5c`, `x5t` are never key sources and are refused
 //!   (RFC 8725 section 3.10 warns against following them). `kid` is only a
 //!   lookup key, capped in length by [`crate::trust`].
-//! * Keys come from a [`KeyResolver`]; the request carries the token's `iss`
+//! * Keys come from a [`KeyResolver`](crate::trust::KeyResolver); the request carries the token's `iss`
 //!   so that a resolver can keep keys per issuer ([`PerIssuer`]). Discovery
 //!   (RFC 8414, DID) plugs in through the same trait; nothing here fetches.
 //! * Claims (RFC 7519 section 4.1): `iss` exact match against the configured
 //!   issuers; `aud` must contain the verifier's identifier when one is
 //!   configured (4.1.3); `exp` is required (4.1.4); `nbf` (4.1.5) and `iat`
 //!   (4.1.6, not in the future) are checked; NumericDate values must be
-//!   integers within ±(2^53−1). Clock skew is explicit ([`JwtPolicy::skew`],
+//!   integers within ±(2^53−1). Clock skew is explicit ([`Verifier::skew`],
 //!   default 60 s) and the clock is injected ([`Clock`]).
 //! * `jti` replay (RFC 7519 section 4.1.7, RFC 8725 section 3.8 context) is
 //!   detected through a [`ReplayStore`], keyed by `(iss, jti)` until `exp`
@@ -61,44 +61,107 @@ pub use crate::clock::{Clock, FixedClock, SystemClock};
 /// and its message says exactly what failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-#[allow(missing_docs)] // each variant is described by its error text
 pub enum JwtError {
     #[error("token of {size} bytes exceeds the {limit}-byte limit")]
-    TooLarge { size: usize, limit: usize },
+    /// The token is larger than the limit.
+    TooLarge {
+        /// The token size in bytes.
+        size: usize,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The token is not three dot-separated parts (RFC 7519 section 7.2 step 1).
     #[error("malformed compact JWT: {0}")]
     Malformed(String),
     #[error("{part} is not canonical base64url")]
-    Base64 { part: &'static str },
+    /// A part is not canonical unpadded base64url (RFC 7519 section 7.2 steps 2 and 6).
+    Base64 {
+        /// Which part, e.g. `"claims"` or `"signature"`.
+        part: &'static str,
+    },
     #[error("{part} is not strict I-JSON: {detail}")]
-    Json { part: &'static str, detail: String },
+    /// The header or the claims set is not a strict I-JSON object (RFC 7519 section 7.2 steps 3 and 10).
+    Json {
+        /// Which part, e.g. `"claims"`.
+        part: &'static str,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// The JOSE header is refused by policy (the message and the stable
+    /// code, e.g. `alg` not allowed or `typ` mismatch).
     #[error("header refused: {0}")]
     Header(String, &'static str),
+    /// No trusted key matches the token's `kid`/`alg`.
     #[error("no trusted key for this token: {0}")]
     NoKey(String),
+    /// The signature does not verify with the trusted key.
     #[error("signature does not verify: {0}")]
     Signature(String),
     #[error("claim {q0} has the wrong type: {detail}", q0 = crate::text::quoted(.claim))]
-    ClaimType { claim: &'static str, detail: String },
+    /// A registered claim has the wrong JSON type (RFC 7519 section 4.1).
+    ClaimType {
+        /// The claim name, e.g. `"exp"`.
+        claim: &'static str,
+        /// What was expected and found.
+        detail: String,
+    },
+    /// The policy names issuers and the token has no `iss` (RFC 7519 section 4.1.1).
     #[error("iss is missing")]
     IssMissing,
+    /// `iss` is not one of the configured issuers (the `iss` received).
     #[error("iss {q0} is not a configured issuer", q0 = crate::text::quoted(.0))]
     IssMismatch(String),
+    /// The policy requires an audience and the token has no `aud` (RFC 7519 section 4.1.3; the expected audience).
     #[error("aud is missing; this verifier requires {q0}", q0 = crate::text::quoted(.0))]
     AudMissing(String),
+    /// `aud` does not contain this verifier's identifier (the expected audience).
     #[error("aud does not contain this verifier's identifier {q0}", q0 = crate::text::quoted(.0))]
     AudMismatch(String),
+    /// The token has no `exp` and the policy requires one (RFC 7519 section 4.1.4).
     #[error("exp is missing (required)")]
     ExpMissing,
     #[error("expired at {exp}; now {now}, skew {skew} s")]
-    Expired { exp: i64, now: i64, skew: i64 },
+    /// `exp` is at or before now minus the skew (RFC 7519 section 4.1.4).
+    Expired {
+        /// The `exp` claim, in seconds since the Unix epoch.
+        exp: i64,
+        /// The current time, in seconds since the Unix epoch.
+        now: i64,
+        /// The allowed clock skew, in seconds.
+        skew: i64,
+    },
     #[error("not valid before {nbf}; now {now}, skew {skew} s")]
-    NotYetValid { nbf: i64, now: i64, skew: i64 },
+    /// `nbf` is after now plus the skew (RFC 7519 section 4.1.5).
+    NotYetValid {
+        /// The `nbf` claim, in seconds since the Unix epoch.
+        nbf: i64,
+        /// The current time, in seconds since the Unix epoch.
+        now: i64,
+        /// The allowed clock skew, in seconds.
+        skew: i64,
+    },
     #[error("issued in the future ({iat}); now {now}, skew {skew} s")]
-    IatFuture { iat: i64, now: i64, skew: i64 },
+    /// `iat` is after now plus the skew (RFC 7519 section 4.1.6).
+    IatFuture {
+        /// The `iat` claim, in seconds since the Unix epoch.
+        iat: i64,
+        /// The current time, in seconds since the Unix epoch.
+        now: i64,
+        /// The allowed clock skew, in seconds.
+        skew: i64,
+    },
+    /// The policy requires `jti` and the token has none (RFC 7519 section 4.1.7).
     #[error("jti is missing (required by policy)")]
     JtiMissing,
     #[error("jti {q0} of issuer {q1} was seen before (replay)", q0 = crate::text::quoted(.jti), q1 = crate::text::quoted(.iss))]
-    Replay { iss: String, jti: String },
+    /// The `(iss, jti)` pair was seen before within its lifetime (RFC 7519 section 4.1.7).
+    Replay {
+        /// The token's `iss` (empty when absent).
+        iss: String,
+        /// The token's `jti`.
+        jti: String,
+    },
+    /// The replay store failed (full or unavailable); the token is refused.
     #[error("replay store: {0}")]
     ReplayStore(crate::replay::ReplayError),
 }
@@ -202,25 +265,36 @@ impl JwtPolicy {
 /// A JWT decoded strictly but not yet verified.
 #[derive(Clone, Debug)]
 pub struct DecodedJwt {
+    /// The JOSE header (RFC 7519 section 5).
     pub header: Map<String, Value>,
+    /// The claims set (RFC 7519 section 4).
     pub claims: Map<String, Value>,
     parsed: ParsedJws,
 }
 
 /// How a signature was verified.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct KeyEvidence {
+    /// The JWA `alg` of the signature, e.g. `"ES256"`.
     pub alg: String,
+    /// The `kid` header, if any.
     pub kid: Option<String>,
+    /// Where the trusted key came from.
     pub key_source: KeySource,
+    /// RFC 7638 thumbprint (base64url SHA-256) of the key that verified.
     pub key_thumbprint: String,
 }
 
 /// A verified JWT.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct VerifiedJwt {
+    /// The JOSE header (RFC 7519 section 5).
     pub header: Map<String, Value>,
+    /// The claims set (RFC 7519 section 4).
     pub claims: Map<String, Value>,
+    /// How the signature was verified.
     pub evidence: KeyEvidence,
 }
 
@@ -529,7 +603,7 @@ pub fn check_replay(
 /// let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
 /// let claims = serde_json::json!({"iss": "https://as.example", "sub": "alice", "exp": 4_000_000_000i64});
 /// let token = jwt::sign(claims.as_object().unwrap(), &key, "JWT").unwrap();
-/// let v = Verifier::builder(StaticKeys::new().with(key.verifying_key(), KeySource::Pinned)).build();
+/// let v = Verifier::builder(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)).build();
 /// assert_eq!(v.verify_jwt(&token).unwrap().claims["sub"], "alice");
 /// ```
 pub fn verify(v: &Verifier, token: &str) -> Result<VerifiedJwt, JwtError> {

@@ -26,6 +26,7 @@ pub mod jwk;
 pub mod jws;
 pub mod jwt;
 pub mod keys;
+pub mod pin;
 pub mod replay;
 pub mod report;
 #[cfg(feature = "server")]

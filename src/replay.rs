@@ -1,5 +1,6 @@
 //! Replay detection: one store trait for JWT `jti` (RFC 7519 section 4.1.7)
-//! and RFC 9421 `nonce` (section 7.2.2), with an in-memory and a file store.
+//! and RFC 9421 `nonce` (section 7.2.2), with an in-memory, a file and (feature
+//! `redis`) a Redis store, opened by URL with [`open_store`].
 //!
 //! # Security contract
 //! * A store fails closed: when it cannot record (full, unreadable, locked
@@ -22,7 +23,12 @@
 use std::collections::HashMap;
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+#[cfg(feature = "redis")]
+pub mod redis;
+#[cfg(feature = "redis")]
+pub use self::redis::{RedisConfig, RedisReplayStore};
 
 /// Whether an id was seen before.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -389,6 +395,38 @@ impl ReplayStore for FileReplayStore {
     }
 }
 
+/// Open a store by URL, as the CLI's `--replay-store` does:
+///
+/// * `memory:` - a [`MemoryReplayStore`] (one process);
+/// * `file:PATH`, or a bare `PATH` - a [`FileReplayStore`] (one machine);
+/// * `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` - a `RedisReplayStore`
+///   shared by a fleet (feature `redis`; see the `replay::redis` module).
+///
+/// A Redis store connects lazily: a server that cannot be reached shows at
+/// the first check as [`ReplayError::Unavailable`] and the token is refused.
+/// `now` is used to validate an existing file store.
+pub fn open_store(url: &str, now: i64) -> Result<Arc<dyn ReplayStore>, ReplayError> {
+    if url == "memory:" {
+        return Ok(Arc::new(MemoryReplayStore::new()));
+    }
+    if url.starts_with("redis://") || url.starts_with("rediss://") {
+        #[cfg(feature = "redis")]
+        return Ok(Arc::new(RedisReplayStore::open(url)?));
+        #[cfg(not(feature = "redis"))]
+        return Err(ReplayError::Unavailable(
+            "redis:// store: agentsig was built without the `redis` feature".into(),
+        ));
+    }
+    let path = url.strip_prefix("file:").unwrap_or(url);
+    if path.is_empty() {
+        return Err(ReplayError::Io {
+            path: String::new(),
+            message: "empty replay store path".into(),
+        });
+    }
+    Ok(Arc::new(FileReplayStore::open(path, now)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,6 +452,30 @@ mod tests {
             .check_and_record_all(&[("i", "c", 100), ("i", "c", 100)], 0)
             .unwrap();
         assert_eq!(r, Sighting::Replay);
+    }
+
+    #[test]
+    fn open_store_by_url() {
+        let m = open_store("memory:", 0).unwrap();
+        assert_eq!(m.check_and_record("i", "a", 10, 0), Ok(Sighting::First));
+        assert_eq!(m.check_and_record("i", "a", 10, 0), Ok(Sighting::Replay));
+        let d = std::env::temp_dir().join(format!("agentsig-open-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let p = d.join("seen.jsonl");
+        let f = open_store(&format!("file:{}", p.display()), 0).unwrap();
+        assert_eq!(f.check_and_record("i", "a", 10, 0), Ok(Sighting::First));
+        // A bare path is the same file store.
+        let g = open_store(p.to_str().unwrap(), 0).unwrap();
+        assert_eq!(g.check_and_record("i", "a", 10, 0), Ok(Sighting::Replay));
+        assert!(open_store("file:", 0).is_err());
+        let r = open_store("redis://127.0.0.1:1/0", 0).map(|_| ());
+        if cfg!(feature = "redis") {
+            assert_eq!(r, Ok(()));
+        } else {
+            assert!(matches!(r, Err(ReplayError::Unavailable(_))), "{r:?}");
+        }
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]

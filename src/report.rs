@@ -175,6 +175,17 @@ impl Report {
         });
     }
 
+    /// Add a warning: reported, not counted against the verdict.
+    pub fn warn(&mut self, code: &str, message: impl Into<String>) {
+        self.checks.push(CheckResult {
+            code: code.to_owned(),
+            severity: "warning",
+            passed: false,
+            hop: None,
+            message: message.into(),
+        });
+    }
+
     /// Add a detail.
     pub fn detail(&mut self, key: &str, value: impl Serialize) {
         self.details.insert(
@@ -394,6 +405,20 @@ pub fn unquote_component(c: &str) -> String {
         }
     }
     c.to_owned()
+}
+
+impl Serialize for VerifyReport {
+    /// The per-label results in the report shape ([`SignatureResult`]).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        http_signatures(self).serialize(s)
+    }
+}
+
+impl Serialize for AuditReport {
+    /// The audit as a [`Report`] (without `--deny-warnings`).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Report::from_audit("delegation audit", None, self, false).serialize(s)
+    }
 }
 
 #[cfg(test)]

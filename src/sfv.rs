@@ -33,11 +33,19 @@ pub const MAX_INNER_LIST: usize = 256;
 
 /// Why a structured field did not parse (RFC 9651 section 4.2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SfError {
+    /// The input is longer than [`MAX_SF_LEN`] bytes; nothing was parsed.
     #[error("structured field larger than {MAX_SF_LEN} bytes")]
     TooLong,
+    /// The input does not follow the grammar of RFC 9651 section 4.2.
     #[error("invalid structured field at byte {pos}: {what}")]
-    Syntax { pos: usize, what: &'static str },
+    Syntax {
+        /// Byte offset into the input where parsing failed (0-based).
+        pos: usize,
+        /// What was expected or found there, for a person to read.
+        what: &'static str,
+    },
     /// More than [`MAX_MEMBERS`] List or Dictionary members.
     #[error("structured field has more than {MAX_MEMBERS} list or dictionary members")]
     TooManyMembers,
@@ -52,14 +60,25 @@ pub enum SfError {
 /// A bare item (RFC 9651 section 3.3).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BareItem {
+    /// An Integer (RFC 9651 section 3.3.1): at most 15 decimal digits,
+    /// -999,999,999,999,999 to 999,999,999,999,999.
     Integer(i64),
-    /// Thousandths: `1.5` is `Decimal(1500)`.
+    /// A Decimal (RFC 9651 section 3.3.2), in thousandths: `1.5` is
+    /// `Decimal(1500)` (at most 12 integer and 3 fractional digits).
     Decimal(i64),
+    /// A String (RFC 9651 section 3.3.3): printable ASCII, unescaped.
     String(String),
+    /// A Token (RFC 9651 section 3.3.4), e.g. `text/html` or `*foo`.
     Token(String),
+    /// A Byte Sequence (RFC 9651 section 3.3.5): the decoded bytes of
+    /// `:base64:`.
     ByteSeq(Vec<u8>),
+    /// A Boolean (RFC 9651 section 3.3.6): `?1` or `?0`.
     Boolean(bool),
+    /// A Date (RFC 9651 section 3.3.7): `@` and seconds since the Unix epoch.
     Date(i64),
+    /// A Display String (RFC 9651 section 3.3.8): `%"..."`, the decoded
+    /// Unicode text.
     DisplayString(String),
 }
 
@@ -69,21 +88,27 @@ pub type Params = Vec<(String, BareItem)>;
 /// An item with its parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
+    /// The value.
     pub bare: BareItem,
+    /// Its parameters, in received order (duplicates kept).
     pub params: Params,
 }
 
 /// An inner list with its parameters (RFC 9651 section 3.1.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InnerList {
+    /// The members, in order, each with its own parameters.
     pub items: Vec<Item>,
+    /// The parameters of the inner list itself, in received order.
     pub params: Params,
 }
 
 /// A list member or dictionary value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
+    /// A single Item (RFC 9651 section 3.3).
     Item(Item),
+    /// An Inner List (RFC 9651 section 3.1.1), e.g. a `Signature-Input` member.
     InnerList(InnerList),
 }
 
@@ -551,7 +576,33 @@ pub fn parse_dictionary_raw(input: &[u8]) -> Result<Dictionary, SfError> {
     Ok(d)
 }
 
-/// Parse a Dictionary with RFC 9651 duplicate semantics applied.
+/// Parse a Dictionary (RFC 9651 section 4.2.2) with its duplicate
+/// semantics applied: a repeated key keeps its first position and takes its
+/// last value. Use [`parse_dictionary_raw`] to see or refuse duplicates.
+/// Leading and trailing spaces are removed; any other deviation from the
+/// grammar is an [`SfError`].
+///
+/// ```
+/// use agentsig::sfv::{parse_dictionary, BareItem, Entry, SfError};
+///
+/// let d = parse_dictionary(b"a=1, b=(\"x\" \"y\");p, a=?0")?;
+/// assert_eq!(d.0.len(), 2);
+/// // "a" keeps its first position but takes its last value.
+/// assert_eq!(d.0[0].0, "a");
+/// match d.get("a") {
+///     Some(Entry::Item(it)) => assert_eq!(it.bare, BareItem::Boolean(false)),
+///     other => panic!("{other:?}"),
+/// }
+/// match d.get("b") {
+///     Some(Entry::InnerList(l)) => {
+///         assert_eq!(l.items.len(), 2);
+///         assert_eq!(l.params, [("p".to_owned(), BareItem::Boolean(true))]);
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// assert!(matches!(parse_dictionary(b"a=1,"), Err(SfError::Syntax { .. })));
+/// # Ok::<(), SfError>(())
+/// ```
 pub fn parse_dictionary(input: &[u8]) -> Result<Dictionary, SfError> {
     Ok(parse_dictionary_raw(input)?.normalized())
 }

@@ -38,6 +38,15 @@ fn escape(s: &str, keep_newlines: bool) -> Cow<'_, str> {
 
 /// The value with every unsafe character (see [`is_unsafe_char`]) written as
 /// a visible escape: `\x1b` for ASCII controls, `\u{202e}` otherwise.
+///
+/// # Example
+///
+/// ```
+/// use agentsig::text::escape_controls;
+///
+/// assert_eq!(escape_controls("plain"), "plain");
+/// assert_eq!(escape_controls("bell\x07\n"), r"bell\x07\x0a");
+/// ```
 pub fn escape_controls(s: &str) -> Cow<'_, str> {
     escape(s, false)
 }
@@ -51,6 +60,18 @@ pub fn escape_controls_keep_newlines(s: &str) -> Cow<'_, str> {
 /// A value quoted for a message: `"value"`, with `"` and `\` backslash-escaped
 /// and unsafe characters escaped as in [`escape_controls`]. The same value
 /// always prints the same way, in every error and report.
+///
+/// # Example
+///
+/// ```
+/// use agentsig::text::quoted;
+///
+/// assert_eq!(quoted("kid-1"), r#""kid-1""#);
+/// // Quotes are escaped, and a terminal escape sequence cannot reach the terminal.
+/// assert_eq!(quoted("a\"b\x1b[2J"), r#""a\"b\x1b[2J""#);
+/// // A right-to-left override is shown, not obeyed.
+/// assert_eq!(quoted("abc\u{202e}"), r#""abc\u{202e}""#);
+/// ```
 pub fn quoted(s: &str) -> String {
     let e = escape_controls(s);
     let mut o = String::with_capacity(e.len() + 2);
@@ -94,6 +115,13 @@ pub fn no_trusted_key(kid: Option<&str>) -> String {
 
 /// Seconds since the epoch as an RFC 3339 UTC timestamp
 /// (`2025-10-09T08:53:20Z`), by Howard Hinnant's `civil_from_days`.
+///
+/// # Example
+///
+/// ```
+/// assert_eq!(agentsig::text::rfc3339(0), "1970-01-01T00:00:00Z");
+/// assert_eq!(agentsig::text::rfc3339(1_760_000_000), "2025-10-09T08:53:20Z");
+/// ```
 pub fn rfc3339(t: i64) -> String {
     let days = t.div_euclid(86_400);
     let secs = t.rem_euclid(86_400);

@@ -30,7 +30,7 @@
 //! use agentsig::{Algorithm, SigningKey};
 //!
 //! let key = SigningKey::generate(Algorithm::Ed25519).unwrap();
-//! let keys = StaticKeys::new().with(key.verifying_key(), KeySource::Pinned);
+//! let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
 //! let req = KeyRequest::new().kid(key.kid_or_thumbprint()).alg(Algorithm::Ed25519);
 //! assert_eq!(keys.resolve(&req).unwrap().len(), 1);
 //! ```

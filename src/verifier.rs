@@ -27,7 +27,7 @@
 //! let doc = br#"{"name":"planner","version":"1.0.0"}"#;
 //! let signed = descriptor::sign(doc, &[&key], Default::default(), &Default::default()).unwrap();
 //!
-//! let verifier = Verifier::builder(StaticKeys::new().with(key.verifying_key(), KeySource::Pinned)).build();
+//! let verifier = Verifier::builder(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)).build();
 //! let report = verifier.verify_descriptor(doc, &signed.jws).unwrap();
 //! assert!(report.verified());
 //! ```
@@ -197,7 +197,7 @@ impl Verifier {
     }
 
     /// Verify the RFC 9421 signatures of a message; see
-    /// [`crate::httpsig::verify`].
+    /// [`crate::httpsig::verify()`].
     pub fn verify_http(
         &self,
         msg: &crate::httpsig::Message,

@@ -492,6 +492,11 @@ fn kid_controls_are_escaped_in_text_output() {
 #[test]
 fn values_beginning_with_a_hyphen_are_accepted() {
     let t = setup("hyphen", "ecdsa-p256-sha256");
+    // keygen --kid too (about 1 in 64 RFC 7638 thumbprints begins with '-').
+    let o = run(&["keygen", "--out", "hy", "--kid", "-kg", "--json"], &t.0);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["kid"], "-kg");
     let o = run(
         &[
             "sign",

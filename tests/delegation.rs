@@ -7,27 +7,32 @@ use delegation_support::*;
 
 use agentsig::delegation::chain::{may_act_allows, parse_actors};
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
-use agentsig::delegation::{self, report, AuditPolicy, Checks, ScopeMode, ScopePolicy};
-use agentsig::jwt::{self, MemoryReplayStore};
+use agentsig::delegation::{self, report, AuditPolicy, Checks, ScopeMode, ScopePolicy, Severity};
+use agentsig::jwt::{self, JwtPolicy, MemoryReplayStore};
+use agentsig::replay::ReplayStore;
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 fn hier() -> AuditPolicy {
-    AuditPolicy {
-        scope: ScopePolicy {
-            mode: ScopeMode::Hierarchical,
-            ..ScopePolicy::default()
-        },
-        ..policy()
-    }
+    let mut p = policy();
+    p.scope.mode = ScopeMode::Hierarchical;
+    p
+}
+
+/// [`jwt_policy`] without an audience check.
+fn jwt_any_audience() -> JwtPolicy {
+    let mut jp = jwt_policy();
+    jp.audience = None;
+    jp
 }
 
 /// Audit one token's claims (audience not checked: not the point here).
 fn single(claims: &Value) -> delegation::AuditReport {
-    let mut p = policy();
-    p.jwt.audience = jwt::audiences(claims.as_object().unwrap())
+    let mut jp = jwt_policy();
+    jp.audience = jwt::audiences(claims.as_object().unwrap())
         .first()
         .map(|s| s.to_string());
-    audit_claims(std::slice::from_ref(claims), &p)
+    audit_claims_with(std::slice::from_ref(claims), &jp, &policy())
 }
 
 fn base_token() -> Value {
@@ -157,25 +162,25 @@ fn depth_bound_default_configurable_and_hard_cap() {
     assert!(errors(&single(&c)).is_empty());
     c["act"] = nested(6);
     assert_eq!(errors(&single(&c)), vec!["act.depth-exceeded"]);
+    let jp = jwt_any_audience();
     let mut p = policy();
-    p.jwt.audience = None;
     p.max_depth = 3;
     c["act"] = nested(4);
     assert_eq!(
-        errors(&audit_claims(&[c.clone()], &p)),
+        errors(&audit_claims_with(&[c.clone()], &jp, &p)),
         vec!["act.depth-exceeded"]
     );
     p.max_depth = 1000; // clamped to the hard cap of 10
     c["act"] = nested(10);
-    assert!(errors(&audit_claims(&[c.clone()], &p)).is_empty());
+    assert!(errors(&audit_claims_with(&[c.clone()], &jp, &p)).is_empty());
     c["act"] = nested(11);
     assert_eq!(
-        errors(&audit_claims(&[c.clone()], &p)),
+        errors(&audit_claims_with(&[c.clone()], &jp, &p)),
         vec!["act.depth-exceeded"]
     );
     // The vector's 33 levels: refused by the JSON depth bound before any walk.
     c["act"] = nested(33);
-    assert_eq!(errors(&audit_claims(&[c], &p)), vec!["jwt.json"]);
+    assert_eq!(errors(&audit_claims_with(&[c], &jp, &p)), vec!["jwt.json"]);
 }
 
 #[test]
@@ -248,21 +253,16 @@ fn invalid_bundle_vectors() {
             other => panic!("unhandled bundle vector {other}"),
         };
         let toks = case["tokens"].as_array().unwrap();
-        let mut p = policy();
-        if toks.len() < 3 {
-            p.jwt.audience = None;
-        }
-        let r = audit_claims(toks, &p);
+        let jp = if toks.len() < 3 {
+            jwt_any_audience()
+        } else {
+            jwt_policy()
+        };
+        let r = audit_claims_with(toks, &jp, &policy());
         assert!(!r.passed(), "{id} passed");
         assert!(errors(&r).contains(&want), "{id}: {:?}", errors(&r));
         if id == "segment-prefix-trap" {
-            let r = audit_claims(
-                toks,
-                &AuditPolicy {
-                    jwt: p.jwt.clone(),
-                    ..hier()
-                },
-            );
+            let r = audit_claims_with(toks, &jp, &hier());
             assert!(errors(&r).contains(&want), "hierarchical {id}");
         }
     }
@@ -323,10 +323,8 @@ fn rule_may_act() {
     // Required by policy and absent.
     let mut b = valid_bundle();
     b[1].as_object_mut().unwrap().remove("may_act");
-    let p = AuditPolicy {
-        require_may_act: true,
-        ..policy()
-    };
+    let mut p = policy();
+    p.require_may_act = true;
     assert_eq!(
         errors(&audit_claims(&b, &p)),
         vec!["bundle.may-act-missing"]
@@ -408,12 +406,89 @@ fn rule_jti_distinct_and_replay() {
     let toks: Vec<String> = valid_bundle().iter().map(|c| sign(c, &k)).collect();
     let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
     let dup = [refs[0], refs[0]];
-    let r = delegation::audit(&dup, &keys_for(&k), &policy(), &clock(), None);
+    let r = delegation::audit(&dup, &verifier(&k), &policy());
     assert!(errors(&r).contains(&"bundle.token-duplicate"));
-    let mut store = MemoryReplayStore::new();
-    let r = delegation::audit(&refs, &keys_for(&k), &policy(), &clock(), Some(&mut store));
+    let v = with_store(&verifier(&k), Arc::new(MemoryReplayStore::new()));
+    let r = delegation::audit(&refs, &v, &policy());
     assert!(r.passed());
-    let r = delegation::audit(&refs, &keys_for(&k), &policy(), &clock(), Some(&mut store));
+    // Recorded once, for the whole bundle (issue 13 item 4).
+    assert_eq!(replay_checks(&r), vec![(true, Severity::Info)]);
+    let r = delegation::audit(&refs, &v, &policy());
+    assert_eq!(errors(&r), vec!["jwt.jti-replay"]);
+    assert_eq!(replay_checks(&r), vec![(false, Severity::Error)]);
+}
+
+fn with_store(
+    v: &agentsig::verifier::Verifier,
+    store: Arc<dyn ReplayStore>,
+) -> agentsig::verifier::Verifier {
+    v.to_builder().replay_store(store).build()
+}
+
+/// The `jwt.jti-replay` checks of a report as (passed, severity). Since
+/// issue 13 item 4 it is one bundle-level check (hop `None`), made after
+/// every other check.
+fn replay_checks(r: &delegation::AuditReport) -> Vec<(bool, Severity)> {
+    r.checks
+        .iter()
+        .filter(|c| c.code == "jwt.jti-replay")
+        .map(|c| {
+            assert_eq!(c.hop, None, "{c:?}");
+            (c.passed, c.severity)
+        })
+        .collect()
+}
+
+/// Issue 13 item 4: an audit that fails records no `jti`, none of its
+/// tokens; the same tokens audited afterwards in a passing audit are first
+/// sightings (and only then recorded).
+#[test]
+fn failed_audit_records_no_jti() {
+    let k = key();
+    let other = key();
+    let b = valid_bundle();
+    let good: Vec<String> = b.iter().map(|c| sign(c, &k)).collect();
+    // Two ways for hop 1 to fail: an untrusted signer, a widened scope
+    // (found only across hops, after every token verified).
+    let mut widened = b[1].clone();
+    widened["scope"] = json!("calendar:read calendar:write mail:read admin");
+    let bad_hops = [
+        ("jwt.signature", sign(&b[1], &other)),
+        ("bundle.scope-widened", sign(&widened, &k)),
+    ];
+    for (want, bad) in &bad_hops {
+        let store: Arc<dyn ReplayStore> = Arc::new(MemoryReplayStore::new());
+        let v = with_store(&verifier(&k), Arc::clone(&store));
+        let r = delegation::audit(&[&good[0], bad, &good[2]], &v, &policy());
+        assert!(errors(&r).contains(want), "{want}: {:?}", errors(&r));
+        assert!(!errors(&r).contains(&"jwt.jti-replay"), "{want}");
+        // Not recorded: an informational failed check says so.
+        assert_eq!(replay_checks(&r), vec![(false, Severity::Info)], "{want}");
+        // The valid first token alone is still a first sighting in the
+        // same store ...
+        let v0 = with_store(
+            &verifier_with(keys_for(&k), jwt_any_audience()),
+            Arc::clone(&store),
+        );
+        let r = delegation::audit(&[&good[0]], &v0, &policy());
+        assert!(r.passed(), "{want}: {:?}", errors(&r));
+        assert_eq!(replay_checks(&r), vec![(true, Severity::Info)], "{want}");
+        // ... and now it is recorded, so the store is not a no-op.
+        let r = delegation::audit(&[&good[0]], &v0, &policy());
+        assert_eq!(errors(&r), vec!["jwt.jti-replay"], "{want}");
+    }
+    // The other hops were not recorded either: the whole valid bundle
+    // passes in a store that saw the failed audit.
+    let store: Arc<dyn ReplayStore> = Arc::new(MemoryReplayStore::new());
+    let v = with_store(&verifier(&k), store);
+    for (want, bad) in &bad_hops {
+        let r = delegation::audit(&[&good[0], bad, &good[2]], &v, &policy());
+        assert!(!r.passed(), "{want}");
+    }
+    let refs: Vec<&str> = good.iter().map(String::as_str).collect();
+    let r = delegation::audit(&refs, &v, &policy());
+    assert!(r.passed(), "{:?}", errors(&r));
+    let r = delegation::audit(&refs, &v, &policy());
     assert_eq!(errors(&r), vec!["jwt.jti-replay"]);
 }
 
@@ -434,22 +509,19 @@ fn rule_hop_bound_and_per_hop_verification() {
         .map(|(i, c)| sign(c, if i == 1 { &other } else { &k }))
         .collect();
     let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
-    let r = delegation::audit(&refs, &keys_for(&k), &policy(), &clock(), None);
+    let r = delegation::audit(&refs, &verifier(&k), &policy());
     assert_eq!(errors(&r), vec!["jwt.signature"]);
     assert!(r.hops[1].evidence.is_none());
     // garbage in a bundle is reported, not a panic
-    let r = delegation::audit(
-        &[refs[0], "not-a-jwt"],
-        &keys_for(&k),
-        &policy(),
-        &clock(),
-        None,
-    );
+    let r = delegation::audit(&[refs[0], "not-a-jwt"], &verifier(&k), &policy());
     assert!(errors(&r).contains(&"jwt.malformed"));
     // the verifier's audience applies to the last token only
-    let mut p = policy();
-    p.jwt.audience = Some("https://agent-a.example.com".into());
-    assert_eq!(errors(&audit_claims(&b, &p)), vec!["jwt.aud-mismatch"]);
+    let mut jp = jwt_policy();
+    jp.audience = Some("https://agent-a.example.com".into());
+    assert_eq!(
+        errors(&audit_claims_with(&b, &jp, &policy())),
+        vec!["jwt.aud-mismatch"]
+    );
 }
 
 // ----------------------------------------------- one token (1.7 B), act.scope
@@ -500,8 +572,7 @@ fn mint_and_exchange_produce_an_auditable_bundle() {
     req.scope = Some("calendar:read calendar:write mail:read".into());
     req.may_act = Some(ActorSpec::new("https://agent-a.example.com"));
     let t0 = mint::mint(&req, &k).unwrap();
-    let mut jp = jwt_policy();
-    jp.audience = None;
+    let xv = verifier_with(keys.clone(), jwt_any_audience());
     let ex = |subject: &str, actor: &str, aud: &str, scope: Option<&str>, next: Option<&str>| {
         mint::exchange(
             &ExchangeRequest {
@@ -515,10 +586,8 @@ fn mint_and_exchange_produce_an_auditable_bundle() {
                 ttl: 900,
                 typ: "at+jwt".into(),
             },
-            &keys,
-            &jp,
+            &xv,
             &ScopePolicy::default(),
-            &clock(),
             &k,
         )
     };
@@ -543,13 +612,7 @@ fn mint_and_exchange_produce_an_auditable_bundle() {
         "https://agent-a.example.com"
     );
     assert_eq!(t2.response["token_type"], "N_A");
-    let r = delegation::audit(
-        &[&t0, &t1.token, &t2.token],
-        &keys,
-        &policy(),
-        &clock(),
-        None,
-    );
+    let r = delegation::audit(&[&t0, &t1.token, &t2.token], &verifier(&k), &policy());
     assert!(r.passed(), "{:?}", errors(&r));
     assert_eq!(r.effective_scope.unwrap().to_claim(), "calendar:read");
     // exchange refuses what the audit would reject

@@ -139,7 +139,10 @@ fn mint_exchange_audit_round_trip() {
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["verdict"], "verified");
     assert_eq!(j["details"]["result"], "pass");
-    assert_eq!(j["effective_scope"], serde_json::json!(["calendar:read"]));
+    assert_eq!(
+        j["details"]["effective_scope"],
+        serde_json::json!(["calendar:read"])
+    );
     for c in j["checks"].as_array().unwrap() {
         assert!(c["code"].is_string() && c["severity"].is_string() && c["passed"].is_boolean());
     }

@@ -7,6 +7,7 @@ use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{self, AuditPolicy, ScopePolicy, Severity};
 use agentsig::jwt::{Clock, JwtPolicy, SystemClock};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, SigningKey};
 use std::path::PathBuf;
 use std::process::Command;
@@ -50,17 +51,14 @@ fn setup(name: &str) -> (SigningKey, PathBuf, PathBuf) {
     (k, priv_pem, pub_pem)
 }
 
-fn policy() -> AuditPolicy {
-    AuditPolicy {
-        jwt: JwtPolicy {
-            issuers: Some(vec![AS.into()]),
-            audience: Some(CAL.into()),
-            expected_typ: Some(vec!["at+jwt".into()]),
-            require_jti: true,
-            ..JwtPolicy::default()
-        },
-        ..AuditPolicy::default()
-    }
+/// The JWT policy of the audit: issuer AS, audience CAL, `typ` at+jwt,
+/// `jti` required.
+fn jwt_policy() -> JwtPolicy {
+    JwtPolicy::default()
+        .issuers([AS])
+        .audience(CAL)
+        .expected_typ(["at+jwt"])
+        .require_jti(true)
 }
 
 #[test]
@@ -94,7 +92,8 @@ fn python_minted_bundles_audit_in_agentsig() {
             let text = String::from_utf8(o.stdout).unwrap();
             let toks: Vec<&str> = text.split_whitespace().collect();
             assert_eq!(toks.len(), 3);
-            let r = delegation::audit(&toks, &keys, &policy(), &SystemClock, None);
+            let v = Verifier::builder(keys.clone()).jwt(jwt_policy()).build();
+            let r = delegation::audit(&toks, &v, &AuditPolicy::default());
             let errs: Vec<&str> = r
                 .checks
                 .iter()
@@ -121,10 +120,10 @@ fn agentsig_minted_tokens_verify_in_python() {
     req.scope = Some("calendar:read mail:read".into());
     req.may_act = Some(ActorSpec::new("https://agent-a.example.com"));
     let t0 = mint::mint(&req, &k).unwrap();
-    let jp = JwtPolicy {
-        issuers: Some(vec![AS.into()]),
-        ..JwtPolicy::default()
-    };
+    let xv = Verifier::builder(keys)
+        .clock(SystemClock)
+        .jwt(JwtPolicy::default().issuers([AS]))
+        .build();
     let t1 = mint::exchange(
         &ExchangeRequest {
             subject_token: &t0,
@@ -137,10 +136,8 @@ fn agentsig_minted_tokens_verify_in_python() {
             ttl: 600,
             typ: "at+jwt".into(),
         },
-        &keys,
-        &jp,
+        &xv,
         &ScopePolicy::default(),
-        &SystemClock,
         &k,
     )
     .unwrap();

@@ -83,3 +83,126 @@ fn format_override_and_usage_errors() {
     let (code, _, _) = lint(&["--format", "nope", "-"], b"{}");
     assert_eq!(code, 2);
 }
+
+/// Issue 11: `sign` lints first, refuses a descriptor with errors unless
+/// `--force`, and signs the detected format's media type as content-type.
+#[test]
+fn sign_lints_first_and_signs_the_format_media_type() {
+    let dir = std::env::temp_dir().join(format!("agentsig-signlint-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let good = std::fs::read_to_string(format!("{root}/examples/agent.json")).unwrap();
+    let bad = good.replace(
+        "https://planner.example.com/api\",\n    \"https\"",
+        "https://127.0.0.1/api\",\n    \"https\"",
+    );
+    assert_ne!(good, bad, "the example changed; update the test");
+    std::fs::write(dir.join("good.json"), &good).unwrap();
+    std::fs::write(dir.join("bad.json"), &bad).unwrap();
+    let key = format!("{root}/keys/example-p256.pem");
+    let sign = |f: &str, extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_agentsig"))
+            .args(["sign", f, "--key", &key])
+            .args(extra)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = sign("bad.json", &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("addr/internal") && err.contains("--force"),
+        "{err}"
+    );
+    assert!(
+        !dir.join("bad.json.jws").exists(),
+        "nothing written when refused"
+    );
+    let (code, err) = sign("bad.json", &["--force"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(dir.join("bad.json.jws").exists());
+    let (code, err) = sign("good.json", &[]);
+    assert_eq!(code, 0, "{err}");
+    let headers = std::fs::read_to_string(dir.join("good.json.headers")).unwrap();
+    assert!(
+        headers
+            .to_ascii_lowercase()
+            .contains("content-type: application/agent+json"),
+        "{headers}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 11: `verify --response` reports a served media type that does not
+/// fit the descriptor's format (a warning: the signature still verifies).
+#[test]
+fn verify_reports_a_media_type_that_does_not_fit() {
+    let dir = std::env::temp_dir().join(format!("agentsig-mediatype-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let body = std::fs::read(format!("{root}/examples/agent.json")).unwrap();
+    std::fs::write(dir.join("agent.json"), &body).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_agentsig"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    let key = format!("{root}/keys/example-p256.pem");
+    let jwks = format!("{root}/keys/example-p256.jwks.json");
+    for (ct, warned) in [
+        ("application/json", true),
+        ("application/agent+json", false),
+    ] {
+        let o = run(&["sign", "agent.json", "--key", &key, "--content-type", ct]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let headers = std::fs::read_to_string(dir.join("agent.json.headers")).unwrap();
+        let mut resp = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for l in headers.lines().filter(|l| l.contains(": ")) {
+            resp.extend_from_slice(l.as_bytes());
+            resp.extend_from_slice(b"\r\n");
+        }
+        resp.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+        resp.extend_from_slice(&body);
+        std::fs::write(dir.join("resp.http"), &resp).unwrap();
+        let o = run(&[
+            "verify",
+            "agent.json",
+            "--response",
+            "resp.http",
+            "--jwks",
+            &jwks,
+            "--json",
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["verdict"], "verified");
+        let has = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["code"] == "publish/media-type" && c["severity"] == "warning");
+        assert_eq!(has, warned, "{ct}: {v}");
+        for f in ["agent.json.jws", "agent.json.headers"] {
+            let _ = std::fs::remove_file(dir.join(f));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,9 +4,9 @@
 //!
 //! This is a cheap, always-on complement to coverage-guided fuzzing.
 
-use agentsig::jws::VerifyPolicy;
 use agentsig::keys::{load_signing_key, load_verifying_keys, LoadOptions};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, SigningKey};
 
 /// xorshift64*: deterministic, no dependency.
@@ -139,7 +139,7 @@ fn jws_verify_never_panics() {
     let general = agentsig::jws::sign_general_detached(doc, &[&key], &Default::default())
         .expect("sign")
         .to_string();
-    let policy = VerifyPolicy::default();
+    let v = Verifier::builder(keys).build();
     let mut rng = Rng(42);
     let mut verified = 0;
     for round in 0..ROUNDS {
@@ -150,9 +150,15 @@ fn jws_verify_never_panics() {
         };
         let m = mutate(&mut rng, seed);
         let text = String::from_utf8_lossy(&m);
-        if let Ok(r) = agentsig::jws::verify(&text, Some(doc), &keys, &policy) {
-            if r.verified() {
+        match agentsig::jws::verify(&v, &text, Some(doc)) {
+            Ok(r) => {
+                assert!(r.verified(), "Ok is only for a verified JWS");
                 verified += 1;
+            }
+            Err(e) => {
+                if let Some(r) = e.report() {
+                    assert!(!r.verified(), "NotVerified carries a report that verified");
+                }
             }
         }
     }

@@ -5,10 +5,11 @@
 use agentsig::httpsig::components::ComponentError;
 use agentsig::httpsig::message::Field;
 use agentsig::httpsig::{
-    self, ComponentId, Message, SigError, SignError, SignatureSpec, VerifyPolicy,
+    self, ComponentId, HttpPolicy, HttpSigError, Message, SigError, SignError, SignatureSpec,
 };
 use agentsig::keys::{load_signing_key, LoadOptions};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::SigningKey;
 
 fn ed_key() -> SigningKey {
@@ -25,6 +26,17 @@ fn req(value: &[u8]) -> Message {
     raw.extend_from_slice(value);
     raw.extend_from_slice(b"\r\n\r\n");
     Message::parse(&raw, "https").unwrap()
+}
+
+/// A verifier trusting the Ed25519 key as "k", time checks off.
+fn verifier() -> Verifier {
+    let k = StaticKeys::new().with(
+        ed_key().verifying_key().clone().with_kid("k"),
+        KeySource::Pinned,
+    );
+    let mut p = HttpPolicy::new();
+    p.check_time = false;
+    Verifier::builder(k).http(p).build()
 }
 
 fn spec(x: &str) -> SignatureSpec {
@@ -64,13 +76,7 @@ fn bs_covers_a_non_ascii_field() {
     let mut m = req(b"caf\xe9");
     let s = httpsig::sign(&m, None, &spec("\"x-name\";bs"), &ed_key()).unwrap();
     s.apply(&mut m);
-    let k = StaticKeys::new().with(
-        ed_key().verifying_key().clone().with_kid("k"),
-        KeySource::Pinned,
-    );
-    let mut p = VerifyPolicy::new(&k);
-    p.check_time = false;
-    assert!(httpsig::verify(&m, None, &p).unwrap().all_valid());
+    assert!(httpsig::verify(&verifier(), &m, None).unwrap().all_valid());
 }
 
 #[test]
@@ -85,13 +91,10 @@ fn verify_refuses_a_plain_non_ascii_field() {
         value: b"caf\xe9".to_vec(),
     });
     s.apply(&mut m);
-    let k = StaticKeys::new().with(
-        ed_key().verifying_key().clone().with_kid("k"),
-        KeySource::Pinned,
-    );
-    let mut p = VerifyPolicy::new(&k);
-    p.check_time = false;
-    let r = httpsig::verify(&m, None, &p).unwrap();
+    let r = match httpsig::verify(&verifier(), &m, None) {
+        Err(HttpSigError::NotVerified(r)) => r,
+        other => panic!("expected a refusal with a report, got {other:?}"),
+    };
     match &r.results[0].outcome {
         Err(SigError::Component(ComponentError::NonAsciiValue(c))) => {
             assert_eq!(c, "\"x-name\"")

@@ -185,7 +185,12 @@ fn unreadable_message_is_usage_error_and_malformed_signature_fails() {
     ]);
     assert_eq!(code(&o), 1);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!(v["reason"].as_str().unwrap().contains("Signature-Input"));
+    assert_eq!(v["verdict"], "not-verified");
+    assert_eq!(v["error"]["code"], "header");
+    assert!(v["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Signature-Input"));
 }
 
 #[test]

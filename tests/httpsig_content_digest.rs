@@ -3,9 +3,12 @@
 
 use agentsig::digest::{self, DigestAlgorithm, DigestError};
 use agentsig::httpsig::message::Field;
-use agentsig::httpsig::{self, ComponentId, Message, SigError, SignatureSpec, VerifyPolicy};
+use agentsig::httpsig::{
+    self, ComponentId, HttpPolicy, HttpSigError, Message, SigError, SignatureSpec,
+};
 use agentsig::keys::{load_signing_key, LoadOptions};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::SigningKey;
 
 fn ed_key() -> SigningKey {
@@ -32,6 +35,25 @@ fn request() -> Message {
     m
 }
 
+/// The outcome of the only label through [`httpsig::verify`], which must be
+/// `Ok` exactly when that label verified.
+fn outcome(v: &Verifier, m: &Message) -> Result<(), SigError> {
+    match httpsig::verify(v, m, None) {
+        Ok(r) => {
+            assert_eq!(r.results.len(), 1);
+            assert!(r.results[0].is_valid());
+            Ok(())
+        }
+        Err(HttpSigError::NotVerified(r)) => {
+            assert_eq!(r.results.len(), 1);
+            let o = r.results[0].outcome.clone();
+            assert!(o.is_err(), "refused while the only label verified");
+            o
+        }
+        Err(e) => panic!("header error: {e}"),
+    }
+}
+
 /// Sign `m` covering `@method`, `@authority` and `cd`, then replace the body.
 fn tampered_outcome(mut m: Message, cd: &str) -> (Result<(), SigError>, Result<(), SigError>) {
     let spec = SignatureSpec::new("sig1")
@@ -42,16 +64,12 @@ fn tampered_outcome(mut m: Message, cd: &str) -> (Result<(), SigError>, Result<(
         .keyid("k");
     let s = httpsig::sign(&m, None, &spec, &ed_key()).unwrap();
     s.apply(&mut m);
-    let k = keys();
-    let mut p = VerifyPolicy::new(&k);
+    let mut p = HttpPolicy::new();
     p.check_time = false;
-    let honest = httpsig::verify(&m, None, &p).unwrap().results[0]
-        .outcome
-        .clone();
+    let v = Verifier::builder(keys()).http(p).build();
+    let honest = outcome(&v, &m);
     m.body = b"{\"hello\": \"evil!\"}".to_vec();
-    let tampered = httpsig::verify(&m, None, &p).unwrap().results[0]
-        .outcome
-        .clone();
+    let tampered = outcome(&v, &m);
     (honest, tampered)
 }
 

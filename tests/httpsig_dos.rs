@@ -4,10 +4,11 @@
 //! normalize exactly as RFC 9651 section 4.2.2 says.
 
 use agentsig::httpsig::components::ComponentError;
-use agentsig::httpsig::{self, Message, SigError, VerifyPolicy};
+use agentsig::httpsig::{self, HttpPolicy, HttpSigError, Message, SigError};
 use agentsig::keys::{load_signing_key, LoadOptions};
 use agentsig::sfv::{self, Entry, SfError, MAX_MEMBERS};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 
 /// A trusted key for keyid "k": the attacker needs only a known keyid, the
 /// base is built before the signature is checked.
@@ -46,11 +47,14 @@ fn attack_request_with_12700_members_is_refused_with_limit_error() {
         covered.join(" ")
     );
     let msg = Message::parse(raw.as_bytes(), "https").unwrap();
-    let keys = keys();
-    let mut p = VerifyPolicy::new(&keys);
+    let mut p = HttpPolicy::new();
     p.check_time = false;
     p.required = Vec::new();
-    let report = httpsig::verify(&msg, None, &p).unwrap();
+    let v = Verifier::builder(keys()).http(p).build();
+    let report = match httpsig::verify(&v, &msg, None) {
+        Err(HttpSigError::NotVerified(r)) => r,
+        other => panic!("expected a refusal with a report, got {other:?}"),
+    };
     let r = report.get("sig1").unwrap();
     match &r.outcome {
         Err(SigError::Component(ComponentError::Structured { err, .. })) => {

@@ -4,12 +4,15 @@
 use agentsig::httpsig::components::ComponentError;
 use agentsig::httpsig::verify::HeaderError;
 use agentsig::httpsig::{
-    self, ComponentId, FixedClock, Message, NonceStore, SigError, SignatureSpec, VerifyPolicy,
+    self, ComponentId, FixedClock, HttpPolicy, HttpSigError, Message, SigError, SignatureSpec,
+    VerifyReport,
 };
 use agentsig::keys::{load_signing_key, LoadOptions};
+use agentsig::replay::{ReplayError, ReplayStore, Sighting};
 use agentsig::trust::{KeySource, StaticKeys};
-use agentsig::{Algorithm, AllowList, SigningKey};
-use std::cell::RefCell;
+use agentsig::verifier::Verifier;
+use agentsig::{Algorithm, SigningKey};
+use std::sync::{Arc, Mutex};
 
 const REQ: &str = "POST /foo?param=Value&Pet=dog&Pet=cat HTTP/1.1\r\nHost: example.com\r\nDate: Tue, 20 Apr 2021 02:07:55 GMT\r\nContent-Type: application/json\r\nContent-Digest: sha-512=:WZDPaVn/7XgHaAy8pmojAkGWoRx2UFChF41A2svX+TaPm+AbwAgBWnrIiYllu7BNNyealdVLvRwEmTHWXvJwew==:\r\nContent-Length: 18\r\n";
 const BODY: &str = "{\"hello\": \"world\"}";
@@ -30,15 +33,29 @@ fn keys() -> StaticKeys {
     )
 }
 
+/// A verifier trusting [`keys`] under `p`, with the default clock.
+fn verifier(p: HttpPolicy) -> Verifier {
+    Verifier::builder(keys()).http(p).build()
+}
+
+/// The per-label report of a message [`httpsig::verify`] must refuse.
+fn refused(v: &Verifier, m: &Message) -> Box<VerifyReport> {
+    match httpsig::verify(v, m, None) {
+        Err(HttpSigError::NotVerified(r)) => r,
+        other => panic!("expected a refusal with a report, got {other:?}"),
+    }
+}
+
 fn msg_with(extra: &str) -> Message {
     let raw = format!("{REQ}{extra}\r\n{BODY}");
     Message::parse(raw.as_bytes(), "https").unwrap()
 }
 
 fn header_err(extra: &str) -> HeaderError {
-    let k = keys();
-    let p = VerifyPolicy::new(&k);
-    httpsig::verify(&msg_with(extra), None, &p).unwrap_err()
+    match httpsig::verify(&verifier(HttpPolicy::new()), &msg_with(extra), None) {
+        Err(HttpSigError::Header(e)) => e,
+        other => panic!("expected a header error, got {other:?}"),
+    }
 }
 
 #[test]
@@ -93,8 +110,7 @@ fn malformed_signature_fields_are_header_errors() {
 
 #[test]
 fn per_label_structural_errors() {
-    let k = keys();
-    let p = VerifyPolicy::new(&k);
+    let v = verifier(HttpPolicy::new());
     type Check = fn(&SigError) -> bool;
     let cases: Vec<(&str, Check)> = vec![
         ("Signature-Input: sig1=();created=1;keyid=\"k\"\r\nSignature: sig2=:YWJj:\r\n",
@@ -137,7 +153,7 @@ fn per_label_structural_errors() {
     ];
     for (extra, check) in cases {
         let m = msg_with(extra);
-        let r = httpsig::verify(&m, None, &p).unwrap();
+        let r = refused(&v, &m);
         let o = &r.results[0].outcome;
         assert!(o.as_ref().is_err_and(check), "{extra}: {o:?}");
         // Errors name the problem.
@@ -147,7 +163,7 @@ fn per_label_structural_errors() {
     let m = msg_with(
         "Signature-Input: sig1=();created=1;keyid=\"k\"\r\nSignature: sig1=:YWJj:, sig2=:YWJj:\r\n",
     );
-    let r = httpsig::verify(&m, None, &p).unwrap();
+    let r = refused(&v, &m);
     assert!(matches!(
         r.get("sig2").unwrap().outcome,
         Err(SigError::NoSignatureInput(_))
@@ -164,31 +180,32 @@ fn signed(spec: SignatureSpec, key: &SigningKey) -> Message {
 #[test]
 fn policy_refusals() {
     let key = ed_key();
-    let k = keys();
     let base = || {
         SignatureSpec::new("sig1")
             .component(ComponentId::parse("@method").unwrap())
             .component(ComponentId::parse("content-digest").unwrap())
     };
-    let clock = FixedClock(1_000_000);
-    let mut p = VerifyPolicy::new(&k);
-    p.clock = &clock;
+    let at = |p: HttpPolicy| {
+        Verifier::builder(keys())
+            .clock(FixedClock(1_000_000))
+            .http(p)
+            .build()
+    };
+    let v = at(HttpPolicy::new());
     let ok = signed(base().created(1_000_000).keyid("k").tag("t"), &key);
-    assert!(httpsig::verify(&ok, None, &p).unwrap().all_valid());
+    assert!(httpsig::verify(&v, &ok, None).unwrap().all_valid());
 
-    let mut strict = VerifyPolicy::new(&k);
-    strict.clock = &clock;
+    let mut strict = HttpPolicy::new();
     strict.required = vec![ComponentId::parse("@path").unwrap()];
-    let r = httpsig::verify(&ok, None, &strict).unwrap();
+    let r = refused(&at(strict), &ok);
     assert!(matches!(
         r.results[0].outcome,
         Err(SigError::RequiredComponentNotCovered(_))
     ));
 
-    let mut tagged = VerifyPolicy::new(&k);
-    tagged.clock = &clock;
+    let mut tagged = HttpPolicy::new();
     tagged.expected_tag = Some("other".into());
-    let r = httpsig::verify(&ok, None, &tagged).unwrap();
+    let r = refused(&at(tagged), &ok);
     assert!(matches!(
         r.results[0].outcome,
         Err(SigError::TagMismatch { .. })
@@ -207,7 +224,7 @@ fn policy_refusals() {
         ),
     ] {
         let m = signed(spec, &key);
-        let r = httpsig::verify(&m, None, &p).unwrap();
+        let r = refused(&v, &m);
         assert_eq!(r.results[0].outcome.as_ref().unwrap_err().code(), want);
     }
 
@@ -224,7 +241,7 @@ fn policy_refusals() {
             .alg(Algorithm::EcdsaP256Sha256),
         &p256,
     );
-    let r = httpsig::verify(&m, None, &p).unwrap();
+    let r = refused(&v, &m);
     assert!(matches!(
         r.results[0].outcome,
         Err(SigError::AlgMismatch {
@@ -234,7 +251,7 @@ fn policy_refusals() {
     ));
     // Unknown keyid: the trusted key has kid "k".
     let m = signed(base().created(1_000_000).keyid("nobody"), &key);
-    let r = httpsig::verify(&m, None, &p).unwrap();
+    let r = refused(&v, &m);
     assert!(matches!(
         r.results[0].outcome,
         Err(SigError::NoTrustedKey { .. })
@@ -245,7 +262,7 @@ fn policy_refusals() {
     let mut m = Message::parse(text.replace("world", "WORLD").as_bytes(), "https").unwrap();
     let s = httpsig::sign(&m, None, &base().created(1_000_000).keyid("k"), &key).unwrap();
     s.apply(&mut m);
-    let r = httpsig::verify(&m, None, &p).unwrap();
+    let r = refused(&v, &m);
     assert!(matches!(
         r.results[0].outcome,
         Err(SigError::ContentDigest(_))
@@ -255,7 +272,7 @@ fn policy_refusals() {
     let m = signed(base().created(1_000_000).keyid("k"), &key);
     let mut stripped = m.clone();
     stripped.headers.retain(|f| f.name != "content-digest");
-    let r = httpsig::verify(&stripped, None, &p).unwrap();
+    let r = refused(&v, &stripped);
     assert!(matches!(
         r.results[0].outcome,
         Err(SigError::Component(ComponentError::Missing(_)))
@@ -302,26 +319,40 @@ fn signing_refusals() {
     ));
 }
 
-struct Seen(RefCell<Vec<String>>);
-impl NonceStore for Seen {
-    fn check_and_record(&self, _keyid: Option<&str>, nonce: &str) -> Result<(), String> {
-        if self.0.borrow().iter().any(|n| n == nonce) {
-            return Err(format!("nonce {nonce} already seen"));
+/// A caller's own replay store: the verifier asks it about every nonce.
+#[derive(Debug, Default)]
+struct Seen(Mutex<Vec<(String, String)>>);
+impl ReplayStore for Seen {
+    fn check_and_record(
+        &self,
+        scope: &str,
+        nonce: &str,
+        _until: i64,
+        _now: i64,
+    ) -> Result<Sighting, ReplayError> {
+        let mut seen = self
+            .0
+            .lock()
+            .map_err(|_| ReplayError::Unavailable("poisoned".into()))?;
+        if seen.iter().any(|(s, n)| s == scope && n == nonce) {
+            return Ok(Sighting::Replay);
         }
-        self.0.borrow_mut().push(nonce.to_owned());
-        Ok(())
+        seen.push((scope.to_owned(), nonce.to_owned()));
+        Ok(Sighting::First)
     }
 }
 
 #[test]
 fn nonce_replay_hook() {
     let key = ed_key();
-    let k = keys();
-    let seen = Seen(RefCell::new(Vec::new()));
-    let mut p = VerifyPolicy::new(&k);
+    let seen = Arc::new(Seen::default());
+    let mut p = HttpPolicy::new();
     p.check_time = false;
     p.require_nonce = true;
-    p.nonce_store = Some(&seen);
+    let v = Verifier::builder(keys())
+        .replay_store(seen.clone())
+        .http(p)
+        .build();
     let m = signed(
         SignatureSpec::new("sig1")
             .component(ComponentId::parse("\"@method\"").unwrap())
@@ -330,11 +361,16 @@ fn nonce_replay_hook() {
             .nonce("abc"),
         &key,
     );
-    assert!(httpsig::verify(&m, None, &p).unwrap().all_valid());
-    let r = httpsig::verify(&m, None, &p).unwrap();
+    assert!(httpsig::verify(&v, &m, None).unwrap().all_valid());
+    let r = refused(&v, &m);
     assert!(matches!(r.results[0].outcome, Err(SigError::Replay(_))));
+    // The hook was asked about this nonce, under this keyid.
+    assert_eq!(
+        *seen.0.lock().unwrap(),
+        vec![("httpsig:k".to_owned(), "abc".to_owned())]
+    );
     let m = signed(SignatureSpec::new("sig1").created(1).keyid("k"), &key);
-    let r = httpsig::verify(&m, None, &p).unwrap();
+    let r = refused(&v, &m);
     assert!(matches!(
         r.results[0].outcome,
         Err(SigError::MissingParam("nonce"))
@@ -344,16 +380,15 @@ fn nonce_replay_hook() {
 #[test]
 fn unknown_parameters_are_signed_and_kept_in_order() {
     let key = ed_key();
-    let k = keys();
     let spec = SignatureSpec::new("sig1")
         .component(ComponentId::parse("\"@method\"").unwrap())
         .keyid("k")
         .param("zz-custom", httpsig::sfv::BareItem::Token("x".into()))
         .created(5);
     let m = signed(spec, &key);
-    let mut p = VerifyPolicy::new(&k);
+    let mut p = HttpPolicy::new();
     p.check_time = false;
-    let r = httpsig::verify(&m, None, &p).unwrap();
+    let r = httpsig::verify(&verifier(p), &m, None).unwrap();
     assert!(r.all_valid());
     assert_eq!(
         r.results[0].params_value.as_deref(),
@@ -364,7 +399,6 @@ fn unknown_parameters_are_signed_and_kept_in_order() {
 #[test]
 fn http_crate_round_trip_with_req() {
     let key = ed_key();
-    let k = keys();
     let mut req = http::Request::builder()
         .method("POST")
         .uri("https://Example.com:443/foo?a=b")
@@ -381,11 +415,13 @@ fn http_crate_round_trip_with_req() {
     assert!(String::from_utf8(s.base)
         .unwrap()
         .contains("\"@authority\": example.com\n\"@target-uri\": https://Example.com:443/foo?a=b"));
-    let mut p = VerifyPolicy::new(&k);
+    let mut p = HttpPolicy::new();
     p.check_time = false;
-    assert!(httpsig::verify::verify_request(&req, "https", &p)
-        .unwrap()
-        .all_valid());
+    assert!(
+        httpsig::verify::verify_request(&verifier(p.clone()), &req, "https")
+            .unwrap()
+            .all_valid()
+    );
 
     let mut res = http::Response::builder()
         .status(200)
@@ -403,27 +439,30 @@ fn http_crate_round_trip_with_req() {
         .keyid("k");
     httpsig::sign::sign_response(&mut res, Some(&req), "https", &spec, &key).unwrap();
     p.required = httpsig::verify::descriptor_response_components();
+    let v = verifier(p);
     assert!(
-        httpsig::verify::verify_response(&res, Some(&req), "https", &p)
+        httpsig::verify::verify_response(&v, &res, Some(&req), "https")
             .unwrap()
             .all_valid()
     );
     // Without the request, the ;req components cannot be resolved.
-    let r = httpsig::verify::verify_response::<_, Vec<u8>>(&res, None, "https", &p).unwrap();
+    let r = match httpsig::verify::verify_response::<_, Vec<u8>>(&v, &res, None, "https") {
+        Err(HttpSigError::NotVerified(r)) => r,
+        other => panic!("expected a refusal with a report, got {other:?}"),
+    };
     assert!(matches!(
         r.results[0].outcome,
         Err(SigError::Component(ComponentError::NoRelatedRequest(_)))
     ));
-    p.allowed = AllowList::all();
 }
 
 #[test]
 fn mutations_never_panic() {
     let raw =
         std::fs::read("tests/vectors/rfc9421/messages/s4.3-proxied-request-2sigs.http").unwrap();
-    let k = keys();
-    let mut p = VerifyPolicy::new(&k);
+    let mut p = HttpPolicy::new();
     p.check_time = false;
+    let v = verifier(p);
     let mut state: u64 = 0x9e3779b97f4a7c15;
     let mut next = || {
         state ^= state << 13;
@@ -445,7 +484,8 @@ fn mutations_never_panic() {
             }
         }
         if let Ok(msg) = Message::parse(&m, "https") {
-            let _ = httpsig::verify(&msg, None, &p);
+            let _ = httpsig::verify(&v, &msg, None);
+            let _ = httpsig::verify::report(&v, &msg, None);
         }
     }
 }

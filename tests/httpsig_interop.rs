@@ -7,9 +7,10 @@
 //! AGENTSIG_REQUIRE_INTEROP=1 (CI), where it fails. CI installs it with:
 //!   python3 -m pip install 'http-message-signatures==3.0.0'
 
-use agentsig::httpsig::{self, ComponentId, Message, SignatureSpec, VerifyPolicy};
+use agentsig::httpsig::{self, ComponentId, HttpPolicy, HttpSigError, Message, SignatureSpec};
 use agentsig::keys::{load_signing_key, load_verifying_keys, LoadOptions};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, AllowList, SigningKey};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -251,8 +252,6 @@ fn agentsig_signs_pyauth_verifies_and_back() {
         for k in load_verifying_keys(&std::fs::read(&c.public).unwrap(), &opts(c.alg)).unwrap() {
             trusted.add(k.with_kid(c.keyid.clone()), KeySource::Pinned);
         }
-        let mut policy = VerifyPolicy::new(&trusted);
-        policy.allowed = AllowList::all();
         for (src, comps, label) in [
             (
                 "tests/vectors/rfc9421/messages/test-request.http",
@@ -304,10 +303,21 @@ fn agentsig_signs_pyauth_verifies_and_back() {
             let (ok, log) = py(&argv);
             assert!(ok, "{name}: pyauth could not sign: {log}");
             let m = Message::parse(&std::fs::read(&outp).unwrap(), "https").unwrap();
+            let mut policy = HttpPolicy::new();
             if !m.is_request() {
                 policy.required = httpsig::verify::descriptor_response_components();
             }
-            let report = httpsig::verify(&m, None, &policy).unwrap();
+            let v = Verifier::builder(trusted.clone())
+                .algorithms(AllowList::all())
+                .http(policy)
+                .build();
+            let report = httpsig::verify(&v, &m, None).unwrap_or_else(|e| {
+                panic!(
+                    "{name}: agentsig refused pyauth's {label}: {e}: {:?}",
+                    e.report()
+                        .map(|r| r.results.iter().map(|r| &r.outcome).collect::<Vec<_>>())
+                )
+            });
             assert!(
                 report.all_valid(),
                 "{name}: agentsig refused pyauth's {label}: {:?}",
@@ -361,9 +371,12 @@ fn pss_with_maximum_salt_is_refused() {
     {
         trusted.add(k.with_kid("test-key-rsa-pss"), KeySource::Pinned);
     }
-    let policy = VerifyPolicy::new(&trusted);
+    let v = Verifier::builder(trusted).build();
     let m = Message::parse(&std::fs::read(&out).unwrap(), "https").unwrap();
-    let report = httpsig::verify(&m, None, &policy).unwrap();
+    let report = match httpsig::verify(&v, &m, None) {
+        Err(HttpSigError::NotVerified(r)) => r,
+        other => panic!("expected a refusal with a report, got {other:?}"),
+    };
     assert!(matches!(
         report.results[0].outcome,
         Err(httpsig::SigError::BadSignature)

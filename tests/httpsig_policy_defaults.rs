@@ -2,9 +2,12 @@
 //! nothing of the message), and a request signature must cover at least one
 //! of `@method`, `@authority`, `@target-uri`, `@path`; both are configurable.
 
-use agentsig::httpsig::{self, ComponentId, Message, SigError, SignatureSpec, VerifyPolicy};
+use agentsig::httpsig::{
+    self, ComponentId, HttpPolicy, HttpSigError, Message, SigError, SignatureSpec,
+};
 use agentsig::keys::{load_signing_key, LoadOptions};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::SigningKey;
 
 fn ed_key() -> SigningKey {
@@ -37,16 +40,29 @@ fn signed(raw: &str, covered: &[&str]) -> Message {
 const REQ: &str = "GET /a HTTP/1.1\r\nHost: example.com\r\nContent-Type: text/plain\r\n\r\n";
 const RES: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n";
 
-fn outcome(m: &Message, p: &VerifyPolicy<'_>) -> Result<(), SigError> {
-    httpsig::verify(m, None, p).unwrap().results[0]
-        .outcome
-        .clone()
+/// The outcome of the only label under `p`, through [`httpsig::verify`],
+/// which must be `Ok` exactly when that label verified.
+fn outcome(m: &Message, p: &HttpPolicy) -> Result<(), SigError> {
+    let v = Verifier::builder(keys()).http(p.clone()).build();
+    match httpsig::verify(&v, m, None) {
+        Ok(r) => {
+            assert_eq!(r.results.len(), 1);
+            assert!(r.results[0].is_valid());
+            Ok(())
+        }
+        Err(HttpSigError::NotVerified(r)) => {
+            assert_eq!(r.results.len(), 1);
+            let o = r.results[0].outcome.clone();
+            assert!(o.is_err(), "refused while the only label verified");
+            o
+        }
+        Err(e) => panic!("header error: {e}"),
+    }
 }
 
 #[test]
 fn empty_covered_list_is_refused_by_default_for_requests_and_responses() {
-    let k = keys();
-    let mut p = VerifyPolicy::new(&k);
+    let mut p = HttpPolicy::new();
     p.check_time = false;
     for raw in [REQ, RES] {
         assert_eq!(
@@ -62,8 +78,7 @@ fn empty_covered_list_is_refused_by_default_for_requests_and_responses() {
 
 #[test]
 fn request_must_cover_a_request_target_component_by_default() {
-    let k = keys();
-    let mut p = VerifyPolicy::new(&k);
+    let mut p = HttpPolicy::new();
     p.check_time = false;
     let r = outcome(&signed(REQ, &["\"content-type\""]), &p);
     assert!(

@@ -3,10 +3,11 @@
 
 use agentsig::httpsig::components::ComponentError;
 use agentsig::httpsig::{
-    self, base, ComponentId, Message, SigError, SignError, SignatureSpec, VerifyPolicy,
+    self, base, ComponentId, HttpPolicy, HttpSigError, Message, SigError, SignError, SignatureSpec,
 };
 use agentsig::keys::{load_signing_key, LoadOptions};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::SigningKey;
 
 fn ed_key() -> SigningKey {
@@ -77,9 +78,13 @@ fn invalid_utf8_is_refused_on_verify() {
         ed_key().verifying_key().clone().with_kid("k"),
         KeySource::Pinned,
     );
-    let mut p = VerifyPolicy::new(&k);
+    let mut p = HttpPolicy::new();
     p.check_time = false;
-    let r = httpsig::verify(&m, None, &p).unwrap();
+    let v = Verifier::builder(k).http(p).build();
+    let r = match httpsig::verify(&v, &m, None) {
+        Err(HttpSigError::NotVerified(r)) => r,
+        other => panic!("expected a refusal with a report, got {other:?}"),
+    };
     match &r.results[0].outcome {
         Err(SigError::Component(e)) => assert!(is_not_utf8(e), "{e:?}"),
         other => panic!("expected QueryNotUtf8, got {other:?}"),

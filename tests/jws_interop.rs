@@ -15,8 +15,8 @@
 //! A missing interpreter or module prints a skip notice, unless
 //! `AGENTSIG_REQUIRE_INTEROP=1`, which turns it into a failure (CI sets it).
 
-use agentsig::jws::VerifyPolicy;
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::{b64, descriptor, jcs, jwk, Algorithm, SigningKey};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -282,8 +282,9 @@ fn interop(which: &str, program: &str, script: &str, install: &str) {
         );
         let jws = s["jws"].as_str().unwrap();
         let vk = signing_key(j).verifying_key().clone();
-        let keys = StaticKeys::new().with(vk, KeySource::Pinned);
-        let rep = descriptor::verify(&f.doc, jws, &keys, &VerifyPolicy::default()).unwrap();
+        let v = Verifier::builder(StaticKeys::new().with(vk, KeySource::Pinned)).build();
+        let rep = descriptor::verify(&v, &f.doc, jws)
+            .unwrap_or_else(|e| panic!("agentsig rejected {which}'s {alg}: {e}"));
         assert!(
             rep.verified(),
             "agentsig rejected {which}'s {alg}: {:?}",
@@ -295,8 +296,10 @@ fn interop(which: &str, program: &str, script: &str, install: &str) {
         let changed = String::from_utf8(f.doc.clone())
             .unwrap()
             .replace("Recipe Agent", "Recipe Agent!");
-        let rep =
-            descriptor::verify(changed.as_bytes(), jws, &keys, &VerifyPolicy::default()).unwrap();
+        let e = descriptor::verify(&v, changed.as_bytes(), jws).unwrap_err();
+        let rep = e
+            .report()
+            .expect("the JWS was read: a report, not a parse error");
         assert!(!rep.verified());
         // And through the CLI, with the key file (its public half is used).
         assert!(

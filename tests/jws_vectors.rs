@@ -3,8 +3,9 @@
 //! agentsig's detached-JWS-over-JCS vectors; then one policy negative per
 //! refusal reason, each with its own `Reason::code()`.
 
-use agentsig::jws::{self, JwsError, Reason, SignOptions, Verdict, VerifyPolicy};
+use agentsig::jws::{self, JwsError, JwsPolicy, JwsVerifyError, Reason, SignOptions, Verdict};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::{b64, descriptor, jwk, Algorithm, AllowList, SigningKey, VerifyingKey};
 use serde_json::{json, Value};
 
@@ -38,11 +39,17 @@ fn trust(k: VerifyingKey) -> StaticKeys {
     StaticKeys::new().with(k, KeySource::Pinned)
 }
 
-fn allow(algs: &[Algorithm]) -> VerifyPolicy {
-    VerifyPolicy {
-        allowed: AllowList::new(algs.iter().copied()),
-        ..VerifyPolicy::default()
-    }
+/// A verifier trusting `keys` that accepts exactly `algs`.
+fn allow(keys: &StaticKeys, algs: &[Algorithm]) -> Verifier {
+    Verifier::builder(keys.clone())
+        .algorithms(AllowList::new(algs.iter().copied()))
+        .build()
+}
+
+/// A verifier trusting `keys` with every default (asymmetric algorithms,
+/// key headers refused, any `typ`).
+fn defaults(keys: &StaticKeys) -> Verifier {
+    Verifier::builder(keys.clone()).build()
 }
 
 fn text(v: &Value) -> String {
@@ -52,45 +59,67 @@ fn text(v: &Value) -> String {
     }
 }
 
-/// Verify and return the report; panics on a JwsError.
-fn verdict(jws_text: &str, detached: Option<&[u8]>, k: &StaticKeys, p: &VerifyPolicy) -> bool {
-    jws::verify(jws_text, detached, k, p)
-        .unwrap_or_else(|e| panic!("{jws_text}: {e}"))
-        .verified()
+/// Whether the JWS verified; panics on a JwsError. `Ok` must carry a
+/// verified report and `NotVerified` one that is not.
+fn verdict(jws_text: &str, detached: Option<&[u8]>, v: &Verifier) -> bool {
+    match jws::verify(v, jws_text, detached) {
+        Ok(r) => {
+            assert!(r.verified(), "{jws_text}: Ok without a verified report");
+            true
+        }
+        Err(JwsVerifyError::NotVerified(r)) => {
+            assert!(
+                !r.verified(),
+                "{jws_text}: NotVerified with a verified report"
+            );
+            false
+        }
+        Err(e) => panic!("{jws_text}: {e}"),
+    }
+}
+
+/// The report of a JWS that was read and did not verify; panics otherwise.
+fn not_verified(res: Result<jws::JwsReport, JwsVerifyError>, what: &str) -> jws::JwsReport {
+    match res {
+        Ok(_) => panic!("{what} verified"),
+        Err(e) => {
+            let r = e
+                .report()
+                .unwrap_or_else(|| panic!("{what}: not a NotVerified error: {e}"))
+                .clone();
+            assert!(!r.verified(), "{what}");
+            r
+        }
+    }
 }
 
 #[test]
 fn rfc7515_a3_es256_attached_and_detached() {
     let v = vec_json("rfc7515_A3_es256.json");
     let keys = trust(vk(&v["key"], None));
-    let p = allow(&[Algorithm::EcdsaP256Sha256]);
+    let p = allow(&keys, &[Algorithm::EcdsaP256Sha256]);
     let payload = b64::decode(v["payload_b64u"].as_str().unwrap()).unwrap();
-    assert!(verdict(v["compact"].as_str().unwrap(), None, &keys, &p));
+    assert!(verdict(v["compact"].as_str().unwrap(), None, &p));
     // Attached, and the same content given as detached: must be equal.
-    assert!(verdict(
-        v["compact"].as_str().unwrap(),
-        Some(&payload),
-        &keys,
-        &p
+    assert!(verdict(v["compact"].as_str().unwrap(), Some(&payload), &p));
+    assert!(matches!(
+        jws::verify(&p, v["compact"].as_str().unwrap(), Some(b"other")),
+        Err(JwsVerifyError::Jws(JwsError::PayloadDiffers))
     ));
-    assert_eq!(
-        jws::verify(v["compact"].as_str().unwrap(), Some(b"other"), &keys, &p).err(),
-        Some(JwsError::PayloadDiffers)
-    );
     let det = v["compact_detached"].as_str().unwrap();
-    assert!(verdict(det, Some(&payload), &keys, &p));
+    assert!(verdict(det, Some(&payload), &p));
     let mut tampered = payload.clone();
     tampered[0] ^= 1;
-    assert!(!verdict(det, Some(&tampered), &keys, &p));
+    assert!(!verdict(det, Some(&tampered), &p));
     // Detached without content is an error, never "verified".
     assert!(matches!(
-        jws::verify(det, None, &keys, &p),
-        Err(JwsError::Malformed(_))
+        jws::verify(&p, det, None),
+        Err(JwsVerifyError::Jws(JwsError::Malformed(_)))
     ));
     // The private JWK gives the same key; an ES256 re-sign verifies (ECDSA is randomized).
     let s = sk(&v["key"], None);
     let mine = jws::sign_compact_detached(&payload, &s, &SignOptions::default()).unwrap();
-    assert!(verdict(&mine, Some(&payload), &keys, &p));
+    assert!(verdict(&mine, Some(&payload), &p));
 }
 
 fn cookbook(name: &str) -> Value {
@@ -104,12 +133,12 @@ fn rfc7520_4_5_detached_content_hs256() {
     let key = vk(&v["input"]["key"], None);
     assert_eq!(key.kid(), Some("018c0ae5-4d9b-471b-bfd6-eef314bc7037"));
     let keys = trust(key);
-    let p = allow(&[Algorithm::HmacSha256]);
+    let p = allow(&keys, &[Algorithm::HmacSha256]);
     for form in ["compact", "json", "json_flat"] {
         let t = text(&v["output"][form]);
-        assert!(verdict(&t, Some(&payload), &keys, &p), "{form}");
+        assert!(verdict(&t, Some(&payload), &p), "{form}");
         assert!(
-            !verdict(&t, Some(b"It's a dangerous business"), &keys, &p),
+            !verdict(&t, Some(b"It's a dangerous business"), &p),
             "{form}"
         );
     }
@@ -120,13 +149,14 @@ fn rfc7520_4_5_detached_content_hs256() {
         .unwrap();
     assert_eq!(b64::encode(&sig), v["signing"]["sig"].as_str().unwrap());
     // HS256 is not in the default (asymmetric) allow-list.
-    let r = jws::verify(
-        v["output"]["compact"].as_str().unwrap(),
-        Some(&payload),
-        &keys,
-        &VerifyPolicy::default(),
-    )
-    .unwrap();
+    let r = not_verified(
+        jws::verify(
+            &defaults(&keys),
+            v["output"]["compact"].as_str().unwrap(),
+            Some(&payload),
+        ),
+        "HS256 under the default allow-list",
+    );
     assert!(!r.verified());
     assert_eq!(
         r.signatures[0].reason.as_ref().unwrap().code(),
@@ -140,12 +170,9 @@ fn rfc7520_4_1_rs256_and_4_4_hs256() {
     let payload = v["input"]["payload"].as_str().unwrap().as_bytes().to_vec();
     // The cookbook RSA JWK has no alg: the verifier says RS256.
     let keys = trust(vk(&v["input"]["key"], Some(Algorithm::RsaV15Sha256)));
-    let p = allow(&[Algorithm::RsaV15Sha256]);
+    let p = allow(&keys, &[Algorithm::RsaV15Sha256]);
     for form in ["compact", "json", "json_flat"] {
-        assert!(
-            verdict(&text(&v["output"][form]), None, &keys, &p),
-            "{form}"
-        );
+        assert!(verdict(&text(&v["output"][form]), None, &p), "{form}");
     }
     // PKCS#1 v1.5 is deterministic: byte-exact re-sign from the private JWK.
     let s = sk(&v["input"]["key"], Some(Algorithm::RsaV15Sha256));
@@ -157,16 +184,13 @@ fn rfc7520_4_1_rs256_and_4_4_hs256() {
     let c = v["output"]["compact"].as_str().unwrap();
     let parts: Vec<&str> = c.split('.').collect();
     let det = format!("{}..{}", parts[0], parts[2]);
-    assert!(verdict(&det, Some(&payload), &keys, &p));
+    assert!(verdict(&det, Some(&payload), &p));
 
     let v = cookbook("4_4.hmac-sha2_integrity_protection.json");
     let keys = trust(vk(&v["input"]["key"], None));
-    let p = allow(&[Algorithm::HmacSha256]);
+    let p = allow(&keys, &[Algorithm::HmacSha256]);
     for form in ["compact", "json", "json_flat"] {
-        assert!(
-            verdict(&text(&v["output"][form]), None, &keys, &p),
-            "{form}"
-        );
+        assert!(verdict(&text(&v["output"][form]), None, &p), "{form}");
     }
 }
 
@@ -186,16 +210,11 @@ fn rfc7520_4_3_es512_is_refused() {
             .verifying_key()
             .clone(),
     );
-    let r = jws::verify(
-        v["output"]["compact"].as_str().unwrap(),
-        None,
-        &any,
-        &VerifyPolicy {
-            allowed: AllowList::all(),
-            ..VerifyPolicy::default()
-        },
-    )
-    .unwrap();
+    let all = Verifier::builder(any).algorithms(AllowList::all()).build();
+    let r = not_verified(
+        jws::verify(&all, v["output"]["compact"].as_str().unwrap(), None),
+        "ES512",
+    );
     assert!(!r.verified());
     assert_eq!(r.signatures[0].verdict, Verdict::Refused);
     assert_eq!(
@@ -210,11 +229,11 @@ fn rfc7520_4_3_es512_is_refused() {
 fn rfc7520_4_7_unprotected_alg_is_refused() {
     let v = cookbook("4_7.protecting_content_only.json");
     let keys = trust(vk(&v["input"]["key"], None));
-    let p = allow(&[Algorithm::HmacSha256]);
+    let p = allow(&keys, &[Algorithm::HmacSha256]);
     for form in ["json", "json_flat"] {
         assert!(matches!(
-            jws::verify(&text(&v["output"][form]), None, &keys, &p),
-            Err(JwsError::Malformed(_))
+            jws::verify(&p, &text(&v["output"][form]), None),
+            Err(JwsVerifyError::Jws(JwsError::Malformed(_)))
         ));
     }
 }
@@ -223,12 +242,9 @@ fn rfc7520_4_7_unprotected_alg_is_refused() {
 fn rfc8037_a4_ed25519() {
     let v = cookbook("rfc8037_A4_ed25519_jws.json");
     let keys = trust(vk(&v["input"]["key"], None));
-    let p = allow(&[Algorithm::Ed25519]);
+    let p = allow(&keys, &[Algorithm::Ed25519]);
     for form in ["compact", "json", "json_flat"] {
-        assert!(
-            verdict(&text(&v["output"][form]), None, &keys, &p),
-            "{form}"
-        );
+        assert!(verdict(&text(&v["output"][form]), None, &p), "{form}");
     }
     let s = sk(&v["input"]["key"], None);
     let sig = s
@@ -242,20 +258,18 @@ fn rfc7797_section4_b64_true_and_false() {
     let v = vec_json("rfc7797_section4.json");
     let keys = trust(vk(&v["key"], None));
     let s = sk(&v["key"], None);
-    let p = allow(&[Algorithm::HmacSha256]);
+    let p = allow(&keys, &[Algorithm::HmacSha256]);
     let payload = v["payload_utf8"].as_str().unwrap().as_bytes();
     let t = &v["4.1_b64_true"];
-    assert!(verdict(t["compact"].as_str().unwrap(), None, &keys, &p));
+    assert!(verdict(t["compact"].as_str().unwrap(), None, &p));
     assert!(verdict(
         t["compact_detached"].as_str().unwrap(),
         Some(payload),
-        &keys,
         &p
     ));
     assert!(!verdict(
         t["compact_detached"].as_str().unwrap(),
         Some(b"$.03"),
-        &keys,
         &p
     ));
     assert_eq!(
@@ -269,23 +283,20 @@ fn rfc7797_section4_b64_true_and_false() {
     assert!(verdict(
         f["compact_detached"].as_str().unwrap(),
         Some(payload),
-        &keys,
         &p
     ));
     assert!(!verdict(
         f["compact_detached"].as_str().unwrap(),
         Some(b"$.03"),
-        &keys,
         &p
     ));
     // Flattened JSON with the unencoded payload attached, and detached.
-    let r = jws::verify(&f["json_flattened"].to_string(), None, &keys, &p).unwrap();
+    let r = jws::verify(&p, &f["json_flattened"].to_string(), None).unwrap();
     assert!(r.verified());
     assert_eq!(r.payload, payload);
     assert!(verdict(
         &f["json_flattened_detached"].to_string(),
         Some(payload),
-        &keys,
         &p
     ));
     assert_eq!(
@@ -301,7 +312,7 @@ fn rfc7797_section4_b64_true_and_false() {
         t["protected"].as_str().unwrap(),
         f["signature"].as_str().unwrap()
     );
-    assert!(!verdict(&swapped, Some(payload), &keys, &p));
+    assert!(!verdict(&swapped, Some(payload), &p));
 }
 
 #[test]
@@ -322,7 +333,7 @@ fn detached_jcs_vectors() {
     let mut keys = StaticKeys::new();
     keys.add(ed.verifying_key().clone(), KeySource::Pinned);
     keys.add(p256.verifying_key().clone(), KeySource::Pinned);
-    let p = VerifyPolicy::default();
+    let p = defaults(&keys);
     let cases = v["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 4);
     let mut forms_checked = 0;
@@ -356,11 +367,11 @@ fn detached_jcs_vectors() {
             forms.push(att.to_owned());
         }
         for f in &forms {
-            let r = jws::verify(f, Some(&jcs), &keys, &p).unwrap();
+            let r = jws::verify(&p, f, Some(&jcs)).unwrap();
             assert!(r.verified(), "{name}: {f}");
             assert_eq!(r.payload, jcs);
             if f.contains("..") || f.starts_with('{') {
-                let r = jws::verify(f, Some(tampered), &keys, &p).unwrap();
+                let r = not_verified(jws::verify(&p, f, Some(tampered)), name);
                 assert!(!r.verified(), "{name}: tampered payload verified");
                 assert_eq!(r.signatures[0].verdict, Verdict::Invalid);
                 assert_eq!(
@@ -369,16 +380,15 @@ fn detached_jcs_vectors() {
                 );
             } else {
                 // Attached payload differs from the content given.
-                assert_eq!(
-                    jws::verify(f, Some(tampered), &keys, &p).err(),
-                    Some(JwsError::PayloadDiffers)
-                );
+                assert!(matches!(
+                    jws::verify(&p, f, Some(tampered)),
+                    Err(JwsVerifyError::Jws(JwsError::PayloadDiffers))
+                ));
             }
             forms_checked += 1;
         }
         // Through the descriptor API: the document, not its JCS bytes.
-        let rep =
-            descriptor::verify(&doc, c["compact_detached"].as_str().unwrap(), &keys, &p).unwrap();
+        let rep = descriptor::verify(&p, &doc, c["compact_detached"].as_str().unwrap()).unwrap();
         assert!(rep.verified(), "{name}");
         assert_eq!(
             rep.canonical_sha256(),
@@ -443,8 +453,8 @@ fn compact_with(header_json: &str, key: &SigningKey, b64_flag: bool) -> String {
     format!("{h}..{}", b64::encode(&key.sign(&si).unwrap()))
 }
 
-fn reason_code(jws_text: &str, keys: &StaticKeys, p: &VerifyPolicy) -> &'static str {
-    let r = jws::verify(jws_text, Some(PAYLOAD), keys, p).unwrap();
+fn reason_code(jws_text: &str, v: &Verifier) -> &'static str {
+    let r = not_verified(jws::verify(v, jws_text, Some(PAYLOAD)), jws_text);
     assert!(!r.verified(), "{jws_text} verified");
     r.signatures[0].reason.as_ref().unwrap().code()
 }
@@ -453,25 +463,22 @@ fn reason_code(jws_text: &str, keys: &StaticKeys, p: &VerifyPolicy) -> &'static 
 fn policy_negatives_each_have_their_own_reason() {
     let k = ed_key();
     let keys = trust(k.verifying_key().clone());
-    let p = VerifyPolicy::default();
+    let p = defaults(&keys);
     // Baseline: the well-formed one verifies.
     assert!(verdict(
         &compact_with(r#"{"alg":"EdDSA"}"#, &k, true),
         Some(PAYLOAD),
-        &keys,
         &p
     ));
     assert!(verdict(
         &compact_with(r#"{"alg":"EdDSA","b64":false,"crit":["b64"]}"#, &k, false),
         Some(PAYLOAD),
-        &keys,
         &p
     ));
     // Header alg "Ed25519" (RFC 9864) is accepted as the same algorithm.
     assert!(verdict(
         &compact_with(r#"{"alg":"Ed25519"}"#, &k, true),
         Some(PAYLOAD),
-        &keys,
         &p
     ));
 
@@ -484,37 +491,39 @@ fn policy_negatives_each_have_their_own_reason() {
     case(
         "alg none",
         "alg-none",
-        reason_code(&compact_with(r#"{"alg":"none"}"#, &k, true), &keys, &p),
+        reason_code(&compact_with(r#"{"alg":"none"}"#, &k, true), &p),
     );
     case(
         "alg missing",
         "alg-missing",
-        reason_code(&compact_with(r#"{"kid":"x"}"#, &k, true), &keys, &p),
+        reason_code(&compact_with(r#"{"kid":"x"}"#, &k, true), &p),
     );
     case(
         "alg unknown",
         "alg-unknown",
-        reason_code(&compact_with(r#"{"alg":"ES512"}"#, &k, true), &keys, &p),
+        reason_code(&compact_with(r#"{"alg":"ES512"}"#, &k, true), &p),
     );
     // HS256 is a known algorithm but not in the default allow-list.
     let hs_keys = trust(hs.verifying_key().clone());
     case(
         "alg not allowed",
         "alg-not-allowed",
-        reason_code(&compact_with(r#"{"alg":"HS256"}"#, &hs, true), &hs_keys, &p),
+        reason_code(
+            &compact_with(r#"{"alg":"HS256"}"#, &hs, true),
+            &defaults(&hs_keys),
+        ),
     );
     // Header claims ES256, the trusted key is Ed25519.
     case(
         "header alg is not the key's",
         "alg-not-keys",
-        reason_code(&compact_with(r#"{"alg":"ES256"}"#, &k, true), &keys, &p),
+        reason_code(&compact_with(r#"{"alg":"ES256"}"#, &k, true), &p),
     );
     case(
         "unknown crit",
         "crit-unknown",
         reason_code(
             &compact_with(r#"{"alg":"EdDSA","crit":["exp"],"exp":1}"#, &k, true),
-            &keys,
             &p,
         ),
     );
@@ -523,7 +532,6 @@ fn policy_negatives_each_have_their_own_reason() {
         "crit-malformed",
         reason_code(
             &compact_with(r#"{"alg":"EdDSA","crit":["b64"]}"#, &k, true),
-            &keys,
             &p,
         ),
     );
@@ -532,7 +540,6 @@ fn policy_negatives_each_have_their_own_reason() {
         "b64-malformed",
         reason_code(
             &compact_with(r#"{"alg":"EdDSA","b64":false}"#, &k, false),
-            &keys,
             &p,
         ),
     );
@@ -547,7 +554,7 @@ fn policy_negatives_each_have_their_own_reason() {
         case(
             kh,
             "key-header-offered",
-            reason_code(&compact_with(&v.to_string(), &k, true), &keys, &p),
+            reason_code(&compact_with(&v.to_string(), &k, true), &p),
         );
     }
     // Protected and unprotected header overlap (JSON serialization).
@@ -557,26 +564,23 @@ fn policy_negatives_each_have_their_own_reason() {
     case(
         "protected/unprotected overlap",
         "headers-not-disjoint",
-        reason_code(&overlap.to_string(), &keys, &p),
+        reason_code(&overlap.to_string(), &p),
     );
     // typ mismatch.
-    let typed = VerifyPolicy {
-        expected_typ: Some(vec!["agent+jws".into()]),
-        ..VerifyPolicy::default()
-    };
+    let typed = Verifier::builder(keys.clone())
+        .jws(JwsPolicy::default().expected_typ(["agent+jws"]))
+        .build();
     case(
         "typ mismatch",
         "typ-mismatch",
         reason_code(
             &compact_with(r#"{"alg":"EdDSA","typ":"JWT"}"#, &k, true),
-            &keys,
             &typed,
         ),
     );
     assert!(verdict(
         &compact_with(r#"{"alg":"EdDSA","typ":"application/agent+jws"}"#, &k, true),
         Some(PAYLOAD),
-        &keys,
         &typed
     ));
     case(
@@ -584,18 +588,13 @@ fn policy_negatives_each_have_their_own_reason() {
         "no-trusted-key",
         reason_code(
             &compact_with(r#"{"alg":"EdDSA","kid":"other"}"#, &k, true),
-            &trust(k.verifying_key().clone().with_kid("mine")),
-            &p,
+            &defaults(&trust(k.verifying_key().clone().with_kid("mine"))),
         ),
     );
     case(
         "signature does not match",
         "signature-mismatch",
-        reason_code(
-            &compact_with(r#"{"alg":"EdDSA"}"#, &ed_other(), true),
-            &keys,
-            &p,
-        ),
+        reason_code(&compact_with(r#"{"alg":"EdDSA"}"#, &ed_other(), true), &p),
     );
     // Every reason above is distinct (the four key headers share one).
     let mut distinct = all_codes.clone();
@@ -606,8 +605,10 @@ fn policy_negatives_each_have_their_own_reason() {
     // Not per-signature reasons but errors on the whole JWS:
     // duplicate header member (strict I-JSON) ...
     let dup = compact_with(r#"{"alg":"EdDSA","alg":"none"}"#, &k, true);
-    match jws::verify(&dup, Some(PAYLOAD), &keys, &p) {
-        Err(JwsError::HeaderJson(m)) => assert!(m.contains("duplicate"), "{m}"),
+    match jws::verify(&p, &dup, Some(PAYLOAD)) {
+        Err(JwsVerifyError::Jws(JwsError::HeaderJson(m))) => {
+            assert!(m.contains("duplicate"), "{m}")
+        }
         other => panic!("duplicate member: {other:?}"),
     }
     // ... and non-canonical base64url (padding, non-zero trailing bits, std alphabet).
@@ -623,7 +624,7 @@ fn policy_negatives_each_have_their_own_reason() {
     let h16 = r#"{"alg":"EdDSA" }"#;
     assert_eq!(h16.len(), 16);
     let good16 = compact_with(h16, &k, true);
-    assert!(verdict(&good16, Some(PAYLOAD), &keys, &p));
+    assert!(verdict(&good16, Some(PAYLOAD), &p));
     let p16: Vec<&str> = good16.split('.').collect();
     for bad in [
         format!("{}..{}", parts[0], noncanon),
@@ -638,8 +639,8 @@ fn policy_negatives_each_have_their_own_reason() {
         }
         assert!(
             matches!(
-                jws::verify(&bad, Some(PAYLOAD), &keys, &p),
-                Err(JwsError::Base64 { .. })
+                jws::verify(&p, &bad, Some(PAYLOAD)),
+                Err(JwsVerifyError::Jws(JwsError::Base64 { .. }))
             ),
             "{bad}"
         );
@@ -665,16 +666,13 @@ fn ed_other() -> SigningKey {
 /// the same secret given as a pinned key is.
 #[test]
 fn shared_secret_from_published_source_is_never_used() {
-    use agentsig::jws::{self, Verdict, VerifyPolicy};
+    use agentsig::jws::{self, Verdict};
     use agentsig::trust::{KeySource, StaticKeys};
+    use agentsig::verifier::Verifier;
     use agentsig::{AllowList, SigningKey};
     let key = SigningKey::from_hmac_secret(&[7u8; 32]).expect("secret");
     let doc = b"{\"a\":1}";
     let compact = jws::sign_compact_detached(doc, &key, &Default::default()).expect("sign");
-    let policy = VerifyPolicy {
-        allowed: AllowList::all(),
-        ..VerifyPolicy::default()
-    };
     for (source, ok) in [
         (KeySource::Pinned, true),
         (KeySource::File("secret".into()), true),
@@ -682,7 +680,14 @@ fn shared_secret_from_published_source_is_never_used() {
         (KeySource::Discovered("did:web:example.com".into()), false),
     ] {
         let keys = StaticKeys::new().with(key.verifying_key().clone(), source.clone());
-        let r = jws::verify(&compact, Some(doc), &keys, &policy).expect("parse");
+        let v = Verifier::builder(keys).algorithms(AllowList::all()).build();
+        let res = jws::verify(&v, &compact, Some(doc));
+        // Ok exactly when verified; a refusal still carries the report.
+        assert_eq!(res.is_ok(), ok, "{source:?}");
+        let r = match res {
+            Ok(r) => r,
+            Err(e) => e.report().expect("parse").clone(),
+        };
         assert_eq!(r.verified(), ok, "{source:?}");
         if !ok {
             assert_eq!(r.signatures[0].verdict, Verdict::NoTrustedKey, "{source:?}");

@@ -5,9 +5,12 @@ mod delegation_support;
 use delegation_support::*;
 
 use agentsig::jwt::{self, FileReplayStore, FixedClock, JwtError, JwtPolicy, MemoryReplayStore};
+use agentsig::replay::{ReplayStore, Sighting};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, AllowList, SigningKey, VerifyingKey};
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 fn claims() -> Value {
     json!({"iss": AS, "sub": "user@example.com", "aud": CAL, "iat": NOW - 10,
@@ -15,11 +18,15 @@ fn claims() -> Value {
 }
 
 fn verify_with(tok: &str, keys: &StaticKeys, p: &JwtPolicy) -> Result<jwt::VerifiedJwt, JwtError> {
-    jwt::verify(tok, keys, p, &clock(), None)
+    jwt::verify(&verifier_with(keys.clone(), p.clone()), tok)
 }
 
 fn code(tok: &str, k: &SigningKey, p: &JwtPolicy) -> &'static str {
-    match verify_with(tok, &keys_for(k), p) {
+    code_v(tok, &verifier_with(keys_for(k), p.clone()))
+}
+
+fn code_v(tok: &str, v: &Verifier) -> &'static str {
+    match jwt::verify(v, tok) {
         Ok(_) => "ok",
         Err(e) => e.code(),
     }
@@ -84,7 +91,7 @@ fn b64_noncanonical(_s: &str) -> String {
     let mut json = String::from(r#"{"alg":"ES256","typ":"at+jwt"}"#);
     loop {
         let e = agentsig::b64::encode(json.as_bytes());
-        if e.len() % 4 != 0 {
+        if !e.len().is_multiple_of(4) {
             let mut b = e.into_bytes();
             let last = b.len() - 1;
             let i = alpha.iter().position(|c| *c == b[last]).unwrap();
@@ -108,12 +115,12 @@ fn a2_alg_allow_list_and_key_binding() {
     h["alg"] = json!("ES384");
     assert_eq!(code(&raw(&h, &claims(), &k), &k, &p), "jwt.alg-not-keys");
     // not in the allow-list
-    let only_eddsa = JwtPolicy {
-        allowed: AllowList::new([Algorithm::Ed25519]),
-        ..jwt_policy()
-    };
+    let only_eddsa = verifier(&k)
+        .to_builder()
+        .algorithms(AllowList::new([Algorithm::Ed25519]))
+        .build();
     assert_eq!(
-        code(&sign(&claims(), &k), &k, &only_eddsa),
+        code_v(&sign(&claims(), &k), &only_eddsa),
         "jwt.alg-not-allowed"
     );
 }
@@ -126,9 +133,11 @@ fn a2_never_hmac_with_a_published_key() {
         .unwrap()
         .with_kid("h");
     let tok = sign(&claims(), &hk);
-    let p = JwtPolicy {
-        allowed: AllowList::all(),
-        ..jwt_policy()
+    let all = |keys: StaticKeys| {
+        verifier_with(keys, jwt_policy())
+            .to_builder()
+            .algorithms(AllowList::all())
+            .build()
     };
     // From a JWK Set or discovery: never used.
     for src in [
@@ -137,13 +146,13 @@ fn a2_never_hmac_with_a_published_key() {
     ] {
         let keys = StaticKeys::new().with(vk.clone(), src);
         assert_eq!(
-            verify_with(&tok, &keys, &p).unwrap_err().code(),
+            jwt::verify(&all(keys), &tok).unwrap_err().code(),
             "jwt.no-trusted-key"
         );
     }
     // Pinned by the caller and HS256 explicitly allowed: accepted.
     let keys = StaticKeys::new().with(vk.clone(), KeySource::File("secret".into()));
-    assert!(verify_with(&tok, &keys, &p).is_ok());
+    assert!(jwt::verify(&all(keys.clone()), &tok).is_ok());
     // Not allowed by default.
     assert_eq!(
         verify_with(&tok, &keys, &jwt_policy()).unwrap_err().code(),
@@ -264,11 +273,8 @@ fn a10_times_with_explicit_skew() {
     c["iat"] = json!(NOW - 100);
     c["nbf"] = json!(NOW - 100);
     assert_eq!(code(&sign(&c, &k), &k, &p), "ok");
-    let strict = JwtPolicy {
-        skew: 0,
-        ..jwt_policy()
-    };
-    assert_eq!(code(&sign(&c, &k), &k, &strict), "jwt.expired");
+    let strict = verifier(&k).to_builder().skew(0).build();
+    assert_eq!(code_v(&sign(&c, &k), &strict), "jwt.expired");
     let mut c = claims();
     c["nbf"] = json!(NOW + 120);
     assert_eq!(code(&sign(&c, &k), &k, &p), "jwt.not-yet-valid");
@@ -282,13 +288,11 @@ fn a10_times_with_explicit_skew() {
     assert_eq!(code(&sign(&c, &k), &k, &p), "jwt.claim-type");
     // injectable clock: the same token is expired later
     let tok = sign(&claims(), &k);
-    let later = FixedClock(NOW + 10_000);
-    assert_eq!(
-        jwt::verify(&tok, &keys_for(&k), &p, &later, None)
-            .unwrap_err()
-            .code(),
-        "jwt.expired"
-    );
+    let later = verifier(&k)
+        .to_builder()
+        .clock(FixedClock(NOW + 10_000))
+        .build();
+    assert_eq!(jwt::verify(&later, &tok).unwrap_err().code(), "jwt.expired");
 }
 
 #[test]
@@ -296,32 +300,31 @@ fn a11_jti_replay() {
     let k = key();
     let p = jwt_policy();
     let tok = sign(&claims(), &k);
-    let keys = keys_for(&k);
-    let mut store = MemoryReplayStore::new();
-    assert!(jwt::verify(&tok, &keys, &p, &clock(), Some(&mut store)).is_ok());
-    assert_eq!(
-        jwt::verify(&tok, &keys, &p, &clock(), Some(&mut store))
-            .unwrap_err()
-            .code(),
-        "jwt.jti-replay"
-    );
-    // file-backed store survives a reopen
+    let with_store =
+        |store: Arc<dyn ReplayStore>| verifier(&k).to_builder().replay_store(store).build();
+    let v = with_store(Arc::new(MemoryReplayStore::new()));
+    assert!(jwt::verify(&v, &tok).is_ok());
+    assert_eq!(jwt::verify(&v, &tok).unwrap_err().code(), "jwt.jti-replay");
+    // file-backed store survives a reopen (every record is written at once)
     let dir = std::env::temp_dir().join(format!("agentsig-replay-{}", std::process::id()));
     let _ = std::fs::remove_file(&dir);
     {
-        let mut fs = FileReplayStore::open(&dir, NOW).unwrap();
-        assert!(jwt::verify(&tok, &keys, &p, &clock(), Some(&mut fs)).is_ok());
-        fs.save().unwrap();
+        let fs = FileReplayStore::open(&dir, NOW).unwrap();
+        assert!(jwt::verify(&with_store(Arc::new(fs)), &tok).is_ok());
     }
-    let mut fs = FileReplayStore::open(&dir, NOW).unwrap();
+    let fs = FileReplayStore::open(&dir, NOW).unwrap();
     assert_eq!(
-        jwt::verify(&tok, &keys, &p, &clock(), Some(&mut fs))
+        jwt::verify(&with_store(Arc::new(fs)), &tok)
             .unwrap_err()
             .code(),
         "jwt.jti-replay"
     );
-    // after expiry the entry is forgotten
+    // after expiry (exp + skew) the entry is forgotten
     let fs2 = FileReplayStore::open(&dir, NOW + 100_000).unwrap();
+    assert_eq!(
+        fs2.check_and_record(AS, "j1", NOW + 200_000, NOW + 100_000),
+        Ok(Sighting::First)
+    );
     drop(fs2);
     std::fs::write(&dir, "not json\n").unwrap();
     assert!(
@@ -329,14 +332,17 @@ fn a11_jti_replay() {
         "a corrupt store fails closed"
     );
     let _ = std::fs::remove_file(&dir);
+    let _ = std::fs::remove_file(lock_path(&dir));
     // bounded memory store fails closed when full of live entries
-    let mut small = MemoryReplayStore::with_capacity(1);
-    use agentsig::jwt::ReplayStore;
-    assert_eq!(small.check_and_insert("i", "a", NOW + 10, NOW), Ok(true));
-    assert!(small.check_and_insert("i", "b", NOW + 10, NOW).is_err());
+    let small = MemoryReplayStore::with_capacity(1);
     assert_eq!(
-        small.check_and_insert("i", "b", NOW + 10, NOW + 20),
-        Ok(true)
+        small.check_and_record("i", "a", NOW + 10, NOW),
+        Ok(Sighting::First)
+    );
+    assert!(small.check_and_record("i", "b", NOW + 10, NOW).is_err());
+    assert_eq!(
+        small.check_and_record("i", "b", NOW + 10, NOW + 20),
+        Ok(Sighting::First)
     );
     // jti required
     let mut c = claims();
@@ -358,7 +364,10 @@ fn rfc8693_appendix_tokens_parse_but_never_verify() {
             assert_eq!(Value::Object(d.header.clone()), t["header"]);
             // The RFC does not publish its keys: nothing verifies.
             let err = d
-                .verify_signature(&keys_for(&k), &JwtPolicy::default())
+                .verify_signature(
+                    &Verifier::builder(keys_for(&k)).build(),
+                    &JwtPolicy::default(),
+                )
                 .unwrap_err();
             assert_eq!(err.code(), "jwt.signature");
         }
@@ -389,18 +398,110 @@ fn a8_keys_are_looked_up_per_issuer() {
     let ka = key();
     let kb = key();
     let mut per = PerIssuer::new();
-    per.insert(AS, Box::new(keys_for(&ka)));
-    per.insert("https://b.example.com", Box::new(keys_for(&kb)));
-    let p = JwtPolicy {
-        issuers: None,
-        ..jwt_policy()
-    };
-    assert!(jwt::verify(&sign(&claims(), &ka), &per, &p, &clock(), None).is_ok());
+    per.insert(AS, keys_for(&ka));
+    per.insert("https://b.example.com", keys_for(&kb));
+    let mut p = jwt_policy();
+    p.issuers = None;
+    let v = verifier_with(per, p);
+    assert!(jwt::verify(&v, &sign(&claims(), &ka)).is_ok());
     // B's key signing a token that claims issuer A: A's keys only, so refused.
-    let e = jwt::verify(&sign(&claims(), &kb), &per, &p, &clock(), None).unwrap_err();
+    let e = jwt::verify(&v, &sign(&claims(), &kb)).unwrap_err();
     assert_eq!(e.code(), "jwt.signature");
     let mut c = claims();
     c["iss"] = json!("https://unknown.example.com");
-    let e = jwt::verify(&sign(&c, &ka), &per, &p, &clock(), None).unwrap_err();
+    let e = jwt::verify(&v, &sign(&c, &ka)).unwrap_err();
     assert_eq!(e.code(), "jwt.no-trusted-key");
+}
+
+fn lock_path(p: &std::path::Path) -> std::path::PathBuf {
+    let mut l = p.as_os_str().to_owned();
+    l.push(".lock");
+    l.into()
+}
+
+/// RFC 7519 4.1.7 across processes: several verifiers, each with its own
+/// `FileReplayStore` on one file (as separate processes would have), verify
+/// at the same moment. Every distinct token is recorded, and of two
+/// presentations of one token exactly one is accepted (issue 8: the file
+/// store locks around read-check-write).
+#[test]
+fn file_replay_store_races_record_each_jti_once() {
+    let k = key();
+    let path = std::env::temp_dir().join(format!("agentsig-replay-race-{}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let token = |jti: &str| {
+        let mut c = claims();
+        c["jti"] = json!(jti);
+        sign(&c, &k)
+    };
+    // 8 threads with distinct tokens, 2 with the same one.
+    let mut work: Vec<(String, String)> = (0..8)
+        .map(|i| {
+            let j = format!("distinct-{i}");
+            (j.clone(), token(&j))
+        })
+        .collect();
+    let dup = token("shared");
+    work.push(("shared".into(), dup.clone()));
+    work.push(("shared".into(), dup));
+    let barrier = Arc::new(std::sync::Barrier::new(work.len()));
+    let handles: Vec<_> = work
+        .into_iter()
+        .map(|(jti, tok)| {
+            let barrier = Arc::clone(&barrier);
+            let path = path.clone();
+            let v = verifier(&k);
+            std::thread::spawn(move || {
+                let store = FileReplayStore::open(&path, NOW).expect("open");
+                let v = v.to_builder().replay_store(Arc::new(store)).build();
+                barrier.wait();
+                (jti, jwt::verify(&v, &tok).map(|_| ()).map_err(|e| e.code()))
+            })
+        })
+        .collect();
+    let results: Vec<(String, Result<(), &'static str>)> = handles
+        .into_iter()
+        .map(|h| h.join().expect("thread"))
+        .collect();
+    for (jti, r) in &results {
+        if jti != "shared" {
+            assert_eq!(r, &Ok(()), "{jti}");
+        }
+    }
+    let shared: Vec<&Result<(), &'static str>> = results
+        .iter()
+        .filter(|(j, _)| j == "shared")
+        .map(|(_, r)| r)
+        .collect();
+    assert_eq!(shared.len(), 2);
+    assert_eq!(
+        shared.iter().filter(|r| r.is_ok()).count(),
+        1,
+        "exactly one presentation of the shared token is accepted: {shared:?}"
+    );
+    assert_eq!(
+        shared
+            .iter()
+            .filter(|r| ***r == Err("jwt.jti-replay"))
+            .count(),
+        1,
+        "the other is a replay: {shared:?}"
+    );
+    // The file holds every jti once: 8 distinct + the shared one.
+    let text = std::fs::read_to_string(&path).expect("store file");
+    let mut jtis: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).expect("entry");
+            assert_eq!(v["iss"], AS);
+            v["jti"].as_str().expect("jti").to_owned()
+        })
+        .collect();
+    jtis.sort();
+    let mut want: Vec<String> = (0..8).map(|i| format!("distinct-{i}")).collect();
+    want.push("shared".into());
+    want.sort();
+    assert_eq!(jtis, want);
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(lock_path(&path));
 }

@@ -5,9 +5,10 @@
 use agentsig::httpsig::base::{signature_base, signature_params_value};
 use agentsig::httpsig::components::{parse_covered, ComponentId};
 use agentsig::httpsig::sfv;
-use agentsig::httpsig::{self, Message, SignatureSpec, VerifyPolicy};
+use agentsig::httpsig::{self, HttpPolicy, HttpSigError, Message, SignatureSpec, VerifyReport};
 use agentsig::keys::{load_signing_key, load_verifying_keys, LoadOptions};
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, AllowList, SigningKey};
 use serde_json::Value;
 use std::path::Path;
@@ -80,9 +81,31 @@ fn related(c: &Value) -> Option<Message> {
     c["related_request"].as_str().map(msg)
 }
 
-fn vector_policy<'a>(keys: &'a StaticKeys, label: &str) -> VerifyPolicy<'a> {
-    let mut p = VerifyPolicy::new(keys);
-    p.allowed = AllowList::all();
+/// `verify` as a result: `Ok` with the report when every label verified, the
+/// report of the refusal otherwise (a header error is a test failure).
+fn checked(
+    v: &Verifier,
+    m: &Message,
+    rel: Option<&Message>,
+    id: &str,
+) -> Result<VerifyReport, Box<VerifyReport>> {
+    match httpsig::verify(v, m, rel) {
+        Ok(r) => Ok(r),
+        Err(HttpSigError::NotVerified(r)) => Err(r),
+        Err(e) => panic!("{id}: {e}"),
+    }
+}
+
+/// A verifier with every RFC key and algorithm, for one label.
+fn vector_verifier(keys: &StaticKeys, label: &str) -> Verifier {
+    Verifier::builder(keys.clone())
+        .algorithms(AllowList::all())
+        .http(vector_policy(label))
+        .build()
+}
+
+fn vector_policy(label: &str) -> HttpPolicy {
+    let mut p = HttpPolicy::new();
     p.check_time = false; // the RFC vectors are from 2021; proxy_sig has expired
     p.labels = Some(vec![label.to_owned()]);
     p.keep_base = true;
@@ -148,12 +171,16 @@ fn signed_messages_verify_as_the_rfc_says() {
         let label = c["label"].as_str().unwrap();
         let m = msg(c["signed_message"].as_str().unwrap());
         let rel = related(&c);
-        let policy = vector_policy(&keys, label);
-        let report =
-            httpsig::verify(&m, rel.as_ref(), &policy).unwrap_or_else(|e| panic!("{id}: {e}"));
+        let v = vector_verifier(&keys, label);
+        let expected = c["expected_valid"].as_bool().unwrap();
+        let outcome = checked(&v, &m, rel.as_ref(), id);
+        assert_eq!(outcome.is_ok(), expected, "{id}");
+        let report = match &outcome {
+            Ok(r) => r,
+            Err(r) => &**r,
+        };
         assert_eq!(report.results.len(), 1, "{id}");
         let r = &report.results[0];
-        let expected = c["expected_valid"].as_bool().unwrap();
         assert_eq!(r.is_valid(), expected, "{id}: {:?}", r.outcome);
         if expected {
             assert_eq!(
@@ -204,8 +231,9 @@ fn deterministic_algorithms_re_sign_byte_exact_and_others_round_trip() {
         // Whatever the algorithm, our own signature verifies on the message.
         let mut signed_msg = m.clone();
         signed.apply(&mut signed_msg);
-        let policy = vector_policy(&keys, &spec.label);
-        let report = httpsig::verify(&signed_msg, rel.as_ref(), &policy).unwrap();
+        let v = vector_verifier(&keys, &spec.label);
+        let report = checked(&v, &signed_msg, rel.as_ref(), id)
+            .unwrap_or_else(|r| panic!("{id}: {:?}", r.results[0].outcome));
         assert!(report.all_valid(), "{id}: {:?}", report.results[0].outcome);
     }
 }
@@ -229,21 +257,27 @@ fn proxy_message_reports_each_label_separately() {
     // the authority; proxy_sig does. The result is per label, never "any valid".
     let keys = all_keys();
     let m = msg("messages/s4.3-proxied-request-2sigs.http");
-    let mut policy = VerifyPolicy::new(&keys);
-    policy.allowed = AllowList::all();
+    let mut policy = HttpPolicy::new();
     policy.check_time = false;
-    let report = httpsig::verify(&m, None, &policy).unwrap();
+    let v = Verifier::builder(keys.clone())
+        .algorithms(AllowList::all())
+        .http(policy)
+        .build();
+    let report = checked(&v, &m, None, "s4.3").expect_err("sig1 does not verify");
     assert_eq!(report.results.len(), 2);
     assert!(!report.get("sig1").unwrap().is_valid());
     assert!(report.get("proxy_sig").unwrap().is_valid());
     assert!(!report.all_valid());
     assert_eq!(report.valid_labels(), vec!["proxy_sig"]);
     // With time checks on, proxy_sig has expired (expires=1618884540).
-    let mut timed = VerifyPolicy::new(&keys);
-    timed.allowed = AllowList::all();
+    let mut timed = HttpPolicy::new();
     timed.max_age = None;
     timed.labels = Some(vec!["proxy_sig".into()]);
-    let r = httpsig::verify(&m, None, &timed).unwrap();
+    let v = Verifier::builder(keys)
+        .algorithms(AllowList::all())
+        .http(timed)
+        .build();
+    let r = checked(&v, &m, None, "s4.3 timed").expect_err("proxy_sig has expired");
     assert!(matches!(
         r.results[0].outcome,
         Err(httpsig::SigError::Expired {
@@ -273,9 +307,13 @@ fn b24_fails_on_the_response_as_printed() {
     let tampered = signed.replace(good_digest, bad_digest);
     assert_ne!(tampered, signed);
     let m = Message::parse(tampered.as_bytes(), "https").unwrap();
-    let mut policy = vector_policy(&keys, "sig-b24");
+    let mut policy = vector_policy("sig-b24");
     policy.required = httpsig::verify::descriptor_response_components();
-    let r = httpsig::verify(&m, None, &policy).unwrap();
+    let v = Verifier::builder(keys)
+        .algorithms(AllowList::all())
+        .http(policy)
+        .build();
+    let r = checked(&v, &m, None, "b2.4 as printed").expect_err("the printed digest is wrong");
     assert!(!r.all_valid());
 }
 

@@ -2,8 +2,8 @@
 //! never panics and always returns a report.
 #![no_main]
 use agentsig::delegation::{audit, AuditPolicy};
-use agentsig::jwt::SystemClock;
 use agentsig::trust::StaticKeys;
+use agentsig::verifier::Verifier;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     if tokens.is_empty() {
         return;
     }
-    let keys = StaticKeys::new();
+    let v = Verifier::builder(StaticKeys::new()).build();
     let _ = agentsig::jwt::decode(tokens[0], 16 * 1024);
-    let _ = audit(&tokens, &keys, &AuditPolicy::default(), &SystemClock, None);
+    let _ = audit(&tokens, &v, &AuditPolicy::default());
 });

@@ -2,8 +2,9 @@
 //! policy with a fixed key: never a panic.
 #![no_main]
 use agentsig::httpsig::message::Message;
-use agentsig::httpsig::verify::{verify, VerifyPolicy};
+use agentsig::httpsig::verify::verify;
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::VerifyingKey;
 use libfuzzer_sys::fuzz_target;
 
@@ -15,10 +16,9 @@ fuzz_target!(|data: &[u8]| {
     ]) else {
         return;
     };
-    let keys = StaticKeys::new().with(key, KeySource::Pinned);
-    let policy = VerifyPolicy::new(&keys);
+    let v = Verifier::builder(StaticKeys::new().with(key, KeySource::Pinned)).build();
     if let Ok(msg) = Message::parse(data, "https") {
-        let _ = verify(&msg, None, &policy);
-        let _ = verify(&msg, Some(&msg), &policy);
+        let _ = verify(&v, &msg, None);
+        let _ = verify(&v, &msg, Some(&msg));
     }
 });

@@ -1,8 +1,8 @@
 //! Any text as a JWS (compact or JSON) against a fixed trusted key: never a
 //! panic, and never "verified" unless the signature is the real one.
 #![no_main]
-use agentsig::jws::VerifyPolicy;
 use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, AllowList, VerifyingKey};
 use libfuzzer_sys::fuzz_target;
 
@@ -21,10 +21,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let keys = StaticKeys::new().with(key, KeySource::Pinned);
-    let policy = VerifyPolicy {
-        allowed: AllowList::all(),
-        ..VerifyPolicy::default()
-    };
-    let _ = agentsig::jws::verify(text, Some(b"{}"), &keys, &policy);
-    let _ = agentsig::jws::verify(text, None, &keys, &policy);
+    let v = Verifier::builder(keys).algorithms(AllowList::all()).build();
+    let _ = agentsig::jws::verify(&v, text, Some(b"{}"));
+    let _ = agentsig::jws::verify(&v, text, None);
 });

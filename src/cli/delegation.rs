@@ -4,14 +4,13 @@ use super::TrustedKeyArgs;
 use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult};
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{self, report, AuditPolicy, ScopeMode, ScopePolicy, Severity};
-use agentsig::jwt::{FileReplayStore, FixedClock, JwtPolicy, SystemClock};
+use agentsig::jwt::{FixedClock, JwtPolicy, SystemClock};
 use agentsig::trust::{KeyResolver, KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::Algorithm;
 use clap::{Args, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 /// Write text to standard output; a closed pipe (`| head`) is not a panic.
 /// Control and bidi characters from the (unverified) tokens are escaped.
@@ -185,7 +184,8 @@ pub struct AuditArgs {
     /// Fail on warnings too.
     #[arg(long)]
     deny_warnings: bool,
-    /// File recording seen (iss, jti) pairs: a token audited twice is a replay.
+    /// Store of seen (iss, jti) pairs: a token audited twice is a replay.
+    /// PATH or file:PATH (one machine), redis://HOST:PORT/DB (a fleet), memory:.
     #[arg(long, allow_hyphen_values = true)]
     replay_store: Option<String>,
     /// Print the JSON report.
@@ -241,8 +241,8 @@ fn audit(a: AuditArgs) -> CliResult {
         .verifier(resolver, a.trust.jwt_policy(a.audience.clone()));
     if let Some(p) = &a.replay_store {
         let store =
-            FileReplayStore::open(p, v.now()).map_err(|e| CliError::usage(e.to_string()))?;
-        v = v.to_builder().replay_store(Arc::new(store)).build();
+            agentsig::replay::open_store(p, v.now()).map_err(|e| CliError::usage(e.to_string()))?;
+        v = v.to_builder().replay_store(store).build();
     }
     let refs: Vec<&str> = tokens.iter().map(String::as_str).collect();
     let r = delegation::audit(&refs, &v, &policy);

@@ -155,20 +155,10 @@ fn sign(a: HttpSignArgs) -> CliResult {
         let req = related
             .as_ref()
             .ok_or_else(|| CliError::usage("--accept-signature needs --request"))?;
-        let lines: Vec<&[u8]> = req.field_lines("accept-signature", false).collect();
-        if lines.is_empty() {
-            return Err(CliError::failed(
-                "the request carries no Accept-Signature field",
-            ));
-        }
-        let reqs = accept::parse(&lines).map_err(|e| CliError::failed(e.to_string()))?;
-        let wanted = match reqs.as_slice() {
-            [only] => only,
-            _ => accept::find(&reqs, &a.label).map_err(|e| CliError::failed(e.to_string()))?,
-        };
         let lifetime = i64::try_from(a.expires_in.unwrap_or(300)).unwrap_or(300);
-        accept::spec_for(
-            wanted,
+        accept::negotiate(
+            req,
+            &a.label,
             &key,
             &keyid,
             created.unwrap_or_else(now_unix),
@@ -275,6 +265,10 @@ pub struct HttpVerifyArgs {
     /// Refuse signatures without expires.
     #[arg(long)]
     require_expires: bool,
+    /// Store of seen nonces (RFC 9421 7.2.2): a nonce seen before is a replay. PATH or
+    /// file:PATH (one machine), redis://HOST:PORT/DB (a fleet), memory:.
+    #[arg(long, allow_hyphen_values = true)]
+    replay_store: Option<String>,
     /// The request this response answers (for ;req components).
     #[arg(long, allow_hyphen_values = true)]
     request: Option<String>,
@@ -303,6 +297,7 @@ pub struct VerifyRequest<'a> {
     pub check_time: bool,
     pub tag: Option<String>,
     pub require_expires: bool,
+    pub replay_store: Option<&'a str>,
     pub print_base: bool,
     pub json: bool,
 }
@@ -355,10 +350,18 @@ pub fn verify_outcome(v: VerifyRequest<'_>) -> Result<HttpOutcome, CliError> {
     policy.require_expires = v.require_expires;
     policy.labels = (!v.labels.is_empty()).then(|| v.labels.to_vec());
     policy.keep_base = v.print_base;
-    let b = Verifier::builder(resolver)
+    let mut b = Verifier::builder(resolver)
         .algorithms(v.trust.allow_list())
         .skew(v.skew)
         .http(policy);
+    if let Some(url) = v.replay_store {
+        let now = v
+            .now
+            .unwrap_or_else(|| agentsig::clock::Clock::now(&agentsig::clock::SystemClock));
+        let store =
+            agentsig::replay::open_store(url, now).map_err(|e| CliError::usage(e.to_string()))?;
+        b = b.replay_store(store);
+    }
     let verifier = match v.now {
         Some(n) => b.clock(FixedClock(n)).build(),
         None => b.build(),
@@ -456,6 +459,7 @@ fn verify(a: HttpVerifyArgs) -> CliResult {
         check_time: !a.no_time_check,
         tag: a.tag.clone(),
         require_expires: a.require_expires,
+        replay_store: a.replay_store.as_deref(),
         print_base: a.print_base,
         json: a.json,
     })

@@ -13,10 +13,10 @@ pub struct KeygenArgs {
     alg: Algorithm,
     /// Output path prefix: writes PREFIX.pem (private, mode 0600), PREFIX.pub.pem,
     /// PREFIX.jwk.json and PREFIX.jwks.json. Existing files are never overwritten.
-    #[arg(long, default_value = "agentsig-key")]
+    #[arg(long, default_value = "agentsig-key", allow_hyphen_values = true)]
     out: PathBuf,
-    /// Key id to publish; default: the RFC 7638 thumbprint.
-    #[arg(long)]
+    /// Key id to publish; default: the RFC 7638 thumbprint (which may begin with '-').
+    #[arg(long, allow_hyphen_values = true)]
     kid: Option<String>,
     /// Print a JSON summary instead of text.
     #[arg(long)]

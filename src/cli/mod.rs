@@ -42,6 +42,7 @@ mod delegation;
 mod http;
 mod keygen;
 mod lint;
+mod pin;
 #[cfg(feature = "server")]
 mod serve;
 mod sign;
@@ -104,6 +105,10 @@ enum Command {
     /// /.well-known/agents.json, the JWK Set at /.well-known/jwks.json, ETag, 304, HEAD.
     #[cfg(feature = "server")]
     Serve(serve::ServeArgs),
+    /// Key continuity per agent identity (known_hosts for agents): check, add, rotate, list,
+    /// announce and accept pinned key thumbprints in --pin-store.
+    #[command(subcommand)]
+    Pin(pin::PinCommand),
 }
 
 /// An error that ends a command, with its exit code.
@@ -173,6 +178,7 @@ pub fn main() -> ExitCode {
         Command::Delegation(c) => delegation::run(c),
         #[cfg(feature = "server")]
         Command::Serve(a) => serve::run(a),
+        Command::Pin(c) => pin::run(c),
     };
     match result {
         Ok(code) => code,

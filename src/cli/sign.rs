@@ -57,8 +57,18 @@ pub struct SignArgs {
     #[arg(long, allow_hyphen_values = true)]
     passphrase_file: Option<String>,
     /// Media type a static host serves the descriptor with; it is signed (RFC 9421 content-type).
-    #[arg(long, allow_hyphen_values = true, default_value = "application/json")]
-    content_type: String,
+    /// Default: the detected format's media type (application/agent+json, application/woa+json,
+    /// application/agentcard+json, application/json).
+    #[arg(long, allow_hyphen_values = true)]
+    content_type: Option<String>,
+    /// The descriptor format, instead of detecting it: agent, agents-registry, awp, woa,
+    /// agentcard, aidip, a2a.
+    #[arg(long)]
+    format: Option<agentsig::formats::Format>,
+    /// Sign even when `agentsig lint` finds errors (a malformed descriptor, or endpoints on
+    /// private, loopback or link-local hosts). The findings are still printed.
+    #[arg(long)]
+    force: bool,
     /// Give the HTTP signature an expires parameter this far after created (e.g. 30d).
     /// Default: no expires (see docs/static-publishing.md).
     #[arg(long, value_parser = parse_duration)]
@@ -76,6 +86,63 @@ pub struct SignArgs {
 
 pub fn sign(a: SignArgs) -> CliResult {
     let input = read_input(&a.file)?;
+    // Issue 11: lint first; a descriptor with errors is not signed unless
+    // forced (a signature over a malformed descriptor, or one pointing at an
+    // internal address, protects nothing).
+    let content_type = match agentsig::formats::check_before_signing(&input, a.format, a.force) {
+        Ok(report) => {
+            for f in &report.findings {
+                errln!(
+                    "{}: {} {} at {}: {}",
+                    esc(&a.file),
+                    f.severity.as_str(),
+                    f.code,
+                    if f.pointer.is_empty() {
+                        "/"
+                    } else {
+                        &f.pointer
+                    },
+                    esc(&f.message)
+                );
+            }
+            a.content_type
+                .clone()
+                .unwrap_or_else(|| report.format.media_type().to_owned())
+        }
+        Err(agentsig::formats::SignGateError::Refused(report)) => {
+            for f in report.errors() {
+                errln!(
+                    "{}: error {} at {}: {}",
+                    esc(&a.file),
+                    f.code,
+                    if f.pointer.is_empty() {
+                        "/"
+                    } else {
+                        &f.pointer
+                    },
+                    esc(&f.message)
+                );
+            }
+            return Err(CliError::failed(format!(
+                "{}: not signed: `agentsig lint` finds {} error(s) in this {}; fix them, or sign anyway with --force",
+                esc(&a.file),
+                report.errors().count(),
+                report.format.title()
+            )));
+        }
+        Err(agentsig::formats::SignGateError::Detect(
+            agentsig::formats::DetectError::Unrecognized,
+        )) => {
+            errln!(
+                "{}: not a recognized descriptor format, so not linted (give --format to choose one); signing as application/json",
+                esc(&a.file)
+            );
+            a.content_type
+                .clone()
+                .unwrap_or_else(|| "application/json".into())
+        }
+        Err(e) => return Err(CliError::usage(format!("{}: {e}", esc(&a.file)))),
+    };
     if a.kid.is_some() && a.key.len() > 1 {
         return Err(CliError::usage(
             "--kid names one key; with several --key, put kid in each JWK",
@@ -140,7 +207,7 @@ pub fn sign(a: SignArgs) -> CliResult {
             path,
             &a.file,
             &input,
-            &a.content_type,
+            &content_type,
             &keys,
             a.expires_in,
             &a.headers_format,
@@ -197,9 +264,77 @@ pub struct VerifyArgs {
     /// Ignore jku/jwk/x5u/x5c/x5t headers instead of refusing the signature. Keys still come only from --key/--jwks.
     #[arg(long)]
     ignore_key_headers: bool,
+    /// Key continuity: pin the descriptor's key on first sight and fail with pin.key-changed when
+    /// it later verifies with another key. PATH, file:PATH, redis://HOST:PORT/DB or memory:.
+    /// The identity is the descriptor's "id", else "url", else "name".
+    #[arg(long, allow_hyphen_values = true)]
+    pin_store: Option<String>,
     /// Print a machine-readable JSON report.
     #[arg(long)]
     json: bool,
+}
+
+/// The identity a descriptor is pinned under: its `id`, else `url`, else
+/// `name` (the first that is a non-empty string).
+fn pin_identity(input: &[u8]) -> Option<String> {
+    let v = agentsig::json::parse_strict(input).ok()?;
+    ["id", "url", "name"].iter().find_map(|k| {
+        v.get(*k)
+            .and_then(serde_json::Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    })
+}
+
+/// Check the verified keys against the pin store: passes when a valid
+/// signature's key is pinned for the identity (or none was: first sight
+/// pins it); fails with `pin.key-changed` when only other keys are pinned.
+fn check_pins(
+    url: &str,
+    input: &[u8],
+    report: &agentsig::jws::JwsReport,
+) -> Result<(bool, &'static str, String), CliError> {
+    use agentsig::pin::{open_pin_store, PinOutcome, Pins};
+    let pins = Pins::new(open_pin_store(url).map_err(|e| CliError::usage(e.to_string()))?);
+    let Some(identity) = pin_identity(input) else {
+        return Ok((
+            false,
+            "pin.no-identity",
+            "the descriptor has no string id, url or name to pin its key under".into(),
+        ));
+    };
+    let tps: Vec<&str> = report
+        .signatures
+        .iter()
+        .filter(|s| s.verdict == Verdict::Valid)
+        .filter_map(|s| s.key_thumbprint.as_deref())
+        .collect();
+    let mut pinned = Vec::new();
+    for t in &tps {
+        match pins.check(&identity, t) {
+            Ok(PinOutcome::FirstSeen) => {
+                return Ok((
+                    true,
+                    "pin.first-seen",
+                    format!("{identity}: key {t} pinned on first sight"),
+                ))
+            }
+            Ok(PinOutcome::Match) => {
+                return Ok((true, "pin.match", format!("{identity}: key {t} is pinned")))
+            }
+            Ok(PinOutcome::Changed { pinned: p }) => pinned = p,
+            Err(e) => return Ok((false, e.code(), e.to_string())),
+        }
+    }
+    Ok((
+        false,
+        "pin.key-changed",
+        format!(
+            "{identity}: KEY CHANGED: verified with {}, pinned {} (accept with `agentsig pin rotate` or a key announcement)",
+            tps.join(", "),
+            pinned.join(", ")
+        ),
+    ))
 }
 
 fn esc(s: &str) -> std::borrow::Cow<'_, str> {
@@ -288,6 +423,7 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
         check_time: true,
         tag: None,
         require_expires: false,
+        replay_store: None,
         print_base: false,
         json: a.json,
     })?;
@@ -320,6 +456,18 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
         }
         _ => None,
     };
+    // Issue 11: a served media type that does not fit the format is reported.
+    let media_warning = input.as_deref().and_then(|bytes| {
+        let (format, _) = agentsig::formats::detect_bytes(bytes).ok()?;
+        let ct = m
+            .field_lines("content-type", false)
+            .next()
+            .map(|v| String::from_utf8_lossy(v).trim().to_owned());
+        agentsig::formats::served_media_type_finding(format, ct.as_deref())
+    });
+    if let Some(f) = &media_warning {
+        lines.push(format!("warning {}: {}", f.code, esc(&f.message)));
+    }
     let jws = match (&jws_path, &input) {
         (Some(p), Some(bytes)) => {
             checked.push(format!("detached JWS {p}"));
@@ -349,6 +497,9 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
                 same,
                 format!("response body is the bytes of {f}"),
             );
+        }
+        if let Some(f) = &media_warning {
+            j.warn(f.code, f.message.clone());
         }
         j.detail("descriptor_file", file);
         j.detail("checked", &checked);
@@ -438,11 +589,20 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
         }
         Err(e) => return Err(CliError::usage(format!("{jws_path}: {e}"))),
     };
-    let verified = report.verified();
+    let mut verified = report.verified();
     let mut json = Report::from_jws("verify", Some(&a.file), &report.jws);
     json.detail("jws", jws_path);
     json.detail("canonical_sha256", report.canonical_sha256());
     let mut lines = Vec::new();
+    if let (Some(url), true) = (&a.pin_store, verified) {
+        let (ok, code, message) = check_pins(url, input, &report.jws)?;
+        json.check(code, ok, message.clone());
+        lines.push(message);
+        if !ok {
+            verified = false;
+            json.set_verdict(agentsig::report::Verdict::NotVerified);
+        }
+    }
     for s in &report.jws.signatures {
         let what = match s.verdict {
             Verdict::Valid => "valid",

@@ -16,13 +16,16 @@ pub const ISSUED_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:access_tok
 /// An actor to put in `act` (RFC 8693 4.1).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ActorSpec {
+    /// The actor's subject identifier, `act.sub` (RFC 8693 section 4.1).
     pub sub: String,
+    /// The actor's issuer, `act.iss`, when the `sub` is scoped to one.
     pub iss: Option<String>,
     /// Non-standard per-actor scope (lets one token show narrowing).
     pub scope: Option<String>,
 }
 
 impl ActorSpec {
+    /// An actor with only a `sub`.
     pub fn new(sub: impl Into<String>) -> ActorSpec {
         ActorSpec {
             sub: sub.into(),
@@ -45,32 +48,45 @@ impl ActorSpec {
 
 /// Why minting or exchanging failed. Each has a stable [`MintError::code`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum MintError {
+    /// The request itself is inconsistent (e.g. `exp` not after `iat`, empty `sub`).
     #[error("invalid request: {0}")]
     Invalid(String),
+    /// The subject token does not verify (RFC 8693 section 2.1 `subject_token`).
     #[error("subject token: {0}")]
     Subject(JwtError),
+    /// The actor token does not verify (RFC 8693 section 2.1 `actor_token`).
     #[error("actor token: {0}")]
     ActorToken(JwtError),
+    /// The subject token's `may_act` does not name the new actor (the actor's `sub`).
     #[error("actor {q0} is not authorized by the subject token's may_act (RFC 8693 4.4)", q0 = crate::text::quoted(.0))]
     MayAct(String),
+    /// The subject token's `scope` claim is malformed.
     #[error("subject token scope: {0}")]
     SubjectScope(ScopeError),
+    /// The requested scope is malformed.
     #[error("requested scope: {0}")]
     RequestedScope(ScopeError),
+    /// The requested scope asks for values the subject token does not hold (the extra values).
     #[error("requested scope widens the subject token's: {0}")]
     Widening(String),
+    /// The `act` chain would be longer than the hard bound (the actor count).
     #[error("the act chain would have {0} actors, above the hard bound {HARD_MAX_DEPTH}")]
     Depth(usize),
+    /// The new actor already appears in the `act` chain (its `sub`).
     #[error("actor {q0} is already in the chain (cycle)", q0 = crate::text::quoted(.0))]
     Cycle(String),
+    /// The subject token expires before the new token could start.
     #[error("the subject token's validity leaves no window")]
     NoWindow,
+    /// Signing the new token failed.
     #[error("signing: {0}")]
     Sign(JwtError),
 }
 
 impl MintError {
+    /// A stable, machine-readable code, e.g. `"exchange.cycle"`.
     pub fn code(&self) -> &'static str {
         match self {
             MintError::Invalid(_) => "mint.invalid",
@@ -91,24 +107,37 @@ impl MintError {
 /// What to mint.
 #[derive(Clone, Debug)]
 pub struct MintRequest {
+    /// The `iss` claim (RFC 7519 section 4.1.1).
     pub iss: String,
+    /// The `sub` claim, the subject on whose behalf actors act (RFC 7519 section 4.1.2).
     pub sub: String,
+    /// The `aud` claim; empty: none (RFC 7519 section 4.1.3).
     pub aud: Vec<String>,
+    /// The `scope` claim, space-separated (RFC 8693 section 4.2).
     pub scope: Option<String>,
     /// Actors in chronological order: the first is the least recent (nested
     /// deepest), the last is the current actor (outermost, RFC 8693 4.1).
     pub actors: Vec<ActorSpec>,
+    /// The `may_act` claim: who may act next (RFC 8693 section 4.4).
     pub may_act: Option<ActorSpec>,
+    /// The `client_id` claim (RFC 8693 section 4.3).
     pub client_id: Option<String>,
+    /// The `iat` claim, seconds since the Unix epoch (RFC 7519 section 4.1.6).
     pub iat: i64,
+    /// The `nbf` claim, seconds since the Unix epoch (RFC 7519 section 4.1.5).
     pub nbf: Option<i64>,
+    /// The `exp` claim, seconds since the Unix epoch (RFC 7519 section 4.1.4).
     pub exp: i64,
     /// Random when `None`.
     pub jti: Option<String>,
+    /// The JOSE `typ` header, e.g. the default delegation token type.
     pub typ: String,
 }
 
 impl MintRequest {
+    /// A request for a token from `iss` about `sub`, issued and valid from
+    /// `now` for `ttl` seconds (times in seconds since the Unix epoch), with
+    /// no audience, scope or actors.
     pub fn new(iss: &str, sub: &str, now: i64, ttl: i64) -> MintRequest {
         MintRequest {
             iss: iss.into(),
@@ -208,27 +237,37 @@ pub fn mint(req: &MintRequest, key: &SigningKey) -> Result<String, MintError> {
 /// A local token exchange (RFC 8693 section 2.1 with `actor_token`).
 #[derive(Clone, Debug)]
 pub struct ExchangeRequest<'a> {
+    /// The compact JWT being exchanged (RFC 8693 section 2.1 `subject_token`).
     pub subject_token: &'a str,
     /// The new actor; ignored when `actor_token` is given (its `sub` and
     /// `iss` are used instead).
     pub actor: Option<ActorSpec>,
+    /// A compact JWT naming the new actor (RFC 8693 section 2.1 `actor_token`).
     pub actor_token: Option<&'a str>,
     /// Issuer of the new token (this local "authorization server").
     pub iss: String,
+    /// The `aud` of the new token (RFC 8693 section 2.1 `audience`).
     pub aud: Vec<String>,
     /// Requested scope; default: the subject token's. Must be covered by it.
     pub scope: Option<String>,
     /// Who may act next (RFC 8693 4.4).
     pub may_act: Option<ActorSpec>,
+    /// Lifetime of the new token in seconds (clipped to the subject token's `exp`).
     pub ttl: i64,
+    /// The JOSE `typ` header of the new token.
     pub typ: String,
 }
 
 /// The issued token and the RFC 8693 section 2.2.1 response.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ExchangeResult {
+    /// The issued compact JWT.
     pub token: String,
+    /// Its claims set.
     pub claims: Map<String, Value>,
+    /// The RFC 8693 section 2.2.1 token response (`access_token`,
+    /// `issued_token_type`, `token_type`, `expires_in`, `scope`).
     pub response: Value,
 }
 

@@ -46,12 +46,16 @@ pub const DEFAULT_TYP: &str = "at+jwt";
 /// How bad a failed check is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
+    /// The chain must not be accepted: [`AuditReport::passed`] is false.
     Error,
+    /// A hazard worth a look that does not fail the audit.
     Warning,
+    /// Informational (the severity of passed checks).
     Info,
 }
 
 impl Severity {
+    /// The lowercase name, `"error"`, `"warning"` or `"info"`, as in the JSON report.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
@@ -64,12 +68,17 @@ impl Severity {
 /// One check: a stable `code` naming the hazard checked for, its severity
 /// when it fails, and the result (`passed` = the hazard is absent).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Check {
+    /// Stable machine-readable code of the hazard, e.g. `"bundle.empty"`.
     pub code: &'static str,
+    /// How bad a failure is ([`Severity::Info`] for a pass).
     pub severity: Severity,
+    /// `true` when the hazard is absent.
     pub passed: bool,
     /// The hop (token index) it applies to, if any.
     pub hop: Option<usize>,
+    /// Human-readable detail.
     pub message: String,
 }
 
@@ -78,6 +87,7 @@ pub struct Check {
 pub struct Checks(pub Vec<Check>);
 
 impl Checks {
+    /// Record a passed check.
     pub fn pass(&mut self, code: &'static str, hop: Option<usize>, msg: impl Into<String>) {
         self.0.push(Check {
             code,
@@ -87,6 +97,7 @@ impl Checks {
             message: msg.into(),
         });
     }
+    /// Record a failed check of `severity`.
     pub fn fail(
         &mut self,
         code: &'static str,
@@ -102,9 +113,11 @@ impl Checks {
             message: msg.into(),
         });
     }
+    /// Record a failed check of severity [`Severity::Error`].
     pub fn error(&mut self, code: &'static str, hop: Option<usize>, msg: impl Into<String>) {
         self.fail(code, Severity::Error, hop, msg)
     }
+    /// Record a failed check of severity [`Severity::Warning`].
     pub fn warn(&mut self, code: &'static str, hop: Option<usize>, msg: impl Into<String>) {
         self.fail(code, Severity::Warning, hop, msg)
     }
@@ -130,6 +143,7 @@ impl Checks {
 pub struct AuditPolicy {
     /// Most actors in one `act` chain (default 5, never above 10).
     pub max_depth: usize,
+    /// How scopes are compared across actors and hops.
     pub scope: ScopePolicy,
     /// Require `may_act` on every token that is delegated further.
     pub require_may_act: bool,
@@ -157,8 +171,11 @@ impl AuditPolicy {
 
 /// An actor (one level of `act`, RFC 8693 section 4.1).
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Actor {
+    /// The actor's `sub`.
     pub sub: String,
+    /// The actor's `iss`, if the level has one.
     pub iss: Option<String>,
     /// The level's members other than the nested `act`.
     pub members: Map<String, Value>,
@@ -174,26 +191,35 @@ impl Actor {
 
 /// One token of the audit, as read and checked.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Hop {
+    /// Position of the token in the bundle (0: the subject token).
     pub index: usize,
     /// Header and claims, when the token could be decoded.
     pub header: Map<String, Value>,
+    /// The JWT claims set (empty when the token could not be decoded).
     pub claims: Map<String, Value>,
+    /// The token decoded as a JWT (its signature may still have failed).
     pub decoded: bool,
     /// The signature verified with a trusted key.
     pub evidence: Option<KeyEvidence>,
     /// Actors in chronological order (least recent first; RFC 8693 4.1).
     pub actors: Vec<Actor>,
+    /// The token's `scope` claim, parsed (`None` when absent or malformed).
     pub scope: Option<Scope>,
     /// Relative to the previous hop (bundle only).
     pub scope_removed: Vec<String>,
+    /// Scope values this hop holds that the previous one did not (a widening).
     pub scope_added: Vec<String>,
 }
 
 impl Hop {
+    /// The claim `name` when it is a string.
     pub fn str_claim(&self, name: &str) -> Option<&str> {
         self.claims.get(name).and_then(Value::as_str)
     }
+    /// The claim `name` as a NumericDate, seconds since the Unix epoch
+    /// (RFC 7519 section 2).
     pub fn time(&self, name: &str) -> Option<i64> {
         crate::jwt::numeric_date(&self.claims, name)
     }
@@ -201,6 +227,7 @@ impl Hop {
     pub fn start(&self) -> Option<i64> {
         self.time("nbf").or_else(|| self.time("iat"))
     }
+    /// The current actor: the outermost `act` (RFC 8693 section 4.1).
     pub fn current_actor(&self) -> Option<&Actor> {
         self.actors.last()
     }
@@ -208,15 +235,21 @@ impl Hop {
 
 /// The result of an audit.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct AuditReport {
+    /// Every token, in bundle order.
     pub hops: Vec<Hop>,
+    /// Every check made, passed or failed.
     pub checks: Vec<Check>,
     /// Intersection of the hops' scopes (None when a scope is unusable).
     pub effective_scope: Option<Scope>,
     /// `[latest start, earliest exp]`.
     pub effective_window: (Option<i64>, Option<i64>),
+    /// The time the audit ran at, seconds since the Unix epoch.
     pub now: i64,
+    /// The scope comparison mode used.
     pub scope_mode: ScopeMode,
+    /// The depth bound applied (see [`AuditPolicy::depth_bound`]).
     pub max_depth: usize,
 }
 
@@ -240,6 +273,33 @@ impl AuditReport {
 
 /// Audit one token (single-token audit) or a bundle of tokens, one per hop,
 /// subject token first.
+///
+/// Never fails: every problem is a failed [`Check`] in the report, and
+/// [`AuditReport::passed`] says whether any is an error.
+///
+/// # Example
+///
+/// ```
+/// use agentsig::delegation::{self, mint::{mint, ActorSpec, MintRequest}, AuditPolicy};
+/// use agentsig::jwt::FixedClock;
+/// use agentsig::trust::{KeySource, StaticKeys};
+/// use agentsig::verifier::Verifier;
+/// use agentsig::{Algorithm, SigningKey};
+///
+/// let now = 1_760_000_000;
+/// let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
+/// let mut req = MintRequest::new("https://as.example.com", "alice", now, 300);
+/// req.scope = Some("calendar.read".into());
+/// req.actors = vec![ActorSpec::new("agent-1")];
+/// let token = mint(&req, &key)?;
+///
+/// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+/// let v = Verifier::builder(keys).clock(FixedClock(now)).build();
+/// let report = delegation::audit(&[&token], &v, &AuditPolicy::default());
+/// assert!(report.passed(), "{:?}", report.failed_codes());
+/// assert_eq!(report.hops[0].current_actor().map(|a| a.sub.as_str()), Some("agent-1"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport {
     bundle::audit(tokens, v, policy)
 }

@@ -34,6 +34,7 @@ pub const MAX_SCOPE_BYTES: usize = 8 * 1024;
 
 /// How scope values compare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ScopeMode {
     /// Set inclusion of exact values.
     #[default]
@@ -43,6 +44,7 @@ pub enum ScopeMode {
 }
 
 impl ScopeMode {
+    /// The lowercase name, `"set"` or `"hierarchical"`, as in the JSON report.
     pub fn as_str(self) -> &'static str {
         match self {
             ScopeMode::Set => "set",
@@ -54,6 +56,7 @@ impl ScopeMode {
 /// The scope-comparison policy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScopePolicy {
+    /// How one scope value covers another.
     pub mode: ScopeMode,
     /// Segment separators for [`ScopeMode::Hierarchical`].
     pub separators: Vec<char>,
@@ -70,14 +73,19 @@ impl Default for ScopePolicy {
 
 /// Why a scope cannot be compared.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScopeError {
+    /// There is no `scope` claim (RFC 8693 section 4.2) where one is needed.
     #[error("scope is missing; a missing scope is never treated as unconstrained")]
     Missing,
+    /// The `scope` claim is not a space-separated string of values (RFC 6749
+    /// section 3.3) that can be compared.
     #[error("scope cannot be compared: {0}")]
     Malformed(String),
 }
 
 impl ScopeError {
+    /// A stable, machine-readable code, `"scope.missing"` or `"scope.malformed"`.
     pub fn code(&self) -> &'static str {
         match self {
             ScopeError::Missing => "scope.missing",
@@ -89,6 +97,7 @@ impl ScopeError {
 /// A parsed scope: a set of values.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Scope {
+    /// The distinct scope values, sorted.
     pub values: BTreeSet<String>,
     /// True when the claim repeated a value.
     pub had_duplicates: bool,

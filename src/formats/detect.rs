@@ -7,6 +7,7 @@ use serde_json::Value;
 
 /// Why a document's format could not be decided.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DetectError {
     /// The input is not strict I-JSON.
     #[error("not strict JSON: {0}")]

@@ -106,6 +106,7 @@ pub struct Finding {
 
 /// The findings of one document.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct LintReport {
     /// The format the document was linted as.
     pub format: Format,
@@ -222,7 +223,10 @@ impl Linter {
                 self.err(
                     code,
                     &p,
-                    format!("required member {key:?} is missing ({section})"),
+                    format!(
+                        "required member {} is missing ({section})",
+                        crate::text::quoted(key)
+                    ),
                 );
                 None
             }
@@ -231,7 +235,7 @@ impl Linter {
                 self.err(
                     "json/type",
                     &p,
-                    format!("{key:?} must be a string ({section})"),
+                    format!("{} must be a string ({section})", crate::text::quoted(key)),
                 );
                 None
             }
@@ -254,7 +258,10 @@ impl Linter {
                 self.err(
                     code,
                     &p,
-                    format!("required member {key:?} is missing ({section})"),
+                    format!(
+                        "required member {} is missing ({section})",
+                        crate::text::quoted(key)
+                    ),
                 );
                 None
             }
@@ -263,7 +270,7 @@ impl Linter {
                 self.err(
                     "json/type",
                     &p,
-                    format!("{key:?} must be {tname} ({section})"),
+                    format!("{} must be {tname} ({section})", crate::text::quoted(key)),
                 );
                 None
             }
@@ -281,15 +288,17 @@ impl Linter {
             self.err(
                 "addr/invalid-host",
                 pointer,
-                format!("endpoint {uri:?} has no valid host"),
+                format!("endpoint {} has no valid host", crate::text::quoted(uri)),
             );
         } else if class.is_internal() {
             self.err(
                 "addr/internal",
                 pointer,
                 format!(
-                    "endpoint {uri:?} names a {} host {host:?}: clients refuse it (seed 001 section 5.2, seed 000 section 8.2)",
-                    class.label()
+                    "endpoint {} names a {} host {}: clients refuse it (seed 001 section 5.2, seed 000 section 8.2)",
+                    crate::text::quoted(uri),
+                    class.label(),
+                    crate::text::quoted(host)
                 ),
             );
         }
@@ -297,7 +306,7 @@ impl Linter {
             self.warn(
                 "addr/cleartext",
                 pointer,
-                format!("endpoint {uri:?} is cleartext http"),
+                format!("endpoint {} is cleartext http", crate::text::quoted(uri)),
             );
         }
     }
@@ -413,7 +422,10 @@ fn agent_descriptor(l: &mut Linter, o: &Map<String, Value>) {
             l.err(
                 "agent/version",
                 "/version",
-                format!("version {v:?} is not SemVer 2.0.0 ({S})"),
+                format!(
+                    "version {} is not SemVer 2.0.0 ({S})",
+                    crate::text::quoted(v)
+                ),
             );
         }
     }
@@ -423,7 +435,10 @@ fn agent_descriptor(l: &mut Linter, o: &Map<String, Value>) {
                 l.warn(
                     "agent/url",
                     "/url",
-                    format!("url {u:?} is not an agent:// URI (seed 001 section 7.1.2)"),
+                    format!(
+                        "url {} is not an agent:// URI (seed 001 section 7.1.2)",
+                        crate::text::quoted(u)
+                    ),
                 );
             }
             u.clone()
@@ -456,7 +471,7 @@ fn agent_descriptor(l: &mut Linter, o: &Map<String, Value>) {
                     l.warn(
                         "agent/skill-id-duplicate",
                         &format!("{base}/id"),
-                        format!("skill id {id:?} appears twice"),
+                        format!("skill id {} appears twice", crate::text::quoted(id)),
                     );
                 }
             }
@@ -467,7 +482,10 @@ fn agent_descriptor(l: &mut Linter, o: &Map<String, Value>) {
                     l.err(
                         "agent/version",
                         &format!("{base}/version"),
-                        format!("skill version {v:?} is not SemVer 2.0.0 ({S4})"),
+                        format!(
+                            "skill version {} is not SemVer 2.0.0 ({S4})",
+                            crate::text::quoted(v)
+                        ),
                     );
                 }
             }
@@ -560,7 +578,8 @@ fn agent_transport(l: &mut Linter, t: &Map<String, Value>) {
                 "agent/transport-scheme",
                 &p,
                 format!(
-                    "transport.{key} {uri:?} is not a {key} URI (seed 001 sections 6.2, 7.1.2)"
+                    "transport.{key} {} is not a {key} URI (seed 001 sections 6.2, 7.1.2)",
+                    crate::text::quoted(uri)
                 ),
             );
         }
@@ -585,7 +604,7 @@ fn agents_registry(l: &mut Linter, o: &Map<String, Value>) {
                 continue;
             };
             if uri_scheme(u).as_deref() != Some("https") {
-                l.err("registry/url-https", &p, format!("descriptor URL {u:?} is not https: resolvers MUST restrict fetches to HTTPS (seed 001 section 5.2)"));
+                l.err("registry/url-https", &p, format!("descriptor URL {} is not https: resolvers MUST restrict fetches to HTTPS (seed 001 section 5.2)", crate::text::quoted(u)));
             }
             l.endpoint(&p, u);
         }
@@ -602,7 +621,10 @@ fn awp(l: &mut Linter, o: &Map<String, Value>) {
             l.err(
                 "awp/version",
                 "/awp_version",
-                format!("awp_version {v:?} is not MAJOR.MINOR (seed 002 section 4)"),
+                format!(
+                    "awp_version {} is not MAJOR.MINOR (seed 002 section 4)",
+                    crate::text::quoted(v)
+                ),
             );
         }
     }
@@ -636,7 +658,10 @@ fn awp(l: &mut Linter, o: &Map<String, Value>) {
             l.err(
                 "awp/protocol-version",
                 &format!("{p}/version"),
-                format!("protocol {name:?} has no version string (seed 002 section 5.5)"),
+                format!(
+                    "protocol {} has no version string (seed 002 section 5.5)",
+                    crate::text::quoted(name)
+                ),
             );
         }
         for k in ["endpoint", "agent_card"] {
@@ -665,7 +690,7 @@ fn awp(l: &mut Linter, o: &Map<String, Value>) {
             match ao.get("via") {
                 Some(Value::String(via)) => {
                     if !protocols.contains_key(via) {
-                        l.err("awp/via-undeclared", &format!("{base}/via"), format!("via {via:?} names no protocol declared in protocols (seed 002 section 5.5)"));
+                        l.err("awp/via-undeclared", &format!("{base}/via"), format!("via {} names no protocol declared in protocols (seed 002 section 5.5)", crate::text::quoted(via)));
                     }
                 }
                 Some(_) => l.err(
@@ -687,7 +712,14 @@ fn awp(l: &mut Linter, o: &Map<String, Value>) {
             }
             if let Some(Value::String(m)) = ao.get("method") {
                 if !["GET", "POST", "PUT", "DELETE", "PATCH"].contains(&m.as_str()) {
-                    l.err("awp/method", &format!("{base}/method"), format!("method {m:?} is not GET, POST, PUT, DELETE or PATCH (seed 002 section 9)"));
+                    l.err(
+                        "awp/method",
+                        &format!("{base}/method"),
+                        format!(
+                            "method {} is not GET, POST, PUT, DELETE or PATCH (seed 002 section 9)",
+                            crate::text::quoted(m)
+                        ),
+                    );
                 }
             }
             if let Some(Value::String(e)) = ao.get("endpoint") {
@@ -729,7 +761,10 @@ fn woa(l: &mut Linter, o: &Map<String, Value>) {
                         l.err(
                             "woa/rest-base-https",
                             &format!("{p}/base"),
-                            format!("rest base {b:?} MUST be an absolute https URL ({S1})"),
+                            format!(
+                                "rest base {} MUST be an absolute https URL ({S1})",
+                                crate::text::quoted(b)
+                            ),
                         );
                     }
                     l.endpoint(&format!("{p}/base"), b);
@@ -739,7 +774,10 @@ fn woa(l: &mut Linter, o: &Map<String, Value>) {
                         l.err(
                             "woa/rest-invoke-path",
                             &format!("{p}/invoke_path"),
-                            format!("invoke_path {ip:?} MUST begin with \"/\" ({S1})"),
+                            format!(
+                                "invoke_path {} MUST begin with \"/\" ({S1})",
+                                crate::text::quoted(ip)
+                            ),
                         );
                     }
                 }
@@ -754,7 +792,7 @@ fn woa(l: &mut Linter, o: &Map<String, Value>) {
             }
             other => {
                 if !other.contains('.') {
-                    l.err("woa/private-transport-name", &p, format!("private transport {other:?} MUST use a reverse DNS prefix such as \"com.example.{other}\" (seed 000 section 4.3.3)"));
+                    l.err("woa/private-transport-name", &p, format!("private transport {} MUST use a reverse DNS prefix such as \"com.example.{other}\" (seed 000 section 4.3.3)", crate::text::quoted(other)));
                 }
                 for (k, v) in c {
                     if let Some(u) = v.as_str() {
@@ -785,13 +823,23 @@ fn woa(l: &mut Linter, o: &Map<String, Value>) {
                         .bytes()
                         .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
                 if !ok {
-                    l.err("woa/agent-id", &format!("{base}/id"), format!("agent id {id:?} does not match 1*( ALPHA / DIGIT / \"-\" / \"_\" ) ({S1})"));
+                    l.err(
+                        "woa/agent-id",
+                        &format!("{base}/id"),
+                        format!(
+                            "agent id {} does not match 1*( ALPHA / DIGIT / \"-\" / \"_\" ) ({S1})",
+                            crate::text::quoted(id)
+                        ),
+                    );
                 }
                 if !ids.insert(id.to_string()) {
                     l.err(
                         "woa/agent-id-duplicate",
                         &format!("{base}/id"),
-                        format!("agent id {id:?} is not unique in the document ({S1})"),
+                        format!(
+                            "agent id {} is not unique in the document ({S1})",
+                            crate::text::quoted(id)
+                        ),
                     );
                 }
             }
@@ -806,7 +854,7 @@ fn woa(l: &mut Linter, o: &Map<String, Value>) {
                     let tp = format!("{base}/transports/{j}");
                     match t.as_str() {
                         Some(name) if transports.contains_key(name) => {}
-                        Some(name) => l.err("woa/transport-undeclared", &tp, format!("transport {name:?} is not a key of the top-level transports object ({S1})")),
+                        Some(name) => l.err("woa/transport-undeclared", &tp, format!("transport {} is not a key of the top-level transports object ({S1})", crate::text::quoted(name))),
                         None => l.err("json/type", &tp, format!("a transport name must be a string ({S1})")),
                     }
                 }
@@ -822,9 +870,23 @@ fn agentcard(l: &mut Linter, o: &Map<String, Value>) {
         const CROCKFORD: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
         let ok = id.len() == 26 && id.bytes().all(|b| CROCKFORD.contains(&b));
         if !ok {
-            l.err("agentcard/agent-id", "/agent_id", format!("agent_id {id:?} is not 26 characters of Crockford Base32 [0-9A-HJKMNP-TV-Z] ({V})"));
+            l.err(
+                "agentcard/agent-id",
+                "/agent_id",
+                format!(
+                    "agent_id {} is not 26 characters of Crockford Base32 [0-9A-HJKMNP-TV-Z] ({V})",
+                    crate::text::quoted(id)
+                ),
+            );
         } else if id.as_bytes()[0] > b'7' {
-            l.err("agentcard/agent-id", "/agent_id", format!("agent_id {id:?} exceeds the largest ULID 7ZZZZZZZZZZZZZZZZZZZZZZZZZ (128 bits)"));
+            l.err(
+                "agentcard/agent-id",
+                "/agent_id",
+                format!(
+                    "agent_id {} exceeds the largest ULID 7ZZZZZZZZZZZZZZZZZZZZZZZZZ (128 bits)",
+                    crate::text::quoted(id)
+                ),
+            );
         }
     }
     l.req_str(o, "", "name", "agentcard/required", S);
@@ -833,7 +895,10 @@ fn agentcard(l: &mut Linter, o: &Map<String, Value>) {
             l.err(
                 "agentcard/version",
                 "/version",
-                format!("version {v:?} is not SemVer 2.0.0 ({V})"),
+                format!(
+                    "version {} is not SemVer 2.0.0 ({V})",
+                    crate::text::quoted(v)
+                ),
             );
         }
     }
@@ -868,7 +933,10 @@ fn agentcard(l: &mut Linter, o: &Map<String, Value>) {
                     l.err(
                         "agentcard/capability-id",
                         &format!("{base}/id"),
-                        format!("capability id {id:?} does not match ^[a-z0-9][a-z0-9._-]*$ ({V})"),
+                        format!(
+                            "capability id {} does not match ^[a-z0-9][a-z0-9._-]*$ ({V})",
+                            crate::text::quoted(id)
+                        ),
                     );
                 }
             }
@@ -884,7 +952,8 @@ fn agentcard(l: &mut Linter, o: &Map<String, Value>) {
                     "agentcard/endpoint-protocol",
                     "/endpoint/protocol",
                     format!(
-                        "endpoint.protocol {p:?} is not one of http, https, grpc, stdio, mcp ({V})"
+                        "endpoint.protocol {} is not one of http, https, grpc, stdio, mcp ({V})",
+                        crate::text::quoted(p)
                     ),
                 );
             }
@@ -894,7 +963,10 @@ fn agentcard(l: &mut Linter, o: &Map<String, Value>) {
                 None => l.err(
                     "agentcard/endpoint-url",
                     "/endpoint/url",
-                    format!("endpoint.url {u:?} is not a URI (RFC 3986; {V})"),
+                    format!(
+                        "endpoint.url {} is not a URI (RFC 3986; {V})",
+                        crate::text::quoted(u)
+                    ),
                 ),
                 Some(scheme) => {
                     let consistent = match proto {
@@ -906,7 +978,7 @@ fn agentcard(l: &mut Linter, o: &Map<String, Value>) {
                         _ => true,
                     };
                     if !consistent {
-                        l.err("agentcard/endpoint-url", "/endpoint/url", format!("endpoint.url {u:?} is not consistent with protocol {:?} ({S} \"endpoint\")", proto.unwrap_or("")));
+                        l.err("agentcard/endpoint-url", "/endpoint/url", format!("endpoint.url {} is not consistent with protocol {} ({S} \"endpoint\")", crate::text::quoted(u), crate::text::quoted(proto.unwrap_or(""))));
                     }
                     if proto != Some("stdio") {
                         l.endpoint("/endpoint/url", u);
@@ -964,7 +1036,7 @@ fn aidip(l: &mut Linter, o: &Map<String, Value>) {
     if let Some(e) = l.req_str(o, "", "endpoint", "aidip/required", S) {
         if e.contains("://") {
             if uri_scheme(e).as_deref() != Some("https") {
-                l.err("aidip/endpoint-tls", "/endpoint", format!("endpoint {e:?} is not https: all invocation traffic MUST be protected with TLS (seed 004 \"Security Considerations\")"));
+                l.err("aidip/endpoint-tls", "/endpoint", format!("endpoint {} is not https: all invocation traffic MUST be protected with TLS (seed 004 \"Security Considerations\")", crate::text::quoted(e)));
             }
             l.endpoint("/endpoint", e);
         }
@@ -974,7 +1046,7 @@ fn aidip(l: &mut Linter, o: &Map<String, Value>) {
             l.warn(
                 "aidip/recommended",
                 &ptr(&[k]),
-                format!("{k:?} is missing ({S})"),
+                format!("{} is missing ({S})", crate::text::quoted(k)),
             );
         }
     }
@@ -1163,6 +1235,7 @@ mod tests {
 
 /// Why [`check_before_signing`] refused.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SignGateError {
     /// The document is not JSON or its format is not recognized.
     #[error(transparent)]
@@ -1207,7 +1280,8 @@ pub fn served_media_type_finding(format: Format, content_type: Option<&str>) -> 
             pointer: String::new(),
             message: format!(
                 "served as {}, but a {} is served as {}",
-                other.map_or("(no Content-Type)".to_string(), |c| format!("{c:?}")),
+                other.map_or("(no Content-Type)".to_string(), |c| crate::text::quoted(c)
+                    .to_string()),
                 format.title(),
                 format.media_type()
             ),
@@ -1225,7 +1299,8 @@ pub fn served_path_finding(format: Format, path: &str) -> Option<Finding> {
         severity: Severity::Warning,
         pointer: String::new(),
         message: format!(
-            "served at {path:?}, but a {} is published at {want}",
+            "served at {}, but a {} is published at {want}",
+            crate::text::quoted(path),
             format.title()
         ),
     })

@@ -136,7 +136,7 @@ impl fmt::Display for Format {
 
 /// A `--format` value that names no format.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown format {0:?} (expected one of: agent, agents-registry, awp, woa, agentcard, aidip, a2a)")]
+#[error("unknown format {q0} (expected one of: agent, agents-registry, awp, woa, agentcard, aidip, a2a)", q0 = crate::text::quoted(.0))]
 pub struct UnknownFormat(pub String);
 
 impl FromStr for Format {

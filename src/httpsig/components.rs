@@ -7,18 +7,29 @@ use std::fmt::Write as _;
 /// The derived components of RFC 9421 section 2.2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Derived {
+    /// `@method`: the request method, e.g. `POST` (section 2.2.1).
     Method,
+    /// `@target-uri`: the full target URI (section 2.2.2).
     TargetUri,
+    /// `@authority`: host and non-default port, lowercased (section 2.2.3).
     Authority,
+    /// `@scheme`: the URI scheme, lowercased (section 2.2.4).
     Scheme,
+    /// `@request-target`: the request target as sent (section 2.2.5).
     RequestTarget,
+    /// `@path`: the absolute path, `/` when empty (section 2.2.6).
     Path,
+    /// `@query`: the query with its leading `?`, `?` when absent (section 2.2.7).
     Query,
+    /// `@query-param`: one named query parameter, needs `;name` (section 2.2.8).
     QueryParam,
+    /// `@status`: the three-digit response status code (section 2.2.9).
     Status,
 }
 
 impl Derived {
+    /// The component name with its `@`, e.g. `@target-uri` (RFC 9421
+    /// section 6.4.2 registry).
     pub fn name(self) -> &'static str {
         match self {
             Derived::Method => "@method",
@@ -33,6 +44,8 @@ impl Derived {
         }
     }
 
+    /// The derived component named `n` (exact, lowercase, with the `@`);
+    /// `None` for a name RFC 9421 section 2.2 does not define.
     pub fn from_name(n: &str) -> Option<Derived> {
         Some(match n {
             "@method" => Derived::Method,
@@ -52,6 +65,7 @@ impl Derived {
 /// What a component identifier names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
+    /// A derived component (RFC 9421 section 2.2).
     Derived(Derived),
     /// A field, by lowercase name.
     Field(String),
@@ -62,6 +76,7 @@ pub enum Target {
 /// in the signature base and in `Signature-Input`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ComponentId {
+    /// The derived component or field this identifier names.
     pub target: Target,
     /// The parameters as given, in order (`sf`, `key`, `bs`, `req`, `tr`, `name`).
     pub params: sfv::Params,
@@ -74,46 +89,117 @@ pub struct ComponentId {
 }
 
 /// Why a component identifier or value is unusable (RFC 9421 sections 2.1, 2.2 and 2.5).
+///
+/// Where a variant holds a `String` or a `component` field, it is the
+/// component identifier serialized as in the signature base (e.g.
+/// `"content-digest";sf`), unless its documentation says otherwise.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ComponentError {
+    /// The identifier is not an sf-string (section 2); holds the item as
+    /// serialized.
     #[error("component identifier is not a String: {0}")]
     NotAString(String),
+    /// The component name has an uppercase letter (section 2.1: field names
+    /// are lowercased); holds the name.
     #[error("component name {0:?} is not lowercase")]
     NotLowercase(String),
+    /// A name starting with `@` that section 2.2 does not define; holds the
+    /// name.
     #[error("unknown derived component {0:?}")]
     UnknownDerived(String),
+    /// The name is not a field name (an RFC 9110 token); holds the name.
     #[error("component name {0:?} is not a valid field name")]
     BadFieldName(String),
+    /// A component parameter outside the section 6.5.2 registry (`sf`,
+    /// `key`, `bs`, `req`, `tr`, `name`).
     #[error("component {component}: unknown parameter {param:?}")]
-    UnknownParam { component: String, param: String },
+    UnknownParam {
+        /// The component identifier.
+        component: String,
+        /// The unknown parameter's name.
+        param: String,
+    },
+    /// A component parameter has the wrong type: `sf`, `bs`, `req` and `tr`
+    /// must be Boolean `true`, `key` and `name` Strings (section 2.1).
     #[error("component {component}: parameter {param:?} has the wrong type")]
-    ParamType { component: String, param: String },
+    ParamType {
+        /// The component identifier.
+        component: String,
+        /// The parameter's name.
+        param: String,
+    },
+    /// A component parameter occurs twice on one identifier.
     #[error("component {component}: parameter {param:?} given twice")]
-    DuplicateParam { component: String, param: String },
+    DuplicateParam {
+        /// The component identifier.
+        component: String,
+        /// The repeated parameter's name.
+        param: String,
+    },
+    /// A known parameter on a component it does not apply to, e.g. `;sf`
+    /// on a derived component or `;name` on anything but `@query-param`.
     #[error("component {component}: parameter {param:?} does not apply to this component")]
-    ParamNotApplicable { component: String, param: String },
+    ParamNotApplicable {
+        /// The component identifier.
+        component: String,
+        /// The parameter's name.
+        param: String,
+    },
+    /// `;bs` together with `;sf` or `;key`, which section 2.1.3 forbids.
     #[error("component {component}: 'bs' cannot be combined with 'sf' or 'key'")]
-    BsWithSf { component: String },
+    BsWithSf {
+        /// The component identifier.
+        component: String,
+    },
+    /// `@query-param` without its `;name` parameter (section 2.2.8).
     #[error("@query-param needs a name parameter")]
     QueryParamNameMissing,
+    /// The same identifier (same name and parameters) is covered twice
+    /// (section 2.5).
     #[error("component {0} is covered twice")]
     Duplicate(String),
+    /// A covered component is absent from the message: an error, never
+    /// skipped (section 2.5).
     #[error("component {0} is not present in the message")]
     Missing(String),
+    /// A request-only derived component (e.g. `@method`) on a response
+    /// without `;req` (section 2.2).
     #[error("component {0} applies only to requests")]
     RequestOnly(String),
+    /// `@status` on a request, or with `;req` (section 2.2.9).
     #[error("component {0} applies only to responses")]
     ResponseOnly(String),
+    /// A `;req` component (section 2.4) but no related request was given.
     #[error("component {0} has ;req but no related request was given")]
     NoRelatedRequest(String),
+    /// `;req` in a request's own signature (section 2.4 allows it only in
+    /// a response's).
     #[error("component {0}: ;req is only valid in a response's signature")]
     ReqInRequest(String),
+    /// The `@query-param` name occurs more than once in the query, so its
+    /// value is ambiguous (section 2.2.8); holds the parameter name.
     #[error("query parameter {0:?} occurs more than once (RFC 9421 section 2.2.8)")]
     QueryParamRepeated(String),
+    /// A `;sf` or `;key` component whose field does not parse as its
+    /// structured type (sections 2.1.1 and 2.1.2).
     #[error("component {component}: the field is not a valid structured field: {err}")]
-    Structured { component: String, err: SfError },
+    Structured {
+        /// The component identifier.
+        component: String,
+        /// The parse error.
+        err: SfError,
+    },
+    /// A `;key` component whose Dictionary has no such member (section 2.1.2).
     #[error("component {component}: dictionary has no member {key:?}")]
-    KeyMissing { component: String, key: String },
+    KeyMissing {
+        /// The component identifier.
+        component: String,
+        /// The `;key` parameter value.
+        key: String,
+    },
+    /// A component value holds CR, LF or NUL, which would break the line
+    /// structure of the signature base (section 2.5).
     #[error("component {0}: value holds a byte that cannot appear in a signature base")]
     BadValueByte(String),
     /// RFC 9421 sections 2.1 and 2.5: the signature base is ASCII, so a
@@ -125,14 +211,22 @@ pub enum ComponentError {
     /// WHATWG decoding would replace them with U+FFFD, making distinct
     /// queries (`%FF`, `%FE`) sign alike; refused instead (issue 13 item 8).
     #[error("component {component}: query parameter text {text:?} percent-decodes to bytes that are not UTF-8")]
-    QueryNotUtf8 { component: String, text: String },
+    QueryNotUtf8 {
+        /// The component identifier.
+        component: String,
+        /// The query name or value as received, before decoding.
+        text: String,
+    },
 }
 
 /// The structured-field type of a field, for `;sf` (RFC 9421 section 2.1.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SfType {
+    /// An Item (RFC 9651 section 3.3).
     Item,
+    /// A List (RFC 9651 section 3.1).
     List,
+    /// A Dictionary (RFC 9651 section 3.2); only these support `;key`.
     Dictionary,
 }
 

@@ -11,29 +11,63 @@ pub const MAX_FIELD_LINES: usize = 512;
 
 /// Why a message could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum MessageError {
+    /// The input holds no message: it is empty or only line ends, or
+    /// nothing follows the interim 1xx responses.
     #[error("empty message")]
     Empty,
+    /// The header section is longer than [`MAX_HEAD_BYTES`].
     #[error("header section larger than {MAX_HEAD_BYTES} bytes")]
     HeadTooLarge,
+    /// More than [`MAX_FIELD_LINES`] header plus trailer field lines.
     #[error("more than {MAX_FIELD_LINES} field lines")]
     TooManyFields,
+    /// The request or status line is not RFC 9112 section 3 or 4 syntax
+    /// (or the request has more than one `Host`); holds the line (at most
+    /// 80 characters) or what is wrong with it.
     #[error("malformed start line: {0:?}")]
     StartLine(String),
+    /// A field line is not `name: value` (RFC 9112 section 5).
     #[error("malformed field line {line}: {what}")]
-    FieldLine { line: usize, what: &'static str },
+    FieldLine {
+        /// The line number: 1-based in the header section (the start line is
+        /// line 1); 0-based within a chunked body's trailer section.
+        line: usize,
+        /// What is wrong, for a person to read.
+        what: &'static str,
+    },
+    /// No empty line ends the header section (RFC 9112 section 2.1).
     #[error("the header section does not end with an empty line")]
     NoEndOfHead,
+    /// The chunked transfer coding is broken (RFC 9112 section 7.1); holds
+    /// what is wrong.
     #[error("invalid chunked body: {0}")]
     Chunked(&'static str),
+    /// `Content-Length` disagrees with the bytes after the header section
+    /// (RFC 9112 section 6.3), so the content to digest is ambiguous.
     #[error("Content-Length {declared} but the body holds {actual} bytes")]
-    ContentLength { declared: String, actual: usize },
+    ContentLength {
+        /// The `Content-Length` value as received.
+        declared: String,
+        /// The number of body bytes present.
+        actual: usize,
+    },
+    /// A field name is not an RFC 9110 token; holds the name (at most 64
+    /// characters).
     #[error("field {0:?}: name is not a token")]
     BadFieldName(String),
+    /// A field value holds CR, LF or NUL (RFC 9110 section 5.5); holds the
+    /// field name.
     #[error("field {0:?}: value holds CR, LF or NUL")]
     BadFieldValue(String),
+    /// A request with neither a `Host` field nor an absolute-form target,
+    /// so `@authority` cannot be derived (RFC 9421 section 2.2.3).
     #[error("the request has no authority (no Host field and no absolute-form target)")]
     NoAuthority,
+    /// The request target is empty, holds a control byte or space, or is
+    /// not one of the RFC 9112 section 3.2 forms; holds it (at most 64
+    /// characters).
     #[error("invalid request target {0:?}")]
     BadTarget(String),
 }
@@ -42,13 +76,16 @@ pub enum MessageError {
 /// trailing whitespace removed and obs-fold replaced by one SP (RFC 9421 section 2.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Field {
+    /// The field name, lowercased (RFC 9421 section 2.1).
     pub name: String,
+    /// The field value bytes, trimmed, obs-fold replaced by one SP.
     pub value: Vec<u8>,
 }
 
 /// The request-specific parts of a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestLine {
+    /// The method as sent, case kept (`@method`, RFC 9421 section 2.2.1).
     pub method: String,
     /// The request target exactly as sent (RFC 9112 section 3.2).
     pub target: String,
@@ -67,15 +104,25 @@ pub struct RequestLine {
 /// Request or response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
+    /// A request, with the parts its derived components come from.
     Request(RequestLine),
-    Response { status: u16 },
+    /// A response.
+    Response {
+        /// The status code (`@status`, RFC 9421 section 2.2.9); a parsed
+        /// status line must hold 100 to 999.
+        status: u16,
+    },
 }
 
 /// An HTTP message as RFC 9421 sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
+    /// Request or response, with the request line's parts.
     pub kind: Kind,
+    /// The header fields, one entry per field line, in received order.
     pub headers: Vec<Field>,
+    /// The trailer fields (from a chunked body), in received order; read
+    /// by components with `;tr` (RFC 9421 section 2.1.3).
     pub trailers: Vec<Field>,
     /// The content: the body with transfer codings removed.
     pub body: Vec<u8>,

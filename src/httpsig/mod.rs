@@ -4,9 +4,9 @@
 //!   `http` crate's `Request`/`Response` convert into.
 //! * [`components`]: component identifiers and values (section 2).
 //! * [`base`]: the signature base (section 2.5).
-//! * [`sign`]: creating signatures (section 3.1), several per message.
-//! * [`verify`]: verifying (section 3.2) with a caller-stated policy; one
-//!   result per label, never "any valid wins" (section 7.2.5).
+//! * [`sign`](mod@sign): creating signatures (section 3.1), several per message.
+//! * [`verify`](mod@verify): verifying (section 3.2) with a caller-stated
+//!   policy; one result per label, never "any valid wins" (section 7.2.5).
 //! * [`accept`]: `Accept-Signature` (section 5).
 //! * [`crate::sfv`]: the strict Structured Field Values codec they share.
 //!
@@ -45,12 +45,19 @@ pub const KNOWN_PARAMS: [&str; 6] = ["created", "expires", "nonce", "alg", "keyi
 
 /// Why a signature parameter is unusable (RFC 9421 section 2.3).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ParamError {
+    /// A parameter name occurs twice on one signature; holds the name.
+    /// Refused rather than applying "last value wins" (RFC 9651 section
+    /// 4.2.3.2), so signer and verifier cannot disagree on the value.
     #[error("signature parameter {0:?} given twice")]
     Duplicate(String),
+    /// A registered parameter has the wrong type (RFC 9421 section 2.3).
     #[error("signature parameter {name:?} must be {expected}")]
     Type {
+        /// The parameter's name, e.g. `created`.
         name: String,
+        /// The type it must have, e.g. `"a non-negative Integer"`.
         expected: &'static str,
     },
 }

@@ -12,8 +12,16 @@ use crate::Algorithm;
 /// signature parameters in the order they will be serialized (RFC 9421 section 2.3).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignatureSpec {
+    /// The label: the `Signature-Input` and `Signature` Dictionary key (an
+    /// sf-key of at most [`MAX_LABEL`](super::MAX_LABEL) characters, RFC
+    /// 9421 section 4.1).
     pub label: String,
+    /// The covered components, in the order they appear in the signature
+    /// base (RFC 9421 section 2.5).
     pub components: Vec<ComponentId>,
+    /// The signature parameters, in serialization order (RFC 9421 section
+    /// 2.3); `created` and `expires` are Integers in seconds since the Unix
+    /// epoch.
     pub params: sfv::Params,
     /// Structured-field types for `;sf` beyond the built-in table.
     pub sf_types: Vec<(String, SfType)>,
@@ -67,30 +75,55 @@ impl SignatureSpec {
 
 /// Why a message could not be signed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SignError {
+    /// The label is not an sf-key of 1 to [`MAX_LABEL`](super::MAX_LABEL)
+    /// characters (RFC 9421 section 4.1); holds it.
     #[error("label {0:?} is not a valid label (an sf-key of at most 64 characters)")]
     BadLabel(String),
+    /// The message's `Signature-Input` already has this label; a second
+    /// member would make the Dictionary ambiguous (RFC 9421 section 4.1).
     #[error("the message already carries a signature labelled {0:?}")]
     LabelExists(String),
+    /// A covered component is invalid or cannot be read from the message
+    /// (RFC 9421 section 2).
     #[error(transparent)]
     Component(#[from] ComponentError),
+    /// A signature parameter is repeated or has the wrong type (RFC 9421
+    /// section 2.3).
     #[error(transparent)]
     Param(#[from] ParamError),
+    /// A String parameter holds a character an sf-string cannot carry (RFC
+    /// 9651 section 3.3.3: printable ASCII only), or the produced fields are
+    /// not valid `http` header values; holds the text.
     #[error("parameter value {0:?} is not a printable ASCII string")]
     BadString(String),
+    /// The `alg` parameter names another algorithm than the key's (RFC 9421
+    /// section 3.1: the key determines the algorithm).
     #[error("alg parameter {param:?} does not match the key's algorithm {key}")]
-    AlgMismatch { param: String, key: Algorithm },
+    AlgMismatch {
+        /// The `alg` parameter as given.
+        param: String,
+        /// The signing key's algorithm.
+        key: Algorithm,
+    },
+    /// More than [`MAX_COMPONENTS`](super::MAX_COMPONENTS) covered components.
     #[error("too many covered components (at most {max})", max = super::MAX_COMPONENTS)]
     TooManyComponents,
+    /// The key failed to sign the signature base.
     #[error("signing failed: {0}")]
     Key(#[from] KeyError),
+    /// The message already has a `Signature-Input` field that is not a
+    /// valid Dictionary, so the new label cannot be checked against it.
     #[error("the existing Signature-Input field is malformed: {0}")]
     ExistingInput(sfv::SfError),
 }
 
 /// A produced signature.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Signed {
+    /// The label it was produced under.
     pub label: String,
     /// The `@signature-params` value (the Inner List with parameters).
     pub params_value: String,
@@ -106,6 +139,45 @@ pub struct Signed {
 
 /// Sign `msg` (RFC 9421 section 3.1). `related` is the request a response
 /// answers, needed for `;req` components.
+///
+/// The signature base is built from `spec` (section 2.5) and signed with
+/// `key`; the message itself is not changed: add the result with
+/// [`Signed::apply`] or [`Signed::apply_headers`]. The label must not
+/// already be in the message's `Signature-Input`.
+///
+/// ```
+/// use agentsig::httpsig::{self, ComponentId, Derived, Message, SignatureSpec};
+/// use agentsig::{Algorithm, SigningKey};
+///
+/// let mut request = Message::parse(
+///     b"POST /tasks?id=7 HTTP/1.1\r\nHost: agent.example\r\n\
+///       Content-Type: application/json\r\n\r\n{}",
+///     "https",
+/// )?;
+/// let key = SigningKey::generate(Algorithm::Ed25519)?;
+/// let spec = SignatureSpec::new("sig1")
+///     .component(ComponentId::derived(Derived::Method))
+///     .component(ComponentId::derived(Derived::Authority))
+///     .component(ComponentId::derived(Derived::Path))
+///     .component(ComponentId::field("content-type")?)
+///     .created(1_700_000_000)
+///     .keyid("agent-key-1");
+/// let signed = httpsig::sign(&request, None, &spec, &key)?;
+/// assert_eq!(
+///     String::from_utf8(signed.base.clone())?,
+///     "\"@method\": POST\n\
+///      \"@authority\": agent.example\n\
+///      \"@path\": /tasks\n\
+///      \"content-type\": application/json\n\
+///      \"@signature-params\": (\"@method\" \"@authority\" \"@path\" \"content-type\")\
+///      ;created=1700000000;keyid=\"agent-key-1\""
+/// );
+/// assert!(signed.signature_input.starts_with("sig1=(\"@method\""));
+/// signed.apply(&mut request);
+/// // The same label cannot be used twice.
+/// assert!(httpsig::sign(&request, None, &spec, &key).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn sign(
     msg: &Message,
     related: Option<&Message>,
@@ -212,9 +284,13 @@ pub fn sign_response<B: AsRef<[u8]>, C: AsRef<[u8]>>(
 
 /// Errors of [`sign_request`] / [`sign_response`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SignatureOnHttpError {
+    /// The `http` request or response could not be converted to a
+    /// [`Message`] (e.g. it has no authority).
     #[error(transparent)]
     Message(#[from] super::message::MessageError),
+    /// Signing failed.
     #[error(transparent)]
     Sign(#[from] SignError),
 }

@@ -6,9 +6,10 @@
 //!   labels by trusted key and `tag`, or require all.
 //! * `@signature-params` is re-serialized from the received Inner List, in
 //!   the received order and with unknown parameters kept (section 2.3).
-//! * Keys come only from the [`KeyResolver`]; `keyid` and `alg` select
-//!   among trusted keys and never supply one. When `alg` is present it must
-//!   equal the key's algorithm (section 3.2 step 6; section 7.3.6).
+//! * Keys come only from the [`KeyResolver`](crate::trust::KeyResolver);
+//!   `keyid` and `alg` select among trusted keys and never supply one. When
+//!   `alg` is present it must equal the key's algorithm (section 3.2 step 6;
+//!   section 7.3.6).
 //! * A covered component that is absent is an error, never skipped.
 //! * When `content-digest` is covered in any form (`;sf`, `;bs`, `;key`, `;tr`,
 //!   `;req` included), the digest must also match the
@@ -139,22 +140,47 @@ impl HttpPolicy {
 }
 
 /// Damage to the signature fields themselves: nothing can be verified.
+///
+/// `field` is `"Signature-Input"` or `"Signature"` (RFC 9421 sections 4.1
+/// and 4.2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-#[allow(missing_docs)] // each variant is described by its error text
 pub enum HeaderError {
+    /// The message has no `Signature-Input` field (RFC 9421 section 4.1).
     #[error("the message carries no Signature-Input field")]
     NoSignatureInput,
+    /// The message has no `Signature` field (RFC 9421 section 4.2).
     #[error("the message carries no Signature field")]
     NoSignature,
+    /// The field's lines total more than
+    /// [`MAX_SIGNATURE_FIELD`](super::MAX_SIGNATURE_FIELD) bytes.
     #[error("the {field} field is larger than {max} bytes", max = super::MAX_SIGNATURE_FIELD)]
-    TooLarge { field: &'static str },
+    TooLarge {
+        /// The field's name.
+        field: &'static str,
+    },
+    /// The field is not a Structured Field Dictionary (RFC 9651 section 3.2).
     #[error("the {field} field is not a valid Dictionary: {err}")]
-    Malformed { field: &'static str, err: SfError },
+    Malformed {
+        /// The field's name.
+        field: &'static str,
+        /// The parse error.
+        err: SfError,
+    },
+    /// A label occurs twice in the field: refused, never "last one wins",
+    /// so signer and verifier cannot disagree on which signature is meant.
     #[error("the {field} field repeats the label {label:?}")]
-    DuplicateLabel { field: &'static str, label: String },
+    DuplicateLabel {
+        /// The field's name.
+        field: &'static str,
+        /// The repeated label.
+        label: String,
+    },
+    /// More than [`MAX_SIGNATURES`](super::MAX_SIGNATURES) labels in
+    /// `Signature-Input`.
     #[error("more than {max} signatures in one message", max = super::MAX_SIGNATURES)]
     TooManySignatures,
+    /// The message (e.g. an `http` request) could not be converted.
     #[error("the message could not be read: {0}")]
     Message(#[from] MessageError),
 }
@@ -162,22 +188,35 @@ pub enum HeaderError {
 /// Why one labelled signature failed; [`SigError::code`] is stable.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
-#[allow(missing_docs)] // each variant is described by its error text
 pub enum SigError {
+    /// The label is in neither field (it was named by
+    /// [`HttpPolicy::labels`]), or is not a valid label (RFC 9421 section
+    /// 4.1); holds the label.
     #[error("label {0:?} is not present in Signature-Input")]
     LabelNotFound(String),
+    /// The label has a `Signature` member but no `Signature-Input` member
+    /// (RFC 9421 section 4.2); holds the label.
     #[error("label {0:?} is in Signature but not in Signature-Input")]
     NoSignatureInput(String),
+    /// The label has a `Signature-Input` member but no `Signature` member
+    /// (RFC 9421 section 4.1); holds the label.
     #[error("label {0:?} is in Signature-Input but not in Signature")]
     NoSignatureValue(String),
+    /// The `Signature-Input` member is not an Inner List (RFC 9421 section 4.1).
     #[error("the Signature-Input member is not an Inner List")]
     NotInnerList,
+    /// The `Signature` member is not a bare Byte Sequence (RFC 9421 section 4.2).
     #[error("the Signature member is not a Byte Sequence without parameters")]
     NotByteSequence,
+    /// More than [`MAX_COMPONENTS`](super::MAX_COMPONENTS) covered components.
     #[error("more than {max} covered components", max = super::MAX_COMPONENTS)]
     TooManyComponents,
+    /// A covered component is invalid, repeated, or absent from the message
+    /// (RFC 9421 sections 2 and 2.5).
     #[error(transparent)]
     Component(#[from] ComponentError),
+    /// A signature parameter is repeated or has the wrong type (RFC 9421
+    /// section 2.3).
     #[error(transparent)]
     Param(#[from] ParamError),
     /// The covered list is `()` and the policy does not allow that.
@@ -185,42 +224,107 @@ pub enum SigError {
     EmptyCoveredList,
     /// A request signature covers none of the request-target components the policy asks for.
     #[error("the request signature covers none of {one_of:?}")]
-    NoRequestTargetComponent { one_of: Vec<String> },
+    NoRequestTargetComponent {
+        /// The components of [`HttpPolicy::request_target_one_of`], serialized.
+        one_of: Vec<String>,
+    },
+    /// A component of [`HttpPolicy::required`] is not covered; holds it,
+    /// serialized.
     #[error("the policy requires component {0} but the signature does not cover it")]
     RequiredComponentNotCovered(String),
+    /// A parameter the policy requires (`created`, `expires`, `keyid` or
+    /// `nonce`, RFC 9421 section 2.3) is absent; holds its name.
     #[error("the signature has no {0} parameter, which the policy requires")]
     MissingParam(&'static str),
+    /// The `tag` parameter is not [`HttpPolicy::expected_tag`] (RFC 9421
+    /// section 2.3: `tag` says what the signature is for).
     #[error("tag {got:?} is not the expected {expected:?}")]
     TagMismatch {
+        /// The tag the policy requires.
         expected: String,
+        /// The tag the signature carries, if any.
         got: Option<String>,
     },
+    /// The `alg` parameter is not an RFC 9421 section 6.2 algorithm name
+    /// agentsig knows; holds it.
     #[error("unknown algorithm {0:?} in the alg parameter")]
     UnknownAlgorithm(String),
+    /// The `alg` parameter names an algorithm outside the verifier's
+    /// allow-list.
     #[error("algorithm {0} is not allowed by policy")]
     AlgorithmNotAllowed(Algorithm),
+    /// `expires` is earlier than `created`.
     #[error("expires ({expires}) is before created ({created})")]
-    ExpiresBeforeCreated { created: i64, expires: i64 },
+    ExpiresBeforeCreated {
+        /// `created`, seconds since the Unix epoch.
+        created: i64,
+        /// `expires`, seconds since the Unix epoch.
+        expires: i64,
+    },
+    /// `created` is later than now plus the allowed clock skew (RFC 9421
+    /// section 3.2.1).
     #[error("created ({created}) is in the future (now {now})")]
-    CreatedInFuture { created: i64, now: i64 },
+    CreatedInFuture {
+        /// `created`, seconds since the Unix epoch.
+        created: i64,
+        /// The verifier's clock, seconds since the Unix epoch.
+        now: i64,
+    },
+    /// Now is later than `expires` plus the allowed clock skew (RFC 9421
+    /// section 3.2.1).
     #[error("the signature expired at {expires} (now {now})")]
-    Expired { expires: i64, now: i64 },
+    Expired {
+        /// `expires`, seconds since the Unix epoch.
+        expires: i64,
+        /// The verifier's clock, seconds since the Unix epoch.
+        now: i64,
+    },
+    /// `created` is older than [`HttpPolicy::max_age`] plus the allowed
+    /// clock skew (RFC 9421 section 3.2.1).
     #[error("the signature is {age} s old, more than the {max} s allowed")]
-    TooOld { age: i64, max: u64 },
+    TooOld {
+        /// Now minus `created`, in seconds.
+        age: i64,
+        /// The policy's maximum age, in seconds.
+        max: u64,
+    },
+    /// The key resolver failed (e.g. key discovery), so no key was tried.
     #[error("key lookup failed: {0}")]
     Resolve(#[from] ResolveError),
+    /// No trusted key matches the `keyid` (and `alg`): keys come only from
+    /// the resolver (RFC 9421 section 3.2 step 6).
     #[error("{}", crate::text::no_trusted_key(keyid.as_deref()))]
-    NoTrustedKey { keyid: Option<String> },
+    NoTrustedKey {
+        /// The `keyid` parameter, if the signature has one.
+        keyid: Option<String>,
+    },
+    /// The `alg` parameter differs from the algorithm the trusted key is
+    /// bound to (RFC 9421 section 3.2 step 6; section 7.3.6).
     #[error("the signature claims {param} but the trusted key is bound to {key}")]
-    AlgMismatch { param: Algorithm, key: Algorithm },
+    AlgMismatch {
+        /// The algorithm the `alg` parameter names.
+        param: Algorithm,
+        /// The algorithm the trusted key is bound to.
+        key: Algorithm,
+    },
+    /// No candidate key verifies the signature over the rebuilt signature
+    /// base (RFC 9421 section 3.2 step 8).
     #[error("the signature does not match the signature base")]
     BadSignature,
+    /// An ECDSA signature with a high S value while the verifier requires
+    /// low-S (a malleable twin of a valid signature).
     #[error("the ECDSA signature is not in low-S form (strict low-S policy)")]
     HighS,
+    /// `content-digest` is covered but does not match the content (RFC 9421
+    /// section 7.2.8; RFC 9530 section 2).
     #[error("content digest: {0}")]
     ContentDigest(#[from] DigestError),
+    /// The `nonce` was already seen within the signature's validity (RFC
+    /// 9421 section 7.2.2); holds the nonce.
     #[error("nonce {} was seen before (replay)", crate::text::quoted(.0))]
     Replay(String),
+    /// The replay store failed (e.g. it is full), so the nonce could not be
+    /// checked: fails closed.
     #[error("replay store: {0}")]
     ReplayStore(crate::replay::ReplayError),
 }
@@ -262,22 +366,37 @@ impl SigError {
 /// The outcome for one label.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-#[allow(missing_docs)] // fields are the signature parameters of section 2.3
 pub struct LabelResult {
+    /// The label examined.
     pub label: String,
     /// Covered component identifiers, serialized, in order.
     pub covered: Vec<String>,
     /// The `@signature-params` value as rebuilt from the received Inner List.
     pub params_value: Option<String>,
+    /// The `keyid` parameter (RFC 9421 section 2.3).
     pub keyid: Option<String>,
+    /// The algorithm: the `alg` parameter when present, replaced by the
+    /// verifying key's algorithm once a key verified the signature.
     pub alg: Option<Algorithm>,
+    /// The `created` parameter, seconds since the Unix epoch (RFC 9421
+    /// section 2.3).
     pub created: Option<i64>,
+    /// The `expires` parameter, seconds since the Unix epoch (RFC 9421
+    /// section 2.3).
     pub expires: Option<i64>,
+    /// The `nonce` parameter (RFC 9421 section 2.3).
     pub nonce: Option<String>,
+    /// The `tag` parameter (RFC 9421 section 2.3).
     pub tag: Option<String>,
+    /// Where the verifying key came from, once a key verified the signature.
     pub key_source: Option<KeySource>,
+    /// The verifying key's RFC 7638 JWK thumbprint (SHA-256, base64url),
+    /// once a key verified the signature.
     pub key_thumbprint: Option<String>,
+    /// The signature base (RFC 9421 section 2.5), when
+    /// [`HttpPolicy::keep_base`] is set and the base could be built.
     pub signature_base: Option<Vec<u8>>,
+    /// `Ok` when this signature verified under the policy, else why not.
     pub outcome: Result<(), SigError>,
 }
 
@@ -430,6 +549,51 @@ pub fn key_requests(msg: &Message) -> Result<Vec<(String, KeyRequest)>, HeaderEr
 /// verified; otherwise [`HttpSigError::NotVerified`] carries one result per
 /// label. To accept a message that also carries signatures you do not
 /// trust (a proxy's), name your labels in [`HttpPolicy::labels`].
+///
+/// ```
+/// use agentsig::digest::content_digest;
+/// use agentsig::httpsig::{self, ComponentId, Derived, FixedClock, HttpPolicy, HttpSigError,
+///     Message, SigError, SignatureSpec};
+/// use agentsig::trust::{KeySource, StaticKeys};
+/// use agentsig::verifier::Verifier;
+/// use agentsig::{Algorithm, SigningKey};
+///
+/// let key = SigningKey::generate(Algorithm::Ed25519)?;
+/// let keyid = key.kid_or_thumbprint();
+/// let now = 1_700_000_000;
+///
+/// // The signer: a response with its Content-Digest, signed (section 3.1).
+/// let body = br#"{"name":"agent"}"#.to_vec();
+/// let mut res = Message::response(200, Vec::new(), body);
+/// res.add_header("Content-Type", "application/json");
+/// res.add_header("Content-Digest", &content_digest(&res.body));
+/// let spec = SignatureSpec::new("sig1")
+///     .component(ComponentId::derived(Derived::Status))
+///     .component(ComponentId::field("content-type")?)
+///     .component(ComponentId::field("content-digest")?)
+///     .created(now - 10)
+///     .keyid(&keyid)
+///     .alg(Algorithm::Ed25519);
+/// httpsig::sign(&res, None, &spec, &key)?.apply(&mut res);
+///
+/// // The verifier trusts exactly this key; the clock is fixed for the example.
+/// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+/// let verifier = Verifier::builder(keys)
+///     .clock(FixedClock(now))
+///     .http(HttpPolicy::descriptor_response())
+///     .build();
+/// let report = httpsig::verify(&verifier, &res, None)?;
+/// assert_eq!(report.valid_labels(), ["sig1"]);
+/// assert_eq!(report.results[0].keyid.as_deref(), Some(keyid.as_str()));
+///
+/// // Changed content no longer matches the signed Content-Digest.
+/// res.body = br#"{"name":"evil"}"#.to_vec();
+/// let err = httpsig::verify(&verifier, &res, None).unwrap_err();
+/// let r = err.report().and_then(|r| r.get("sig1")).expect("a result for sig1");
+/// assert!(matches!(r.outcome, Err(SigError::ContentDigest(_))));
+/// assert!(matches!(err, HttpSigError::NotVerified(_)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn verify(
     v: &Verifier,
     msg: &Message,

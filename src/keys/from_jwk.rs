@@ -12,21 +12,35 @@ impl Jwk {
     /// type and the caller's hint.
     fn bound_alg(&self, hint: Option<Algorithm>) -> Result<Algorithm, KeyError> {
         let from_jwk = match &self.alg {
-            Some(a) => Some(
-                Algorithm::from_jose_name(a)
-                    .ok_or_else(|| KeyError::Jwk(format!("unsupported JWK alg {a:?}")))?,
-            ),
+            Some(a) => Some(Algorithm::from_jose_name(a).ok_or_else(|| {
+                KeyError::Jwk(format!("unsupported JWK alg {}", crate::text::quoted(a)))
+            })?),
             None => None,
         };
         let implied = match (self.kty.as_str(), self.crv.as_deref()) {
             ("EC", Some("P-256")) => Some(Algorithm::EcdsaP256Sha256),
             ("EC", Some("P-384")) => Some(Algorithm::EcdsaP384Sha384),
-            ("EC", c) => return Err(KeyError::UnsupportedKeyType(format!("EC curve {c:?}"))),
+            ("EC", c) => {
+                return Err(KeyError::UnsupportedKeyType(format!(
+                    "EC curve {}",
+                    crate::text::quoted(c.unwrap_or("(none)"))
+                )))
+            }
             ("OKP", Some("Ed25519")) => Some(Algorithm::Ed25519),
-            ("OKP", c) => return Err(KeyError::UnsupportedKeyType(format!("OKP curve {c:?}"))),
+            ("OKP", c) => {
+                return Err(KeyError::UnsupportedKeyType(format!(
+                    "OKP curve {}",
+                    crate::text::quoted(c.unwrap_or("(none)"))
+                )))
+            }
             ("RSA", _) => None,
             ("oct", _) => Some(Algorithm::HmacSha256),
-            (k, _) => return Err(KeyError::UnsupportedKeyType(format!("kty {k:?}"))),
+            (k, _) => {
+                return Err(KeyError::UnsupportedKeyType(format!(
+                    "kty {}",
+                    crate::text::quoted(k)
+                )))
+            }
         };
         let family: &[Algorithm] = if self.kty == "RSA" {
             &[Algorithm::RsaV15Sha256, Algorithm::RsaPssSha512]
@@ -58,22 +72,33 @@ impl Jwk {
     fn check_use(&self, op: &str) -> Result<(), KeyError> {
         if let Some(u) = &self.use_ {
             if u != "sig" {
-                return Err(KeyError::Jwk(format!("use is {u:?}, not \"sig\"")));
+                return Err(KeyError::Jwk(format!(
+                    "use is {}, not \"sig\"",
+                    crate::text::quoted(u)
+                )));
             }
         }
         if let Some(ops) = &self.key_ops {
             if !ops.iter().any(|o| o == op) {
-                return Err(KeyError::Jwk(format!("key_ops does not allow {op:?}")));
+                return Err(KeyError::Jwk(format!(
+                    "key_ops does not allow {}",
+                    crate::text::quoted(op)
+                )));
             }
         }
         Ok(())
     }
 
     fn field(&self, name: &str, v: &Option<String>) -> Result<Vec<u8>, KeyError> {
-        let s = v
-            .as_ref()
-            .ok_or_else(|| KeyError::Jwk(format!("{} JWK lacks {name:?}", self.kty)))?;
-        b64::decode(s).map_err(|e| KeyError::Jwk(format!("member {name:?}: {e}")))
+        let s = v.as_ref().ok_or_else(|| {
+            KeyError::Jwk(format!(
+                "{} JWK lacks {}",
+                self.kty,
+                crate::text::quoted(name)
+            ))
+        })?;
+        b64::decode(s)
+            .map_err(|e| KeyError::Jwk(format!("member {}: {e}", crate::text::quoted(name))))
     }
 
     /// The verifying key (public half) of this JWK.

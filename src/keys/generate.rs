@@ -10,6 +10,19 @@ use zeroize::Zeroizing;
 
 impl SigningKey {
     /// Generate a new key for `alg`. RSA keys are 3072 bits; HMAC secrets 32 bytes.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use agentsig::{Algorithm, SigningKey};
+    ///
+    /// let key = SigningKey::generate(Algorithm::Ed25519)?;
+    /// let sig = key.sign(b"message")?;
+    /// assert_eq!(sig.len(), 64);
+    /// assert!(key.verifying_key().verify(b"message", &sig).is_ok());
+    /// assert!(key.verifying_key().verify(b"other", &sig).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn generate(alg: Algorithm) -> Result<SigningKey, KeyError> {
         let rng = ring::rand::SystemRandom::new();
         let gen_err = |e: &dyn std::fmt::Display| KeyError::Generate(e.to_string());

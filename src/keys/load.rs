@@ -58,9 +58,9 @@ fn check_pss_params(params: Option<der::asn1::AnyRef<'_>>) -> Result<(), KeyErro
         || p.trailer_field != pkcs1::TrailerField::BC
     {
         return Err(KeyError::UnsupportedKeyType(format!(
-            "RSA-PSS key restricted to hash {}, MGF1 hash {:?}, salt {}: only SHA-512/MGF1-SHA-512/64 (rsa-pss-sha512) is supported",
+            "RSA-PSS key restricted to hash {}, MGF1 hash {}, salt {}: only SHA-512/MGF1-SHA-512/64 (rsa-pss-sha512) is supported",
             p.hash.oid,
-            mgf_hash.map(|o| o.to_string()),
+            mgf_hash.map_or_else(|| "(none)".to_string(), |o| o.to_string()),
             p.salt_len
         )));
     }
@@ -141,7 +141,12 @@ pub fn load_signing_key(data: &[u8], opts: &LoadOptions) -> Result<SigningKey, K
                 SigningKey::from_rsa_pkcs1_der(alg, &der)?
             }
             "PUBLIC KEY" | "RSA PUBLIC KEY" => return Err(KeyError::NotPrivate),
-            other => return Err(KeyError::Pem(format!("unsupported PEM label {other:?}"))),
+            other => {
+                return Err(KeyError::Pem(format!(
+                    "unsupported PEM label {}",
+                    crate::text::quoted(other)
+                )))
+            }
         }
     } else if is_json(data) {
         let jwk = jwk::select_one(data, opts.kid.as_deref(), true)?;
@@ -422,6 +427,28 @@ pub fn load_verifying_keys(data: &[u8], opts: &LoadOptions) -> Result<Vec<Verify
 }
 
 /// Load exactly one verifying key (a JWK Set must resolve to one key).
+///
+/// # Example
+///
+/// ```
+/// use agentsig::keys::load_verifying_key;
+/// use agentsig::{Algorithm, KeyError, LoadOptions};
+///
+/// // The P-256 public key of RFC 7515 Appendix A.3, as a JWK.
+/// let jwk = br#"{"kty":"EC","crv":"P-256",
+///   "x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+///   "y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}"#;
+/// let key = load_verifying_key(jwk, &LoadOptions::default())?;
+/// assert_eq!(key.algorithm(), Algorithm::EcdsaP256Sha256);
+///
+/// // The JWK binds the key to ES256: asking for ES384 is refused.
+/// let opts = LoadOptions { alg: Some(Algorithm::EcdsaP384Sha384), ..Default::default() };
+/// assert!(matches!(
+///     load_verifying_key(jwk, &opts),
+///     Err(KeyError::AlgorithmMismatch { .. })
+/// ));
+/// # Ok::<(), KeyError>(())
+/// ```
 pub fn load_verifying_key(data: &[u8], opts: &LoadOptions) -> Result<VerifyingKey, KeyError> {
     let mut v = load_verifying_keys(data, opts)?;
     match v.len() {

@@ -4,7 +4,8 @@
 use agentsig::b64;
 use agentsig::delegation::{AuditPolicy, AuditReport, Severity};
 use agentsig::jwt::{FixedClock, JwtPolicy};
-use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::trust::{KeyResolver, KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, SigningKey};
 use serde_json::{json, Value};
 
@@ -48,25 +49,34 @@ pub fn sign(claims: &Value, k: &SigningKey) -> String {
     raw(&hdr(k), claims, k)
 }
 
+/// The JWT policy of these tests: issuer AS, audience CAL, `typ` at+jwt,
+/// `jti` required.
 pub fn jwt_policy() -> JwtPolicy {
-    JwtPolicy {
-        issuers: Some(vec![AS.into()]),
-        audience: Some(CAL.into()),
-        expected_typ: Some(vec!["at+jwt".into()]),
-        require_jti: true,
-        ..JwtPolicy::default()
-    }
+    JwtPolicy::default()
+        .issuers([AS])
+        .audience(CAL)
+        .expected_typ(["at+jwt"])
+        .require_jti(true)
 }
 
+/// The audit policy of these tests (the JWT policy is the verifier's).
 pub fn policy() -> AuditPolicy {
-    AuditPolicy {
-        jwt: jwt_policy(),
-        ..AuditPolicy::default()
-    }
+    AuditPolicy::default()
 }
 
 pub fn clock() -> FixedClock {
     FixedClock(NOW)
+}
+
+/// A verifier at [`NOW`] trusting `keys`, with the JWT policy `jp` and
+/// every other setting at its default.
+pub fn verifier_with(keys: impl KeyResolver + 'static, jp: JwtPolicy) -> Verifier {
+    Verifier::builder(keys).clock(clock()).jwt(jp).build()
+}
+
+/// A verifier at [`NOW`] trusting `k`, with [`jwt_policy`].
+pub fn verifier(k: &SigningKey) -> Verifier {
+    verifier_with(keys_for(k), jwt_policy())
 }
 
 /// The valid three-hop bundle of the vector file (claims).
@@ -77,11 +87,18 @@ pub fn valid_bundle() -> Vec<Value> {
         .clone()
 }
 
+/// Sign each claims set with a fresh key and audit the bundle with
+/// [`jwt_policy`].
 pub fn audit_claims(claims: &[Value], policy: &AuditPolicy) -> AuditReport {
+    audit_claims_with(claims, &jwt_policy(), policy)
+}
+
+/// As [`audit_claims`], with the JWT policy `jp`.
+pub fn audit_claims_with(claims: &[Value], jp: &JwtPolicy, policy: &AuditPolicy) -> AuditReport {
     let k = key();
     let toks: Vec<String> = claims.iter().map(|c| sign(c, &k)).collect();
     let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
-    agentsig::delegation::audit(&refs, &keys_for(&k), policy, &clock(), None)
+    agentsig::delegation::audit(&refs, &verifier_with(keys_for(&k), jp.clone()), policy)
 }
 
 /// Codes of failed checks of severity error, deduplicated.

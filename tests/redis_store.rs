@@ -1,0 +1,730 @@
+//! Issue 12: the Redis replay store against a real `redis-server` started
+//! by the test on a loopback port: two verifier processes racing the same
+//! token (exactly one accepts), TTLs, fail closed when Redis is stopped,
+//! and state kept across a restart (AOF).
+//!
+//! Skips with a message when `redis-server` is not installed, unless
+//! `AGENTSIG_REQUIRE_INTEROP=1` (CI), which makes a missing server a failure.
+
+use agentsig::replay::{open_store, RedisReplayStore, ReplayError, ReplayStore, Sighting};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+
+const BIN: &str = env!("CARGO_BIN_EXE_agentsig");
+const N: i64 = 1_760_000_000;
+const AS: &str = "https://as.example.com";
+const AUD: &str = "https://calendar.example.com";
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("agentsig-redis-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn redis_server() -> Option<PathBuf> {
+    // `which redis-server`, without depending on `which` itself.
+    let found = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("redis-server"))
+            .find(|c| c.is_file())
+    });
+    if found.is_some() {
+        return found;
+    }
+    if std::env::var("AGENTSIG_REQUIRE_INTEROP").as_deref() == Ok("1") {
+        panic!("redis-server not found and AGENTSIG_REQUIRE_INTEROP=1 (apt-get install -y redis-server)");
+    }
+    // Written to the real stderr (not eprintln!, which the harness captures)
+    // so the skip is visible in `cargo test` output.
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED: redis-server not found (apt-get install -y redis-server)"
+    );
+    None
+}
+
+/// A redis-server child on 127.0.0.1, killed on drop.
+struct Server {
+    bin: PathBuf,
+    dir: PathBuf,
+    port: u16,
+    extra: Vec<String>,
+    password: Option<String>,
+    child: Option<Child>,
+}
+
+impl Server {
+    fn start(name: &str) -> Option<Server> {
+        Server::start_with(name, None)
+    }
+
+    /// With `password`, the server requires it (`--requirepass`).
+    fn start_with(name: &str, password: Option<&str>) -> Option<Server> {
+        let bin = redis_server()?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut s = Server {
+            bin,
+            dir: tmp(name),
+            port,
+            extra: password
+                .map(|p| vec!["--requirepass".to_owned(), p.to_owned()])
+                .unwrap_or_default(),
+            password: password.map(str::to_owned),
+            child: None,
+        };
+        s.restart();
+        Some(s)
+    }
+
+    fn url(&self) -> String {
+        match &self.password {
+            Some(p) => {
+                let enc: String = p
+                    .bytes()
+                    .map(|b| {
+                        if b.is_ascii_alphanumeric() {
+                            (b as char).to_string()
+                        } else {
+                            format!("%{b:02X}")
+                        }
+                    })
+                    .collect();
+                format!("redis://:{enc}@127.0.0.1:{}/0", self.port)
+            }
+            None => format!("redis://127.0.0.1:{}/0", self.port),
+        }
+    }
+
+    /// Start (again) on the same port and data directory.
+    fn restart(&mut self) {
+        let child = Command::new(&self.bin)
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--dir",
+            ])
+            .arg(&self.dir)
+            .args(&self.extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        // Wait until it answers PING (readiness, not a timing assertion).
+        let probe = RedisReplayStore::open(&self.url()).unwrap();
+        for _ in 0..200 {
+            if probe.ping().is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("redis-server on port {} did not start", self.port);
+    }
+
+    /// Stop gracefully (SIGTERM: the AOF is flushed) and wait.
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &c.id().to_string()])
+                .status();
+            let _ = c.wait();
+        }
+    }
+
+    fn cli(&self, args: &[&str]) -> String {
+        let o = Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(self.password.iter().flat_map(|p| ["-a", p.as_str()]))
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8(o.stdout).unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn run(d: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .current_dir(d)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn mint(d: &Path, file: &str, jti: &str) {
+    let o = run(
+        d,
+        &[
+            "delegation",
+            "mint",
+            "--signing-key",
+            "as.pem",
+            "--iss",
+            AS,
+            "--sub",
+            "user@example.com",
+            "--aud",
+            AUD,
+            "--scope",
+            "calendar:read",
+            "--jti",
+            jti,
+            "--now",
+            &N.to_string(),
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::write(d.join(file), o.stdout).unwrap();
+}
+
+fn audit_cmd(d: &Path, token: &str, store: &str) -> Command {
+    let mut c = Command::new(BIN);
+    c.current_dir(d).args([
+        "delegation",
+        "audit",
+        token,
+        "--replay-store",
+        store,
+        "--jwks",
+        "as.jwks.json",
+        "--issuer",
+        AS,
+        "--audience",
+        AUD,
+        "--now",
+        &(N + 10).to_string(),
+        "--json",
+    ]);
+    c
+}
+
+fn setup(name: &str) -> PathBuf {
+    let d = tmp(name);
+    assert!(run(&d, &["keygen", "--out", "as"]).status.success());
+    d
+}
+
+#[test]
+fn two_processes_racing_one_token_exactly_one_accepts() {
+    let Some(server) = Server::start("race") else {
+        return;
+    };
+    let d = setup("race-cli");
+    for round in 0..5 {
+        let file = format!("t{round}");
+        mint(&d, &file, &format!("race-{round}"));
+        let children: Vec<Child> = (0..2)
+            .map(|_| {
+                audit_cmd(&d, &file, &server.url())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let outs: Vec<Output> = children
+            .into_iter()
+            .map(|c| c.wait_with_output().unwrap())
+            .collect();
+        let codes: Vec<Option<i32>> = outs.iter().map(|o| o.status.code()).collect();
+        assert!(
+            codes == [Some(0), Some(1)] || codes == [Some(1), Some(0)],
+            "round {round}: {codes:?}"
+        );
+        let loser = outs.iter().find(|o| o.status.code() == Some(1)).unwrap();
+        assert!(
+            String::from_utf8_lossy(&loser.stdout).contains("jwt.jti-replay"),
+            "{}",
+            String::from_utf8_lossy(&loser.stdout)
+        );
+    }
+    // The recorded keys are hashed and carry the token's lifetime:
+    // exp (N + 3600) + skew (60) - now (N + 10).
+    let keys = server.cli(&["--scan", "--pattern", "agentsig:replay:*"]);
+    let keys: Vec<&str> = keys.lines().collect();
+    assert_eq!(keys.len(), 5, "{keys:?}");
+    for k in &keys {
+        assert_eq!(k.len(), "agentsig:replay:".len() + 64);
+        let ttl: i64 = server.cli(&["TTL", k]).trim().parse().unwrap();
+        assert!(ttl > 3600 && ttl <= 3650, "{k}: ttl {ttl}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn threads_racing_one_id_exactly_one_first() {
+    let Some(server) = Server::start("threads") else {
+        return;
+    };
+    let store: Arc<dyn ReplayStore> = open_store(&server.url(), N).unwrap();
+    for round in 0..20 {
+        let id = format!("id-{round}");
+        let firsts: usize = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8)
+                .map(|i| {
+                    let store = &store;
+                    let id = &id;
+                    s.spawn(move || {
+                        // Half single, half batch: both paths share the key.
+                        let r = if i % 2 == 0 {
+                            store.check_and_record("iss", id, N + 100, N)
+                        } else {
+                            store.check_and_record_all(
+                                &[("iss", id, N + 100), ("other", id, N + 100)],
+                                N,
+                            )
+                        };
+                        usize::from(r.unwrap() == Sighting::First)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(firsts, 1, "round {round}");
+    }
+}
+
+#[test]
+fn batches_are_all_or_nothing_on_redis() {
+    let Some(server) = Server::start("batch") else {
+        return;
+    };
+    let s = RedisReplayStore::open(&server.url()).unwrap();
+    assert_eq!(
+        s.check_and_record("i", "b", N + 100, N),
+        Ok(Sighting::First)
+    );
+    // "a" is not recorded by the refused batch.
+    assert_eq!(
+        s.check_and_record_all(&[("i", "a", N + 100), ("i", "b", N + 100)], N),
+        Ok(Sighting::Replay)
+    );
+    assert_eq!(
+        s.check_and_record("i", "a", N + 100, N),
+        Ok(Sighting::First)
+    );
+    // A batch naming one id twice is a replay of itself, and records nothing.
+    assert_eq!(
+        s.check_and_record_all(&[("i", "c", N + 100), ("i", "c", N + 100)], N),
+        Ok(Sighting::Replay)
+    );
+    assert_eq!(
+        s.check_and_record_all(&[("i", "c", N + 100), ("i", "d", N + 100)], N),
+        Ok(Sighting::First)
+    );
+    assert_eq!(
+        s.check_and_record("i", "d", N + 100, N),
+        Ok(Sighting::Replay)
+    );
+    // An entry already expired at `now` is checked but not stored.
+    assert_eq!(
+        s.check_and_record("i", "old", N - 1, N),
+        Ok(Sighting::First)
+    );
+    assert_eq!(
+        s.check_and_record("i", "old", N + 100, N),
+        Ok(Sighting::First)
+    );
+    // Hostile ids: long, with CR LF and RESP syntax, become fixed-size keys.
+    let hostile = "x\r\n*3\r\n$3\r\nDEL\r\n".repeat(60);
+    assert_eq!(
+        s.check_and_record("i", &hostile, N + 100, N),
+        Ok(Sighting::First)
+    );
+    assert_eq!(
+        s.check_and_record("i", &hostile, N + 100, N),
+        Ok(Sighting::Replay)
+    );
+    assert_eq!(
+        s.check_and_record("i", &"y".repeat(2000), N + 100, N),
+        Err(ReplayError::IdTooLong)
+    );
+}
+
+#[test]
+fn entries_expire_with_their_ttl() {
+    let Some(server) = Server::start("ttl") else {
+        return;
+    };
+    let s = RedisReplayStore::open(&server.url()).unwrap();
+    let now = agentsig::clock::Clock::now(&agentsig::clock::SystemClock);
+    // Kept until `until` (1 s from the caller's now): a replay meanwhile...
+    assert_eq!(
+        s.check_and_record("i", "short", now + 1, now),
+        Ok(Sighting::First)
+    );
+    assert_eq!(
+        s.check_and_record("i", "long", now + 500, now),
+        Ok(Sighting::First)
+    );
+    let keys = server.cli(&["--scan", "--pattern", "agentsig:replay:*"]);
+    let ttls: Vec<i64> = keys
+        .lines()
+        .map(|k| server.cli(&["TTL", k]).trim().parse().unwrap())
+        .collect();
+    assert_eq!(ttls.len(), 2);
+    assert!(ttls.iter().all(|t| *t > 0 && *t <= 500), "{ttls:?}");
+    // ...and new again once Redis expired it; the long one stays.
+    let mut expired = false;
+    for _ in 0..100 {
+        if s.check_and_record("i", "short", now + 1000, now) == Ok(Sighting::First) {
+            expired = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(expired, "the 1 s entry never expired");
+    assert_eq!(
+        s.check_and_record("i", "long", now + 500, now),
+        Ok(Sighting::Replay)
+    );
+}
+
+#[test]
+fn stopped_redis_fails_closed_and_restart_keeps_state() {
+    let Some(mut server) = Server::start("stop") else {
+        return;
+    };
+    let d = setup("stop-cli");
+    mint(&d, "a", "jti-a");
+    mint(&d, "b", "jti-b");
+    let url = server.url();
+    assert_eq!(
+        audit_cmd(&d, "a", &url).output().unwrap().status.code(),
+        Some(0)
+    );
+
+    // Library: a store holding pooled connections, then Redis stops.
+    let lib = RedisReplayStore::open(&url).unwrap();
+    assert_eq!(
+        lib.check_and_record("i", "x", N + 100, N),
+        Ok(Sighting::First)
+    );
+    // A batch loads the script (EVALSHA, then EVAL after NOSCRIPT).
+    assert_eq!(
+        lib.check_and_record_all(&[("i", "b1", N + 100), ("i", "b2", N + 100)], N),
+        Ok(Sighting::First)
+    );
+    server.stop();
+
+    let o = audit_cmd(&d, "b", &url).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("jwt.replay-store"), "{out}");
+    assert!(out.contains("unavailable"), "{out}");
+    for (id, r) in [
+        ("y", lib.check_and_record("i", "y", N + 100, N)),
+        (
+            "batch",
+            lib.check_and_record_all(&[("i", "y", N + 100), ("i", "z", N + 100)], N),
+        ),
+    ] {
+        assert!(matches!(r, Err(ReplayError::Unavailable(_))), "{id}: {r:?}");
+    }
+    // The verifier refuses a JWT with the store's own error.
+    let key = agentsig::SigningKey::generate(agentsig::Algorithm::EcdsaP256Sha256).unwrap();
+    let claims = serde_json::json!({"iss": AS, "sub": "u", "jti": "j", "exp": 4_000_000_000i64});
+    let token = agentsig::jwt::sign(claims.as_object().unwrap(), &key, "JWT").unwrap();
+    let v = agentsig::verifier::Verifier::builder(agentsig::trust::StaticKeys::new().with(
+        key.verifying_key().clone(),
+        agentsig::trust::KeySource::Pinned,
+    ))
+    .replay_store(Arc::new(RedisReplayStore::open(&url).unwrap()))
+    .build();
+    let e = v.verify_jwt(&token).unwrap_err();
+    assert_eq!(e.code(), "jwt.replay-store", "{e}");
+
+    // Restart on the same data directory: what was recorded is still there,
+    // what was refused while down was never recorded. The library store
+    // reconnects by itself (its pooled connections died with the server).
+    server.restart();
+    let o = audit_cmd(&d, "a", &url).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("jwt.jti-replay"), "{out}");
+    assert_eq!(
+        audit_cmd(&d, "b", &url).output().unwrap().status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        lib.check_and_record("i", "x", N + 100, N),
+        Ok(Sighting::Replay)
+    );
+    assert_eq!(
+        lib.check_and_record("i", "y", N + 100, N),
+        Ok(Sighting::First)
+    );
+    // The restarted server forgot the script, not the batch's keys.
+    assert_eq!(
+        lib.check_and_record_all(&[("i", "b3", N + 100), ("i", "b2", N + 100)], N),
+        Ok(Sighting::Replay)
+    );
+    assert_eq!(
+        lib.check_and_record_all(&[("i", "b3", N + 100), ("i", "b4", N + 100)], N),
+        Ok(Sighting::First)
+    );
+    let r = v.verify_jwt(&token);
+    assert!(r.is_ok(), "{:?}", r.err());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn unreachable_redis_is_refused_not_accepted() {
+    // A port nothing listens on: the first check fails closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let s = open_store(&format!("redis://127.0.0.1:{port}"), N).unwrap();
+    let r = s.check_and_record("i", "j", N + 10, N);
+    assert!(matches!(r, Err(ReplayError::Unavailable(_))), "{r:?}");
+}
+
+#[test]
+fn pins_on_redis_are_shared_and_first_seen_is_atomic() {
+    use agentsig::pin::{open_pin_store, sign_announcement, PinOutcome, Pins};
+    let Some(mut server) = Server::start("pins") else {
+        return;
+    };
+    let keys: Vec<agentsig::SigningKey> = (0..8)
+        .map(|_| agentsig::SigningKey::generate(agentsig::Algorithm::Ed25519).unwrap())
+        .collect();
+    let tps: Vec<String> = keys
+        .iter()
+        .map(|k| k.verifying_key().thumbprint())
+        .collect();
+    // Eight replicas see "agent" first with eight different keys at once:
+    // exactly one pins, the other seven report a change to that one key.
+    let outcomes: Vec<PinOutcome> = std::thread::scope(|s| {
+        let hs: Vec<_> = tps
+            .iter()
+            .map(|t| {
+                let url = server.url();
+                s.spawn(move || {
+                    let pins = Pins::new(open_pin_store(&url).unwrap());
+                    pins.check("https://agent.example/a", t).unwrap()
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let first: Vec<usize> = (0..8)
+        .filter(|i| outcomes[*i] == PinOutcome::FirstSeen)
+        .collect();
+    assert_eq!(first.len(), 1, "{outcomes:?}");
+    let winner = &tps[first[0]];
+    for o in &outcomes {
+        assert!(
+            *o == PinOutcome::FirstSeen
+                || *o
+                    == PinOutcome::Changed {
+                        pinned: vec![winner.clone()]
+                    },
+            "{o:?}"
+        );
+    }
+    // Another replica accepts an announcement signed by the pinned key;
+    // the pins survive a restart.
+    let other = (first[0] + 1) % 8;
+    let pins = Pins::new(open_pin_store(&server.url()).unwrap());
+    let (p, j) = sign_announcement(
+        "https://agent.example/a",
+        &[&tps[other]],
+        N,
+        &keys[first[0]],
+    )
+    .unwrap();
+    let cands: Vec<agentsig::VerifyingKey> =
+        keys.iter().map(|k| k.verifying_key().clone()).collect();
+    assert_eq!(
+        pins.accept_announcement("https://agent.example/a", &p, &j, &cands, N, 60),
+        Ok(vec![winner.clone(), tps[other].clone()])
+    );
+    server.stop();
+    assert!(matches!(
+        pins.check("https://agent.example/a", &tps[other]),
+        Err(agentsig::pin::PinError::Store(_))
+    ));
+    server.restart();
+    assert_eq!(
+        pins.check("https://agent.example/a", &tps[other]),
+        Ok(PinOutcome::Match)
+    );
+    pins.store()
+        .replace("https://agent.example/a", &[&tps[other]])
+        .unwrap();
+    assert_eq!(
+        pins.store().list().unwrap(),
+        vec![(
+            "https://agent.example/a".to_owned(),
+            vec![tps[other].clone()]
+        )]
+    );
+}
+
+#[test]
+fn http_nonce_racing_two_processes_exactly_one_accepts() {
+    let Some(server) = Server::start("nonce") else {
+        return;
+    };
+    let d = tmp("nonce-cli");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let signed = d.join("signed.http");
+    for round in 0..3 {
+        let o = Command::new(BIN)
+            .args(["http", "sign"])
+            .arg(format!(
+                "{root}/tests/vectors/rfc9421/messages/test-request.http"
+            ))
+            .arg("--key")
+            .arg(format!("{root}/keys/rfc9421/test-key-ecc-p256.pem"))
+            .args(["--nonce", &format!("nonce-{round}"), "--expires-in", "300"])
+            .arg("--out")
+            .arg(&signed)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let verify = || {
+            Command::new(BIN)
+                .args(["http", "verify"])
+                .arg(&signed)
+                .arg("--key")
+                .arg(format!("{root}/keys/rfc9421/test-key-ecc-p256.pub.pem"))
+                .args(["--replay-store", &server.url(), "--json"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (verify(), verify());
+        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        let codes: Vec<Option<i32>> = outs.iter().map(|o| o.status.code()).collect();
+        assert!(
+            codes == [Some(0), Some(1)] || codes == [Some(1), Some(0)],
+            "round {round}: {codes:?} {}",
+            String::from_utf8_lossy(&outs[0].stdout)
+        );
+        let loser = outs.iter().find(|o| o.status.code() == Some(1)).unwrap();
+        assert!(
+            String::from_utf8_lossy(&loser.stdout).contains("replay"),
+            "{}",
+            String::from_utf8_lossy(&loser.stdout)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn verify_with_a_redis_pin_store_shares_pins_and_fails_closed() {
+    let Some(mut server) = Server::start("pin-cli") else {
+        return;
+    };
+    let d = setup("pin-cli-run");
+    assert!(run(&d, &["keygen", "--out", "b"]).status.success());
+    std::fs::write(
+        d.join("agent.json"),
+        r#"{"id":"https://agents.example/planner","version":"1"}"#,
+    )
+    .unwrap();
+    let url = server.url();
+    let verify = |jwks: &str| -> (Option<i32>, String) {
+        let o = run(
+            &d,
+            &[
+                "verify",
+                "agent.json",
+                "--jwks",
+                jwks,
+                "--pin-store",
+                &url,
+                "--json",
+            ],
+        );
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    assert!(run(&d, &["sign", "agent.json", "--key", "as.pem"])
+        .status
+        .success());
+    let (c, out) = verify("as.jwks.json");
+    assert_eq!(c, Some(0), "{out}");
+    assert!(out.contains("pin.first-seen"), "{out}");
+    // Another process (replica) sees the same pin.
+    assert!(run(&d, &["sign", "agent.json", "--key", "b.pem"])
+        .status
+        .success());
+    let (c, out) = verify("b.jwks.json");
+    assert_eq!(c, Some(1), "{out}");
+    assert!(out.contains("pin.key-changed"), "{out}");
+    // Redis down: the pin cannot be checked, the verify fails closed.
+    server.stop();
+    let (c, out) = verify("b.jwks.json");
+    assert_eq!(c, Some(1), "{out}");
+    assert!(out.contains("pin.store"), "{out}");
+    server.restart();
+    let (c, out) = verify("b.jwks.json");
+    assert_eq!(c, Some(1), "{out}");
+    assert!(out.contains("pin.key-changed"), "{out}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn password_protected_redis_needs_the_password() {
+    let Some(server) = Server::start_with("auth", Some("s3cr%t p@ss")) else {
+        return;
+    };
+    // The password is percent-encoded in the URL.
+    let good = format!("redis://:s3cr%25t%20p%40ss@127.0.0.1:{}/2", server.port);
+    let s = open_store(&good, N).unwrap();
+    assert_eq!(
+        s.check_and_record("i", "a", N + 100, N),
+        Ok(Sighting::First)
+    );
+    assert_eq!(
+        s.check_and_record("i", "a", N + 100, N),
+        Ok(Sighting::Replay)
+    );
+    // Database 2 was selected: database 0 holds nothing.
+    assert_eq!(server.cli(&["-n", "0", "DBSIZE"]).trim(), "0");
+    assert_eq!(server.cli(&["-n", "2", "DBSIZE"]).trim(), "1");
+    // No password or a wrong one: refused, and the message never shows it.
+    for url in [
+        format!("redis://127.0.0.1:{}/2", server.port),
+        format!("redis://:wrong@127.0.0.1:{}/2", server.port),
+    ] {
+        let s = open_store(&url, N).unwrap();
+        let r = s.check_and_record("i", "b", N + 100, N);
+        let Err(ReplayError::Unavailable(m)) = &r else {
+            panic!("{url}: {r:?}");
+        };
+        assert!(!m.contains("wrong") && !m.contains("s3cr"), "{m}");
+        assert!(!format!("{s:?}").contains("wrong"));
+    }
+}
