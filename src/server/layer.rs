@@ -527,6 +527,23 @@ mod tests {
         }
     }
 
+    #[tokio::test]
+    async fn head_response_without_its_content_is_not_signed() {
+        let ring = ring();
+        let svc = SignLayer::new(ring).layer(service_fn(|_r: Request<()>| async {
+            let mut r = Response::new(Full::new(Bytes::new()));
+            r.headers_mut()
+                .insert(header::CONTENT_LENGTH, HeaderValue::from_static("10"));
+            Ok::<_, std::convert::Infallible>(r)
+        }));
+        let req = Request::builder().method("HEAD").body(()).unwrap();
+        let res = svc.oneshot(req).await.unwrap();
+        assert_eq!(res.status(), 200);
+        assert!(!res.headers().contains_key("signature"));
+        assert!(!res.headers().contains_key("content-digest"));
+        assert_eq!(res.headers()[header::CONTENT_LENGTH], "10");
+    }
+
     #[test]
     fn symmetric_keys_are_refused() {
         let k = SigningKey::generate(Algorithm::HmacSha256).unwrap();
