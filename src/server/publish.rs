@@ -588,6 +588,55 @@ mod tests {
         assert_eq!(check_path("/a%20b.json").unwrap(), "/a b.json");
     }
 
+    fn ring() -> Arc<KeyRing> {
+        let k = crate::SigningKey::generate(crate::Algorithm::EcdsaP256Sha256).unwrap();
+        Arc::new(KeyRing::single(k).unwrap())
+    }
+
+    fn body(site: &Site, path: &str) -> Value {
+        match site.get(path) {
+            Some(Entry::File { body, .. }) => serde_json::from_slice(body).unwrap(),
+            other => panic!("{path}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn agents_json_is_built_when_absent_and_metadata_names_the_jwks() {
+        let d = std::env::temp_dir().join(format!("agentsig-publish-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::fs::copy("examples/agent.json", d.join("sub/agent.json")).unwrap();
+        std::fs::copy("examples/woa.json", d.join("woa.json")).unwrap();
+        let mut cfg = PublishConfig::new(&d, ring());
+        cfg.base_url = Some("https://example.com/".into());
+        cfg.issuer = Some("https://example.com".into());
+        let site = scan(&cfg).unwrap();
+        let agents = body(&site, AGENTS_PATH);
+        let urls: Vec<&str> = agents["agents"]
+            .as_object()
+            .unwrap()
+            .values()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            urls.contains(&"https://example.com/sub/agent.json"),
+            "{agents}"
+        );
+        assert!(urls.contains(&"https://example.com/woa.json"), "{agents}");
+        // The one WoA document is also at its well-known path.
+        assert!(site.get("/.well-known/woa.json").is_some());
+        let meta = body(&site, METADATA_PATH);
+        assert_eq!(
+            meta["jwks_uri"],
+            "https://example.com/.well-known/jwks.json"
+        );
+        assert_eq!(meta["issuer"], "https://example.com");
+        let jwks = body(&site, JWKS_PATH);
+        assert_eq!(jwks["keys"].as_array().unwrap().len(), 1);
+        assert!(jwks["keys"][0].get("d").is_none());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
     #[test]
     fn if_none_match_uses_weak_comparison_and_star() {
         let mut h = http::HeaderMap::new();
