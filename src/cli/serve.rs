@@ -41,6 +41,9 @@ pub struct ServeArgs {
     /// Largest file served, in bytes; larger files answer 403.
     #[arg(long, default_value_t = server::publish::DEFAULT_MAX_FILE)]
     max_file_size: u64,
+    /// Largest total of the files held in memory, in bytes; files past it answer 403.
+    #[arg(long, default_value_t = server::publish::DEFAULT_MAX_TOTAL)]
+    max_total_size: u64,
     /// Cache-Control max-age of served documents, in seconds.
     #[arg(long, default_value_t = 300)]
     cache_max_age: u32,
@@ -63,6 +66,7 @@ pub fn run(a: ServeArgs) -> CliResult {
     let ring = Arc::new(KeyRing::new(keys).map_err(|e| CliError::usage(e.to_string()))?);
     let mut cfg = PublishConfig::new(&a.dir, ring);
     cfg.max_file = a.max_file_size;
+    cfg.max_total = a.max_total_size;
     cfg.cache_max_age = a.cache_max_age;
     cfg.base_url = a.base_url;
     cfg.issuer = a.issuer;

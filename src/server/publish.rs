@@ -46,6 +46,8 @@ pub const DEFAULT_MAX_FILE: u64 = 1024 * 1024;
 pub const MAX_FILES: usize = 10_000;
 /// Deepest directory nesting scanned.
 pub const MAX_DEPTH: usize = 8;
+/// Default largest total of the files held in memory: 256 MiB.
+pub const DEFAULT_MAX_TOTAL: u64 = 256 * 1024 * 1024;
 
 /// What the publisher serves and how.
 #[derive(Clone, Debug)]
@@ -56,6 +58,8 @@ pub struct PublishConfig {
     pub keys: Arc<KeyRing>,
     /// Largest file served, in bytes.
     pub max_file: u64,
+    /// Largest total of the files held in memory; files past it answer 403.
+    pub max_total: u64,
     /// `Cache-Control: max-age` of served files, in seconds.
     pub cache_max_age: u32,
     /// Prefix of the URLs in a built `agents.json` (e.g.
@@ -72,6 +76,7 @@ impl PublishConfig {
             root: root.into(),
             keys,
             max_file: DEFAULT_MAX_FILE,
+            max_total: DEFAULT_MAX_TOTAL,
             cache_max_age: 300,
             base_url: None,
             issuer: None,
@@ -259,9 +264,20 @@ pub fn scan(cfg: &PublishConfig) -> Result<Site, PublishError> {
         fingerprint: fingerprint(&cfg.root, cfg.max_file)?,
     };
     let mut formats: Vec<(String, Format, Value)> = Vec::new();
+    let mut total = 0u64;
     for f in found {
         if let Some(r) = f.refused {
             site.entries.insert(f.url, Entry::Refused(r));
+            continue;
+        }
+        if total.saturating_add(f.len) > cfg.max_total {
+            site.entries.insert(
+                f.url,
+                Entry::Refused(format!(
+                    "the served files exceed the {}-byte total limit",
+                    cfg.max_total
+                )),
+            );
             continue;
         }
         let is_json = f.url.ends_with(".json");
@@ -274,7 +290,10 @@ pub fn scan(cfg: &PublishConfig) -> Result<Site, PublishError> {
             continue;
         }
         let body = match read_bounded(&f.path, cfg.max_file) {
-            Ok(b) => b,
+            Ok(b) => {
+                total = total.saturating_add(b.len() as u64);
+                b
+            }
             Err(r) => {
                 site.entries.insert(f.url, Entry::Refused(r));
                 continue;
@@ -634,6 +653,25 @@ mod tests {
         let jwks = body(&site, JWKS_PATH);
         assert_eq!(jwks["keys"].as_array().unwrap().len(), 1);
         assert!(jwks["keys"][0].get("d").is_none());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn files_past_the_total_limit_are_refused() {
+        let d = std::env::temp_dir().join(format!("agentsig-total-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("a.json"), vec![b' '; 600]).unwrap();
+        std::fs::write(d.join("b.json"), b"{}").unwrap();
+        std::fs::write(d.join("c.json"), vec![b' '; 600]).unwrap();
+        let mut cfg = PublishConfig::new(&d, ring());
+        cfg.max_total = 1000;
+        let site = scan(&cfg).unwrap();
+        assert!(matches!(site.get("/b.json"), Some(Entry::File { .. })));
+        match site.get("/c.json") {
+            Some(Entry::Refused(why)) => assert!(why.contains("total limit"), "{why}"),
+            other => panic!("{other:?}"),
+        }
         let _ = std::fs::remove_dir_all(&d);
     }
 
