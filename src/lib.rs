@@ -30,6 +30,8 @@ mod lockfile;
 pub mod pin;
 pub mod replay;
 pub mod report;
+#[cfg(feature = "server")]
+pub mod server;
 pub mod sfv;
 pub mod text;
 pub mod trust;

@@ -43,6 +43,8 @@ mod http;
 mod keygen;
 mod lint;
 mod pin;
+#[cfg(feature = "server")]
+mod serve;
 mod sign;
 
 use agentsig::keys::LoadOptions;
@@ -99,6 +101,10 @@ enum Command {
     /// Audit, mint and exchange RFC 8693 delegation tokens (nested act, scope narrowing).
     #[command(subcommand)]
     Delegation(delegation::DelegationCommand),
+    /// Publish a directory of descriptors over HTTP(S), every response signed (RFC 9421):
+    /// /.well-known/agents.json, the JWK Set at /.well-known/jwks.json, ETag, 304, HEAD.
+    #[cfg(feature = "server")]
+    Serve(serve::ServeArgs),
     /// Key continuity per agent identity (known_hosts for agents): check, add, rotate, list,
     /// announce and accept pinned key thumbprints in --pin-store.
     #[command(subcommand)]
@@ -170,6 +176,8 @@ pub fn main() -> ExitCode {
         Command::Http(c) => http::run(c),
         Command::Digest(a) => http::digest_cmd(a),
         Command::Delegation(c) => delegation::run(c),
+        #[cfg(feature = "server")]
+        Command::Serve(a) => serve::run(a),
         Command::Pin(c) => pin::run(c),
     };
     match result {

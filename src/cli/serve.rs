@@ -1,0 +1,151 @@
+//! `agentsig serve DIR`: publish a directory of descriptors, every response
+//! signed (RFC 9421 + RFC 9530 Content-Digest). See [`agentsig::server`].
+
+use super::{load_signing, parse_alg, CliError, CliResult};
+use agentsig::server::{self, KeyRing, PublishConfig, Publisher, ServeOptions};
+use agentsig::Algorithm;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Directory of descriptors (.json) and their detached JWS (.jws).
+    dir: std::path::PathBuf,
+    /// Signing key: a path, or env:NAME. Repeat for rotation: the first signs, all are listed in the
+    /// JWK Set at /.well-known/jwks.json (so .jws files made with an older key still verify).
+    #[arg(long, allow_hyphen_values = true, required = true)]
+    key: Vec<String>,
+    /// Algorithm, required for RSA keys; checked for all others.
+    #[arg(long, value_parser = parse_alg)]
+    alg: Option<Algorithm>,
+    /// File holding the passphrase of encrypted PKCS#8 keys (else $AGENTSIG_PASSPHRASE).
+    #[arg(long, allow_hyphen_values = true)]
+    passphrase_file: Option<String>,
+    /// Address to listen on (port 0 picks a free port; the address is logged).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: std::net::SocketAddr,
+    /// PEM certificate chain: serve HTTPS (rustls). Needs --tls-key.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<std::path::PathBuf>,
+    /// PEM private key of the certificate.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
+    /// URL prefix of the entries of a built /.well-known/agents.json (e.g. https://example.com).
+    #[arg(long)]
+    base_url: Option<String>,
+    /// Serve RFC 8414 style metadata (issuer, jwks_uri) at
+    /// /.well-known/oauth-authorization-server with this issuer URL.
+    #[arg(long)]
+    issuer: Option<String>,
+    /// Largest file served, in bytes; larger files answer 403.
+    #[arg(long, default_value_t = server::publish::DEFAULT_MAX_FILE)]
+    max_file_size: u64,
+    /// Largest total of the files held in memory, in bytes; files past it answer 403.
+    #[arg(long, default_value_t = server::publish::DEFAULT_MAX_TOTAL)]
+    max_total_size: u64,
+    /// Cache-Control max-age of served documents, in seconds.
+    #[arg(long, default_value_t = 300)]
+    cache_max_age: u32,
+    /// Most connections at once; more get 503.
+    #[arg(long, default_value_t = 512)]
+    max_connections: usize,
+    /// Seconds between checks of DIR for changes (0: never reload).
+    #[arg(long, default_value_t = 1)]
+    reload_interval: u64,
+    /// Seconds allowed for a request head or a TLS handshake.
+    #[arg(long, default_value_t = 10)]
+    header_timeout: u64,
+}
+
+pub fn run(a: ServeArgs) -> CliResult {
+    let mut keys = Vec::new();
+    for k in &a.key {
+        keys.push(load_signing(k, a.alg, None, a.passphrase_file.as_deref())?);
+    }
+    let ring = Arc::new(KeyRing::new(keys).map_err(|e| CliError::usage(e.to_string()))?);
+    let mut cfg = PublishConfig::new(&a.dir, ring);
+    cfg.max_file = a.max_file_size;
+    cfg.max_total = a.max_total_size;
+    cfg.cache_max_age = a.cache_max_age;
+    cfg.base_url = a.base_url;
+    cfg.issuer = a.issuer;
+    let publisher = Arc::new(Publisher::new(cfg).map_err(|e| CliError::usage(e.to_string()))?);
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(c), Some(k)) => {
+            let read = |p: &std::path::Path| {
+                std::fs::read(p).map_err(|e| CliError::usage(format!("{}: {e}", p.display())))
+            };
+            let (cert, key) = (read(c)?, read(k)?);
+            let names = (c.display().to_string(), k.display().to_string());
+            Some(
+                server::tls_config(&cert, &key, (&names.0, &names.1))
+                    .map_err(|e| CliError::usage(e.to_string()))?,
+            )
+        }
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let opts = ServeOptions {
+        tls,
+        header_timeout: Duration::from_secs(a.header_timeout.max(1)),
+        max_connections: a.max_connections.max(1),
+        reload_interval: (a.reload_interval > 0).then(|| Duration::from_secs(a.reload_interval)),
+        ..ServeOptions::default()
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("AGENTSIG_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::usage(format!("runtime: {e}")))?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(a.listen)
+            .await
+            .map_err(|e| CliError::usage(format!("{}: {e}", a.listen)))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| CliError::usage(e.to_string()))?;
+        let site = publisher.site();
+        tracing::info!(
+            "serving {} ({} paths) on {scheme}://{addr}/ ; keys at {scheme}://{addr}{}",
+            a.dir.display(),
+            site.paths().len(),
+            server::publish::JWKS_PATH
+        );
+        server::serve(listener, publisher, opts, shutdown_signal())
+            .await
+            .map_err(|e| CliError::usage(format!("server: {e}")))?;
+        tracing::info!("stopped");
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Ctrl-C, or SIGTERM on Unix.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}

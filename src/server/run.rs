@@ -1,0 +1,239 @@
+//! The HTTP/1.1 server loop: plain TCP or TLS (rustls on ring, no
+//! OpenSSL), bounded connections, timeouts against slow clients, reload on
+//! change, graceful shutdown, one log line per request.
+
+use super::layer::{SignLayer, SignService};
+use super::publish::{PublishService, Publisher};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tower::ServiceExt;
+use tower_layer::Layer;
+
+/// Limits and behaviour of the server loop.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// TLS configuration; `None` serves plain HTTP.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Time allowed for a request head (and for the TLS handshake).
+    pub header_timeout: Duration,
+    /// Longest life of one connection (slow readers are cut off).
+    pub connection_timeout: Duration,
+    /// Most connections served at once; more get `503` and are closed.
+    pub max_connections: usize,
+    /// How often the directory is checked for changes; `None`: never.
+    pub reload_interval: Option<Duration>,
+    /// Time allowed to finish requests in flight at shutdown.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            tls: None,
+            header_timeout: Duration::from_secs(10),
+            connection_timeout: Duration::from_secs(120),
+            max_connections: 512,
+            reload_interval: Some(Duration::from_secs(1)),
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Errors loading the TLS certificate chain and key.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A file could not be read.
+    #[error("{path}: {err}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What failed.
+        err: std::io::Error,
+    },
+    /// No certificate in the chain file.
+    #[error("{0}: no PEM certificate")]
+    NoCertificate(String),
+    /// No private key in the key file.
+    #[error("{0}: no PEM private key")]
+    NoKey(String),
+    /// rustls refused the pair.
+    #[error("TLS configuration: {0}")]
+    Rustls(#[from] rustls::Error),
+}
+
+/// A rustls server configuration (ring provider, TLS 1.2 and 1.3, ALPN
+/// `http/1.1`) from a PEM certificate chain and a PEM private key.
+pub fn tls_config(
+    cert_pem: &[u8],
+    key_pem: &[u8],
+    names: (&str, &str),
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+    let certs: Vec<_> = rustls_pemfile::certs(&mut &cert_pem[..])
+        .collect::<Result<_, _>>()
+        .map_err(|err| TlsError::Io {
+            path: names.0.to_owned(),
+            err,
+        })?;
+    if certs.is_empty() {
+        return Err(TlsError::NoCertificate(names.0.to_owned()));
+    }
+    let key = rustls_pemfile::private_key(&mut &key_pem[..])
+        .map_err(|err| TlsError::Io {
+            path: names.1.to_owned(),
+            err,
+        })?
+        .ok_or_else(|| TlsError::NoKey(names.1.to_owned()))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut cfg = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)?;
+    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(cfg))
+}
+
+/// The full service of `agentsig serve`: the publisher behind the signing layer.
+pub fn publisher_service(publisher: Arc<Publisher>) -> SignService<PublishService> {
+    let mut cfg = super::SignConfig::new(publisher.config().keys.clone());
+    cfg.max_body = usize::try_from(publisher.config().max_file)
+        .unwrap_or(usize::MAX)
+        .max(64 * 1024);
+    SignLayer::with_config(cfg).layer(PublishService::new(publisher))
+}
+
+const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 32\r\nretry-after: 1\r\nconnection: close\r\n\r\ntoo many connections, try again\n";
+
+/// Serve `publisher` on `listener` until `shutdown` resolves, then stop
+/// accepting and give requests in flight [`ServeOptions::shutdown_grace`].
+pub async fn serve(
+    listener: TcpListener,
+    publisher: Arc<Publisher>,
+    opts: ServeOptions,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let svc = publisher_service(publisher.clone());
+    let limit = Arc::new(tokio::sync::Semaphore::new(opts.max_connections));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let tls = opts.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+    let reload = opts.reload_interval.map(|every| {
+        let p = publisher.clone();
+        tokio::spawn(async move {
+            let mut t = tokio::time::interval(every);
+            t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                t.tick().await;
+                let p = p.clone();
+                match tokio::task::spawn_blocking(move || p.reload_if_changed()).await {
+                    Ok(Ok(true)) => tracing::info!("directory changed: reloaded"),
+                    Ok(Ok(false)) => {}
+                    Ok(Err(e)) => {
+                        tracing::warn!("reload failed, serving the previous snapshot: {e}")
+                    }
+                    Err(e) => tracing::warn!("reload task failed: {e}"),
+                }
+            }
+        })
+    });
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            _ = &mut shutdown => break,
+            r = listener.accept() => match r {
+                Ok(x) => x,
+                Err(e) => {
+                    // EMFILE and friends: back off instead of spinning.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let Ok(permit) = limit.clone().try_acquire_owned() else {
+            tracing::warn!(%peer, "connection refused: {} connections open", opts.max_connections);
+            if tls.is_none() {
+                tokio::spawn(async move {
+                    let mut s = stream;
+                    let _ = tokio::time::timeout(Duration::from_secs(1), s.write_all(BUSY)).await;
+                    let _ = s.shutdown().await;
+                });
+            }
+            continue;
+        };
+        let svc = svc.clone();
+        let watcher = graceful.watcher();
+        let tls = tls.clone();
+        let opts = opts.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            match tls {
+                None => connection(stream, peer, svc, watcher, &opts, "http").await,
+                Some(acc) => {
+                    match tokio::time::timeout(opts.header_timeout, acc.accept(stream)).await {
+                        Ok(Ok(s)) => connection(s, peer, svc, watcher, &opts, "https").await,
+                        Ok(Err(e)) => tracing::info!(%peer, "TLS handshake failed: {e}"),
+                        Err(_) => tracing::info!(%peer, "TLS handshake timed out"),
+                    }
+                }
+            }
+        });
+    }
+    if let Some(r) = reload {
+        r.abort();
+    }
+    drop(listener);
+    tokio::select! {
+        _ = graceful.shutdown() => tracing::info!("all connections closed"),
+        _ = tokio::time::sleep(opts.shutdown_grace) => tracing::warn!("shutdown grace period over; closing remaining connections"),
+    }
+    Ok(())
+}
+
+async fn connection<I>(
+    io: I,
+    peer: SocketAddr,
+    svc: SignService<PublishService>,
+    watcher: hyper_util::server::graceful::Watcher,
+    opts: &ServeOptions,
+    scheme: &'static str,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
+        let svc = svc.clone();
+        async move {
+            let start = Instant::now();
+            let method = req.method().clone();
+            let path = req.uri().path().to_owned();
+            let res = svc.oneshot(req).await?;
+            tracing::info!(
+                %peer,
+                %method,
+                path = %crate::text::escape_controls(&path),
+                status = res.status().as_u16(),
+                signed = res.headers().contains_key("signature"),
+                micros = start.elapsed().as_micros() as u64,
+                scheme,
+                "request"
+            );
+            Ok::<_, std::convert::Infallible>(res)
+        }
+    });
+    let mut b = hyper::server::conn::http1::Builder::new();
+    b.timer(TokioTimer::new())
+        .header_read_timeout(opts.header_timeout)
+        .max_buf_size(64 * 1024);
+    let conn = b.serve_connection(TokioIo::new(io), service);
+    let conn = watcher.watch(conn);
+    match tokio::time::timeout(opts.connection_timeout, conn).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::debug!(%peer, "connection ended: {e}"),
+        Err(_) => tracing::info!(%peer, "connection closed after the connection time limit"),
+    }
+}

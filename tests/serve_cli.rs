@@ -1,0 +1,102 @@
+//! `agentsig serve examples/` as the README shows it: the binary on a free
+//! loopback port, a signed descriptor fetched and verified with the served
+//! JWK Set, then SIGTERM: a graceful stop with exit status 0.
+
+use agentsig::httpsig::{verify_response, HttpPolicy};
+use agentsig::keys::{load_verifying_keys, LoadOptions};
+use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+
+fn get(addr: &str, path: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8(out[..split].to_vec()).unwrap();
+    let body = out[split + 4..].to_vec();
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let fields = lines
+        .map(|l| {
+            let (n, v) = l.split_once(':').unwrap();
+            (n.to_owned(), v.trim().to_owned())
+        })
+        .collect();
+    (status, fields, body)
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_examples_signs_and_stops_gracefully() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .args([
+            "serve",
+            "examples/",
+            "--key",
+            "keys/rfc9421/test-key-ecc-p256.pem",
+        ])
+        .args(["--listen", "127.0.0.1:0", "--reload-interval", "0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    let (st, _, jwks) = get(&addr, "/.well-known/jwks.json");
+    assert_eq!(st, 200);
+    let mut keys = StaticKeys::new();
+    for k in load_verifying_keys(&jwks, &LoadOptions::default()).unwrap() {
+        keys = keys.with(k, KeySource::Pinned);
+    }
+    let v = Verifier::builder(keys)
+        .http(HttpPolicy::descriptor_response())
+        .build();
+    for path in ["/.well-known/agents.json", "/agent.json", "/woa.json"] {
+        let (st, fields, body) = get(&addr, path);
+        assert_eq!(st, 200, "{path}");
+        let mut b = http::Response::builder().status(st);
+        for (n, val) in &fields {
+            b = b.header(n.as_str(), val.as_str());
+        }
+        let res = b.body(body).unwrap();
+        let rep = verify_response::<_, Vec<u8>>(&v, &res, None, "http").unwrap();
+        assert!(rep.all_valid(), "{path}");
+    }
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    assert!(
+        rest.contains("method=GET path=/agent.json status=200 signed=true"),
+        "{rest}"
+    );
+    assert!(rest.contains("stopped"), "{rest}");
+}
