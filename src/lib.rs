@@ -26,6 +26,8 @@ pub mod jwk;
 pub mod jws;
 pub mod jwt;
 pub mod keys;
+#[cfg(feature = "net")]
+pub mod net;
 pub mod replay;
 pub mod report;
 pub mod sfv;

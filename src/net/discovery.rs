@@ -1,0 +1,1 @@
+//! Key discovery (RFC 8414, RFC 9728, JWK Sets, DID documents).
