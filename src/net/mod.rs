@@ -7,5 +7,6 @@
 
 pub mod discovery;
 pub mod fetch;
+pub mod verify;
 
 pub use fetch::{FetchError, FetchPolicy, Fetched, Fetcher};
