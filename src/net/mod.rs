@@ -7,6 +7,7 @@
 
 pub mod discovery;
 pub mod fetch;
+pub mod resolve;
 pub mod verify;
 
 pub use fetch::{FetchError, FetchPolicy, Fetched, Fetcher};

@@ -30,6 +30,9 @@ pub struct UrlVerifyOptions {
     pub keys: Option<Arc<dyn KeyResolver>>,
     /// Verify as if the time were this (Unix seconds), for tests and audits.
     pub now: Option<i64>,
+    /// The key authority used when the descriptor names none (a DID
+    /// authority's document, seed 001 section 10.3 item 3).
+    pub default_authority: Option<KeyAuthority>,
 }
 
 /// Why a URL did not verify. Each failure keeps its own variant.
@@ -63,6 +66,23 @@ pub enum UrlVerifyError {
     /// A signature is present but there is no key source.
     #[error("the descriptor names no key source (authentication.authorizationServer, protectedResourceMetadata, jwksUri or jwks) and no key was given")]
     NoKeySource,
+}
+
+impl UrlVerifyError {
+    /// A stable code for reports.
+    pub fn code(&self) -> &'static str {
+        match self {
+            UrlVerifyError::Fetch(e) if e.is_refusal() => "fetch.ssrf-refused",
+            UrlVerifyError::Fetch(FetchError::Dns { .. }) => "fetch.dns-failure",
+            UrlVerifyError::Fetch(_) => "fetch.failed",
+            UrlVerifyError::NotJson(_) => "descriptor.not-json",
+            UrlVerifyError::Digest(_) => "digest.mismatch",
+            UrlVerifyError::HttpSignature(_) => "httpsig.not-verified",
+            UrlVerifyError::Jws { .. } => "jws.not-verified",
+            UrlVerifyError::Unsigned(_) => "descriptor.unsigned",
+            UrlVerifyError::NoKeySource => "keys.no-source",
+        }
+    }
 }
 
 /// A verified (or, without `require_signed`, an unsigned but
@@ -156,6 +176,7 @@ pub fn verify_url(
         Some(k) => k.clone(),
         None => {
             let a = KeyAuthority::from_descriptor(&out.descriptor)
+                .or_else(|| opts.default_authority.clone())
                 .ok_or(UrlVerifyError::NoKeySource)?;
             out.key_authority = Some(a.clone());
             Arc::new(Discovery::new(fetcher.clone(), a))
