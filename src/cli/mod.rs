@@ -42,6 +42,8 @@ mod delegation;
 mod http;
 mod keygen;
 mod lint;
+#[cfg(feature = "net")]
+mod net;
 mod sign;
 
 use agentsig::keys::LoadOptions;
@@ -98,6 +100,10 @@ enum Command {
     /// Audit, mint and exchange RFC 8693 delegation tokens (nested act, scope narrowing).
     #[command(subcommand)]
     Delegation(delegation::DelegationCommand),
+    /// Resolve agent://authority/name (agents.json, DID AgentDescriptor service), fetch and
+    /// verify the descriptor with keys found by discovery (seed 001 sections 5.1, 10.3).
+    #[cfg(feature = "net")]
+    Resolve(net::ResolveArgs),
 }
 
 /// An error that ends a command, with its exit code.
@@ -165,6 +171,8 @@ pub fn main() -> ExitCode {
         Command::Http(c) => http::run(c),
         Command::Digest(a) => http::digest_cmd(a),
         Command::Delegation(c) => delegation::run(c),
+        #[cfg(feature = "net")]
+        Command::Resolve(a) => net::resolve(a),
     };
     match result {
         Ok(code) => code,
