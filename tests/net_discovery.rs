@@ -415,3 +415,19 @@ fn did_key_and_inline_jwks_need_no_fetch() {
     let d = Discovery::new(Fetcher::new().unwrap(), KeyAuthority::Jwks(jwks(&[&k])));
     assert!(verify_with(d, &sign(&k)).unwrap().verified());
 }
+
+#[test]
+fn jwks_404_negatively_cached() {
+    let e = env();
+    let url = e.srv.url("agent.example", "/nojwks");
+    let d = Discovery::new(fetcher(&e), KeyAuthority::JwksUri(url.clone()));
+    for _ in 0..3 {
+        let err = d.resolve(&KeyRequest::new().kid("k")).unwrap_err();
+        assert!(err.to_string().contains("404"), "{err}");
+    }
+    assert_eq!(
+        e.srv.hit_count("/nojwks"),
+        1,
+        "a 404 is remembered, not refetched"
+    );
+}

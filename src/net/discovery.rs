@@ -214,6 +214,9 @@ pub struct DiscoveryPolicy {
     pub refresh_cooldown: Duration,
     /// Most members accepted in a JWK Set.
     pub max_keys: usize,
+    /// How long a 404 for a JWK Set is remembered (negative caching, RFC
+    /// 9111 section 4.2.2 allows 404 to be cached): no refetch before.
+    pub negative_ttl: Duration,
 }
 
 impl Default for DiscoveryPolicy {
@@ -223,6 +226,7 @@ impl Default for DiscoveryPolicy {
             max_ttl: Duration::from_secs(24 * 3600),
             refresh_cooldown: Duration::from_secs(30),
             max_keys: 64,
+            negative_ttl: Duration::from_secs(30),
         }
     }
 }
@@ -260,6 +264,8 @@ struct State {
     fixed: Option<(StaticKeys, Instant)>,
     /// When the last fetch forced by an unknown kid happened.
     last_forced: Option<Instant>,
+    /// JWK Set URLs that answered 404, and when.
+    not_found: HashMap<String, Instant>,
 }
 
 /// A [`KeyResolver`] that discovers keys from one [`KeyAuthority`].
@@ -424,6 +430,16 @@ impl Discovery {
 
     /// Fetch (or revalidate) a JWK Set into the cache.
     fn refresh_set(&self, st: &mut State, url: &str, label: &str) -> Result<(), DiscoveryError> {
+        if st
+            .not_found
+            .get(url)
+            .is_some_and(|t| t.elapsed() < self.policy.negative_ttl)
+        {
+            return Err(DiscoveryError::Fetch(FetchError::Status {
+                url: url.to_owned(),
+                status: 404,
+            }));
+        }
         let mut h: Vec<(&str, &str)> =
             vec![("accept", "application/jwk-set+json, application/json")];
         let prev = st.sets.get(url);
@@ -437,7 +453,14 @@ impl Discovery {
         if let Some(l) = &lm {
             h.push(("if-modified-since", l));
         }
-        let f = self.fetcher.get_exact(url, &h)?;
+        let f = match self.fetcher.get_exact(url, &h) {
+            Ok(f) => f,
+            Err(e @ FetchError::Status { status: 404, .. }) => {
+                st.not_found.insert(url.to_owned(), Instant::now());
+                return Err(e.into());
+            }
+            Err(e) => return Err(e.into()),
+        };
         let ttl = freshness(&f, &self.policy);
         if f.status == 304 {
             if let Some(c) = st.sets.get_mut(url) {
