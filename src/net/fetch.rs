@@ -5,7 +5,7 @@
 //! # Security contract (agent:// draft, seed 001 section 5.2)
 //! * HTTPS only, at every hop; a redirect to another scheme is refused.
 //! * Before any connection, the host is checked with
-//!   [`classify_host`](crate::formats::addr::classify_host): an IP literal
+//!   [`classify_host`]: an IP literal
 //!   directly, a name by its text (`localhost`, `*.internal`, ...) and then
 //!   *every* address DNS returns for it, with IPv4-mapped / NAT64 IPv6
 //!   unwrapped and re-checked. A name with even one internal answer is
@@ -263,14 +263,7 @@ impl CheckingResolver {
         let host = host.to_ascii_lowercase();
         let addrs: Vec<IpAddr> = match policy.pins.get(&host) {
             Some(a) => a.clone(),
-            None => (host.as_str(), 0u16)
-                .to_socket_addrs()
-                .map_err(|e| FetchError::Dns {
-                    host: host.clone(),
-                    message: e.to_string(),
-                })?
-                .map(|s| s.ip())
-                .collect(),
+            None => system_lookup(&host, policy.connect_timeout)?,
         };
         if addrs.is_empty() {
             return Err(FetchError::Dns {
@@ -280,6 +273,30 @@ impl CheckingResolver {
         }
         check_addrs(policy, &host, &addrs)?;
         Ok(addrs.into_iter().map(|ip| SocketAddr::new(ip, 0)).collect())
+    }
+}
+
+/// The system resolver, bounded by `timeout` (getaddrinfo has no timeout of
+/// its own; a lookup that outlives it is abandoned on its thread).
+fn system_lookup(host: &str, timeout: Duration) -> Result<Vec<IpAddr>, FetchError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = host.to_owned();
+    std::thread::spawn(move || {
+        let r = (h.as_str(), 0u16)
+            .to_socket_addrs()
+            .map(|it| it.map(|s| s.ip()).collect::<Vec<_>>());
+        let _ = tx.send(r);
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(Ok(a)) => Ok(a),
+        Ok(Err(e)) => Err(FetchError::Dns {
+            host: host.to_owned(),
+            message: e.to_string(),
+        }),
+        Err(_) => Err(FetchError::Dns {
+            host: host.to_owned(),
+            message: format!("no answer within {} ms", timeout.as_millis()),
+        }),
     }
 }
 

@@ -2,7 +2,7 @@
 //! [`Fetcher`], check its `Content-Digest` (RFC 9530), its RFC 9421
 //! response signature and/or the detached JWS published beside it
 //! (`URL.jws`, seed 001 section 10.3), with keys found by
-//! [`Discovery`](super::discovery::Discovery) (or given by the caller).
+//! [`Discovery`] (or given by the caller).
 
 use super::discovery::{Discovery, KeyAuthority};
 use super::fetch::{FetchError, Fetched, Fetcher, Redirect};
