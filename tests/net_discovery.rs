@@ -431,3 +431,44 @@ fn jwks_404_negatively_cached() {
         "a 404 is remembered, not refetched"
     );
 }
+
+/// publicKeyMultibase methods, embedded methods, and methods referenced
+/// only from other relationships (keyAgreement) are not used.
+#[test]
+fn did_document_multibase_and_relationships() {
+    use agentsig::net::discovery::did_document_keys;
+    let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    let mb = agentsig::did::did_key(&k.verifying_key())
+        .unwrap()
+        .strip_prefix("did:key:")
+        .unwrap()
+        .to_owned();
+    let did = "did:web:example.com";
+    let doc = json!({
+        "id": did,
+        "verificationMethod": [
+            {"id": "#mb", "type": "Multikey", "controller": did, "publicKeyMultibase": mb},
+            {"id": "#ka", "type": "Multikey", "controller": did, "publicKeyMultibase": mb}
+        ],
+        "authentication": [
+            {"id": "did:web:example.com#embedded", "type": "JsonWebKey2020", "controller": did,
+             "publicKeyJwk": k.verifying_key().to_jwk().to_value()}
+        ],
+        "assertionMethod": ["did:web:example.com#mb"],
+        "keyAgreement": ["#ka"]
+    });
+    let keys = did_document_keys(&doc, did, "https://example.com/.well-known/did.json").unwrap();
+    let kids: Vec<String> = keys
+        .keys()
+        .iter()
+        .map(|t| t.key.kid().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        kids,
+        ["did:web:example.com#embedded", "did:web:example.com#mb"]
+    );
+    assert!(matches!(
+        did_document_keys(&doc, "did:web:other.example", "u"),
+        Err(DiscoveryError::DidIdMismatch { .. })
+    ));
+}
