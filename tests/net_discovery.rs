@@ -313,7 +313,11 @@ fn jwks_member_rules_and_limits() {
     private["kid"] = json!("priv");
     private["d"] = json!("AAAA");
     let oct = json!({"kty": "oct", "k": "c2VjcmV0", "kid": "oct", "alg": "HS256"});
-    for m in [enc, ops, private, oct] {
+    // An EC key that claims an RSA algorithm: alg/kty inconsistent.
+    let mut mismatch = set["keys"][0].clone();
+    mismatch["kid"] = json!("mismatch");
+    mismatch["alg"] = json!("RS256");
+    for m in [enc, ops, private, oct, mismatch] {
         set["keys"].as_array_mut().unwrap().push(m);
     }
     e.srv.route("/jwks", Resp::json(&set));
@@ -321,7 +325,7 @@ fn jwks_member_rules_and_limits() {
         fetcher(&e),
         KeyAuthority::JwksUri(e.srv.url("agent.example", "/jwks")),
     );
-    for kid in ["enc", "ops", "priv", "oct"] {
+    for kid in ["enc", "ops", "priv", "oct", "mismatch"] {
         assert!(
             d.resolve(&KeyRequest::new().kid(kid)).unwrap().is_empty(),
             "{kid}"
@@ -471,4 +475,26 @@ fn did_document_multibase_and_relationships() {
         did_document_keys(&doc, "did:web:other.example", "u"),
         Err(DiscoveryError::DidIdMismatch { .. })
     ));
+}
+
+/// RFC 8414 metadata is read once per TTL, not on every signature.
+#[test]
+fn metadata_cached_within_ttl() {
+    let e = env();
+    let k = key("k1");
+    let issuer = e.srv.url("as.example", "");
+    e.srv.route(
+        "/.well-known/oauth-authorization-server",
+        Resp::json(&json!({"issuer": issuer, "jwks_uri": e.srv.url("as.example", "/jwks")})),
+    );
+    e.srv.route("/jwks", Resp::json(&jwks(&[&k])));
+    let d = Discovery::new(fetcher(&e), KeyAuthority::AuthorizationServer(issuer));
+    for _ in 0..3 {
+        assert_eq!(d.resolve(&KeyRequest::new().kid("k1")).unwrap().len(), 1);
+    }
+    assert_eq!(
+        e.srv.hit_count("/.well-known/oauth-authorization-server"),
+        1
+    );
+    assert_eq!(e.srv.hit_count("/jwks"), 1);
 }

@@ -255,8 +255,9 @@ struct Cached {
 
 #[derive(Debug, Default)]
 struct State {
-    /// The resolved JWK Set URL (and its label) of a metadata authority.
-    jwks_uri: Option<(String, String)>,
+    /// The resolved JWK Set URL (and its label) of a metadata authority,
+    /// and when the metadata was read (re-read after `default_ttl`).
+    jwks_uri: Option<((String, String), Instant)>,
     /// JWK Sets by URL.
     sets: HashMap<String, Cached>,
     /// Keys that need no fetch (inline JWKS, did:key, did:jwk) or a DID
@@ -662,22 +663,21 @@ impl KeyResolver for Discovery {
                 u.clone(),
                 format!("{u} (descriptor authentication.jwksUri)"),
             ),
-            KeyAuthority::AuthorizationServer(i) => match &st.jwks_uri {
-                Some(x) => x.clone(),
-                None => {
-                    let x = self.as_jwks_uri(i)?;
-                    st.jwks_uri = Some(x.clone());
-                    x
+            KeyAuthority::AuthorizationServer(_) | KeyAuthority::ProtectedResourceMetadata(_) => {
+                match &st.jwks_uri {
+                    Some((x, at)) if at.elapsed() < self.policy.default_ttl => x.clone(),
+                    _ => {
+                        let x = match &self.authority {
+                            KeyAuthority::AuthorizationServer(i) => self.as_jwks_uri(i)?,
+                            KeyAuthority::ProtectedResourceMetadata(m) => self.pr_jwks_uri(m)?,
+                            // Not reached (outer match); fail closed.
+                            _ => return Ok(Vec::new()),
+                        };
+                        st.jwks_uri = Some((x.clone(), Instant::now()));
+                        x
+                    }
                 }
-            },
-            KeyAuthority::ProtectedResourceMetadata(m) => match &st.jwks_uri {
-                Some(x) => x.clone(),
-                None => {
-                    let x = self.pr_jwks_uri(m)?;
-                    st.jwks_uri = Some(x.clone());
-                    x
-                }
-            },
+            }
         };
         let fresh = st
             .sets
