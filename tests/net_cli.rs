@@ -128,3 +128,35 @@ fn private_networks_refused_by_default_without_connection() {
     assert_eq!(r["error"]["code"], "fetch.ssrf-refused");
     assert_eq!(e.srv.accepted(), 0);
 }
+
+#[test]
+fn cache_dir_spares_the_second_jwks_fetch() {
+    let e = env();
+    let url = e.srv.url("agents.example", "/planner.json");
+    let dir = std::env::temp_dir().join(format!(
+        "agentsig-cli-cache-{}-{}",
+        std::process::id(),
+        e.srv.port
+    ));
+    let d = dir.to_str().unwrap();
+    for _ in 0..2 {
+        let o = run(
+            &e,
+            &["verify", &url, "--require-signed", "--cache-dir", d],
+            true,
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert_eq!(e.srv.hit_count("/jwks"), 1);
+    assert_eq!(
+        e.srv.hit_count("/planner.json"),
+        2,
+        "descriptors are always fetched"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

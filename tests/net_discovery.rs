@@ -498,3 +498,61 @@ fn metadata_cached_within_ttl() {
     );
     assert_eq!(e.srv.hit_count("/jwks"), 1);
 }
+
+/// `cache_dir`: a second resolver (a second CLI run) uses the stored set
+/// without a fetch while it is fresh; an unknown kid still refetches.
+#[test]
+fn disk_cache_shared_between_resolvers() {
+    let e = env();
+    let (k, rotated) = (key("k"), key("rotated"));
+    let dir = std::env::temp_dir().join(format!(
+        "agentsig-jwks-cache-{}-{}",
+        std::process::id(),
+        e.srv.port
+    ));
+    e.srv.route(
+        "/jwks",
+        Resp::json(&jwks(&[&k])).header("cache-control", "max-age=600"),
+    );
+    let url = e.srv.url("agent.example", "/jwks");
+    let mk = || {
+        Discovery::with_policy(
+            fetcher(&e),
+            KeyAuthority::JwksUri(url.clone()),
+            DiscoveryPolicy::default()
+                .cache_dir(&dir)
+                .refresh_cooldown(Duration::ZERO),
+        )
+    };
+    assert_eq!(mk().resolve(&KeyRequest::new().kid("k")).unwrap().len(), 1);
+    assert_eq!(mk().resolve(&KeyRequest::new().kid("k")).unwrap().len(), 1);
+    assert_eq!(
+        e.srv.hit_count("/jwks"),
+        1,
+        "second resolver read the disk cache"
+    );
+    e.srv.route("/jwks", Resp::json(&jwks(&[&k, &rotated])));
+    assert_eq!(
+        mk().resolve(&KeyRequest::new().kid("rotated"))
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(e.srv.hit_count("/jwks"), 2);
+    // no-store responses are never written.
+    e.srv.route(
+        "/ns",
+        Resp::json(&jwks(&[&k])).header("cache-control", "no-store"),
+    );
+    let ns = e.srv.url("agent.example", "/ns");
+    for _ in 0..2 {
+        let d = Discovery::with_policy(
+            fetcher(&e),
+            KeyAuthority::JwksUri(ns.clone()),
+            DiscoveryPolicy::default().cache_dir(&dir),
+        );
+        d.resolve(&KeyRequest::new().kid("k")).unwrap();
+    }
+    assert_eq!(e.srv.hit_count("/ns"), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}

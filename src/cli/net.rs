@@ -24,6 +24,9 @@ pub struct NetArgs {
     /// still checked. Repeatable: --resolve-to agents.example=127.0.0.1
     #[arg(long, value_name = "HOST=ADDR")]
     pub resolve_to: Vec<String>,
+    /// Keep fetched JWK Sets in DIR between runs (same freshness rules; no-store never written).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<String>,
     /// Fail when the descriptor is neither RFC 9421-signed nor has a detached JWS (URL.jws).
     #[arg(long)]
     pub require_signed: bool,
@@ -83,6 +86,9 @@ fn options(
 ) -> Result<UrlVerifyOptions, CliError> {
     let mut o = UrlVerifyOptions::default();
     o.require_signed = net.require_signed;
+    if let Some(d) = &net.cache_dir {
+        o.discovery = o.discovery.cache_dir(d);
+    }
     o.max_age = max_age;
     o.now = now;
     if !trust.alg.is_empty() {

@@ -217,6 +217,11 @@ pub struct DiscoveryPolicy {
     /// How long a 404 for a JWK Set is remembered (negative caching, RFC
     /// 9111 section 4.2.2 allows 404 to be cached): no refetch before.
     pub negative_ttl: Duration,
+    /// A directory where fetched JWK Sets are kept between processes (the
+    /// CLI's `--cache-dir`), with the same freshness rules; `no-store`
+    /// responses are never written. Best effort: an unreadable or
+    /// unwritable entry is ignored.
+    pub cache_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for DiscoveryPolicy {
@@ -227,6 +232,7 @@ impl Default for DiscoveryPolicy {
             refresh_cooldown: Duration::from_secs(30),
             max_keys: 64,
             negative_ttl: Duration::from_secs(30),
+            cache_dir: None,
         }
     }
 }
@@ -235,6 +241,11 @@ impl DiscoveryPolicy {
     /// Set the unknown-kid refresh cooldown.
     pub fn refresh_cooldown(mut self, d: Duration) -> Self {
         self.refresh_cooldown = d;
+        self
+    }
+    /// Keep JWK Sets in `dir` between processes.
+    pub fn cache_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.cache_dir = Some(dir.into());
         self
     }
     /// Set the JWK Set size cap.
@@ -251,6 +262,33 @@ struct Cached {
     ttl: Duration,
     etag: Option<String>,
     last_modified: Option<String>,
+    body: Vec<u8>,
+}
+
+/// One JWK Set on disk (`--cache-dir`).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct DiskEntry {
+    url: String,
+    /// Unix seconds when it was fetched or revalidated.
+    stored: u64,
+    ttl: u64,
+    etag: Option<String>,
+    last_modified: Option<String>,
+    body: String,
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn disk_path(dir: &std::path::Path, url: &str) -> std::path::PathBuf {
+    use sha2::Digest as _;
+    let h = sha2::Sha256::digest(url.as_bytes());
+    let name: String = h.iter().map(|b| format!("{b:02x}")).collect();
+    dir.join(format!("jwks-{name}.json"))
 }
 
 #[derive(Debug, Default)]
@@ -430,7 +468,72 @@ impl Discovery {
     }
 
     /// Fetch (or revalidate) a JWK Set into the cache.
-    fn refresh_set(&self, st: &mut State, url: &str, label: &str) -> Result<(), DiscoveryError> {
+    /// Load a disk cache entry into memory; `Some(fresh)` when one was found.
+    fn load_disk(&self, st: &mut State, url: &str, label: &str) -> Option<bool> {
+        let dir = self.policy.cache_dir.as_ref()?;
+        let path = disk_path(dir, url);
+        let meta = std::fs::metadata(&path).ok()?;
+        if meta.len() > self.fetcher.policy().max_body as u64 * 2 + 4096 {
+            return None;
+        }
+        let e: DiskEntry = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+        if e.url != url {
+            return None;
+        }
+        let keys = load_jwks(
+            e.body.as_bytes(),
+            url,
+            KeySource::Discovered(label.to_owned()),
+            self.policy.max_keys,
+        )
+        .ok()?;
+        let age = unix_now().saturating_sub(e.stored);
+        let ttl = Duration::from_secs(e.ttl).min(self.policy.max_ttl);
+        let remaining = ttl.saturating_sub(Duration::from_secs(age));
+        st.sets.insert(
+            url.to_owned(),
+            Cached {
+                keys,
+                fetched: Instant::now(),
+                ttl: remaining,
+                etag: e.etag,
+                last_modified: e.last_modified,
+                body: e.body.into_bytes(),
+            },
+        );
+        Some(!remaining.is_zero())
+    }
+
+    /// Write a JWK Set to the disk cache (best effort, atomic rename).
+    fn store_disk(&self, url: &str, c: &Cached) {
+        let Some(dir) = &self.policy.cache_dir else {
+            return;
+        };
+        let e = DiskEntry {
+            url: url.to_owned(),
+            stored: unix_now(),
+            ttl: c.ttl.as_secs(),
+            etag: c.etag.clone(),
+            last_modified: c.last_modified.clone(),
+            body: String::from_utf8_lossy(&c.body).into_owned(),
+        };
+        let Ok(bytes) = serde_json::to_vec(&e) else {
+            return;
+        };
+        let path = disk_path(dir, url);
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::create_dir_all(dir).is_ok() && std::fs::write(&tmp, bytes).is_ok() {
+            let _ = std::fs::rename(&tmp, &path);
+        }
+    }
+
+    fn refresh_set(
+        &self,
+        st: &mut State,
+        url: &str,
+        label: &str,
+        force: bool,
+    ) -> Result<bool, DiscoveryError> {
         if st
             .not_found
             .get(url)
@@ -440,6 +543,13 @@ impl Discovery {
                 url: url.to_owned(),
                 status: 404,
             }));
+        }
+        if !force && !st.sets.contains_key(url) {
+            if let Some(fresh) = self.load_disk(st, url, label) {
+                if fresh {
+                    return Ok(false);
+                }
+            }
         }
         let mut h: Vec<(&str, &str)> =
             vec![("accept", "application/jwk-set+json, application/json")];
@@ -463,11 +573,17 @@ impl Discovery {
             Err(e) => return Err(e.into()),
         };
         let ttl = freshness(&f, &self.policy);
+        let no_store = f
+            .header("cache-control")
+            .is_some_and(|c| c.to_ascii_lowercase().contains("no-store"));
         if f.status == 304 {
             if let Some(c) = st.sets.get_mut(url) {
                 c.fetched = Instant::now();
                 c.ttl = ttl;
-                return Ok(());
+                if !no_store {
+                    self.store_disk(url, c);
+                }
+                return Ok(true);
             }
         }
         let keys = load_jwks(
@@ -476,17 +592,19 @@ impl Discovery {
             KeySource::Discovered(label.to_owned()),
             self.policy.max_keys,
         )?;
-        st.sets.insert(
-            url.to_owned(),
-            Cached {
-                keys,
-                fetched: Instant::now(),
-                ttl,
-                etag: f.header("etag").map(str::to_owned),
-                last_modified: f.header("last-modified").map(str::to_owned),
-            },
-        );
-        Ok(())
+        let c = Cached {
+            keys,
+            fetched: Instant::now(),
+            ttl,
+            etag: f.header("etag").map(str::to_owned),
+            last_modified: f.header("last-modified").map(str::to_owned),
+            body: f.body,
+        };
+        if !no_store {
+            self.store_disk(url, &c);
+        }
+        st.sets.insert(url.to_owned(), c);
+        Ok(true)
     }
 
     fn did_keys(&self, d: &str) -> Result<StaticKeys, DiscoveryError> {
@@ -683,8 +801,9 @@ impl KeyResolver for Discovery {
             .sets
             .get(&url)
             .is_some_and(|c| c.fetched.elapsed() < c.ttl);
+        let mut fetched_now = false;
         if !fresh {
-            self.refresh_set(&mut st, &url, &label)?;
+            fetched_now = self.refresh_set(&mut st, &url, &label, false)?;
         }
         let mut found = match st.sets.get(&url) {
             Some(c) => c.keys.resolve(req)?,
@@ -692,13 +811,13 @@ impl KeyResolver for Discovery {
         };
         // An unknown kid: the set may have rotated. Refetch, at most once per
         // cooldown (no refetch amplification by attacker-chosen kids).
-        if found.is_empty() && req.kid.is_some() && fresh {
+        if found.is_empty() && req.kid.is_some() && !fetched_now {
             let cooled = st
                 .last_forced
                 .is_none_or(|t| t.elapsed() >= self.policy.refresh_cooldown);
             if cooled {
                 st.last_forced = Some(Instant::now());
-                self.refresh_set(&mut st, &url, &label)?;
+                self.refresh_set(&mut st, &url, &label, true)?;
                 found = match st.sets.get(&url) {
                     Some(c) => c.keys.resolve(req)?,
                     None => Vec::new(),

@@ -4,7 +4,7 @@
 //! (`URL.jws`, seed 001 section 10.3), with keys found by
 //! [`Discovery`] (or given by the caller).
 
-use super::discovery::{Discovery, KeyAuthority};
+use super::discovery::{Discovery, DiscoveryPolicy, KeyAuthority};
 use super::fetch::{FetchError, Fetched, Fetcher, Redirect};
 use crate::alg::AllowList;
 use crate::httpsig::message::Field;
@@ -33,6 +33,8 @@ pub struct UrlVerifyOptions {
     /// The key authority used when the descriptor names none (a DID
     /// authority's document, seed 001 section 10.3 item 3).
     pub default_authority: Option<KeyAuthority>,
+    /// Discovery bounds and caching (e.g. a cache directory).
+    pub discovery: DiscoveryPolicy,
 }
 
 /// Why a URL did not verify. Each failure keeps its own variant.
@@ -179,7 +181,11 @@ pub fn verify_url(
                 .or_else(|| opts.default_authority.clone())
                 .ok_or(UrlVerifyError::NoKeySource)?;
             out.key_authority = Some(a.clone());
-            Arc::new(Discovery::new(fetcher.clone(), a))
+            Arc::new(Discovery::with_policy(
+                fetcher.clone(),
+                a,
+                opts.discovery.clone(),
+            ))
         }
     };
     let mut http = HttpPolicy::new();
