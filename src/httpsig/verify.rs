@@ -23,9 +23,9 @@ use super::{check_params, param_int, param_str, valid_label, ParamError};
 use crate::alg::Algorithm;
 use crate::digest::{self, DigestError};
 use crate::replay::Sighting;
-use crate::sfv::{self, BareItem, Entry, SfError};
 use crate::trust::{KeyRequest, KeySource, ResolveError, SelectError};
 use crate::verifier::Verifier;
+use crate::sfv::{self, BareItem, Entry, SfError};
 
 pub use crate::clock::{Clock, FixedClock, SystemClock};
 
