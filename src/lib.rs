@@ -28,6 +28,8 @@ pub mod jwt;
 pub mod keys;
 mod lockfile;
 pub mod pin;
+#[cfg(feature = "net")]
+pub mod net;
 pub mod replay;
 pub mod report;
 #[cfg(feature = "server")]

@@ -45,6 +45,8 @@ mod lint;
 mod pin;
 #[cfg(feature = "server")]
 mod serve;
+#[cfg(feature = "net")]
+mod net;
 mod sign;
 
 use agentsig::keys::LoadOptions;
@@ -109,6 +111,10 @@ enum Command {
     /// announce and accept pinned key thumbprints in --pin-store.
     #[command(subcommand)]
     Pin(pin::PinCommand),
+    /// Resolve agent://authority/name (agents.json, DID AgentDescriptor service), fetch and
+    /// verify the descriptor with keys found by discovery (seed 001 sections 5.1, 10.3).
+    #[cfg(feature = "net")]
+    Resolve(net::ResolveArgs),
 }
 
 /// An error that ends a command, with its exit code.
@@ -179,6 +185,8 @@ pub fn main() -> ExitCode {
         #[cfg(feature = "server")]
         Command::Serve(a) => serve::run(a),
         Command::Pin(c) => pin::run(c),
+        #[cfg(feature = "net")]
+        Command::Resolve(a) => net::resolve(a),
     };
     match result {
         Ok(code) => code,

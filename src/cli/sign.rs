@@ -236,12 +236,16 @@ pub struct VerifyArgs {
     /// (FILE.jws, or --jws) is verified too when present. Without FILE: only the response.
     #[arg(long, allow_hyphen_values = true)]
     response: Option<String>,
-    /// With --response: largest age of the signature's created (e.g. 30d); default none (expires is enforced).
-    #[arg(long, value_parser = parse_duration, requires = "response")]
+    /// With --response or a URL: largest age of the signature's created (e.g. 30d); default none (expires is enforced).
+    #[arg(long, value_parser = parse_duration)]
     max_age: Option<u64>,
-    /// With --response: verify as if the time were this (Unix seconds).
-    #[arg(long, allow_hyphen_values = true, requires = "response")]
+    /// With --response or a URL: verify as if the time were this (Unix seconds).
+    #[arg(long, allow_hyphen_values = true)]
     now: Option<i64>,
+    /// Fetching options when FILE is an https:// URL.
+    #[cfg(feature = "net")]
+    #[command(flatten)]
+    net: super::net::NetArgs,
     /// The detached JWS; default FILE.jws.
     #[arg(long, allow_hyphen_values = true)]
     jws: Option<String>,
@@ -339,6 +343,16 @@ struct JwsOutcome {
 }
 
 pub fn verify(a: VerifyArgs) -> CliResult {
+    let is_url = a.file.starts_with("https://") || a.file.starts_with("http://");
+    #[cfg(feature = "net")]
+    if is_url && a.response.is_none() {
+        return super::net::verify_url_cmd(&a.file, &a.net, &a.trust, a.max_age, a.now, a.json);
+    }
+    if (a.max_age.is_some() || a.now.is_some()) && a.response.is_none() && !is_url {
+        return Err(CliError::usage(
+            "--max-age and --now apply to --response or a URL",
+        ));
+    }
     if let Some(resp) = &a.response {
         return verify_response(&a, resp);
     }

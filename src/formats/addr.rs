@@ -13,7 +13,8 @@
 //!   `192.168/16`, `198.18/15` (RFC 2544 benchmarking), `224/4` multicast,
 //!   `240/4` reserved including `255.255.255.255`;
 //! * IPv6: `::/128`, `::1/128`, `fc00::/7`, `fe80::/10`, `fec0::/10`
-//!   (deprecated site-local), `ff00::/8` multicast; `::ffff:0:0/96`
+//!   (deprecated site-local), `ff00::/8` multicast, `2001:db8::/32`
+//!   (RFC 3849 documentation); `::ffff:0:0/96`
 //!   (IPv4-mapped, seed 001 section 5.2: MUST be unwrapped and re-checked),
 //!   `::/96` (deprecated IPv4-compatible) and `64:ff9b::/96` (RFC 6052 NAT64)
 //!   are unwrapped too, so `[::ffff:127.0.0.1]` is loopback;
@@ -128,6 +129,10 @@ pub fn classify_ipv4(a: Ipv4Addr) -> HostClass {
         192 if o1 == 168 => HostClass::Private,
         192 if o1 == 0 && o2 == 0 => HostClass::Reserved,
         198 if o1 == 18 || o1 == 19 => HostClass::Reserved,
+        // RFC 5737 documentation ranges: never a real endpoint.
+        192 if o1 == 0 && o2 == 2 => HostClass::Reserved,
+        198 if o1 == 51 && o2 == 100 => HostClass::Reserved,
+        203 if o1 == 0 && o2 == 113 => HostClass::Reserved,
         224..=239 => HostClass::Multicast,
         240..=255 => HostClass::Reserved,
         _ => HostClass::Public,
@@ -162,6 +167,8 @@ pub fn classify_ipv6(a: Ipv6Addr) -> HostClass {
         x if x & 0xffc0 == 0xfe80 => HostClass::LinkLocal,
         x if x & 0xffc0 == 0xfec0 => HostClass::UniqueLocal,
         x if x & 0xff00 == 0xff00 => HostClass::Multicast,
+        // RFC 3849 documentation prefix 2001:db8::/32.
+        0x2001 if s[1] == 0x0db8 => HostClass::Reserved,
         _ => HostClass::Public,
     }
 }
@@ -367,7 +374,12 @@ mod tests {
             ("[feff:ffff::]", UniqueLocal),
             ("[ff00::]", Multicast),
             ("[ff02::1]", Multicast),
-            ("[2001:db8::1]", Public),
+            ("[2001:db8::1]", Reserved),
+            ("[2001:db9::1]", Public),
+            ("192.0.2.1", Reserved),
+            ("198.51.100.7", Reserved),
+            ("203.0.113.9", Reserved),
+            ("192.0.3.1", Public),
             ("[2606:4700::1111]", Public),
             ("[fe80::1%25eth0]", LinkLocal),
             ("[::ffff:127.0.0.1]", Loopback),

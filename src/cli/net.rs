@@ -1,0 +1,227 @@
+//! `agentsig verify https://...` and `agentsig resolve agent://...`
+//! (feature `net`): thin wrappers over [`agentsig::net`].
+
+use super::{CliError, CliResult, TrustedKeyArgs};
+use agentsig::net::resolve::{resolve_agent, AgentResolveError, Resolution};
+use agentsig::net::verify::{verify_url, UrlVerified, UrlVerifyOptions};
+use agentsig::net::{FetchPolicy, Fetcher};
+use agentsig::report::{Report, Verdict};
+use std::net::IpAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Options of every command that fetches.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct NetArgs {
+    /// Allow fetching from loopback, private and link-local addresses (development and
+    /// tests only; also AGENTSIG_ALLOW_PRIVATE_NETWORKS=1). Off by default (SSRF protection).
+    #[arg(long)]
+    pub allow_private_networks: bool,
+    /// Extra trusted CA certificates (PEM bundle) for HTTPS; also AGENTSIG_CA_FILE.
+    #[arg(long)]
+    pub ca_file: Option<String>,
+    /// Resolve HOST to ADDR instead of asking DNS (like curl --resolve); the address is
+    /// still checked. Repeatable: --resolve-to agents.example=127.0.0.1
+    #[arg(long, value_name = "HOST=ADDR")]
+    pub resolve_to: Vec<String>,
+    /// Keep fetched JWK Sets in DIR between runs (same freshness rules; no-store never written).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<String>,
+    /// Fail when the descriptor is neither RFC 9421-signed nor has a detached JWS (URL.jws).
+    #[arg(long)]
+    pub require_signed: bool,
+}
+
+impl NetArgs {
+    fn fetcher(&self) -> Result<Fetcher, CliError> {
+        let env_on = std::env::var("AGENTSIG_ALLOW_PRIVATE_NETWORKS")
+            .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+        let mut p =
+            FetchPolicy::default().allow_private_networks(self.allow_private_networks || env_on);
+        let ca = self.ca_file.clone().or_else(|| {
+            std::env::var("AGENTSIG_CA_FILE")
+                .ok()
+                .filter(|s| !s.is_empty())
+        });
+        if let Some(path) = ca {
+            let pem = std::fs::read(&path)
+                .map_err(|e| CliError::usage(format!("--ca-file {path}: {e}")))?;
+            p = p.extra_root_pem(pem);
+        }
+        for r in &self.resolve_to {
+            let (h, a) = r
+                .split_once('=')
+                .ok_or_else(|| CliError::usage(format!("--resolve-to {r}: expected HOST=ADDR")))?;
+            let ip: IpAddr = a.parse().map_err(|_| {
+                CliError::usage(format!("--resolve-to {r}: {a} is not an IP address"))
+            })?;
+            p = p.pin(h, vec![ip]);
+        }
+        Fetcher::with_policy(p).map_err(|e| CliError::usage(e.to_string()))
+    }
+}
+
+/// `agentsig resolve`.
+#[derive(clap::Args)]
+pub struct ResolveArgs {
+    /// The agent URI: agent://host[:port]/name[/...], agent://did%3Aweb%3A.../name, agent+https://...
+    pub uri: String,
+    #[command(flatten)]
+    pub net: NetArgs,
+    #[command(flatten)]
+    pub trust: TrustedKeyArgs,
+    /// Largest age of an RFC 9421 signature's created (e.g. 30d).
+    #[arg(long, value_parser = super::http::parse_duration)]
+    pub max_age: Option<u64>,
+    /// Print a machine-readable JSON report instead of the descriptor.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn options(
+    net: &NetArgs,
+    trust: &TrustedKeyArgs,
+    max_age: Option<u64>,
+    now: Option<i64>,
+) -> Result<UrlVerifyOptions, CliError> {
+    let mut o = UrlVerifyOptions::default();
+    o.require_signed = net.require_signed;
+    if let Some(d) = &net.cache_dir {
+        o.discovery = o.discovery.cache_dir(d);
+    }
+    o.max_age = max_age;
+    o.now = now;
+    if !trust.alg.is_empty() {
+        o.algorithms = Some(trust.allow_list());
+    }
+    if !trust.is_empty() {
+        o.keys = Some(Arc::new(trust.resolver()?));
+    }
+    Ok(o)
+}
+
+fn success_report(command: &str, subject: &str, v: &UrlVerified) -> Report {
+    let mut r = match (&v.http_signature, &v.jws) {
+        (Some(h), _) => Report::from_http(command, Some(subject), h),
+        (None, Some(j)) => Report::from_jws(command, Some(subject), &j.jws),
+        (None, None) => {
+            let mut r = Report::error(command, Some(subject), "", "");
+            r.error = None;
+            r
+        }
+    };
+    if let (Some(_), Some(j)) = (&v.http_signature, &v.jws) {
+        r.signatures
+            .extend(agentsig::report::jws_signatures(&j.jws));
+    }
+    r.check(
+        "digest.content-digest",
+        true,
+        if v.digest_checked {
+            "Content-Digest matches the body"
+        } else {
+            "no Content-Digest sent"
+        },
+    );
+    r.detail("url", &v.url);
+    r.detail("redirects", &v.redirects);
+    r.detail("signed", v.signed());
+    r.detail(
+        "key_authority",
+        v.key_authority.as_ref().map(|a| format!("{a:?}")),
+    );
+    r.detail("descriptor", &v.descriptor);
+    r.set_verdict(Verdict::Verified);
+    r
+}
+
+fn failure(command: &str, subject: &str, code: &str, message: String, json: bool) -> CliResult {
+    if json {
+        let mut r = Report::error(command, Some(subject), code, &message);
+        r.set_verdict(Verdict::NotVerified);
+        super::print_report(&r);
+    } else {
+        errln!("{subject}: NOT verified: {message}");
+    }
+    Ok(ExitCode::from(1))
+}
+
+fn success(command: &str, subject: &str, v: &UrlVerified, json: bool) -> CliResult {
+    if json {
+        super::print_report(&success_report(command, subject, v));
+    } else {
+        for r in &v.redirects {
+            if r.authority_changed {
+                errln!(
+                    "note: redirected to another authority: {} -> {}",
+                    r.from,
+                    r.to
+                );
+            }
+        }
+        if v.signed() {
+            errln!("{subject}: verified");
+        } else {
+            errln!(
+                "{subject}: NOT signed (Content-Digest {}); use --require-signed to refuse",
+                if v.digest_checked {
+                    "checked"
+                } else {
+                    "absent"
+                }
+            );
+        }
+        use std::io::Write as _;
+        let _ = std::io::stdout().lock().write_all(&v.body);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `agentsig verify https://...`.
+pub fn verify_url_cmd(
+    url: &str,
+    net: &NetArgs,
+    trust: &TrustedKeyArgs,
+    max_age: Option<u64>,
+    now: Option<i64>,
+    json: bool,
+) -> CliResult {
+    let f = net.fetcher()?;
+    let o = options(net, trust, max_age, now)?;
+    match verify_url(&f, url, &o) {
+        Ok(v) => success("verify", url, &v, json),
+        Err(e) => failure("verify", url, e.code(), e.to_string(), json),
+    }
+}
+
+/// `agentsig resolve agent://...`.
+pub fn resolve(a: ResolveArgs) -> CliResult {
+    let f = a.net.fetcher()?;
+    let o = options(&a.net, &a.trust, a.max_age, None)?;
+    match resolve_agent(&f, &a.uri, &o) {
+        Ok(Resolution::Descriptor { verified, .. }) => {
+            success("resolve", &a.uri, &verified, a.json)
+        }
+        Ok(Resolution::Direct { endpoint }) => {
+            if a.json {
+                let mut r = Report::error("resolve", Some(&a.uri), "", "");
+                r.error = None;
+                r.detail("direct_endpoint", &endpoint);
+                r.check(
+                    "resolve.direct-binding",
+                    true,
+                    "no registry; explicit agent+https binding",
+                );
+                r.set_verdict(Verdict::Verified);
+                super::print_report(&r);
+            } else {
+                errln!("{}: no registry; invoke directly (no descriptor)", a.uri);
+                outln!("{endpoint}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(_) => Err(CliError::failed("unsupported resolution result")),
+        Err(e @ AgentResolveError::BadUri(_)) => Err(CliError::usage(e.to_string())),
+        Err(e) => failure("resolve", &a.uri, e.code(), e.to_string(), a.json),
+    }
+}

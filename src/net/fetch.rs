@@ -1,0 +1,538 @@
+//! The one HTTPS fetcher of agentsig: registries, descriptors, JWK Sets,
+//! RFC 8414 / RFC 9728 metadata and DID documents all come through
+//! [`Fetcher::get`].
+//!
+//! # Security contract (agent:// draft, seed 001 section 5.2)
+//! * HTTPS only, at every hop; a redirect to another scheme is refused.
+//! * Before any connection, the host is checked with
+//!   [`classify_host`]: an IP literal
+//!   directly, a name by its text (`localhost`, `*.internal`, ...) and then
+//!   *every* address DNS returns for it, with IPv4-mapped / NAT64 IPv6
+//!   unwrapped and re-checked. A name with even one internal answer is
+//!   refused whole (a mixed answer is how DNS rebinding is staged).
+//! * The connection uses exactly the addresses that were checked: the
+//!   checking resolver is the only resolver the HTTP client has, so there is
+//!   no second lookup an attacker could answer differently.
+//! * Proxies from the environment are ignored (a proxy would resolve the
+//!   name itself, past the check).
+//! * Redirects are followed by hand, at most [`FetchPolicy::max_redirects`],
+//!   each hop checked like the first; a hop that changes authority is
+//!   recorded in [`Fetched::redirects`].
+//! * Bounded: connect timeout, total timeout, body-size cap.
+//! * Internal networks only by explicit opt-in
+//!   ([`FetchPolicy::allow_private_networks`], or per host with
+//!   [`FetchPolicy::allow_private_host`]); never by default.
+
+use crate::formats::addr::{classify_host, classify_ipv4, classify_ipv6, HostClass};
+use std::collections::HashMap;
+use std::io::Read;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Default body-size cap: 1 MiB (descriptors, JWK Sets and metadata are
+/// small; seed 001 section 5.3 bounds).
+pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
+/// Default number of redirects followed.
+pub const DEFAULT_MAX_REDIRECTS: usize = 3;
+
+/// What the fetcher may do.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct FetchPolicy {
+    /// Allow loopback, private, link-local, ... addresses for every host.
+    /// For development and tests only; off by default.
+    pub allow_private_networks: bool,
+    /// Hosts (lowercase names or IP literals as written in URLs) that may
+    /// resolve to internal addresses even when
+    /// [`allow_private_networks`](Self::allow_private_networks) is off: a
+    /// narrow opt-in for one intranet registry.
+    pub private_hosts: Vec<String>,
+    /// TCP + TLS connect timeout.
+    pub connect_timeout: Duration,
+    /// Timeout of one whole request (connect, headers and body).
+    pub timeout: Duration,
+    /// Largest body read; a larger one is an error, not a truncation.
+    pub max_body: usize,
+    /// Redirects followed before giving up.
+    pub max_redirects: usize,
+    /// Extra trusted CA roots (PEM bundles), added to the webpki roots.
+    pub extra_roots_pem: Vec<Vec<u8>>,
+    /// Static name -> addresses pins (like `curl --resolve`), consulted
+    /// before DNS. Pinned addresses are checked like DNS answers.
+    pub pins: HashMap<String, Vec<IpAddr>>,
+}
+
+impl Default for FetchPolicy {
+    fn default() -> Self {
+        FetchPolicy {
+            allow_private_networks: false,
+            private_hosts: Vec::new(),
+            connect_timeout: Duration::from_secs(5),
+            timeout: Duration::from_secs(15),
+            max_body: DEFAULT_MAX_BODY,
+            max_redirects: DEFAULT_MAX_REDIRECTS,
+            extra_roots_pem: Vec::new(),
+            pins: HashMap::new(),
+        }
+    }
+}
+
+impl FetchPolicy {
+    /// Allow internal addresses for every host (dev/tests only).
+    pub fn allow_private_networks(mut self, on: bool) -> Self {
+        self.allow_private_networks = on;
+        self
+    }
+    /// Allow internal addresses for one host only.
+    pub fn allow_private_host(mut self, host: impl Into<String>) -> Self {
+        self.private_hosts.push(host.into().to_ascii_lowercase());
+        self
+    }
+    /// Trust the CA certificates of a PEM bundle too.
+    pub fn extra_root_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.extra_roots_pem.push(pem.into());
+        self
+    }
+    /// Resolve `host` to `addrs` without DNS (the addresses are still checked).
+    pub fn pin(mut self, host: impl Into<String>, addrs: Vec<IpAddr>) -> Self {
+        self.pins.insert(host.into().to_ascii_lowercase(), addrs);
+        self
+    }
+    /// Set the body-size cap.
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
+    }
+    /// Set the connect and total timeouts.
+    pub fn timeouts(mut self, connect: Duration, total: Duration) -> Self {
+        self.connect_timeout = connect;
+        self.timeout = total;
+        self
+    }
+    fn private_ok(&self, host: &str) -> bool {
+        self.allow_private_networks || self.private_hosts.iter().any(|h| h == host)
+    }
+}
+
+/// Why a fetch failed. Each SSRF refusal happens before a connection.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum FetchError {
+    /// Not a URL.
+    #[error("not a valid URL: {0}")]
+    BadUrl(String),
+    /// A scheme other than `https` (first request or a redirect).
+    #[error("refused: scheme {0:?} is not https")]
+    NotHttps(String),
+    /// The host or one of its addresses is internal (seed 001 section 5.2).
+    #[error("refused before connecting: {host} is {class} ({addr})")]
+    Refused {
+        /// The host as written in the URL.
+        host: String,
+        /// What it is, e.g. "loopback".
+        class: &'static str,
+        /// The address (or name) that was refused.
+        addr: String,
+    },
+    /// DNS resolution failed.
+    #[error("DNS resolution of {host} failed: {message}")]
+    Dns {
+        /// The host.
+        host: String,
+        /// The resolver's message.
+        message: String,
+    },
+    /// Connection, TLS or HTTP failure.
+    #[error("fetching {url} failed: {message}")]
+    Transport {
+        /// The URL.
+        url: String,
+        /// What failed.
+        message: String,
+        /// A timeout (worth retrying later).
+        timeout: bool,
+    },
+    /// The body exceeds [`FetchPolicy::max_body`].
+    #[error("body of {url} exceeds {limit} bytes")]
+    TooLarge {
+        /// The URL.
+        url: String,
+        /// The cap.
+        limit: usize,
+    },
+    /// More redirects than [`FetchPolicy::max_redirects`].
+    #[error("more than {0} redirects")]
+    TooManyRedirects(usize),
+    /// A redirect where none is accepted (JWK Sets, metadata).
+    #[error("{0} answered a redirect, which is not accepted here")]
+    RedirectRefused(String),
+    /// A redirect without a usable `Location`.
+    #[error("redirect from {0} without a valid Location")]
+    BadRedirect(String),
+    /// A status other than 2xx (and not a followed redirect).
+    #[error("{url} answered HTTP {status}")]
+    Status {
+        /// The URL.
+        url: String,
+        /// The status code.
+        status: u16,
+    },
+    /// The client could not be built (bad extra CA roots).
+    #[error("HTTPS client setup failed: {0}")]
+    Setup(String),
+}
+
+impl FetchError {
+    /// Whether trying again later may succeed (timeouts, 5xx, DNS).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            FetchError::Transport { timeout, .. } => *timeout,
+            FetchError::Dns { .. } => true,
+            FetchError::Status { status, .. } => *status >= 500 || *status == 429,
+            _ => false,
+        }
+    }
+    /// Whether this is an SSRF refusal (no connection was made).
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, FetchError::Refused { .. } | FetchError::NotHttps(_))
+    }
+}
+
+/// One redirect followed.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Redirect {
+    /// Where it came from.
+    pub from: String,
+    /// Where it pointed.
+    pub to: String,
+    /// True when host or port changed (seed 001 section 5.3: reported).
+    pub authority_changed: bool,
+}
+
+/// A fetched response.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Fetched {
+    /// The URL finally fetched (after redirects).
+    pub url: String,
+    /// The HTTP status (2xx).
+    pub status: u16,
+    /// The response header fields.
+    pub headers: http::HeaderMap,
+    /// The body, at most [`FetchPolicy::max_body`] bytes.
+    pub body: Vec<u8>,
+    /// The redirects followed, in order.
+    pub redirects: Vec<Redirect>,
+}
+
+impl Fetched {
+    /// The first value of a header field, if it is text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// A refusal raised inside the resolver, carried through reqwest's error
+/// chain and turned back into [`FetchError::Refused`].
+#[derive(Debug, thiserror::Error)]
+#[error("refused: {host} resolves to {class} address {addr}")]
+struct ResolverRefusal {
+    host: String,
+    class: &'static str,
+    addr: String,
+}
+
+/// Classify one resolved address.
+pub fn classify_ip(ip: IpAddr) -> HostClass {
+    match ip {
+        IpAddr::V4(a) => classify_ipv4(a),
+        IpAddr::V6(a) => classify_ipv6(a),
+    }
+}
+
+/// The resolver the HTTP client uses: pins, then the system resolver; every
+/// answer checked; only checked addresses returned.
+#[derive(Debug)]
+struct CheckingResolver {
+    policy: Arc<FetchPolicy>,
+}
+
+impl CheckingResolver {
+    fn lookup(policy: &FetchPolicy, host: &str) -> Result<Vec<SocketAddr>, FetchError> {
+        let host = host.to_ascii_lowercase();
+        let addrs: Vec<IpAddr> = match policy.pins.get(&host) {
+            Some(a) => a.clone(),
+            None => system_lookup(&host, policy.connect_timeout)?,
+        };
+        if addrs.is_empty() {
+            return Err(FetchError::Dns {
+                host,
+                message: "no address".into(),
+            });
+        }
+        check_addrs(policy, &host, &addrs)?;
+        Ok(addrs.into_iter().map(|ip| SocketAddr::new(ip, 0)).collect())
+    }
+}
+
+/// The system resolver, bounded by `timeout` (getaddrinfo has no timeout of
+/// its own; a lookup that outlives it is abandoned on its thread).
+fn system_lookup(host: &str, timeout: Duration) -> Result<Vec<IpAddr>, FetchError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = host.to_owned();
+    std::thread::spawn(move || {
+        let r = (h.as_str(), 0u16)
+            .to_socket_addrs()
+            .map(|it| it.map(|s| s.ip()).collect::<Vec<_>>());
+        let _ = tx.send(r);
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(Ok(a)) => Ok(a),
+        Ok(Err(e)) => Err(FetchError::Dns {
+            host: host.to_owned(),
+            message: e.to_string(),
+        }),
+        Err(_) => Err(FetchError::Dns {
+            host: host.to_owned(),
+            message: format!("no answer within {} ms", timeout.as_millis()),
+        }),
+    }
+}
+
+/// Refuse `host` if any of its addresses is internal (unless opted in).
+fn check_addrs(policy: &FetchPolicy, host: &str, addrs: &[IpAddr]) -> Result<(), FetchError> {
+    if policy.private_ok(host) {
+        return Ok(());
+    }
+    for ip in addrs {
+        let class = classify_ip(*ip);
+        if class.is_internal() {
+            return Err(FetchError::Refused {
+                host: host.to_owned(),
+                class: class.label(),
+                addr: ip.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+impl reqwest::dns::Resolve for CheckingResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let policy = self.policy.clone();
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            match CheckingResolver::lookup(&policy, &host) {
+                Ok(a) => Ok(Box::new(a.into_iter()) as reqwest::dns::Addrs),
+                Err(FetchError::Refused { host, class, addr }) => {
+                    Err(Box::new(ResolverRefusal { host, class, addr }) as _)
+                }
+                Err(e) => Err(Box::new(e) as _),
+            }
+        })
+    }
+}
+
+/// The SSRF-guarded HTTPS client. Cheap to clone; `Send + Sync`.
+#[derive(Clone, Debug)]
+pub struct Fetcher {
+    client: reqwest::blocking::Client,
+    policy: Arc<FetchPolicy>,
+}
+
+impl Fetcher {
+    /// A fetcher with the default (strict) policy.
+    pub fn new() -> Result<Fetcher, FetchError> {
+        Fetcher::with_policy(FetchPolicy::default())
+    }
+
+    /// A fetcher with `policy`.
+    pub fn with_policy(policy: FetchPolicy) -> Result<Fetcher, FetchError> {
+        let policy = Arc::new(policy);
+        let mut b = reqwest::blocking::Client::builder()
+            .use_rustls_tls()
+            .https_only(true)
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(policy.connect_timeout)
+            .timeout(policy.timeout)
+            .user_agent(concat!("agentsig/", env!("CARGO_PKG_VERSION")))
+            .dns_resolver(Arc::new(CheckingResolver {
+                policy: policy.clone(),
+            }));
+        for pem in &policy.extra_roots_pem {
+            let certs = reqwest::Certificate::from_pem_bundle(pem)
+                .map_err(|e| FetchError::Setup(format!("extra CA roots: {e}")))?;
+            if certs.is_empty() {
+                return Err(FetchError::Setup("extra CA roots: no certificate".into()));
+            }
+            for c in certs {
+                b = b.add_root_certificate(c);
+            }
+        }
+        let client = b.build().map_err(|e| FetchError::Setup(e.to_string()))?;
+        Ok(Fetcher { client, policy })
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &FetchPolicy {
+        &self.policy
+    }
+
+    /// Check a URL before connecting: scheme, host text, IP literal.
+    /// Names are checked again, address by address, at resolution.
+    pub fn precheck(&self, url: &str) -> Result<reqwest::Url, FetchError> {
+        let u = reqwest::Url::parse(url).map_err(|e| FetchError::BadUrl(format!("{url}: {e}")))?;
+        if u.scheme() != "https" {
+            return Err(FetchError::NotHttps(u.scheme().to_owned()));
+        }
+        if !u.username().is_empty() || u.password().is_some() {
+            return Err(FetchError::BadUrl(format!("{url}: credentials in URL")));
+        }
+        let (host, class) = match u.host() {
+            None => return Err(FetchError::BadUrl(format!("{url}: no host"))),
+            Some(url::Host::Domain(d)) => (d.to_ascii_lowercase(), classify_host(d)),
+            Some(url::Host::Ipv4(a)) => (a.to_string(), classify_ipv4(a)),
+            Some(url::Host::Ipv6(a)) => (format!("[{a}]"), classify_ipv6(a)),
+        };
+        if class == HostClass::Invalid {
+            return Err(FetchError::BadUrl(format!("{url}: invalid host")));
+        }
+        if class.is_internal() && !self.policy.private_ok(&host) {
+            return Err(FetchError::Refused {
+                addr: host.clone(),
+                host,
+                class: class.label(),
+            });
+        }
+        Ok(u)
+    }
+
+    /// GET `url` (HTTPS, redirects checked, body capped).
+    pub fn get(&self, url: &str) -> Result<Fetched, FetchError> {
+        self.get_with(url, &[])
+    }
+
+    /// GET `url` with extra request header fields (`Accept`,
+    /// `If-None-Match`, ...). A 304 is returned as is (for revalidation).
+    pub fn get_with(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, FetchError> {
+        self.fetch(url, headers, true)
+    }
+
+    /// GET `url` without following any redirect: a 3xx is
+    /// [`FetchError::RedirectRefused`]. JWK Sets are fetched this way (a
+    /// JWKS endpoint answers 200 or is not used, as panva/jose does).
+    pub fn get_exact(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, FetchError> {
+        self.fetch(url, headers, false)
+    }
+
+    fn fetch(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+        follow: bool,
+    ) -> Result<Fetched, FetchError> {
+        let mut current = self.precheck(url)?;
+        let mut redirects = Vec::new();
+        loop {
+            let mut req = self.client.get(current.clone());
+            for (k, v) in headers {
+                req = req.header(*k, *v);
+            }
+            let resp = req.send().map_err(|e| map_reqwest(current.as_str(), &e))?;
+            let status = resp.status();
+            if status.is_redirection() && status.as_u16() != 304 {
+                if !follow {
+                    return Err(FetchError::RedirectRefused(current.to_string()));
+                }
+                if redirects.len() >= self.policy.max_redirects {
+                    return Err(FetchError::TooManyRedirects(self.policy.max_redirects));
+                }
+                let loc = resp
+                    .headers()
+                    .get(http::header::LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                    .ok_or_else(|| FetchError::BadRedirect(current.to_string()))?;
+                let next = current
+                    .join(loc)
+                    .map_err(|_| FetchError::BadRedirect(current.to_string()))?;
+                let next = self.precheck(next.as_str())?;
+                redirects.push(Redirect {
+                    from: current.to_string(),
+                    to: next.to_string(),
+                    authority_changed: next.host_str() != current.host_str()
+                        || next.port_or_known_default() != current.port_or_known_default(),
+                });
+                current = next;
+                continue;
+            }
+            if !status.is_success() && status.as_u16() != 304 {
+                return Err(FetchError::Status {
+                    url: current.to_string(),
+                    status: status.as_u16(),
+                });
+            }
+            let limit = self.policy.max_body;
+            if resp.content_length().is_some_and(|n| n > limit as u64) {
+                return Err(FetchError::TooLarge {
+                    url: current.to_string(),
+                    limit,
+                });
+            }
+            let hdrs = resp.headers().clone();
+            let mut body = Vec::new();
+            resp.take(limit as u64 + 1)
+                .read_to_end(&mut body)
+                .map_err(|e| FetchError::Transport {
+                    url: current.to_string(),
+                    message: e.to_string(),
+                    timeout: e.kind() == std::io::ErrorKind::TimedOut,
+                })?;
+            if body.len() > limit {
+                return Err(FetchError::TooLarge {
+                    url: current.to_string(),
+                    limit,
+                });
+            }
+            return Ok(Fetched {
+                url: current.to_string(),
+                status: status.as_u16(),
+                headers: hdrs,
+                body,
+                redirects,
+            });
+        }
+    }
+}
+
+/// Turn a reqwest error back into a typed error, finding a resolver refusal
+/// or DNS failure in its source chain.
+fn map_reqwest(url: &str, e: &reqwest::Error) -> FetchError {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = src {
+        if let Some(r) = s.downcast_ref::<ResolverRefusal>() {
+            return FetchError::Refused {
+                host: r.host.clone(),
+                class: r.class,
+                addr: r.addr.clone(),
+            };
+        }
+        if let Some(f) = s.downcast_ref::<FetchError>() {
+            return f.clone();
+        }
+        src = s.source();
+    }
+    let mut message = e.to_string();
+    let mut s = std::error::Error::source(e);
+    while let Some(inner) = s {
+        message.push_str(": ");
+        message.push_str(&inner.to_string());
+        s = inner.source();
+    }
+    FetchError::Transport {
+        url: url.to_owned(),
+        message,
+        timeout: e.is_timeout(),
+    }
+}

@@ -1,0 +1,13 @@
+//! Network I/O (Cargo feature `net`; the core stays I/O-free): the
+//! SSRF-guarded HTTPS [`Fetcher`] and key discovery over it
+//! ([`discovery`]).
+//!
+//! Seed 001 (agent:// draft) sections 5.2-5.3 and 10.3; RFC 8414, RFC 9728,
+//! RFC 7517.
+
+pub mod discovery;
+pub mod fetch;
+pub mod resolve;
+pub mod verify;
+
+pub use fetch::{FetchError, FetchPolicy, Fetched, Fetcher};

@@ -1,0 +1,162 @@
+//! Issue 9: `agentsig verify https://...` and `agentsig resolve agent://...`
+//! against loopback HTTPS servers (private networks enabled explicitly,
+//! except in the refusal test).
+
+mod net_support;
+
+use agentsig::{descriptor, Algorithm, SigningKey};
+use net_support::{Ca, Resp, Server};
+use serde_json::{json, Value};
+use std::process::{Command, Output};
+
+struct Env {
+    srv: Server,
+    ca_file: std::path::PathBuf,
+    body: Vec<u8>,
+}
+
+fn env() -> Env {
+    let ca = Ca::new();
+    let srv = Server::start(&ca, &["agents.example"]);
+    let ca_file = std::env::temp_dir().join(format!(
+        "agentsig-net-cli-{}-{}.pem",
+        std::process::id(),
+        srv.port
+    ));
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .unwrap()
+        .with_kid("k1");
+    let mut j = key.verifying_key().to_jwk().to_value();
+    j["use"] = json!("sig");
+    srv.route("/jwks", Resp::json(&json!({ "keys": [j] })));
+    let body = serde_json::to_vec(&json!({
+        "name": "planner",
+        "authentication": {"jwksUri": srv.url("agents.example", "/jwks")}
+    }))
+    .unwrap();
+    let jws = descriptor::sign(&body, &[&key], Default::default(), &Default::default())
+        .unwrap()
+        .jws;
+    srv.route("/planner.json", Resp::ok("application/json", body.clone()));
+    srv.route("/planner.json.jws", Resp::ok("application/jose", jws));
+    srv.route(
+        "/plain.json",
+        Resp::ok("application/json", "{\"name\":\"p\"}"),
+    );
+    srv.route(
+        "/.well-known/agents.json",
+        Resp::json(&json!({"agents": {"planner": "/planner.json"}})),
+    );
+    Env { srv, ca_file, body }
+}
+
+fn run(e: &Env, args: &[&str], private: bool) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_agentsig"));
+    c.args(args)
+        .arg("--ca-file")
+        .arg(&e.ca_file)
+        .arg("--resolve-to")
+        .arg("agents.example=127.0.0.1")
+        .env_remove("AGENTSIG_ALLOW_PRIVATE_NETWORKS")
+        .env_remove("AGENTSIG_CA_FILE");
+    if private {
+        c.env("AGENTSIG_ALLOW_PRIVATE_NETWORKS", "1");
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn verify_url_prints_the_verified_descriptor() {
+    let e = env();
+    let url = e.srv.url("agents.example", "/planner.json");
+    let o = run(&e, &["verify", &url, "--require-signed"], true);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.stdout, e.body);
+    let o = run(&e, &["verify", &url, "--json"], true);
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["verdict"], "verified");
+    assert_eq!(r["details"]["signed"], true);
+}
+
+#[test]
+fn verify_url_unsigned_under_require_signed_fails() {
+    let e = env();
+    let url = e.srv.url("agents.example", "/plain.json");
+    let o = run(&e, &["verify", &url, "--require-signed", "--json"], true);
+    assert_eq!(o.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["error"]["code"], "descriptor.unsigned");
+    assert_eq!(run(&e, &["verify", &url], true).status.code(), Some(0));
+}
+
+#[test]
+fn resolve_agent_uri() {
+    let e = env();
+    let uri = format!("agent://agents.example:{}/planner", e.srv.port);
+    let o = run(&e, &["resolve", &uri, "--require-signed", "--json"], true);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["command"], "resolve");
+    assert_eq!(r["details"]["descriptor"]["name"], "planner");
+}
+
+#[test]
+fn private_networks_refused_by_default_without_connection() {
+    let e = env();
+    let uri = format!("agent://agents.example:{}/planner", e.srv.port);
+    let o = run(&e, &["resolve", &uri, "--json"], false);
+    assert_eq!(o.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["error"]["code"], "resolve.ssrf-refused");
+    let o = run(
+        &e,
+        &["verify", &e.srv.url("127.0.0.1", "/planner.json"), "--json"],
+        false,
+    );
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["error"]["code"], "fetch.ssrf-refused");
+    assert_eq!(e.srv.accepted(), 0);
+}
+
+#[test]
+fn cache_dir_spares_the_second_jwks_fetch() {
+    let e = env();
+    let url = e.srv.url("agents.example", "/planner.json");
+    let dir = std::env::temp_dir().join(format!(
+        "agentsig-cli-cache-{}-{}",
+        std::process::id(),
+        e.srv.port
+    ));
+    let d = dir.to_str().unwrap();
+    for _ in 0..2 {
+        let o = run(
+            &e,
+            &["verify", &url, "--require-signed", "--cache-dir", d],
+            true,
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert_eq!(e.srv.hit_count("/jwks"), 1);
+    assert_eq!(
+        e.srv.hit_count("/planner.json"),
+        2,
+        "descriptors are always fetched"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,230 @@
+//! Issue 9 item 1: the SSRF-guarded fetcher. Every refusal is proven to
+//! happen before a connection: the loopback listener's accept counter stays
+//! at zero.
+#![cfg(feature = "net")]
+
+mod net_support;
+
+use agentsig::net::{FetchError, FetchPolicy, Fetcher};
+use net_support::{loopback, Ca, Resp, Server};
+use std::net::IpAddr;
+
+fn strict(ca: &Ca) -> FetchPolicy {
+    FetchPolicy::default().extra_root_pem(ca.pem())
+}
+
+fn assert_refused(r: Result<agentsig::net::Fetched, FetchError>, what: &str) {
+    match r {
+        Err(e @ FetchError::Refused { .. }) => assert!(e.is_refusal()),
+        other => panic!("{what}: expected an SSRF refusal, got {other:?}"),
+    }
+}
+
+/// Every address range of seed 001 section 5.2 and the other non-routable
+/// ones, as IP literals and as DNS answers for a public-looking name.
+#[test]
+fn every_internal_range_refused_without_connection() {
+    let ca = Ca::new();
+    let srv = Server::start(&ca, &["public.example"]);
+    let literals = [
+        "10.0.0.1",
+        "10.255.255.255",
+        "172.16.0.1",
+        "172.31.255.254",
+        "192.168.0.1",
+        "127.0.0.1",
+        "127.1.2.3",
+        "169.254.169.254",
+        "0.0.0.0",
+        "0.1.2.3",
+        "100.64.0.1",
+        "100.127.255.254",
+        "224.0.0.1",
+        "239.255.255.250",
+        "255.255.255.255",
+        "240.0.0.1",
+        "192.0.2.1",
+        "198.51.100.1",
+        "203.0.113.1",
+        "198.18.0.1",
+        "::1",
+        "::",
+        "fc00::1",
+        "fdff::1",
+        "fe80::1",
+        "ff02::1",
+        "::ffff:127.0.0.1",
+        "::ffff:10.0.0.1",
+        "::ffff:169.254.169.254",
+        "64:ff9b::7f00:1",
+        "64:ff9b::a9fe:a9fe",
+        "2001:db8::1",
+    ];
+    for lit in literals {
+        let ip: IpAddr = lit.parse().unwrap();
+        let host = if ip.is_ipv6() {
+            format!("[{lit}]")
+        } else {
+            lit.to_string()
+        };
+        // As an IP literal in the URL.
+        let f = Fetcher::with_policy(strict(&ca)).unwrap();
+        assert_refused(f.get(&srv.url(&host, "/")), &host);
+        // As the DNS answer for a public name (the resolver's check).
+        let f = Fetcher::with_policy(strict(&ca).pin("public.example", vec![ip])).unwrap();
+        assert_refused(f.get(&srv.url("public.example", "/")), lit);
+        // One internal answer among public ones refuses the whole name.
+        let mixed = vec!["93.184.215.14".parse().unwrap(), ip];
+        let f = Fetcher::with_policy(strict(&ca).pin("public.example", mixed)).unwrap();
+        assert_refused(f.get(&srv.url("public.example", "/")), lit);
+    }
+    // Legacy IPv4 literal forms a URL parser accepts.
+    let f = Fetcher::with_policy(strict(&ca)).unwrap();
+    for host in [
+        "2130706433",
+        "0x7f.1",
+        "017700000001",
+        "localhost",
+        "a.localhost",
+    ] {
+        assert_refused(f.get(&srv.url(host, "/")), host);
+    }
+    assert_eq!(srv.accepted(), 0, "a refused fetch must not connect");
+}
+
+/// A name that the real system resolver answers with loopback.
+#[test]
+fn name_resolving_to_loopback_refused_without_connection() {
+    let ca = Ca::new();
+    let srv = Server::start(&ca, &["localhost"]);
+    let f = Fetcher::with_policy(strict(&ca)).unwrap();
+    // `localhost.` with the trailing dot goes through the system resolver.
+    assert_refused(f.get(&srv.url("localhost.", "/")), "localhost.");
+    assert_eq!(srv.accepted(), 0);
+}
+
+#[test]
+fn only_https() {
+    let f = Fetcher::new().unwrap();
+    for url in [
+        "http://example.com/",
+        "ftp://example.com/x",
+        "file:///etc/passwd",
+    ] {
+        assert!(matches!(f.get(url), Err(FetchError::NotHttps(_))), "{url}");
+    }
+}
+
+#[test]
+fn opt_in_fetch_and_authority_change_reported() {
+    let ca = Ca::new();
+    let a = Server::start(&ca, &["registry.example"]);
+    let b = Server::start(&ca, &["cdn.example"]);
+    b.route("/doc", Resp::ok("application/json", "{}"));
+    a.route("/doc", Resp::redirect(&b.url("cdn.example", "/doc")));
+    let f = Fetcher::with_policy(
+        strict(&ca)
+            .allow_private_networks(true)
+            .pin("registry.example", loopback())
+            .pin("cdn.example", loopback()),
+    )
+    .unwrap();
+    let got = f.get(&a.url("registry.example", "/doc")).unwrap();
+    assert_eq!(got.body, b"{}");
+    assert_eq!(got.redirects.len(), 1);
+    assert!(got.redirects[0].authority_changed);
+    assert_eq!(got.url, b.url("cdn.example", "/doc"));
+}
+
+/// A redirect from an allowed host to an internal address is refused before
+/// the second connection.
+#[test]
+fn redirect_to_private_address_refused_without_connection() {
+    let ca = Ca::new();
+    let a = Server::start(&ca, &["registry.example"]);
+    let inner = Server::start(&ca, &["inner.example", "127.0.0.1"]);
+    let policy = strict(&ca)
+        .allow_private_host("registry.example")
+        .pin("registry.example", loopback())
+        .pin("inner.example", loopback());
+    let f = Fetcher::with_policy(policy).unwrap();
+    a.route("/lit", Resp::redirect(&inner.url("127.0.0.1", "/")));
+    a.route("/name", Resp::redirect(&inner.url("inner.example", "/")));
+    a.route(
+        "/mapped",
+        Resp::redirect(&inner.url("[::ffff:127.0.0.1]", "/")),
+    );
+    a.route("/http", Resp::redirect("http://registry.example/"));
+    for p in ["/lit", "/name", "/mapped"] {
+        assert_refused(f.get(&a.url("registry.example", p)), p);
+    }
+    assert!(matches!(
+        f.get(&a.url("registry.example", "/http")),
+        Err(FetchError::NotHttps(_))
+    ));
+    assert_eq!(a.accepted(), 4, "the allowed host was reached");
+    assert_eq!(inner.accepted(), 0, "the redirect target was never reached");
+}
+
+#[test]
+fn redirect_loop_bounded() {
+    let ca = Ca::new();
+    let a = Server::start(&ca, &["loop.example"]);
+    a.route("/", Resp::redirect("/"));
+    let f = Fetcher::with_policy(
+        strict(&ca)
+            .allow_private_networks(true)
+            .pin("loop.example", loopback()),
+    )
+    .unwrap();
+    assert!(matches!(
+        f.get(&a.url("loop.example", "/")),
+        Err(FetchError::TooManyRedirects(3))
+    ));
+    assert_eq!(a.accepted(), 4);
+}
+
+#[test]
+fn body_cap_and_status() {
+    let ca = Ca::new();
+    let a = Server::start(&ca, &["big.example"]);
+    a.route("/big", Resp::ok("application/json", vec![b'x'; 5000]));
+    a.route("/ok", Resp::ok("application/json", vec![b'x'; 1000]));
+    let f = Fetcher::with_policy(
+        strict(&ca)
+            .allow_private_networks(true)
+            .pin("big.example", loopback())
+            .max_body(1000),
+    )
+    .unwrap();
+    assert!(matches!(
+        f.get(&a.url("big.example", "/big")),
+        Err(FetchError::TooLarge { limit: 1000, .. })
+    ));
+    assert_eq!(
+        f.get(&a.url("big.example", "/ok")).unwrap().body.len(),
+        1000
+    );
+    assert!(matches!(
+        f.get(&a.url("big.example", "/missing")),
+        Err(FetchError::Status { status: 404, .. })
+    ));
+}
+
+/// Without the test CA the server's certificate is not trusted.
+#[test]
+fn untrusted_certificate_fails() {
+    let ca = Ca::new();
+    let a = Server::start(&ca, &["tls.example"]);
+    a.route("/", Resp::ok("text/plain", "x"));
+    let f = Fetcher::with_policy(
+        FetchPolicy::default()
+            .allow_private_networks(true)
+            .pin("tls.example", loopback()),
+    )
+    .unwrap();
+    assert!(matches!(
+        f.get(&a.url("tls.example", "/")),
+        Err(FetchError::Transport { .. })
+    ));
+}

@@ -1,0 +1,171 @@
+//! Loopback HTTPS servers for the `net` tests: a test CA generated here
+//! (rcgen), a tiny rustls server on a std thread that counts every accepted
+//! TCP connection. Traffic only to 127.0.0.1.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, TcpListener};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// One canned response.
+#[derive(Clone, Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    pub fn ok(ctype: &str, body: impl Into<Vec<u8>>) -> Resp {
+        Resp {
+            status: 200,
+            headers: vec![("content-type".into(), ctype.into())],
+            body: body.into(),
+        }
+    }
+    pub fn json(v: &serde_json::Value) -> Resp {
+        Resp::ok("application/json", serde_json::to_vec(v).unwrap())
+    }
+    pub fn redirect(to: &str) -> Resp {
+        Resp {
+            status: 302,
+            headers: vec![("location".into(), to.into())],
+            body: Vec::new(),
+        }
+    }
+    pub fn header(mut self, k: &str, v: &str) -> Resp {
+        self.headers.push((k.into(), v.into()));
+        self
+    }
+}
+
+/// The test CA.
+pub struct Ca {
+    pub cert: rcgen::Certificate,
+    pub key: rcgen::KeyPair,
+}
+
+impl Ca {
+    pub fn new() -> Ca {
+        let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        p.distinguished_name
+            .push(rcgen::DnType::CommonName, "agentsig test CA");
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = p.self_signed(&key).unwrap();
+        Ca { cert, key }
+    }
+    pub fn pem(&self) -> Vec<u8> {
+        self.cert.pem().into_bytes()
+    }
+}
+
+/// A running HTTPS server on 127.0.0.1.
+pub struct Server {
+    pub port: u16,
+    pub accepted: Arc<AtomicUsize>,
+    pub routes: Arc<Mutex<HashMap<String, Resp>>>,
+    pub hits: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    /// Serve certificates for `names` signed by `ca`.
+    pub fn start(ca: &Ca, names: &[&str]) -> Server {
+        let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        let p = rcgen::CertificateParams::new(names).unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = p.signed_by(&key, &ca.cert, &ca.key).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let cfg = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![cert.der().clone()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+            )
+            .unwrap();
+        let cfg = Arc::new(cfg);
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let routes: Arc<Mutex<HashMap<String, Resp>>> = Arc::default();
+        let hits: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (a, r, h) = (accepted.clone(), routes.clone(), hits.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                a.fetch_add(1, Ordering::SeqCst);
+                let (cfg, r, h) = (cfg.clone(), r.clone(), h.clone());
+                std::thread::spawn(move || {
+                    let Ok(conn) = rustls::ServerConnection::new(cfg) else {
+                        return;
+                    };
+                    let mut tls = rustls::StreamOwned::new(conn, stream);
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 1024];
+                    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match tls.read(&mut chunk) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                        if buf.len() > 64 * 1024 {
+                            return;
+                        }
+                    }
+                    let text = String::from_utf8_lossy(&buf).to_string();
+                    let path = text.split(' ').nth(1).unwrap_or("/").to_string();
+                    h.lock().unwrap().push(text.clone());
+                    let resp = r.lock().unwrap().get(&path).cloned().unwrap_or(Resp {
+                        status: 404,
+                        headers: vec![],
+                        body: b"not found".to_vec(),
+                    });
+                    let mut out = format!("HTTP/1.1 {} X\r\n", resp.status);
+                    for (k, v) in &resp.headers {
+                        out.push_str(&format!("{k}: {v}\r\n"));
+                    }
+                    out.push_str(&format!(
+                        "content-length: {}\r\nconnection: close\r\n\r\n",
+                        resp.body.len()
+                    ));
+                    let _ = tls.write_all(out.as_bytes());
+                    let _ = tls.write_all(&resp.body);
+                    let _ = tls.flush();
+                    tls.conn.send_close_notify();
+                    let _ = tls.flush();
+                });
+            }
+        });
+        Server {
+            port,
+            accepted,
+            routes,
+            hits,
+        }
+    }
+    pub fn route(&self, path: &str, resp: Resp) {
+        self.routes.lock().unwrap().insert(path.into(), resp);
+    }
+    pub fn accepted(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
+    }
+    pub fn url(&self, host: &str, path: &str) -> String {
+        format!("https://{host}:{}{path}", self.port)
+    }
+    pub fn hit_count(&self, path: &str) -> usize {
+        let needle = format!("GET {path} ");
+        self.hits
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|h| h.starts_with(&needle))
+            .count()
+    }
+}
+
+pub fn loopback() -> Vec<IpAddr> {
+    vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]
+}

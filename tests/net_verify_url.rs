@@ -1,0 +1,195 @@
+//! Issue 9: `verify URL` as a library call over loopback HTTPS: the good
+//! case, and a tampered descriptor, a wrong digest, an expired signature,
+//! an unknown key and an unsigned descriptor under require_signed, each
+//! with its own error.
+#![cfg(feature = "net")]
+
+mod net_support;
+
+use agentsig::net::verify::{verify_url, UrlVerifyError, UrlVerifyOptions};
+use agentsig::net::{FetchPolicy, Fetcher};
+use agentsig::{descriptor, Algorithm, SigningKey};
+use net_support::{loopback, Ca, Resp, Server};
+use serde_json::json;
+
+struct Env {
+    _ca: Ca,
+    srv: Server,
+    fetcher: Fetcher,
+    key: SigningKey,
+    body: Vec<u8>,
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+fn env() -> Env {
+    let ca = Ca::new();
+    let srv = Server::start(&ca, &["agent.example"]);
+    let fetcher = Fetcher::with_policy(
+        FetchPolicy::default()
+            .extra_root_pem(ca.pem())
+            .allow_private_networks(true)
+            .pin("agent.example", loopback()),
+    )
+    .unwrap();
+    let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .unwrap()
+        .with_kid("k1");
+    let mut j = key.verifying_key().to_jwk().to_value();
+    j["use"] = json!("sig");
+    srv.route("/jwks", Resp::json(&json!({ "keys": [j] })));
+    let body = serde_json::to_vec(&json!({
+        "name": "planner",
+        "authentication": {"jwksUri": srv.url("agent.example", "/jwks")}
+    }))
+    .unwrap();
+    Env {
+        _ca: ca,
+        srv,
+        fetcher,
+        key,
+        body,
+    }
+}
+
+fn signed_resp(body: &[u8], key: &SigningKey, created: i64, expires: Option<i64>) -> Resp {
+    let fields = agentsig::httpsig::sign::static_response_fields(
+        body,
+        "application/json",
+        &[(key, key.kid().unwrap().to_owned())],
+        created,
+        expires,
+    )
+    .unwrap();
+    let mut r = Resp::ok("application/json", body.to_vec());
+    r.headers.clear();
+    for (k, v) in fields {
+        r = r.header(&k, &v);
+    }
+    r
+}
+
+fn jws(body: &[u8], key: &SigningKey) -> String {
+    descriptor::sign(body, &[key], Default::default(), &Default::default())
+        .unwrap()
+        .jws
+}
+
+fn strict() -> UrlVerifyOptions {
+    let mut o = UrlVerifyOptions::default();
+    o.require_signed = true;
+    o
+}
+
+#[test]
+fn verified_by_response_signature_and_detached_jws() {
+    let e = env();
+    e.srv.route(
+        "/a.json",
+        signed_resp(&e.body, &e.key, now(), Some(now() + 600)),
+    );
+    e.srv.route(
+        "/a.json.jws",
+        Resp::ok("application/jose", jws(&e.body, &e.key)),
+    );
+    let got = verify_url(
+        &e.fetcher,
+        &e.srv.url("agent.example", "/a.json"),
+        &strict(),
+    )
+    .unwrap();
+    assert!(got.signed() && got.http_signature.is_some() && got.jws.is_some());
+    assert!(got.digest_checked);
+    assert_eq!(got.descriptor["name"], "planner");
+}
+
+#[test]
+fn tampered_descriptor_fails_jws() {
+    let e = env();
+    let mut tampered = e.body.clone();
+    tampered.splice(9..16, b"hacker!".iter().copied());
+    e.srv
+        .route("/t.json", Resp::ok("application/json", tampered));
+    e.srv.route(
+        "/t.json.jws",
+        Resp::ok("application/jose", jws(&e.body, &e.key)),
+    );
+    let err = verify_url(
+        &e.fetcher,
+        &e.srv.url("agent.example", "/t.json"),
+        &strict(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, UrlVerifyError::Jws { .. }), "{err:?}");
+}
+
+#[test]
+fn wrong_digest_fails_digest() {
+    let e = env();
+    let mut r = signed_resp(&e.body, &e.key, now(), None);
+    for h in r.headers.iter_mut() {
+        if h.0.eq_ignore_ascii_case("content-digest") {
+            h.1 = agentsig::digest::content_digest(b"something else");
+        }
+    }
+    e.srv.route("/d.json", r);
+    let err = verify_url(
+        &e.fetcher,
+        &e.srv.url("agent.example", "/d.json"),
+        &strict(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, UrlVerifyError::Digest(_)), "{err:?}");
+}
+
+#[test]
+fn expired_signature_fails() {
+    let e = env();
+    e.srv.route(
+        "/x.json",
+        signed_resp(&e.body, &e.key, now() - 7200, Some(now() - 3600)),
+    );
+    let err = verify_url(
+        &e.fetcher,
+        &e.srv.url("agent.example", "/x.json"),
+        &strict(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, UrlVerifyError::HttpSignature(_)), "{err:?}");
+    assert!(err.to_string().contains("expire"), "{err}");
+}
+
+#[test]
+fn unknown_key_fails() {
+    let e = env();
+    let stranger = SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .unwrap()
+        .with_kid("k-unknown");
+    e.srv
+        .route("/u.json", signed_resp(&e.body, &stranger, now(), None));
+    let err = verify_url(
+        &e.fetcher,
+        &e.srv.url("agent.example", "/u.json"),
+        &strict(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, UrlVerifyError::HttpSignature(_)), "{err:?}");
+    assert!(err.to_string().contains("no trusted key"), "{err}");
+}
+
+#[test]
+fn unsigned_descriptor_under_require_signed() {
+    let e = env();
+    e.srv
+        .route("/n.json", Resp::ok("application/json", e.body.clone()));
+    let url = e.srv.url("agent.example", "/n.json");
+    let err = verify_url(&e.fetcher, &url, &strict()).unwrap_err();
+    assert!(matches!(err, UrlVerifyError::Unsigned(_)), "{err:?}");
+    let got = verify_url(&e.fetcher, &url, &UrlVerifyOptions::default()).unwrap();
+    assert!(!got.signed());
+}
