@@ -27,9 +27,9 @@ pub mod jws;
 pub mod jwt;
 pub mod keys;
 mod lockfile;
-pub mod pin;
 #[cfg(feature = "net")]
 pub mod net;
+pub mod pin;
 pub mod replay;
 pub mod report;
 #[cfg(feature = "server")]

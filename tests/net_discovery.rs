@@ -409,7 +409,7 @@ fn did_web_document_keys() {
 #[test]
 fn did_key_and_inline_jwks_need_no_fetch() {
     let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
-    let did = agentsig::did::did_key(&k.verifying_key()).unwrap();
+    let did = agentsig::did::did_key(k.verifying_key()).unwrap();
     let d = Discovery::new(Fetcher::new().unwrap(), KeyAuthority::Did(did.clone()));
     let frag = did.strip_prefix("did:key:").unwrap();
     let signer = k.with_kid(format!("{did}#{frag}"));
@@ -442,7 +442,7 @@ fn jwks_404_negatively_cached() {
 fn did_document_multibase_and_relationships() {
     use agentsig::net::discovery::did_document_keys;
     let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
-    let mb = agentsig::did::did_key(&k.verifying_key())
+    let mb = agentsig::did::did_key(k.verifying_key())
         .unwrap()
         .strip_prefix("did:key:")
         .unwrap()

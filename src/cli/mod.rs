@@ -42,11 +42,11 @@ mod delegation;
 mod http;
 mod keygen;
 mod lint;
+#[cfg(feature = "net")]
+mod net;
 mod pin;
 #[cfg(feature = "server")]
 mod serve;
-#[cfg(feature = "net")]
-mod net;
 mod sign;
 
 use agentsig::keys::LoadOptions;
