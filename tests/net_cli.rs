@@ -160,3 +160,29 @@ fn cache_dir_spares_the_second_jwks_fetch() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 11 `agentsig lint URL`: fetched with the same SSRF-guarded fetcher
+/// (refused by default on loopback, no connection), then linted.
+#[test]
+fn lint_url_fetches_through_the_guarded_fetcher() {
+    let e = env();
+    let url = e.srv.url("agents.example", "/.well-known/agents.json");
+    let o = run(&e, &["lint", &url], false);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(e.srv.accepted(), 0, "refused before connecting");
+    let o = run(&e, &["lint", &url, "--json"], true);
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["format"], "agents-registry", "{r}");
+    let o = run(&e, &["lint", "http://agents.example/x.json"], true);
+    assert_eq!(o.status.code(), Some(2), "cleartext http is refused");
+}

@@ -18,15 +18,17 @@ pub struct LintArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    #[cfg(feature = "net")]
+    #[command(flatten)]
+    pub fetch: super::net::FetchArgs,
 }
 
 pub fn run(a: LintArgs) -> CliResult {
-    if a.file.starts_with("https://") || a.file.starts_with("http://") {
-        return Err(CliError::usage(
-            "lint reads a file; fetching a URL is not supported yet (download it, then lint the file)",
-        ));
-    }
-    let input = read_input(&a.file)?;
+    let input = if a.file.starts_with("https://") || a.file.starts_with("http://") {
+        fetch(&a)?
+    } else {
+        read_input(&a.file)?
+    };
     let report = formats::lint_bytes(&input, a.format)
         .map_err(|e| CliError::usage(format!("{}: {e}", a.file)))?;
     if a.json {
@@ -67,4 +69,23 @@ pub fn run(a: LintArgs) -> CliResult {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `lint URL`: fetch with the SSRF-guarded fetcher (HTTPS only, every
+/// address checked), then lint the bytes received.
+#[cfg(feature = "net")]
+fn fetch(a: &LintArgs) -> Result<Vec<u8>, CliError> {
+    let f = a.fetch.fetcher()?;
+    let got = f
+        .get(&a.file)
+        .map_err(|e| CliError::usage(format!("{}: {e}", agentsig::text::quoted(&a.file))))?;
+    Ok(got.body)
+}
+
+#[cfg(not(feature = "net"))]
+fn fetch(a: &LintArgs) -> Result<Vec<u8>, CliError> {
+    Err(CliError::usage(format!(
+        "{}: this build has no network support (feature net); download it, then lint the file",
+        agentsig::text::quoted(&a.file)
+    )))
 }

@@ -10,9 +10,10 @@ use std::net::IpAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-/// Options of every command that fetches.
+/// How to fetch: the SSRF opt-ins for development and tests, extra CA
+/// roots, pinned addresses (every command that fetches).
 #[derive(clap::Args, Clone, Debug, Default)]
-pub struct NetArgs {
+pub struct FetchArgs {
     /// Allow fetching from loopback, private and link-local addresses (development and
     /// tests only; also AGENTSIG_ALLOW_PRIVATE_NETWORKS=1). Off by default (SSRF protection).
     #[arg(long)]
@@ -24,6 +25,13 @@ pub struct NetArgs {
     /// still checked. Repeatable: --resolve-to agents.example=127.0.0.1
     #[arg(long, value_name = "HOST=ADDR")]
     pub resolve_to: Vec<String>,
+}
+
+/// Options of every command that fetches and verifies.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct NetArgs {
+    #[command(flatten)]
+    pub fetch: FetchArgs,
     /// Keep fetched JWK Sets in DIR between runs (same freshness rules; no-store never written).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<String>,
@@ -34,6 +42,13 @@ pub struct NetArgs {
 
 impl NetArgs {
     fn fetcher(&self) -> Result<Fetcher, CliError> {
+        self.fetch.fetcher()
+    }
+}
+
+impl FetchArgs {
+    /// The fetcher these options describe.
+    pub fn fetcher(&self) -> Result<Fetcher, CliError> {
         let env_on = std::env::var("AGENTSIG_ALLOW_PRIVATE_NETWORKS")
             .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
         let mut p =
