@@ -324,6 +324,24 @@ fn throughput(e: &Arc<Env>, threads: usize, dur: Duration) -> f64 {
     count.load(Ordering::Relaxed) as f64 / t.elapsed().as_secs_f64()
 }
 
+/// Calls per second of `f` on `threads` scoped threads.
+fn scoped_throughput(threads: usize, dur: Duration, f: &(dyn Fn() + Sync)) -> f64 {
+    let count = AtomicUsize::new(0);
+    let t = Instant::now();
+    let stop = t + dur;
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                while Instant::now() < stop {
+                    f();
+                    count.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    count.load(Ordering::Relaxed) as f64 / t.elapsed().as_secs_f64()
+}
+
 fn bench(c: &mut Criterion) {
     let e = Arc::new(env());
 
@@ -413,6 +431,34 @@ fn bench(c: &mut Criterion) {
     g.bench_function("raw_ring_floor", |b| b.iter(floor));
     g.finish();
 
+    // Where the in-memory time goes.
+    let mut g = c.benchmark_group("net_parts");
+    g.bench_function("json_parse_10k", |b| {
+        b.iter(|| black_box(serde_json::from_slice::<serde_json::Value>(&e.body).unwrap()))
+    });
+    g.bench_function("content_digest_10k", |b| {
+        let line = e
+            .fields
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-digest"))
+            .map(|(_, v)| v.as_bytes())
+            .unwrap();
+        b.iter(|| black_box(agentsig::digest::verify_content_digest(&[line], &e.body).unwrap()))
+    });
+    g.bench_function("verify_http", |b| {
+        b.iter(|| black_box(verifier.verify_http(&msg, None).unwrap()))
+    });
+    g.bench_function("jcs_10k", |b| {
+        b.iter(|| black_box(agentsig::jcs::canonicalize(&e.body).unwrap()))
+    });
+    g.bench_function("verify_descriptor", |b| {
+        b.iter(|| black_box(verifier.verify_descriptor(&e.body, &e.jws).unwrap()))
+    });
+    g.bench_function("ring_ecdsa_p256_verify", |b| {
+        b.iter(|| pk.verify(&base, &http_sig).unwrap())
+    });
+    g.finish();
+
     // A quick timed loop for the figures (printed, never asserted).
     let per = |f: &dyn Fn(), n: usize| {
         let t = Instant::now();
@@ -441,6 +487,12 @@ fn bench(c: &mut Criterion) {
     let two = throughput(&e, 2, Duration::from_secs(2));
     println!(
         "warm verify_url throughput: {one:.0} descriptors/s on 1 thread, {two:.0} on 2 threads"
+    );
+    let mem1 = scoped_throughput(1, Duration::from_secs(2), &in_memory);
+    let mem2 = scoped_throughput(2, Duration::from_secs(2), &in_memory);
+    let floor2 = scoped_throughput(2, Duration::from_secs(2), &floor);
+    println!(
+        "in-memory verify throughput: {mem1:.0} descriptors/s on 1 thread, {mem2:.0} on 2 threads (raw ring floor on 2 threads: {floor2:.0}/s)"
     );
 
     cold_resolution(&e, &e.ca_pem);
