@@ -159,6 +159,7 @@ fn resolution_errors_are_distinct() {
             status: 404,
             headers: vec![],
             body: vec![],
+            after: None,
         },
     );
     assert!(matches!(

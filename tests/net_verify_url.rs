@@ -108,6 +108,35 @@ fn verified_by_response_signature_and_detached_jws() {
     assert_eq!(got.descriptor["name"], "planner");
 }
 
+/// Issue 9, fewest round trips: the detached JWS is requested while the
+/// descriptor request is still open (the server holds the descriptor until
+/// the `.jws` request has arrived; a sequential client would miss the gate).
+#[test]
+fn descriptor_and_detached_jws_are_fetched_concurrently() {
+    let e = env();
+    e.srv.route(
+        "/c.json",
+        signed_resp(&e.body, &e.key, now(), Some(now() + 600)).after("/c.json.jws"),
+    );
+    e.srv.route(
+        "/c.json.jws",
+        Resp::ok("application/jose", jws(&e.body, &e.key)),
+    );
+    let got = verify_url(
+        &e.fetcher,
+        &e.srv.url("agent.example", "/c.json"),
+        &strict(),
+    )
+    .unwrap();
+    assert!(got.jws.is_some());
+    assert_eq!(
+        e.srv.missed_gates.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the .jws request was not in flight while the descriptor was pending"
+    );
+    assert_eq!(e.srv.hit_count("/c.json.jws"), 1, "fetched once");
+}
+
 #[test]
 fn tampered_descriptor_fails_jws() {
     let e = env();

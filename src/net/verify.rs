@@ -135,7 +135,16 @@ pub fn verify_url(
     url: &str,
     opts: &UrlVerifyOptions,
 ) -> Result<UrlVerified, UrlVerifyError> {
-    let f = fetcher.get_with(url, &[("accept", "application/json")])?;
+    // The descriptor and its detached JWS are fetched concurrently (one
+    // round trip, not two: the draft's fewest). If the descriptor was
+    // redirected, the JWS beside its final URL is fetched afterwards.
+    let early_jws_url = format!("{url}.jws");
+    let (f, early_jws) = std::thread::scope(|s| {
+        let jws = s.spawn(|| fetcher.get(&early_jws_url));
+        let f = fetcher.get_with(url, &[("accept", "application/json")]);
+        (f, jws.join())
+    });
+    let f = f?;
     let descriptor: serde_json::Value = serde_json::from_slice(&f.body)
         .ok()
         .filter(|v: &serde_json::Value| v.is_object())
@@ -152,7 +161,11 @@ pub fn verify_url(
     }
     let has_http_sig = f.headers.contains_key("signature");
     let jws_url = format!("{}.jws", f.url);
-    let jws_text = match fetcher.get(&jws_url) {
+    let jws_fetched = match early_jws {
+        Ok(r) if jws_url == early_jws_url => r,
+        _ => fetcher.get(&jws_url),
+    };
+    let jws_text = match jws_fetched {
         Ok(j) => Some(String::from_utf8_lossy(&j.body).trim().to_owned()),
         Err(FetchError::Status { status: 404, .. })
         | Err(FetchError::Status { status: 410, .. }) => None,

@@ -15,6 +15,9 @@ pub struct Resp {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// Answer only once a request for this path has arrived (bounded wait:
+    /// 5 s, then answer anyway and count a missed gate).
+    pub after: Option<String>,
 }
 
 impl Resp {
@@ -23,6 +26,7 @@ impl Resp {
             status: 200,
             headers: vec![("content-type".into(), ctype.into())],
             body: body.into(),
+            after: None,
         }
     }
     pub fn json(v: &serde_json::Value) -> Resp {
@@ -33,10 +37,16 @@ impl Resp {
             status: 302,
             headers: vec![("location".into(), to.into())],
             body: Vec::new(),
+            after: None,
         }
     }
     pub fn header(mut self, k: &str, v: &str) -> Resp {
         self.headers.push((k.into(), v.into()));
+        self
+    }
+    /// Hold this response until `path` has been requested.
+    pub fn after(mut self, path: &str) -> Resp {
+        self.after = Some(path.into());
         self
     }
 }
@@ -68,6 +78,8 @@ pub struct Server {
     pub accepted: Arc<AtomicUsize>,
     pub routes: Arc<Mutex<HashMap<String, Resp>>>,
     pub hits: Arc<Mutex<Vec<String>>>,
+    /// Gated responses answered only after their 5 s wait ran out.
+    pub missed_gates: Arc<AtomicUsize>,
 }
 
 impl Server {
@@ -93,12 +105,18 @@ impl Server {
         let accepted = Arc::new(AtomicUsize::new(0));
         let routes: Arc<Mutex<HashMap<String, Resp>>> = Arc::default();
         let hits: Arc<Mutex<Vec<String>>> = Arc::default();
-        let (a, r, h) = (accepted.clone(), routes.clone(), hits.clone());
+        let missed_gates = Arc::new(AtomicUsize::new(0));
+        let (a, r, h, mg) = (
+            accepted.clone(),
+            routes.clone(),
+            hits.clone(),
+            missed_gates.clone(),
+        );
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
                 a.fetch_add(1, Ordering::SeqCst);
-                let (cfg, r, h) = (cfg.clone(), r.clone(), h.clone());
+                let (cfg, r, h, mg) = (cfg.clone(), r.clone(), h.clone(), mg.clone());
                 std::thread::spawn(move || {
                     let Ok(conn) = rustls::ServerConnection::new(cfg) else {
                         return;
@@ -122,7 +140,20 @@ impl Server {
                         status: 404,
                         headers: vec![],
                         body: b"not found".to_vec(),
+                        after: None,
                     });
+                    if let Some(gate) = &resp.after {
+                        let needle = format!("GET {gate} ");
+                        let seen = || h.lock().unwrap().iter().any(|x| x.starts_with(&needle));
+                        let mut waited = 0;
+                        while !seen() && waited < 500 {
+                            std::thread::sleep(std::time::Duration::from_millis(10));
+                            waited += 1;
+                        }
+                        if !seen() {
+                            mg.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }
                     let mut out = format!("HTTP/1.1 {} X\r\n", resp.status);
                     for (k, v) in &resp.headers {
                         out.push_str(&format!("{k}: {v}\r\n"));
@@ -144,6 +175,7 @@ impl Server {
             accepted,
             routes,
             hits,
+            missed_gates,
         }
     }
     pub fn route(&self, path: &str, resp: Resp) {
