@@ -140,6 +140,16 @@ pub fn verify(v: &Verifier, descriptor: &[u8], jws_text: &str) -> Result<Report,
         return Err(DescriptorError::TooLarge(descriptor.len()));
     }
     let canonical = jcs::canonicalize(descriptor)?;
+    verify_canonical(v, canonical, jws_text)
+}
+
+/// [`verify`] when the canonical form is already at hand (computed once by
+/// the caller with [`jcs`] from the same bytes).
+pub(crate) fn verify_canonical(
+    v: &Verifier,
+    canonical: Vec<u8>,
+    jws_text: &str,
+) -> Result<Report, DescriptorError> {
     match jws::verify(v, jws_text, Some(&canonical)) {
         Ok(report) => Ok(Report {
             jws: report,

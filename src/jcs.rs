@@ -87,6 +87,22 @@ pub fn canonicalize_with(input: &[u8], limits: &Limits) -> Result<Vec<u8>, JsonE
     Ok(out)
 }
 
+/// One strict parse, two results: the canonical form of `input` and the
+/// value of its top-level member `name` (`None` when absent), with a flag
+/// saying whether the document is an object at all.
+#[cfg(feature = "net")]
+pub(crate) fn canonicalize_and_member(
+    input: &[u8],
+    limits: &Limits,
+    name: &str,
+) -> Result<(Vec<u8>, bool, Option<Value>), JsonError> {
+    let doc = json::parse_doc(input, limits)?;
+    let mut out = Vec::with_capacity(input.len());
+    write_doc(&doc, &mut out)?;
+    let member = doc.top_member(name)?;
+    Ok((out, doc.is_object(), member))
+}
+
 /// RFC 8785 canonical form of a `serde_json::Value`.
 ///
 /// Refuses what [`canonicalize`] would refuse in a `Value`: non-finite

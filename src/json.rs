@@ -265,6 +265,28 @@ pub(crate) struct Doc<'a> {
 }
 
 impl<'a> Doc<'a> {
+    /// Whether the document is an object.
+    #[cfg(feature = "net")]
+    pub(crate) fn is_object(&self) -> bool {
+        matches!(self.nodes.first(), Some(Node::Object { .. }))
+    }
+
+    /// The value of the top-level member `name`, when the document is an
+    /// object that has it (member names are unique: duplicates were refused).
+    #[cfg(feature = "net")]
+    pub(crate) fn top_member(&self, name: &str) -> Result<Option<Value>, JsonError> {
+        let Some(Node::Object { first, len, .. }) = self.nodes.first().copied() else {
+            return Ok(None);
+        };
+        for i in first..first.saturating_add(len) {
+            let m = self.member(i)?;
+            if self.key(m) == name.as_bytes() {
+                return self.subtree_value(m.value).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
     /// The unescaped name of a member, as UTF-8 bytes.
     #[inline]
     pub(crate) fn key(&self, m: &Member) -> &[u8] {
@@ -310,9 +332,15 @@ impl<'a> Doc<'a> {
     /// nodes are visited in reverse document order, so every container finds
     /// its children's values, in reverse, on top of the stack.
     fn to_value(&self) -> Result<Value, JsonError> {
+        self.subtree_value(0)
+    }
+
+    /// The value of the subtree rooted at node `root` (see `to_value`).
+    pub(crate) fn subtree_value(&self, root: u32) -> Result<Value, JsonError> {
         let mut stack: Vec<Value> = Vec::new();
         let mut order: Vec<&Member> = Vec::new();
-        for idx in (0..self.nodes.len()).rev() {
+        let end = (self.subtree_end(root) as usize).min(self.nodes.len());
+        for idx in (root as usize..end).rev() {
             let node = self.nodes.get(idx).copied().ok_or_else(internal)?;
             let v = match node {
                 Node::Null => Value::Null,

@@ -112,7 +112,7 @@ fn resolves_and_verifies_through_agents_json() {
                 verified, registry, ..
             } => {
                 assert!(verified.jws.is_some());
-                assert_eq!(verified.descriptor["name"], "planner");
+                assert_eq!(verified.descriptor()["name"], "planner");
                 assert_eq!(
                     registry,
                     e.srv.url("registry.example", "/.well-known/agents.json")
@@ -215,7 +215,7 @@ fn did_web_authority_service_and_keys() {
     for uri in [format!("agent://{did}/researcher"), canonical] {
         match resolve_agent(&f, &uri, &strict()).unwrap() {
             Resolution::Descriptor { verified, .. } => {
-                assert_eq!(verified.descriptor["name"], "researcher");
+                assert_eq!(verified.descriptor()["name"], "researcher");
                 let src = format!("{:?}", verified.jws.unwrap().jws.valid_signature().unwrap());
                 assert!(src.contains("DID document"), "{src}");
             }

@@ -105,7 +105,7 @@ fn verified_by_response_signature_and_detached_jws() {
     .unwrap();
     assert!(got.signed() && got.http_signature.is_some() && got.jws.is_some());
     assert!(got.digest_checked);
-    assert_eq!(got.descriptor["name"], "planner");
+    assert_eq!(got.descriptor()["name"], "planner");
 }
 
 /// Issue 9, fewest round trips: the detached JWS is requested while the
@@ -221,4 +221,160 @@ fn unsigned_descriptor_under_require_signed() {
     assert!(matches!(err, UrlVerifyError::Unsigned(_)), "{err:?}");
     let got = verify_url(&e.fetcher, &url, &UrlVerifyOptions::default()).unwrap();
     assert!(!got.signed());
+}
+
+// --- RFC 9111 caching and the long-lived Resolver -------------------------
+
+use agentsig::net::{CacheStatus, Resolver};
+
+/// A signed descriptor at `/c.json` whose responses carry `cache` headers.
+fn cached_route(e: &Env, path: &str, extra: &[(&str, &str)]) {
+    let mut r = signed_resp(&e.body, &e.key, now(), Some(now() + 600));
+    let mut j = Resp::ok("application/jose", jws(&e.body, &e.key));
+    for (k, v) in extra {
+        r = r.header(k, v);
+        j = j.header(k, v);
+    }
+    e.srv.route(path, r);
+    e.srv.route(&format!("{path}.jws"), j);
+}
+
+#[test]
+fn fresh_cached_descriptor_is_not_fetched_again_but_verified_again() {
+    let e = env();
+    cached_route(&e, "/c.json", &[("cache-control", "max-age=300")]);
+    let url = e.srv.url("agent.example", "/c.json");
+    let r = Resolver::with_options(e.fetcher.clone(), strict());
+    let first = r.verify_url(&url).unwrap();
+    assert_eq!(first.cache, CacheStatus::Network);
+    for _ in 0..3 {
+        let again = r.verify_url(&url).unwrap();
+        assert_eq!(again.cache, CacheStatus::Fresh);
+        assert!(again.http_signature.is_some() && again.jws.is_some());
+        assert_eq!(again.descriptor()["name"], "planner");
+    }
+    assert_eq!(e.srv.hit_count("/c.json"), 1);
+    assert_eq!(e.srv.hit_count("/c.json.jws"), 1);
+    // The JWK Set was fetched once: the Resolver keeps its Discovery.
+    assert_eq!(e.srv.hit_count("/jwks"), 1);
+
+    // The cache saves the round trip, never the verification: the same
+    // cached response, verified at a time past its `expires`, fails.
+    let mut late = strict();
+    late.now = Some(now() + 3600);
+    let err = Resolver::with_options(e.fetcher.clone(), late)
+        .verify_url(&url)
+        .unwrap_err();
+    assert!(matches!(err, UrlVerifyError::HttpSignature(_)), "{err:?}");
+    assert_eq!(e.srv.hit_count("/c.json"), 1, "served from the cache");
+}
+
+#[test]
+fn no_store_descriptor_is_fetched_every_time() {
+    let e = env();
+    cached_route(&e, "/s.json", &[("cache-control", "no-store, max-age=300")]);
+    let url = e.srv.url("agent.example", "/s.json");
+    let r = Resolver::with_options(e.fetcher.clone(), strict());
+    for _ in 0..3 {
+        assert_eq!(r.verify_url(&url).unwrap().cache, CacheStatus::Network);
+    }
+    assert_eq!(e.srv.hit_count("/s.json"), 3);
+}
+
+#[test]
+fn no_cache_descriptor_is_revalidated_with_its_etag() {
+    let e = env();
+    cached_route(
+        &e,
+        "/v.json",
+        &[("cache-control", "no-cache"), ("etag", "\"v1\"")],
+    );
+    let url = e.srv.url("agent.example", "/v.json");
+    let r = Resolver::with_options(e.fetcher.clone(), strict());
+    assert_eq!(r.verify_url(&url).unwrap().cache, CacheStatus::Network);
+    let again = r.verify_url(&url).unwrap();
+    assert_eq!(again.cache, CacheStatus::Revalidated);
+    assert!(again.http_signature.is_some() && again.jws.is_some());
+    assert_eq!(again.body, e.body);
+    assert_eq!(e.srv.hit_count("/v.json"), 2);
+    assert_eq!(e.srv.conditional_count("/v.json"), 1);
+
+    // The publisher changes the descriptor (new ETag): the next
+    // revalidation gets the new bytes, and they are verified.
+    let mut body2: serde_json::Value = serde_json::from_slice(&e.body).unwrap();
+    body2["name"] = json!("planner-2");
+    let body2 = serde_json::to_vec(&body2).unwrap();
+    e.srv.route(
+        "/v.json",
+        signed_resp(&body2, &e.key, now(), None)
+            .header("cache-control", "no-cache")
+            .header("etag", "\"v2\""),
+    );
+    e.srv.route(
+        "/v.json.jws",
+        Resp::ok("application/jose", jws(&body2, &e.key))
+            .header("cache-control", "no-cache")
+            .header("etag", "\"j2\""),
+    );
+    let got = r.verify_url(&url).unwrap();
+    assert_eq!(got.cache, CacheStatus::Network);
+    assert_eq!(got.descriptor()["name"], "planner-2");
+}
+
+#[test]
+fn a_missing_detached_jws_is_remembered_briefly() {
+    let e = env();
+    let mut r = signed_resp(&e.body, &e.key, now(), None);
+    r = r.header("cache-control", "max-age=300");
+    e.srv.route("/h.json", r);
+    let url = e.srv.url("agent.example", "/h.json");
+    let res = Resolver::with_options(e.fetcher.clone(), strict());
+    for _ in 0..3 {
+        let v = res.verify_url(&url).unwrap();
+        assert!(v.http_signature.is_some() && v.jws.is_none());
+    }
+    assert_eq!(e.srv.hit_count("/h.json"), 1);
+    assert_eq!(
+        e.srv.hit_count("/h.json.jws"),
+        1,
+        "404 cached (RFC 9111 4.2.2)"
+    );
+}
+
+#[test]
+fn a_cache_can_be_turned_off() {
+    let e = env();
+    cached_route(&e, "/o.json", &[("cache-control", "max-age=300")]);
+    let url = e.srv.url("agent.example", "/o.json");
+    let f = Fetcher::with_policy(
+        FetchPolicy::default()
+            .extra_root_pem(e._ca.pem())
+            .allow_private_networks(true)
+            .pin("agent.example", loopback())
+            .cache(agentsig::net::CachePolicy::disabled()),
+    )
+    .unwrap();
+    let r = Resolver::with_options(f, strict());
+    r.verify_url(&url).unwrap();
+    r.verify_url(&url).unwrap();
+    assert_eq!(e.srv.hit_count("/o.json"), 2);
+}
+
+#[test]
+fn duplicate_member_names_are_refused_even_with_only_a_response_signature() {
+    let e = env();
+    let jwks = e.srv.url("agent.example", "/jwks");
+    let body =
+        format!(r#"{{"name":"planner","authentication":{{"jwksUri":"{jwks}"}},"name":"other"}}"#)
+            .into_bytes();
+    e.srv
+        .route("/d.json", signed_resp(&body, &e.key, now(), None));
+    let err = verify_url(
+        &e.fetcher,
+        &e.srv.url("agent.example", "/d.json"),
+        &strict(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, UrlVerifyError::BadJson { .. }), "{err:?}");
+    assert_eq!(err.code(), "descriptor.not-json");
 }

@@ -186,7 +186,12 @@ impl KeyAuthority {
     /// 10.3 (metadata first, then `jwksUri`, then inline `jwks`); `None`
     /// when its `authentication` member names none.
     pub fn from_descriptor(descriptor: &Value) -> Option<KeyAuthority> {
-        let a = descriptor.get("authentication")?;
+        KeyAuthority::from_authentication(descriptor.get("authentication")?)
+    }
+
+    /// [`from_descriptor`](Self::from_descriptor), given the descriptor's
+    /// `authentication` member.
+    pub fn from_authentication(a: &Value) -> Option<KeyAuthority> {
         let s = |k: &str| a.get(k).and_then(Value::as_str).map(str::to_owned);
         if let Some(i) = s("authorizationServer") {
             return Some(KeyAuthority::AuthorizationServer(i));
@@ -316,24 +321,20 @@ pub struct Discovery {
     state: Mutex<State>,
 }
 
-/// RFC 9111 section 5.2.2 directives that matter here: (`no-store`,
-/// `no-cache`, `max-age`).
+/// RFC 9111 section 5.2.2 directives that matter here (`no-store`,
+/// `no-cache`, `max-age`, parsed as the fetcher's cache parses them): the
+/// time a JWK Set stays fresh. No explicit lifetime: `default_ttl`; an
+/// invalid or conflicting `max-age`: stale at once.
 fn freshness(f: &Fetched, p: &DiscoveryPolicy) -> Duration {
-    let Some(cc) = f.header("cache-control") else {
-        return p.default_ttl;
-    };
-    let mut ttl = p.default_ttl;
-    for d in cc.split(',').map(|d| d.trim().to_ascii_lowercase()) {
-        if d == "no-store" || d == "no-cache" {
-            return Duration::ZERO;
-        }
-        if let Some(v) = d.strip_prefix("max-age=") {
-            if let Ok(n) = v.trim_matches('"').parse::<u64>() {
-                ttl = Duration::from_secs(n).min(p.max_ttl);
-            }
-        }
+    let d = super::cache::directives(f);
+    if d.no_store || d.no_cache {
+        return Duration::ZERO;
     }
-    ttl
+    match d.max_age {
+        None => p.default_ttl,
+        Some(Some(n)) => Duration::from_secs(n).min(p.max_ttl),
+        Some(None) => Duration::ZERO,
+    }
 }
 
 /// Keep only the members of a JWK Set a verifier may use, then load them.
@@ -573,9 +574,7 @@ impl Discovery {
             Err(e) => return Err(e.into()),
         };
         let ttl = freshness(&f, &self.policy);
-        let no_store = f
-            .header("cache-control")
-            .is_some_and(|c| c.to_ascii_lowercase().contains("no-store"));
+        let no_store = super::cache::directives(&f).no_store;
         if f.status == 304 {
             if let Some(c) = st.sets.get_mut(url) {
                 c.fetched = Instant::now();

@@ -23,12 +23,13 @@
 //!   ([`FetchPolicy::allow_private_networks`], or per host with
 //!   [`FetchPolicy::allow_private_host`]); never by default.
 
+use super::cache::{CachePolicy, CacheStatus, HttpCache, Lookup};
 use crate::formats::addr::{classify_host, classify_ipv4, classify_ipv6, HostClass};
 use std::collections::HashMap;
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Default body-size cap: 1 MiB (descriptors, JWK Sets and metadata are
 /// small; seed 001 section 5.3 bounds).
@@ -61,6 +62,9 @@ pub struct FetchPolicy {
     /// Static name -> addresses pins (like `curl --resolve`), consulted
     /// before DNS. Pinned addresses are checked like DNS answers.
     pub pins: HashMap<String, Vec<IpAddr>>,
+    /// The RFC 9111 cache used by [`Fetcher::get_cached`] (on by default,
+    /// in memory, bounded; see [`super::cache`]).
+    pub cache: CachePolicy,
 }
 
 impl Default for FetchPolicy {
@@ -74,6 +78,7 @@ impl Default for FetchPolicy {
             max_redirects: DEFAULT_MAX_REDIRECTS,
             extra_roots_pem: Vec::new(),
             pins: HashMap::new(),
+            cache: CachePolicy::default(),
         }
     }
 }
@@ -102,6 +107,11 @@ impl FetchPolicy {
     /// Set the body-size cap.
     pub fn max_body(mut self, bytes: usize) -> Self {
         self.max_body = bytes;
+        self
+    }
+    /// Set the HTTP cache bounds ([`CachePolicy::disabled`] turns it off).
+    pub fn cache(mut self, cache: CachePolicy) -> Self {
+        self.cache = cache;
         self
     }
     /// Set the connect and total timeouts.
@@ -224,9 +234,28 @@ pub struct Fetched {
     pub body: Vec<u8>,
     /// The redirects followed, in order.
     pub redirects: Vec<Redirect>,
+    /// Whether it came from the origin or from the HTTP cache.
+    pub cache: CacheStatus,
 }
 
 impl Fetched {
+    #[cfg(test)]
+    pub(crate) fn new_for_tests(
+        url: &str,
+        status: u16,
+        headers: http::HeaderMap,
+        body: Vec<u8>,
+    ) -> Fetched {
+        Fetched {
+            url: url.to_owned(),
+            status,
+            headers,
+            body,
+            redirects: Vec::new(),
+            cache: CacheStatus::Network,
+        }
+    }
+
     /// The first value of a header field, if it is text.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
@@ -334,11 +363,13 @@ impl reqwest::dns::Resolve for CheckingResolver {
     }
 }
 
-/// The SSRF-guarded HTTPS client. Cheap to clone; `Send + Sync`.
+/// The SSRF-guarded HTTPS client. Cheap to clone; `Send + Sync`. Clones
+/// share the connection pool and the HTTP cache.
 #[derive(Clone, Debug)]
 pub struct Fetcher {
     client: reqwest::blocking::Client,
     policy: Arc<FetchPolicy>,
+    cache: Arc<HttpCache>,
 }
 
 impl Fetcher {
@@ -372,7 +403,12 @@ impl Fetcher {
             }
         }
         let client = b.build().map_err(|e| FetchError::Setup(e.to_string()))?;
-        Ok(Fetcher { client, policy })
+        let cache = Arc::new(HttpCache::new(policy.cache.clone()));
+        Ok(Fetcher {
+            client,
+            policy,
+            cache,
+        })
     }
 
     /// The policy in force.
@@ -425,6 +461,87 @@ impl Fetcher {
     /// JWKS endpoint answers 200 or is not used, as panva/jose does).
     pub fn get_exact(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, FetchError> {
         self.fetch(url, headers, false)
+    }
+
+    /// GET `url` through the RFC 9111 cache (see [`super::cache`]): a fresh
+    /// stored response is returned without asking the origin
+    /// ([`CacheStatus::Fresh`]), a stale one with validators is revalidated
+    /// ([`CacheStatus::Revalidated`] on 304), anything else is fetched
+    /// and stored when the response allows it. A remembered 404 or 410 is
+    /// returned as [`FetchError::Status`] again. The caller verifies what
+    /// it gets, every time: the cache only saves round trips.
+    pub fn get_cached(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, FetchError> {
+        if !self.cache.enabled() {
+            return self.get_with(url, headers);
+        }
+        let (etag, last_modified) = match self.cache.lookup(url, headers) {
+            Lookup::Fresh(f) => return served(&f),
+            Lookup::Stale {
+                etag,
+                last_modified,
+            } => (etag, last_modified),
+            Lookup::Miss => (None, None),
+        };
+        let requested = Instant::now();
+        let mut h = headers.to_vec();
+        if let Some(e) = &etag {
+            h.push(("if-none-match", e));
+        } else if let Some(l) = &last_modified {
+            // Section 4.3.1: If-Modified-Since only without an entity tag.
+            h.push(("if-modified-since", l));
+        }
+        let f = match self.fetch(url, &h, true) {
+            Ok(f) => f,
+            Err(FetchError::Status { url: u, status }) if matches!(status, 404 | 410) => {
+                if u == url {
+                    let gone = Fetched {
+                        url: u.clone(),
+                        status,
+                        headers: http::HeaderMap::new(),
+                        body: Vec::new(),
+                        redirects: Vec::new(),
+                        cache: CacheStatus::Network,
+                    };
+                    self.cache.store(&gone, headers, requested);
+                }
+                return Err(FetchError::Status { url: u, status });
+            }
+            Err(e) => return Err(e),
+        };
+        if f.status == 304 {
+            if f.redirects.is_empty() {
+                if let Some(mut got) = self.cache.freshen(url, &f, headers, requested) {
+                    got.cache = CacheStatus::Revalidated;
+                    return Ok(got);
+                }
+            }
+            // Not usable: ask again without conditions.
+            let requested = Instant::now();
+            let f = self.fetch(url, headers, true)?;
+            if f.status == 304 {
+                return Err(FetchError::Status {
+                    url: f.url,
+                    status: 304,
+                });
+            }
+            self.cache.store(&f, headers, requested);
+            return Ok(f);
+        }
+        self.cache.store(&f, headers, requested);
+        Ok(f)
+    }
+
+    /// A fresh cached answer for `url`, without any network access; `None`
+    /// when the origin would have to be asked.
+    pub(crate) fn fresh_cached(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+    ) -> Option<Result<Fetched, FetchError>> {
+        match self.cache.lookup(url, headers) {
+            Lookup::Fresh(f) => Some(served(&f)),
+            _ => None,
+        }
     }
 
     fn fetch(
@@ -501,9 +618,23 @@ impl Fetcher {
                 headers: hdrs,
                 body,
                 redirects,
+                cache: CacheStatus::Network,
             });
         }
     }
+}
+
+/// A stored response as the caller sees it.
+fn served(f: &Fetched) -> Result<Fetched, FetchError> {
+    if f.status != 200 {
+        return Err(FetchError::Status {
+            url: f.url.clone(),
+            status: f.status,
+        });
+    }
+    let mut out = f.clone();
+    out.cache = CacheStatus::Fresh;
+    Ok(out)
 }
 
 /// Turn a reqwest error back into a typed error, finding a resolver refusal

@@ -5,9 +5,12 @@
 //! Seed 001 (agent:// draft) sections 5.2-5.3 and 10.3; RFC 8414, RFC 9728,
 //! RFC 7517.
 
+pub mod cache;
 pub mod discovery;
 pub mod fetch;
 pub mod resolve;
 pub mod verify;
 
+pub use cache::{CachePolicy, CacheStatus};
 pub use fetch::{FetchError, FetchPolicy, Fetched, Fetcher};
+pub use verify::Resolver;

@@ -16,7 +16,7 @@
 
 use super::discovery::{DiscoveryError, KeyAuthority};
 use super::fetch::{FetchError, Fetcher};
-use super::verify::{verify_url, UrlVerified, UrlVerifyError, UrlVerifyOptions};
+use super::verify::{Resolver, UrlVerified, UrlVerifyError, UrlVerifyOptions};
 use serde_json::Value;
 
 /// A parsed `agent://` URI.
@@ -161,7 +161,7 @@ pub fn parse_agent_uri(uri: &str) -> Result<AgentUri, AgentResolveError> {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Resolution {
-    /// A descriptor, fetched and checked by [`verify_url`].
+    /// A descriptor, fetched and checked by [`verify_url`](super::verify::verify_url).
     Descriptor {
         /// The registry (or DID document) URL consulted.
         registry: String,
@@ -184,13 +184,27 @@ pub fn resolve_agent(
     uri: &str,
     opts: &UrlVerifyOptions,
 ) -> Result<Resolution, AgentResolveError> {
+    Resolver::with_options(fetcher.clone(), opts.clone()).resolve(uri)
+}
+
+impl Resolver {
+    /// Resolve `uri` (seed 001 section 5.1) and verify the descriptor found
+    /// with this resolver's options; see [`resolve_agent`] and the module
+    /// documentation.
+    pub fn resolve(&self, uri: &str) -> Result<Resolution, AgentResolveError> {
+        resolve_with(self, uri)
+    }
+}
+
+fn resolve_with(resolver: &Resolver, uri: &str) -> Result<Resolution, AgentResolveError> {
+    let fetcher = resolver.fetcher();
     let u = parse_agent_uri(uri)?;
-    let mut opts = opts.clone();
+    let mut did_authority = None;
     let (registry, descriptor_url) = if u.is_did {
-        descriptor_url_from_did(fetcher, &u, &mut opts)?
+        descriptor_url_from_did(fetcher, &u, &mut did_authority)?
     } else {
         let registry = format!("https://{}/.well-known/agents.json", u.authority);
-        let reg = match fetcher.get_with(&registry, &[("accept", "application/json")]) {
+        let reg = match fetcher.get_cached(&registry, &[("accept", "application/json")]) {
             Ok(r) => r,
             Err(FetchError::Status { status: 404, .. }) => {
                 if u.binding.as_deref() == Some("https") {
@@ -227,7 +241,12 @@ pub fn resolve_agent(
         })?;
         (registry, d.to_string())
     };
-    match verify_url(fetcher, &descriptor_url, &opts) {
+    let default = resolver
+        .options()
+        .default_authority
+        .clone()
+        .or(did_authority);
+    match resolver.verify_url_with(&descriptor_url, default.as_ref()) {
         Ok(v) => Ok(Resolution::Descriptor {
             registry,
             descriptor_url,
@@ -242,13 +261,13 @@ pub fn resolve_agent(
 fn descriptor_url_from_did(
     fetcher: &Fetcher,
     u: &AgentUri,
-    opts: &mut UrlVerifyOptions,
+    did_authority: &mut Option<KeyAuthority>,
 ) -> Result<(String, String), AgentResolveError> {
     let did = u.authority.clone();
     let doc_url = crate::did::did_web_url(&did)
         .map_err(|e| AgentResolveError::Did(DiscoveryError::Did(e)))?;
     let f = fetcher
-        .get_with(
+        .get_cached(
             &doc_url,
             &[("accept", "application/did+json, application/json")],
         )
@@ -282,8 +301,6 @@ fn descriptor_url_from_did(
             agent: u.agent.clone(),
             registry: format!("{doc_url} (no AgentDescriptor service)"),
         })?;
-    if opts.default_authority.is_none() {
-        opts.default_authority = Some(KeyAuthority::Did(did));
-    }
+    *did_authority = Some(KeyAuthority::Did(did));
     Ok((doc_url, endpoint.to_owned()))
 }

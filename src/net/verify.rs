@@ -3,7 +3,27 @@
 //! response signature and/or the detached JWS published beside it
 //! (`URL.jws`, seed 001 section 10.3), with keys found by
 //! [`Discovery`] (or given by the caller).
+//!
+//! A resolver that verifies many descriptors keeps one [`Resolver`]: it
+//! holds the [`Fetcher`] (connection pool, RFC 9111 cache), one
+//! [`Discovery`] per key authority (JWK Sets cached by their own
+//! `Cache-Control`), and the canonical form of descriptors it has already
+//! parsed. Every call verifies every signature again; what is kept only
+//! saves round trips and re-parsing of identical bytes.
+//!
+//! ```no_run
+//! use agentsig::net::{Fetcher, Resolver};
+//! use agentsig::net::verify::UrlVerifyOptions;
+//!
+//! let mut opts = UrlVerifyOptions::default();
+//! opts.require_signed = true;
+//! let resolver = Resolver::with_options(Fetcher::new()?, opts);
+//! let v = resolver.verify_url("https://example.com/agents/planner.json")?;
+//! println!("{} verified, name {}", v.url, v.descriptor()["name"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
+use super::cache::CacheStatus;
 use super::discovery::{Discovery, DiscoveryPolicy, KeyAuthority};
 use super::fetch::{FetchError, Fetched, Fetcher, Redirect};
 use crate::alg::AllowList;
@@ -12,7 +32,9 @@ use crate::httpsig::verify::HttpPolicy;
 use crate::httpsig::Message;
 use crate::trust::KeyResolver;
 use crate::verifier::Verifier;
-use std::sync::Arc;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// What [`verify_url`] requires.
 #[derive(Clone, Debug, Default)]
@@ -47,6 +69,16 @@ pub enum UrlVerifyError {
     /// The body is not a JSON object.
     #[error("the descriptor at {0} is not a JSON object")]
     NotJson(String),
+    /// The body is not strict I-JSON (RFC 7493: duplicate member names,
+    /// lone surrogates, ...), so it has no single meaning to verify.
+    #[error("the descriptor at {url} is not strict I-JSON: {source}")]
+    BadJson {
+        /// The URL.
+        url: String,
+        /// What the strict parser refused.
+        #[source]
+        source: crate::json::JsonError,
+    },
     /// `Content-Digest` does not match the body (RFC 9530).
     #[error("Content-Digest does not match the body: {0}")]
     Digest(#[from] crate::digest::DigestError),
@@ -77,7 +109,7 @@ impl UrlVerifyError {
             UrlVerifyError::Fetch(e) if e.is_refusal() => "fetch.ssrf-refused",
             UrlVerifyError::Fetch(FetchError::Dns { .. }) => "fetch.dns-failure",
             UrlVerifyError::Fetch(_) => "fetch.failed",
-            UrlVerifyError::NotJson(_) => "descriptor.not-json",
+            UrlVerifyError::NotJson(_) | UrlVerifyError::BadJson { .. } => "descriptor.not-json",
             UrlVerifyError::Digest(_) => "digest.mismatch",
             UrlVerifyError::HttpSignature(_) => "httpsig.not-verified",
             UrlVerifyError::Jws { .. } => "jws.not-verified",
@@ -98,8 +130,6 @@ pub struct UrlVerified {
     pub redirects: Vec<Redirect>,
     /// The descriptor bytes as served.
     pub body: Vec<u8>,
-    /// The parsed descriptor.
-    pub descriptor: serde_json::Value,
     /// Whether a `Content-Digest` was present and matched.
     pub digest_checked: bool,
     /// The RFC 9421 report, when the response was signed.
@@ -108,12 +138,33 @@ pub struct UrlVerified {
     pub jws: Option<crate::descriptor::Report>,
     /// Where the keys came from.
     pub key_authority: Option<KeyAuthority>,
+    /// Whether the descriptor came from the origin or the HTTP cache
+    /// (RFC 9111); it was verified either way.
+    pub cache: CacheStatus,
+    parsed: OnceLock<Value>,
 }
 
 impl UrlVerified {
     /// Whether at least one signature verified.
     pub fn signed(&self) -> bool {
         self.http_signature.is_some() || self.jws.is_some()
+    }
+
+    /// The descriptor as a JSON value, members in document order. Parsed
+    /// on first use (verification itself works on the bytes); the bytes
+    /// already passed the strict I-JSON parser, so this cannot fail.
+    pub fn descriptor(&self) -> &Value {
+        self.parsed.get_or_init(|| {
+            crate::json::parse_strict_with(&self.body, &unbounded_limits()).unwrap_or(Value::Null)
+        })
+    }
+}
+
+/// Limits for re-parsing bytes the fetcher's size cap already bounded.
+fn unbounded_limits() -> crate::json::Limits {
+    crate::json::Limits {
+        max_bytes: usize::MAX,
+        ..crate::json::Limits::default()
     }
 }
 
@@ -130,100 +181,282 @@ fn message_of(f: &Fetched) -> Message {
 }
 
 /// Fetch `url` and verify it; see the module documentation.
+///
+/// A one-off call: it builds a throwaway [`Resolver`] (the fetcher's HTTP
+/// cache is shared with its clones, but discovered keys are not kept). Keep
+/// a [`Resolver`] to verify many descriptors.
 pub fn verify_url(
     fetcher: &Fetcher,
     url: &str,
     opts: &UrlVerifyOptions,
 ) -> Result<UrlVerified, UrlVerifyError> {
-    // The descriptor and its detached JWS are fetched concurrently (one
-    // round trip, not two: the draft's fewest). If the descriptor was
-    // redirected, the JWS beside its final URL is fetched afterwards.
-    let early_jws_url = format!("{url}.jws");
-    let (f, early_jws) = std::thread::scope(|s| {
-        let jws = s.spawn(|| fetcher.get(&early_jws_url));
-        let f = fetcher.get_with(url, &[("accept", "application/json")]);
-        (f, jws.join())
-    });
-    let f = f?;
-    let descriptor: serde_json::Value = serde_json::from_slice(&f.body)
-        .ok()
-        .filter(|v: &serde_json::Value| v.is_object())
-        .ok_or_else(|| UrlVerifyError::NotJson(f.url.clone()))?;
-    let digest_lines: Vec<&[u8]> = f
-        .headers
-        .get_all("content-digest")
-        .iter()
-        .map(|v| v.as_bytes())
-        .collect();
-    let digest_checked = !digest_lines.is_empty();
-    if digest_checked {
-        crate::digest::verify_content_digest(&digest_lines, &f.body)?;
-    }
-    let has_http_sig = f.headers.contains_key("signature");
-    let jws_url = format!("{}.jws", f.url);
-    let jws_fetched = match early_jws {
-        Ok(r) if jws_url == early_jws_url => r,
-        _ => fetcher.get(&jws_url),
-    };
-    let jws_text = match jws_fetched {
-        Ok(j) => Some(String::from_utf8_lossy(&j.body).trim().to_owned()),
-        Err(FetchError::Status { status: 404, .. })
-        | Err(FetchError::Status { status: 410, .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
-    let mut out = UrlVerified {
-        url: f.url.clone(),
-        redirects: f.redirects.clone(),
-        body: f.body.clone(),
-        descriptor,
-        digest_checked,
-        http_signature: None,
-        jws: None,
-        key_authority: None,
-    };
-    if !has_http_sig && jws_text.is_none() {
-        if opts.require_signed {
-            return Err(UrlVerifyError::Unsigned(f.url));
+    Resolver::with_options(fetcher.clone(), opts.clone()).verify_url(url)
+}
+
+/// Most key authorities (and parsed descriptors) a [`Resolver`] keeps.
+const MAX_KEPT: usize = 256;
+
+/// The strict parse of one descriptor body, kept per URL while the bytes
+/// stay the same.
+#[derive(Debug)]
+struct Parsed {
+    body: Vec<u8>,
+    canonical: Vec<u8>,
+    is_object: bool,
+    authentication: Option<Value>,
+}
+
+/// A long-lived verifier of fetched descriptors (`Send + Sync`, cheap to
+/// clone: clones share everything). See the module documentation.
+#[derive(Clone, Debug)]
+pub struct Resolver {
+    fetcher: Fetcher,
+    options: Arc<UrlVerifyOptions>,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    /// One discovery per key authority (keyed by its JSON form).
+    discoveries: Mutex<HashMap<String, Arc<Discovery>>>,
+    /// Parsed descriptors by URL.
+    parsed: Mutex<HashMap<String, Arc<Parsed>>>,
+}
+
+/// Insert into a bounded map (an arbitrary entry is dropped when full:
+/// what is kept is only an optimization).
+fn keep<V>(map: &Mutex<HashMap<String, V>>, key: String, value: V) {
+    if let Ok(mut m) = map.lock() {
+        if m.len() >= MAX_KEPT && !m.contains_key(&key) {
+            if let Some(k) = m.keys().next().cloned() {
+                m.remove(&k);
+            }
         }
-        return Ok(out);
+        m.insert(key, value);
     }
-    let keys: Arc<dyn KeyResolver> = match &opts.keys {
-        Some(k) => k.clone(),
-        None => {
-            let a = KeyAuthority::from_descriptor(&out.descriptor)
-                .or_else(|| opts.default_authority.clone())
-                .ok_or(UrlVerifyError::NoKeySource)?;
-            out.key_authority = Some(a.clone());
-            Arc::new(Discovery::with_policy(
-                fetcher.clone(),
-                a,
-                opts.discovery.clone(),
-            ))
+}
+
+impl Resolver {
+    /// A resolver with default options (signatures verified when present;
+    /// see [`UrlVerifyOptions`]).
+    pub fn new(fetcher: Fetcher) -> Resolver {
+        Resolver::with_options(fetcher, UrlVerifyOptions::default())
+    }
+
+    /// A resolver with `options`.
+    pub fn with_options(fetcher: Fetcher, options: UrlVerifyOptions) -> Resolver {
+        Resolver {
+            fetcher,
+            options: Arc::new(options),
+            shared: Arc::default(),
         }
-    };
-    let mut http = HttpPolicy::new();
-    http.required = crate::httpsig::verify::descriptor_response_components();
-    http.max_age = opts.max_age;
-    http.check_content_digest = true;
-    let mut b = Verifier::builder_arc(keys).http(http);
-    if let Some(a) = &opts.algorithms {
-        b = b.algorithms(a.clone());
     }
-    if let Some(now) = opts.now {
-        b = b.clock(crate::clock::FixedClock(now));
+
+    /// The fetcher.
+    pub fn fetcher(&self) -> &Fetcher {
+        &self.fetcher
     }
-    let v = b.build();
-    if has_http_sig {
-        out.http_signature = Some(v.verify_http(&message_of(&f), None)?);
+
+    /// The options in force.
+    pub fn options(&self) -> &UrlVerifyOptions {
+        &self.options
     }
-    if let Some(j) = jws_text {
-        out.jws = Some(
-            v.verify_descriptor(&f.body, &j)
-                .map_err(|source| UrlVerifyError::Jws {
-                    url: jws_url,
+
+    /// Fetch `url` and verify it; see the module documentation.
+    pub fn verify_url(&self, url: &str) -> Result<UrlVerified, UrlVerifyError> {
+        self.verify_url_with(url, None)
+    }
+
+    /// The keys of `authority`, from the discovery kept for it.
+    fn discovery(&self, authority: &KeyAuthority) -> Arc<Discovery> {
+        let key = match authority {
+            KeyAuthority::AuthorizationServer(s) => format!("as {s}"),
+            KeyAuthority::ProtectedResourceMetadata(s) => format!("prm {s}"),
+            KeyAuthority::JwksUri(s) => format!("jwks_uri {s}"),
+            KeyAuthority::Jwks(v) => format!("jwks {v}"),
+            KeyAuthority::Did(s) => format!("did {s}"),
+        };
+        if let Some(d) = self
+            .shared
+            .discoveries
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned())
+        {
+            return d;
+        }
+        let d = Arc::new(Discovery::with_policy(
+            self.fetcher.clone(),
+            authority.clone(),
+            self.options.discovery.clone(),
+        ));
+        keep(&self.shared.discoveries, key, d.clone());
+        d
+    }
+
+    /// One strict parse of `body` (canonical form, `authentication`),
+    /// reused while `url` serves the same bytes.
+    fn parse(&self, url: &str, body: &[u8]) -> Result<Arc<Parsed>, UrlVerifyError> {
+        if let Some(p) = self
+            .shared
+            .parsed
+            .lock()
+            .ok()
+            .and_then(|m| m.get(url).cloned())
+        {
+            if p.body == body {
+                return Ok(p);
+            }
+        }
+        let (canonical, is_object, authentication) =
+            crate::jcs::canonicalize_and_member(body, &unbounded_limits(), "authentication")
+                .map_err(|source| UrlVerifyError::BadJson {
+                    url: url.to_owned(),
                     source,
-                })?,
-        );
+                })?;
+        let p = Arc::new(Parsed {
+            body: body.to_vec(),
+            canonical,
+            is_object,
+            authentication,
+        });
+        keep(&self.shared.parsed, url.to_owned(), p.clone());
+        Ok(p)
     }
-    Ok(out)
+
+    /// [`verify_url`](Self::verify_url), with the key authority to use when
+    /// the descriptor names none (a DID authority's document).
+    pub(crate) fn verify_url_with(
+        &self,
+        url: &str,
+        default_authority: Option<&KeyAuthority>,
+    ) -> Result<UrlVerified, UrlVerifyError> {
+        let opts = &*self.options;
+        let fetcher = &self.fetcher;
+        const ACCEPT: &[(&str, &str)] = &[("accept", "application/json")];
+        // The descriptor and its detached JWS are fetched concurrently (one
+        // round trip, not two: the draft's fewest) unless both are fresh in
+        // the HTTP cache. If the descriptor was redirected, the JWS beside
+        // its final URL is fetched afterwards.
+        let early_jws_url = format!("{url}.jws");
+        let (f, early_jws) = match (
+            fetcher.fresh_cached(url, ACCEPT),
+            fetcher.fresh_cached(&early_jws_url, &[]),
+        ) {
+            (Some(f), Some(j)) => (f, j),
+            (Some(f), None) => (f, fetcher.get_cached(&early_jws_url, &[])),
+            (None, Some(j)) => (fetcher.get_cached(url, ACCEPT), j),
+            (None, None) => std::thread::scope(|s| {
+                let jws = s.spawn(|| fetcher.get_cached(&early_jws_url, &[]));
+                let f = fetcher.get_cached(url, ACCEPT);
+                let j = jws.join().unwrap_or_else(|_| {
+                    Err(FetchError::Transport {
+                        url: early_jws_url.clone(),
+                        message: "fetch thread failed".into(),
+                        timeout: false,
+                    })
+                });
+                (f, j)
+            }),
+        };
+        let f = f?;
+        let parsed = self.parse(&f.url, &f.body)?;
+        if !parsed.is_object {
+            return Err(UrlVerifyError::NotJson(f.url.clone()));
+        }
+        // RFC 9530: checked once here; the RFC 9421 check below requires
+        // `content-digest` to be covered by the signature and relies on
+        // this comparison of the same bytes.
+        let digest_lines: Vec<&[u8]> = f
+            .headers
+            .get_all("content-digest")
+            .iter()
+            .map(|v| v.as_bytes())
+            .collect();
+        let digest_checked = !digest_lines.is_empty();
+        if digest_checked {
+            crate::digest::verify_content_digest(&digest_lines, &f.body)?;
+        }
+        let has_http_sig = f.headers.contains_key("signature");
+        let jws_url = format!("{}.jws", f.url);
+        let jws_fetched = if jws_url == early_jws_url {
+            early_jws
+        } else {
+            fetcher.get_cached(&jws_url, &[])
+        };
+        let jws_text = match jws_fetched {
+            Ok(j) => Some(String::from_utf8_lossy(&j.body).trim().to_owned()),
+            Err(FetchError::Status { status: 404, .. })
+            | Err(FetchError::Status { status: 410, .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        let mut out = UrlVerified {
+            url: f.url.clone(),
+            redirects: f.redirects.clone(),
+            body: Vec::new(),
+            digest_checked,
+            http_signature: None,
+            jws: None,
+            key_authority: None,
+            cache: f.cache,
+            parsed: OnceLock::new(),
+        };
+        if !has_http_sig && jws_text.is_none() {
+            if opts.require_signed {
+                return Err(UrlVerifyError::Unsigned(f.url));
+            }
+            out.body = f.body;
+            return Ok(out);
+        }
+        let keys: Arc<dyn KeyResolver> = match &opts.keys {
+            Some(k) => k.clone(),
+            None => {
+                let a = parsed
+                    .authentication
+                    .as_ref()
+                    .and_then(KeyAuthority::from_authentication)
+                    .or_else(|| default_authority.cloned())
+                    .or_else(|| opts.default_authority.clone())
+                    .ok_or(UrlVerifyError::NoKeySource)?;
+                let d = self.discovery(&a);
+                out.key_authority = Some(a);
+                d
+            }
+        };
+        let mut http = HttpPolicy::new();
+        http.required = crate::httpsig::verify::descriptor_response_components();
+        http.max_age = opts.max_age;
+        // The digest was compared above (and `content-digest` is required
+        // to be covered): not again.
+        http.check_content_digest = !digest_checked;
+        let mut b = Verifier::builder_arc(keys).http(http);
+        if let Some(a) = &opts.algorithms {
+            b = b.algorithms(a.clone());
+        }
+        if let Some(now) = opts.now {
+            b = b.clock(crate::clock::FixedClock(now));
+        }
+        let v = b.build();
+        if has_http_sig {
+            out.http_signature = Some(v.verify_http(&message_of(&f), None)?);
+        }
+        if let Some(j) = jws_text {
+            if f.body.len() > v.limits.max_document_bytes {
+                return Err(UrlVerifyError::Jws {
+                    url: jws_url,
+                    source: crate::descriptor::DescriptorError::TooLarge(f.body.len()),
+                });
+            }
+            out.jws = Some(
+                crate::descriptor::verify_canonical(&v, parsed.canonical.clone(), &j).map_err(
+                    |source| UrlVerifyError::Jws {
+                        url: jws_url,
+                        source,
+                    },
+                )?,
+            );
+        }
+        out.body = f.body;
+        Ok(out)
+    }
 }

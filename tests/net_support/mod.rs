@@ -154,6 +154,27 @@ impl Server {
                             mg.fetch_add(1, Ordering::SeqCst);
                         }
                     }
+                    // RFC 9110 section 13.1.2: a route with an ETag answers
+                    // a matching If-None-Match with 304 and no body.
+                    let etag = resp
+                        .headers
+                        .iter()
+                        .find(|(k, _)| k.eq_ignore_ascii_case("etag"))
+                        .map(|(_, v)| v.clone());
+                    let inm = text.lines().find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.trim()
+                            .eq_ignore_ascii_case("if-none-match")
+                            .then(|| v.trim().to_string())
+                    });
+                    let resp = match (etag, inm) {
+                        (Some(e), Some(i)) if resp.status == 200 && e == i => Resp {
+                            status: 304,
+                            body: Vec::new(),
+                            ..resp
+                        },
+                        _ => resp,
+                    };
                     let mut out = format!("HTTP/1.1 {} X\r\n", resp.status);
                     for (k, v) in &resp.headers {
                         out.push_str(&format!("{k}: {v}\r\n"));
@@ -186,6 +207,16 @@ impl Server {
     }
     pub fn url(&self, host: &str, path: &str) -> String {
         format!("https://{host}:{}{path}", self.port)
+    }
+    /// Requests so far for `path` that carried `If-None-Match`.
+    pub fn conditional_count(&self, path: &str) -> usize {
+        let needle = format!("GET {path} ");
+        self.hits
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|h| h.starts_with(&needle) && h.to_ascii_lowercase().contains("if-none-match:"))
+            .count()
     }
     pub fn hit_count(&self, path: &str) -> usize {
         let needle = format!("GET {path} ");
