@@ -12,6 +12,8 @@
 //!   (strict) options on a descriptor and JWS served with
 //!   `Cache-Control: max-age=300`: warm caches, no request per call, every
 //!   signature and the digest verified again.
+//! * `net/resolve_warm_cached`: `Resolver::resolve` of an `agent://` URI
+//!   whose registry, descriptor, JWS and JWK Set are all cacheable.
 //! * `net/resolver_uncacheable`: the same Resolver on the descriptor served
 //!   without cache headers (descriptor and JWS asked again, concurrently).
 //! * `net/verify_url_warm`: `verify_url` with a long-lived [`Discovery`]
@@ -253,8 +255,12 @@ fn env() -> Env {
     );
     srv.route(
         "/.well-known/agents.json",
-        vec![("content-type".into(), "application/json".into())],
-        serde_json::to_vec(&json!({"agents": {"planner": "/a.json"}})).unwrap(),
+        vec![
+            ("content-type".into(), "application/json".into()),
+            ("cache-control".into(), "max-age=300".into()),
+        ],
+        serde_json::to_vec(&json!({"agents": {"planner": "/a.json", "cached": "/c.json"}}))
+            .unwrap(),
     );
     let url = srv.url("/a.json");
     Env {
@@ -479,8 +485,27 @@ fn bench(c: &mut Criterion) {
     };
     resolver_uncached();
 
+    // agent:// resolution through the same Resolver: agents.json, the
+    // descriptor, its JWS and the JWK Set all warm.
+    let cached_uri = format!("agent://{HOST}:{}/cached", e.srv.port);
+    let resolve_warm = || {
+        let r = resolver.resolve(&cached_uri).unwrap();
+        assert!(matches!(r, Resolution::Descriptor { .. }));
+        black_box(r);
+    };
+    resolve_warm();
+    let (c4, _) = e.srv.reset();
+    resolve_warm();
+    let (c5, log) = e.srv.reset();
+    println!(
+        "warm Resolver::resolve {cached_uri}: {} HTTP requests on {} new TCP connection(s) per call",
+        log.len(),
+        c5 - c4
+    );
+
     let mut g = c.benchmark_group("net");
     g.bench_function("resolver_warm_cached", |b| b.iter(resolver_warm));
+    g.bench_function("resolve_warm_cached", |b| b.iter(resolve_warm));
     g.bench_function("resolver_uncacheable", |b| b.iter(resolver_uncached));
     g.bench_function("verify_url_warm", |b| b.iter(|| verify_warm(&e, &warm)));
     g.bench_function("verify_url_default_opts", |b| {

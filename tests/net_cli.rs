@@ -82,6 +82,9 @@ fn verify_url_prints_the_verified_descriptor() {
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["verdict"], "verified");
     assert_eq!(r["details"]["signed"], true);
+    // A new process has an empty cache: the descriptor came from the origin.
+    assert_eq!(r["details"]["cache"], "network");
+    assert_eq!(r["details"]["descriptor"]["name"], "planner");
 }
 
 #[test]

@@ -145,6 +145,7 @@ fn success_report(command: &str, subject: &str, v: &UrlVerified) -> Report {
         "key_authority",
         v.key_authority.as_ref().map(|a| format!("{a:?}")),
     );
+    r.detail("cache", v.cache);
     r.detail("descriptor", v.descriptor());
     r.set_verdict(Verdict::Verified);
     r
