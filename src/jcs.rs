@@ -462,4 +462,35 @@ mod tests {
             b"-9007199254740991"
         );
     }
+
+    /// The one-parse helper of `net::Resolver` agrees with the separate
+    /// canonicalization and the strict parser's value of the member.
+    #[cfg(feature = "net")]
+    #[test]
+    fn canonicalize_and_member_agrees_with_separate_parses() {
+        let docs: &[&[u8]] = &[
+            br#"{"name":"a","authentication":{"jwksUri":"https://x/j","z":[1,2.5,{"b":null}]}}"#,
+            br#"{"\u0061uthentication":{"jwks":{"keys":[]}},"b":true}"#,
+            br#"{"authenticatio":1,"authentications":2}"#,
+            br#"{"x":{"authentication":1}}"#,
+            br#"[{"authentication":1}]"#,
+            br#""authentication""#,
+            br#"{}"#,
+            br#"{"\u20ac":"\ud83d\ude00","authentication":"last"}"#,
+        ];
+        for d in docs {
+            let (canon, is_object, member) =
+                canonicalize_and_member(d, &Limits::default(), "authentication").unwrap();
+            assert_eq!(canon, canonicalize(d).unwrap());
+            let v = crate::json::parse_strict(d).unwrap();
+            assert_eq!(is_object, v.is_object());
+            assert_eq!(
+                member.as_ref(),
+                v.get("authentication"),
+                "{}",
+                String::from_utf8_lossy(d)
+            );
+        }
+        assert!(canonicalize_and_member(br#"{"a":1,"a":2}"#, &Limits::default(), "a").is_err());
+    }
 }
