@@ -193,8 +193,12 @@ pub fn verify_url(
     Resolver::with_options(fetcher.clone(), opts.clone()).verify_url(url)
 }
 
-/// Most key authorities (and parsed descriptors) a [`Resolver`] keeps.
-const MAX_KEPT: usize = 256;
+/// Most key authorities a [`Resolver`] keeps.
+const MAX_DISCOVERIES: usize = 256;
+/// Most parsed descriptors a [`Resolver`] keeps, and the largest body kept
+/// (body and canonical form together stay under 16 MiB).
+const MAX_PARSED: usize = 128;
+const MAX_PARSED_BODY: usize = 64 * 1024;
 
 /// The strict parse of one descriptor body, kept per URL while the bytes
 /// stay the same.
@@ -225,9 +229,9 @@ struct Shared {
 
 /// Insert into a bounded map (an arbitrary entry is dropped when full:
 /// what is kept is only an optimization).
-fn keep<V>(map: &Mutex<HashMap<String, V>>, key: String, value: V) {
+fn keep<V>(map: &Mutex<HashMap<String, V>>, cap: usize, key: String, value: V) {
     if let Ok(mut m) = map.lock() {
-        if m.len() >= MAX_KEPT && !m.contains_key(&key) {
+        if m.len() >= cap && !m.contains_key(&key) {
             if let Some(k) = m.keys().next().cloned() {
                 m.remove(&k);
             }
@@ -290,7 +294,7 @@ impl Resolver {
             authority.clone(),
             self.options.discovery.clone(),
         ));
-        keep(&self.shared.discoveries, key, d.clone());
+        keep(&self.shared.discoveries, MAX_DISCOVERIES, key, d.clone());
         d
     }
 
@@ -320,7 +324,9 @@ impl Resolver {
             is_object,
             authentication,
         });
-        keep(&self.shared.parsed, url.to_owned(), p.clone());
+        if body.len() <= MAX_PARSED_BODY {
+            keep(&self.shared.parsed, MAX_PARSED, url.to_owned(), p.clone());
+        }
         Ok(p)
     }
 
