@@ -212,6 +212,19 @@ struct Parsed {
 
 /// A long-lived verifier of fetched descriptors (`Send + Sync`, cheap to
 /// clone: clones share everything). See the module documentation.
+///
+/// ```no_run
+/// use agentsig::net::{Fetcher, Resolver};
+///
+/// let resolver = Resolver::new(Fetcher::new()?);
+/// // Share it across threads; each call verifies every signature again.
+/// let r2 = resolver.clone();
+/// let t = std::thread::spawn(move || r2.resolve("agent://example.com/planner").is_ok());
+/// let v = resolver.verify_url("https://example.com/agents/planner.json")?;
+/// assert!(v.digest_checked || v.signed() || !resolver.options().require_signed);
+/// let _ = t.join();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Resolver {
     fetcher: Fetcher,
