@@ -479,3 +479,14 @@ impl Resolver {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    fn assert_send_sync_clone<T: Send + Sync + Clone + 'static>() {}
+
+    #[test]
+    fn resolver_is_send_sync_clone() {
+        assert_send_sync_clone::<super::Resolver>();
+        assert_send_sync_clone::<super::Fetcher>();
+    }
+}
