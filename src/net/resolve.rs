@@ -192,68 +192,66 @@ impl Resolver {
     /// with this resolver's options; see [`resolve_agent`] and the module
     /// documentation.
     pub fn resolve(&self, uri: &str) -> Result<Resolution, AgentResolveError> {
-        resolve_with(self, uri)
-    }
-}
-
-fn resolve_with(resolver: &Resolver, uri: &str) -> Result<Resolution, AgentResolveError> {
-    let fetcher = resolver.fetcher();
-    let u = parse_agent_uri(uri)?;
-    let mut did_authority = None;
-    let (registry, descriptor_url) = if u.is_did {
-        descriptor_url_from_did(fetcher, &u, &mut did_authority)?
-    } else {
-        let registry = format!("https://{}/.well-known/agents.json", u.authority);
-        let reg = match fetcher.get_cached(&registry, &[("accept", "application/json")]) {
-            Ok(r) => r,
-            Err(FetchError::Status { status: 404, .. }) => {
-                if u.binding.as_deref() == Some("https") {
-                    return Ok(Resolution::Direct {
-                        endpoint: format!("https://{}{}", u.authority, u.path),
-                    });
+        let fetcher = self.fetcher();
+        let u = parse_agent_uri(uri)?;
+        let (registry, descriptor_url, did_authority) = if u.is_did {
+            let (doc_url, endpoint) = descriptor_url_from_did(fetcher, &u)?;
+            (
+                doc_url,
+                endpoint,
+                Some(KeyAuthority::Did(u.authority.clone())),
+            )
+        } else {
+            let registry = format!("https://{}/.well-known/agents.json", u.authority);
+            let reg = match fetcher.get_cached(&registry, &[("accept", "application/json")]) {
+                Ok(r) => r,
+                Err(FetchError::Status { status: 404, .. }) => {
+                    if u.binding.as_deref() == Some("https") {
+                        return Ok(Resolution::Direct {
+                            endpoint: format!("https://{}{}", u.authority, u.path),
+                        });
+                    }
+                    return Err(AgentResolveError::RegistryNotFound(registry));
                 }
-                return Err(AgentResolveError::RegistryNotFound(registry));
-            }
-            Err(e) => {
-                return Err(classify_fetch(e, |e| {
-                    AgentResolveError::RegistryFetch(e.to_string())
-                }))
-            }
-        };
-        let v: Value = serde_json::from_slice(&reg.body)
-            .map_err(|e| AgentResolveError::RegistryFetch(format!("{registry}: not JSON: {e}")))?;
-        let agents = v.get("agents").and_then(Value::as_object).ok_or_else(|| {
-            AgentResolveError::RegistryFetch(format!("{registry}: no \"agents\" object"))
-        })?;
-        let entry = agents
-            .get(&u.agent)
-            .and_then(Value::as_str)
-            .ok_or_else(|| AgentResolveError::AgentNotFound {
-                agent: u.agent.clone(),
-                registry: registry.clone(),
+                Err(e) => {
+                    return Err(classify_fetch(e, |e| {
+                        AgentResolveError::RegistryFetch(e.to_string())
+                    }))
+                }
+            };
+            let v: Value = serde_json::from_slice(&reg.body).map_err(|e| {
+                AgentResolveError::RegistryFetch(format!("{registry}: not JSON: {e}"))
             })?;
-        let base = url::Url::parse(&reg.url)
-            .map_err(|e| AgentResolveError::RegistryFetch(e.to_string()))?;
-        let d = base.join(entry).map_err(|e| {
-            AgentResolveError::RegistryFetch(format!(
-                "{registry}: bad descriptor URL {entry:?}: {e}"
-            ))
-        })?;
-        (registry, d.to_string())
-    };
-    let default = resolver
-        .options()
-        .default_authority
-        .clone()
-        .or(did_authority);
-    match resolver.verify_url_with(&descriptor_url, default.as_ref()) {
-        Ok(v) => Ok(Resolution::Descriptor {
-            registry,
-            descriptor_url,
-            verified: Box::new(v),
-        }),
-        Err(UrlVerifyError::Fetch(e)) => Err(classify_fetch(e, AgentResolveError::DescriptorFetch)),
-        Err(e) => Err(AgentResolveError::Verification(e)),
+            let agents = v.get("agents").and_then(Value::as_object).ok_or_else(|| {
+                AgentResolveError::RegistryFetch(format!("{registry}: no \"agents\" object"))
+            })?;
+            let entry = agents
+                .get(&u.agent)
+                .and_then(Value::as_str)
+                .ok_or_else(|| AgentResolveError::AgentNotFound {
+                    agent: u.agent.clone(),
+                    registry: registry.clone(),
+                })?;
+            let base = url::Url::parse(&reg.url)
+                .map_err(|e| AgentResolveError::RegistryFetch(e.to_string()))?;
+            let d = base.join(entry).map_err(|e| {
+                AgentResolveError::RegistryFetch(format!(
+                    "{registry}: bad descriptor URL {entry:?}: {e}"
+                ))
+            })?;
+            (registry, d.to_string(), None)
+        };
+        match self.verify_url_with(&descriptor_url, did_authority.as_ref()) {
+            Ok(v) => Ok(Resolution::Descriptor {
+                registry,
+                descriptor_url,
+                verified: Box::new(v),
+            }),
+            Err(UrlVerifyError::Fetch(e)) => {
+                Err(classify_fetch(e, AgentResolveError::DescriptorFetch))
+            }
+            Err(e) => Err(AgentResolveError::Verification(e)),
+        }
     }
 }
 
@@ -261,7 +259,6 @@ fn resolve_with(resolver: &Resolver, uri: &str) -> Result<Resolution, AgentResol
 fn descriptor_url_from_did(
     fetcher: &Fetcher,
     u: &AgentUri,
-    did_authority: &mut Option<KeyAuthority>,
 ) -> Result<(String, String), AgentResolveError> {
     let did = u.authority.clone();
     let doc_url = crate::did::did_web_url(&did)
@@ -301,6 +298,5 @@ fn descriptor_url_from_did(
             agent: u.agent.clone(),
             registry: format!("{doc_url} (no AgentDescriptor service)"),
         })?;
-    *did_authority = Some(KeyAuthority::Did(did));
     Ok((doc_url, endpoint.to_owned()))
 }

@@ -154,17 +154,8 @@ impl UrlVerified {
     /// on first use (verification itself works on the bytes); the bytes
     /// already passed the strict I-JSON parser, so this cannot fail.
     pub fn descriptor(&self) -> &Value {
-        self.parsed.get_or_init(|| {
-            crate::json::parse_strict_with(&self.body, &unbounded_limits()).unwrap_or(Value::Null)
-        })
-    }
-}
-
-/// Limits for re-parsing bytes the fetcher's size cap already bounded.
-fn unbounded_limits() -> crate::json::Limits {
-    crate::json::Limits {
-        max_bytes: usize::MAX,
-        ..crate::json::Limits::default()
+        self.parsed
+            .get_or_init(|| crate::json::parse_strict(&self.body).unwrap_or(Value::Null))
     }
 }
 
@@ -326,25 +317,30 @@ impl Resolver {
             }
         }
         let (canonical, is_object, authentication) =
-            crate::jcs::canonicalize_and_member(body, &unbounded_limits(), "authentication")
+            // The default limits bound size (the verifier's
+            // `max_document_bytes`, the same 16 MiB) and depth.
+            crate::jcs::canonicalize_and_member(body, &Default::default(), "authentication")
                 .map_err(|source| UrlVerifyError::BadJson {
                     url: url.to_owned(),
                     source,
                 })?;
+        let kept = body.len() <= MAX_PARSED_BODY;
         let p = Arc::new(Parsed {
-            body: body.to_vec(),
+            // Only a kept entry is ever compared with later bodies.
+            body: if kept { body.to_vec() } else { Vec::new() },
             canonical,
             is_object,
             authentication,
         });
-        if body.len() <= MAX_PARSED_BODY {
+        if kept {
             keep(&self.shared.parsed, MAX_PARSED, url.to_owned(), p.clone());
         }
         Ok(p)
     }
 
     /// [`verify_url`](Self::verify_url), with the key authority to use when
-    /// the descriptor names none (a DID authority's document).
+    /// neither the descriptor nor the options name one (a DID authority's
+    /// document).
     pub(crate) fn verify_url_with(
         &self,
         url: &str,
@@ -434,8 +430,8 @@ impl Resolver {
                     .authentication
                     .as_ref()
                     .and_then(KeyAuthority::from_authentication)
-                    .or_else(|| default_authority.cloned())
                     .or_else(|| opts.default_authority.clone())
+                    .or_else(|| default_authority.cloned())
                     .ok_or(UrlVerifyError::NoKeySource)?;
                 let d = self.discovery(&a);
                 out.key_authority = Some(a);
@@ -460,12 +456,6 @@ impl Resolver {
             out.http_signature = Some(v.verify_http(&message_of(&f), None)?);
         }
         if let Some(j) = jws_text {
-            if f.body.len() > v.limits.max_document_bytes {
-                return Err(UrlVerifyError::Jws {
-                    url: jws_url,
-                    source: crate::descriptor::DescriptorError::TooLarge(f.body.len()),
-                });
-            }
             out.jws = Some(
                 crate::descriptor::verify_canonical(&v, parsed.canonical.clone(), &j).map_err(
                     |source| UrlVerifyError::Jws {
