@@ -740,3 +740,31 @@ fn rsa_pss_key_parameters_are_honoured() {
         );
     }
 }
+
+/// Generated Ed25519 keys are written as PKCS#8 v1 (RFC 8410 section 7, the
+/// form OpenSSL 3.0, Node and Python `cryptography` read); PKCS#8 v2 (RFC
+/// 5958 OneAsymmetricKey with the public key, what ring writes) still loads,
+/// and both give the same key.
+#[test]
+fn ed25519_pkcs8_written_as_v1_and_read_as_v1_or_v2() {
+    let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    let pem = k.pkcs8_pem().unwrap();
+    let der = pem_to_der(pem.as_bytes());
+    assert_eq!(der.len(), 48, "v1: version, algorithm, seed");
+    assert_eq!(&der[2..5], &[2, 1, 0], "version v1 (0)");
+    let back = keys::load_signing_key(pem.as_bytes(), &opts(None)).unwrap();
+    assert_eq!(
+        back.verifying_key().thumbprint(),
+        k.verifying_key().thumbprint()
+    );
+
+    let rng = ring::rand::SystemRandom::new();
+    let v2 = ring::signature::Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
+    assert_eq!(&v2.as_ref()[2..5], &[2, 1, 1], "ring writes v2 (1)");
+    let pair = ring::signature::Ed25519KeyPair::from_pkcs8(v2.as_ref()).unwrap();
+    let loaded = keys::load_signing_key(v2.as_ref(), &opts(None)).unwrap();
+    assert_eq!(
+        loaded.verifying_key().to_jwk().x.as_deref(),
+        Some(agentsig::b64::encode(ring::signature::KeyPair::public_key(&pair).as_ref()).as_str())
+    );
+}

@@ -193,3 +193,169 @@ fn key_errors_name_the_flag_to_use() {
         "{err}"
     );
 }
+
+fn require_interop() -> bool {
+    std::env::var("AGENTSIG_REQUIRE_INTEROP").is_ok_and(|v| v == "1")
+}
+
+/// Run a peer tool; `None` (the check is skipped) when the program is not
+/// installed, unless AGENTSIG_REQUIRE_INTEROP=1 makes that a failure.
+fn peer(program: &str, args: &[&str], dir: &Path) -> Option<Output> {
+    match Command::new(program).args(args).current_dir(dir).output() {
+        Ok(o) => Some(o),
+        Err(e) => {
+            assert!(
+                !require_interop(),
+                "{program} is required (AGENTSIG_REQUIRE_INTEROP=1) but unavailable: {e}"
+            );
+            println!("SKIPPED key interop with {program}: {e}");
+            None
+        }
+    }
+}
+
+/// The public members of a JWK (the RFC 7638 thumbprint members).
+fn public_members(v: &serde_json::Value) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    for k in ["kty", "crv", "x", "y", "n", "e"] {
+        if let Some(x) = v.get(k) {
+            out.insert(k.into(), x.clone());
+        }
+    }
+    serde_json::Value::Object(out)
+}
+
+/// The base64 body of a PEM file, on one line.
+fn pem_body(pem: &str) -> String {
+    pem.lines().filter(|l| !l.starts_with("-----")).collect()
+}
+
+const NODE_READ_KEY: &str = r#"
+const c = require('crypto');
+const k = c.createPrivateKey(require('fs').readFileSync(process.argv[1]));
+const p = c.createPublicKey(k);
+let jwk = null;
+try { jwk = p.export({ format: 'jwk' }); } catch (e) { if (e.code !== 'ERR_CRYPTO_JWK_UNSUPPORTED_KEY_TYPE') throw e; }
+console.log(JSON.stringify({ type: k.asymmetricKeyType, spki: p.export({ type: 'spki', format: 'der' }).toString('base64'), jwk }));
+"#;
+
+const PYTHON_READ_KEY: &str = r#"
+import base64, json, sys
+from cryptography.hazmat.primitives import serialization as s
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+k = s.load_pem_private_key(open(sys.argv[1], 'rb').read(), password=None)
+p = k.public_key()
+b = lambda x: base64.urlsafe_b64encode(x).rstrip(b'=').decode()
+i = lambda n, size=None: b(n.to_bytes(size or (n.bit_length() + 7) // 8, 'big'))
+if isinstance(p, ed25519.Ed25519PublicKey):
+    jwk = {'kty': 'OKP', 'crv': 'Ed25519', 'x': b(p.public_bytes(s.Encoding.Raw, s.PublicFormat.Raw))}
+elif isinstance(p, ec.EllipticCurvePublicKey):
+    size = (p.curve.key_size + 7) // 8
+    n = p.public_numbers()
+    jwk = {'kty': 'EC', 'crv': {'secp256r1': 'P-256', 'secp384r1': 'P-384'}[p.curve.name], 'x': i(n.x, size), 'y': i(n.y, size)}
+elif isinstance(p, rsa.RSAPublicKey):
+    n = p.public_numbers()
+    jwk = {'kty': 'RSA', 'n': i(n.n), 'e': i(n.e)}
+spki = base64.b64encode(p.public_bytes(s.Encoding.DER, s.PublicFormat.SubjectPublicKeyInfo)).decode()
+print(json.dumps({'type': type(k).__name__, 'spki': spki, 'jwk': jwk}))
+"#;
+
+/// Every private key keygen writes is PKCS#8 that OpenSSL 3.0 (`openssl
+/// pkey`), Node (`crypto.createPrivateKey`) and Python `cryptography` (what
+/// the A2A Python SDK uses) read, and the public key each derives equals
+/// PREFIX.pub.pem and PREFIX.jwk.json. Ed25519 is the case that failed with
+/// PKCS#8 v2 (RFC 5958 with the public key): keygen writes v1 (RFC 8410).
+/// HMAC secrets are not asymmetric keys and have no such form.
+#[test]
+fn keygen_private_keys_load_in_openssl_node_and_python() {
+    for alg in [
+        "ecdsa-p256-sha256",
+        "ecdsa-p384-sha384",
+        "ed25519",
+        "rsa-pss-sha512",
+        "rsa-v1_5-sha256",
+    ] {
+        let t = Tmp::new(&format!("peer-{alg}"));
+        keygen(&t, alg);
+        let pem = std::fs::read_to_string(t.0.join("k.pem")).expect("pem");
+        let ours_pub = std::fs::read_to_string(t.0.join("k.pub.pem")).expect("pub");
+        let ours_jwk: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(t.0.join("k.jwk.json")).expect("jwk"))
+                .expect("jwk json");
+        let ours_jwk = public_members(&ours_jwk);
+        // PKCS#8 v1: PrivateKeyInfo version 0 (RFC 5208), no [1] publicKey.
+        let der = agentsig::b64::decode_std(&pem_body(&pem)).expect("PEM base64");
+        let body = match der[1] {
+            0x81 => 3,
+            0x82 => 4,
+            n => usize::from(n < 0x80) * 2,
+        };
+        assert_eq!(&der[body..body + 3], &[2, 1, 0], "{alg}: PKCS#8 version");
+        if alg == "ed25519" {
+            // SEQUENCE { INTEGER 0, AlgorithmIdentifier, OCTET STRING (seed) }
+            assert_eq!(der.len(), 48, "{alg}: RFC 8410 section 7 form");
+        }
+
+        if let Some(o) = peer(
+            "openssl",
+            &["pkey", "-in", "k.pem", "-pubout", "-text_pub"],
+            &t.0,
+        ) {
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                o.status.success(),
+                "{alg}: openssl pkey: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let their_pub: String = out
+                .split_inclusive('\n')
+                .take_while(|l| !l.starts_with("-----END"))
+                .collect::<String>()
+                + "-----END PUBLIC KEY-----\n";
+            assert_eq!(their_pub, ours_pub, "{alg}: openssl's public key");
+            let o = peer(
+                "openssl",
+                &["pkey", "-in", "k.pem", "-noout", "-text"],
+                &t.0,
+            )
+            .expect("openssl ran before");
+            assert!(o.status.success(), "{alg}");
+        }
+
+        if let Some(o) = peer("node", &["-e", NODE_READ_KEY, "k.pem"], &t.0) {
+            assert!(
+                o.status.success(),
+                "{alg}: node createPrivateKey: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("node json");
+            assert_eq!(v["spki"], pem_body(&ours_pub), "{alg}: node's SPKI");
+            if alg == "rsa-pss-sha512" {
+                // Node has no JWK form for RSASSA-PSS keys; the SPKI carries it.
+                assert_eq!(v["type"], "rsa-pss", "{alg}");
+            } else {
+                assert_eq!(public_members(&v["jwk"]), ours_jwk, "{alg}: node's JWK");
+            }
+        }
+
+        if let Some(o) = peer("python3", &["-c", PYTHON_READ_KEY, "k.pem"], &t.0) {
+            let err = String::from_utf8_lossy(&o.stderr);
+            if err.contains("ModuleNotFoundError") {
+                assert!(
+                    !require_interop(),
+                    "python3 cryptography is required (AGENTSIG_REQUIRE_INTEROP=1): {err}"
+                );
+                println!("SKIPPED key interop with python3 cryptography: {err}");
+                continue;
+            }
+            assert!(o.status.success(), "{alg}: python cryptography: {err}");
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("python json");
+            assert_eq!(v["jwk"], ours_jwk, "{alg}: python's public key");
+            if alg != "rsa-pss-sha512" {
+                // cryptography reads an RSASSA-PSS key as a plain RSA key and
+                // writes its SPKI as rsaEncryption; the others must agree.
+                assert_eq!(v["spki"], pem_body(&ours_pub), "{alg}: python's SPKI");
+            }
+        }
+    }
+}

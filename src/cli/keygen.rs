@@ -11,7 +11,7 @@ pub struct KeygenArgs {
     /// Algorithm the key is bound to (RFC 9421 or JOSE name).
     #[arg(long, default_value = "ecdsa-p256-sha256", value_parser = parse_alg)]
     alg: Algorithm,
-    /// Output path prefix: writes PREFIX.pem (private, mode 0600), PREFIX.pub.pem,
+    /// Output path prefix: writes PREFIX.pem (private, PKCS#8 v1, mode 0600), PREFIX.pub.pem,
     /// PREFIX.jwk.json and PREFIX.jwks.json. Existing files are never overwritten.
     #[arg(long, default_value = "agentsig-key", allow_hyphen_values = true)]
     out: PathBuf,

@@ -1,5 +1,6 @@
 //! Key generation: ring for EC and Ed25519, RustCrypto `rsa` for RSA
-//! (3072 bits), the system RNG for HMAC secrets.
+//! (3072 bits), the system RNG for HMAC secrets. Private keys are kept as
+//! PKCS#8 v1 (RFC 5208 / RFC 8410), the form every common tool reads.
 
 use super::load::{pss_sha512_params_der, secret_looks_like_key, signing_from_pkcs8, OID_RSA_PSS};
 use super::{KeyError, SigningKey};
@@ -39,10 +40,21 @@ impl SigningKey {
                     .as_ref()
                     .to_vec()
             }
-            Algorithm::Ed25519 => rsig::Ed25519KeyPair::generate_pkcs8(&rng)
-                .map_err(|e| gen_err(&e))?
-                .as_ref()
-                .to_vec(),
+            Algorithm::Ed25519 => {
+                // ring writes PKCS#8 v2 (RFC 5958 OneAsymmetricKey with the
+                // public key), which OpenSSL 3.0, Node and Python
+                // `cryptography` refuse. Write v1 (RFC 8410 section 7: the
+                // CurvePrivateKey seed only); loading accepts both.
+                let v2 = Zeroizing::new(
+                    rsig::Ed25519KeyPair::generate_pkcs8(&rng)
+                        .map_err(|e| gen_err(&e))?
+                        .as_ref()
+                        .to_vec(),
+                );
+                let mut info = pkcs8::PrivateKeyInfo::from_der(&v2).map_err(|e| gen_err(&e))?;
+                info.public_key = None;
+                info.to_der().map_err(|e| gen_err(&e))?
+            }
             Algorithm::RsaPssSha512 | Algorithm::RsaV15Sha256 => {
                 use rsa::pkcs8::EncodePrivateKey;
                 let k = rsa::RsaPrivateKey::new(&mut rand_core::OsRng, 3072)
