@@ -5,8 +5,14 @@
 //! are [`Severity::Error`] (and `sign` refuses them unless forced), SHOULD
 //! violations are [`Severity::Warning`].
 //!
+//! The rules are data: [`RULES`] holds one [`Rule`] per row (format, JSON
+//! pointer pattern, [`Check`], stable code, severity, seed section), and
+//! [`lint`] runs every row of the document's format. `docs/formats.md`
+//! lists every MUST / REQUIRED / SHALL of the seeds with the code that
+//! checks it, or why a static lint cannot.
+//!
 //! Every finding carries a stable `code` and the RFC 6901 JSON pointer of
-//! the offending value. The codes:
+//! the offending value. Codes shared by all formats:
 //!
 //! | code | rule |
 //! |---|---|
@@ -14,62 +20,13 @@
 //! | `addr/internal` | an endpoint names a private, loopback, link-local or otherwise internal host ([`super::addr`]; seed 001 section 5.2, seed 000 section 8.2) |
 //! | `addr/invalid-host` | an endpoint URI has no valid host |
 //! | `addr/cleartext` | an endpoint uses `http:` (warning; seed 001 section 5.2, seed 000 section 8.1, seed 004 "Security") |
-//! | `agent/required` | agent:// name, version, skills missing (001 section 7.1.1) |
-//! | `agent/version` | version is not SemVer 2.0.0 (001 section 7.1.1, 7.1.4) |
-//! | `agent/url` | url is not an agent:// URI (warning; 001 section 7.1.2) |
-//! | `agent/skills-empty` | skills has no entry ("one or more", 001 section 7.1.1) |
-//! | `agent/skill-required` | a skill lacks id, name or description (001 section 7.1.4) |
-//! | `agent/skill-id-duplicate` | two skills share an id (warning) |
-//! | `agent/depends-uri` | a depends entry has no agent:// uri (001 section 7.1.4) |
-//! | `agent/depends-cycle` | the depends graph has a cycle (001 section 7.1.4, MUST reject) |
-//! | `agent/depends-depth` | the depends graph is deeper than 16 (001 section 7.1.4) |
-//! | `agent/transport-empty` | transport has none of endpoint/https/wss/grpc/mqtt/local/unix (001 section 7.1.2) |
-//! | `agent/transport-scheme` | a transport URI's scheme does not fit its key (001 sections 6.2, 7.1.2) |
-//! | `registry/agents` | agents.json has no `agents` object (001 section 5.1) |
-//! | `registry/url-https` | a descriptor URL is not https (001 section 5.2) |
-//! | `awp/required` | awp_version, domain, intent, actions missing (002 sections 5, 15) |
-//! | `awp/version` | awp_version is not MAJOR.MINOR (002 section 4) |
-//! | `awp/action-required` | an action lacks id, description, auth_required, inputs or outputs (002 section 9) |
-//! | `awp/action-endpoint` | an action without via lacks endpoint or method (002 section 9) |
-//! | `awp/method` | method is not GET, POST, PUT, DELETE or PATCH (002 section 9) |
-//! | `awp/via-undeclared` | via names a protocol not declared in protocols (002 section 5.5) |
-//! | `awp/protocol-version` | a declared protocol has no version (002 section 5.5) |
-//! | `woa/version` | woa_version is not "1" (000 section 4) |
-//! | `woa/required` | agents or transports missing (000 section 4) |
-//! | `woa/agent-required` | an agent lacks id, name, description, inputs, outputs or transports (000 section 4.1) |
-//! | `woa/agent-id` | an agent id does not match `1*(ALPHA / DIGIT / "-" / "_")` (000 section 4.1) |
-//! | `woa/agent-id-duplicate` | two agents share an id (000 section 4.1) |
-//! | `woa/transport-undeclared` | an agent names a transport not in `transports` (000 section 4.1) |
-//! | `woa/rest-base-https` | a rest base is not an absolute https URL (000 section 4.3.1) |
-//! | `woa/rest-invoke-path` | invoke_path missing or not starting with "/" (000 section 4.3.1) |
-//! | `woa/mcp-required` | mcp transport lacks server, tool_namespace or tool_field (000 section 4.3.2) |
-//! | `woa/private-transport-name` | a private transport name has no reverse-DNS prefix (000 section 4.3.3) |
-//! | `agentcard/required` | agent_id, name, version, capabilities, endpoint missing (003 "Fields") |
-//! | `agentcard/agent-id` | agent_id is not a 26-character Crockford Base32 ULID (003 "Validation") |
-//! | `agentcard/version` | version is not SemVer 2.0.0 (003 "Validation") |
-//! | `agentcard/capabilities-empty` | capabilities has no entry (003 "Validation") |
-//! | `agentcard/capability-id` | a capability id does not match `^[a-z0-9][a-z0-9._-]*$` (003 "Validation") |
-//! | `agentcard/endpoint-protocol` | endpoint.protocol not http, https, grpc, stdio, mcp (003 "Validation") |
-//! | `agentcard/endpoint-url` | endpoint.url not a URI or not consistent with the protocol (003 "endpoint") |
-//! | `agentcard/auth-scheme` | auth.scheme not none, bearer, api_key, oauth2, mtls (003 "endpoint") |
-//! | `agentcard/landauer` | base_cost_joules non-zero and below 2.854e-21 J (003 "pricing", "Validation") |
-//! | `agentcard/per-token` | per_token_joules negative (003 "Validation") |
-//! | `agentcard/trust-tier` | pacr:trust_tier not untrusted, basic, established, verified, banned (003 "Validation") |
-//! | `aidip/required` | name, description, endpoint missing (004 "Agent Metadata") |
-//! | `aidip/io` | neither operations nor top-level inputs/outputs (004, "Each agent MUST describe its input and output formats") |
-//! | `aidip/operation-required` | an operation lacks name, description, inputs or outputs (004) |
-//! | `aidip/recommended` | id, version, publisher, capabilities missing (warning) |
-//! | `aidip/endpoint-tls` | endpoint is not https ("All communication MUST be encrypted", 004 "Security") |
-//! | `a2a/required` | name, description, version, capabilities, defaultInputModes, defaultOutputModes, skills missing (A2A v1.0 section 4.4.1) |
-//! | `a2a/interface` | no supportedInterfaces (nor v0.3 url), or an interface without url/protocolBinding |
-//! | `a2a/skill-required` | a skill lacks id, name, description or tags |
 //! | `publish/media-type` | served with a media type other than the format's ([`served_media_type_finding`]; warning) |
 //! | `publish/path` | served at a path other than the format's well-known path ([`served_path_finding`]; warning) |
 
 use super::addr::{classify_host, uri_host, uri_scheme};
 use super::{detect, DetectError, Format};
 use crate::json;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How bad a finding is.
@@ -153,8 +110,25 @@ impl LintReport {
 }
 
 /// Parse strictly, detect the format (unless `format` is given) and lint.
+///
+/// An AgentCard may arrive as a JSON string holding the card (the embedded
+/// form of seed 003 "Serialisation": "Implementations MUST accept both
+/// embedded-string and direct-object forms"): a top-level string whose
+/// content is a JSON object is linted as that object when it is an
+/// AgentCard (detected, or `format` is [`Format::AgentCard`]).
 pub fn lint_bytes(input: &[u8], format: Option<Format>) -> Result<LintReport, DetectError> {
-    let doc = json::parse_strict(input)?;
+    let mut doc = json::parse_strict(input)?;
+    if let Value::String(s) = &doc {
+        if let Ok(inner) = json::parse_strict(s.as_bytes()) {
+            let is_card = match format {
+                Some(f) => f == Format::AgentCard,
+                None => detect(&inner).is_ok_and(|f| f == Format::AgentCard),
+            };
+            if is_card && inner.is_object() {
+                doc = inner;
+            }
+        }
+    }
     let format = match format {
         Some(f) => f,
         None => detect(&doc)?,
@@ -162,20 +136,20 @@ pub fn lint_bytes(input: &[u8], format: Option<Format>) -> Result<LintReport, De
     Ok(lint(format, &doc))
 }
 
-/// Lint a parsed document as `format`.
+/// Lint a parsed document as `format`: every row of [`RULES`] for it.
 pub fn lint(format: Format, doc: &Value) -> LintReport {
     let mut l = Linter::default();
-    match doc.as_object() {
-        None => l.err("json/type", "", "the document must be a JSON object".into()),
-        Some(o) => match format {
-            Format::AgentDescriptor => agent_descriptor(&mut l, o),
-            Format::AgentsRegistry => agents_registry(&mut l, o),
-            Format::Awp => awp(&mut l, o),
-            Format::Woa => woa(&mut l, o),
-            Format::AgentCard => agentcard(&mut l, o),
-            Format::Aidip => aidip(&mut l, o),
-            Format::A2a => a2a(&mut l, o),
-        },
+    if doc.is_object() {
+        for rule in RULES.iter().filter(|r| r.format == format) {
+            run_rule(&mut l, rule, doc);
+        }
+    } else {
+        l.push(
+            "json/type",
+            Severity::Error,
+            "",
+            "the document must be a JSON object".into(),
+        );
     }
     LintReport {
         format,
@@ -183,13 +157,129 @@ pub fn lint(format: Format, doc: &Value) -> LintReport {
     }
 }
 
+/// A JSON type a member must have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ty {
+    /// A string.
+    String,
+    /// An object.
+    Object,
+    /// An array (of anything).
+    Array,
+    /// `true` or `false`.
+    Bool,
+    /// A number.
+    Number,
+    /// An array of strings.
+    StringArray,
+}
+
+impl Ty {
+    fn fits(self, v: &Value) -> bool {
+        match self {
+            Ty::String => v.is_string(),
+            Ty::Object => v.is_object(),
+            Ty::Array => v.is_array(),
+            Ty::Bool => v.is_boolean(),
+            Ty::Number => v.is_number(),
+            Ty::StringArray => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+        }
+    }
+
+    /// `"a string"`, `"an object"`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::String => "a string",
+            Ty::Object => "an object",
+            Ty::Array => "an array",
+            Ty::Bool => "a boolean",
+            Ty::Number => "a number",
+            Ty::StringArray => "an array of strings",
+        }
+    }
+}
+
+/// What a [`Rule`] checks at the values its pointer pattern selects. All
+/// checks but `Required` and `Recommended` apply only where the value is
+/// present (the presence of a member is its own rule).
+#[derive(Clone, Copy, Debug)]
+pub enum Check {
+    /// The last pointer segment names a member that every selected parent
+    /// object must have; missing is the rule's code, another type is
+    /// `json/type`.
+    Required(Ty),
+    /// Like `Required`, for a member that should be present (the rule is a
+    /// warning); the type is not checked.
+    Recommended,
+    /// The value has this type.
+    Type(Ty),
+    /// The value is one of these strings.
+    OneOf(&'static [&'static str]),
+    /// The array or object has at least one entry.
+    NonEmpty,
+    /// The predicate holds; the text says what the value must be.
+    Value(fn(&Value) -> bool, &'static str),
+    /// The value is a JSON Schema (2020-12) in shape: a boolean, or an
+    /// object whose `type`, `properties`, `required`, `items`, `enum` and
+    /// subschemas have their defined types ([`schema_problem`]).
+    Schema,
+    /// The value is an advertised endpoint URI: `addr/internal`,
+    /// `addr/invalid-host` (errors), `addr/cleartext` (warning).
+    Endpoint,
+    /// Any other check, run at each selected value.
+    Custom(fn(&mut Cx<'_>)),
+}
+
+/// One rule: where, what, which code, which seed section.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    /// The format it belongs to.
+    pub format: Format,
+    /// RFC 6901 pointer pattern; `*` selects every array element or object
+    /// member, `""` is the document.
+    pub pointer: &'static str,
+    /// What is checked there.
+    pub check: Check,
+    /// The stable code of its findings.
+    pub code: &'static str,
+    /// Error (a MUST) or warning.
+    pub severity: Severity,
+    /// The seed (or A2A specification) section that states the rule.
+    pub section: &'static str,
+}
+
+/// The context of a [`Check::Custom`] check.
+pub struct Cx<'a> {
+    l: &'a mut Linter,
+    rule: &'a Rule,
+    ptr: String,
+    key: String,
+    val: &'a Value,
+    doc: &'a Value,
+}
+
+impl Cx<'_> {
+    /// A finding of the rule at the selected value's pointer plus `suffix`.
+    fn fail(&mut self, suffix: &str, msg: String) {
+        let p = format!("{}{suffix}", self.ptr);
+        let m = format!("{msg} ({})", self.rule.section);
+        self.l.push(self.rule.code, self.rule.severity, &p, m);
+    }
+    /// A finding with another code (e.g. `json/type`).
+    fn fail_as(&mut self, code: &'static str, suffix: &str, msg: String) {
+        let p = format!("{}{suffix}", self.ptr);
+        let m = format!("{msg} ({})", self.rule.section);
+        self.l.push(code, Severity::Error, &p, m);
+    }
+    fn endpoint(&mut self, suffix: &str, uri: &str) {
+        let p = format!("{}{suffix}", self.ptr);
+        self.l.endpoint(&p, uri);
+    }
+}
+
 #[derive(Default)]
 struct Linter {
     findings: Vec<Finding>,
-}
-
-fn ptr(parts: &[&str]) -> String {
-    json::pointer(&parts.iter().map(|s| s.to_string()).collect::<Vec<_>>())
 }
 
 impl Linter {
@@ -201,81 +291,6 @@ impl Linter {
             message,
         });
     }
-    fn err(&mut self, code: &'static str, pointer: &str, message: String) {
-        self.push(code, Severity::Error, pointer, message)
-    }
-    fn warn(&mut self, code: &'static str, pointer: &str, message: String) {
-        self.push(code, Severity::Warning, pointer, message)
-    }
-
-    /// Required string member: missing → `code`; wrong type → `json/type`.
-    fn req_str<'a>(
-        &mut self,
-        o: &'a Map<String, Value>,
-        base: &str,
-        key: &str,
-        code: &'static str,
-        section: &str,
-    ) -> Option<&'a str> {
-        let p = format!("{base}{}", ptr(&[key]));
-        match o.get(key) {
-            None => {
-                self.err(
-                    code,
-                    &p,
-                    format!(
-                        "required member {} is missing ({section})",
-                        crate::text::quoted(key)
-                    ),
-                );
-                None
-            }
-            Some(Value::String(s)) => Some(s),
-            Some(_) => {
-                self.err(
-                    "json/type",
-                    &p,
-                    format!("{} must be a string ({section})", crate::text::quoted(key)),
-                );
-                None
-            }
-        }
-    }
-
-    /// Required member of any type, checked by `ok`.
-    fn req_typed<'a>(
-        &mut self,
-        o: &'a Map<String, Value>,
-        base: &str,
-        key: &str,
-        code: &'static str,
-        section: &str,
-        (tname, ok): (&str, fn(&Value) -> bool),
-    ) -> Option<&'a Value> {
-        let p = format!("{base}{}", ptr(&[key]));
-        match o.get(key) {
-            None => {
-                self.err(
-                    code,
-                    &p,
-                    format!(
-                        "required member {} is missing ({section})",
-                        crate::text::quoted(key)
-                    ),
-                );
-                None
-            }
-            Some(v) if ok(v) => Some(v),
-            Some(_) => {
-                self.err(
-                    "json/type",
-                    &p,
-                    format!("{} must be {tname} ({section})", crate::text::quoted(key)),
-                );
-                None
-            }
-        }
-    }
 
     /// An advertised network endpoint: internal hosts are errors, `http:`
     /// a warning.
@@ -285,14 +300,16 @@ impl Linter {
         };
         let class = classify_host(host);
         if class == super::HostClass::Invalid {
-            self.err(
+            self.push(
                 "addr/invalid-host",
+                Severity::Error,
                 pointer,
                 format!("endpoint {} has no valid host", crate::text::quoted(uri)),
             );
         } else if class.is_internal() {
-            self.err(
+            self.push(
                 "addr/internal",
+                Severity::Error,
                 pointer,
                 format!(
                     "endpoint {} names a {} host {}: clients refuse it (seed 001 section 5.2, seed 000 section 8.2)",
@@ -303,8 +320,9 @@ impl Linter {
             );
         }
         if uri_scheme(uri).as_deref() == Some("http") {
-            self.warn(
+            self.push(
                 "addr/cleartext",
+                Severity::Warning,
                 pointer,
                 format!("endpoint {} is cleartext http", crate::text::quoted(uri)),
             );
@@ -312,9 +330,1197 @@ impl Linter {
     }
 }
 
-const OBJECT: (&str, fn(&Value) -> bool) = ("an object", Value::is_object);
-const ARRAY: (&str, fn(&Value) -> bool) = ("an array", Value::is_array);
-const BOOL: (&str, fn(&Value) -> bool) = ("a boolean", Value::is_boolean);
+/// A selected value: its pointer, its key (member name or index) and value.
+struct Sel<'a> {
+    ptr: String,
+    key: String,
+    val: &'a Value,
+}
+
+/// The values `pattern` selects in `doc` (see [`Rule::pointer`]).
+fn select<'a>(doc: &'a Value, pattern: &str) -> Vec<Sel<'a>> {
+    let mut cur = vec![Sel {
+        ptr: String::new(),
+        key: String::new(),
+        val: doc,
+    }];
+    for seg in pattern.split('/').skip(1) {
+        let mut next = Vec::new();
+        for s in cur {
+            let child = |k: &str, v: &'a Value| Sel {
+                ptr: format!("{}{}", s.ptr, json::pointer(&[k.to_string()])),
+                key: k.to_string(),
+                val: v,
+            };
+            match (seg, s.val) {
+                ("*", Value::Array(a)) => {
+                    next.extend(a.iter().enumerate().map(|(i, v)| child(&i.to_string(), v)))
+                }
+                ("*", Value::Object(o)) => next.extend(o.iter().map(|(k, v)| child(k, v))),
+                (name, Value::Object(o)) => {
+                    if let Some(v) = o.get(name) {
+                        next.push(child(name, v));
+                    }
+                }
+                _ => {}
+            }
+        }
+        cur = next;
+    }
+    cur
+}
+
+/// A value for a message: strings quoted and escaped, others as JSON, cut
+/// at 80 characters.
+fn show(v: &Value) -> String {
+    let s = match v {
+        Value::String(s) => crate::text::quoted(s).to_string(),
+        other => other.to_string(),
+    };
+    if s.chars().count() > 80 {
+        s.chars().take(77).collect::<String>() + "..."
+    } else {
+        s
+    }
+}
+
+fn member_name(key: &str) -> String {
+    if key.is_empty() {
+        "the document".into()
+    } else {
+        crate::text::quoted(key).to_string()
+    }
+}
+
+fn run_rule(l: &mut Linter, rule: &Rule, doc: &Value) {
+    let sec = rule.section;
+    match rule.check {
+        Check::Required(_) | Check::Recommended => {
+            let (parent, member) = rule.pointer.rsplit_once('/').unwrap_or(("", rule.pointer));
+            for s in select(doc, parent) {
+                let Some(o) = s.val.as_object() else { continue };
+                let p = format!("{}{}", s.ptr, json::pointer(&[member.to_string()]));
+                match (o.get(member), rule.check) {
+                    (None, Check::Recommended) => l.push(
+                        rule.code,
+                        rule.severity,
+                        &p,
+                        format!("{} is missing ({sec})", member_name(member)),
+                    ),
+                    (None, _) => l.push(
+                        rule.code,
+                        rule.severity,
+                        &p,
+                        format!("required member {} is missing ({sec})", member_name(member)),
+                    ),
+                    (Some(v), Check::Required(ty)) if !ty.fits(v) => l.push(
+                        "json/type",
+                        Severity::Error,
+                        &p,
+                        format!("{} must be {} ({sec})", member_name(member), ty.name()),
+                    ),
+                    _ => {}
+                }
+            }
+        }
+        check => {
+            for s in select(doc, rule.pointer) {
+                let name = member_name(&s.key);
+                let bad = match check {
+                    Check::Type(ty) => {
+                        (!ty.fits(s.val)).then(|| format!("{name} must be {}", ty.name()))
+                    }
+                    Check::OneOf(list) => (!s.val.as_str().is_some_and(|x| list.contains(&x)))
+                        .then(|| {
+                            format!("{name} {} is not one of {}", show(s.val), list.join(", "))
+                        }),
+                    Check::NonEmpty => {
+                        let empty = match s.val {
+                            Value::Array(a) => a.is_empty(),
+                            Value::Object(o) => o.is_empty(),
+                            _ => false,
+                        };
+                        empty.then(|| format!("{name} must have at least one entry"))
+                    }
+                    Check::Value(ok, what) => {
+                        (!ok(s.val)).then(|| format!("{name} {} must be {what}", show(s.val)))
+                    }
+                    Check::Schema => schema_problem(s.val, 0)
+                        .map(|p| format!("{name} is not a JSON Schema: {p}")),
+                    Check::Endpoint => {
+                        if let Some(u) = s.val.as_str() {
+                            l.endpoint(&s.ptr, u);
+                        }
+                        None
+                    }
+                    Check::Custom(f) => {
+                        let mut cx = Cx {
+                            l: &mut *l,
+                            rule,
+                            ptr: s.ptr.clone(),
+                            key: s.key.clone(),
+                            val: s.val,
+                            doc,
+                        };
+                        f(&mut cx);
+                        None
+                    }
+                    Check::Required(_) | Check::Recommended => None,
+                };
+                if let Some(m) = bad {
+                    l.push(rule.code, rule.severity, &s.ptr, format!("{m} ({sec})"));
+                }
+            }
+        }
+    }
+}
+
+/// Why `v` is not a JSON Schema (2020-12) document in shape, if it is not:
+/// a schema is a boolean or an object; `type` is one of the seven type
+/// names or a non-empty array of distinct ones; `properties`, `$defs` and
+/// `patternProperties` are objects of schemas; `required` is an array of
+/// distinct strings; `enum` an array; `items`, `additionalProperties`,
+/// `not` schemas; `allOf`/`anyOf`/`oneOf` non-empty arrays of schemas
+/// (JSON Schema Validation 2020-12 section 6, Core section 10). Nesting
+/// deeper than 64 is refused.
+pub fn schema_problem(v: &Value, depth: usize) -> Option<String> {
+    const TYPES: [&str; 7] = [
+        "null", "boolean", "object", "array", "number", "string", "integer",
+    ];
+    if depth > 64 {
+        return Some("nested deeper than 64".into());
+    }
+    let o = match v {
+        Value::Bool(_) => return None,
+        Value::Object(o) => o,
+        other => {
+            return Some(format!(
+                "{} is neither an object nor a boolean",
+                show(other)
+            ))
+        }
+    };
+    let type_name = |t: &Value| t.as_str().is_some_and(|s| TYPES.contains(&s));
+    match o.get("type") {
+        None => {}
+        Some(t) if type_name(t) => {}
+        Some(Value::Array(ts))
+            if !ts.is_empty()
+                && ts.iter().all(type_name)
+                && ts
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<BTreeSet<_>>()
+                    .len()
+                    == ts.len() => {}
+        Some(t) => {
+            return Some(format!(
+                "\"type\" {} is not a JSON Schema type name",
+                show(t)
+            ))
+        }
+    }
+    if let Some(r) = o.get("required") {
+        let ok = r.as_array().is_some_and(|a| {
+            a.iter().all(Value::is_string)
+                && a.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<BTreeSet<_>>()
+                    .len()
+                    == a.len()
+        });
+        if !ok {
+            return Some("\"required\" must be an array of distinct strings".into());
+        }
+    }
+    if o.get("enum").is_some_and(|e| !e.is_array()) {
+        return Some("\"enum\" must be an array".into());
+    }
+    for k in ["properties", "$defs", "patternProperties"] {
+        match o.get(k) {
+            None => {}
+            Some(Value::Object(m)) => {
+                for (name, sub) in m {
+                    if let Some(p) = schema_problem(sub, depth + 1) {
+                        return Some(format!("{k}.{name}: {p}"));
+                    }
+                }
+            }
+            Some(_) => return Some(format!("{} must be an object", member_name(k))),
+        }
+    }
+    for k in [
+        "items",
+        "additionalProperties",
+        "not",
+        "contains",
+        "propertyNames",
+    ] {
+        if let Some(sub) = o.get(k) {
+            if let Some(p) = schema_problem(sub, depth + 1) {
+                return Some(format!("{k}: {p}"));
+            }
+        }
+    }
+    for k in ["allOf", "anyOf", "oneOf", "prefixItems"] {
+        match o.get(k) {
+            None => {}
+            Some(Value::Array(a)) if !a.is_empty() => {
+                for (i, sub) in a.iter().enumerate() {
+                    if let Some(p) = schema_problem(sub, depth + 1) {
+                        return Some(format!("{k}[{i}]: {p}"));
+                    }
+                }
+            }
+            Some(_) => return Some(format!("{} must be a non-empty array", member_name(k))),
+        }
+    }
+    None
+}
+
+// ---- predicates and custom checks used by RULES ----
+
+fn semver_value(v: &Value) -> bool {
+    v.as_str().is_some_and(is_semver)
+}
+
+fn is_agent_scheme(s: &str) -> bool {
+    s.starts_with("agent:") || s.starts_with("agent+")
+}
+
+fn agent_uri_or_other(v: &Value) -> bool {
+    v.as_str().is_some_and(is_agent_scheme)
+}
+
+/// seed 001 sections 4.2 and 4.3: `"agent" ["+" protocol] "://" authority
+/// path-abempty`, protocol `ALPHA *( ALPHA / DIGIT / "-" )`, authority not
+/// empty, a DID authority percent-encoded (no raw `:` after `did`).
+pub fn agent_uri_problem(uri: &str) -> Option<&'static str> {
+    let (scheme, rest) = uri.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    let proto_ok = match scheme.strip_prefix("agent") {
+        Some("") => true,
+        Some(p) => p.strip_prefix('+').is_some_and(|p| {
+            let mut b = p.bytes();
+            b.next().is_some_and(|c| c.is_ascii_alphabetic())
+                && b.all(|c| c.is_ascii_alphanumeric() || c == b'-')
+        }),
+        None => return None,
+    };
+    if !proto_ok {
+        return Some("the +protocol must be ALPHA *( ALPHA / DIGIT / \"-\" )");
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    if authority.is_empty() {
+        return Some("the authority component MUST NOT be empty");
+    }
+    if authority.len() > 4 && authority[..4].eq_ignore_ascii_case("did:") {
+        return Some("a DID authority MUST be percent-encoded (did%3Amethod%3A...)");
+    }
+    None
+}
+
+fn agent_uri(cx: &mut Cx<'_>) {
+    if let Some(u) = cx.val.as_str() {
+        if let Some(p) = agent_uri_problem(u) {
+            cx.fail(
+                "",
+                format!(
+                    "{} is not a valid agent:// URI: {p}",
+                    crate::text::quoted(u)
+                ),
+            );
+        }
+    }
+}
+
+fn depends_entry(v: &Value) -> bool {
+    v.get("uri")
+        .and_then(Value::as_str)
+        .is_some_and(|u| u.starts_with("agent://") || u.starts_with("agent+"))
+}
+
+fn duplicates_at(cx: &mut Cx<'_>, array: &str, member: &str, what: &str) {
+    let Some(Value::Array(items)) = cx.doc.get(array) else {
+        return;
+    };
+    let mut seen = BTreeSet::new();
+    let mut hits = Vec::new();
+    for (i, it) in items.iter().enumerate() {
+        if let Some(id) = it.get(member).and_then(Value::as_str) {
+            if !seen.insert(id) {
+                hits.push((format!("/{array}/{i}/{member}"), id.to_string()));
+            }
+        }
+    }
+    for (p, id) in hits {
+        cx.fail(
+            &p,
+            format!(
+                "{what} {} is not unique in the document",
+                crate::text::quoted(&id)
+            ),
+        );
+    }
+}
+
+fn skill_id_unique(cx: &mut Cx<'_>) {
+    duplicates_at(cx, "skills", "id", "skill id");
+}
+
+fn depends_graph(doc: &Value) -> BTreeMap<String, Vec<String>> {
+    let me = doc
+        .get("url")
+        .and_then(Value::as_str)
+        .unwrap_or("(this descriptor)")
+        .to_string();
+    let mut graph: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for s in select(doc, "/skills/*/depends/*/uri") {
+        if let Some(u) = s.val.as_str().filter(|u| is_agent_scheme(u)) {
+            graph.entry(me.clone()).or_default().push(u.to_string());
+        }
+    }
+    graph
+}
+
+fn depends_cycle(cx: &mut Cx<'_>) {
+    for p in check_depends_graph(&depends_graph(cx.doc), DEPENDS_MAX_DEPTH) {
+        if let DependsProblem::Cycle(c) = p {
+            cx.fail(
+                "/skills",
+                format!("depends graph has a cycle: {}", c.join(" -> ")),
+            );
+        }
+    }
+}
+
+fn depends_depth(cx: &mut Cx<'_>) {
+    for p in check_depends_graph(&depends_graph(cx.doc), DEPENDS_MAX_DEPTH) {
+        if let DependsProblem::TooDeep(n) = p {
+            cx.fail(
+                "/skills",
+                format!("depends chain from {n} is deeper than {DEPENDS_MAX_DEPTH}"),
+            );
+        }
+    }
+}
+
+const TRANSPORT_KEYS: [&str; 7] = ["endpoint", "https", "wss", "grpc", "mqtt", "local", "unix"];
+
+fn transport_not_empty(v: &Value) -> bool {
+    v.as_object()
+        .is_none_or(|t| TRANSPORT_KEYS.iter().any(|k| t.contains_key(*k)))
+}
+
+/// seed 001 section 7.1.2: each transport value is "a URI appropriate to
+/// that transport" (section 6.2).
+fn transport_scheme(cx: &mut Cx<'_>) {
+    let key = cx.key.clone();
+    if !TRANSPORT_KEYS.contains(&key.as_str()) {
+        return;
+    }
+    let Some(uri) = cx.val.as_str() else {
+        cx.fail_as(
+            "json/type",
+            "",
+            format!("transport.{key} must be a URI string"),
+        );
+        return;
+    };
+    let scheme = uri_scheme(uri);
+    let allowed: &[&str] = match key.as_str() {
+        "https" => &["https", "agent+https"],
+        "wss" => &["wss", "agent+wss"],
+        "grpc" => &["grpc", "grpcs", "https", "agent+grpc"],
+        "mqtt" => &["mqtt", "mqtts", "agent+mqtt"],
+        "local" => &["agent+local"],
+        "unix" => &["unix", "agent+unix"],
+        _ => &[],
+    };
+    // transport.unix may be a bare socket path (section 6.2.6 example).
+    let unix_path = key == "unix" && uri.starts_with('/');
+    let fits = match (&scheme, key.as_str()) {
+        (_, "endpoint") => scheme.is_some(),
+        (Some(s), _) => allowed.contains(&s.as_str()),
+        (None, _) => unix_path,
+    };
+    if !fits {
+        cx.fail(
+            "",
+            format!(
+                "transport.{key} {} is not a {key} URI",
+                crate::text::quoted(uri)
+            ),
+        );
+    }
+}
+
+fn https_url(v: &Value) -> bool {
+    v.as_str()
+        .is_some_and(|u| uri_scheme(u).as_deref() == Some("https") && uri_host(u).is_some())
+}
+
+fn major_minor(v: &Value) -> bool {
+    v.as_str().is_some_and(|v| {
+        v.split_once('.').is_some_and(|(a, b)| {
+            !a.is_empty() && !b.is_empty() && a.bytes().chain(b.bytes()).all(|c| c.is_ascii_digit())
+        })
+    })
+}
+
+fn awp_domain(cx: &mut Cx<'_>) {
+    if let Some(d) = cx.val.as_str() {
+        let u = format!("https://{d}/");
+        cx.endpoint("", &u);
+    }
+}
+
+/// seed 002 section 5.5: `endpoint` is required for transport and tool
+/// protocols (the registered a2a, mcp and acp).
+fn awp_protocol_endpoint(cx: &mut Cx<'_>) {
+    if ["a2a", "mcp", "acp"].contains(&cx.key.as_str())
+        && cx.val.is_object()
+        && !cx.val.get("endpoint").is_some_and(Value::is_string)
+    {
+        let k = cx.key.clone();
+        cx.fail(
+            "/endpoint",
+            format!(
+                "protocol {} is a transport or tool protocol and needs an endpoint",
+                crate::text::quoted(&k)
+            ),
+        );
+    }
+}
+
+fn awp_action_endpoint(cx: &mut Cx<'_>) {
+    let Some(a) = cx.val.as_object() else { return };
+    if a.contains_key("via") {
+        return;
+    }
+    for k in ["endpoint", "method"] {
+        if !a.contains_key(k) {
+            cx.fail(
+                &format!("/{k}"),
+                format!("an action without via requires {k}"),
+            );
+        }
+    }
+}
+
+fn awp_via_declared(cx: &mut Cx<'_>) {
+    if let Some(via) = cx.val.as_str() {
+        if cx.doc.get("protocols").is_none_or(|p| p.get(via).is_none()) {
+            cx.fail(
+                "",
+                format!(
+                    "via {} names no protocol declared in protocols",
+                    crate::text::quoted(via)
+                ),
+            );
+        }
+    }
+}
+
+fn awp_action_ids(doc: &Value) -> BTreeSet<&str> {
+    select(doc, "/actions/*/id")
+        .into_iter()
+        .filter_map(|s| s.val.as_str())
+        .collect()
+}
+
+fn awp_action_id_unique(cx: &mut Cx<'_>) {
+    duplicates_at(cx, "actions", "id", "action id");
+}
+
+/// An action id named elsewhere (auth, dependencies, agent_status) exists.
+fn awp_known_action(cx: &mut Cx<'_>) {
+    if let Some(id) = cx.val.as_str() {
+        if !awp_action_ids(cx.doc).contains(id) {
+            cx.fail(
+                "",
+                format!(
+                    "{} is not the id of a declared action",
+                    crate::text::quoted(id)
+                ),
+            );
+        }
+    }
+}
+
+/// A key of `dependencies` is an action id.
+fn awp_known_action_key(cx: &mut Cx<'_>) {
+    let k = cx.key.clone();
+    if !awp_action_ids(cx.doc).contains(k.as_str()) {
+        cx.fail(
+            "",
+            format!(
+                "{} is not the id of a declared action",
+                crate::text::quoted(&k)
+            ),
+        );
+    }
+}
+
+fn awp_dependency_cycle(cx: &mut Cx<'_>) {
+    let Some(Value::Object(deps)) = cx.doc.get("dependencies") else {
+        return;
+    };
+    let graph: BTreeMap<String, Vec<String>> = deps
+        .iter()
+        .map(|(k, v)| {
+            let pre = v
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (k.clone(), pre)
+        })
+        .collect();
+    for p in check_depends_graph(&graph, usize::MAX) {
+        if let DependsProblem::Cycle(c) = p {
+            cx.fail(
+                "/dependencies",
+                format!(
+                    "prerequisites form a cycle, so no action in it can run: {}",
+                    c.join(" -> ")
+                ),
+            );
+        }
+    }
+}
+
+/// seed 002 section 14: a synthetic file declares its origin.
+fn awp_synthetic(cx: &mut Cx<'_>) {
+    if cx.val.get("source").and_then(Value::as_str) != Some("synthetic") {
+        return;
+    }
+    let o = cx.val;
+    if !o.get("generated_by").is_some_and(non_empty_string) {
+        cx.fail(
+            "/generated_by",
+            "a synthetic file MUST declare generated_by (a non-empty string)".into(),
+        );
+    }
+    if !o
+        .get("confidence")
+        .and_then(Value::as_f64)
+        .is_some_and(|c| (0.0..=1.0).contains(&c))
+    {
+        cx.fail(
+            "/confidence",
+            "a synthetic file MUST declare confidence, a number from 0 to 1".into(),
+        );
+    }
+    if !o
+        .get("last_verified")
+        .and_then(Value::as_str)
+        .is_some_and(is_rfc3339)
+    {
+        cx.fail(
+            "/last_verified",
+            "a synthetic file MUST declare last_verified, an RFC 3339 date-time".into(),
+        );
+    }
+}
+
+/// RFC 3339 section 5.6 `date-time`, by shape.
+pub fn is_rfc3339(s: &str) -> bool {
+    let b = s.as_bytes();
+    let d = |r: std::ops::Range<usize>| b.get(r).is_some_and(|x| x.iter().all(u8::is_ascii_digit));
+    if !(b.len() >= 20
+        && d(0..4)
+        && b[4] == b'-'
+        && d(5..7)
+        && b[7] == b'-'
+        && d(8..10)
+        && matches!(b[10], b'T' | b't')
+        && d(11..13)
+        && b[13] == b':'
+        && d(14..16)
+        && b[16] == b':'
+        && d(17..19))
+    {
+        return false;
+    }
+    let mut rest = &s[19..];
+    if let Some(frac) = rest.strip_prefix('.') {
+        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 {
+            return false;
+        }
+        rest = &frac[n..];
+    }
+    match rest.as_bytes() {
+        [b'Z' | b'z'] => true,
+        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit()),
+        _ => false,
+    }
+}
+
+fn non_empty_string(v: &Value) -> bool {
+    v.as_str().is_some_and(|s| !s.trim().is_empty())
+}
+
+fn woa_version(cx: &mut Cx<'_>) {
+    if cx.val.get("woa_version").and_then(Value::as_str) != Some("1") {
+        cx.fail(
+            "/woa_version",
+            "woa_version MUST be the string \"1\"".into(),
+        );
+    }
+}
+
+fn woa_agent_id(v: &Value) -> bool {
+    v.as_str().is_some_and(|id| {
+        !id.is_empty()
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    })
+}
+
+fn woa_agent_id_unique(cx: &mut Cx<'_>) {
+    duplicates_at(cx, "agents", "id", "agent id");
+}
+
+fn woa_transport_declared(cx: &mut Cx<'_>) {
+    if let Some(name) = cx.val.as_str() {
+        if cx
+            .doc
+            .get("transports")
+            .is_none_or(|t| t.get(name).is_none())
+        {
+            cx.fail(
+                "",
+                format!(
+                    "transport {} is not a key of the top-level transports object",
+                    crate::text::quoted(name)
+                ),
+            );
+        }
+    }
+}
+
+fn woa_private_name(cx: &mut Cx<'_>) {
+    let k = cx.key.clone();
+    if !matches!(k.as_str(), "rest" | "mcp") && !k.contains('.') {
+        cx.fail(
+            "",
+            format!(
+                "private transport {} MUST use a reverse DNS prefix such as \"com.example.{k}\"",
+                crate::text::quoted(&k)
+            ),
+        );
+    }
+}
+
+/// The URLs a private transport configuration holds are endpoints too.
+fn woa_private_endpoints(cx: &mut Cx<'_>) {
+    if matches!(cx.key.as_str(), "rest" | "mcp") {
+        return;
+    }
+    let Some(c) = cx.val.as_object() else { return };
+    let urls: Vec<(String, String)> = c
+        .iter()
+        .filter_map(|(k, v)| {
+            v.as_str()
+                .filter(|u| u.contains("://"))
+                .map(|u| (json::pointer(std::slice::from_ref(k)), u.to_string()))
+        })
+        .collect();
+    for (p, u) in urls {
+        cx.endpoint(&p, &u);
+    }
+}
+
+fn ulid(v: &Value) -> bool {
+    const CROCKFORD: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    // 26 characters of Crockford Base32, at most 7ZZ...Z (128 bits).
+    v.as_str().is_some_and(|id| {
+        id.len() == 26 && id.bytes().all(|b| CROCKFORD.contains(&b)) && id.as_bytes()[0] <= b'7'
+    })
+}
+
+fn capability_id(v: &Value) -> bool {
+    v.as_str().is_some_and(|id| {
+        let b = id.as_bytes();
+        !b.is_empty()
+            && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+            && b.iter()
+                .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || b"._-".contains(&c))
+    })
+}
+
+/// seed 003 "endpoint": url is a URI consistent with the protocol (an
+/// https endpoint begins with https://); a network endpoint's host is
+/// checked like every advertised endpoint.
+fn agentcard_endpoint_url(cx: &mut Cx<'_>) {
+    let Some(u) = cx.val.as_str() else { return };
+    let proto = cx
+        .doc
+        .get("endpoint")
+        .and_then(|e| e.get("protocol"))
+        .and_then(Value::as_str);
+    let Some(scheme) = uri_scheme(u) else {
+        cx.fail(
+            "",
+            format!(
+                "endpoint.url {} is not a URI (RFC 3986)",
+                crate::text::quoted(u)
+            ),
+        );
+        return;
+    };
+    let consistent = match proto {
+        Some("http") => scheme == "http",
+        Some("https") => scheme == "https",
+        Some("grpc") => matches!(scheme.as_str(), "grpc" | "grpcs" | "https" | "http"),
+        _ => true,
+    };
+    if !consistent {
+        cx.fail(
+            "",
+            format!(
+                "endpoint.url {} is not consistent with protocol {}",
+                crate::text::quoted(u),
+                crate::text::quoted(proto.unwrap_or(""))
+            ),
+        );
+    }
+    if proto != Some("stdio") {
+        cx.endpoint("", u);
+    }
+}
+
+/// k_B * 300 K * ln 2, rounded as seed 003 states it.
+const LANDAUER_300K: f64 = 2.854e-21;
+
+fn landauer(v: &Value) -> bool {
+    v.as_f64().is_none_or(|j| j == 0.0 || j >= LANDAUER_300K)
+}
+
+fn non_negative(v: &Value) -> bool {
+    v.as_f64().is_some_and(|x| x >= 0.0)
+}
+
+fn unit_interval(v: &Value) -> bool {
+    v.as_f64().is_some_and(|x| (0.0..=1.0).contains(&x))
+}
+
+fn conformance_level(v: &Value) -> bool {
+    v.as_u64().is_some_and(|n| n <= 3)
+}
+
+fn aidip_endpoint_tls(cx: &mut Cx<'_>) {
+    let Some(e) = cx.val.as_str() else { return };
+    if e.contains("://") {
+        if uri_scheme(e).as_deref() != Some("https") {
+            cx.fail(
+                "",
+                format!(
+                    "endpoint {} is not https: all invocation traffic MUST be protected with TLS",
+                    crate::text::quoted(e)
+                ),
+            );
+        }
+        cx.endpoint("", e);
+    }
+}
+
+fn aidip_io(cx: &mut Cx<'_>) {
+    let o = cx.val;
+    if o.get("operations").is_none()
+        && !(o.get("inputs").is_some_and(Value::is_object)
+            && o.get("outputs").is_some_and(Value::is_object))
+    {
+        cx.fail(
+            "/operations",
+            "each agent MUST describe its input and output formats: operations, or top-level inputs and outputs".into(),
+        );
+    }
+}
+
+fn a2a_interfaces(cx: &mut Cx<'_>) {
+    let o = cx.val;
+    if o.get("supportedInterfaces").is_none() && !o.get("url").is_some_and(Value::is_string) {
+        cx.fail(
+            "/supportedInterfaces",
+            "a card needs supportedInterfaces (v1.0) or url (v0.3)".into(),
+        );
+    }
+}
+
+fn base64url(v: &Value) -> bool {
+    v.as_str().is_some_and(|s| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    })
+}
+
+// ---- the rule table ----
+
+const AG: Format = Format::AgentDescriptor;
+const REG: Format = Format::AgentsRegistry;
+const AWP: Format = Format::Awp;
+const WOA: Format = Format::Woa;
+const CARD: Format = Format::AgentCard;
+const AIDIP: Format = Format::Aidip;
+const A2A: Format = Format::A2a;
+
+const fn e(
+    format: Format,
+    pointer: &'static str,
+    check: Check,
+    code: &'static str,
+    section: &'static str,
+) -> Rule {
+    Rule {
+        format,
+        pointer,
+        check,
+        code,
+        severity: Severity::Error,
+        section,
+    }
+}
+const fn w(
+    format: Format,
+    pointer: &'static str,
+    check: Check,
+    code: &'static str,
+    section: &'static str,
+) -> Rule {
+    Rule {
+        format,
+        pointer,
+        check,
+        code,
+        severity: Severity::Warning,
+        section,
+    }
+}
+
+use Check::{Custom, Endpoint, NonEmpty, OneOf, Recommended, Required, Schema, Type};
+const STR: Ty = Ty::String;
+const OBJ: Ty = Ty::Object;
+const ARR: Ty = Ty::Array;
+const BOOL: Ty = Ty::Bool;
+const NUM: Ty = Ty::Number;
+const STRS: Ty = Ty::StringArray;
+const J: &str = "json/type";
+
+const S001_42: &str = "seed 001 section 4.2";
+const S001_51: &str = "seed 001 section 5.1";
+const S001_52: &str = "seed 001 section 5.2";
+const S001_711: &str = "seed 001 section 7.1.1";
+const S001_712: &str = "seed 001 section 7.1.2";
+const S001_713: &str = "seed 001 section 7.1.3";
+const S001_714: &str = "seed 001 section 7.1.4";
+const S001_E: &str = "seed 001 Appendix E";
+const S002_5: &str = "seed 002 sections 5, 15";
+const S002_55: &str = "seed 002 section 5.5";
+const S002_6: &str = "seed 002 section 6";
+const S002_7: &str = "seed 002 section 7";
+const S002_9: &str = "seed 002 section 9";
+const S002_10: &str = "seed 002 section 10";
+const S002_11: &str = "seed 002 section 11";
+const S002_13: &str = "seed 002 section 13";
+const S002_14: &str = "seed 002 section 14";
+const S000_4: &str = "seed 000 section 4";
+const S000_41: &str = "seed 000 section 4.1";
+const S000_42: &str = "seed 000 section 4.2";
+const S000_431: &str = "seed 000 section 4.3.1";
+const S000_432: &str = "seed 000 section 4.3.2";
+const S000_433: &str = "seed 000 section 4.3.3";
+const S003_F: &str = "seed 003 \"AgentCard Fields\"";
+const S003_V: &str = "seed 003 \"Validation Rules\"";
+const S003_C: &str = "seed 003 \"capabilities\"";
+const S003_E: &str = "seed 003 \"endpoint\"";
+const S003_G: &str = "seed 003 \"goal_subscriptions\"";
+const S004_M: &str = "seed 004 \"Agent Metadata Specification\"";
+const S004_S: &str = "seed 004 \"Security Considerations\"";
+const A2A_C: &str = "A2A v1.0 section 4.4.1 AgentCard";
+const A2A_I: &str = "A2A v1.0 AgentInterface";
+const A2A_P: &str = "A2A v1.0 AgentProvider";
+const A2A_S: &str = "A2A v1.0 AgentSkill";
+const A2A_SIG: &str = "A2A v1.0 AgentCardSignature (RFC 7515 section 7.2.1)";
+
+/// Every rule `lint` checks, one row each: format, pointer pattern, check,
+/// code, seed section. `docs/formats.md` lists them with the MUSTs no static
+/// lint can check.
+#[rustfmt::skip]
+pub const RULES: &[Rule] = &[
+    // agent:// descriptor (seed 001 section 7.1)
+    e(AG, "/name", Required(STR), "agent/required", S001_711),
+    e(AG, "/version", Required(STR), "agent/required", S001_711),
+    e(AG, "/version", Check::Value(semver_value, "SemVer 2.0.0"), "agent/version", S001_711),
+    e(AG, "/skills", Required(ARR), "agent/required", S001_711),
+    e(AG, "/skills", NonEmpty, "agent/skills-empty", S001_711),
+    w(AG, "/url", Check::Value(agent_uri_or_other, "an agent:// URI"), "agent/url", S001_712),
+    e(AG, "/url", Custom(agent_uri), "agent/uri", S001_42),
+    e(AG, "/description", Type(STR), J, S001_712),
+    e(AG, "/transport", Type(OBJ), J, S001_712),
+    e(AG, "/transport", Check::Value(transport_not_empty, "an object with endpoint or one of https, wss, grpc, mqtt, local, unix"), "agent/transport-empty", S001_712),
+    e(AG, "/transport/*", Custom(transport_scheme), "agent/transport-scheme", "seed 001 sections 6.2, 7.1.2"),
+    e(AG, "/transport/endpoint", Endpoint, "addr/internal", S001_52),
+    e(AG, "/transport/https", Endpoint, "addr/internal", S001_52),
+    e(AG, "/transport/wss", Endpoint, "addr/internal", S001_52),
+    e(AG, "/transport/grpc", Endpoint, "addr/internal", S001_52),
+    e(AG, "/transport/mqtt", Endpoint, "addr/internal", S001_52),
+    e(AG, "/authentication", Type(OBJ), J, S001_712),
+    e(AG, "/provider", Type(OBJ), J, S001_712),
+    e(AG, "/provider/organization", Required(STR), "agent/provider", S001_712),
+    e(AG, "/provider/url", Endpoint, "addr/internal", S001_52),
+    e(AG, "/conformanceLevel", Check::Value(conformance_level, "an integer from 0 to 3"), "agent/conformance-level", "seed 001 sections 3.1, 7.1.2"),
+    e(AG, "/status", OneOf(&["active", "deprecated", "experimental"]), "agent/status", S001_713),
+    e(AG, "/supportedVersions", Type(OBJ), J, S001_713),
+    e(AG, "/documentationUrl", Endpoint, "addr/internal", S001_52),
+    e(AG, "/environment", Type(STR), J, S001_713),
+    e(AG, "/interactionModel", Type(STRS), J, S001_713),
+    e(AG, "/interactionModel/*", OneOf(&["agent2agent", "mcp", "fipa-acl", "openapi"]), "agent/interaction-model", "seed 001 sections 7.1.3, 12.5"),
+    e(AG, "/skills/*", Type(OBJ), J, S001_714),
+    e(AG, "/skills/*/id", Required(STR), "agent/skill-required", S001_714),
+    e(AG, "/skills/*/name", Required(STR), "agent/skill-required", S001_714),
+    e(AG, "/skills/*/description", Required(STR), "agent/skill-required", S001_714),
+    w(AG, "", Custom(skill_id_unique), "agent/skill-id-duplicate", S001_714),
+    e(AG, "/skills/*/version", Check::Value(semver_value, "SemVer 2.0.0"), "agent/version", S001_714),
+    e(AG, "/skills/*/tags", Type(STRS), J, S001_714),
+    e(AG, "/skills/*/input", Schema, "agent/schema", S001_714),
+    e(AG, "/skills/*/output", Schema, "agent/schema", S001_714),
+    e(AG, "/skills/*/contentTypes", Type(OBJ), J, S001_714),
+    e(AG, "/skills/*/streaming", Type(BOOL), J, S001_714),
+    e(AG, "/skills/*/idempotent", Type(BOOL), J, S001_714),
+    e(AG, "/skills/*/status", OneOf(&["active", "deprecated", "experimental"]), "agent/status", S001_714),
+    e(AG, "/skills/*/depends", Type(ARR), J, S001_714),
+    e(AG, "/skills/*/depends/*", Check::Value(depends_entry, "an object with an agent:// uri"), "agent/depends-uri", S001_714),
+    e(AG, "/skills/*/depends/*/uri", Custom(agent_uri), "agent/uri", S001_42),
+    e(AG, "", Custom(depends_cycle), "agent/depends-cycle", S001_714),
+    e(AG, "", Custom(depends_depth), "agent/depends-depth", S001_714),
+    // agent:// registry (seed 001 section 5.1)
+    e(REG, "/agents", Required(OBJ), "registry/agents", S001_51),
+    e(REG, "/agents", NonEmpty, "registry/agents-empty", S001_E),
+    e(REG, "/agents/*", Type(STR), J, S001_51),
+    e(REG, "/agents/*", Check::Value(https_url, "an https URL: resolvers MUST restrict fetches to HTTPS"), "registry/url-https", S001_52),
+    e(REG, "/agents/*", Endpoint, "addr/internal", S001_52),
+    // AWP (seed 002)
+    e(AWP, "/awp_version", Required(STR), "awp/required", S002_5),
+    e(AWP, "/awp_version", Check::Value(major_minor, "MAJOR.MINOR"), "awp/version", "seed 002 section 4"),
+    e(AWP, "/domain", Required(STR), "awp/required", S002_5),
+    e(AWP, "/domain", Custom(awp_domain), "addr/internal", S001_52),
+    e(AWP, "/intent", Required(STR), "awp/required", S002_5),
+    e(AWP, "/actions", Required(ARR), "awp/required", S002_5),
+    e(AWP, "/protocols", Type(OBJ), J, S002_55),
+    e(AWP, "/protocols/*", Type(OBJ), J, S002_55),
+    e(AWP, "/protocols/*/version", Required(STR), "awp/protocol-version", S002_55),
+    e(AWP, "/protocols/*", Custom(awp_protocol_endpoint), "awp/protocol-endpoint", S002_55),
+    e(AWP, "/protocols/*/endpoint", Endpoint, "addr/internal", S001_52),
+    e(AWP, "/protocols/*/agent_card", Endpoint, "addr/internal", S001_52),
+    e(AWP, "/capabilities", Type(OBJ), J, S002_6),
+    e(AWP, "/capabilities/streaming", Type(BOOL), J, S002_6),
+    e(AWP, "/capabilities/batch_actions", Type(BOOL), J, S002_6),
+    e(AWP, "/capabilities/webhooks", Type(BOOL), J, S002_6),
+    e(AWP, "/capabilities/idempotency", Type(BOOL), J, S002_6),
+    e(AWP, "/capabilities/pagination", OneOf(&["cursor", "offset", "page", "none"]), "awp/pagination", S002_6),
+    e(AWP, "/auth", Type(OBJ), J, S002_7),
+    e(AWP, "/auth/type", OneOf(&["oauth2", "api_key", "bearer", "none"]), "awp/auth-type", S002_7),
+    e(AWP, "/auth/required_for", Type(STRS), J, S002_7),
+    e(AWP, "/auth/optional_for", Type(STRS), J, S002_7),
+    e(AWP, "/auth/required_for/*", Custom(awp_known_action), "awp/action-unknown", S002_7),
+    e(AWP, "/auth/optional_for/*", Custom(awp_known_action), "awp/action-unknown", S002_7),
+    e(AWP, "/entities", Type(OBJ), J, "seed 002 section 8"),
+    e(AWP, "/actions/*", Type(OBJ), J, S002_9),
+    e(AWP, "/actions/*/id", Required(STR), "awp/action-required", S002_9),
+    e(AWP, "", Custom(awp_action_id_unique), "awp/action-id-duplicate", S002_9),
+    e(AWP, "/actions/*/description", Required(STR), "awp/action-required", S002_9),
+    e(AWP, "/actions/*/auth_required", Required(BOOL), "awp/action-required", S002_9),
+    e(AWP, "/actions/*/inputs", Required(OBJ), "awp/action-required", S002_9),
+    e(AWP, "/actions/*/outputs", Required(OBJ), "awp/action-required", S002_9),
+    e(AWP, "/actions/*/inputs/*", Type(OBJ), J, S002_9),
+    e(AWP, "/actions/*/inputs/*/type", Required(STR), "awp/input-type", S002_9),
+    e(AWP, "/actions/*/inputs/*/required", Type(BOOL), J, S002_9),
+    e(AWP, "/actions/*/inputs/*/options", Type(ARR), J, S002_9),
+    e(AWP, "/actions/*", Custom(awp_action_endpoint), "awp/action-endpoint", S002_9),
+    e(AWP, "/actions/*/method", OneOf(&["GET", "POST", "PUT", "DELETE", "PATCH"]), "awp/method", S002_9),
+    e(AWP, "/actions/*/via", Type(STR), J, S002_9),
+    e(AWP, "/actions/*/via", Custom(awp_via_declared), "awp/via-undeclared", S002_55),
+    e(AWP, "/actions/*/operation", Type(STR), J, S002_9),
+    e(AWP, "/actions/*/endpoint", Endpoint, "addr/internal", S001_52),
+    e(AWP, "/actions/*/idempotency", Type(OBJ), J, S002_9),
+    e(AWP, "/actions/*/execution_model", OneOf(&["sync", "async"]), "awp/execution-model", S002_9),
+    e(AWP, "/actions/*/sensitivity", OneOf(&["standard", "destructive", "irreversible"]), "awp/sensitivity", S002_9),
+    e(AWP, "/actions/*/requires_human_confirmation", Type(BOOL), J, S002_9),
+    e(AWP, "/actions/*/reversible", Type(BOOL), J, S002_9),
+    e(AWP, "/errors", Type(OBJ), J, S002_10),
+    e(AWP, "/errors/*", Type(OBJ), J, S002_10),
+    e(AWP, "/errors/*/recovery", Required(STR), "awp/error-recovery", S002_10),
+    e(AWP, "/errors/*/recovery", Check::Value(non_empty_string, "a non-empty instruction"), "awp/error-recovery", S002_10),
+    e(AWP, "/dependencies", Type(OBJ), J, S002_11),
+    e(AWP, "/dependencies/*", Type(STRS), J, S002_11),
+    e(AWP, "/dependencies/*", Custom(awp_known_action_key), "awp/action-unknown", S002_11),
+    e(AWP, "/dependencies/*/*", Custom(awp_known_action), "awp/action-unknown", S002_11),
+    e(AWP, "", Custom(awp_dependency_cycle), "awp/dependency-cycle", S002_11),
+    e(AWP, "/agent_hints", Type(OBJ), J, "seed 002 section 12"),
+    e(AWP, "/agent_status", Type(OBJ), J, S002_13),
+    e(AWP, "/agent_status/operational", Type(BOOL), J, S002_13),
+    e(AWP, "/agent_status/degraded_actions", Type(STRS), J, S002_13),
+    e(AWP, "/agent_status/degraded_actions/*", Custom(awp_known_action), "awp/action-unknown", S002_13),
+    e(AWP, "", Custom(awp_synthetic), "awp/synthetic-origin", S002_14),
+    // Web of Agents (seed 000)
+    e(WOA, "", Custom(woa_version), "woa/version", S000_4),
+    e(WOA, "/transports", Required(OBJ), "woa/required", S000_4),
+    e(WOA, "/agents", Required(ARR), "woa/required", S000_4),
+    e(WOA, "/transports/*", Type(OBJ), J, "seed 000 section 4.3"),
+    e(WOA, "/transports/rest/base", Required(STR), "woa/rest-base-https", S000_431),
+    e(WOA, "/transports/rest/base", Check::Value(https_url, "an absolute https URL"), "woa/rest-base-https", S000_431),
+    e(WOA, "/transports/rest/base", Endpoint, "addr/internal", "seed 000 section 8.2"),
+    e(WOA, "/transports/rest/invoke_path", Required(STR), "woa/rest-invoke-path", S000_431),
+    e(WOA, "/transports/rest/invoke_path", Check::Value(|v| v.as_str().is_some_and(|p| p.starts_with('/')), "an absolute path beginning with \"/\""), "woa/rest-invoke-path", S000_431),
+    e(WOA, "/transports/mcp/server", Required(STR), "woa/mcp-required", S000_432),
+    e(WOA, "/transports/mcp/tool_namespace", Required(STR), "woa/mcp-required", S000_432),
+    e(WOA, "/transports/mcp/tool_field", Required(STR), "woa/mcp-required", S000_432),
+    e(WOA, "/transports/mcp/server", Endpoint, "addr/internal", "seed 000 section 8.2"),
+    e(WOA, "/transports/*", Custom(woa_private_name), "woa/private-transport-name", S000_433),
+    e(WOA, "/transports/*", Custom(woa_private_endpoints), "addr/internal", "seed 000 section 8.2"),
+    e(WOA, "/agents/*", Type(OBJ), J, S000_41),
+    e(WOA, "/agents/*/id", Required(STR), "woa/agent-required", S000_41),
+    e(WOA, "/agents/*/id", Check::Value(woa_agent_id, "1*( ALPHA / DIGIT / \"-\" / \"_\" )"), "woa/agent-id", S000_41),
+    e(WOA, "", Custom(woa_agent_id_unique), "woa/agent-id-duplicate", S000_41),
+    e(WOA, "/agents/*/name", Required(STR), "woa/agent-required", S000_41),
+    e(WOA, "/agents/*/description", Required(STR), "woa/agent-required", S000_41),
+    e(WOA, "/agents/*/inputs", Required(OBJ), "woa/agent-required", S000_41),
+    e(WOA, "/agents/*/outputs", Required(OBJ), "woa/agent-required", S000_41),
+    e(WOA, "/agents/*/inputs", Schema, "woa/schema", S000_42),
+    e(WOA, "/agents/*/outputs", Schema, "woa/schema", S000_42),
+    e(WOA, "/agents/*/transports", Required(ARR), "woa/agent-required", S000_41),
+    e(WOA, "/agents/*/transports/*", Type(STR), J, S000_41),
+    e(WOA, "/agents/*/transports/*", Custom(woa_transport_declared), "woa/transport-undeclared", S000_41),
+    e(WOA, "/agents/*/version", Type(STR), J, S000_41),
+    e(WOA, "/agents/*/capabilities", Type(STRS), J, S000_41),
+    e(WOA, "/agents/*/operations", Type(ARR), J, S000_41),
+    e(WOA, "/agents/*/operations/*", Type(OBJ), J, S000_41),
+    e(WOA, "/agents/*/operations/*/name", Required(STR), "woa/operation-required", S000_41),
+    e(WOA, "/agents/*/operations/*/description", Required(STR), "woa/operation-required", S000_41),
+    e(WOA, "/agents/*/operations/*/inputs", Schema, "woa/schema", S000_42),
+    e(WOA, "/agents/*/operations/*/outputs", Schema, "woa/schema", S000_42),
+    // AgentCard (seed 003)
+    e(CARD, "/agent_id", Required(STR), "agentcard/required", S003_F),
+    e(CARD, "/agent_id", Check::Value(ulid, "a ULID: 26 characters of Crockford Base32 [0-9A-HJKMNP-TV-Z], at most 7ZZZZZZZZZZZZZZZZZZZZZZZZZ"), "agentcard/agent-id", S003_V),
+    e(CARD, "/name", Required(STR), "agentcard/required", S003_F),
+    e(CARD, "/version", Required(STR), "agentcard/required", S003_F),
+    e(CARD, "/version", Check::Value(semver_value, "SemVer 2.0.0"), "agentcard/version", S003_V),
+    e(CARD, "/capabilities", Required(ARR), "agentcard/required", S003_F),
+    e(CARD, "/capabilities", NonEmpty, "agentcard/capabilities-empty", S003_V),
+    e(CARD, "/capabilities/*", Type(OBJ), J, S003_C),
+    e(CARD, "/capabilities/*/id", Required(STR), "agentcard/required", S003_C),
+    e(CARD, "/capabilities/*/id", Check::Value(capability_id, "an id matching ^[a-z0-9][a-z0-9._-]*$"), "agentcard/capability-id", S003_V),
+    e(CARD, "/capabilities/*/description", Type(STR), J, S003_C),
+    e(CARD, "/capabilities/*/tags", Type(STRS), J, S003_C),
+    e(CARD, "/capabilities/*/input_schema", Schema, "agentcard/schema", S003_C),
+    e(CARD, "/capabilities/*/output_schema", Schema, "agentcard/schema", S003_C),
+    e(CARD, "/endpoint", Required(OBJ), "agentcard/required", S003_F),
+    e(CARD, "/endpoint/protocol", Required(STR), "agentcard/required", S003_E),
+    e(CARD, "/endpoint/protocol", OneOf(&["http", "https", "grpc", "stdio", "mcp"]), "agentcard/endpoint-protocol", S003_V),
+    e(CARD, "/endpoint/url", Required(STR), "agentcard/required", S003_E),
+    e(CARD, "/endpoint/url", Custom(agentcard_endpoint_url), "agentcard/endpoint-url", S003_E),
+    e(CARD, "/endpoint/auth", Type(OBJ), J, S003_E),
+    e(CARD, "/endpoint/auth/scheme", OneOf(&["none", "bearer", "api_key", "oauth2", "mtls"]), "agentcard/auth-scheme", S003_E),
+    e(CARD, "/pricing", Type(OBJ), J, "seed 003 \"pricing\""),
+    e(CARD, "/pricing/base_cost_joules", Type(NUM), J, "seed 003 \"pricing\""),
+    e(CARD, "/pricing/base_cost_joules", Check::Value(landauer, "0 or at least the Landauer limit 2.854e-21 J at 300 K"), "agentcard/landauer", S003_V),
+    e(CARD, "/pricing/per_token_joules", Check::Value(non_negative, "a non-negative number"), "agentcard/per-token", S003_V),
+    e(CARD, "/metadata", Type(OBJ), J, "seed 003 \"metadata\""),
+    e(CARD, "/metadata/pacr:trust_tier", OneOf(&["untrusted", "basic", "established", "verified", "banned"]), "agentcard/trust-tier", S003_V),
+    e(CARD, "/goal_subscriptions", Type(ARR), J, S003_G),
+    e(CARD, "/goal_subscriptions/*", Type(OBJ), J, S003_G),
+    e(CARD, "/goal_subscriptions/*/goal_id", Required(STR), "agentcard/goal-required", S003_G),
+    e(CARD, "/goal_subscriptions/*/description", Type(STR), J, S003_G),
+    e(CARD, "/goal_subscriptions/*/priority", Check::Value(unit_interval, "a number in [0, 1]"), "agentcard/goal-priority", S003_G),
+    // AIDIP (seed 004)
+    e(AIDIP, "/name", Required(STR), "aidip/required", S004_M),
+    e(AIDIP, "/description", Required(STR), "aidip/required", S004_M),
+    e(AIDIP, "/endpoint", Required(STR), "aidip/required", S004_M),
+    e(AIDIP, "/endpoint", Custom(aidip_endpoint_tls), "aidip/endpoint-tls", S004_S),
+    w(AIDIP, "/id", Recommended, "aidip/recommended", S004_M),
+    w(AIDIP, "/version", Recommended, "aidip/recommended", S004_M),
+    w(AIDIP, "/publisher", Recommended, "aidip/recommended", S004_M),
+    w(AIDIP, "/capabilities", Recommended, "aidip/recommended", S004_M),
+    e(AIDIP, "/id", Type(STR), J, S004_M),
+    e(AIDIP, "/version", Type(STR), J, S004_M),
+    e(AIDIP, "/publisher", Type(STR), J, S004_M),
+    e(AIDIP, "/capabilities", Type(STRS), J, S004_M),
+    e(AIDIP, "/tags", Type(STRS), J, S004_M),
+    e(AIDIP, "/supported_languages", Type(STRS), J, S004_M),
+    e(AIDIP, "/status", Type(STR), J, S004_M),
+    e(AIDIP, "/authentication", Type(OBJ), J, S004_M),
+    e(AIDIP, "/authentication/type", Type(STR), J, S004_M),
+    e(AIDIP, "/authentication/instructions", Type(STR), J, S004_M),
+    e(AIDIP, "/authentication/scopes", Type(STRS), J, S004_M),
+    e(AIDIP, "", Custom(aidip_io), "aidip/io", S004_M),
+    e(AIDIP, "/inputs", Schema, "aidip/schema", S004_M),
+    e(AIDIP, "/outputs", Schema, "aidip/schema", S004_M),
+    e(AIDIP, "/operations", Type(ARR), J, S004_M),
+    e(AIDIP, "/operations/*", Type(OBJ), J, S004_M),
+    e(AIDIP, "/operations/*/name", Required(STR), "aidip/operation-required", S004_M),
+    e(AIDIP, "/operations/*/description", Required(STR), "aidip/operation-required", S004_M),
+    e(AIDIP, "/operations/*/inputs", Required(OBJ), "aidip/operation-required", S004_M),
+    e(AIDIP, "/operations/*/outputs", Required(OBJ), "aidip/operation-required", S004_M),
+    e(AIDIP, "/operations/*/inputs", Schema, "aidip/schema", S004_M),
+    e(AIDIP, "/operations/*/outputs", Schema, "aidip/schema", S004_M),
+    e(AIDIP, "/operations/*/examples", Type(ARR), J, S004_M),
+    e(AIDIP, "/operations/*/examples/*", Type(OBJ), J, S004_M),
+    // A2A Agent Card (A2A v1.0; v0.3 url accepted)
+    e(A2A, "/name", Required(STR), "a2a/required", A2A_C),
+    e(A2A, "/description", Required(STR), "a2a/required", A2A_C),
+    e(A2A, "/version", Required(STR), "a2a/required", A2A_C),
+    e(A2A, "/capabilities", Required(OBJ), "a2a/required", A2A_C),
+    e(A2A, "/defaultInputModes", Required(STRS), "a2a/required", A2A_C),
+    e(A2A, "/defaultOutputModes", Required(STRS), "a2a/required", A2A_C),
+    e(A2A, "/skills", Required(ARR), "a2a/required", A2A_C),
+    e(A2A, "", Custom(a2a_interfaces), "a2a/interface", A2A_C),
+    e(A2A, "/supportedInterfaces", Type(ARR), J, A2A_C),
+    e(A2A, "/supportedInterfaces", NonEmpty, "a2a/interface", A2A_C),
+    e(A2A, "/supportedInterfaces/*", Type(OBJ), J, A2A_I),
+    e(A2A, "/supportedInterfaces/*/url", Required(STR), "a2a/interface", A2A_I),
+    e(A2A, "/supportedInterfaces/*/protocolBinding", Required(STR), "a2a/interface", A2A_I),
+    e(A2A, "/supportedInterfaces/*/url", Endpoint, "addr/internal", S001_52),
+    e(A2A, "/url", Endpoint, "addr/internal", S001_52),
+    e(A2A, "/additionalInterfaces/*/url", Endpoint, "addr/internal", S001_52),
+    e(A2A, "/documentationUrl", Endpoint, "addr/internal", S001_52),
+    e(A2A, "/iconUrl", Endpoint, "addr/internal", S001_52),
+    e(A2A, "/capabilities/streaming", Type(BOOL), J, "A2A v1.0 AgentCapabilities"),
+    e(A2A, "/capabilities/pushNotifications", Type(BOOL), J, "A2A v1.0 AgentCapabilities"),
+    e(A2A, "/capabilities/extendedAgentCard", Type(BOOL), J, "A2A v1.0 AgentCapabilities"),
+    e(A2A, "/provider", Type(OBJ), J, A2A_P),
+    e(A2A, "/provider/organization", Required(STR), "a2a/provider-required", A2A_P),
+    e(A2A, "/provider/url", Required(STR), "a2a/provider-required", A2A_P),
+    e(A2A, "/provider/url", Endpoint, "addr/internal", S001_52),
+    e(A2A, "/skills/*", Type(OBJ), J, A2A_S),
+    e(A2A, "/skills/*/id", Required(STR), "a2a/skill-required", A2A_S),
+    e(A2A, "/skills/*/name", Required(STR), "a2a/skill-required", A2A_S),
+    e(A2A, "/skills/*/description", Required(STR), "a2a/skill-required", A2A_S),
+    e(A2A, "/skills/*/tags", Required(STRS), "a2a/skill-required", A2A_S),
+    e(A2A, "/skills/*/examples", Type(STRS), J, A2A_S),
+    e(A2A, "/skills/*/inputModes", Type(STRS), J, A2A_S),
+    e(A2A, "/skills/*/outputModes", Type(STRS), J, A2A_S),
+    e(A2A, "/signatures", Type(ARR), J, A2A_SIG),
+    e(A2A, "/signatures/*", Type(OBJ), J, A2A_SIG),
+    e(A2A, "/signatures/*/protected", Required(STR), "a2a/signature", A2A_SIG),
+    e(A2A, "/signatures/*/signature", Required(STR), "a2a/signature", A2A_SIG),
+    e(A2A, "/signatures/*/protected", Check::Value(base64url, "base64url without padding"), "a2a/signature-encoding", A2A_SIG),
+    e(A2A, "/signatures/*/signature", Check::Value(base64url, "base64url without padding"), "a2a/signature-encoding", A2A_SIG),
+    e(A2A, "/signatures/*/header", Type(OBJ), J, A2A_SIG),
+];
+
+/// The rules of one format.
+pub fn rules_for(format: Format) -> impl Iterator<Item = &'static Rule> {
+    RULES.iter().filter(move |r| r.format == format)
+}
 
 /// Semantic Versioning 2.0.0, exactly (numeric identifiers without leading
 /// zeros, non-empty dot-separated identifiers).
@@ -413,756 +1619,6 @@ pub fn check_depends_graph(
 
 /// The maximum depends traversal depth seed 001 section 7.1.4 recommends.
 pub const DEPENDS_MAX_DEPTH: usize = 16;
-
-fn agent_descriptor(l: &mut Linter, o: &Map<String, Value>) {
-    const S: &str = "seed 001 section 7.1.1";
-    l.req_str(o, "", "name", "agent/required", S);
-    if let Some(v) = l.req_str(o, "", "version", "agent/required", S) {
-        if !is_semver(v) {
-            l.err(
-                "agent/version",
-                "/version",
-                format!(
-                    "version {} is not SemVer 2.0.0 ({S})",
-                    crate::text::quoted(v)
-                ),
-            );
-        }
-    }
-    let me = match o.get("url") {
-        Some(Value::String(u)) => {
-            if !u.starts_with("agent:") && !u.starts_with("agent+") {
-                l.warn(
-                    "agent/url",
-                    "/url",
-                    format!(
-                        "url {} is not an agent:// URI (seed 001 section 7.1.2)",
-                        crate::text::quoted(u)
-                    ),
-                );
-            }
-            u.clone()
-        }
-        _ => String::from("(this descriptor)"),
-    };
-    let mut graph: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    if let Some(Value::Array(skills)) = l.req_typed(o, "", "skills", "agent/required", S, ARRAY) {
-        if skills.is_empty() {
-            l.err(
-                "agent/skills-empty",
-                "/skills",
-                format!("skills must hold one or more skills ({S})"),
-            );
-        }
-        let mut ids = BTreeSet::new();
-        for (i, s) in skills.iter().enumerate() {
-            let base = ptr(&["skills", &i.to_string()]);
-            let Some(so) = s.as_object() else {
-                l.err(
-                    "json/type",
-                    &base,
-                    "a skill must be an object (seed 001 section 7.1.4)".into(),
-                );
-                continue;
-            };
-            const S4: &str = "seed 001 section 7.1.4";
-            if let Some(id) = l.req_str(so, &base, "id", "agent/skill-required", S4) {
-                if !ids.insert(id.to_string()) {
-                    l.warn(
-                        "agent/skill-id-duplicate",
-                        &format!("{base}/id"),
-                        format!("skill id {} appears twice", crate::text::quoted(id)),
-                    );
-                }
-            }
-            l.req_str(so, &base, "name", "agent/skill-required", S4);
-            l.req_str(so, &base, "description", "agent/skill-required", S4);
-            if let Some(Value::String(v)) = so.get("version") {
-                if !is_semver(v) {
-                    l.err(
-                        "agent/version",
-                        &format!("{base}/version"),
-                        format!(
-                            "skill version {} is not SemVer 2.0.0 ({S4})",
-                            crate::text::quoted(v)
-                        ),
-                    );
-                }
-            }
-            match so.get("depends") {
-                None => {}
-                Some(Value::Array(deps)) => {
-                    for (j, d) in deps.iter().enumerate() {
-                        let dp = format!("{base}/depends/{j}");
-                        match d.get("uri").and_then(Value::as_str) {
-                            Some(u) if u.starts_with("agent://") || u.starts_with("agent+") => {
-                                graph.entry(me.clone()).or_default().push(u.to_string());
-                            }
-                            _ => l.err(
-                                "agent/depends-uri",
-                                &dp,
-                                format!(
-                                    "a depends entry must be an object with an agent:// uri ({S4})"
-                                ),
-                            ),
-                        }
-                    }
-                }
-                Some(_) => l.err(
-                    "json/type",
-                    &format!("{base}/depends"),
-                    format!("depends must be an array ({S4})"),
-                ),
-            }
-        }
-    }
-    for p in check_depends_graph(&graph, DEPENDS_MAX_DEPTH) {
-        match p {
-            DependsProblem::Cycle(c) => l.err("agent/depends-cycle", "/skills", format!("depends graph has a cycle: {} (seed 001 section 7.1.4)", c.join(" -> "))),
-            DependsProblem::TooDeep(n) => l.err("agent/depends-depth", "/skills", format!("depends chain from {n} is deeper than {DEPENDS_MAX_DEPTH} (seed 001 section 7.1.4)")),
-        }
-    }
-    match o.get("transport") {
-        None => {}
-        Some(Value::Object(t)) => agent_transport(l, t),
-        Some(_) => l.err(
-            "json/type",
-            "/transport",
-            "transport must be an object (seed 001 section 7.1.2)".into(),
-        ),
-    }
-    if let Some(Value::Object(p)) = o.get("provider") {
-        if let Some(Value::String(u)) = p.get("url") {
-            l.endpoint("/provider/url", u);
-        }
-    }
-}
-
-/// seed 001 section 7.1.2: transport holds endpoint and/or the per-transport
-/// keys, each "a URI appropriate to that transport" (section 6.2).
-fn agent_transport(l: &mut Linter, t: &Map<String, Value>) {
-    const KEYS: [&str; 7] = ["endpoint", "https", "wss", "grpc", "mqtt", "local", "unix"];
-    if !KEYS.iter().any(|k| t.contains_key(*k)) {
-        l.err("agent/transport-empty", "/transport", "transport must contain endpoint or one of https, wss, grpc, mqtt, local, unix (seed 001 section 7.1.2)".into());
-    }
-    for key in KEYS {
-        let Some(v) = t.get(key) else { continue };
-        let p = ptr(&["transport", key]);
-        let Some(uri) = v.as_str() else {
-            l.err(
-                "json/type",
-                &p,
-                format!("transport.{key} must be a URI string (seed 001 section 7.1.2)"),
-            );
-            continue;
-        };
-        let scheme = uri_scheme(uri);
-        let allowed: &[&str] = match key {
-            "https" => &["https", "agent+https"],
-            "wss" => &["wss", "agent+wss"],
-            "grpc" => &["grpc", "grpcs", "https", "agent+grpc"],
-            "mqtt" => &["mqtt", "mqtts", "agent+mqtt"],
-            "local" => &["agent+local"],
-            "unix" => &["unix", "agent+unix"],
-            _ => &[],
-        };
-        // transport.unix may be a bare socket path (section 6.2.6 example).
-        let unix_path = key == "unix" && uri.starts_with('/');
-        let fits = match (&scheme, key) {
-            (_, "endpoint") => scheme.is_some(),
-            (Some(s), _) => allowed.contains(&s.as_str()),
-            (None, _) => unix_path,
-        };
-        if !fits {
-            l.err(
-                "agent/transport-scheme",
-                &p,
-                format!(
-                    "transport.{key} {} is not a {key} URI (seed 001 sections 6.2, 7.1.2)",
-                    crate::text::quoted(uri)
-                ),
-            );
-        }
-        if !matches!(key, "local" | "unix") {
-            l.endpoint(&p, uri);
-        }
-    }
-}
-
-fn agents_registry(l: &mut Linter, o: &Map<String, Value>) {
-    const S: &str = "seed 001 section 5.1";
-    if let Some(Value::Object(agents)) = l.req_typed(o, "", "agents", "registry/agents", S, OBJECT)
-    {
-        for (name, url) in agents {
-            let p = ptr(&["agents", name]);
-            let Some(u) = url.as_str() else {
-                l.err(
-                    "json/type",
-                    &p,
-                    format!("agents.{name} must be a descriptor URL string ({S})"),
-                );
-                continue;
-            };
-            if uri_scheme(u).as_deref() != Some("https") {
-                l.err("registry/url-https", &p, format!("descriptor URL {} is not https: resolvers MUST restrict fetches to HTTPS (seed 001 section 5.2)", crate::text::quoted(u)));
-            }
-            l.endpoint(&p, u);
-        }
-    }
-}
-
-fn awp(l: &mut Linter, o: &Map<String, Value>) {
-    const S: &str = "seed 002 sections 5, 15";
-    if let Some(v) = l.req_str(o, "", "awp_version", "awp/required", S) {
-        let ok = v.split_once('.').is_some_and(|(a, b)| {
-            !a.is_empty() && !b.is_empty() && a.bytes().chain(b.bytes()).all(|c| c.is_ascii_digit())
-        });
-        if !ok {
-            l.err(
-                "awp/version",
-                "/awp_version",
-                format!(
-                    "awp_version {} is not MAJOR.MINOR (seed 002 section 4)",
-                    crate::text::quoted(v)
-                ),
-            );
-        }
-    }
-    if let Some(d) = l.req_str(o, "", "domain", "awp/required", S) {
-        l.endpoint("/domain", &format!("https://{d}/"));
-    }
-    l.req_str(o, "", "intent", "awp/required", S);
-    let protocols = match o.get("protocols") {
-        None => Map::new(),
-        Some(Value::Object(p)) => p.clone(),
-        Some(_) => {
-            l.err(
-                "json/type",
-                "/protocols",
-                "protocols must be an object (seed 002 section 5.5)".into(),
-            );
-            Map::new()
-        }
-    };
-    for (name, decl) in &protocols {
-        let p = ptr(&["protocols", name]);
-        let Some(d) = decl.as_object() else {
-            l.err(
-                "json/type",
-                &p,
-                "a protocol declaration must be an object (seed 002 section 5.5)".into(),
-            );
-            continue;
-        };
-        if !d.get("version").is_some_and(Value::is_string) {
-            l.err(
-                "awp/protocol-version",
-                &format!("{p}/version"),
-                format!(
-                    "protocol {} has no version string (seed 002 section 5.5)",
-                    crate::text::quoted(name)
-                ),
-            );
-        }
-        for k in ["endpoint", "agent_card"] {
-            if let Some(Value::String(u)) = d.get(k) {
-                l.endpoint(&format!("{p}/{k}"), u);
-            }
-        }
-    }
-    if let Some(Value::Array(actions)) = l.req_typed(o, "", "actions", "awp/required", S, ARRAY) {
-        for (i, a) in actions.iter().enumerate() {
-            let base = ptr(&["actions", &i.to_string()]);
-            let Some(ao) = a.as_object() else {
-                l.err(
-                    "json/type",
-                    &base,
-                    "an action must be an object (seed 002 section 9)".into(),
-                );
-                continue;
-            };
-            const S9: &str = "seed 002 section 9";
-            l.req_str(ao, &base, "id", "awp/action-required", S9);
-            l.req_str(ao, &base, "description", "awp/action-required", S9);
-            l.req_typed(ao, &base, "auth_required", "awp/action-required", S9, BOOL);
-            l.req_typed(ao, &base, "inputs", "awp/action-required", S9, OBJECT);
-            l.req_typed(ao, &base, "outputs", "awp/action-required", S9, OBJECT);
-            match ao.get("via") {
-                Some(Value::String(via)) => {
-                    if !protocols.contains_key(via) {
-                        l.err("awp/via-undeclared", &format!("{base}/via"), format!("via {} names no protocol declared in protocols (seed 002 section 5.5)", crate::text::quoted(via)));
-                    }
-                }
-                Some(_) => l.err(
-                    "json/type",
-                    &format!("{base}/via"),
-                    "via must be a string (seed 002 section 9)".into(),
-                ),
-                None => {
-                    for k in ["endpoint", "method"] {
-                        if !ao.contains_key(k) {
-                            l.err(
-                                "awp/action-endpoint",
-                                &format!("{base}/{k}"),
-                                format!("an action without via requires {k} (seed 002 section 9)"),
-                            );
-                        }
-                    }
-                }
-            }
-            if let Some(Value::String(m)) = ao.get("method") {
-                if !["GET", "POST", "PUT", "DELETE", "PATCH"].contains(&m.as_str()) {
-                    l.err(
-                        "awp/method",
-                        &format!("{base}/method"),
-                        format!(
-                            "method {} is not GET, POST, PUT, DELETE or PATCH (seed 002 section 9)",
-                            crate::text::quoted(m)
-                        ),
-                    );
-                }
-            }
-            if let Some(Value::String(e)) = ao.get("endpoint") {
-                l.endpoint(&format!("{base}/endpoint"), e);
-            }
-        }
-    }
-}
-
-fn woa(l: &mut Linter, o: &Map<String, Value>) {
-    const S: &str = "seed 000 section 4";
-    match o.get("woa_version") {
-        Some(Value::String(v)) if v == "1" => {}
-        _ => l.err(
-            "woa/version",
-            "/woa_version",
-            format!("woa_version MUST be the string \"1\" ({S})"),
-        ),
-    }
-    let transports = match l.req_typed(o, "", "transports", "woa/required", S, OBJECT) {
-        Some(Value::Object(t)) => t.clone(),
-        _ => Map::new(),
-    };
-    for (name, cfg) in &transports {
-        let p = ptr(&["transports", name]);
-        let Some(c) = cfg.as_object() else {
-            l.err(
-                "json/type",
-                &p,
-                "a transport configuration must be an object (seed 000 section 4.3)".into(),
-            );
-            continue;
-        };
-        match name.as_str() {
-            "rest" => {
-                const S1: &str = "seed 000 section 4.3.1";
-                if let Some(b) = l.req_str(c, &p, "base", "woa/rest-base-https", S1) {
-                    if uri_scheme(b).as_deref() != Some("https") || uri_host(b).is_none() {
-                        l.err(
-                            "woa/rest-base-https",
-                            &format!("{p}/base"),
-                            format!(
-                                "rest base {} MUST be an absolute https URL ({S1})",
-                                crate::text::quoted(b)
-                            ),
-                        );
-                    }
-                    l.endpoint(&format!("{p}/base"), b);
-                }
-                if let Some(ip) = l.req_str(c, &p, "invoke_path", "woa/rest-invoke-path", S1) {
-                    if !ip.starts_with('/') {
-                        l.err(
-                            "woa/rest-invoke-path",
-                            &format!("{p}/invoke_path"),
-                            format!(
-                                "invoke_path {} MUST begin with \"/\" ({S1})",
-                                crate::text::quoted(ip)
-                            ),
-                        );
-                    }
-                }
-            }
-            "mcp" => {
-                const S2: &str = "seed 000 section 4.3.2";
-                if let Some(s) = l.req_str(c, &p, "server", "woa/mcp-required", S2) {
-                    l.endpoint(&format!("{p}/server"), s);
-                }
-                l.req_str(c, &p, "tool_namespace", "woa/mcp-required", S2);
-                l.req_str(c, &p, "tool_field", "woa/mcp-required", S2);
-            }
-            other => {
-                if !other.contains('.') {
-                    l.err("woa/private-transport-name", &p, format!("private transport {} MUST use a reverse DNS prefix such as \"com.example.{other}\" (seed 000 section 4.3.3)", crate::text::quoted(other)));
-                }
-                for (k, v) in c {
-                    if let Some(u) = v.as_str() {
-                        if u.contains("://") {
-                            l.endpoint(&format!("{p}/{}", ptr(&[k]).trim_start_matches('/')), u);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    if let Some(Value::Array(agents)) = l.req_typed(o, "", "agents", "woa/required", S, ARRAY) {
-        let mut ids = BTreeSet::new();
-        for (i, a) in agents.iter().enumerate() {
-            const S1: &str = "seed 000 section 4.1";
-            let base = ptr(&["agents", &i.to_string()]);
-            let Some(ao) = a.as_object() else {
-                l.err(
-                    "json/type",
-                    &base,
-                    format!("an agent must be an object ({S1})"),
-                );
-                continue;
-            };
-            if let Some(id) = l.req_str(ao, &base, "id", "woa/agent-required", S1) {
-                let ok = !id.is_empty()
-                    && id
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-                if !ok {
-                    l.err(
-                        "woa/agent-id",
-                        &format!("{base}/id"),
-                        format!(
-                            "agent id {} does not match 1*( ALPHA / DIGIT / \"-\" / \"_\" ) ({S1})",
-                            crate::text::quoted(id)
-                        ),
-                    );
-                }
-                if !ids.insert(id.to_string()) {
-                    l.err(
-                        "woa/agent-id-duplicate",
-                        &format!("{base}/id"),
-                        format!(
-                            "agent id {} is not unique in the document ({S1})",
-                            crate::text::quoted(id)
-                        ),
-                    );
-                }
-            }
-            l.req_str(ao, &base, "name", "woa/agent-required", S1);
-            l.req_str(ao, &base, "description", "woa/agent-required", S1);
-            l.req_typed(ao, &base, "inputs", "woa/agent-required", S1, OBJECT);
-            l.req_typed(ao, &base, "outputs", "woa/agent-required", S1, OBJECT);
-            if let Some(Value::Array(ts)) =
-                l.req_typed(ao, &base, "transports", "woa/agent-required", S1, ARRAY)
-            {
-                for (j, t) in ts.iter().enumerate() {
-                    let tp = format!("{base}/transports/{j}");
-                    match t.as_str() {
-                        Some(name) if transports.contains_key(name) => {}
-                        Some(name) => l.err("woa/transport-undeclared", &tp, format!("transport {} is not a key of the top-level transports object ({S1})", crate::text::quoted(name))),
-                        None => l.err("json/type", &tp, format!("a transport name must be a string ({S1})")),
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn agentcard(l: &mut Linter, o: &Map<String, Value>) {
-    const S: &str = "seed 003 \"AgentCard Fields\"";
-    const V: &str = "seed 003 \"Validation Rules\"";
-    if let Some(id) = l.req_str(o, "", "agent_id", "agentcard/required", S) {
-        const CROCKFORD: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-        let ok = id.len() == 26 && id.bytes().all(|b| CROCKFORD.contains(&b));
-        if !ok {
-            l.err(
-                "agentcard/agent-id",
-                "/agent_id",
-                format!(
-                    "agent_id {} is not 26 characters of Crockford Base32 [0-9A-HJKMNP-TV-Z] ({V})",
-                    crate::text::quoted(id)
-                ),
-            );
-        } else if id.as_bytes()[0] > b'7' {
-            l.err(
-                "agentcard/agent-id",
-                "/agent_id",
-                format!(
-                    "agent_id {} exceeds the largest ULID 7ZZZZZZZZZZZZZZZZZZZZZZZZZ (128 bits)",
-                    crate::text::quoted(id)
-                ),
-            );
-        }
-    }
-    l.req_str(o, "", "name", "agentcard/required", S);
-    if let Some(v) = l.req_str(o, "", "version", "agentcard/required", S) {
-        if !is_semver(v) {
-            l.err(
-                "agentcard/version",
-                "/version",
-                format!(
-                    "version {} is not SemVer 2.0.0 ({V})",
-                    crate::text::quoted(v)
-                ),
-            );
-        }
-    }
-    if let Some(Value::Array(caps)) =
-        l.req_typed(o, "", "capabilities", "agentcard/required", S, ARRAY)
-    {
-        if caps.is_empty() {
-            l.err(
-                "agentcard/capabilities-empty",
-                "/capabilities",
-                format!("capabilities MUST contain at least one entry ({V})"),
-            );
-        }
-        for (i, c) in caps.iter().enumerate() {
-            let base = ptr(&["capabilities", &i.to_string()]);
-            let Some(co) = c.as_object() else {
-                l.err(
-                    "json/type",
-                    &base,
-                    format!("a capability must be an object ({S})"),
-                );
-                continue;
-            };
-            if let Some(id) = l.req_str(co, &base, "id", "agentcard/required", S) {
-                let b = id.as_bytes();
-                let ok = !b.is_empty()
-                    && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-                    && b.iter().all(|&c| {
-                        c.is_ascii_lowercase() || c.is_ascii_digit() || b"._-".contains(&c)
-                    });
-                if !ok {
-                    l.err(
-                        "agentcard/capability-id",
-                        &format!("{base}/id"),
-                        format!(
-                            "capability id {} does not match ^[a-z0-9][a-z0-9._-]*$ ({V})",
-                            crate::text::quoted(id)
-                        ),
-                    );
-                }
-            }
-        }
-    }
-    if let Some(Value::Object(ep)) = l.req_typed(o, "", "endpoint", "agentcard/required", S, OBJECT)
-    {
-        let proto = l.req_str(ep, "/endpoint", "protocol", "agentcard/required", S);
-        const PROTOS: [&str; 5] = ["http", "https", "grpc", "stdio", "mcp"];
-        if let Some(p) = proto {
-            if !PROTOS.contains(&p) {
-                l.err(
-                    "agentcard/endpoint-protocol",
-                    "/endpoint/protocol",
-                    format!(
-                        "endpoint.protocol {} is not one of http, https, grpc, stdio, mcp ({V})",
-                        crate::text::quoted(p)
-                    ),
-                );
-            }
-        }
-        if let Some(u) = l.req_str(ep, "/endpoint", "url", "agentcard/required", S) {
-            match uri_scheme(u) {
-                None => l.err(
-                    "agentcard/endpoint-url",
-                    "/endpoint/url",
-                    format!(
-                        "endpoint.url {} is not a URI (RFC 3986; {V})",
-                        crate::text::quoted(u)
-                    ),
-                ),
-                Some(scheme) => {
-                    let consistent = match proto {
-                        Some("http") => scheme == "http",
-                        Some("https") => scheme == "https",
-                        Some("grpc") => {
-                            matches!(scheme.as_str(), "grpc" | "grpcs" | "https" | "http")
-                        }
-                        _ => true,
-                    };
-                    if !consistent {
-                        l.err("agentcard/endpoint-url", "/endpoint/url", format!("endpoint.url {} is not consistent with protocol {} ({S} \"endpoint\")", crate::text::quoted(u), crate::text::quoted(proto.unwrap_or(""))));
-                    }
-                    if proto != Some("stdio") {
-                        l.endpoint("/endpoint/url", u);
-                    }
-                }
-            }
-        }
-        if let Some(auth) = ep.get("auth") {
-            match auth.get("scheme") {
-                None => {}
-                Some(Value::String(s)) if ["none", "bearer", "api_key", "oauth2", "mtls"].contains(&s.as_str()) => {}
-                Some(other) => l.err("agentcard/auth-scheme", "/endpoint/auth/scheme", format!("auth.scheme {other} is not one of none, bearer, api_key, oauth2, mtls ({S} \"endpoint\")")),
-            }
-        }
-    }
-    if let Some(pricing) = o.get("pricing").and_then(Value::as_object) {
-        /// k_B * 300 K * ln 2, rounded as seed 003 states it.
-        const LANDAUER_300K: f64 = 2.854e-21;
-        match pricing.get("base_cost_joules") {
-            None => {}
-            Some(Value::Number(n)) => {
-                let j = n.as_f64().unwrap_or(f64::NAN);
-                if !(j == 0.0 || j >= LANDAUER_300K) {
-                    l.err("agentcard/landauer", "/pricing/base_cost_joules", format!("base_cost_joules {n} is neither 0 nor at least the Landauer limit 2.854e-21 J at 300 K ({V})"));
-                }
-            }
-            Some(_) => l.err(
-                "json/type",
-                "/pricing/base_cost_joules",
-                format!("base_cost_joules must be a number ({S})"),
-            ),
-        }
-        match pricing.get("per_token_joules") {
-            None => {}
-            Some(Value::Number(n)) if n.as_f64().is_some_and(|x| x >= 0.0) => {}
-            Some(v) => l.err(
-                "agentcard/per-token",
-                "/pricing/per_token_joules",
-                format!("per_token_joules {v} must be a non-negative number ({V})"),
-            ),
-        }
-    }
-    if let Some(tier) = o.get("metadata").and_then(|m| m.get("pacr:trust_tier")) {
-        const TIERS: [&str; 5] = ["untrusted", "basic", "established", "verified", "banned"];
-        if !tier.as_str().is_some_and(|t| TIERS.contains(&t)) {
-            l.err("agentcard/trust-tier", "/metadata/pacr:trust_tier", format!("pacr:trust_tier {tier} is not one of untrusted, basic, established, verified, banned ({V})"));
-        }
-    }
-}
-
-fn aidip(l: &mut Linter, o: &Map<String, Value>) {
-    const S: &str = "seed 004 \"Agent Metadata Specification\"";
-    l.req_str(o, "", "name", "aidip/required", S);
-    l.req_str(o, "", "description", "aidip/required", S);
-    if let Some(e) = l.req_str(o, "", "endpoint", "aidip/required", S) {
-        if e.contains("://") {
-            if uri_scheme(e).as_deref() != Some("https") {
-                l.err("aidip/endpoint-tls", "/endpoint", format!("endpoint {} is not https: all invocation traffic MUST be protected with TLS (seed 004 \"Security Considerations\")", crate::text::quoted(e)));
-            }
-            l.endpoint("/endpoint", e);
-        }
-    }
-    for k in ["id", "version", "publisher", "capabilities"] {
-        if !o.contains_key(k) {
-            l.warn(
-                "aidip/recommended",
-                &ptr(&[k]),
-                format!("{} is missing ({S})", crate::text::quoted(k)),
-            );
-        }
-    }
-    match o.get("operations") {
-        Some(Value::Array(ops)) => {
-            for (i, op) in ops.iter().enumerate() {
-                let base = ptr(&["operations", &i.to_string()]);
-                let Some(oo) = op.as_object() else {
-                    l.err(
-                        "json/type",
-                        &base,
-                        format!("an operation must be an object ({S})"),
-                    );
-                    continue;
-                };
-                l.req_str(oo, &base, "name", "aidip/operation-required", S);
-                l.req_str(oo, &base, "description", "aidip/operation-required", S);
-                l.req_typed(oo, &base, "inputs", "aidip/operation-required", S, OBJECT);
-                l.req_typed(oo, &base, "outputs", "aidip/operation-required", S, OBJECT);
-            }
-        }
-        Some(_) => l.err(
-            "json/type",
-            "/operations",
-            format!("operations must be an array ({S})"),
-        ),
-        None => {
-            if !(o.get("inputs").is_some_and(Value::is_object)
-                && o.get("outputs").is_some_and(Value::is_object))
-            {
-                l.err("aidip/io", "/operations", format!("each agent MUST describe its input and output formats: operations, or top-level inputs and outputs ({S})"));
-            }
-        }
-    }
-}
-
-fn a2a(l: &mut Linter, o: &Map<String, Value>) {
-    const S: &str = "A2A v1.0 section 4.4.1 AgentCard";
-    l.req_str(o, "", "name", "a2a/required", S);
-    l.req_str(o, "", "description", "a2a/required", S);
-    l.req_str(o, "", "version", "a2a/required", S);
-    l.req_typed(o, "", "capabilities", "a2a/required", S, OBJECT);
-    l.req_typed(o, "", "defaultInputModes", "a2a/required", S, ARRAY);
-    l.req_typed(o, "", "defaultOutputModes", "a2a/required", S, ARRAY);
-    match o.get("supportedInterfaces") {
-        Some(Value::Array(ifs)) => {
-            if ifs.is_empty() {
-                l.err(
-                    "a2a/interface",
-                    "/supportedInterfaces",
-                    format!("supportedInterfaces must name at least one interface ({S})"),
-                );
-            }
-            for (i, itf) in ifs.iter().enumerate() {
-                let base = ptr(&["supportedInterfaces", &i.to_string()]);
-                match itf.get("url").and_then(Value::as_str) {
-                    Some(u) => l.endpoint(&format!("{base}/url"), u),
-                    None => l.err(
-                        "a2a/interface",
-                        &format!("{base}/url"),
-                        format!("an interface requires a url ({S})"),
-                    ),
-                }
-                if !itf.get("protocolBinding").is_some_and(Value::is_string) {
-                    l.err(
-                        "a2a/interface",
-                        &format!("{base}/protocolBinding"),
-                        format!("an interface requires a protocolBinding ({S})"),
-                    );
-                }
-            }
-        }
-        Some(_) => l.err(
-            "json/type",
-            "/supportedInterfaces",
-            format!("supportedInterfaces must be an array ({S})"),
-        ),
-        None => match o.get("url") {
-            Some(Value::String(u)) => l.endpoint("/url", u),
-            _ => l.err(
-                "a2a/interface",
-                "/supportedInterfaces",
-                format!("a card needs supportedInterfaces (v1.0) or url (v0.3) ({S})"),
-            ),
-        },
-    }
-    if let Some(Value::Array(ai)) = o.get("additionalInterfaces") {
-        for (i, itf) in ai.iter().enumerate() {
-            if let Some(u) = itf.get("url").and_then(Value::as_str) {
-                l.endpoint(&format!("/additionalInterfaces/{i}/url"), u);
-            }
-        }
-    }
-    for k in ["documentationUrl", "iconUrl"] {
-        if let Some(Value::String(u)) = o.get(k) {
-            l.endpoint(&ptr(&[k]), u);
-        }
-    }
-    if let Some(Value::Array(skills)) = l.req_typed(o, "", "skills", "a2a/required", S, ARRAY) {
-        for (i, s) in skills.iter().enumerate() {
-            let base = ptr(&["skills", &i.to_string()]);
-            let Some(so) = s.as_object() else {
-                l.err(
-                    "json/type",
-                    &base,
-                    format!("a skill must be an object ({S})"),
-                );
-                continue;
-            };
-            for k in ["id", "name", "description"] {
-                l.req_str(so, &base, k, "a2a/skill-required", S);
-            }
-            l.req_typed(so, &base, "tags", "a2a/skill-required", S, ARRAY);
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {
