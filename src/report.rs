@@ -105,6 +105,10 @@ pub struct CheckResult {
     pub passed: bool,
     /// The hop it concerns, in a delegation audit.
     pub hop: Option<usize>,
+    /// The RFC 6901 JSON pointer of the value it concerns (`lint`; `""` is
+    /// the document); absent for checks about no one value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
     /// What was checked or found.
     pub message: String,
 }
@@ -171,6 +175,7 @@ impl Report {
             severity: "error",
             passed,
             hop: None,
+            pointer: None,
             message: message.into(),
         });
     }
@@ -182,6 +187,7 @@ impl Report {
             severity: "warning",
             passed: false,
             hop: None,
+            pointer: None,
             message: message.into(),
         });
     }
@@ -225,6 +231,38 @@ impl Report {
                         .map(|c| Problem::new(c.code.clone(), c.message.clone()))
                 });
         }
+    }
+
+    /// The report of `lint`: one failed check per finding (with its
+    /// severity and JSON pointer), the format facts in `details`
+    /// (`format`, `media_type`, `well_known_path`). The verdict is
+    /// `verified` when no finding is an error (warnings allowed), else
+    /// `not-verified` with the first error as `error`.
+    pub fn from_lint(subject: Option<&str>, r: &crate::formats::LintReport) -> Report {
+        let mut out = Report::new("lint", subject);
+        for f in &r.findings {
+            out.checks.push(CheckResult {
+                code: f.code.to_owned(),
+                severity: f.severity.as_str(),
+                passed: false,
+                hop: None,
+                pointer: Some(f.pointer.clone()),
+                message: f.message.clone(),
+            });
+        }
+        out.detail("format", r.format.name());
+        out.detail("media_type", r.format.media_type());
+        out.detail("well_known_path", r.format.well_known_path());
+        out.error = r
+            .errors()
+            .next()
+            .map(|f| Problem::new(f.code, f.message.clone()));
+        out.set_verdict(if r.has_errors() {
+            Verdict::NotVerified
+        } else {
+            Verdict::Verified
+        });
+        out
     }
 
     /// The report of a JWS (or a descriptor's detached JWS). The verdict is
@@ -305,6 +343,7 @@ impl Report {
                 severity: c.severity.as_str(),
                 passed: c.passed,
                 hop: c.hop,
+                pointer: None,
                 message: c.message.clone(),
             });
         }

@@ -51,9 +51,15 @@ fn errors_exit_1_with_codes_and_pointers_in_json() {
     let (code, out, err) = lint(&["--json", "-"], doc);
     assert_eq!(code, 1, "{out}{err}");
     let v: Value = serde_json::from_str(&out).expect("JSON report");
-    assert_eq!(v["format"], "awp");
-    assert_eq!(v["ok"], false);
-    let got: Vec<(String, String)> = v["findings"]
+    assert_eq!(v["schema"], "agentsig.report/1");
+    assert_eq!(v["command"], "lint");
+    assert_eq!(v["subject"], "-");
+    assert_eq!(v["details"]["format"], "awp");
+    assert_eq!(v["details"]["media_type"], "application/json");
+    assert_eq!(v["verdict"], "not-verified");
+    assert_eq!(v["verified"], false);
+    assert_eq!(v["error"]["code"], "addr/internal");
+    let got: Vec<(String, String)> = v["checks"]
         .as_array()
         .unwrap()
         .iter()
@@ -209,4 +215,88 @@ fn verify_reports_a_media_type_that_does_not_fit() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `lint --json` prints the one report envelope (`agentsig.report/1`,
+/// docs/report.md) whatever happens: clean, warnings, errors, not JSON, a
+/// JSON value that is no object, an unrecognised format, a usage error and
+/// an unreadable file. Exit code and verdict agree.
+#[test]
+fn lint_json_is_one_shape_in_every_case() {
+    let warn_only = br#"{"name":"x","description":"d","endpoint":"https://api.example.com/x","operations":[{"name":"o","description":"d","inputs":{},"outputs":{}}]}"#;
+    let cases: Vec<(Vec<&str>, &[u8], i32, &str, Option<&str>)> = vec![
+        (
+            vec!["--json", "examples/woa.json"],
+            b"",
+            0,
+            "verified",
+            None,
+        ),
+        (vec!["--json", "-"], warn_only, 0, "verified", None),
+        (
+            vec!["--json", "-"],
+            br#"{"woa_version":"2","agents":[],"transports":{}}"#,
+            1,
+            "not-verified",
+            Some("woa/version"),
+        ),
+        (vec!["--json", "-"], b"{not json", 2, "error", Some("json")),
+        (
+            vec!["--json", "-"],
+            b"[1,2]",
+            2,
+            "error",
+            Some("not-an-object"),
+        ),
+        (
+            vec!["--json", "-"],
+            br#"{"hello":1}"#,
+            2,
+            "error",
+            Some("format-unrecognized"),
+        ),
+        (
+            vec!["--json", "--format", "nope", "-"],
+            b"{}",
+            2,
+            "error",
+            Some("usage"),
+        ),
+        (
+            vec!["--json", "no-such-file.json"],
+            b"",
+            2,
+            "error",
+            Some("usage"),
+        ),
+    ];
+    for (args, stdin, want_code, verdict, error_code) in cases {
+        let (code, out, err) = lint(&args, stdin);
+        assert_eq!(code, want_code, "{args:?}: {out}{err}");
+        let v: Value = serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("{args:?}: not one JSON object ({e}): {out}"));
+        assert_eq!(v["schema"], "agentsig.report/1", "{args:?}: {out}");
+        assert_eq!(v["verdict"], verdict, "{args:?}: {out}");
+        assert_eq!(v["verified"], verdict == "verified", "{args:?}");
+        assert!(
+            v["checks"].is_array() && v["signatures"].is_array(),
+            "{args:?}: {out}"
+        );
+        match error_code {
+            None => assert!(v["error"].is_null(), "{args:?}: {out}"),
+            Some(c) => assert_eq!(v["error"]["code"], c, "{args:?}: {out}"),
+        }
+        if want_code == 2 && !args.contains(&"nope") {
+            assert_eq!(v["command"], "lint", "{args:?}");
+            assert_eq!(v["subject"], *args.last().unwrap(), "{args:?}");
+        }
+    }
+    // Warnings are checks too, with severity and pointer.
+    let (_, out, _) = lint(&["--json", "-"], warn_only);
+    let v: Value = serde_json::from_str(&out).expect("json");
+    let w = &v["checks"][0];
+    assert_eq!(w["code"], "aidip/recommended");
+    assert_eq!(w["severity"], "warning");
+    assert_eq!(w["passed"], false);
+    assert_eq!(w["pointer"], "/id");
 }

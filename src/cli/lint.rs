@@ -1,9 +1,11 @@
 //! `agentsig lint FILE`: detect a descriptor's format (or take `--format`)
-//! and check its MUST rules (issue 11). Exit 0 clean or warnings only,
-//! 1 errors, 2 unreadable input or undetectable format.
+//! and check its MUST rules. Exit 0 clean or warnings only, 1 errors, 2
+//! unreadable input or undetectable format. `--json` prints the one report
+//! shape (`agentsig.report/1`, docs/report.md) in every case.
 
 use super::{read_input, CliError, CliResult};
 use agentsig::formats::{self, Format, Severity};
+use agentsig::report::Report;
 use clap::Args;
 use std::process::ExitCode;
 
@@ -15,7 +17,9 @@ pub struct LintArgs {
     /// woa, agentcard, aidip, a2a.
     #[arg(long)]
     pub format: Option<Format>,
-    /// Print the report as JSON.
+    /// Print the report as JSON (the `agentsig.report/1` shape of
+    /// docs/report.md: one check per finding, with its JSON pointer), also
+    /// when the input is unreadable or of no known format.
     #[arg(long)]
     pub json: bool,
     #[cfg(feature = "net")]
@@ -25,14 +29,35 @@ pub struct LintArgs {
 
 pub fn run(a: LintArgs) -> CliResult {
     let input = if a.file.starts_with("https://") || a.file.starts_with("http://") {
-        fetch(&a)?
+        fetch(&a)
     } else {
-        read_input(&a.file)?
+        read_input(&a.file)
     };
-    let report = formats::lint_bytes(&input, a.format)
-        .map_err(|e| CliError::usage(format!("{}: {e}", a.file)))?;
+    let (code, e) = match input.map(|i| formats::lint_bytes(&i, a.format)) {
+        Ok(Ok(report)) => return Ok(print(&a, &report)),
+        Err(e) => ("usage", e),
+        Ok(Err(e)) => {
+            let code = match e {
+                formats::DetectError::Json(_) => "json",
+                formats::DetectError::NotAnObject => "not-an-object",
+                _ => "format-unrecognized",
+            };
+            (code, CliError::usage(format!("{}: {e}", a.file)))
+        }
+    };
+    if !a.json {
+        return Err(e);
+    }
+    // Under --json the report names the file; the message also goes to
+    // standard error, as for every exit-2 error.
+    errln!("agentsig: {}", e.message);
+    super::print_report(&Report::error("lint", Some(&a.file), code, &e.message));
+    Ok(ExitCode::from(e.code))
+}
+
+fn print(a: &LintArgs, report: &formats::LintReport) -> ExitCode {
     if a.json {
-        outln!("{}", report.to_json());
+        super::print_report(&Report::from_lint(Some(&a.file), report));
     } else {
         let f = report.format;
         outln!(
@@ -64,11 +89,11 @@ pub fn run(a: LintArgs) -> CliResult {
             .count();
         outln!("{errors} error(s), {warnings} warning(s)");
     }
-    Ok(if report.has_errors() {
+    if report.has_errors() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    })
+    }
 }
 
 /// `lint URL`: fetch with the SSRF-guarded fetcher (HTTPS only, every
