@@ -224,7 +224,9 @@ fn verify_reports_a_media_type_that_does_not_fit() {
 #[test]
 fn lint_json_is_one_shape_in_every_case() {
     let warn_only = br#"{"name":"x","description":"d","endpoint":"https://api.example.com/x","operations":[{"name":"o","description":"d","inputs":{},"outputs":{}}]}"#;
-    let cases: Vec<(Vec<&str>, &[u8], i32, &str, Option<&str>)> = vec![
+    /// (arguments, standard input, exit code, verdict, error code)
+    type Case<'a> = (Vec<&'a str>, &'a [u8], i32, &'a str, Option<&'a str>);
+    let cases: Vec<Case> = vec![
         (
             vec!["--json", "examples/woa.json"],
             b"",

@@ -8,6 +8,7 @@ use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::{jcs, Algorithm, SigningKey};
 use serde_json::{json, Value};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 fn example(name: &str) -> Vec<u8> {
@@ -393,4 +394,502 @@ fn served_media_type_and_path_findings() {
         Some("publish/path")
     );
     assert!(path(Format::AgentDescriptor, "/anything.json").is_none());
+}
+
+/// Remove the value at `ptr` (`"-"` as the value) or set it, creating
+/// missing objects on the way; `-` as the last token appends to an array.
+fn edit(doc: &mut Value, ptr: &str, value: &str) {
+    let tokens: Vec<String> = ptr
+        .split('/')
+        .skip(1)
+        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let (last, parents) = tokens.split_last().expect("a member pointer");
+    let mut cur = doc;
+    for t in parents {
+        cur = match cur {
+            Value::Array(a) => &mut a[t.parse::<usize>().expect("index")],
+            Value::Object(o) => o.entry(t.clone()).or_insert_with(|| json!({})),
+            other => panic!("{ptr}: cannot descend into {other}"),
+        };
+    }
+    let new: Option<Value> = (value != "-").then(|| serde_json::from_str(value).expect(value));
+    match (cur, new) {
+        (Value::Object(o), None) => {
+            o.remove(last)
+                .unwrap_or_else(|| panic!("{ptr}: nothing to remove"));
+        }
+        (Value::Object(o), Some(v)) => {
+            o.insert(last.clone(), v);
+        }
+        (Value::Array(a), Some(v)) if last == "-" => a.push(v),
+        (Value::Array(a), Some(v)) => a[last.parse::<usize>().expect("index")] = v,
+        (Value::Array(a), None) => {
+            a.remove(last.parse::<usize>().expect("index"));
+        }
+        (other, _) => panic!("{ptr}: {other} holds no members"),
+    }
+}
+
+/// Whether a finding's pointer lies at or under a rule's pointer pattern
+/// (`*` matches any one token).
+fn under(pattern: &str, pointer: &str) -> bool {
+    let p: Vec<&str> = pattern.split('/').skip(1).collect();
+    let f: Vec<&str> = pointer.split('/').skip(1).collect();
+    f.len() >= p.len() && p.iter().zip(&f).all(|(a, b)| *a == "*" || a == b)
+}
+
+fn example_of(format: Format) -> Value {
+    let file = EXAMPLES
+        .iter()
+        .find(|(_, f)| *f == format)
+        .expect("an example of every format")
+        .0;
+    serde_json::from_slice(&example(file)).expect(file)
+}
+
+const R: &str = "-";
+const J: &str = "json/type";
+use Format::{
+    A2a as A2A, AgentCard as CARD, AgentDescriptor as AG, AgentsRegistry as REG, Aidip as AIDIP,
+    Awp as AWP, Woa as WOA,
+};
+
+/// (format, rule pointer pattern, code, edits: (pointer, JSON value or `-` to remove)).
+type Case = (
+    Format,
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
+/// For each row of `formats::lint::RULES` (format, pointer pattern, code):
+/// edits to the format's shipped example that break exactly that rule.
+#[rustfmt::skip]
+const CASES: &[Case] = &[
+    // agent:// descriptor, seed 001
+    (AG, "/name", "agent/required", &[("/name", R)]),
+    (AG, "/version", "agent/required", &[("/version", R)]),
+    (AG, "/version", "agent/version", &[("/version", r#""1.0""#)]),
+    (AG, "/skills", "agent/required", &[("/skills", R)]),
+    (AG, "/skills", "agent/skills-empty", &[("/skills", "[]")]),
+    (AG, "/url", "agent/url", &[("/url", r#""https://planner.example.com/""#)]),
+    (AG, "/url", "agent/uri", &[("/url", r#""agent:///planner""#)]),
+    (AG, "/url", "agent/uri", &[("/url", r#""agent://did:web:example.com/planner""#)]),
+    (AG, "/url", "agent/uri", &[("/url", r#""agent+9p://planner.example.com/""#)]),
+    (AG, "/description", J, &[("/description", "1")]),
+    (AG, "/transport", J, &[("/transport", r#""https://planner.example.com/""#)]),
+    (AG, "/transport", "agent/transport-empty", &[("/transport", r#"{"ftp":"ftp://x.example.com/"}"#)]),
+    (AG, "/transport/*", "agent/transport-scheme", &[("/transport/wss", r#""https://planner.example.com/ws""#)]),
+    (AG, "/transport/endpoint", "addr/internal", &[("/transport/endpoint", r#""https://10.0.0.1/api""#)]),
+    (AG, "/transport/https", "addr/internal", &[("/transport/https", r#""https://127.0.0.1/api""#)]),
+    (AG, "/transport/wss", "addr/internal", &[("/transport/wss", r#""wss://192.168.1.1/ws""#)]),
+    (AG, "/transport/grpc", "addr/internal", &[("/transport/grpc", r#""grpc://169.254.1.1:443""#)]),
+    (AG, "/transport/mqtt", "addr/internal", &[("/transport/mqtt", r#""mqtts://localhost:8883""#)]),
+    (AG, "/authentication", J, &[("/authentication", "[]")]),
+    (AG, "/provider", J, &[("/provider", r#""Example AI Org""#)]),
+    (AG, "/provider/organization", "agent/provider", &[("/provider/organization", R)]),
+    (AG, "/provider/url", "addr/internal", &[("/provider/url", r#""https://[::1]/""#)]),
+    (AG, "/conformanceLevel", "agent/conformance-level", &[("/conformanceLevel", "4")]),
+    (AG, "/status", "agent/status", &[("/status", r#""retired""#)]),
+    (AG, "/supportedVersions", J, &[("/supportedVersions", "[]")]),
+    (AG, "/documentationUrl", "addr/internal", &[("/documentationUrl", r#""https://169.254.169.254/docs""#)]),
+    (AG, "/environment", J, &[("/environment", "1")]),
+    (AG, "/interactionModel", J, &[("/interactionModel", r#""mcp""#)]),
+    (AG, "/interactionModel/*", "agent/interaction-model", &[("/interactionModel", r#"["agent2agent","carrier-pigeon"]"#)]),
+    (AG, "/skills/*", J, &[("/skills/0", r#""gen-iti""#)]),
+    (AG, "/skills/*/id", "agent/skill-required", &[("/skills/0/id", R)]),
+    (AG, "/skills/*/name", "agent/skill-required", &[("/skills/0/name", R)]),
+    (AG, "/skills/*/description", "agent/skill-required", &[("/skills/0/description", R)]),
+    (AG, "", "agent/skill-id-duplicate", &[("/skills/-", r#"{"id":"gen-iti","name":"n","description":"d"}"#)]),
+    (AG, "/skills/*/version", "agent/version", &[("/skills/0/version", r#""2.1""#)]),
+    (AG, "/skills/*/tags", J, &[("/skills/0/tags", r#""travel""#)]),
+    (AG, "/skills/*/input", "agent/schema", &[("/skills/0/input", r#"{"type":"thing"}"#)]),
+    (AG, "/skills/*/output", "agent/schema", &[("/skills/0/output", "[1]")]),
+    (AG, "/skills/*/contentTypes", J, &[("/skills/0/contentTypes", r#""application/json""#)]),
+    (AG, "/skills/*/streaming", J, &[("/skills/0/streaming", r#""yes""#)]),
+    (AG, "/skills/*/idempotent", J, &[("/skills/0/idempotent", "1")]),
+    (AG, "/skills/*/status", "agent/status", &[("/skills/0/status", r#""gone""#)]),
+    (AG, "/skills/*/depends", J, &[("/skills/0/depends", r#"{"uri":"agent://x.example.com/"}"#)]),
+    (AG, "/skills/*/depends/*", "agent/depends-uri", &[("/skills/0/depends/0/uri", r#""https://translator.example.com/""#)]),
+    (AG, "/skills/*/depends/*/uri", "agent/uri", &[("/skills/0/depends/0/uri", r#""agent:///translate""#)]),
+    (AG, "", "agent/depends-cycle", &[("/skills/0/depends/0/uri", r#""agent://planner.example.com/""#)]),
+    // agent:// registry, seed 001
+    (REG, "/agents", "registry/agents", &[("/agents", R)]),
+    (REG, "/agents", "registry/agents-empty", &[("/agents", "{}")]),
+    (REG, "/agents/*", J, &[("/agents/planner", "1")]),
+    (REG, "/agents/*", "registry/url-https", &[("/agents/planner", r#""http://planner.example.com/agent.json""#)]),
+    (REG, "/agents/*", "addr/internal", &[("/agents/planner", r#""https://10.0.0.2/agent.json""#)]),
+    // AWP, seed 002
+    (AWP, "/awp_version", "awp/required", &[("/awp_version", R)]),
+    (AWP, "/awp_version", "awp/version", &[("/awp_version", r#""0.2.1""#)]),
+    (AWP, "/domain", "awp/required", &[("/domain", R)]),
+    (AWP, "/domain", "addr/internal", &[("/domain", r#""localhost""#)]),
+    (AWP, "/intent", "awp/required", &[("/intent", R)]),
+    (AWP, "/actions", "awp/required", &[("/actions", R)]),
+    (AWP, "/protocols", J, &[("/protocols", "[]")]),
+    (AWP, "/protocols/*", J, &[("/protocols/a2a", r#""0.3""#)]),
+    (AWP, "/protocols/*/version", "awp/protocol-version", &[("/protocols/mcp/version", R)]),
+    (AWP, "/protocols/*", "awp/protocol-endpoint", &[("/protocols/mcp/endpoint", R)]),
+    (AWP, "/protocols/*/endpoint", "addr/internal", &[("/protocols/a2a/endpoint", r#""https://169.254.169.254/""#)]),
+    (AWP, "/protocols/*/agent_card", "addr/internal", &[("/protocols/a2a/agent_card", r#""https://[::1]/card""#)]),
+    (AWP, "/capabilities", J, &[("/capabilities", r#""streaming""#)]),
+    (AWP, "/capabilities/streaming", J, &[("/capabilities/streaming", r#""no""#)]),
+    (AWP, "/capabilities/batch_actions", J, &[("/capabilities/batch_actions", "1")]),
+    (AWP, "/capabilities/webhooks", J, &[("/capabilities/webhooks", r#""yes""#)]),
+    (AWP, "/capabilities/idempotency", J, &[("/capabilities/idempotency", "0")]),
+    (AWP, "/capabilities/pagination", "awp/pagination", &[("/capabilities/pagination", r#""scroll""#)]),
+    (AWP, "/auth", J, &[("/auth", r#""oauth2""#)]),
+    (AWP, "/auth/type", "awp/auth-type", &[("/auth/type", r#""saml""#)]),
+    (AWP, "/auth/required_for", J, &[("/auth/required_for", r#""checkout""#)]),
+    (AWP, "/auth/optional_for", J, &[("/auth/optional_for", "1")]),
+    (AWP, "/auth/required_for/*", "awp/action-unknown", &[("/auth/required_for", r#"["book"]"#)]),
+    (AWP, "/auth/optional_for/*", "awp/action-unknown", &[("/auth/optional_for", r#"["book"]"#)]),
+    (AWP, "/entities", J, &[("/entities", "[]")]),
+    (AWP, "/actions/*", J, &[("/actions/0", r#""search_products""#)]),
+    (AWP, "/actions/*/id", "awp/action-required", &[("/actions/0/id", R)]),
+    (AWP, "", "awp/action-id-duplicate", &[("/actions/1/id", r#""search_products""#)]),
+    (AWP, "/actions/*/description", "awp/action-required", &[("/actions/0/description", R)]),
+    (AWP, "/actions/*/auth_required", "awp/action-required", &[("/actions/0/auth_required", R)]),
+    (AWP, "/actions/*/inputs", "awp/action-required", &[("/actions/0/inputs", R)]),
+    (AWP, "/actions/*/outputs", "awp/action-required", &[("/actions/0/outputs", R)]),
+    (AWP, "/actions/*/inputs/*", J, &[("/actions/0/inputs/query", r#""string""#)]),
+    (AWP, "/actions/*/inputs/*/type", "awp/input-type", &[("/actions/0/inputs/query/type", R)]),
+    (AWP, "/actions/*/inputs/*/required", J, &[("/actions/0/inputs/query/required", r#""yes""#)]),
+    (AWP, "/actions/*/inputs/*/options", J, &[("/actions/0/inputs/query/options", r#""a,b""#)]),
+    (AWP, "/actions/*", "awp/action-endpoint", &[("/actions/0/method", R)]),
+    (AWP, "/actions/*/method", "awp/method", &[("/actions/0/method", r#""FETCH""#)]),
+    (AWP, "/actions/*/via", J, &[("/actions/1/via", "1")]),
+    (AWP, "/actions/*/via", "awp/via-undeclared", &[("/actions/1/via", r#""x402""#)]),
+    (AWP, "/actions/*/operation", J, &[("/actions/1/operation", "1")]),
+    (AWP, "/actions/*/endpoint", "addr/internal", &[("/actions/0/endpoint", r#""https://10.0.0.1/api""#)]),
+    (AWP, "/actions/*/idempotency", J, &[("/actions/0/idempotency", "true")]),
+    (AWP, "/actions/*/execution_model", "awp/execution-model", &[("/actions/0/execution_model", r#""batch""#)]),
+    (AWP, "/actions/*/sensitivity", "awp/sensitivity", &[("/actions/2/sensitivity", r#""fatal""#)]),
+    (AWP, "/actions/*/requires_human_confirmation", J, &[("/actions/2/requires_human_confirmation", r#""yes""#)]),
+    (AWP, "/actions/*/reversible", J, &[("/actions/2/reversible", r#""no""#)]),
+    (AWP, "/errors", J, &[("/errors", "[]")]),
+    (AWP, "/errors/*", J, &[("/errors/RATE_LIMITED", r#""wait""#)]),
+    (AWP, "/errors/*/recovery", "awp/error-recovery", &[("/errors/RATE_LIMITED", "{}")]),
+    (AWP, "/errors/*/recovery", "awp/error-recovery", &[("/errors/RATE_LIMITED", r#"{"recovery":" "}"#)]),
+    (AWP, "/dependencies", J, &[("/dependencies", "[]")]),
+    (AWP, "/dependencies/*", J, &[("/dependencies/checkout", r#""search_products""#)]),
+    (AWP, "/dependencies/*", "awp/action-unknown", &[("/dependencies/book", r#"["search_products"]"#)]),
+    (AWP, "/dependencies/*/*", "awp/action-unknown", &[("/dependencies/checkout", r#"["book"]"#)]),
+    (AWP, "", "awp/dependency-cycle", &[("/dependencies", r#"{"checkout":["search_products"],"search_products":["checkout"]}"#)]),
+    (AWP, "/agent_hints", J, &[("/agent_hints", r#""cache 5 minutes""#)]),
+    (AWP, "/agent_status", J, &[("/agent_status", "true")]),
+    (AWP, "/agent_status/operational", J, &[("/agent_status/operational", r#""yes""#)]),
+    (AWP, "/agent_status/degraded_actions", J, &[("/agent_status/degraded_actions", r#""checkout""#)]),
+    (AWP, "/agent_status/degraded_actions/*", "awp/action-unknown", &[("/agent_status/degraded_actions", r#"["book"]"#)]),
+    (AWP, "", "awp/synthetic-origin", &[("/source", r#""synthetic""#)]),
+    (AWP, "", "awp/synthetic-origin", &[("/source", r#""synthetic""#), ("/generated_by", r#""gen""#), ("/confidence", "0.9"), ("/last_verified", r#""2026-03-15""#)]),
+    // Web of Agents, seed 000
+    (WOA, "", "woa/version", &[("/woa_version", r#""2""#)]),
+    (WOA, "", "woa/version", &[("/woa_version", "1")]),
+    (WOA, "/transports", "woa/required", &[("/transports", R)]),
+    (WOA, "/agents", "woa/required", &[("/agents", R)]),
+    (WOA, "/transports/*", J, &[("/transports/com.example.grpc", r#""grpc://x.example.com""#)]),
+    (WOA, "/transports/rest/base", "woa/rest-base-https", &[("/transports/rest/base", R)]),
+    (WOA, "/transports/rest/base", "woa/rest-base-https", &[("/transports/rest/base", r#""http://agents.example.com""#)]),
+    (WOA, "/transports/rest/base", "addr/internal", &[("/transports/rest/base", r#""https://10.1.2.3""#)]),
+    (WOA, "/transports/rest/invoke_path", "woa/rest-invoke-path", &[("/transports/rest/invoke_path", R)]),
+    (WOA, "/transports/rest/invoke_path", "woa/rest-invoke-path", &[("/transports/rest/invoke_path", r#""woa/agents""#)]),
+    (WOA, "/transports/mcp/server", "woa/mcp-required", &[("/transports/mcp/server", R)]),
+    (WOA, "/transports/mcp/tool_namespace", "woa/mcp-required", &[("/transports/mcp/tool_namespace", R)]),
+    (WOA, "/transports/mcp/tool_field", "woa/mcp-required", &[("/transports/mcp/tool_field", R)]),
+    (WOA, "/transports/mcp/server", "addr/internal", &[("/transports/mcp/server", r#""https://127.0.0.1/mcp""#)]),
+    (WOA, "/transports/*", "woa/private-transport-name", &[("/transports/grpcx", "{}")]),
+    (WOA, "/transports/*", "addr/internal", &[("/transports/com.example.grpc", r#"{"url":"https://10.0.0.9/"}"#)]),
+    (WOA, "/agents/*", J, &[("/agents/0", r#""summarizer""#)]),
+    (WOA, "/agents/*/id", "woa/agent-required", &[("/agents/0/id", R)]),
+    (WOA, "/agents/*/id", "woa/agent-id", &[("/agents/0/id", r#""sum marizer""#)]),
+    (WOA, "", "woa/agent-id-duplicate", &[("/agents/1/id", r#""summarizer""#)]),
+    (WOA, "/agents/*/name", "woa/agent-required", &[("/agents/0/name", R)]),
+    (WOA, "/agents/*/description", "woa/agent-required", &[("/agents/0/description", R)]),
+    (WOA, "/agents/*/inputs", "woa/agent-required", &[("/agents/0/inputs", R)]),
+    (WOA, "/agents/*/outputs", "woa/agent-required", &[("/agents/0/outputs", R)]),
+    (WOA, "/agents/*/inputs", "woa/schema", &[("/agents/0/inputs", r#"{"type":"objekt"}"#)]),
+    (WOA, "/agents/*/outputs", "woa/schema", &[("/agents/0/outputs", r#"{"type":"object","required":"summary"}"#)]),
+    (WOA, "/agents/*/transports", "woa/agent-required", &[("/agents/0/transports", R)]),
+    (WOA, "/agents/*/transports/*", J, &[("/agents/0/transports", "[1]")]),
+    (WOA, "/agents/*/transports/*", "woa/transport-undeclared", &[("/agents/0/transports", r#"["grpc"]"#)]),
+    (WOA, "/agents/*/version", J, &[("/agents/0/version", "1")]),
+    (WOA, "/agents/*/capabilities", J, &[("/agents/0/capabilities", r#""summarization""#)]),
+    (WOA, "/agents/*/operations", J, &[("/agents/0/operations", r#"{"name":"x"}"#)]),
+    (WOA, "/agents/*/operations/*", J, &[("/agents/0/operations", "[1]")]),
+    (WOA, "/agents/*/operations/*/name", "woa/operation-required", &[("/agents/0/operations", r#"[{"description":"d"}]"#)]),
+    (WOA, "/agents/*/operations/*/description", "woa/operation-required", &[("/agents/0/operations", r#"[{"name":"n"}]"#)]),
+    (WOA, "/agents/*/operations/*/inputs", "woa/schema", &[("/agents/0/operations", r#"[{"name":"n","description":"d","inputs":{"properties":[]}}]"#)]),
+    (WOA, "/agents/*/operations/*/outputs", "woa/schema", &[("/agents/0/operations", r#"[{"name":"n","description":"d","outputs":{"type":["string","string"]}}]"#)]),
+    // AgentCard, seed 003
+    (CARD, "/agent_id", "agentcard/required", &[("/agent_id", R)]),
+    (CARD, "/agent_id", "agentcard/agent-id", &[("/agent_id", r#""01HZQK3P8EMXR9V7T5N2W4J6CU""#)]),
+    (CARD, "/agent_id", "agentcard/agent-id", &[("/agent_id", r#""81HZQK3P8EMXR9V7T5N2W4J6C0""#)]),
+    (CARD, "/name", "agentcard/required", &[("/name", R)]),
+    (CARD, "/version", "agentcard/required", &[("/version", R)]),
+    (CARD, "/version", "agentcard/version", &[("/version", r#""1.0""#)]),
+    (CARD, "/capabilities", "agentcard/required", &[("/capabilities", R)]),
+    (CARD, "/capabilities", "agentcard/capabilities-empty", &[("/capabilities", "[]")]),
+    (CARD, "/capabilities/*", J, &[("/capabilities/0", r#""search.web""#)]),
+    (CARD, "/capabilities/*/id", "agentcard/required", &[("/capabilities/0/id", R)]),
+    (CARD, "/capabilities/*/id", "agentcard/capability-id", &[("/capabilities/0/id", r#""Search.Web""#)]),
+    (CARD, "/capabilities/*/description", J, &[("/capabilities/0/description", "1")]),
+    (CARD, "/capabilities/*/tags", J, &[("/capabilities/0/tags", r#""search""#)]),
+    (CARD, "/capabilities/*/input_schema", "agentcard/schema", &[("/capabilities/0/input_schema", r#""object""#)]),
+    (CARD, "/capabilities/*/output_schema", "agentcard/schema", &[("/capabilities/0/output_schema", r#"{"type":1}"#)]),
+    (CARD, "/endpoint", "agentcard/required", &[("/endpoint", R)]),
+    (CARD, "/endpoint/protocol", "agentcard/required", &[("/endpoint/protocol", R)]),
+    (CARD, "/endpoint/protocol", "agentcard/endpoint-protocol", &[("/endpoint/protocol", r#""ftp""#)]),
+    (CARD, "/endpoint/url", "agentcard/required", &[("/endpoint/url", R)]),
+    (CARD, "/endpoint/url", "agentcard/endpoint-url", &[("/endpoint/url", r#""agents.example.com/websearch""#)]),
+    (CARD, "/endpoint/url", "agentcard/endpoint-url", &[("/endpoint/url", r#""http://agents.example.com/websearch""#)]),
+    (CARD, "/endpoint/auth", J, &[("/endpoint/auth", r#""bearer""#)]),
+    (CARD, "/endpoint/auth/scheme", "agentcard/auth-scheme", &[("/endpoint/auth/scheme", r#""basic""#)]),
+    (CARD, "/pricing", J, &[("/pricing", "[]")]),
+    (CARD, "/pricing/base_cost_joules", J, &[("/pricing/base_cost_joules", r#""1e-20""#)]),
+    (CARD, "/pricing/base_cost_joules", "agentcard/landauer", &[("/pricing/base_cost_joules", "1e-22")]),
+    (CARD, "/pricing/per_token_joules", "agentcard/per-token", &[("/pricing/per_token_joules", "-1e-24")]),
+    (CARD, "/metadata", J, &[("/metadata", "[]")]),
+    (CARD, "/metadata/pacr:trust_tier", "agentcard/trust-tier", &[("/metadata/pacr:trust_tier", r#""gold""#)]),
+    (CARD, "/goal_subscriptions", J, &[("/goal_subscriptions", "{}")]),
+    (CARD, "/goal_subscriptions/*", J, &[("/goal_subscriptions", "[1]")]),
+    (CARD, "/goal_subscriptions/*/goal_id", "agentcard/goal-required", &[("/goal_subscriptions", r#"[{"priority":0.5}]"#)]),
+    (CARD, "/goal_subscriptions/*/description", J, &[("/goal_subscriptions", r#"[{"goal_id":"g","description":1}]"#)]),
+    (CARD, "/goal_subscriptions/*/priority", "agentcard/goal-priority", &[("/goal_subscriptions", r#"[{"goal_id":"g","priority":2}]"#)]),
+    // AIDIP, seed 004
+    (AIDIP, "/name", "aidip/required", &[("/name", R)]),
+    (AIDIP, "/description", "aidip/required", &[("/description", R)]),
+    (AIDIP, "/endpoint", "aidip/required", &[("/endpoint", R)]),
+    (AIDIP, "/endpoint", "aidip/endpoint-tls", &[("/endpoint", r#""http://translate.example.com/invoke""#)]),
+    (AIDIP, "/id", "aidip/recommended", &[("/id", R)]),
+    (AIDIP, "/version", "aidip/recommended", &[("/version", R)]),
+    (AIDIP, "/publisher", "aidip/recommended", &[("/publisher", R)]),
+    (AIDIP, "/capabilities", "aidip/recommended", &[("/capabilities", R)]),
+    (AIDIP, "/id", J, &[("/id", "12345")]),
+    (AIDIP, "/version", J, &[("/version", "1")]),
+    (AIDIP, "/publisher", J, &[("/publisher", "[]")]),
+    (AIDIP, "/capabilities", J, &[("/capabilities", r#""translation""#)]),
+    (AIDIP, "/tags", J, &[("/tags", r#""nlp""#)]),
+    (AIDIP, "/supported_languages", J, &[("/supported_languages", r#""en""#)]),
+    (AIDIP, "/status", J, &[("/status", "1")]),
+    (AIDIP, "/authentication", J, &[("/authentication", r#""oauth2""#)]),
+    (AIDIP, "/authentication/type", J, &[("/authentication/type", "1")]),
+    (AIDIP, "/authentication/instructions", J, &[("/authentication/instructions", "[]")]),
+    (AIDIP, "/authentication/scopes", J, &[("/authentication/scopes", r#""translate.invoke""#)]),
+    (AIDIP, "", "aidip/io", &[("/operations", R)]),
+    (AIDIP, "/inputs", "aidip/schema", &[("/inputs", r#"{"type":"objects"}"#)]),
+    (AIDIP, "/outputs", "aidip/schema", &[("/outputs", r#"{"enum":1}"#)]),
+    (AIDIP, "/operations", J, &[("/operations", r#"{"name":"x"}"#)]),
+    (AIDIP, "/operations/*", J, &[("/operations/0", r#""translateText""#)]),
+    (AIDIP, "/operations/*/name", "aidip/operation-required", &[("/operations/0/name", R)]),
+    (AIDIP, "/operations/*/description", "aidip/operation-required", &[("/operations/0/description", R)]),
+    (AIDIP, "/operations/*/inputs", "aidip/operation-required", &[("/operations/0/inputs", R)]),
+    (AIDIP, "/operations/*/outputs", "aidip/operation-required", &[("/operations/0/outputs", R)]),
+    (AIDIP, "/operations/*/inputs", "aidip/schema", &[("/operations/0/inputs/required", "[1]")]),
+    (AIDIP, "/operations/*/outputs", "aidip/schema", &[("/operations/0/outputs/properties/translated_text", "1")]),
+    (AIDIP, "/operations/*/examples", J, &[("/operations/0/examples", r#"{"input":{}}"#)]),
+    (AIDIP, "/operations/*/examples/*", J, &[("/operations/0/examples", "[1]")]),
+    // A2A Agent Card
+    (A2A, "/name", "a2a/required", &[("/name", R)]),
+    (A2A, "/description", "a2a/required", &[("/description", R)]),
+    (A2A, "/version", "a2a/required", &[("/version", R)]),
+    (A2A, "/capabilities", "a2a/required", &[("/capabilities", R)]),
+    (A2A, "/defaultInputModes", "a2a/required", &[("/defaultInputModes", R)]),
+    (A2A, "/defaultOutputModes", "a2a/required", &[("/defaultOutputModes", R)]),
+    (A2A, "/skills", "a2a/required", &[("/skills", R)]),
+    (A2A, "", "a2a/interface", &[("/supportedInterfaces", R)]),
+    (A2A, "/supportedInterfaces", J, &[("/supportedInterfaces", r#""https://currency.example.com/a2a/v1""#)]),
+    (A2A, "/supportedInterfaces", "a2a/interface", &[("/supportedInterfaces", "[]")]),
+    (A2A, "/supportedInterfaces/*", J, &[("/supportedInterfaces/0", r#""JSONRPC""#)]),
+    (A2A, "/supportedInterfaces/*/url", "a2a/interface", &[("/supportedInterfaces/0/url", R)]),
+    (A2A, "/supportedInterfaces/*/protocolBinding", "a2a/interface", &[("/supportedInterfaces/0/protocolBinding", R)]),
+    (A2A, "/supportedInterfaces/*/url", "addr/internal", &[("/supportedInterfaces/0/url", r#""https://192.168.0.1/a2a""#)]),
+    (A2A, "/url", "addr/internal", &[("/url", r#""https://10.0.0.1/a2a""#)]),
+    (A2A, "/additionalInterfaces/*/url", "addr/internal", &[("/additionalInterfaces", r#"[{"url":"https://127.0.0.1/"}]"#)]),
+    (A2A, "/documentationUrl", "addr/internal", &[("/documentationUrl", r#""https://localhost/docs""#)]),
+    (A2A, "/iconUrl", "addr/internal", &[("/iconUrl", r#""https://[fe80::1]/i.png""#)]),
+    (A2A, "/capabilities/streaming", J, &[("/capabilities/streaming", r#""yes""#)]),
+    (A2A, "/capabilities/pushNotifications", J, &[("/capabilities/pushNotifications", "0")]),
+    (A2A, "/capabilities/extendedAgentCard", J, &[("/capabilities/extendedAgentCard", r#""no""#)]),
+    (A2A, "/provider", J, &[("/provider", r#""Example FX""#)]),
+    (A2A, "/provider/organization", "a2a/provider-required", &[("/provider/organization", R)]),
+    (A2A, "/provider/url", "a2a/provider-required", &[("/provider/url", R)]),
+    (A2A, "/provider/url", "addr/internal", &[("/provider/url", r#""https://10.9.9.9/""#)]),
+    (A2A, "/skills/*", J, &[("/skills/0", r#""convert""#)]),
+    (A2A, "/skills/*/id", "a2a/skill-required", &[("/skills/0/id", R)]),
+    (A2A, "/skills/*/name", "a2a/skill-required", &[("/skills/0/name", R)]),
+    (A2A, "/skills/*/description", "a2a/skill-required", &[("/skills/0/description", R)]),
+    (A2A, "/skills/*/tags", "a2a/skill-required", &[("/skills/0/tags", R)]),
+    (A2A, "/skills/*/examples", J, &[("/skills/0/examples", r#""How much?""#)]),
+    (A2A, "/skills/*/inputModes", J, &[("/skills/0/inputModes", r#""text/plain""#)]),
+    (A2A, "/skills/*/outputModes", J, &[("/skills/0/outputModes", "[1]")]),
+    (A2A, "/signatures", J, &[("/signatures", r#"{"protected":"e30","signature":"AA"}"#)]),
+    (A2A, "/signatures/*", J, &[("/signatures", r#"["e30..AA"]"#)]),
+    (A2A, "/signatures/*/protected", "a2a/signature", &[("/signatures", r#"[{"signature":"AA"}]"#)]),
+    (A2A, "/signatures/*/signature", "a2a/signature", &[("/signatures", r#"[{"protected":"e30"}]"#)]),
+    (A2A, "/signatures/*/protected", "a2a/signature-encoding", &[("/signatures", r#"[{"protected":"e30=","signature":"AA"}]"#)]),
+    (A2A, "/signatures/*/signature", "a2a/signature-encoding", &[("/signatures", r#"[{"protected":"e30","signature":"A+/A"}]"#)]),
+    (A2A, "/signatures/*/header", J, &[("/signatures", r#"[{"protected":"e30","signature":"AA","header":"kid"}]"#)]),
+];
+
+/// Every rule of the table has a failing document here, and each one gives
+/// its code at a pointer under the rule's pattern, while the unedited
+/// example is clean. A rule added without a case fails this test.
+#[test]
+fn every_rule_has_a_failing_document() {
+    let mut missing = Vec::new();
+    for r in lint::RULES {
+        if !CASES
+            .iter()
+            .any(|c| c.0 == r.format && c.1 == r.pointer && c.2 == r.code)
+        {
+            missing.push(format!("{} {:?} {}", r.format, r.pointer, r.code));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "rules without a failing document: {missing:#?}"
+    );
+    for (format, pattern, code, edits) in CASES {
+        assert!(
+            lint::RULES
+                .iter()
+                .any(|r| r.format == *format && r.pointer == *pattern && r.code == *code),
+            "case names no rule: {format} {pattern:?} {code}"
+        );
+        let mut doc = example_of(*format);
+        for (p, v) in *edits {
+            edit(&mut doc, p, v);
+        }
+        let report = lint(*format, &doc);
+        let hit = report
+            .findings
+            .iter()
+            .find(|f| f.code == *code && under(pattern, &f.pointer));
+        let hit = hit.unwrap_or_else(|| {
+            panic!(
+                "{format} {pattern:?} {code} after {edits:?}: not found in {:#?}",
+                report.findings
+            )
+        });
+        let rule_sev = lint::RULES
+            .iter()
+            .filter(|r| r.format == *format && r.pointer == *pattern && r.code == *code)
+            .map(|r| r.severity)
+            .collect::<Vec<_>>();
+        assert!(
+            rule_sev.contains(&hit.severity) || *code == J,
+            "{format} {pattern:?} {code}: severity {:?}",
+            hit.severity
+        );
+    }
+}
+
+/// The examples the task names, each with the code it must give.
+#[test]
+fn named_seed_violations() {
+    let cases: &[(&str, Format, &str)] = &[
+        // 004: capabilities given as a string.
+        (
+            r#"{"name":"n","description":"d","endpoint":"https://a.example.com/x","capabilities":"translation","publisher":"p","operations":[]}"#,
+            AIDIP,
+            J,
+        ),
+        // 000 4.1: an operation without description.
+        (
+            r#"{"woa_version":"1","transports":{},"agents":[{"id":"a","name":"n","description":"d","inputs":{},"outputs":{},"transports":[],"operations":[{"name":"op"}]}]}"#,
+            WOA,
+            "woa/operation-required",
+        ),
+        // 001 4.2: empty authority.
+        (
+            r#"{"name":"p","version":"1.0.0","url":"agent:///planner","skills":[{"id":"a","name":"n","description":"d"}]}"#,
+            AG,
+            "agent/uri",
+        ),
+        // 001 7.1.3: unregistered interactionModel.
+        (
+            r#"{"name":"p","version":"1.0.0","interactionModel":["smoke-signals"],"skills":[{"id":"a","name":"n","description":"d"}]}"#,
+            AG,
+            "agent/interaction-model",
+        ),
+        // 001 Appendix E: agents: {}.
+        (r#"{"agents":{}}"#, REG, "registry/agents-empty"),
+        // 002 9: an input parameter without type.
+        (
+            r#"{"awp_version":"0.2","domain":"a.example.com","intent":"i","actions":[{"id":"a","description":"d","auth_required":false,"inputs":{"q":{"required":true}},"outputs":{},"endpoint":"/a","method":"GET"}]}"#,
+            AWP,
+            "awp/input-type",
+        ),
+        // 002 14: synthetic without its origin fields.
+        (
+            r#"{"awp_version":"0.2","domain":"a.example.com","intent":"i","actions":[],"source":"synthetic"}"#,
+            AWP,
+            "awp/synthetic-origin",
+        ),
+        // 003: goal_subscriptions entry without goal_id; input_schema not a schema.
+        (
+            r#"{"agent_id":"01HZQK3P8EMXR9V7T5N2W4J6C0","name":"n","version":"1.0.0","capabilities":[{"id":"a"}],"endpoint":{"protocol":"https","url":"https://a.example.com/"},"goal_subscriptions":[{"priority":0.1}]}"#,
+            CARD,
+            "agentcard/goal-required",
+        ),
+        (
+            r#"{"agent_id":"01HZQK3P8EMXR9V7T5N2W4J6C0","name":"n","version":"1.0.0","capabilities":[{"id":"a","input_schema":"object"}],"endpoint":{"protocol":"https","url":"https://a.example.com/"}}"#,
+            CARD,
+            "agentcard/schema",
+        ),
+    ];
+    for (doc, format, code) in cases {
+        let r = lint_bytes(doc.as_bytes(), None).expect(doc);
+        assert_eq!(r.format, *format, "{doc}");
+        assert!(
+            r.findings
+                .iter()
+                .any(|f| f.code == *code && f.severity == Severity::Error),
+            "{doc}: {code} not in {:#?}",
+            r.findings
+        );
+    }
+}
+
+/// seed 003 "Serialisation": validators MUST accept the card embedded as a
+/// JSON string as well as the object; the string form is linted as the card.
+#[test]
+fn agentcard_embedded_as_a_json_string_is_accepted() {
+    let card = String::from_utf8(example("agentcard.json")).expect("utf-8");
+    let embedded = serde_json::to_vec(&Value::String(card)).expect("json");
+    let r = lint_bytes(&embedded, None).expect("the embedded form is accepted");
+    assert_eq!(r.format, Format::AgentCard);
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    let r = lint_bytes(&embedded, Some(Format::AgentCard)).expect("forced");
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    // Errors inside the embedded card are found as in the object form.
+    let mut v: Value = serde_json::from_slice(&example("agentcard.json")).expect("json");
+    v["capabilities"] = json!([]);
+    let embedded = serde_json::to_vec(&Value::String(v.to_string())).expect("json");
+    let r = lint_bytes(&embedded, None).expect("embedded");
+    assert!(r
+        .findings
+        .iter()
+        .any(|f| f.code == "agentcard/capabilities-empty"));
+    // A string holding something else is no descriptor.
+    assert!(lint_bytes(br#""{\"woa_version\":\"1\"}""#, None).is_err());
+}
+
+/// Every code in the table is documented in docs/formats.md.
+#[test]
+fn every_code_is_in_the_docs() {
+    let doc =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/formats.md"))
+            .expect("docs/formats.md");
+    let undocumented: BTreeSet<&str> = lint::RULES
+        .iter()
+        .map(|r| r.code)
+        .filter(|c| !doc.contains(&format!("`{c}`")))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "not in docs/formats.md: {undocumented:?}"
+    );
 }

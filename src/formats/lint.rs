@@ -695,17 +695,6 @@ fn depends_cycle(cx: &mut Cx<'_>) {
     }
 }
 
-fn depends_depth(cx: &mut Cx<'_>) {
-    for p in check_depends_graph(&depends_graph(cx.doc), DEPENDS_MAX_DEPTH) {
-        if let DependsProblem::TooDeep(n) = p {
-            cx.fail(
-                "/skills",
-                format!("depends chain from {n} is deeper than {DEPENDS_MAX_DEPTH}"),
-            );
-        }
-    }
-}
-
 const TRANSPORT_KEYS: [&str; 7] = ["endpoint", "https", "wss", "grpc", "mqtt", "local", "unix"];
 
 fn transport_not_empty(v: &Value) -> bool {
@@ -1301,7 +1290,6 @@ pub const RULES: &[Rule] = &[
     e(AG, "/skills/*/depends/*", Check::Value(depends_entry, "an object with an agent:// uri"), "agent/depends-uri", S001_714),
     e(AG, "/skills/*/depends/*/uri", Custom(agent_uri), "agent/uri", S001_42),
     e(AG, "", Custom(depends_cycle), "agent/depends-cycle", S001_714),
-    e(AG, "", Custom(depends_depth), "agent/depends-depth", S001_714),
     // agent:// registry (seed 001 section 5.1)
     e(REG, "/agents", Required(OBJ), "registry/agents", S001_51),
     e(REG, "/agents", NonEmpty, "registry/agents-empty", S001_E),
