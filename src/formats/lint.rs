@@ -280,6 +280,9 @@ impl Cx<'_> {
 #[derive(Default)]
 struct Linter {
     findings: Vec<Finding>,
+    /// AWP action ids, computed once per document (each reference to an
+    /// action is looked up here, so the check stays linear).
+    action_ids: Option<BTreeSet<String>>,
 }
 
 impl Linter {
@@ -615,7 +618,10 @@ pub fn agent_uri_problem(uri: &str) -> Option<&'static str> {
     if authority.is_empty() {
         return Some("the authority component MUST NOT be empty");
     }
-    if authority.len() > 4 && authority[..4].eq_ignore_ascii_case("did:") {
+    if authority
+        .get(..4)
+        .is_some_and(|p| p.eq_ignore_ascii_case("did:"))
+    {
         return Some("a DID authority MUST be percent-encoded (did%3Amethod%3A...)");
     }
     None
@@ -812,11 +818,17 @@ fn awp_via_declared(cx: &mut Cx<'_>) {
     }
 }
 
-fn awp_action_ids(doc: &Value) -> BTreeSet<&str> {
-    select(doc, "/actions/*/id")
-        .into_iter()
-        .filter_map(|s| s.val.as_str())
-        .collect()
+/// Whether `id` names an action of the document (the set is built once).
+fn awp_is_action(cx: &mut Cx<'_>, id: &str) -> bool {
+    let doc = cx.doc;
+    cx.l.action_ids
+        .get_or_insert_with(|| {
+            select(doc, "/actions/*/id")
+                .into_iter()
+                .filter_map(|s| s.val.as_str().map(str::to_string))
+                .collect()
+        })
+        .contains(id)
 }
 
 fn awp_action_id_unique(cx: &mut Cx<'_>) {
@@ -826,7 +838,7 @@ fn awp_action_id_unique(cx: &mut Cx<'_>) {
 /// An action id named elsewhere (auth, dependencies, agent_status) exists.
 fn awp_known_action(cx: &mut Cx<'_>) {
     if let Some(id) = cx.val.as_str() {
-        if !awp_action_ids(cx.doc).contains(id) {
+        if !awp_is_action(cx, id) {
             cx.fail(
                 "",
                 format!(
@@ -841,7 +853,7 @@ fn awp_known_action(cx: &mut Cx<'_>) {
 /// A key of `dependencies` is an action id.
 fn awp_known_action_key(cx: &mut Cx<'_>) {
     let k = cx.key.clone();
-    if !awp_action_ids(cx.doc).contains(k.as_str()) {
+    if !awp_is_action(cx, &k) {
         cx.fail(
             "",
             format!(
@@ -1637,6 +1649,76 @@ mod tests {
         ] {
             assert!(!is_semver(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn agent_uri_syntax() {
+        for ok in [
+            "agent://planner.example.com/",
+            "agent+https://planner.example.com:8443/a?b#c",
+            "agent://did%3Aweb%3Aexample.com/x",
+            "https://not-an-agent-uri.example.com/",
+        ] {
+            assert_eq!(agent_uri_problem(ok), None, "{ok}");
+        }
+        for bad in [
+            "agent:///planner",
+            "agent://",
+            "agent+://x.example.com/",
+            "agent+9p://x.example.com/",
+            "agent+a_b://x.example.com/",
+            "agent://did:web:example.com/x",
+            "agent://DID:web:example.com/x",
+        ] {
+            assert!(agent_uri_problem(bad).is_some(), "{bad}");
+        }
+        // Non-ASCII authorities are judged, never sliced mid-character.
+        assert_eq!(agent_uri_problem("agent://\u{e9}\u{20ac}x/"), None);
+        assert_eq!(agent_uri_problem("agent://di\u{e9}:x/"), None);
+    }
+
+    #[test]
+    fn rfc3339_shape() {
+        for ok in ["2026-03-15T10:00:00Z", "2026-03-15t10:00:00.123+05:30"] {
+            assert!(is_rfc3339(ok), "{ok}");
+        }
+        for bad in [
+            "2026-03-15",
+            "2026-03-15T10:00:00",
+            "2026-03-15T10:00:00.Z",
+            "2026-03-15T10:00:00+0530",
+            "\u{e9}026-03-15T10:00:00Z",
+        ] {
+            assert!(!is_rfc3339(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn schema_shapes() {
+        use serde_json::json;
+        for ok in [
+            json!(true),
+            json!({}),
+            json!({"type": ["string", "null"], "properties": {"a": {"items": {"type": "integer"}}}, "required": ["a"]}),
+        ] {
+            assert_eq!(schema_problem(&ok, 0), None, "{ok}");
+        }
+        for bad in [
+            json!("object"),
+            json!({"type": "objekt"}),
+            json!({"type": []}),
+            json!({"required": ["a", "a"]}),
+            json!({"properties": {"a": 1}}),
+            json!({"anyOf": []}),
+            json!({"items": {"type": 1}}),
+        ] {
+            assert!(schema_problem(&bad, 0).is_some(), "{bad}");
+        }
+        let mut deep = json!(true);
+        for _ in 0..70 {
+            deep = json!({ "items": deep });
+        }
+        assert!(schema_problem(&deep, 0).is_some(), "depth is bounded");
     }
 
     #[test]
