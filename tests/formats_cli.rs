@@ -1,4 +1,4 @@
-//! `agentsig lint` (issue 11): exit 0 clean, 1 errors, 2 unreadable or
+//! `agentsig lint`: exit 0 clean, 1 errors, 2 unreadable or
 //! undetectable input; `--json` carries stable codes and pointers.
 
 use serde_json::Value;
@@ -94,7 +94,7 @@ fn format_override_and_usage_errors() {
     assert_eq!(code, 2);
 }
 
-/// Issue 11: `sign` lints first, refuses a descriptor with errors unless
+/// `sign` lints first, refuses a descriptor with errors unless
 /// `--force`, and signs the detected format's media type as content-type.
 #[test]
 fn sign_lints_first_and_signs_the_format_media_type() {
@@ -148,7 +148,7 @@ fn sign_lints_first_and_signs_the_format_media_type() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Issue 11: `verify --response` reports a served media type that does not
+/// `verify --response` reports a served media type that does not
 /// fit the descriptor's format (a warning: the signature still verifies).
 #[test]
 fn verify_reports_a_media_type_that_does_not_fit() {

@@ -1,4 +1,4 @@
-//! Issue 11: detection, publication facts and lint of every descriptor
+//! Detection, publication facts and lint of every descriptor
 //! format, over the examples in `examples/` and over targeted mutations of
 //! them (each trust-relevant MUST rule, with its stable code and pointer).
 

@@ -46,7 +46,7 @@ fn keygen(t: &Tmp, alg: &str) {
     );
 }
 
-/// Issue 7 item 8: a private key pasted as the value of --key (PEM text, a
+/// A private key pasted as the value of --key (PEM text, a
 /// JWK, a base64 blob) is never repeated in the error.
 #[test]
 fn key_material_given_as_key_value_is_never_echoed() {
@@ -99,7 +99,7 @@ fn key_material_given_as_key_value_is_never_echoed() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.pem"));
 }
 
-/// Issue 7 item 5: every key keygen writes signs and verifies as written.
+/// Every key keygen writes signs and verifies as written.
 /// RSA keys need no --alg: rsa-pss-sha512 is recorded in the PEM files
 /// (id-RSASSA-PSS), rsa-v1_5-sha256 in PREFIX.jwk.json's alg. HMAC is the
 /// exception by policy: a shared secret is used only when hmac-sha256 is
@@ -158,7 +158,7 @@ fn keygen_keys_sign_and_verify_as_written() {
     }
 }
 
-/// Issue 7 item 5: an RSA PEM with nothing recording its algorithm gets an
+/// An RSA PEM with nothing recording its algorithm gets an
 /// error naming --alg; an encrypted key without passphrase names
 /// --passphrase-file and AGENTSIG_PASSPHRASE.
 #[test]

@@ -1766,8 +1766,8 @@ pub enum SignGateError {
     /// The document is not JSON or its format is not recognized.
     #[error(transparent)]
     Detect(#[from] DetectError),
-    /// The document breaks MUST rules (issue 11: "sign lints first and
-    /// refuses a descriptor with errors unless forced").
+    /// The document breaks MUST rules: `sign` lints first and refuses a
+    /// descriptor with errors unless forced.
     #[error("{} lint error(s), first: {} at {}: {}", .0.errors().count(),
         .0.errors().next().map_or("", |f| f.code),
         .0.errors().next().map_or("", |f| f.pointer.as_str()),
