@@ -91,9 +91,11 @@ enum Command {
     Canon(sign::CanonArgs),
     /// Check a descriptor against its format's MUST rules (detected, or --format).
     Lint(lint::LintArgs),
-    /// Sign a descriptor: write a detached JWS over its canonical form beside it (FILE.jws).
+    /// Sign a descriptor: write a detached JWS over its canonical form beside it (FILE.jws);
+    /// an A2A Agent Card gets the signature in its own `signatures` array instead.
     Sign(sign::SignArgs),
-    /// Verify a descriptor against its detached JWS, or a saved HTTP response (--response).
+    /// Verify a descriptor against its detached JWS (an A2A Agent Card by the signatures it
+    /// embeds), or a saved HTTP response (--response).
     Verify(sign::VerifyArgs),
     /// RFC 9421 HTTP Message Signatures over raw HTTP messages.
     #[command(subcommand)]
