@@ -1235,16 +1235,28 @@ mod tests {
         );
         // Everything converted is covered: nothing v0.3 is left uncovered.
         assert!(
-            n.uncovered.iter().all(|u| u.reason != "v0.3 compatibility member"),
+            n.uncovered
+                .iter()
+                .all(|u| u.reason != "v0.3 compatibility member"),
             "{:?}",
             n.uncovered
         );
         // Without the conversion (the JS SDK's reading) they are dropped and flagged.
         let plain = normalize_unconverted(&v03_card()).unwrap();
         assert!(!plain.converted_v03);
-        for p in ["/url", "/preferredTransport", "/protocolVersion", "/additionalInterfaces", "/security", "/supportsAuthenticatedExtendedCard", "/skills/0/security"] {
+        for p in [
+            "/url",
+            "/preferredTransport",
+            "/protocolVersion",
+            "/additionalInterfaces",
+            "/security",
+            "/supportsAuthenticatedExtendedCard",
+            "/skills/0/security",
+        ] {
             assert!(
-                plain.uncovered.iter().any(|u| u.pointer == p && u.security && u.reason == "v0.3 compatibility member"),
+                plain.uncovered.iter().any(|u| u.pointer == p
+                    && u.security
+                    && u.reason == "v0.3 compatibility member"),
                 "{p}: {:?}",
                 plain.uncovered
             );
