@@ -377,3 +377,74 @@ fn detached_flag_and_standard_streams() {
     );
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// `sign CARD` writes CARD.headers over the signed card's bytes; a response
+/// saved from a static host serving both verifies with `verify CARD
+/// --response`, which checks the card's embedded signatures too.
+#[test]
+fn saved_response_of_a_signed_card_checks_both_signatures() {
+    let t = Tmp::new("response");
+    t.keygen("k", "k1");
+    t.write("card.json", &example());
+    let (code, _, err) = t.run(&["sign", "card.json", "--key", "k.pem"]);
+    assert_eq!(code, 0, "{err}");
+    let body = std::fs::read(t.path("card.json")).unwrap();
+    let headers = std::fs::read_to_string(t.path("card.json.headers")).unwrap();
+    let saved = |body: &[u8]| {
+        let mut resp = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for l in headers.lines().filter(|l| l.contains(": ")) {
+            resp.extend_from_slice(l.as_bytes());
+            resp.extend_from_slice(b"\r\n");
+        }
+        resp.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+        resp.extend_from_slice(body);
+        resp
+    };
+    std::fs::write(t.path("resp.http"), saved(&body)).unwrap();
+    let (code, out, err) = t.run(&[
+        "verify",
+        "card.json",
+        "--response",
+        "resp.http",
+        "--jwks",
+        "k.jwks.json",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let r = json_report(&out);
+    let kinds: Vec<&str> = r["signatures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["kind"].as_str())
+        .collect();
+    assert_eq!(kinds, vec!["http-message-signature", "jws"], "{r}");
+    assert!(r["details"]["checked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c == "the A2A card's embedded signatures"));
+
+    // The card file's embedded signature broken: its signatures fail (and
+    // it is no longer the response body); both are named among the failures.
+    let mut bad = t.read("card.json");
+    bad["signatures"][0]["signature"] = json!("AAAA");
+    t.write("card.json", &bad);
+    let (code, out, _) = t.run(&[
+        "verify",
+        "card.json",
+        "--response",
+        "resp.http",
+        "--jwks",
+        "k.jwks.json",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("failed: ") && out.contains("the A2A card's embedded signatures"),
+        "{out}"
+    );
+    assert!(
+        out.contains("response body is the bytes of card.json"),
+        "{out}"
+    );
+}

@@ -596,6 +596,49 @@ pub fn verify(a: VerifyArgs) -> CliResult {
 /// when at least one is valid and none invalid under a trusted key, or with
 /// `--require-all` when every one is valid (docs/a2a.md).
 fn verify_a2a_card(a: &VerifyArgs, card: &serde_json::Value) -> CliResult {
+    let o = check_card(a, card)?;
+    if a.json {
+        super::print_report(&o.json);
+    } else {
+        for l in &o.lines {
+            errln!("{l}");
+        }
+        if o.json.signatures.is_empty() {
+            outln!("{}: NOT verified", esc(&a.file));
+        } else {
+            let valid = o
+                .json
+                .signatures
+                .iter()
+                .filter(|s| s.verdict == "valid")
+                .count();
+            let rule = if a.require_all {
+                "every signature valid under a trusted key (--require-all)"
+            } else {
+                "at least one valid signature by a trusted key, none invalid"
+            };
+            outln!(
+                "{}: {} ({valid} of {} signature(s) valid; rule: {rule})",
+                esc(&a.file),
+                if o.verified {
+                    "verified"
+                } else {
+                    "NOT verified"
+                },
+                o.json.signatures.len()
+            );
+        }
+    }
+    Ok(if o.verified {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Check an A2A card's embedded signatures; prints nothing. A card without
+/// signatures, or one that is no valid card, is a failed outcome (exit 1).
+fn check_card(a: &VerifyArgs, card: &serde_json::Value) -> Result<JwsOutcome, CliError> {
     let resolver = a.trust.resolver()?;
     let mut policy = JwsPolicy::default();
     if !a.typ.is_empty() {
@@ -618,15 +661,13 @@ fn verify_a2a_card(a: &VerifyArgs, card: &serde_json::Value) -> CliResult {
                 A2aError::NoSignatures => "the A2A card has no signatures (its `signatures` array is absent or empty): nothing verified".to_owned(),
                 other => other.to_string(),
             };
-            if a.json {
-                let mut rep = Report::error("verify", Some(&a.file), code, &message);
-                rep.set_verdict(agentsig::report::Verdict::NotVerified);
-                super::print_report(&rep);
-            } else {
-                errln!("{}: {}", esc(&a.file), esc(&message));
-                outln!("{}: NOT verified", esc(&a.file));
-            }
-            return Ok(ExitCode::from(1));
+            let mut rep = Report::error("verify", Some(&a.file), code, &message);
+            rep.set_verdict(agentsig::report::Verdict::NotVerified);
+            return Ok(JwsOutcome {
+                verified: false,
+                json: rep,
+                lines: vec![format!("{}: {}", esc(&a.file), esc(&message))],
+            });
         }
     };
     let mut json = Report::from_card("verify", Some(&a.file), &report, a.require_all);
@@ -671,33 +712,10 @@ fn verify_a2a_card(a: &VerifyArgs, card: &serde_json::Value) -> CliResult {
     if report.converted_v03 {
         lines.push("note: the v0.3 members were read as their v1.0 equivalents (as the A2A Python SDK does)".into());
     }
-    let valid = json
-        .signatures
-        .iter()
-        .filter(|s| s.verdict == "valid")
-        .count();
-    let rule = if a.require_all {
-        "every signature valid under a trusted key (--require-all)"
-    } else {
-        "at least one valid signature by a trusted key, none invalid"
-    };
-    if a.json {
-        super::print_report(&json);
-    } else {
-        for l in &lines {
-            errln!("{l}");
-        }
-        outln!(
-            "{}: {} ({valid} of {} signature(s) valid; rule: {rule})",
-            esc(&a.file),
-            if verified { "verified" } else { "NOT verified" },
-            report.signatures.len()
-        );
-    }
-    Ok(if verified {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    Ok(JwsOutcome {
+        verified,
+        json,
+        lines,
     })
 }
 
@@ -803,12 +821,33 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
     if let Some(f) = &media_warning {
         lines.push(format!("warning {}: {}", f.code, esc(&f.message)));
     }
-    let jws = match (&jws_path, &input) {
-        (Some(p), Some(bytes)) => {
+    // An A2A card with a `signatures` member and no detached JWS: its
+    // embedded signatures (docs/a2a.md).
+    let card = match (&jws_path, &input) {
+        (None, Some(bytes)) => match agentsig::formats::detect_bytes(bytes) {
+            Ok((agentsig::formats::Format::A2a, card)) if card.get("signatures").is_some() => {
+                Some(card)
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let jws = match (&jws_path, &input, &card) {
+        (Some(p), Some(bytes), _) => {
             checked.push(format!("detached JWS {p}"));
             let o = check_jws(a, bytes, p)?;
             if !o.verified {
                 failed.push(format!("detached JWS {p}"));
+            }
+            lines.extend(o.lines.iter().cloned());
+            Some(o)
+        }
+        (None, Some(_), Some(card)) => {
+            let what = "the A2A card's embedded signatures".to_owned();
+            checked.push(what.clone());
+            let o = check_card(a, card)?;
+            if !o.verified {
+                failed.push(what);
             }
             lines.extend(o.lines.iter().cloned());
             Some(o)
@@ -822,6 +861,7 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
         j.command = "verify --response".into();
         if let Some(o) = &jws {
             j.signatures.extend(o.json.signatures.iter().cloned());
+            j.checks.extend(o.json.checks.iter().cloned());
             for (k, v) in &o.json.details {
                 j.details.insert(k.clone(), v.clone());
             }
@@ -849,6 +889,9 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
             } else {
                 agentsig::report::Verdict::NotVerified
             });
+            if verified {
+                j.error = None;
+            }
         }
         super::print_report(&j);
     } else {
@@ -859,7 +902,7 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
             let note = if file.is_none() {
                 "; no descriptor file was compared with the body"
             } else if jws.is_none() {
-                "; no detached JWS was found beside it"
+                "; no detached JWS was found beside it, nor embedded A2A signatures"
             } else {
                 ""
             };
