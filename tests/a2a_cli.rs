@@ -448,3 +448,37 @@ fn saved_response_of_a_signed_card_checks_both_signatures() {
         "{out}"
     );
 }
+
+#[test]
+fn resigning_a_converted_v03_card_warns_about_its_existing_signatures() {
+    let t = Tmp::new("resign");
+    t.keygen("k", "k1");
+    let card = json!({
+        "name": "Legacy Agent",
+        "description": "v0.3 card",
+        "version": "1.0.0",
+        "url": "https://legacy.example.com/a2a",
+        "capabilities": {},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "s", "name": "S", "description": "d", "tags": ["t"]}],
+        "signatures": [{"protected": "eyJhbGciOiJFUzI1NiJ9", "signature": "AA"}]
+    });
+    t.write("card.json", &card);
+    let (code, _, err) = t.run(&["sign", "card.json", "--key", "k.pem"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("1 existing signature(s) are kept"), "{err}");
+    let signed = t.read("card.json");
+    assert_eq!(signed["signatures"].as_array().map(Vec::len), Some(2));
+    // A v1.0 card already in its normal form: no warning.
+    t.write("v1.json", &example());
+    let (code, _, err) = t.run(&["sign", "v1.json", "--key", "k.pem"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = t.run(&["sign", "v1.json", "--key", "k.pem"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("existing signature"), "{err}");
+    assert_eq!(
+        t.read("v1.json")["signatures"].as_array().map(Vec::len),
+        Some(2)
+    );
+}

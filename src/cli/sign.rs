@@ -278,6 +278,20 @@ fn sign_a2a_card(
     }
     let mut card = agentsig::json::parse_strict(input)
         .map_err(|e| CliError::usage(format!("{}: {e}", esc(&a.file))))?;
+    // Signatures already on the card cover its normal form; when this card
+    // holds v0.3 members that the normal form converts, a signature made
+    // over the unconverted reading (the JS SDK's) will not verify on the
+    // card as rewritten.
+    let had = card
+        .get("signatures")
+        .and_then(serde_json::Value::as_array)
+        .map_or(0, Vec::len);
+    if had > 0 && a2a::normalize(&card).is_ok_and(|n| n.converted_v03) {
+        errln!(
+            "{}: warning: the card's {had} existing signature(s) are kept, but it is rewritten with its v0.3 members converted: a signature made over the unconverted card will no longer verify; check with `agentsig verify`",
+            esc(&a.file)
+        );
+    }
     let mut uncovered = Vec::new();
     for (i, key) in keys.iter().enumerate() {
         let signed = a2a::sign_card(&card, key, &serde_json::Map::new(), a.allow_uncovered)
