@@ -23,11 +23,26 @@
 //! 4. `null`, `""`, `[]` and `{}` are removed recursively, containers that
 //!    become empty too, Struct contents (`params`) included.
 //!
+//! Before the projection, the v0.3 members are converted as the Python
+//! SDK's `parse_agent_card` does ([`upgrade_v03`]): `url`,
+//! `preferredTransport`, `protocolVersion` and `additionalInterfaces` become
+//! `supportedInterfaces` when the card has none, `security` becomes
+//! `securityRequirements` (card and skills) when absent,
+//! `supportsAuthenticatedExtendedCard: true` becomes
+//! `capabilities.extendedAgentCard`, and a v0.3 security scheme
+//! `{"type": "http", ...}` becomes `{"httpAuthSecurityScheme": {...}}`.
+//! Where the card already has the v1.0 member, the v0.3 one is dropped.
+//!
 //! What the normal form drops is not covered by any signature. [`normalize`]
 //! reports each such member with its JSON pointer; dropped *security*
 //! declarations (a `mtlsSecurityScheme` with no fields, a security
 //! requirement without scopes: the SDKs sign a card declaring "mTLS only"
-//! exactly like one declaring no security) are flagged as such.
+//! exactly like one declaring no security) are flagged as such, and so are
+//! dropped v0.3 members (`url`, `preferredTransport`, `additionalInterfaces`,
+//! `protocolVersion`, `security`, `supportsAuthenticatedExtendedCard`):
+//! v0.3 clients act on them (where to send requests, which credentials to
+//! present), yet an attacker can rewrite them without breaking a signature.
+//! Callers act only on [`CardReport::signed_card`].
 //!
 //! [`sign_card`] writes the card in its normal form (so that plain
 //! "JCS of the card minus signatures" verifiers agree with the SDKs) and
@@ -109,11 +124,14 @@ pub enum A2aError {
 pub struct Uncovered {
     /// RFC 6901 pointer into the card as given.
     pub pointer: String,
-    /// Why: `"unknown member"`, `"empty value"`, `"proto3 default"`.
+    /// Why: `"unknown member"`, `"empty value"`, `"proto3 default"`,
+    /// `"v0.3 compatibility member"`.
     pub reason: &'static str,
-    /// True for a security declaration (`securitySchemes`,
-    /// `securityRequirements`), where being uncovered lets an attacker strip
-    /// or add an authentication requirement without breaking the signature.
+    /// True for a security-relevant member: a security declaration
+    /// (`securitySchemes`, `securityRequirements`), where being uncovered
+    /// lets an attacker strip or add an authentication requirement without
+    /// breaking the signature, or a v0.3 member clients act on (see
+    /// [`V03_MEMBERS`]).
     pub security: bool,
 }
 
@@ -126,7 +144,27 @@ pub struct Normalized {
     pub payload: Vec<u8>,
     /// What the payload does not cover.
     pub uncovered: Vec<Uncovered>,
+    /// True when v0.3 members were converted into v1.0 ones
+    /// ([`upgrade_v03`]) and so are covered by the payload.
+    pub converted_v03: bool,
 }
+
+/// The top-level v0.3 members (A2A v0.3 `AgentCard`) that the v1.0 normal
+/// form drops, in lowerCamelCase and snake_case. Clients of v0.3 send their
+/// requests to `url`/`additionalInterfaces` with `preferredTransport`, and
+/// present the credentials `security` names: each is security-relevant.
+pub const V03_MEMBERS: [&str; 10] = [
+    "url",
+    "preferredTransport",
+    "preferred_transport",
+    "additionalInterfaces",
+    "additional_interfaces",
+    "protocolVersion",
+    "protocol_version",
+    "security",
+    "supportsAuthenticatedExtendedCard",
+    "supports_authenticated_extended_card",
+];
 
 #[derive(Clone, Copy)]
 enum Kind {
@@ -387,6 +425,17 @@ fn is_security(path: &str) -> bool {
     }
 }
 
+/// Is a dropped member one of the v0.3 members clients act on: a top-level
+/// [`V03_MEMBERS`] entry (or anything inside it), or a skill's `security`?
+fn is_v03(path: &str) -> bool {
+    let t: Vec<&str> = path.split('/').skip(1).collect();
+    match t.as_slice() {
+        [m, ..] if V03_MEMBERS.contains(m) => true,
+        ["skills", _, "security", ..] => true,
+        _ => false,
+    }
+}
+
 fn push_token(base: &str, token: &str) -> String {
     let mut s = base.to_string();
     s.push_str(&json::pointer(&[token.to_string()]));
@@ -395,7 +444,13 @@ fn push_token(base: &str, token: &str) -> String {
 
 impl Ctx {
     fn uncovered(&mut self, pointer: String, reason: &'static str) {
-        let security = is_security(&pointer);
+        let v03 = is_v03(&pointer);
+        let security = v03 || is_security(&pointer);
+        let reason = if v03 {
+            "v0.3 compatibility member"
+        } else {
+            reason
+        };
         self.uncovered.push(Uncovered {
             pointer,
             reason,
@@ -598,8 +653,200 @@ fn is_leaf_empty(v: &Value) -> bool {
     }
 }
 
-/// The normal form of a parsed card and its JWS payload (module docs).
+/// Convert the v0.3 members of a card into their v1.0 equivalents, as the
+/// Python SDK's `parse_agent_card` does before it signs or verifies (A2A
+/// v1.0 section 8.4 leaves the v0.3 members out of the schema):
+///
+/// * `supportsAuthenticatedExtendedCard` true, and no
+///   `capabilities.extendedAgentCard` → `capabilities.extendedAgentCard: true`;
+/// * no `supportedInterfaces` and a `url` → `supportedInterfaces` from `url`,
+///   `preferredTransport` (default `JSONRPC`), `protocolVersion` (default
+///   `0.3.0`) and each `additionalInterfaces` entry's `url` and `transport`;
+/// * no `securityRequirements` and a `security` list (on the card or a
+///   skill) → `securityRequirements: [{"schemes": {NAME: {"list": SCOPES}}}]`;
+/// * a scheme `{"type": T, ...}` with T one of `apiKey`, `http`, `oauth2`,
+///   `openIdConnect`, `mutualTLS` → `{"<T>SecurityScheme": {...}}` (an
+///   `apiKey` scheme's `in` renamed `location`).
+///
+/// A converted member is removed; one that is not converted (the v1.0
+/// member is already there) is left in place, so [`normalize`] drops it and
+/// reports it as an uncovered, security-relevant v0.3 member. Returns the
+/// card and whether anything was converted.
+pub fn upgrade_v03(card: &Value) -> Result<(Value, bool), A2aError> {
+    let Some(obj) = card.as_object() else {
+        return Ok((card.clone(), false));
+    };
+    let mut c = obj.clone();
+    let mut converted = false;
+    let ty = |pointer: &str, expected| A2aError::Type {
+        pointer: pointer.to_string(),
+        expected,
+    };
+    // supportsAuthenticatedExtendedCard -> capabilities.extendedAgentCard.
+    if c.get("supportsAuthenticatedExtendedCard")
+        .is_some_and(truthy)
+    {
+        let caps = c
+            .entry("capabilities")
+            .or_insert_with(|| Value::Object(Map::new()));
+        let caps = caps
+            .as_object_mut()
+            .ok_or_else(|| ty("/capabilities", "an object"))?;
+        if !caps.contains_key("extendedAgentCard") {
+            caps.insert("extendedAgentCard".into(), Value::Bool(true));
+            c.remove("supportsAuthenticatedExtendedCard");
+            converted = true;
+        }
+    }
+    // url, preferredTransport, protocolVersion, additionalInterfaces ->
+    // supportedInterfaces.
+    if !c.contains_key("supportedInterfaces") && c.get("url").is_some_and(truthy) {
+        let optional = |c: &Map<String, Value>, k: &str, default: &str| match c.get(k) {
+            None => Some(Value::String(default.into())),
+            Some(Value::Null) => None,
+            Some(v) => Some(v.clone()),
+        };
+        let binding = optional(&c, "preferredTransport", "JSONRPC");
+        let version = optional(&c, "protocolVersion", "0.3.0");
+        let iface = |url: Option<&Value>, binding: Option<Value>| {
+            let mut m = Map::new();
+            if let Some(u) = url.filter(|u| !u.is_null()) {
+                m.insert("url".into(), u.clone());
+            }
+            if let Some(b) = binding.filter(|b| !b.is_null()) {
+                m.insert("protocolBinding".into(), b);
+            }
+            if let Some(v) = &version {
+                m.insert("protocolVersion".into(), v.clone());
+            }
+            Value::Object(m)
+        };
+        let mut list = vec![iface(c.get("url"), binding)];
+        match c.get("additionalInterfaces") {
+            Some(Value::Array(a)) => {
+                for (i, x) in a.iter().enumerate() {
+                    let o = x
+                        .as_object()
+                        .ok_or_else(|| ty(&format!("/additionalInterfaces/{i}"), "an object"))?;
+                    list.push(iface(o.get("url"), o.get("transport").cloned()));
+                }
+            }
+            Some(v) if truthy(v) => return Err(ty("/additionalInterfaces", "an array")),
+            _ => {}
+        }
+        for k in [
+            "url",
+            "preferredTransport",
+            "protocolVersion",
+            "additionalInterfaces",
+        ] {
+            c.remove(k);
+        }
+        c.insert("supportedInterfaces".into(), Value::Array(list));
+        converted = true;
+    }
+    // security -> securityRequirements, on the card and on each skill.
+    converted |= upgrade_security(&mut c, "")?;
+    if let Some(Value::Array(skills)) = c.get_mut("skills") {
+        for (i, skill) in skills.iter_mut().enumerate() {
+            if let Some(o) = skill.as_object_mut() {
+                converted |= upgrade_security(o, &format!("/skills/{i}"))?;
+            }
+        }
+    }
+    // {"type": T, ...} -> {"<T>SecurityScheme": {...}}.
+    if let Some(Value::Object(schemes)) = c.get_mut("securitySchemes") {
+        for scheme in schemes.values_mut() {
+            let Some(o) = scheme.as_object_mut() else {
+                continue;
+            };
+            let wrapper = match o.get("type").and_then(Value::as_str) {
+                Some("apiKey") => "apiKeySecurityScheme",
+                Some("http") => "httpAuthSecurityScheme",
+                Some("oauth2") => "oauth2SecurityScheme",
+                Some("openIdConnect") => "openIdConnectSecurityScheme",
+                Some("mutualTLS") => "mtlsSecurityScheme",
+                _ => continue,
+            };
+            let mut inner = o.clone();
+            inner.remove("type");
+            if wrapper == "apiKeySecurityScheme" {
+                if let Some(loc) = inner.remove("in") {
+                    inner.insert("location".into(), loc);
+                }
+            }
+            let mut w = Map::new();
+            w.insert(wrapper.into(), Value::Object(inner));
+            *o = w;
+            converted = true;
+        }
+    }
+    Ok((Value::Object(c), converted))
+}
+
+/// Python truthiness of a JSON value (what `parse_agent_card` tests).
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// v0.3 `security: [{NAME: [SCOPE...]}]` → v1.0 `securityRequirements`, when
+/// the object has no `securityRequirements`.
+fn upgrade_security(o: &mut Map<String, Value>, at: &str) -> Result<bool, A2aError> {
+    if o.contains_key("securityRequirements") {
+        return Ok(false);
+    }
+    let Some(legacy) = o.get("security").filter(|v| !v.is_null()) else {
+        return Ok(false);
+    };
+    let ty = |expected| A2aError::Type {
+        pointer: format!("{at}/security"),
+        expected,
+    };
+    let list = legacy
+        .as_array()
+        .ok_or_else(|| ty("an array of {scheme: [scopes]}"))?;
+    let mut out = Vec::with_capacity(list.len());
+    for req in list {
+        let req = req
+            .as_object()
+            .ok_or_else(|| ty("an array of {scheme: [scopes]}"))?;
+        let mut schemes = Map::new();
+        for (name, scopes) in req {
+            let mut l = Map::new();
+            l.insert("list".into(), scopes.clone());
+            schemes.insert(name.clone(), Value::Object(l));
+        }
+        let mut r = Map::new();
+        r.insert("schemes".into(), Value::Object(schemes));
+        out.push(Value::Object(r));
+    }
+    o.remove("security");
+    o.insert("securityRequirements".into(), Value::Array(out));
+    Ok(true)
+}
+
+/// The normal form of a parsed card and its JWS payload (module docs): the
+/// v0.3 members converted as the Python SDK does ([`upgrade_v03`]), then
+/// projected onto the v1.0 schema and purged.
 pub fn normalize(card: &Value) -> Result<Normalized, A2aError> {
+    let (upgraded, converted) = upgrade_v03(card)?;
+    let mut n = normalize_unconverted(&upgraded)?;
+    n.converted_v03 = converted;
+    Ok(n)
+}
+
+/// The normal form without the v0.3 conversion: what the JS SDK's
+/// `canonicalizeAgentCard` computes on a card as given (its v0.3 members,
+/// if any, dropped and reported). Equal to [`normalize`] for a card
+/// without v0.3 members.
+pub fn normalize_unconverted(card: &Value) -> Result<Normalized, A2aError> {
     let mut ctx = Ctx {
         uncovered: Vec::new(),
     };
@@ -616,6 +863,7 @@ pub fn normalize(card: &Value) -> Result<Normalized, A2aError> {
         card: cleaned,
         payload,
         uncovered: ctx.uncovered,
+        converted_v03: false,
     })
 }
 
@@ -716,6 +964,13 @@ pub struct CardReport {
     pub payload: Vec<u8>,
     /// Members of the card no signature covers.
     pub uncovered: Vec<Uncovered>,
+    /// The normal form the signatures were checked against (without
+    /// `signatures`): see [`CardReport::signed_card`].
+    pub card: Value,
+    /// True when that normal form has the card's v0.3 members converted
+    /// ([`upgrade_v03`], the Python SDK's reading); false when they were
+    /// dropped (the JS SDK's reading, or a card without v0.3 members).
+    pub converted_v03: bool,
 }
 
 impl CardReport {
@@ -731,6 +986,35 @@ impl CardReport {
                     .any(|s| s.verdict == jws::Verdict::Invalid)
             })
     }
+
+    /// Every entry of `signatures` verified with a trusted key (none
+    /// unreadable, none by an unknown key): the `--require-all` rule.
+    pub fn verified_all(&self) -> bool {
+        !self.signatures.is_empty()
+            && self.signatures.iter().all(|r| {
+                r.as_ref().is_ok_and(|r| {
+                    !r.signatures.is_empty()
+                        && r.signatures
+                            .iter()
+                            .all(|s| s.verdict == jws::Verdict::Valid)
+                })
+            })
+    }
+
+    /// The card as signed: its normal form, holding only members a
+    /// signature covers (no `signatures`). Act on this, never on the card
+    /// as received: members outside it (see [`CardReport::uncovered`]),
+    /// such as the v0.3 `url`, can be changed by anyone without breaking a
+    /// signature.
+    pub fn signed_card(&self) -> &Value {
+        &self.card
+    }
+
+    /// The uncovered members that are security-relevant
+    /// ([`Uncovered::security`]).
+    pub fn uncovered_security(&self) -> impl Iterator<Item = &Uncovered> {
+        self.uncovered.iter().filter(|u| u.security)
+    }
 }
 
 /// Verify every signature of a card against its normal form, with the
@@ -739,6 +1023,12 @@ impl CardReport {
 /// only from the verifier's resolver, never from a URL the signer nominates
 /// (A2A#2096, RFC 8725 section 3.10).
 ///
+/// A card with v0.3 members is checked against its [`normalize`] form (v0.3
+/// members converted, as the Python SDK reads it) and, when that does not
+/// verify, against its [`normalize_unconverted`] form (as the JS SDK reads
+/// it, the v0.3 members uncovered); the report says which
+/// ([`CardReport::converted_v03`]).
+///
 /// `Ok` only when [`CardReport::verified`]; otherwise
 /// [`A2aError::NotVerified`] carries the report.
 pub fn verify_card(v: &Verifier, card: &Value) -> Result<CardReport, A2aError> {
@@ -746,27 +1036,44 @@ pub fn verify_card(v: &Verifier, card: &Value) -> Result<CardReport, A2aError> {
     if sigs.is_empty() {
         return Err(A2aError::NoSignatures);
     }
-    let n = normalize(card)?;
     let v = v.to_builder().key_headers(KeyHeaderPolicy::Ignore).build();
-    let mut out = Vec::with_capacity(sigs.len());
-    for s in &sigs {
-        // Flattened JWS JSON without payload (RFC 7515 7.2.2, Appendix F).
-        let jws_text = s.to_string();
-        out.push(match jws::verify(&v, &jws_text, Some(&n.payload)) {
-            Ok(r) => Ok(r),
-            Err(JwsVerifyError::NotVerified(r)) => Ok(*r),
-            Err(JwsVerifyError::Jws(e)) => Err(e),
-        });
-    }
-    let report = CardReport {
-        signatures: out,
-        payload: n.payload,
-        uncovered: n.uncovered,
+    let n = normalize(card)?;
+    let converted = n.converted_v03;
+    let report = check_signatures(&v, &sigs, n);
+    let report = if !report.verified() && converted {
+        let plain = check_signatures(&v, &sigs, normalize_unconverted(card)?);
+        if plain.verified() {
+            plain
+        } else {
+            report
+        }
+    } else {
+        report
     };
     if report.verified() {
         Ok(report)
     } else {
         Err(A2aError::NotVerified(Box::new(report)))
+    }
+}
+
+fn check_signatures(v: &Verifier, sigs: &[Value], n: Normalized) -> CardReport {
+    let mut out = Vec::with_capacity(sigs.len());
+    for s in sigs {
+        // Flattened JWS JSON without payload (RFC 7515 7.2.2, Appendix F).
+        let jws_text = s.to_string();
+        out.push(match jws::verify(v, &jws_text, Some(&n.payload)) {
+            Ok(r) => Ok(r),
+            Err(JwsVerifyError::NotVerified(r)) => Ok(*r),
+            Err(JwsVerifyError::Jws(e)) => Err(e),
+        });
+    }
+    CardReport {
+        signatures: out,
+        payload: n.payload,
+        uncovered: n.uncovered,
+        card: n.card,
+        converted_v03: n.converted_v03,
     }
 }
 
@@ -786,6 +1093,7 @@ mod tests {
             "name": "A",
             "description": "",
             "url": "https://compat.example/",
+            "supportedInterfaces": [],
             "x-unknown": {"a": 1},
             "capabilities": {"streaming": false, "extensions": [{"uri": "u", "required": false, "params": {"k": "", "n": 1}}]},
             "securitySchemes": {"m": {"mtlsSecurityScheme": {}}},
@@ -809,14 +1117,20 @@ mod tests {
             sec,
             vec![
                 "/securityRequirements/0/schemes/m/list",
-                "/securitySchemes/m/mtlsSecurityScheme"
+                "/securitySchemes/m/mtlsSecurityScheme",
+                "/url"
             ]
         );
         assert!(n
             .uncovered
             .iter()
             .any(|u| u.pointer == "/x-unknown" && u.reason == "unknown member"));
-        assert!(n.uncovered.iter().any(|u| u.pointer == "/url"));
+        // Beside a `supportedInterfaces` member (even an empty one) the v0.3
+        // url is not converted: dropped, and security-relevant.
+        assert!(n
+            .uncovered
+            .iter()
+            .any(|u| u.pointer == "/url" && u.reason == "v0.3 compatibility member"));
     }
 
     #[test]
@@ -873,5 +1187,153 @@ mod tests {
             Err(A2aError::Type { .. })
         ));
         assert!(matches!(normalize(&json!([1])), Err(A2aError::Type { .. })));
+    }
+
+    fn v03_card() -> Value {
+        json!({
+            "name": "Legacy",
+            "version": "1",
+            "url": "https://legacy.example/a2a",
+            "preferredTransport": "HTTP+JSON",
+            "protocolVersion": "0.3.0",
+            "additionalInterfaces": [{"url": "https://legacy.example/grpc", "transport": "GRPC"}],
+            "supportsAuthenticatedExtendedCard": true,
+            "securitySchemes": {
+                "k": {"type": "apiKey", "in": "header", "name": "X-Key"},
+                "b": {"type": "http", "scheme": "bearer"}
+            },
+            "security": [{"k": ["use"]}, {"b": ["read"]}],
+            "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"],
+            "skills": [{"id": "s", "name": "S", "description": "d", "tags": ["t"], "security": [{"b": ["x"]}]}]
+        })
+    }
+
+    #[test]
+    fn v03_members_are_converted_as_the_python_sdk_does() {
+        let n = normalize(&v03_card()).unwrap();
+        assert!(n.converted_v03);
+        assert_eq!(
+            n.card["supportedInterfaces"],
+            json!([
+                {"url": "https://legacy.example/a2a", "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3.0"},
+                {"url": "https://legacy.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "0.3.0"}
+            ])
+        );
+        assert_eq!(n.card["capabilities"]["extendedAgentCard"], true);
+        assert_eq!(
+            n.card["securitySchemes"]["k"],
+            json!({"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}})
+        );
+        assert_eq!(
+            n.card["securityRequirements"],
+            json!([{"schemes": {"k": {"list": ["use"]}}}, {"schemes": {"b": {"list": ["read"]}}}])
+        );
+        assert_eq!(
+            n.card["skills"][0]["securityRequirements"],
+            json!([{"schemes": {"b": {"list": ["x"]}}}])
+        );
+        // Everything converted is covered: nothing v0.3 is left uncovered.
+        assert!(
+            n.uncovered
+                .iter()
+                .all(|u| u.reason != "v0.3 compatibility member"),
+            "{:?}",
+            n.uncovered
+        );
+        // Without the conversion (the JS SDK's reading) they are dropped and flagged.
+        let plain = normalize_unconverted(&v03_card()).unwrap();
+        assert!(!plain.converted_v03);
+        for p in [
+            "/url",
+            "/preferredTransport",
+            "/protocolVersion",
+            "/additionalInterfaces",
+            "/security",
+            "/supportsAuthenticatedExtendedCard",
+            "/skills/0/security",
+        ] {
+            assert!(
+                plain.uncovered.iter().any(|u| u.pointer == p
+                    && u.security
+                    && u.reason == "v0.3 compatibility member"),
+                "{p}: {:?}",
+                plain.uncovered
+            );
+        }
+    }
+
+    #[test]
+    fn v03_members_beside_v1_members_are_security_relevant_and_refused() {
+        let key = SigningKey::generate(crate::Algorithm::EcdsaP256Sha256).unwrap();
+        let card = json!({
+            "name": "A",
+            "supportedInterfaces": [{"url": "https://a.example/a2a", "protocolBinding": "JSONRPC"}],
+            "url": "https://elsewhere.example/a2a",
+            "preferredTransport": "JSONRPC",
+            "securityRequirements": [{"schemes": {"o": {"list": ["r"]}}}],
+            "security": [{"none": []}]
+        });
+        let n = normalize(&card).unwrap();
+        let sec: Vec<&str> = n
+            .uncovered
+            .iter()
+            .filter(|u| u.security)
+            .map(|u| u.pointer.as_str())
+            .collect();
+        assert_eq!(sec, vec!["/preferredTransport", "/security", "/url"]);
+        assert!(matches!(
+            sign_card(&card, &key, &Map::new(), false),
+            Err(A2aError::UncoveredSecurity(p)) if p == "/preferredTransport, /security, /url"
+        ));
+        let signed = sign_card(&card, &key, &Map::new(), true).unwrap();
+        assert!(signed.card.get("url").is_none());
+    }
+
+    #[test]
+    fn report_hands_out_the_signed_card_and_flags_rewritten_v03_members() {
+        use crate::trust::{KeySource, StaticKeys};
+        let key = SigningKey::generate(crate::Algorithm::Ed25519)
+            .unwrap()
+            .with_kid("a");
+        let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+        let v = Verifier::builder(keys).build();
+        let signed = sign_card(&v03_card(), &key, &Map::new(), false).unwrap();
+        assert!(signed.card.get("url").is_none(), "written in v1.0 form");
+        // A server adds (or an attacker rewrites) the v0.3 url: still valid,
+        // but reported, and absent from the signed card.
+        let mut served = signed.card.clone();
+        served["url"] = json!("https://attacker.example/a2a");
+        let r = verify_card(&v, &served).unwrap();
+        assert!(r.verified() && r.verified_all());
+        assert!(r.uncovered_security().any(|u| u.pointer == "/url"));
+        assert!(r.signed_card().get("url").is_none());
+        assert_eq!(
+            r.signed_card()["supportedInterfaces"][0]["url"],
+            "https://legacy.example/a2a"
+        );
+        // A signature over the unconverted form (the JS SDK signing a v0.3
+        // card as given) verifies too, with the v0.3 members uncovered.
+        let plain = normalize_unconverted(&v03_card()).unwrap();
+        let opts = SignOptions {
+            typ: Some("JOSE".into()),
+            b64: true,
+            extra: Map::new(),
+        };
+        let compact = jws::sign_compact_detached(&plain.payload, &key, &opts).unwrap();
+        let (p, sig) = compact.split_once("..").unwrap();
+        let mut js = v03_card();
+        js["signatures"] = json!([{"protected": p, "signature": sig}]);
+        let r = verify_card(&v, &js).unwrap();
+        assert!(!r.converted_v03);
+        assert!(r.uncovered_security().any(|u| u.pointer == "/url"));
+        // --require-all: an entry by an unknown key fails it, not the default rule.
+        let other = SigningKey::generate(crate::Algorithm::Ed25519)
+            .unwrap()
+            .with_kid("b");
+        let two = sign_card(&signed.card, &other, &Map::new(), false).unwrap();
+        let r = verify_card(&v, &two.card).unwrap();
+        assert!(r.verified());
+        assert!(!r.verified_all());
     }
 }

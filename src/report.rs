@@ -11,6 +11,7 @@
 //! assert_eq!(j["error"]["code"], "usage");
 //! ```
 
+use crate::a2a::CardReport;
 use crate::delegation::AuditReport;
 use crate::httpsig::VerifyReport;
 use crate::jws::JwsReport;
@@ -278,6 +279,93 @@ impl Report {
         });
         if !out.verified {
             out.error = out.signatures.iter().find_map(|s| s.reason.clone());
+        }
+        out
+    }
+
+    /// The report of an A2A Agent Card's embedded signatures
+    /// ([`crate::a2a::verify_card`]): one result per entry of `signatures`
+    /// (`id` its index; an entry that is no JWS is `refused`), a warning per
+    /// security-relevant member no signature covers
+    /// (`a2a.uncovered-security`), and the details `rule` (`any`:
+    /// [`CardReport::verified`]; `all`: [`CardReport::verified_all`]),
+    /// `uncovered`, `converted_v03`, `payload_sha256` and `signed_card` (the
+    /// normal form the signatures cover: act on it only).
+    pub fn from_card(
+        command: &str,
+        subject: Option<&str>,
+        r: &CardReport,
+        require_all: bool,
+    ) -> Report {
+        let mut out = Report::new(command, subject);
+        for (i, entry) in r.signatures.iter().enumerate() {
+            match entry {
+                Ok(j) => out
+                    .signatures
+                    .extend(jws_signatures(j).into_iter().map(|mut s| {
+                        s.id = i.to_string();
+                        s
+                    })),
+                Err(e) => out.signatures.push(SignatureResult {
+                    kind: "jws",
+                    id: i.to_string(),
+                    verdict: "refused",
+                    algorithm: None,
+                    kid: None,
+                    key: None,
+                    covered: Vec::new(),
+                    created: None,
+                    expires: None,
+                    reason: Some(Problem::new("malformed", e.to_string())),
+                }),
+            }
+        }
+        for u in r.uncovered_security() {
+            out.warn(
+                "a2a.uncovered-security",
+                format!(
+                    "{} ({}) is not covered by any signature: anyone can change it; act only on the signed card",
+                    u.pointer, u.reason
+                ),
+            );
+        }
+        let uncovered: Vec<serde_json::Value> = r
+            .uncovered
+            .iter()
+            .map(|u| {
+                serde_json::json!({
+                    "pointer": u.pointer,
+                    "reason": u.reason,
+                    "security": u.security,
+                })
+            })
+            .collect();
+        out.detail("rule", if require_all { "all" } else { "any" });
+        out.detail("uncovered", uncovered);
+        out.detail("converted_v03", r.converted_v03);
+        out.detail("payload_sha256", crate::descriptor::sha256_hex(&r.payload));
+        out.detail("signed_card", &r.card);
+        let ok = if require_all {
+            r.verified_all()
+        } else {
+            r.verified()
+        };
+        out.set_verdict(if ok {
+            Verdict::Verified
+        } else {
+            Verdict::NotVerified
+        });
+        if !ok {
+            out.error = out
+                .signatures
+                .iter()
+                .find_map(|s| s.reason.clone())
+                .or_else(|| {
+                    Some(Problem::new(
+                        "a2a.not-all-valid",
+                        "--require-all: not every signature is valid under a trusted key",
+                    ))
+                });
         }
         out
     }

@@ -14,7 +14,14 @@
 //!   non-ASCII, Struct params);
 //! * a card signed by agentsig verifies with the SDK's verifier, and the
 //!   same card tampered does not;
-//! * a card signed by the SDK verifies with agentsig, and tampered does not.
+//! * a card signed by the SDK verifies with agentsig, and tampered does not;
+//! * the same through the `agentsig` binary, both ways, for ES256, EdDSA and
+//!   RS256, v1.0 and v0.3 cards and a card with non-ASCII text, 1e21, 0.1
+//!   and extensions: `agentsig sign CARD` verifies in both SDKs (also with
+//!   two `--key`), cards signed by each SDK verify with `agentsig verify
+//!   CARD` (also as the Python SDK's server serves them, with the v0.3
+//!   compatibility members added, and with those members rewritten), an
+//!   emptied `signatures` fails, and tampering fails in all three.
 //!
 //! Without the SDK the test prints a skip notice, unless
 //! `AGENTSIG_REQUIRE_INTEROP=1`, which makes it a failure (CI sets it).
@@ -148,7 +155,7 @@ fn tricky_card() -> Value {
             "extensions": [{
                 "uri": "https://ext.example.com/v1",
                 "required": false,
-                "params": {"big": 1e21, "maxTokens": 1000, "é": "x", "😀": [], "｡": null, "empty": ""}
+                "params": {"big": 1e21, "small": 0.1, "maxTokens": 1000, "é": "x", "😀": [], "｡": null, "empty": ""}
             }]
         },
         "securitySchemes": {
@@ -188,13 +195,24 @@ fn resolver(jwk_path: &Path) -> StaticKeys {
 fn sdk_canonical_payload_equals_agentsig_normal_form() {
     let tmp = Tmp::new("canon");
     'peer: for p in &PEERS {
-        for (name, card) in [("example", example_card()), ("tricky", tricky_card())] {
+        for (name, card) in [
+            ("example", example_card()),
+            ("tricky", tricky_card()),
+            ("v03", v03_card()),
+        ] {
             let path = tmp.write(&format!("{name}.json"), &card);
             let Some((code, stdout, stderr)) = peer(p, &["canon", s(&path)]) else {
                 continue 'peer;
             };
             assert_eq!(code, 0, "{stderr}");
-            let mine = a2a::normalize(&card).unwrap();
+            // The Python SDK converts v0.3 members (parse_agent_card); the
+            // JS SDK's canonicalizeAgentCard drops them. agentsig has both
+            // readings, and verify_card tries them in that order.
+            let mine = if p.program == "node" {
+                a2a::normalize_unconverted(&card).unwrap()
+            } else {
+                a2a::normalize(&card).unwrap()
+            };
             assert_eq!(
                 String::from_utf8(mine.payload).unwrap(),
                 String::from_utf8(stdout).unwrap(),
@@ -213,7 +231,9 @@ fn agentsig_signed_card_verifies_with_the_sdk() {
             let key = load_signing_key(&std::fs::read(&jwk_path).unwrap(), &LoadOptions::default())
                 .unwrap();
             for (name, card) in [("example", example_card()), ("tricky", tricky_card())] {
-                let signed = a2a::sign_card(&card, &key, &Map::new(), false).unwrap();
+                // The tricky card's v0.3 members beside supportedInterfaces
+                // would be unsigned: signing them away takes `force`.
+                let signed = a2a::sign_card(&card, &key, &Map::new(), true).unwrap();
                 let path = tmp.write(&format!("{name}-{alg}.json"), &signed.card);
                 let Some((code, _, stderr)) = peer(p, &["verify", s(&path), s(&jwk_path)]) else {
                     continue 'peer;
@@ -278,6 +298,249 @@ fn sdk_signed_card_verifies_with_agentsig() {
                 assert!(
                     !report.verified(),
                     "{} {alg} {name}: tampered card verified",
+                    p.script
+                );
+            }
+        }
+    }
+}
+
+/// A v0.3 card: no `supportedInterfaces`; `url`, `preferredTransport`,
+/// `additionalInterfaces`, `security`, `type`-style security schemes.
+fn v03_card() -> Value {
+    json!({
+        "name": "Legacy Agent",
+        "description": "A v0.3 card",
+        "version": "1.0.0",
+        "url": "https://legacy.example.com/a2a",
+        "preferredTransport": "JSONRPC",
+        "protocolVersion": "0.3.0",
+        "additionalInterfaces": [{"url": "https://legacy.example.com/grpc", "transport": "GRPC"}],
+        "capabilities": {"streaming": true},
+        "supportsAuthenticatedExtendedCard": true,
+        "securitySchemes": {
+            "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+            "key": {"type": "apiKey", "in": "header", "name": "X-API-Key"}
+        },
+        "security": [{"bearer": ["read"]}],
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "s", "name": "Skill ü", "description": "d", "tags": ["t"], "security": [{"key": ["use"]}]}]
+    })
+}
+
+/// (JOSE name, private JWK, extra `agentsig` arguments for that key).
+fn cli_keys() -> Vec<(&'static str, PathBuf, &'static [&'static str])> {
+    vec![
+        (
+            "ES256",
+            root().join("keys/rfc9421/test-key-ecc-p256.jwk.json"),
+            &[],
+        ),
+        (
+            "EdDSA",
+            root().join("keys/rfc9421/test-key-ed25519.jwk.json"),
+            &[],
+        ),
+        (
+            "RS256",
+            root().join("keys/rfc9421/test-key-rsa.jwk.json"),
+            &["--alg", "rsa-v1_5-sha256"],
+        ),
+    ]
+}
+
+/// (name, card, whether signing it needs --allow-uncovered).
+fn cli_cards() -> Vec<(&'static str, Value, bool)> {
+    vec![
+        ("v1", example_card(), false),
+        ("v03", v03_card(), false),
+        ("tricky", tricky_card(), true),
+    ]
+}
+
+/// Run the agentsig binary: (exit code, stdout, stderr).
+fn agentsig(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn cli_verify(card: &Path, jwk: &Path, extra: &[&str], json: bool) -> (i32, String, String) {
+    let mut args = vec!["verify", s(card), "--key", s(jwk)];
+    args.extend_from_slice(extra);
+    if json {
+        args.push("--json");
+    }
+    agentsig(&args)
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+#[test]
+fn cli_signed_cards_verify_in_both_sdks() {
+    let tmp = Tmp::new("cli-a2s");
+    for (alg, jwk, extra) in cli_keys() {
+        for (name, card, force) in cli_cards() {
+            let path = tmp.write(&format!("{name}-{alg}.json"), &card);
+            let mut args = vec!["sign", s(&path), "--key", s(&jwk), "--no-headers"];
+            args.extend_from_slice(extra);
+            if force {
+                args.push("--allow-uncovered");
+            }
+            let (code, _, err) = agentsig(&args);
+            assert_eq!(code, 0, "{alg} {name}: {err}");
+            let signed = read_json(&path);
+            let header: Value = serde_json::from_slice(
+                &agentsig::b64::decode(signed["signatures"][0]["protected"].as_str().unwrap())
+                    .unwrap(),
+            )
+            .unwrap();
+            assert_eq!(header["alg"], alg);
+            assert_eq!(header["typ"], "JOSE");
+            assert_eq!(header["kid"], read_json(&jwk)["kid"]);
+            let (code, out, err) = cli_verify(&path, &jwk, extra, false);
+            assert_eq!(code, 0, "{alg} {name}: agentsig: {out}{err}");
+
+            let mut bad = signed.clone();
+            bad["skills"][0]["name"] = json!("Tampered skill");
+            let bad_path = tmp.write(&format!("{name}-{alg}-bad.json"), &bad);
+            let (code, _, _) = cli_verify(&bad_path, &jwk, extra, false);
+            assert_eq!(code, 1, "{alg} {name}: agentsig accepted a tampered card");
+            for p in &PEERS {
+                let Some((code, _, stderr)) = peer(p, &["verify", s(&path), s(&jwk)]) else {
+                    continue;
+                };
+                assert_eq!(
+                    code, 0,
+                    "{} {alg} {name}: SDK refused the card agentsig signed: {stderr}",
+                    p.script
+                );
+                let (code, _, _) = peer(p, &["verify", s(&bad_path), s(&jwk)]).unwrap();
+                assert_eq!(
+                    code, 1,
+                    "{} {alg} {name}: SDK accepted a tampered card",
+                    p.script
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn cli_two_keys_two_signatures_each_verifies_in_both_sdks() {
+    let tmp = Tmp::new("cli-two");
+    let keys = cli_keys();
+    let path = tmp.write("card.json", &example_card());
+    let (code, _, err) = agentsig(&[
+        "sign",
+        s(&path),
+        "--key",
+        s(&keys[0].1),
+        "--key",
+        s(&keys[1].1),
+        "--no-headers",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let signed = read_json(&path);
+    assert_eq!(signed["signatures"].as_array().map(Vec::len), Some(2));
+    for (alg, jwk, _) in &keys[..2] {
+        let (code, out, err) = cli_verify(&path, jwk, &[], false);
+        assert_eq!(code, 0, "{alg}: {out}{err}");
+        assert!(out.contains("1 of 2"), "{out}");
+        for p in &PEERS {
+            let Some((code, _, stderr)) = peer(p, &["verify", s(&path), s(jwk)]) else {
+                continue;
+            };
+            assert_eq!(code, 0, "{} {alg}: {stderr}", p.script);
+        }
+    }
+    let (code, out, err) = agentsig(&[
+        "verify",
+        s(&path),
+        "--key",
+        s(&keys[0].1),
+        "--key",
+        s(&keys[1].1),
+        "--require-all",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn sdk_signed_cards_verify_with_the_cli() {
+    let tmp = Tmp::new("cli-s2a");
+    'peer: for p in &PEERS {
+        for (alg, jwk, extra) in cli_keys() {
+            for (name, card, _) in cli_cards() {
+                let path = tmp.write(&format!("{name}.json"), &card);
+                let Some((code, stdout, stderr)) = peer(p, &["sign", s(&path), s(&jwk)]) else {
+                    continue 'peer;
+                };
+                assert_eq!(code, 0, "{} {alg} {name}: {stderr}", p.script);
+                let signed: Value = serde_json::from_slice(&stdout).unwrap();
+                let signed_path = tmp.write(&format!("{name}-{alg}-signed.json"), &signed);
+                let (code, out, err) = cli_verify(&signed_path, &jwk, extra, false);
+                assert_eq!(code, 0, "{} {alg} {name}: {out}{err}", p.script);
+
+                // Served with the v0.3 compatibility members a server adds:
+                // the Python SDK's own server output, and for both SDKs the
+                // members written by hand (pointing elsewhere): still valid,
+                // each reported as unsigned and security-relevant.
+                let mut served = signed.clone();
+                served["url"] = json!("https://attacker.example/a2a");
+                served["preferredTransport"] = json!("HTTP+JSON");
+                served["protocolVersion"] = json!("0.3.0");
+                let served_path = tmp.write(&format!("{name}-{alg}-served.json"), &served);
+                let (code, out, err) = cli_verify(&served_path, &jwk, extra, true);
+                assert_eq!(code, 0, "{} {alg} {name} served: {out}{err}", p.script);
+                let r: Value = serde_json::from_str(&out).unwrap();
+                let flagged = |ptr: &str| {
+                    r["details"]["uncovered"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|u| u["pointer"] == ptr && u["security"] == true)
+                };
+                assert!(flagged("/url") && flagged("/preferredTransport"), "{r}");
+                assert_ne!(
+                    r["details"]["signed_card"]["supportedInterfaces"][0]["url"],
+                    "https://attacker.example/a2a"
+                );
+                if p.program == "python3" {
+                    let (code, stdout, stderr) = peer(p, &["served", s(&path), s(&jwk)]).unwrap();
+                    assert_eq!(code, 0, "{stderr}");
+                    let served: Value = serde_json::from_slice(&stdout).unwrap();
+                    let path = tmp.write(&format!("{name}-{alg}-sdk-served.json"), &served);
+                    let (code, out, err) = cli_verify(&path, &jwk, extra, false);
+                    assert_eq!(code, 0, "a2a-sdk served {alg} {name}: {out}{err}");
+                }
+
+                // `"signatures": []`: nothing to verify, a clear failure.
+                let mut empty = signed.clone();
+                empty["signatures"] = json!([]);
+                let empty_path = tmp.write(&format!("{name}-{alg}-empty.json"), &empty);
+                let (code, out, _) = cli_verify(&empty_path, &jwk, extra, true);
+                assert_eq!(code, 1, "{out}");
+                let r: Value = serde_json::from_str(&out).unwrap();
+                assert_eq!(r["error"]["code"], "a2a.no-signatures");
+
+                // Tampering with a signed member fails.
+                let mut bad = signed.clone();
+                bad["name"] = json!("Other agent");
+                let bad_path = tmp.write(&format!("{name}-{alg}-bad.json"), &bad);
+                let (code, out, err) = cli_verify(&bad_path, &jwk, extra, false);
+                assert_eq!(
+                    code, 1,
+                    "{} {alg} {name}: tampered card verified: {out}{err}",
                     p.script
                 );
             }

@@ -91,9 +91,11 @@ enum Command {
     Canon(sign::CanonArgs),
     /// Check a descriptor against its format's MUST rules (detected, or --format).
     Lint(lint::LintArgs),
-    /// Sign a descriptor: write a detached JWS over its canonical form beside it (FILE.jws).
+    /// Sign a descriptor: write a detached JWS over its canonical form beside it (FILE.jws);
+    /// an A2A Agent Card gets the signature in its own `signatures` array instead.
     Sign(sign::SignArgs),
-    /// Verify a descriptor against its detached JWS, or a saved HTTP response (--response).
+    /// Verify a descriptor against its detached JWS (an A2A Agent Card by the signatures it
+    /// embeds), or a saved HTTP response (--response).
     Verify(sign::VerifyArgs),
     /// RFC 9421 HTTP Message Signatures over raw HTTP messages.
     #[command(subcommand)]
@@ -311,6 +313,12 @@ pub fn passphrase(file: Option<&str>) -> Result<Option<zeroize::Zeroizing<Vec<u8
 }
 
 /// Load a signing key from a `--key` spec.
+///
+/// A key file without a kid of its own (PEM, DER) takes the kid that
+/// `agentsig keygen --kid` recorded in the `PREFIX.jwk.json` (or
+/// `PREFIX.jwks.json`) beside `PREFIX.pem`, when that JWK holds the same
+/// public key (RFC 7638 thumbprint): a key is published under one kid and
+/// signs with it. An explicit `kid` argument wins.
 pub fn load_signing(
     spec: &str,
     alg: Option<Algorithm>,
@@ -323,17 +331,62 @@ pub fn load_signing(
         kid: kid.map(str::to_owned),
         passphrase: passphrase(pass_file)?,
     };
-    match agentsig::keys::load_signing_key(&data, &opts) {
+    let key = match agentsig::keys::load_signing_key(&data, &opts) {
         Err(KeyError::AlgorithmRequired) => {
             // An RSA key written by keygen: its algorithm is the `alg` of
             // the PREFIX.jwk.json written beside it, when that JWK is this
             // key's public half.
             let recorded = sibling_jwk_alg(spec, &data, &opts);
             opts.alg = Some(recorded.ok_or_else(|| key_error(spec, KeyError::AlgorithmRequired))?);
-            agentsig::keys::load_signing_key(&data, &opts).map_err(|e| key_error(spec, e))
+            agentsig::keys::load_signing_key(&data, &opts).map_err(|e| key_error(spec, e))?
         }
-        other => other.map_err(|e| key_error(spec, e)),
+        other => other.map_err(|e| key_error(spec, e))?,
+    };
+    if key.kid().is_some() {
+        return Ok(key);
     }
+    Ok(match sibling_jwk_kid(spec, key.verifying_key()) {
+        Some(k) => key.with_kid(k),
+        None => key,
+    })
+}
+
+/// The JWKs `agentsig keygen` wrote beside the key at `spec`
+/// (`PREFIX.jwk.json`, then `PREFIX.jwks.json`, for `PREFIX.pem` or
+/// `PREFIX.pub.pem`).
+fn sibling_jwks(spec: &str) -> Vec<agentsig::jwk::Jwk> {
+    if spec.starts_with("env:") {
+        return Vec::new();
+    }
+    let Some(prefix) = spec.strip_suffix(".pem") else {
+        return Vec::new();
+    };
+    let prefix = prefix.strip_suffix(".pub").unwrap_or(prefix);
+    let mut out = Vec::new();
+    for suffix in [".jwk.json", ".jwks.json"] {
+        let Ok(text) = std::fs::read(format!("{prefix}{suffix}")) else {
+            continue;
+        };
+        if text.len() as u64 > MAX_INPUT {
+            continue;
+        }
+        if let Ok(keys) = agentsig::jwk::parse_keys(&text) {
+            out.extend(keys);
+        }
+    }
+    out
+}
+
+/// The kid recorded for `key` in the JWK beside the key file at `spec`:
+/// only from a JWK holding the same public key (RFC 7638 thumbprint).
+pub fn sibling_jwk_kid(spec: &str, key: &agentsig::VerifyingKey) -> Option<String> {
+    let tp = key.thumbprint();
+    sibling_jwks(spec).into_iter().find_map(|jwk| {
+        let kid = jwk.kid.clone()?;
+        let alg = jwk.alg.as_deref().and_then(Algorithm::from_jose_name);
+        let theirs = jwk.to_verifying_key(alg.or(Some(key.algorithm()))).ok()?;
+        (theirs.thumbprint() == tp).then_some(kid)
+    })
 }
 
 /// A key loading error, with the flag or variable that fixes it named.

@@ -1,8 +1,11 @@
-//! `agentsig canon`, `agentsig sign`, `agentsig verify` (detached JWS over JCS).
+//! `agentsig canon`, `agentsig sign`, `agentsig verify`: detached JWS over
+//! JCS, and for A2A Agent Cards the signatures embedded in the card's
+//! `signatures` array (docs/a2a.md).
 
 use super::http::parse_duration;
 use super::TrustedKeyArgs;
 use super::{load_signing, parse_alg, read_input, CliError, CliResult};
+use agentsig::a2a::{self, A2aError};
 use agentsig::descriptor::{self, DescriptorError, JwsForm};
 use agentsig::jws::{self, JwsPolicy, KeyHeaderPolicy, SignOptions, Verdict};
 use agentsig::report::Report;
@@ -30,20 +33,36 @@ pub fn canon(a: CanonArgs) -> CliResult {
 
 #[derive(Args)]
 pub struct SignArgs {
-    /// Descriptor (JSON) to sign, or - for standard input (the JWS then goes to standard output).
+    /// Descriptor (JSON) to sign, or - for standard input (the JWS, or the signed A2A card,
+    /// then goes to standard output).
     file: String,
-    /// Private key: a path, or env:NAME. Repeat for several signatures (implies --json-serialization).
+    /// Private key: a path, or env:NAME. Repeat for several signatures (implies
+    /// --json-serialization; an A2A card gets one `signatures` entry per key).
     #[arg(long, allow_hyphen_values = true, required = true)]
     key: Vec<String>,
-    /// Key id for the protected header; default: the key's own kid, else its RFC 7638 thumbprint.
+    /// Key id for the protected header; default: the key's own kid, else the kid of the
+    /// PREFIX.jwk.json (or PREFIX.jwks.json) `agentsig keygen` wrote beside PREFIX.pem when it
+    /// holds the same key, else the RFC 7638 thumbprint. Warns when it differs from that file's kid.
     #[arg(long, allow_hyphen_values = true)]
     kid: Option<String>,
     /// Algorithm, required for RSA keys (rsa-pss-sha512 or rsa-v1_5-sha256); checked for all others.
     #[arg(long, value_parser = parse_alg)]
     alg: Option<Algorithm>,
-    /// Where to write the JWS; default FILE.jws (standard output for -).
+    /// Where to write the JWS; default FILE.jws (standard output for -). For an A2A card
+    /// (without --detached): where to write the signed card; default FILE itself, in place.
     #[arg(long, allow_hyphen_values = true)]
     out: Option<String>,
+    /// For an A2A Agent Card: write a detached JWS over the plain JCS of the file (FILE.jws)
+    /// and leave the card unchanged, instead of adding a signature to its `signatures` array.
+    /// A2A clients and SDKs do not read that file.
+    #[arg(long)]
+    detached: bool,
+    /// For an A2A Agent Card: sign even when security-relevant members would be left
+    /// unsigned (v0.3 url, preferredTransport, additionalInterfaces, protocolVersion, security,
+    /// supportsAuthenticatedExtendedCard beside their v1.0 equivalents; security declarations
+    /// the normal form drops). They are removed from the signed card.
+    #[arg(long)]
+    allow_uncovered: bool,
     /// Write the JWS JSON general serialization (several signatures, for key rotation).
     #[arg(long)]
     json_serialization: bool,
@@ -103,9 +122,11 @@ pub fn sign(a: SignArgs) -> CliResult {
             esc(&f.message)
         )
     };
+    let mut format = None;
     let content_type = match agentsig::formats::check_before_signing(&input, a.format, a.force) {
         Ok(report) => {
             report.findings.iter().for_each(&print_finding);
+            format = Some(report.format);
             a.content_type
                 .clone()
                 .unwrap_or_else(|| report.format.media_type().to_owned())
@@ -141,9 +162,26 @@ pub fn sign(a: SignArgs) -> CliResult {
     for spec in &a.key {
         let k = load_signing(spec, a.alg, None, a.passphrase_file.as_deref())?;
         keys.push(match &a.kid {
-            Some(kid) => k.with_kid(kid.clone()),
+            Some(kid) => {
+                let recorded = k
+                    .kid()
+                    .map(str::to_owned)
+                    .or_else(|| super::sibling_jwk_kid(spec, k.verifying_key()));
+                if let Some(r) = recorded.filter(|r| r != kid) {
+                    errln!(
+                        "agentsig: warning: --kid {} differs from the kid {} recorded for {}; verifiers looking the key up by kid in its JWK Set will not find it",
+                        esc(kid),
+                        esc(&r),
+                        esc(spec)
+                    );
+                }
+                k.with_kid(kid.clone())
+            }
             None => k,
         });
+    }
+    if format == Some(agentsig::formats::Format::A2a) && !a.detached {
+        return sign_a2a_card(&a, &input, &content_type, &keys);
     }
     let form = if a.json_serialization || keys.len() > 1 {
         JwsForm::General
@@ -225,6 +263,150 @@ pub fn sign(a: SignArgs) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `sign` on an A2A Agent Card: one `signatures` entry per key, over the
+/// card's normal form, the card written in that normal form (docs/a2a.md).
+fn sign_a2a_card(
+    a: &SignArgs,
+    input: &[u8],
+    content_type: &str,
+    keys: &[agentsig::SigningKey],
+) -> CliResult {
+    if a.json_serialization || a.unencoded_payload || a.typ.is_some() {
+        return Err(CliError::usage(
+            "--json-serialization, --unencoded-payload and --typ apply to a detached JWS; an A2A card's embedded signatures always use typ JOSE and a base64url payload (add --detached for a detached JWS)",
+        ));
+    }
+    let mut card = agentsig::json::parse_strict(input)
+        .map_err(|e| CliError::usage(format!("{}: {e}", esc(&a.file))))?;
+    // Signatures already on the card cover its normal form; when this card
+    // holds v0.3 members that the normal form converts, a signature made
+    // over the unconverted reading (the JS SDK's) will not verify on the
+    // card as rewritten.
+    let had = card
+        .get("signatures")
+        .and_then(serde_json::Value::as_array)
+        .map_or(0, Vec::len);
+    if had > 0 && a2a::normalize(&card).is_ok_and(|n| n.converted_v03) {
+        errln!(
+            "{}: warning: the card's {had} existing signature(s) are kept, but it is rewritten with its v0.3 members converted: a signature made over the unconverted card will no longer verify; check with `agentsig verify`",
+            esc(&a.file)
+        );
+    }
+    let mut uncovered = Vec::new();
+    for (i, key) in keys.iter().enumerate() {
+        let signed = a2a::sign_card(&card, key, &serde_json::Map::new(), a.allow_uncovered)
+            .map_err(|e| match e {
+                A2aError::UncoveredSecurity(list) => CliError::failed(format!(
+                    "{}: not signed: these security-relevant members would not be covered by the signature, so anyone could change them: {}; move them to their v1.0 members (docs/a2a.md), or sign anyway with --allow-uncovered (they are then removed from the signed card)",
+                    esc(&a.file),
+                    esc(&list)
+                )),
+                A2aError::Jws(j) => CliError::usage(format!("{}: {j}", esc(&a.key[i]))),
+                other => CliError::usage(format!("{}: {other}", esc(&a.file))),
+            })?;
+        if i == 0 {
+            uncovered = signed.uncovered;
+        }
+        card = signed.card;
+    }
+    for u in &uncovered {
+        errln!(
+            "{}: {} {} ({}): removed, not signed",
+            esc(&a.file),
+            if u.security {
+                "warning: security-relevant member"
+            } else {
+                "note: member"
+            },
+            esc(&u.pointer),
+            u.reason
+        );
+    }
+    let mut text = serde_json::to_string_pretty(&card)
+        .map_err(|e| CliError::usage(format!("{}: {e}", esc(&a.file))))?;
+    text.push('\n');
+    let out = match (&a.out, a.file.as_str()) {
+        (Some(o), _) => o.clone(),
+        (None, f) => f.to_owned(),
+    };
+    if out == "-" {
+        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    } else {
+        replace_file(&out, text.as_bytes())?;
+    }
+    let signers: Vec<String> = keys
+        .iter()
+        .map(|k| {
+            format!(
+                "{} kid {}",
+                k.algorithm().jose_name(),
+                k.kid_or_thumbprint()
+            )
+        })
+        .collect();
+    let headers_path = match (&a.headers_out, out.as_str()) {
+        _ if a.no_headers => None,
+        (Some(h), _) => Some(h.clone()),
+        (None, "-") => None,
+        (None, f) => Some(format!("{f}.headers")),
+    };
+    let mut wrote = Vec::new();
+    if out != "-" {
+        wrote.push(format!(
+            "{out} (A2A Agent Card in its signed normal form, {} signature(s) added: {})",
+            keys.len(),
+            signers.join("; ")
+        ));
+    }
+    if let Some(path) = &headers_path {
+        let (created, expires) = super::http::write_static_headers(
+            path,
+            &out,
+            text.as_bytes(),
+            content_type,
+            keys,
+            a.expires_in,
+            &a.headers_format,
+        )?;
+        wrote.push(format!(
+            "{path} (HTTP response fields for a static host, {} format, created {}{})",
+            a.headers_format,
+            agentsig::text::rfc3339(created),
+            expires.map_or_else(String::new, |e| format!(
+                ", expires {}",
+                agentsig::text::rfc3339(e)
+            ))
+        ));
+    }
+    if !wrote.is_empty() {
+        errln!("signed {}: wrote {}", esc(&a.file), wrote.join(" and "));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Replace `path` with `bytes` through a new temporary file beside it and a
+/// rename, so that an interrupted write never leaves a truncated card.
+fn replace_file(path: &str, bytes: &[u8]) -> Result<(), CliError> {
+    let target = std::path::Path::new(path);
+    let dir = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| std::path::Path::new("."));
+    let name = target
+        .file_name()
+        .map_or_else(|| "card".into(), |n| n.to_string_lossy().into_owned());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    // Opened with create_new (O_EXCL): an existing file or link is refused.
+    let tmp = dir.join(format!(".{name}.{}-{nanos}.tmp", std::process::id()));
+    super::write_new_file(&tmp, bytes, 0o644)?;
+    std::fs::rename(&tmp, target).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        CliError::usage(format!("{path}: {e}"))
+    })
+}
+
 #[derive(Args)]
 pub struct VerifyArgs {
     /// Descriptor (JSON) to verify, or - for standard input (optional with --response).
@@ -246,9 +428,15 @@ pub struct VerifyArgs {
     #[cfg(feature = "net")]
     #[command(flatten)]
     net: super::net::NetArgs,
-    /// The detached JWS; default FILE.jws.
+    /// The detached JWS; default FILE.jws. An A2A Agent Card is verified by the signatures in
+    /// its `signatures` array instead (docs/a2a.md), unless --jws is given, or it has no
+    /// `signatures` member and FILE.jws exists.
     #[arg(long, allow_hyphen_values = true)]
     jws: Option<String>,
+    /// For an A2A Agent Card: require every entry of `signatures` to be valid under a trusted
+    /// key. Default: at least one valid signature by a trusted key and none invalid.
+    #[arg(long)]
+    require_all: bool,
     #[command(flatten)]
     trust: TrustedKeyArgs,
     /// Required `typ` header value (RFC 7515 4.1.9 comparison). Repeatable.
@@ -287,18 +475,28 @@ fn check_pins(
     input: &[u8],
     report: &agentsig::jws::JwsReport,
 ) -> Result<(bool, &'static str, String), CliError> {
+    check_pins_for(url, pin_identity(input), &[report])
+}
+
+/// [`check_pins`] for an identity and the valid signatures of several
+/// reports (an A2A card's `signatures` entries).
+fn check_pins_for(
+    url: &str,
+    identity: Option<String>,
+    reports: &[&agentsig::jws::JwsReport],
+) -> Result<(bool, &'static str, String), CliError> {
     use agentsig::pin::{open_pin_store, PinOutcome, Pins};
     let pins = Pins::new(open_pin_store(url).map_err(|e| CliError::usage(e.to_string()))?);
-    let Some(identity) = pin_identity(input) else {
+    let Some(identity) = identity else {
         return Ok((
             false,
             "pin.no-identity",
             "the descriptor has no string id, url or name to pin its key under".into(),
         ));
     };
-    let tps: Vec<&str> = report
-        .signatures
+    let tps: Vec<&str> = reports
         .iter()
+        .flat_map(|r| r.signatures.iter())
         .filter(|s| s.verdict == Verdict::Valid)
         .filter_map(|s| s.key_thumbprint.as_deref())
         .collect();
@@ -362,6 +560,22 @@ pub fn verify(a: VerifyArgs) -> CliResult {
         ));
     }
     let input = read_input(&a.file)?;
+    if a.jws.is_none() {
+        if let Ok((agentsig::formats::Format::A2a, card)) = agentsig::formats::detect_bytes(&input)
+        {
+            let detached_beside = a.file != "-"
+                && card.get("signatures").is_none()
+                && std::path::Path::new(&format!("{}.jws", a.file)).exists();
+            if !detached_beside {
+                return verify_a2a_card(&a, &card);
+            }
+        }
+    }
+    if a.require_all {
+        return Err(CliError::usage(
+            "--require-all applies to an A2A card's embedded signatures",
+        ));
+    }
     let jws_path = match (&a.jws, a.file.as_str()) {
         (Some(j), _) => j.clone(),
         (None, "-") => {
@@ -389,6 +603,156 @@ pub fn verify(a: VerifyArgs) -> CliResult {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `verify CARD`: the signatures embedded in an A2A Agent Card, each
+/// checked against the card's normal form with the trusted keys; verified
+/// when at least one is valid and none invalid under a trusted key, or with
+/// `--require-all` when every one is valid (docs/a2a.md).
+fn verify_a2a_card(a: &VerifyArgs, card: &serde_json::Value) -> CliResult {
+    let o = check_card(a, card)?;
+    if a.json {
+        super::print_report(&o.json);
+    } else {
+        for l in &o.lines {
+            errln!("{l}");
+        }
+        if o.json.signatures.is_empty() {
+            outln!("{}: NOT verified", esc(&a.file));
+        } else {
+            let valid = o
+                .json
+                .signatures
+                .iter()
+                .filter(|s| s.verdict == "valid")
+                .count();
+            let rule = if a.require_all {
+                "every signature valid under a trusted key (--require-all)"
+            } else {
+                "at least one valid signature by a trusted key, none invalid"
+            };
+            outln!(
+                "{}: {} ({valid} of {} signature(s) valid; rule: {rule})",
+                esc(&a.file),
+                if o.verified {
+                    "verified"
+                } else {
+                    "NOT verified"
+                },
+                o.json.signatures.len()
+            );
+        }
+    }
+    Ok(if o.verified {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Check an A2A card's embedded signatures; prints nothing. A card without
+/// signatures, or one that is no valid card, is a failed outcome (exit 1).
+fn check_card(a: &VerifyArgs, card: &serde_json::Value) -> Result<JwsOutcome, CliError> {
+    let resolver = a.trust.resolver()?;
+    let mut policy = JwsPolicy::default();
+    if !a.typ.is_empty() {
+        policy = policy.expected_typ(a.typ.clone());
+    }
+    let v = Verifier::builder(resolver)
+        .algorithms(a.trust.allow_list())
+        .jws(policy)
+        .build();
+    let report = match a2a::verify_card(&v, card) {
+        Ok(r) => r,
+        Err(A2aError::NotVerified(r)) => *r,
+        Err(e) => {
+            let code = match e {
+                A2aError::NoSignatures => "a2a.no-signatures",
+                A2aError::BadSignature { .. } => "a2a.bad-signature-entry",
+                _ => "a2a.malformed-card",
+            };
+            let message = match e {
+                A2aError::NoSignatures => "the A2A card has no signatures (its `signatures` array is absent or empty): nothing verified".to_owned(),
+                other => other.to_string(),
+            };
+            let mut rep = Report::error("verify", Some(&a.file), code, &message);
+            rep.set_verdict(agentsig::report::Verdict::NotVerified);
+            return Ok(JwsOutcome {
+                verified: false,
+                json: rep,
+                lines: vec![format!("{}: {}", esc(&a.file), esc(&message))],
+            });
+        }
+    };
+    let mut json = Report::from_card("verify", Some(&a.file), &report, a.require_all);
+    let mut verified = json.verified;
+    let mut lines = Vec::new();
+    for (i, entry) in report.signatures.iter().enumerate() {
+        match entry {
+            Ok(j) => {
+                for s in &j.signatures {
+                    lines.push(format!("signatures/{i}: {}", signature_line(s)));
+                }
+            }
+            Err(e) => lines.push(format!("signatures/{i}: REFUSED: {}", esc(&e.to_string()))),
+        }
+    }
+    if let (Some(url), true) = (&a.pin_store, verified) {
+        let reports: Vec<&agentsig::jws::JwsReport> = report
+            .signatures
+            .iter()
+            .filter_map(|r| r.as_ref().ok())
+            .collect();
+        // The identity comes from the signed card only: an uncovered member
+        // (the v0.3 `url`) could otherwise choose the pin.
+        let identity = serde_json::to_vec(report.signed_card())
+            .ok()
+            .and_then(|b| pin_identity(&b));
+        let (ok, code, message) = check_pins_for(url, identity, &reports)?;
+        json.check(code, ok, message.clone());
+        lines.push(message);
+        if !ok {
+            verified = false;
+            json.set_verdict(agentsig::report::Verdict::NotVerified);
+        }
+    }
+    for u in report.uncovered_security() {
+        lines.push(format!(
+            "warning: {} ({}) is not covered by any signature: anyone can change it; act only on the signed members",
+            esc(&u.pointer),
+            u.reason
+        ));
+    }
+    if report.converted_v03 {
+        lines.push("note: the v0.3 members were read as their v1.0 equivalents (as the A2A Python SDK does)".into());
+    }
+    Ok(JwsOutcome {
+        verified,
+        json,
+        lines,
+    })
+}
+
+/// One text line for a JWS signature's verdict.
+fn signature_line(s: &agentsig::jws::SignatureReport) -> String {
+    let what = match s.verdict {
+        Verdict::Valid => "valid",
+        Verdict::Invalid => "INVALID",
+        Verdict::Refused => "REFUSED",
+        _ => "NO TRUSTED KEY",
+    };
+    let mut line = format!(
+        "{what}: alg {} kid {}",
+        s.alg.as_deref().map_or_else(|| "-".into(), esc),
+        s.kid.as_deref().map_or_else(|| "-".into(), esc)
+    );
+    if let Some(src) = &s.key_source {
+        line.push_str(&format!(", key from {}", esc(&src.to_string())));
+    }
+    if let Some(r) = &s.reason {
+        line.push_str(&format!(": {}", esc(&r.to_string())));
+    }
+    line
 }
 
 /// `verify [FILE] --response SAVED.http`: the RFC 9421 signature of the
@@ -471,12 +835,33 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
     if let Some(f) = &media_warning {
         lines.push(format!("warning {}: {}", f.code, esc(&f.message)));
     }
-    let jws = match (&jws_path, &input) {
-        (Some(p), Some(bytes)) => {
+    // An A2A card with a `signatures` member and no detached JWS: its
+    // embedded signatures (docs/a2a.md).
+    let card = match (&jws_path, &input) {
+        (None, Some(bytes)) => match agentsig::formats::detect_bytes(bytes) {
+            Ok((agentsig::formats::Format::A2a, card)) if card.get("signatures").is_some() => {
+                Some(card)
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let jws = match (&jws_path, &input, &card) {
+        (Some(p), Some(bytes), _) => {
             checked.push(format!("detached JWS {p}"));
             let o = check_jws(a, bytes, p)?;
             if !o.verified {
                 failed.push(format!("detached JWS {p}"));
+            }
+            lines.extend(o.lines.iter().cloned());
+            Some(o)
+        }
+        (None, Some(_), Some(card)) => {
+            let what = "the A2A card's embedded signatures".to_owned();
+            checked.push(what.clone());
+            let o = check_card(a, card)?;
+            if !o.verified {
+                failed.push(what);
             }
             lines.extend(o.lines.iter().cloned());
             Some(o)
@@ -490,6 +875,7 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
         j.command = "verify --response".into();
         if let Some(o) = &jws {
             j.signatures.extend(o.json.signatures.iter().cloned());
+            j.checks.extend(o.json.checks.iter().cloned());
             for (k, v) in &o.json.details {
                 j.details.insert(k.clone(), v.clone());
             }
@@ -517,6 +903,9 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
             } else {
                 agentsig::report::Verdict::NotVerified
             });
+            if verified {
+                j.error = None;
+            }
         }
         super::print_report(&j);
     } else {
@@ -527,7 +916,7 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
             let note = if file.is_none() {
                 "; no descriptor file was compared with the body"
             } else if jws.is_none() {
-                "; no detached JWS was found beside it"
+                "; no detached JWS was found beside it, nor embedded A2A signatures"
             } else {
                 ""
             };
@@ -607,24 +996,7 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
         }
     }
     for s in &report.jws.signatures {
-        let what = match s.verdict {
-            Verdict::Valid => "valid",
-            Verdict::Invalid => "INVALID",
-            Verdict::Refused => "REFUSED",
-            _ => "NO TRUSTED KEY",
-        };
-        let mut line = format!(
-            "{what}: alg {} kid {}",
-            s.alg.as_deref().map_or_else(|| "-".into(), esc),
-            s.kid.as_deref().map_or_else(|| "-".into(), esc)
-        );
-        if let Some(src) = &s.key_source {
-            line.push_str(&format!(", key from {}", esc(&src.to_string())));
-        }
-        if let Some(r) = &s.reason {
-            line.push_str(&format!(": {}", esc(&r.to_string())));
-        }
-        lines.push(line);
+        lines.push(signature_line(s));
     }
     lines.push(format!("canonical sha256 {}", report.canonical_sha256()));
     Ok(JwsOutcome {

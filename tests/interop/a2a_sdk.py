@@ -3,6 +3,9 @@
 Usage:
   a2a_sdk.py canon  CARD.json                -> prints the SDK's canonical payload
   a2a_sdk.py sign   CARD.json PRIVATE.jwk    -> prints the card signed by the SDK
+  a2a_sdk.py served CARD.json PRIVATE.jwk    -> the same, as the SDK's server serves it
+                                                (agent_card_to_dict: v0.3 compatibility
+                                                members added)
   a2a_sdk.py verify CARD.json PUBLIC.jwk     -> exit 0 valid, 1 invalid
 Exit 3: the SDK is not installed (the Rust test skips, or fails under
 AGENTSIG_REQUIRE_INTEROP=1).
@@ -14,6 +17,7 @@ import sys
 try:
     from a2a.client.card_resolver import parse_agent_card
     from a2a.utils import signing
+    from a2a.server.request_handlers.response_helpers import agent_card_to_dict
     from google.protobuf.json_format import MessageToDict
     from jwt.api_jwk import PyJWK
 except ImportError as e:  # pragma: no cover
@@ -33,16 +37,18 @@ def main():
         sys.stdout.write(signing._canonicalize_agent_card(card))
         return 0
     jwk = load(sys.argv[3])
-    if mode == "sign":
-        alg = {"P-256": "ES256", "Ed25519": "EdDSA"}.get(jwk.get("crv"), "RS256")
+    alg = {"P-256": "ES256", "Ed25519": "EdDSA"}.get(jwk.get("crv"), "RS256")
+    if mode in ("sign", "served"):
         header = {"alg": alg, "kid": jwk["kid"], "typ": "JOSE"}
-        signer = signing.create_agent_card_signer(PyJWK(jwk), header)
-        sys.stdout.write(json.dumps(MessageToDict(signer(card)), ensure_ascii=False))
+        signer = signing.create_agent_card_signer(PyJWK(jwk, algorithm=alg), header)
+        signed = signer(card)
+        out = MessageToDict(signed) if mode == "sign" else agent_card_to_dict(signed)
+        sys.stdout.write(json.dumps(out, ensure_ascii=False))
         return 0
     if mode == "verify":
         public = {k: v for k, v in jwk.items() if k not in ("d", "p", "q", "dp", "dq", "qi")}
         verifier = signing.create_signature_verifier(
-            lambda kid, jku: PyJWK(public), ["ES256", "EdDSA", "RS256", "PS512"]
+            lambda kid, jku: PyJWK(public, algorithm=alg), ["ES256", "EdDSA", "RS256", "PS512"]
         )
         try:
             verifier(card)
