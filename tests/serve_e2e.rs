@@ -334,6 +334,8 @@ async fn bad_input_gets_clear_answers_and_the_server_keeps_serving() {
     std::fs::write(outside.join("secret.json"), b"{\"secret\":1}").unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink(outside.join("secret.json"), dir.join("link.json")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.join("agent.json"), dir.join("inlink.json")).unwrap();
     std::fs::write(dir.join("notes.txt"), b"hello").unwrap();
     std::fs::write(dir.join("broken.json"), b"{not json").unwrap();
     std::fs::write(dir.join("huge.json"), vec![b' '; 2 * 1024 * 1024]).unwrap();
@@ -345,6 +347,7 @@ async fn bad_input_gets_clear_answers_and_the_server_keeps_serving() {
     let srv = start(&dir, ring, opts).await;
     for (path, status, why) in [
         ("/link.json", 403, "symlink"),
+        ("/inlink.json", 403, "symlink"),
         ("/notes.txt", 403, "only .json and .jws"),
         ("/broken.json", 403, "not a JSON document"),
         ("/huge.json", 403, "limit"),
