@@ -510,3 +510,68 @@ async fn every_served_descriptor_verifies_over_https() {
     assert!(!r.contains("200"), "{r}");
     srv.stop().await;
 }
+
+/// A client's `Accept-Signature` can neither strip the default signature
+/// nor turn the response into a 500, and the answer is never shared.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accept_signature_never_strips_or_breaks_the_default_signature() {
+    let (old, _new, ring) = keys();
+    let dir = site_dir("accept", &old);
+    let srv = start(&dir, ring, ServeOptions::default()).await;
+    let (_, jwks) = get(srv.addr, "GET", "/.well-known/jwks.json", &[]).await;
+    let v = verifier_from_jwks(&jwks);
+    for member in [
+        r#"sig1=("@method";req)"#,
+        r#"sig2=("@status")"#,
+        r#"sig2=("@status" "content-type" "content-digest" "x-missing";req)"#,
+        r#"sig2=("@status" "content-type" "content-digest" "@method")"#,
+        r#"sig2=("@status";req "content-type" "content-digest")"#,
+    ] {
+        let (p, body) = get(
+            srv.addr,
+            "GET",
+            "/agent.json",
+            &[("accept-signature", member)],
+        )
+        .await;
+        assert_eq!(p.status, 200, "{member}");
+        let si: Vec<&str> = p
+            .headers
+            .get_all("signature-input")
+            .iter()
+            .map(|v| v.to_str().unwrap())
+            .collect();
+        assert_eq!(si.len(), 1, "{member}: {si:?}");
+        assert!(
+            si[0].starts_with(r#"sig1=("@status" "content-type" "content-digest")"#),
+            "{member}: {si:?}"
+        );
+        assert!(verify_lib(&v, &p, &body), "{member}");
+        assert!(p
+            .headers
+            .get_all("vary")
+            .iter()
+            .any(|v| v == "accept-signature"));
+        assert!(p.headers["cache-control"]
+            .to_str()
+            .unwrap()
+            .starts_with("public"));
+    }
+    // An honoured request-bound member: signed beside sig1, never stored.
+    let member = r#"sig2=("@status" "content-type" "content-digest" "@method";req)"#;
+    let (p, _) = get(
+        srv.addr,
+        "GET",
+        "/agent.json",
+        &[("accept-signature", member)],
+    )
+    .await;
+    assert_eq!(p.headers.get_all("signature-input").iter().count(), 2);
+    assert_eq!(p.headers["cache-control"], "no-store");
+    assert!(p
+        .headers
+        .get_all("vary")
+        .iter()
+        .any(|v| v == "accept-signature"));
+    srv.stop().await;
+}
