@@ -38,10 +38,10 @@ pub struct ServeArgs {
     /// /.well-known/oauth-authorization-server with this issuer URL.
     #[arg(long)]
     issuer: Option<String>,
-    /// Largest file served, in bytes; larger files answer 403.
+    /// Largest file served, in bytes; larger files answer 404 (the reason is logged).
     #[arg(long, default_value_t = server::publish::DEFAULT_MAX_FILE)]
     max_file_size: u64,
-    /// Largest total of the files held in memory, in bytes; files past it answer 403.
+    /// Largest total of the files held in memory, in bytes; files past it answer 404.
     #[arg(long, default_value_t = server::publish::DEFAULT_MAX_TOTAL)]
     max_total_size: u64,
     /// Cache-Control max-age of served documents, in seconds.

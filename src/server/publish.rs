@@ -6,7 +6,10 @@
 //! answered from the snapshot only, so no request path ever reaches the
 //! file system: path traversal has nothing to traverse. Files the snapshot
 //! refuses (symlinks, files over the size bound, non-JSON files, `.jws`
-//! files that are not a JWS) answer `403` with the reason.
+//! files that are not a JWS) answer `404` like absent ones, so that their
+//! existence cannot be probed; the reason is logged. A file that stops
+//! parsing (being rewritten in place) keeps its last good version until
+//! its new content parses.
 //!
 //! Symlinks under the directory are never followed, wherever they point:
 //! on Unix every entry is opened relative to its directory's descriptor
@@ -68,7 +71,8 @@ pub struct PublishConfig {
     pub keys: Arc<KeyRing>,
     /// Largest file served, in bytes.
     pub max_file: u64,
-    /// Largest total of the files held in memory; files past it answer 403.
+    /// Largest total of the files held in memory; files past it are not
+    /// served (404).
     pub max_total: u64,
     /// `Cache-Control: max-age` of served files, in seconds.
     pub cache_max_age: u32,
@@ -125,7 +129,7 @@ pub enum Entry {
         /// The strong `ETag` (RFC 9110 section 8.8.3).
         etag: String,
     },
-    /// A file present but not served, and why (sent with `403`).
+    /// A file present but not served, and why (logged; answered `404`).
     Refused(String),
 }
 
@@ -599,7 +603,26 @@ fn build(cfg: &PublishConfig, found: Vec<Found>, prev: Option<&Site>) -> Site {
                 version,
                 body: Some(body),
             } => {
-                let s = load(&url, version, body);
+                let mut s = load(&url, version, body);
+                // A file being rewritten in place reads as a prefix of its
+                // new content for a while: keep serving the last version
+                // that parsed until the new one does.
+                if let Entry::Refused(why) = &s.entry {
+                    if let Some(good) = prev
+                        .and_then(|p| p.sources.get(&url))
+                        .filter(|p| matches!(p.entry, Entry::File { .. }))
+                    {
+                        tracing::warn!(
+                            path = %crate::text::escape_controls(&url),
+                            "{why}: serving its last good version"
+                        );
+                        s = Source {
+                            version,
+                            entry: good.entry.clone(),
+                            doc: good.doc.clone(),
+                        };
+                    }
+                }
                 (url, s)
             }
             Found::File {
@@ -824,8 +847,14 @@ impl PublishService {
         let site = self.publisher.site();
         match site.get(&path) {
             None => plain(StatusCode::NOT_FOUND, "not found"),
+            // Answered like an absent file, so that nobody can probe which
+            // files exist; the reason goes to the log only.
             Some(Entry::Refused(why)) => {
-                plain(StatusCode::FORBIDDEN, &format!("not served: {why}"))
+                tracing::info!(
+                    path = %crate::text::escape_controls(&path),
+                    "not served: {why}"
+                );
+                plain(StatusCode::NOT_FOUND, "not found")
             }
             Some(Entry::File {
                 body,
@@ -1121,6 +1150,47 @@ mod symlink_tests {
         for p in ["/pem.jws", "/two.jws", "/noalg.jws"] {
             assert!(refused(&site, p).contains("not a JWS"), "{p}");
         }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+#[cfg(test)]
+mod rewrite_tests {
+    use super::*;
+
+    #[test]
+    fn a_file_rewritten_in_place_keeps_its_last_good_version() {
+        let d = std::env::temp_dir().join(format!("agentsig-rewrite-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let k = crate::SigningKey::generate(crate::Algorithm::EcdsaP256Sha256).unwrap();
+        let ring = Arc::new(KeyRing::single(k).unwrap());
+        let v1 = br#"{"name":"a","version":"1.0.0"}"#;
+        let v2 = br#"{"name":"a","version":"2.0.0"}"#;
+        std::fs::write(d.join("a.json"), v1).unwrap();
+        std::fs::write(d.join("b.jws"), b"eyJhbGciOiJFUzI1NiJ9..c2ln").unwrap();
+        let p = Publisher::new(PublishConfig::new(&d, ring)).unwrap();
+        let body = |p: &Publisher, path: &str| match p.site().get(path) {
+            Some(Entry::File { body, .. }) => body.clone(),
+            other => panic!("{path}: {other:?}"),
+        };
+        // Half written: truncated, then a prefix of the new content.
+        std::fs::write(d.join("a.json"), b"").unwrap();
+        std::fs::write(d.join("b.jws"), b"eyJhbGciOiJFUzI1").unwrap();
+        assert!(p.reload_if_changed().unwrap());
+        assert_eq!(body(&p, "/a.json").as_ref(), v1);
+        std::fs::write(d.join("a.json"), &v2[..12]).unwrap();
+        p.reload_if_changed().unwrap();
+        assert_eq!(body(&p, "/a.json").as_ref(), v1);
+        assert_eq!(body(&p, "/b.jws").as_ref(), b"eyJhbGciOiJFUzI1NiJ9..c2ln");
+        // Complete: the new version is served.
+        std::fs::write(d.join("a.json"), v2).unwrap();
+        assert!(p.reload_if_changed().unwrap());
+        assert_eq!(body(&p, "/a.json").as_ref(), v2);
+        // A file that never parsed is not served.
+        std::fs::write(d.join("c.json"), b"{not json").unwrap();
+        p.reload_if_changed().unwrap();
+        assert!(matches!(p.site().get("/c.json"), Some(Entry::Refused(_))));
         let _ = std::fs::remove_dir_all(&d);
     }
 }
