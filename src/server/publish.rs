@@ -81,10 +81,16 @@ pub struct PublishConfig {
     pub base_url: Option<String>,
     /// Serve RFC 8414 style metadata with this `issuer` at [`METADATA_PATH`].
     pub issuer: Option<String>,
+    /// Sign every served A2A Agent Card in card ([`crate::a2a::sign_card`],
+    /// A2A v1.0 section 8.4): one signature per key of [`Self::keys`],
+    /// appended to its `signatures`, computed once per file version; the
+    /// protected headers name each key by `kid`, as listed at [`JWKS_PATH`].
+    pub sign_cards: bool,
 }
 
 impl PublishConfig {
-    /// Defaults: 1 MiB files, `max-age=300`, no base URL, no metadata.
+    /// Defaults: 1 MiB files, `max-age=300`, no base URL, no metadata, A2A
+    /// cards served as they are.
     pub fn new(root: impl Into<PathBuf>, keys: Arc<KeyRing>) -> PublishConfig {
         PublishConfig {
             root: root.into(),
@@ -94,6 +100,7 @@ impl PublishConfig {
             cache_max_age: 300,
             base_url: None,
             issuer: None,
+            sign_cards: false,
         }
     }
 }
@@ -539,8 +546,22 @@ fn jws_media_type(body: &[u8]) -> Result<&'static str, String> {
     Ok("application/jose")
 }
 
+/// The card with one more embedded signature per key of the ring, in
+/// ring order, serialized as served.
+fn sign_card(cfg: &PublishConfig, card: &Value) -> Result<Vec<u8>, String> {
+    let extra = Map::new();
+    let mut card = card.clone();
+    for k in cfg.keys.all() {
+        card = crate::a2a::sign_card(&card, &k.key, &extra, false)
+            .map_err(|e| format!("the A2A card could not be signed: {e}"))?
+            .card;
+    }
+    serde_json::to_vec_pretty(&card)
+        .map_err(|e| format!("the A2A card could not be serialized: {e}"))
+}
+
 /// What a newly read version of a file gives.
-fn load(url: &str, version: Version, body: Vec<u8>) -> Source {
+fn load(cfg: &PublishConfig, url: &str, version: Version, body: Vec<u8>) -> Source {
     let refused = |why: String| Source {
         version,
         entry: Entry::Refused(why),
@@ -561,6 +582,14 @@ fn load(url: &str, version: Version, body: Vec<u8>) -> Source {
         Err(e) => return refused(format!("not a JSON document: {e}")),
     };
     match detect::detect(&doc) {
+        Ok(Format::A2a) if cfg.sign_cards => match sign_card(cfg, &doc) {
+            Ok(signed) => Source {
+                version,
+                entry: file_entry(signed, Format::A2a.media_type()),
+                doc: Some((Format::A2a, doc)),
+            },
+            Err(why) => refused(why),
+        },
         Ok(fmt) => Source {
             version,
             entry: file_entry(body, fmt.media_type()),
@@ -603,7 +632,7 @@ fn build(cfg: &PublishConfig, found: Vec<Found>, prev: Option<&Site>) -> Site {
                 version,
                 body: Some(body),
             } => {
-                let mut s = load(&url, version, body);
+                let mut s = load(cfg, &url, version, body);
                 // A file being rewritten in place reads as a prefix of its
                 // new content for a while: keep serving the last version
                 // that parsed until the new one does.
@@ -1191,6 +1220,63 @@ mod rewrite_tests {
         std::fs::write(d.join("c.json"), b"{not json").unwrap();
         p.reload_if_changed().unwrap();
         assert!(matches!(p.site().get("/c.json"), Some(Entry::Refused(_))));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+#[cfg(test)]
+mod card_tests {
+    use super::*;
+    use crate::trust::{KeySource, StaticKeys};
+
+    #[test]
+    fn sign_cards_embeds_one_signature_per_key_once_per_version() {
+        let d = std::env::temp_dir().join(format!("agentsig-cards-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::copy("examples/a2a-agent-card.json", d.join("card.json")).unwrap();
+        let gen = || crate::SigningKey::generate(crate::Algorithm::EcdsaP256Sha256).unwrap();
+        let ring = Arc::new(
+            KeyRing::new(vec![
+                gen(),
+                crate::SigningKey::generate(crate::Algorithm::Ed25519).unwrap(),
+            ])
+            .unwrap(),
+        );
+        let mut cfg = PublishConfig::new(&d, ring.clone());
+        cfg.sign_cards = true;
+        let p = Publisher::new(cfg).unwrap();
+        let served = |path: &str| match p.site().get(path) {
+            Some(Entry::File {
+                body,
+                etag,
+                content_type,
+            }) => (body.clone(), etag.clone(), content_type.clone()),
+            other => panic!("{path}: {other:?}"),
+        };
+        let (body, etag, ct) = served("/card.json");
+        assert_eq!(ct, Format::A2a.media_type());
+        // The same signed bytes at the well-known path.
+        assert_eq!(served("/.well-known/agent-card.json").0, body);
+        let card: Value = serde_json::from_slice(&body).unwrap();
+        let sigs = card["signatures"].as_array().unwrap();
+        assert_eq!(sigs.len(), 2);
+        // Each key alone verifies its own signature, named by its kid.
+        for (i, k) in ring.all().iter().enumerate() {
+            let keys = StaticKeys::new().with(k.key.verifying_key().clone(), KeySource::Pinned);
+            let v = crate::verifier::Verifier::builder(keys).build();
+            let rep = crate::a2a::verify_card(&v, &card).unwrap();
+            assert!(rep.verified());
+            let protected = sigs[i]["protected"].as_str().unwrap();
+            let header: Value =
+                serde_json::from_slice(&crate::b64::decode(protected).unwrap()).unwrap();
+            assert_eq!(header["kid"], k.keyid.as_str());
+        }
+        // Unchanged file: not signed again (same bytes, same ETag).
+        assert!(!p.reload_if_changed().unwrap());
+        std::fs::write(d.join("other.json"), b"{}").unwrap();
+        assert!(p.reload_if_changed().unwrap());
+        assert_eq!(served("/card.json").1, etag);
         let _ = std::fs::remove_dir_all(&d);
     }
 }
