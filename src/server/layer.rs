@@ -23,8 +23,8 @@
 //!   is for, RFC 9421 section 2.3; the server decides which it issues);
 //! * at most [`MAX_ACCEPTED`] members are considered.
 //!
-//! With `Accept-Signature` support on, every signed response carries
-//! `Vary: Accept-Signature` (RFC 9110 section 12.5.5), and one carrying a
+//! With `Accept-Signature` support on, every signed response (and every
+//! `304`) carries `Vary: Accept-Signature` (RFC 9110 section 12.5.5), and one carrying a
 //! requested signature (made for one request: its `created`, `nonce` and
 //! `;req` components) gets `Cache-Control: no-store` (RFC 9111 section
 //! 5.2.2.5) so that no shared cache hands it to another client.
@@ -244,6 +244,12 @@ where
     B::Error: Into<BoxError>,
 {
     if !signs_status(res.status()) {
+        let mut res = res;
+        // A 304 carries the Vary its 200 would have (RFC 9110 section
+        // 15.4.5).
+        if cfg.accept_signature && res.status() == StatusCode::NOT_MODIFIED {
+            add_vary(res.headers_mut());
+        }
         return res.map(to_bytes_body);
     }
     let hint = res.body().size_hint();
@@ -725,6 +731,17 @@ mod tests {
         let vary: Vec<_> = res.headers().get_all(header::VARY).iter().collect();
         assert_eq!(vary, ["accept-encoding", "accept-signature"]);
         assert_eq!(res.headers()[header::CACHE_CONTROL], "public, max-age=300");
+        // A 304 says the same Vary.
+        let res = accepting(&ring)
+            .layer(service_fn(|_r: Request<()>| async {
+                let mut r = Response::new(Full::new(Bytes::new()));
+                *r.status_mut() = StatusCode::NOT_MODIFIED;
+                Ok::<_, std::convert::Infallible>(r)
+            }))
+            .oneshot(Request::new(()))
+            .await
+            .unwrap();
+        assert_eq!(res.headers()[header::VARY], "accept-signature");
         // With a request-bound signature: not storable.
         let member = r#"sig2=("@status" "content-type" "content-digest" "@method";req)"#;
         let res = accepting(&ring)
