@@ -1119,6 +1119,59 @@ mod symlink_tests {
         let _ = std::fs::remove_dir_all(&outside);
     }
 
+    /// A writer swapping `a.jws` between a regular file and a symlink to
+    /// an outside file as fast as it can, while the publisher rescans: the
+    /// outside file is never served, whatever the interleaving.
+    #[test]
+    fn a_file_swapped_for_a_symlink_during_scans_is_never_served() {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        // Shaped like a JWS, so that only the symlink rule keeps it out.
+        const OUTSIDE: &[u8] = b"eyJhbGciOiJFUzI1NiJ9.c2VjcmV0.c2ln";
+        let d = dir("race");
+        let outside = dir("race-outside");
+        std::fs::write(outside.join("key.jws"), OUTSIDE).unwrap();
+        std::fs::write(d.join("a.jws"), JWS).unwrap();
+        let p = Publisher::new(PublishConfig::new(&d, ring())).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let swaps = Arc::new(AtomicU64::new(0));
+        let swapper = {
+            let (d, outside, stop) = (d.clone(), outside.clone(), stop.clone());
+            let swaps = swaps.clone();
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let tmp = d.join(format!(".tmp{n}"));
+                    if n.is_multiple_of(2) {
+                        std::os::unix::fs::symlink(outside.join("key.jws"), &tmp).unwrap();
+                    } else {
+                        std::fs::write(&tmp, JWS).unwrap();
+                    }
+                    std::fs::rename(&tmp, d.join("a.jws")).unwrap();
+                    n += 1;
+                    swaps.store(n, Ordering::Relaxed);
+                }
+            })
+        };
+        // At least 400 rescans, and until the writer has swapped 200 times
+        // (progress, not time, bounds the loop).
+        let mut rescans = 0;
+        while rescans < 400 || swaps.load(Ordering::Relaxed) < 200 {
+            rescans += 1;
+            let _ = p.reload_if_changed();
+            match p.site().get("/a.jws") {
+                Some(Entry::File { body, .. }) => {
+                    assert_ne!(body.as_ref(), OUTSIDE, "the outside file was served");
+                }
+                Some(Entry::Refused(why)) => assert!(why.contains("symlink"), "{why}"),
+                None => {}
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        let _ = std::fs::remove_dir_all(&d);
+        let _ = std::fs::remove_dir_all(&outside);
+    }
+
     #[test]
     fn a_fifo_does_not_hang_the_scan() {
         let d = dir("fifo");
