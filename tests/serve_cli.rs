@@ -100,3 +100,115 @@ fn serve_examples_signs_and_stops_gracefully() {
     );
     assert!(rest.contains("stopped"), "{rest}");
 }
+
+/// `agentsig serve --sign-cards`: the served A2A Agent Card carries an
+/// embedded signature that agentsig's `a2a::verify_card` and the A2A
+/// Python SDK (tests/interop/a2a_sdk.py; required under
+/// AGENTSIG_REQUIRE_INTEROP=1) verify, and the RFC 9421 response signature
+/// covers the signed card's bytes.
+#[cfg(unix)]
+#[test]
+fn serve_sign_cards_serves_sdk_verifiable_cards() {
+    let dir = std::env::temp_dir().join(format!("agentsig-serve-cards-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy("examples/a2a-agent-card.json", dir.join("card.json")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .arg("serve")
+        .arg(&dir)
+        .args([
+            "--key",
+            "keys/rfc9421/test-key-ecc-p256.pem",
+            "--sign-cards",
+        ])
+        .args(["--listen", "127.0.0.1:0", "--reload-interval", "0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    let (_, _, jwks) = get(&addr, "/.well-known/jwks.json");
+    let mut keys = StaticKeys::new();
+    for k in load_verifying_keys(&jwks, &LoadOptions::default()).unwrap() {
+        keys = keys.with(k, KeySource::Pinned);
+    }
+    let (st, fields, body) = get(&addr, "/.well-known/agent-card.json");
+    assert_eq!(st, 200);
+    let (st2, _, body2) = get(&addr, "/card.json");
+    assert_eq!((st2, &body2), (200, &body), "signed once per file version");
+    // The response signature covers the signed card.
+    let v = Verifier::builder(keys.clone())
+        .http(HttpPolicy::descriptor_response())
+        .build();
+    let mut b = http::Response::builder().status(st);
+    for (n, val) in &fields {
+        b = b.header(n.as_str(), val.as_str());
+    }
+    let res = b.body(body.clone()).unwrap();
+    assert!(verify_response::<_, Vec<u8>>(&v, &res, None, "http")
+        .unwrap()
+        .all_valid());
+    // The embedded signature, with agentsig.
+    let card: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(card["signatures"].as_array().unwrap().len(), 1);
+    let rep = agentsig::a2a::verify_card(&Verifier::builder(keys).build(), &card).unwrap();
+    assert!(rep.verified());
+    // And with the A2A Python SDK, using the served public key.
+    let jwks: serde_json::Value = serde_json::from_slice(&jwks).unwrap();
+    std::fs::write(dir.join("card.out"), &body).unwrap();
+    std::fs::write(
+        dir.join("public.jwk"),
+        serde_json::to_vec(&jwks["keys"][0]).unwrap(),
+    )
+    .unwrap();
+    let mut tampered = card.clone();
+    tampered["name"] = "Someone else".into();
+    std::fs::write(
+        dir.join("tampered.out"),
+        serde_json::to_vec(&tampered).unwrap(),
+    )
+    .unwrap();
+    let sdk = |card: &str| {
+        Command::new("python3")
+            .arg("tests/interop/a2a_sdk.py")
+            .arg("verify")
+            .arg(dir.join(card))
+            .arg(dir.join("public.jwk"))
+            .output()
+    };
+    match sdk("card.out") {
+        Ok(o) if o.status.code() != Some(3) => {
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let t = sdk("tampered.out").unwrap();
+            assert_eq!(
+                t.status.code(),
+                Some(1),
+                "{}",
+                String::from_utf8_lossy(&t.stderr)
+            );
+        }
+        other => {
+            assert!(
+                std::env::var("AGENTSIG_REQUIRE_INTEROP").as_deref() != Ok("1"),
+                "the A2A Python SDK is required (AGENTSIG_REQUIRE_INTEROP=1): {other:?}"
+            );
+            println!("SKIPPED A2A SDK check: {other:?}");
+        }
+    }
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    assert!(child.wait().unwrap().success());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -334,6 +334,8 @@ async fn bad_input_gets_clear_answers_and_the_server_keeps_serving() {
     std::fs::write(outside.join("secret.json"), b"{\"secret\":1}").unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink(outside.join("secret.json"), dir.join("link.json")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.join("agent.json"), dir.join("inlink.json")).unwrap();
     std::fs::write(dir.join("notes.txt"), b"hello").unwrap();
     std::fs::write(dir.join("broken.json"), b"{not json").unwrap();
     std::fs::write(dir.join("huge.json"), vec![b' '; 2 * 1024 * 1024]).unwrap();
@@ -343,11 +345,31 @@ async fn bad_input_gets_clear_answers_and_the_server_keeps_serving() {
         ..ServeOptions::default()
     };
     let srv = start(&dir, ring, opts).await;
+    // Refused files answer exactly like absent ones: nobody can probe
+    // which files exist (the reason is logged only).
+    let (absent, absent_body) = get(srv.addr, "GET", "/nope.json", &[]).await;
+    for path in [
+        "/link.json",
+        "/inlink.json",
+        "/notes.txt",
+        "/broken.json",
+        "/huge.json",
+    ] {
+        let (p, body) = get(srv.addr, "GET", path, &[]).await;
+        assert_eq!(p.status, 404, "{path}");
+        assert_eq!(body, absent_body, "{path}");
+        let names = |h: &http::HeaderMap| {
+            let mut v: Vec<String> = h
+                .iter()
+                .filter(|(n, _)| *n != "date")
+                .map(|(n, v)| format!("{n}: {v:?}"))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names(&p.headers), names(&absent.headers), "{path}");
+    }
     for (path, status, why) in [
-        ("/link.json", 403, "symlink"),
-        ("/notes.txt", 403, "only .json and .jws"),
-        ("/broken.json", 403, "not a JSON document"),
-        ("/huge.json", 403, "limit"),
         ("/nope.json", 404, "not found"),
         ("/a/%2e%2e/agent.json", 400, "traversal"),
     ] {
@@ -505,5 +527,70 @@ async fn every_served_descriptor_verifies_over_https() {
     // A plain-HTTP client on the TLS port gets no response.
     let r = raw(addr, b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").await;
     assert!(!r.contains("200"), "{r}");
+    srv.stop().await;
+}
+
+/// A client's `Accept-Signature` can neither strip the default signature
+/// nor turn the response into a 500, and the answer is never shared.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accept_signature_never_strips_or_breaks_the_default_signature() {
+    let (old, _new, ring) = keys();
+    let dir = site_dir("accept", &old);
+    let srv = start(&dir, ring, ServeOptions::default()).await;
+    let (_, jwks) = get(srv.addr, "GET", "/.well-known/jwks.json", &[]).await;
+    let v = verifier_from_jwks(&jwks);
+    for member in [
+        r#"sig1=("@method";req)"#,
+        r#"sig2=("@status")"#,
+        r#"sig2=("@status" "content-type" "content-digest" "x-missing";req)"#,
+        r#"sig2=("@status" "content-type" "content-digest" "@method")"#,
+        r#"sig2=("@status";req "content-type" "content-digest")"#,
+    ] {
+        let (p, body) = get(
+            srv.addr,
+            "GET",
+            "/agent.json",
+            &[("accept-signature", member)],
+        )
+        .await;
+        assert_eq!(p.status, 200, "{member}");
+        let si: Vec<&str> = p
+            .headers
+            .get_all("signature-input")
+            .iter()
+            .map(|v| v.to_str().unwrap())
+            .collect();
+        assert_eq!(si.len(), 1, "{member}: {si:?}");
+        assert!(
+            si[0].starts_with(r#"sig1=("@status" "content-type" "content-digest")"#),
+            "{member}: {si:?}"
+        );
+        assert!(verify_lib(&v, &p, &body), "{member}");
+        assert!(p
+            .headers
+            .get_all("vary")
+            .iter()
+            .any(|v| v == "accept-signature"));
+        assert!(p.headers["cache-control"]
+            .to_str()
+            .unwrap()
+            .starts_with("public"));
+    }
+    // An honoured request-bound member: signed beside sig1, never stored.
+    let member = r#"sig2=("@status" "content-type" "content-digest" "@method";req)"#;
+    let (p, _) = get(
+        srv.addr,
+        "GET",
+        "/agent.json",
+        &[("accept-signature", member)],
+    )
+    .await;
+    assert_eq!(p.headers.get_all("signature-input").iter().count(), 2);
+    assert_eq!(p.headers["cache-control"], "no-store");
+    assert!(p
+        .headers
+        .get_all("vary")
+        .iter()
+        .any(|v| v == "accept-signature"));
     srv.stop().await;
 }

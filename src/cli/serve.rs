@@ -38,10 +38,16 @@ pub struct ServeArgs {
     /// /.well-known/oauth-authorization-server with this issuer URL.
     #[arg(long)]
     issuer: Option<String>,
-    /// Largest file served, in bytes; larger files answer 403.
+    /// Sign each served A2A Agent Card in card: one embedded JWS per --key appended to its
+    /// "signatures" (verifiable by the A2A SDKs), made once per file version; the response
+    /// signature then covers the signed card. Each JWS header names its key by kid, as listed in
+    /// /.well-known/jwks.json.
+    #[arg(long)]
+    sign_cards: bool,
+    /// Largest file served, in bytes; larger files answer 404 (the reason is logged).
     #[arg(long, default_value_t = server::publish::DEFAULT_MAX_FILE)]
     max_file_size: u64,
-    /// Largest total of the files held in memory, in bytes; files past it answer 403.
+    /// Largest total of the files held in memory, in bytes; files past it answer 404.
     #[arg(long, default_value_t = server::publish::DEFAULT_MAX_TOTAL)]
     max_total_size: u64,
     /// Cache-Control max-age of served documents, in seconds.
@@ -70,6 +76,7 @@ pub fn run(a: ServeArgs) -> CliResult {
     cfg.cache_max_age = a.cache_max_age;
     cfg.base_url = a.base_url;
     cfg.issuer = a.issuer;
+    cfg.sign_cards = a.sign_cards;
     let publisher = Arc::new(Publisher::new(cfg).map_err(|e| CliError::usage(e.to_string()))?);
     let tls = match (&a.tls_cert, &a.tls_key) {
         (Some(c), Some(k)) => {

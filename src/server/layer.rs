@@ -2,9 +2,32 @@
 //! RFC 9530 `Content-Digest` over the exact bytes sent, then an RFC 9421
 //! signature (section 3.1) covering `@status`, `content-type` (when the
 //! response has one) and `content-digest`, with `created`, `keyid` and
-//! `alg` (section 2.3). When the request carries `Accept-Signature`
-//! (RFC 9421 section 5), each member the signer can honour is signed as
-//! well, with the related request for `;req` components (section 2.4).
+//! `alg` (section 2.3): the default signature, always present under
+//! [`SignConfig::label`].
+//!
+//! `Accept-Signature` (RFC 9421 section 5) is honoured only when
+//! [`SignConfig::accept_signature`] is on (off by default; on in `agentsig
+//! serve`), and then only as extra signatures beside the default one:
+//! * a member is signed only if it covers the layer's mandatory set
+//!   (`@status`, `content-type` when the response has one, and
+//!   `content-digest`, as response components), so no requested signature
+//!   fits another response (seed 001 section 10.3);
+//! * a member labelled like the default signature is skipped (the default
+//!   signature is never replaced or removed);
+//! * a member the signer cannot honour (a component the response or the
+//!   related request lacks, `;req` on `@status`, a derived request
+//!   component without `;req`, another key or algorithm...) is skipped:
+//!   the response is still a `200` with the default signature;
+//! * a requested `tag` is dropped unless listed in
+//!   [`SignConfig::allowed_tags`] (a tag names the application a signature
+//!   is for, RFC 9421 section 2.3; the server decides which it issues);
+//! * at most [`MAX_ACCEPTED`] members are considered.
+//!
+//! With `Accept-Signature` support on, every signed response (and every
+//! `304`) carries `Vary: Accept-Signature` (RFC 9110 section 12.5.5), and one carrying a
+//! requested signature (made for one request: its `created`, `nonce` and
+//! `;req` components) gets `Cache-Control: no-store` (RFC 9111 section
+//! 5.2.2.5) so that no shared cache hands it to another client.
 //!
 //! The body is buffered up to [`SignConfig::max_body`]. A body that is
 //! larger, or of unknown length (streaming), is handled by
@@ -69,11 +92,18 @@ pub struct SignConfig {
     /// Scheme assumed for the related request (`;req` components,
     /// `@scheme`) when its URI has none: `https` or `http`.
     pub scheme: &'static str,
+    /// Honour `Accept-Signature` (RFC 9421 section 5) with extra
+    /// signatures under the rules of this module; `false` (default) signs
+    /// the default signature only.
+    pub accept_signature: bool,
+    /// `tag` values a requester may have put on a requested signature;
+    /// any other requested `tag` is dropped. Empty by default.
+    pub allowed_tags: Vec<String>,
 }
 
 impl SignConfig {
     /// Defaults: label `sig1`, 1 MiB bound, refuse unsignable bodies, no
-    /// `expires`, `https`.
+    /// `expires`, `https`, `Accept-Signature` not honoured.
     pub fn new(keys: Arc<KeyRing>) -> SignConfig {
         SignConfig {
             keys,
@@ -83,6 +113,8 @@ impl SignConfig {
             expires_in: None,
             accept_lifetime: 300,
             scheme: "https",
+            accept_signature: false,
+            allowed_tags: Vec::new(),
         }
     }
 }
@@ -144,7 +176,8 @@ where
     }
 
     fn call(&mut self, req: Request<ReqB>) -> Self::Future {
-        let related = if req.headers().contains_key("accept-signature") {
+        let related = if self.cfg.accept_signature && req.headers().contains_key("accept-signature")
+        {
             let mut r = Request::new(Vec::new());
             *r.method_mut() = req.method().clone();
             *r.uri_mut() = req.uri().clone();
@@ -211,6 +244,12 @@ where
     B::Error: Into<BoxError>,
 {
     if !signs_status(res.status()) {
+        let mut res = res;
+        // A 304 carries the Vary its 200 would have (RFC 9110 section
+        // 15.4.5).
+        if cfg.accept_signature && res.status() == StatusCode::NOT_MODIFIED {
+            add_vary(res.headers_mut());
+        }
         return res.map(to_bytes_body);
     }
     let hint = res.body().size_hint();
@@ -299,60 +338,142 @@ pub fn sign_parts(
     );
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
     let current = cfg.keys.current();
-    // The signature base never includes the content itself (RFC 9421
-    // section 2): the model needs the header block only.
-    let mut model = Response::new(&[][..]);
-    *model.status_mut() = parts.status;
-    *model.headers_mut() = parts.headers.clone();
-    let msg = crate::httpsig::Message::from_response(&model)?;
-    let rel = related
-        .map(|r| crate::httpsig::Message::from_request(r, cfg.scheme))
-        .transpose()?;
     let t = now();
-    let mut specs = Vec::new();
-    let requested = related
-        .map(|r| {
-            let lines: Vec<&[u8]> = r
-                .headers()
-                .get_all("accept-signature")
-                .iter()
-                .map(|v| v.as_bytes())
-                .collect();
-            accept::parse(&lines).unwrap_or_default()
-        })
-        .unwrap_or_default();
-    for r in requested.iter().take(MAX_ACCEPTED) {
-        match accept::spec_for(r, &current.key, &current.keyid, t, cfg.accept_lifetime) {
-            Ok(s) => specs.push(s),
-            Err(e) => tracing::debug!("Accept-Signature member {:?} not honoured: {e}", r.label),
-        }
+    let mut spec = SignatureSpec::new(cfg.label.clone());
+    spec.components = mandatory(&parts.headers);
+    spec = spec
+        .created(t)
+        .keyid(&current.keyid)
+        .alg(current.key.algorithm());
+    if let Some(e) = cfg.expires_in {
+        spec = spec.expires(t.saturating_add(e));
     }
-    if !specs.iter().any(|s| s.label == cfg.label) {
-        let mut spec = SignatureSpec::new(cfg.label.clone());
-        spec.components = vec![ComponentId::derived(crate::httpsig::Derived::Status)];
-        if parts.headers.contains_key(header::CONTENT_TYPE) {
-            spec.components
-                .extend(ComponentId::field("content-type").ok());
-        }
-        spec.components
-            .extend(ComponentId::field("content-digest").ok());
-        spec = spec
-            .created(t)
-            .keyid(&current.keyid)
-            .alg(current.key.algorithm());
-        if let Some(e) = cfg.expires_in {
-            spec = spec.expires(t.saturating_add(e));
-        }
-        specs.insert(0, spec);
+    let requested = match related {
+        Some(r) if cfg.accept_signature => requested_specs(cfg, r, &spec.components, t),
+        _ => Vec::new(),
+    };
+    if cfg.accept_signature {
+        add_vary(&mut parts.headers);
     }
     if parts.headers.contains_key("signature-input") {
         return Err(SignResponseError::LabelTaken(cfg.label.clone()));
     }
-    for spec in &specs {
-        let s = sign(&msg, rel.as_ref(), spec, &current.key)?;
+    // The signature base never includes the content itself (RFC 9421
+    // section 2): the model needs the header block only.
+    let model = |h: &http::HeaderMap| {
+        let mut m = Response::new(&[][..]);
+        *m.status_mut() = parts.status;
+        *m.headers_mut() = h.clone();
+        crate::httpsig::Message::from_response(&m)
+    };
+    let mut extra = Vec::new();
+    if !requested.is_empty() {
+        // Made for one request: never stored for another (RFC 9111
+        // section 5.2.2.5). Set before signing, since a member may cover
+        // it, and kept only if some member is signed.
+        let mut h = parts.headers.clone();
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        let msg = model(&h)?;
+        // A related request that cannot be modelled leaves its `;req`
+        // members unsignable: they are skipped.
+        let rel = related.and_then(|r| crate::httpsig::Message::from_request(r, cfg.scheme).ok());
+        for spec in &requested {
+            match sign(&msg, rel.as_ref(), spec, &current.key) {
+                Ok(s) => extra.push(s),
+                Err(e) => {
+                    tracing::debug!("Accept-Signature member {:?} not honoured: {e}", spec.label)
+                }
+            }
+        }
+        if !extra.is_empty() {
+            parts.headers = h;
+        }
+    }
+    let msg = model(&parts.headers)?;
+    sign(&msg, None, &spec, &current.key)?.apply_headers(&mut parts.headers)?;
+    for s in &extra {
         s.apply_headers(&mut parts.headers)?;
     }
     Ok(())
+}
+
+/// The components every signature of this layer covers: `@status`,
+/// `content-type` (when present) and `content-digest` (seed 001 section
+/// 10.3).
+fn mandatory(headers: &http::HeaderMap) -> Vec<ComponentId> {
+    let mut c = vec![ComponentId::derived(crate::httpsig::Derived::Status)];
+    if headers.contains_key(header::CONTENT_TYPE) {
+        c.extend(ComponentId::field("content-type").ok());
+    }
+    c.extend(ComponentId::field("content-digest").ok());
+    c
+}
+
+/// The `Accept-Signature` members of `related` this layer may sign (see
+/// the module documentation), as specs; a member that still cannot be
+/// signed over the actual messages is skipped when signing.
+fn requested_specs(
+    cfg: &SignConfig,
+    related: &Request<Vec<u8>>,
+    mandatory: &[ComponentId],
+    t: i64,
+) -> Vec<SignatureSpec> {
+    let current = cfg.keys.current();
+    let lines: Vec<&[u8]> = related
+        .headers()
+        .get_all("accept-signature")
+        .iter()
+        .map(|v| v.as_bytes())
+        .collect();
+    let members = match accept::parse(&lines) {
+        Ok(m) => m,
+        Err(e) => {
+            tracing::debug!("Accept-Signature not honoured: {e}");
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::new();
+    for r in members.iter().take(MAX_ACCEPTED) {
+        if r.label == cfg.label {
+            tracing::debug!(
+                "Accept-Signature member {:?} not honoured: the default signature's label",
+                r.label
+            );
+            continue;
+        }
+        if !mandatory.iter().all(|m| r.components.contains(m)) {
+            tracing::debug!(
+                "Accept-Signature member {:?} not honoured: it must cover @status, content-type and content-digest",
+                r.label
+            );
+            continue;
+        }
+        match accept::spec_for(r, &current.key, &current.keyid, t, cfg.accept_lifetime) {
+            Ok(mut s) => {
+                s.params.retain(|(k, v)| {
+                    k != "tag"
+                        || matches!(v, crate::sfv::BareItem::String(t) if cfg.allowed_tags.contains(t))
+                });
+                out.push(s);
+            }
+            Err(e) => tracing::debug!("Accept-Signature member {:?} not honoured: {e}", r.label),
+        }
+    }
+    out
+}
+
+/// Add `Accept-Signature` to `Vary` (RFC 9110 section 12.5.5), keeping
+/// what the inner service listed.
+fn add_vary(headers: &mut http::HeaderMap) {
+    let listed = headers
+        .get_all(header::VARY)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| t.trim() == "*" || t.trim().eq_ignore_ascii_case("accept-signature"));
+    if !listed {
+        headers.append(header::VARY, HeaderValue::from_static("accept-signature"));
+    }
 }
 
 #[cfg(test)]
@@ -449,7 +570,7 @@ mod tests {
             .uri("https://example.com/agent.json")
             .body(Vec::new())
             .unwrap();
-        let (parts, body) = run(SignLayer::new(ring.clone()), req, b"{}").await;
+        let (parts, body) = run(accepting(&ring), req, b"{}").await;
         let res = Response::from_parts(parts, body.to_vec());
         let v = verifier(&ring);
         let report = verify_response(&v, &res, Some(&related), "https").unwrap();
@@ -466,6 +587,175 @@ mod tests {
             Err(e) => e.report().cloned().unwrap(),
         };
         assert!(!report.get("sig2").unwrap().is_valid());
+    }
+
+    fn accepting(ring: &Arc<KeyRing>) -> SignLayer {
+        let mut cfg = SignConfig::new(ring.clone());
+        cfg.accept_signature = true;
+        SignLayer::with_config(cfg)
+    }
+
+    fn asking(accept: &str) -> Request<()> {
+        Request::builder()
+            .uri("https://example.com/agent.json")
+            .header("accept-signature", accept)
+            .body(())
+            .unwrap()
+    }
+
+    /// Every `Signature-Input` line, joined (RFC 9110 section 5.3).
+    fn inputs(h: &http::HeaderMap) -> String {
+        let lines: Vec<&str> = h
+            .get_all("signature-input")
+            .iter()
+            .map(|v| v.to_str().unwrap())
+            .collect();
+        lines.join(", ")
+    }
+
+    fn labels(parts: &http::response::Parts) -> Vec<String> {
+        let si = inputs(&parts.headers);
+        crate::sfv::parse_dictionary_raw(si.as_bytes())
+            .unwrap()
+            .0
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    }
+
+    /// The response verifies under the strict descriptor policy (the
+    /// default signature covers `@status`, `content-type`, `content-digest`).
+    fn strict_ok(ring: &KeyRing, parts: http::response::Parts, body: Bytes) {
+        let res = Response::from_parts(parts, body.to_vec());
+        let report = verify_response::<_, Vec<u8>>(&verifier(ring), &res, None, "https").unwrap();
+        assert!(report.get("sig1").unwrap().is_valid());
+        let si = res.headers()["signature-input"].to_str().unwrap();
+        assert!(
+            si.contains(r#"sig1=("@status" "content-type" "content-digest")"#),
+            "{si}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_requested_member_never_replaces_the_default_signature() {
+        let ring = ring();
+        let (parts, body) = run(accepting(&ring), asking(r#"sig1=("@method";req)"#), b"{}").await;
+        assert_eq!(parts.status, 200);
+        assert_eq!(labels(&parts), ["sig1"]);
+        strict_ok(&ring, parts, body);
+    }
+
+    #[tokio::test]
+    async fn members_the_signer_cannot_honour_are_skipped_not_a_500() {
+        let ring = ring();
+        for member in [
+            r#"sig2=("@status" "content-type" "content-digest" "x-missing";req)"#,
+            r#"sig2=("@status" "content-type" "content-digest" "@method")"#,
+            r#"sig2=("@status";req "@status" "content-type" "content-digest")"#,
+            r#"sig2=("@status" "content-type" "content-digest" "x-absent")"#,
+        ] {
+            let (parts, body) = run(accepting(&ring), asking(member), b"{}").await;
+            assert_eq!(parts.status, 200, "{member}");
+            assert_eq!(labels(&parts), ["sig1"], "{member}");
+            strict_ok(&ring, parts, body);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_member_must_cover_the_mandatory_components() {
+        let ring = ring();
+        for member in [
+            r#"sig2=("@status")"#,
+            r#"sig2=("@status" "content-digest")"#,
+            r#"sig2=("content-type" "content-digest" "@method";req)"#,
+        ] {
+            let (parts, _) = run(accepting(&ring), asking(member), b"{}").await;
+            assert_eq!(labels(&parts), ["sig1"], "{member}");
+            assert!(
+                !parts.headers.contains_key(header::CACHE_CONTROL),
+                "{member}"
+            );
+        }
+        let ok = r#"sig2=("@status" "content-type" "content-digest" "@method";req)"#;
+        let (parts, _) = run(accepting(&ring), asking(ok), b"{}").await;
+        assert_eq!(labels(&parts), ["sig1", "sig2"]);
+    }
+
+    #[tokio::test]
+    async fn requested_tags_are_dropped_unless_allowed() {
+        let ring = ring();
+        let member = r#"sig2=("@status" "content-type" "content-digest");tag="app""#;
+        let (parts, _) = run(accepting(&ring), asking(member), b"{}").await;
+        let si = inputs(&parts.headers);
+        assert!(si.contains("sig2=") && !si.contains("tag="), "{si}");
+        let mut cfg = SignConfig::new(ring.clone());
+        cfg.accept_signature = true;
+        cfg.allowed_tags = vec!["app".into()];
+        let (parts, _) = run(SignLayer::with_config(cfg), asking(member), b"{}").await;
+        let si = inputs(&parts.headers);
+        assert!(si.contains(r#"tag="app""#), "{si}");
+    }
+
+    #[tokio::test]
+    async fn accept_signature_is_opt_in() {
+        let ring = ring();
+        let member = r#"sig2=("@status" "content-type" "content-digest" "@method";req)"#;
+        let (parts, _) = run(SignLayer::new(ring.clone()), asking(member), b"{}").await;
+        assert_eq!(labels(&parts), ["sig1"]);
+        assert!(!parts.headers.contains_key(header::VARY));
+    }
+
+    #[tokio::test]
+    async fn requested_signatures_vary_and_are_never_stored_for_others() {
+        let ring = ring();
+        let inner = |_r: Request<()>| async {
+            let mut r = Response::new(Full::new(Bytes::from_static(b"{}")));
+            let h = r.headers_mut();
+            h.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            h.insert(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=300"),
+            );
+            h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+            Ok::<_, std::convert::Infallible>(r)
+        };
+        // Without a request for a signature: cacheable, but varying.
+        let res = accepting(&ring)
+            .layer(service_fn(inner))
+            .oneshot(Request::new(()))
+            .await
+            .unwrap();
+        let vary: Vec<_> = res.headers().get_all(header::VARY).iter().collect();
+        assert_eq!(vary, ["accept-encoding", "accept-signature"]);
+        assert_eq!(res.headers()[header::CACHE_CONTROL], "public, max-age=300");
+        // A 304 says the same Vary.
+        let res = accepting(&ring)
+            .layer(service_fn(|_r: Request<()>| async {
+                let mut r = Response::new(Full::new(Bytes::new()));
+                *r.status_mut() = StatusCode::NOT_MODIFIED;
+                Ok::<_, std::convert::Infallible>(r)
+            }))
+            .oneshot(Request::new(()))
+            .await
+            .unwrap();
+        assert_eq!(res.headers()[header::VARY], "accept-signature");
+        // With a request-bound signature: not storable.
+        let member = r#"sig2=("@status" "content-type" "content-digest" "@method";req)"#;
+        let res = accepting(&ring)
+            .layer(service_fn(inner))
+            .oneshot(asking(member))
+            .await
+            .unwrap();
+        assert_eq!(res.headers()[header::CACHE_CONTROL], "no-store");
+        assert!(res
+            .headers()
+            .get_all(header::VARY)
+            .iter()
+            .any(|v| v == "accept-signature"));
+        assert!(inputs(res.headers()).contains("sig2="));
     }
 
     /// A body of unknown length, as a stream has.

@@ -5,8 +5,20 @@
 //! and every `.jws` beside it, each with a strong `ETag`. Requests are
 //! answered from the snapshot only, so no request path ever reaches the
 //! file system: path traversal has nothing to traverse. Files the snapshot
-//! refuses (symlinks leaving the directory, files over the size bound,
-//! non-JSON files) answer `403` with the reason.
+//! refuses (symlinks, files over the size bound, non-JSON files, `.jws`
+//! files that are not a JWS) answer `404` like absent ones, so that their
+//! existence cannot be probed; the reason is logged. A file that stops
+//! parsing (being rewritten in place) keeps its last good version until
+//! its new content parses.
+//!
+//! Symlinks under the directory are never followed, wherever they point:
+//! on Unix every entry is opened relative to its directory's descriptor
+//! with `O_NOFOLLOW` and read from the descriptor that `fstat` checked
+//! (see [`scan`]), so a file swapped for a symlink between two checks is
+//! not served either. The directory itself may be a symlink (the operator
+//! names it). Hard links are served as the file they are: making one needs
+//! read access to the target (Linux `fs.protected_hardlinks`), unlike a
+//! symlink, which the server would follow with its own rights.
 //!
 //! Besides the files: `/.well-known/agents.json` (the directory's own, or
 //! one built from its descriptors), each descriptor at its format's
@@ -29,10 +41,11 @@ use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
 use std::future::{ready, Ready};
-use std::path::{Path, PathBuf};
+#[cfg(not(unix))]
+use std::path::Path;
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll};
-use std::time::SystemTime;
 
 /// Where the JWK Set of the signing keys is served.
 pub const JWKS_PATH: &str = "/.well-known/jwks.json";
@@ -58,7 +71,8 @@ pub struct PublishConfig {
     pub keys: Arc<KeyRing>,
     /// Largest file served, in bytes.
     pub max_file: u64,
-    /// Largest total of the files held in memory; files past it answer 403.
+    /// Largest total of the files held in memory; files past it are not
+    /// served (404).
     pub max_total: u64,
     /// `Cache-Control: max-age` of served files, in seconds.
     pub cache_max_age: u32,
@@ -67,10 +81,16 @@ pub struct PublishConfig {
     pub base_url: Option<String>,
     /// Serve RFC 8414 style metadata with this `issuer` at [`METADATA_PATH`].
     pub issuer: Option<String>,
+    /// Sign every served A2A Agent Card in card ([`crate::a2a::sign_card`],
+    /// A2A v1.0 section 8.4): one signature per key of [`Self::keys`],
+    /// appended to its `signatures`, computed once per file version; the
+    /// protected headers name each key by `kid`, as listed at [`JWKS_PATH`].
+    pub sign_cards: bool,
 }
 
 impl PublishConfig {
-    /// Defaults: 1 MiB files, `max-age=300`, no base URL, no metadata.
+    /// Defaults: 1 MiB files, `max-age=300`, no base URL, no metadata, A2A
+    /// cards served as they are.
     pub fn new(root: impl Into<PathBuf>, keys: Arc<KeyRing>) -> PublishConfig {
         PublishConfig {
             root: root.into(),
@@ -80,6 +100,7 @@ impl PublishConfig {
             cache_max_age: 300,
             base_url: None,
             issuer: None,
+            sign_cards: false,
         }
     }
 }
@@ -115,7 +136,7 @@ pub enum Entry {
         /// The strong `ETag` (RFC 9110 section 8.8.3).
         etag: String,
     },
-    /// A file present but not served, and why (sent with `403`).
+    /// A file present but not served, and why (logged; answered `404`).
     Refused(String),
 }
 
@@ -123,6 +144,9 @@ pub enum Entry {
 #[derive(Clone, Debug, Default)]
 pub struct Site {
     entries: HashMap<String, Entry>,
+    /// Per file of the directory: the version read and what it gave, so a
+    /// rescan reads only the files whose version changed.
+    sources: HashMap<String, Source>,
     fingerprint: u64,
 }
 
@@ -151,6 +175,28 @@ impl Site {
     }
 }
 
+/// What one version of one file of the directory gave.
+#[derive(Clone, Debug)]
+struct Source {
+    version: Version,
+    entry: Entry,
+    /// The parsed descriptor and its format (for the built `agents.json`
+    /// and the well-known paths).
+    doc: Option<(Format, Value)>,
+}
+
+/// One version of one file: what `fstat` of the very descriptor that is
+/// read reports. Writing a file changes its `mtime` and `ctime` (and a
+/// process cannot set `ctime`); replacing it changes the inode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Version {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
 fn etag(body: &[u8]) -> String {
     let d = crate::digest::DigestAlgorithm::Sha256.digest(body);
     format!("\"{}\"", crate::b64::encode(&d[..18]))
@@ -164,167 +210,462 @@ fn file_entry(body: Vec<u8>, content_type: &str) -> Entry {
     }
 }
 
-struct Found {
-    url: String,
-    path: PathBuf,
-    len: u64,
-    modified: Option<SystemTime>,
-    refused: Option<String>,
+/// Why a symlink is not served.
+const SYMLINK_REFUSED: &str = "a symlink: symlinks inside the served directory are never followed";
+
+/// One file met by the walk.
+enum Found {
+    /// A regular `.json` or `.jws` file within the bounds: its version
+    /// and, unless the previous snapshot holds that very version, the bytes
+    /// read from the descriptor whose version this is.
+    File {
+        url: String,
+        version: Version,
+        body: Option<Vec<u8>>,
+    },
+    /// A file present but not served, and why.
+    Refused { url: String, why: String },
 }
 
-/// Walk `root` (bounded depth and count), never following a symlink out of
-/// it. Hidden entries other than `.well-known` are skipped.
-fn walk(root: &Path, max_file: u64) -> Result<Vec<Found>, PublishError> {
-    let io = |path: &Path| {
-        let path = path.to_owned();
-        move |err| PublishError::Io { path, err }
-    };
-    let canon_root = std::fs::canonicalize(root).map_err(io(root))?;
-    if !canon_root.is_dir() {
-        return Err(PublishError::NotADirectory(root.to_owned()));
+/// Hidden entries other than `.well-known` are not served.
+fn served_name(name: &str) -> bool {
+    !(name.starts_with('.') && name != ".well-known")
+}
+
+/// The one walk of the directory, for change detection and reading alike.
+///
+/// On Unix the root is opened once and every entry is opened relative to
+/// its directory's descriptor with `openat(dirfd, name, O_RDONLY |
+/// O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)`: no path is resolved
+/// twice, a symlink (even one swapped in after `readdir`) fails to open and
+/// is refused, a FIFO opens without blocking and is skipped after `fstat`,
+/// a directory is walked through its own descriptor, and a regular file is
+/// read from the very descriptor that `fstat` checked. Entries are taken in
+/// name order, so the total bound applies deterministically.
+struct Walk<'a> {
+    max_file: u64,
+    max_total: u64,
+    total: u64,
+    prev: Option<&'a Site>,
+    out: Vec<Found>,
+}
+
+impl Walk<'_> {
+    fn refuse(&mut self, url: String, why: impl Into<String>) {
+        self.out.push(Found::Refused {
+            url,
+            why: why.into(),
+        });
     }
-    let mut out = Vec::new();
-    let mut stack = vec![(canon_root.clone(), String::new(), 0usize)];
-    while let Some((dir, prefix, depth)) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for ent in rd.flatten() {
-            if out.len() >= MAX_FILES {
-                return Err(PublishError::TooManyFiles);
+
+    /// A regular file, opened and checked: bound it, read it unless the
+    /// previous snapshot holds this version.
+    fn file(&mut self, url: String, version: Version, file: &mut std::fs::File) {
+        if !url.ends_with(".json") && !url.ends_with(".jws") {
+            return self.refuse(
+                url,
+                "not a descriptor: only .json and .jws files are served",
+            );
+        }
+        if version.len > self.max_file {
+            let why = format!("larger than the {}-byte limit", self.max_file);
+            return self.refuse(url, why);
+        }
+        if self.total.saturating_add(version.len) > self.max_total {
+            let why = format!(
+                "the served files exceed the {}-byte total limit",
+                self.max_total
+            );
+            return self.refuse(url, why);
+        }
+        let unchanged = cfg!(unix)
+            && self
+                .prev
+                .and_then(|s| s.sources.get(&url))
+                .is_some_and(|s| s.version == version);
+        let body = if unchanged {
+            None
+        } else {
+            match read_bounded(file, self.max_file) {
+                Ok(b) => Some(b),
+                Err(why) => return self.refuse(url, why),
             }
-            let Some(name) = ent.file_name().to_str().map(str::to_owned) else {
+        };
+        let len = body.as_ref().map_or(version.len, |b| b.len() as u64);
+        self.total = self.total.saturating_add(len);
+        self.out.push(Found::File { url, version, body });
+    }
+
+    #[cfg(unix)]
+    fn dir(
+        &mut self,
+        dir: std::os::fd::OwnedFd,
+        prefix: &str,
+        depth: usize,
+    ) -> Result<(), PublishError> {
+        use rustix::fs::{openat, Dir, FileType, Mode, OFlags};
+        use rustix::io::Errno;
+        use std::os::unix::fs::MetadataExt;
+        let Ok(mut d) = Dir::new(dir) else {
+            return Ok(());
+        };
+        let mut names = Vec::new();
+        while let Some(ent) = d.read() {
+            let Ok(ent) = ent else { break };
+            let Ok(name) = ent.file_name().to_str() else {
                 continue; // not UTF-8: no URL names it
             };
-            if name.starts_with('.') && name != ".well-known" {
-                continue;
+            if name != "." && name != ".." && served_name(name) {
+                names.push((name.to_owned(), ent.file_type()));
+            }
+        }
+        names.sort_by(|a, b| a.0.cmp(&b.0));
+        let Ok(dfd) = d.fd() else {
+            return Ok(());
+        };
+        for (name, ty) in names {
+            if self.out.len() >= MAX_FILES {
+                return Err(PublishError::TooManyFiles);
             }
             let url = format!("{prefix}/{name}");
-            let path = ent.path();
+            match ty {
+                FileType::Symlink => {
+                    self.refuse(url, SYMLINK_REFUSED);
+                    continue;
+                }
+                FileType::RegularFile | FileType::Directory | FileType::Unknown => {}
+                _ => continue, // FIFO, socket, device: never opened
+            }
+            let flags = OFlags::RDONLY
+                | OFlags::NOFOLLOW
+                | OFlags::NONBLOCK
+                | OFlags::CLOEXEC
+                | OFlags::NOCTTY;
+            let fd = match openat(dfd, name.as_str(), flags, Mode::empty()) {
+                Ok(fd) => fd,
+                // O_NOFOLLOW on a symlink: ELOOP (Linux, macOS), EMLINK (FreeBSD).
+                Err(e) if e == Errno::LOOP || e == Errno::MLINK => {
+                    self.refuse(url, SYMLINK_REFUSED);
+                    continue;
+                }
+                Err(e) => {
+                    self.refuse(url, format!("unreadable: {e}"));
+                    continue;
+                }
+            };
+            let mut file = std::fs::File::from(fd);
+            let Ok(meta) = file.metadata() else {
+                continue;
+            };
+            if meta.is_dir() {
+                if depth < MAX_DEPTH {
+                    self.dir(file.into(), &url, depth + 1)?;
+                }
+                continue;
+            }
+            if !meta.is_file() {
+                continue; // FIFO, socket or device swapped in after readdir
+            }
+            let version = Version {
+                dev: meta.dev(),
+                ino: meta.ino(),
+                len: meta.len(),
+                mtime: (meta.mtime(), meta.mtime_nsec()),
+                ctime: (meta.ctime(), meta.ctime_nsec()),
+            };
+            self.file(url, version, &mut file);
+        }
+        Ok(())
+    }
+
+    /// Without `openat`: symlinks are refused by `lstat`, and the opened
+    /// file must be a regular file agreeing with the `lstat` (length and
+    /// modification time); every scan reads every file (no reuse).
+    #[cfg(not(unix))]
+    fn dir(&mut self, dir: &Path, prefix: &str, depth: usize) -> Result<(), PublishError> {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return Ok(());
+        };
+        let mut names: Vec<String> = rd
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+            .filter(|n| served_name(n))
+            .collect();
+        names.sort();
+        for name in names {
+            if self.out.len() >= MAX_FILES {
+                return Err(PublishError::TooManyFiles);
+            }
+            let url = format!("{prefix}/{name}");
+            let path = dir.join(&name);
             let Ok(lmeta) = std::fs::symlink_metadata(&path) else {
                 continue;
             };
-            let mut refused = None;
-            let mut real = path.clone();
             if lmeta.file_type().is_symlink() {
-                match std::fs::canonicalize(&path) {
-                    Ok(t) if t.starts_with(&canon_root) => real = t,
-                    _ => refused = Some("a symlink that leaves the served directory".to_owned()),
-                }
+                self.refuse(url, SYMLINK_REFUSED);
+                continue;
             }
-            let meta = match std::fs::metadata(&real) {
-                Ok(m) => m,
-                Err(_) if refused.is_some() => lmeta.clone(),
-                Err(_) => continue,
+            if lmeta.is_dir() {
+                if depth < MAX_DEPTH {
+                    self.dir(&path, &url, depth + 1)?;
+                }
+                continue;
+            }
+            if !lmeta.is_file() {
+                continue;
+            }
+            let Ok(mut file) = std::fs::File::open(&path) else {
+                self.refuse(url, "unreadable");
+                continue;
             };
-            if refused.is_none() && meta.is_dir() {
-                if depth < MAX_DEPTH && !lmeta.file_type().is_symlink() {
-                    stack.push((real, url, depth + 1));
-                }
+            let Ok(meta) = file.metadata() else {
+                continue;
+            };
+            let modified = meta.modified().ok();
+            if !meta.is_file() || meta.len() != lmeta.len() || modified != lmeta.modified().ok() {
+                self.refuse(url, "changed while being read");
                 continue;
             }
-            if refused.is_none() && !meta.is_file() {
-                continue;
-            }
-            if refused.is_none() && meta.len() > max_file {
-                refused = Some(format!("larger than the {max_file}-byte limit"));
-            }
-            out.push(Found {
-                url,
-                path: real,
+            let mtime = modified
+                .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or((0, 0), |d| {
+                    (d.as_secs() as i64, i64::from(d.subsec_nanos()))
+                });
+            let version = Version {
+                dev: 0,
+                ino: 0,
                 len: meta.len(),
-                modified: meta.modified().ok(),
-                refused,
-            });
+                mtime,
+                ctime: (0, 0),
+            };
+            self.file(url, version, &mut file);
         }
+        Ok(())
     }
-    out.sort_by(|a, b| a.url.cmp(&b.url));
-    Ok(out)
 }
 
-/// A cheap fingerprint of the directory (paths, sizes, modification
-/// times), to notice changes without reading the files.
-pub fn fingerprint(root: &Path, max_file: u64) -> Result<u64, PublishError> {
+/// Walk the directory once (bounded depth, count and sizes). The root
+/// itself is the operator's path and may be a symlink; nothing under it
+/// is followed.
+fn walk(cfg: &PublishConfig, prev: Option<&Site>) -> Result<Vec<Found>, PublishError> {
+    let root = &cfg.root;
+    let io = |err: std::io::Error| PublishError::Io {
+        path: root.clone(),
+        err,
+    };
+    let mut w = Walk {
+        max_file: cfg.max_file,
+        max_total: cfg.max_total,
+        total: 0,
+        prev,
+        out: Vec::new(),
+    };
+    #[cfg(unix)]
+    {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+        let fd =
+            rustix::fs::open(root.as_path(), flags, Mode::empty()).map_err(|e| io(e.into()))?;
+        let f = std::fs::File::from(fd);
+        if !f.metadata().map_err(io)?.is_dir() {
+            return Err(PublishError::NotADirectory(root.clone()));
+        }
+        w.dir(f.into(), "", 0)?;
+    }
+    #[cfg(not(unix))]
+    {
+        if !std::fs::metadata(root).map_err(io)?.is_dir() {
+            return Err(PublishError::NotADirectory(root.clone()));
+        }
+        w.dir(root, "", 0)?;
+    }
+    Ok(w.out)
+}
+
+/// The fingerprint of one walk: every path with the `fstat` version of
+/// the descriptor read (or why it is refused), so a change is noticed from
+/// the very objects that are served.
+fn fingerprint(found: &[Found]) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    for f in walk(root, max_file)? {
-        f.url.hash(&mut h);
-        f.len.hash(&mut h);
-        f.modified.hash(&mut h);
-        f.refused.is_some().hash(&mut h);
+    for f in found {
+        match f {
+            Found::File { url, version, body } => {
+                url.hash(&mut h);
+                version.hash(&mut h);
+                // Without an inode identity (non-Unix) the content decides.
+                if !cfg!(unix) {
+                    body.hash(&mut h);
+                }
+            }
+            Found::Refused { url, why } => {
+                url.hash(&mut h);
+                why.hash(&mut h);
+            }
+        }
     }
-    Ok(h.finish())
+    h.finish()
 }
 
-/// Read the directory into a [`Site`].
+/// The media type of a `.jws` file, or why it is not a JWS: the compact
+/// serialization (RFC 7515 section 7.1: three base64url parts, the first a
+/// JSON object with `alg`; the payload may be detached, RFC 7515 appendix
+/// F) or the JSON serialization (section 7.2: an object with `signature`
+/// or `signatures`).
+fn jws_media_type(body: &[u8]) -> Result<&'static str, String> {
+    let text = std::str::from_utf8(body)
+        .map_err(|_| "not a JWS: not UTF-8".to_owned())?
+        .trim();
+    if text.starts_with('{') {
+        let v =
+            crate::json::parse_strict(text.as_bytes()).map_err(|e| format!("not a JWS: {e}"))?;
+        let ok = v.get("signatures").is_some_and(Value::is_array)
+            || v.get("signature").is_some_and(Value::is_string);
+        return if ok {
+            Ok("application/jose+json")
+        } else {
+            Err("not a JWS: no \"signature\" or \"signatures\" member".to_owned())
+        };
+    }
+    let parts: Vec<&str> = text.split('.').collect();
+    let [h, p, s] = parts[..] else {
+        return Err("not a JWS: a compact JWS has three parts".to_owned());
+    };
+    let b64url = |x: &str| {
+        x.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    if h.is_empty() || s.is_empty() || !b64url(h) || !b64url(p) || !b64url(s) {
+        return Err("not a JWS: a compact JWS has three base64url parts".to_owned());
+    }
+    let header = crate::b64::decode(h).map_err(|e| format!("not a JWS: header: {e}"))?;
+    let hv = crate::json::parse_strict(&header).map_err(|e| format!("not a JWS: header: {e}"))?;
+    if !hv.get("alg").is_some_and(Value::is_string) {
+        return Err("not a JWS: the header has no \"alg\"".to_owned());
+    }
+    Ok("application/jose")
+}
+
+/// The card with one more embedded signature per key of the ring, in
+/// ring order, serialized as served.
+fn sign_card(cfg: &PublishConfig, card: &Value) -> Result<Vec<u8>, String> {
+    let extra = Map::new();
+    let mut card = card.clone();
+    for k in cfg.keys.all() {
+        card = crate::a2a::sign_card(&card, &k.key, &extra, false)
+            .map_err(|e| format!("the A2A card could not be signed: {e}"))?
+            .card;
+    }
+    serde_json::to_vec_pretty(&card)
+        .map_err(|e| format!("the A2A card could not be serialized: {e}"))
+}
+
+/// What a newly read version of a file gives.
+fn load(cfg: &PublishConfig, url: &str, version: Version, body: Vec<u8>) -> Source {
+    let refused = |why: String| Source {
+        version,
+        entry: Entry::Refused(why),
+        doc: None,
+    };
+    if url.ends_with(".jws") {
+        return match jws_media_type(&body) {
+            Ok(ct) => Source {
+                version,
+                entry: file_entry(body, ct),
+                doc: None,
+            },
+            Err(why) => refused(why),
+        };
+    }
+    let doc = match crate::json::parse_strict(&body) {
+        Ok(d) => d,
+        Err(e) => return refused(format!("not a JSON document: {e}")),
+    };
+    match detect::detect(&doc) {
+        Ok(Format::A2a) if cfg.sign_cards => match sign_card(cfg, &doc) {
+            Ok(signed) => Source {
+                version,
+                entry: file_entry(signed, Format::A2a.media_type()),
+                doc: Some((Format::A2a, doc)),
+            },
+            Err(why) => refused(why),
+        },
+        Ok(fmt) => Source {
+            version,
+            entry: file_entry(body, fmt.media_type()),
+            doc: Some((fmt, doc)),
+        },
+        Err(_) => Source {
+            version,
+            entry: file_entry(body, "application/json"),
+            doc: None,
+        },
+    }
+}
+
+/// Read the directory into a [`Site`] with one walk: on Unix the root is
+/// opened once, each entry with `openat(dirfd, name, O_RDONLY | O_NOFOLLOW
+/// | O_NONBLOCK | O_CLOEXEC)`, and a regular file is read from that same
+/// descriptor; symlinks are refused, FIFOs, sockets and devices skipped.
 pub fn scan(cfg: &PublishConfig) -> Result<Site, PublishError> {
-    let found = walk(&cfg.root, cfg.max_file)?;
+    let found = walk(cfg, None)?;
+    Ok(build(cfg, found, None))
+}
+
+/// The snapshot from one walk; files the walk did not read (unchanged
+/// since `prev`) keep what they gave there.
+fn build(cfg: &PublishConfig, found: Vec<Found>, prev: Option<&Site>) -> Site {
     let mut site = Site {
         entries: HashMap::new(),
-        fingerprint: fingerprint(&cfg.root, cfg.max_file)?,
+        sources: HashMap::new(),
+        fingerprint: fingerprint(&found),
     };
     let mut formats: Vec<(String, Format, Value)> = Vec::new();
-    let mut total = 0u64;
     for f in found {
-        if let Some(r) = f.refused {
-            site.entries.insert(f.url, Entry::Refused(r));
-            continue;
-        }
-        if total.saturating_add(f.len) > cfg.max_total {
-            site.entries.insert(
-                f.url,
-                Entry::Refused(format!(
-                    "the served files exceed the {}-byte total limit",
-                    cfg.max_total
-                )),
-            );
-            continue;
-        }
-        let is_json = f.url.ends_with(".json");
-        let is_jws = f.url.ends_with(".jws");
-        if !is_json && !is_jws {
-            site.entries.insert(
-                f.url,
-                Entry::Refused("not a descriptor: only .json and .jws files are served".into()),
-            );
-            continue;
-        }
-        let body = match read_bounded(&f.path, cfg.max_file) {
-            Ok(b) => {
-                total = total.saturating_add(b.len() as u64);
-                b
-            }
-            Err(r) => {
-                site.entries.insert(f.url, Entry::Refused(r));
+        let (url, source) = match f {
+            Found::Refused { url, why } => {
+                site.entries.insert(url, Entry::Refused(why));
                 continue;
             }
+            Found::File {
+                url,
+                version,
+                body: Some(body),
+            } => {
+                let mut s = load(cfg, &url, version, body);
+                // A file being rewritten in place reads as a prefix of its
+                // new content for a while: keep serving the last version
+                // that parsed until the new one does.
+                if let Entry::Refused(why) = &s.entry {
+                    if let Some(good) = prev
+                        .and_then(|p| p.sources.get(&url))
+                        .filter(|p| matches!(p.entry, Entry::File { .. }))
+                    {
+                        tracing::warn!(
+                            path = %crate::text::escape_controls(&url),
+                            "{why}: serving its last good version"
+                        );
+                        s = Source {
+                            version,
+                            entry: good.entry.clone(),
+                            doc: good.doc.clone(),
+                        };
+                    }
+                }
+                (url, s)
+            }
+            Found::File {
+                url, body: None, ..
+            } => match prev.and_then(|p| p.sources.get(&url)) {
+                Some(s) => (url, s.clone()),
+                None => continue, // not read and not known: cannot happen
+            },
         };
-        if is_jws {
-            let compact = !matches!(body.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{'));
-            let ct = if compact {
-                "application/jose"
-            } else {
-                "application/jose+json"
-            };
-            site.entries.insert(f.url, file_entry(body, ct));
-            continue;
+        if let Some((fmt, doc)) = &source.doc {
+            formats.push((url.clone(), *fmt, doc.clone()));
         }
-        let doc = match crate::json::parse_strict(&body) {
-            Ok(d) => d,
-            Err(e) => {
-                site.entries
-                    .insert(f.url, Entry::Refused(format!("not a JSON document: {e}")));
-                continue;
-            }
-        };
-        let ct = match detect::detect(&doc) {
-            Ok(fmt) => {
-                formats.push((f.url.clone(), fmt, doc));
-                fmt.media_type()
-            }
-            Err(_) => "application/json",
-        };
-        site.entries.insert(f.url, file_entry(body, ct));
+        site.entries.insert(url.clone(), source.entry.clone());
+        site.sources.insert(url, source);
     }
     // Each format's well-known path, when exactly one descriptor claims it.
     let mut claims: BTreeMap<&'static str, Vec<&str>> = BTreeMap::new();
@@ -390,14 +731,14 @@ pub fn scan(cfg: &PublishConfig) -> Result<Site, PublishError> {
             file_entry(body, "application/json"),
         );
     }
-    Ok(site)
+    site
 }
 
-fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, String> {
+/// Read at most `max` bytes from the descriptor that was checked.
+fn read_bounded(file: &mut std::fs::File, max: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
-    let f = std::fs::File::open(path).map_err(|e| format!("unreadable: {e}"))?;
     let mut buf = Vec::new();
-    f.take(max + 1)
+    file.take(max + 1)
         .read_to_end(&mut buf)
         .map_err(|e| format!("unreadable: {e}"))?;
     if buf.len() as u64 > max {
@@ -434,14 +775,16 @@ impl Publisher {
             Err(p) => p.into_inner().clone(),
         }
     }
-    /// Rescan when the directory changed; true when a new snapshot is in
-    /// place. A failed scan keeps the previous snapshot.
+    /// Walk the directory once and rescan when it changed (only the files
+    /// whose version changed are read); true when a new snapshot is in
+    /// place. A failed walk keeps the previous snapshot.
     pub fn reload_if_changed(&self) -> Result<bool, PublishError> {
-        let fp = fingerprint(&self.cfg.root, self.cfg.max_file)?;
-        if fp == self.site().fingerprint {
+        let prev = self.site();
+        let found = walk(&self.cfg, Some(&prev))?;
+        if fingerprint(&found) == prev.fingerprint {
             return Ok(false);
         }
-        let site = Arc::new(scan(&self.cfg)?);
+        let site = Arc::new(build(&self.cfg, found, Some(&prev)));
         match self.site.write() {
             Ok(mut g) => *g = site,
             Err(p) => *p.into_inner() = site,
@@ -533,8 +876,14 @@ impl PublishService {
         let site = self.publisher.site();
         match site.get(&path) {
             None => plain(StatusCode::NOT_FOUND, "not found"),
+            // Answered like an absent file, so that nobody can probe which
+            // files exist; the reason goes to the log only.
             Some(Entry::Refused(why)) => {
-                plain(StatusCode::FORBIDDEN, &format!("not served: {why}"))
+                tracing::info!(
+                    path = %crate::text::escape_controls(&path),
+                    "not served: {why}"
+                );
+                plain(StatusCode::NOT_FOUND, "not found")
             }
             Some(Entry::File {
                 body,
@@ -686,5 +1035,301 @@ mod tests {
         assert!(!etag_matches(&h, "\"abd\""));
         h.insert(header::IF_NONE_MATCH, HeaderValue::from_static("*"));
         assert!(etag_matches(&h, "\"q\""));
+    }
+}
+
+#[cfg(all(test, unix))]
+mod symlink_tests {
+    use super::*;
+
+    fn ring() -> Arc<KeyRing> {
+        let k = crate::SigningKey::generate(crate::Algorithm::EcdsaP256Sha256).unwrap();
+        Arc::new(KeyRing::single(k).unwrap())
+    }
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("agentsig-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    const JWS: &[u8] = b"eyJhbGciOiJFUzI1NiJ9..c2ln\n";
+    const SECRET: &[u8] = b"{\"secret\":\"outside the served directory\"}";
+
+    fn refused(site: &Site, path: &str) -> String {
+        match site.get(path) {
+            Some(Entry::Refused(why)) => why.clone(),
+            other => panic!("{path}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn symlinks_inside_and_outside_are_never_served() {
+        let d = dir("symlinks");
+        let outside = dir("symlinks-outside");
+        std::fs::write(outside.join("secret.json"), SECRET).unwrap();
+        std::fs::write(d.join("inside.json"), SECRET).unwrap();
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.json"), d.join("out.json")).unwrap();
+        std::os::unix::fs::symlink(d.join("inside.json"), d.join("in.json")).unwrap();
+        std::os::unix::fs::symlink("inside.json", d.join("rel.jws")).unwrap();
+        std::os::unix::fs::symlink(&outside, d.join("sub/dirlink")).unwrap();
+        let site = scan(&PublishConfig::new(&d, ring())).unwrap();
+        for p in ["/out.json", "/in.json", "/rel.jws", "/sub/dirlink"] {
+            assert!(refused(&site, p).contains("symlink"), "{p}");
+        }
+        assert!(site.get("/sub/dirlink/secret.json").is_none());
+        // The real file is served once, under its own name only.
+        assert!(matches!(site.get("/inside.json"), Some(Entry::File { .. })));
+        let served = site
+            .entries
+            .iter()
+            .filter(|(_, e)| matches!(e, Entry::File { body, .. } if body.as_ref() == SECRET))
+            .count();
+        assert_eq!(served, 1);
+        let _ = std::fs::remove_dir_all(&d);
+        let _ = std::fs::remove_dir_all(&outside);
+    }
+
+    #[test]
+    fn a_file_swapped_for_a_symlink_between_scans_is_not_served() {
+        let d = dir("swap");
+        let outside = dir("swap-outside");
+        std::fs::write(outside.join("key.pem"), SECRET).unwrap();
+        std::fs::write(d.join("a.jws"), JWS).unwrap();
+        std::fs::write(d.join("b.json"), b"{}").unwrap();
+        let p = Publisher::new(PublishConfig::new(&d, ring())).unwrap();
+        assert!(matches!(p.site().get("/a.jws"), Some(Entry::File { .. })));
+        // Swap both for symlinks: one leaving the directory, one inside.
+        std::fs::remove_file(d.join("a.jws")).unwrap();
+        std::os::unix::fs::symlink(outside.join("key.pem"), d.join("a.jws")).unwrap();
+        std::fs::remove_file(d.join("b.json")).unwrap();
+        std::fs::write(d.join("c.json"), SECRET).unwrap();
+        std::os::unix::fs::symlink(d.join("c.json"), d.join("b.json")).unwrap();
+        assert!(p.reload_if_changed().unwrap());
+        let site = p.site();
+        assert!(refused(&site, "/a.jws").contains("symlink"));
+        assert!(refused(&site, "/b.json").contains("symlink"));
+        assert!(!site.entries.iter().any(|(k, e)| k != "/c.json"
+            && matches!(e, Entry::File { body, .. } if body.as_ref() == SECRET)));
+        // Unchanged since: the next walk finds nothing new.
+        assert!(!p.reload_if_changed().unwrap());
+        let _ = std::fs::remove_dir_all(&d);
+        let _ = std::fs::remove_dir_all(&outside);
+    }
+
+    /// A writer swapping `a.jws` between a regular file and a symlink to
+    /// an outside file as fast as it can, while the publisher rescans: the
+    /// outside file is never served, whatever the interleaving.
+    #[test]
+    fn a_file_swapped_for_a_symlink_during_scans_is_never_served() {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        // Shaped like a JWS, so that only the symlink rule keeps it out.
+        const OUTSIDE: &[u8] = b"eyJhbGciOiJFUzI1NiJ9.c2VjcmV0.c2ln";
+        let d = dir("race");
+        let outside = dir("race-outside");
+        std::fs::write(outside.join("key.jws"), OUTSIDE).unwrap();
+        std::fs::write(d.join("a.jws"), JWS).unwrap();
+        let p = Publisher::new(PublishConfig::new(&d, ring())).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let swaps = Arc::new(AtomicU64::new(0));
+        let swapper = {
+            let (d, outside, stop) = (d.clone(), outside.clone(), stop.clone());
+            let swaps = swaps.clone();
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let tmp = d.join(format!(".tmp{n}"));
+                    if n.is_multiple_of(2) {
+                        std::os::unix::fs::symlink(outside.join("key.jws"), &tmp).unwrap();
+                    } else {
+                        std::fs::write(&tmp, JWS).unwrap();
+                    }
+                    std::fs::rename(&tmp, d.join("a.jws")).unwrap();
+                    n += 1;
+                    swaps.store(n, Ordering::Relaxed);
+                }
+            })
+        };
+        // At least 400 rescans, and until the writer has swapped 200 times
+        // (progress, not time, bounds the loop).
+        let mut rescans = 0;
+        while rescans < 400 || swaps.load(Ordering::Relaxed) < 200 {
+            rescans += 1;
+            let _ = p.reload_if_changed();
+            match p.site().get("/a.jws") {
+                Some(Entry::File { body, .. }) => {
+                    assert_ne!(body.as_ref(), OUTSIDE, "the outside file was served");
+                }
+                Some(Entry::Refused(why)) => assert!(why.contains("symlink"), "{why}"),
+                None => {}
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        let _ = std::fs::remove_dir_all(&d);
+        let _ = std::fs::remove_dir_all(&outside);
+    }
+
+    #[test]
+    fn a_fifo_does_not_hang_the_scan() {
+        let d = dir("fifo");
+        std::fs::write(d.join("a.json"), b"{}").unwrap();
+        for name in ["pipe.json", "pipe.jws"] {
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                d.join(name).as_path(),
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o600),
+                0,
+            )
+            .unwrap();
+        }
+        let cfg = PublishConfig::new(&d, ring());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(scan(&cfg).map(|s| s.paths().join(" ")));
+        });
+        // A bound against a hang (the scan opens nothing that blocks), not
+        // a timing assertion.
+        let paths = rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("the scan hung on a FIFO")
+            .unwrap();
+        assert!(paths.contains("/a.json"), "{paths}");
+        assert!(!paths.contains("pipe"), "{paths}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn jws_files_must_be_a_jws() {
+        let d = dir("jws-shape");
+        std::fs::write(d.join("ok.jws"), JWS).unwrap();
+        std::fs::write(
+            d.join("json.jws"),
+            br#"{"protected":"eyJhbGciOiJFUzI1NiJ9","signature":"c2ln"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("pem.jws"),
+            b"-----BEGIN PRIVATE KEY-----\nMIGH\n-----END PRIVATE KEY-----\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("two.jws"), b"a.b").unwrap();
+        std::fs::write(d.join("noalg.jws"), b"e30..c2ln").unwrap();
+        let site = scan(&PublishConfig::new(&d, ring())).unwrap();
+        match site.get("/ok.jws") {
+            Some(Entry::File { content_type, .. }) => assert_eq!(content_type, "application/jose"),
+            other => panic!("{other:?}"),
+        }
+        match site.get("/json.jws") {
+            Some(Entry::File { content_type, .. }) => {
+                assert_eq!(content_type, "application/jose+json")
+            }
+            other => panic!("{other:?}"),
+        }
+        for p in ["/pem.jws", "/two.jws", "/noalg.jws"] {
+            assert!(refused(&site, p).contains("not a JWS"), "{p}");
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+#[cfg(test)]
+mod rewrite_tests {
+    use super::*;
+
+    #[test]
+    fn a_file_rewritten_in_place_keeps_its_last_good_version() {
+        let d = std::env::temp_dir().join(format!("agentsig-rewrite-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let k = crate::SigningKey::generate(crate::Algorithm::EcdsaP256Sha256).unwrap();
+        let ring = Arc::new(KeyRing::single(k).unwrap());
+        let v1 = br#"{"name":"a","version":"1.0.0"}"#;
+        let v2 = br#"{"name":"a","version":"2.0.0"}"#;
+        std::fs::write(d.join("a.json"), v1).unwrap();
+        std::fs::write(d.join("b.jws"), b"eyJhbGciOiJFUzI1NiJ9..c2ln").unwrap();
+        let p = Publisher::new(PublishConfig::new(&d, ring)).unwrap();
+        let body = |p: &Publisher, path: &str| match p.site().get(path) {
+            Some(Entry::File { body, .. }) => body.clone(),
+            other => panic!("{path}: {other:?}"),
+        };
+        // Half written: truncated, then a prefix of the new content.
+        std::fs::write(d.join("a.json"), b"").unwrap();
+        std::fs::write(d.join("b.jws"), b"eyJhbGciOiJFUzI1").unwrap();
+        assert!(p.reload_if_changed().unwrap());
+        assert_eq!(body(&p, "/a.json").as_ref(), v1);
+        std::fs::write(d.join("a.json"), &v2[..12]).unwrap();
+        p.reload_if_changed().unwrap();
+        assert_eq!(body(&p, "/a.json").as_ref(), v1);
+        assert_eq!(body(&p, "/b.jws").as_ref(), b"eyJhbGciOiJFUzI1NiJ9..c2ln");
+        // Complete: the new version is served.
+        std::fs::write(d.join("a.json"), v2).unwrap();
+        assert!(p.reload_if_changed().unwrap());
+        assert_eq!(body(&p, "/a.json").as_ref(), v2);
+        // A file that never parsed is not served.
+        std::fs::write(d.join("c.json"), b"{not json").unwrap();
+        p.reload_if_changed().unwrap();
+        assert!(matches!(p.site().get("/c.json"), Some(Entry::Refused(_))));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+#[cfg(test)]
+mod card_tests {
+    use super::*;
+    use crate::trust::{KeySource, StaticKeys};
+
+    #[test]
+    fn sign_cards_embeds_one_signature_per_key_once_per_version() {
+        let d = std::env::temp_dir().join(format!("agentsig-cards-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::copy("examples/a2a-agent-card.json", d.join("card.json")).unwrap();
+        let gen = || crate::SigningKey::generate(crate::Algorithm::EcdsaP256Sha256).unwrap();
+        let ring = Arc::new(
+            KeyRing::new(vec![
+                gen(),
+                crate::SigningKey::generate(crate::Algorithm::Ed25519).unwrap(),
+            ])
+            .unwrap(),
+        );
+        let mut cfg = PublishConfig::new(&d, ring.clone());
+        cfg.sign_cards = true;
+        let p = Publisher::new(cfg).unwrap();
+        let served = |path: &str| match p.site().get(path) {
+            Some(Entry::File {
+                body,
+                etag,
+                content_type,
+            }) => (body.clone(), etag.clone(), content_type.clone()),
+            other => panic!("{path}: {other:?}"),
+        };
+        let (body, etag, ct) = served("/card.json");
+        assert_eq!(ct, Format::A2a.media_type());
+        // The same signed bytes at the well-known path.
+        assert_eq!(served("/.well-known/agent-card.json").0, body);
+        let card: Value = serde_json::from_slice(&body).unwrap();
+        let sigs = card["signatures"].as_array().unwrap();
+        assert_eq!(sigs.len(), 2);
+        // Each key alone verifies its own signature, named by its kid.
+        for (i, k) in ring.all().iter().enumerate() {
+            let keys = StaticKeys::new().with(k.key.verifying_key().clone(), KeySource::Pinned);
+            let v = crate::verifier::Verifier::builder(keys).build();
+            let rep = crate::a2a::verify_card(&v, &card).unwrap();
+            assert!(rep.verified());
+            let protected = sigs[i]["protected"].as_str().unwrap();
+            let header: Value =
+                serde_json::from_slice(&crate::b64::decode(protected).unwrap()).unwrap();
+            assert_eq!(header["kid"], k.keyid.as_str());
+        }
+        // Unchanged file: not signed again (same bytes, same ETag).
+        assert!(!p.reload_if_changed().unwrap());
+        std::fs::write(d.join("other.json"), b"{}").unwrap();
+        assert!(p.reload_if_changed().unwrap());
+        assert_eq!(served("/card.json").1, etag);
+        let _ = std::fs::remove_dir_all(&d);
     }
 }

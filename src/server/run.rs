@@ -104,6 +104,7 @@ pub fn publisher_service(publisher: Arc<Publisher>) -> SignService<PublishServic
     cfg.max_body = usize::try_from(publisher.config().max_file)
         .unwrap_or(usize::MAX)
         .max(64 * 1024);
+    cfg.accept_signature = true;
     SignLayer::with_config(cfg).layer(PublishService::new(publisher))
 }
 

@@ -8,6 +8,20 @@
 //! under the verifier's policy answers `401` with the reason; nothing else
 //! reaches the service. A verified request carries its [`VerifiedRequest`]
 //! as an extension.
+//!
+//! Beyond the verifier's own policy the layer requires, of at least one
+//! verified signature (RFC 9421 section 3.2 step 5: the verifier's
+//! requirements; section 7.2.1):
+//! * `content-digest` whenever the request has content, checked against
+//!   the buffered bytes (RFC 9530 section 2), so a changed body never
+//!   reaches the service as verified;
+//! * by default ([`VerifyConfig::require_target`]) `@method` and the
+//!   target: `@authority` and `@path`, or `@target-uri`.
+//!
+//! A request whose `Host` disagrees with the authority of its target URI
+//! (absolute-form or HTTP/2 `:authority`, which `@authority` is taken
+//! from, RFC 9421 section 2.2.3), or that has several `Host` fields, is
+//! refused with `400` (RFC 9112 section 3.2).
 
 use super::layer::{text_response, BoxError, SignedBody};
 use crate::httpsig::{Message, VerifyReport};
@@ -26,9 +40,18 @@ use tower_service::Service;
 /// Default largest request body buffered for verification: 1 MiB.
 pub const DEFAULT_MAX_REQUEST_BODY: usize = 1024 * 1024;
 
-/// The verification report of an accepted request, as a request extension.
+/// The verification of an accepted request, as a request extension.
 #[derive(Clone, Debug)]
-pub struct VerifiedRequest(pub VerifyReport);
+pub struct VerifiedRequest {
+    /// The full report, one result per label.
+    pub report: VerifyReport,
+    /// The label of the verified signature that met the layer's
+    /// requirements.
+    pub label: String,
+    /// The components that signature covers, serialized as in
+    /// `Signature-Input` (e.g. `"@method"`, `"content-digest"`).
+    pub covered: Vec<String>,
+}
 
 /// What the verifying layer does.
 #[derive(Clone, Debug)]
@@ -41,16 +64,22 @@ pub struct VerifyConfig {
     pub scheme: &'static str,
     /// Sent as `Accept-Signature` with a `401` (RFC 9421 section 5.1), if set.
     pub accept_signature: Option<HeaderValue>,
+    /// Require `@method` and the target (`@authority` and `@path`, or
+    /// `@target-uri`) to be covered (default `true`). `content-digest` is
+    /// required whenever the request has content, whatever this says.
+    pub require_target: bool,
 }
 
 impl VerifyConfig {
-    /// Defaults: 1 MiB bodies, `https`, no `Accept-Signature` hint.
+    /// Defaults: 1 MiB bodies, `https`, no `Accept-Signature` hint,
+    /// `@method`, `@authority` and `@path` (or `@target-uri`) required.
     pub fn new(verifier: Verifier) -> VerifyConfig {
         VerifyConfig {
             verifier,
             max_body: DEFAULT_MAX_REQUEST_BODY,
             scheme: "https",
             accept_signature: None,
+            require_target: true,
         }
     }
 }
@@ -137,6 +166,10 @@ where
                     ))
                 }
             };
+            if let Err(why) = check_host(&parts, cfg.scheme) {
+                tracing::info!("request refused: {why}");
+                return Ok(text_response(StatusCode::BAD_REQUEST, why));
+            }
             let req = Request::from_parts(parts, bytes);
             let report = Message::from_request(&req, cfg.scheme)
                 .map_err(|e| e.to_string())
@@ -144,11 +177,12 @@ where
                     cfg.verifier
                         .verify_http(&m, None)
                         .map_err(|e| e.to_string())
-                });
+                })
+                .and_then(|rep| accepted(&cfg, &req, rep));
             match report {
-                Ok(rep) => {
+                Ok(verified) => {
                     let (mut parts, bytes) = req.into_parts();
-                    parts.extensions.insert(VerifiedRequest(rep));
+                    parts.extensions.insert(verified);
                     let res = inner
                         .call(Request::from_parts(parts, Full::new(bytes)))
                         .await?;
@@ -170,6 +204,92 @@ where
     }
 }
 
+/// The authority of `uri` or a `Host` value, lowercased, without the
+/// scheme's default port (RFC 9110 section 4.2.3).
+fn normal_authority(a: &str, scheme: &str) -> String {
+    let a = a.to_ascii_lowercase();
+    let default = if scheme.eq_ignore_ascii_case("http") {
+        ":80"
+    } else {
+        ":443"
+    };
+    a.strip_suffix(default).map(str::to_owned).unwrap_or(a)
+}
+
+/// `Host` must be single and agree with the target URI's authority when
+/// both are present (RFC 9112 section 3.2; RFC 9113 section 8.3.1).
+fn check_host(parts: &http::request::Parts, default_scheme: &str) -> Result<(), &'static str> {
+    let mut hosts = parts.headers.get_all(http::header::HOST).iter();
+    let host = hosts.next();
+    if hosts.next().is_some() {
+        return Err("several Host fields");
+    }
+    let (Some(host), Some(auth)) = (host, parts.uri.authority()) else {
+        return Ok(());
+    };
+    let host = host.to_str().map_err(|_| "Host is not visible ASCII")?;
+    let scheme = parts.uri.scheme_str().unwrap_or(default_scheme);
+    if normal_authority(host.trim(), scheme) != normal_authority(auth.as_str(), scheme) {
+        return Err("Host disagrees with the authority of the request target");
+    }
+    Ok(())
+}
+
+/// The verified signature meeting the layer's requirements (see the
+/// module documentation), or why none does.
+fn accepted<B: AsRef<[u8]>>(
+    cfg: &VerifyConfig,
+    req: &Request<B>,
+    report: VerifyReport,
+) -> Result<VerifiedRequest, String> {
+    use crate::httpsig::{ComponentId, Derived};
+    let id = |d| ComponentId::derived(d).to_string();
+    let digest =
+        ComponentId::field("content-digest").map_or_else(|_| String::new(), |c| c.to_string());
+    let body = req.body().as_ref();
+    let has_content = !body.is_empty();
+    if has_content {
+        let lines: Vec<&[u8]> = req
+            .headers()
+            .get_all("content-digest")
+            .iter()
+            .map(HeaderValue::as_bytes)
+            .collect();
+        crate::digest::verify_content_digest(&lines, body)
+            .map_err(|e| format!("Content-Digest: {e}"))?;
+    }
+    let meets = |covered: &[String]| {
+        let has = |c: &String| covered.contains(c);
+        (!has_content || has(&digest))
+            && (!cfg.require_target
+                || has(&id(Derived::Method))
+                    && (has(&id(Derived::TargetUri))
+                        || has(&id(Derived::Authority)) && has(&id(Derived::Path))))
+    };
+    let Some(found) = report
+        .results
+        .iter()
+        .find(|r| r.is_valid() && meets(&r.covered))
+    else {
+        let mut need = Vec::new();
+        if cfg.require_target {
+            need.push("@method and @authority with @path (or @target-uri)");
+        }
+        if has_content {
+            need.push("content-digest (the request has content)");
+        }
+        return Err(format!(
+            "no verified signature covers {}",
+            need.join(" and ")
+        ));
+    };
+    Ok(VerifiedRequest {
+        label: found.label.clone(),
+        covered: found.covered.clone(),
+        report,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +307,20 @@ mod tests {
     }
 
     fn signed(key: &SigningKey, body: &[u8]) -> Request<Vec<u8>> {
+        signed_over(
+            key,
+            body,
+            &[Derived::Method, Derived::Authority, Derived::Path],
+            true,
+        )
+    }
+
+    fn signed_over(
+        key: &SigningKey,
+        body: &[u8],
+        derived: &[Derived],
+        digest: bool,
+    ) -> Request<Vec<u8>> {
         let mut req = Request::builder()
             .method("POST")
             .uri("https://example.com/tasks")
@@ -195,13 +329,13 @@ mod tests {
             .body(body.to_vec())
             .unwrap();
         let mut spec = SignatureSpec::new("sig1");
-        for d in [Derived::Method, Derived::Authority, Derived::Path] {
-            spec = spec.component(ComponentId::derived(d));
+        for d in derived {
+            spec = spec.component(ComponentId::derived(*d));
         }
-        spec = spec
-            .component(ComponentId::field("content-digest").unwrap())
-            .created(now())
-            .keyid("k1");
+        if digest {
+            spec = spec.component(ComponentId::field("content-digest").unwrap());
+        }
+        spec = spec.created(now()).keyid("k1");
         sign_request(&mut req, "https", &spec, key).unwrap();
         req
     }
@@ -221,12 +355,15 @@ mod tests {
 
     async fn call(l: VerifyLayer, req: Request<Vec<u8>>) -> (StatusCode, String, bool) {
         let svc = l.layer(service_fn(|r: Request<Full<Bytes>>| async move {
-            let ok = r.extensions().get::<VerifiedRequest>().is_some();
+            let covered = r
+                .extensions()
+                .get::<VerifiedRequest>()
+                .map(|v| v.covered.join(" "));
             let body = r.into_body().collect().await.unwrap().to_bytes();
             let mut res = Response::new(Full::new(body));
-            if ok {
+            if let Some(c) = covered {
                 res.headers_mut()
-                    .insert("x-verified", HeaderValue::from_static("1"));
+                    .insert("x-verified", HeaderValue::from_str(&c).unwrap());
             }
             Ok::<_, std::convert::Infallible>(res)
         }));
@@ -274,5 +411,83 @@ mod tests {
         assert_eq!(s, 401);
         let (s, _, _) = call(layer(&key, 4), signed(&key, b"{\"a\":1}")).await;
         assert_eq!(s, 413);
+    }
+
+    #[tokio::test]
+    async fn a_request_with_content_must_cover_content_digest() {
+        let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
+        let target = [Derived::Method, Derived::Authority, Derived::Path];
+        // Signed without content-digest: its body could be anything.
+        let mut r = signed_over(&key, b"{\"a\":1}", &target, false);
+        let (s, body, _) = call(layer(&key, 1024), r.clone()).await;
+        assert_eq!(s, 401, "{body}");
+        assert!(body.contains("content-digest"), "{body}");
+        *r.body_mut() = b"{\"a\":2}".to_vec();
+        let (s, _, _) = call(layer(&key, 1024), r).await;
+        assert_eq!(s, 401);
+        // Without content, content-digest is not needed.
+        let r = signed_over(&key, b"", &target, false);
+        let (s, body, verified) = call(layer(&key, 1024), r).await;
+        assert_eq!(s, 200, "{body}");
+        assert!(verified);
+    }
+
+    #[tokio::test]
+    async fn method_and_target_are_required_and_listed() {
+        let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
+        for derived in [
+            &[Derived::Method][..],
+            &[Derived::Authority, Derived::Path],
+            &[Derived::Method, Derived::Path],
+        ] {
+            let (s, body, _) =
+                call(layer(&key, 1024), signed_over(&key, b"{}", derived, true)).await;
+            assert_eq!(s, 401, "{derived:?}: {body}");
+            assert!(body.contains("@method and @authority"), "{body}");
+        }
+        let l = layer(&key, 1024);
+        let svc = l.layer(service_fn(|r: Request<Full<Bytes>>| async move {
+            let v = r.extensions().get::<VerifiedRequest>().unwrap().clone();
+            Ok::<_, std::convert::Infallible>(Response::new(Full::new(Bytes::from(format!(
+                "{} {}",
+                v.label,
+                v.covered.join(" ")
+            )))))
+        }));
+        let req = signed_over(&key, b"{}", &[Derived::Method, Derived::TargetUri], true);
+        let res = svc
+            .oneshot(req.map(|b| Full::new(Bytes::from(b))))
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        let body = res.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(body, r#"sig1 "@method" "@target-uri" "content-digest""#);
+    }
+
+    #[tokio::test]
+    async fn a_host_that_disagrees_with_the_target_authority_is_refused() {
+        let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
+        let mut r = signed(&key, b"{}");
+        r.headers_mut()
+            .insert(http::header::HOST, HeaderValue::from_static("evil.example"));
+        let (s, body, verified) = call(layer(&key, 1024), r).await;
+        assert_eq!(s, 400, "{body}");
+        assert!(body.contains("Host disagrees"), "{body}");
+        assert!(!verified);
+        let mut r = signed(&key, b"{}");
+        r.headers_mut()
+            .append(http::header::HOST, HeaderValue::from_static("example.com"));
+        r.headers_mut()
+            .append(http::header::HOST, HeaderValue::from_static("evil.example"));
+        let (s, _, _) = call(layer(&key, 1024), r).await;
+        assert_eq!(s, 400);
+        // The same authority, with the default port: accepted.
+        let mut r = signed(&key, b"{}");
+        r.headers_mut().insert(
+            http::header::HOST,
+            HeaderValue::from_static("Example.com:443"),
+        );
+        let (s, body, _) = call(layer(&key, 1024), r).await;
+        assert_eq!(s, 200, "{body}");
     }
 }
