@@ -32,7 +32,10 @@ pub struct FetchArgs {
 pub struct NetArgs {
     #[command(flatten)]
     pub fetch: FetchArgs,
-    /// Keep fetched JWK Sets in DIR between runs (same freshness rules; no-store never written).
+    /// Keep fetched JWK Sets and the unknown-kid refetch cooldown in DIR between runs (same
+    /// freshness rules; no-store never written). DIR must be private: it is created mode
+    /// 0700, and refused (exit 2) when owned by another user or group/world-writable;
+    /// entries that are symlinks, not ours or group/world-writable are ignored.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<String>,
     /// Fail when the descriptor is neither RFC 9421-signed nor has a detached JWS (URL.jws).
@@ -102,6 +105,8 @@ fn options(
     let mut o = UrlVerifyOptions::default();
     o.require_signed = net.require_signed;
     if let Some(d) = &net.cache_dir {
+        agentsig::net::disk::ensure_private_dir(std::path::Path::new(d))
+            .map_err(|e| CliError::usage(format!("--cache-dir: {e}")))?;
         o.discovery = o.discovery.cache_dir(d);
     }
     o.max_age = max_age;

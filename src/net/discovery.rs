@@ -222,10 +222,14 @@ pub struct DiscoveryPolicy {
     /// How long a 404 for a JWK Set is remembered (negative caching, RFC
     /// 9111 section 4.2.2 allows 404 to be cached): no refetch before.
     pub negative_ttl: Duration,
-    /// A directory where fetched JWK Sets are kept between processes (the
-    /// CLI's `--cache-dir`), with the same freshness rules; `no-store`
-    /// responses are never written. Best effort: an unreadable or
-    /// unwritable entry is ignored.
+    /// A private directory where fetched JWK Sets and the unknown-`kid`
+    /// refetch cooldown are kept between processes (the CLI's
+    /// `--cache-dir`), with the same freshness rules; `no-store` responses
+    /// are never written. It must be private ([`super::disk`]): created
+    /// 0700, not used at all when owned by another user or group- or
+    /// world-writable; an entry that is a symlink, not ours or group- or
+    /// world-writable is ignored; an entry stored "in the future" (clock
+    /// set back) is stale. Best effort: an unusable entry is refetched.
     pub cache_dir: Option<std::path::PathBuf>,
 }
 
@@ -289,11 +293,19 @@ fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
-fn disk_path(dir: &std::path::Path, url: &str) -> std::path::PathBuf {
+fn disk_path(dir: &std::path::Path, kind: &str, url: &str) -> std::path::PathBuf {
     use sha2::Digest as _;
     let h = sha2::Sha256::digest(url.as_bytes());
     let name: String = h.iter().map(|b| format!("{b:02x}")).collect();
-    dir.join(format!("jwks-{name}.json"))
+    dir.join(format!("{kind}-{name}.json"))
+}
+
+/// When an unknown `kid` last forced a refetch of one JWK Set, on disk.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct DiskCooldown {
+    url: String,
+    /// Unix seconds.
+    at: u64,
 }
 
 #[derive(Debug, Default)]
@@ -472,12 +484,10 @@ impl Discovery {
     /// Load a disk cache entry into memory; `Some(fresh)` when one was found.
     fn load_disk(&self, st: &mut State, url: &str, label: &str) -> Option<bool> {
         let dir = self.policy.cache_dir.as_ref()?;
-        let path = disk_path(dir, url);
-        let meta = std::fs::metadata(&path).ok()?;
-        if meta.len() > self.fetcher.policy().max_body as u64 * 2 + 4096 {
-            return None;
-        }
-        let e: DiskEntry = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+        super::disk::ensure_private_dir(dir).ok()?;
+        let path = disk_path(dir, "jwks", url);
+        let max = self.fetcher.policy().max_body as u64 * 2 + 4096;
+        let e: DiskEntry = serde_json::from_slice(&super::disk::read_private(&path, max)?).ok()?;
         if e.url != url {
             return None;
         }
@@ -488,9 +498,16 @@ impl Discovery {
             self.policy.max_keys,
         )
         .ok()?;
-        let age = unix_now().saturating_sub(e.stored);
+        let now = unix_now();
         let ttl = Duration::from_secs(e.ttl).min(self.policy.max_ttl);
-        let remaining = ttl.saturating_sub(Duration::from_secs(age));
+        // Stored "in the future": the clock went back or the entry is not
+        // what it claims. Its age is unknown, so it is stale (RFC 9111
+        // section 4.2: never fresh without a known age).
+        let remaining = if e.stored > now {
+            Duration::ZERO
+        } else {
+            ttl.saturating_sub(Duration::from_secs(now - e.stored))
+        };
         st.sets.insert(
             url.to_owned(),
             Cached {
@@ -521,10 +538,45 @@ impl Discovery {
         let Ok(bytes) = serde_json::to_vec(&e) else {
             return;
         };
-        let path = disk_path(dir, url);
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::create_dir_all(dir).is_ok() && std::fs::write(&tmp, bytes).is_ok() {
-            let _ = std::fs::rename(&tmp, &path);
+        super::disk::write_private(&disk_path(dir, "jwks", url), &bytes);
+    }
+
+    /// Whether an unknown `kid` may force a refetch of `url` now: the last
+    /// forced refetch, in this process or (with a cache directory) in any
+    /// process of this user, is at least `refresh_cooldown` old. A time in
+    /// the future does not hold the cooldown.
+    fn cooled(&self, st: &State, url: &str) -> bool {
+        let cd = self.policy.refresh_cooldown;
+        if st.last_forced.is_some_and(|t| t.elapsed() < cd) {
+            return false;
+        }
+        let Some(dir) = &self.policy.cache_dir else {
+            return true;
+        };
+        if super::disk::ensure_private_dir(dir).is_err() {
+            return true;
+        }
+        let Some(c) = super::disk::read_private(&disk_path(dir, "cooldown", url), 4096)
+            .and_then(|b| serde_json::from_slice::<DiskCooldown>(&b).ok())
+            .filter(|c| c.url == url)
+        else {
+            return true;
+        };
+        let now = unix_now();
+        c.at > now || now - c.at >= cd.as_secs()
+    }
+
+    /// Record a forced refetch of `url` (memory and cache directory).
+    fn record_forced(&self, st: &mut State, url: &str) {
+        st.last_forced = Some(Instant::now());
+        if let Some(dir) = &self.policy.cache_dir {
+            let c = DiskCooldown {
+                url: url.to_owned(),
+                at: unix_now(),
+            };
+            if let Ok(bytes) = serde_json::to_vec(&c) {
+                super::disk::write_private(&disk_path(dir, "cooldown", url), &bytes);
+            }
         }
     }
 
@@ -811,11 +863,8 @@ impl KeyResolver for Discovery {
         // An unknown kid: the set may have rotated. Refetch, at most once per
         // cooldown (no refetch amplification by attacker-chosen kids).
         if found.is_empty() && req.kid.is_some() && !fetched_now {
-            let cooled = st
-                .last_forced
-                .is_none_or(|t| t.elapsed() >= self.policy.refresh_cooldown);
-            if cooled {
-                st.last_forced = Some(Instant::now());
+            if self.cooled(&st, &url) {
+                self.record_forced(&mut st, &url);
                 self.refresh_set(&mut st, &url, &label, true)?;
                 found = match st.sets.get(&url) {
                     Some(c) => c.keys.resolve(req)?,

@@ -7,6 +7,7 @@
 
 pub mod cache;
 pub mod discovery;
+pub mod disk;
 pub mod fetch;
 pub mod resolve;
 pub mod verify;
