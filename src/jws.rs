@@ -296,7 +296,8 @@ impl std::fmt::Display for Reason {
             Reason::HeadersNotDisjoint(h) => write!(f, "{h_q} is in both the protected and unprotected header", h_q = crate::text::quoted(h)),
             Reason::TypMismatch(t) => write!(f, "typ {t_q} is not an accepted type", t_q = crate::text::quoted_opt(t.as_deref())),
             Reason::BadKid(k) => write!(f, "kid {k_q} is not acceptable", k_q = crate::text::quoted(k)),
-            Reason::Discovery(d) => write!(f, "key discovery failed: {d}"),
+            // The resolver's message already says "key discovery failed".
+            Reason::Discovery(d) => f.write_str(d),
             Reason::NoKeyForKid(k) => f.write_str(&crate::text::no_trusted_key(k.as_deref())),
             Reason::Signature(e) => write!(f, "{e}"),
             Reason::HighS => f.write_str("the ECDSA signature is not in low-S form (strict low-S policy)"),

@@ -164,6 +164,43 @@ fn cache_dir_spares_the_second_jwks_fetch() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--deadline` bounds the whole command and `--timeout` each fetch: a
+/// trickled descriptor fails with `fetch.timeout` (exit 1), a key set that
+/// fails with `discovery.fetch-failed`, not as a bad signature; a zero
+/// deadline is a usage error.
+#[test]
+fn deadlines_and_network_failure_codes_in_json() {
+    let e = env();
+    e.srv.route(
+        "/slow.json",
+        Resp::ok("application/json", vec![b' '; 60]).trickle(std::time::Duration::from_millis(200)),
+    );
+    let url = e.srv.url("agents.example", "/slow.json");
+    for flag in ["--deadline", "--timeout"] {
+        let o = run(&e, &["verify", &url, flag, "1", "--json"], true);
+        assert_eq!(o.status.code(), Some(1), "{flag}");
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["error"]["code"], "fetch.timeout", "{flag}");
+    }
+    let o = run(&e, &["verify", &url, "--deadline", "0"], true);
+    assert_eq!(o.status.code(), Some(2));
+    e.srv.route(
+        "/jwks",
+        Resp {
+            status: 503,
+            ..Resp::ok("text/plain", "down")
+        },
+    );
+    let url = e.srv.url("agents.example", "/planner.json");
+    let o = run(&e, &["verify", &url, "--json"], true);
+    assert_eq!(o.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["error"]["code"], "discovery.fetch-failed");
+    let o = run(&e, &["verify", &url], true);
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(text.matches("key discovery failed").count(), 1, "{text}");
+}
+
 /// `--cache-dir` must be private: a group/world-writable directory is
 /// refused (exit 2) before anything is fetched; a new one is created 0700
 /// and its entries 0600.

@@ -9,6 +9,7 @@ use agentsig::report::{Report, Verdict};
 use std::net::IpAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How to fetch: the SSRF opt-ins for development and tests, extra CA
 /// roots, pinned addresses (every command that fetches).
@@ -25,6 +26,22 @@ pub struct FetchArgs {
     /// still checked. Repeatable: --resolve-to agents.example=127.0.0.1
     #[arg(long, value_name = "HOST=ADDR")]
     pub resolve_to: Vec<String>,
+    /// Total deadline of each fetch: connection, redirects, headers and the whole body (e.g.
+    /// 10, 30s, 1m; default 10 s). A slower answer fails with a timeout code.
+    #[arg(long, value_name = "DURATION", value_parser = parse_deadline)]
+    pub timeout: Option<u64>,
+    /// Deadline of the whole command, every fetch included (registry, descriptor, URL.jws,
+    /// metadata, key sets; default 30 s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_deadline)]
+    pub deadline: Option<u64>,
+}
+
+/// A deadline in seconds, at least one.
+fn parse_deadline(s: &str) -> Result<u64, String> {
+    match super::http::parse_duration(s)? {
+        0 => Err("a deadline must be at least 1 second".into()),
+        n => Ok(n),
+    }
 }
 
 /// Options of every command that fetches and verifies.
@@ -74,6 +91,13 @@ impl FetchArgs {
                 CliError::usage(format!("--resolve-to {r}: {a} is not an IP address"))
             })?;
             p = p.pin(h, vec![ip]);
+        }
+        if let Some(t) = self.timeout {
+            let connect = p.connect_timeout;
+            p = p.timeouts(connect, Duration::from_secs(t));
+        }
+        if let Some(d) = self.deadline {
+            p = p.operation_timeout(Duration::from_secs(d));
         }
         Fetcher::with_policy(p).map_err(|e| CliError::usage(e.to_string()))
     }

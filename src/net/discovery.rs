@@ -13,7 +13,10 @@
 //! 3. a DID authority: `did:key`, `did:jwk`, or `did:web` (the fetched
 //!    document's `id` must equal the DID; only verification methods
 //!    referenced from `assertionMethod` or `authentication`, with
-//!    `publicKeyJwk` or `publicKeyMultibase`).
+//!    `publicKeyJwk` or `publicKeyMultibase`). The DID must be bound to the
+//!    authority (the descriptor's `authentication.did`, or an `agent://`
+//!    DID authority, seed 001 section 4.3); a `kid` naming another DID is
+//!    refused ([`DiscoveryError::DidNotBound`]), never used as a source.
 //!
 //! The first source present is the only one used: a failure there is an
 //! error, never a silent fall-back to a weaker source ("Clients MUST prefer
@@ -90,12 +93,55 @@ pub enum DiscoveryError {
         /// The cap.
         limit: usize,
     },
+    /// Several trusted keys match one signature (like panva/jose's
+    /// `JWKSMultipleMatchingKeys`): the signer must name its key.
+    #[error("{count} discovered keys match (kid {kid:?}); the signature must name one")]
+    AmbiguousKey {
+        /// How many keys matched.
+        count: usize,
+        /// The signature's `kid`.
+        kid: Option<String>,
+    },
+    /// A signature names a DID key (`kid` `did:...`) that the key authority
+    /// does not bind: a DID key counts only when the descriptor's
+    /// `authentication.did` (or the `agent://` DID authority) names that
+    /// DID (seed 001 sections 4.3 and 10.3), never from the `kid` alone.
+    #[error("the signature's key {kid:?} is a DID the descriptor does not bind (authentication.did names {bound})")]
+    DidNotBound {
+        /// The signature's `kid`.
+        kid: String,
+        /// The DID the authority binds, or "no DID".
+        bound: String,
+    },
     /// A DID that cannot be resolved.
     #[error(transparent)]
     Did(#[from] did::DidError),
     /// The fetch failed (including SSRF refusals).
     #[error(transparent)]
     Fetch(#[from] FetchError),
+}
+
+impl DiscoveryError {
+    /// A stable code for reports (`docs/net.md` lists them): a network
+    /// failure (`discovery.fetch-failed`, `discovery.timeout`,
+    /// `discovery.ssrf-refused`) is distinct from a document that is not
+    /// what it must be and from a signature that does not verify.
+    pub fn code(&self) -> &'static str {
+        match self {
+            DiscoveryError::BadIdentifier(_) => "discovery.bad-identifier",
+            DiscoveryError::IssuerMismatch { .. } => "discovery.issuer-mismatch",
+            DiscoveryError::ResourceMismatch { .. } => "discovery.resource-mismatch",
+            DiscoveryError::DidIdMismatch { .. } => "discovery.did-mismatch",
+            DiscoveryError::BadDocument { .. } => "discovery.bad-document",
+            DiscoveryError::TooManyKeys { .. } => "discovery.too-many-keys",
+            DiscoveryError::AmbiguousKey { .. } => "discovery.ambiguous-key",
+            DiscoveryError::DidNotBound { .. } => "keys.did-not-bound",
+            DiscoveryError::Did(_) => "discovery.did-failed",
+            DiscoveryError::Fetch(e) if e.is_refusal() => "discovery.ssrf-refused",
+            DiscoveryError::Fetch(e) if e.is_timeout() => "discovery.timeout",
+            DiscoveryError::Fetch(_) => "discovery.fetch-failed",
+        }
+    }
 }
 
 impl From<DiscoveryError> for ResolveError {
@@ -183,8 +229,14 @@ pub enum KeyAuthority {
 
 impl KeyAuthority {
     /// The authority a descriptor names, in the order of seed 001 section
-    /// 10.3 (metadata first, then `jwksUri`, then inline `jwks`); `None`
-    /// when its `authentication` member names none.
+    /// 10.3 (metadata first, then `jwksUri`, then inline `jwks`, then a DID
+    /// bound by `authentication.did`); `None` when its `authentication`
+    /// member names none.
+    ///
+    /// A DID key counts only when it is bound this way (or by an
+    /// `agent://` DID authority, seed 001 section 4.3): a signature whose
+    /// `kid` names a DID the authority does not bind is refused
+    /// ([`DiscoveryError::DidNotBound`]).
     pub fn from_descriptor(descriptor: &Value) -> Option<KeyAuthority> {
         KeyAuthority::from_authentication(descriptor.get("authentication")?)
     }
@@ -202,7 +254,10 @@ impl KeyAuthority {
         if let Some(j) = s("jwksUri") {
             return Some(KeyAuthority::JwksUri(j));
         }
-        a.get("jwks").cloned().map(KeyAuthority::Jwks)
+        if let Some(j) = a.get("jwks") {
+            return Some(KeyAuthority::Jwks(j.clone()));
+        }
+        s("did").map(KeyAuthority::Did)
     }
 }
 
@@ -775,11 +830,11 @@ fn one_key(keys: Vec<TrustedKey>, req: &KeyRequest) -> Result<Vec<TrustedKey>, R
         .filter(|t| req.alg.is_none_or(|a| t.key.algorithm() == a))
         .collect();
     if keys.len() > 1 {
-        return Err(ResolveError::discovery(format!(
-            "{} discovered keys match (kid {:?}); the signature must name one",
-            keys.len(),
-            req.kid
-        )));
+        return Err(DiscoveryError::AmbiguousKey {
+            count: keys.len(),
+            kid: req.kid.clone(),
+        }
+        .into());
     }
     Ok(keys)
 }
@@ -808,6 +863,19 @@ impl KeyResolver for Discovery {
                 return one_key(k.unwrap_or_default(), req);
             }
             KeyAuthority::Did(d) => {
+                // Only the bound DID's keys count: a kid naming another DID
+                // is refused by name (seed 001 sections 4.3 and 10.3).
+                let base = d.split('#').next().unwrap_or(d);
+                if let Some(k) = req.kid.as_deref().or(req.did_url.as_deref()) {
+                    let kb = k.split('#').next().unwrap_or(k);
+                    if kb.to_ascii_lowercase().starts_with("did:") && kb != base {
+                        return Err(DiscoveryError::DidNotBound {
+                            kid: k.to_owned(),
+                            bound: base.to_owned(),
+                        }
+                        .into());
+                    }
+                }
                 let stale = st
                     .fixed
                     .as_ref()
@@ -862,15 +930,13 @@ impl KeyResolver for Discovery {
         };
         // An unknown kid: the set may have rotated. Refetch, at most once per
         // cooldown (no refetch amplification by attacker-chosen kids).
-        if found.is_empty() && req.kid.is_some() && !fetched_now {
-            if self.cooled(&st, &url) {
-                self.record_forced(&mut st, &url);
-                self.refresh_set(&mut st, &url, &label, true)?;
-                found = match st.sets.get(&url) {
-                    Some(c) => c.keys.resolve(req)?,
-                    None => Vec::new(),
-                };
-            }
+        if found.is_empty() && req.kid.is_some() && !fetched_now && self.cooled(&st, &url) {
+            self.record_forced(&mut st, &url);
+            self.refresh_set(&mut st, &url, &label, true)?;
+            found = match st.sets.get(&url) {
+                Some(c) => c.keys.resolve(req)?,
+                None => Vec::new(),
+            };
         }
         one_key(found, req)
     }

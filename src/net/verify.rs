@@ -24,13 +24,13 @@
 //! ```
 
 use super::cache::CacheStatus;
-use super::discovery::{Discovery, DiscoveryPolicy, KeyAuthority};
+use super::discovery::{Discovery, DiscoveryError, DiscoveryPolicy, KeyAuthority};
 use super::fetch::{FetchError, Fetched, Fetcher, Redirect};
 use crate::alg::AllowList;
 use crate::httpsig::message::Field;
 use crate::httpsig::verify::HttpPolicy;
 use crate::httpsig::Message;
-use crate::trust::KeyResolver;
+use crate::trust::{KeyRequest, KeyResolver, ResolveError, TrustedKey};
 use crate::verifier::Verifier;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -63,9 +63,27 @@ pub struct UrlVerifyOptions {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum UrlVerifyError {
-    /// Fetching failed (SSRF refusal, DNS, TLS, status, size).
+    /// Fetching the descriptor failed (SSRF refusal, DNS, TLS, status,
+    /// size, deadline).
     #[error("descriptor fetch failed: {0}")]
     Fetch(#[from] FetchError),
+    /// Fetching the detached JWS `URL.jws` failed with anything but 404 or
+    /// 410 (which mean "no detached JWS").
+    #[error("detached JWS {url} fetch failed: {source}")]
+    JwsFetch {
+        /// The JWS URL.
+        url: String,
+        /// Why.
+        #[source]
+        source: FetchError,
+    },
+    /// Key discovery failed (network, metadata, key set, DID binding), so
+    /// no signature could be checked; see [`DiscoveryError::code`].
+    #[error("key discovery failed: {0}")]
+    Discovery(DiscoveryError),
+    /// The caller's key resolver failed (not a discovery error).
+    #[error("{0}")]
+    KeyResolve(ResolveError),
     /// The body is not a JSON object.
     #[error("the descriptor at {0} is not a JSON object")]
     NotJson(String),
@@ -98,8 +116,13 @@ pub enum UrlVerifyError {
     #[error("the descriptor at {0} is not signed (neither RFC 9421 Signature nor {0}.jws)")]
     Unsigned(String),
     /// A signature is present but there is no key source.
-    #[error("the descriptor names no key source (authentication.authorizationServer, protectedResourceMetadata, jwksUri or jwks) and no key was given")]
+    #[error("the descriptor names no key source (authentication.authorizationServer, protectedResourceMetadata, jwksUri, jwks or did) and no key was given")]
     NoKeySource,
+    /// A signature names a DID key (`did:key`, `did:jwk`, `did:web`) but
+    /// the descriptor binds no DID (`authentication.did`, seed 001 sections
+    /// 4.3 and 10.3): a DID key never counts from the `kid` alone.
+    #[error("the signature names the DID key {0:?}, but the descriptor does not bind that DID (authentication.did) and no key was given")]
+    DidNotBound(String),
 }
 
 impl UrlVerifyError {
@@ -108,7 +131,12 @@ impl UrlVerifyError {
         match self {
             UrlVerifyError::Fetch(e) if e.is_refusal() => "fetch.ssrf-refused",
             UrlVerifyError::Fetch(FetchError::Dns { .. }) => "fetch.dns-failure",
+            UrlVerifyError::Fetch(e) if e.is_timeout() => "fetch.timeout",
             UrlVerifyError::Fetch(_) => "fetch.failed",
+            UrlVerifyError::JwsFetch { .. } => "fetch.jws-failed",
+            UrlVerifyError::Discovery(e) => e.code(),
+            UrlVerifyError::KeyResolve(_) => "keys.resolve-failed",
+            UrlVerifyError::DidNotBound(_) => "keys.did-not-bound",
             UrlVerifyError::NotJson(_) | UrlVerifyError::BadJson { .. } => "descriptor.not-json",
             UrlVerifyError::Digest(_) => "digest.mismatch",
             UrlVerifyError::HttpSignature(_) => "httpsig.not-verified",
@@ -157,6 +185,63 @@ impl UrlVerified {
         self.parsed
             .get_or_init(|| crate::json::parse_strict(&self.body).unwrap_or(Value::Null))
     }
+}
+
+/// A key resolver that remembers the first error its inner resolver
+/// returned, so that a failed verification caused by key discovery (no
+/// signature could be checked) is reported as that, not as a bad signature.
+#[derive(Debug)]
+struct Recording {
+    inner: Arc<dyn KeyResolver>,
+    error: Mutex<Option<ResolveError>>,
+}
+
+impl KeyResolver for Recording {
+    fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError> {
+        let r = self.inner.resolve(req);
+        if let Err(e @ ResolveError::Discovery { .. }) = &r {
+            if let Ok(mut slot) = self.error.lock() {
+                slot.get_or_insert_with(|| e.clone());
+            }
+        }
+        r
+    }
+}
+
+impl Recording {
+    /// The discovery failure behind a failed verification, if any.
+    fn failure(&self) -> Option<UrlVerifyError> {
+        let e = self.error.lock().ok()?.clone()?;
+        let typed = match &e {
+            ResolveError::Discovery {
+                cause: Some(cause), ..
+            } => cause.downcast_ref::<DiscoveryError>().cloned(),
+            _ => None,
+        };
+        Some(match typed {
+            Some(d) => UrlVerifyError::Discovery(d),
+            None => UrlVerifyError::KeyResolve(e),
+        })
+    }
+}
+
+/// The first key id of the response signatures and detached JWS that is a
+/// DID URL.
+fn did_kid(f: &Fetched, jws: Option<&str>) -> Option<String> {
+    let mut kids: Vec<Option<String>> = Vec::new();
+    if f.headers.contains_key("signature") {
+        if let Ok(reqs) = crate::httpsig::verify::key_requests(&message_of(f)) {
+            kids.extend(reqs.into_iter().map(|(_, r)| r.kid));
+        }
+    }
+    if let Some(j) = jws {
+        if let Ok(p) = crate::jws::ParsedJws::parse(j) {
+            kids.extend(p.key_requests().into_iter().map(|r| r.kid));
+        }
+    }
+    kids.into_iter()
+        .flatten()
+        .find(|k| k.to_ascii_lowercase().starts_with("did:"))
 }
 
 fn message_of(f: &Fetched) -> Message {
@@ -270,9 +355,12 @@ impl Resolver {
         &self.options
     }
 
-    /// Fetch `url` and verify it; see the module documentation.
+    /// Fetch `url` and verify it; see the module documentation. Every
+    /// fetch, key discovery included, is bounded by the fetcher's
+    /// [`FetchPolicy::operation_timeout`](super::FetchPolicy::operation_timeout)
+    /// in total ([`Fetcher::operation`]).
     pub fn verify_url(&self, url: &str) -> Result<UrlVerified, UrlVerifyError> {
-        self.verify_url_with(url, None)
+        self.fetcher.operation(|| self.verify_url_with(url, None))
     }
 
     /// The keys of `authority`, from the discovery kept for it.
@@ -362,7 +450,13 @@ impl Resolver {
             (Some(f), None) => (f, fetcher.get_cached(&early_jws_url, &[])),
             (None, Some(j)) => (fetcher.get_cached(url, ACCEPT), j),
             (None, None) => std::thread::scope(|s| {
-                let jws = s.spawn(|| fetcher.get_cached(&early_jws_url, &[]));
+                // The operation deadline is per thread: carried over.
+                let deadline = super::fetch::current_deadline();
+                let jws_url = early_jws_url.as_str();
+                let jws = s.spawn(move || match deadline {
+                    Some(d) => super::fetch::with_deadline(d, || fetcher.get_cached(jws_url, &[])),
+                    None => fetcher.get_cached(jws_url, &[]),
+                });
                 let f = fetcher.get_cached(url, ACCEPT);
                 let j = jws.join().unwrap_or_else(|_| {
                     Err(FetchError::Transport {
@@ -403,7 +497,12 @@ impl Resolver {
             Ok(j) => Some(String::from_utf8_lossy(&j.body).trim().to_owned()),
             Err(FetchError::Status { status: 404, .. })
             | Err(FetchError::Status { status: 410, .. }) => None,
-            Err(e) => return Err(e.into()),
+            Err(source) => {
+                return Err(UrlVerifyError::JwsFetch {
+                    url: jws_url,
+                    source,
+                })
+            }
         };
         let mut out = UrlVerified {
             url: f.url.clone(),
@@ -423,7 +522,7 @@ impl Resolver {
             out.body = f.body;
             return Ok(out);
         }
-        let keys: Arc<dyn KeyResolver> = match &opts.keys {
+        let inner: Arc<dyn KeyResolver> = match &opts.keys {
             Some(k) => k.clone(),
             None => {
                 let a = parsed
@@ -431,13 +530,25 @@ impl Resolver {
                     .as_ref()
                     .and_then(KeyAuthority::from_authentication)
                     .or_else(|| opts.default_authority.clone())
-                    .or_else(|| default_authority.cloned())
-                    .ok_or(UrlVerifyError::NoKeySource)?;
+                    .or_else(|| default_authority.cloned());
+                let Some(a) = a else {
+                    // A DID kid is no key source by itself (seed 001
+                    // sections 4.3, 10.3): say so rather than "no source".
+                    return Err(match did_kid(&f, jws_text.as_deref()) {
+                        Some(k) => UrlVerifyError::DidNotBound(k),
+                        None => UrlVerifyError::NoKeySource,
+                    });
+                };
                 let d = self.discovery(&a);
                 out.key_authority = Some(a);
                 d
             }
         };
+        let recording = Arc::new(Recording {
+            inner,
+            error: Mutex::new(None),
+        });
+        let keys: Arc<dyn KeyResolver> = recording.clone();
         let mut http = HttpPolicy::new();
         http.required = crate::httpsig::verify::descriptor_response_components();
         http.max_age = opts.max_age;
@@ -452,18 +563,25 @@ impl Resolver {
             b = b.clock(crate::clock::FixedClock(now));
         }
         let v = b.build();
+        // A failure for which key discovery failed is reported as the
+        // discovery failure (network, metadata, binding): no signature was
+        // checked, so it is not a bad signature.
         if has_http_sig {
-            out.http_signature = Some(v.verify_http(&message_of(&f), None)?);
+            match v.verify_http(&message_of(&f), None) {
+                Ok(r) => out.http_signature = Some(r),
+                Err(e) => return Err(recording.failure().unwrap_or(e.into())),
+            }
         }
         if let Some(j) = jws_text {
-            out.jws = Some(
-                crate::descriptor::verify_canonical(&v, parsed.canonical.clone(), &j).map_err(
-                    |source| UrlVerifyError::Jws {
+            match crate::descriptor::verify_canonical(&v, parsed.canonical.clone(), &j) {
+                Ok(r) => out.jws = Some(r),
+                Err(source) => {
+                    return Err(recording.failure().unwrap_or(UrlVerifyError::Jws {
                         url: jws_url,
                         source,
-                    },
-                )?,
-            );
+                    }))
+                }
+            }
         }
         out.body = f.body;
         Ok(out)
