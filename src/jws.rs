@@ -851,10 +851,16 @@ pub(crate) fn report_parsed(
         // The payload this signature covers.
         let (payload, part) = payload_forms.get(b64)?;
         let si = signing_input(&sig.protected.encoded, part);
-        let req = KeyRequest::new()
+        let mut req = KeyRequest::new()
             .maybe_kid(kid.as_deref())
             .alg(alg)
             .maybe_issuer(issuer);
+        // A protected `jku` is passed on as a hint only (as in
+        // `ParsedSignature::key_request`): a resolver may use it to choose
+        // among key sets it trusts, never to fetch what the signer names.
+        if let Some(j) = sig.protected.get_str("jku") {
+            req = req.jku(j);
+        }
         match crate::trust::select_and_verify(
             &*v.keys,
             &v.algorithms,

@@ -55,9 +55,15 @@ pub struct NetArgs {
     /// entries that are symlinks, not ours or group/world-writable are ignored.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<String>,
-    /// Fail when the descriptor is neither RFC 9421-signed nor has a detached JWS (URL.jws).
+    /// Fail when the descriptor is neither RFC 9421-signed nor has a detached JWS (URL.jws)
+    /// nor, for an A2A Agent Card, embedded signatures.
     #[arg(long)]
     pub require_signed: bool,
+    /// A2A Agent Card: use a card signature's jku header as a key source, only when it is an
+    /// https URL on the card's own origin (fetched through the SSRF guard; a cross-origin jku
+    /// is refused). Off by default: card keys come from --key/--jwks.
+    #[arg(long)]
+    pub follow_jku: bool,
 }
 
 impl NetArgs {
@@ -128,6 +134,7 @@ fn options(
 ) -> Result<UrlVerifyOptions, CliError> {
     let mut o = UrlVerifyOptions::default();
     o.require_signed = net.require_signed;
+    o.follow_jku = net.follow_jku;
     if let Some(d) = &net.cache_dir {
         agentsig::net::disk::ensure_private_dir(std::path::Path::new(d))
             .map_err(|e| CliError::usage(format!("--cache-dir: {e}")))?;
@@ -158,6 +165,19 @@ fn success_report(command: &str, subject: &str, v: &UrlVerified) -> Report {
         r.signatures
             .extend(agentsig::report::jws_signatures(&j.jws));
     }
+    if let Some(card) = &v.card {
+        for s in card.signatures.iter().flatten() {
+            r.signatures.extend(agentsig::report::jws_signatures(s));
+        }
+        r.check(
+            "a2a.card-signatures",
+            true,
+            format!(
+                "{} embedded A2A card signature(s) checked",
+                card.signatures.len()
+            ),
+        );
+    }
     r.check(
         "digest.content-digest",
         true,
@@ -170,6 +190,7 @@ fn success_report(command: &str, subject: &str, v: &UrlVerified) -> Report {
     r.detail("url", &v.url);
     r.detail("redirects", &v.redirects);
     r.detail("signed", v.signed());
+    r.detail("checked", v.checked());
     r.detail(
         "key_authority",
         v.key_authority.as_ref().map(|a| format!("{a:?}")),
@@ -205,7 +226,7 @@ fn success(command: &str, subject: &str, v: &UrlVerified, json: bool) -> CliResu
             }
         }
         if v.signed() {
-            errln!("{subject}: verified");
+            errln!("{subject}: verified ({})", checked_text(v));
         } else {
             errln!(
                 "{subject}: NOT signed (Content-Digest {}); use --require-signed to refuse",
@@ -220,6 +241,20 @@ fn success(command: &str, subject: &str, v: &UrlVerified, json: bool) -> CliResu
         let _ = std::io::stdout().lock().write_all(&v.body);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What was verified, for people.
+fn checked_text(v: &UrlVerified) -> String {
+    v.checked()
+        .iter()
+        .map(|c| match *c {
+            "rfc9421" => "RFC 9421 response signature",
+            "jws" => "detached JWS",
+            "a2a-card" => "A2A card signatures",
+            other => other,
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `agentsig verify https://...`.

@@ -113,6 +113,15 @@ pub enum DiscoveryError {
         /// The DID the authority binds, or "no DID".
         bound: String,
     },
+    /// A card signature's `jku` is not an https URL on the card's own
+    /// origin: not fetched (RFC 8725 section 3.10).
+    #[error("jku {jku:?} is not on the card's origin {origin}; not followed")]
+    JkuRefused {
+        /// The `jku` header.
+        jku: String,
+        /// The card's origin.
+        origin: String,
+    },
     /// A DID that cannot be resolved.
     #[error(transparent)]
     Did(#[from] did::DidError),
@@ -136,6 +145,7 @@ impl DiscoveryError {
             DiscoveryError::TooManyKeys { .. } => "discovery.too-many-keys",
             DiscoveryError::AmbiguousKey { .. } => "discovery.ambiguous-key",
             DiscoveryError::DidNotBound { .. } => "keys.did-not-bound",
+            DiscoveryError::JkuRefused { .. } => "discovery.jku-refused",
             DiscoveryError::Did(_) => "discovery.did-failed",
             DiscoveryError::Fetch(e) if e.is_refusal() => "discovery.ssrf-refused",
             DiscoveryError::Fetch(e) if e.is_timeout() => "discovery.timeout",

@@ -57,6 +57,10 @@ pub struct UrlVerifyOptions {
     pub default_authority: Option<KeyAuthority>,
     /// Discovery bounds and caching (e.g. a cache directory).
     pub discovery: DiscoveryPolicy,
+    /// For an A2A Agent Card: use a card signature's `jku` header as a key
+    /// source, only when it is an https URL on the card's own origin (off by
+    /// default; see [`super::card`]).
+    pub follow_jku: bool,
 }
 
 /// Why a URL did not verify. Each failure keeps its own variant.
@@ -112,7 +116,18 @@ pub enum UrlVerifyError {
         #[source]
         source: crate::descriptor::DescriptorError,
     },
-    /// Neither a response signature nor a detached JWS, and one is required.
+    /// The A2A Agent Card's embedded signatures did not verify (or the
+    /// card cannot be read as one).
+    #[error("A2A card signatures at {url}: {source}")]
+    Card {
+        /// The card URL.
+        url: String,
+        /// Why.
+        #[source]
+        source: crate::a2a::A2aError,
+    },
+    /// Neither a response signature nor a detached JWS (nor, for an A2A
+    /// card, an embedded signature), and one is required.
     #[error("the descriptor at {0} is not signed (neither RFC 9421 Signature nor {0}.jws)")]
     Unsigned(String),
     /// A signature is present but there is no key source.
@@ -141,6 +156,11 @@ impl UrlVerifyError {
             UrlVerifyError::Digest(_) => "digest.mismatch",
             UrlVerifyError::HttpSignature(_) => "httpsig.not-verified",
             UrlVerifyError::Jws { .. } => "jws.not-verified",
+            UrlVerifyError::Card {
+                source: crate::a2a::A2aError::NotVerified(_),
+                ..
+            } => "a2a.not-verified",
+            UrlVerifyError::Card { .. } => "a2a.bad-card",
             UrlVerifyError::Unsigned(_) => "descriptor.unsigned",
             UrlVerifyError::NoKeySource => "keys.no-source",
         }
@@ -164,6 +184,9 @@ pub struct UrlVerified {
     pub http_signature: Option<crate::httpsig::verify::VerifyReport>,
     /// The detached JWS report, when `URL.jws` was published.
     pub jws: Option<crate::descriptor::Report>,
+    /// For an A2A Agent Card with embedded `signatures`: their report
+    /// (every one checked; verified).
+    pub card: Option<crate::a2a::CardReport>,
     /// Where the keys came from.
     pub key_authority: Option<KeyAuthority>,
     /// Whether the descriptor came from the origin or the HTTP cache
@@ -175,7 +198,23 @@ pub struct UrlVerified {
 impl UrlVerified {
     /// Whether at least one signature verified.
     pub fn signed(&self) -> bool {
-        self.http_signature.is_some() || self.jws.is_some()
+        self.http_signature.is_some() || self.jws.is_some() || self.card.is_some()
+    }
+
+    /// What was verified: `"rfc9421"` (response signature), `"jws"`
+    /// (detached `URL.jws`), `"a2a-card"` (the card's embedded signatures).
+    pub fn checked(&self) -> Vec<&'static str> {
+        let mut c = Vec::new();
+        if self.http_signature.is_some() {
+            c.push("rfc9421");
+        }
+        if self.jws.is_some() {
+            c.push("jws");
+        }
+        if self.card.is_some() {
+            c.push("a2a-card");
+        }
+        c
     }
 
     /// The descriptor as a JSON value, members in document order. Parsed
@@ -364,7 +403,7 @@ impl Resolver {
     }
 
     /// The keys of `authority`, from the discovery kept for it.
-    fn discovery(&self, authority: &KeyAuthority) -> Arc<Discovery> {
+    pub(crate) fn discovery(&self, authority: &KeyAuthority) -> Arc<Discovery> {
         let key = match authority {
             KeyAuthority::AuthorizationServer(s) => format!("as {s}"),
             KeyAuthority::ProtectedResourceMetadata(s) => format!("prm {s}"),
@@ -424,6 +463,41 @@ impl Resolver {
             keep(&self.shared.parsed, MAX_PARSED, url.to_owned(), p.clone());
         }
         Ok(p)
+    }
+
+    /// Verify the embedded signatures of the A2A card served at `url`
+    /// (see [`super::card`]).
+    fn verify_card(
+        &self,
+        url: &str,
+        card: &Value,
+    ) -> Result<crate::a2a::CardReport, UrlVerifyError> {
+        let opts = &*self.options;
+        if opts.keys.is_none() && !opts.follow_jku {
+            return Err(UrlVerifyError::NoKeySource);
+        }
+        let recording = Arc::new(Recording {
+            inner: Arc::new(super::card::CardKeys {
+                origin: super::card::origin_of(url),
+                pinned: opts.keys.clone(),
+                follow_jku: opts.follow_jku,
+                resolver: self.clone(),
+            }),
+            error: Mutex::new(None),
+        });
+        let mut b = Verifier::builder_arc(recording.clone());
+        if let Some(a) = &opts.algorithms {
+            b = b.algorithms(a.clone());
+        }
+        if let Some(now) = opts.now {
+            b = b.clock(crate::clock::FixedClock(now));
+        }
+        crate::a2a::verify_card(&b.build(), card).map_err(|source| {
+            recording.failure().unwrap_or(UrlVerifyError::Card {
+                url: url.to_owned(),
+                source,
+            })
+        })
     }
 
     /// [`verify_url`](Self::verify_url), with the key authority to use when
@@ -511,14 +585,23 @@ impl Resolver {
             digest_checked,
             http_signature: None,
             jws: None,
+            card: None,
             key_authority: None,
             cache: f.cache,
             parsed: OnceLock::new(),
         };
-        if !has_http_sig && jws_text.is_none() {
+        let card = super::card::signed_card(&f.body);
+        if !has_http_sig && jws_text.is_none() && card.is_none() {
             if opts.require_signed {
                 return Err(UrlVerifyError::Unsigned(f.url));
             }
+            out.body = f.body;
+            return Ok(out);
+        }
+        if let Some(card) = &card {
+            out.card = Some(self.verify_card(&f.url, card)?);
+        }
+        if !has_http_sig && jws_text.is_none() {
             out.body = f.body;
             return Ok(out);
         }
