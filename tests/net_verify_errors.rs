@@ -293,3 +293,18 @@ fn slow_descriptor_ends_at_the_operation_deadline() {
     );
     assert_eq!(err.code(), "fetch.timeout");
 }
+
+/// `resolve` runs under the operation deadline too: a registry trickled a
+/// byte at a time ends as `resolve.timeout`.
+#[test]
+fn slow_registry_ends_as_a_resolve_timeout() {
+    let e = env();
+    e.srv.route(
+        "/.well-known/agents.json",
+        Resp::ok("application/json", vec![b' '; 60]).trickle(Duration::from_millis(200)),
+    );
+    let f = Fetcher::with_policy(policy(&e).operation_timeout(Duration::from_secs(1))).unwrap();
+    let uri = format!("agent://agent.example:{}/planner", e.srv.port);
+    let err = agentsig::net::resolve::resolve_agent(&f, &uri, &strict()).unwrap_err();
+    assert_eq!(err.code(), "resolve.timeout", "{err}");
+}
