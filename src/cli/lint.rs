@@ -76,8 +76,9 @@ pub fn run(a: LintArgs) -> CliResult {
 #[cfg(feature = "net")]
 fn fetch(a: &LintArgs) -> Result<Vec<u8>, CliError> {
     let f = a.fetch.fetcher()?;
+    // --deadline bounds the whole command, as for verify URL.
     let got = f
-        .get(&a.file)
+        .operation(|| f.get(&a.file))
         .map_err(|e| CliError::usage(format!("{}: {e}", agentsig::text::quoted(&a.file))))?;
     Ok(got.body)
 }

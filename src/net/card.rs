@@ -22,6 +22,12 @@ use std::sync::Arc;
 /// The card, when `body` is an A2A Agent Card (format detection of
 /// [`crate::formats::detect`]) carrying a non-empty `signatures` array.
 pub(crate) fn signed_card(body: &[u8]) -> Option<Value> {
+    // Cheap test first: no member named `signatures`, written plainly or
+    // with escapes, means nothing to verify (and no second parse).
+    let has = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
+    if !has(b"signatures") && !has(b"\\u") {
+        return None;
+    }
     let (format, v) = crate::formats::detect::detect_bytes(body).ok()?;
     if format != crate::formats::Format::A2a {
         return None;
@@ -83,4 +89,38 @@ impl KeyResolver for CardKeys {
 /// The card's origin, for [`CardKeys::origin`].
 pub(crate) fn origin_of(url: &str) -> String {
     https_origin(url).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signed_card_detection() {
+        let card = br#"{"defaultInputModes":["text/plain"],"signatures":[{"protected":"e30","signature":"AA"}]}"#;
+        assert!(signed_card(card).is_some());
+        // An escaped member name is the same member (RFC 8259 section 7).
+        let escaped = br#"{"defaultInputModes":["text/plain"],"sign\u0061tures":[{"protected":"e30","signature":"AA"}]}"#;
+        assert!(signed_card(escaped).is_some());
+        assert!(signed_card(br#"{"defaultInputModes":["text/plain"],"signatures":[]}"#).is_none());
+        assert!(signed_card(br#"{"skills":[],"signatures":[{"protected":"e30"}]}"#).is_none());
+        assert!(signed_card(br#"{"defaultInputModes":["text/plain"]}"#).is_none());
+    }
+
+    #[test]
+    fn origins() {
+        assert_eq!(
+            https_origin("https://a.example:443/x").as_deref(),
+            Some("https://a.example")
+        );
+        assert_eq!(
+            https_origin("https://a.example:8443/x").as_deref(),
+            Some("https://a.example:8443")
+        );
+        assert_eq!(https_origin("http://a.example/x"), None);
+        assert_ne!(
+            https_origin("https://a.example.evil/x"),
+            https_origin("https://a.example/x")
+        );
+    }
 }
