@@ -6,7 +6,7 @@
 //! RFC 7517.
 
 pub mod cache;
-mod card;
+pub mod card;
 pub mod discovery;
 pub mod disk;
 pub mod fetch;

@@ -2,7 +2,10 @@
 //! [`Fetcher`], check its `Content-Digest` (RFC 9530), its RFC 9421
 //! response signature and/or the detached JWS published beside it
 //! (`URL.jws`, seed 001 section 10.3), with keys found by
-//! [`Discovery`] (or given by the caller).
+//! [`Discovery`] (or given by the caller); for an A2A Agent Card, also its
+//! embedded signatures ([`super::card`]). Every fetch runs under the
+//! fetcher's per-fetch and per-operation deadlines; each failure has its
+//! own [`UrlVerifyError::code`].
 //!
 //! A resolver that verifies many descriptors keeps one [`Resolver`]: it
 //! holds the [`Fetcher`] (connection pool, RFC 9111 cache), one
