@@ -296,7 +296,8 @@ impl std::fmt::Display for Reason {
             Reason::HeadersNotDisjoint(h) => write!(f, "{h_q} is in both the protected and unprotected header", h_q = crate::text::quoted(h)),
             Reason::TypMismatch(t) => write!(f, "typ {t_q} is not an accepted type", t_q = crate::text::quoted_opt(t.as_deref())),
             Reason::BadKid(k) => write!(f, "kid {k_q} is not acceptable", k_q = crate::text::quoted(k)),
-            Reason::Discovery(d) => write!(f, "key discovery failed: {d}"),
+            // The resolver's message already says "key discovery failed".
+            Reason::Discovery(d) => f.write_str(d),
             Reason::NoKeyForKid(k) => f.write_str(&crate::text::no_trusted_key(k.as_deref())),
             Reason::Signature(e) => write!(f, "{e}"),
             Reason::HighS => f.write_str("the ECDSA signature is not in low-S form (strict low-S policy)"),
@@ -850,10 +851,16 @@ pub(crate) fn report_parsed(
         // The payload this signature covers.
         let (payload, part) = payload_forms.get(b64)?;
         let si = signing_input(&sig.protected.encoded, part);
-        let req = KeyRequest::new()
+        let mut req = KeyRequest::new()
             .maybe_kid(kid.as_deref())
             .alg(alg)
             .maybe_issuer(issuer);
+        // A protected `jku` is passed on as a hint only (as in
+        // `ParsedSignature::key_request`): a resolver may use it to choose
+        // among key sets it trusts, never to fetch what the signer names.
+        if let Some(j) = sig.protected.get_str("jku") {
+            req = req.jku(j);
+        }
         match crate::trust::select_and_verify(
             &*v.keys,
             &v.algorithms,

@@ -164,6 +164,81 @@ fn cache_dir_spares_the_second_jwks_fetch() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--deadline` bounds the whole command and `--timeout` each fetch: a
+/// trickled descriptor fails with `fetch.timeout` (exit 1), a key set that
+/// fails with `discovery.fetch-failed`, not as a bad signature; a zero
+/// deadline is a usage error.
+#[test]
+fn deadlines_and_network_failure_codes_in_json() {
+    let e = env();
+    e.srv.route(
+        "/slow.json",
+        Resp::ok("application/json", vec![b' '; 60]).trickle(std::time::Duration::from_millis(200)),
+    );
+    let url = e.srv.url("agents.example", "/slow.json");
+    for flag in ["--deadline", "--timeout"] {
+        let o = run(&e, &["verify", &url, flag, "1", "--json"], true);
+        assert_eq!(o.status.code(), Some(1), "{flag}");
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["error"]["code"], "fetch.timeout", "{flag}");
+    }
+    let o = run(&e, &["verify", &url, "--deadline", "0"], true);
+    assert_eq!(o.status.code(), Some(2));
+    e.srv.route(
+        "/jwks",
+        Resp {
+            status: 503,
+            ..Resp::ok("text/plain", "down")
+        },
+    );
+    let url = e.srv.url("agents.example", "/planner.json");
+    let o = run(&e, &["verify", &url, "--json"], true);
+    assert_eq!(o.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["error"]["code"], "discovery.fetch-failed");
+    let o = run(&e, &["verify", &url], true);
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(text.matches("key discovery failed").count(), 1, "{text}");
+}
+
+/// `--cache-dir` must be private: a group/world-writable directory is
+/// refused (exit 2) before anything is fetched; a new one is created 0700
+/// and its entries 0600.
+#[cfg(unix)]
+#[test]
+fn cache_dir_must_be_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let e = env();
+    let url = e.srv.url("agents.example", "/planner.json");
+    let dir = std::env::temp_dir().join(format!(
+        "agentsig-cli-private-{}-{}",
+        std::process::id(),
+        e.srv.port
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let d = dir.to_str().unwrap();
+    let o = run(&e, &["verify", &url, "--cache-dir", d], true);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not private"));
+    assert_eq!(e.srv.accepted(), 0, "refused before any fetch");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let o = run(&e, &["verify", &url, "--cache-dir", d], true);
+    assert_eq!(o.status.code(), Some(0));
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o700);
+    let entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|x| x.unwrap().path())
+        .collect();
+    assert!(!entries.is_empty());
+    for p in entries {
+        assert_eq!(mode(&p), 0o600, "{}", p.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Issue 11 `agentsig lint URL`: fetched with the same SSRF-guarded fetcher
 /// (refused by default on loopback, no connection), then linted.
 #[test]

@@ -59,6 +59,13 @@ fn every_internal_range_refused_without_connection() {
         "64:ff9b::7f00:1",
         "64:ff9b::a9fe:a9fe",
         "2001:db8::1",
+        // RFC 3056 6to4 embedding 127.0.0.1 and 169.254.169.254; Teredo,
+        // local-use NAT64 and discard-only prefixes (RFC 6890).
+        "2002:7f00:1::1",
+        "2002:a9fe:a9fe::1",
+        "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+        "64:ff9b:1::808:808",
+        "100::1",
     ];
     for lit in literals {
         let ip: IpAddr = lit.parse().unwrap();
@@ -227,4 +234,69 @@ fn untrusted_certificate_fails() {
         f.get(&a.url("tls.example", "/")),
         Err(FetchError::Transport { .. })
     ));
+}
+
+/// The fetch timeout is a total deadline, not a per-read idle limit: a body
+/// trickled a byte at a time (each read well within the limit) is cut off
+/// when the deadline passes instead of being read to the end.
+#[test]
+fn trickled_body_cut_off_at_the_fetch_deadline() {
+    let ca = Ca::new();
+    let srv = Server::start(&ca, &["slow.example"]);
+    srv.route(
+        "/slow",
+        Resp::ok("application/json", vec![b' '; 60]).trickle(std::time::Duration::from_millis(200)),
+    );
+    let f = Fetcher::with_policy(
+        strict(&ca)
+            .pin("slow.example", loopback())
+            .allow_private_networks(true)
+            .timeouts(
+                std::time::Duration::from_secs(1),
+                std::time::Duration::from_secs(1),
+            ),
+    )
+    .unwrap();
+    match f.get(&srv.url("slow.example", "/slow")) {
+        Err(e @ FetchError::Deadline { scope: "fetch", .. }) => assert!(e.is_transient()),
+        other => panic!("expected the fetch deadline, got {other:?}"),
+    }
+}
+
+/// An operation deadline bounds every fetch made inside it, even when each
+/// fetch alone is within its own deadline.
+#[test]
+fn operation_deadline_bounds_every_fetch_inside_it() {
+    let ca = Ca::new();
+    let srv = Server::start(&ca, &["slow.example"]);
+    srv.route(
+        "/slow",
+        Resp::ok("application/json", vec![b' '; 60]).trickle(std::time::Duration::from_millis(200)),
+    );
+    srv.route("/fast", Resp::ok("application/json", "{}"));
+    let f = Fetcher::with_policy(
+        strict(&ca)
+            .pin("slow.example", loopback())
+            .allow_private_networks(true)
+            .operation_timeout(std::time::Duration::from_secs(1)),
+    )
+    .unwrap();
+    f.operation(|| {
+        assert!(f.get(&srv.url("slow.example", "/fast")).is_ok());
+        match f.get(&srv.url("slow.example", "/slow")) {
+            Err(FetchError::Deadline {
+                scope: "operation", ..
+            }) => {}
+            other => panic!("expected the operation deadline, got {other:?}"),
+        }
+        // Once past, no further fetch starts.
+        match f.get(&srv.url("slow.example", "/fast")) {
+            Err(FetchError::Deadline {
+                scope: "operation", ..
+            }) => {}
+            other => panic!("expected the operation deadline, got {other:?}"),
+        }
+    });
+    // Outside the operation the fetch deadline alone applies again.
+    assert!(f.get(&srv.url("slow.example", "/fast")).is_ok());
 }

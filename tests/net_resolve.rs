@@ -160,6 +160,7 @@ fn resolution_errors_are_distinct() {
             headers: vec![],
             body: vec![],
             after: None,
+            trickle: None,
         },
     );
     assert!(matches!(

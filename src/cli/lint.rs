@@ -101,8 +101,9 @@ fn print(a: &LintArgs, report: &formats::LintReport) -> ExitCode {
 #[cfg(feature = "net")]
 fn fetch(a: &LintArgs) -> Result<Vec<u8>, CliError> {
     let f = a.fetch.fetcher()?;
+    // --deadline bounds the whole command, as for verify URL.
     let got = f
-        .get(&a.file)
+        .operation(|| f.get(&a.file))
         .map_err(|e| CliError::usage(format!("{}: {e}", agentsig::text::quoted(&a.file))))?;
     Ok(got.body)
 }

@@ -9,6 +9,7 @@ use agentsig::report::{Report, Verdict};
 use std::net::IpAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How to fetch: the SSRF opt-ins for development and tests, extra CA
 /// roots, pinned addresses (every command that fetches).
@@ -25,6 +26,22 @@ pub struct FetchArgs {
     /// still checked. Repeatable: --resolve-to agents.example=127.0.0.1
     #[arg(long, value_name = "HOST=ADDR")]
     pub resolve_to: Vec<String>,
+    /// Total deadline of each fetch: connection, redirects, headers and the whole body (e.g.
+    /// 10, 30s, 1m; default 10 s). A slower answer fails with a timeout code.
+    #[arg(long, value_name = "DURATION", value_parser = parse_deadline)]
+    pub timeout: Option<u64>,
+    /// Deadline of the whole command, every fetch included (registry, descriptor, URL.jws,
+    /// metadata, key sets; default 30 s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_deadline)]
+    pub deadline: Option<u64>,
+}
+
+/// A deadline in seconds, at least one.
+fn parse_deadline(s: &str) -> Result<u64, String> {
+    match super::http::parse_duration(s)? {
+        0 => Err("a deadline must be at least 1 second".into()),
+        n => Ok(n),
+    }
 }
 
 /// Options of every command that fetches and verifies.
@@ -32,12 +49,21 @@ pub struct FetchArgs {
 pub struct NetArgs {
     #[command(flatten)]
     pub fetch: FetchArgs,
-    /// Keep fetched JWK Sets in DIR between runs (same freshness rules; no-store never written).
+    /// Keep fetched JWK Sets and the unknown-kid refetch cooldown in DIR between runs (same
+    /// freshness rules; no-store never written). DIR must be private: it is created mode
+    /// 0700, and refused (exit 2) when owned by another user or group/world-writable;
+    /// entries that are symlinks, not ours or group/world-writable are ignored.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<String>,
-    /// Fail when the descriptor is neither RFC 9421-signed nor has a detached JWS (URL.jws).
+    /// Fail when the descriptor is neither RFC 9421-signed nor has a detached JWS (URL.jws)
+    /// nor, for an A2A Agent Card, embedded signatures.
     #[arg(long)]
     pub require_signed: bool,
+    /// A2A Agent Card: use a card signature's jku header as a key source, only when it is an
+    /// https URL on the card's own origin (fetched through the SSRF guard; a cross-origin jku
+    /// is refused). Off by default: card keys come from --key/--jwks.
+    #[arg(long)]
+    pub follow_jku: bool,
 }
 
 impl NetArgs {
@@ -72,6 +98,13 @@ impl FetchArgs {
             })?;
             p = p.pin(h, vec![ip]);
         }
+        if let Some(t) = self.timeout {
+            let connect = p.connect_timeout;
+            p = p.timeouts(connect, Duration::from_secs(t));
+        }
+        if let Some(d) = self.deadline {
+            p = p.operation_timeout(Duration::from_secs(d));
+        }
         Fetcher::with_policy(p).map_err(|e| CliError::usage(e.to_string()))
     }
 }
@@ -101,7 +134,10 @@ fn options(
 ) -> Result<UrlVerifyOptions, CliError> {
     let mut o = UrlVerifyOptions::default();
     o.require_signed = net.require_signed;
+    o.follow_jku = net.follow_jku;
     if let Some(d) = &net.cache_dir {
+        agentsig::net::disk::ensure_private_dir(std::path::Path::new(d))
+            .map_err(|e| CliError::usage(format!("--cache-dir: {e}")))?;
         o.discovery = o.discovery.cache_dir(d);
     }
     o.max_age = max_age;
@@ -129,6 +165,19 @@ fn success_report(command: &str, subject: &str, v: &UrlVerified) -> Report {
         r.signatures
             .extend(agentsig::report::jws_signatures(&j.jws));
     }
+    if let Some(card) = &v.card {
+        for s in card.signatures.iter().flatten() {
+            r.signatures.extend(agentsig::report::jws_signatures(s));
+        }
+        r.check(
+            "a2a.card-signatures",
+            true,
+            format!(
+                "{} embedded A2A card signature(s) checked",
+                card.signatures.len()
+            ),
+        );
+    }
     r.check(
         "digest.content-digest",
         true,
@@ -141,6 +190,7 @@ fn success_report(command: &str, subject: &str, v: &UrlVerified) -> Report {
     r.detail("url", &v.url);
     r.detail("redirects", &v.redirects);
     r.detail("signed", v.signed());
+    r.detail("checked", v.checked());
     r.detail(
         "key_authority",
         v.key_authority.as_ref().map(|a| format!("{a:?}")),
@@ -176,7 +226,7 @@ fn success(command: &str, subject: &str, v: &UrlVerified, json: bool) -> CliResu
             }
         }
         if v.signed() {
-            errln!("{subject}: verified");
+            errln!("{subject}: verified ({})", checked_text(v));
         } else {
             errln!(
                 "{subject}: NOT signed (Content-Digest {}); use --require-signed to refuse",
@@ -191,6 +241,20 @@ fn success(command: &str, subject: &str, v: &UrlVerified, json: bool) -> CliResu
         let _ = std::io::stdout().lock().write_all(&v.body);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What was verified, for people.
+fn checked_text(v: &UrlVerified) -> String {
+    v.checked()
+        .iter()
+        .map(|c| match *c {
+            "rfc9421" => "RFC 9421 response signature",
+            "jws" => "detached JWS",
+            "a2a-card" => "A2A card signatures",
+            other => other,
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `agentsig verify https://...`.

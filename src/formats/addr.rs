@@ -17,7 +17,12 @@
 //!   (RFC 3849 documentation); `::ffff:0:0/96`
 //!   (IPv4-mapped, seed 001 section 5.2: MUST be unwrapped and re-checked),
 //!   `::/96` (deprecated IPv4-compatible) and `64:ff9b::/96` (RFC 6052 NAT64)
-//!   are unwrapped too, so `[::ffff:127.0.0.1]` is loopback;
+//!   are unwrapped too, so `[::ffff:127.0.0.1]` is loopback; so is the
+//!   IPv4 address of an RFC 3056 6to4 address (`2002::/16`, bits 16-47);
+//!   refused whole (RFC 6890 / IANA special-purpose registry, not globally
+//!   reachable): Teredo `2001::/32` (RFC 4380; its client address is
+//!   obfuscated), benchmarking `2001:2::/48` (RFC 5180), local-use NAT64
+//!   `64:ff9b:1::/48` (RFC 8215) and discard-only `100::/64` (RFC 6666);
 //! * IPv4 literals in the legacy forms a URL parser (WHATWG URL "IPv4
 //!   parser") and `inet_aton` accept: `2130706433`, `0x7f.1`, `017700000001`
 //!   are all `127.0.0.1`;
@@ -52,7 +57,8 @@ pub enum HostClass {
     /// Multicast `224/4`, `ff00::/8`.
     Multicast,
     /// Reserved, not routable: `240/4` (with broadcast), `192.0.0/24`,
-    /// `198.18/15`.
+    /// `198.18/15`, documentation ranges, Teredo `2001::/32`,
+    /// `2001:2::/48`, `64:ff9b:1::/48`, `100::/64`.
     Reserved,
     /// A name that only resolves on a local network: `*.local`,
     /// `*.internal`, `*.home.arpa`, `*.localdomain`, or a single label.
@@ -140,8 +146,10 @@ pub fn classify_ipv4(a: Ipv4Addr) -> HostClass {
 }
 
 /// Classify an IPv6 address; IPv4-mapped (`::ffff:0:0/96`), IPv4-compatible
-/// (`::/96`) and NAT64 (`64:ff9b::/96`) addresses are unwrapped and
-/// classified as IPv4 (seed 001 section 5.2).
+/// (`::/96`), NAT64 (`64:ff9b::/96`) and 6to4 (`2002::/16`) addresses are
+/// unwrapped and classified as IPv4 (seed 001 section 5.2); Teredo
+/// (`2001::/32`), `2001:2::/48`, `64:ff9b:1::/48` and `100::/64` are
+/// [`HostClass::Reserved`].
 pub fn classify_ipv6(a: Ipv6Addr) -> HostClass {
     let s = a.segments();
     if a.is_unspecified() {
@@ -161,6 +169,37 @@ pub fn classify_ipv6(a: Ipv6Addr) -> HostClass {
     let nat64 = s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0];
     if mapped || compatible || nat64 {
         return classify_ipv4(embedded);
+    }
+    // RFC 3056 6to4 `2002::/16`: the relay's IPv4 address is bits 16-47,
+    // and a 6to4 address reaches whatever that address reaches.
+    if s[0] == 0x2002 {
+        let v4 = Ipv4Addr::new(
+            (s[1] >> 8) as u8,
+            (s[1] & 0xff) as u8,
+            (s[2] >> 8) as u8,
+            (s[2] & 0xff) as u8,
+        );
+        return classify_ipv4(v4);
+    }
+    // RFC 4380 Teredo `2001::/32`: the client's IPv4 address is stored
+    // obfuscated (XOR) and the tunnel reaches it through a relay; RFC 6890
+    // and the IANA registry mark the prefix not globally reachable. Refused
+    // whole rather than unwrapped.
+    if s[0] == 0x2001 && s[1] == 0 {
+        return HostClass::Reserved;
+    }
+    // RFC 5180 benchmarking `2001:2::/48` (the IPv6 twin of 198.18/15).
+    if s[0] == 0x2001 && s[1] == 2 && s[2] == 0 {
+        return HostClass::Reserved;
+    }
+    // RFC 8215 local-use IPv4/IPv6 translation `64:ff9b:1::/48`: a NAT64
+    // inside the operator's network, not globally reachable.
+    if s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1 {
+        return HostClass::Reserved;
+    }
+    // RFC 6666 discard-only `100::/64`.
+    if s[0] == 0x100 && s[1..4] == [0, 0, 0] {
+        return HostClass::Reserved;
     }
     match s[0] {
         x if x & 0xfe00 == 0xfc00 => HostClass::UniqueLocal,
@@ -390,7 +429,35 @@ mod tests {
             ("[::127.0.0.1]", Loopback),
             ("[64:ff9b::192.168.1.1]", Private),
             ("[64:ff9b::8.8.8.8]", Public),
-            ("[64:ff9b:1::10.0.0.1]", Public),
+            // RFC 8215 local-use NAT64: refused whatever it embeds.
+            ("[64:ff9b:1::10.0.0.1]", Reserved),
+            ("[64:ff9b:1::8.8.8.8]", Reserved),
+            ("[64:ff9b:1:ffff:ffff:ffff:ffff:ffff]", Reserved),
+            ("[64:ff9b:2::8.8.8.8]", Public),
+            // RFC 3056 6to4: the embedded IPv4 address decides.
+            ("[2002:7f00:1::]", Loopback),
+            ("[2002:a00:1::1]", Private),
+            ("[2002:a9fe:a9fe::]", LinkLocal),
+            ("[2002:c0a8:101:1::1]", Private),
+            ("[2002:0:0::1]", Unspecified),
+            ("[2002:808:808::1]", Public),
+            ("[2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff]", Reserved),
+            // RFC 4380 Teredo 2001::/32: refused whole (the client IPv4 is
+            // obfuscated; 2001:0:4136:e378:8000:63bf:3fff:fdd2 embeds a
+            // public server and client).
+            ("[2001::]", Reserved),
+            ("[2001:0:4136:e378:8000:63bf:3fff:fdd2]", Reserved),
+            ("[2001:0:ffff:ffff:ffff:ffff:ffff:ffff]", Reserved),
+            ("[2001:1::1]", Public),
+            // RFC 5180 benchmarking 2001:2::/48.
+            ("[2001:2::1]", Reserved),
+            ("[2001:2:0:ffff::1]", Reserved),
+            ("[2001:2:1::1]", Public),
+            // RFC 6666 discard-only 100::/64.
+            ("[100::]", Reserved),
+            ("[100::ffff:ffff:ffff:ffff]", Reserved),
+            ("[100::1:0:0:0:1]", Public),
+            ("[100:0:0:1::]", Public),
             // legacy IPv4 forms
             ("2130706433", Loopback),
             ("0x7f.1", Loopback),

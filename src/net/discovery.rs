@@ -13,7 +13,10 @@
 //! 3. a DID authority: `did:key`, `did:jwk`, or `did:web` (the fetched
 //!    document's `id` must equal the DID; only verification methods
 //!    referenced from `assertionMethod` or `authentication`, with
-//!    `publicKeyJwk` or `publicKeyMultibase`).
+//!    `publicKeyJwk` or `publicKeyMultibase`). The DID must be bound to the
+//!    authority (the descriptor's `authentication.did`, or an `agent://`
+//!    DID authority, seed 001 section 4.3); a `kid` naming another DID is
+//!    refused ([`DiscoveryError::DidNotBound`]), never used as a source.
 //!
 //! The first source present is the only one used: a failure there is an
 //! error, never a silent fall-back to a weaker source ("Clients MUST prefer
@@ -90,12 +93,65 @@ pub enum DiscoveryError {
         /// The cap.
         limit: usize,
     },
+    /// Several trusted keys match one signature (like panva/jose's
+    /// `JWKSMultipleMatchingKeys`): the signer must name its key.
+    #[error("{count} discovered keys match (kid {kid:?}); the signature must name one")]
+    AmbiguousKey {
+        /// How many keys matched.
+        count: usize,
+        /// The signature's `kid`.
+        kid: Option<String>,
+    },
+    /// A signature names a DID key (`kid` `did:...`) that the key authority
+    /// does not bind: a DID key counts only when the descriptor's
+    /// `authentication.did` (or the `agent://` DID authority) names that
+    /// DID (seed 001 sections 4.3 and 10.3), never from the `kid` alone.
+    #[error("the signature's key {kid:?} is a DID the descriptor does not bind (authentication.did names {bound})")]
+    DidNotBound {
+        /// The signature's `kid`.
+        kid: String,
+        /// The DID the authority binds, or "no DID".
+        bound: String,
+    },
+    /// A card signature's `jku` is not an https URL on the card's own
+    /// origin: not fetched (RFC 8725 section 3.10).
+    #[error("jku {jku:?} is not on the card's origin {origin}; not followed")]
+    JkuRefused {
+        /// The `jku` header.
+        jku: String,
+        /// The card's origin.
+        origin: String,
+    },
     /// A DID that cannot be resolved.
     #[error(transparent)]
     Did(#[from] did::DidError),
     /// The fetch failed (including SSRF refusals).
     #[error(transparent)]
     Fetch(#[from] FetchError),
+}
+
+impl DiscoveryError {
+    /// A stable code for reports (`docs/net.md` lists them): a network
+    /// failure (`discovery.fetch-failed`, `discovery.timeout`,
+    /// `discovery.ssrf-refused`) is distinct from a document that is not
+    /// what it must be and from a signature that does not verify.
+    pub fn code(&self) -> &'static str {
+        match self {
+            DiscoveryError::BadIdentifier(_) => "discovery.bad-identifier",
+            DiscoveryError::IssuerMismatch { .. } => "discovery.issuer-mismatch",
+            DiscoveryError::ResourceMismatch { .. } => "discovery.resource-mismatch",
+            DiscoveryError::DidIdMismatch { .. } => "discovery.did-mismatch",
+            DiscoveryError::BadDocument { .. } => "discovery.bad-document",
+            DiscoveryError::TooManyKeys { .. } => "discovery.too-many-keys",
+            DiscoveryError::AmbiguousKey { .. } => "discovery.ambiguous-key",
+            DiscoveryError::DidNotBound { .. } => "keys.did-not-bound",
+            DiscoveryError::JkuRefused { .. } => "discovery.jku-refused",
+            DiscoveryError::Did(_) => "discovery.did-failed",
+            DiscoveryError::Fetch(e) if e.is_refusal() => "discovery.ssrf-refused",
+            DiscoveryError::Fetch(e) if e.is_timeout() => "discovery.timeout",
+            DiscoveryError::Fetch(_) => "discovery.fetch-failed",
+        }
+    }
 }
 
 impl From<DiscoveryError> for ResolveError {
@@ -183,8 +239,14 @@ pub enum KeyAuthority {
 
 impl KeyAuthority {
     /// The authority a descriptor names, in the order of seed 001 section
-    /// 10.3 (metadata first, then `jwksUri`, then inline `jwks`); `None`
-    /// when its `authentication` member names none.
+    /// 10.3 (metadata first, then `jwksUri`, then inline `jwks`, then a DID
+    /// bound by `authentication.did`); `None` when its `authentication`
+    /// member names none.
+    ///
+    /// A DID key counts only when it is bound this way (or by an
+    /// `agent://` DID authority, seed 001 section 4.3): a signature whose
+    /// `kid` names a DID the authority does not bind is refused
+    /// ([`DiscoveryError::DidNotBound`]).
     pub fn from_descriptor(descriptor: &Value) -> Option<KeyAuthority> {
         KeyAuthority::from_authentication(descriptor.get("authentication")?)
     }
@@ -202,7 +264,10 @@ impl KeyAuthority {
         if let Some(j) = s("jwksUri") {
             return Some(KeyAuthority::JwksUri(j));
         }
-        a.get("jwks").cloned().map(KeyAuthority::Jwks)
+        if let Some(j) = a.get("jwks") {
+            return Some(KeyAuthority::Jwks(j.clone()));
+        }
+        s("did").map(KeyAuthority::Did)
     }
 }
 
@@ -222,10 +287,14 @@ pub struct DiscoveryPolicy {
     /// How long a 404 for a JWK Set is remembered (negative caching, RFC
     /// 9111 section 4.2.2 allows 404 to be cached): no refetch before.
     pub negative_ttl: Duration,
-    /// A directory where fetched JWK Sets are kept between processes (the
-    /// CLI's `--cache-dir`), with the same freshness rules; `no-store`
-    /// responses are never written. Best effort: an unreadable or
-    /// unwritable entry is ignored.
+    /// A private directory where fetched JWK Sets and the unknown-`kid`
+    /// refetch cooldown are kept between processes (the CLI's
+    /// `--cache-dir`), with the same freshness rules; `no-store` responses
+    /// are never written. It must be private ([`super::disk`]): created
+    /// 0700, not used at all when owned by another user or group- or
+    /// world-writable; an entry that is a symlink, not ours or group- or
+    /// world-writable is ignored; an entry stored "in the future" (clock
+    /// set back) is stale. Best effort: an unusable entry is refetched.
     pub cache_dir: Option<std::path::PathBuf>,
 }
 
@@ -289,11 +358,19 @@ fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
-fn disk_path(dir: &std::path::Path, url: &str) -> std::path::PathBuf {
+fn disk_path(dir: &std::path::Path, kind: &str, url: &str) -> std::path::PathBuf {
     use sha2::Digest as _;
     let h = sha2::Sha256::digest(url.as_bytes());
     let name: String = h.iter().map(|b| format!("{b:02x}")).collect();
-    dir.join(format!("jwks-{name}.json"))
+    dir.join(format!("{kind}-{name}.json"))
+}
+
+/// When an unknown `kid` last forced a refetch of one JWK Set, on disk.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct DiskCooldown {
+    url: String,
+    /// Unix seconds.
+    at: u64,
 }
 
 #[derive(Debug, Default)]
@@ -472,12 +549,10 @@ impl Discovery {
     /// Load a disk cache entry into memory; `Some(fresh)` when one was found.
     fn load_disk(&self, st: &mut State, url: &str, label: &str) -> Option<bool> {
         let dir = self.policy.cache_dir.as_ref()?;
-        let path = disk_path(dir, url);
-        let meta = std::fs::metadata(&path).ok()?;
-        if meta.len() > self.fetcher.policy().max_body as u64 * 2 + 4096 {
-            return None;
-        }
-        let e: DiskEntry = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+        super::disk::ensure_private_dir(dir).ok()?;
+        let path = disk_path(dir, "jwks", url);
+        let max = self.fetcher.policy().max_body as u64 * 2 + 4096;
+        let e: DiskEntry = serde_json::from_slice(&super::disk::read_private(&path, max)?).ok()?;
         if e.url != url {
             return None;
         }
@@ -488,9 +563,16 @@ impl Discovery {
             self.policy.max_keys,
         )
         .ok()?;
-        let age = unix_now().saturating_sub(e.stored);
+        let now = unix_now();
         let ttl = Duration::from_secs(e.ttl).min(self.policy.max_ttl);
-        let remaining = ttl.saturating_sub(Duration::from_secs(age));
+        // Stored "in the future": the clock went back or the entry is not
+        // what it claims. Its age is unknown, so it is stale (RFC 9111
+        // section 4.2: never fresh without a known age).
+        let remaining = if e.stored > now {
+            Duration::ZERO
+        } else {
+            ttl.saturating_sub(Duration::from_secs(now - e.stored))
+        };
         st.sets.insert(
             url.to_owned(),
             Cached {
@@ -521,10 +603,45 @@ impl Discovery {
         let Ok(bytes) = serde_json::to_vec(&e) else {
             return;
         };
-        let path = disk_path(dir, url);
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::create_dir_all(dir).is_ok() && std::fs::write(&tmp, bytes).is_ok() {
-            let _ = std::fs::rename(&tmp, &path);
+        super::disk::write_private(&disk_path(dir, "jwks", url), &bytes);
+    }
+
+    /// Whether an unknown `kid` may force a refetch of `url` now: the last
+    /// forced refetch, in this process or (with a cache directory) in any
+    /// process of this user, is at least `refresh_cooldown` old. A time in
+    /// the future does not hold the cooldown.
+    fn cooled(&self, st: &State, url: &str) -> bool {
+        let cd = self.policy.refresh_cooldown;
+        if st.last_forced.is_some_and(|t| t.elapsed() < cd) {
+            return false;
+        }
+        let Some(dir) = &self.policy.cache_dir else {
+            return true;
+        };
+        if super::disk::ensure_private_dir(dir).is_err() {
+            return true;
+        }
+        let Some(c) = super::disk::read_private(&disk_path(dir, "cooldown", url), 4096)
+            .and_then(|b| serde_json::from_slice::<DiskCooldown>(&b).ok())
+            .filter(|c| c.url == url)
+        else {
+            return true;
+        };
+        let now = unix_now();
+        c.at > now || now - c.at >= cd.as_secs()
+    }
+
+    /// Record a forced refetch of `url` (memory and cache directory).
+    fn record_forced(&self, st: &mut State, url: &str) {
+        st.last_forced = Some(Instant::now());
+        if let Some(dir) = &self.policy.cache_dir {
+            let c = DiskCooldown {
+                url: url.to_owned(),
+                at: unix_now(),
+            };
+            if let Ok(bytes) = serde_json::to_vec(&c) {
+                super::disk::write_private(&disk_path(dir, "cooldown", url), &bytes);
+            }
         }
     }
 
@@ -723,11 +840,11 @@ fn one_key(keys: Vec<TrustedKey>, req: &KeyRequest) -> Result<Vec<TrustedKey>, R
         .filter(|t| req.alg.is_none_or(|a| t.key.algorithm() == a))
         .collect();
     if keys.len() > 1 {
-        return Err(ResolveError::discovery(format!(
-            "{} discovered keys match (kid {:?}); the signature must name one",
-            keys.len(),
-            req.kid
-        )));
+        return Err(DiscoveryError::AmbiguousKey {
+            count: keys.len(),
+            kid: req.kid.clone(),
+        }
+        .into());
     }
     Ok(keys)
 }
@@ -756,6 +873,19 @@ impl KeyResolver for Discovery {
                 return one_key(k.unwrap_or_default(), req);
             }
             KeyAuthority::Did(d) => {
+                // Only the bound DID's keys count: a kid naming another DID
+                // is refused by name (seed 001 sections 4.3 and 10.3).
+                let base = d.split('#').next().unwrap_or(d);
+                if let Some(k) = req.kid.as_deref().or(req.did_url.as_deref()) {
+                    let kb = k.split('#').next().unwrap_or(k);
+                    if kb.to_ascii_lowercase().starts_with("did:") && kb != base {
+                        return Err(DiscoveryError::DidNotBound {
+                            kid: k.to_owned(),
+                            bound: base.to_owned(),
+                        }
+                        .into());
+                    }
+                }
                 let stale = st
                     .fixed
                     .as_ref()
@@ -810,18 +940,13 @@ impl KeyResolver for Discovery {
         };
         // An unknown kid: the set may have rotated. Refetch, at most once per
         // cooldown (no refetch amplification by attacker-chosen kids).
-        if found.is_empty() && req.kid.is_some() && !fetched_now {
-            let cooled = st
-                .last_forced
-                .is_none_or(|t| t.elapsed() >= self.policy.refresh_cooldown);
-            if cooled {
-                st.last_forced = Some(Instant::now());
-                self.refresh_set(&mut st, &url, &label, true)?;
-                found = match st.sets.get(&url) {
-                    Some(c) => c.keys.resolve(req)?,
-                    None => Vec::new(),
-                };
-            }
+        if found.is_empty() && req.kid.is_some() && !fetched_now && self.cooled(&st, &url) {
+            self.record_forced(&mut st, &url);
+            self.refresh_set(&mut st, &url, &label, true)?;
+            found = match st.sets.get(&url) {
+                Some(c) => c.keys.resolve(req)?,
+                None => Vec::new(),
+            };
         }
         one_key(found, req)
     }

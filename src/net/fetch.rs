@@ -18,13 +18,20 @@
 //! * Redirects are followed by hand, at most [`FetchPolicy::max_redirects`],
 //!   each hop checked like the first; a hop that changes authority is
 //!   recorded in [`Fetched::redirects`].
-//! * Bounded: connect timeout, total timeout, body-size cap.
+//! * Bounded: connect timeout, a *total* deadline per fetch
+//!   ([`FetchPolicy::timeout`]: connection, every redirect, headers and the
+//!   whole body; a body trickled a byte at a time is cut off at the
+//!   deadline, not read to the end), a deadline for a whole operation
+//!   ([`FetchPolicy::operation_timeout`], set by [`Fetcher::operation`] or
+//!   [`with_deadline`]: every fetch of one `verify URL` or `resolve`,
+//!   key discovery included), and a body-size cap.
 //! * Internal networks only by explicit opt-in
 //!   ([`FetchPolicy::allow_private_networks`], or per host with
 //!   [`FetchPolicy::allow_private_host`]); never by default.
 
 use super::cache::{CachePolicy, CacheStatus, HttpCache, Lookup};
 use crate::formats::addr::{classify_host, classify_ipv4, classify_ipv6, HostClass};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
@@ -36,6 +43,39 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
 /// Default number of redirects followed.
 pub const DEFAULT_MAX_REDIRECTS: usize = 3;
+/// Default total deadline of one fetch (connection, redirects, headers and
+/// body): 10 s.
+pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default deadline of one whole operation (every fetch of a `verify URL`
+/// or a `resolve`, key discovery included): 30 s.
+pub const DEFAULT_OPERATION_TIMEOUT: Duration = Duration::from_secs(30);
+
+thread_local! {
+    /// The deadline of the operation running on this thread, if any.
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Run `f` with every fetch made on this thread bounded by `deadline` too
+/// (the earlier of it and any deadline already in force). A fetch past it
+/// fails with [`FetchError::Deadline`]. Work handed to another thread must
+/// carry [`current_deadline`] over itself.
+pub fn with_deadline<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Instant>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DEADLINE.with(|d| d.set(self.0));
+        }
+    }
+    let prev = DEADLINE.with(Cell::get);
+    let _restore = Restore(prev);
+    DEADLINE.with(|d| d.set(Some(prev.map_or(deadline, |p| p.min(deadline)))));
+    f()
+}
+
+/// The operation deadline in force on this thread ([`with_deadline`]).
+pub fn current_deadline() -> Option<Instant> {
+    DEADLINE.with(Cell::get)
+}
 
 /// What the fetcher may do.
 #[derive(Clone, Debug)]
@@ -49,10 +89,15 @@ pub struct FetchPolicy {
     /// [`allow_private_networks`](Self::allow_private_networks) is off: a
     /// narrow opt-in for one intranet registry.
     pub private_hosts: Vec<String>,
-    /// TCP + TLS connect timeout.
+    /// TCP + TLS connect timeout (also bounds the DNS lookup).
     pub connect_timeout: Duration,
-    /// Timeout of one whole request (connect, headers and body).
+    /// Total deadline of one fetch: connection, every redirect, headers and
+    /// the whole body (default [`DEFAULT_FETCH_TIMEOUT`]).
     pub timeout: Duration,
+    /// Deadline of one whole operation, every fetch included (default
+    /// [`DEFAULT_OPERATION_TIMEOUT`]); applied by [`Fetcher::operation`],
+    /// which `verify URL` and `resolve` use.
+    pub operation_timeout: Duration,
     /// Largest body read; a larger one is an error, not a truncation.
     pub max_body: usize,
     /// Redirects followed before giving up.
@@ -73,7 +118,8 @@ impl Default for FetchPolicy {
             allow_private_networks: false,
             private_hosts: Vec::new(),
             connect_timeout: Duration::from_secs(5),
-            timeout: Duration::from_secs(15),
+            timeout: DEFAULT_FETCH_TIMEOUT,
+            operation_timeout: DEFAULT_OPERATION_TIMEOUT,
             max_body: DEFAULT_MAX_BODY,
             max_redirects: DEFAULT_MAX_REDIRECTS,
             extra_roots_pem: Vec::new(),
@@ -114,10 +160,15 @@ impl FetchPolicy {
         self.cache = cache;
         self
     }
-    /// Set the connect and total timeouts.
+    /// Set the connect timeout and the total deadline of one fetch.
     pub fn timeouts(mut self, connect: Duration, total: Duration) -> Self {
         self.connect_timeout = connect;
         self.timeout = total;
+        self
+    }
+    /// Set the deadline of one whole operation ([`Fetcher::operation`]).
+    pub fn operation_timeout(mut self, d: Duration) -> Self {
+        self.operation_timeout = d;
         self
     }
     fn private_ok(&self, host: &str) -> bool {
@@ -163,6 +214,18 @@ pub enum FetchError {
         /// A timeout (worth retrying later).
         timeout: bool,
     },
+    /// No complete answer before the deadline: the total of one fetch
+    /// ([`FetchPolicy::timeout`]) or that of the whole operation
+    /// ([`FetchPolicy::operation_timeout`], [`with_deadline`]).
+    #[error("{url}: no complete answer within the {scope} deadline ({} ms)", limit.as_millis())]
+    Deadline {
+        /// The URL being fetched.
+        url: String,
+        /// `"fetch"` or `"operation"`.
+        scope: &'static str,
+        /// The deadline's length.
+        limit: Duration,
+    },
     /// The body exceeds [`FetchPolicy::max_body`].
     #[error("body of {url} exceeds {limit} bytes")]
     TooLarge {
@@ -198,10 +261,18 @@ impl FetchError {
     pub fn is_transient(&self) -> bool {
         match self {
             FetchError::Transport { timeout, .. } => *timeout,
+            FetchError::Deadline { .. } => true,
             FetchError::Dns { .. } => true,
             FetchError::Status { status, .. } => *status >= 500 || *status == 429,
             _ => false,
         }
+    }
+    /// Whether a deadline or timeout ran out.
+    pub fn is_timeout(&self) -> bool {
+        matches!(
+            self,
+            FetchError::Deadline { .. } | FetchError::Transport { timeout: true, .. }
+        )
     }
     /// Whether this is an SSRF refusal (no connection was made).
     pub fn is_refusal(&self) -> bool {
@@ -416,6 +487,13 @@ impl Fetcher {
         &self.policy
     }
 
+    /// Run `f` (one operation: a `verify URL`, a `resolve`) with every
+    /// fetch on this thread bounded by [`FetchPolicy::operation_timeout`]
+    /// from now, as well as by its own [`FetchPolicy::timeout`].
+    pub fn operation<T>(&self, f: impl FnOnce() -> T) -> T {
+        with_deadline(Instant::now() + self.policy.operation_timeout, f)
+    }
+
     /// Check a URL before connecting: scheme, host text, IP literal.
     /// Names are checked again, address by address, at resolution.
     pub fn precheck(&self, url: &str) -> Result<reqwest::Url, FetchError> {
@@ -551,13 +629,38 @@ impl Fetcher {
         follow: bool,
     ) -> Result<Fetched, FetchError> {
         let mut current = self.precheck(url)?;
+        let own = Instant::now() + self.policy.timeout;
+        let dl = match current_deadline() {
+            Some(op) if op < own => Deadline {
+                at: op,
+                scope: "operation",
+                limit: self.policy.operation_timeout,
+            },
+            _ => Deadline {
+                at: own,
+                scope: "fetch",
+                limit: self.policy.timeout,
+            },
+        };
         let mut redirects = Vec::new();
         loop {
-            let mut req = self.client.get(current.clone());
+            let remaining = dl.remaining();
+            if remaining.is_zero() {
+                return Err(dl.error(&current));
+            }
+            // A per-request timeout is a total deadline in reqwest (the
+            // client-wide one bounds each read only).
+            let mut req = self.client.get(current.clone()).timeout(remaining);
             for (k, v) in headers {
                 req = req.header(*k, *v);
             }
-            let resp = req.send().map_err(|e| map_reqwest(current.as_str(), &e))?;
+            let resp = req.send().map_err(|e| {
+                if e.is_timeout() && dl.reached() {
+                    dl.error(&current)
+                } else {
+                    map_reqwest(current.as_str(), &e)
+                }
+            })?;
             let status = resp.status();
             if status.is_redirection() && status.as_u16() != 304 {
                 if !follow {
@@ -599,13 +702,30 @@ impl Fetcher {
             }
             let hdrs = resp.headers().clone();
             let mut body = Vec::new();
-            resp.take(limit as u64 + 1)
-                .read_to_end(&mut body)
-                .map_err(|e| FetchError::Transport {
-                    url: current.to_string(),
-                    message: e.to_string(),
-                    timeout: e.kind() == std::io::ErrorKind::TimedOut,
-                })?;
+            let mut reader = resp.take(limit as u64 + 1);
+            let mut chunk = [0u8; 16 * 1024];
+            loop {
+                let n = match reader.read(&mut chunk) {
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) if dl.reached() => return Err(dl.error(&current)),
+                    Err(e) => {
+                        return Err(FetchError::Transport {
+                            url: current.to_string(),
+                            message: e.to_string(),
+                            timeout: e.kind() == std::io::ErrorKind::TimedOut,
+                        })
+                    }
+                };
+                if n == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..n]);
+                // Checked after every read, whatever the transport does.
+                if dl.reached() {
+                    return Err(dl.error(&current));
+                }
+            }
             if body.len() > limit {
                 return Err(FetchError::TooLarge {
                     url: current.to_string(),
@@ -620,6 +740,30 @@ impl Fetcher {
                 redirects,
                 cache: CacheStatus::Network,
             });
+        }
+    }
+}
+
+/// The deadline one fetch runs under.
+struct Deadline {
+    at: Instant,
+    scope: &'static str,
+    limit: Duration,
+}
+
+impl Deadline {
+    fn remaining(&self) -> Duration {
+        self.at.saturating_duration_since(Instant::now())
+    }
+    /// Reached, give or take the timer's granularity.
+    fn reached(&self) -> bool {
+        self.remaining() <= Duration::from_millis(20)
+    }
+    fn error(&self, url: &reqwest::Url) -> FetchError {
+        FetchError::Deadline {
+            url: url.to_string(),
+            scope: self.scope,
+            limit: self.limit,
         }
     }
 }

@@ -6,7 +6,9 @@
 //! RFC 7517.
 
 pub mod cache;
+pub mod card;
 pub mod discovery;
+pub mod disk;
 pub mod fetch;
 pub mod resolve;
 pub mod verify;

@@ -67,6 +67,10 @@ pub enum AgentResolveError {
     /// The descriptor could not be fetched.
     #[error("descriptor fetch failure: {0}")]
     DescriptorFetch(FetchError),
+    /// A fetch of the registry, DID document or descriptor ran past the
+    /// fetch or operation deadline.
+    #[error("timeout: {0}")]
+    Timeout(FetchError),
     /// The descriptor was fetched but did not verify.
     #[error("descriptor verification failed: {0}")]
     Verification(UrlVerifyError),
@@ -86,6 +90,7 @@ impl AgentResolveError {
             AgentResolveError::RegistryFetch(_) => "resolve.registry-fetch-failure",
             AgentResolveError::AgentNotFound { .. } => "resolve.agent-not-found",
             AgentResolveError::DescriptorFetch(_) => "resolve.descriptor-fetch-failure",
+            AgentResolveError::Timeout(_) => "resolve.timeout",
             AgentResolveError::Verification(e) => e.code(),
             AgentResolveError::Did(_) => "resolve.did-failure",
         }
@@ -100,6 +105,8 @@ fn classify_fetch(
         AgentResolveError::Ssrf(e)
     } else if matches!(e, FetchError::Dns { .. }) {
         AgentResolveError::Dns(e)
+    } else if e.is_timeout() {
+        AgentResolveError::Timeout(e)
     } else {
         other(e)
     }
@@ -191,7 +198,16 @@ impl Resolver {
     /// Resolve `uri` (seed 001 section 5.1) and verify the descriptor found
     /// with this resolver's options; see [`resolve_agent`] and the module
     /// documentation.
+    ///
+    /// Every fetch (registry, DID document, descriptor, key discovery) is
+    /// bounded by the fetcher's
+    /// [`FetchPolicy::operation_timeout`](super::FetchPolicy::operation_timeout)
+    /// in total.
     pub fn resolve(&self, uri: &str) -> Result<Resolution, AgentResolveError> {
+        self.fetcher().operation(|| self.resolve_inner(uri))
+    }
+
+    fn resolve_inner(&self, uri: &str) -> Result<Resolution, AgentResolveError> {
         let fetcher = self.fetcher();
         let u = parse_agent_uri(uri)?;
         let (registry, descriptor_url, did_authority) = if u.is_did {

@@ -2,7 +2,10 @@
 //! [`Fetcher`], check its `Content-Digest` (RFC 9530), its RFC 9421
 //! response signature and/or the detached JWS published beside it
 //! (`URL.jws`, seed 001 section 10.3), with keys found by
-//! [`Discovery`] (or given by the caller).
+//! [`Discovery`] (or given by the caller); for an A2A Agent Card, also its
+//! embedded signatures ([`super::card`]). Every fetch runs under the
+//! fetcher's per-fetch and per-operation deadlines; each failure has its
+//! own [`UrlVerifyError::code`].
 //!
 //! A resolver that verifies many descriptors keeps one [`Resolver`]: it
 //! holds the [`Fetcher`] (connection pool, RFC 9111 cache), one
@@ -24,13 +27,13 @@
 //! ```
 
 use super::cache::CacheStatus;
-use super::discovery::{Discovery, DiscoveryPolicy, KeyAuthority};
+use super::discovery::{Discovery, DiscoveryError, DiscoveryPolicy, KeyAuthority};
 use super::fetch::{FetchError, Fetched, Fetcher, Redirect};
 use crate::alg::AllowList;
 use crate::httpsig::message::Field;
 use crate::httpsig::verify::HttpPolicy;
 use crate::httpsig::Message;
-use crate::trust::KeyResolver;
+use crate::trust::{KeyRequest, KeyResolver, ResolveError, TrustedKey};
 use crate::verifier::Verifier;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -57,15 +60,37 @@ pub struct UrlVerifyOptions {
     pub default_authority: Option<KeyAuthority>,
     /// Discovery bounds and caching (e.g. a cache directory).
     pub discovery: DiscoveryPolicy,
+    /// For an A2A Agent Card: use a card signature's `jku` header as a key
+    /// source, only when it is an https URL on the card's own origin (off by
+    /// default; see [`super::card`]).
+    pub follow_jku: bool,
 }
 
 /// Why a URL did not verify. Each failure keeps its own variant.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum UrlVerifyError {
-    /// Fetching failed (SSRF refusal, DNS, TLS, status, size).
+    /// Fetching the descriptor failed (SSRF refusal, DNS, TLS, status,
+    /// size, deadline).
     #[error("descriptor fetch failed: {0}")]
     Fetch(#[from] FetchError),
+    /// Fetching the detached JWS `URL.jws` failed with anything but 404 or
+    /// 410 (which mean "no detached JWS").
+    #[error("detached JWS {url} fetch failed: {source}")]
+    JwsFetch {
+        /// The JWS URL.
+        url: String,
+        /// Why.
+        #[source]
+        source: FetchError,
+    },
+    /// Key discovery failed (network, metadata, key set, DID binding), so
+    /// no signature could be checked; see [`DiscoveryError::code`].
+    #[error("key discovery failed: {0}")]
+    Discovery(DiscoveryError),
+    /// The caller's key resolver failed (not a discovery error).
+    #[error("{0}")]
+    KeyResolve(ResolveError),
     /// The body is not a JSON object.
     #[error("the descriptor at {0} is not a JSON object")]
     NotJson(String),
@@ -94,12 +119,28 @@ pub enum UrlVerifyError {
         #[source]
         source: crate::descriptor::DescriptorError,
     },
-    /// Neither a response signature nor a detached JWS, and one is required.
+    /// The A2A Agent Card's embedded signatures did not verify (or the
+    /// card cannot be read as one).
+    #[error("A2A card signatures at {url}: {source}")]
+    Card {
+        /// The card URL.
+        url: String,
+        /// Why.
+        #[source]
+        source: crate::a2a::A2aError,
+    },
+    /// Neither a response signature nor a detached JWS (nor, for an A2A
+    /// card, an embedded signature), and one is required.
     #[error("the descriptor at {0} is not signed (neither RFC 9421 Signature nor {0}.jws)")]
     Unsigned(String),
     /// A signature is present but there is no key source.
-    #[error("the descriptor names no key source (authentication.authorizationServer, protectedResourceMetadata, jwksUri or jwks) and no key was given")]
+    #[error("the descriptor names no key source (authentication.authorizationServer, protectedResourceMetadata, jwksUri, jwks or did) and no key was given")]
     NoKeySource,
+    /// A signature names a DID key (`did:key`, `did:jwk`, `did:web`) but
+    /// the descriptor binds no DID (`authentication.did`, seed 001 sections
+    /// 4.3 and 10.3): a DID key never counts from the `kid` alone.
+    #[error("the signature names the DID key {0:?}, but the descriptor does not bind that DID (authentication.did) and no key was given")]
+    DidNotBound(String),
 }
 
 impl UrlVerifyError {
@@ -108,11 +149,21 @@ impl UrlVerifyError {
         match self {
             UrlVerifyError::Fetch(e) if e.is_refusal() => "fetch.ssrf-refused",
             UrlVerifyError::Fetch(FetchError::Dns { .. }) => "fetch.dns-failure",
+            UrlVerifyError::Fetch(e) if e.is_timeout() => "fetch.timeout",
             UrlVerifyError::Fetch(_) => "fetch.failed",
+            UrlVerifyError::JwsFetch { .. } => "fetch.jws-failed",
+            UrlVerifyError::Discovery(e) => e.code(),
+            UrlVerifyError::KeyResolve(_) => "keys.resolve-failed",
+            UrlVerifyError::DidNotBound(_) => "keys.did-not-bound",
             UrlVerifyError::NotJson(_) | UrlVerifyError::BadJson { .. } => "descriptor.not-json",
             UrlVerifyError::Digest(_) => "digest.mismatch",
             UrlVerifyError::HttpSignature(_) => "httpsig.not-verified",
             UrlVerifyError::Jws { .. } => "jws.not-verified",
+            UrlVerifyError::Card {
+                source: crate::a2a::A2aError::NotVerified(_),
+                ..
+            } => "a2a.not-verified",
+            UrlVerifyError::Card { .. } => "a2a.bad-card",
             UrlVerifyError::Unsigned(_) => "descriptor.unsigned",
             UrlVerifyError::NoKeySource => "keys.no-source",
         }
@@ -136,6 +187,9 @@ pub struct UrlVerified {
     pub http_signature: Option<crate::httpsig::verify::VerifyReport>,
     /// The detached JWS report, when `URL.jws` was published.
     pub jws: Option<crate::descriptor::Report>,
+    /// For an A2A Agent Card with embedded `signatures`: their report
+    /// (every one checked; verified).
+    pub card: Option<crate::a2a::CardReport>,
     /// Where the keys came from.
     pub key_authority: Option<KeyAuthority>,
     /// Whether the descriptor came from the origin or the HTTP cache
@@ -147,7 +201,23 @@ pub struct UrlVerified {
 impl UrlVerified {
     /// Whether at least one signature verified.
     pub fn signed(&self) -> bool {
-        self.http_signature.is_some() || self.jws.is_some()
+        self.http_signature.is_some() || self.jws.is_some() || self.card.is_some()
+    }
+
+    /// What was verified: `"rfc9421"` (response signature), `"jws"`
+    /// (detached `URL.jws`), `"a2a-card"` (the card's embedded signatures).
+    pub fn checked(&self) -> Vec<&'static str> {
+        let mut c = Vec::new();
+        if self.http_signature.is_some() {
+            c.push("rfc9421");
+        }
+        if self.jws.is_some() {
+            c.push("jws");
+        }
+        if self.card.is_some() {
+            c.push("a2a-card");
+        }
+        c
     }
 
     /// The descriptor as a JSON value, members in document order. Parsed
@@ -157,6 +227,63 @@ impl UrlVerified {
         self.parsed
             .get_or_init(|| crate::json::parse_strict(&self.body).unwrap_or(Value::Null))
     }
+}
+
+/// A key resolver that remembers the first error its inner resolver
+/// returned, so that a failed verification caused by key discovery (no
+/// signature could be checked) is reported as that, not as a bad signature.
+#[derive(Debug)]
+struct Recording {
+    inner: Arc<dyn KeyResolver>,
+    error: Mutex<Option<ResolveError>>,
+}
+
+impl KeyResolver for Recording {
+    fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError> {
+        let r = self.inner.resolve(req);
+        if let Err(e @ ResolveError::Discovery { .. }) = &r {
+            if let Ok(mut slot) = self.error.lock() {
+                slot.get_or_insert_with(|| e.clone());
+            }
+        }
+        r
+    }
+}
+
+impl Recording {
+    /// The discovery failure behind a failed verification, if any.
+    fn failure(&self) -> Option<UrlVerifyError> {
+        let e = self.error.lock().ok()?.clone()?;
+        let typed = match &e {
+            ResolveError::Discovery {
+                cause: Some(cause), ..
+            } => cause.downcast_ref::<DiscoveryError>().cloned(),
+            _ => None,
+        };
+        Some(match typed {
+            Some(d) => UrlVerifyError::Discovery(d),
+            None => UrlVerifyError::KeyResolve(e),
+        })
+    }
+}
+
+/// The first key id of the response signatures and detached JWS that is a
+/// DID URL.
+fn did_kid(f: &Fetched, jws: Option<&str>) -> Option<String> {
+    let mut kids: Vec<Option<String>> = Vec::new();
+    if f.headers.contains_key("signature") {
+        if let Ok(reqs) = crate::httpsig::verify::key_requests(&message_of(f)) {
+            kids.extend(reqs.into_iter().map(|(_, r)| r.kid));
+        }
+    }
+    if let Some(j) = jws {
+        if let Ok(p) = crate::jws::ParsedJws::parse(j) {
+            kids.extend(p.key_requests().into_iter().map(|r| r.kid));
+        }
+    }
+    kids.into_iter()
+        .flatten()
+        .find(|k| k.to_ascii_lowercase().starts_with("did:"))
 }
 
 fn message_of(f: &Fetched) -> Message {
@@ -270,13 +397,16 @@ impl Resolver {
         &self.options
     }
 
-    /// Fetch `url` and verify it; see the module documentation.
+    /// Fetch `url` and verify it; see the module documentation. Every
+    /// fetch, key discovery included, is bounded by the fetcher's
+    /// [`FetchPolicy::operation_timeout`](super::FetchPolicy::operation_timeout)
+    /// in total ([`Fetcher::operation`]).
     pub fn verify_url(&self, url: &str) -> Result<UrlVerified, UrlVerifyError> {
-        self.verify_url_with(url, None)
+        self.fetcher.operation(|| self.verify_url_with(url, None))
     }
 
     /// The keys of `authority`, from the discovery kept for it.
-    fn discovery(&self, authority: &KeyAuthority) -> Arc<Discovery> {
+    pub(crate) fn discovery(&self, authority: &KeyAuthority) -> Arc<Discovery> {
         let key = match authority {
             KeyAuthority::AuthorizationServer(s) => format!("as {s}"),
             KeyAuthority::ProtectedResourceMetadata(s) => format!("prm {s}"),
@@ -338,6 +468,41 @@ impl Resolver {
         Ok(p)
     }
 
+    /// Verify the embedded signatures of the A2A card served at `url`
+    /// (see [`super::card`]).
+    fn verify_card(
+        &self,
+        url: &str,
+        card: &Value,
+    ) -> Result<crate::a2a::CardReport, UrlVerifyError> {
+        let opts = &*self.options;
+        if opts.keys.is_none() && !opts.follow_jku {
+            return Err(UrlVerifyError::NoKeySource);
+        }
+        let recording = Arc::new(Recording {
+            inner: Arc::new(super::card::CardKeys {
+                origin: super::card::origin_of(url),
+                pinned: opts.keys.clone(),
+                follow_jku: opts.follow_jku,
+                resolver: self.clone(),
+            }),
+            error: Mutex::new(None),
+        });
+        let mut b = Verifier::builder_arc(recording.clone());
+        if let Some(a) = &opts.algorithms {
+            b = b.algorithms(a.clone());
+        }
+        if let Some(now) = opts.now {
+            b = b.clock(crate::clock::FixedClock(now));
+        }
+        crate::a2a::verify_card(&b.build(), card).map_err(|source| {
+            recording.failure().unwrap_or(UrlVerifyError::Card {
+                url: url.to_owned(),
+                source,
+            })
+        })
+    }
+
     /// [`verify_url`](Self::verify_url), with the key authority to use when
     /// neither the descriptor nor the options name one (a DID authority's
     /// document).
@@ -362,7 +527,13 @@ impl Resolver {
             (Some(f), None) => (f, fetcher.get_cached(&early_jws_url, &[])),
             (None, Some(j)) => (fetcher.get_cached(url, ACCEPT), j),
             (None, None) => std::thread::scope(|s| {
-                let jws = s.spawn(|| fetcher.get_cached(&early_jws_url, &[]));
+                // The operation deadline is per thread: carried over.
+                let deadline = super::fetch::current_deadline();
+                let jws_url = early_jws_url.as_str();
+                let jws = s.spawn(move || match deadline {
+                    Some(d) => super::fetch::with_deadline(d, || fetcher.get_cached(jws_url, &[])),
+                    None => fetcher.get_cached(jws_url, &[]),
+                });
                 let f = fetcher.get_cached(url, ACCEPT);
                 let j = jws.join().unwrap_or_else(|_| {
                     Err(FetchError::Transport {
@@ -403,7 +574,12 @@ impl Resolver {
             Ok(j) => Some(String::from_utf8_lossy(&j.body).trim().to_owned()),
             Err(FetchError::Status { status: 404, .. })
             | Err(FetchError::Status { status: 410, .. }) => None,
-            Err(e) => return Err(e.into()),
+            Err(source) => {
+                return Err(UrlVerifyError::JwsFetch {
+                    url: jws_url,
+                    source,
+                })
+            }
         };
         let mut out = UrlVerified {
             url: f.url.clone(),
@@ -412,18 +588,27 @@ impl Resolver {
             digest_checked,
             http_signature: None,
             jws: None,
+            card: None,
             key_authority: None,
             cache: f.cache,
             parsed: OnceLock::new(),
         };
-        if !has_http_sig && jws_text.is_none() {
+        let card = super::card::signed_card(&f.body);
+        if !has_http_sig && jws_text.is_none() && card.is_none() {
             if opts.require_signed {
                 return Err(UrlVerifyError::Unsigned(f.url));
             }
             out.body = f.body;
             return Ok(out);
         }
-        let keys: Arc<dyn KeyResolver> = match &opts.keys {
+        if let Some(card) = &card {
+            out.card = Some(self.verify_card(&f.url, card)?);
+        }
+        if !has_http_sig && jws_text.is_none() {
+            out.body = f.body;
+            return Ok(out);
+        }
+        let inner: Arc<dyn KeyResolver> = match &opts.keys {
             Some(k) => k.clone(),
             None => {
                 let a = parsed
@@ -431,13 +616,25 @@ impl Resolver {
                     .as_ref()
                     .and_then(KeyAuthority::from_authentication)
                     .or_else(|| opts.default_authority.clone())
-                    .or_else(|| default_authority.cloned())
-                    .ok_or(UrlVerifyError::NoKeySource)?;
+                    .or_else(|| default_authority.cloned());
+                let Some(a) = a else {
+                    // A DID kid is no key source by itself (seed 001
+                    // sections 4.3, 10.3): say so rather than "no source".
+                    return Err(match did_kid(&f, jws_text.as_deref()) {
+                        Some(k) => UrlVerifyError::DidNotBound(k),
+                        None => UrlVerifyError::NoKeySource,
+                    });
+                };
                 let d = self.discovery(&a);
                 out.key_authority = Some(a);
                 d
             }
         };
+        let recording = Arc::new(Recording {
+            inner,
+            error: Mutex::new(None),
+        });
+        let keys: Arc<dyn KeyResolver> = recording.clone();
         let mut http = HttpPolicy::new();
         http.required = crate::httpsig::verify::descriptor_response_components();
         http.max_age = opts.max_age;
@@ -452,18 +649,25 @@ impl Resolver {
             b = b.clock(crate::clock::FixedClock(now));
         }
         let v = b.build();
+        // A failure for which key discovery failed is reported as the
+        // discovery failure (network, metadata, binding): no signature was
+        // checked, so it is not a bad signature.
         if has_http_sig {
-            out.http_signature = Some(v.verify_http(&message_of(&f), None)?);
+            match v.verify_http(&message_of(&f), None) {
+                Ok(r) => out.http_signature = Some(r),
+                Err(e) => return Err(recording.failure().unwrap_or(e.into())),
+            }
         }
         if let Some(j) = jws_text {
-            out.jws = Some(
-                crate::descriptor::verify_canonical(&v, parsed.canonical.clone(), &j).map_err(
-                    |source| UrlVerifyError::Jws {
+            match crate::descriptor::verify_canonical(&v, parsed.canonical.clone(), &j) {
+                Ok(r) => out.jws = Some(r),
+                Err(source) => {
+                    return Err(recording.failure().unwrap_or(UrlVerifyError::Jws {
                         url: jws_url,
                         source,
-                    },
-                )?,
-            );
+                    }))
+                }
+            }
         }
         out.body = f.body;
         Ok(out)

@@ -18,6 +18,8 @@ pub struct Resp {
     /// Answer only once a request for this path has arrived (bounded wait:
     /// 5 s, then answer anyway and count a missed gate).
     pub after: Option<String>,
+    /// Send the body one byte per this interval (a slow, hostile server).
+    pub trickle: Option<std::time::Duration>,
 }
 
 impl Resp {
@@ -27,6 +29,7 @@ impl Resp {
             headers: vec![("content-type".into(), ctype.into())],
             body: body.into(),
             after: None,
+            trickle: None,
         }
     }
     pub fn json(v: &serde_json::Value) -> Resp {
@@ -38,10 +41,16 @@ impl Resp {
             headers: vec![("location".into(), to.into())],
             body: Vec::new(),
             after: None,
+            trickle: None,
         }
     }
     pub fn header(mut self, k: &str, v: &str) -> Resp {
         self.headers.push((k.into(), v.into()));
+        self
+    }
+    /// Send the body one byte every `each` (headers at once).
+    pub fn trickle(mut self, each: std::time::Duration) -> Resp {
+        self.trickle = Some(each);
         self
     }
     /// Hold this response until `path` has been requested.
@@ -141,6 +150,7 @@ impl Server {
                         headers: vec![],
                         body: b"not found".to_vec(),
                         after: None,
+                        trickle: None,
                     });
                     if let Some(gate) = &resp.after {
                         let needle = format!("GET {gate} ");
@@ -184,7 +194,20 @@ impl Server {
                         resp.body.len()
                     ));
                     let _ = tls.write_all(out.as_bytes());
-                    let _ = tls.write_all(&resp.body);
+                    if let Some(each) = resp.trickle {
+                        let _ = tls.flush();
+                        for b in &resp.body {
+                            std::thread::sleep(each);
+                            if tls.write_all(&[*b]).and_then(|_| tls.flush()).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    let _ = tls.write_all(if resp.trickle.is_some() {
+                        &[]
+                    } else {
+                        &resp.body[..]
+                    });
                     let _ = tls.flush();
                     tls.conn.send_close_notify();
                     let _ = tls.flush();
