@@ -519,3 +519,84 @@ fn no_trusted_key_same_words_in_jws_and_rfc9421() {
     let jws = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(jws.contains(want), "{jws}");
 }
+
+/// The order n of P-256 (SEC 2 section 2.4.2), big-endian.
+const P256_N: &str = "ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551";
+
+/// `(r, n - s)` from an ECDSA `(r, s)`: the other signature of the pair.
+fn malleate(sig: &[u8], n_hex: &str) -> Vec<u8> {
+    let n = hex::decode(n_hex).unwrap();
+    let half = sig.len() / 2;
+    let mut out = sig[..half].to_vec();
+    let mut low = vec![0u8; half];
+    let mut borrow = 0i16;
+    for i in (0..half).rev() {
+        let mut d = i16::from(n[i]) - i16::from(sig[half + i]) - borrow;
+        borrow = 0;
+        if d < 0 {
+            d += 256;
+            borrow = 1;
+        }
+        low[i] = d as u8;
+    }
+    out.extend_from_slice(&low);
+    out
+}
+
+/// `--strict-low-s` on `http verify` (and `verify --response`, which shares
+/// its path): the high-S one of the pair (r, s) / (r, n - s) made from the
+/// RFC 9421 B.2.4 signature verifies by default and is refused with the flag;
+/// the low-S one verifies either way.
+#[test]
+fn strict_low_s_flag_refuses_the_high_s_signature() {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let raw = std::fs::read_to_string(format!("{MSG}/b2.4-sig-b24.http")).unwrap();
+    let orig =
+        "wNmSUAhwb5LxtOtOpNa6W5xj067m5hFrj0XQ4fvpaCLx0NKocgPquLgyahnzDnDAUy5eCdlYUEkLIj+32oiasw==";
+    assert!(raw.contains(orig));
+    let sig = b64.decode(orig).unwrap();
+    let other = malleate(&sig, P256_N);
+    // s is high when it is above n/2, i.e. when it is greater than n - s.
+    let (high, low) = if sig[32..] > other[32..] {
+        (sig, other)
+    } else {
+        (other, sig)
+    };
+    let d = tmpdir("lows");
+    for (name, sigv, strict_code) in [("high", &high, 1), ("low", &low, 0)] {
+        let f = d.join(format!("{name}.http"));
+        std::fs::write(&f, raw.replace(orig, &b64.encode(sigv))).unwrap();
+        let key = format!("{KEYS}/test-key-ecc-p256.pub.pem");
+        let base = [
+            "http",
+            "verify",
+            s(&f),
+            "--key",
+            &key,
+            "--now",
+            "1618884473",
+        ];
+        let o = run(&base);
+        assert_eq!(
+            code(&o),
+            0,
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let o = run(&[&base[..], &["--strict-low-s", "--json"]].concat());
+        assert_eq!(
+            code(&o),
+            strict_code,
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let want = if strict_code == 0 { "valid" } else { "refused" };
+        assert_eq!(v["signatures"][0]["verdict"], want, "{v}");
+        if strict_code == 1 {
+            assert_eq!(v["signatures"][0]["reason"]["code"], "ecdsa-high-s", "{v}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
