@@ -299,7 +299,18 @@ fn static_publishing_headers_verify_as_a_saved_response() {
     assert!(headers.contains(
         "Signature-Input: sig1=(\"@status\" \"content-type\" \"content-digest\");created="
     ));
-    assert!(headers.contains(";keyid=\"test-key-ecc-p256\";alg=\"ecdsa-p256-sha256\";expires="));
+    // Parameters in RFC 9421 section 2.3's order (httpsig::sign::PARAM_ORDER).
+    let input = headers
+        .lines()
+        .find(|l| l.starts_with("Signature-Input:"))
+        .unwrap();
+    assert!(input.contains(";created="), "{input}");
+    assert!(input.contains(";expires="), "{input}");
+    assert!(input.find(";created=") < input.find(";expires="), "{input}");
+    assert!(
+        input.ends_with(";alg=\"ecdsa-p256-sha256\";keyid=\"test-key-ecc-p256\""),
+        "{input}"
+    );
     // What `curl -i` would save from a host that sends those fields.
     let body = std::fs::read(&desc).unwrap();
     let mut saved = b"HTTP/2 200 \r\nserver: test\r\n".to_vec();

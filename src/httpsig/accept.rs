@@ -217,9 +217,10 @@ pub fn find<'a>(reqs: &'a [Requested], label: &str) -> Result<&'a Requested, Acc
 /// let mut response = Message::response(200, Vec::new(), b"{}".to_vec());
 /// response.add_header("Content-Type", "application/json");
 /// let signed = httpsig::sign(&response, Some(&request), &spec, &key)?;
-/// // The signer's clock sets `created` and `expires`; `keyid` is added.
+/// // The signer's clock sets `created` and `expires`; `keyid` is added;
+/// // the parameters are in RFC 9421 section 2.3's order (`sign::PARAM_ORDER`).
 /// assert!(signed.signature_input.ends_with(
-///     ";created=1700000000;keyid=\"my-key\";expires=1700000300;tag=\"app\""
+///     ";created=1700000000;expires=1700000300;keyid=\"my-key\";tag=\"app\""
 /// ));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
