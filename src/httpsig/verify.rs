@@ -835,7 +835,7 @@ fn verify_label(
     }
     // Section 7.2.2: a nonce is remembered for as long as the signature
     // would be accepted (expires, or created + max age, plus skew; without
-    // either, forever: the store then fails closed when full).
+    // either, as long as a store keeps anything: replay::MAX_REPLAY_TTL_SECS).
     if let (Some(store), Some(n)) = (v.replay_store(), &r.nonce) {
         let skew = v.skew_i64();
         let by_expires = r.expires.map(|e| e.saturating_add(skew));
@@ -851,7 +851,11 @@ fn verify_label(
             (Some(a), None) | (None, Some(a)) => a,
             (None, None) => i64::MAX,
         };
-        let scope = format!("httpsig:{}", r.keyid.as_deref().unwrap_or(""));
+        let scope = format!(
+            "{}{}",
+            crate::replay::HTTPSIG_SCOPE,
+            r.keyid.as_deref().unwrap_or("")
+        );
         match store.check_and_record(&scope, n, until, v.now()) {
             Ok(Sighting::First) => {}
             Ok(Sighting::Replay) => return Err(SigError::Replay(n.clone())),
