@@ -186,7 +186,7 @@ pub struct Signed {
 ///
 /// let mut request = Message::parse(
 ///     b"POST /tasks?id=7 HTTP/1.1\r\nHost: agent.example\r\n\
-///       Content-Type: application/json\r\n\r\n{}",
+///       Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
 ///     "https",
 /// )?;
 /// let key = SigningKey::generate(Algorithm::Ed25519)?;
