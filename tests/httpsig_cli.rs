@@ -611,3 +611,42 @@ fn strict_low_s_flag_refuses_the_high_s_signature() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// RFC 9112 section 6.3: a request without Content-Length or
+/// Transfer-Encoding has no body. A second request appended to a signed GET
+/// is not taken as its content: `http verify` refuses the input (exit 2)
+/// instead of verifying the first request; the GET alone verifies.
+#[test]
+fn request_smuggled_after_a_signed_get_is_refused() {
+    let d = tmpdir("smuggle");
+    let get = d.join("get.http");
+    std::fs::write(&get, "GET /tasks HTTP/1.1\r\nHost: agent.example\r\n\r\n").unwrap();
+    let signed = d.join("signed.http");
+    let o = run(&[
+        "http",
+        "sign",
+        s(&get),
+        "--key",
+        &format!("{KEYS}/test-key-ed25519.pem"),
+        "--keyid",
+        "k",
+        "--out",
+        s(&signed),
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let key = format!("{KEYS}/test-key-ed25519.pub.pem");
+    let o = run(&["http", "verify", s(&signed), "--key", &key]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let mut bytes = std::fs::read(&signed).unwrap();
+    bytes.extend_from_slice(b"DELETE /tasks/7 HTTP/1.1\r\nHost: agent.example\r\n\r\n");
+    let smuggled = d.join("smuggled.http");
+    std::fs::write(&smuggled, &bytes).unwrap();
+    let o = run(&["http", "verify", s(&smuggled), "--key", &key, "--json"]);
+    assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("bytes after the end of the message"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
