@@ -266,7 +266,12 @@ fn dechunk(data: &[u8]) -> Result<(Vec<u8>, Vec<Field>), MessageError> {
         let size_txt = line.split(|c| *c == b';').next().unwrap_or(&[]);
         let size_txt = std::str::from_utf8(trim_ows(size_txt))
             .map_err(|_| MessageError::Chunked("chunk size not ASCII"))?;
-        if size_txt.is_empty() || size_txt.len() > 8 {
+        // chunk-size = 1*HEXDIG (RFC 9112 section 7.1): no sign, which
+        // from_str_radix alone would accept.
+        if size_txt.is_empty()
+            || size_txt.len() > 8
+            || !size_txt.bytes().all(|c| c.is_ascii_hexdigit())
+        {
             return Err(MessageError::Chunked("bad chunk size"));
         }
         let size = usize::from_str_radix(size_txt, 16)
@@ -879,6 +884,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(m.body, b"HTTP");
+    }
+
+    #[test]
+    fn chunk_size_is_hex_digits_only() {
+        let e =
+            parse_err(b"POST / HTTP/1.1\nHost: a\nTransfer-Encoding: chunked\n\n+4\nHTTP\n0\n\n");
+        assert_eq!(e, MessageError::Chunked("bad chunk size"));
     }
 
     #[test]
