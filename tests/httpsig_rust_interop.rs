@@ -1,7 +1,8 @@
 //! Interop with the most used Rust RFC 9421 crates, `httpsig` and
 //! `httpsig-hyper` 0.0.26, both directions, ES256 and Ed25519: httpsig-hyper
-//! signs and agentsig verifies; agentsig signs (library and `agentsig http
-//! sign`) and httpsig-hyper verifies.
+//! signs and agentsig verifies; agentsig signs (a request through the
+//! `SignatureSpec` setters the CLI and serve layer use, and the static
+//! response fields `agentsig sign` writes) and httpsig-hyper verifies.
 //!
 //! httpsig 0.0.26 rebuilds `@signature-params` in a fixed order (created,
 //! expires, nonce, alg, keyid, tag) instead of using the received value, so

@@ -106,7 +106,7 @@ impl SignatureSpec {
 /// rebuild `@signature-params` in this fixed order instead of using the
 /// received value, and so refuse a signature whose parameters are in
 /// another; signing in this order verifies everywhere.
-pub const PARAM_ORDER: [&str; 6] = ["created", "expires", "nonce", "alg", "keyid", "tag"];
+pub const PARAM_ORDER: [&str; 6] = super::KNOWN_PARAMS;
 
 /// Why a message could not be signed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
