@@ -574,14 +574,25 @@ impl DecodedJwt {
     }
 }
 
-/// Record `jti` in the store; a second sighting is a replay. A store that
-/// fails refuses the token (fail closed).
+/// Record `(iss, jti)` in the store, under the scope
+/// [`JWT_SCOPE`](crate::replay::JWT_SCOPE) + `iss` (never shared with RFC
+/// 9421 key ids); a second sighting is a replay. A store that fails refuses
+/// the token (fail closed).
 pub fn check_replay(
     store: &dyn ReplayStore,
     entries: &[(&str, &str, i64)],
     now: i64,
 ) -> Result<(), JwtError> {
-    match store.check_and_record_all(entries, now) {
+    let scopes: Vec<String> = entries
+        .iter()
+        .map(|(iss, _, _)| format!("{}{iss}", crate::replay::JWT_SCOPE))
+        .collect();
+    let tagged: Vec<(&str, &str, i64)> = entries
+        .iter()
+        .zip(&scopes)
+        .map(|((_, jti, until), scope)| (scope.as_str(), *jti, *until))
+        .collect();
+    match store.check_and_record_all(&tagged, now) {
         Ok(Sighting::First) => Ok(()),
         Ok(Sighting::Replay) => {
             let (iss, jti) = entries

@@ -27,7 +27,8 @@
 //! [`crate::replay::FileReplayStore`]) and `redis://…` (feature `redis`:
 //! one hash `agentsig:pins`, identity → space-separated thumbprints, every
 //! read-modify-write a Lua script, so concurrent replicas agree on the first
-//! key). A store that cannot answer is an error: the caller refuses.
+//! key, and the identity cap [`MAX_IDENTITIES`] holds there too). A store
+//! that cannot answer is an error: the caller refuses.
 
 use crate::replay::ReplayError;
 use crate::trust::{KeySource, StaticKeys};
@@ -43,7 +44,8 @@ use std::sync::{Arc, Mutex};
 pub const MAX_IDENTITY_LEN: usize = 1024;
 /// Most thumbprints pinned per identity.
 pub const MAX_PINS_PER_IDENTITY: usize = 16;
-/// Most identities a memory or file store holds.
+/// Most identities a store holds (memory, file and Redis alike): pinning
+/// one more is [`PinError::TooMany`].
 pub const MAX_IDENTITIES: usize = 100_000;
 /// Largest pin file read.
 pub const MAX_PIN_FILE: u64 = 32 * 1024 * 1024;
@@ -394,24 +396,31 @@ mod redis_pins {
 
     const PINS_KEY: &[u8] = b"agentsig:pins";
 
-    /// KEYS[1] the hash, ARGV[1] identity, ARGV[2] thumbprint. Returns
-    /// {0, pins} when pinned now, {1, pins} when a pin existed.
+    /// KEYS[1] the hash, ARGV[1] identity, ARGV[2] thumbprint, ARGV[3]
+    /// [`MAX_IDENTITIES`]. Returns {0, pins} when pinned now, {1, pins} when
+    /// a pin existed; an error when a new identity would exceed the cap.
     const CHECK: &str = "\
 local v = redis.call('HGET', KEYS[1], ARGV[1])
 if not v then
+  if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then return redis.error_reply('too many pins') end
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
   return {0, ARGV[2]}
 end
 return {1, v}
 ";
 
-    /// KEYS[1] the hash, ARGV[1] identity, ARGV[2] max pins, ARGV[3..]
-    /// thumbprints to add. Returns the new space-separated set.
+    /// KEYS[1] the hash, ARGV[1] identity, ARGV[2] max pins, ARGV[3]
+    /// [`MAX_IDENTITIES`], ARGV[4..] thumbprints to add. Returns the new
+    /// space-separated set; an error past either cap.
     const ADD: &str = "\
-local v = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if not v then
+  if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then return redis.error_reply('too many pins') end
+  v = ''
+end
 local n = 0
 for _ in string.gmatch(v, '%S+') do n = n + 1 end
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   if not string.find(' ' .. v .. ' ', ' ' .. ARGV[i] .. ' ', 1, true) then
     if v == '' then v = ARGV[i] else v = v .. ' ' .. ARGV[i] end
     n = n + 1
@@ -421,6 +430,28 @@ if n > tonumber(ARGV[2]) then return redis.error_reply('too many pins') end
 redis.call('HSET', KEYS[1], ARGV[1], v)
 return v
 ";
+
+    /// KEYS[1] the hash, ARGV[1] identity, ARGV[2] [`MAX_IDENTITIES`],
+    /// ARGV[3] the space-separated pins. Returns 1; an error when a new
+    /// identity would exceed the cap.
+    const REPLACE: &str = "\
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[2]) then
+  return redis.error_reply('too many pins')
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+";
+
+    /// The store's reply to a script, with the cap errors as
+    /// [`PinError::TooMany`].
+    fn too_many(r: Result<Reply, ReplayError>) -> Result<Reply, PinError> {
+        match r {
+            Err(ReplayError::Unavailable(m)) if m.contains("too many pins") => {
+                Err(PinError::TooMany)
+            }
+            r => Ok(r?),
+        }
+    }
 
     fn split(v: &[u8]) -> Vec<String> {
         String::from_utf8_lossy(v)
@@ -453,9 +484,12 @@ return v
         fn check_and_pin(&self, identity: &str, t: &str) -> Result<PinOutcome, PinError> {
             check_identity(identity)?;
             check_thumbprints(&[t])?;
-            let r = self
-                .client
-                .eval(CHECK, &[PINS_KEY], &[identity.as_bytes(), t.as_bytes()])?;
+            let cap = MAX_IDENTITIES.to_string();
+            let r = too_many(self.client.eval(
+                CHECK,
+                &[PINS_KEY],
+                &[identity.as_bytes(), t.as_bytes(), cap.as_bytes()],
+            ))?;
             match &r {
                 Reply::Array(Some(v)) => match v.as_slice() {
                     [Reply::Int(0), _] => Ok(PinOutcome::FirstSeen),
@@ -477,15 +511,12 @@ return v
             check_identity(identity)?;
             check_thumbprints(ts)?;
             let max = MAX_PINS_PER_IDENTITY.to_string();
-            let mut argv: Vec<&[u8]> = vec![identity.as_bytes(), max.as_bytes()];
+            let cap = MAX_IDENTITIES.to_string();
+            let mut argv: Vec<&[u8]> = vec![identity.as_bytes(), max.as_bytes(), cap.as_bytes()];
             argv.extend(ts.iter().map(|t| t.as_bytes()));
-            match self.client.eval(ADD, &[PINS_KEY], &argv) {
-                Ok(Reply::Bulk(Some(v))) => Ok(split(&v)),
-                Ok(r) => Err(Self::unexpected(&r)),
-                Err(ReplayError::Unavailable(m)) if m.contains("too many pins") => {
-                    Err(PinError::TooMany)
-                }
-                Err(e) => Err(e.into()),
+            match too_many(self.client.eval(ADD, &[PINS_KEY], &argv))? {
+                Reply::Bulk(Some(v)) => Ok(split(&v)),
+                r => Err(Self::unexpected(&r)),
             }
         }
 
@@ -503,8 +534,12 @@ return v
                     .query(&[b"HDEL", PINS_KEY, identity.as_bytes()])?
             } else {
                 let v = uniq.join(" ");
-                self.client
-                    .query(&[b"HSET", PINS_KEY, identity.as_bytes(), v.as_bytes()])?
+                let cap = MAX_IDENTITIES.to_string();
+                too_many(self.client.eval(
+                    REPLACE,
+                    &[PINS_KEY],
+                    &[identity.as_bytes(), cap.as_bytes(), v.as_bytes()],
+                ))?
             };
             match r {
                 Reply::Int(_) => Ok(()),

@@ -11,7 +11,17 @@
 //! * [`ReplayStore::check_and_record_all`] records several ids all or none,
 //!   so an audit that fails on its third token has recorded nothing.
 //! * Entries expire at the time the caller gives (the token's own `exp`
-//!   plus skew), never earlier.
+//!   plus skew), never earlier, but are kept at most
+//!   [`MAX_REPLAY_TTL_SECS`] (one year): an entry without expiry (an RFC
+//!   9421 `nonce` on a signature with neither `expires` nor a maximum age)
+//!   is not kept forever. Bound a signature's or token's lifetime (e.g.
+//!   `HttpPolicy::max_age`) below that.
+//! * Every store agrees on what is one entry: `(scope, id)` pairs are
+//!   compared as pairs (the Redis key hashes the length-prefixed parts, so
+//!   a NUL inside a value cannot make two pairs collide), and every scope
+//!   the crate records starts with a tag naming its kind ([`JWT_SCOPE`] +
+//!   `iss`, [`HTTPSIG_SCOPE`] + `keyid`), so a JWT issuer can never collide
+//!   with an RFC 9421 key id.
 //!
 //! ```
 //! use agentsig::replay::{MemoryReplayStore, ReplayStore, Sighting};
@@ -81,6 +91,22 @@ pub const MAX_ID_LEN: usize = 1024;
 
 /// Default capacity of a store (entries).
 pub const DEFAULT_CAPACITY: usize = 100_000;
+
+/// The longest an entry is kept, in seconds (366 days): its expiry is
+/// `min(until, now + MAX_REPLAY_TTL_SECS)` in every store.
+pub const MAX_REPLAY_TTL_SECS: i64 = 366 * 24 * 3600;
+
+/// The scope tag of a JWT `(iss, jti)` entry: the scope is `"jwt:" + iss`.
+pub const JWT_SCOPE: &str = "jwt:";
+
+/// The scope tag of an RFC 9421 `(keyid, nonce)` entry: the scope is
+/// `"httpsig:" + keyid`.
+pub const HTTPSIG_SCOPE: &str = "httpsig:";
+
+/// The expiry actually stored for `until` (see [`MAX_REPLAY_TTL_SECS`]).
+pub(crate) fn capped_until(until: i64, now: i64) -> i64 {
+    until.min(now.saturating_add(MAX_REPLAY_TTL_SECS))
+}
 
 /// Remembers `(scope, id)` pairs until they expire. `scope` is the issuer
 /// of a JWT or the `keyid` of an RFC 9421 signature; `id` the `jti` or the
@@ -153,8 +179,10 @@ impl Table {
             }
         }
         for (scope, id, until) in entries {
-            self.seen
-                .insert(((*scope).to_owned(), (*id).to_owned()), *until);
+            self.seen.insert(
+                ((*scope).to_owned(), (*id).to_owned()),
+                capped_until(*until, now),
+            );
         }
         Ok(Sighting::First)
     }
@@ -228,7 +256,9 @@ pub const MAX_REPLAY_FILE: u64 = 32 * 1024 * 1024;
 /// check holds an exclusive lock on `PATH.lock` around read-check-write, and
 /// the file is replaced atomically (a temporary file with a random name,
 /// opened exclusively with mode 0600, then renamed over it). The file holds
-/// one JSON object per line, `{"iss":…,"jti":…,"until":…}`; expired entries
+/// one JSON object per line, `{"scope":…,"id":…,"until":…}` (a line of the
+/// earlier form `{"iss":…,"jti":…,"until":…}` is read as a JWT entry, or an
+/// RFC 9421 one when `iss` starts with [`HTTPSIG_SCOPE`]); expired entries
 /// are dropped on every write; the store is bounded by `capacity` and by
 /// [`MAX_REPLAY_FILE`]. A corrupt file is an error, never an empty store.
 #[derive(Debug)]
@@ -285,15 +315,22 @@ impl FileReplayStore {
             };
             let v =
                 crate::json::parse_strict(line.as_bytes()).map_err(|e| corrupt(&e.to_string()))?;
-            let (Some(i), Some(j), Some(u)) = (
-                v.get("iss").and_then(serde_json::Value::as_str),
-                v.get("jti").and_then(serde_json::Value::as_str),
-                v.get("until").and_then(serde_json::Value::as_i64),
-            ) else {
+            let s = |k: &str| v.get(k).and_then(serde_json::Value::as_str);
+            let (scope, id) = match (s("scope"), s("id"), s("iss"), s("jti")) {
+                (Some(scope), Some(id), None, None) => (scope.to_owned(), id),
+                // The earlier untagged form: JWT issuers, and RFC 9421
+                // entries already written as "httpsig:" + keyid.
+                (None, None, Some(iss), Some(jti)) if iss.starts_with(HTTPSIG_SCOPE) => {
+                    (iss.to_owned(), jti)
+                }
+                (None, None, Some(iss), Some(jti)) => (format!("{JWT_SCOPE}{iss}"), jti),
+                _ => return Err(corrupt("not a replay entry")),
+            };
+            let Some(u) = v.get("until").and_then(serde_json::Value::as_i64) else {
                 return Err(corrupt("not a replay entry"));
             };
             if u > now {
-                t.seen.insert((i.to_owned(), j.to_owned()), u);
+                t.seen.insert((scope, id.to_owned()), capped_until(u, now));
             }
         }
         Ok(t)
@@ -304,7 +341,7 @@ impl FileReplayStore {
         entries.sort();
         let mut out = String::new();
         for ((i, j), u) in entries {
-            out.push_str(&serde_json::json!({"iss": i, "jti": j, "until": u}).to_string());
+            out.push_str(&serde_json::json!({"scope": i, "id": j, "until": u}).to_string());
             out.push('\n');
         }
         crate::lockfile::replace(&self.path, out.as_bytes()).map_err(|e| self.io(e))?;
@@ -438,5 +475,81 @@ mod tests {
             s.check_and_record("i", "b", 20, 10).unwrap(),
             Sighting::First
         );
+    }
+
+    #[test]
+    fn expiry_is_capped_in_memory_and_file_stores() {
+        let d = std::env::temp_dir().join(format!("agentsig-cap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let p = d.join("seen.jsonl");
+        let stores: Vec<Box<dyn ReplayStore>> = vec![
+            Box::new(MemoryReplayStore::new()),
+            Box::new(FileReplayStore::open(&p, 0).unwrap()),
+        ];
+        for s in &stores {
+            assert_eq!(
+                s.check_and_record("httpsig:k", "n", i64::MAX, 0),
+                Ok(Sighting::First)
+            );
+            assert_eq!(
+                s.check_and_record("httpsig:k", "n", i64::MAX, MAX_REPLAY_TTL_SECS - 1),
+                Ok(Sighting::Replay)
+            );
+            // Kept MAX_REPLAY_TTL_SECS, not forever.
+            assert_eq!(
+                s.check_and_record("httpsig:k", "n", 10, MAX_REPLAY_TTL_SECS),
+                Ok(Sighting::First)
+            );
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("\"scope\":\"httpsig:k\""), "{text}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn earlier_file_lines_are_read_with_their_scope_tag() {
+        let d = std::env::temp_dir().join(format!("agentsig-legacy-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let p = d.join("seen.jsonl");
+        std::fs::write(
+            &p,
+            "{\"iss\":\"https://as.example\",\"jti\":\"j1\",\"until\":100}\n\
+             {\"iss\":\"httpsig:k\",\"jti\":\"n1\",\"until\":100}\n",
+        )
+        .unwrap();
+        let s = FileReplayStore::open(&p, 0).unwrap();
+        assert_eq!(
+            s.check_and_record("jwt:https://as.example", "j1", 100, 0),
+            Ok(Sighting::Replay)
+        );
+        assert_eq!(
+            s.check_and_record("httpsig:k", "n1", 100, 0),
+            Ok(Sighting::Replay)
+        );
+        assert_eq!(
+            s.check_and_record("https://as.example", "j1", 100, 0),
+            Ok(Sighting::First)
+        );
+        std::fs::write(&p, "{\"scope\":\"a\",\"jti\":\"j\",\"until\":100}\n").unwrap();
+        assert!(matches!(
+            FileReplayStore::open(&p, 0),
+            Err(ReplayError::Corrupt { .. })
+        ));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn jwt_entries_are_tagged_apart_from_httpsig_nonces() {
+        let s = MemoryReplayStore::new();
+        // iss "httpsig:k" with jti "n" used to be the same entry as the
+        // RFC 9421 nonce "n" of keyid "k".
+        assert!(crate::jwt::check_replay(&s, &[("httpsig:k", "n", 100)], 0).is_ok());
+        assert_eq!(
+            s.check_and_record(&format!("{HTTPSIG_SCOPE}k"), "n", 100, 0),
+            Ok(Sighting::First)
+        );
+        assert!(crate::jwt::check_replay(&s, &[("httpsig:k", "n", 100)], 0).is_err());
     }
 }

@@ -653,3 +653,72 @@ fn usage_errors_give_a_json_report() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json on clap error");
     assert_eq!(v["verdict"], "error");
 }
+
+/// `verify --strict-low-s`: of the ECDSA pair (r, s) / (r, n - s) over a
+/// signed descriptor, the high-S one verifies by default and is refused with
+/// the flag; the low-S one verifies either way.
+#[test]
+fn verify_strict_low_s_refuses_the_high_s_jws() {
+    use base64::Engine as _;
+    // The order n of P-256 (SEC 2 section 2.4.2).
+    let n = hex::decode("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")
+        .expect("hex");
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let t = setup("lows", "ecdsa-p256-sha256");
+    assert_eq!(
+        code(&run(&["sign", "agent.json", "--key", "k.pem"], &t.0)),
+        0
+    );
+    let jws = std::fs::read_to_string(t.0.join("agent.json.jws")).expect("jws");
+    let jws = jws.trim();
+    let (head, sig_b64) = jws.rsplit_once('.').expect("compact");
+    let sig = b64.decode(sig_b64).expect("b64");
+    let mut other = sig[..32].to_vec();
+    let mut s2 = [0u8; 32];
+    let mut borrow = 0i16;
+    for i in (0..32).rev() {
+        let mut d = i16::from(n[i]) - i16::from(sig[32 + i]) - borrow;
+        borrow = 0;
+        if d < 0 {
+            d += 256;
+            borrow = 1;
+        }
+        s2[i] = d as u8;
+    }
+    other.extend_from_slice(&s2);
+    let (high, low) = if sig[32..] > other[32..] {
+        (sig, other)
+    } else {
+        (other, sig)
+    };
+    for (name, s, strict_code) in [("high", &high, 1), ("low", &low, 0)] {
+        std::fs::write(
+            t.0.join("agent.json.jws"),
+            format!("{head}.{}", b64.encode(s)),
+        )
+        .expect("write");
+        let o = run(&["verify", "agent.json", "--key", "k.pub.pem"], &t.0);
+        assert_eq!(
+            code(&o),
+            0,
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let o = run(
+            &[
+                "verify",
+                "agent.json",
+                "--key",
+                "k.pub.pem",
+                "--strict-low-s",
+            ],
+            &t.0,
+        );
+        assert_eq!(
+            code(&o),
+            strict_code,
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+    }
+}

@@ -419,3 +419,64 @@ fn claims_with_controls_are_escaped() {
         "{out}"
     );
 }
+
+/// The token with its ECDSA P-256 signature in high-S (`high`) or low-S
+/// form: of the pair (r, s) / (r, n - s), the one whose s is above n/2, or
+/// the other.
+fn with_s_form(token: &str, high: bool) -> String {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    // The order n of P-256 (SEC 2 section 2.4.2).
+    let n =
+        hex::decode("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551").unwrap();
+    let (signing_input, sig_b64) = token.trim().rsplit_once('.').unwrap();
+    let sig = b64.decode(sig_b64).unwrap();
+    assert_eq!(sig.len(), 64, "keygen's default is ES256");
+    let mut other = sig[..32].to_vec();
+    let mut s2 = [0u8; 32];
+    let mut borrow = 0i16;
+    for i in (0..32).rev() {
+        let mut v = i16::from(n[i]) - i16::from(sig[32 + i]) - borrow;
+        borrow = 0;
+        if v < 0 {
+            v += 256;
+            borrow = 1;
+        }
+        s2[i] = v as u8;
+    }
+    other.extend_from_slice(&s2);
+    let sig_is_high = sig[32..] > other[32..];
+    let chosen = if sig_is_high == high { sig } else { other };
+    format!("{signing_input}.{}", b64.encode(chosen))
+}
+
+/// `delegation audit --strict-low-s`: of the ECDSA pair (r, s) / (r, n - s)
+/// over the last token, the high-S one passes by default and is refused
+/// with the flag; the low-S one passes either way.
+#[test]
+fn strict_low_s_refuses_a_high_s_token() {
+    let d = dir("lows");
+    chain(&d);
+    for f in ["t0", "t1"] {
+        let t = std::fs::read_to_string(d.join(f)).unwrap();
+        std::fs::write(d.join(f), with_s_form(&t, false)).unwrap();
+    }
+    let t2 = std::fs::read_to_string(d.join("t2")).unwrap();
+    for (name, high, strict_code) in [("high", true, 1), ("low", false, 0)] {
+        std::fs::write(d.join("t2x"), with_s_form(&t2, high)).unwrap();
+        let o = run(&d, &audit_args(&["t0", "t1", "t2x"]));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let o = run(&d, &audit_args(&["t0", "t1", "t2x", "--strict-low-s"]));
+        assert_eq!(
+            o.status.code(),
+            Some(strict_code),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+    }
+}

@@ -30,19 +30,20 @@ fn requested_times_are_replaced_by_the_signers_clock() {
     assert_eq!(
         p,
         vec![
-            ("keyid".into(), BareItem::String("my-key".into())),
             ("created".into(), int(1_000_000)),
             ("expires".into(), int(1_000_300)),
             ("nonce".into(), BareItem::String("n".into())),
+            ("keyid".into(), BareItem::String("my-key".into())),
         ]
     );
     let p = params("sig1=(\"@method\");expires;created").unwrap();
     assert_eq!(
         p,
+        // RFC 9421 section 2.3's order, whatever the requested one.
         vec![
-            ("keyid".into(), BareItem::String("my-key".into())),
-            ("expires".into(), int(1_000_300)),
             ("created".into(), int(1_000_000)),
+            ("expires".into(), int(1_000_300)),
+            ("keyid".into(), BareItem::String("my-key".into())),
         ]
     );
 }

@@ -299,7 +299,18 @@ fn static_publishing_headers_verify_as_a_saved_response() {
     assert!(headers.contains(
         "Signature-Input: sig1=(\"@status\" \"content-type\" \"content-digest\");created="
     ));
-    assert!(headers.contains(";keyid=\"test-key-ecc-p256\";alg=\"ecdsa-p256-sha256\";expires="));
+    // Parameters in RFC 9421 section 2.3's order (httpsig::sign::PARAM_ORDER).
+    let input = headers
+        .lines()
+        .find(|l| l.starts_with("Signature-Input:"))
+        .unwrap();
+    assert!(input.contains(";created="), "{input}");
+    assert!(input.contains(";expires="), "{input}");
+    assert!(input.find(";created=") < input.find(";expires="), "{input}");
+    assert!(
+        input.ends_with(";alg=\"ecdsa-p256-sha256\";keyid=\"test-key-ecc-p256\""),
+        "{input}"
+    );
     // What `curl -i` would save from a host that sends those fields.
     let body = std::fs::read(&desc).unwrap();
     let mut saved = b"HTTP/2 200 \r\nserver: test\r\n".to_vec();
@@ -518,4 +529,124 @@ fn no_trusted_key_same_words_in_jws_and_rfc9421() {
     assert_eq!(code(&o), 1);
     let jws = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(jws.contains(want), "{jws}");
+}
+
+/// The order n of P-256 (SEC 2 section 2.4.2), big-endian.
+const P256_N: &str = "ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551";
+
+/// `(r, n - s)` from an ECDSA `(r, s)`: the other signature of the pair.
+fn malleate(sig: &[u8], n_hex: &str) -> Vec<u8> {
+    let n = hex::decode(n_hex).unwrap();
+    let half = sig.len() / 2;
+    let mut out = sig[..half].to_vec();
+    let mut low = vec![0u8; half];
+    let mut borrow = 0i16;
+    for i in (0..half).rev() {
+        let mut d = i16::from(n[i]) - i16::from(sig[half + i]) - borrow;
+        borrow = 0;
+        if d < 0 {
+            d += 256;
+            borrow = 1;
+        }
+        low[i] = d as u8;
+    }
+    out.extend_from_slice(&low);
+    out
+}
+
+/// `--strict-low-s` on `http verify` (and `verify --response`, which shares
+/// its path): the high-S one of the pair (r, s) / (r, n - s) made from the
+/// RFC 9421 B.2.4 signature verifies by default and is refused with the flag;
+/// the low-S one verifies either way.
+#[test]
+fn strict_low_s_flag_refuses_the_high_s_signature() {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let raw = std::fs::read_to_string(format!("{MSG}/b2.4-sig-b24.http")).unwrap();
+    let orig =
+        "wNmSUAhwb5LxtOtOpNa6W5xj067m5hFrj0XQ4fvpaCLx0NKocgPquLgyahnzDnDAUy5eCdlYUEkLIj+32oiasw==";
+    assert!(raw.contains(orig));
+    let sig = b64.decode(orig).unwrap();
+    let other = malleate(&sig, P256_N);
+    // s is high when it is above n/2, i.e. when it is greater than n - s.
+    let (high, low) = if sig[32..] > other[32..] {
+        (sig, other)
+    } else {
+        (other, sig)
+    };
+    let d = tmpdir("lows");
+    for (name, sigv, strict_code) in [("high", &high, 1), ("low", &low, 0)] {
+        let f = d.join(format!("{name}.http"));
+        std::fs::write(&f, raw.replace(orig, &b64.encode(sigv))).unwrap();
+        let key = format!("{KEYS}/test-key-ecc-p256.pub.pem");
+        let base = [
+            "http",
+            "verify",
+            s(&f),
+            "--key",
+            &key,
+            "--now",
+            "1618884473",
+        ];
+        let o = run(&base);
+        assert_eq!(
+            code(&o),
+            0,
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let o = run(&[&base[..], &["--strict-low-s", "--json"]].concat());
+        assert_eq!(
+            code(&o),
+            strict_code,
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let want = if strict_code == 0 { "valid" } else { "refused" };
+        assert_eq!(v["signatures"][0]["verdict"], want, "{v}");
+        if strict_code == 1 {
+            assert_eq!(v["signatures"][0]["reason"]["code"], "ecdsa-high-s", "{v}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// RFC 9112 section 6.3: a request without Content-Length or
+/// Transfer-Encoding has no body. A second request appended to a signed GET
+/// is not taken as its content: `http verify` refuses the input (exit 2)
+/// instead of verifying the first request; the GET alone verifies.
+#[test]
+fn request_smuggled_after_a_signed_get_is_refused() {
+    let d = tmpdir("smuggle");
+    let get = d.join("get.http");
+    std::fs::write(&get, "GET /tasks HTTP/1.1\r\nHost: agent.example\r\n\r\n").unwrap();
+    let signed = d.join("signed.http");
+    let o = run(&[
+        "http",
+        "sign",
+        s(&get),
+        "--key",
+        &format!("{KEYS}/test-key-ed25519.pem"),
+        "--keyid",
+        "k",
+        "--out",
+        s(&signed),
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let key = format!("{KEYS}/test-key-ed25519.pub.pem");
+    let o = run(&["http", "verify", s(&signed), "--key", &key]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let mut bytes = std::fs::read(&signed).unwrap();
+    bytes.extend_from_slice(b"DELETE /tasks/7 HTTP/1.1\r\nHost: agent.example\r\n\r\n");
+    let smuggled = d.join("smuggled.http");
+    std::fs::write(&smuggled, &bytes).unwrap();
+    let o = run(&["http", "verify", s(&smuggled), "--key", &key, "--json"]);
+    assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("bytes after the end of the message"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&d);
 }

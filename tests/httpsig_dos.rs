@@ -168,3 +168,81 @@ fn key_components_resolve_per_field_form() {
         Err(ComponentError::KeyMissing { .. })
     ));
 }
+
+/// The worst case within the size limits: 16 labels, each covering two
+/// large fields with `;sf` and 55 `;key` members of them (two ~55 KB
+/// Dictionaries). Every field is parsed once per message (not once per
+/// label and parameter), and the signature bases of all labels share the
+/// `MAX_BASE_BYTES` budget: once it is spent, the remaining labels fail with
+/// the typed `WorkBudget` error instead of building more bases. No timing
+/// assertion: the budget error is the observable bound.
+#[test]
+fn worst_case_labels_hit_the_per_message_work_budget() {
+    use agentsig::httpsig::MAX_BASE_BYTES;
+    let long = "v".repeat(48);
+    let dict = |tag: &str| -> String {
+        (0..1000)
+            .map(|i| format!("{}=\"{tag}{long}\"", key(i)))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let (x, y) = (dict("x"), dict("y"));
+    assert!(x.len() > 52 * 1024 && x.len() < 64 * 1024, "{}", x.len());
+    let label_input = |l: usize| {
+        let mut c = vec![
+            "\"@method\"".to_owned(),
+            "\"x\";sf".to_owned(),
+            "\"y\";sf".to_owned(),
+        ];
+        c.extend((0..55).map(|i| format!("\"x\";key=\"{}\"", key(i * 17))));
+        format!("s{l}=({});created=1;keyid=\"k\"", c.join(" "))
+    };
+    let inputs: Vec<String> = (0..16).map(label_input).collect();
+    let sigs: Vec<String> = (0..16).map(|l| format!("s{l}=:YWJj:")).collect();
+    let raw = format!(
+        "GET / HTTP/1.1\r\nHost: example.com\r\nX: {x}\r\nY: {y}\r\nSignature-Input: {}\r\nSignature: {}\r\n\r\n",
+        inputs.join(", "),
+        sigs.join(", ")
+    );
+    let msg = Message::parse(raw.as_bytes(), "https").unwrap();
+    let mut p = HttpPolicy::new();
+    p.check_time = false;
+    p.required = Vec::new();
+    let v = Verifier::builder(keys()).http(p).build();
+    let report = match httpsig::verify(&v, &msg, None) {
+        Err(HttpSigError::NotVerified(r)) => r,
+        other => panic!("expected a refusal with a report, got {other:?}"),
+    };
+    let outcomes: Vec<&Result<(), SigError>> = (0..16)
+        .map(|l| &report.get(&format!("s{l}")).unwrap().outcome)
+        .collect();
+    let budget = |o: &&Result<(), SigError>| {
+        matches!(
+            o,
+            Err(SigError::Component(ComponentError::WorkBudget { budget })) if *budget == MAX_BASE_BYTES
+        )
+    };
+    // The first labels are examined in full (and fail on the fake
+    // signature); the budget stops the rest.
+    assert!(
+        matches!(outcomes[0], Err(SigError::BadSignature)),
+        "{:?}",
+        outcomes[0]
+    );
+    let first_over = outcomes
+        .iter()
+        .position(budget)
+        .expect("no label hit the budget");
+    assert!(first_over > 0 && first_over < 16, "{first_over}");
+    assert!(outcomes[first_over..].iter().all(budget), "{outcomes:?}");
+    assert_eq!(
+        report
+            .get("s15")
+            .unwrap()
+            .outcome
+            .as_ref()
+            .unwrap_err()
+            .code(),
+        "work-budget"
+    );
+}

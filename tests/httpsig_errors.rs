@@ -390,9 +390,27 @@ fn unknown_parameters_are_signed_and_kept_in_order() {
     p.check_time = false;
     let r = httpsig::verify(&verifier(p), &m, None).unwrap();
     assert!(r.all_valid());
+    // The named setters keep RFC 9421 section 2.3's order (created before
+    // keyid), the unknown parameter follows them; the verifier signs the
+    // received value as it is.
     assert_eq!(
         r.results[0].params_value.as_deref(),
-        Some("(\"@method\");keyid=\"k\";zz-custom=x;created=5")
+        Some("(\"@method\");created=5;keyid=\"k\";zz-custom=x")
+    );
+    // A received order other than section 2.3's verifies too.
+    let spec = SignatureSpec::new("sig1")
+        .component(ComponentId::parse("\"@method\"").unwrap())
+        .param("zz-custom", httpsig::sfv::BareItem::Token("x".into()))
+        .param("keyid", httpsig::sfv::BareItem::String("k".into()))
+        .param("created", httpsig::sfv::BareItem::Integer(5));
+    let m = signed(spec, &key);
+    let mut p = HttpPolicy::new();
+    p.check_time = false;
+    let r = httpsig::verify(&verifier(p), &m, None).unwrap();
+    assert!(r.all_valid());
+    assert_eq!(
+        r.results[0].params_value.as_deref(),
+        Some("(\"@method\");zz-custom=x;keyid=\"k\";created=5")
     );
 }
 

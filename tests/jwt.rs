@@ -493,8 +493,9 @@ fn file_replay_store_races_record_each_jti_once() {
         .lines()
         .map(|l| {
             let v: Value = serde_json::from_str(l).expect("entry");
-            assert_eq!(v["iss"], AS);
-            v["jti"].as_str().expect("jti").to_owned()
+            // The scope is the issuer tagged as a JWT one (replay::JWT_SCOPE).
+            assert_eq!(v["scope"], format!("jwt:{AS}"));
+            v["id"].as_str().expect("id").to_owned()
         })
         .collect();
     jtis.sort();

@@ -264,3 +264,25 @@ fn lint_url_fetches_through_the_guarded_fetcher() {
     let o = run(&e, &["lint", "http://agents.example/x.json"], true);
     assert_eq!(o.status.code(), Some(2), "cleartext http is refused");
 }
+
+/// `--strict-low-s` is shared by every command that verifies; URL
+/// verification has no low-S setting yet, so `verify URL` and `resolve`
+/// refuse the flag (exit 2, nothing fetched) rather than ignore it.
+#[test]
+fn strict_low_s_is_refused_not_ignored_by_url_verification() {
+    for args in [
+        &["verify", "https://agents.example/a.json", "--strict-low-s"][..],
+        &["resolve", "agent://agents.example/a", "--strict-low-s"][..],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_agentsig"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("--strict-low-s is not supported"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}

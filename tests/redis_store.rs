@@ -728,3 +728,142 @@ fn password_protected_redis_needs_the_password() {
         assert!(!format!("{s:?}").contains("wrong"));
     }
 }
+
+/// No replay entry is stored without expiry: a nonce whose signature has
+/// neither `expires` nor a maximum age (`until` = i64::MAX) is kept
+/// `MAX_REPLAY_TTL_SECS`, not forever.
+#[test]
+fn entries_without_expiry_get_the_capped_ttl() {
+    use agentsig::replay::MAX_REPLAY_TTL_SECS;
+    let Some(server) = Server::start("forever") else {
+        return;
+    };
+    let s = RedisReplayStore::open(&server.url()).unwrap();
+    let now = agentsig::clock::Clock::now(&agentsig::clock::SystemClock);
+    assert_eq!(
+        s.check_and_record("httpsig:k", "n1", i64::MAX, now),
+        Ok(Sighting::First)
+    );
+    assert_eq!(
+        s.check_and_record_all(&[("jwt:i", "a", i64::MAX), ("jwt:i", "b", now + 10)], now),
+        Ok(Sighting::First)
+    );
+    let keys = server.cli(&["--scan", "--pattern", "agentsig:replay:*"]);
+    let ttls: Vec<i64> = keys
+        .lines()
+        .map(|k| server.cli(&["TTL", k]).trim().parse().unwrap())
+        .collect();
+    assert_eq!(ttls.len(), 3);
+    assert!(
+        ttls.iter().all(|t| *t > 0 && *t <= MAX_REPLAY_TTL_SECS),
+        "{ttls:?}"
+    );
+    assert_eq!(
+        ttls.iter()
+            .filter(|t| **t > MAX_REPLAY_TTL_SECS - 60)
+            .count(),
+        2,
+        "{ttls:?}"
+    );
+}
+
+/// Memory, file and Redis stores agree on what is one entry: a NUL inside
+/// a scope or id does not join two pairs, and a JWT issuer never shares a
+/// namespace with an RFC 9421 key id (`jwt:` / `httpsig:` scope tags).
+#[test]
+fn stores_agree_on_nul_and_scope_kinds() {
+    let Some(server) = Server::start("agree") else {
+        return;
+    };
+    let d = tmp("agree");
+    let now = N;
+    let stores: Vec<(&str, Arc<dyn ReplayStore>)> = vec![
+        ("memory", open_store("memory:", now).unwrap()),
+        (
+            "file",
+            open_store(d.join("seen.jsonl").to_str().unwrap(), now).unwrap(),
+        ),
+        ("redis", open_store(&server.url(), now).unwrap()),
+    ];
+    for (name, s) in &stores {
+        assert_eq!(
+            s.check_and_record("a\0b", "c", now + 100, now),
+            Ok(Sighting::First),
+            "{name}"
+        );
+        assert_eq!(
+            s.check_and_record("a", "b\0c", now + 100, now),
+            Ok(Sighting::First),
+            "{name}: a NUL moved the boundary between scope and id"
+        );
+        assert_eq!(
+            s.check_and_record("a", "b\0c", now + 100, now),
+            Ok(Sighting::Replay),
+            "{name}"
+        );
+        // A JWT whose iss is "httpsig:k" and jti "n", then an RFC 9421
+        // nonce "n" under keyid "k": two different entries.
+        assert!(agentsig::jwt::check_replay(&**s, &[("httpsig:k", "n", now + 100)], now).is_ok());
+        assert_eq!(
+            s.check_and_record(
+                &format!("{}k", agentsig::replay::HTTPSIG_SCOPE),
+                "n",
+                now + 100,
+                now
+            ),
+            Ok(Sighting::First),
+            "{name}: a JWT issuer shared the RFC 9421 key id namespace"
+        );
+        assert!(
+            agentsig::jwt::check_replay(&**s, &[("httpsig:k", "n", now + 100)], now).is_err(),
+            "{name}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The Redis pin store holds at most `MAX_IDENTITIES` identities, as the
+/// memory and file stores do: a new identity past the cap is refused
+/// (check, add and rotate alike), known identities keep working.
+#[test]
+fn redis_pin_store_caps_identities() {
+    use agentsig::pin::{open_pin_store, PinError, PinOutcome, MAX_IDENTITIES};
+    let Some(server) = Server::start("pincap") else {
+        return;
+    };
+    let tp = agentsig::SigningKey::generate(agentsig::Algorithm::Ed25519)
+        .unwrap()
+        .verifying_key()
+        .thumbprint();
+    // Fill the hash to the cap in one server-side loop.
+    let fill = server.cli(&[
+        "EVAL",
+        "for i = 1, tonumber(ARGV[1]) do redis.call('HSET', KEYS[1], 'id' .. i, ARGV[2]) end return redis.call('HLEN', KEYS[1])",
+        "1",
+        "agentsig:pins",
+        &MAX_IDENTITIES.to_string(),
+        &tp,
+    ]);
+    assert_eq!(fill.trim(), MAX_IDENTITIES.to_string());
+    let store = open_pin_store(&server.url()).unwrap();
+    assert!(matches!(
+        store.check_and_pin("https://new.example/a", &tp),
+        Err(PinError::TooMany)
+    ));
+    assert!(matches!(
+        store.add("https://new.example/a", &[&tp]),
+        Err(PinError::TooMany)
+    ));
+    assert!(matches!(
+        store.replace("https://new.example/a", &[&tp]),
+        Err(PinError::TooMany)
+    ));
+    assert_eq!(
+        server.cli(&["HLEN", "agentsig:pins"]).trim(),
+        MAX_IDENTITIES.to_string()
+    );
+    // A known identity is not new: it still checks and rotates.
+    assert_eq!(store.check_and_pin("id1", &tp).unwrap(), PinOutcome::Match);
+    store.replace("id1", &[&tp]).unwrap();
+    assert_eq!(store.add("id1", &[&tp]).unwrap(), vec![tp.clone()]);
+}

@@ -147,6 +147,7 @@ impl TrustArgs {
     fn verifier(&self, resolver: Box<dyn KeyResolver>, jwt: JwtPolicy) -> Verifier {
         let b = Verifier::builder(resolver)
             .algorithms(self.keys.allow_list())
+            .strict_low_s(self.keys.strict_low_s)
             .skew(u64::try_from(self.skew.max(0)).unwrap_or(0))
             .jwt(jwt);
         match self.now {

@@ -352,6 +352,7 @@ pub fn verify_outcome(v: VerifyRequest<'_>) -> Result<HttpOutcome, CliError> {
     policy.keep_base = v.print_base;
     let mut b = Verifier::builder(resolver)
         .algorithms(v.trust.allow_list())
+        .strict_low_s(v.trust.strict_low_s)
         .skew(v.skew)
         .http(policy);
     if let Some(url) = v.replay_store {

@@ -444,6 +444,12 @@ pub struct TrustedKeyArgs {
     /// shared secret given by --key.
     #[arg(long, value_parser = parse_alg)]
     pub alg: Vec<Algorithm>,
+    /// Refuse ECDSA signatures whose s is above n/2 (high-S, malleable: anyone can turn a valid
+    /// (r, s) into (r, n-s)). Default: accept both forms, as honest signers emit both (see
+    /// docs/httpsig.md). Use it where signature bytes identify a message (a replay cache keyed by
+    /// signature).
+    #[arg(long)]
+    pub strict_low_s: bool,
 }
 
 impl TrustedKeyArgs {

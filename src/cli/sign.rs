@@ -952,6 +952,7 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
     }
     let v = Verifier::builder(resolver)
         .algorithms(a.trust.allow_list())
+        .strict_low_s(a.trust.strict_low_s)
         .jws(policy)
         .key_headers(if a.ignore_key_headers {
             KeyHeaderPolicy::Ignore

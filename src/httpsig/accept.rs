@@ -126,8 +126,9 @@ pub fn parse(lines: &[&[u8]]) -> Result<Vec<Requested>, AcceptError> {
 
 /// Build the signature the requester asked for, with the signer's key.
 /// `now` is the signer's clock; `lifetime` the validity given when
-/// `expires` is requested. Requested parameters keep their order; `created`
-/// and then `keyid`, when not requested, are added first.
+/// `expires` is requested. `created` and `keyid` are added when not
+/// requested; the parameters are in RFC 9421 section 2.3's order
+/// ([`PARAM_ORDER`](super::sign::PARAM_ORDER)), whatever the requested one.
 pub fn spec_for(
     req: &Requested,
     key: &SigningKey,
@@ -170,15 +171,12 @@ pub fn spec_for(
         };
     }
     let has = |spec: &SignatureSpec, k: &str| spec.params.iter().any(|(n, _)| n == k);
-    let mut front: sfv::Params = Vec::new();
     if !has(&spec, "created") {
-        front.push(("created".to_owned(), BareItem::Integer(now)));
+        spec = spec.created(now);
     }
     if !has(&spec, "keyid") {
-        front.push(("keyid".to_owned(), BareItem::String(keyid.to_owned())));
+        spec = spec.keyid(keyid);
     }
-    front.append(&mut spec.params);
-    spec.params = front;
     Ok(spec)
 }
 
@@ -217,9 +215,10 @@ pub fn find<'a>(reqs: &'a [Requested], label: &str) -> Result<&'a Requested, Acc
 /// let mut response = Message::response(200, Vec::new(), b"{}".to_vec());
 /// response.add_header("Content-Type", "application/json");
 /// let signed = httpsig::sign(&response, Some(&request), &spec, &key)?;
-/// // The signer's clock sets `created` and `expires`; `keyid` is added.
+/// // The signer's clock sets `created` and `expires`; `keyid` is added;
+/// // the parameters are in RFC 9421 section 2.3's order (`sign::PARAM_ORDER`).
 /// assert!(signed.signature_input.ends_with(
-///     ";created=1700000000;keyid=\"my-key\";expires=1700000300;tag=\"app\""
+///     ";created=1700000000;expires=1700000300;keyid=\"my-key\";tag=\"app\""
 /// ));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

@@ -1,6 +1,6 @@
 //! The signature base (RFC 9421 section 2.5).
 
-use super::components::{ComponentError, ComponentId, SfType};
+use super::components::{ComponentError, ComponentId, FieldCache, SfType};
 use super::message::Message;
 use super::sfv;
 
@@ -41,8 +41,30 @@ pub fn signature_base(
     params_value: &str,
     sf_types: &dyn Fn(&str) -> Option<SfType>,
 ) -> Result<Vec<u8>, ComponentError> {
+    signature_base_cached(
+        msg,
+        related,
+        covered,
+        params_value,
+        sf_types,
+        &mut FieldCache::default(),
+    )
+}
+
+/// [`signature_base`] sharing the structured-field work and the
+/// [`MAX_BASE_BYTES`](super::MAX_BASE_BYTES) budget of one message with the
+/// other bases built for it.
+pub(crate) fn signature_base_cached(
+    msg: &Message,
+    related: Option<&Message>,
+    covered: &[ComponentId],
+    params_value: &str,
+    sf_types: &dyn Fn(&str) -> Option<SfType>,
+    cache: &mut FieldCache,
+) -> Result<Vec<u8>, ComponentError> {
+    let budget = super::MAX_BASE_BYTES;
+    let over = |spent: usize, len: usize| spent.saturating_add(len) > budget;
     let mut out = Vec::with_capacity(256 + msg.headers.len() * 32);
-    let mut cache = super::components::DictCache::default();
     for (i, c) in covered.iter().enumerate() {
         if covered.iter().take(i).any(|o| o.same_as(c)) {
             return Err(ComponentError::Duplicate(c.to_string()));
@@ -59,7 +81,11 @@ pub fn signature_base(
         sfv::write_params(&mut id, &c.params);
         out.extend_from_slice(id.as_bytes());
         out.extend_from_slice(b": ");
-        c.write_value_cached(&mut out, msg, related, sf_types, &mut cache)?;
+        c.write_value_cached(&mut out, msg, related, sf_types, cache)?;
+        if over(cache.base_bytes, out.len()) {
+            cache.base_bytes = cache.base_bytes.saturating_add(out.len());
+            return Err(ComponentError::WorkBudget { budget });
+        }
         let value = out.get(start..).unwrap_or(&[]);
         // A value must not break the line structure of the base.
         if value.iter().any(|b| matches!(b, b'\n' | b'\r' | 0)) {
@@ -73,5 +99,68 @@ pub fn signature_base(
     }
     out.extend_from_slice(b"\"@signature-params\": ");
     out.extend_from_slice(params_value.as_bytes());
+    cache.base_bytes = cache.base_bytes.saturating_add(out.len());
+    if cache.base_bytes > budget {
+        return Err(ComponentError::WorkBudget { budget });
+    }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each covered field is parsed once per message: 16 bases (labels)
+    /// covering `;sf` and many `;key` of two fields share one cache, and
+    /// four parses serve them all (x and y, Dictionary and `;sf` each).
+    #[test]
+    fn each_field_is_parsed_once_per_message() {
+        let raw = "GET / HTTP/1.1\r\nHost: e.example\r\nX: a=1, b=2, c=3\r\nY: a=9, b=8\r\n\r\n";
+        let m = Message::parse(raw.as_bytes(), "https").unwrap();
+        let mut ids = vec!["\"x\";sf".to_owned(), "\"y\";sf".to_owned()];
+        for k in ["a", "b"] {
+            ids.push(format!("\"x\";key=\"{k}\""));
+            ids.push(format!("\"y\";key=\"{k}\""));
+        }
+        let covered: Vec<ComponentId> =
+            ids.iter().map(|c| ComponentId::parse(c).unwrap()).collect();
+        let pv = signature_params_value(&covered, &Vec::new());
+        let mut cache = FieldCache::default();
+        let mut bases = Vec::new();
+        for _ in 0..16 {
+            bases.push(
+                signature_base_cached(&m, None, &covered, &pv, &|_| None, &mut cache).unwrap(),
+            );
+        }
+        assert_eq!(cache.parses, 4);
+        assert!(bases.iter().all(|b| *b == bases[0]));
+        assert_eq!(
+            bases[0],
+            signature_base(&m, None, &covered, &pv, &|_| None).unwrap()
+        );
+        assert_eq!(cache.base_bytes, 16 * bases[0].len());
+    }
+
+    /// The budget counts every base built for the message.
+    #[test]
+    fn budget_is_shared_by_the_bases_of_one_message() {
+        let big = "z".repeat(100 * 1024);
+        let raw = format!("GET / HTTP/1.1\r\nHost: e.example\r\nX: {big}\r\n\r\n");
+        let m = Message::parse(raw.as_bytes(), "https").unwrap();
+        let covered = vec![ComponentId::parse("\"x\"").unwrap()];
+        let pv = signature_params_value(&covered, &Vec::new());
+        let mut cache = FieldCache::default();
+        let fits = crate::httpsig::MAX_BASE_BYTES / (big.len() + 32);
+        for _ in 0..fits {
+            signature_base_cached(&m, None, &covered, &pv, &|_| None, &mut cache).unwrap();
+        }
+        assert_eq!(
+            signature_base_cached(&m, None, &covered, &pv, &|_| None, &mut cache),
+            Err(ComponentError::WorkBudget {
+                budget: crate::httpsig::MAX_BASE_BYTES
+            })
+        );
+        // A fresh message (cache) has its own budget.
+        assert!(signature_base(&m, None, &covered, &pv, &|_| None).is_ok());
+    }
 }

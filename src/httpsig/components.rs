@@ -217,6 +217,14 @@ pub enum ComponentError {
         /// The query name or value as received, before decoding.
         text: String,
     },
+    /// The signature bases built for one message (every label together)
+    /// would exceed [`MAX_BASE_BYTES`](super::MAX_BASE_BYTES): the work a
+    /// message can cause is bounded, whatever its labels and components.
+    #[error("the signature bases of this message exceed {budget} bytes in total (the work per message is bounded)")]
+    WorkBudget {
+        /// The budget, in bytes.
+        budget: usize,
+    },
 }
 
 /// The structured-field type of a field, for `;sf` (RFC 9421 section 2.1.1).
@@ -426,18 +434,18 @@ impl ComponentId {
         related: Option<&Message>,
         sf_types: &dyn Fn(&str) -> Option<SfType>,
     ) -> Result<(), ComponentError> {
-        self.write_value_cached(out, msg, related, sf_types, &mut DictCache::default())
+        self.write_value_cached(out, msg, related, sf_types, &mut FieldCache::default())
     }
 
-    /// [`Self::write_value`] with the `;key` dictionaries of one signature
-    /// base shared in `cache`.
+    /// [`Self::write_value`] with the parsed `;key` dictionaries and the
+    /// `;sf` serializations of one message shared in `cache`.
     pub(crate) fn write_value_cached(
         &self,
         out: &mut Vec<u8>,
         msg: &Message,
         related: Option<&Message>,
         sf_types: &dyn Fn(&str) -> Option<SfType>,
-        cache: &mut DictCache,
+        cache: &mut FieldCache,
     ) -> Result<(), ComponentError> {
         let src = if self.req {
             if msg.is_request() {
@@ -516,7 +524,7 @@ impl ComponentId {
         name: &str,
         m: &Message,
         sf_types: &dyn Fn(&str) -> Option<SfType>,
-        cache: &mut DictCache,
+        cache: &mut FieldCache,
     ) -> Result<(), ComponentError> {
         let lines: Vec<&[u8]> = m.field_lines(name, self.tr).collect();
         if lines.is_empty() {
@@ -537,11 +545,16 @@ impl ComponentId {
             }
             return Ok(());
         }
+        let field = (self.req, self.tr, name.to_owned());
         if let Some(key) = &self.key {
+            let parses = &mut cache.parses;
             let dict = cache
-                .0
-                .entry((self.req, self.tr, name.to_owned()))
-                .or_insert_with(|| sfv::parse_dictionary(&lines.join(&b", "[..])))
+                .dicts
+                .entry(field)
+                .or_insert_with(|| {
+                    *parses += 1;
+                    sfv::parse_dictionary(&lines.join(&b", "[..]))
+                })
                 .as_ref()
                 .map_err(|e| structured(e.clone()))?;
             let entry = dict.get(key).ok_or_else(|| ComponentError::KeyMissing {
@@ -554,29 +567,16 @@ impl ComponentId {
             return Ok(());
         }
         if self.sf {
-            let joined = lines.join(&b", "[..]);
-            let mut s = String::new();
-            match sf_types(name) {
-                Some(SfType::Dictionary) => sfv::write_dictionary(
-                    &mut s,
-                    &sfv::parse_dictionary(&joined).map_err(structured)?,
-                ),
-                Some(SfType::List) => {
-                    sfv::write_list(&mut s, &sfv::parse_list(&joined).map_err(structured)?)
-                }
-                Some(SfType::Item) => {
-                    sfv::write_item(&mut s, &sfv::parse_item(&joined).map_err(structured)?)
-                }
-                // Unknown type: a value that parses as both a Dictionary and a
-                // List (or List and Item) serializes identically either way,
-                // so trying Dictionary, then List, is unambiguous.
-                None => match sfv::parse_dictionary(&joined) {
-                    Ok(d) => sfv::write_dictionary(&mut s, &d),
-                    Err(_) => {
-                        sfv::write_list(&mut s, &sfv::parse_list(&joined).map_err(structured)?)
-                    }
-                },
-            }
+            let parses = &mut cache.parses;
+            let s = cache
+                .sf
+                .entry(field)
+                .or_insert_with(|| {
+                    *parses += 1;
+                    sf_serialize(&lines.join(&b", "[..]), sf_types(name))
+                })
+                .as_ref()
+                .map_err(|e| structured(e.clone()))?;
             out.extend_from_slice(s.as_bytes());
             return Ok(());
         }
@@ -590,13 +590,39 @@ impl ComponentId {
     }
 }
 
-/// The `;key` dictionaries parsed while one signature base is built, by
-/// (`;req`, `;tr`, field name), so 64 `;key` components over one large field
-/// parse it once, not 64 times (issue 13 item 1).
+/// The `;sf` serialization of a field value (RFC 9421 section 2.1.1).
+fn sf_serialize(joined: &[u8], ty: Option<SfType>) -> Result<String, SfError> {
+    let mut s = String::new();
+    match ty {
+        Some(SfType::Dictionary) => sfv::write_dictionary(&mut s, &sfv::parse_dictionary(joined)?),
+        Some(SfType::List) => sfv::write_list(&mut s, &sfv::parse_list(joined)?),
+        Some(SfType::Item) => sfv::write_item(&mut s, &sfv::parse_item(joined)?),
+        // Unknown type: a value that parses as both a Dictionary and a
+        // List (or List and Item) serializes identically either way,
+        // so trying Dictionary, then List, is unambiguous.
+        None => match sfv::parse_dictionary(joined) {
+            Ok(d) => sfv::write_dictionary(&mut s, &d),
+            Err(_) => sfv::write_list(&mut s, &sfv::parse_list(joined)?),
+        },
+    }
+    Ok(s)
+}
+
+/// The structured-field work of one message, shared by every signature
+/// base built for it (all labels): the `;key` Dictionary and the `;sf`
+/// serialization of each field, by (`;req`, `;tr`, field name), so each
+/// covered field is parsed at most once per kind per message however many
+/// labels and parameters name it; and the bytes of signature base built so
+/// far, bounded by [`MAX_BASE_BYTES`](super::MAX_BASE_BYTES).
 #[derive(Default)]
-pub(crate) struct DictCache(
-    std::collections::HashMap<(bool, bool, String), Result<sfv::Dictionary, SfError>>,
-);
+pub(crate) struct FieldCache {
+    dicts: std::collections::HashMap<(bool, bool, String), Result<sfv::Dictionary, SfError>>,
+    sf: std::collections::HashMap<(bool, bool, String), Result<String, SfError>>,
+    /// Structured-field parses done (one per field and kind).
+    pub(crate) parses: usize,
+    /// Signature base bytes built for this message so far.
+    pub(crate) base_bytes: usize,
+}
 
 struct ByteWriter<'a>(&'a mut Vec<u8>);
 impl std::fmt::Write for ByteWriter<'_> {

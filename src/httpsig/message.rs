@@ -65,6 +65,17 @@ pub enum MessageError {
     /// so `@authority` cannot be derived (RFC 9421 section 2.2.3).
     #[error("the request has no authority (no Host field and no absolute-form target)")]
     NoAuthority,
+    /// The message framing is ambiguous or not RFC 9112 section 6.3: several
+    /// or non-digit `Content-Length` values, `Transfer-Encoding` together with
+    /// `Content-Length`, a transfer coding other than one final `chunked`;
+    /// holds what is wrong.
+    #[error("invalid message framing: {0}")]
+    Framing(&'static str),
+    /// Bytes follow the end of the message (RFC 9112 section 6.3: a request
+    /// with neither `Content-Length` nor `Transfer-Encoding` has no body, so
+    /// what follows would be a second message); holds their number.
+    #[error("{0} bytes after the end of the message")]
+    TrailingBytes(usize),
     /// The request target is empty, holds a control byte or space, or is
     /// not one of the RFC 9112 section 3.2 forms; holds it (at most 64
     /// characters).
@@ -255,20 +266,31 @@ fn dechunk(data: &[u8]) -> Result<(Vec<u8>, Vec<Field>), MessageError> {
         let size_txt = line.split(|c| *c == b';').next().unwrap_or(&[]);
         let size_txt = std::str::from_utf8(trim_ows(size_txt))
             .map_err(|_| MessageError::Chunked("chunk size not ASCII"))?;
-        if size_txt.is_empty() || size_txt.len() > 8 {
+        // chunk-size = 1*HEXDIG (RFC 9112 section 7.1): no sign, which
+        // from_str_radix alone would accept.
+        if size_txt.is_empty()
+            || size_txt.len() > 8
+            || !size_txt.bytes().all(|c| c.is_ascii_hexdigit())
+        {
             return Err(MessageError::Chunked("bad chunk size"));
         }
         let size = usize::from_str_radix(size_txt, 16)
             .map_err(|_| MessageError::Chunked("bad chunk size"))?;
         i += nl + 1;
         if size == 0 {
-            // trailer section up to the final empty line (or end of input).
+            // trailer section up to the first empty line (or end of input);
+            // only empty lines may follow it (RFC 9112 section 7.1.2).
             let rest = data.get(i..).unwrap_or(&[]);
-            let mut lines = split_lines(rest);
+            let (section, after) = match find_head_end(rest) {
+                Some((end, after)) => (rest.get(..end).unwrap_or(&[]), after),
+                None => (rest, rest.len()),
+            };
+            let mut lines = split_lines(section);
             while lines.last().is_some_and(|l| l.is_empty()) {
                 lines.pop();
             }
             let trailers = parse_fields(&lines, 0)?;
+            no_trailing_bytes(rest.get(after..).unwrap_or(&[]))?;
             return Ok((body, trailers));
         }
         let chunk = data
@@ -285,6 +307,92 @@ fn dechunk(data: &[u8]) -> Result<(Vec<u8>, Vec<Field>), MessageError> {
                 "chunk data not followed by a line end",
             ));
         }
+    }
+}
+
+/// Refuse bytes after the end of a message, other than empty lines (which
+/// RFC 9112 section 2.2 lets a recipient ignore before a next message).
+fn no_trailing_bytes(rest: &[u8]) -> Result<(), MessageError> {
+    if rest.iter().all(|c| matches!(c, b'\r' | b'\n')) {
+        Ok(())
+    } else {
+        Err(MessageError::TrailingBytes(rest.len()))
+    }
+}
+
+/// How the body of a message is delimited (RFC 9112 section 6.3).
+enum Framing {
+    /// No body (a request without length, a 204 or 304 response).
+    None,
+    /// `Content-Length` bytes.
+    Length(usize),
+    /// The chunked transfer coding.
+    Chunked,
+    /// The rest of the input (a response without length, which is read
+    /// until the connection closes).
+    ToEnd,
+}
+
+/// The framing of a message from its header fields (RFC 9112 section 6.3),
+/// refusing every ambiguous case: several `Content-Length` values (equal or
+/// not, in one line or several), a value other than `1*DIGIT` (no sign, no
+/// space), `Transfer-Encoding` with `Content-Length`, a transfer coding
+/// list (all `Transfer-Encoding` lines together) other than `chunked` alone.
+fn framing(headers: &[Field], kind: &Kind) -> Result<Framing, MessageError> {
+    let te: Vec<&[u8]> = headers
+        .iter()
+        .filter(|f| f.name == "transfer-encoding")
+        .flat_map(|f| f.value.split(|c| *c == b','))
+        .map(trim_ows)
+        .filter(|t| !t.is_empty())
+        .collect();
+    let te_lines = headers.iter().any(|f| f.name == "transfer-encoding");
+    let cl: Vec<&[u8]> = headers
+        .iter()
+        .filter(|f| f.name == "content-length")
+        .flat_map(|f| f.value.split(|c| *c == b','))
+        .collect();
+    let no_body = match kind {
+        Kind::Response { status } => matches!(status, 204 | 304),
+        Kind::Request(_) => false,
+    };
+    if te_lines {
+        if !cl.is_empty() {
+            return Err(MessageError::Framing(
+                "Transfer-Encoding together with Content-Length",
+            ));
+        }
+        return match te.as_slice() {
+            [one] if one.eq_ignore_ascii_case(b"chunked") => Ok(Framing::Chunked),
+            [.., last] if last.eq_ignore_ascii_case(b"chunked") => Err(MessageError::Framing(
+                "a transfer coding other than chunked (only chunked is decoded)",
+            )),
+            _ => Err(MessageError::Framing(
+                "the final transfer coding is not chunked",
+            )),
+        };
+    }
+    match cl.as_slice() {
+        [] if no_body => Ok(Framing::None),
+        [] => Ok(match kind {
+            Kind::Request(_) => Framing::None,
+            Kind::Response { .. } => Framing::ToEnd,
+        }),
+        [one] => {
+            if one.is_empty() || one.len() > 19 || !one.iter().all(u8::is_ascii_digit) {
+                return Err(MessageError::Framing(
+                    "Content-Length is not a decimal number",
+                ));
+            }
+            let n = std::str::from_utf8(one)
+                .ok()
+                .and_then(|t| t.parse::<usize>().ok())
+                .ok_or(MessageError::Framing(
+                    "Content-Length is not a decimal number",
+                ))?;
+            Ok(Framing::Length(n))
+        }
+        _ => Err(MessageError::Framing("more than one Content-Length value")),
     }
 }
 
@@ -427,6 +535,14 @@ impl Message {
     /// carry an `HTTP/2` or `HTTP/3` status line as `curl -i` writes; interim
     /// 1xx responses before the final one are skipped. A chunked body is
     /// decoded and its trailer fields kept for `;tr`.
+    ///
+    /// The body is delimited as RFC 9112 section 6.3 says, and every
+    /// ambiguous framing is an error ([`MessageError::Framing`]): a request
+    /// with neither `Content-Length` nor `Transfer-Encoding` has no body, so
+    /// bytes after its header section are refused
+    /// ([`MessageError::TrailingBytes`]) rather than taken as its content; a
+    /// response without a length reads to the end of the input; a 204 or 304
+    /// response has no body. Empty lines after a message are ignored.
     pub fn parse(data: &[u8], scheme: &str) -> Result<Message, MessageError> {
         let mut data = data;
         let mut offset = 0usize;
@@ -468,26 +584,22 @@ impl Message {
                     continue;
                 }
             }
-            let chunked = headers.iter().any(|f| {
-                f.name == "transfer-encoding"
-                    && f.value
-                        .split(|c| *c == b',')
-                        .next_back()
-                        .is_some_and(|t| trim_ows(t).eq_ignore_ascii_case(b"chunked"))
-            });
-            let (body, trailers) = if chunked {
-                dechunk(rest)?
-            } else {
-                if let Some(cl) = headers.iter().find(|f| f.name == "content-length") {
-                    let declared = String::from_utf8_lossy(&cl.value).into_owned();
-                    if declared.parse::<usize>().ok() != Some(rest.len()) {
+            let (body, trailers) = match framing(&headers, &kind)? {
+                Framing::Chunked => dechunk(rest)?,
+                Framing::None => {
+                    no_trailing_bytes(rest)?;
+                    (Vec::new(), Vec::new())
+                }
+                Framing::ToEnd => (rest.to_vec(), Vec::new()),
+                Framing::Length(n) => {
+                    if n != rest.len() {
                         return Err(MessageError::ContentLength {
-                            declared,
+                            declared: n.to_string(),
                             actual: rest.len(),
                         });
                     }
+                    (rest.to_vec(), Vec::new())
                 }
-                (rest.to_vec(), Vec::new())
             };
             return Ok(Message {
                 kind,
@@ -690,5 +802,102 @@ mod tests {
         .unwrap();
         assert_eq!(m.body, b"HTTP");
         assert_eq!(m.trailers[0].name, "expires");
+    }
+
+    fn parse_err(raw: &[u8]) -> MessageError {
+        Message::parse(raw, "https").unwrap_err()
+    }
+
+    #[test]
+    fn request_without_length_has_no_body_and_trailing_bytes_are_refused() {
+        // A second request appended to a body-less GET is not its body.
+        let e =
+            parse_err(b"GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /admin HTTP/1.1\r\nHost: a\r\n\r\n");
+        assert_eq!(e, MessageError::TrailingBytes(32));
+        assert_eq!(
+            parse_err(b"POST /a HTTP/1.1\nHost: a\n\nhello"),
+            MessageError::TrailingBytes(5)
+        );
+        // Empty lines after the message are ignored (RFC 9112 section 2.2).
+        let m = Message::parse(b"GET /a HTTP/1.1\r\nHost: a\r\n\r\n\r\n", "https").unwrap();
+        assert!(m.body.is_empty());
+    }
+
+    #[test]
+    fn response_without_length_reads_to_the_end() {
+        let m = Message::parse(b"HTTP/1.1 200 OK\nX: y\n\nall of it", "https").unwrap();
+        assert_eq!(m.body, b"all of it");
+        assert_eq!(
+            parse_err(b"HTTP/1.1 204 No Content\n\nsmuggled"),
+            MessageError::TrailingBytes(8)
+        );
+    }
+
+    #[test]
+    fn content_length_must_be_one_decimal_number() {
+        for raw in [
+            &b"POST / HTTP/1.1\nHost: a\nContent-Length: 2\nContent-Length: 2\n\nhi"[..],
+            b"POST / HTTP/1.1\nHost: a\nContent-Length: 2\nContent-Length: 3\n\nhi",
+            b"POST / HTTP/1.1\nHost: a\nContent-Length: 2, 2\n\nhi",
+            b"POST / HTTP/1.1\nHost: a\nContent-Length: +2\n\nhi",
+            b"POST / HTTP/1.1\nHost: a\nContent-Length: 0x2\n\nhi",
+            b"POST / HTTP/1.1\nHost: a\nContent-Length: \n\n",
+            b"HTTP/1.1 200 OK\nContent-Length: 2\nContent-Length: 2\n\nhi",
+        ] {
+            assert!(
+                matches!(parse_err(raw), MessageError::Framing(_)),
+                "{}",
+                String::from_utf8_lossy(raw)
+            );
+        }
+        let m = Message::parse(
+            b"POST / HTTP/1.1\nHost: a\nContent-Length: 2\n\nhi",
+            "https",
+        )
+        .unwrap();
+        assert_eq!(m.body, b"hi");
+    }
+
+    #[test]
+    fn transfer_encoding_must_be_chunked_alone_and_without_length() {
+        let chunked = b"4\nHTTP\n0\n\n";
+        for head in [
+            // chunked, then a second line making the final coding identity
+            &b"POST / HTTP/1.1\nHost: a\nTransfer-Encoding: chunked\nTransfer-Encoding: identity\n\n"[..],
+            b"POST / HTTP/1.1\nHost: a\nTransfer-Encoding: chunked, identity\n\n",
+            b"POST / HTTP/1.1\nHost: a\nTransfer-Encoding: gzip, chunked\n\n",
+            b"POST / HTTP/1.1\nHost: a\nTransfer-Encoding: chunked, chunked\n\n",
+            b"POST / HTTP/1.1\nHost: a\nTransfer-Encoding: chunked\nContent-Length: 4\n\n",
+            b"POST / HTTP/1.1\nHost: a\nTransfer-Encoding: \n\n",
+            b"HTTP/1.1 200 OK\nTransfer-Encoding: gzip\n\n",
+        ] {
+            let raw = [head, &chunked[..]].concat();
+            assert!(
+                matches!(parse_err(&raw), MessageError::Framing(_)),
+                "{}",
+                String::from_utf8_lossy(&raw)
+            );
+        }
+        let m = Message::parse(
+            b"POST / HTTP/1.1\nHost: a\nTransfer-Encoding: Chunked\n\n4\nHTTP\n0\n\n",
+            "https",
+        )
+        .unwrap();
+        assert_eq!(m.body, b"HTTP");
+    }
+
+    #[test]
+    fn chunk_size_is_hex_digits_only() {
+        let e =
+            parse_err(b"POST / HTTP/1.1\nHost: a\nTransfer-Encoding: chunked\n\n+4\nHTTP\n0\n\n");
+        assert_eq!(e, MessageError::Chunked("bad chunk size"));
+    }
+
+    #[test]
+    fn bytes_after_the_chunked_trailer_section_are_refused() {
+        let e = parse_err(
+            b"POST / HTTP/1.1\nHost: a\nTransfer-Encoding: chunked\n\n0\n\nGET http://a/ HTTP/1.1\n\n",
+        );
+        assert!(matches!(e, MessageError::TrailingBytes(_)), "{e:?}");
     }
 }

@@ -39,8 +39,18 @@ pub const MAX_COMPONENTS: usize = 64;
 pub const MAX_SIGNATURE_FIELD: usize = 16 * 1024;
 /// Longest label accepted.
 pub const MAX_LABEL: usize = 64;
+/// The work budget of one message: the signature bases built for it, every
+/// label together, hold at most this many bytes (1 MiB, eight times the
+/// largest header section [`message::MAX_HEAD_BYTES`]); past it a label
+/// fails with [`components::ComponentError::WorkBudget`]. With each covered
+/// field parsed at most once per message, this bounds the CPU a message can
+/// cost within the size limits ([`MAX_SIGNATURES`] labels of
+/// [`MAX_COMPONENTS`] components over large fields).
+pub const MAX_BASE_BYTES: usize = 1024 * 1024;
 
-/// The signature parameters registered by RFC 9421 section 6.3.2.
+/// The signature parameters registered by RFC 9421 section 6.3.2, in the
+/// order of section 2.3 (the order signers emit them:
+/// [`sign::PARAM_ORDER`]).
 pub const KNOWN_PARAMS: [&str; 6] = ["created", "expires", "nonce", "alg", "keyid", "tag"];
 
 /// Why a signature parameter is unusable (RFC 9421 section 2.3).

@@ -9,7 +9,9 @@ use crate::sfv::{self, BareItem};
 use crate::Algorithm;
 
 /// What to sign: a label, the covered components in order, and the
-/// signature parameters in the order they will be serialized (RFC 9421 section 2.3).
+/// signature parameters in the order they will be serialized (RFC 9421
+/// section 2.3): the named setters keep the registered parameters in
+/// [`PARAM_ORDER`], [`SignatureSpec::param`] appends where it is called.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignatureSpec {
     /// The label: the `Signature-Input` and `Signature` Dictionary key (an
@@ -42,36 +44,69 @@ impl SignatureSpec {
         self.components.push(c);
         self
     }
-    /// Append a parameter (in order).
+    /// Append a parameter after those already given, exactly where it is
+    /// called (use it to reproduce a given serialization, e.g. a test
+    /// vector's).
     pub fn param(mut self, name: &str, v: BareItem) -> Self {
         self.params.push((name.to_owned(), v));
         self
     }
-    /// `created` (section 2.3).
+    /// Insert a registered parameter at its place in [`PARAM_ORDER`],
+    /// before every parameter that comes later in it and before unknown
+    /// parameters.
+    fn place(mut self, name: &str, v: BareItem) -> Self {
+        let rank = |n: &str| {
+            PARAM_ORDER
+                .iter()
+                .position(|p| *p == n)
+                .unwrap_or(PARAM_ORDER.len())
+        };
+        let mine = rank(name);
+        let at = self
+            .params
+            .iter()
+            .position(|(n, _)| rank(n) > mine)
+            .unwrap_or(self.params.len());
+        self.params.insert(at, (name.to_owned(), v));
+        self
+    }
+    /// `created` (section 2.3), placed in [`PARAM_ORDER`].
     pub fn created(self, t: i64) -> Self {
-        self.param("created", BareItem::Integer(t))
+        self.place("created", BareItem::Integer(t))
     }
-    /// `expires` (section 2.3).
+    /// `expires` (section 2.3), placed in [`PARAM_ORDER`].
     pub fn expires(self, t: i64) -> Self {
-        self.param("expires", BareItem::Integer(t))
+        self.place("expires", BareItem::Integer(t))
     }
-    /// `nonce` (section 2.3).
+    /// `nonce` (section 2.3), placed in [`PARAM_ORDER`].
     pub fn nonce(self, n: &str) -> Self {
-        self.param("nonce", BareItem::String(n.to_owned()))
+        self.place("nonce", BareItem::String(n.to_owned()))
     }
-    /// `alg` (section 2.3): must equal the signing key's algorithm.
+    /// `alg` (section 2.3): must equal the signing key's algorithm; placed
+    /// in [`PARAM_ORDER`].
     pub fn alg(self, a: Algorithm) -> Self {
-        self.param("alg", BareItem::String(a.httpsig_name().to_owned()))
+        self.place("alg", BareItem::String(a.httpsig_name().to_owned()))
     }
-    /// `keyid` (section 2.3).
+    /// `keyid` (section 2.3), placed in [`PARAM_ORDER`].
     pub fn keyid(self, k: &str) -> Self {
-        self.param("keyid", BareItem::String(k.to_owned()))
+        self.place("keyid", BareItem::String(k.to_owned()))
     }
-    /// `tag` (section 2.3).
+    /// `tag` (section 2.3), placed in [`PARAM_ORDER`].
     pub fn tag(self, t: &str) -> Self {
-        self.param("tag", BareItem::String(t.to_owned()))
+        self.place("tag", BareItem::String(t.to_owned()))
     }
 }
+
+/// The order in which [`SignatureSpec`]'s named setters place the
+/// registered signature parameters: that of RFC 9421 section 2.3's list
+/// (`created`, `expires`, `nonce`, `alg`, `keyid`, `tag`), whatever order
+/// they are called in. Any order is valid RFC 9421 (the received
+/// `@signature-params` value is signed as sent, and agentsig verifies any
+/// order), but some verifiers (the `httpsig` crate up to at least 0.0.26)
+/// rebuild `@signature-params` in this fixed order instead of using the
+/// received value, and so refuse a signature whose parameters are in
+/// another; signing in this order verifies everywhere.
+pub const PARAM_ORDER: [&str; 6] = super::KNOWN_PARAMS;
 
 /// Why a message could not be signed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -151,7 +186,7 @@ pub struct Signed {
 ///
 /// let mut request = Message::parse(
 ///     b"POST /tasks?id=7 HTTP/1.1\r\nHost: agent.example\r\n\
-///       Content-Type: application/json\r\n\r\n{}",
+///       Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
 ///     "https",
 /// )?;
 /// let key = SigningKey::generate(Algorithm::Ed25519)?;
@@ -298,8 +333,9 @@ pub enum SignatureOnHttpError {
 /// The response fields a static host must send with a descriptor (seed 001
 /// section 10.3): `Content-Type`, `Content-Digest` (sha-256 of the body,
 /// RFC 9530), and `Signature-Input`/`Signature` covering `@status`,
-/// `content-type` and `content-digest` with `created`, `keyid`, `alg` and,
-/// when given, `expires` (RFC 9421 section 2.3). The signed `@status` is 200.
+/// `content-type` and `content-digest` with `created`, `expires` when
+/// given, `alg` and `keyid`, in [`PARAM_ORDER`] (RFC 9421 section 2.3).
+/// The signed `@status` is 200.
 ///
 /// Returned in the order to send them, as (name, value) pairs.
 pub fn static_response_fields(
@@ -352,5 +388,63 @@ pub fn default_components(msg: &Message) -> Vec<ComponentId> {
         v
     } else {
         super::verify::descriptor_response_components()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(spec: &SignatureSpec) -> Vec<&str> {
+        spec.params.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    #[test]
+    fn named_setters_keep_rfc_9421_section_2_3_order() {
+        // The order agentsig's CLI, serve layer and static fields call them in.
+        let spec = SignatureSpec::new("sig1")
+            .created(1)
+            .keyid("k")
+            .alg(Algorithm::Ed25519)
+            .expires(2);
+        assert_eq!(names(&spec), ["created", "expires", "alg", "keyid"]);
+        let spec = SignatureSpec::new("sig1")
+            .tag("t")
+            .keyid("k")
+            .nonce("n")
+            .alg(Algorithm::EcdsaP256Sha256)
+            .expires(2)
+            .created(1);
+        assert_eq!(names(&spec), PARAM_ORDER);
+        // Unknown parameters stay after the registered ones, and `param`
+        // appends exactly where it is called.
+        let spec = SignatureSpec::new("sig1")
+            .param("x-ext", BareItem::Integer(1))
+            .keyid("k")
+            .created(1)
+            .param("created2", BareItem::Integer(1));
+        assert_eq!(names(&spec), ["created", "keyid", "x-ext", "created2"]);
+    }
+
+    #[test]
+    fn static_response_fields_use_the_fixed_order() {
+        let key = SigningKey::generate(Algorithm::Ed25519).unwrap();
+        let fields = static_response_fields(
+            b"{}",
+            "application/json",
+            &[(&key, "k1".to_owned())],
+            10,
+            Some(20),
+        )
+        .unwrap();
+        let input = fields
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("signature-input"))
+            .map(|(_, v)| v.clone())
+            .unwrap();
+        assert!(
+            input.ends_with(";created=10;expires=20;alg=\"ed25519\";keyid=\"k1\""),
+            "{input}"
+        );
     }
 }

@@ -17,7 +17,7 @@
 //! * Header-level damage (invalid structured fields, duplicate labels,
 //!   oversized fields) is a [`HeaderError`] for the whole message.
 
-use super::base::{signature_base, signature_params_value};
+use super::base::{signature_base_cached, signature_params_value};
 use super::components::{parse_covered, ComponentError, ComponentId, Derived, SfType};
 use super::message::{Message, MessageError};
 use super::{check_params, param_int, param_str, valid_label, ParamError};
@@ -338,6 +338,7 @@ impl SigError {
             SigError::NotInnerList | SigError::NotByteSequence => "malformed",
             SigError::TooManyComponents => "too-many-components",
             SigError::Component(ComponentError::Missing(_)) => "component-missing",
+            SigError::Component(ComponentError::WorkBudget { .. }) => "work-budget",
             SigError::Component(_) => "component",
             SigError::Param(_) => "parameter",
             SigError::RequiredComponentNotCovered(_) => "required-component-not-covered",
@@ -629,9 +630,13 @@ pub fn report(
             v
         }
     };
+    // One cache per message: each covered field is parsed once, and the
+    // signature bases of all labels share the MAX_BASE_BYTES budget.
+    let mut cache = super::components::FieldCache::default();
     for label in labels {
         let mut r = LabelResult::new(&label);
-        let outcome = verify_label(v, msg, related, &inputs, &sigs, &label, &mut r);
+        let received = (&inputs, &sigs);
+        let outcome = verify_label(v, msg, related, received, &label, &mut r, &mut cache);
         r.outcome = outcome;
         results.push(r);
     }
@@ -642,10 +647,10 @@ fn verify_label(
     v: &Verifier,
     msg: &Message,
     related: Option<&Message>,
-    inputs: &sfv::Dictionary,
-    sigs: &sfv::Dictionary,
+    (inputs, sigs): (&sfv::Dictionary, &sfv::Dictionary),
     label: &str,
     r: &mut LabelResult,
+    cache: &mut super::components::FieldCache,
 ) -> Result<(), SigError> {
     let input = match inputs.get(label) {
         Some(i) => i,
@@ -774,7 +779,7 @@ fn verify_label(
 
     // Section 3.2 step 7: rebuild the base from the received Inner List.
     let lookup = super::sf_type_lookup(&policy.sf_types);
-    let base = signature_base(msg, related, &covered, &params_value, &lookup)?;
+    let base = signature_base_cached(msg, related, &covered, &params_value, &lookup, cache)?;
     // Section 3.2 step 6: keyid and alg select among trusted keys.
     let req = KeyRequest {
         kid: r.keyid.clone(),
@@ -835,7 +840,7 @@ fn verify_label(
     }
     // Section 7.2.2: a nonce is remembered for as long as the signature
     // would be accepted (expires, or created + max age, plus skew; without
-    // either, forever: the store then fails closed when full).
+    // either, as long as a store keeps anything: replay::MAX_REPLAY_TTL_SECS).
     if let (Some(store), Some(n)) = (v.replay_store(), &r.nonce) {
         let skew = v.skew_i64();
         let by_expires = r.expires.map(|e| e.saturating_add(skew));
@@ -851,7 +856,11 @@ fn verify_label(
             (Some(a), None) | (None, Some(a)) => a,
             (None, None) => i64::MAX,
         };
-        let scope = format!("httpsig:{}", r.keyid.as_deref().unwrap_or(""));
+        let scope = format!(
+            "{}{}",
+            crate::replay::HTTPSIG_SCOPE,
+            r.keyid.as_deref().unwrap_or("")
+        );
         match store.check_and_record(&scope, n, until, v.now()) {
             Ok(Sighting::First) => {}
             Ok(Sighting::Replay) => return Err(SigError::Replay(n.clone())),

@@ -10,13 +10,16 @@
 //!   runs a script atomically (no other command interleaves), so a batch is
 //!   recorded all or none on Redis too, and one round trip serves a whole
 //!   delegation bundle.
-//! * Keys are `agentsig:replay:` + hex(SHA-256(scope ‖ 0x00 ‖ id)): fixed
-//!   length, so a hostile `jti` can neither inject into the key space nor
-//!   grow it.
+//! * Keys are `agentsig:replay:` + hex(SHA-256(len(scope) ‖ scope ‖
+//!   len(id) ‖ id)), each length a 64-bit big-endian integer: fixed length,
+//!   so a hostile `jti` can neither inject into the key space nor grow it,
+//!   and unambiguous, so a NUL inside a scope or id cannot make two pairs
+//!   share a key (the memory and file stores compare the pairs themselves).
 //! * The TTL is `until - now` seconds (the token's own `exp` plus skew,
 //!   RFC 7519 section 4.1.7 / RFC 9421 section 7.2.2); an entry whose
-//!   `until <= now` is checked but not stored; one beyond
-//!   [`MAX_TTL_SECS`] (a nonce without `expires`) is stored without expiry.
+//!   `until <= now` is checked but not stored; the TTL is at most
+//!   [`MAX_TTL_SECS`] (a nonce without `expires` included): no entry is
+//!   stored without expiry.
 //!   The TTL is computed from the verifier's clock, so replicas should keep
 //!   their clocks synchronized (the skew covers small differences).
 //!
@@ -55,8 +58,8 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 pub const DEFAULT_IO_TIMEOUT: Duration = Duration::from_secs(2);
 /// Default number of idle connections kept for reuse.
 pub const DEFAULT_MAX_IDLE: usize = 16;
-/// A TTL longer than this (about 68 years) is stored without expiry.
-pub const MAX_TTL_SECS: i64 = i32::MAX as i64;
+/// The longest TTL stored: [`super::MAX_REPLAY_TTL_SECS`], as in every store.
+pub const MAX_TTL_SECS: i64 = super::MAX_REPLAY_TTL_SECS;
 
 /// Longest status, error or integer line read from Redis.
 const MAX_LINE: u64 = 4096;
@@ -537,8 +540,8 @@ impl RedisClient {
 }
 
 /// Checks every key, then sets them all: atomic in Redis. ARGV[i] is the
-/// TTL of KEYS[i]: > 0 seconds, 0 = check only (already expired),
-/// -1 = no expiry. Returns 1 when recorded, 0 on a replay.
+/// TTL of KEYS[i]: > 0 seconds (at most [`MAX_TTL_SECS`]), 0 = check only
+/// (already expired). Returns 1 when recorded, 0 on a replay.
 const RECORD_ALL: &str = "\
 for i = 1, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 1 then return 0 end
@@ -547,20 +550,18 @@ for i = 1, #KEYS do
   local ttl = tonumber(ARGV[i])
   if ttl > 0 then
     redis.call('SET', KEYS[i], '1', 'EX', ttl)
-  elseif ttl < 0 then
-    redis.call('SET', KEYS[i], '1')
   end
 end
 return 1
 ";
 
-/// The fixed-length key of a `(scope, id)` pair under `prefix`.
+/// The fixed-length key of a `(scope, id)` pair under `prefix`: the hash
+/// of the parts, each preceded by its length (64-bit big-endian), so that
+/// no two different lists of parts hash the same bytes.
 pub(crate) fn hashed_key(prefix: &str, parts: &[&[u8]]) -> Vec<u8> {
     let mut h = Sha256::new();
-    for (i, p) in parts.iter().enumerate() {
-        if i > 0 {
-            h.update([0u8]);
-        }
+    for p in parts {
+        h.update((p.len() as u64).to_be_bytes());
         h.update(p);
     }
     let mut k = prefix.as_bytes().to_vec();
@@ -570,16 +571,14 @@ pub(crate) fn hashed_key(prefix: &str, parts: &[&[u8]]) -> Vec<u8> {
     k
 }
 
-/// Seconds to keep an entry: 0 = do not store, -1 = no expiry.
+/// Seconds to keep an entry: 0 = do not store, else at most
+/// [`MAX_TTL_SECS`].
 fn ttl(until: i64, now: i64) -> i64 {
-    if until == i64::MAX {
-        return -1;
-    }
     match until.checked_sub(now) {
-        None => -1,
         Some(d) if d <= 0 => 0,
-        Some(d) if d > MAX_TTL_SECS => -1,
-        Some(d) => d,
+        Some(d) => d.min(MAX_TTL_SECS),
+        // Overflow: `until` far in the future and `now` negative.
+        None => MAX_TTL_SECS,
     }
 }
 
@@ -639,7 +638,6 @@ impl ReplayStore for RedisReplayStore {
                     r => Err(self.client.unavailable(format!("unexpected reply {r:?}"))),
                 }
             }
-            -1 => self.client.query(&[b"SET", &key, b"1", b"NX"])?,
             t => {
                 self.client
                     .query(&[b"SET", &key, b"1", b"NX", b"EX", t.to_string().as_bytes()])?
@@ -733,6 +731,11 @@ mod tests {
         let c = hashed_key(REPLAY_PREFIX, &[long.as_bytes(), b""]);
         assert_eq!(c.len(), a.len());
         assert!(c[REPLAY_PREFIX.len()..].iter().all(u8::is_ascii_hexdigit));
+        // A NUL inside a part cannot move the boundary between parts.
+        assert_ne!(
+            hashed_key(REPLAY_PREFIX, &[b"a\0b", b"c"]),
+            hashed_key(REPLAY_PREFIX, &[b"a", b"b\0c"])
+        );
     }
 
     #[test]
@@ -740,9 +743,10 @@ mod tests {
         assert_eq!(ttl(100, 40), 60);
         assert_eq!(ttl(40, 40), 0);
         assert_eq!(ttl(10, 40), 0);
-        assert_eq!(ttl(i64::MAX, 40), -1);
-        assert_eq!(ttl(i64::MAX - 1, -10), -1);
-        assert_eq!(ttl(40 + MAX_TTL_SECS + 1, 40), -1);
+        // No entry is stored without expiry: at most MAX_TTL_SECS.
+        assert_eq!(ttl(i64::MAX, 40), MAX_TTL_SECS);
+        assert_eq!(ttl(i64::MAX - 1, -10), MAX_TTL_SECS);
+        assert_eq!(ttl(40 + MAX_TTL_SECS + 1, 40), MAX_TTL_SECS);
     }
 
     #[test]
