@@ -132,13 +132,8 @@ fn options(
     max_age: Option<u64>,
     now: Option<i64>,
 ) -> Result<UrlVerifyOptions, CliError> {
-    if trust.strict_low_s {
-        // UrlVerifyOptions has no low-S setting: refuse rather than ignore.
-        return Err(CliError::usage(
-            "--strict-low-s is not supported when verifying a URL or resolving an agent:// URI",
-        ));
-    }
     let mut o = UrlVerifyOptions::default();
+    o.strict_low_s = trust.strict_low_s;
     o.require_signed = net.require_signed;
     o.follow_jku = net.follow_jku;
     if let Some(d) = &net.cache_dir {

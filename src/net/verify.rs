@@ -64,6 +64,11 @@ pub struct UrlVerifyOptions {
     /// source, only when it is an https URL on the card's own origin (off by
     /// default; see [`super::card`]).
     pub follow_jku: bool,
+    /// Refuse ECDSA signatures whose `s` is in the upper half of the group
+    /// order (the low-S rule of BIP 62 and of many JOSE and RFC 9421
+    /// verifiers); ECDSA itself (FIPS 186-5) accepts both, so it is off by
+    /// default, as in [`crate::verifier::VerifierBuilder::strict_low_s`].
+    pub strict_low_s: bool,
 }
 
 /// Why a URL did not verify. Each failure keeps its own variant.
@@ -488,7 +493,7 @@ impl Resolver {
             }),
             error: Mutex::new(None),
         });
-        let mut b = Verifier::builder_arc(recording.clone());
+        let mut b = Verifier::builder_arc(recording.clone()).strict_low_s(opts.strict_low_s);
         if let Some(a) = &opts.algorithms {
             b = b.algorithms(a.clone());
         }
@@ -641,7 +646,9 @@ impl Resolver {
         // The digest was compared above (and `content-digest` is required
         // to be covered): not again.
         http.check_content_digest = !digest_checked;
-        let mut b = Verifier::builder_arc(keys).http(http);
+        let mut b = Verifier::builder_arc(keys)
+            .http(http)
+            .strict_low_s(opts.strict_low_s);
         if let Some(a) = &opts.algorithms {
             b = b.algorithms(a.clone());
         }
