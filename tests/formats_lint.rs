@@ -195,6 +195,13 @@ fn registry_rules() {
         f(&|v| v["agents"]["planner"] = json!("http://planner.example.com/agent.json")),
         one("registry/url-https", "/agents/planner")
     );
+    // A relative reference resolves against the registry's https URL
+    // (RFC 3986 section 5.2): what `agentsig serve` builds without a base URL.
+    assert!(f(&|v| v["agents"]["planner"] = json!("/planner.json")).is_empty());
+    assert_eq!(
+        f(&|v| v["agents"]["planner"] = json!("ftp://planner.example.com/a.json")),
+        one("registry/url-https", "/agents/planner")
+    );
     assert_eq!(
         f(&|v| v["agents"]["planner"] = json!("https://10.0.0.7/agent.json")),
         one("addr/internal", "/agents/planner")

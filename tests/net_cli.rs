@@ -260,28 +260,93 @@ fn lint_url_fetches_through_the_guarded_fetcher() {
         String::from_utf8_lossy(&o.stderr)
     );
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(r["format"], "agents-registry", "{r}");
+    assert_eq!(r["details"]["format"], "agents-registry", "{r}");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "a relative entry is an https URL: {r}"
+    );
     let o = run(&e, &["lint", "http://agents.example/x.json"], true);
     assert_eq!(o.status.code(), Some(2), "cleartext http is refused");
 }
 
-/// `--strict-low-s` is shared by every command that verifies; URL
-/// verification has no low-S setting yet, so `verify URL` and `resolve`
-/// refuse the flag (exit 2, nothing fetched) rather than ignore it.
+/// The low-S flavour of an ECDSA P-256 JWS signature `r || s`: both
+/// `(r, s)` and `(r, n - s)` verify under ECDSA (FIPS 186-5), and
+/// `--strict-low-s` accepts only the one with `s <= n/2`. Returns
+/// (high, low).
+fn both_s(sig: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    // The order n of P-256 (SEC 2 section 2.4.2).
+    let n =
+        hex::decode("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551").unwrap();
+    let mut other = sig[..32].to_vec();
+    let mut s2 = [0u8; 32];
+    let mut borrow = 0i16;
+    for i in (0..32).rev() {
+        let mut d = i16::from(n[i]) - i16::from(sig[32 + i]) - borrow;
+        borrow = 0;
+        if d < 0 {
+            d += 256;
+            borrow = 1;
+        }
+        s2[i] = d as u8;
+    }
+    other.extend_from_slice(&s2);
+    if sig[32..] > other[32..] {
+        (sig.to_vec(), other)
+    } else {
+        (other, sig.to_vec())
+    }
+}
+
+/// `--strict-low-s` reaches the verification of a fetched descriptor: a
+/// high-S detached JWS verifies by default and is refused with the flag
+/// (exit 1, a signature failure, not a usage error); its low-S twin
+/// verifies either way.
 #[test]
-fn strict_low_s_is_refused_not_ignored_by_url_verification() {
-    for args in [
-        &["verify", "https://agents.example/a.json", "--strict-low-s"][..],
-        &["resolve", "agent://agents.example/a", "--strict-low-s"][..],
-    ] {
-        let o = Command::new(env!("CARGO_BIN_EXE_agentsig"))
-            .args(args)
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(2), "{args:?}");
-        assert!(
-            String::from_utf8_lossy(&o.stderr).contains("--strict-low-s is not supported"),
-            "{}",
+fn strict_low_s_applies_to_url_verification() {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let e = env();
+    let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .unwrap()
+        .with_kid("k2");
+    let mut j = key.verifying_key().to_jwk().to_value();
+    j["use"] = json!("sig");
+    e.srv.route("/jwks2", Resp::json(&json!({ "keys": [j] })));
+    let body = serde_json::to_vec(&json!({
+        "name": "lows",
+        "authentication": {"jwksUri": e.srv.url("agents.example", "/jwks2")}
+    }))
+    .unwrap();
+    let jws = descriptor::sign(&body, &[&key], Default::default(), &Default::default())
+        .unwrap()
+        .jws;
+    let (head, sig_b64) = jws.trim().rsplit_once('.').unwrap();
+    let (high, low) = both_s(&b64.decode(sig_b64).unwrap());
+    e.srv
+        .route("/lows.json", Resp::ok("application/json", body.clone()));
+    for (name, sig, strict_code) in [("high", &high, 1), ("low", &low, 0)] {
+        e.srv.route(
+            "/lows.json.jws",
+            Resp::ok("application/jose", format!("{head}.{}", b64.encode(sig))),
+        );
+        let url = e.srv.url("agents.example", "/lows.json");
+        let o = run(&e, &["verify", &url, "--require-signed"], true);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let o = run(
+            &e,
+            &["verify", &url, "--require-signed", "--strict-low-s"],
+            true,
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(strict_code),
+            "{name}: {}",
             String::from_utf8_lossy(&o.stderr)
         );
     }

@@ -756,6 +756,19 @@ fn https_url(v: &Value) -> bool {
         .is_some_and(|u| uri_scheme(u).as_deref() == Some("https") && uri_host(u).is_some())
 }
 
+/// An `agents.json` entry: an absolute `https` URL, or a relative
+/// reference, which resolves against the registry's own URL (RFC 3986
+/// section 5.2), itself `https` by seed 001 section 5.1 step 1, so it
+/// stays on the registry's HTTPS origin or path. A network-path reference
+/// (`//host/...`) keeps the `https` scheme too, but names another host:
+/// it must then name one (the host rules apply to it as to any entry).
+fn https_or_relative_url(v: &Value) -> bool {
+    v.as_str().is_some_and(|u| match uri_scheme(u) {
+        Some(_) => https_url(v),
+        None => !u.is_empty(),
+    })
+}
+
 fn major_minor(v: &Value) -> bool {
     v.as_str().is_some_and(|v| {
         v.split_once('.').is_some_and(|(a, b)| {
@@ -1306,7 +1319,7 @@ pub const RULES: &[Rule] = &[
     e(REG, "/agents", Required(OBJ), "registry/agents", S001_51),
     e(REG, "/agents", NonEmpty, "registry/agents-empty", S001_E),
     e(REG, "/agents/*", Type(STR), J, S001_51),
-    e(REG, "/agents/*", Check::Value(https_url, "an https URL: resolvers MUST restrict fetches to HTTPS"), "registry/url-https", S001_52),
+    e(REG, "/agents/*", Check::Value(https_or_relative_url, "an https URL (or a reference relative to the registry's https URL): resolvers MUST restrict fetches to HTTPS"), "registry/url-https", S001_52),
     e(REG, "/agents/*", Endpoint, "addr/internal", S001_52),
     // AWP (seed 002)
     e(AWP, "/awp_version", Required(STR), "awp/required", S002_5),
