@@ -176,31 +176,42 @@ fn serve_sign_cards_serves_sdk_verifiable_cards() {
         serde_json::to_vec(&tampered).unwrap(),
     )
     .unwrap();
-    let sdk = |card: &str| {
-        Command::new("python3")
-            .arg("tests/interop/a2a_sdk.py")
-            .arg("verify")
-            .arg(dir.join(card))
-            .arg(dir.join("public.jwk"))
-            .output()
-    };
-    match sdk("card.out") {
-        Ok(o) if o.status.code() != Some(3) => {
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            let t = sdk("tampered.out").unwrap();
-            assert_eq!(
-                t.status.code(),
-                Some(1),
-                "{}",
-                String::from_utf8_lossy(&t.stderr)
-            );
-        }
-        other => {
-            assert!(
-                std::env::var("AGENTSIG_REQUIRE_INTEROP").as_deref() != Ok("1"),
-                "the A2A Python SDK is required (AGENTSIG_REQUIRE_INTEROP=1): {other:?}"
-            );
-            println!("SKIPPED A2A SDK check: {other:?}");
+    // And with both A2A SDKs (Python a2a-sdk, npm @a2a-js/sdk), using the
+    // served public key: the served card verifies, a tampered one does not.
+    for (prog, script) in [
+        ("python3", "tests/interop/a2a_sdk.py"),
+        ("node", "tests/interop/a2a_sdk.mjs"),
+    ] {
+        let sdk = |card: &str| {
+            Command::new(prog)
+                .arg(script)
+                .arg("verify")
+                .arg(dir.join(card))
+                .arg(dir.join("public.jwk"))
+                .output()
+        };
+        match sdk("card.out") {
+            Ok(o) if o.status.code() != Some(3) => {
+                assert!(
+                    o.status.success(),
+                    "{script}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                let t = sdk("tampered.out").unwrap();
+                assert_eq!(
+                    t.status.code(),
+                    Some(1),
+                    "{script}: {}",
+                    String::from_utf8_lossy(&t.stderr)
+                );
+            }
+            other => {
+                assert!(
+                    std::env::var("AGENTSIG_REQUIRE_INTEROP").as_deref() != Ok("1"),
+                    "the A2A SDK peer {script} is required (AGENTSIG_REQUIRE_INTEROP=1): {other:?}"
+                );
+                println!("SKIPPED A2A SDK check with {script}: {other:?}");
+            }
         }
     }
     let pid = child.id().to_string();
