@@ -1,7 +1,7 @@
 //! `agentsig delegation audit | mint | exchange` (RFC 8693 delegation chains).
 
 use super::TrustedKeyArgs;
-use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult};
+use super::{load_signing, parse_alg, read_input, CliError, CliResult};
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{self, report, AuditPolicy, ScopeMode, ScopePolicy, Severity};
 use agentsig::jwt::{FixedClock, JwtPolicy, SystemClock};
@@ -30,6 +30,17 @@ pub enum DelegationCommand {
     Exchange(Box<ExchangeArgs>),
 }
 
+impl DelegationCommand {
+    /// The token file(s), for the report's `subject`.
+    pub fn subject(&self) -> Option<String> {
+        match self {
+            DelegationCommand::Audit(a) => Some(a.tokens.join(" ")),
+            DelegationCommand::Mint(_) => None,
+            DelegationCommand::Exchange(a) => Some(a.subject_token.clone()),
+        }
+    }
+}
+
 pub fn run(c: DelegationCommand) -> CliResult {
     match c {
         DelegationCommand::Audit(a) => audit(*a),
@@ -54,11 +65,16 @@ pub struct TrustArgs {
     /// Accept any typ, or none.
     #[arg(long, conflicts_with = "typ")]
     any_typ: bool,
-    /// Clock skew in seconds.
-    #[arg(long, allow_hyphen_values = true, default_value_t = agentsig::jwt::DEFAULT_SKEW)]
+    /// Tolerated clock skew, in seconds.
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value_t = agentsig::jwt::DEFAULT_SKEW,
+        value_name = "SECONDS"
+    )]
     skew: i64,
-    /// Audit "as of" this time (seconds since the epoch) instead of now.
-    #[arg(long, allow_hyphen_values = true)]
+    /// Verify as if the time were this (Unix seconds); default: now.
+    #[arg(long, allow_hyphen_values = true, value_name = "UNIX-SECONDS")]
     now: Option<i64>,
 }
 
@@ -159,7 +175,8 @@ impl TrustArgs {
 
 #[derive(Args)]
 pub struct AuditArgs {
-    /// Files holding compact JWTs (whitespace-separated, in hop order, subject token first); - for standard input.
+    /// Files holding compact JWTs (whitespace-separated, in hop order, subject token first), or
+    /// - for standard input.
     #[arg(required = true)]
     tokens: Vec<String>,
     #[command(flatten)]
@@ -185,11 +202,12 @@ pub struct AuditArgs {
     /// Fail on warnings too.
     #[arg(long)]
     deny_warnings: bool,
-    /// Store of seen (iss, jti) pairs: a token audited twice is a replay.
-    /// PATH or file:PATH (one machine), redis://HOST:PORT/DB (a fleet), memory:.
-    #[arg(long, allow_hyphen_values = true)]
+    /// Store of seen (iss, jti) pairs: a token audited twice is a replay. STORE is PATH or
+    /// file:PATH (one machine), redis://HOST:PORT/DB (a fleet), memory:.
+    #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
     replay_store: Option<String>,
-    /// Print the JSON report.
+    /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output, whatever
+    /// the outcome.
     #[arg(long)]
     json: bool,
 }
@@ -250,9 +268,13 @@ fn audit(a: AuditArgs) -> CliResult {
     // One verdict for the exit code, the text and the JSON (issue 7 item 3).
     let ok = report::verdict(&r, a.deny_warnings);
     if a.json {
-        let subject = (a.tokens.len() == 1).then(|| a.tokens[0].as_str());
-        let mut j =
-            agentsig::report::Report::from_audit("delegation audit", subject, &r, a.deny_warnings);
+        let subject = a.tokens.join(" ");
+        let mut j = agentsig::report::Report::from_audit(
+            "delegation audit",
+            Some(&subject),
+            &r,
+            a.deny_warnings,
+        );
         j.detail("result", if ok { "pass" } else { "fail" });
         super::print_report(&j);
     } else {
@@ -265,41 +287,88 @@ fn audit(a: AuditArgs) -> CliResult {
     })
 }
 
+/// The private key of `delegation exchange`, which also takes the trusted
+/// keys of the subject token as --key/--jwks/--alg: its private key is
+/// --signing-key and --signing-alg.
 #[derive(Args)]
 pub struct SignArgs {
-    /// Private signing key: a path or env:NAME.
-    #[arg(long = "signing-key", allow_hyphen_values = true, alias = "sign-key")]
+    /// Private key to sign the new token with: a path, or env:NAME. (--key names the trusted
+    /// keys of the subject token here.)
+    #[arg(
+        long = "signing-key",
+        allow_hyphen_values = true,
+        alias = "sign-key",
+        value_name = "KEY"
+    )]
     signing_key: String,
-    /// Algorithm of the signing key (required for RSA).
-    #[arg(long = "signing-alg", value_parser = parse_alg)]
+    /// Algorithm of the private key (RFC 9421 or JOSE name): required for RSA keys, checked
+    /// against all others.
+    #[arg(long = "signing-alg", value_parser = parse_alg, value_name = "ALG")]
     signing_alg: Option<Algorithm>,
-    /// kid for the header (default: the key's kid or RFC 7638 thumbprint).
-    #[arg(long, allow_hyphen_values = true)]
+    /// Key id for the JWT header; default: the key's own kid, else its RFC 7638 thumbprint.
+    #[arg(long, allow_hyphen_values = true, value_name = "KID")]
     kid: Option<String>,
-    /// File holding the passphrase of an encrypted key (else $AGENTSIG_PASSPHRASE).
-    #[arg(long, allow_hyphen_values = true)]
+    /// File holding the passphrase of an encrypted PKCS#8 private key (else
+    /// $AGENTSIG_PASSPHRASE).
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     passphrase_file: Option<String>,
 }
 
 impl SignArgs {
     fn load(&self) -> Result<agentsig::SigningKey, CliError> {
-        let k = load_signing(
+        load_key(
             &self.signing_key,
             self.signing_alg,
-            None,
+            self.kid.as_deref(),
             self.passphrase_file.as_deref(),
-        )?;
-        Ok(match &self.kid {
-            Some(kid) => k.with_kid(kid.clone()),
-            None => k,
-        })
+        )
     }
+}
+
+/// The private key of `delegation mint`: --key and --alg, as on every
+/// command that signs (--signing-key and --signing-alg are hidden aliases
+/// kept for scripts written before).
+#[derive(Args)]
+pub struct MintKeyArgs {
+    /// Private key to sign with: a path, or env:NAME.
+    #[arg(
+        long = "key",
+        alias = "signing-key",
+        alias = "sign-key",
+        allow_hyphen_values = true,
+        value_name = "KEY"
+    )]
+    key: String,
+    /// Algorithm of the private key (RFC 9421 or JOSE name): required for RSA keys, checked
+    /// against all others.
+    #[arg(long = "alg", alias = "signing-alg", value_parser = parse_alg, value_name = "ALG")]
+    alg: Option<Algorithm>,
+    /// Key id for the JWT header; default: the key's own kid, else its RFC 7638 thumbprint.
+    #[arg(long, allow_hyphen_values = true, value_name = "KID")]
+    kid: Option<String>,
+    /// File holding the passphrase of an encrypted PKCS#8 private key (else
+    /// $AGENTSIG_PASSPHRASE).
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
+    passphrase_file: Option<String>,
+}
+
+fn load_key(
+    spec: &str,
+    alg: Option<Algorithm>,
+    kid: Option<&str>,
+    pass: Option<&str>,
+) -> Result<agentsig::SigningKey, CliError> {
+    let k = load_signing(spec, alg, None, pass)?;
+    Ok(match kid {
+        Some(kid) => k.with_kid(kid.to_owned()),
+        None => k,
+    })
 }
 
 #[derive(Args)]
 pub struct MintArgs {
     #[command(flatten)]
-    sign: SignArgs,
+    sign: MintKeyArgs,
     /// Issuer.
     #[arg(long, allow_hyphen_values = true)]
     iss: String,
@@ -323,7 +392,12 @@ pub struct MintArgs {
     #[arg(long, allow_hyphen_values = true)]
     client_id: Option<String>,
     /// Lifetime in seconds.
-    #[arg(long, allow_hyphen_values = true, default_value_t = 3600)]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value_t = 3600,
+        value_name = "SECONDS"
+    )]
     ttl: i64,
     /// jti (default: random).
     #[arg(long, allow_hyphen_values = true)]
@@ -331,9 +405,13 @@ pub struct MintArgs {
     /// typ header.
     #[arg(long, allow_hyphen_values = true, default_value = delegation::DEFAULT_TYP)]
     typ: String,
-    /// Issue "as of" this time (seconds since the epoch).
-    #[arg(long, allow_hyphen_values = true)]
+    /// Issue as if the time were this (Unix seconds); default: now.
+    #[arg(long, allow_hyphen_values = true, value_name = "UNIX-SECONDS")]
     now: Option<i64>,
+    /// Print one JSON report (agentsig.report/1, docs/report.md) instead of the bare token: the
+    /// token, kid and algorithm in its details.
+    #[arg(long)]
+    json: bool,
 }
 
 fn actor_spec(s: &str) -> ActorSpec {
@@ -348,7 +426,12 @@ fn actor_spec(s: &str) -> ActorSpec {
 }
 
 fn mint_cmd(a: MintArgs) -> CliResult {
-    let key = a.sign.load()?;
+    let key = load_key(
+        &a.sign.key,
+        a.sign.alg,
+        a.sign.kid.as_deref(),
+        a.sign.passphrase_file.as_deref(),
+    )?;
     let now = a
         .now
         .unwrap_or_else(|| agentsig::clock::Clock::now(&SystemClock));
@@ -364,7 +447,17 @@ fn mint_cmd(a: MintArgs) -> CliResult {
     req.jti = a.jti.clone();
     req.typ = a.typ.clone();
     let tok = mint::mint(&req, &key).map_err(|e| CliError::usage(e.to_string()))?;
-    emit(&format!("{tok}\n"));
+    if a.json {
+        let mut r = agentsig::report::Report::done("delegation mint", None);
+        r.detail("token", &tok);
+        r.detail("kid", key.kid_or_thumbprint());
+        r.detail("algorithm", key.algorithm().jose_name());
+        r.detail("iat", now);
+        r.detail("exp", now.saturating_add(a.ttl));
+        super::print_report(&r);
+    } else {
+        emit(&format!("{tok}\n"));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -372,8 +465,8 @@ fn mint_cmd(a: MintArgs) -> CliResult {
 pub struct ExchangeArgs {
     #[command(flatten)]
     sign: SignArgs,
-    /// The subject token (file, or - for standard input).
-    #[arg(long, allow_hyphen_values = true)]
+    /// File holding the subject token, or - for standard input.
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     subject_token: String,
     /// The new actor's identifier (unverified: prefer --actor-token).
     #[arg(
@@ -382,8 +475,8 @@ pub struct ExchangeArgs {
         required_unless_present = "actor_token"
     )]
     actor: Option<String>,
-    /// The actor token (file): verified, its sub becomes the new actor.
-    #[arg(long, allow_hyphen_values = true)]
+    /// File holding the actor token: verified, its sub becomes the new actor.
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     actor_token: Option<String>,
     /// Issuer of the new token.
     #[arg(long, allow_hyphen_values = true)]
@@ -401,14 +494,20 @@ pub struct ExchangeArgs {
     #[arg(long, allow_hyphen_values = true)]
     may_act: Option<String>,
     /// Lifetime in seconds (capped by the subject token's exp).
-    #[arg(long, allow_hyphen_values = true, default_value_t = 900)]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value_t = 900,
+        value_name = "SECONDS"
+    )]
     ttl: i64,
     /// typ of the new token.
     #[arg(long, allow_hyphen_values = true, default_value = delegation::DEFAULT_TYP)]
     new_typ: String,
     #[command(flatten)]
     trust: TrustArgs,
-    /// Print the RFC 8693 2.2.1 response JSON instead of the bare token.
+    /// Print one JSON report (agentsig.report/1, docs/report.md) instead of the bare token: the
+    /// RFC 8693 2.2.1 response (or 2.2.2 error response) as its details.response.
     #[arg(long)]
     json: bool,
 }
@@ -461,7 +560,10 @@ fn exchange(a: ExchangeArgs) -> CliResult {
     match mint::exchange(&req, &v, &scope_policy, &key) {
         Ok(r) => {
             if a.json {
-                print_json(&r.response);
+                let mut rep =
+                    agentsig::report::Report::done("delegation exchange", Some(&a.subject_token));
+                rep.detail("response", &r.response);
+                super::print_report(&rep);
             } else {
                 emit(&format!("{}\n", r.token));
             }
@@ -471,15 +573,22 @@ fn exchange(a: ExchangeArgs) -> CliResult {
             Err(CliError::usage(e.to_string()))
         }
         Err(e) => {
-            if a.json {
-                // RFC 8693 2.2.2 error response shape.
-                print_json(&serde_json::json!({
-                    "error": if e.code() == "exchange.scope-widened" { "invalid_scope" } else { "invalid_request" },
-                    "error_description": e.to_string(),
-                    "agentsig_code": e.code(),
-                }));
-            }
-            Err(CliError::failed(format!("{}: {e}", e.code())))
+            // The report's details.response has the RFC 8693 2.2.2 error
+            // response shape.
+            let oauth = if e.code() == "exchange.scope-widened" {
+                "invalid_scope"
+            } else {
+                "invalid_request"
+            };
+            Err(CliError::failed(format!("{}: {e}", e.code()))
+                .with_kind(e.code())
+                .with_detail(
+                    "response",
+                    serde_json::json!({
+                        "error": oauth,
+                        "error_description": e.to_string(),
+                    }),
+                ))
         }
     }
 }

@@ -19,15 +19,35 @@ use std::process::ExitCode;
 pub struct CanonArgs {
     /// JSON file, or - for standard input.
     file: String,
+    /// Print one JSON report (agentsig.report/1, docs/report.md): the canonical form and its
+    /// SHA-256 in its details.
+    #[arg(long)]
+    json: bool,
+}
+
+impl CanonArgs {
+    /// The file, for the report's `subject`.
+    pub fn subject(&self) -> Option<String> {
+        Some(self.file.clone())
+    }
 }
 
 pub fn canon(a: CanonArgs) -> CliResult {
     let input = read_input(&a.file)?;
     let out = agentsig::jcs::canonicalize(&input)
-        .map_err(|e| CliError::usage(format!("{}: {e}", a.file)))?;
+        .map_err(|e| CliError::malformed(format!("{}: {e}", a.file)))?;
+    if a.json {
+        let mut r = Report::done("canon", Some(&a.file));
+        // RFC 8785 output is UTF-8 JSON text.
+        r.detail("canonical", String::from_utf8_lossy(&out));
+        r.detail("canonical_sha256", descriptor::sha256_hex(&out));
+        r.detail("length", out.len());
+        super::print_report(&r);
+        return Ok(ExitCode::SUCCESS);
+    }
     std::io::stdout()
         .write_all(&out)
-        .map_err(|e| CliError::usage(format!("standard output: {e}")))?;
+        .map_err(|e| CliError::unwritable(format!("standard output: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -101,6 +121,31 @@ pub struct SignArgs {
     /// Do not write the response-fields file.
     #[arg(long, conflicts_with = "headers_out")]
     no_headers: bool,
+    /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output: the files
+    /// written, the signers and the lint findings; a JWS or card bound for standard output (-)
+    /// goes into its details instead.
+    #[arg(long)]
+    json: bool,
+}
+
+impl SignArgs {
+    /// The descriptor, for the report's `subject`.
+    pub fn subject(&self) -> Option<String> {
+        Some(self.file.clone())
+    }
+}
+
+/// The signers of a `sign` report: algorithm, kid and thumbprint per key.
+fn signers_detail(keys: &[agentsig::SigningKey]) -> Vec<serde_json::Value> {
+    keys.iter()
+        .map(|k| {
+            serde_json::json!({
+                "algorithm": k.algorithm().jose_name(),
+                "kid": k.kid_or_thumbprint(),
+                "thumbprint": k.verifying_key().thumbprint(),
+            })
+        })
+        .collect()
 }
 
 pub fn sign(a: SignArgs) -> CliResult {
@@ -123,9 +168,11 @@ pub fn sign(a: SignArgs) -> CliResult {
         )
     };
     let mut format = None;
+    let mut rep = Report::done("sign", Some(&a.file));
     let content_type = match agentsig::formats::check_before_signing(&input, a.format, a.force) {
         Ok(report) => {
             report.findings.iter().for_each(&print_finding);
+            rep.lint_findings(&report.findings);
             format = Some(report.format);
             a.content_type
                 .clone()
@@ -133,12 +180,22 @@ pub fn sign(a: SignArgs) -> CliResult {
         }
         Err(agentsig::formats::SignGateError::Refused(report)) => {
             report.errors().for_each(&print_finding);
-            return Err(CliError::failed(format!(
+            let msg = format!(
                 "{}: not signed: `agentsig lint` finds {} error(s) in this {}; fix them, or sign anyway with --force",
                 esc(&a.file),
                 report.errors().count(),
                 report.format.title()
-            )));
+            );
+            if a.json {
+                // The findings are the reasons: report them as checks.
+                errln!("agentsig: {msg}");
+                let mut r = Report::from_lint(Some(&a.file), &report);
+                r.command = "sign".to_owned();
+                r.error = Some(agentsig::report::Problem::new("sign.lint-errors", &msg));
+                super::print_report(&r);
+                return Ok(ExitCode::from(1));
+            }
+            return Err(CliError::failed(msg).with_kind("sign.lint-errors"));
         }
         Err(agentsig::formats::SignGateError::Detect(
             agentsig::formats::DetectError::Unrecognized,
@@ -151,7 +208,7 @@ pub fn sign(a: SignArgs) -> CliResult {
                 .clone()
                 .unwrap_or_else(|| "application/json".into())
         }
-        Err(e) => return Err(CliError::usage(format!("{}: {e}", esc(&a.file)))),
+        Err(e) => return Err(CliError::malformed(format!("{}: {e}", esc(&a.file)))),
     };
     if a.kid.is_some() && a.key.len() > 1 {
         return Err(CliError::usage(
@@ -180,8 +237,11 @@ pub fn sign(a: SignArgs) -> CliResult {
             None => k,
         });
     }
+    rep.detail("format", format.map(|f| f.name()));
+    rep.detail("content_type", &content_type);
+    rep.detail("signers", signers_detail(&keys));
     if format == Some(agentsig::formats::Format::A2a) && !a.detached {
-        return sign_a2a_card(&a, &input, &content_type, &keys);
+        return sign_a2a_card(&a, &input, &content_type, &keys, rep);
     }
     let form = if a.json_serialization || keys.len() > 1 {
         JwsForm::General
@@ -195,7 +255,7 @@ pub fn sign(a: SignArgs) -> CliResult {
     };
     let refs: Vec<&agentsig::SigningKey> = keys.iter().collect();
     let signed = descriptor::sign(&input, &refs, form, &opts).map_err(|e| match e {
-        DescriptorError::Json(j) => CliError::usage(format!("{}: {j}", a.file)),
+        DescriptorError::Json(j) => CliError::malformed(format!("{}: {j}", a.file)),
         other => CliError::usage(other.to_string()),
     })?;
     let out = match (&a.out, a.file.as_str()) {
@@ -207,12 +267,19 @@ pub fn sign(a: SignArgs) -> CliResult {
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    if out == "-" {
+    if out == "-" && a.json {
+        rep.detail("jws", &signed.jws);
+    } else if out == "-" {
         out!("{text}");
     } else {
         std::fs::write(&out, text.as_bytes())
-            .map_err(|e| CliError::usage(format!("{out}: {e}")))?;
+            .map_err(|e| CliError::unwritable(format!("{out}: {e}")))?;
+        rep.detail("jws_file", &out);
     }
+    rep.detail(
+        "canonical_sha256",
+        descriptor::sha256_hex(&signed.canonical),
+    );
     let signers: Vec<String> = keys
         .iter()
         .map(|k| {
@@ -257,8 +324,16 @@ pub fn sign(a: SignArgs) -> CliResult {
             ))
         ));
     }
+    if let (Some(path), Some((created, expires))) = (&headers_path, headers) {
+        rep.detail("headers_file", path);
+        rep.detail("created", created);
+        rep.detail("expires", expires);
+    }
     if !wrote.is_empty() {
         errln!("signed {}: wrote {}", a.file, wrote.join(" and "));
+    }
+    if a.json {
+        super::print_report(&rep);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -270,6 +345,7 @@ fn sign_a2a_card(
     input: &[u8],
     content_type: &str,
     keys: &[agentsig::SigningKey],
+    mut rep: Report,
 ) -> CliResult {
     if a.json_serialization || a.unencoded_payload || a.typ.is_some() {
         return Err(CliError::usage(
@@ -329,10 +405,13 @@ fn sign_a2a_card(
         (Some(o), _) => o.clone(),
         (None, f) => f.to_owned(),
     };
-    if out == "-" {
+    if out == "-" && a.json {
+        rep.detail("signed_card", &card);
+    } else if out == "-" {
         let _ = std::io::stdout().lock().write_all(text.as_bytes());
     } else {
         replace_file(&out, text.as_bytes())?;
+        rep.detail("signed_card_file", &out);
     }
     let signers: Vec<String> = keys
         .iter()
@@ -368,6 +447,9 @@ fn sign_a2a_card(
             a.expires_in,
             &a.headers_format,
         )?;
+        rep.detail("headers_file", path);
+        rep.detail("created", created);
+        rep.detail("expires", expires);
         wrote.push(format!(
             "{path} (HTTP response fields for a static host, {} format, created {}{})",
             a.headers_format,
@@ -380,6 +462,9 @@ fn sign_a2a_card(
     }
     if !wrote.is_empty() {
         errln!("signed {}: wrote {}", esc(&a.file), wrote.join(" and "));
+    }
+    if a.json {
+        super::print_report(&rep);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -453,6 +538,17 @@ pub struct VerifyArgs {
     /// Print a machine-readable JSON report.
     #[arg(long)]
     json: bool,
+}
+
+impl VerifyArgs {
+    /// The descriptor, URL or saved response, for the report's `subject`.
+    pub fn subject(&self) -> Option<String> {
+        if !self.file.is_empty() {
+            Some(self.file.clone())
+        } else {
+            self.response.clone()
+        }
+    }
 }
 
 /// The identity a descriptor is pinned under: its `id`, else `url`, else
@@ -585,7 +681,7 @@ pub fn verify(a: VerifyArgs) -> CliResult {
         }
         (None, f) => format!("{f}.jws"),
     };
-    let o = check_jws(&a, &input, &jws_path)?;
+    let o = check_jws(&a, &input, &jws_path).map_err(|e| e.with_detail("jws", &jws_path))?;
     if a.json {
         super::print_report(&o.json);
     } else {
@@ -944,7 +1040,7 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
 fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome, CliError> {
     let jws_bytes = read_input(jws_path)?;
     let jws_text = String::from_utf8(jws_bytes)
-        .map_err(|_| CliError::usage(format!("{jws_path}: not UTF-8")))?;
+        .map_err(|_| CliError::malformed(format!("{jws_path}: not UTF-8")))?;
     let resolver = a.trust.resolver()?;
     let mut policy = JwsPolicy::default();
     if !a.typ.is_empty() {
@@ -969,7 +1065,9 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
                 a.file
             )))
         }
-        Err(DescriptorError::Json(e)) => return Err(CliError::usage(format!("{}: {e}", a.file))),
+        Err(DescriptorError::Json(e)) => {
+            return Err(CliError::malformed(format!("{}: {e}", a.file)))
+        }
         Err(DescriptorError::Jws(jws::JwsError::PayloadDiffers)) => {
             let reason = "the JWS carries a payload that differs from the descriptor";
             let mut rep = Report::error("verify", Some(&a.file), "payload-differs", reason);
@@ -980,7 +1078,7 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
                 lines: vec![format!("{jws_path}: {reason}")],
             });
         }
-        Err(e) => return Err(CliError::usage(format!("{jws_path}: {e}"))),
+        Err(e) => return Err(CliError::malformed(format!("{jws_path}: {e}"))),
     };
     let mut verified = report.verified();
     let mut json = Report::from_jws("verify", Some(&a.file), &report.jws);
