@@ -499,7 +499,7 @@ fn values_beginning_with_a_hyphen_are_accepted() {
     let o = run(&["keygen", "--out", "hy", "--kid", "-kg", "--json"], &t.0);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(j["kid"], "-kg");
+    assert_eq!(j["details"]["kid"], "-kg");
     let o = run(
         &[
             "sign",

@@ -260,7 +260,7 @@ fn lint_url_fetches_through_the_guarded_fetcher() {
         String::from_utf8_lossy(&o.stderr)
     );
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(r["format"], "agents-registry", "{r}");
+    assert_eq!(r["details"]["format"], "agents-registry", "{r}");
     let o = run(&e, &["lint", "http://agents.example/x.json"], true);
     assert_eq!(o.status.code(), Some(2), "cleartext http is refused");
 }

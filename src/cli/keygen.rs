@@ -93,7 +93,7 @@ pub fn run(a: KeygenArgs) -> CliResult {
         ];
         for (p, _, _) in &targets {
             if p.exists() {
-                return Err(CliError::usage(format!(
+                return Err(CliError::unwritable(format!(
                     "{}: already exists; refusing to overwrite",
                     p.display()
                 )));

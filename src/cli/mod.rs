@@ -686,19 +686,25 @@ fn json_requested() -> bool {
     std::env::args_os().skip(1).any(|a| a == "--json")
 }
 
-/// The command words (`verify`, `http verify`, ...) from the raw arguments.
+/// The command words (`verify`, `http verify`, `pin add`...) from the raw
+/// arguments: only names of real subcommands, so that a mistyped command
+/// reports `agentsig`, never the typo (the report's `command` is one of
+/// the documented names).
 fn command_words() -> String {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
     let mut w: Vec<String> = Vec::new();
     for a in std::env::args().skip(1) {
-        if a.starts_with('-') || w.len() == 2 {
+        let Some(sub) = cmd.find_subcommand(&a).cloned() else {
             break;
-        }
-        w.push(a);
-        if !matches!(w[0].as_str(), "http" | "delegation" | "pin") {
-            break;
-        }
+        };
+        w.push(sub.get_name().to_owned());
+        cmd = sub;
     }
-    w.join(" ")
+    if w.is_empty() {
+        String::from("agentsig")
+    } else {
+        w.join(" ")
+    }
 }
 
 /// Print a JSON value on standard output (serde_json escapes control

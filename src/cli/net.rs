@@ -121,7 +121,8 @@ pub struct ResolveArgs {
     /// Largest age of an RFC 9421 signature's created (e.g. 30d).
     #[arg(long, value_parser = super::http::parse_duration)]
     pub max_age: Option<u64>,
-    /// Print a machine-readable JSON report instead of the descriptor.
+    /// Print one JSON report (agentsig.report/1, docs/report.md) instead of the descriptor,
+    /// whatever the outcome.
     #[arg(long)]
     pub json: bool,
 }

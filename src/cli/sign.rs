@@ -535,18 +535,19 @@ pub struct VerifyArgs {
     /// The identity is the descriptor's "id", else "url", else "name".
     #[arg(long, allow_hyphen_values = true)]
     pin_store: Option<String>,
-    /// Print a machine-readable JSON report.
+    /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output, whatever
+    /// the outcome.
     #[arg(long)]
     json: bool,
 }
 
 impl VerifyArgs {
-    /// The descriptor, URL or saved response, for the report's `subject`.
+    /// The saved response (with --response), else the descriptor or URL,
+    /// for the report's `subject`.
     pub fn subject(&self) -> Option<String> {
-        if !self.file.is_empty() {
-            Some(self.file.clone())
-        } else {
-            self.response.clone()
+        match &self.response {
+            Some(r) => Some(r.clone()),
+            None => (!self.file.is_empty()).then(|| self.file.clone()),
         }
     }
 }
