@@ -57,22 +57,22 @@ pub struct TrustArgs {
     #[command(flatten)]
     keys: TrustedKeyArgs,
     /// Accepted issuer, compared exactly (repeatable). Without it iss is not checked (warning).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "ISS")]
     issuer: Vec<String>,
     /// Accepted typ (repeatable; RFC 7515 4.1.9 comparison). Default at+jwt (RFC 9068).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "TYP")]
     typ: Vec<String>,
     /// Accept any typ, or none.
     #[arg(long, conflicts_with = "typ")]
     any_typ: bool,
-    /// Tolerated clock skew, in seconds.
+    /// Tolerated clock skew: DURATION (seconds, or 5m).
     #[arg(
         long,
-        allow_hyphen_values = true,
-        default_value_t = agentsig::jwt::DEFAULT_SKEW,
-        value_name = "SECONDS"
+        value_parser = super::http::parse_duration,
+        default_value = "60",
+        value_name = "DURATION"
     )]
-    skew: i64,
+    skew: u64,
     /// Verify as if the time were this (Unix seconds); default: now.
     #[arg(long, allow_hyphen_values = true, value_name = "UNIX-SECONDS")]
     now: Option<i64>,
@@ -164,7 +164,7 @@ impl TrustArgs {
         let b = Verifier::builder(resolver)
             .algorithms(self.keys.allow_list())
             .strict_low_s(self.keys.strict_low_s)
-            .skew(u64::try_from(self.skew.max(0)).unwrap_or(0))
+            .skew(self.skew)
             .jwt(jwt);
         match self.now {
             Some(t) => b.clock(FixedClock(t)).build(),
@@ -185,13 +185,23 @@ pub struct AuditArgs {
     #[arg(long, allow_hyphen_values = true)]
     audience: Option<String>,
     /// Most actors in one act chain (hard cap 10).
-    #[arg(long, default_value_t = delegation::DEFAULT_MAX_DEPTH)]
+    #[arg(long, default_value_t = delegation::DEFAULT_MAX_DEPTH, value_name = "N")]
     max_depth: usize,
     /// Scope comparison: set (exact values) or hierarchical (segment prefixes).
-    #[arg(long, default_value = "set", value_parser = ["set", "hierarchical"])]
+    #[arg(
+        long,
+        default_value = "set",
+        value_parser = ["set", "hierarchical"],
+        value_name = "MODE"
+    )]
     scope_mode: String,
     /// Segment separators for --scope-mode hierarchical.
-    #[arg(long, allow_hyphen_values = true, default_value = "./:")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value = "./:",
+        value_name = "CHARS"
+    )]
     scope_separators: String,
     /// Fail a hop whose previous token has no may_act.
     #[arg(long)]
@@ -383,13 +393,13 @@ pub struct MintArgs {
     scope: Option<String>,
     /// Actor, oldest first; the last one is the current actor (outermost act, RFC 8693 4.1). Repeatable.
     /// SUB or SUB=SCOPE to give the actor its own (non-standard) scope.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "SUB[=SCOPE]")]
     act: Vec<String>,
     /// Who may act next (RFC 8693 4.4 may_act.sub).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "SUB")]
     may_act: Option<String>,
     /// client_id claim.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "ID")]
     client_id: Option<String>,
     /// Lifetime in seconds.
     #[arg(
@@ -403,7 +413,12 @@ pub struct MintArgs {
     #[arg(long, allow_hyphen_values = true)]
     jti: Option<String>,
     /// typ header.
-    #[arg(long, allow_hyphen_values = true, default_value = delegation::DEFAULT_TYP)]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value = delegation::DEFAULT_TYP,
+        value_name = "TYP"
+    )]
     typ: String,
     /// Issue as if the time were this (Unix seconds); default: now.
     #[arg(long, allow_hyphen_values = true, value_name = "UNIX-SECONDS")]
@@ -472,7 +487,8 @@ pub struct ExchangeArgs {
     #[arg(
         long,
         allow_hyphen_values = true,
-        required_unless_present = "actor_token"
+        required_unless_present = "actor_token",
+        value_name = "SUB"
     )]
     actor: Option<String>,
     /// File holding the actor token: verified, its sub becomes the new actor.
@@ -488,10 +504,15 @@ pub struct ExchangeArgs {
     #[arg(long, allow_hyphen_values = true)]
     scope: Option<String>,
     /// Scope comparison for the request: set or hierarchical.
-    #[arg(long, default_value = "set", value_parser = ["set", "hierarchical"])]
+    #[arg(
+        long,
+        default_value = "set",
+        value_parser = ["set", "hierarchical"],
+        value_name = "MODE"
+    )]
     scope_mode: String,
-    /// Who may act next (may_act.sub).
-    #[arg(long, allow_hyphen_values = true)]
+    /// Who may act next (RFC 8693 4.4 may_act.sub).
+    #[arg(long, allow_hyphen_values = true, value_name = "SUB")]
     may_act: Option<String>,
     /// Lifetime in seconds (capped by the subject token's exp).
     #[arg(
@@ -501,8 +522,13 @@ pub struct ExchangeArgs {
         value_name = "SECONDS"
     )]
     ttl: i64,
-    /// typ of the new token.
-    #[arg(long, allow_hyphen_values = true, default_value = delegation::DEFAULT_TYP)]
+    /// typ header of the new token. (--typ names the accepted typ of the subject token here.)
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value = delegation::DEFAULT_TYP,
+        value_name = "TYP"
+    )]
     new_typ: String,
     #[command(flatten)]
     trust: TrustArgs,

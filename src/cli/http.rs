@@ -104,7 +104,7 @@ pub struct HttpSignArgs {
     /// Covered component, in order, e.g. @method, content-type, "@query-param";name="id",
     /// content-digest;req. Repeatable. Default: responses @status content-type content-digest;
     /// requests @method @authority @path, plus content-type and content-digest when present.
-    #[arg(long = "component", short = 'c', value_parser = parse_component)]
+    #[arg(long = "component", short = 'c', value_parser = parse_component, value_name = "COMPONENT")]
     components: Vec<ComponentId>,
     /// created parameter (Unix seconds); default: now.
     #[arg(long, allow_hyphen_values = true, value_name = "UNIX-SECONDS")]
@@ -269,7 +269,7 @@ pub struct HttpVerifyArgs {
     label: Vec<String>,
     /// Component every signature must cover (repeatable). Default for responses:
     /// @status content-type content-digest; for requests none.
-    #[arg(long, value_parser = parse_component)]
+    #[arg(long, value_parser = parse_component, value_name = "COMPONENT")]
     require: Vec<ComponentId>,
     /// Require no component (overrides the response default).
     #[arg(long, conflicts_with = "require")]

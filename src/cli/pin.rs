@@ -19,7 +19,7 @@ pub enum PinCommand {
     Rotate(RotateArgs),
     /// List every identity and its pinned thumbprints.
     List(StoreArgs),
-    /// Sign a key announcement with a pinned key: writes OUT (the JSON) and OUT.jws.
+    /// Sign a key announcement with a pinned key: writes --out FILE (the JSON) and FILE.jws.
     Announce(AnnounceArgs),
     /// Accept an announcement signed by a pinned key (candidates from --key/--jwks): the
     /// announced keys are pinned too.
@@ -105,8 +105,7 @@ pub struct AnnounceArgs {
         value_name = "KEY"
     )]
     new_keys: Vec<String>,
-    /// Private key to sign with, the pinned (old) one: a path, or env:NAME. (--signing-key is
-    /// the same option.)
+    /// Private key to sign with, the pinned (old) one: a path, or env:NAME.
     #[arg(
         long = "key",
         alias = "signing-key",
@@ -115,7 +114,7 @@ pub struct AnnounceArgs {
     )]
     signing_key: String,
     /// Algorithm of the private key (RFC 9421 or JOSE name): required for RSA keys, checked
-    /// against all others. (--signing-alg is the same option.)
+    /// against all others.
     #[arg(long = "alg", alias = "signing-alg", value_parser = super::parse_alg, value_name = "ALG")]
     signing_alg: Option<agentsig::Algorithm>,
     /// Where to write the announcement JSON (the JWS goes to FILE.jws).

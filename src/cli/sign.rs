@@ -56,21 +56,22 @@ pub struct SignArgs {
     /// Descriptor (JSON) to sign, or - for standard input (the JWS, or the signed A2A card,
     /// then goes to standard output).
     file: String,
-    /// Private key: a path, or env:NAME. Repeat for several signatures (implies
+    /// Private key to sign with: a path, or env:NAME. Repeat for several signatures (implies
     /// --json-serialization; an A2A card gets one `signatures` entry per key).
-    #[arg(long, allow_hyphen_values = true, required = true)]
+    #[arg(long, allow_hyphen_values = true, required = true, value_name = "KEY")]
     key: Vec<String>,
     /// Key id for the protected header; default: the key's own kid, else the kid of the
     /// PREFIX.jwk.json (or PREFIX.jwks.json) `agentsig keygen` wrote beside PREFIX.pem when it
     /// holds the same key, else the RFC 7638 thumbprint. Warns when it differs from that file's kid.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "KID")]
     kid: Option<String>,
-    /// Algorithm, required for RSA keys (rsa-pss-sha512 or rsa-v1_5-sha256); checked for all others.
-    #[arg(long, value_parser = parse_alg)]
+    /// Algorithm of the private key (RFC 9421 or JOSE name): required for RSA keys
+    /// (rsa-pss-sha512 or rsa-v1_5-sha256), checked against all others.
+    #[arg(long, value_parser = parse_alg, value_name = "ALG")]
     alg: Option<Algorithm>,
     /// Where to write the JWS; default FILE.jws (standard output for -). For an A2A card
     /// (without --detached): where to write the signed card; default FILE itself, in place.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     out: Option<String>,
     /// For an A2A Agent Card: write a detached JWS over the plain JCS of the file (FILE.jws)
     /// and leave the card unchanged, instead of adding a signature to its `signatures` array.
@@ -87,36 +88,42 @@ pub struct SignArgs {
     #[arg(long)]
     json_serialization: bool,
     /// The `typ` header (default JOSE, or JOSE+JSON with --json-serialization).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "TYP")]
     typ: Option<String>,
     /// Use the RFC 7797 unencoded payload (b64=false, crit ["b64"]). Not understood by A2A SDKs.
     #[arg(long)]
     unencoded_payload: bool,
-    /// File holding the passphrase of an encrypted PKCS#8 key (else $AGENTSIG_PASSPHRASE).
-    #[arg(long, allow_hyphen_values = true)]
+    /// File holding the passphrase of an encrypted PKCS#8 private key (else
+    /// $AGENTSIG_PASSPHRASE).
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     passphrase_file: Option<String>,
     /// Media type a static host serves the descriptor with; it is signed (RFC 9421 content-type).
     /// Default: the detected format's media type (application/agent+json, application/woa+json,
     /// application/agentcard+json, application/json).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "MEDIA-TYPE")]
     content_type: Option<String>,
     /// The descriptor format, instead of detecting it: agent, agents-registry, awp, woa,
     /// agentcard, aidip, a2a.
-    #[arg(long)]
+    #[arg(long, value_name = "FORMAT")]
     format: Option<agentsig::formats::Format>,
     /// Sign even when `agentsig lint` finds errors (a malformed descriptor, or endpoints on
     /// private, loopback or link-local hosts). The findings are still printed.
     #[arg(long)]
     force: bool,
-    /// Give the HTTP signature an expires parameter this far after created (e.g. 30d).
-    /// Default: no expires (see docs/static-publishing.md).
-    #[arg(long, value_parser = parse_duration)]
+    /// Give the HTTP signature an expires parameter this far after created: DURATION
+    /// (seconds, or 5m, 12h, 30d). Default: no expires (see docs/static-publishing.md).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     expires_in: Option<u64>,
     /// Where to write the HTTP response fields a static host must send; default FILE.headers.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     headers_out: Option<String>,
     /// Form of the response-fields file: plain (Name: value), nginx or caddy.
-    #[arg(long, default_value = "plain", value_parser = ["plain", "nginx", "caddy"])]
+    #[arg(
+        long,
+        default_value = "plain",
+        value_parser = ["plain", "nginx", "caddy"],
+        value_name = "FORMAT"
+    )]
     headers_format: String,
     /// Do not write the response-fields file.
     #[arg(long, conflicts_with = "headers_out")]
@@ -501,13 +508,14 @@ pub struct VerifyArgs {
     /// RFC 9421: @status, content-type and content-digest must be signed, Content-Digest must match the body.
     /// With FILE: the response body must be FILE's bytes exactly, and FILE's detached JWS
     /// (FILE.jws, or --jws) is verified too when present. Without FILE: only the response.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     response: Option<String>,
-    /// With --response or a URL: largest age of the signature's created (e.g. 30d); default none (expires is enforced).
-    #[arg(long, value_parser = parse_duration)]
+    /// With --response or a URL: largest age of the signature's created: DURATION (seconds, or
+    /// 5m, 12h, 30d); default: none (expires is enforced).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     max_age: Option<u64>,
-    /// With --response or a URL: verify as if the time were this (Unix seconds).
-    #[arg(long, allow_hyphen_values = true)]
+    /// With --response or a URL: verify as if the time were this (Unix seconds); default: now.
+    #[arg(long, allow_hyphen_values = true, value_name = "UNIX-SECONDS")]
     now: Option<i64>,
     /// Fetching options when FILE is an https:// URL.
     #[cfg(feature = "net")]
@@ -516,7 +524,7 @@ pub struct VerifyArgs {
     /// The detached JWS; default FILE.jws. An A2A Agent Card is verified by the signatures in
     /// its `signatures` array instead (docs/a2a.md), unless --jws is given, or it has no
     /// `signatures` member and FILE.jws exists.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     jws: Option<String>,
     /// For an A2A Agent Card: require every entry of `signatures` to be valid under a trusted
     /// key. Default: at least one valid signature by a trusted key and none invalid.
@@ -525,15 +533,16 @@ pub struct VerifyArgs {
     #[command(flatten)]
     trust: TrustedKeyArgs,
     /// Required `typ` header value (RFC 7515 4.1.9 comparison). Repeatable.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "TYP")]
     typ: Vec<String>,
     /// Ignore jku/jwk/x5u/x5c/x5t headers instead of refusing the signature. Keys still come only from --key/--jwks.
     #[arg(long)]
     ignore_key_headers: bool,
     /// Key continuity: pin the descriptor's key on first sight and fail with pin.key-changed when
-    /// it later verifies with another key. PATH, file:PATH, redis://HOST:PORT/DB or memory:.
-    /// The identity is the descriptor's "id", else "url", else "name".
-    #[arg(long, allow_hyphen_values = true)]
+    /// it later verifies with another key. STORE is PATH or file:PATH (one machine),
+    /// redis://HOST:PORT/DB (a fleet), memory:. The identity is the descriptor's "id", else
+    /// "url", else "name".
+    #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
     pin_store: Option<String>,
     /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output, whatever
     /// the outcome.
