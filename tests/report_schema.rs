@@ -1338,72 +1338,124 @@ fn every_subcommand_in_help_is_covered() {
 }
 
 /// Signing with a published test key (keys/) warns on standard error,
-/// recognised by its public key wherever the file lives; a fresh key does
-/// not warn.
+/// recognised by its public key wherever the file lives: every private key
+/// in keys/ (the RFC 9421 appendix B.1 keys, the HMAC secret, the example
+/// key), on `http sign`, `sign` (also as a `key.published-test-key` warning
+/// in its report), `delegation mint` and `serve`. A fresh key does not warn.
 #[test]
 fn signing_with_a_published_test_key_warns() {
     let t = Tmp::new("testkey");
     let d = &t.0;
     t.write("d.json", br#"{"name":"x"}"#);
-    // A copy under another name is still recognised.
-    std::fs::copy(TEST_KEY, t.path("innocent.pem")).unwrap();
-    let rsa_jwk = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/keys/rfc9421/test-key-rsa-pss.jwk.json"
+    t.write(
+        "r.http",
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhi",
     );
-    let ed = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/keys/rfc9421/test-key-ed25519.pem"
-    );
-    for (args, what) in [
-        (
-            vec![
-                "sign",
-                "d.json",
-                "--key",
-                "innocent.pem",
-                "--no-headers",
-                "--out",
-                "a.jws",
-            ],
+    let mut private = Vec::new();
+    for dir in ["keys", "keys/rfc9421"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_str().unwrap().to_owned();
+            let is_private =
+                (name.ends_with(".pem") && !name.ends_with(".pub.pem")) || name.ends_with(".b64");
+            if is_private {
+                private.push((name, p));
+            }
+        }
+    }
+    assert!(private.len() >= 6, "{private:?}");
+    for (name, path) in &private {
+        let alg = if name.contains("rsa-pss") {
+            Some("rsa-pss-sha512")
+        } else if name.contains("rsa") {
+            Some("rsa-v1_5-sha256")
+        } else if name.ends_with(".b64") {
+            Some("hmac-sha256")
+        } else {
+            None
+        };
+        let mut args = vec![
+            "http",
             "sign",
-        ),
-        (
-            vec![
-                "sign",
-                "d.json",
-                "--key",
-                ed,
-                "--no-headers",
-                "--out",
-                "b.jws",
-            ],
-            "sign",
-        ),
-        (
-            vec![
-                "delegation",
-                "mint",
-                "--key",
-                rsa_jwk,
-                "--alg",
-                "PS512",
-                "--iss",
-                "i",
-                "--sub",
-                "s",
-            ],
-            "mint",
-        ),
-    ] {
+            "r.http",
+            "-c",
+            "@status",
+            "--key",
+            path.to_str().unwrap(),
+        ];
+        if let Some(a) = alg {
+            args.extend(["--alg", a]);
+        }
         let r = run_in(d, &args, None, &[]);
-        assert_eq!(r.code, 0, "{what}: {}", r.stderr);
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
         assert!(
             r.stderr.contains("published test key"),
-            "{what} {args:?}: {}",
+            "{name}: {}",
             r.stderr
         );
     }
+    // A copy under another name is still recognised; sign's report carries
+    // the warning too.
+    std::fs::copy(TEST_KEY, t.path("innocent.pem")).unwrap();
+    let mut c = Cases::default();
+    let v = c.run(
+        d,
+        &[
+            "sign",
+            "d.json",
+            "--key",
+            "innocent.pem",
+            "--no-headers",
+            "--out",
+            "a.jws",
+            "--json",
+        ],
+        None,
+        want(0, "done", "sign").subject("d.json"),
+    );
+    assert!(
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["code"] == "key.published-test-key" && c["severity"] == "warning"),
+        "{v}"
+    );
+    c.validate();
+    let r = run_in(
+        d,
+        &[
+            "delegation",
+            "mint",
+            "--key",
+            "innocent.pem",
+            "--iss",
+            "i",
+            "--sub",
+            "s",
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("published test key"), "{}", r.stderr);
+    // serve warns when it loads the key (here it then stops: no DIR).
+    let r = run_in(
+        d,
+        &[
+            "serve",
+            "no-such-dir",
+            "--key",
+            "innocent.pem",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("published test key"), "{}", r.stderr);
     let r = run_in(d, &["keygen", "--out", "fresh"], None, &[]);
     assert_eq!(r.code, 0);
     let r = run_in(

@@ -464,6 +464,9 @@ fn mint_cmd(a: MintArgs) -> CliResult {
     let tok = mint::mint(&req, &key).map_err(|e| CliError::usage(e.to_string()))?;
     if a.json {
         let mut r = agentsig::report::Report::done("delegation mint", None);
+        if let Some(w) = super::published_test_key(&a.sign.key, &key) {
+            r.warn("key.published-test-key", w);
+        }
         r.detail("token", &tok);
         r.detail("kid", key.kid_or_thumbprint());
         r.detail("algorithm", key.algorithm().jose_name());

@@ -226,6 +226,9 @@ fn sign(a: HttpSignArgs) -> CliResult {
     })?;
     if a.json {
         let mut r = Report::done("http sign", Some(&a.file));
+        if let Some(w) = super::published_test_key(&a.key, &key) {
+            r.warn("key.published-test-key", w);
+        }
         r.detail("label", &signed.label);
         r.detail("kid", &keyid);
         r.detail("algorithm", key.algorithm().httpsig_name());

@@ -456,12 +456,24 @@ const PUBLISHED_TEST_KEYS: [(&str, &str); 6] = [
 /// thumbprint whatever file or variable it was read from: signatures made
 /// with it prove nothing.
 pub fn warn_published_test_key(spec: &str, key: &SigningKey) {
-    let tp = key.verifying_key().thumbprint();
-    if let Some((_, name)) = PUBLISHED_TEST_KEYS.iter().find(|(t, _)| *t == tp) {
-        errln!(
-            "agentsig: warning: {spec} is a published test key ({name}, thumbprint {tp}): anyone can sign with it; never use it for anything real"
-        );
+    if let Some(w) = published_test_key(spec, key) {
+        errln!("agentsig: warning: {w}");
     }
+}
+
+/// The warning for a published test key ([`PUBLISHED_TEST_KEYS`]), or
+/// `None` for any other key; for the `key.published-test-key` warning of a
+/// `--json` report.
+pub fn published_test_key(spec: &str, key: &SigningKey) -> Option<String> {
+    let tp = key.verifying_key().thumbprint();
+    PUBLISHED_TEST_KEYS
+        .iter()
+        .find(|(t, _)| *t == tp)
+        .map(|(_, name)| {
+            format!(
+                "{spec} is a published test key ({name}, thumbprint {tp}): anyone can sign with it; never use it for anything real"
+            )
+        })
 }
 
 /// The JWKs `agentsig keygen` wrote beside the key at `spec`

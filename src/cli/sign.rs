@@ -244,6 +244,11 @@ pub fn sign(a: SignArgs) -> CliResult {
             None => k,
         });
     }
+    for (spec, k) in a.key.iter().zip(&keys) {
+        if let Some(w) = super::published_test_key(spec, k) {
+            rep.warn("key.published-test-key", w);
+        }
+    }
     rep.detail("format", format.map(|f| f.name()));
     rep.detail("content_type", &content_type);
     rep.detail("signers", signers_detail(&keys));
