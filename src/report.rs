@@ -1,6 +1,9 @@
 //! One report shape for every verdict: detached JWS and descriptors, RFC 9421
-//! messages, saved responses and delegation audits. The CLI prints this under
-//! `--json`; the schema is documented in `docs/report.md`.
+//! messages, saved responses and delegation audits, and for the commands
+//! that produce rather than check (verdict [`Verdict::Done`], what they
+//! produced in `details`). The CLI prints this under `--json` on every
+//! command; the schema is documented in `docs/report.md` and written as a
+//! JSON Schema (2020-12) in `docs/report.schema.json`.
 //!
 //! ```
 //! use agentsig::report::{Report, Verdict};
@@ -125,7 +128,8 @@ pub struct CheckResult {
 pub struct Report {
     /// [`SCHEMA`].
     pub schema: &'static str,
-    /// The command or operation (`verify`, `http verify`, `delegation audit`).
+    /// The command or operation (`verify`, `http verify`, `delegation audit`,
+    /// `keygen`...).
     pub command: String,
     /// What was checked (a file name, a URL, `-`).
     pub subject: Option<String>,
