@@ -159,7 +159,7 @@ fn signing_commands_take_key_and_alg() {
     ] {
         let text = help(words);
         let opts = options(&text);
-        for want in ["--key", "--alg"] {
+        for want in ["--key", "--alg", "--passphrase-file"] {
             assert!(opts.iter().any(|(o, _)| o == want), "{words:?}: {text}");
         }
         assert!(

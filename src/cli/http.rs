@@ -90,7 +90,7 @@ pub struct HttpSignArgs {
     #[arg(long, value_parser = parse_alg, value_name = "ALG")]
     alg: Option<Algorithm>,
     /// Key id, sent as the keyid parameter; default: the key's own kid, else its RFC 7638
-    /// thumbprint. --keyid is the same option.
+    /// thumbprint.
     #[arg(
         long = "kid",
         visible_alias = "keyid",

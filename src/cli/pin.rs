@@ -117,13 +117,18 @@ pub struct AnnounceArgs {
     /// against all others.
     #[arg(long = "alg", alias = "signing-alg", value_parser = super::parse_alg, value_name = "ALG")]
     signing_alg: Option<agentsig::Algorithm>,
+    /// File holding the passphrase of an encrypted PKCS#8 private key (else
+    /// $AGENTSIG_PASSPHRASE).
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
+    passphrase_file: Option<String>,
     /// Where to write the announcement JSON (the JWS goes to FILE.jws).
     #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     out: String,
     /// Sign as if the time were this (Unix seconds; the announcement's iat); default: now.
     #[arg(long, allow_hyphen_values = true, value_name = "UNIX-SECONDS")]
     now: Option<i64>,
-    /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output.
+    /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output, whatever
+    /// the outcome.
     #[arg(long)]
     json: bool,
 }
@@ -267,7 +272,12 @@ fn check(a: CheckArgs) -> CliResult {
 fn announce(a: AnnounceArgs) -> CliResult {
     let keys = thumbprints(&a.new_keys)?;
     let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
-    let key = load_signing(&a.signing_key, a.signing_alg, None, None)?;
+    let key = load_signing(
+        &a.signing_key,
+        a.signing_alg,
+        None,
+        a.passphrase_file.as_deref(),
+    )?;
     let iat = a.now.unwrap_or_else(|| SystemClock.now());
     let (payload, jws) = agentsig::pin::sign_announcement(&a.identity, &refs, iat, &key)
         .map_err(|e| CliError::usage(e.to_string()))?;
