@@ -386,6 +386,20 @@ fn keygen_canon_digest_lint_sign_reports_match_the_schema() {
         None,
         want(0, "done", "sign").subject("card.json"),
     );
+    // A card whose v0.3 members no signature would cover: refused (exit 1).
+    let mut card: Value =
+        serde_json::from_slice(&std::fs::read(format!("{EXAMPLES}/a2a-agent-card.json")).unwrap())
+            .unwrap();
+    card["url"] = json!("https://elsewhere.example/a2a");
+    t.write("v03.json", serde_json::to_vec(&card).unwrap());
+    c.run(
+        d,
+        &["sign", "v03.json", "--key", "k.pem", "--json"],
+        None,
+        want(1, "not-verified", "sign")
+            .subject("v03.json")
+            .error("a2a.uncovered-security"),
+    );
     let v = c.run(
         d,
         &[

@@ -388,7 +388,8 @@ fn sign_a2a_card(
                     "{}: not signed: these security-relevant members would not be covered by the signature, so anyone could change them: {}; move them to their v1.0 members (docs/a2a.md), or sign anyway with --allow-uncovered (they are then removed from the signed card)",
                     esc(&a.file),
                     esc(&list)
-                )),
+                ))
+                .with_kind("a2a.uncovered-security"),
                 A2aError::Jws(j) => CliError::usage(format!("{}: {j}", esc(&a.key[i]))),
                 other => CliError::usage(format!("{}: {other}", esc(&a.file))),
             })?;
