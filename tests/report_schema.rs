@@ -856,6 +856,17 @@ fn delegation_and_pin_reports_match_the_schema() {
         None,
         want(1, "not-verified", "delegation audit").subject("t1"),
     );
+    t.write("blank", b"  \n");
+    let args = audit("k.jwks.json", &["blank"]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    c.run(
+        d,
+        &refs,
+        None,
+        want(2, "error", "delegation audit")
+            .subject("blank")
+            .error("input.malformed"),
+    );
     let args = audit("k.jwks.json", &["missing-token"]);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     c.run(

@@ -227,14 +227,14 @@ fn read_tokens(files: &[String]) -> Result<Vec<String>, CliError> {
     for f in files {
         let bytes = read_input(f)?;
         let text =
-            String::from_utf8(bytes).map_err(|_| CliError::usage(format!("{f}: not UTF-8")))?;
+            String::from_utf8(bytes).map_err(|_| CliError::malformed(format!("{f}: not UTF-8")))?;
         out.extend(text.split_whitespace().map(str::to_owned));
         if out.len() > delegation::MAX_HOPS * 4 {
-            return Err(CliError::usage(format!("{f}: too many tokens")));
+            return Err(CliError::malformed(format!("{f}: too many tokens")));
         }
     }
     if out.is_empty() {
-        return Err(CliError::usage("no token found in the input"));
+        return Err(CliError::malformed("no token found in the input"));
     }
     Ok(out)
 }
@@ -545,7 +545,7 @@ fn read_one_token(path: &str) -> Result<String, CliError> {
     let t = read_tokens(&[path.to_owned()])?;
     match t.as_slice() {
         [one] => Ok(one.clone()),
-        _ => Err(CliError::usage(format!(
+        _ => Err(CliError::malformed(format!(
             "{path}: expected exactly one token"
         ))),
     }

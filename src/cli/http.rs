@@ -184,7 +184,10 @@ fn sign(a: HttpSignArgs) -> CliResult {
             created.unwrap_or_else(now_unix),
             lifetime,
         )
-        .map_err(|e| CliError::failed(format!("cannot honour Accept-Signature: {e}")))?
+        .map_err(|e| {
+            CliError::failed(format!("cannot honour Accept-Signature: {e}"))
+                .with_kind("http.accept-signature")
+        })?
     } else {
         let mut spec = SignatureSpec::new(a.label.clone());
         spec.components = if a.components.is_empty() {
