@@ -565,7 +565,7 @@ fn verify_reports_match_the_schema() {
             "--json",
         ],
         None,
-        want(2, "error", "verify")
+        want(2, "error", "verify --response")
             .subject("missing.http")
             .error("input.unreadable"),
     );

@@ -713,10 +713,17 @@ fn command_words() -> String {
         cmd = sub;
     }
     if w.is_empty() {
-        String::from("agentsig")
-    } else {
-        w.join(" ")
+        return String::from("agentsig");
     }
+    // `verify --response` reports under its own name, as it does when it
+    // runs (docs/report.md).
+    let response = std::env::args()
+        .skip(2)
+        .any(|a| a == "--response" || a.starts_with("--response="));
+    if w == ["verify"] && response {
+        return String::from("verify --response");
+    }
+    w.join(" ")
 }
 
 /// Print a JSON value on standard output (serde_json escapes control
