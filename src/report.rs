@@ -7,11 +7,17 @@
 //!
 //! ```
 //! use agentsig::report::{Report, Verdict};
-//! let r = Report::error("verify", Some("agent.json"), "usage", "agent.json: no such file");
+//! let r = Report::error(
+//!     "verify",
+//!     Some("agent.json"),
+//!     "input.unreadable",
+//!     "agent.json: no such file",
+//! );
 //! assert_eq!(r.verdict, Verdict::Error);
 //! let j = serde_json::to_value(&r).unwrap();
 //! assert_eq!(j["verdict"], "error");
-//! assert_eq!(j["error"]["code"], "usage");
+//! assert_eq!(j["error"]["code"], "input.unreadable");
+//! assert_eq!(j["subject"], "agent.json");
 //! ```
 
 use crate::a2a::CardReport;
