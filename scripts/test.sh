@@ -16,6 +16,7 @@ PY_PACKAGES=(
   "http-sfv>=0.9.9"                   # RFC 8941 structured fields, used by the RFC 9421 helper
   "cryptography>=42"
   "a2a-sdk[signing]==1.3.*"           # A2A Agent Card signatures (issue 11 interop)
+  "jsonschema>=4.18"                  # validates every --json report against docs/report.schema.json (Draft 2020-12)
 )
 
 if [ ! -x .venv/bin/python3 ]; then

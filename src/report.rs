@@ -1,14 +1,23 @@
 //! One report shape for every verdict: detached JWS and descriptors, RFC 9421
-//! messages, saved responses and delegation audits. The CLI prints this under
-//! `--json`; the schema is documented in `docs/report.md`.
+//! messages, saved responses and delegation audits, and for the commands
+//! that produce rather than check (verdict [`Verdict::Done`], what they
+//! produced in `details`). The CLI prints this under `--json` on every
+//! command; the schema is documented in `docs/report.md` and written as a
+//! JSON Schema (2020-12) in `docs/report.schema.json`.
 //!
 //! ```
 //! use agentsig::report::{Report, Verdict};
-//! let r = Report::error("verify", Some("agent.json"), "usage", "agent.json: no such file");
+//! let r = Report::error(
+//!     "verify",
+//!     Some("agent.json"),
+//!     "input.unreadable",
+//!     "agent.json: no such file",
+//! );
 //! assert_eq!(r.verdict, Verdict::Error);
 //! let j = serde_json::to_value(&r).unwrap();
 //! assert_eq!(j["verdict"], "error");
-//! assert_eq!(j["error"]["code"], "usage");
+//! assert_eq!(j["error"]["code"], "input.unreadable");
+//! assert_eq!(j["subject"], "agent.json");
 //! ```
 
 use crate::a2a::CardReport;
@@ -32,6 +41,10 @@ pub enum Verdict {
     NotVerified,
     /// The input could not be read or the command was misused (exit 2).
     Error,
+    /// A command that produces rather than checks (`sign`, `keygen`,
+    /// `canon`, `digest`, `delegation mint`, `pin add`...) did its work
+    /// (exit 0); what it produced is in `details`.
+    Done,
 }
 
 /// A code and a sentence.
@@ -121,7 +134,8 @@ pub struct CheckResult {
 pub struct Report {
     /// [`SCHEMA`].
     pub schema: &'static str,
-    /// The command or operation (`verify`, `http verify`, `delegation audit`).
+    /// The command or operation (`verify`, `http verify`, `delegation audit`,
+    /// `keygen`...).
     pub command: String,
     /// What was checked (a file name, a URL, `-`).
     pub subject: Option<String>,
@@ -153,6 +167,15 @@ impl Report {
             error: None,
             details: serde_json::Map::new(),
         }
+    }
+
+    /// The report of a command that produced something (exit 0): verdict
+    /// [`Verdict::Done`], no signature, no check; the caller puts what was
+    /// produced in [`Report::details`].
+    pub fn done(command: &str, subject: Option<&str>) -> Report {
+        let mut r = Report::new(command, subject);
+        r.set_verdict(Verdict::Done);
+        r
     }
 
     /// A report for a command that could not run (exit 2).
@@ -193,6 +216,21 @@ impl Report {
         });
     }
 
+    /// Add one failed check per `lint` finding, with its severity and JSON
+    /// pointer (`lint`, and `sign`, which lints before signing).
+    pub fn lint_findings(&mut self, findings: &[crate::formats::Finding]) {
+        for f in findings {
+            self.checks.push(CheckResult {
+                code: f.code.to_owned(),
+                severity: f.severity.as_str(),
+                passed: false,
+                hop: None,
+                pointer: Some(f.pointer.clone()),
+                message: f.message.clone(),
+            });
+        }
+    }
+
     /// Add a detail.
     pub fn detail(&mut self, key: &str, value: impl Serialize) {
         self.details.insert(
@@ -206,7 +244,7 @@ impl Report {
     /// (A JWS with several signatures keeps its own rule; see
     /// [`Report::from_jws`].)
     pub fn settle(&mut self) {
-        if self.verdict == Verdict::Error {
+        if matches!(self.verdict, Verdict::Error | Verdict::Done) {
             return;
         }
         let sig_ok = self.signatures.iter().all(|s| s.verdict == "valid");
@@ -241,16 +279,7 @@ impl Report {
     /// `not-verified` with the first error as `error`.
     pub fn from_lint(subject: Option<&str>, r: &crate::formats::LintReport) -> Report {
         let mut out = Report::new("lint", subject);
-        for f in &r.findings {
-            out.checks.push(CheckResult {
-                code: f.code.to_owned(),
-                severity: f.severity.as_str(),
-                passed: false,
-                hop: None,
-                pointer: Some(f.pointer.clone()),
-                message: f.message.clone(),
-            });
-        }
+        out.lint_findings(&r.findings);
         out.detail("format", r.format.name());
         out.detail("media_type", r.format.media_type());
         out.detail("well_known_path", r.format.well_known_path());
@@ -370,11 +399,50 @@ impl Report {
         out
     }
 
-    /// The report of an RFC 9421 verification: one result per label.
+    /// The report of an RFC 9421 verification: one result per label, and
+    /// for each label that covers `content-digest` a check of its own,
+    /// `content-digest`, beside the signature's result: the signature
+    /// covers the field, not the content (RFC 9421 section 7.2.8), so a
+    /// body that does not match its Content-Digest (RFC 9530 section 2)
+    /// fails that check while the signature itself is `valid`.
     pub fn from_http(command: &str, subject: Option<&str>, r: &VerifyReport) -> Report {
         let mut out = Report::new(command, subject);
         out.signatures = http_signatures(r);
+        for l in &r.results {
+            let covers_digest = l
+                .covered
+                .iter()
+                .any(|c| unquote_component(c).split(';').next() == Some("content-digest"));
+            match &l.outcome {
+                Err(crate::httpsig::SigError::ContentDigest(e)) => out.checks.push(CheckResult {
+                    code: "content-digest".to_owned(),
+                    severity: "error",
+                    passed: false,
+                    hop: None,
+                    pointer: None,
+                    message: format!("signature {}: {e}", l.label),
+                }),
+                Ok(()) if covers_digest => out.checks.push(CheckResult {
+                    code: "content-digest".to_owned(),
+                    severity: "error",
+                    passed: true,
+                    hop: None,
+                    pointer: None,
+                    message: format!("signature {}: Content-Digest matches the content", l.label),
+                }),
+                _ => {}
+            }
+        }
         out.settle();
+        if let Some(c) = out
+            .checks
+            .iter()
+            .find(|c| !c.passed && c.code == "content-digest")
+        {
+            if out.error.as_ref().is_none_or(|e| e.code == c.code) {
+                out.error = Some(Problem::new(c.code.clone(), c.message.clone()));
+            }
+        }
         out
     }
 
@@ -497,10 +565,12 @@ pub fn http_signatures(r: &VerifyReport) -> Vec<SignatureResult> {
         .map(|l| SignatureResult {
             kind: "http-message-signature",
             id: l.label.clone(),
+            // A Content-Digest mismatch is found after the signature
+            // verified (RFC 9421 section 7.2.8): the signature is valid and
+            // the digest is reported as a check of its own (Report::from_http).
             verdict: match &l.outcome {
-                Ok(()) => "valid",
-                Err(crate::httpsig::SigError::BadSignature)
-                | Err(crate::httpsig::SigError::ContentDigest(_)) => "invalid",
+                Ok(()) | Err(crate::httpsig::SigError::ContentDigest(_)) => "valid",
+                Err(crate::httpsig::SigError::BadSignature) => "invalid",
                 Err(crate::httpsig::SigError::NoTrustedKey { .. })
                 | Err(crate::httpsig::SigError::Resolve(_)) => "no-trusted-key",
                 Err(_) => "refused",
@@ -514,11 +584,10 @@ pub fn http_signatures(r: &VerifyReport) -> Vec<SignatureResult> {
             covered: l.covered.iter().map(|c| unquote_component(c)).collect(),
             created: l.created,
             expires: l.expires,
-            reason: l
-                .outcome
-                .as_ref()
-                .err()
-                .map(|e| Problem::new(e.code(), e.to_string())),
+            reason: match &l.outcome {
+                Ok(()) | Err(crate::httpsig::SigError::ContentDigest(_)) => None,
+                Err(e) => Some(Problem::new(e.code(), e.to_string())),
+            },
         })
         .collect()
 }
@@ -535,9 +604,12 @@ pub fn unquote_component(c: &str) -> String {
 }
 
 impl Serialize for VerifyReport {
-    /// The per-label results in the report shape ([`SignatureResult`]).
+    /// The verification as a [`Report`] ([`Report::from_http`]): the
+    /// per-label results with the `content-digest` checks beside them (a
+    /// label list alone would show a Content-Digest mismatch as a valid
+    /// signature).
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        http_signatures(self).serialize(s)
+        Report::from_http("http verify", None, self).serialize(s)
     }
 }
 

@@ -93,6 +93,9 @@ fn keygen_writes_private_key_0600_and_refuses_to_overwrite() {
     assert_eq!(std::fs::read(t.0.join("k.pem")).expect("read"), before);
     let o = run(&["keygen", "--out", "j", "--json"], &t.0);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["schema"], "agentsig.report/1");
+    assert_eq!(v["verdict"], "done");
+    let v = &v["details"];
     assert!(v["did_key"]
         .as_str()
         .is_some_and(|d| d.starts_with("did:key:zDn")));
@@ -496,7 +499,7 @@ fn values_beginning_with_a_hyphen_are_accepted() {
     let o = run(&["keygen", "--out", "hy", "--kid", "-kg", "--json"], &t.0);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(j["kid"], "-kg");
+    assert_eq!(j["details"]["kid"], "-kg");
     let o = run(
         &[
             "sign",
@@ -535,6 +538,7 @@ fn values_beginning_with_a_hyphen_are_accepted() {
     );
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let j = &j["details"];
     assert!(j["signature_input"]
         .as_str()
         .unwrap()
@@ -646,7 +650,10 @@ fn usage_errors_give_a_json_report() {
     assert_eq!(v["schema"], "agentsig.report/1");
     assert_eq!(v["verdict"], "error");
     assert_eq!(v["command"], "verify");
-    assert_eq!(v["error"]["code"], "usage");
+    // A missing file is unreadable input (exit 2), not a usage error; the
+    // report names it.
+    assert_eq!(v["error"]["code"], "input.unreadable");
+    assert_eq!(v["subject"], "missing.json");
     // A clap usage error too.
     let o = run(&["verify", "--no-such-flag", "--json"], &t.0);
     assert_eq!(code(&o), 2);

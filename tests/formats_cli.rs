@@ -269,7 +269,7 @@ fn lint_json_is_one_shape_in_every_case() {
             b"",
             2,
             "error",
-            Some("usage"),
+            Some("input.unreadable"),
         ),
     ];
     for (args, stdin, want_code, verdict, error_code) in cases {

@@ -40,6 +40,29 @@ fn get(addr: &str, path: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
     (status, fields, body)
 }
 
+/// The address `serve` logs, from its standard error. The RFC 9421 test key
+/// these tests serve with is a published key: the warning about it comes
+/// first.
+fn listen_address(err: &mut impl BufRead) -> String {
+    let mut warned = false;
+    for _ in 0..8 {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        warned |= line.contains("published test key");
+        if let Some(addr) = line
+            .split("http://")
+            .nth(1)
+            .and_then(|s| s.split('/').next())
+        {
+            assert!(warned, "serving with a published test key warns first");
+            return addr.to_owned();
+        }
+    }
+    panic!("no address logged");
+}
+
 #[cfg(unix)]
 #[test]
 fn serve_examples_signs_and_stops_gracefully() {
@@ -56,14 +79,7 @@ fn serve_examples_signs_and_stops_gracefully() {
         .spawn()
         .unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|s| s.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
+    let addr = listen_address(&mut err);
     let (st, _, jwks) = get(&addr, "/.well-known/jwks.json");
     assert_eq!(st, 200);
     let mut keys = StaticKeys::new();
@@ -127,14 +143,7 @@ fn serve_sign_cards_serves_sdk_verifiable_cards() {
         .spawn()
         .unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|s| s.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
+    let addr = listen_address(&mut err);
     let (_, _, jwks) = get(&addr, "/.well-known/jwks.json");
     let mut keys = StaticKeys::new();
     for k in load_verifying_keys(&jwks, &LoadOptions::default()).unwrap() {

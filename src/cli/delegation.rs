@@ -1,7 +1,7 @@
 //! `agentsig delegation audit | mint | exchange` (RFC 8693 delegation chains).
 
 use super::TrustedKeyArgs;
-use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult};
+use super::{load_signing, parse_alg, read_input, CliError, CliResult};
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{self, report, AuditPolicy, ScopeMode, ScopePolicy, Severity};
 use agentsig::jwt::{FixedClock, JwtPolicy, SystemClock};
@@ -30,6 +30,17 @@ pub enum DelegationCommand {
     Exchange(Box<ExchangeArgs>),
 }
 
+impl DelegationCommand {
+    /// The token file(s), for the report's `subject`.
+    pub fn subject(&self) -> Option<String> {
+        match self {
+            DelegationCommand::Audit(a) => Some(a.tokens.join(" ")),
+            DelegationCommand::Mint(_) => None,
+            DelegationCommand::Exchange(a) => Some(a.subject_token.clone()),
+        }
+    }
+}
+
 pub fn run(c: DelegationCommand) -> CliResult {
     match c {
         DelegationCommand::Audit(a) => audit(*a),
@@ -46,19 +57,24 @@ pub struct TrustArgs {
     #[command(flatten)]
     keys: TrustedKeyArgs,
     /// Accepted issuer, compared exactly (repeatable). Without it iss is not checked (warning).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "ISS")]
     issuer: Vec<String>,
     /// Accepted typ (repeatable; RFC 7515 4.1.9 comparison). Default at+jwt (RFC 9068).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "TYP")]
     typ: Vec<String>,
     /// Accept any typ, or none.
     #[arg(long, conflicts_with = "typ")]
     any_typ: bool,
-    /// Clock skew in seconds.
-    #[arg(long, allow_hyphen_values = true, default_value_t = agentsig::jwt::DEFAULT_SKEW)]
-    skew: i64,
-    /// Audit "as of" this time (seconds since the epoch) instead of now.
-    #[arg(long, allow_hyphen_values = true)]
+    /// Tolerated clock skew: DURATION (seconds, or 5m).
+    #[arg(
+        long,
+        value_parser = super::http::parse_duration,
+        default_value = "60",
+        value_name = "DURATION"
+    )]
+    skew: u64,
+    /// Verify as if the time were this (Unix seconds); default: now.
+    #[arg(long, allow_hyphen_values = true, value_name = "UNIX-SECONDS")]
     now: Option<i64>,
 }
 
@@ -148,7 +164,7 @@ impl TrustArgs {
         let b = Verifier::builder(resolver)
             .algorithms(self.keys.allow_list())
             .strict_low_s(self.keys.strict_low_s)
-            .skew(u64::try_from(self.skew.max(0)).unwrap_or(0))
+            .skew(self.skew)
             .jwt(jwt);
         match self.now {
             Some(t) => b.clock(FixedClock(t)).build(),
@@ -159,7 +175,8 @@ impl TrustArgs {
 
 #[derive(Args)]
 pub struct AuditArgs {
-    /// Files holding compact JWTs (whitespace-separated, in hop order, subject token first); - for standard input.
+    /// Files holding compact JWTs (whitespace-separated, in hop order, subject token first), or
+    /// - for standard input.
     #[arg(required = true)]
     tokens: Vec<String>,
     #[command(flatten)]
@@ -168,13 +185,23 @@ pub struct AuditArgs {
     #[arg(long, allow_hyphen_values = true)]
     audience: Option<String>,
     /// Most actors in one act chain (hard cap 10).
-    #[arg(long, default_value_t = delegation::DEFAULT_MAX_DEPTH)]
+    #[arg(long, default_value_t = delegation::DEFAULT_MAX_DEPTH, value_name = "N")]
     max_depth: usize,
     /// Scope comparison: set (exact values) or hierarchical (segment prefixes).
-    #[arg(long, default_value = "set", value_parser = ["set", "hierarchical"])]
+    #[arg(
+        long,
+        default_value = "set",
+        value_parser = ["set", "hierarchical"],
+        value_name = "MODE"
+    )]
     scope_mode: String,
     /// Segment separators for --scope-mode hierarchical.
-    #[arg(long, allow_hyphen_values = true, default_value = "./:")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value = "./:",
+        value_name = "CHARS"
+    )]
     scope_separators: String,
     /// Fail a hop whose previous token has no may_act.
     #[arg(long)]
@@ -185,11 +212,12 @@ pub struct AuditArgs {
     /// Fail on warnings too.
     #[arg(long)]
     deny_warnings: bool,
-    /// Store of seen (iss, jti) pairs: a token audited twice is a replay.
-    /// PATH or file:PATH (one machine), redis://HOST:PORT/DB (a fleet), memory:.
-    #[arg(long, allow_hyphen_values = true)]
+    /// Store of seen (iss, jti) pairs: a token audited twice is a replay. STORE is PATH or
+    /// file:PATH (one machine), redis://HOST:PORT/DB (a fleet), memory:.
+    #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
     replay_store: Option<String>,
-    /// Print the JSON report.
+    /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output, whatever
+    /// the outcome.
     #[arg(long)]
     json: bool,
 }
@@ -199,14 +227,14 @@ fn read_tokens(files: &[String]) -> Result<Vec<String>, CliError> {
     for f in files {
         let bytes = read_input(f)?;
         let text =
-            String::from_utf8(bytes).map_err(|_| CliError::usage(format!("{f}: not UTF-8")))?;
+            String::from_utf8(bytes).map_err(|_| CliError::malformed(format!("{f}: not UTF-8")))?;
         out.extend(text.split_whitespace().map(str::to_owned));
         if out.len() > delegation::MAX_HOPS * 4 {
-            return Err(CliError::usage(format!("{f}: too many tokens")));
+            return Err(CliError::malformed(format!("{f}: too many tokens")));
         }
     }
     if out.is_empty() {
-        return Err(CliError::usage("no token found in the input"));
+        return Err(CliError::malformed("no token found in the input"));
     }
     Ok(out)
 }
@@ -250,9 +278,13 @@ fn audit(a: AuditArgs) -> CliResult {
     // One verdict for the exit code, the text and the JSON (issue 7 item 3).
     let ok = report::verdict(&r, a.deny_warnings);
     if a.json {
-        let subject = (a.tokens.len() == 1).then(|| a.tokens[0].as_str());
-        let mut j =
-            agentsig::report::Report::from_audit("delegation audit", subject, &r, a.deny_warnings);
+        let subject = a.tokens.join(" ");
+        let mut j = agentsig::report::Report::from_audit(
+            "delegation audit",
+            Some(&subject),
+            &r,
+            a.deny_warnings,
+        );
         j.detail("result", if ok { "pass" } else { "fail" });
         super::print_report(&j);
     } else {
@@ -265,41 +297,88 @@ fn audit(a: AuditArgs) -> CliResult {
     })
 }
 
+/// The private key of `delegation exchange`, which also takes the trusted
+/// keys of the subject token as --key/--jwks/--alg: its private key is
+/// --signing-key and --signing-alg.
 #[derive(Args)]
 pub struct SignArgs {
-    /// Private signing key: a path or env:NAME.
-    #[arg(long = "signing-key", allow_hyphen_values = true, alias = "sign-key")]
+    /// Private key to sign the new token with: a path, or env:NAME. (--key names the trusted
+    /// keys of the subject token here.)
+    #[arg(
+        long = "signing-key",
+        allow_hyphen_values = true,
+        alias = "sign-key",
+        value_name = "KEY"
+    )]
     signing_key: String,
-    /// Algorithm of the signing key (required for RSA).
-    #[arg(long = "signing-alg", value_parser = parse_alg)]
+    /// Algorithm of the private key (RFC 9421 or JOSE name): required for RSA keys, checked
+    /// against all others.
+    #[arg(long = "signing-alg", value_parser = parse_alg, value_name = "ALG")]
     signing_alg: Option<Algorithm>,
-    /// kid for the header (default: the key's kid or RFC 7638 thumbprint).
-    #[arg(long, allow_hyphen_values = true)]
+    /// Key id for the JWT header; default: the key's own kid, else its RFC 7638 thumbprint.
+    #[arg(long, allow_hyphen_values = true, value_name = "KID")]
     kid: Option<String>,
-    /// File holding the passphrase of an encrypted key (else $AGENTSIG_PASSPHRASE).
-    #[arg(long, allow_hyphen_values = true)]
+    /// File holding the passphrase of an encrypted PKCS#8 private key (else
+    /// $AGENTSIG_PASSPHRASE).
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     passphrase_file: Option<String>,
 }
 
 impl SignArgs {
     fn load(&self) -> Result<agentsig::SigningKey, CliError> {
-        let k = load_signing(
+        load_key(
             &self.signing_key,
             self.signing_alg,
-            None,
+            self.kid.as_deref(),
             self.passphrase_file.as_deref(),
-        )?;
-        Ok(match &self.kid {
-            Some(kid) => k.with_kid(kid.clone()),
-            None => k,
-        })
+        )
     }
+}
+
+/// The private key of `delegation mint`: --key and --alg, as on every
+/// command that signs (--signing-key and --signing-alg are hidden aliases
+/// kept for scripts written before).
+#[derive(Args)]
+pub struct MintKeyArgs {
+    /// Private key to sign with: a path, or env:NAME.
+    #[arg(
+        long = "key",
+        alias = "signing-key",
+        alias = "sign-key",
+        allow_hyphen_values = true,
+        value_name = "KEY"
+    )]
+    key: String,
+    /// Algorithm of the private key (RFC 9421 or JOSE name): required for RSA keys, checked
+    /// against all others.
+    #[arg(long = "alg", alias = "signing-alg", value_parser = parse_alg, value_name = "ALG")]
+    alg: Option<Algorithm>,
+    /// Key id for the JWT header; default: the key's own kid, else its RFC 7638 thumbprint.
+    #[arg(long, allow_hyphen_values = true, value_name = "KID")]
+    kid: Option<String>,
+    /// File holding the passphrase of an encrypted PKCS#8 private key (else
+    /// $AGENTSIG_PASSPHRASE).
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
+    passphrase_file: Option<String>,
+}
+
+fn load_key(
+    spec: &str,
+    alg: Option<Algorithm>,
+    kid: Option<&str>,
+    pass: Option<&str>,
+) -> Result<agentsig::SigningKey, CliError> {
+    let k = load_signing(spec, alg, None, pass)?;
+    Ok(match kid {
+        Some(kid) => k.with_kid(kid.to_owned()),
+        None => k,
+    })
 }
 
 #[derive(Args)]
 pub struct MintArgs {
     #[command(flatten)]
-    sign: SignArgs,
+    sign: MintKeyArgs,
     /// Issuer.
     #[arg(long, allow_hyphen_values = true)]
     iss: String,
@@ -314,26 +393,40 @@ pub struct MintArgs {
     scope: Option<String>,
     /// Actor, oldest first; the last one is the current actor (outermost act, RFC 8693 4.1). Repeatable.
     /// SUB or SUB=SCOPE to give the actor its own (non-standard) scope.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "SUB[=SCOPE]")]
     act: Vec<String>,
     /// Who may act next (RFC 8693 4.4 may_act.sub).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "SUB")]
     may_act: Option<String>,
     /// client_id claim.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "ID")]
     client_id: Option<String>,
     /// Lifetime in seconds.
-    #[arg(long, allow_hyphen_values = true, default_value_t = 3600)]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value_t = 3600,
+        value_name = "SECONDS"
+    )]
     ttl: i64,
     /// jti (default: random).
     #[arg(long, allow_hyphen_values = true)]
     jti: Option<String>,
     /// typ header.
-    #[arg(long, allow_hyphen_values = true, default_value = delegation::DEFAULT_TYP)]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value = delegation::DEFAULT_TYP,
+        value_name = "TYP"
+    )]
     typ: String,
-    /// Issue "as of" this time (seconds since the epoch).
-    #[arg(long, allow_hyphen_values = true)]
+    /// Issue as if the time were this (Unix seconds); default: now.
+    #[arg(long, allow_hyphen_values = true, value_name = "UNIX-SECONDS")]
     now: Option<i64>,
+    /// Print one JSON report (agentsig.report/1, docs/report.md) instead of the bare token: the
+    /// token, kid and algorithm in its details.
+    #[arg(long)]
+    json: bool,
 }
 
 fn actor_spec(s: &str) -> ActorSpec {
@@ -348,7 +441,12 @@ fn actor_spec(s: &str) -> ActorSpec {
 }
 
 fn mint_cmd(a: MintArgs) -> CliResult {
-    let key = a.sign.load()?;
+    let key = load_key(
+        &a.sign.key,
+        a.sign.alg,
+        a.sign.kid.as_deref(),
+        a.sign.passphrase_file.as_deref(),
+    )?;
     let now = a
         .now
         .unwrap_or_else(|| agentsig::clock::Clock::now(&SystemClock));
@@ -364,7 +462,20 @@ fn mint_cmd(a: MintArgs) -> CliResult {
     req.jti = a.jti.clone();
     req.typ = a.typ.clone();
     let tok = mint::mint(&req, &key).map_err(|e| CliError::usage(e.to_string()))?;
-    emit(&format!("{tok}\n"));
+    if a.json {
+        let mut r = agentsig::report::Report::done("delegation mint", None);
+        if let Some(w) = super::published_test_key(&a.sign.key, &key) {
+            r.warn("key.published-test-key", w);
+        }
+        r.detail("token", &tok);
+        r.detail("kid", key.kid_or_thumbprint());
+        r.detail("algorithm", key.algorithm().jose_name());
+        r.detail("iat", now);
+        r.detail("exp", now.saturating_add(a.ttl));
+        super::print_report(&r);
+    } else {
+        emit(&format!("{tok}\n"));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -372,18 +483,19 @@ fn mint_cmd(a: MintArgs) -> CliResult {
 pub struct ExchangeArgs {
     #[command(flatten)]
     sign: SignArgs,
-    /// The subject token (file, or - for standard input).
-    #[arg(long, allow_hyphen_values = true)]
+    /// File holding the subject token, or - for standard input.
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     subject_token: String,
     /// The new actor's identifier (unverified: prefer --actor-token).
     #[arg(
         long,
         allow_hyphen_values = true,
-        required_unless_present = "actor_token"
+        required_unless_present = "actor_token",
+        value_name = "SUB"
     )]
     actor: Option<String>,
-    /// The actor token (file): verified, its sub becomes the new actor.
-    #[arg(long, allow_hyphen_values = true)]
+    /// File holding the actor token: verified, its sub becomes the new actor.
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     actor_token: Option<String>,
     /// Issuer of the new token.
     #[arg(long, allow_hyphen_values = true)]
@@ -395,20 +507,36 @@ pub struct ExchangeArgs {
     #[arg(long, allow_hyphen_values = true)]
     scope: Option<String>,
     /// Scope comparison for the request: set or hierarchical.
-    #[arg(long, default_value = "set", value_parser = ["set", "hierarchical"])]
+    #[arg(
+        long,
+        default_value = "set",
+        value_parser = ["set", "hierarchical"],
+        value_name = "MODE"
+    )]
     scope_mode: String,
-    /// Who may act next (may_act.sub).
-    #[arg(long, allow_hyphen_values = true)]
+    /// Who may act next (RFC 8693 4.4 may_act.sub).
+    #[arg(long, allow_hyphen_values = true, value_name = "SUB")]
     may_act: Option<String>,
     /// Lifetime in seconds (capped by the subject token's exp).
-    #[arg(long, allow_hyphen_values = true, default_value_t = 900)]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value_t = 900,
+        value_name = "SECONDS"
+    )]
     ttl: i64,
-    /// typ of the new token.
-    #[arg(long, allow_hyphen_values = true, default_value = delegation::DEFAULT_TYP)]
+    /// typ header of the new token. (--typ names the accepted typ of the subject token here.)
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        default_value = delegation::DEFAULT_TYP,
+        value_name = "TYP"
+    )]
     new_typ: String,
     #[command(flatten)]
     trust: TrustArgs,
-    /// Print the RFC 8693 2.2.1 response JSON instead of the bare token.
+    /// Print one JSON report (agentsig.report/1, docs/report.md) instead of the bare token: the
+    /// RFC 8693 2.2.1 response (or 2.2.2 error response) as its details.response.
     #[arg(long)]
     json: bool,
 }
@@ -417,7 +545,7 @@ fn read_one_token(path: &str) -> Result<String, CliError> {
     let t = read_tokens(&[path.to_owned()])?;
     match t.as_slice() {
         [one] => Ok(one.clone()),
-        _ => Err(CliError::usage(format!(
+        _ => Err(CliError::malformed(format!(
             "{path}: expected exactly one token"
         ))),
     }
@@ -461,7 +589,10 @@ fn exchange(a: ExchangeArgs) -> CliResult {
     match mint::exchange(&req, &v, &scope_policy, &key) {
         Ok(r) => {
             if a.json {
-                print_json(&r.response);
+                let mut rep =
+                    agentsig::report::Report::done("delegation exchange", Some(&a.subject_token));
+                rep.detail("response", &r.response);
+                super::print_report(&rep);
             } else {
                 emit(&format!("{}\n", r.token));
             }
@@ -471,15 +602,22 @@ fn exchange(a: ExchangeArgs) -> CliResult {
             Err(CliError::usage(e.to_string()))
         }
         Err(e) => {
-            if a.json {
-                // RFC 8693 2.2.2 error response shape.
-                print_json(&serde_json::json!({
-                    "error": if e.code() == "exchange.scope-widened" { "invalid_scope" } else { "invalid_request" },
-                    "error_description": e.to_string(),
-                    "agentsig_code": e.code(),
-                }));
-            }
-            Err(CliError::failed(format!("{}: {e}", e.code())))
+            // The report's details.response has the RFC 8693 2.2.2 error
+            // response shape.
+            let oauth = if e.code() == "exchange.scope-widened" {
+                "invalid_scope"
+            } else {
+                "invalid_request"
+            };
+            Err(CliError::failed(format!("{}: {e}", e.code()))
+                .with_kind(e.code())
+                .with_detail(
+                    "response",
+                    serde_json::json!({
+                        "error": oauth,
+                        "error_description": e.to_string(),
+                    }),
+                ))
         }
     }
 }

@@ -2,7 +2,7 @@
 //! messages) and `agentsig digest` (RFC 9530).
 
 use super::TrustedKeyArgs;
-use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult};
+use super::{load_signing, parse_alg, read_input, CliError, CliResult};
 use agentsig::digest::{self, DigestAlgorithm};
 use agentsig::httpsig::{
     self, accept, ComponentId, FixedClock, HttpPolicy, HttpSigError, Message, SignatureSpec,
@@ -21,6 +21,16 @@ pub enum HttpCommand {
     Sign(HttpSignArgs),
     /// Verify the signatures of a raw HTTP message (RFC 9421): one result per label.
     Verify(HttpVerifyArgs),
+}
+
+impl HttpCommand {
+    /// The message file, for the report's `subject`.
+    pub fn subject(&self) -> Option<String> {
+        Some(match self {
+            HttpCommand::Sign(a) => a.file.clone(),
+            HttpCommand::Verify(a) => a.file.clone(),
+        })
+    }
 }
 
 pub fn run(c: HttpCommand) -> CliResult {
@@ -65,21 +75,28 @@ fn now_unix() -> i64 {
 
 fn read_message(path: &str, scheme: &str) -> Result<Message, CliError> {
     let data = read_input(path)?;
-    Message::parse_keep_raw(&data, scheme).map_err(|e| CliError::usage(format!("{path}: {e}")))
+    Message::parse_keep_raw(&data, scheme).map_err(|e| CliError::malformed(format!("{path}: {e}")))
 }
 
 #[derive(Args)]
 pub struct HttpSignArgs {
     /// Raw HTTP/1.1 message (request or response), or - for standard input.
     file: String,
-    /// Private key: a path, or env:NAME.
-    #[arg(long, allow_hyphen_values = true)]
+    /// Private key to sign with: a path, or env:NAME.
+    #[arg(long, allow_hyphen_values = true, value_name = "KEY")]
     key: String,
-    /// Algorithm (required for RSA keys); checked against the key.
-    #[arg(long, value_parser = parse_alg)]
+    /// Algorithm of the private key (RFC 9421 or JOSE name): required for RSA keys, checked
+    /// against all others.
+    #[arg(long, value_parser = parse_alg, value_name = "ALG")]
     alg: Option<Algorithm>,
-    /// keyid parameter; default: the key's kid, else its RFC 7638 thumbprint.
-    #[arg(long, allow_hyphen_values = true)]
+    /// Key id, sent as the keyid parameter; default: the key's own kid, else its RFC 7638
+    /// thumbprint.
+    #[arg(
+        long = "kid",
+        visible_alias = "keyid",
+        allow_hyphen_values = true,
+        value_name = "KID"
+    )]
     keyid: Option<String>,
     /// Signature label.
     #[arg(long, allow_hyphen_values = true, default_value = "sig1")]
@@ -87,16 +104,16 @@ pub struct HttpSignArgs {
     /// Covered component, in order, e.g. @method, content-type, "@query-param";name="id",
     /// content-digest;req. Repeatable. Default: responses @status content-type content-digest;
     /// requests @method @authority @path, plus content-type and content-digest when present.
-    #[arg(long = "component", short = 'c', value_parser = parse_component)]
+    #[arg(long = "component", short = 'c', value_parser = parse_component, value_name = "COMPONENT")]
     components: Vec<ComponentId>,
-    /// created parameter (Unix seconds); default now.
-    #[arg(long, allow_hyphen_values = true)]
+    /// created parameter (Unix seconds); default: now.
+    #[arg(long, allow_hyphen_values = true, value_name = "UNIX-SECONDS")]
     created: Option<i64>,
     /// Leave out the created parameter.
     #[arg(long, conflicts_with = "created")]
     no_created: bool,
-    /// Add expires = created + DURATION (e.g. 300, 5m, 30d).
-    #[arg(long, value_parser = parse_duration)]
+    /// Add expires = created + DURATION (seconds, or 5m, 12h, 30d).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     expires_in: Option<u64>,
     /// nonce parameter.
     #[arg(long, allow_hyphen_values = true)]
@@ -107,27 +124,30 @@ pub struct HttpSignArgs {
     /// Leave out the alg parameter (it is included by default).
     #[arg(long)]
     no_alg: bool,
-    /// The request this response answers (for ;req components and --accept-signature).
-    #[arg(long, allow_hyphen_values = true)]
+    /// The request this response answers, a raw HTTP/1.1 message file (for ;req components and
+    /// --accept-signature).
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     request: Option<String>,
     /// Honour the Accept-Signature field of --request (RFC 9421 section 5): its member
     /// labelled --label (or its only member) gives the components and parameters.
     #[arg(long, requires = "request")]
     accept_signature: bool,
     /// Add a Content-Digest field of the body first (unless present). Repeat for several algorithms.
-    #[arg(long, value_parser = parse_digest_alg)]
+    #[arg(long, value_parser = parse_digest_alg, value_name = "ALG")]
     add_content_digest: Vec<DigestAlgorithm>,
     /// Scheme the message was received over, for @scheme/@target-uri of origin-form requests.
     #[arg(long, allow_hyphen_values = true, default_value = "https")]
     scheme: String,
-    /// Where to write the signed message; default standard output.
-    #[arg(long, allow_hyphen_values = true)]
+    /// Where to write the signed message; default: standard output.
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     out: Option<String>,
-    /// Print JSON (label, Signature-Input, Signature, signature base) instead of the message.
+    /// Print one JSON report (agentsig.report/1, docs/report.md) instead of the message: label,
+    /// Signature-Input, Signature and signature base in its details.
     #[arg(long)]
     json: bool,
-    /// File holding the passphrase of an encrypted PKCS#8 key (else $AGENTSIG_PASSPHRASE).
-    #[arg(long, allow_hyphen_values = true)]
+    /// File holding the passphrase of an encrypted PKCS#8 private key (else
+    /// $AGENTSIG_PASSPHRASE).
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     passphrase_file: Option<String>,
 }
 
@@ -164,7 +184,10 @@ fn sign(a: HttpSignArgs) -> CliResult {
             created.unwrap_or_else(now_unix),
             lifetime,
         )
-        .map_err(|e| CliError::failed(format!("cannot honour Accept-Signature: {e}")))?
+        .map_err(|e| {
+            CliError::failed(format!("cannot honour Accept-Signature: {e}"))
+                .with_kind("http.accept-signature")
+        })?
     } else {
         let mut spec = SignatureSpec::new(a.label.clone());
         spec.components = if a.components.is_empty() {
@@ -205,13 +228,24 @@ fn sign(a: HttpSignArgs) -> CliResult {
         CliError::usage(format!("{}: {e}{hint}", a.file))
     })?;
     if a.json {
-        print_json(&serde_json::json!({
-            "label": signed.label,
-            "signature_input": signed.signature_input,
-            "signature": signed.signature,
-            "signature_base": String::from_utf8_lossy(&signed.base),
-            "added_fields": extra.iter().map(|(n, v)| format!("{n}: {v}")).collect::<Vec<_>>(),
-        }));
+        let mut r = Report::done("http sign", Some(&a.file));
+        if let Some(w) = super::published_test_key(&a.key, &key) {
+            r.warn("key.published-test-key", w);
+        }
+        r.detail("label", &signed.label);
+        r.detail("kid", &keyid);
+        r.detail("algorithm", key.algorithm().httpsig_name());
+        r.detail("signature_input", &signed.signature_input);
+        r.detail("signature", &signed.signature);
+        r.detail("signature_base", String::from_utf8_lossy(&signed.base));
+        r.detail(
+            "added_fields",
+            extra
+                .iter()
+                .map(|(n, v)| format!("{n}: {v}"))
+                .collect::<Vec<_>>(),
+        );
+        super::print_report(&r);
         return Ok(ExitCode::SUCCESS);
     }
     extra.push(("Signature-Input".into(), signed.signature_input.clone()));
@@ -222,8 +256,10 @@ fn sign(a: HttpSignArgs) -> CliResult {
     match a.out.as_deref() {
         None | Some("-") => std::io::stdout()
             .write_all(&out)
-            .map_err(|e| CliError::usage(format!("standard output: {e}")))?,
-        Some(p) => std::fs::write(p, &out).map_err(|e| CliError::usage(format!("{p}: {e}")))?,
+            .map_err(|e| CliError::unwritable(format!("standard output: {e}")))?,
+        Some(p) => {
+            std::fs::write(p, &out).map_err(|e| CliError::unwritable(format!("{p}: {e}")))?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -239,22 +275,22 @@ pub struct HttpVerifyArgs {
     label: Vec<String>,
     /// Component every signature must cover (repeatable). Default for responses:
     /// @status content-type content-digest; for requests none.
-    #[arg(long, value_parser = parse_component)]
+    #[arg(long, value_parser = parse_component, value_name = "COMPONENT")]
     require: Vec<ComponentId>,
     /// Require no component (overrides the response default).
     #[arg(long, conflicts_with = "require")]
     require_none: bool,
-    /// Largest age of created (e.g. 300, 5m, 30d).
-    #[arg(long, value_parser = parse_duration, default_value = "300")]
+    /// Largest age of created: DURATION (seconds, or 5m, 12h, 30d).
+    #[arg(long, value_parser = parse_duration, default_value = "300", value_name = "DURATION")]
     max_age: u64,
     /// Do not limit the age of created (expires is still enforced).
     #[arg(long)]
     no_max_age: bool,
-    /// Tolerated clock skew.
-    #[arg(long, value_parser = parse_duration, default_value = "60")]
+    /// Tolerated clock skew: DURATION (seconds, or 5m).
+    #[arg(long, value_parser = parse_duration, default_value = "60", value_name = "DURATION")]
     skew: u64,
-    /// Verify as if the time were this (Unix seconds).
-    #[arg(long, allow_hyphen_values = true)]
+    /// Verify as if the time were this (Unix seconds); default: now.
+    #[arg(long, allow_hyphen_values = true, value_name = "UNIX-SECONDS")]
     now: Option<i64>,
     /// Skip created/expires checks entirely (only for replaying archived test vectors).
     #[arg(long)]
@@ -265,12 +301,12 @@ pub struct HttpVerifyArgs {
     /// Refuse signatures without expires.
     #[arg(long)]
     require_expires: bool,
-    /// Store of seen nonces (RFC 9421 7.2.2): a nonce seen before is a replay. PATH or
-    /// file:PATH (one machine), redis://HOST:PORT/DB (a fleet), memory:.
-    #[arg(long, allow_hyphen_values = true)]
+    /// Store of seen nonces (RFC 9421 7.2.2): a nonce seen before is a replay. STORE is PATH
+    /// or file:PATH (one machine), redis://HOST:PORT/DB (a fleet), memory:.
+    #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
     replay_store: Option<String>,
-    /// The request this response answers (for ;req components).
-    #[arg(long, allow_hyphen_values = true)]
+    /// The request this response answers, a raw HTTP/1.1 message file (for ;req components).
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     request: Option<String>,
     /// Scheme the message was received over.
     #[arg(long, allow_hyphen_values = true, default_value = "https")]
@@ -278,7 +314,8 @@ pub struct HttpVerifyArgs {
     /// Include the signature base in the output.
     #[arg(long)]
     print_base: bool,
-    /// Print a machine-readable JSON report.
+    /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output, whatever
+    /// the outcome.
     #[arg(long)]
     json: bool,
 }
@@ -470,12 +507,23 @@ fn verify(a: HttpVerifyArgs) -> CliResult {
 pub struct DigestArgs {
     /// File whose bytes are the content, or - for standard input.
     file: String,
-    /// Algorithm (repeatable): sha-256 (default) or sha-512.
-    #[arg(long, value_parser = parse_digest_alg)]
+    /// Digest algorithm (repeatable): sha-256 (default) or sha-512.
+    #[arg(long, value_parser = parse_digest_alg, value_name = "ALG")]
     alg: Vec<DigestAlgorithm>,
     /// Print a Repr-Digest field instead of Content-Digest (same bytes: give the representation).
     #[arg(long)]
     repr: bool,
+    /// Print one JSON report (agentsig.report/1, docs/report.md): the field name and value in
+    /// its details.
+    #[arg(long)]
+    json: bool,
+}
+
+impl DigestArgs {
+    /// The file, for the report's `subject`.
+    pub fn subject(&self) -> Option<String> {
+        Some(self.file.clone())
+    }
 }
 
 /// `agentsig digest`: print an RFC 9530 digest field for a file.
@@ -491,7 +539,20 @@ pub fn digest_cmd(a: DigestArgs) -> CliResult {
     } else {
         "Content-Digest"
     };
-    outln!("{name}: {}", digest::field_value(&data, &algs));
+    let value = digest::field_value(&data, &algs);
+    if a.json {
+        let mut r = Report::done("digest", Some(&a.file));
+        r.detail("field", name);
+        r.detail("value", &value);
+        r.detail(
+            "algorithms",
+            algs.iter().map(|d| d.key()).collect::<Vec<_>>(),
+        );
+        r.detail("length", data.len());
+        super::print_report(&r);
+    } else {
+        outln!("{name}: {value}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,6 +1,6 @@
 //! `agentsig keygen`
 
-use super::{parse_alg, print_json, write_new_file, CliError, CliResult};
+use super::{parse_alg, write_new_file, CliError, CliResult};
 use agentsig::{Algorithm, SigningKey};
 use clap::Args;
 use std::path::PathBuf;
@@ -9,18 +9,31 @@ use std::process::ExitCode;
 #[derive(Args)]
 pub struct KeygenArgs {
     /// Algorithm the key is bound to (RFC 9421 or JOSE name).
-    #[arg(long, default_value = "ecdsa-p256-sha256", value_parser = parse_alg)]
+    #[arg(long, default_value = "ecdsa-p256-sha256", value_parser = parse_alg, value_name = "ALG")]
     alg: Algorithm,
     /// Output path prefix: writes PREFIX.pem (private, PKCS#8 v1, mode 0600), PREFIX.pub.pem,
     /// PREFIX.jwk.json and PREFIX.jwks.json. Existing files are never overwritten.
-    #[arg(long, default_value = "agentsig-key", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        default_value = "agentsig-key",
+        allow_hyphen_values = true,
+        value_name = "PREFIX"
+    )]
     out: PathBuf,
     /// Key id to publish; default: the RFC 7638 thumbprint (which may begin with '-').
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "KID")]
     kid: Option<String>,
-    /// Print a JSON summary instead of text.
+    /// Print one JSON report (agentsig.report/1, docs/report.md) instead of text: the files
+    /// written, kid, thumbprint and DIDs in its details.
     #[arg(long)]
     json: bool,
+}
+
+impl KeygenArgs {
+    /// The output prefix, for the report's `subject`.
+    pub fn subject(&self) -> Option<String> {
+        Some(self.out.display().to_string())
+    }
 }
 
 fn with_suffix(prefix: &std::path::Path, suffix: &str) -> PathBuf {
@@ -80,7 +93,7 @@ pub fn run(a: KeygenArgs) -> CliResult {
         ];
         for (p, _, _) in &targets {
             if p.exists() {
-                return Err(CliError::usage(format!(
+                return Err(CliError::unwritable(format!(
                     "{}: already exists; refusing to overwrite",
                     p.display()
                 )));
@@ -95,15 +108,21 @@ pub fn run(a: KeygenArgs) -> CliResult {
     let did_key = agentsig::did::did_key(public);
     let did_jwk = agentsig::did::did_jwk(public);
     if a.json {
-        print_json(&serde_json::json!({
-            "algorithm": a.alg.httpsig_name(),
-            "jose_alg": a.alg.jose_name(),
-            "kid": kid,
-            "thumbprint": public.thumbprint(),
-            "files": written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-            "did_key": did_key,
-            "did_jwk": did_jwk,
-        }));
+        let mut r = agentsig::report::Report::done("keygen", Some(&a.out.display().to_string()));
+        r.detail("algorithm", a.alg.httpsig_name());
+        r.detail("jose_alg", a.alg.jose_name());
+        r.detail("kid", &kid);
+        r.detail("thumbprint", public.thumbprint());
+        r.detail(
+            "files",
+            written
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>(),
+        );
+        r.detail("did_key", did_key);
+        r.detail("did_jwk", did_jwk);
+        super::print_report(&r);
     } else {
         outln!(
             "algorithm  {} ({})",

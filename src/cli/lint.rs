@@ -11,15 +11,14 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct LintArgs {
-    /// The descriptor to lint (`-` for standard input).
+    /// The descriptor to lint (a file or an https:// URL), or - for standard input.
     pub file: String,
     /// The format, instead of detecting it: agent, agents-registry, awp,
     /// woa, agentcard, aidip, a2a.
-    #[arg(long)]
+    #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
-    /// Print the report as JSON (the `agentsig.report/1` shape of
-    /// docs/report.md: one check per finding, with its JSON pointer), also
-    /// when the input is unreadable or of no known format.
+    /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output, whatever
+    /// the outcome: one check per finding, with its JSON pointer.
     #[arg(long)]
     pub json: bool,
     #[cfg(feature = "net")]
@@ -35,14 +34,14 @@ pub fn run(a: LintArgs) -> CliResult {
     };
     let (code, e) = match input.map(|i| formats::lint_bytes(&i, a.format)) {
         Ok(Ok(report)) => return Ok(print(&a, &report)),
-        Err(e) => ("usage", e),
+        Err(e) => (e.kind, e),
         Ok(Err(e)) => {
             let code = match e {
                 formats::DetectError::Json(_) => "json",
                 formats::DetectError::NotAnObject => "not-an-object",
                 _ => "format-unrecognized",
             };
-            (code, CliError::usage(format!("{}: {e}", a.file)))
+            (code, CliError::malformed(format!("{}: {e}", a.file)))
         }
     };
     if !a.json {
@@ -104,7 +103,7 @@ fn fetch(a: &LintArgs) -> Result<Vec<u8>, CliError> {
     // --deadline bounds the whole command, as for verify URL.
     let got = f
         .operation(|| f.get(&a.file))
-        .map_err(|e| CliError::usage(format!("{}: {e}", agentsig::text::quoted(&a.file))))?;
+        .map_err(|e| CliError::unreadable(format!("{}: {e}", agentsig::text::quoted(&a.file))))?;
     Ok(got.body)
 }
 

@@ -81,8 +81,8 @@ enum Command {
     /// Print the manual (roff): the agentsig page, then one page per subcommand with every
     /// option. With --out DIR, write them as files: agentsig.1, agentsig-sign.1, agentsig-http-verify.1 ...
     Man {
-        /// Directory to write one page per command into (it must exist).
-        #[arg(long, allow_hyphen_values = true)]
+        /// Directory to write one page per command into (created when missing).
+        #[arg(long, allow_hyphen_values = true, value_name = "DIR")]
         out: Option<std::path::PathBuf>,
     },
     /// Generate a key pair: PKCS#8 private key (mode 0600) and the public key as JWK and JWK Set.
@@ -119,33 +119,74 @@ enum Command {
     Resolve(net::ResolveArgs),
 }
 
-/// An error that ends a command, with its exit code.
+/// An error that ends a command, with its exit code and the stable code
+/// its `--json` report gives as `error.code` (docs/report.md).
 #[derive(Debug)]
 pub struct CliError {
+    /// The exit code: 1 or 2.
     pub code: u8,
+    /// The report's `error.code`: `usage`, `input.unreadable`,
+    /// `input.malformed`, `key.unusable`, `output.unwritable`, `failed`...
+    pub kind: &'static str,
+    /// What happened, for people.
     pub message: String,
+    /// Extras for the report's `details` (what the command knew when it
+    /// stopped: the JWS path, the output path...).
+    pub details: serde_json::Map<String, serde_json::Value>,
 }
 
 impl CliError {
-    /// Exit 2: usage error or unreadable input.
-    pub fn usage(msg: impl Into<String>) -> CliError {
+    fn new(code: u8, kind: &'static str, msg: impl Into<String>) -> CliError {
         CliError {
-            code: 2,
+            code,
+            kind,
             message: msg.into(),
+            details: serde_json::Map::new(),
         }
+    }
+    /// Exit 2: the command was misused (options, arguments).
+    pub fn usage(msg: impl Into<String>) -> CliError {
+        CliError::new(2, "usage", msg)
+    }
+    /// Exit 2: an input file (or standard input) could not be read.
+    pub fn unreadable(msg: impl Into<String>) -> CliError {
+        CliError::new(2, "input.unreadable", msg)
+    }
+    /// Exit 2: an input was read but is not what the command takes (not
+    /// JSON, not an HTTP message, not a token).
+    pub fn malformed(msg: impl Into<String>) -> CliError {
+        CliError::new(2, "input.malformed", msg)
+    }
+    /// Exit 2: a key could not be read or used.
+    pub fn key(msg: impl Into<String>) -> CliError {
+        CliError::new(2, "key.unusable", msg)
+    }
+    /// Exit 2: an output file could not be written.
+    pub fn unwritable(msg: impl Into<String>) -> CliError {
+        CliError::new(2, "output.unwritable", msg)
     }
     /// Exit 1: verification failed or policy refused.
     pub fn failed(msg: impl Into<String>) -> CliError {
-        CliError {
-            code: 1,
-            message: msg.into(),
-        }
+        CliError::new(1, "failed", msg)
+    }
+    /// The same error with another report code.
+    pub fn with_kind(mut self, kind: &'static str) -> CliError {
+        self.kind = kind;
+        self
+    }
+    /// The same error with a `details` member for its report.
+    pub fn with_detail(mut self, key: &str, value: impl serde::Serialize) -> CliError {
+        self.details.insert(
+            key.to_owned(),
+            serde_json::to_value(value).unwrap_or(serde_json::Value::Null),
+        );
+        self
     }
 }
 
 impl From<KeyError> for CliError {
     fn from(e: KeyError) -> Self {
-        CliError::usage(format!("key: {e}"))
+        CliError::key(format!("key: {e}"))
     }
 }
 
@@ -169,6 +210,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    let subject = subject_of(&cli.command);
     let result = match cli.command {
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
@@ -195,16 +237,41 @@ pub fn main() -> ExitCode {
         Err(e) => {
             errln!("agentsig: {}", e.message);
             if json_requested() {
-                let code = if e.code == 2 { "usage" } else { "failed" };
-                let mut r =
-                    agentsig::report::Report::error(&command_words(), None, code, &e.message);
+                let mut r = agentsig::report::Report::error(
+                    &command_words(),
+                    subject.as_deref(),
+                    e.kind,
+                    &e.message,
+                );
                 if e.code == 1 {
                     r.set_verdict(agentsig::report::Verdict::NotVerified);
                 }
+                r.details = e.details;
                 print_report(&r);
             }
             ExitCode::from(e.code)
         }
+    }
+}
+
+/// What a command works on, for the `subject` of its report: the file,
+/// message, token, identity, URI or directory its arguments name.
+fn subject_of(c: &Command) -> Option<String> {
+    match c {
+        Command::Completions { .. } | Command::Man { .. } => None,
+        Command::Keygen(a) => a.subject(),
+        Command::Canon(a) => a.subject(),
+        Command::Lint(a) => Some(a.file.clone()),
+        Command::Sign(a) => a.subject(),
+        Command::Verify(a) => a.subject(),
+        Command::Http(c) => c.subject(),
+        Command::Digest(a) => a.subject(),
+        Command::Delegation(c) => c.subject(),
+        #[cfg(feature = "server")]
+        Command::Serve(a) => a.subject(),
+        Command::Pin(c) => c.subject(),
+        #[cfg(feature = "net")]
+        Command::Resolve(a) => Some(a.uri.clone()),
     }
 }
 
@@ -213,8 +280,10 @@ fn man(out: Option<&std::path::Path>) -> CliResult {
     let mut cmd = <Cli as clap::CommandFactory>::command().disable_help_subcommand(true);
     cmd.build();
     if let Some(dir) = out {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::unwritable(format!("{}: {e}", dir.display())))?;
         clap_mangen::generate_to(cmd, dir)
-            .map_err(|e| CliError::usage(format!("{}: {e}", dir.display())))?;
+            .map_err(|e| CliError::unwritable(format!("{}: {e}", dir.display())))?;
         errln!("wrote the manual pages into {}", dir.display());
         return Ok(ExitCode::SUCCESS);
     }
@@ -243,14 +312,14 @@ pub fn read_input(path: &str) -> Result<Vec<u8>, CliError> {
         std::io::stdin()
             .take(MAX_INPUT + 1)
             .read_to_end(&mut buf)
-            .map_err(|e| CliError::usage(format!("standard input: {e}")))?;
+            .map_err(|e| CliError::unreadable(format!("standard input: {e}")))?;
     } else {
         std::fs::File::open(path)
             .and_then(|f| f.take(MAX_INPUT + 1).read_to_end(&mut buf))
-            .map_err(|e| CliError::usage(format!("{path}: {e}")))?;
+            .map_err(|e| CliError::unreadable(format!("{path}: {e}")))?;
     }
     if buf.len() as u64 > MAX_INPUT {
-        return Err(CliError::usage(format!(
+        return Err(CliError::unreadable(format!(
             "{path}: larger than {MAX_INPUT} bytes"
         )));
     }
@@ -281,14 +350,14 @@ pub fn looks_like_key_text(value: &str) -> bool {
 pub fn read_key_option(option: &str, spec: &str) -> Result<zeroize::Zeroizing<Vec<u8>>, CliError> {
     if let Some(var) = spec.strip_prefix("env:") {
         let v = std::env::var_os(var)
-            .ok_or_else(|| CliError::usage(format!("environment variable {var} is not set")))?;
+            .ok_or_else(|| CliError::key(format!("environment variable {var} is not set")))?;
         let s = v
             .into_string()
-            .map_err(|_| CliError::usage(format!("environment variable {var} is not UTF-8")))?;
+            .map_err(|_| CliError::key(format!("environment variable {var} is not UTF-8")))?;
         return Ok(zeroize::Zeroizing::new(s.into_bytes()));
     }
     if looks_like_key_text(spec) && !std::path::Path::new(spec).is_file() {
-        return Err(CliError::usage(format!(
+        return Err(CliError::key(format!(
             "the {option} value is not a readable path; it looks like key material (not shown): pass a path or env:NAME"
         )));
     }
@@ -300,7 +369,7 @@ pub fn read_key_option(option: &str, spec: &str) -> Result<zeroize::Zeroizing<Ve
 pub fn passphrase(file: Option<&str>) -> Result<Option<zeroize::Zeroizing<Vec<u8>>>, CliError> {
     if let Some(f) = file {
         // Not echoed: the value may be the passphrase itself.
-        let mut v = read_input(f).map_err(|_| CliError::usage(
+        let mut v = read_input(f).map_err(|_| CliError::unreadable(
                 "the --passphrase-file value is not a readable file (value not shown): give the path of a file holding the passphrase, or set AGENTSIG_PASSPHRASE",
             ))?;
         while v.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
@@ -342,6 +411,7 @@ pub fn load_signing(
         }
         other => other.map_err(|e| key_error(spec, e))?,
     };
+    warn_published_test_key(spec, &key);
     if key.kid().is_some() {
         return Ok(key);
     }
@@ -349,6 +419,61 @@ pub fn load_signing(
         Some(k) => key.with_kid(k),
         None => key,
     })
+}
+
+/// The private keys this repository publishes in `keys/` (RFC 9421
+/// appendix B.1 test keys, and the example key of `examples/`), by the RFC
+/// 7638 thumbprint of their public half: anyone can sign with them.
+const PUBLISHED_TEST_KEYS: [(&str, &str); 6] = [
+    (
+        "hO-KX3WX0WXRqaNBv0Q8N7werKr_9KFpQ8r6fFpAaL8",
+        "keys/example-p256.pem",
+    ),
+    (
+        "ydQXMtvbsOsZyFir-Y7A8t7fKEM1gbKPvyFkdpu4fvI",
+        "RFC 9421 B.1.3 test-key-ecc-p256",
+    ),
+    (
+        "poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U",
+        "RFC 9421 B.1.4 test-key-ed25519",
+    ),
+    (
+        "BHj8s0GPnMEQtkaULIM-PLgEhLBbuGUQ1vMxmBWZzEo",
+        "RFC 9421 B.1.1 test-key-rsa",
+    ),
+    (
+        "oD0HwocPBSfpNy5W3bpJeyFGY_IQ_YpqxSjQ3Yd-CLA",
+        "RFC 9421 B.1.2 test-key-rsa-pss",
+    ),
+    (
+        "CB3RFzX-1pAtHPl7fOKnQgQV1gnrFFXGXoObwmcm4rY",
+        "RFC 9421 B.1.5 test-shared-secret",
+    ),
+];
+
+/// Warn on standard error when a signing key is one of the published test
+/// keys ([`PUBLISHED_TEST_KEYS`]), recognised by its public key's RFC 7638
+/// thumbprint whatever file or variable it was read from: signatures made
+/// with it prove nothing.
+pub fn warn_published_test_key(spec: &str, key: &SigningKey) {
+    if let Some(w) = published_test_key(spec, key) {
+        errln!("agentsig: warning: {w}");
+    }
+}
+
+/// The warning for a published test key ([`PUBLISHED_TEST_KEYS`]), or
+/// `None` for any other key; for the `key.published-test-key` warning of a
+/// `--json` report.
+pub fn published_test_key(spec: &str, key: &SigningKey) -> Option<String> {
+    let tp = key.verifying_key().thumbprint();
+    PUBLISHED_TEST_KEYS
+        .iter()
+        .find(|(t, _)| *t == tp)
+        .map(|(_, name)| {
+            format!(
+                "{spec} is a published test key ({name}, thumbprint {tp}): anyone can sign with it; never use it for anything real"
+            )
+        })
 }
 
 /// The JWKs `agentsig keygen` wrote beside the key at `spec`
@@ -400,7 +525,7 @@ fn key_error(spec: &str, e: KeyError) -> CliError {
         }
         _ => "",
     };
-    CliError::usage(format!("{spec}: {e}{hint}"))
+    CliError::key(format!("{spec}: {e}{hint}"))
 }
 
 /// The algorithm keygen recorded for the RSA key at `spec`: the `alg` of
@@ -513,7 +638,7 @@ fn trusted_keys(
         // The JWK Set rules (oct never trusted, RFC 7517 5 skipping, --alg
         // binding RSA keys without alg) live in the library.
         let found = StaticKeys::from_jwks(&data, KeySource::Jwks(spec.clone()), alg)
-            .map_err(|e| CliError::usage(format!("{spec}: {e}")))?;
+            .map_err(|e| CliError::key(format!("{spec}: {e}")))?;
         set.extend(found);
     }
     if set.is_empty() {
@@ -547,16 +672,16 @@ pub fn write_new_file(path: &std::path::Path, bytes: &[u8], mode: u32) -> Result
     let _ = mode;
     let mut f = opts.open(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
-            CliError::usage(format!(
+            CliError::unwritable(format!(
                 "{}: already exists; refusing to overwrite",
                 path.display()
             ))
         } else {
-            CliError::usage(format!("{}: {e}", path.display()))
+            CliError::unwritable(format!("{}: {e}", path.display()))
         }
     })?;
     f.write_all(bytes)
-        .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))
+        .map_err(|e| CliError::unwritable(format!("{}: {e}", path.display())))
 }
 
 /// Print a report (the one `--json` shape, docs/report.md).
@@ -573,17 +698,30 @@ fn json_requested() -> bool {
     std::env::args_os().skip(1).any(|a| a == "--json")
 }
 
-/// The command words (`verify`, `http verify`, ...) from the raw arguments.
+/// The command words (`verify`, `http verify`, `pin add`...) from the raw
+/// arguments: only names of real subcommands, so that a mistyped command
+/// reports `agentsig`, never the typo (the report's `command` is one of
+/// the documented names).
 fn command_words() -> String {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
     let mut w: Vec<String> = Vec::new();
     for a in std::env::args().skip(1) {
-        if a.starts_with('-') || w.len() == 2 {
+        let Some(sub) = cmd.find_subcommand(&a).cloned() else {
             break;
-        }
-        w.push(a);
-        if !matches!(w[0].as_str(), "http" | "delegation") {
-            break;
-        }
+        };
+        w.push(sub.get_name().to_owned());
+        cmd = sub;
+    }
+    if w.is_empty() {
+        return String::from("agentsig");
+    }
+    // `verify --response` reports under its own name, as it does when it
+    // runs (docs/report.md).
+    let response = std::env::args()
+        .skip(2)
+        .any(|a| a == "--response" || a.starts_with("--response="));
+    if w == ["verify"] && response {
+        return String::from("verify --response");
     }
     w.join(" ")
 }

@@ -20,7 +20,7 @@ pub struct FetchArgs {
     #[arg(long)]
     pub allow_private_networks: bool,
     /// Extra trusted CA certificates (PEM bundle) for HTTPS; also AGENTSIG_CA_FILE.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub ca_file: Option<String>,
     /// Resolve HOST to ADDR instead of asking DNS (like curl --resolve); the address is
     /// still checked. Repeatable: --resolve-to agents.example=127.0.0.1
@@ -118,10 +118,12 @@ pub struct ResolveArgs {
     pub net: NetArgs,
     #[command(flatten)]
     pub trust: TrustedKeyArgs,
-    /// Largest age of an RFC 9421 signature's created (e.g. 30d).
-    #[arg(long, value_parser = super::http::parse_duration)]
+    /// Largest age of an RFC 9421 signature's created: DURATION (seconds, or 5m, 12h, 30d);
+    /// default: none (expires is enforced).
+    #[arg(long, value_parser = super::http::parse_duration, value_name = "DURATION")]
     pub max_age: Option<u64>,
-    /// Print a machine-readable JSON report instead of the descriptor.
+    /// Print one JSON report (agentsig.report/1, docs/report.md) instead of the descriptor,
+    /// whatever the outcome.
     #[arg(long)]
     pub json: bool,
 }

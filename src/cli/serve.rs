@@ -12,31 +12,34 @@ use std::time::Duration;
 pub struct ServeArgs {
     /// Directory of descriptors (.json) and their detached JWS (.jws).
     dir: std::path::PathBuf,
-    /// Signing key: a path, or env:NAME. Repeat for rotation: the first signs, all are listed in the
-    /// JWK Set at /.well-known/jwks.json (so .jws files made with an older key still verify).
-    #[arg(long, allow_hyphen_values = true, required = true)]
+    /// Private key to sign with: a path, or env:NAME. Repeat for rotation: the first signs, all
+    /// are listed in the JWK Set at /.well-known/jwks.json (so .jws files made with an older key
+    /// still verify).
+    #[arg(long, allow_hyphen_values = true, required = true, value_name = "KEY")]
     key: Vec<String>,
-    /// Algorithm, required for RSA keys; checked for all others.
-    #[arg(long, value_parser = parse_alg)]
+    /// Algorithm of the private key (RFC 9421 or JOSE name): required for RSA keys, checked
+    /// against all others.
+    #[arg(long, value_parser = parse_alg, value_name = "ALG")]
     alg: Option<Algorithm>,
-    /// File holding the passphrase of encrypted PKCS#8 keys (else $AGENTSIG_PASSPHRASE).
-    #[arg(long, allow_hyphen_values = true)]
+    /// File holding the passphrase of an encrypted PKCS#8 private key (else
+    /// $AGENTSIG_PASSPHRASE).
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     passphrase_file: Option<String>,
     /// Address to listen on (port 0 picks a free port; the address is logged).
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
     listen: std::net::SocketAddr,
     /// PEM certificate chain: serve HTTPS (rustls). Needs --tls-key.
-    #[arg(long, requires = "tls_key")]
+    #[arg(long, requires = "tls_key", value_name = "FILE")]
     tls_cert: Option<std::path::PathBuf>,
     /// PEM private key of the certificate.
-    #[arg(long, requires = "tls_cert")]
+    #[arg(long, requires = "tls_cert", value_name = "FILE")]
     tls_key: Option<std::path::PathBuf>,
     /// URL prefix of the entries of a built /.well-known/agents.json (e.g. https://example.com).
-    #[arg(long)]
+    #[arg(long, value_name = "URL")]
     base_url: Option<String>,
     /// Serve RFC 8414 style metadata (issuer, jwks_uri) at
     /// /.well-known/oauth-authorization-server with this issuer URL.
-    #[arg(long)]
+    #[arg(long, value_name = "URL")]
     issuer: Option<String>,
     /// Sign each served A2A Agent Card in card: one embedded JWS per --key appended to its
     /// "signatures" (verifiable by the A2A SDKs), made once per file version; the response
@@ -45,23 +48,30 @@ pub struct ServeArgs {
     #[arg(long)]
     sign_cards: bool,
     /// Largest file served, in bytes; larger files answer 404 (the reason is logged).
-    #[arg(long, default_value_t = server::publish::DEFAULT_MAX_FILE)]
+    #[arg(long, default_value_t = server::publish::DEFAULT_MAX_FILE, value_name = "BYTES")]
     max_file_size: u64,
     /// Largest total of the files held in memory, in bytes; files past it answer 404.
-    #[arg(long, default_value_t = server::publish::DEFAULT_MAX_TOTAL)]
+    #[arg(long, default_value_t = server::publish::DEFAULT_MAX_TOTAL, value_name = "BYTES")]
     max_total_size: u64,
     /// Cache-Control max-age of served documents, in seconds.
-    #[arg(long, default_value_t = 300)]
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
     cache_max_age: u32,
     /// Most connections at once; more get 503.
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = 512, value_name = "N")]
     max_connections: usize,
     /// Seconds between checks of DIR for changes (0: never reload).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_name = "SECONDS")]
     reload_interval: u64,
     /// Seconds allowed for a request head or a TLS handshake.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     header_timeout: u64,
+}
+
+impl ServeArgs {
+    /// The directory, for the report's `subject`.
+    pub fn subject(&self) -> Option<String> {
+        Some(self.dir.display().to_string())
+    }
 }
 
 pub fn run(a: ServeArgs) -> CliResult {

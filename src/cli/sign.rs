@@ -19,15 +19,35 @@ use std::process::ExitCode;
 pub struct CanonArgs {
     /// JSON file, or - for standard input.
     file: String,
+    /// Print one JSON report (agentsig.report/1, docs/report.md): the canonical form and its
+    /// SHA-256 in its details.
+    #[arg(long)]
+    json: bool,
+}
+
+impl CanonArgs {
+    /// The file, for the report's `subject`.
+    pub fn subject(&self) -> Option<String> {
+        Some(self.file.clone())
+    }
 }
 
 pub fn canon(a: CanonArgs) -> CliResult {
     let input = read_input(&a.file)?;
     let out = agentsig::jcs::canonicalize(&input)
-        .map_err(|e| CliError::usage(format!("{}: {e}", a.file)))?;
+        .map_err(|e| CliError::malformed(format!("{}: {e}", a.file)))?;
+    if a.json {
+        let mut r = Report::done("canon", Some(&a.file));
+        // RFC 8785 output is UTF-8 JSON text.
+        r.detail("canonical", String::from_utf8_lossy(&out));
+        r.detail("canonical_sha256", descriptor::sha256_hex(&out));
+        r.detail("length", out.len());
+        super::print_report(&r);
+        return Ok(ExitCode::SUCCESS);
+    }
     std::io::stdout()
         .write_all(&out)
-        .map_err(|e| CliError::usage(format!("standard output: {e}")))?;
+        .map_err(|e| CliError::unwritable(format!("standard output: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -36,21 +56,22 @@ pub struct SignArgs {
     /// Descriptor (JSON) to sign, or - for standard input (the JWS, or the signed A2A card,
     /// then goes to standard output).
     file: String,
-    /// Private key: a path, or env:NAME. Repeat for several signatures (implies
+    /// Private key to sign with: a path, or env:NAME. Repeat for several signatures (implies
     /// --json-serialization; an A2A card gets one `signatures` entry per key).
-    #[arg(long, allow_hyphen_values = true, required = true)]
+    #[arg(long, allow_hyphen_values = true, required = true, value_name = "KEY")]
     key: Vec<String>,
     /// Key id for the protected header; default: the key's own kid, else the kid of the
     /// PREFIX.jwk.json (or PREFIX.jwks.json) `agentsig keygen` wrote beside PREFIX.pem when it
     /// holds the same key, else the RFC 7638 thumbprint. Warns when it differs from that file's kid.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "KID")]
     kid: Option<String>,
-    /// Algorithm, required for RSA keys (rsa-pss-sha512 or rsa-v1_5-sha256); checked for all others.
-    #[arg(long, value_parser = parse_alg)]
+    /// Algorithm of the private key (RFC 9421 or JOSE name): required for RSA keys
+    /// (rsa-pss-sha512 or rsa-v1_5-sha256), checked against all others.
+    #[arg(long, value_parser = parse_alg, value_name = "ALG")]
     alg: Option<Algorithm>,
     /// Where to write the JWS; default FILE.jws (standard output for -). For an A2A card
     /// (without --detached): where to write the signed card; default FILE itself, in place.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     out: Option<String>,
     /// For an A2A Agent Card: write a detached JWS over the plain JCS of the file (FILE.jws)
     /// and leave the card unchanged, instead of adding a signature to its `signatures` array.
@@ -67,40 +88,71 @@ pub struct SignArgs {
     #[arg(long)]
     json_serialization: bool,
     /// The `typ` header (default JOSE, or JOSE+JSON with --json-serialization).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "TYP")]
     typ: Option<String>,
     /// Use the RFC 7797 unencoded payload (b64=false, crit ["b64"]). Not understood by A2A SDKs.
     #[arg(long)]
     unencoded_payload: bool,
-    /// File holding the passphrase of an encrypted PKCS#8 key (else $AGENTSIG_PASSPHRASE).
-    #[arg(long, allow_hyphen_values = true)]
+    /// File holding the passphrase of an encrypted PKCS#8 private key (else
+    /// $AGENTSIG_PASSPHRASE).
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     passphrase_file: Option<String>,
     /// Media type a static host serves the descriptor with; it is signed (RFC 9421 content-type).
     /// Default: the detected format's media type (application/agent+json, application/woa+json,
     /// application/agentcard+json, application/json).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "MEDIA-TYPE")]
     content_type: Option<String>,
     /// The descriptor format, instead of detecting it: agent, agents-registry, awp, woa,
     /// agentcard, aidip, a2a.
-    #[arg(long)]
+    #[arg(long, value_name = "FORMAT")]
     format: Option<agentsig::formats::Format>,
     /// Sign even when `agentsig lint` finds errors (a malformed descriptor, or endpoints on
     /// private, loopback or link-local hosts). The findings are still printed.
     #[arg(long)]
     force: bool,
-    /// Give the HTTP signature an expires parameter this far after created (e.g. 30d).
-    /// Default: no expires (see docs/static-publishing.md).
-    #[arg(long, value_parser = parse_duration)]
+    /// Give the HTTP signature an expires parameter this far after created: DURATION
+    /// (seconds, or 5m, 12h, 30d). Default: no expires (see docs/static-publishing.md).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     expires_in: Option<u64>,
     /// Where to write the HTTP response fields a static host must send; default FILE.headers.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     headers_out: Option<String>,
     /// Form of the response-fields file: plain (Name: value), nginx or caddy.
-    #[arg(long, default_value = "plain", value_parser = ["plain", "nginx", "caddy"])]
+    #[arg(
+        long,
+        default_value = "plain",
+        value_parser = ["plain", "nginx", "caddy"],
+        value_name = "FORMAT"
+    )]
     headers_format: String,
     /// Do not write the response-fields file.
     #[arg(long, conflicts_with = "headers_out")]
     no_headers: bool,
+    /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output: the files
+    /// written, the signers and the lint findings; a JWS or card bound for standard output (-)
+    /// goes into its details instead.
+    #[arg(long)]
+    json: bool,
+}
+
+impl SignArgs {
+    /// The descriptor, for the report's `subject`.
+    pub fn subject(&self) -> Option<String> {
+        Some(self.file.clone())
+    }
+}
+
+/// The signers of a `sign` report: algorithm, kid and thumbprint per key.
+fn signers_detail(keys: &[agentsig::SigningKey]) -> Vec<serde_json::Value> {
+    keys.iter()
+        .map(|k| {
+            serde_json::json!({
+                "algorithm": k.algorithm().jose_name(),
+                "kid": k.kid_or_thumbprint(),
+                "thumbprint": k.verifying_key().thumbprint(),
+            })
+        })
+        .collect()
 }
 
 pub fn sign(a: SignArgs) -> CliResult {
@@ -123,9 +175,11 @@ pub fn sign(a: SignArgs) -> CliResult {
         )
     };
     let mut format = None;
+    let mut rep = Report::done("sign", Some(&a.file));
     let content_type = match agentsig::formats::check_before_signing(&input, a.format, a.force) {
         Ok(report) => {
             report.findings.iter().for_each(&print_finding);
+            rep.lint_findings(&report.findings);
             format = Some(report.format);
             a.content_type
                 .clone()
@@ -133,12 +187,22 @@ pub fn sign(a: SignArgs) -> CliResult {
         }
         Err(agentsig::formats::SignGateError::Refused(report)) => {
             report.errors().for_each(&print_finding);
-            return Err(CliError::failed(format!(
+            let msg = format!(
                 "{}: not signed: `agentsig lint` finds {} error(s) in this {}; fix them, or sign anyway with --force",
                 esc(&a.file),
                 report.errors().count(),
                 report.format.title()
-            )));
+            );
+            if a.json {
+                // The findings are the reasons: report them as checks.
+                errln!("agentsig: {msg}");
+                let mut r = Report::from_lint(Some(&a.file), &report);
+                r.command = "sign".to_owned();
+                r.error = Some(agentsig::report::Problem::new("sign.lint-errors", &msg));
+                super::print_report(&r);
+                return Ok(ExitCode::from(1));
+            }
+            return Err(CliError::failed(msg).with_kind("sign.lint-errors"));
         }
         Err(agentsig::formats::SignGateError::Detect(
             agentsig::formats::DetectError::Unrecognized,
@@ -151,7 +215,7 @@ pub fn sign(a: SignArgs) -> CliResult {
                 .clone()
                 .unwrap_or_else(|| "application/json".into())
         }
-        Err(e) => return Err(CliError::usage(format!("{}: {e}", esc(&a.file)))),
+        Err(e) => return Err(CliError::malformed(format!("{}: {e}", esc(&a.file)))),
     };
     if a.kid.is_some() && a.key.len() > 1 {
         return Err(CliError::usage(
@@ -180,8 +244,16 @@ pub fn sign(a: SignArgs) -> CliResult {
             None => k,
         });
     }
+    for (spec, k) in a.key.iter().zip(&keys) {
+        if let Some(w) = super::published_test_key(spec, k) {
+            rep.warn("key.published-test-key", w);
+        }
+    }
+    rep.detail("format", format.map(|f| f.name()));
+    rep.detail("content_type", &content_type);
+    rep.detail("signers", signers_detail(&keys));
     if format == Some(agentsig::formats::Format::A2a) && !a.detached {
-        return sign_a2a_card(&a, &input, &content_type, &keys);
+        return sign_a2a_card(&a, &input, &content_type, &keys, rep);
     }
     let form = if a.json_serialization || keys.len() > 1 {
         JwsForm::General
@@ -195,7 +267,7 @@ pub fn sign(a: SignArgs) -> CliResult {
     };
     let refs: Vec<&agentsig::SigningKey> = keys.iter().collect();
     let signed = descriptor::sign(&input, &refs, form, &opts).map_err(|e| match e {
-        DescriptorError::Json(j) => CliError::usage(format!("{}: {j}", a.file)),
+        DescriptorError::Json(j) => CliError::malformed(format!("{}: {j}", a.file)),
         other => CliError::usage(other.to_string()),
     })?;
     let out = match (&a.out, a.file.as_str()) {
@@ -207,12 +279,19 @@ pub fn sign(a: SignArgs) -> CliResult {
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    if out == "-" {
+    if out == "-" && a.json {
+        rep.detail("jws", &signed.jws);
+    } else if out == "-" {
         out!("{text}");
     } else {
         std::fs::write(&out, text.as_bytes())
-            .map_err(|e| CliError::usage(format!("{out}: {e}")))?;
+            .map_err(|e| CliError::unwritable(format!("{out}: {e}")))?;
+        rep.detail("jws_file", &out);
     }
+    rep.detail(
+        "canonical_sha256",
+        descriptor::sha256_hex(&signed.canonical),
+    );
     let signers: Vec<String> = keys
         .iter()
         .map(|k| {
@@ -257,8 +336,16 @@ pub fn sign(a: SignArgs) -> CliResult {
             ))
         ));
     }
+    if let (Some(path), Some((created, expires))) = (&headers_path, headers) {
+        rep.detail("headers_file", path);
+        rep.detail("created", created);
+        rep.detail("expires", expires);
+    }
     if !wrote.is_empty() {
         errln!("signed {}: wrote {}", a.file, wrote.join(" and "));
+    }
+    if a.json {
+        super::print_report(&rep);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -270,6 +357,7 @@ fn sign_a2a_card(
     input: &[u8],
     content_type: &str,
     keys: &[agentsig::SigningKey],
+    mut rep: Report,
 ) -> CliResult {
     if a.json_serialization || a.unencoded_payload || a.typ.is_some() {
         return Err(CliError::usage(
@@ -300,7 +388,8 @@ fn sign_a2a_card(
                     "{}: not signed: these security-relevant members would not be covered by the signature, so anyone could change them: {}; move them to their v1.0 members (docs/a2a.md), or sign anyway with --allow-uncovered (they are then removed from the signed card)",
                     esc(&a.file),
                     esc(&list)
-                )),
+                ))
+                .with_kind("a2a.uncovered-security"),
                 A2aError::Jws(j) => CliError::usage(format!("{}: {j}", esc(&a.key[i]))),
                 other => CliError::usage(format!("{}: {other}", esc(&a.file))),
             })?;
@@ -329,10 +418,13 @@ fn sign_a2a_card(
         (Some(o), _) => o.clone(),
         (None, f) => f.to_owned(),
     };
-    if out == "-" {
+    if out == "-" && a.json {
+        rep.detail("signed_card", &card);
+    } else if out == "-" {
         let _ = std::io::stdout().lock().write_all(text.as_bytes());
     } else {
         replace_file(&out, text.as_bytes())?;
+        rep.detail("signed_card_file", &out);
     }
     let signers: Vec<String> = keys
         .iter()
@@ -368,6 +460,9 @@ fn sign_a2a_card(
             a.expires_in,
             &a.headers_format,
         )?;
+        rep.detail("headers_file", path);
+        rep.detail("created", created);
+        rep.detail("expires", expires);
         wrote.push(format!(
             "{path} (HTTP response fields for a static host, {} format, created {}{})",
             a.headers_format,
@@ -380,6 +475,9 @@ fn sign_a2a_card(
     }
     if !wrote.is_empty() {
         errln!("signed {}: wrote {}", esc(&a.file), wrote.join(" and "));
+    }
+    if a.json {
+        super::print_report(&rep);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -416,13 +514,14 @@ pub struct VerifyArgs {
     /// RFC 9421: @status, content-type and content-digest must be signed, Content-Digest must match the body.
     /// With FILE: the response body must be FILE's bytes exactly, and FILE's detached JWS
     /// (FILE.jws, or --jws) is verified too when present. Without FILE: only the response.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     response: Option<String>,
-    /// With --response or a URL: largest age of the signature's created (e.g. 30d); default none (expires is enforced).
-    #[arg(long, value_parser = parse_duration)]
+    /// With --response or a URL: largest age of the signature's created: DURATION (seconds, or
+    /// 5m, 12h, 30d); default: none (expires is enforced).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     max_age: Option<u64>,
-    /// With --response or a URL: verify as if the time were this (Unix seconds).
-    #[arg(long, allow_hyphen_values = true)]
+    /// With --response or a URL: verify as if the time were this (Unix seconds); default: now.
+    #[arg(long, allow_hyphen_values = true, value_name = "UNIX-SECONDS")]
     now: Option<i64>,
     /// Fetching options when FILE is an https:// URL.
     #[cfg(feature = "net")]
@@ -431,7 +530,7 @@ pub struct VerifyArgs {
     /// The detached JWS; default FILE.jws. An A2A Agent Card is verified by the signatures in
     /// its `signatures` array instead (docs/a2a.md), unless --jws is given, or it has no
     /// `signatures` member and FILE.jws exists.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     jws: Option<String>,
     /// For an A2A Agent Card: require every entry of `signatures` to be valid under a trusted
     /// key. Default: at least one valid signature by a trusted key and none invalid.
@@ -440,19 +539,32 @@ pub struct VerifyArgs {
     #[command(flatten)]
     trust: TrustedKeyArgs,
     /// Required `typ` header value (RFC 7515 4.1.9 comparison). Repeatable.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "TYP")]
     typ: Vec<String>,
     /// Ignore jku/jwk/x5u/x5c/x5t headers instead of refusing the signature. Keys still come only from --key/--jwks.
     #[arg(long)]
     ignore_key_headers: bool,
     /// Key continuity: pin the descriptor's key on first sight and fail with pin.key-changed when
-    /// it later verifies with another key. PATH, file:PATH, redis://HOST:PORT/DB or memory:.
-    /// The identity is the descriptor's "id", else "url", else "name".
-    #[arg(long, allow_hyphen_values = true)]
+    /// it later verifies with another key. STORE is PATH or file:PATH (one machine),
+    /// redis://HOST:PORT/DB (a fleet), memory:. The identity is the descriptor's "id", else
+    /// "url", else "name".
+    #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
     pin_store: Option<String>,
-    /// Print a machine-readable JSON report.
+    /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output, whatever
+    /// the outcome.
     #[arg(long)]
     json: bool,
+}
+
+impl VerifyArgs {
+    /// The saved response (with --response), else the descriptor or URL,
+    /// for the report's `subject`.
+    pub fn subject(&self) -> Option<String> {
+        match &self.response {
+            Some(r) => Some(r.clone()),
+            None => (!self.file.is_empty()).then(|| self.file.clone()),
+        }
+    }
 }
 
 /// The identity a descriptor is pinned under: its `id`, else `url`, else
@@ -585,7 +697,7 @@ pub fn verify(a: VerifyArgs) -> CliResult {
         }
         (None, f) => format!("{f}.jws"),
     };
-    let o = check_jws(&a, &input, &jws_path)?;
+    let o = check_jws(&a, &input, &jws_path).map_err(|e| e.with_detail("jws", &jws_path))?;
     if a.json {
         super::print_report(&o.json);
     } else {
@@ -944,7 +1056,7 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
 fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome, CliError> {
     let jws_bytes = read_input(jws_path)?;
     let jws_text = String::from_utf8(jws_bytes)
-        .map_err(|_| CliError::usage(format!("{jws_path}: not UTF-8")))?;
+        .map_err(|_| CliError::malformed(format!("{jws_path}: not UTF-8")))?;
     let resolver = a.trust.resolver()?;
     let mut policy = JwsPolicy::default();
     if !a.typ.is_empty() {
@@ -969,7 +1081,9 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
                 a.file
             )))
         }
-        Err(DescriptorError::Json(e)) => return Err(CliError::usage(format!("{}: {e}", a.file))),
+        Err(DescriptorError::Json(e)) => {
+            return Err(CliError::malformed(format!("{}: {e}", a.file)))
+        }
         Err(DescriptorError::Jws(jws::JwsError::PayloadDiffers)) => {
             let reason = "the JWS carries a payload that differs from the descriptor";
             let mut rep = Report::error("verify", Some(&a.file), "payload-differs", reason);
@@ -980,7 +1094,7 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
                 lines: vec![format!("{jws_path}: {reason}")],
             });
         }
-        Err(e) => return Err(CliError::usage(format!("{jws_path}: {e}"))),
+        Err(e) => return Err(CliError::malformed(format!("{jws_path}: {e}"))),
     };
     let mut verified = report.verified();
     let mut json = Report::from_jws("verify", Some(&a.file), &report.jws);
