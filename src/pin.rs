@@ -24,7 +24,8 @@
 //! # Backends
 //! The same as the replay stores, opened by URL with [`open_pin_store`]:
 //! `memory:`, `file:PATH` (or a bare path; lock file plus atomic rename, as
-//! [`crate::replay::FileReplayStore`]) and `redis://…` (feature `redis`:
+//! [`crate::replay::FileReplayStore`]) and `redis://…` or `rediss://…` (TLS;
+//! feature `redis`:
 //! one hash `agentsig:pins`, identity → space-separated thumbprints, every
 //! read-modify-write a Lua script, so concurrent replicas agree on the first
 //! key, and the identity cap [`MAX_IDENTITIES`] holds there too). A store
