@@ -1133,3 +1133,23 @@ fn rediss_checks_the_server_certificate() {
         Ok(Sighting::First)
     );
 }
+
+/// The CLI takes `rediss://` too and fails closed on a certificate it
+/// cannot trust (the URL form trusts webpki-roots, not the test CA): the
+/// audit refuses with the store's error, it never skips the replay check.
+#[test]
+fn cli_rediss_with_an_untrusted_certificate_refuses() {
+    let Some(server) = TlsServer::start("tls-cli") else {
+        return;
+    };
+    let d = setup("tls-cli-run");
+    mint(&d, "t", "jti-tls");
+    let o = audit_cmd(&d, "t", &format!("rediss://localhost:{}/0", server.port))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("jwt.replay-store"), "{out}");
+    assert!(out.contains("UnknownIssuer"), "{out}");
+    let _ = std::fs::remove_dir_all(&d);
+}

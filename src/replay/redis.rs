@@ -706,6 +706,10 @@ mod tests {
         // Each is refused as Unavailable, never read as a first sighting.
         for reply in [
             b"$1048577\r\n".to_vec(),
+            // Sizes that must not be allocated up front.
+            b"$9223372036854775807\r\n".to_vec(),
+            b"*9223372036854775807\r\n".to_vec(),
+            b"*4294967296\r\n:1\r\n".to_vec(),
             vec![b'+'; 5000],
             b"*1\r\n".repeat(6),
             b"?what\r\n".to_vec(),
