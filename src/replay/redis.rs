@@ -33,9 +33,11 @@
 //! # Client
 //! The [`redis`](https://docs.rs/redis) crate's blocking client speaks
 //! RESP2 over `std::net` (or rustls for `rediss://`), with a connect
-//! timeout that also covers the TLS handshake, `AUTH` and `SELECT`, and a
-//! read and write timeout on every command
-//! ([`RedisConfig::connect_timeout`], [`RedisConfig::io_timeout`]). Each
+//! timeout ([`RedisConfig::connect_timeout`]: the TCP connect and, with a
+//! password or database, the TLS handshake, `AUTH` and `SELECT` that
+//! follow) and a read and write timeout on every command
+//! ([`RedisConfig::io_timeout`], which bounds the TLS handshake when
+//! nothing is sent at connect). Each
 //! thread takes an idle connection from a small pool (at most
 //! [`RedisConfig::max_idle`] kept) or opens one, so no lock is held
 //! across a round trip. A pooled connection that the server closed (a
@@ -69,8 +71,7 @@ use sha2::{Digest, Sha256};
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// Default TCP connect timeout (also bounds the TLS handshake, `AUTH` and
-/// `SELECT`).
+/// Default TCP connect timeout (see [`RedisConfig::connect_timeout`]).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Default read and write timeout of one command.
 pub const DEFAULT_IO_TIMEOUT: Duration = Duration::from_secs(2);
@@ -100,8 +101,9 @@ pub struct RedisConfig {
     pub tls: bool,
     /// PEM trust anchors for TLS instead of webpki-roots (a private CA).
     pub root_ca_pem: Option<Vec<u8>>,
-    /// TCP connect timeout; also bounds the TLS handshake, `AUTH` and
-    /// `SELECT`.
+    /// TCP connect timeout; with a password or database, also the timeout
+    /// of the TLS handshake, `AUTH` and `SELECT` that follow (without them
+    /// the handshake runs under [`RedisConfig::io_timeout`]).
     pub connect_timeout: Duration,
     /// Read and write timeout of one command.
     pub io_timeout: Duration,
