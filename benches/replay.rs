@@ -1,5 +1,5 @@
-//! Issue 12: replay-checked JWT verification per second with the Redis
-//! store on loopback versus the in-memory store.
+//! Replay-checked JWT verification with the Redis store on loopback versus
+//! the in-memory store.
 //!
 //! Run: `cargo bench --bench replay -- --measurement-time 3`. Starts its own
 //! `redis-server` on a free loopback port (skips the Redis cases with a
@@ -8,6 +8,13 @@
 //! cases verify 64 tokens on 2 threads, which shows whether the Redis round
 //! trip serializes the signature checks (it does not: each thread has its
 //! own pooled connection and no lock is held across the round trip).
+//!
+//! After the criterion groups, a paired loop prints the memory : Redis
+//! ratio measured so that load from other processes falls on both stores
+//! alike: it alternates one memory and one Redis verification (and one
+//! 64-token batch of each), many times, and compares the medians.
+//! `cargo bench --bench replay -- paired-only` (a filter that no criterion
+//! case matches) runs the paired loop alone.
 
 use agentsig::replay::{MemoryReplayStore, RedisReplayStore, ReplayStore};
 use agentsig::trust::{KeySource, StaticKeys};
@@ -113,7 +120,66 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+    if stores.len() == 2 {
+        paired(&stores, &keys, &key);
+    }
     drop(redis);
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Alternate memory and Redis so that both see the same load; print the
+/// medians and their ratio.
+fn paired(stores: &[(&str, Arc<dyn ReplayStore>)], keys: &StaticKeys, key: &SigningKey) {
+    use std::time::Instant;
+    let vs: Vec<Verifier> = stores
+        .iter()
+        .map(|(_, s)| {
+            Verifier::builder(keys.clone())
+                .replay_store(s.clone())
+                .build()
+        })
+        .collect();
+    let (mut one, mut batch) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()]);
+    for _ in 0..4000 {
+        for (i, v) in vs.iter().enumerate() {
+            let t = token(key);
+            let start = Instant::now();
+            black_box(v.verify_jwt(&t).expect("verifies"));
+            one[i].push(start.elapsed().as_secs_f64());
+        }
+    }
+    for _ in 0..150 {
+        for (i, v) in vs.iter().enumerate() {
+            let ts: Vec<String> = (0..64).map(|_| token(key)).collect();
+            let start = Instant::now();
+            std::thread::scope(|s| {
+                for half in ts.chunks(32) {
+                    s.spawn(move || {
+                        for t in half {
+                            black_box(v.verify_jwt(t).expect("verifies"));
+                        }
+                    });
+                }
+            });
+            batch[i].push(start.elapsed().as_secs_f64());
+        }
+    }
+    let [m1, r1] = one.map(median);
+    let [m64, r64] = batch.map(median);
+    println!(
+        "paired medians: 1 token: memory {:.1} us, redis {:.1} us, memory : Redis = 1 : {:.2}; \
+         64 tokens on 2 threads: memory {:.2} ms, redis {:.2} ms, memory : Redis = 1 : {:.2}",
+        m1 * 1e6,
+        r1 * 1e6,
+        r1 / m1,
+        m64 * 1e3,
+        r64 * 1e3,
+        r64 / m64
+    );
 }
 
 criterion_group!(benches, bench);

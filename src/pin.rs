@@ -24,7 +24,8 @@
 //! # Backends
 //! The same as the replay stores, opened by URL with [`open_pin_store`]:
 //! `memory:`, `file:PATH` (or a bare path; lock file plus atomic rename, as
-//! [`crate::replay::FileReplayStore`]) and `redis://…` (feature `redis`:
+//! [`crate::replay::FileReplayStore`]) and `redis://…` or `rediss://…` (TLS;
+//! feature `redis`:
 //! one hash `agentsig:pins`, identity → space-separated thumbprints, every
 //! read-modify-write a Lua script, so concurrent replicas agree on the first
 //! key, and the identity cap [`MAX_IDENTITIES`] holds there too). A store
@@ -399,7 +400,11 @@ mod redis_pins {
     /// KEYS[1] the hash, ARGV[1] identity, ARGV[2] thumbprint, ARGV[3]
     /// [`MAX_IDENTITIES`]. Returns {0, pins} when pinned now, {1, pins} when
     /// a pin existed; an error when a new identity would exceed the cap.
-    const CHECK: &str = "\
+    static CHECK: std::sync::LazyLock<redis::Script> =
+        std::sync::LazyLock::new(|| redis::Script::new(CHECK_LUA));
+
+    /// The Lua source of [`CHECK`].
+    const CHECK_LUA: &str = "\
 local v = redis.call('HGET', KEYS[1], ARGV[1])
 if not v then
   if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then return redis.error_reply('too many pins') end
@@ -412,7 +417,11 @@ return {1, v}
     /// KEYS[1] the hash, ARGV[1] identity, ARGV[2] max pins, ARGV[3]
     /// [`MAX_IDENTITIES`], ARGV[4..] thumbprints to add. Returns the new
     /// space-separated set; an error past either cap.
-    const ADD: &str = "\
+    static ADD: std::sync::LazyLock<redis::Script> =
+        std::sync::LazyLock::new(|| redis::Script::new(ADD_LUA));
+
+    /// The Lua source of [`ADD`].
+    const ADD_LUA: &str = "\
 local v = redis.call('HGET', KEYS[1], ARGV[1])
 if not v then
   if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then return redis.error_reply('too many pins') end
@@ -434,7 +443,11 @@ return v
     /// KEYS[1] the hash, ARGV[1] identity, ARGV[2] [`MAX_IDENTITIES`],
     /// ARGV[3] the space-separated pins. Returns 1; an error when a new
     /// identity would exceed the cap.
-    const REPLACE: &str = "\
+    static REPLACE: std::sync::LazyLock<redis::Script> =
+        std::sync::LazyLock::new(|| redis::Script::new(REPLACE_LUA));
+
+    /// The Lua source of [`REPLACE`].
+    const REPLACE_LUA: &str = "\
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[2]) then
   return redis.error_reply('too many pins')
 end
@@ -467,12 +480,20 @@ return 1
     }
 
     impl RedisPinStore {
-        /// A store for `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`
-        /// (connects lazily).
+        /// A store for `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` or
+        /// `rediss://…` (TLS; connects lazily).
         pub fn open(url: &str) -> Result<RedisPinStore, PinError> {
             Ok(RedisPinStore {
                 client: RedisClient::new(RedisConfig::from_url(url)?),
             })
+        }
+
+        /// A store with explicit settings (timeouts, pool size, TLS trust
+        /// anchors; connects lazily).
+        pub fn with_config(cfg: RedisConfig) -> RedisPinStore {
+            RedisPinStore {
+                client: RedisClient::new(cfg),
+            }
         }
 
         fn unexpected(r: &Reply) -> PinError {
@@ -486,7 +507,7 @@ return 1
             check_thumbprints(&[t])?;
             let cap = MAX_IDENTITIES.to_string();
             let r = too_many(self.client.eval(
-                CHECK,
+                &CHECK,
                 &[PINS_KEY],
                 &[identity.as_bytes(), t.as_bytes(), cap.as_bytes()],
             ))?;
@@ -514,7 +535,7 @@ return 1
             let cap = MAX_IDENTITIES.to_string();
             let mut argv: Vec<&[u8]> = vec![identity.as_bytes(), max.as_bytes(), cap.as_bytes()];
             argv.extend(ts.iter().map(|t| t.as_bytes()));
-            match too_many(self.client.eval(ADD, &[PINS_KEY], &argv))? {
+            match too_many(self.client.eval(&ADD, &[PINS_KEY], &argv))? {
                 Reply::Bulk(Some(v)) => Ok(split(&v)),
                 r => Err(Self::unexpected(&r)),
             }
@@ -536,7 +557,7 @@ return 1
                 let v = uniq.join(" ");
                 let cap = MAX_IDENTITIES.to_string();
                 too_many(self.client.eval(
-                    REPLACE,
+                    &REPLACE,
                     &[PINS_KEY],
                     &[identity.as_bytes(), cap.as_bytes(), v.as_bytes()],
                 ))?

@@ -380,8 +380,9 @@ impl ReplayStore for FileReplayStore {
 ///
 /// * `memory:` - a [`MemoryReplayStore`] (one process);
 /// * `file:PATH`, or a bare `PATH` - a [`FileReplayStore`] (one machine);
-/// * `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` - a `RedisReplayStore`
-///   shared by a fleet (feature `redis`; see the `replay::redis` module).
+/// * `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`, or `rediss://…` for
+///   TLS - a `RedisReplayStore` shared by a fleet (feature `redis`; see the
+///   `replay::redis` module).
 ///
 /// A Redis store connects lazily: a server that cannot be reached shows at
 /// the first check as [`ReplayError::Unavailable`] and the token is refused.

@@ -867,3 +867,289 @@ fn redis_pin_store_caps_identities() {
     store.replace("id1", &[&tp]).unwrap();
     assert_eq!(store.add("id1", &[&tp]).unwrap(), vec![tp.clone()]);
 }
+
+/// An ACL user (`redis://user:password@`) holding only the commands the
+/// module documentation of `replay::redis` lists runs both stores; a wrong
+/// password, an unknown user and a user without those commands are
+/// refused (fail closed), and no message shows the password.
+#[test]
+fn acl_user_with_the_documented_commands_runs_both_stores() {
+    use agentsig::pin::{open_pin_store, PinError, PinOutcome};
+    let Some(server) = Server::start_with("acl", Some("admin-pw")) else {
+        return;
+    };
+    let ok = server.cli(&[
+        "ACL",
+        "SETUSER",
+        "fleet",
+        "on",
+        ">fl%et pw",
+        "~agentsig:*",
+        "+ping",
+        "+set",
+        "+exists",
+        "+evalsha",
+        "+script|load",
+        "+hget",
+        "+hgetall",
+        "+hdel",
+        "+hset",
+        "+hlen",
+        "+hexists",
+    ]);
+    assert_eq!(ok.trim(), "OK");
+    assert_eq!(
+        server
+            .cli(&["ACL", "SETUSER", "pingonly", "on", ">pw", "~*", "+ping"])
+            .trim(),
+        "OK"
+    );
+    let port = server.port;
+    let url = format!("redis://fleet:fl%25et%20pw@127.0.0.1:{port}/0");
+    let s = open_store(&url, N).unwrap();
+    assert_eq!(
+        s.check_and_record("i", "a", N + 100, N),
+        Ok(Sighting::First)
+    );
+    assert_eq!(
+        s.check_and_record("i", "a", N + 100, N),
+        Ok(Sighting::Replay)
+    );
+    // The batch script is loaded (SCRIPT LOAD) and run (EVALSHA).
+    assert_eq!(
+        s.check_and_record_all(&[("i", "b", N + 100), ("i", "c", N - 1)], N),
+        Ok(Sighting::First)
+    );
+    assert_eq!(
+        s.check_and_record_all(&[("i", "d", N + 100), ("i", "b", N + 100)], N),
+        Ok(Sighting::Replay)
+    );
+    let tp = agentsig::SigningKey::generate(agentsig::Algorithm::Ed25519)
+        .unwrap()
+        .verifying_key()
+        .thumbprint();
+    let pins = open_pin_store(&url).unwrap();
+    assert_eq!(
+        pins.check_and_pin("https://agent.example/a", &tp),
+        Ok(PinOutcome::FirstSeen)
+    );
+    assert_eq!(
+        pins.add("https://agent.example/a", &[&tp]),
+        Ok(vec![tp.clone()])
+    );
+    assert_eq!(pins.get("https://agent.example/a"), Ok(vec![tp.clone()]));
+    assert_eq!(pins.list().unwrap().len(), 1);
+    // Written by the ACL user under agentsig:*: two replay keys ("c" was
+    // already expired, so only checked) and the pin hash.
+    assert_eq!(server.cli(&["-n", "0", "DBSIZE"]).trim(), "3");
+    pins.replace("https://agent.example/a", &[]).unwrap();
+    assert_eq!(pins.get("https://agent.example/a"), Ok(vec![]));
+
+    for bad in [
+        format!("redis://fleet:wrong-pw@127.0.0.1:{port}/0"),
+        format!("redis://nobody:fl%25et%20pw@127.0.0.1:{port}/0"),
+        format!("redis://pingonly:pw@127.0.0.1:{port}/0"),
+    ] {
+        let s = open_store(&bad, N).unwrap();
+        let r = s.check_and_record("i", "e", N + 100, N);
+        let Err(ReplayError::Unavailable(m)) = &r else {
+            panic!("{bad}: {r:?}");
+        };
+        assert!(!m.contains("wrong-pw") && !m.contains("fl%et"), "{m}");
+        let p = open_pin_store(&bad).unwrap();
+        assert!(
+            matches!(p.check_and_pin("x", &tp), Err(PinError::Store(_))),
+            "{bad}"
+        );
+    }
+    // The user without SET was refused by Redis itself (NOPERM).
+    let r = open_store(&format!("redis://pingonly:pw@127.0.0.1:{port}/0"), N)
+        .unwrap()
+        .check_and_record("i", "e", N + 100, N);
+    assert!(
+        matches!(&r, Err(ReplayError::Unavailable(m)) if m.contains("NOPERM")),
+        "{r:?}"
+    );
+}
+
+/// `redis-server --tls-port` with a server certificate for `localhost`
+/// issued by a test CA, killed on drop. `None` when redis-server is
+/// missing (see [`redis_server`]) or built without TLS.
+struct TlsServer {
+    child: Child,
+    dir: PathBuf,
+    port: u16,
+    ca_pem: Vec<u8>,
+}
+
+impl Drop for TlsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl TlsServer {
+    fn start(name: &str) -> Option<TlsServer> {
+        let bin = redis_server()?;
+        let dir = tmp(name);
+        let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        p.distinguished_name
+            .push(rcgen::DnType::CommonName, "agentsig redis test CA");
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let ca = p.self_signed(&ca_key).unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+            .unwrap()
+            .signed_by(&key, &ca, &ca_key)
+            .unwrap();
+        std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+        std::fs::write(dir.join("server.pem"), cert.pem()).unwrap();
+        std::fs::write(dir.join("server.key"), key.serialize_pem()).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(&bin)
+            .args(["--port", "0", "--tls-port", &port.to_string()])
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .arg("--tls-cert-file")
+            .arg(dir.join("server.pem"))
+            .arg("--tls-key-file")
+            .arg(dir.join("server.key"))
+            .arg("--tls-ca-cert-file")
+            .arg(dir.join("ca.pem"))
+            .args(["--tls-auth-clients", "no", "--dir"])
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let s = TlsServer {
+            child,
+            dir,
+            port,
+            ca_pem: ca.pem().into_bytes(),
+        };
+        let probe = RedisReplayStore::with_config(s.config("localhost"));
+        for _ in 0..200 {
+            if probe.ping().is_ok() {
+                return Some(s);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let mut s = s;
+        if let Ok(Some(status)) = s.child.try_wait() {
+            // Exited at once: a redis-server built without TLS.
+            if std::env::var("AGENTSIG_REQUIRE_INTEROP").as_deref() == Ok("1") {
+                panic!("redis-server exited ({status}): built without TLS?");
+            }
+            use std::io::Write as _;
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED: redis-server exited ({status}): built without TLS?"
+            );
+            return None;
+        }
+        panic!("redis-server with TLS on port {port} did not answer");
+    }
+
+    /// `rediss://HOST:PORT/0` trusting the test CA.
+    fn config(&self, host: &str) -> agentsig::replay::RedisConfig {
+        agentsig::replay::RedisConfig::from_url(&format!("rediss://{host}:{}/0", self.port))
+            .unwrap()
+            .with_root_ca_pem(self.ca_pem.clone())
+    }
+}
+
+/// `rediss://`: the replay and pin stores work over TLS with the server
+/// certificate checked; an untrusted issuer, a host name the certificate
+/// does not name, and plain RESP to a TLS port are refused (fail closed).
+#[test]
+fn rediss_checks_the_server_certificate() {
+    use agentsig::pin::{PinOutcome, PinStore, RedisPinStore};
+    let Some(server) = TlsServer::start("tls") else {
+        return;
+    };
+    let s = RedisReplayStore::with_config(server.config("localhost"));
+    assert_eq!(
+        s.check_and_record("i", "a", N + 100, N),
+        Ok(Sighting::First)
+    );
+    assert_eq!(
+        s.check_and_record("i", "a", N + 100, N),
+        Ok(Sighting::Replay)
+    );
+    assert_eq!(
+        s.check_and_record_all(&[("i", "b", N + 100), ("i", "c", N + 100)], N),
+        Ok(Sighting::First)
+    );
+    assert_eq!(
+        s.check_and_record_all(&[("i", "c", N + 100), ("i", "d", N + 100)], N),
+        Ok(Sighting::Replay)
+    );
+    let pins = RedisPinStore::with_config(server.config("localhost"));
+    assert_eq!(
+        pins.check_and_pin("https://agent.example/a", "tp1"),
+        Ok(PinOutcome::FirstSeen)
+    );
+    assert_eq!(
+        pins.check_and_pin("https://agent.example/a", "tp1"),
+        Ok(PinOutcome::Match)
+    );
+
+    let port = server.port;
+    for (why, expect, store) in [
+        // webpki-roots do not hold the test CA.
+        (
+            "untrusted issuer",
+            "UnknownIssuer",
+            RedisReplayStore::open(&format!("rediss://localhost:{port}/0")).unwrap(),
+        ),
+        // The certificate names localhost, not 127.0.0.1.
+        (
+            "host name",
+            "not valid for name",
+            RedisReplayStore::with_config(server.config("127.0.0.1")),
+        ),
+        (
+            "plain RESP to the TLS port",
+            "",
+            RedisReplayStore::open(&format!("redis://localhost:{port}/0")).unwrap(),
+        ),
+    ] {
+        let r = store.check_and_record("i", "e", N + 100, N);
+        assert!(
+            matches!(&r, Err(ReplayError::Unavailable(m)) if m.contains(expect)),
+            "{why}: {r:?}"
+        );
+    }
+    // Nothing was recorded by the refused attempts.
+    assert_eq!(
+        s.check_and_record("i", "e", N + 100, N),
+        Ok(Sighting::First)
+    );
+}
+
+/// The CLI takes `rediss://` too and fails closed on a certificate it
+/// cannot trust (the URL form trusts webpki-roots, not the test CA): the
+/// audit refuses with the store's error, it never skips the replay check.
+#[test]
+fn cli_rediss_with_an_untrusted_certificate_refuses() {
+    let Some(server) = TlsServer::start("tls-cli") else {
+        return;
+    };
+    let d = setup("tls-cli-run");
+    mint(&d, "t", "jti-tls");
+    let o = audit_cmd(&d, "t", &format!("rediss://localhost:{}/0", server.port))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("jwt.replay-store"), "{out}");
+    assert!(out.contains("UnknownIssuer"), "{out}");
+    let _ = std::fs::remove_dir_all(&d);
+}

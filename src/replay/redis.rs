@@ -1,11 +1,11 @@
-//! A Redis (or Valkey) backed [`ReplayStore`] for verifier fleets (issue 12):
+//! A Redis (or Valkey) backed [`ReplayStore`] for verifier fleets:
 //! a `jti` or nonce accepted by one replica is a replay on every other.
 //!
 //! # Protocol
 //! * One entry: `SET key 1 NX EX ttl` (atomic check-and-record; a `nil`
 //!   reply means the key exists: a replay).
 //! * Several entries ([`ReplayStore::check_and_record_all`]): one Lua script
-//!   (`EVALSHA`, falling back to `EVAL` after `NOSCRIPT`) that first checks
+//!   (`EVALSHA`, loaded with `SCRIPT LOAD` after `NOSCRIPT`) that first checks
 //!   every key with `EXISTS` and only then `SET`s them all with `EX`. Redis
 //!   runs a script atomically (no other command interleaves), so a batch is
 //!   recorded all or none on Redis too, and one round trip serves a whole
@@ -24,35 +24,54 @@
 //!   their clocks synchronized (the skew covers small differences).
 //!
 //! # Fail closed
-//! Any failure (connect, timeout, a Redis error reply such as `OOM`,
-//! `NOAUTH` or `READONLY`, a malformed reply) is
-//! [`ReplayError::Unavailable`]: the verifier refuses the token. A command
-//! whose reply was lost may still have been applied; the token is then
-//! refused now and a replay later, never accepted twice.
+//! Any failure (connect, TLS handshake, authentication, timeout, a Redis
+//! error reply such as `OOM`, `NOAUTH`, `NOPERM` or `READONLY`, an
+//! unexpected reply) is [`ReplayError::Unavailable`]: the verifier refuses
+//! the token. A command whose reply was lost may still have been applied;
+//! the token is then refused now and a replay later, never accepted twice.
+//!
+//! # Client
+//! The [`redis`](https://docs.rs/redis) crate's blocking client speaks
+//! RESP2 over `std::net` (or rustls for `rediss://`), with a connect
+//! timeout ([`RedisConfig::connect_timeout`]: the TCP connect and, with a
+//! password or database, the TLS handshake, `AUTH` and `SELECT` that
+//! follow) and a read and write timeout on every command
+//! ([`RedisConfig::io_timeout`], which bounds the TLS handshake when
+//! nothing is sent at connect). Each
+//! thread takes an idle connection from a small pool (at most
+//! [`RedisConfig::max_idle`] kept) or opens one, so no lock is held
+//! across a round trip. A pooled connection that the server closed (a
+//! restart, an idle timeout) is replaced once; that retry is safe because
+//! a command applied twice can only turn a first sighting into a replay.
+//! The client does not send `CLIENT SETINFO`, so an ACL user needs only
+//! the commands the stores run: `PING`, `SET`, `EXISTS`, `EVALSHA`,
+//! `SCRIPT LOAD` and, for pins, `HGET`, `HGETALL`, `HDEL` (the scripts run
+//! `EXISTS`, `SET`, `HGET`, `HSET`, `HLEN`, `HEXISTS` on the keys
+//! `agentsig:*`), e.g. `ACL SETUSER agentsig on >PASSWORD ~agentsig:*
+//! +ping +set +exists +evalsha +script|load +hget +hgetall +hdel +hset
+//! +hlen +hexists`.
+//!
+//! # TLS
+//! `rediss://` connects with TLS 1.2 or 1.3 (rustls on ring), checks the
+//! server certificate against the webpki-roots trust anchors (or the PEM
+//! anchors of [`RedisConfig::with_root_ca_pem`], for a private CA) and the
+//! host name of the URL. There is no option to skip the check.
 //!
 //! # Deployment
 //! Run Redis with `maxmemory-policy noeviction` (an evicting policy would
 //! silently forget recorded ids; with `noeviction` a full Redis answers
 //! `OOM` and the store fails closed) and with persistence (AOF) if a
 //! restart must keep the state. Redis Cluster is not supported (a batch's
-//! keys hash to different slots); use a single primary (or Sentinel).
-//!
-//! # Why a small client of our own
-//! The `redis` crate pulls in `url` (and with it the ICU-based `idna`
-//! stack) and needs `r2d2` for pooling; this store needs four commands.
-//! The client here speaks RESP2 over `std::net::TcpStream`, with connect,
-//! read and write timeouts, bounded replies (line, bulk, array and depth
-//! caps) and a small pool of idle connections, and adds no dependency.
-//! TLS (`rediss://`) is refused: use a loopback Redis or a TLS tunnel.
+//! keys hash to different slots); use a single primary (managed services
+//! give one endpoint that follows failover).
 
 use super::{check_len, ReplayError, ReplayStore, Sighting};
+use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisConnectionInfo, Value};
 use sha2::{Digest, Sha256};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// Default TCP connect timeout.
+/// Default TCP connect timeout (see [`RedisConfig::connect_timeout`]).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Default read and write timeout of one command.
 pub const DEFAULT_IO_TIMEOUT: Duration = Duration::from_secs(2);
@@ -61,21 +80,10 @@ pub const DEFAULT_MAX_IDLE: usize = 16;
 /// The longest TTL stored: [`super::MAX_REPLAY_TTL_SECS`], as in every store.
 pub const MAX_TTL_SECS: i64 = super::MAX_REPLAY_TTL_SECS;
 
-/// Longest status, error or integer line read from Redis.
-const MAX_LINE: u64 = 4096;
-/// Largest bulk string read from Redis.
-const MAX_BULK: usize = 1 << 20;
-/// Most elements of an array reply.
-const MAX_ARRAY: usize = 65_536;
-/// Deepest nesting of array replies.
-const MAX_DEPTH: usize = 4;
-/// Most bytes (bulk payloads plus 16 per element) of one reply, so that a
-/// hostile or confused server cannot make an array of large bulks add up.
-const MAX_REPLY_BYTES: usize = 16 << 20;
-
 /// Where a Redis store connects, parsed from
-/// `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` (default port 6379,
-/// database 0). The password is percent-decoded and never printed.
+/// `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` or the same with
+/// `rediss://` (TLS; default port 6379, database 0). The user name and
+/// password are percent-decoded; the password is never printed.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct RedisConfig {
@@ -89,7 +97,13 @@ pub struct RedisConfig {
     pub username: Option<String>,
     /// Password (`AUTH`).
     pub password: Option<String>,
-    /// TCP connect timeout.
+    /// TLS (`rediss://`), with the server certificate checked.
+    pub tls: bool,
+    /// PEM trust anchors for TLS instead of webpki-roots (a private CA).
+    pub root_ca_pem: Option<Vec<u8>>,
+    /// TCP connect timeout; with a password or database, also the timeout
+    /// of the TLS handshake, `AUTH` and `SELECT` that follow (without them
+    /// the handshake runs under [`RedisConfig::io_timeout`]).
     pub connect_timeout: Duration,
     /// Read and write timeout of one command.
     pub io_timeout: Duration,
@@ -105,6 +119,8 @@ impl std::fmt::Debug for RedisConfig {
             .field("db", &self.db)
             .field("username", &self.username)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("tls", &self.tls)
+            .field("root_ca_pem", &self.root_ca_pem.as_ref().map(Vec::len))
             .field("connect_timeout", &self.connect_timeout)
             .field("io_timeout", &self.io_timeout)
             .field("max_idle", &self.max_idle)
@@ -138,19 +154,16 @@ fn percent_decode(s: &str) -> Result<String, ReplayError> {
 }
 
 impl RedisConfig {
-    /// Parse a `redis://` URL (see the type documentation).
+    /// Parse a `redis://` or `rediss://` URL (see the type documentation).
     pub fn from_url(url: &str) -> Result<RedisConfig, ReplayError> {
         if url.len() > 2048 {
             return Err(bad_url("longer than 2048 bytes"));
         }
-        if url.starts_with("rediss://") {
-            return Err(bad_url(
-                "rediss:// (TLS) is not supported; use a loopback Redis or a TLS tunnel",
-            ));
-        }
-        let rest = url
-            .strip_prefix("redis://")
-            .ok_or_else(|| bad_url("must start with redis://"))?;
+        let (tls, rest) = match (url.strip_prefix("rediss://"), url.strip_prefix("redis://")) {
+            (Some(rest), _) => (true, rest),
+            (None, Some(rest)) => (false, rest),
+            (None, None) => return Err(bad_url("must start with redis:// or rediss://")),
+        };
         if rest.contains(['?', '#']) {
             return Err(bad_url("query and fragment are not supported"));
         }
@@ -215,168 +228,127 @@ impl RedisConfig {
             db,
             username,
             password,
+            tls,
+            root_ca_pem: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             io_timeout: DEFAULT_IO_TIMEOUT,
             max_idle: DEFAULT_MAX_IDLE,
         })
     }
+
+    /// Trust the PEM certificates in `pem` (and no others) as the anchors
+    /// of a `rediss://` server certificate, e.g. a managed service's
+    /// private CA. Ignored without TLS.
+    pub fn with_root_ca_pem(mut self, pem: impl Into<Vec<u8>>) -> RedisConfig {
+        self.root_ca_pem = Some(pem.into());
+        self
+    }
+
+    /// The redis crate's client for these settings.
+    fn client(&self) -> Result<redis::Client, String> {
+        let addr = if self.tls {
+            ConnectionAddr::TcpTls {
+                host: self.host.clone(),
+                port: self.port,
+                insecure: false,
+                tls_params: None,
+            }
+        } else {
+            ConnectionAddr::Tcp(self.host.clone(), self.port)
+        };
+        let mut redis = RedisConnectionInfo::default()
+            .set_db(i64::from(self.db))
+            .set_skip_set_lib_name();
+        if let Some(u) = &self.username {
+            redis = redis.set_username(u);
+        }
+        if let Some(p) = &self.password {
+            redis = redis.set_password(p);
+        }
+        let info: ConnectionInfo = addr
+            .into_connection_info()
+            .map_err(|e| describe(&e))?
+            .set_redis_settings(redis);
+        match (&self.root_ca_pem, self.tls) {
+            (Some(pem), true) => redis::Client::build_with_tls(
+                info,
+                redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(pem.clone()),
+                },
+            ),
+            _ => redis::Client::open(info),
+        }
+        .map_err(|e| format!("TLS trust anchors: {}", describe(&e)))
+    }
 }
 
-/// One RESP2 reply.
+/// One reply, as the stores read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Reply {
+    /// A status reply (`+OK`, `+PONG`).
     Status(String),
-    Error(String),
+    /// An integer reply.
     Int(i64),
+    /// A bulk string; `None` is the nil reply.
     Bulk(Option<Vec<u8>>),
+    /// An array reply.
     Array(Option<Vec<Reply>>),
 }
 
-/// Why one exchange failed, and whether a retry on a fresh connection is
-/// safe (the connection was found dead before any reply byte arrived).
-struct Failure {
-    message: String,
-    stale: bool,
+/// The reply types of RESP2; anything else is unexpected of a RESP2
+/// connection and refused.
+fn reply(v: Value) -> Result<Reply, String> {
+    Ok(match v {
+        Value::Nil => Reply::Bulk(None),
+        Value::Int(i) => Reply::Int(i),
+        Value::BulkString(b) => Reply::Bulk(Some(b)),
+        Value::SimpleString(s) => Reply::Status(s),
+        Value::Okay => Reply::Status("OK".into()),
+        Value::Array(a) => Reply::Array(Some(
+            a.into_iter().map(reply).collect::<Result<Vec<_>, _>>()?,
+        )),
+        v => return Err(format!("unexpected reply type {}", clip(&format!("{v:?}")))),
+    })
 }
 
-struct Conn {
-    r: BufReader<TcpStream>,
+fn clip(s: &str) -> String {
+    let end = (0..=s.len().min(200))
+        .rev()
+        .find(|i| s.is_char_boundary(*i))
+        .unwrap_or(0);
+    crate::text::escape_controls(&s[..end]).into_owned()
 }
 
-fn encode(args: &[&[u8]]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + args.iter().map(|a| a.len() + 16).sum::<usize>());
-    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
-}
-
-fn clip(s: &[u8]) -> String {
-    let s = String::from_utf8_lossy(&s[..s.len().min(200)]);
-    crate::text::escape_controls(&s).into_owned()
-}
-
-impl Conn {
-    fn read_line(&mut self) -> std::io::Result<Vec<u8>> {
-        let mut line = Vec::new();
-        (&mut self.r).take(MAX_LINE).read_until(b'\n', &mut line)?;
-        if line.is_empty() {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
+/// A failure as text: a server error reply as its code and message, any
+/// other error as the client describes it (it never shows the password).
+fn describe(e: &redis::RedisError) -> String {
+    let text = match (&e.kind(), e.code(), e.detail()) {
+        (redis::ErrorKind::Server(_) | redis::ErrorKind::Extension, Some(c), Some(d)) => {
+            format!("error reply: {c} {d}")
         }
-        if !line.ends_with(b"\r\n") {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                "reply line too long or unterminated",
-            ));
+        (redis::ErrorKind::Server(_) | redis::ErrorKind::Extension, Some(c), None) => {
+            format!("error reply: {c}")
         }
-        line.truncate(line.len() - 2);
-        Ok(line)
-    }
-
-    fn read_reply(&mut self, depth: usize, budget: &mut usize) -> std::io::Result<Reply> {
-        let bad = |m: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, m.to_owned());
-        *budget = budget
-            .checked_sub(16)
-            .ok_or_else(|| bad("reply larger than the byte budget"))?;
-        let line = self.read_line()?;
-        let (kind, body) = line.split_first().ok_or_else(|| bad("empty reply line"))?;
-        let text = || String::from_utf8_lossy(body).into_owned();
-        let int = || -> std::io::Result<i64> {
-            std::str::from_utf8(body)
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(|| bad("bad integer in reply"))
-        };
-        match kind {
-            b'+' => Ok(Reply::Status(text())),
-            b'-' => Ok(Reply::Error(text())),
-            b':' => Ok(Reply::Int(int()?)),
-            b'$' => {
-                let n = int()?;
-                if n < 0 {
-                    return Ok(Reply::Bulk(None));
-                }
-                let n = usize::try_from(n)
-                    .ok()
-                    .filter(|n| *n <= MAX_BULK)
-                    .ok_or_else(|| bad("bulk reply too large"))?;
-                *budget = budget
-                    .checked_sub(n)
-                    .ok_or_else(|| bad("reply larger than the byte budget"))?;
-                let mut buf = vec![0u8; n + 2];
-                self.r.read_exact(&mut buf)?;
-                if !buf.ends_with(b"\r\n") {
-                    return Err(bad("bulk reply not terminated"));
-                }
-                buf.truncate(n);
-                Ok(Reply::Bulk(Some(buf)))
-            }
-            b'*' => {
-                let n = int()?;
-                if n < 0 {
-                    return Ok(Reply::Array(None));
-                }
-                if depth >= MAX_DEPTH {
-                    return Err(bad("reply nested too deep"));
-                }
-                let n = usize::try_from(n)
-                    .ok()
-                    .filter(|n| *n <= MAX_ARRAY)
-                    .ok_or_else(|| bad("array reply too large"))?;
-                let mut v = Vec::with_capacity(n.min(64));
-                for _ in 0..n {
-                    v.push(self.read_reply(depth + 1, budget)?);
-                }
-                Ok(Reply::Array(Some(v)))
-            }
-            _ => Err(bad("unknown reply type")),
-        }
-    }
-
-    /// Send `cmds` in one write (pipelined) and read one reply each.
-    fn exchange(&mut self, cmds: &[Vec<u8>]) -> Result<Vec<Reply>, Failure> {
-        let mut started = false;
-        let r = (|| -> std::io::Result<Vec<Reply>> {
-            let buf: Vec<u8> = cmds.concat();
-            self.r.get_mut().write_all(&buf)?;
-            self.r.get_mut().flush()?;
-            let mut out = Vec::with_capacity(cmds.len());
-            for _ in cmds {
-                // A dead pooled connection shows as EOF or reset before
-                // the first byte of the first reply.
-                if !started {
-                    self.r.fill_buf()?;
-                    if self.r.buffer().is_empty() {
-                        return Err(std::io::ErrorKind::UnexpectedEof.into());
-                    }
-                    started = true;
-                }
-                let mut budget = MAX_REPLY_BYTES;
-                out.push(self.read_reply(0, &mut budget)?);
-            }
-            Ok(out)
-        })();
-        r.map_err(|e| Failure {
-            stale: !started
-                && matches!(
-                    e.kind(),
-                    std::io::ErrorKind::UnexpectedEof
-                        | std::io::ErrorKind::ConnectionReset
-                        | std::io::ErrorKind::ConnectionAborted
-                        | std::io::ErrorKind::BrokenPipe
-                ),
-            message: e.to_string(),
-        })
-    }
+        _ => e.to_string(),
+    };
+    clip(&text)
 }
 
-/// A small pooled RESP2 client (see the module documentation).
+/// Whether the connection that gave `e` can serve another command: the
+/// server answered with an error reply, so the protocol stayed in step.
+fn connection_usable(e: &redis::RedisError) -> bool {
+    matches!(
+        e.kind(),
+        redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
+    ) && !e.is_io_error()
+}
+
+/// A pooled client of one server (see the module documentation).
 pub(crate) struct RedisClient {
     cfg: RedisConfig,
-    idle: Mutex<Vec<Conn>>,
+    client: Result<redis::Client, String>,
+    idle: Mutex<Vec<redis::Connection>>,
 }
 
 impl std::fmt::Debug for RedisClient {
@@ -388,74 +360,39 @@ impl std::fmt::Debug for RedisClient {
 }
 
 impl RedisClient {
+    /// A client for `cfg`; does not connect. Settings the redis crate
+    /// refuses (an unreadable PEM trust anchor) show at the first command.
     pub(crate) fn new(cfg: RedisConfig) -> RedisClient {
         RedisClient {
+            client: cfg.client(),
             cfg,
             idle: Mutex::new(Vec::new()),
         }
     }
 
     fn unavailable(&self, m: impl std::fmt::Display) -> ReplayError {
-        ReplayError::Unavailable(format!("redis {}:{}: {m}", self.cfg.host, self.cfg.port))
+        let scheme = if self.cfg.tls { "rediss" } else { "redis" };
+        ReplayError::Unavailable(format!("{scheme} {}:{}: {m}", self.cfg.host, self.cfg.port))
     }
 
-    fn connect(&self) -> Result<Conn, ReplayError> {
-        let addrs = (self.cfg.host.as_str(), self.cfg.port)
-            .to_socket_addrs()
-            .map_err(|e| self.unavailable(format!("resolve: {e}")))?;
-        let mut last = None;
-        let mut stream = None;
-        for a in addrs {
-            match TcpStream::connect_timeout(&a, self.cfg.connect_timeout) {
-                Ok(s) => {
-                    stream = Some(s);
-                    break;
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        let s = stream.ok_or_else(|| {
-            self.unavailable(match last {
-                Some(e) => format!("connect: {e}"),
-                None => "no address".into(),
-            })
-        })?;
-        let setup = |s: &TcpStream| -> std::io::Result<()> {
-            s.set_read_timeout(Some(self.cfg.io_timeout))?;
-            s.set_write_timeout(Some(self.cfg.io_timeout))?;
-            s.set_nodelay(true)
-        };
-        setup(&s).map_err(|e| self.unavailable(e))?;
-        let mut c = Conn {
-            r: BufReader::new(s),
-        };
-        let mut hello = Vec::new();
-        if let Some(p) = &self.cfg.password {
-            match &self.cfg.username {
-                Some(u) => hello.push(encode(&[b"AUTH", u.as_bytes(), p.as_bytes()])),
-                None => hello.push(encode(&[b"AUTH", p.as_bytes()])),
-            }
-        }
-        if self.cfg.db != 0 {
-            hello.push(encode(&[b"SELECT", self.cfg.db.to_string().as_bytes()]));
-        }
-        if !hello.is_empty() {
-            let replies = c
-                .exchange(&hello)
-                .map_err(|f| self.unavailable(f.message))?;
-            for r in replies {
-                if let Reply::Error(e) = r {
-                    return Err(self.unavailable(clip(e.as_bytes())));
-                }
-            }
-        }
+    fn connect(&self) -> Result<redis::Connection, ReplayError> {
+        let client = self.client.as_ref().map_err(|e| self.unavailable(e))?;
+        let c = client
+            .get_connection_with_timeout(self.cfg.connect_timeout)
+            .map_err(|e| self.unavailable(describe(&e)))?;
+        c.set_read_timeout(Some(self.cfg.io_timeout))
+            .and_then(|()| c.set_write_timeout(Some(self.cfg.io_timeout)))
+            .map_err(|e| self.unavailable(describe(&e)))?;
         Ok(c)
     }
 
-    /// Run pipelined commands on a pooled connection; a connection found
-    /// dead before any reply byte is replaced once. Error replies are
-    /// returned as [`Reply::Error`] for the caller to judge.
-    pub(crate) fn run(&self, cmds: &[Vec<u8>]) -> Result<Vec<Reply>, ReplayError> {
+    /// Run `f` on a pooled connection (a new one when none is idle). A
+    /// pooled connection the server closed is replaced once; a server
+    /// error reply is [`ReplayError::Unavailable`] with its text.
+    fn with_conn(
+        &self,
+        f: impl Fn(&mut redis::Connection) -> redis::RedisResult<Value>,
+    ) -> Result<Reply, ReplayError> {
         let pooled = self
             .idle
             .lock()
@@ -466,83 +403,73 @@ impl RedisClient {
             None => (self.connect()?, false),
         };
         loop {
-            match conn.exchange(cmds) {
-                Ok(replies) => {
-                    if let Ok(mut idle) = self.idle.lock() {
-                        if idle.len() < self.cfg.max_idle {
-                            idle.push(conn);
-                        }
-                    }
-                    return Ok(replies);
+            match f(&mut conn) {
+                Ok(v) => {
+                    self.put_back(conn);
+                    return reply(v).map_err(|m| self.unavailable(m));
                 }
-                Err(f) if reused && f.stale => {
+                Err(e) if reused && e.is_connection_dropped() && !e.is_timeout() => {
                     conn = self.connect()?;
                     reused = false;
                 }
-                Err(f) => return Err(self.unavailable(f.message)),
+                Err(e) => {
+                    if connection_usable(&e) {
+                        self.put_back(conn);
+                    }
+                    return Err(self.unavailable(describe(&e)));
+                }
+            }
+        }
+    }
+
+    fn put_back(&self, conn: redis::Connection) {
+        if let Ok(mut idle) = self.idle.lock() {
+            if idle.len() < self.cfg.max_idle {
+                idle.push(conn);
             }
         }
     }
 
     /// Run one command; an error reply is [`ReplayError::Unavailable`].
     pub(crate) fn query(&self, args: &[&[u8]]) -> Result<Reply, ReplayError> {
-        let r = self
-            .run(&[encode(args)])?
-            .pop()
-            .ok_or_else(|| self.unavailable("no reply"))?;
-        match r {
-            Reply::Error(e) => {
-                Err(self.unavailable(format!("error reply: {}", clip(e.as_bytes()))))
-            }
-            r => Ok(r),
+        let (name, rest) = args
+            .split_first()
+            .ok_or_else(|| self.unavailable("empty command"))?;
+        let mut cmd = redis::Cmd::new();
+        cmd.arg(*name);
+        for a in rest {
+            cmd.arg(*a);
         }
+        self.with_conn(|c| cmd.query::<Value>(c))
     }
 
-    /// Run a Lua script by `EVALSHA`, loading it with `EVAL` after
+    /// Run a Lua script by `EVALSHA`, loading it with `SCRIPT LOAD` after
     /// `NOSCRIPT` (a restarted or flushed server).
     pub(crate) fn eval(
         &self,
-        script: &str,
+        script: &redis::Script,
         keys: &[&[u8]],
         argv: &[&[u8]],
     ) -> Result<Reply, ReplayError> {
-        let sha: String =
-            ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, script.as_bytes())
-                .as_ref()
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
-        let n = keys.len().to_string();
-        let build = |cmd: &[u8], body: &[u8]| {
-            let mut args: Vec<&[u8]> = vec![cmd, body, n.as_bytes()];
-            args.extend_from_slice(keys);
-            args.extend_from_slice(argv);
-            encode(&args)
-        };
-        let r = self
-            .run(&[build(b"EVALSHA", sha.as_bytes())])?
-            .pop()
-            .ok_or_else(|| self.unavailable("no reply"))?;
-        let r = match r {
-            Reply::Error(e) if e.starts_with("NOSCRIPT") => self
-                .run(&[build(b"EVAL", script.as_bytes())])?
-                .pop()
-                .ok_or_else(|| self.unavailable("no reply"))?,
-            r => r,
-        };
-        match r {
-            Reply::Error(e) => {
-                Err(self.unavailable(format!("error reply: {}", clip(e.as_bytes()))))
-            }
-            r => Ok(r),
+        let mut inv = script.prepare_invoke();
+        for k in keys {
+            inv.key(*k);
         }
+        for a in argv {
+            inv.arg(*a);
+        }
+        self.with_conn(|c| inv.invoke::<Value>(c))
     }
 }
 
 /// Checks every key, then sets them all: atomic in Redis. ARGV[i] is the
 /// TTL of KEYS[i]: > 0 seconds (at most [`MAX_TTL_SECS`]), 0 = check only
 /// (already expired). Returns 1 when recorded, 0 on a replay.
-const RECORD_ALL: &str = "\
+static RECORD_ALL: std::sync::LazyLock<redis::Script> =
+    std::sync::LazyLock::new(|| redis::Script::new(RECORD_ALL_LUA));
+
+/// The Lua source of [`RECORD_ALL`].
+const RECORD_ALL_LUA: &str = "\
 for i = 1, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 1 then return 0 end
 end
@@ -592,14 +519,15 @@ pub struct RedisReplayStore {
 }
 
 impl RedisReplayStore {
-    /// A store for `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`. Does not
-    /// connect: an unreachable server shows at the first check, as
+    /// A store for `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` (or
+    /// `rediss://…`, TLS). Does not connect: an unreachable server shows at the first check, as
     /// [`ReplayError::Unavailable`].
     pub fn open(url: &str) -> Result<RedisReplayStore, ReplayError> {
         Ok(RedisReplayStore::with_config(RedisConfig::from_url(url)?))
     }
 
-    /// A store with explicit settings (timeouts, pool size).
+    /// A store with explicit settings (timeouts, pool size, TLS trust
+    /// anchors).
     pub fn with_config(cfg: RedisConfig) -> RedisReplayStore {
         RedisReplayStore {
             client: RedisClient::new(cfg),
@@ -678,7 +606,7 @@ impl ReplayStore for RedisReplayStore {
             .collect();
         let k: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
         let a: Vec<&[u8]> = ttls.iter().map(String::as_bytes).collect();
-        match self.client.eval(RECORD_ALL, &k, &a)? {
+        match self.client.eval(&RECORD_ALL, &k, &a)? {
             Reply::Int(1) => Ok(Sighting::First),
             Reply::Int(0) => Ok(Sighting::Replay),
             r => Err(self
@@ -703,8 +631,16 @@ mod tests {
         assert!(!format!("{c:?}").contains("p@ss"));
         let c = RedisConfig::from_url("redis://:secret@h").unwrap();
         assert_eq!((c.username, c.password.as_deref()), (None, Some("secret")));
+        assert!(!c.tls);
+        // TLS, with an ACL user whose name and password are percent-encoded.
+        let c = RedisConfig::from_url("rediss://app%2Dr:s%3Acret@redis.example:6380/1").unwrap();
+        assert!(c.tls);
+        assert_eq!((c.host.as_str(), c.port, c.db), ("redis.example", 6380, 1));
+        assert_eq!(c.username.as_deref(), Some("app-r"));
+        assert_eq!(c.password.as_deref(), Some("s:cret"));
+        assert!(!format!("{c:?}").contains("s:cret"));
         for bad in [
-            "rediss://h",
+            "rediss:/h",
             "http://h",
             "redis://",
             "redis://h:0",
@@ -749,58 +685,85 @@ mod tests {
         assert_eq!(ttl(40 + MAX_TTL_SECS + 1, 40), MAX_TTL_SECS);
     }
 
+    /// Reads until the first command has arrived, then answers `reply`
+    /// and closes; returns the port.
+    fn hostile_server(reply: Vec<u8>) -> (u16, std::thread::JoinHandle<()>) {
+        use std::io::{Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let t = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut b = [0u8; 256];
+            let _ = s.read(&mut b);
+            let _ = s.write_all(&reply);
+        });
+        (port, t)
+    }
+
     #[test]
-    fn bounded_replies() {
-        use std::net::TcpListener;
-        // A hostile "server" answering with an oversized bulk string, an
-        // overlong line and an over-deep array: each is refused.
+    fn malformed_replies_fail_closed() {
+        // A hostile or confused "server": an announced bulk string that
+        // never comes, an unterminated line, a truncated nested array, an
+        // unknown reply type, an error reply, a reply of the wrong type.
+        // Each is refused as Unavailable, never read as a first sighting.
         for reply in [
-            format!("${}\r\n", MAX_BULK + 1).into_bytes(),
-            vec![b'+'; MAX_LINE as usize + 10],
-            b"*1\r\n".repeat(MAX_DEPTH + 2),
+            b"$1048577\r\n".to_vec(),
+            // Sizes that must not be allocated up front.
+            b"$9223372036854775807\r\n".to_vec(),
+            b"*9223372036854775807\r\n".to_vec(),
+            b"*4294967296\r\n:1\r\n".to_vec(),
+            vec![b'+'; 5000],
+            b"*1\r\n".repeat(6),
             b"?what\r\n".to_vec(),
+            b"-OOM command not allowed when used memory > 'maxmemory'\r\n".to_vec(),
+            b":1\r\n".to_vec(),
         ] {
-            let l = TcpListener::bind("127.0.0.1:0").unwrap();
-            let port = l.local_addr().unwrap().port();
-            let t = std::thread::spawn(move || {
-                let (mut s, _) = l.accept().unwrap();
-                let mut b = [0u8; 256];
-                let _ = s.read(&mut b);
-                let _ = s.write_all(&reply);
-            });
+            let (port, t) = hostile_server(reply.clone());
             let store = RedisReplayStore::open(&format!("redis://127.0.0.1:{port}")).unwrap();
             let r = store.check_and_record("s", "i", 100, 0);
-            assert!(matches!(r, Err(ReplayError::Unavailable(_))), "{r:?}");
+            assert!(
+                matches!(&r, Err(ReplayError::Unavailable(_))),
+                "{:?}: {r:?}",
+                String::from_utf8_lossy(&reply[..reply.len().min(40)])
+            );
             t.join().unwrap();
         }
     }
 
     #[test]
-    fn reply_byte_budget() {
-        use std::net::TcpListener;
-        // 20 bulks of 1 MiB: each within MAX_BULK, together over the budget.
-        let n = 20;
-        let mut reply = format!("*{n}\r\n").into_bytes();
-        for _ in 0..n {
-            reply.extend_from_slice(format!("${MAX_BULK}\r\n").as_bytes());
-            reply.extend(std::iter::repeat_n(b'x', MAX_BULK));
-            reply.extend_from_slice(b"\r\n");
-        }
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = l.local_addr().unwrap();
+    fn a_silent_server_is_refused_after_the_response_timeout() {
+        use std::io::Read;
+        // Accepts and reads, never answers: the read timeout ends the wait.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
         let t = std::thread::spawn(move || {
             let (mut s, _) = l.accept().unwrap();
-            // Read the request first: closing with unread input would reset.
-            let mut b = [0u8; 64];
+            let mut b = [0u8; 256];
             let _ = s.read(&mut b);
-            let _ = s.write_all(&reply);
+            // Hold the connection open until the client has given up.
+            let _ = rx.recv();
         });
-        let mut c = Conn {
-            r: BufReader::new(TcpStream::connect(addr).unwrap()),
+        let mut cfg = RedisConfig::from_url(&format!("redis://127.0.0.1:{port}")).unwrap();
+        cfg.io_timeout = Duration::from_millis(200);
+        let store = RedisReplayStore::with_config(cfg);
+        let r = store.check_and_record("s", "i", 100, 0);
+        let Err(ReplayError::Unavailable(m)) = &r else {
+            panic!("{r:?}");
         };
-        let e = c.exchange(&[encode(&[b"PING"])]).err().map(|f| f.message);
-        assert!(e.as_deref().is_some_and(|m| m.contains("budget")), "{e:?}");
-        drop(c);
+        assert!(m.contains("127.0.0.1"), "{m}");
+        tx.send(()).unwrap();
         t.join().unwrap();
+    }
+
+    #[test]
+    fn an_unreadable_trust_anchor_is_refused_at_first_use() {
+        let cfg = RedisConfig::from_url("rediss://127.0.0.1:1")
+            .unwrap()
+            .with_root_ca_pem(
+                b"-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n".to_vec(),
+            );
+        let r = RedisReplayStore::with_config(cfg).check_and_record("s", "i", 100, 0);
+        assert!(matches!(r, Err(ReplayError::Unavailable(_))), "{r:?}");
     }
 }
