@@ -28,7 +28,7 @@ pub enum PinCommand {
 
 #[derive(Args)]
 pub struct StoreArgs {
-    /// The pin store: STORE is PATH or file:PATH (one machine), redis://HOST:PORT/DB (a fleet),
+    /// The pin store: STORE is PATH or file:PATH (one machine), redis[s]://[USER:PASS@]HOST:PORT/DB (a fleet; rediss: TLS),
     /// memory:.
     #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
     pin_store: String,
