@@ -38,6 +38,7 @@ pub mod sfv;
 pub mod text;
 pub mod trust;
 pub mod verifier;
+pub mod webbotauth;
 
 pub use alg::{Algorithm, AllowList};
 pub use keys::{KeyError, LoadOptions, SigningKey, VerifyError, VerifyingKey};
