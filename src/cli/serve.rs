@@ -62,9 +62,15 @@ pub struct ServeArgs {
     /// Seconds allowed for a request head or a TLS handshake.
     #[arg(long, default_value_t = 10)]
     header_timeout: u64,
+    /// Also serve the Web Bot Auth key directory of these request-signing keys at
+    /// /.well-known/http-message-signatures-directory, signed per requesting Host
+    /// (repeatable: the current key first, then keys kept during rotation).
+    #[arg(long, allow_hyphen_values = true)]
+    web_bot_auth_key: Vec<String>,
 }
 
 pub fn run(a: ServeArgs) -> CliResult {
+    let wba = web_bot_auth_directory(&a.web_bot_auth_key, a.passphrase_file.as_deref())?;
     let mut keys = Vec::new();
     for k in &a.key {
         keys.push(load_signing(k, a.alg, None, a.passphrase_file.as_deref())?);
@@ -98,6 +104,7 @@ pub fn run(a: ServeArgs) -> CliResult {
         header_timeout: Duration::from_secs(a.header_timeout.max(1)),
         max_connections: a.max_connections.max(1),
         reload_interval: (a.reload_interval > 0).then(|| Duration::from_secs(a.reload_interval)),
+        web_bot_auth: wba,
         ..ServeOptions::default()
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("AGENTSIG_LOG")
@@ -134,6 +141,23 @@ pub fn run(a: ServeArgs) -> CliResult {
 }
 
 /// Ctrl-C, or SIGTERM on Unix.
+/// The Web Bot Auth directory of `--web-bot-auth-key`, if any.
+fn web_bot_auth_directory(
+    specs: &[String],
+    passphrase_file: Option<&str>,
+) -> Result<Option<Arc<server::webbotauth::DirectoryPublisher>>, CliError> {
+    if specs.is_empty() {
+        return Ok(None);
+    }
+    let mut keys = Vec::new();
+    for k in specs {
+        keys.push(load_signing(k, None, None, passphrase_file)?);
+    }
+    let d = server::webbotauth::DirectoryPublisher::new(keys)
+        .map_err(|e| CliError::usage(format!("--web-bot-auth-key: {e}")))?;
+    Ok(Some(Arc::new(d)))
+}
+
 async fn shutdown_signal() {
     #[cfg(unix)]
     {
