@@ -311,3 +311,38 @@ fn e23_directory_signature_verifies() {
     let e = verify_directory(&set, "signature-agent.test", &headers, &body, NOW).unwrap_err();
     assert_eq!(e.code(), "directory-signature-invalid");
 }
+
+/// A proof in the older drafts' form, `("@authority";req)` without
+/// `content-digest` (as npm web-bot-auth 0.1.3 still emits), is not a proof
+/// under the current text: skipped as absent, neither counted nor fatal.
+#[test]
+fn authority_only_directory_proof_is_not_counted() {
+    let url = resolve_agent_url("https://signature-agent.test", None).unwrap();
+    let set = parse_key_set(&url, DIR_BODY.as_bytes()).unwrap();
+    let mut spec = SignatureSpec::new("binding0")
+        .created(CREATED)
+        .expires(4889289600)
+        .keyid(ED_THUMB)
+        .tag("http-message-signatures-directory");
+    spec.components = vec![ComponentId::parse("\"@authority\";req").unwrap()];
+    let req = Message::parse(
+        b"GET /.well-known/http-message-signatures-directory HTTP/1.1\r\nHost: signature-agent.test\r\n\r\n",
+        "https",
+    )
+    .unwrap();
+    let res = Message::response(200, Vec::new(), DIR_BODY.as_bytes().to_vec());
+    let s = httpsig::sign(&res, Some(&req), &spec, &ed()).unwrap();
+    let headers = vec![
+        ("Signature-Input".to_owned(), s.signature_input),
+        ("Signature".to_owned(), s.signature),
+    ];
+    let labels = verify_directory(
+        &set,
+        "signature-agent.test",
+        &headers,
+        DIR_BODY.as_bytes(),
+        NOW,
+    )
+    .unwrap();
+    assert!(labels.is_empty());
+}

@@ -353,3 +353,93 @@ where
         })
     }
 }
+
+/// A tower layer for HTTP clients (a hyper client, or any
+/// `Service<Request<B>>`): every outgoing request is signed under the Web
+/// Bot Auth profile with a fresh `created` and `nonce`, and gets its
+/// `Signature-Agent`, `Signature-Input` and `Signature` fields. The body is
+/// not read: `content-digest` is not covered (sign requests with content
+/// through [`crate::webbotauth::sign_request`] with
+/// [`SignOptions::content_digest`](crate::webbotauth::SignOptions::content_digest)
+/// instead).
+#[derive(Clone, Debug)]
+pub struct AgentSignLayer {
+    key: Arc<SigningKey>,
+    template: crate::webbotauth::SignOptions,
+}
+
+impl AgentSignLayer {
+    /// Sign with `key` for the agent at `signature_agent` (its origin or JWK
+    /// Set URL). The URL and key are checked here, so a request never fails
+    /// to sign for a reason known in advance.
+    pub fn new(
+        key: SigningKey,
+        signature_agent: &str,
+    ) -> Result<AgentSignLayer, crate::webbotauth::Error> {
+        let template = crate::webbotauth::SignOptions::new(signature_agent, 0);
+        let mut probe = Request::get("https://probe.invalid/")
+            .body(Vec::new())
+            .map_err(|e| crate::webbotauth::Error::Sign(e.to_string()))?;
+        crate::webbotauth::sign_request(&mut probe, "https", &key, &template)?;
+        Ok(AgentSignLayer {
+            key: Arc::new(key),
+            template,
+        })
+    }
+
+    /// Change the lifetime of each signature (default 5 minutes, at most 24 h).
+    pub fn lifetime(mut self, seconds: u64) -> AgentSignLayer {
+        self.template.lifetime = seconds.clamp(1, crate::webbotauth::MAX_LIFETIME);
+        self
+    }
+}
+
+impl<S> Layer<S> for AgentSignLayer {
+    type Service = AgentSignService<S>;
+    fn layer(&self, inner: S) -> AgentSignService<S> {
+        AgentSignService {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+/// The service produced by [`AgentSignLayer`].
+#[derive(Clone, Debug)]
+pub struct AgentSignService<S> {
+    inner: S,
+    layer: AgentSignLayer,
+}
+
+impl<S, B> Service<Request<B>> for AgentSignService<S>
+where
+    S: Service<Request<B>>,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<S::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, mut req: Request<B>) -> Self::Future {
+        let mut o = self.layer.template.clone();
+        o.created = crate::clock::Clock::now(&crate::clock::SystemClock);
+        // The signature base needs the head only: sign a bodiless copy.
+        let mut head = Request::new(Vec::<u8>::new());
+        *head.method_mut() = req.method().clone();
+        *head.uri_mut() = req.uri().clone();
+        *head.headers_mut() = req.headers().clone();
+        match crate::webbotauth::sign_request(&mut head, "https", &self.layer.key, &o) {
+            Ok(_) => {
+                *req.headers_mut() = std::mem::take(head.headers_mut());
+                let fut = self.inner.call(req);
+                Box::pin(async move { fut.await.map_err(Into::into) })
+            }
+            Err(e) => Box::pin(async move { Err(Box::new(e) as BoxError) }),
+        }
+    }
+}

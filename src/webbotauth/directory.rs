@@ -217,7 +217,8 @@ pub fn parse_key_set(url: &AgentUrl, body: &[u8]) -> Result<KeySet, DirectoryErr
 /// named by its `keyid`, cover `"@authority";req` (the authority fetched)
 /// and `content-digest`, match the body's digest, and not be expired nor
 /// created in the future. Returns the labels that verified (empty when the
-/// response carries none).
+/// response carries none). A proof that does not cover both components
+/// (the older drafts' `("@authority")` form) is skipped, not counted.
 pub fn verify_directory(
     set: &KeySet,
     authority: &str,
@@ -238,10 +239,24 @@ pub fn verify_directory(
         return Ok(Vec::new());
     }
     let d = sfv::parse_dictionary_raw(&lines.join(&b", "[..])).map_err(|e| bad(e.to_string()))?;
+    // Proofs in the form of the drafts before httpsig-directory-00 (only
+    // `@authority`, without `content-digest`) are not proofs under the
+    // current text: they are skipped, as if absent, rather than refusing
+    // the keys a site MAY use without a proof (section 5.5).
+    let required = directory_components();
     let mut labels = Vec::new();
     for (label, e) in &d.0 {
         if let Entry::InnerList(l) = e {
-            if crate::httpsig::param_str(&l.params, "tag") == Some(DIRECTORY_TAG) {
+            if crate::httpsig::param_str(&l.params, "tag") != Some(DIRECTORY_TAG) {
+                continue;
+            }
+            let Ok(covered) = crate::httpsig::components::parse_covered(&l.items) else {
+                return Err(bad(format!("{label}: malformed covered components")));
+            };
+            if required
+                .iter()
+                .all(|r| covered.iter().any(|c| c.same_as(r)))
+            {
                 labels.push(label.clone());
             }
         }
