@@ -19,6 +19,7 @@
 //! * a failed refetch never evicts a set that was good (Appendix C.5): the
 //!   last good set keeps verifying for [`DirectoryClient::max_stale`].
 
+use super::cache::CacheStatus;
 use super::fetch::{FetchError, Fetcher};
 use crate::webbotauth::directory::{parse_key_set, verify_directory};
 use crate::webbotauth::{AgentUrl, DirectoryError, Discovery, KeyDirectory, KeySet, MEDIA_TYPE};
@@ -39,6 +40,10 @@ const ACCEPT: &str =
 
 #[derive(Debug)]
 struct Entry {
+    /// Until when the set is fresh by the response's own `max-age` (RFC
+    /// 9111 section 4.2.1), counted from when it came from the origin;
+    /// within it the set is used without consulting the HTTP cache.
+    fresh_until: Option<Instant>,
     body: Vec<u8>,
     proof: Vec<(String, String)>,
     set: Arc<KeySet>,
@@ -86,6 +91,16 @@ impl DirectoryClient {
 
     fn fetch(&self, url: &AgentUrl) -> Result<Arc<KeySet>, DirectoryError> {
         let u = &url.key_set_url;
+        let now = self.clock.now();
+        if let Ok(map) = self.sets.lock() {
+            if let Some(e) = map.get(u) {
+                if e.fresh_until.is_some_and(|t| Instant::now() < t)
+                    && e.proof_expires.is_none_or(|x| now <= x)
+                {
+                    return Ok(e.set.clone());
+                }
+            }
+        }
         let f = self
             .fetcher
             .get_cached(u, &[("accept", ACCEPT)])
@@ -134,11 +149,17 @@ impl DirectoryClient {
                     .collect::<Vec<_>>()
             })
             .collect();
-        let now = self.clock.now();
-        if let Ok(map) = self.sets.lock() {
-            if let Some(e) = map.get(u) {
+        let fresh_until = match f.cache {
+            CacheStatus::Fresh => None,
+            _ => freshness(&f.headers).map(|d| Instant::now() + d),
+        };
+        if let Ok(mut map) = self.sets.lock() {
+            if let Some(e) = map.get_mut(u) {
                 if e.body == f.body && e.proof == proof && e.proof_expires.is_none_or(|x| now <= x)
                 {
+                    if fresh_until.is_some() {
+                        e.fresh_until = fresh_until;
+                    }
                     return Ok(e.set.clone());
                 }
             }
@@ -168,6 +189,7 @@ impl DirectoryClient {
             map.insert(
                 u.clone(),
                 Entry {
+                    fresh_until,
                     body: f.body.clone(),
                     proof,
                     set: set.clone(),
@@ -178,6 +200,34 @@ impl DirectoryClient {
         }
         Ok(set)
     }
+}
+
+/// The freshness lifetime a response gives itself: `max-age` minus `Age`
+/// (RFC 9111 sections 4.2.1 and 4.2.3), at most an hour; `None` with
+/// `no-store`, `no-cache` or no `max-age` (the HTTP cache then decides).
+fn freshness(h: &http::HeaderMap) -> Option<Duration> {
+    let mut max_age = None;
+    for v in h
+        .get_all("cache-control")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+    {
+        for d in v.split(',').map(|d| d.trim().to_ascii_lowercase()) {
+            if d == "no-store" || d == "no-cache" || d.starts_with("no-cache=") {
+                return None;
+            }
+            if let Some(n) = d.strip_prefix("max-age=") {
+                max_age = Some(n.trim_matches('"').parse::<u64>().ok()?);
+            }
+        }
+    }
+    let age = h
+        .get("age")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    let left = max_age?.checked_sub(age)?.min(3600);
+    (left > 0).then(|| Duration::from_secs(left))
 }
 
 /// The earliest `expires` of the directory proofs.
@@ -231,5 +281,37 @@ impl KeyDirectory for DirectoryClient {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(pairs: &[(&str, &str)]) -> http::HeaderMap {
+        let mut m = http::HeaderMap::new();
+        for (n, v) in pairs {
+            m.append(
+                http::header::HeaderName::from_bytes(n.as_bytes()).unwrap(),
+                http::HeaderValue::from_str(v).unwrap(),
+            );
+        }
+        m
+    }
+
+    #[test]
+    fn freshness_follows_max_age_and_age() {
+        let d = |p: &[(&str, &str)]| freshness(&h(p)).map(|d| d.as_secs());
+        assert_eq!(d(&[("cache-control", "max-age=600")]), Some(600));
+        assert_eq!(
+            d(&[("cache-control", "public, max-age=600"), ("age", "100")]),
+            Some(500)
+        );
+        assert_eq!(d(&[("cache-control", "max-age=86400")]), Some(3600));
+        assert_eq!(d(&[("cache-control", "max-age=60"), ("age", "60")]), None);
+        assert_eq!(d(&[("cache-control", "max-age=600, no-cache")]), None);
+        assert_eq!(d(&[("cache-control", "no-store")]), None);
+        assert_eq!(d(&[("cache-control", "max-age=x")]), None);
+        assert_eq!(d(&[]), None);
     }
 }
