@@ -19,6 +19,11 @@ pub enum Profile {
     /// Web Bot Auth (draft-ietf-webbotauth-httpsig-protocol-00): tag web-bot-auth, keyid =
     /// RFC 7638 thumbprint, created/expires, Signature-Agent covered by its member.
     WebBotAuth,
+    /// Signature-Key (draft-hardt-httpbis-signature-key-07, tracking a draft; verify only):
+    /// the key named by the Signature-Key member of each signature's label, schemes hwk
+    /// (inline key, identity = thumbprint) and jwks_uri (id, dwk, kid; fetched); the
+    /// signature must cover signature-key.
+    SignatureKey,
 }
 
 /// `http sign` options of the Web Bot Auth profile.
@@ -171,7 +176,7 @@ pub fn http_verify(m: &Message, i: VerifyInput<'_>, w: &WbaVerifyArgs) -> CliRes
         }
         p.allowed_agents = Some(w.agents.clone());
     }
-    p.required = i.required;
+    p.required = i.required.clone();
     if let Some(v) = w.max_validity {
         p.max_validity = v;
     }
@@ -183,6 +188,9 @@ pub fn http_verify(m: &Message, i: VerifyInput<'_>, w: &WbaVerifyArgs) -> CliRes
         let store =
             agentsig::replay::open_store(url, now).map_err(|e| CliError::usage(e.to_string()))?;
         v = v.with_replay_store(store);
+    }
+    if w.profile == Some(Profile::SignatureKey) {
+        return signature_key_verify(m, &v, w, &i, now);
     }
     let dir = directory(w, now)?;
     let report = v.verify(m, dir.as_ref(), now);
@@ -215,6 +223,82 @@ pub fn http_verify(m: &Message, i: VerifyInput<'_>, w: &WbaVerifyArgs) -> CliRes
         }
     }
     Ok(if status == Status::Verified {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn signature_key_verify(
+    m: &Message,
+    v: &WebBotAuthVerifier,
+    w: &WbaVerifyArgs,
+    i: &VerifyInput<'_>,
+    now: i64,
+) -> CliResult {
+    #[cfg(feature = "net")]
+    let client =
+        agentsig::net::webbotauth::DirectoryClient::new(std::sync::Arc::new(w.fetch.fetcher()?))
+            .clock(agentsig::clock::FixedClock(now));
+    #[cfg(feature = "net")]
+    let jwks: Option<&dyn agentsig::webbotauth::signature_key::JwksUriResolver> = Some(&client);
+    #[cfg(not(feature = "net"))]
+    let jwks: Option<&dyn agentsig::webbotauth::signature_key::JwksUriResolver> = {
+        let _ = w;
+        None
+    };
+    let results = match v.verify_signature_key(m, jwks, now) {
+        Ok(r) => r,
+        Err(e) => {
+            if i.json {
+                print_json(
+                    &serde_json::json!({"verdict": "not-verified", "verified": false,
+                    "error": {"code": e.code(), "message": e.to_string()}}),
+                );
+            } else {
+                outln!("{}: [{}] {e}", i.file, e.code());
+            }
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let ok = !results.is_empty() && results.iter().all(|(_, r)| r.is_ok());
+    if i.json {
+        let sigs: Vec<_> = results
+            .iter()
+            .map(|(l, r)| match r {
+                Ok(v) => serde_json::json!({"label": l, "valid": true, "signer": v}),
+                Err(e) => serde_json::json!({"label": l, "valid": false, "code": e.code(), "message": e.to_string()}),
+            })
+            .collect();
+        print_json(&serde_json::json!({
+            "command": "http verify --profile signature-key",
+            "subject": i.file,
+            "verdict": if ok { "verified" } else { "not-verified" },
+            "verified": ok,
+            "signatures": sigs,
+        }));
+    } else {
+        for (l, r) in &results {
+            match r {
+                Ok(v) => outln!(
+                    "{l}: valid: {} signer {} (key {}, alg {})",
+                    v.scheme,
+                    v.identity,
+                    v.thumbprint,
+                    v.alg
+                ),
+                Err(e) => outln!("{l}: INVALID [{}]: {e}", e.code()),
+            }
+        }
+        if results.is_empty() {
+            outln!("{}: NOT verified: no Signature-Key field", i.file);
+        } else if ok {
+            outln!("{}: verified", i.file);
+        } else {
+            outln!("{}: NOT verified", i.file);
+        }
+    }
+    Ok(if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -284,6 +284,68 @@ impl KeyDirectory for DirectoryClient {
     }
 }
 
+/// `Signature-Key` `jwks_uri` (draft-hardt-httpbis-signature-key-07, an
+/// optional draft mechanism): `{id}/.well-known/{dwk}` is fetched (200
+/// only, no redirects, through the SSRF guard and the cache), its
+/// `jwks_uri` (https) is fetched the same way, and the key with the
+/// member's `kid` is taken.
+impl crate::webbotauth::signature_key::JwksUriResolver for DirectoryClient {
+    fn jwks_uri_key(
+        &self,
+        id: &str,
+        dwk: &str,
+        kid: &str,
+    ) -> Result<crate::keys::VerifyingKey, DirectoryError> {
+        let meta_url = format!("{}/.well-known/{dwk}", id.trim_end_matches('/'));
+        let get = |u: &str| -> Result<Vec<u8>, DirectoryError> {
+            let f = self
+                .fetcher
+                .get_cached(u, &[("accept", "application/json")])
+                .map_err(|e| map_fetch(u, &e))?;
+            if !f.redirects.is_empty() {
+                return Err(DirectoryError::Redirect(u.to_owned()));
+            }
+            if f.status != 200 {
+                return Err(DirectoryError::Status {
+                    url: u.to_owned(),
+                    status: f.status,
+                });
+            }
+            if f.body.len() > MAX_DIRECTORY_BYTES {
+                return Err(DirectoryError::TooLarge(u.to_owned()));
+            }
+            Ok(f.body)
+        };
+        let malformed = |u: &str, m: String| DirectoryError::Malformed {
+            url: u.to_owned(),
+            message: m,
+        };
+        let meta = get(&meta_url)?;
+        let v =
+            crate::json::parse_strict(&meta).map_err(|e| malformed(&meta_url, e.to_string()))?;
+        let jwks_uri = v
+            .get("jwks_uri")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| malformed(&meta_url, "no jwks_uri".into()))?;
+        let url = crate::webbotauth::resolve_agent_url(jwks_uri, Some("jwks_uri"))
+            .map_err(|e| malformed(&meta_url, e.to_string()))?;
+        let body = get(&url.key_set_url)?;
+        let keys = crate::jwk::parse_keys(&body)
+            .map_err(|e| malformed(&url.key_set_url, e.to_string()))?;
+        if keys.len() > crate::webbotauth::directory::MAX_KEYS {
+            return Err(DirectoryError::TooManyKeys(url.key_set_url));
+        }
+        let j = keys
+            .iter()
+            .find(|j| j.kid.as_deref() == Some(kid) && j.kty != "oct" && !j.is_private())
+            .ok_or_else(|| {
+                DirectoryError::NotKnown(format!("{} (kid {kid:?})", url.key_set_url))
+            })?;
+        j.to_verifying_key(None)
+            .map_err(|e| malformed(&url.key_set_url, e.to_string()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,6 +36,7 @@
 //!   9421 section 7.2.2).
 
 pub mod directory;
+pub mod signature_key;
 
 use crate::alg::{Algorithm, AllowList};
 use crate::httpsig::components::{ComponentId, Derived};
