@@ -39,7 +39,7 @@ pub const SIGNATURE_KEY: &str = "signature-key";
 #[derive(Debug, Clone, PartialEq)]
 pub enum Scheme {
     /// `hwk`: an inline public key.
-    Hwk(crate::jwk::Jwk),
+    Hwk(Box<crate::jwk::Jwk>),
     /// `jwks_uri`: a key published by the signer.
     JwksUri {
         /// The signer's https URL.
@@ -132,7 +132,7 @@ pub fn parse(msg: &Message) -> Result<Vec<(String, Scheme)>, Error> {
                     e: get("e"),
                     ..Default::default()
                 };
-                Scheme::Hwk(jwk)
+                Scheme::Hwk(Box::new(jwk))
             }
             "jwks_uri" => match (param(p, "id"), param(p, "dwk"), param(p, "kid")) {
                 (Some(id), Some(dwk), Some(kid)) => Scheme::JwksUri {
@@ -152,6 +152,10 @@ pub fn parse(msg: &Message) -> Result<Vec<(String, Scheme)>, Error> {
     }
     Ok(out)
 }
+
+/// One result per `Signature-Key` member: the label and the verified signer
+/// or why not.
+pub type SignatureKeyResults = Vec<(String, Result<SignatureKeyVerified, Error>)>;
 
 /// Whether `dwk` is a usable well-known name (one path segment).
 pub fn valid_dwk(dwk: &str) -> bool {
@@ -173,7 +177,7 @@ impl WebBotAuthVerifier {
         msg: &Message,
         jwks: Option<&dyn JwksUriResolver>,
         now: i64,
-    ) -> Result<Vec<(String, Result<SignatureKeyVerified, Error>)>, Error> {
+    ) -> Result<SignatureKeyResults, Error> {
         let members = parse(msg)?;
         Ok(members
             .into_iter()
