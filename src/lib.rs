@@ -39,6 +39,7 @@ pub mod text;
 pub mod trust;
 pub mod verifier;
 pub mod webbotauth;
+mod webbotauth_report;
 
 pub use alg::{Algorithm, AllowList};
 pub use keys::{KeyError, LoadOptions, SigningKey, VerifyError, VerifyingKey};
