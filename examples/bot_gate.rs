@@ -39,8 +39,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     // The site: admit unsigned visitors as anonymous, refuse bad signatures.
     let mut policy = Policy::default();
     policy.allowed_agents = Some(vec!["https://agent.example".into()]);
+    policy.require_tls = false;
     let mut cfg = BotAuthConfig::new(WebBotAuthVerifier::new(policy), Arc::new(directory));
-    cfg.scheme = "http"; // the example runs without TLS
+    // The example runs without TLS; a real site terminates TLS (section
+    // 5.4: signatures on plain-HTTP requests SHOULD be refused).
+    cfg.scheme = "http";
     let app = Router::new()
         .route("/", get(hello))
         .layer(BotAuthLayer::new(cfg));
@@ -65,7 +68,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let mut tampered = signed.clone();
     *tampered.uri_mut() = "/admin".parse()?;
 
-    for (what, req) in [("signed", signed), ("unsigned", unsigned), ("tampered", tampered)] {
+    for (what, req) in [
+        ("signed", signed),
+        ("unsigned", unsigned),
+        ("tampered", tampered),
+    ] {
         let stream = tokio::net::TcpStream::connect(addr).await?;
         let (mut send, conn) =
             hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;

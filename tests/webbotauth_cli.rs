@@ -350,3 +350,44 @@ fn directory_build_writes_a_verifiable_static_directory() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// The drafts' Appendix E.2.1 request through the CLI: refused as signed by
+/// an RFC 9421 test key unless --allow-test-keys, then verified.
+#[test]
+fn cli_replays_the_draft_vector_only_with_allow_test_keys() {
+    let d = tmp("vector");
+    let req = d.join("e21.http");
+    std::fs::write(&req, concat!(
+        "GET /path/to/resource HTTP/1.1\r\nHost: example.com\r\n",
+        "Signature-Agent: agent2=\"https://signature-agent.test\"\r\n",
+        "Signature-Input: sig2=(\"@authority\" \"signature-agent\";key=\"agent2\");created=1735689600;keyid=\"poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U\";alg=\"ed25519\";expires=4889289600;nonce=\"n9p433xm+NJ3ph3upfBIGmsuwHw387YV7Q/F+6BSpGCVjYCqQw6rznNA8PVVLySrAWsv0hQtFioQb6E1YsauiA==\";tag=\"web-bot-auth\"\r\n",
+        "Signature: sig2=:RdNFx5Bj6au3YgAMQL/RzmUlZE8QZLIaXGRpw985hWnwPfMxT228NMk6ehRS1PSl4e8PhbNZACSanGdhEwYCCg==:\r\n\r\n"
+    )).unwrap();
+    let dir = d.join("dir.json");
+    std::fs::write(&dir, r#"{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U","x":"JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs","use":"sig"}]}"#).unwrap();
+    let run = |extra: &[&str]| {
+        let o = bin()
+            .args(["http", "verify"])
+            .arg(&req)
+            .args(["--profile", "web-bot-auth", "--json", "--now", "1735689700"])
+            .args(["--max-validity", "3153600000", "--key-set"])
+            .arg(format!(
+                "https://signature-agent.test{WELL_KNOWN_PATH}={}",
+                dir.display()
+            ))
+            .args(extra)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (o.status.code(), v)
+    };
+    let (code, v) = run(&[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(v["error"]["code"], "test-key");
+    let (code, v) = run(&["--allow-test-keys"]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(
+        v["details"]["web_bot_auth"]["agent"],
+        "https://signature-agent.test"
+    );
+}

@@ -254,3 +254,23 @@ fn directory_kid_must_be_the_thumbprint() {
         "directory-too-many-keys"
     );
 }
+
+/// Section 5.4: a signature on a request that did not arrive over TLS is
+/// refused by default.
+#[test]
+fn plain_http_requests_are_refused_by_default() {
+    let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    let mut m = Message::parse(b"GET / HTTP/1.1\r\nHost: shop.example\r\n\r\n", "http").unwrap();
+    sign_message(&mut m, &k, &SignOptions::new("https://agent.example", NOW)).unwrap();
+    let dir = dir_for("https://agent.example", &k);
+    assert_eq!(
+        code(&WebBotAuthVerifier::new(Policy::default()).verify(&m, &dir, NOW)),
+        "request-not-tls"
+    );
+    let mut p = Policy::default();
+    p.require_tls = false;
+    assert_eq!(
+        WebBotAuthVerifier::new(p).verify(&m, &dir, NOW).status(),
+        Status::Verified
+    );
+}

@@ -66,8 +66,16 @@ fn directory() -> StaticDirectory {
 
 /// The vectors are valid until 2124: the profile's 24 h bound is lifted.
 fn vector_policy() -> Policy {
-    let mut p = Policy::default();
+    let mut p = test_key_policy();
     p.max_validity = u64::MAX;
+    p
+}
+
+/// The vectors are signed with the RFC 9421 test keys, which the default
+/// policy refuses (section 5.2: verifiers SHOULD reject them).
+fn test_key_policy() -> Policy {
+    let mut p = Policy::default();
+    p.reject_test_keys = false;
     p
 }
 
@@ -132,15 +140,15 @@ fn e22_legacy_string_form_verifies() {
     let msg = request(&format!(
         "Signature-Agent: \"https://signature-agent.test\"\r\nSignature-Input: {E22_INPUT}\r\nSignature: {E22_SIG}\r\n"
     ));
-    let r = WebBotAuthVerifier::new(Policy::default()).verify(&msg, &directory(), NOW);
+    let r = WebBotAuthVerifier::new(test_key_policy()).verify(&msg, &directory(), NOW);
     assert_eq!(r.status(), Status::Verified, "{:?}", r.first_error());
     assert!(r.verified().unwrap().legacy);
     // The same signature is expired an hour later.
-    let r = WebBotAuthVerifier::new(Policy::default()).verify(&msg, &directory(), 1735693200 + 120);
+    let r = WebBotAuthVerifier::new(test_key_policy()).verify(&msg, &directory(), 1735693200 + 120);
     assert_eq!(r.status(), Status::Invalid);
     assert_eq!(r.first_error().unwrap().code(), "expired");
     // A policy that refuses the legacy form says so.
-    let mut p = Policy::default();
+    let mut p = test_key_policy();
     p.accept_legacy = false;
     let r = WebBotAuthVerifier::new(p).verify(&msg, &directory(), NOW);
     assert_eq!(r.first_error().unwrap().code(), "signature-agent-malformed");
@@ -257,7 +265,7 @@ fn rsa_pss_profile_round_trip() {
         &format!("https://signature-agent.test{WELL_KNOWN_PATH}"),
         vec![rsa.verifying_key().clone()],
     );
-    let r = WebBotAuthVerifier::new(Policy::default()).verify(&msg, &dir, NOW);
+    let r = WebBotAuthVerifier::new(test_key_policy()).verify(&msg, &dir, NOW);
     assert_eq!(r.status(), Status::Verified, "{:?}", r.first_error());
     assert_eq!(r.verified().unwrap().alg, "rsa-pss-sha512");
 }
@@ -345,4 +353,17 @@ fn authority_only_directory_proof_is_not_counted() {
     )
     .unwrap();
     assert!(labels.is_empty());
+}
+
+/// By default the test keys themselves are refused, with their own code.
+#[test]
+fn rfc9421_test_keys_are_refused_by_default() {
+    let msg = request(&format!(
+        "Signature-Agent: {E21_AGENT}\r\nSignature-Input: {E21_INPUT}\r\nSignature: {E21_SIG}\r\n"
+    ));
+    let mut p = Policy::default();
+    p.max_validity = u64::MAX;
+    let r = WebBotAuthVerifier::new(p).verify(&msg, &directory(), NOW);
+    assert_eq!(r.status(), Status::Invalid);
+    assert_eq!(r.first_error().unwrap().code(), "test-key");
 }

@@ -142,6 +142,13 @@ pub struct WbaVerifyArgs {
     /// Refuse signatures without a nonce.
     #[arg(long, requires = "profile")]
     pub require_nonce: bool,
+    /// Accept the RFC 9421 Appendix B test keys (refused by default: anyone can sign with
+    /// them; only for replaying the drafts' vectors).
+    #[arg(long, requires = "profile")]
+    pub allow_test_keys: bool,
+    /// Accept requests received over plain http (--scheme http; refused by default).
+    #[arg(long, requires = "profile")]
+    pub allow_plain_http: bool,
     /// Refuse a directory without a valid response signature (Appendix B.1).
     #[arg(long, requires = "profile")]
     pub require_directory_signature: bool,
@@ -181,6 +188,8 @@ pub fn http_verify(m: &Message, i: VerifyInput<'_>, w: &WbaVerifyArgs) -> CliRes
         p.max_validity = v;
     }
     p.require_nonce = w.require_nonce;
+    p.reject_test_keys = !w.allow_test_keys;
+    p.require_tls = !w.allow_plain_http;
     p.skew = i.skew;
     p.check_time = i.check_time;
     let mut v = WebBotAuthVerifier::new(p);

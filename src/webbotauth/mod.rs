@@ -118,6 +118,15 @@ pub enum Error {
         /// The policy's bound.
         max: u64,
     },
+    /// The request did not arrive over TLS (section 5.4: verifiers SHOULD
+    /// refuse signatures on non-TLS requests); holds the scheme.
+    #[error("the request was received over {0}, not https")]
+    NotTls(String),
+    /// The key is one of the RFC 9421 Appendix B test keys, which MUST NOT
+    /// be used in production and which verifiers SHOULD reject (section 5.2);
+    /// holds its thumbprint.
+    #[error("key {0} is an RFC 9421 test key")]
+    TestKey(String),
     /// The key set could not be obtained or is not acceptable.
     #[error("{0}")]
     Directory(#[from] DirectoryError),
@@ -152,6 +161,8 @@ impl Error {
             Error::MemberType(_) => "agent-type-unsupported",
             Error::AgentNotAllowed(_) => "agent-not-allowed",
             Error::ValidityTooLong { .. } => "validity-too-long",
+            Error::NotTls(_) => "request-not-tls",
+            Error::TestKey(_) => "test-key",
             Error::Directory(d) => d.code(),
             Error::UnknownKey { .. } => "unknown-key",
             Error::Signature(s) => s.code(),
@@ -774,7 +785,23 @@ pub struct Policy {
     /// Check `created`/`expires` against the clock (false only to replay
     /// archived vectors).
     pub check_time: bool,
+    /// Refuse requests received over another scheme than `https` (default
+    /// true; section 5.4).
+    pub require_tls: bool,
+    /// Refuse the RFC 9421 Appendix B test keys ([`RFC9421_TEST_KEYS`];
+    /// default true; false only to replay the drafts' vectors).
+    pub reject_test_keys: bool,
 }
+
+/// RFC 7638 thumbprints of the RFC 9421 Appendix B.1 test keys
+/// (`test-key-rsa`, `test-key-rsa-pss`, `test-key-ecc-p256`,
+/// `test-key-ed25519`): public, so anyone can sign with them.
+pub const RFC9421_TEST_KEYS: [&str; 4] = [
+    "BHj8s0GPnMEQtkaULIM-PLgEhLBbuGUQ1vMxmBWZzEo",
+    "oD0HwocPBSfpNy5W3bpJeyFGY_IQ_YpqxSjQ3Yd-CLA",
+    "ydQXMtvbsOsZyFir-Y7A8t7fKEM1gbKPvyFkdpu4fvI",
+    "poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U",
+];
 
 impl Default for Policy {
     fn default() -> Self {
@@ -787,6 +814,8 @@ impl Default for Policy {
             algorithms: AllowList::asymmetric(),
             skew: 60,
             check_time: true,
+            require_tls: true,
+            reject_test_keys: true,
         }
     }
 }
@@ -964,6 +993,13 @@ impl WebBotAuthVerifier {
         now: i64,
         agent_out: &mut Option<String>,
     ) -> Result<VerifiedAgent, Error> {
+        if self.policy.require_tls {
+            if let crate::httpsig::message::Kind::Request(line) = &msg.kind {
+                if !line.scheme.eq_ignore_ascii_case("https") {
+                    return Err(Error::NotTls(line.scheme.clone()));
+                }
+            }
+        }
         let agents = agents.ok_or(Error::SignatureAgentMissing)?;
         // Section 5.4: the signature is attributed only to the member it covers.
         let (member, component) = if agents.legacy {
@@ -1030,6 +1066,9 @@ impl WebBotAuthVerifier {
             url: url.key_set_url.clone(),
             keyid: keyid.clone(),
         })?;
+        if self.policy.reject_test_keys && RFC9421_TEST_KEYS.contains(&keyid.as_str()) {
+            return Err(Error::TestKey(keyid));
+        }
         let trusted = TrustedKey::new(key.clone(), KeySource::Discovered(url.key_set_url.clone()));
         let mut hp = HttpPolicy::new();
         hp.labels = Some(vec![c.label.clone()]);

@@ -252,6 +252,16 @@ impl WebBotAuthVerifier {
             }
         }
         let thumbprint = key.thumbprint();
+        if policy.reject_test_keys && super::RFC9421_TEST_KEYS.contains(&thumbprint.as_str()) {
+            return Err(Error::TestKey(thumbprint));
+        }
+        if policy.require_tls {
+            if let crate::httpsig::message::Kind::Request(line) = &msg.kind {
+                if !line.scheme.eq_ignore_ascii_case("https") {
+                    return Err(Error::NotTls(line.scheme.clone()));
+                }
+            }
+        }
         let alg = key.algorithm().httpsig_name();
         let trusted = TrustedKey::new(key, KeySource::Discovered(identity.clone()));
         let mut hp = HttpPolicy::new();
