@@ -165,7 +165,10 @@ impl DirectoryClient {
             }
         }
         let mut set = parse_key_set(url, &f.body)?;
-        let authority = &url.origin()["https://".len()..];
+        let authority = url
+            .origin()
+            .strip_prefix("https://")
+            .unwrap_or(url.origin());
         set.proven_by = verify_directory(&set, authority, &proof, &f.body, now)?;
         if self.require_proof && set.proven_by.is_empty() {
             return Err(DirectoryError::DirectorySignatureMissing(u.clone()));

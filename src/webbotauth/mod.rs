@@ -308,11 +308,11 @@ pub struct AgentUrl {
 impl AgentUrl {
     /// The agent's origin, `https://host[:port]`.
     pub fn origin(&self) -> &str {
-        let rest = &self.agent["https://".len()..];
-        let end = rest
-            .find('/')
-            .map_or(self.agent.len(), |i| i + "https://".len());
-        &self.agent[..end]
+        let rest = self.agent.strip_prefix("https://").unwrap_or(&self.agent);
+        let cut = rest.find('/').unwrap_or(rest.len());
+        self.agent
+            .get(..self.agent.len() - rest.len() + cut)
+            .unwrap_or(&self.agent)
     }
 }
 
@@ -1020,7 +1020,11 @@ impl WebBotAuthVerifier {
                         && !id.tr
                 })
                 .ok_or_else(|| Error::SignatureAgentNotCovered(c.label.clone()))?;
-            (&agents.members[0], comp.clone())
+            let first = agents
+                .members
+                .first()
+                .ok_or_else(|| Error::SignatureAgentMalformed("no member".into()))?;
+            (first, comp.clone())
         } else {
             let comp = c
                 .covered
