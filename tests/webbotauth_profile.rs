@@ -274,3 +274,51 @@ fn plain_http_requests_are_refused_by_default() {
         Status::Verified
     );
 }
+
+/// Hostile Signature-Agent fields are refused with a code, never a panic:
+/// too large, too many members, repeated keys, non-String members, and a
+/// member that is not an https URL.
+#[test]
+fn hostile_signature_agent_fields() {
+    let big = format!("a=\"https://{}.example\"", "x".repeat(9000));
+    assert!(SignatureAgent::parse(&[big.as_bytes()]).is_err());
+    let many: Vec<String> = (0..17)
+        .map(|i| format!("m{i}=\"https://a.example\""))
+        .collect();
+    assert!(SignatureAgent::parse(&[many.join(", ").as_bytes()]).is_err());
+    assert!(SignatureAgent::parse(&[b"a=\"https://x.example\", a=\"https://y.example\""]).is_err());
+    assert!(SignatureAgent::parse(&[b"a=:AAAA:"]).is_err());
+    assert!(SignatureAgent::parse(&[b"\"unterminated"]).is_err());
+    assert!(SignatureAgent::parse(&[b"a=\"https://x.example\";type"]).is_ok());
+
+    let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    let dir = dir_for("https://agent.example", &k);
+    for (value, want) in [
+        ("sig1=\"http://agent.example\"", "agent-url-invalid"),
+        (
+            "sig1=\"https://agent.example\";type=cimd",
+            "agent-type-unsupported",
+        ),
+        (
+            "sig1=(\"https://agent.example\")",
+            "signature-agent-malformed",
+        ),
+        (
+            "other=\"https://agent.example\"",
+            "signature-agent-member-missing",
+        ),
+    ] {
+        let mut m = req();
+        let mut o = SignOptions::new("https://agent.example", NOW);
+        o.label = "sig1".into();
+        sign_message(&mut m, &k, &o).unwrap();
+        for f in &mut m.headers {
+            if f.name == "signature-agent" {
+                f.value = value.as_bytes().to_vec();
+            }
+        }
+        let r = WebBotAuthVerifier::new(Policy::default()).verify(&m, &dir, NOW);
+        assert_eq!(r.status(), Status::Invalid, "{value}");
+        assert_eq!(code(&r), want, "{value}");
+    }
+}
