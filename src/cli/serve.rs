@@ -67,10 +67,18 @@ pub struct ServeArgs {
     /// (repeatable: the current key first, then keys kept during rotation).
     #[arg(long, allow_hyphen_values = true)]
     web_bot_auth_key: Vec<String>,
+    /// Serve and sign the Web Bot Auth directory only for these Host values (host[:port],
+    /// repeatable); others get 421. Default: any Host (each gets its own proof).
+    #[arg(long, requires = "web_bot_auth_key")]
+    web_bot_auth_authority: Vec<String>,
 }
 
 pub fn run(a: ServeArgs) -> CliResult {
-    let wba = web_bot_auth_directory(&a.web_bot_auth_key, a.passphrase_file.as_deref())?;
+    let wba = web_bot_auth_directory(
+        &a.web_bot_auth_key,
+        &a.web_bot_auth_authority,
+        a.passphrase_file.as_deref(),
+    )?;
     let mut keys = Vec::new();
     for k in &a.key {
         keys.push(load_signing(k, a.alg, None, a.passphrase_file.as_deref())?);
@@ -144,6 +152,7 @@ pub fn run(a: ServeArgs) -> CliResult {
 /// The Web Bot Auth directory of `--web-bot-auth-key`, if any.
 fn web_bot_auth_directory(
     specs: &[String],
+    authorities: &[String],
     passphrase_file: Option<&str>,
 ) -> Result<Option<Arc<server::webbotauth::DirectoryPublisher>>, CliError> {
     if specs.is_empty() {
@@ -153,8 +162,11 @@ fn web_bot_auth_directory(
     for k in specs {
         keys.push(load_signing(k, None, None, passphrase_file)?);
     }
-    let d = server::webbotauth::DirectoryPublisher::new(keys)
+    let mut d = server::webbotauth::DirectoryPublisher::new(keys)
         .map_err(|e| CliError::usage(format!("--web-bot-auth-key: {e}")))?;
+    if !authorities.is_empty() {
+        d.authorities = Some(authorities.iter().map(|a| a.to_ascii_lowercase()).collect());
+    }
     Ok(Some(Arc::new(d)))
 }
 

@@ -43,6 +43,11 @@ pub struct DirectoryPublisher {
     body: Bytes,
     /// Validity of each directory proof, seconds (default 30 days).
     pub proof_lifetime: u64,
+    /// The authorities (`host[:port]`, lowercase) the directory is served
+    /// and signed for; another `Host` gets `421 Misdirected Request`.
+    /// `None` (the default) signs for whatever `Host` asks, bounded by
+    /// [`MAX_AUTHORITIES`] cached proofs.
+    pub authorities: Option<Vec<String>>,
     proofs: Mutex<Proofs>,
 }
 
@@ -61,6 +66,7 @@ impl DirectoryPublisher {
             keys,
             body,
             proof_lifetime: DEFAULT_PROOF_LIFETIME,
+            authorities: None,
             proofs: Mutex::new(HashMap::new()),
         })
     }
@@ -124,6 +130,14 @@ impl DirectoryPublisher {
         }) else {
             return plain(StatusCode::BAD_REQUEST, "no usable Host");
         };
+        if let Some(allowed) = &self.authorities {
+            if !allowed.iter().any(|a| a.eq_ignore_ascii_case(&authority)) {
+                return plain(
+                    StatusCode::MISDIRECTED_REQUEST,
+                    "this directory is not served for that Host",
+                );
+            }
+        }
         let Some(h) = self.headers_for(
             &authority,
             crate::clock::Clock::now(&crate::clock::SystemClock),
