@@ -38,6 +38,8 @@ pub mod sfv;
 pub mod text;
 pub mod trust;
 pub mod verifier;
+pub mod webbotauth;
+mod webbotauth_report;
 
 pub use alg::{Algorithm, AllowList};
 pub use keys::{KeyError, LoadOptions, SigningKey, VerifyError, VerifyingKey};

@@ -1269,6 +1269,131 @@ fn the_schema_refuses_reports_that_break_its_rules() {
     validate_all(&bad, false);
 }
 
+/// Web Bot Auth: `directory build`, and `http sign`/`http verify` with
+/// `--profile web-bot-auth` (keys from a local copy of the directory, so
+/// no network), success and failure, all in the one shape.
+#[test]
+fn web_bot_auth_reports_match_the_schema() {
+    let t = setup("wba");
+    let d = &t.0;
+    let mut c = Cases::default();
+    let r = run_in(d, &["keygen", "--alg", "ed25519", "--out", "ed"], None, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = c.run(
+        d,
+        &[
+            "directory",
+            "build",
+            "--key",
+            "ed.pem",
+            "--authority",
+            "agent.example",
+            "--out",
+            "dir.json",
+            "--json",
+        ],
+        None,
+        want(0, "done", "directory build").subject("dir.json"),
+    );
+    assert_eq!(v["details"]["signed"], true);
+    c.run(
+        d,
+        &[
+            "directory",
+            "build",
+            "--key",
+            "missing.pem",
+            "--out",
+            "x.json",
+            "--json",
+        ],
+        None,
+        want(2, "error", "directory build").subject("x.json"),
+    );
+    t.write(
+        "req.http",
+        b"GET /catalog HTTP/1.1\r\nHost: shop.example\r\n\r\n",
+    );
+    let v = c.run(
+        d,
+        &[
+            "http",
+            "sign",
+            "req.http",
+            "--key",
+            "ed.pem",
+            "--profile",
+            "web-bot-auth",
+            "--signature-agent",
+            "https://agent.example",
+            "--json",
+        ],
+        None,
+        want(0, "done", "http sign").subject("req.http"),
+    );
+    assert_eq!(v["details"]["profile"], "web-bot-auth");
+    let r = run_in(
+        d,
+        &[
+            "http",
+            "sign",
+            "req.http",
+            "--key",
+            "ed.pem",
+            "--profile",
+            "web-bot-auth",
+            "--signature-agent",
+            "https://agent.example",
+            "--out",
+            "signed.http",
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let key_set = format!(
+        "https://agent.example/.well-known/http-message-signatures-directory={}",
+        d.join("dir.json").display()
+    );
+    let v = c.run(
+        d,
+        &[
+            "http",
+            "verify",
+            "signed.http",
+            "--profile",
+            "web-bot-auth",
+            "--key-set",
+            &key_set,
+            "--json",
+        ],
+        None,
+        want(0, "verified", "http verify").subject("signed.http"),
+    );
+    assert_eq!(v["signatures"][0]["verdict"], "valid", "{v}");
+    let signed = std::fs::read_to_string(d.join("signed.http")).unwrap();
+    t.write(
+        "tampered.http",
+        signed.replace("/catalog", "/admin").as_bytes(),
+    );
+    c.run(
+        d,
+        &[
+            "http",
+            "verify",
+            "tampered.http",
+            "--profile",
+            "web-bot-auth",
+            "--key-set",
+            &key_set,
+            "--json",
+        ],
+        None,
+        want(1, "not-verified", "http verify").subject("tampered.http"),
+    );
+    c.validate();
+}
+
 /// Every leaf subcommand `agentsig --help` lists either takes `--json` and
 /// is covered by the tests above, or is one of the few that print no
 /// verdict (shell completions, the manual, the long-running server).
@@ -1293,6 +1418,7 @@ fn every_subcommand_in_help_is_covered() {
         "pin announce",
         "pin accept",
         "resolve",
+        "directory build",
     ];
     const NO_JSON: &[&str] = &["completions", "man", "serve"];
     fn subcommands(path: &[&str]) -> Vec<String> {

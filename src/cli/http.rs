@@ -149,10 +149,27 @@ pub struct HttpSignArgs {
     /// $AGENTSIG_PASSPHRASE).
     #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     passphrase_file: Option<String>,
+    #[command(flatten)]
+    wba: super::webbotauth::WbaSignArgs,
 }
 
 fn sign(a: HttpSignArgs) -> CliResult {
     let mut m = read_message(&a.file, &a.scheme)?;
+    if a.wba.profile.is_some() {
+        let i = super::webbotauth::SignInput {
+            file: &a.file,
+            key: &a.key,
+            alg: a.alg,
+            passphrase_file: a.passphrase_file.as_deref(),
+            label: &a.label,
+            created: a.created,
+            expires_in: a.expires_in,
+            nonce: a.nonce.as_deref(),
+            json: a.json,
+            out: a.out.as_deref(),
+        };
+        return super::webbotauth::http_sign(m, i, &a.wba);
+    }
     let key = load_signing(&a.key, a.alg, None, a.passphrase_file.as_deref())?;
     let keyid = a.keyid.clone().unwrap_or_else(|| key.kid_or_thumbprint());
     let related = a
@@ -318,6 +335,8 @@ pub struct HttpVerifyArgs {
     /// the outcome.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    wba: super::webbotauth::WbaVerifyArgs,
 }
 
 /// What a verification command asks for, shared by `http verify` and `verify --response`.
@@ -472,6 +491,18 @@ fn report_outcome(file: &str, report: &VerifyReport) -> HttpOutcome {
 
 fn verify(a: HttpVerifyArgs) -> CliResult {
     let m = read_message(&a.file, &a.scheme)?;
+    if a.wba.profile.is_some() {
+        let i = super::webbotauth::VerifyInput {
+            file: &a.file,
+            required: a.require.clone(),
+            skew: a.skew,
+            now: a.now,
+            check_time: !a.no_time_check,
+            replay_store: a.replay_store.as_deref(),
+            json: a.json,
+        };
+        return super::webbotauth::http_verify(&m, i, &a.wba);
+    }
     let related = a
         .request
         .as_deref()

@@ -48,6 +48,7 @@ mod pin;
 #[cfg(feature = "server")]
 mod serve;
 mod sign;
+mod webbotauth;
 
 use agentsig::keys::LoadOptions;
 use agentsig::trust::{KeySource, StaticKeys};
@@ -117,6 +118,9 @@ enum Command {
     /// verify the descriptor with keys found by discovery (seed 001 sections 5.1, 10.3).
     #[cfg(feature = "net")]
     Resolve(net::ResolveArgs),
+    /// Web Bot Auth key directory (draft-ietf-webbotauth-httpsig-protocol-00 section 5.5).
+    #[command(subcommand)]
+    Directory(webbotauth::DirectoryCommand),
 }
 
 /// An error that ends a command, with its exit code and the stable code
@@ -225,6 +229,7 @@ pub fn main() -> ExitCode {
         Command::Verify(a) => sign::verify(a),
         Command::Http(c) => http::run(c),
         Command::Digest(a) => http::digest_cmd(a),
+        Command::Directory(c) => webbotauth::run_directory(c),
         Command::Delegation(c) => delegation::run(c),
         #[cfg(feature = "server")]
         Command::Serve(a) => serve::run(a),
@@ -272,6 +277,7 @@ fn subject_of(c: &Command) -> Option<String> {
         Command::Pin(c) => c.subject(),
         #[cfg(feature = "net")]
         Command::Resolve(a) => Some(a.uri.clone()),
+        Command::Directory(c) => c.subject(),
     }
 }
 

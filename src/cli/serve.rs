@@ -65,6 +65,15 @@ pub struct ServeArgs {
     /// Seconds allowed for a request head or a TLS handshake.
     #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     header_timeout: u64,
+    /// Also serve the Web Bot Auth key directory of these request-signing keys at
+    /// /.well-known/http-message-signatures-directory, signed per requesting Host
+    /// (repeatable: the current key first, then keys kept during rotation).
+    #[arg(long, allow_hyphen_values = true)]
+    web_bot_auth_key: Vec<String>,
+    /// Serve and sign the Web Bot Auth directory only for these Host values (host[:port],
+    /// repeatable); others get 421. Default: any Host (each gets its own proof).
+    #[arg(long, requires = "web_bot_auth_key")]
+    web_bot_auth_authority: Vec<String>,
 }
 
 impl ServeArgs {
@@ -75,6 +84,11 @@ impl ServeArgs {
 }
 
 pub fn run(a: ServeArgs) -> CliResult {
+    let wba = web_bot_auth_directory(
+        &a.web_bot_auth_key,
+        &a.web_bot_auth_authority,
+        a.passphrase_file.as_deref(),
+    )?;
     let mut keys = Vec::new();
     for k in &a.key {
         keys.push(load_signing(k, a.alg, None, a.passphrase_file.as_deref())?);
@@ -108,6 +122,7 @@ pub fn run(a: ServeArgs) -> CliResult {
         header_timeout: Duration::from_secs(a.header_timeout.max(1)),
         max_connections: a.max_connections.max(1),
         reload_interval: (a.reload_interval > 0).then(|| Duration::from_secs(a.reload_interval)),
+        web_bot_auth: wba,
         ..ServeOptions::default()
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("AGENTSIG_LOG")
@@ -144,6 +159,27 @@ pub fn run(a: ServeArgs) -> CliResult {
 }
 
 /// Ctrl-C, or SIGTERM on Unix.
+/// The Web Bot Auth directory of `--web-bot-auth-key`, if any.
+fn web_bot_auth_directory(
+    specs: &[String],
+    authorities: &[String],
+    passphrase_file: Option<&str>,
+) -> Result<Option<Arc<server::webbotauth::DirectoryPublisher>>, CliError> {
+    if specs.is_empty() {
+        return Ok(None);
+    }
+    let mut keys = Vec::new();
+    for k in specs {
+        keys.push(load_signing(k, None, None, passphrase_file)?);
+    }
+    let mut d = server::webbotauth::DirectoryPublisher::new(keys)
+        .map_err(|e| CliError::usage(format!("--web-bot-auth-key: {e}")))?;
+    if !authorities.is_empty() {
+        d.authorities = Some(authorities.iter().map(|a| a.to_ascii_lowercase()).collect());
+    }
+    Ok(Some(Arc::new(d)))
+}
+
 async fn shutdown_signal() {
     #[cfg(unix)]
     {

@@ -12,6 +12,7 @@ pub mod disk;
 pub mod fetch;
 pub mod resolve;
 pub mod verify;
+pub mod webbotauth;
 
 pub use cache::{CachePolicy, CacheStatus};
 pub use fetch::{FetchError, FetchPolicy, Fetched, Fetcher};

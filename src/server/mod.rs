@@ -18,4 +18,5 @@ pub mod run;
 pub use publish::{PublishConfig, PublishService, Publisher, Site};
 pub use run::{serve, tls_config, ServeOptions};
 pub mod verify;
+pub mod webbotauth;
 pub use verify::{VerifiedRequest, VerifyConfig, VerifyLayer, VerifyService};

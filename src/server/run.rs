@@ -30,6 +30,8 @@ pub struct ServeOptions {
     pub reload_interval: Option<Duration>,
     /// Time allowed to finish requests in flight at shutdown.
     pub shutdown_grace: Duration,
+    /// Serve this Web Bot Auth key directory at its well-known path.
+    pub web_bot_auth: Option<Arc<super::webbotauth::DirectoryPublisher>>,
 }
 
 impl Default for ServeOptions {
@@ -41,6 +43,7 @@ impl Default for ServeOptions {
             max_connections: 512,
             reload_interval: Some(Duration::from_secs(1)),
             shutdown_grace: Duration::from_secs(10),
+            web_bot_auth: None,
         }
     }
 }
@@ -206,13 +209,20 @@ async fn connection<I>(
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    let wba = opts.web_bot_auth.clone();
     let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
         let svc = svc.clone();
+        let wba = wba.clone();
         async move {
             let start = Instant::now();
             let method = req.method().clone();
             let path = req.uri().path().to_owned();
-            let res = svc.oneshot(req).await?;
+            let res = match wba {
+                Some(d) if super::webbotauth::DirectoryPublisher::matches(&req) => {
+                    d.respond_boxed(&req)
+                }
+                _ => svc.oneshot(req).await?,
+            };
             tracing::info!(
                 %peer,
                 %method,

@@ -1,0 +1,145 @@
+//! The report shape (layer 6, [`crate::report`]) of a Web Bot Auth
+//! verification ([`crate::webbotauth::Report`], layer 5): kept here, above
+//! the format, so that the format never imports the facade.
+
+use crate::trust::KeySource;
+use crate::webbotauth::{Error, Report, Status};
+
+impl Report {
+    /// The crate's machine-readable report ([`crate::report::Report`]): one
+    /// signature entry per `web-bot-auth` label, the verdict `verified`
+    /// when one label verified, and the identity and Appendix C.1 status in
+    /// `details.web_bot_auth`.
+    pub fn to_report(&self, command: &str, subject: Option<&str>) -> crate::report::Report {
+        use crate::report::{KeyInfo, Problem, SignatureResult, Verdict};
+        let mut r = crate::report::Report::error(command, subject, "", "");
+        r.error = None;
+        for l in &self.labels {
+            let (verdict, reason, alg, kid, key, created, expires) = match &l.result {
+                Ok(v) => (
+                    "valid",
+                    None,
+                    Some(v.alg.to_owned()),
+                    Some(v.keyid.clone()),
+                    Some(KeyInfo {
+                        source: KeySource::Discovered(v.key_set_url.clone()),
+                        thumbprint: Some(v.keyid.clone()),
+                    }),
+                    Some(v.created),
+                    Some(v.expires),
+                ),
+                Err(e) => (
+                    "invalid",
+                    Some(Problem::new(e.code(), e.to_string())),
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                ),
+            };
+            r.signatures.push(SignatureResult {
+                kind: "http-message-signature",
+                id: l.label.clone(),
+                verdict,
+                algorithm: alg,
+                kid,
+                key,
+                covered: Vec::new(),
+                created,
+                expires,
+                reason,
+            });
+        }
+        let status = self.status();
+        r.set_verdict(if status == Status::Verified {
+            Verdict::Verified
+        } else {
+            Verdict::NotVerified
+        });
+        if status != Status::Verified {
+            r.error = Some(match self.first_error() {
+                Some(e) => Problem::new(e.code(), e.to_string()),
+                None => Problem::new(Error::NoSignature.code(), Error::NoSignature.to_string()),
+            });
+        }
+        let v = self.verified();
+        r.detail(
+            "web_bot_auth",
+            serde_json::json!({
+                "status": status,
+                "agent": v.map(|v| v.agent.clone()),
+                "key_set_url": v.map(|v| v.key_set_url.clone()),
+                "label": v.map(|v| v.label.clone()),
+                "legacy_signature_agent": v.map(|v| v.legacy),
+                "agent_urls": self.labels.iter().map(|l| l.agent.clone()).collect::<Vec<_>>(),
+            }),
+        );
+        r
+    }
+}
+
+impl crate::report::Report {
+    /// The report of a Signature-Key verification
+    /// ([`crate::webbotauth::signature_key::SignatureKeyResults`]): one
+    /// signature entry per label, `verified` only when there was at least
+    /// one and every one verified, each signer in `details.signers`.
+    pub fn from_signature_key(
+        results: &crate::webbotauth::signature_key::SignatureKeyResults,
+        command: &str,
+        subject: Option<&str>,
+    ) -> crate::report::Report {
+        use crate::report::{KeyInfo, Problem, SignatureResult, Verdict};
+        let mut r = crate::report::Report::done(command, subject);
+        let ok = !results.is_empty() && results.iter().all(|(_, r)| r.is_ok());
+        r.set_verdict(if ok {
+            Verdict::Verified
+        } else {
+            Verdict::NotVerified
+        });
+        r.detail("profile", "signature-key");
+        let mut signers = Vec::new();
+        for (label, res) in results {
+            let (verdict, alg, key, reason) = match res {
+                Ok(v) => {
+                    signers.push(serde_json::json!({
+                        "label": label,
+                        "scheme": v.scheme,
+                        "identity": v.identity,
+                        "thumbprint": v.thumbprint,
+                        "alg": v.alg,
+                    }));
+                    (
+                        "valid",
+                        Some(v.alg.to_owned()),
+                        Some(KeyInfo {
+                            source: KeySource::Discovered(v.identity.clone()),
+                            thumbprint: Some(v.thumbprint.clone()),
+                        }),
+                        None,
+                    )
+                }
+                Err(e) => (
+                    "invalid",
+                    None,
+                    None,
+                    Some(Problem::new(e.code(), e.to_string())),
+                ),
+            };
+            r.signatures.push(SignatureResult {
+                kind: "http-message-signature",
+                id: label.clone(),
+                verdict,
+                algorithm: alg,
+                kid: None,
+                key,
+                covered: Vec::new(),
+                created: None,
+                expires: None,
+                reason,
+            });
+        }
+        r.detail("signers", signers);
+        r
+    }
+}
