@@ -1,4 +1,4 @@
-//! Issue 9 (performance): `verify_url` and `resolve_agent` against a
+//! `verify_url` and `resolve_agent` against a
 //! loopback HTTPS server, compared with the raw primitives.
 //!
 //! The bench starts its own keep-alive HTTPS server on 127.0.0.1 (rustls on

@@ -1,4 +1,4 @@
-//! Issue 12: replay-checked JWT verification per second with the Redis
+//! Replay-checked JWT verification per second with the Redis
 //! store on loopback versus the in-memory store.
 //!
 //! Run: `cargo bench --bench replay -- --measurement-time 3`. Starts its own

@@ -7,7 +7,7 @@
 //! 7.2.2 and Appendix F). The payload is detached and **base64url-encoded in
 //! the signing input** (standard `b64=true`, not RFC 7797). It is the RFC
 //! 8785 JCS of the card in its *normal form*, which the SDKs build this way
-//! (research note jws-jcs-a2a.md section 1.7):
+//! (a2a-python `a2a.utils.signing` and a2a-js `canonicalizeAgentCard`):
 //!
 //! 1. project the card onto the A2A v1.0 protobuf schema (`lf.a2a.v1.AgentCard`):
 //!    members the schema does not know are dropped (unknown members, the v0.3

@@ -1,4 +1,4 @@
-//! Key continuity for resolvers (issue 12): what SSH `known_hosts` does for
+//! Key continuity for resolvers: what SSH `known_hosts` does for
 //! hosts, per agent identity. The first verification of an identity pins
 //! the RFC 7638 thumbprints of its key; a later verification with another
 //! key is a key change ([`PinOutcome::Changed`]), accepted only when

@@ -20,7 +20,7 @@ pub const MAX_SF_LEN: usize = 64 * 1024;
 
 /// Most members accepted in one List or Dictionary. RFC 9651 sections 3.1
 /// and 3.2 require parsers to support at least 1024; more is refused so the
-/// work done per field stays bounded (issue 13 item 1).
+/// work done per field stays bounded (linear in the field's length).
 pub const MAX_MEMBERS: usize = 1024;
 
 /// Most parameters accepted on one item or inner list (RFC 9651 section
@@ -124,7 +124,7 @@ impl Dictionary {
 
     /// RFC 9651 section 4.2.2: a repeated key overwrites the value and keeps
     /// the position of its first occurrence. Linear in the member count
-    /// (keys are indexed in a hash map; issue 13 item 1).
+    /// (keys are indexed in a hash map, never rescanned).
     pub fn normalized(&self) -> Dictionary {
         Dictionary(last_wins(&self.0))
     }

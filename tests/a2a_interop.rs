@@ -1,4 +1,4 @@
-//! Issue 11, A2A Agent Card signatures, interop with both reference SDKs,
+//! A2A Agent Card signatures, interop with both reference SDKs,
 //! both ways and for ES256 and EdDSA:
 //!
 //! * the A2A Python SDK (PyPI `a2a-sdk[signing]==1.3.*`,

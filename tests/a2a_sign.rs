@@ -1,4 +1,4 @@
-//! Issue 11, A2A Agent Card signatures without any peer: the example card
+//! A2A Agent Card signatures without any peer: the example card
 //! signed and verified by agentsig, the published card in its normal form
 //! (so plain JCS of it minus `signatures` is the payload), tampering
 //! detected, `jku` never trusted, uncovered members reported.

@@ -450,7 +450,7 @@ fn completions_and_man_page() {
     assert_eq!(code(&run(&["completions", "cmd.exe"], &t.0)), 2);
 }
 
-/// Issue 13 item 10: an unverified kid holding a terminal escape and a bidi
+/// An unverified kid holding a terminal escape and a bidi
 /// override is printed escaped, in the text report and in error messages.
 #[test]
 fn kid_controls_are_escaped_in_text_output() {
@@ -487,7 +487,7 @@ fn kid_controls_are_escaped_in_text_output() {
     }
 }
 
-/// Issue 7 item 4: option values that begin with '-' (about 1 in 64 RFC 7638
+/// Option values that begin with '-' (about 1 in 64 RFC 7638
 /// thumbprints does) are accepted: --kid, --keyid, --act, --iss, --sub, --ttl.
 #[test]
 fn values_beginning_with_a_hyphen_are_accepted() {
@@ -588,7 +588,7 @@ fn values_beginning_with_a_hyphen_are_accepted() {
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
 }
 
-/// Issue 7 item 9: the manual covers every subcommand's options, as one
+/// The manual covers every subcommand's options, as one
 /// stream or as one page per command with --out DIR.
 #[test]
 fn man_has_a_page_per_subcommand() {
@@ -611,7 +611,7 @@ fn man_has_a_page_per_subcommand() {
     assert!(sign.contains("headers\\-format"), "{sign}");
 }
 
-/// Issue 7 item 9: sign names both files it wrote, with readable times.
+/// Sign names both files it wrote, with readable times.
 #[test]
 fn sign_reports_both_files_written() {
     let t = setup("wrote", "ed25519");
@@ -632,7 +632,7 @@ fn sign_reports_both_files_written() {
     );
 }
 
-/// Issue 7 item 7: errors that exit 2 still answer with the one report
+/// Errors that exit 2 still answer with the one report
 /// shape under --json (verdict "error" and a code).
 #[test]
 fn usage_errors_give_a_json_report() {

@@ -411,7 +411,7 @@ fn rule_jti_distinct_and_replay() {
     let v = with_store(&verifier(&k), Arc::new(MemoryReplayStore::new()));
     let r = delegation::audit(&refs, &v, &policy());
     assert!(r.passed());
-    // Recorded once, for the whole bundle (issue 13 item 4).
+    // Recorded once, for the whole bundle.
     assert_eq!(replay_checks(&r), vec![(true, Severity::Info)]);
     let r = delegation::audit(&refs, &v, &policy());
     assert_eq!(errors(&r), vec!["jwt.jti-replay"]);
@@ -425,8 +425,8 @@ fn with_store(
     v.to_builder().replay_store(store).build()
 }
 
-/// The `jwt.jti-replay` checks of a report as (passed, severity). Since
-/// issue 13 item 4 it is one bundle-level check (hop `None`), made after
+/// The `jwt.jti-replay` checks of a report as (passed, severity). It is
+/// one bundle-level check (hop `None`), made after
 /// every other check.
 fn replay_checks(r: &delegation::AuditReport) -> Vec<(bool, Severity)> {
     r.checks
@@ -439,7 +439,7 @@ fn replay_checks(r: &delegation::AuditReport) -> Vec<(bool, Severity)> {
         .collect()
 }
 
-/// Issue 13 item 4: an audit that fails records no `jti`, none of its
+/// An audit that fails records no `jti`, none of its
 /// tokens; the same tokens audited afterwards in a passing audit are first
 /// sightings (and only then recorded).
 #[test]

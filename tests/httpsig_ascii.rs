@@ -1,4 +1,4 @@
-//! Issue 7 item 2: RFC 9421 sections 2.1 and 2.5, the signature base is
+//! RFC 9421 sections 2.1 and 2.5, the signature base is
 //! ASCII. A plainly covered field holding a non-ASCII byte is an error on
 //! sign and on verify; `;bs` is how such a field is covered.
 

@@ -1,4 +1,4 @@
-//! Issue 13 item 2: whenever `Content-Digest` is covered, in any form, the
+//! Whenever `Content-Digest` is covered, in any form, the
 //! digest is checked against the content (RFC 9421 section 7.2.8, RFC 9530).
 
 use agentsig::digest::{self, DigestAlgorithm, DigestError};

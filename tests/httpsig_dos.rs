@@ -1,4 +1,4 @@
-//! Issue 13 item 1: structured-field work done while the signature base is
+//! Structured-field work done while the signature base is
 //! built is bounded. No timing assertions: the attack request must be refused
 //! with the typed limit error, and a large-but-legal dictionary must still
 //! normalize exactly as RFC 9651 section 4.2.2 says.

@@ -383,7 +383,7 @@ fn pss_with_maximum_salt_is_refused() {
     ));
 }
 
-/// Issue 7 item 2 (RFC 9421 sections 2.1, 2.5): a plainly covered field with
+/// RFC 9421 sections 2.1 and 2.5: a plainly covered field with
 /// a non-ASCII byte cannot be signed; pyauth refuses it and so does agentsig.
 #[test]
 fn non_ascii_plain_field_is_refused_by_both() {

@@ -1,4 +1,4 @@
-//! Issue 13 item 11: by default a signature over `()` is refused (it protects
+//! By default a signature over `()` is refused (it protects
 //! nothing of the message), and a request signature must cover at least one
 //! of `@method`, `@authority`, `@target-uri`, `@path`; both are configurable.
 

@@ -1,4 +1,4 @@
-//! Issue 13 item 8: `@query-param` refuses percent-decoded bytes that are not
+//! `@query-param` refuses percent-decoded bytes that are not
 //! UTF-8 instead of replacing them (which made `%FF` and `%FE` sign alike).
 
 use agentsig::httpsig::components::ComponentError;

@@ -422,7 +422,7 @@ fn lock_path(p: &std::path::Path) -> std::path::PathBuf {
 /// RFC 7519 4.1.7 across processes: several verifiers, each with its own
 /// `FileReplayStore` on one file (as separate processes would have), verify
 /// at the same moment. Every distinct token is recorded, and of two
-/// presentations of one token exactly one is accepted (issue 8: the file
+/// presentations of one token exactly one is accepted (the file
 /// store locks around read-check-write).
 #[test]
 fn file_replay_store_races_record_each_jti_once() {

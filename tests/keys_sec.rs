@@ -1,5 +1,5 @@
 //! Security regressions for keys, JWS header policy and key loading
-//! (issue 13 items 3, 7, 9, 12; issue 7 items 5 and 8).
+//! (RFC 8725 sections 2.1, 3.1 and 3.11; RFC 8032 section 5.1.7).
 
 use agentsig::jws::{self, JwsPolicy, JwsReport, JwsVerifyError};
 use agentsig::trust::{KeySource, StaticKeys};
@@ -42,7 +42,7 @@ fn flattened(
     json!({"protected": h, "header": header, "signature": b64::encode(&sig)}).to_string()
 }
 
-/// Issue 13 item 7: a required `typ` is met only by the protected header.
+/// A required `typ` is met only by the protected header.
 #[test]
 fn required_typ_is_not_met_by_unprotected_header() {
     let k = ed_key();
@@ -87,7 +87,7 @@ const SMALL_ORDER_HEX: [&str; 14] = [
     "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",
 ];
 
-/// Issue 13 item 9: small-order Ed25519 public keys are refused in every
+/// Small-order Ed25519 public keys are refused in every
 /// encoding and through every loader (raw bytes, JWK, SPKI DER and PEM).
 #[test]
 fn small_order_ed25519_keys_are_refused_everywhere() {
@@ -136,7 +136,7 @@ fn base64_std(b: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(b)
 }
 
-/// Issue 13 item 3: with hmac-sha256, a public (or private) key file is
+/// With hmac-sha256, a public (or private) key file is
 /// never taken as the shared secret, whatever its wrapping.
 #[test]
 fn hmac_secret_refuses_key_material() {
@@ -217,7 +217,7 @@ fn malleate(sig: &[u8], n_hex: &str) -> Vec<u8> {
     v
 }
 
-/// Issue 13 item 12: a high-S ECDSA signature (s' = n - s from a valid one)
+/// A high-S ECDSA signature (s' = n - s from a valid one)
 /// verifies by default and is refused in strict low-S mode, in JWS and in
 /// RFC 9421.
 #[test]

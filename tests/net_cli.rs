@@ -1,4 +1,4 @@
-//! Issue 9: `agentsig verify https://...` and `agentsig resolve agent://...`
+//! `agentsig verify https://...` and `agentsig resolve agent://...`
 //! against loopback HTTPS servers (private networks enabled explicitly,
 //! except in the refusal test).
 
@@ -239,7 +239,7 @@ fn cache_dir_must_be_private() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Issue 11 `agentsig lint URL`: fetched with the same SSRF-guarded fetcher
+/// `agentsig lint URL`: fetched with the same SSRF-guarded fetcher
 /// (refused by default on loopback, no connection), then linted.
 #[test]
 fn lint_url_fetches_through_the_guarded_fetcher() {

@@ -1,4 +1,4 @@
-//! Issue 9: `agent://` resolution over loopback HTTPS (seed 001 section
+//! `agent://` resolution over loopback HTTPS (seed 001 section
 //! 5.1), with the error conditions of section 9.2 kept distinct.
 #![cfg(feature = "net")]
 

@@ -1,4 +1,4 @@
-//! Issue 12: the Redis replay store against a real `redis-server` started
+//! The Redis replay store against a real `redis-server` started
 //! by the test on a loopback port: two verifier processes racing the same
 //! token (exactly one accepts), TTLs, fail closed when Redis is stopped,
 //! and state kept across a restart (AOF).

@@ -111,7 +111,7 @@ fn vector_policy(label: &str) -> HttpPolicy {
     p.keep_base = true;
     if label == "sig-b21" {
         // Appendix B.2.1 covers (): protects no part of the message, refused
-        // by default (issue 13 item 11, tests/httpsig_policy_defaults.rs);
+        // by default (RFC 9421 section 7.2.1, tests/httpsig_policy_defaults.rs);
         // opted in here to check the RFC's own bytes.
         p.allow_empty_covered = true;
         p.request_target_one_of = Vec::new();

@@ -1,4 +1,4 @@
-//! End-to-end over loopback (issue 10): `agentsig serve`'s library server
+//! End-to-end over loopback: `agentsig serve`'s library server
 //! on 127.0.0.1 with a real HTTP/1.1 client (hyper), plain and TLS (a test
 //! CA made here with rcgen). Every served descriptor verifies with
 //! agentsig's own verifier using the keys from the served JWK Set, and with

@@ -247,7 +247,7 @@ fn audit(a: AuditArgs) -> CliResult {
     }
     let refs: Vec<&str> = tokens.iter().map(String::as_str).collect();
     let r = delegation::audit(&refs, &v, &policy);
-    // One verdict for the exit code, the text and the JSON (issue 7 item 3).
+    // One verdict for the exit code, the text and the JSON (--deny-warnings turns warnings into a failure).
     let ok = report::verdict(&r, a.deny_warnings);
     if a.json {
         let subject = (a.tokens.len() == 1).then(|| a.tokens[0].as_str());

@@ -1,5 +1,6 @@
 //! `agentsig pin check | add | rotate | list | announce | accept`: key
-//! continuity per agent identity (issue 12), over `--pin-store URL`.
+//! continuity per agent identity (trust on first use, like SSH
+//! `known_hosts`), over `--pin-store URL`.
 
 use super::{load_signing, read_input, CliError, CliResult, TrustedKeyArgs};
 use agentsig::clock::{Clock, SystemClock};

@@ -105,7 +105,7 @@ pub struct SignArgs {
 
 pub fn sign(a: SignArgs) -> CliResult {
     let input = read_input(&a.file)?;
-    // Issue 11: lint first; a descriptor with errors is not signed unless
+    // Lint first; a descriptor with errors is not signed unless
     // forced (a signature over a malformed descriptor, or one pointing at an
     // internal address, protects nothing).
     let print_finding = |f: &agentsig::formats::Finding| {
@@ -823,7 +823,8 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
         }
         _ => None,
     };
-    // Issue 11: a served media type that does not fit the format is reported.
+    // A served media type that does not fit the format is reported (each
+    // seed names its media type; crate::formats).
     let media_warning = input.as_deref().and_then(|bytes| {
         let (format, _) = agentsig::formats::detect_bytes(bytes).ok()?;
         let ct = m

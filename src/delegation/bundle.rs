@@ -1,5 +1,5 @@
-//! Bundle audit: one token per hop, subject token first (research note
-//! section 1.7 C). Every token is verified on its own (RFC 7519, RFC 8725),
+//! Bundle audit: one token per hop, subject token first (seed 001 section
+//! 10.2, RFC 8693 section 4.1). Every token is verified on its own (RFC 7519, RFC 8725),
 //! then the hops are tied together: same subject, history extended by
 //! exactly one actor (RFC 8693 4.1 order), the new actor aligned with the
 //! previous token's audience or `may_act` (RFC 8693 4.4), scope narrowing
@@ -14,7 +14,8 @@ use serde_json::Map;
 use std::collections::HashMap;
 
 /// Compare principals: exact, except that a DID URL's fragment is ignored
-/// (UCAN principal alignment; research note 1.7 item 18).
+/// (UCAN principal alignment: the audience of hop k-1 is the actor or
+/// issuer of hop k).
 pub fn same_principal(a: &str, b: &str) -> bool {
     fn base(s: &str) -> &str {
         if s.starts_with("did:") {
@@ -243,7 +244,7 @@ pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport
 
 fn cross_hop(prev: &Hop, cur: &mut Hop, policy: &AuditPolicy, skew: i64, checks: &mut Checks) {
     let hop = Some(cur.index);
-    // Same subject (research note 1.7 item 17).
+    // Same subject: delegation keeps the subject (RFC 8693 section 4.1).
     let (ps, cs) = (prev.str_claim("sub"), cur.str_claim("sub"));
     checks.check(
         ps.is_some() && ps == cs,

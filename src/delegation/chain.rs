@@ -145,8 +145,8 @@ pub fn parse_actors(
     outer_first
 }
 
-/// Structural and scope checks on one token's own chain (research note
-/// section 1.7 B): cycles, actor equal to subject, per-actor scope narrowing
+/// Structural and scope checks on one token's own chain (RFC 8693 sections
+/// 4.1 and 4.4): cycles, actor equal to subject, per-actor scope narrowing
 /// when actors carry `scope`, and the top-level `scope`.
 pub fn check_token(
     claims: &Map<String, Value>,

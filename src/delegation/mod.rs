@@ -16,7 +16,8 @@
 //! prior actors as *asserted*. Only a bundle of tokens, one per hop, each
 //! signed and verified, is *verified* evidence: [`audit`] with several
 //! tokens checks linkage, alignment, `may_act`, narrowing, time nesting and
-//! `jti` uniqueness across hops (research note section 1.7 C).
+//! `jti` uniqueness across hops (seed 001 section 10.2: RFC 8693 nested
+//! `act`, monotonic scope narrowing).
 //!
 //! # Scope policy
 //! See [`scope`]: set inclusion by default, a documented hierarchical mode,

@@ -1,5 +1,6 @@
 //! Rendering an [`AuditReport`]: a readable tree and a JSON document with
-//! every check's stable code, severity and result (research note 1.6).
+//! every check's stable code, severity and result, keeping *verified* hops
+//! (signed evidence) apart from *asserted* ones (a nested `act` only).
 
 use super::{AuditReport, Hop, Severity};
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-//! The agent-descriptor formats agentsig knows (issue 11), their publication
+//! The agent-descriptor formats agentsig knows (seeds 000 to 004), their publication
 //! facts (well-known path, media type), detection and lint.
 //!
 //! | format | seed | where it is published | media type |

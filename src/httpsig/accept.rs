@@ -4,7 +4,7 @@
 //! requester wants. [`spec_for`] turns one member into a [`SignatureSpec`]
 //! the signer can honour, or says exactly why it cannot:
 //! * every requested component is covered, in the requested order;
-//! * the signer's clock decides (issue 13 item 6): `created` is always the
+//! * the signer's clock decides (RFC 9421 section 5.1): `created` is always the
 //!   signer's `now`, requested or not, and a requested Integer is ignored (a
 //!   pre-dated `created` would outlive the verifier's maximum age);
 //!   `expires`, when requested (as `true` or an Integer), is always

@@ -209,7 +209,7 @@ pub enum ComponentError {
     NonAsciiValue(String),
     /// A query name or value percent-decodes to bytes that are not UTF-8.
     /// WHATWG decoding would replace them with U+FFFD, making distinct
-    /// queries (`%FF`, `%FE`) sign alike; refused instead (issue 13 item 8).
+    /// queries (`%FF`, `%FE`) sign alike; refused instead (RFC 9421 section 2.2.8).
     #[error("component {component}: query parameter text {text:?} percent-decodes to bytes that are not UTF-8")]
     QueryNotUtf8 {
         /// The component identifier.
@@ -636,7 +636,7 @@ impl std::fmt::Write for ByteWriter<'_> {
 /// split on `&`, first `=` separates name and value, `+` is a space, then
 /// percent-decode and UTF-8 decode. Unlike WHATWG, bytes that are not UTF-8
 /// are refused rather than replaced by U+FFFD (so `%FF` and `%FE` cannot
-/// compare equal, RFC 9421 section 2.2.8 / issue 13 item 8): `Err` holds the
+/// compare equal, RFC 9421 section 2.2.8): `Err` holds the
 /// offending name or value as received.
 pub fn form_pairs(query: &str) -> Result<Vec<(String, String)>, String> {
     query

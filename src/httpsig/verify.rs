@@ -64,12 +64,12 @@ pub struct HttpPolicy {
     /// Accept a signature whose covered list is empty, `()` (default false).
     /// RFC 9421 allows it (Appendix B.2.1 is one) but such a signature
     /// protects only its own parameters, never the message, so it is refused
-    /// for requests and responses alike unless this is set (issue 13 item 11).
+    /// for requests and responses alike unless this is set (RFC 9421 section
+    /// 7.2.1: the application decides what must be covered).
     pub allow_empty_covered: bool,
     /// On a request, at least one of these must be covered (default
     /// `@method`, `@authority`, `@target-uri`, `@path`), so a signature is
-    /// bound to what was asked of whom (RFC 9421 section 7.2.1, issue 13
-    /// item 11). An empty list turns the check off. Not applied to responses.
+    /// bound to what was asked of whom (RFC 9421 section 7.2.1). An empty list turns the check off. Not applied to responses.
     pub request_target_one_of: Vec<ComponentId>,
 }
 
@@ -757,7 +757,8 @@ fn verify_label(
         }
     }
 
-    // Issue 13 item 11: a signature must protect something of the message.
+    // A signature must protect something of the message (RFC 9421 section
+    // 7.2.1): a covered list of `()` is refused unless the policy allows it.
     if covered.is_empty() && !policy.allow_empty_covered {
         return Err(SigError::EmptyCoveredList);
     }
@@ -808,7 +809,8 @@ fn verify_label(
     // Section 7.2.8: the signature covers the digest field, not the content,
     // so whenever Content-Digest is covered in any form (plain, ;sf, ;bs,
     // ;key, ;tr, ;req) the field must be checked against the content
-    // (issue 13 item 2). Every active member must match (RFC 9530 section 2,
+    // (a covered but unchecked digest protects nothing). Every active
+    // member must match (RFC 9530 section 2,
     // crate::digest), and with ;key="alg" the covered member itself must be
     // one of those that matched: only it is signed. With ;tr the covered
     // field is the trailer Content-Digest (RFC 9421 section 2.1.3; RFC 9530
