@@ -36,6 +36,7 @@
 //! ```
 
 use crate::alg::{Algorithm, AllowList};
+pub use crate::jwk::{SkipReason, SkippedKey};
 use crate::keys::{VerifyError, VerifyingKey};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -294,26 +295,61 @@ impl StaticKeys {
     /// this crate cannot use (other key types, `use` other than `sig`) are
     /// skipped; symmetric (`oct`) members are never taken from a set (RFC 8725
     /// section 3.1); each key is bound by its own `kty`/`crv`/`alg`, and
-    /// `rsa_alg` binds only an RSA key that names no `alg`.
+    /// `rsa_alg` binds only an RSA key that names no `alg`. Every skipped
+    /// member is returned with its reason ([`JwksKeys::skipped`]), so a set
+    /// that yields no key says why.
+    ///
+    /// # Errors
+    /// [`KeyError`](crate::KeyError) when the document is not a JWK or JWK
+    /// Set (strict JSON, RFC 7517 section 5), repeats a `kid`, or mixes
+    /// shared secrets with public keys. A set whose members are all skipped
+    /// is not an error: [`JwksKeys::keys`] is then empty.
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::trust::{KeySource, StaticKeys};
+    /// use agentsig::jwk::SkipReason;
+    ///
+    /// let jwks = br#"{"keys":[
+    ///   {"kty":"EC","crv":"P-256","kid":"a",
+    ///    "x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+    ///    "y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"},
+    ///   {"kty":"EC","crv":"secp256k1","kid":"b","x":"AA","y":"AA"},
+    ///   {"kty":"PQC","kid":"c"}]}"#;
+    /// let got = StaticKeys::from_jwks(jwks, KeySource::Jwks("jwks.json".into()), None)?;
+    /// assert_eq!(got.keys.len(), 1);
+    /// assert_eq!(got.skipped.len(), 2);
+    /// assert!(matches!(got.skipped[1].reason, SkipReason::UnsupportedKeyType(_)));
+    /// # Ok::<(), agentsig::KeyError>(())
+    /// ```
     pub fn from_jwks(
         jwks: &[u8],
         source: KeySource,
         rsa_alg: Option<Algorithm>,
-    ) -> Result<StaticKeys, crate::KeyError> {
-        let mut s = StaticKeys::new();
-        for j in crate::jwk::parse_keys(jwks)? {
+    ) -> Result<JwksKeys, crate::KeyError> {
+        let mut keys = StaticKeys::new();
+        let (members, mut skipped) = crate::jwk::parse_keys_reporting(jwks)?;
+        for (index, j) in members {
+            let skip = |reason| SkippedKey {
+                index,
+                kid: j.kid.clone(),
+                reason,
+            };
             if j.kty == "oct" {
+                skipped.push(skip(SkipReason::SharedSecret));
                 continue;
             }
             let loaded = match j.to_verifying_key(None) {
                 Err(crate::KeyError::AlgorithmRequired) => j.to_verifying_key(rsa_alg),
                 other => other,
             };
-            if let Ok(k) = loaded {
-                s.add(k, source.clone());
+            match loaded {
+                Ok(k) => keys.add(k, source.clone()),
+                Err(e) => skipped.push(skip(SkipReason::Unusable(e))),
             }
         }
-        Ok(s)
+        skipped.sort_by_key(|s| s.index);
+        Ok(JwksKeys { keys, skipped })
     }
 
     /// Add every key of `other`.
@@ -335,6 +371,16 @@ impl StaticKeys {
     pub fn keys(&self) -> &[TrustedKey] {
         &self.keys
     }
+}
+
+/// What [`StaticKeys::from_jwks`] took from a JWK Set, and what it skipped.
+#[derive(Debug, Clone)]
+#[must_use = "a key set whose members were all skipped verifies nothing: check `skipped`"]
+pub struct JwksKeys {
+    /// The usable keys.
+    pub keys: StaticKeys,
+    /// The members not taken, in set order, each with its reason.
+    pub skipped: Vec<SkippedKey>,
 }
 
 impl KeyResolver for StaticKeys {

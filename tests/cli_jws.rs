@@ -319,6 +319,12 @@ fn hmac_only_when_named_and_never_from_jwks() {
         "no usable key: {}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // The refusal says which member was skipped and why.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("keys[0]") && err.contains("shared secret"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -768,3 +768,93 @@ fn ed25519_pkcs8_written_as_v1_and_read_as_v1_or_v2() {
         Some(agentsig::b64::encode(ring::signature::KeyPair::public_key(&pair).as_ref()).as_str())
     );
 }
+
+/// `SigningKey::from_pem` / `from_file` and `VerifyingKey::from_pem` /
+/// `from_file`: the obvious way to load a PEM key, bounded in size, with a
+/// typed error for a missing file and for text that is not PEM.
+#[test]
+fn pem_and_file_constructors() {
+    use agentsig::keys::MAX_KEY_FILE;
+    let k = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
+    let pem = k.pkcs8_pem().unwrap();
+    let back = SigningKey::from_pem(&pem).unwrap();
+    assert_eq!(
+        back.verifying_key().thumbprint(),
+        k.verifying_key().thumbprint()
+    );
+    assert!(matches!(
+        SigningKey::from_pem("{\"kty\":\"EC\"}"),
+        Err(KeyError::Pem(_))
+    ));
+    let spki = k.verifying_key().to_spki_pem().unwrap();
+    assert!(matches!(
+        SigningKey::from_pem(&spki),
+        Err(KeyError::NotPrivate)
+    ));
+    let vk = agentsig::VerifyingKey::from_pem(&spki).unwrap();
+    assert_eq!(vk.thumbprint(), k.verifying_key().thumbprint());
+
+    let dir = std::env::temp_dir().join(format!("agentsig-keys-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("k.pem");
+    std::fs::write(&p, pem.as_bytes()).unwrap();
+    let f = SigningKey::from_file(&p, &LoadOptions::default()).unwrap();
+    assert_eq!(
+        f.verifying_key().thumbprint(),
+        k.verifying_key().thumbprint()
+    );
+    let vf = agentsig::VerifyingKey::from_file(&p, &LoadOptions::default()).unwrap();
+    assert_eq!(vf.thumbprint(), k.verifying_key().thumbprint());
+    assert!(matches!(
+        SigningKey::from_file(dir.join("absent.pem"), &LoadOptions::default()),
+        Err(KeyError::Io { .. })
+    ));
+    let big = dir.join("big.pem");
+    std::fs::write(&big, vec![b' '; MAX_KEY_FILE as usize + 1]).unwrap();
+    assert!(matches!(
+        SigningKey::from_file(&big, &LoadOptions::default()),
+        Err(KeyError::Io { .. })
+    ));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `StaticKeys::from_jwks` returns every member it skipped and why, so a
+/// set that yields no key is not silently empty.
+#[test]
+fn from_jwks_reports_what_it_skipped() {
+    use agentsig::jwk::SkipReason;
+    use agentsig::trust::{KeySource, StaticKeys};
+    let k = SigningKey::generate(Algorithm::Ed25519)
+        .unwrap()
+        .with_kid("good");
+    let mut good = k.verifying_key().to_jwk().to_value();
+    good["kid"] = "good".into();
+    let jwks = serde_json::json!({"keys": [
+        {"kty": "PQC", "kid": "future"},
+        good,
+        {"kty": "EC", "crv": "secp256k1", "kid": "k1", "x": "AA", "y": "AA"},
+        {"kty": "OKP", "crv": "Ed25519", "kid": "enc", "use": "enc", "x": k.verifying_key().to_jwk().x.clone().unwrap()},
+        "not an object"
+    ]});
+    let got = StaticKeys::from_jwks(
+        jwks.to_string().as_bytes(),
+        KeySource::Jwks("t".into()),
+        None,
+    )
+    .unwrap();
+    assert_eq!(got.keys.len(), 1);
+    let idx: Vec<usize> = got.skipped.iter().map(|s| s.index).collect();
+    assert_eq!(idx, vec![0, 2, 3, 4]);
+    assert!(matches!(got.skipped[0].reason, SkipReason::UnsupportedKeyType(ref t) if t == "PQC"));
+    assert_eq!(got.skipped[0].kid.as_deref(), Some("future"));
+    assert!(matches!(got.skipped[1].reason, SkipReason::Unusable(_)));
+    assert!(matches!(got.skipped[3].reason, SkipReason::Malformed(_)));
+    assert!(got.skipped[0].to_string().contains("keys[0]"));
+
+    // A set of shared secrets only: nothing taken, each one said.
+    let oct =
+        br#"{"keys":[{"kty":"oct","kid":"s","k":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}]}"#;
+    let got = StaticKeys::from_jwks(oct, KeySource::Jwks("t".into()), None).unwrap();
+    assert!(got.keys.is_empty());
+    assert_eq!(got.skipped[0].reason, SkipReason::SharedSecret);
+}

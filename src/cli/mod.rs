@@ -485,6 +485,7 @@ fn trusted_keys(
         _ => None,
     };
     let mut set = StaticKeys::new();
+    let mut skipped: Vec<String> = Vec::new();
     for spec in keys {
         let data = read_key_material(spec)?;
         let opts = LoadOptions {
@@ -514,12 +515,18 @@ fn trusted_keys(
         // binding RSA keys without alg) live in the library.
         let found = StaticKeys::from_jwks(&data, KeySource::Jwks(spec.clone()), alg)
             .map_err(|e| CliError::usage(format!("{spec}: {e}")))?;
-        set.extend(found);
+        skipped.extend(found.skipped.iter().map(|s| format!("{spec}: {s}")));
+        set.extend(found.keys);
     }
     if set.is_empty() {
-        return Err(CliError::usage(
-            "no usable verification key: give --key PUBLIC-KEY or --jwks JWKS (nothing verified is never a success)",
-        ));
+        let why = if skipped.is_empty() {
+            String::new()
+        } else {
+            format!(" (skipped: {})", skipped.join("; "))
+        };
+        return Err(CliError::usage(format!(
+            "no usable verification key: give --key PUBLIC-KEY or --jwks JWKS (nothing verified is never a success){why}"
+        )));
     }
     Ok(set)
 }

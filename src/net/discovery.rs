@@ -440,7 +440,9 @@ pub fn load_jwks(
     let kept: Vec<Value> = keys.iter().filter(|k| usable_member(k)).cloned().collect();
     let doc = serde_json::to_vec(&serde_json::json!({ "keys": kept }))
         .map_err(|e| bad(&e.to_string()))?;
-    StaticKeys::from_jwks(&doc, source, None).map_err(|e| bad(&e.to_string()))
+    StaticKeys::from_jwks(&doc, source, None)
+        .map(|got| got.keys)
+        .map_err(|e| bad(&e.to_string()))
 }
 
 /// RFC 7517 section 4.2/4.3 and RFC 8725 section 3.1: a public signing key.
