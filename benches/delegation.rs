@@ -2,7 +2,7 @@
 //! signature verifications. Run: cargo bench --bench delegation
 
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
-use agentsig::delegation::{self, AuditPolicy, ScopePolicy};
+use agentsig::delegation::{AuditPolicy, ScopePolicy};
 use agentsig::jwt::{self, FixedClock, JwtPolicy};
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
@@ -64,7 +64,6 @@ fn bench(c: &mut Criterion) {
     let keys = StaticKeys::new().with(k.verifying_key().clone(), KeySource::Pinned);
     let toks = bundle(&k, &keys);
     let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
-    let policy = AuditPolicy::default();
     let verifier = Verifier::builder(keys)
         .clock(FixedClock(NOW + 200))
         .jwt(
@@ -74,8 +73,9 @@ fn bench(c: &mut Criterion) {
                 .expected_typ(["at+jwt"])
                 .require_jti(true),
         )
+        .audit(AuditPolicy::default())
         .build();
-    assert!(delegation::audit(&refs, &verifier, &policy).passed());
+    assert!(verifier.audit_delegation(&refs).is_ok());
 
     // Raw cost: the three signatures over their signing inputs, nothing else.
     let raw: Vec<(Vec<u8>, Vec<u8>)> = toks
@@ -105,7 +105,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.bench_function("audit_3_hop_bundle", |b| {
-        b.iter(|| delegation::audit(black_box(&refs), &verifier, &policy))
+        b.iter(|| verifier.audit_delegation(black_box(&refs)).is_ok())
     });
     g.finish();
 }

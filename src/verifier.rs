@@ -80,6 +80,7 @@ pub struct Verifier {
     pub(crate) jws: JwsPolicy,
     pub(crate) jwt: JwtPolicy,
     pub(crate) http: crate::httpsig::HttpPolicy,
+    pub(crate) audit: crate::delegation::AuditPolicy,
 }
 
 /// Builds a [`Verifier`]; every setting has a secure default.
@@ -110,6 +111,7 @@ impl Verifier {
                 jws: JwsPolicy::default(),
                 jwt: JwtPolicy::default(),
                 http: crate::httpsig::HttpPolicy::default(),
+                audit: crate::delegation::AuditPolicy::default(),
             },
         }
     }
@@ -171,6 +173,10 @@ impl Verifier {
     pub fn http_policy(&self) -> &crate::httpsig::HttpPolicy {
         &self.http
     }
+    /// The delegation audit policy.
+    pub fn audit_policy(&self) -> &crate::delegation::AuditPolicy {
+        &self.audit
+    }
 
     /// Verify a JWS; see [`crate::jws::verify`].
     pub fn verify_jws(
@@ -194,6 +200,52 @@ impl Verifier {
     /// Verify a JWT; see [`crate::jwt::verify`].
     pub fn verify_jwt(&self, token: &str) -> Result<crate::jwt::VerifiedJwt, crate::jwt::JwtError> {
         crate::jwt::verify(self, token)
+    }
+
+    /// Audit a delegation chain (RFC 8693): one token, or a bundle of
+    /// tokens, one per hop, subject token first. Each token is verified as a
+    /// JWT under [`Verifier::jwt_policy`] (the audience is checked on the
+    /// last hop only); the chain under [`Verifier::audit_policy`].
+    ///
+    /// # Errors
+    /// [`AuditError`](crate::delegation::AuditError), carrying the full
+    /// report, when any check of severity error failed (or of severity
+    /// warning, with [`AuditPolicy::deny_warnings`](crate::delegation::AuditPolicy::deny_warnings)):
+    /// a bad signature, an untrusted key, an expired token, a broken
+    /// linkage, a widened scope, a replayed `jti`, ...
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use agentsig::delegation::mint::{mint, ActorSpec, MintRequest};
+    /// use agentsig::jwt::{FixedClock, JwtPolicy};
+    /// use agentsig::trust::{KeySource, StaticKeys};
+    /// use agentsig::verifier::Verifier;
+    /// use agentsig::{Algorithm, SigningKey};
+    ///
+    /// let now = 1_760_000_000;
+    /// let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
+    /// let mut req = MintRequest::new("https://as.example.com", "alice", now, 300);
+    /// req.scope = Some("calendar.read".into());
+    /// req.actors = vec![ActorSpec::new("agent-1")];
+    /// let token = mint(&req, &key)?;
+    ///
+    /// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+    /// let v = Verifier::builder(keys).clock(FixedClock(now)).build();
+    /// let report = v.audit_delegation(&[&token])?;
+    /// assert_eq!(report.hops[0].current_actor().map(|a| a.sub.as_str()), Some("agent-1"));
+    ///
+    /// // A tampered token fails: the error carries the report.
+    /// let bad = format!("{token}x");
+    /// let err = v.audit_delegation(&[&bad]).unwrap_err();
+    /// assert!(!err.report.passed());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn audit_delegation(
+        &self,
+        tokens: &[&str],
+    ) -> Result<crate::delegation::AuditReport, crate::delegation::AuditError> {
+        crate::delegation::audit(tokens, self)
     }
 
     /// Verify the RFC 9421 signatures of a message; see
@@ -258,6 +310,11 @@ impl VerifierBuilder {
     /// The RFC 9421 policy.
     pub fn http(mut self, p: crate::httpsig::HttpPolicy) -> Self {
         self.v.http = p;
+        self
+    }
+    /// The delegation audit policy (default: [`AuditPolicy::default`](crate::delegation::AuditPolicy)).
+    pub fn audit(mut self, p: crate::delegation::AuditPolicy) -> Self {
+        self.v.audit = p;
         self
     }
     /// The verifier.

@@ -406,14 +406,14 @@ fn rule_jti_distinct_and_replay() {
     let toks: Vec<String> = valid_bundle().iter().map(|c| sign(c, &k)).collect();
     let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
     let dup = [refs[0], refs[0]];
-    let r = delegation::audit(&dup, &verifier(&k), &policy());
+    let r = audit(&dup, &verifier(&k), &policy());
     assert!(errors(&r).contains(&"bundle.token-duplicate"));
     let v = with_store(&verifier(&k), Arc::new(MemoryReplayStore::new()));
-    let r = delegation::audit(&refs, &v, &policy());
+    let r = audit(&refs, &v, &policy());
     assert!(r.passed());
     // Recorded once, for the whole bundle.
     assert_eq!(replay_checks(&r), vec![(true, Severity::Info)]);
-    let r = delegation::audit(&refs, &v, &policy());
+    let r = audit(&refs, &v, &policy());
     assert_eq!(errors(&r), vec!["jwt.jti-replay"]);
     assert_eq!(replay_checks(&r), vec![(false, Severity::Error)]);
 }
@@ -459,7 +459,7 @@ fn failed_audit_records_no_jti() {
     for (want, bad) in &bad_hops {
         let store: Arc<dyn ReplayStore> = Arc::new(MemoryReplayStore::new());
         let v = with_store(&verifier(&k), Arc::clone(&store));
-        let r = delegation::audit(&[&good[0], bad, &good[2]], &v, &policy());
+        let r = audit(&[&good[0], bad, &good[2]], &v, &policy());
         assert!(errors(&r).contains(want), "{want}: {:?}", errors(&r));
         assert!(!errors(&r).contains(&"jwt.jti-replay"), "{want}");
         // Not recorded: an informational failed check says so.
@@ -470,11 +470,11 @@ fn failed_audit_records_no_jti() {
             &verifier_with(keys_for(&k), jwt_any_audience()),
             Arc::clone(&store),
         );
-        let r = delegation::audit(&[&good[0]], &v0, &policy());
+        let r = audit(&[&good[0]], &v0, &policy());
         assert!(r.passed(), "{want}: {:?}", errors(&r));
         assert_eq!(replay_checks(&r), vec![(true, Severity::Info)], "{want}");
         // ... and now it is recorded, so the store is not a no-op.
-        let r = delegation::audit(&[&good[0]], &v0, &policy());
+        let r = audit(&[&good[0]], &v0, &policy());
         assert_eq!(errors(&r), vec!["jwt.jti-replay"], "{want}");
     }
     // The other hops were not recorded either: the whole valid bundle
@@ -482,13 +482,13 @@ fn failed_audit_records_no_jti() {
     let store: Arc<dyn ReplayStore> = Arc::new(MemoryReplayStore::new());
     let v = with_store(&verifier(&k), store);
     for (want, bad) in &bad_hops {
-        let r = delegation::audit(&[&good[0], bad, &good[2]], &v, &policy());
+        let r = audit(&[&good[0], bad, &good[2]], &v, &policy());
         assert!(!r.passed(), "{want}");
     }
     let refs: Vec<&str> = good.iter().map(String::as_str).collect();
-    let r = delegation::audit(&refs, &v, &policy());
+    let r = audit(&refs, &v, &policy());
     assert!(r.passed(), "{:?}", errors(&r));
-    let r = delegation::audit(&refs, &v, &policy());
+    let r = audit(&refs, &v, &policy());
     assert_eq!(errors(&r), vec!["jwt.jti-replay"]);
 }
 
@@ -509,11 +509,11 @@ fn rule_hop_bound_and_per_hop_verification() {
         .map(|(i, c)| sign(c, if i == 1 { &other } else { &k }))
         .collect();
     let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
-    let r = delegation::audit(&refs, &verifier(&k), &policy());
+    let r = audit(&refs, &verifier(&k), &policy());
     assert_eq!(errors(&r), vec!["jwt.signature"]);
     assert!(r.hops[1].evidence.is_none());
     // garbage in a bundle is reported, not a panic
-    let r = delegation::audit(&[refs[0], "not-a-jwt"], &verifier(&k), &policy());
+    let r = audit(&[refs[0], "not-a-jwt"], &verifier(&k), &policy());
     assert!(errors(&r).contains(&"jwt.malformed"));
     // the verifier's audience applies to the last token only
     let mut jp = jwt_policy();
@@ -612,7 +612,7 @@ fn mint_and_exchange_produce_an_auditable_bundle() {
         "https://agent-a.example.com"
     );
     assert_eq!(t2.response["token_type"], "N_A");
-    let r = delegation::audit(&[&t0, &t1.token, &t2.token], &verifier(&k), &policy());
+    let r = audit(&[&t0, &t1.token, &t2.token], &verifier(&k), &policy());
     assert!(r.passed(), "{:?}", errors(&r));
     assert_eq!(r.effective_scope.unwrap().to_claim(), "calendar:read");
     // exchange refuses what the audit would reject
@@ -631,4 +631,36 @@ fn mint_and_exchange_produce_an_auditable_bundle() {
     assert_eq!(e.code(), "exchange.cycle");
     let e = ex("garbage", "x", CAL, None, None).unwrap_err();
     assert_eq!(e.code(), "exchange.subject-token");
+}
+
+/// The audit is a `Result`: `Ok` only when nothing of severity error failed
+/// (the old API returned a bare report that could be ignored). With
+/// `AuditPolicy::deny_warnings` a warning fails it too, and such a refused
+/// audit records no `jti` (so the same token still passes without it).
+#[test]
+fn audit_is_a_result_and_deny_warnings_refuses_without_burning_jti() {
+    let k = key();
+    let t = sign(&base_token(), &k);
+    // No issuer configured: the audit warns `policy.issuer-unset`.
+    let jp = JwtPolicy::default()
+        .audience(CAL)
+        .expected_typ(["at+jwt"])
+        .require_jti(true);
+    let store: Arc<dyn ReplayStore> = Arc::new(MemoryReplayStore::new());
+    let v = verifier_with(keys_for(&k), jp)
+        .to_builder()
+        .replay_store(store)
+        .build();
+    let strict = v
+        .to_builder()
+        .audit(AuditPolicy::default().deny_warnings(true))
+        .build();
+    let err = strict.audit_delegation(&[&t]).unwrap_err();
+    assert!(err.report.failed_codes().contains(&"policy.issuer-unset"));
+    assert!(err.to_string().contains("policy.issuer-unset"), "{err}");
+    let ok = v.audit_delegation(&[&t]).expect("warnings only: passes");
+    assert!(ok.failed_codes().contains(&"policy.issuer-unset"));
+    // Recorded by the passing audit: now a replay, an error.
+    let again = v.audit_delegation(&[&t]).unwrap_err();
+    assert_eq!(errors(&again.report), vec!["jwt.jti-replay"]);
 }

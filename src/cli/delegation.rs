@@ -220,23 +220,23 @@ fn audit(a: AuditArgs) -> CliResult {
             delegation::HARD_MAX_DEPTH
         )));
     }
-    let policy = AuditPolicy {
-        max_depth: a.max_depth,
-        scope: ScopePolicy {
+    let policy = AuditPolicy::default()
+        .max_depth(a.max_depth)
+        .scope(ScopePolicy {
             mode: if a.scope_mode == "hierarchical" {
                 ScopeMode::Hierarchical
             } else {
                 ScopeMode::Set
             },
             separators: a.scope_separators.chars().collect(),
-        },
-        require_may_act: a.require_may_act,
-        actor_is_subject: if a.deny_subject_as_actor {
+        })
+        .require_may_act(a.require_may_act)
+        .actor_is_subject(if a.deny_subject_as_actor {
             Severity::Error
         } else {
             Severity::Warning
-        },
-    };
+        })
+        .deny_warnings(a.deny_warnings);
     let mut v = a
         .trust
         .verifier(resolver, a.trust.jwt_policy(a.audience.clone()));
@@ -245,8 +245,11 @@ fn audit(a: AuditArgs) -> CliResult {
             agentsig::replay::open_store(p, v.now()).map_err(|e| CliError::usage(e.to_string()))?;
         v = v.to_builder().replay_store(store).build();
     }
+    let v = v.to_builder().audit(policy).build();
     let refs: Vec<&str> = tokens.iter().map(String::as_str).collect();
-    let r = delegation::audit(&refs, &v, &policy);
+    let r = v
+        .audit_delegation(&refs)
+        .unwrap_or_else(|e| e.into_report());
     // One verdict for the exit code, the text and the JSON (--deny-warnings turns warnings into a failure).
     let ok = report::verdict(&r, a.deny_warnings);
     if a.json {

@@ -27,8 +27,8 @@ pub fn same_principal(a: &str, b: &str) -> bool {
     base(a) == base(b)
 }
 
-/// See [`super::audit`].
-pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport {
+/// See [`super::audit`]: the report, passed or not.
+pub(crate) fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport {
     let now = v.now();
     let skew = v.skew_i64();
     let jwt_policy = v.jwt_policy();
@@ -42,6 +42,7 @@ pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport
         now,
         scope_mode: policy.scope.mode,
         max_depth: policy.depth_bound(),
+        deny_warnings: policy.deny_warnings,
     };
     if tokens.is_empty() {
         checks.error("bundle.empty", None, "no token to audit");
@@ -198,10 +199,11 @@ pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport
     // only for an audit that passed everything else, so a refused bundle
     // never burns its ids.
     if let Some(store) = v.replay_store() {
-        let passed_so_far = !checks
-            .0
-            .iter()
-            .any(|c| !c.passed && c.severity == Severity::Error);
+        let passed_so_far = !checks.0.iter().any(|c| {
+            !c.passed
+                && (c.severity == Severity::Error
+                    || (policy.deny_warnings && c.severity == Severity::Warning))
+        });
         if passed_so_far {
             let entries: Vec<(&str, &str, i64)> = hops
                 .iter()
@@ -239,6 +241,7 @@ pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport
         now,
         scope_mode: policy.scope.mode,
         max_depth: policy.depth_bound(),
+        deny_warnings: policy.deny_warnings,
     }
 }
 

@@ -139,8 +139,10 @@ impl Checks {
     }
 }
 
-/// What the audit accepts.
+/// What the audit accepts: plain data with secure defaults, held by the
+/// [`Verifier`] ([`VerifierBuilder::audit`](crate::verifier::VerifierBuilder::audit)).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct AuditPolicy {
     /// Most actors in one `act` chain (default 5, never above 10).
     pub max_depth: usize,
@@ -150,6 +152,9 @@ pub struct AuditPolicy {
     pub require_may_act: bool,
     /// Severity of an actor equal to the token's subject (default warning).
     pub actor_is_subject: Severity,
+    /// A failed check of severity warning fails the audit too (default
+    /// false: only errors fail it).
+    pub deny_warnings: bool,
 }
 
 impl Default for AuditPolicy {
@@ -159,11 +164,38 @@ impl Default for AuditPolicy {
             scope: ScopePolicy::default(),
             require_may_act: false,
             actor_is_subject: Severity::Warning,
+            deny_warnings: false,
         }
     }
 }
 
 impl AuditPolicy {
+    /// Most actors in one `act` chain (clamped to 1..=[`HARD_MAX_DEPTH`]).
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.max_depth = depth;
+        self
+    }
+    /// How scopes are compared.
+    pub fn scope(mut self, scope: ScopePolicy) -> Self {
+        self.scope = scope;
+        self
+    }
+    /// Require `may_act` on every token that is delegated further
+    /// (RFC 8693 section 4.4).
+    pub fn require_may_act(mut self, on: bool) -> Self {
+        self.require_may_act = on;
+        self
+    }
+    /// Severity of an actor equal to the token's subject.
+    pub fn actor_is_subject(mut self, severity: Severity) -> Self {
+        self.actor_is_subject = severity;
+        self
+    }
+    /// Let a failed warning fail the audit too.
+    pub fn deny_warnings(mut self, on: bool) -> Self {
+        self.deny_warnings = on;
+        self
+    }
     /// The effective depth bound (never above [`HARD_MAX_DEPTH`]).
     pub fn depth_bound(&self) -> usize {
         self.max_depth.clamp(1, HARD_MAX_DEPTH)
@@ -237,6 +269,7 @@ impl Hop {
 /// The result of an audit.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
+#[must_use]
 pub struct AuditReport {
     /// Every token, in bundle order.
     pub hops: Vec<Hop>,
@@ -252,15 +285,19 @@ pub struct AuditReport {
     pub scope_mode: ScopeMode,
     /// The depth bound applied (see [`AuditPolicy::depth_bound`]).
     pub max_depth: usize,
+    /// Whether a failed warning fails the audit ([`AuditPolicy::deny_warnings`]).
+    pub deny_warnings: bool,
 }
 
 impl AuditReport {
-    /// No failed check of severity error.
+    /// No failed check of severity error (nor of severity warning when the
+    /// policy denies warnings).
     pub fn passed(&self) -> bool {
-        !self
-            .checks
-            .iter()
-            .any(|c| !c.passed && c.severity == Severity::Error)
+        !self.checks.iter().any(|c| {
+            !c.passed
+                && (c.severity == Severity::Error
+                    || (self.deny_warnings && c.severity == Severity::Warning))
+        })
     }
     /// The codes of failed checks (any severity).
     pub fn failed_codes(&self) -> Vec<&'static str> {
@@ -272,35 +309,32 @@ impl AuditReport {
     }
 }
 
+/// A delegation audit that did not pass: the report says every check made
+/// and which failed ([`AuditReport::failed_codes`]).
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("delegation audit failed: {}", .report.failed_codes().join(", "))]
+pub struct AuditError {
+    /// The full report.
+    pub report: Box<AuditReport>,
+}
+
+impl AuditError {
+    /// The report, for printing it.
+    pub fn into_report(self) -> AuditReport {
+        *self.report
+    }
+}
+
 /// Audit one token (single-token audit) or a bundle of tokens, one per hop,
-/// subject token first.
-///
-/// Never fails: every problem is a failed [`Check`] in the report, and
-/// [`AuditReport::passed`] says whether any is an error.
-///
-/// # Example
-///
-/// ```
-/// use agentsig::delegation::{self, mint::{mint, ActorSpec, MintRequest}, AuditPolicy};
-/// use agentsig::jwt::FixedClock;
-/// use agentsig::trust::{KeySource, StaticKeys};
-/// use agentsig::verifier::Verifier;
-/// use agentsig::{Algorithm, SigningKey};
-///
-/// let now = 1_760_000_000;
-/// let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
-/// let mut req = MintRequest::new("https://as.example.com", "alice", now, 300);
-/// req.scope = Some("calendar.read".into());
-/// req.actors = vec![ActorSpec::new("agent-1")];
-/// let token = mint(&req, &key)?;
-///
-/// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
-/// let v = Verifier::builder(keys).clock(FixedClock(now)).build();
-/// let report = delegation::audit(&[&token], &v, &AuditPolicy::default());
-/// assert!(report.passed(), "{:?}", report.failed_codes());
-/// assert_eq!(report.hops[0].current_actor().map(|a| a.sub.as_str()), Some("agent-1"));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport {
-    bundle::audit(tokens, v, policy)
+/// subject token first, under the verifier's keys, JWT policy and
+/// [`AuditPolicy`]. The one way in is [`Verifier::audit_delegation`].
+pub(crate) fn audit(tokens: &[&str], v: &Verifier) -> Result<AuditReport, AuditError> {
+    let report = bundle::audit(tokens, v, v.audit_policy());
+    if report.passed() {
+        Ok(report)
+    } else {
+        Err(AuditError {
+            report: Box::new(report),
+        })
+    }
 }

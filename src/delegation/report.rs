@@ -27,9 +27,10 @@ fn evidence_line(h: &Hop) -> String {
     }
 }
 
-/// The verdict: [`AuditReport::passed`], and with `deny_warnings` also no
-/// failed check of severity warning. The text and JSON reports and the exit
-/// code all use this one verdict.
+/// The verdict: [`AuditReport::passed`] (which already counts warnings when
+/// the audit's policy denied them), and with `deny_warnings` also no failed
+/// check of severity warning. The text and JSON reports and the exit code
+/// all use this one verdict.
 pub fn verdict(r: &AuditReport, deny_warnings: bool) -> bool {
     r.passed()
         && !(deny_warnings

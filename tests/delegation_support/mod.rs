@@ -98,7 +98,27 @@ pub fn audit_claims_with(claims: &[Value], jp: &JwtPolicy, policy: &AuditPolicy)
     let k = key();
     let toks: Vec<String> = claims.iter().map(|c| sign(c, &k)).collect();
     let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
-    agentsig::delegation::audit(&refs, &verifier_with(keys_for(&k), jp.clone()), policy)
+    audit(&refs, &verifier_with(keys_for(&k), jp.clone()), policy)
+}
+
+/// Audit `tokens` with `v` under `policy`: the report, whether it passed
+/// (`Ok`) or not (`Err`, which carries it). Checks that the two agree.
+pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport {
+    match v
+        .to_builder()
+        .audit(policy.clone())
+        .build()
+        .audit_delegation(tokens)
+    {
+        Ok(r) => {
+            assert!(r.passed(), "Ok holds a passed report");
+            r
+        }
+        Err(e) => {
+            assert!(!e.report.passed(), "Err holds a failed report");
+            e.into_report()
+        }
+    }
 }
 
 /// Codes of failed checks of severity error, deduplicated.
