@@ -62,8 +62,9 @@ fn bench(c: &mut Criterion) {
         });
         g.bench_function("agentsig verify (JCS + JWS)", |b| {
             b.iter(|| {
-                let r =
-                    descriptor::verify(&verifier, black_box(&doc), &signed.jws).expect("verify");
+                let r = verifier
+                    .verify_descriptor(black_box(&doc), &signed.jws)
+                    .expect("verify");
                 assert!(r.verified());
             })
         });

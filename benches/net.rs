@@ -224,7 +224,7 @@ fn env() -> Env {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs() as i64;
-    let fields = httpsig::sign::static_response_fields(
+    let fields = httpsig::static_response_fields(
         &body,
         "application/json",
         &[(&key, "k1".to_owned())],
@@ -380,11 +380,11 @@ fn bench(c: &mut Criterion) {
         KeySource::Discovered("bench".into()),
     );
     let mut http = HttpPolicy::new();
-    http.required = httpsig::verify::descriptor_response_components();
+    http.required = httpsig::descriptor_response_components();
     http.check_content_digest = true;
     let verifier = Verifier::builder(keys).http(http).build();
     let mut http_nodigest = HttpPolicy::new();
-    http_nodigest.required = httpsig::verify::descriptor_response_components();
+    http_nodigest.required = httpsig::descriptor_response_components();
     http_nodigest.check_content_digest = false;
     let verifier_nodigest = Verifier::builder(StaticKeys::new().with(
         e.key.verifying_key().clone(),
@@ -410,7 +410,7 @@ fn bench(c: &mut Criterion) {
     };
     in_memory();
 
-    let comps = httpsig::verify::descriptor_response_components();
+    let comps = httpsig::descriptor_response_components();
     let params = SignatureSpec::new("sig1")
         .created(e.created)
         .keyid("k1")

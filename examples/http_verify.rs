@@ -3,9 +3,11 @@
 //!
 //! Run: `cargo run --example http_verify`
 
-use agentsig::httpsig::{self, verify::descriptor_response_components, HttpPolicy, SignatureSpec};
+use agentsig::httpsig::SignHttp;
+use agentsig::httpsig::{descriptor_response_components, HttpPolicy, SignatureSpec};
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
+use agentsig::verifier::VerifyHttp;
 use agentsig::{digest, Algorithm, SigningKey};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -28,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for c in descriptor_response_components() {
         spec = spec.component(c);
     }
-    httpsig::sign::sign_response::<_, Vec<u8>>(&mut res, None, "https", &spec, &key)?;
+    res.sign_signature(&spec, &key)?;
     println!(
         "Signature-Input: {}",
         res.headers()["signature-input"].to_str()?
@@ -39,12 +41,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let verifier = Verifier::builder(keys)
         .http(HttpPolicy::descriptor_response())
         .build();
-    let report = httpsig::verify_response::<_, Vec<u8>>(&verifier, &res, None, "https")?;
+    let report = res.verify_signature(&verifier)?;
     println!("verified label(s): {:?}", report.valid_labels());
 
     // A changed body no longer matches Content-Digest.
     *res.body_mut() = body.iter().map(|b| b.to_ascii_uppercase()).collect();
-    let err = httpsig::verify_response::<_, Vec<u8>>(&verifier, &res, None, "https")
+    let err = res
+        .verify_signature(&verifier)
         .expect_err("a changed body must not verify");
     println!("changed body refused: {err}");
     Ok(())

@@ -55,7 +55,7 @@ use crate::jcs;
 use crate::json::{self, JsonError};
 use crate::jws::{self, JwsError, JwsReport, JwsVerifyError, KeyHeaderPolicy, SignOptions};
 use crate::keys::SigningKey;
-use crate::verifier::Verifier;
+use crate::policy::{Context, JwsPolicy};
 use serde_json::{Map, Value};
 
 /// The media type an A2A Agent Card is served with.
@@ -1030,18 +1030,24 @@ impl CardReport {
 /// ([`CardReport::converted_v03`]).
 ///
 /// `Ok` only when [`CardReport::verified`]; otherwise
-/// [`A2aError::NotVerified`] carries the report.
-pub fn verify_card(v: &Verifier, card: &Value) -> Result<CardReport, A2aError> {
+/// [`A2aError::NotVerified`] carries the report. The one public way is
+/// [`Verifier::verify_agent_card`](crate::verifier::Verifier::verify_agent_card).
+pub(crate) fn verify_card(
+    cx: &Context,
+    policy: &JwsPolicy,
+    card: &Value,
+) -> Result<CardReport, A2aError> {
     let sigs = existing_signatures(card)?;
     if sigs.is_empty() {
         return Err(A2aError::NoSignatures);
     }
-    let v = v.to_builder().key_headers(KeyHeaderPolicy::Ignore).build();
+    let mut cx = cx.clone();
+    cx.key_headers = KeyHeaderPolicy::Ignore;
     let n = normalize(card)?;
     let converted = n.converted_v03;
-    let report = check_signatures(&v, &sigs, n);
+    let report = check_signatures(&cx, policy, &sigs, n);
     let report = if !report.verified() && converted {
-        let plain = check_signatures(&v, &sigs, normalize_unconverted(card)?);
+        let plain = check_signatures(&cx, policy, &sigs, normalize_unconverted(card)?);
         if plain.verified() {
             plain
         } else {
@@ -1057,12 +1063,12 @@ pub fn verify_card(v: &Verifier, card: &Value) -> Result<CardReport, A2aError> {
     }
 }
 
-fn check_signatures(v: &Verifier, sigs: &[Value], n: Normalized) -> CardReport {
+fn check_signatures(cx: &Context, policy: &JwsPolicy, sigs: &[Value], n: Normalized) -> CardReport {
     let mut out = Vec::with_capacity(sigs.len());
     for s in sigs {
         // Flattened JWS JSON without payload (RFC 7515 7.2.2, Appendix F).
         let jws_text = s.to_string();
-        out.push(match jws::verify(v, &jws_text, Some(&n.payload)) {
+        out.push(match jws::verify(cx, policy, &jws_text, Some(&n.payload)) {
             Ok(r) => Ok(r),
             Err(JwsVerifyError::NotVerified(r)) => Ok(*r),
             Err(JwsVerifyError::Jws(e)) => Err(e),
@@ -1078,8 +1084,12 @@ fn check_signatures(v: &Verifier, sigs: &[Value], n: Normalized) -> CardReport {
 }
 
 /// [`verify_card`] over the card's bytes (strict I-JSON).
-pub fn verify_card_bytes(v: &Verifier, card: &[u8]) -> Result<CardReport, A2aError> {
-    verify_card(v, &json::parse_strict(card)?)
+pub(crate) fn verify_card_bytes(
+    cx: &Context,
+    policy: &JwsPolicy,
+    card: &[u8],
+) -> Result<CardReport, A2aError> {
+    verify_card(cx, policy, &json::parse_strict(card)?)
 }
 
 #[cfg(test)]
@@ -1297,14 +1307,14 @@ mod tests {
             .unwrap()
             .with_kid("a");
         let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
-        let v = Verifier::builder(keys).build();
+        let v = crate::verifier::Verifier::builder(keys).build();
         let signed = sign_card(&v03_card(), &key, &Map::new(), false).unwrap();
         assert!(signed.card.get("url").is_none(), "written in v1.0 form");
         // A server adds (or an attacker rewrites) the v0.3 url: still valid,
         // but reported, and absent from the signed card.
         let mut served = signed.card.clone();
         served["url"] = json!("https://attacker.example/a2a");
-        let r = verify_card(&v, &served).unwrap();
+        let r = v.verify_agent_card_value(&served).unwrap();
         assert!(r.verified() && r.verified_all());
         assert!(r.uncovered_security().any(|u| u.pointer == "/url"));
         assert!(r.signed_card().get("url").is_none());
@@ -1324,7 +1334,7 @@ mod tests {
         let (p, sig) = compact.split_once("..").unwrap();
         let mut js = v03_card();
         js["signatures"] = json!([{"protected": p, "signature": sig}]);
-        let r = verify_card(&v, &js).unwrap();
+        let r = v.verify_agent_card_value(&js).unwrap();
         assert!(!r.converted_v03);
         assert!(r.uncovered_security().any(|u| u.pointer == "/url"));
         // --require-all: an entry by an unknown key fails it, not the default rule.
@@ -1332,7 +1342,7 @@ mod tests {
             .unwrap()
             .with_kid("b");
         let two = sign_card(&signed.card, &other, &Map::new(), false).unwrap();
-        let r = verify_card(&v, &two.card).unwrap();
+        let r = v.verify_agent_card_value(&two.card).unwrap();
         assert!(r.verified());
         assert!(!r.verified_all());
     }

@@ -10,7 +10,7 @@ use crate::jcs;
 use crate::json::JsonError;
 use crate::jws::{self, JwsError, JwsReport, JwsVerifyError, SignOptions};
 use crate::keys::SigningKey;
-use crate::verifier::Verifier;
+use crate::policy::{Context, JwsPolicy};
 
 /// Why a descriptor could not be signed or did not verify.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -131,26 +131,31 @@ impl Report {
 }
 
 /// Canonicalize `descriptor` and verify the detached `jws` over it (seed 001
-/// section 10.3), with the verifier's keys, algorithms and JWS policy.
-///
-/// `Ok` only when it verified; otherwise [`DescriptorError::NotVerified`]
-/// carries the report. See [`crate::verifier`] for an example.
-pub fn verify(v: &Verifier, descriptor: &[u8], jws_text: &str) -> Result<Report, DescriptorError> {
-    if descriptor.len() > v.limits.max_document_bytes {
+/// section 10.3) under `cx` and `policy`. `Ok` only when it verified;
+/// otherwise [`DescriptorError::NotVerified`] carries the report. The one
+/// public way is [`Verifier::verify_descriptor`](crate::verifier::Verifier::verify_descriptor).
+pub(crate) fn verify(
+    cx: &Context,
+    policy: &JwsPolicy,
+    descriptor: &[u8],
+    jws_text: &str,
+) -> Result<Report, DescriptorError> {
+    if descriptor.len() > cx.limits.max_document_bytes {
         return Err(DescriptorError::TooLarge(descriptor.len()));
     }
     let canonical = jcs::canonicalize(descriptor)?;
-    verify_canonical(v, canonical, jws_text)
+    verify_canonical(cx, policy, canonical, jws_text)
 }
 
 /// [`verify`] when the canonical form is already at hand (computed once by
 /// the caller with [`jcs`] from the same bytes).
 pub(crate) fn verify_canonical(
-    v: &Verifier,
+    cx: &Context,
+    policy: &JwsPolicy,
     canonical: Vec<u8>,
     jws_text: &str,
 ) -> Result<Report, DescriptorError> {
-    match jws::verify(v, jws_text, Some(&canonical)) {
+    match jws::verify(cx, policy, jws_text, Some(&canonical)) {
         Ok(report) => Ok(Report {
             jws: report,
             canonical,

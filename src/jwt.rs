@@ -37,18 +37,15 @@
 use crate::b64;
 use crate::jws::{self, ParsedJws, Reason, Verdict};
 use crate::keys::SigningKey;
+use crate::policy::Context;
+pub use crate::policy::{JwtPolicy, DEFAULT_MAX_JWT_BYTES};
 use crate::replay::Sighting;
 use crate::trust::{KeyRequest, KeySource};
-use crate::verifier::Verifier;
 use serde_json::{Map, Value};
 
 pub use crate::replay::{FileReplayStore, MemoryReplayStore, ReplayStore};
 pub use crate::trust::PerIssuer;
 
-/// Default size cap of a compact JWT (RFC 8725 leaves it to the verifier).
-pub const DEFAULT_MAX_JWT_BYTES: usize = 16 * 1024;
-/// Default clock skew in seconds.
-pub const DEFAULT_SKEW: i64 = 60;
 /// Nesting depth allowed in the claims JSON (the `act` depth is bounded
 /// separately and more tightly by the delegation audit).
 pub const MAX_CLAIMS_DEPTH: usize = 32;
@@ -211,54 +208,6 @@ fn header_code(r: &Reason) -> &'static str {
         Reason::Discovery(_) => "jwt.discovery",
         Reason::NoKeyForKid(_) => "jwt.no-trusted-key",
         Reason::Signature(_) => "jwt.signature",
-    }
-}
-
-/// What a JWT must carry beyond a valid signature (keys, algorithms, clock,
-/// skew, size limit and replay store are the [`Verifier`]'s).
-#[derive(Clone, Debug, Default)]
-#[non_exhaustive]
-pub struct JwtPolicy {
-    /// Accepted `typ` values; `None` accepts any or none (RFC 8725 3.11).
-    pub expected_typ: Option<Vec<String>>,
-    /// Accepted issuers, compared exactly (RFC 7519 4.1.1, RFC 8725 3.8).
-    /// `None`: not checked (the keys are then the only trust anchor).
-    pub issuers: Option<Vec<String>>,
-    /// This verifier's identifier; when set, `aud` must contain it.
-    pub audience: Option<String>,
-    /// Require `jti` (delegation tokens do).
-    pub require_jti: bool,
-}
-
-impl JwtPolicy {
-    /// The policy for delegation tokens (RFC 9068 access tokens): `typ`
-    /// `at+jwt` and `jti` required.
-    pub fn delegation() -> JwtPolicy {
-        JwtPolicy {
-            expected_typ: Some(vec![crate::delegation::DEFAULT_TYP.into()]),
-            require_jti: true,
-            ..JwtPolicy::default()
-        }
-    }
-    /// Accept only these issuers.
-    pub fn issuers<S: Into<String>>(mut self, issuers: impl IntoIterator<Item = S>) -> Self {
-        self.issuers = Some(issuers.into_iter().map(Into::into).collect());
-        self
-    }
-    /// Require `aud` to contain this identifier.
-    pub fn audience(mut self, aud: impl Into<String>) -> Self {
-        self.audience = Some(aud.into());
-        self
-    }
-    /// Accept only these `typ` values.
-    pub fn expected_typ<S: Into<String>>(mut self, typ: impl IntoIterator<Item = S>) -> Self {
-        self.expected_typ = Some(typ.into_iter().map(Into::into).collect());
-        self
-    }
-    /// Require `jti`.
-    pub fn require_jti(mut self, on: bool) -> Self {
-        self.require_jti = on;
-        self
     }
 }
 
@@ -463,19 +412,20 @@ impl DecodedJwt {
     /// headers are always refused in a JWT.
     pub fn verify_signature(
         &self,
-        v: &Verifier,
+        cx: &Context,
         policy: &JwtPolicy,
     ) -> Result<KeyEvidence, JwtError> {
-        let mut jv = v.clone();
-        jv.jws = jws::JwsPolicy {
+        let mut jv = cx.clone();
+        let jp = jws::JwsPolicy {
             expected_typ: policy.expected_typ.clone(),
         };
         jv.key_headers = jws::KeyHeaderPolicy::Refuse;
         let issuer = self.claims.get("iss").and_then(Value::as_str);
-        let report = jws::report_parsed(&jv, &self.parsed, None, issuer).map_err(|e| match e {
-            jws::JwsError::Base64 { part, .. } => JwtError::Base64 { part },
-            other => JwtError::Malformed(other.to_string()),
-        })?;
+        let report =
+            jws::report_parsed(&jv, &jp, &self.parsed, None, issuer).map_err(|e| match e {
+                jws::JwsError::Base64 { part, .. } => JwtError::Base64 { part },
+                other => JwtError::Malformed(other.to_string()),
+            })?;
         let sig = report
             .signatures
             .first()
@@ -605,20 +555,15 @@ pub fn check_replay(
     }
 }
 
-/// Decode, verify the signature, check the claims against the verifier's
-/// [`JwtPolicy`] and, with a replay store, record `jti` (only once all else
-/// passed). Returns the first failure; `Ok` only for a verified token.
-///
-/// ```
-/// use agentsig::{jwt, trust::{KeySource, StaticKeys}, verifier::Verifier, Algorithm, SigningKey};
-/// let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
-/// let claims = serde_json::json!({"iss": "https://as.example", "sub": "alice", "exp": 4_000_000_000i64});
-/// let token = jwt::sign(claims.as_object().unwrap(), &key, "JWT").unwrap();
-/// let v = Verifier::builder(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)).build();
-/// assert_eq!(v.verify_jwt(&token).unwrap().claims["sub"], "alice");
-/// ```
-pub fn verify(v: &Verifier, token: &str) -> Result<VerifiedJwt, JwtError> {
-    let policy = &v.jwt;
+/// Decode, verify the signature, check the claims against `policy` and,
+/// with a replay store, record `jti` (only once all else passed). Returns
+/// the first failure; `Ok` only for a verified token. The one public way is
+/// [`Verifier::verify_jwt`](crate::verifier::Verifier::verify_jwt).
+pub(crate) fn verify(
+    v: &Context,
+    policy: &JwtPolicy,
+    token: &str,
+) -> Result<VerifiedJwt, JwtError> {
     let d = decode(token, v.limits.max_jwt_bytes)?;
     let evidence = d.verify_signature(v, policy)?;
     let now = v.now();

@@ -12,6 +12,7 @@
 
 pub mod a2a;
 pub mod alg;
+pub mod announce;
 pub mod b64;
 pub mod clock;
 pub mod delegation;
@@ -30,6 +31,7 @@ mod lockfile;
 #[cfg(feature = "net")]
 pub mod net;
 pub mod pin;
+pub mod policy;
 pub mod replay;
 pub mod report;
 #[cfg(feature = "server")]

@@ -33,54 +33,22 @@
 //! ```
 
 use crate::alg::AllowList;
-use crate::clock::{Clock, SystemClock};
-use crate::jws::{JwsPolicy, KeyHeaderPolicy};
-use crate::jwt::JwtPolicy;
+use crate::clock::Clock;
+use crate::policy::{AuditPolicy, Context, JwsPolicy, JwtPolicy, KeyHeaderPolicy, Limits};
 use crate::replay::ReplayStore;
 use crate::trust::KeyResolver;
 use std::sync::Arc;
 
-/// Default tolerated clock difference, in seconds.
-pub const DEFAULT_SKEW: u64 = 60;
-
-/// Size limits applied before any parsing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Limits {
-    /// Largest descriptor (JSON document) accepted, in bytes.
-    pub max_document_bytes: usize,
-    /// Largest JWS (compact or JSON) accepted, in bytes.
-    pub max_jws_bytes: usize,
-    /// Largest compact JWT accepted, in bytes.
-    pub max_jwt_bytes: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_document_bytes: crate::json::Limits::default().max_bytes,
-            max_jws_bytes: crate::jws::MAX_JWS_BYTES,
-            max_jwt_bytes: crate::jwt::DEFAULT_MAX_JWT_BYTES,
-        }
-    }
-}
-
-/// The verifier configuration (see the module documentation).
+/// The verifier: the shared [`Context`] (keys, algorithms, clock, replay
+/// store, limits) and one policy per format (see the module documentation).
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct Verifier {
-    pub(crate) keys: Arc<dyn KeyResolver>,
-    pub(crate) algorithms: AllowList,
-    pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) replay: Option<Arc<dyn ReplayStore>>,
-    pub(crate) limits: Limits,
-    pub(crate) skew: u64,
-    pub(crate) low_s: bool,
-    pub(crate) key_headers: KeyHeaderPolicy,
-    pub(crate) jws: JwsPolicy,
-    pub(crate) jwt: JwtPolicy,
-    pub(crate) http: crate::httpsig::HttpPolicy,
-    pub(crate) audit: crate::delegation::AuditPolicy,
+    cx: Context,
+    jws: JwsPolicy,
+    jwt: JwtPolicy,
+    http: crate::httpsig::HttpPolicy,
+    audit: AuditPolicy,
 }
 
 /// Builds a [`Verifier`]; every setting has a secure default.
@@ -100,18 +68,11 @@ impl Verifier {
     pub fn builder_arc(keys: Arc<dyn KeyResolver>) -> VerifierBuilder {
         VerifierBuilder {
             v: Verifier {
-                keys,
-                algorithms: AllowList::asymmetric(),
-                clock: Arc::new(SystemClock),
-                replay: None,
-                limits: Limits::default(),
-                skew: DEFAULT_SKEW,
-                low_s: false,
-                key_headers: KeyHeaderPolicy::Refuse,
+                cx: Context::new(keys),
                 jws: JwsPolicy::default(),
                 jwt: JwtPolicy::default(),
                 http: crate::httpsig::HttpPolicy::default(),
-                audit: crate::delegation::AuditPolicy::default(),
+                audit: AuditPolicy::default(),
             },
         }
     }
@@ -121,45 +82,46 @@ impl Verifier {
         VerifierBuilder { v: self.clone() }
     }
 
+    /// The settings every format shares (keys, algorithms, clock, replay
+    /// store, limits, skew, low-S, key headers).
+    pub fn context(&self) -> &Context {
+        &self.cx
+    }
     /// The key resolver.
     pub fn keys(&self) -> &dyn KeyResolver {
-        &*self.keys
+        self.cx.keys()
     }
     /// The algorithm allow-list.
     pub fn algorithms(&self) -> &AllowList {
-        &self.algorithms
+        self.cx.algorithms()
     }
     /// The clock.
     pub fn clock(&self) -> &dyn Clock {
-        &*self.clock
+        self.cx.clock()
     }
     /// The current time by the verifier's clock.
     pub fn now(&self) -> i64 {
-        self.clock.now()
+        self.cx.now()
     }
     /// The replay store, if any.
     pub fn replay_store(&self) -> Option<&dyn ReplayStore> {
-        self.replay.as_deref()
+        self.cx.replay_store()
     }
     /// The size limits.
     pub fn limits(&self) -> &Limits {
-        &self.limits
+        self.cx.limits()
     }
     /// The tolerated clock skew in seconds.
     pub fn skew(&self) -> u64 {
-        self.skew
-    }
-    /// The skew as a signed number of seconds.
-    pub(crate) fn skew_i64(&self) -> i64 {
-        i64::try_from(self.skew).unwrap_or(i64::MAX)
+        self.cx.skew()
     }
     /// Whether ECDSA signatures must be in low-S form.
     pub fn strict_low_s(&self) -> bool {
-        self.low_s
+        self.cx.strict_low_s()
     }
     /// What to do with JWS key headers.
     pub fn key_headers(&self) -> KeyHeaderPolicy {
-        self.key_headers
+        self.cx.key_headers()
     }
     /// The JWS policy.
     pub fn jws_policy(&self) -> &JwsPolicy {
@@ -174,32 +136,101 @@ impl Verifier {
         &self.http
     }
     /// The delegation audit policy.
-    pub fn audit_policy(&self) -> &crate::delegation::AuditPolicy {
+    pub fn audit_policy(&self) -> &AuditPolicy {
         &self.audit
     }
 
-    /// Verify a JWS; see [`crate::jws::verify`].
+    /// Verify a JWS (RFC 7515): compact or JSON serialization, its payload
+    /// attached or given as `detached` (RFC 7515 Appendix F, RFC 7797).
+    ///
+    /// # Errors
+    /// [`JwsVerifyError::Jws`](crate::jws::JwsVerifyError::Jws) when the JWS
+    /// cannot be read (too large, malformed, a payload that differs from
+    /// `detached`); [`JwsVerifyError::NotVerified`](crate::jws::JwsVerifyError::NotVerified)
+    /// with the per-signature report when no signature verified with a
+    /// trusted key or one is invalid.
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::jws::{self, JwsVerifyError, SignOptions};
+    /// use agentsig::trust::{KeySource, StaticKeys};
+    /// use agentsig::{verifier::Verifier, Algorithm, SigningKey};
+    ///
+    /// let key = SigningKey::generate(Algorithm::Ed25519)?;
+    /// let token = jws::sign_compact_detached(b"hello", &key, &SignOptions::default())?;
+    /// let v = Verifier::builder(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)).build();
+    /// assert!(v.verify_jws(&token, Some(b"hello")).is_ok());
+    /// assert!(matches!(v.verify_jws(&token, Some(b"hellO")), Err(JwsVerifyError::NotVerified(_))));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn verify_jws(
         &self,
         jws: &str,
         detached: Option<&[u8]>,
     ) -> Result<crate::jws::JwsReport, crate::jws::JwsVerifyError> {
-        crate::jws::verify(self, jws, detached)
+        crate::jws::verify(&self.cx, &self.jws, jws, detached)
     }
 
-    /// Verify a descriptor against its detached JWS; see
-    /// [`crate::descriptor::verify`].
+    /// Verify a descriptor against its detached JWS over the RFC 8785
+    /// canonical form (seed 001 section 10.3).
+    ///
+    /// # Errors
+    /// [`DescriptorError::TooLarge`](crate::descriptor::DescriptorError::TooLarge)
+    /// over [`Limits::max_document_bytes`]; `Json` when the descriptor is not
+    /// strict I-JSON; `Jws` when the JWS cannot be read; `NotVerified` with
+    /// the report when nothing verified. See the module example.
     pub fn verify_descriptor(
         &self,
         descriptor: &[u8],
         jws: &str,
     ) -> Result<crate::descriptor::Report, crate::descriptor::DescriptorError> {
-        crate::descriptor::verify(self, descriptor, jws)
+        crate::descriptor::verify(&self.cx, &self.jws, descriptor, jws)
     }
 
-    /// Verify a JWT; see [`crate::jwt::verify`].
+    /// Verify a compact JWT (RFC 7519, RFC 8725): signature, claims under
+    /// [`Verifier::jwt_policy`] and, with a replay store, a fresh `jti`.
+    ///
+    /// # Errors
+    /// [`JwtError`](crate::jwt::JwtError): the first failure, with a stable
+    /// `code()`.
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::{jwt, trust::{KeySource, StaticKeys}, verifier::Verifier, Algorithm, SigningKey};
+    /// let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
+    /// let claims = serde_json::json!({"iss": "https://as.example", "sub": "alice", "exp": 4_000_000_000i64});
+    /// let token = jwt::sign(claims.as_object().unwrap(), &key, "JWT")?;
+    /// let v = Verifier::builder(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)).build();
+    /// assert_eq!(v.verify_jwt(&token)?.claims["sub"], "alice");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn verify_jwt(&self, token: &str) -> Result<crate::jwt::VerifiedJwt, crate::jwt::JwtError> {
-        crate::jwt::verify(self, token)
+        crate::jwt::verify(&self.cx, &self.jwt, token)
+    }
+
+    /// Verify the signatures of an A2A Agent Card (its JSON bytes, strict
+    /// I-JSON) against its normal form; see [`crate::a2a`].
+    ///
+    /// # Errors
+    /// [`A2aError`](crate::a2a::A2aError): `Json` for a card that is not
+    /// strict I-JSON, `NoSignatures` for an unsigned card, `NotVerified`
+    /// with the report when a signature did not verify.
+    pub fn verify_agent_card(
+        &self,
+        card: &[u8],
+    ) -> Result<crate::a2a::CardReport, crate::a2a::A2aError> {
+        crate::a2a::verify_card_bytes(&self.cx, &self.jws, card)
+    }
+
+    /// [`Verifier::verify_agent_card`] for a card already parsed.
+    ///
+    /// # Errors
+    /// As [`Verifier::verify_agent_card`].
+    pub fn verify_agent_card_value(
+        &self,
+        card: &serde_json::Value,
+    ) -> Result<crate::a2a::CardReport, crate::a2a::A2aError> {
+        crate::a2a::verify_card(&self.cx, &self.jws, card)
     }
 
     /// Audit a delegation chain (RFC 8693): one token, or a bundle of
@@ -210,15 +241,15 @@ impl Verifier {
     /// # Errors
     /// [`AuditError`](crate::delegation::AuditError), carrying the full
     /// report, when any check of severity error failed (or of severity
-    /// warning, with [`AuditPolicy::deny_warnings`](crate::delegation::AuditPolicy::deny_warnings)):
-    /// a bad signature, an untrusted key, an expired token, a broken
-    /// linkage, a widened scope, a replayed `jti`, ...
+    /// warning, with [`AuditPolicy::deny_warnings`]): a bad signature, an
+    /// untrusted key, an expired token, a broken linkage, a widened scope, a
+    /// replayed `jti`, ...
     ///
     /// # Example
     ///
     /// ```
     /// use agentsig::delegation::mint::{mint, ActorSpec, MintRequest};
-    /// use agentsig::jwt::{FixedClock, JwtPolicy};
+    /// use agentsig::jwt::FixedClock;
     /// use agentsig::trust::{KeySource, StaticKeys};
     /// use agentsig::verifier::Verifier;
     /// use agentsig::{Algorithm, SigningKey};
@@ -245,56 +276,65 @@ impl Verifier {
         &self,
         tokens: &[&str],
     ) -> Result<crate::delegation::AuditReport, crate::delegation::AuditError> {
-        crate::delegation::audit(tokens, self)
+        crate::delegation::audit(&self.cx, &self.jwt, &self.audit, tokens)
     }
 
-    /// Verify the RFC 9421 signatures of a message; see
-    /// [`crate::httpsig::verify()`].
+    /// Verify the RFC 9421 signatures of a message, `related` being the
+    /// request a response answers (for `;req` components). For `http`
+    /// crate types use [`crate::httpsig::VerifySignature`].
+    ///
+    /// # Errors
+    /// [`HttpSigError::Header`](crate::httpsig::HttpSigError) when the
+    /// `Signature`/`Signature-Input` fields are missing or malformed;
+    /// `NotVerified` with one result per label when any examined label did
+    /// not verify (bad signature, untrusted key, expired, a covered
+    /// `Content-Digest` that does not match the content, a replayed nonce).
     pub fn verify_http(
         &self,
         msg: &crate::httpsig::Message,
         related: Option<&crate::httpsig::Message>,
     ) -> Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError> {
-        crate::httpsig::verify(self, msg, related)
+        crate::httpsig::verify(&self.cx, &self.http, msg, related)
     }
 }
 
 impl VerifierBuilder {
     /// The algorithms accepted (default: every asymmetric algorithm).
     pub fn algorithms(mut self, allowed: AllowList) -> Self {
-        self.v.algorithms = allowed;
+        self.v.cx.algorithms = allowed;
         self
     }
     /// The clock (default: the system clock).
     pub fn clock(mut self, clock: impl Clock + 'static) -> Self {
-        self.v.clock = Arc::new(clock);
+        self.v.cx.clock = Arc::new(clock);
         self
     }
     /// A replay store for JWT `jti` and RFC 9421 `nonce` (default: none).
     pub fn replay_store(mut self, store: Arc<dyn ReplayStore>) -> Self {
-        self.v.replay = Some(store);
+        self.v.cx.replay = Some(store);
         self
     }
     /// Size limits.
     pub fn limits(mut self, limits: Limits) -> Self {
-        self.v.limits = limits;
+        self.v.cx.limits = limits;
         self
     }
-    /// Tolerated clock skew in seconds (default 60).
+    /// Tolerated clock skew in seconds (default
+    /// [`DEFAULT_SKEW`](crate::policy::DEFAULT_SKEW), 60).
     pub fn skew(mut self, seconds: u64) -> Self {
-        self.v.skew = seconds;
+        self.v.cx.skew = seconds;
         self
     }
     /// Refuse ECDSA signatures whose `s` is above n/2 (default: accept, as
     /// JOSE and RFC 9421 peers emit both forms; see docs/jws.md).
     pub fn strict_low_s(mut self, on: bool) -> Self {
-        self.v.low_s = on;
+        self.v.cx.low_s = on;
         self
     }
     /// What to do when a JWS offers `jku`/`jwk`/`x5u`/`x5c`/`x5t` (default:
     /// refuse; keys never come from them either way).
     pub fn key_headers(mut self, p: KeyHeaderPolicy) -> Self {
-        self.v.key_headers = p;
+        self.v.cx.key_headers = p;
         self
     }
     /// The JWS and descriptor policy.
@@ -312,14 +352,113 @@ impl VerifierBuilder {
         self.v.http = p;
         self
     }
-    /// The delegation audit policy (default: [`AuditPolicy::default`](crate::delegation::AuditPolicy)).
-    pub fn audit(mut self, p: crate::delegation::AuditPolicy) -> Self {
+    /// The delegation audit policy (default: [`AuditPolicy::default`]).
+    pub fn audit(mut self, p: AuditPolicy) -> Self {
         self.v.audit = p;
         self
     }
     /// The verifier.
     pub fn build(self) -> Verifier {
         self.v
+    }
+}
+
+/// RFC 9421 verification of `http` crate requests and responses with a
+/// [`Verifier`] (as httpsig-hyper's `verify_message_signature`). A request
+/// whose URI has no scheme (as a server receives it) is taken as
+/// [`DEFAULT_SCHEME`](crate::httpsig::DEFAULT_SCHEME), `https`.
+///
+/// # Example
+/// ```
+/// use agentsig::digest::content_digest;
+/// use agentsig::httpsig::{descriptor_response_components, HttpPolicy, SignHttp, SignatureSpec};
+/// use agentsig::trust::{KeySource, StaticKeys};
+/// use agentsig::verifier::{Verifier, VerifyHttp};
+/// use agentsig::{clock::FixedClock, Algorithm, SigningKey};
+///
+/// let key = SigningKey::generate(Algorithm::Ed25519)?;
+/// let now = 1_700_000_000;
+/// let body = br#"{"name":"agent"}"#.to_vec();
+/// let mut res = http::Response::builder()
+///     .status(200)
+///     .header("content-type", "application/json")
+///     .header("content-digest", content_digest(&body))
+///     .body(body)?;
+/// let mut spec = SignatureSpec::new("sig1").created(now).keyid(&key.kid_or_thumbprint());
+/// for c in descriptor_response_components() {
+///     spec = spec.component(c);
+/// }
+/// res.sign_signature(&spec, &key)?;
+///
+/// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+/// let v = Verifier::builder(keys)
+///     .clock(FixedClock(now))
+///     .http(HttpPolicy::descriptor_response())
+///     .build();
+/// assert_eq!(res.verify_signature(&v)?.valid_labels(), ["sig1"]);
+///
+/// // Changed content no longer matches the signed Content-Digest.
+/// *res.body_mut() = br#"{"name":"evil"}"#.to_vec();
+/// assert!(res.verify_signature(&v).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait VerifyHttp {
+    /// Verify the message's signatures under `verifier`'s keys and
+    /// [`HttpPolicy`](crate::httpsig::HttpPolicy).
+    ///
+    /// # Errors
+    /// [`HttpSigError::Message`](crate::httpsig::HttpSigError::Message) when
+    /// the message cannot be read; otherwise as [`Verifier::verify_http`].
+    fn verify_signature(
+        &self,
+        verifier: &Verifier,
+    ) -> Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError>;
+}
+
+/// Verifying a response whose signature covers components of the request
+/// it answers (`;req`, RFC 9421 section 2.4).
+pub trait VerifyHttpResponse {
+    /// As [`VerifyHttp::verify_signature`], `request` being the request this
+    /// response answers.
+    ///
+    /// # Errors
+    /// As [`VerifyHttp::verify_signature`].
+    fn verify_signature_for<C: AsRef<[u8]>>(
+        &self,
+        request: &http::Request<C>,
+        verifier: &Verifier,
+    ) -> Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError>;
+}
+
+impl<B: AsRef<[u8]>> VerifyHttp for http::Request<B> {
+    fn verify_signature(
+        &self,
+        verifier: &Verifier,
+    ) -> Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError> {
+        let m = crate::httpsig::Message::from_request(self, crate::httpsig::DEFAULT_SCHEME)?;
+        verifier.verify_http(&m, None)
+    }
+}
+
+impl<B: AsRef<[u8]>> VerifyHttp for http::Response<B> {
+    fn verify_signature(
+        &self,
+        verifier: &Verifier,
+    ) -> Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError> {
+        let m = crate::httpsig::Message::from_response(self)?;
+        verifier.verify_http(&m, None)
+    }
+}
+
+impl<B: AsRef<[u8]>> VerifyHttpResponse for http::Response<B> {
+    fn verify_signature_for<C: AsRef<[u8]>>(
+        &self,
+        request: &http::Request<C>,
+        verifier: &Verifier,
+    ) -> Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError> {
+        let m = crate::httpsig::Message::from_response(self)?;
+        let r = crate::httpsig::Message::from_request(request, crate::httpsig::DEFAULT_SCHEME)?;
+        verifier.verify_http(&m, Some(&r))
     }
 }
 

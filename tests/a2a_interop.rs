@@ -277,7 +277,7 @@ fn sdk_signed_card_verifies_with_agentsig() {
                         .unwrap();
                 let header: Value = serde_json::from_slice(&header).unwrap();
                 assert_eq!(header["alg"], alg);
-                let report = rep(a2a::verify_card(&verifier(&keys), &signed));
+                let report = rep(verifier(&keys).verify_agent_card_value(&signed));
                 assert!(
                     report.verified(),
                     "{} {alg} {name}: {:?}",
@@ -289,12 +289,12 @@ fn sdk_signed_card_verifies_with_agentsig() {
                 // and those members are reported as uncovered.
                 let mut served = signed.clone();
                 served["x-vendor"] = json!({"added": "after signing"});
-                let report = rep(a2a::verify_card(&verifier(&keys), &served));
+                let report = rep(verifier(&keys).verify_agent_card_value(&served));
                 assert!(report.verified());
                 assert!(report.uncovered.iter().any(|u| u.pointer == "/x-vendor"));
                 let mut bad = signed.clone();
                 bad["version"] = json!("9.9.9");
-                let report = rep(a2a::verify_card(&verifier(&keys), &bad));
+                let report = rep(verifier(&keys).verify_agent_card_value(&bad));
                 assert!(
                     !report.verified(),
                     "{} {alg} {name}: tampered card verified",

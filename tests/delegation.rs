@@ -586,7 +586,8 @@ fn mint_and_exchange_produce_an_auditable_bundle() {
                 ttl: 900,
                 typ: "at+jwt".into(),
             },
-            &xv,
+            xv.context(),
+            xv.jwt_policy(),
             &ScopePolicy::default(),
             &k,
         )

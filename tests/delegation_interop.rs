@@ -138,7 +138,8 @@ fn agentsig_minted_tokens_verify_in_python() {
             ttl: 600,
             typ: "at+jwt".into(),
         },
-        &xv,
+        xv.context(),
+        xv.jwt_policy(),
         &ScopePolicy::default(),
         &k,
     )

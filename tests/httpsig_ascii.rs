@@ -76,7 +76,7 @@ fn bs_covers_a_non_ascii_field() {
     let mut m = req(b"caf\xe9");
     let s = httpsig::sign(&m, None, &spec("\"x-name\";bs"), &ed_key()).unwrap();
     s.apply(&mut m);
-    assert!(httpsig::verify(&verifier(), &m, None).unwrap().all_valid());
+    assert!(verifier().verify_http(&m, None).unwrap().all_valid());
 }
 
 #[test]
@@ -91,7 +91,7 @@ fn verify_refuses_a_plain_non_ascii_field() {
         value: b"caf\xe9".to_vec(),
     });
     s.apply(&mut m);
-    let r = match httpsig::verify(&verifier(), &m, None) {
+    let r = match verifier().verify_http(&m, None) {
         Err(HttpSigError::NotVerified(r)) => r,
         other => panic!("expected a refusal with a report, got {other:?}"),
     };

@@ -299,7 +299,7 @@ fn static_publishing_headers_verify_as_a_saved_response() {
     assert!(headers.contains(
         "Signature-Input: sig1=(\"@status\" \"content-type\" \"content-digest\");created="
     ));
-    // Parameters in RFC 9421 section 2.3's order (httpsig::sign::PARAM_ORDER).
+    // Parameters in RFC 9421 section 2.3's order (httpsig::PARAM_ORDER).
     let input = headers
         .lines()
         .find(|l| l.starts_with("Signature-Input:"))

@@ -38,7 +38,7 @@ fn request() -> Message {
 /// The outcome of the only label through [`httpsig::verify`], which must be
 /// `Ok` exactly when that label verified.
 fn outcome(v: &Verifier, m: &Message) -> Result<(), SigError> {
-    match httpsig::verify(v, m, None) {
+    match v.verify_http(m, None) {
         Ok(r) => {
             assert_eq!(r.results.len(), 1);
             assert!(r.results[0].is_valid());

@@ -44,7 +44,7 @@ const RES: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n";
 /// which must be `Ok` exactly when that label verified.
 fn outcome(m: &Message, p: &HttpPolicy) -> Result<(), SigError> {
     let v = Verifier::builder(keys()).http(p.clone()).build();
-    match httpsig::verify(&v, m, None) {
+    match v.verify_http(m, None) {
         Ok(r) => {
             assert_eq!(r.results.len(), 1);
             assert!(r.results[0].is_valid());

@@ -17,7 +17,7 @@
 
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
-use agentsig::{b64, descriptor, jcs, jwk, Algorithm, SigningKey};
+use agentsig::{b64, jcs, jwk, Algorithm, SigningKey};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -283,7 +283,8 @@ fn interop(which: &str, program: &str, script: &str, install: &str) {
         let jws = s["jws"].as_str().unwrap();
         let vk = signing_key(j).verifying_key().clone();
         let v = Verifier::builder(StaticKeys::new().with(vk, KeySource::Pinned)).build();
-        let rep = descriptor::verify(&v, &f.doc, jws)
+        let rep = v
+            .verify_descriptor(&f.doc, jws)
             .unwrap_or_else(|e| panic!("agentsig rejected {which}'s {alg}: {e}"));
         assert!(
             rep.verified(),
@@ -296,7 +297,7 @@ fn interop(which: &str, program: &str, script: &str, install: &str) {
         let changed = String::from_utf8(f.doc.clone())
             .unwrap()
             .replace("Recipe Agent", "Recipe Agent!");
-        let e = descriptor::verify(&v, changed.as_bytes(), jws).unwrap_err();
+        let e = v.verify_descriptor(changed.as_bytes(), jws).unwrap_err();
         let rep = e
             .report()
             .expect("the JWS was read: a report, not a parse error");

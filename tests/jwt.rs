@@ -18,7 +18,7 @@ fn claims() -> Value {
 }
 
 fn verify_with(tok: &str, keys: &StaticKeys, p: &JwtPolicy) -> Result<jwt::VerifiedJwt, JwtError> {
-    jwt::verify(&verifier_with(keys.clone(), p.clone()), tok)
+    verifier_with(keys.clone(), p.clone()).verify_jwt(tok)
 }
 
 fn code(tok: &str, k: &SigningKey, p: &JwtPolicy) -> &'static str {
@@ -26,7 +26,7 @@ fn code(tok: &str, k: &SigningKey, p: &JwtPolicy) -> &'static str {
 }
 
 fn code_v(tok: &str, v: &Verifier) -> &'static str {
-    match jwt::verify(v, tok) {
+    match v.verify_jwt(tok) {
         Ok(_) => "ok",
         Err(e) => e.code(),
     }
@@ -146,13 +146,13 @@ fn a2_never_hmac_with_a_published_key() {
     ] {
         let keys = StaticKeys::new().with(vk.clone(), src);
         assert_eq!(
-            jwt::verify(&all(keys), &tok).unwrap_err().code(),
+            all(keys).verify_jwt(&tok).unwrap_err().code(),
             "jwt.no-trusted-key"
         );
     }
     // Pinned by the caller and HS256 explicitly allowed: accepted.
     let keys = StaticKeys::new().with(vk.clone(), KeySource::File("secret".into()));
-    assert!(jwt::verify(&all(keys.clone()), &tok).is_ok());
+    assert!(all(keys.clone()).verify_jwt(&tok).is_ok());
     // Not allowed by default.
     assert_eq!(
         verify_with(&tok, &keys, &jwt_policy()).unwrap_err().code(),
@@ -292,7 +292,7 @@ fn a10_times_with_explicit_skew() {
         .to_builder()
         .clock(FixedClock(NOW + 10_000))
         .build();
-    assert_eq!(jwt::verify(&later, &tok).unwrap_err().code(), "jwt.expired");
+    assert_eq!(later.verify_jwt(&tok).unwrap_err().code(), "jwt.expired");
 }
 
 #[test]
@@ -303,18 +303,19 @@ fn a11_jti_replay() {
     let with_store =
         |store: Arc<dyn ReplayStore>| verifier(&k).to_builder().replay_store(store).build();
     let v = with_store(Arc::new(MemoryReplayStore::new()));
-    assert!(jwt::verify(&v, &tok).is_ok());
-    assert_eq!(jwt::verify(&v, &tok).unwrap_err().code(), "jwt.jti-replay");
+    assert!(v.verify_jwt(&tok).is_ok());
+    assert_eq!(v.verify_jwt(&tok).unwrap_err().code(), "jwt.jti-replay");
     // file-backed store survives a reopen (every record is written at once)
     let dir = std::env::temp_dir().join(format!("agentsig-replay-{}", std::process::id()));
     let _ = std::fs::remove_file(&dir);
     {
         let fs = FileReplayStore::open(&dir, NOW).unwrap();
-        assert!(jwt::verify(&with_store(Arc::new(fs)), &tok).is_ok());
+        assert!(with_store(Arc::new(fs)).verify_jwt(&tok).is_ok());
     }
     let fs = FileReplayStore::open(&dir, NOW).unwrap();
     assert_eq!(
-        jwt::verify(&with_store(Arc::new(fs)), &tok)
+        with_store(Arc::new(fs))
+            .verify_jwt(&tok)
             .unwrap_err()
             .code(),
         "jwt.jti-replay"
@@ -365,7 +366,7 @@ fn rfc8693_appendix_tokens_parse_but_never_verify() {
             // The RFC does not publish its keys: nothing verifies.
             let err = d
                 .verify_signature(
-                    &Verifier::builder(keys_for(&k)).build(),
+                    Verifier::builder(keys_for(&k)).build().context(),
                     &JwtPolicy::default(),
                 )
                 .unwrap_err();
@@ -403,13 +404,13 @@ fn a8_keys_are_looked_up_per_issuer() {
     let mut p = jwt_policy();
     p.issuers = None;
     let v = verifier_with(per, p);
-    assert!(jwt::verify(&v, &sign(&claims(), &ka)).is_ok());
+    assert!(v.verify_jwt(&sign(&claims(), &ka)).is_ok());
     // B's key signing a token that claims issuer A: A's keys only, so refused.
-    let e = jwt::verify(&v, &sign(&claims(), &kb)).unwrap_err();
+    let e = v.verify_jwt(&sign(&claims(), &kb)).unwrap_err();
     assert_eq!(e.code(), "jwt.signature");
     let mut c = claims();
     c["iss"] = json!("https://unknown.example.com");
-    let e = jwt::verify(&v, &sign(&c, &ka)).unwrap_err();
+    let e = v.verify_jwt(&sign(&c, &ka)).unwrap_err();
     assert_eq!(e.code(), "jwt.no-trusted-key");
 }
 
@@ -455,7 +456,7 @@ fn file_replay_store_races_record_each_jti_once() {
                 let store = FileReplayStore::open(&path, NOW).expect("open");
                 let v = v.to_builder().replay_store(Arc::new(store)).build();
                 barrier.wait();
-                (jti, jwt::verify(&v, &tok).map(|_| ()).map_err(|e| e.code()))
+                (jti, v.verify_jwt(&tok).map(|_| ()).map_err(|e| e.code()))
             })
         })
         .collect();

@@ -1,9 +1,11 @@
 //! Security regressions for keys, JWS header policy and key loading
 //! (RFC 8725 sections 2.1, 3.1 and 3.11; RFC 8032 section 5.1.7).
 
+use agentsig::httpsig::SignHttp;
 use agentsig::jws::{self, JwsPolicy, JwsReport, JwsVerifyError};
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
+use agentsig::verifier::VerifyHttp;
 use agentsig::{b64, SigningKey};
 use serde_json::json;
 
@@ -13,7 +15,7 @@ const PAYLOAD: &[u8] = b"{\"name\":\"agent\"}";
 /// must be verified and `NotVerified` must not be (the one-verifier-shape
 /// contract), and a malformed JWS fails the test.
 fn verify_report(v: &Verifier, text: &str, detached: Option<&[u8]>) -> JwsReport {
-    match jws::verify(v, text, detached) {
+    match v.verify_jws(text, detached) {
         Ok(r) => {
             assert!(r.verified(), "Ok from jws::verify but not verified");
             r
@@ -277,7 +279,7 @@ fn ecdsa_high_s_accepted_by_default_refused_in_low_s_mode() {
             .component(ComponentId::parse("@target-uri").expect("c"))
             .created(1)
             .keyid("k");
-        let signed = httpsig::sign::sign_request(&mut req, "https", &spec, &k).expect("sign");
+        let signed = req.sign_signature(&spec, &k).expect("sign");
         let other = malleate(&signed.signature_bytes, n);
         for s in [signed.signature_bytes.clone(), other] {
             let high = ecdsa_high_s(alg, &s);
@@ -294,7 +296,7 @@ fn ecdsa_high_s_accepted_by_default_refused_in_low_s_mode() {
                     .http(p)
                     .strict_low_s(low_s)
                     .build();
-                let ok = match httpsig::verify::verify_request(&v, &req, "https") {
+                let ok = match req.verify_signature(&v) {
                     Ok(r) => {
                         assert!(r.all_valid(), "Ok from verify_request but not all valid");
                         true

@@ -99,7 +99,7 @@ fn jwks(k: &SigningKey) -> Value {
 
 /// Response signature over `body` by `k` (RFC 9421 + Content-Digest).
 fn signed_resp(body: &[u8], k: &SigningKey) -> Resp {
-    let fields = agentsig::httpsig::sign::static_response_fields(
+    let fields = agentsig::httpsig::static_response_fields(
         body,
         "application/json",
         &[(k, k.kid().unwrap().to_owned())],

@@ -58,7 +58,7 @@ fn env() -> Env {
 }
 
 fn signed_resp(body: &[u8], key: &SigningKey, created: i64, expires: Option<i64>) -> Resp {
-    let fields = agentsig::httpsig::sign::static_response_fields(
+    let fields = agentsig::httpsig::static_response_fields(
         body,
         "application/json",
         &[(key, key.kid().unwrap().to_owned())],

@@ -89,7 +89,7 @@ fn checked(
     rel: Option<&Message>,
     id: &str,
 ) -> Result<VerifyReport, Box<VerifyReport>> {
-    match httpsig::verify(v, m, rel) {
+    match v.verify_http(m, rel) {
         Ok(r) => Ok(r),
         Err(HttpSigError::NotVerified(r)) => Err(r),
         Err(e) => panic!("{id}: {e}"),
@@ -308,7 +308,7 @@ fn b24_fails_on_the_response_as_printed() {
     assert_ne!(tampered, signed);
     let m = Message::parse(tampered.as_bytes(), "https").unwrap();
     let mut policy = vector_policy("sig-b24");
-    policy.required = httpsig::verify::descriptor_response_components();
+    policy.required = httpsig::descriptor_response_components();
     let v = Verifier::builder(keys)
         .algorithms(AllowList::all())
         .http(policy)

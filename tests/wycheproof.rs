@@ -13,7 +13,7 @@
 //! A per-file summary line `wycheproof <file>: passed P/T ...` is printed
 //! (`cargo test --test wycheproof -- --nocapture` shows it).
 
-use agentsig::jws::{self, JwsError, JwsReport, JwsVerifyError, Reason, Verdict};
+use agentsig::jws::{JwsError, JwsReport, JwsVerifyError, Reason, Verdict};
 use agentsig::keys::{self, KeyError, VerifyError};
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
@@ -676,7 +676,7 @@ fn header_alg(compact: &str) -> Option<String> {
 /// one. It also checks the new contract: `Ok` only when verified, and
 /// `NotVerified` only when not.
 fn verify_report(v: &Verifier, text: &str, detached: Option<&[u8]>) -> Result<JwsReport, JwsError> {
-    match jws::verify(v, text, detached) {
+    match v.verify_jws(text, detached) {
         Ok(r) => {
             assert!(r.verified(), "Ok from jws::verify but not verified");
             Ok(r)

@@ -2,7 +2,7 @@
 //! policy with a fixed key: never a panic.
 #![no_main]
 use agentsig::httpsig::message::Message;
-use agentsig::httpsig::verify::verify;
+use agentsig::httpsig::verify;
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::VerifyingKey;

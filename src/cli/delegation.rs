@@ -55,7 +55,7 @@ pub struct TrustArgs {
     #[arg(long, conflicts_with = "typ")]
     any_typ: bool,
     /// Clock skew in seconds.
-    #[arg(long, allow_hyphen_values = true, default_value_t = agentsig::jwt::DEFAULT_SKEW)]
+    #[arg(long, allow_hyphen_values = true, default_value_t = agentsig::policy::DEFAULT_SKEW as i64)]
     skew: i64,
     /// Audit "as of" this time (seconds since the epoch) instead of now.
     #[arg(long, allow_hyphen_values = true)]
@@ -461,7 +461,7 @@ fn exchange(a: ExchangeArgs) -> CliResult {
         typ: a.new_typ.clone(),
     };
     let v = a.trust.verifier(resolver, jp);
-    match mint::exchange(&req, &v, &scope_policy, &key) {
+    match mint::exchange(&req, v.context(), v.jwt_policy(), &scope_policy, &key) {
         Ok(r) => {
             if a.json {
                 print_json(&r.response);

@@ -198,7 +198,7 @@ fn announce(a: AnnounceArgs) -> CliResult {
     let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
     let key = load_signing(&a.signing_key, a.signing_alg, None, None)?;
     let iat = a.now.unwrap_or_else(|| SystemClock.now());
-    let (payload, jws) = agentsig::pin::sign_announcement(&a.identity, &refs, iat, &key)
+    let (payload, jws) = agentsig::announce::sign_announcement(&a.identity, &refs, iat, &key)
         .map_err(|e| CliError::usage(e.to_string()))?;
     std::fs::write(&a.out, &payload).map_err(|e| CliError::usage(format!("{}: {e}", a.out)))?;
     let jws_path = format!("{}.jws", a.out);
@@ -229,7 +229,7 @@ fn accept(a: AcceptArgs) -> CliResult {
         jws.trim(),
         &cands,
         now,
-        agentsig::verifier::DEFAULT_SKEW as i64,
+        agentsig::policy::DEFAULT_SKEW as i64,
     ) {
         Ok(pins) => {
             outln!(

@@ -662,7 +662,7 @@ fn check_card(a: &VerifyArgs, card: &serde_json::Value) -> Result<JwsOutcome, Cl
         .algorithms(a.trust.allow_list())
         .jws(policy)
         .build();
-    let report = match a2a::verify_card(&v, card) {
+    let report = match v.verify_agent_card_value(card) {
         Ok(r) => r,
         Err(A2aError::NotVerified(r)) => *r,
         Err(e) => {
@@ -783,7 +783,7 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
         related: None,
         trust: &a.trust,
         labels: &[],
-        required: agentsig::httpsig::verify::descriptor_response_components(),
+        required: agentsig::httpsig::descriptor_response_components(),
         max_age: a.max_age,
         skew: 60,
         now: a.now,
@@ -961,7 +961,7 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
             KeyHeaderPolicy::Refuse
         })
         .build();
-    let report = match descriptor::verify(&v, input, &jws_text) {
+    let report = match v.verify_descriptor(input, &jws_text) {
         Ok(r) => r,
         Err(DescriptorError::NotVerified(r)) => *r,
         Err(DescriptorError::TooLarge(n)) => {

@@ -9,7 +9,7 @@ use super::chain;
 use super::scope::Scope;
 use super::{AuditPolicy, AuditReport, Checks, Hop, Severity, MAX_HOPS};
 use crate::jwt;
-use crate::verifier::Verifier;
+use crate::policy::{Context, JwtPolicy};
 use serde_json::Map;
 use std::collections::HashMap;
 
@@ -28,10 +28,14 @@ pub fn same_principal(a: &str, b: &str) -> bool {
 }
 
 /// See [`super::audit`]: the report, passed or not.
-pub(crate) fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport {
+pub(crate) fn audit(
+    tokens: &[&str],
+    v: &Context,
+    jwt_policy: &JwtPolicy,
+    policy: &AuditPolicy,
+) -> AuditReport {
     let now = v.now();
     let skew = v.skew_i64();
-    let jwt_policy = v.jwt_policy();
     let mut checks = Checks::default();
     let mut hops: Vec<Hop> = Vec::new();
     let report = |hops, checks: Checks| AuditReport {

@@ -30,41 +30,15 @@ pub mod report;
 pub mod scope;
 
 use crate::jwt::KeyEvidence;
-use crate::verifier::Verifier;
+use crate::policy::{Context, JwtPolicy};
+
+pub use crate::policy::{
+    AuditPolicy, Severity, DEFAULT_MAX_DEPTH, DELEGATION_TYP as DEFAULT_TYP, HARD_MAX_DEPTH,
+    MAX_HOPS,
+};
 use serde_json::{Map, Value};
 
 pub use scope::{Scope, ScopeMode, ScopePolicy};
-
-/// Default bound on the number of actors in one token's `act` chain.
-pub const DEFAULT_MAX_DEPTH: usize = 5;
-/// The bound no configuration can exceed.
-pub const HARD_MAX_DEPTH: usize = 10;
-/// Most tokens in one bundle.
-pub const MAX_HOPS: usize = 10;
-/// The media type agentsig gives its delegation tokens (RFC 9068 section 4).
-pub const DEFAULT_TYP: &str = "at+jwt";
-
-/// How bad a failed check is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// The chain must not be accepted: [`AuditReport::passed`] is false.
-    Error,
-    /// A hazard worth a look that does not fail the audit.
-    Warning,
-    /// Informational (the severity of passed checks).
-    Info,
-}
-
-impl Severity {
-    /// The lowercase name, `"error"`, `"warning"` or `"info"`, as in the JSON report.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        }
-    }
-}
 
 /// One check: a stable `code` naming the hazard checked for, its severity
 /// when it fails, and the result (`passed` = the hazard is absent).
@@ -136,69 +110,6 @@ impl Checks {
         } else {
             self.fail(code, severity, hop, msg)
         }
-    }
-}
-
-/// What the audit accepts: plain data with secure defaults, held by the
-/// [`Verifier`] ([`VerifierBuilder::audit`](crate::verifier::VerifierBuilder::audit)).
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct AuditPolicy {
-    /// Most actors in one `act` chain (default 5, never above 10).
-    pub max_depth: usize,
-    /// How scopes are compared across actors and hops.
-    pub scope: ScopePolicy,
-    /// Require `may_act` on every token that is delegated further.
-    pub require_may_act: bool,
-    /// Severity of an actor equal to the token's subject (default warning).
-    pub actor_is_subject: Severity,
-    /// A failed check of severity warning fails the audit too (default
-    /// false: only errors fail it).
-    pub deny_warnings: bool,
-}
-
-impl Default for AuditPolicy {
-    fn default() -> Self {
-        AuditPolicy {
-            max_depth: DEFAULT_MAX_DEPTH,
-            scope: ScopePolicy::default(),
-            require_may_act: false,
-            actor_is_subject: Severity::Warning,
-            deny_warnings: false,
-        }
-    }
-}
-
-impl AuditPolicy {
-    /// Most actors in one `act` chain (clamped to 1..=[`HARD_MAX_DEPTH`]).
-    pub fn max_depth(mut self, depth: usize) -> Self {
-        self.max_depth = depth;
-        self
-    }
-    /// How scopes are compared.
-    pub fn scope(mut self, scope: ScopePolicy) -> Self {
-        self.scope = scope;
-        self
-    }
-    /// Require `may_act` on every token that is delegated further
-    /// (RFC 8693 section 4.4).
-    pub fn require_may_act(mut self, on: bool) -> Self {
-        self.require_may_act = on;
-        self
-    }
-    /// Severity of an actor equal to the token's subject.
-    pub fn actor_is_subject(mut self, severity: Severity) -> Self {
-        self.actor_is_subject = severity;
-        self
-    }
-    /// Let a failed warning fail the audit too.
-    pub fn deny_warnings(mut self, on: bool) -> Self {
-        self.deny_warnings = on;
-        self
-    }
-    /// The effective depth bound (never above [`HARD_MAX_DEPTH`]).
-    pub fn depth_bound(&self) -> usize {
-        self.max_depth.clamp(1, HARD_MAX_DEPTH)
     }
 }
 
@@ -327,9 +238,14 @@ impl AuditError {
 
 /// Audit one token (single-token audit) or a bundle of tokens, one per hop,
 /// subject token first, under the verifier's keys, JWT policy and
-/// [`AuditPolicy`]. The one way in is [`Verifier::audit_delegation`].
-pub(crate) fn audit(tokens: &[&str], v: &Verifier) -> Result<AuditReport, AuditError> {
-    let report = bundle::audit(tokens, v, v.audit_policy());
+/// [`AuditPolicy`]. The one way in is [`Verifier::audit_delegation`](crate::verifier::Verifier::audit_delegation).
+pub(crate) fn audit(
+    cx: &Context,
+    jwt: &JwtPolicy,
+    policy: &AuditPolicy,
+    tokens: &[&str],
+) -> Result<AuditReport, AuditError> {
+    let report = bundle::audit(tokens, cx, jwt, policy);
     if report.passed() {
         Ok(report)
     } else {

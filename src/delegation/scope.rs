@@ -25,51 +25,13 @@
 //!   or an empty segment (`billing..read`, `billing.`) cannot be compared
 //!   and is rejected.
 
+pub use crate::policy::{ScopeMode, ScopePolicy};
 use std::collections::BTreeSet;
 
 /// Most values accepted in one scope claim.
 pub const MAX_SCOPE_VALUES: usize = 256;
 /// Longest scope claim accepted, in bytes.
 pub const MAX_SCOPE_BYTES: usize = 8 * 1024;
-
-/// How scope values compare.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum ScopeMode {
-    /// Set inclusion of exact values.
-    #[default]
-    Set,
-    /// Segment-wise prefixes (see the module documentation).
-    Hierarchical,
-}
-
-impl ScopeMode {
-    /// The lowercase name, `"set"` or `"hierarchical"`, as in the JSON report.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ScopeMode::Set => "set",
-            ScopeMode::Hierarchical => "hierarchical",
-        }
-    }
-}
-
-/// The scope-comparison policy.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScopePolicy {
-    /// How one scope value covers another.
-    pub mode: ScopeMode,
-    /// Segment separators for [`ScopeMode::Hierarchical`].
-    pub separators: Vec<char>,
-}
-
-impl Default for ScopePolicy {
-    fn default() -> Self {
-        ScopePolicy {
-            mode: ScopeMode::Set,
-            separators: vec!['.', '/', ':'],
-        }
-    }
-}
 
 /// Why a scope cannot be compared.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

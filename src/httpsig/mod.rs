@@ -4,9 +4,12 @@
 //!   `http` crate's `Request`/`Response` convert into.
 //! * [`components`]: component identifiers and values (section 2).
 //! * [`base`]: the signature base (section 2.5).
-//! * [`sign`](mod@sign): creating signatures (section 3.1), several per message.
-//! * [`verify`](mod@verify): verifying (section 3.2) with a caller-stated
-//!   policy; one result per label, never "any valid wins" (section 7.2.5).
+//! * signing: [`sign`] a [`Message`] (section 3.1), several signatures per
+//!   message; `http` crate types through [`SignHttp`].
+//! * verifying (section 3.2) under an [`HttpPolicy`], through
+//!   [`Verifier::verify_http`](crate::verifier::Verifier::verify_http) or, for
+//!   `http` crate types, [`VerifyHttp`](crate::verifier::VerifyHttp); one
+//!   result per label, never "any valid wins" (section 7.2.5).
 //! * [`accept`]: `Accept-Signature` (section 5).
 //! * [`crate::sfv`]: the strict Structured Field Values codec they share.
 //!
@@ -18,15 +21,19 @@ pub mod components;
 pub mod message;
 /// Re-export: the codec moved to [`crate::sfv`] (RFC 9530 digests use it too).
 pub use crate::sfv;
-pub mod sign;
-pub mod verify;
+mod sign;
+mod verify;
 
 pub use components::{ComponentError, ComponentId, Derived, SfType};
 pub use message::{Message, MessageError};
-pub use sign::{sign, SignError, SignatureSpec, Signed};
+pub use sign::{
+    default_components, sign, static_response_fields, SignError, SignHttp, SignHttpResponse,
+    SignatureOnHttpError, SignatureSpec, Signed, DEFAULT_SCHEME, PARAM_ORDER,
+};
+pub(crate) use verify::verify;
 pub use verify::{
-    key_requests, verify, verify_request, verify_response, Clock, FixedClock, HeaderError,
-    HttpPolicy, HttpSigError, LabelResult, SigError, SystemClock, VerifyReport,
+    default_request_target_components, descriptor_response_components, key_requests, HeaderError,
+    HttpPolicy, HttpSigError, LabelResult, SigError, VerifyReport,
 };
 
 use sfv::BareItem;

@@ -23,12 +23,10 @@ use super::message::{Message, MessageError};
 use super::{check_params, param_int, param_str, valid_label, ParamError};
 use crate::alg::Algorithm;
 use crate::digest::{self, DigestError};
+use crate::policy::Context;
 use crate::replay::Sighting;
 use crate::sfv::{self, BareItem, Entry, SfError};
 use crate::trust::{KeyRequest, KeySource, ResolveError, SelectError};
-use crate::verifier::Verifier;
-
-pub use crate::clock::{Clock, FixedClock, SystemClock};
 
 /// What the caller requires of a signature, beyond a trusted key and an
 /// allowed algorithm (the [`Verifier`]'s). Defaults are strict: `created`
@@ -553,7 +551,8 @@ pub fn key_requests(msg: &Message) -> Result<Vec<(String, KeyRequest)>, HeaderEr
 ///
 /// ```
 /// use agentsig::digest::content_digest;
-/// use agentsig::httpsig::{self, ComponentId, Derived, FixedClock, HttpPolicy, HttpSigError,
+/// use agentsig::clock::FixedClock;
+/// use agentsig::httpsig::{self, ComponentId, Derived, HttpPolicy, HttpSigError,
 ///     Message, SigError, SignatureSpec};
 /// use agentsig::trust::{KeySource, StaticKeys};
 /// use agentsig::verifier::Verifier;
@@ -583,24 +582,25 @@ pub fn key_requests(msg: &Message) -> Result<Vec<(String, KeyRequest)>, HeaderEr
 ///     .clock(FixedClock(now))
 ///     .http(HttpPolicy::descriptor_response())
 ///     .build();
-/// let report = httpsig::verify(&verifier, &res, None)?;
+/// let report = verifier.verify_http(&res, None)?;
 /// assert_eq!(report.valid_labels(), ["sig1"]);
 /// assert_eq!(report.results[0].keyid.as_deref(), Some(keyid.as_str()));
 ///
 /// // Changed content no longer matches the signed Content-Digest.
 /// res.body = br#"{"name":"evil"}"#.to_vec();
-/// let err = httpsig::verify(&verifier, &res, None).unwrap_err();
+/// let err = verifier.verify_http(&res, None).unwrap_err();
 /// let r = err.report().and_then(|r| r.get("sig1")).expect("a result for sig1");
 /// assert!(matches!(r.outcome, Err(SigError::ContentDigest(_))));
 /// assert!(matches!(err, HttpSigError::NotVerified(_)));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn verify(
-    v: &Verifier,
+pub(crate) fn verify(
+    v: &Context,
+    policy: &HttpPolicy,
     msg: &Message,
     related: Option<&Message>,
 ) -> Result<VerifyReport, HttpSigError> {
-    let report = report(v, msg, related)?;
+    let report = report(v, policy, msg, related)?;
     if report.all_valid() {
         Ok(report)
     } else {
@@ -609,12 +609,12 @@ pub fn verify(
 }
 
 /// One result per label, whatever the outcome (see [`verify`]).
-pub fn report(
-    v: &Verifier,
+pub(crate) fn report(
+    v: &Context,
+    policy: &HttpPolicy,
     msg: &Message,
     related: Option<&Message>,
 ) -> Result<VerifyReport, HeaderError> {
-    let policy = &v.http;
     let inputs = read_dict(msg, "signature-input")?.ok_or(HeaderError::NoSignatureInput)?;
     let sigs = read_dict(msg, "signature")?.ok_or(HeaderError::NoSignature)?;
     let mut results = Vec::new();
@@ -636,15 +636,19 @@ pub fn report(
     for label in labels {
         let mut r = LabelResult::new(&label);
         let received = (&inputs, &sigs);
-        let outcome = verify_label(v, msg, related, received, &label, &mut r, &mut cache);
+        let outcome = verify_label(
+            v, policy, msg, related, received, &label, &mut r, &mut cache,
+        );
         r.outcome = outcome;
         results.push(r);
     }
     Ok(VerifyReport { results })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn verify_label(
-    v: &Verifier,
+    v: &Context,
+    policy: &HttpPolicy,
     msg: &Message,
     related: Option<&Message>,
     (inputs, sigs): (&sfv::Dictionary, &sfv::Dictionary),
@@ -695,7 +699,6 @@ fn verify_label(
         None => None,
     };
     r.alg = alg_param;
-    let policy = &v.http;
 
     // Policy checks that need no cryptography (section 3.2 steps 4-5).
     for req in &policy.required {
@@ -870,29 +873,4 @@ fn verify_label(
         }
     }
     Ok(())
-}
-
-/// Verify an `http::Request` (see [`verify`]).
-pub fn verify_request<B: AsRef<[u8]>>(
-    v: &Verifier,
-    req: &http::Request<B>,
-    default_scheme: &str,
-) -> Result<VerifyReport, HttpSigError> {
-    let m = Message::from_request(req, default_scheme)?;
-    verify(v, &m, None)
-}
-
-/// Verify an `http::Response`; `related` is the request it answers (for
-/// `;req`). See [`verify`].
-pub fn verify_response<B: AsRef<[u8]>, C: AsRef<[u8]>>(
-    v: &Verifier,
-    res: &http::Response<B>,
-    related: Option<&http::Request<C>>,
-    default_scheme: &str,
-) -> Result<VerifyReport, HttpSigError> {
-    let m = Message::from_response(res)?;
-    let r = related
-        .map(|r| Message::from_request(r, default_scheme))
-        .transpose()?;
-    verify(v, &m, r.as_ref())
 }

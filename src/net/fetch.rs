@@ -30,6 +30,7 @@
 //!   [`FetchPolicy::allow_private_host`]); never by default.
 
 use super::cache::{CachePolicy, CacheStatus, HttpCache, Lookup};
+pub use super::cache::{Fetched, Redirect};
 use crate::formats::addr::{classify_host, classify_ipv4, classify_ipv6, HostClass};
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -277,59 +278,6 @@ impl FetchError {
     /// Whether this is an SSRF refusal (no connection was made).
     pub fn is_refusal(&self) -> bool {
         matches!(self, FetchError::Refused { .. } | FetchError::NotHttps(_))
-    }
-}
-
-/// One redirect followed.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Redirect {
-    /// Where it came from.
-    pub from: String,
-    /// Where it pointed.
-    pub to: String,
-    /// True when host or port changed (seed 001 section 5.3: reported).
-    pub authority_changed: bool,
-}
-
-/// A fetched response.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct Fetched {
-    /// The URL finally fetched (after redirects).
-    pub url: String,
-    /// The HTTP status (2xx).
-    pub status: u16,
-    /// The response header fields.
-    pub headers: http::HeaderMap,
-    /// The body, at most [`FetchPolicy::max_body`] bytes.
-    pub body: Vec<u8>,
-    /// The redirects followed, in order.
-    pub redirects: Vec<Redirect>,
-    /// Whether it came from the origin or from the HTTP cache.
-    pub cache: CacheStatus,
-}
-
-impl Fetched {
-    #[cfg(test)]
-    pub(crate) fn new_for_tests(
-        url: &str,
-        status: u16,
-        headers: http::HeaderMap,
-        body: Vec<u8>,
-    ) -> Fetched {
-        Fetched {
-            url: url.to_owned(),
-            status,
-            headers,
-            body,
-            redirects: Vec::new(),
-            cache: CacheStatus::Network,
-        }
-    }
-
-    /// The first value of a header field, if it is text.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 }
 

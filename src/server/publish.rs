@@ -1318,7 +1318,7 @@ mod card_tests {
         for (i, k) in ring.all().iter().enumerate() {
             let keys = StaticKeys::new().with(k.key.verifying_key().clone(), KeySource::Pinned);
             let v = crate::verifier::Verifier::builder(keys).build();
-            let rep = crate::a2a::verify_card(&v, &card).unwrap();
+            let rep = v.verify_agent_card_value(&card).unwrap();
             assert!(rep.verified());
             let protected = sigs[i]["protected"].as_str().unwrap();
             let header: Value =
