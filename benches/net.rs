@@ -237,9 +237,7 @@ fn env() -> Env {
     let mut cacheable = fields.clone();
     cacheable.push(("cache-control".into(), "max-age=300".into()));
     srv.route("/c.json", cacheable, body.clone());
-    let jws = descriptor::sign(&body, &[&key], Default::default(), &Default::default())
-        .unwrap()
-        .jws;
+    let jws = descriptor::sign(&body, &key).unwrap().jws;
     srv.route(
         "/a.json.jws",
         vec![("content-type".into(), "application/jose".into())],

@@ -12,7 +12,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The publisher: a key bound to ES256, and the descriptor it publishes.
     let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
     let doc = std::fs::read("examples/agent.json")?;
-    let signed = descriptor::sign(&doc, &[&key], Default::default(), &Default::default())?;
+    let signed = descriptor::sign(&doc, &key)?;
     println!("detached JWS: {}", signed.jws);
 
     // The resolver: trusts the publisher's public key (from a JWK Set, DID or

@@ -25,7 +25,7 @@
 //!
 //! let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
 //! let doc = br#"{"name":"planner","version":"1.0.0"}"#;
-//! let signed = descriptor::sign(doc, &[&key], Default::default(), &Default::default()).unwrap();
+//! let signed = descriptor::sign(doc, &key).unwrap();
 //!
 //! let verifier = Verifier::builder(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)).build();
 //! let report = verifier.verify_descriptor(doc, &signed.jws).unwrap();

@@ -35,9 +35,7 @@ fn env() -> Env {
         "authentication": {"jwksUri": srv.url("agents.example", "/jwks")}
     }))
     .unwrap();
-    let jws = descriptor::sign(&body, &[&key], Default::default(), &Default::default())
-        .unwrap()
-        .jws;
+    let jws = descriptor::sign(&body, &key).unwrap().jws;
     srv.route("/planner.json", Resp::ok("application/json", body.clone()));
     srv.route("/planner.json.jws", Resp::ok("application/jose", jws));
     srv.route(

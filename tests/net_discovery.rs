@@ -116,9 +116,7 @@ fn verify_with(d: Discovery, jws: &str) -> Result<descriptor::Report, descriptor
 }
 
 fn sign(k: &SigningKey) -> String {
-    descriptor::sign(DESC, &[k], Default::default(), &Default::default())
-        .unwrap()
-        .jws
+    descriptor::sign(DESC, k).unwrap().jws
 }
 
 #[test]

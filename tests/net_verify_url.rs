@@ -75,9 +75,7 @@ fn signed_resp(body: &[u8], key: &SigningKey, created: i64, expires: Option<i64>
 }
 
 fn jws(body: &[u8], key: &SigningKey) -> String {
-    descriptor::sign(body, &[key], Default::default(), &Default::default())
-        .unwrap()
-        .jws
+    descriptor::sign(body, key).unwrap().jws
 }
 
 fn strict() -> UrlVerifyOptions {

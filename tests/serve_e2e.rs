@@ -45,8 +45,7 @@ fn site_dir(name: &str, signer: &SigningKey) -> PathBuf {
         }
     }
     let doc = std::fs::read(d.join("agent.json")).unwrap();
-    let signed =
-        descriptor::sign(&doc, &[signer], Default::default(), &Default::default()).unwrap();
+    let signed = descriptor::sign(&doc, signer).unwrap();
     std::fs::write(d.join("agent.json.jws"), signed.jws).unwrap();
     d
 }

@@ -194,7 +194,10 @@ pub fn sign(a: SignArgs) -> CliResult {
         ..SignOptions::default()
     };
     let refs: Vec<&agentsig::SigningKey> = keys.iter().collect();
-    let signed = descriptor::sign(&input, &refs, form, &opts).map_err(|e| match e {
+    let opts = descriptor::DescriptorOptions::default()
+        .form(form)
+        .jws(opts);
+    let signed = descriptor::sign_with(&input, &refs, &opts).map_err(|e| match e {
         DescriptorError::Json(j) => CliError::usage(format!("{}: {j}", a.file)),
         other => CliError::usage(other.to_string()),
     })?;
