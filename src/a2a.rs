@@ -48,7 +48,7 @@
 //! "JCS of the card minus signatures" verifiers agree with the SDKs) and
 //! appends a signature whose protected header carries `alg`, `kid` and
 //! `typ: "JOSE"` (the JS SDK's verifier skips entries without all three).
-//! [`verify_card`] recomputes the payload and verifies every signature with
+//! [`Verifier::verify_agent_card`](crate::verifier::Verifier::verify_agent_card) recomputes the payload and verifies every signature with
 //! keys from the caller's resolver only: `jku` is never followed (A2A#2096).
 
 use crate::jcs;
@@ -953,7 +953,7 @@ fn existing_signatures(card: &Value) -> Result<Vec<Value>, A2aError> {
     }
 }
 
-/// The outcome of [`verify_card`].
+/// The outcome of [`Verifier::verify_agent_card`](crate::verifier::Verifier::verify_agent_card).
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct CardReport {

@@ -308,7 +308,7 @@ pub struct JwsReport {
     pub payload: Vec<u8>,
 }
 
-/// Why [`verify`] did not verify: the JWS could not be read, or it was read
+/// Why a JWS did not verify: the JWS could not be read, or it was read
 /// and nothing verified (the report says why, per signature).
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]

@@ -3,12 +3,12 @@
 //!
 //! # Security contract
 //! * Compact serialization only (RFC 7519 section 7.2 step 1), at most
-//!   [`Limits::max_jwt_bytes`](crate::verifier::Limits::max_jwt_bytes) bytes (16 KiB by default), exactly three
+//!   [`Limits::max_jwt_bytes`](crate::policy::Limits::max_jwt_bytes) bytes (16 KiB by default), exactly three
 //!   non-empty segments of canonical base64url (RFC 7515 section 2), no
 //!   whitespace. Header and claims are strict I-JSON (RFC 7493; RFC 7519
 //!   section 4 "Claim Names ... MUST be unique"): duplicate member names,
 //!   invalid UTF-8 and non-I-JSON numbers are refused.
-//! * The algorithm comes from an explicit allow-list ([`Verifier::algorithms`],
+//! * The algorithm comes from an explicit allow-list ([`Verifier::algorithms`](crate::verifier::Verifier::algorithms),
 //!   RFC 8725 section 3.1) and must be the algorithm the trusted key is bound
 //!   to; `none` does not exist. A symmetric (HMAC) key is never used when it
 //!   came from a JWK Set or from discovery (RFC 8725 sections 2.1 and 3.1),
@@ -28,7 +28,7 @@
 //!   issuers; `aud` must contain the verifier's identifier when one is
 //!   configured (4.1.3); `exp` is required (4.1.4); `nbf` (4.1.5) and `iat`
 //!   (4.1.6, not in the future) are checked; NumericDate values must be
-//!   integers within ±(2^53−1). Clock skew is explicit ([`Verifier::skew`],
+//!   integers within ±(2^53−1). Clock skew is explicit ([`Verifier::skew`](crate::verifier::Verifier::skew),
 //!   default 60 s) and the clock is injected ([`Clock`]).
 //! * `jti` replay (RFC 7519 section 4.1.7, RFC 8725 section 3.8 context) is
 //!   detected through a [`ReplayStore`], keyed by `(iss, jti)` until `exp`

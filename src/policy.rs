@@ -178,7 +178,7 @@ impl Default for ScopePolicy {
 /// How bad a failed check is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
-    /// The chain must not be accepted: [`AuditReport::passed`] is false.
+    /// The chain must not be accepted: [`AuditReport::passed`](crate::delegation::AuditReport::passed) is false.
     Error,
     /// A hazard worth a look that does not fail the audit.
     Warning,

@@ -281,7 +281,7 @@ impl Verifier {
 
     /// Verify the RFC 9421 signatures of a message, `related` being the
     /// request a response answers (for `;req` components). For `http`
-    /// crate types use [`crate::httpsig::VerifySignature`].
+    /// crate types use [`VerifyHttp`].
     ///
     /// # Errors
     /// [`HttpSigError::Header`](crate::httpsig::HttpSigError) when the

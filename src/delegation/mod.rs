@@ -14,7 +14,7 @@
 //! token cannot prove per-hop narrowing unless its actors carry their own
 //! (non-standard) `scope`; agentsig checks that when present and reports the
 //! prior actors as *asserted*. Only a bundle of tokens, one per hop, each
-//! signed and verified, is *verified* evidence: [`audit`] with several
+//! signed and verified, is *verified* evidence: an audit of several
 //! tokens checks linkage, alignment, `may_act`, narrowing, time nesting and
 //! `jti` uniqueness across hops (seed 001 section 10.2: RFC 8693 nested
 //! `act`, monotonic scope narrowing).

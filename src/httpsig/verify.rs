@@ -29,7 +29,7 @@ use crate::sfv::{self, BareItem, Entry, SfError};
 use crate::trust::{KeyRequest, KeySource, ResolveError, SelectError};
 
 /// What the caller requires of a signature, beyond a trusted key and an
-/// allowed algorithm (the [`Verifier`]'s). Defaults are strict: `created`
+/// allowed algorithm (the `Verifier`'s). Defaults are strict: `created`
 /// and `keyid` required, 5 minutes maximum age, no required components.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -433,7 +433,7 @@ pub struct VerifyReport {
     pub results: Vec<LabelResult>,
 }
 
-/// Why [`verify`] did not verify: the signature fields are unusable, or
+/// Why a message did not verify: the signature fields are unusable, or
 /// a label examined did not verify (the report says which and why).
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]

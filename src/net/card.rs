@@ -1,5 +1,5 @@
 //! `verify URL` of an A2A Agent Card (A2A v1.0 section 8.4): the card's own
-//! embedded `signatures` are verified with [`crate::a2a::verify_card`], in
+//! embedded `signatures` are verified with [`Verifier::verify_agent_card_value`](crate::verifier::Verifier::verify_agent_card_value), in
 //! addition to any RFC 9421 response signature or detached JWS.
 //!
 //! Keys for the card come from the caller (`--key`, `--jwks`, a pin store).
