@@ -223,6 +223,26 @@ pub(crate) fn verify_canonical(
     }
 }
 
+/// The identity a descriptor's key is pinned under ([`crate::pin`]): its
+/// first non-empty string member of `id`, `url`, `name`, in that order;
+/// `None` when it has none or is not strict I-JSON.
+///
+/// # Example
+/// ```
+/// use agentsig::descriptor::identity;
+/// assert_eq!(identity(br#"{"name":"planner","url":"https://p.example/"}"#).as_deref(), Some("https://p.example/"));
+/// assert_eq!(identity(br#"{"id":""}"#), None);
+/// ```
+pub fn identity(descriptor: &[u8]) -> Option<String> {
+    let v = crate::json::parse_strict(descriptor).ok()?;
+    ["id", "url", "name"].iter().find_map(|k| {
+        v.get(*k)
+            .and_then(serde_json::Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    })
+}
+
 /// Lowercase hex SHA-256.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let d = ring::digest::digest(&ring::digest::SHA256, bytes);

@@ -343,6 +343,14 @@ impl JwsVerifyError {
 }
 
 impl JwsReport {
+    /// The RFC 7638 thumbprints of the keys whose signatures verified, in
+    /// signature order (what a pin store checks, [`crate::pin::Pins::decide`]).
+    pub fn valid_thumbprints(&self) -> impl Iterator<Item = &str> {
+        self.signatures
+            .iter()
+            .filter(|s| s.verdict == Verdict::Valid)
+            .filter_map(|s| s.key_thumbprint.as_deref())
+    }
     /// At least one signature is [`Verdict::Valid`] and none is
     /// [`Verdict::Invalid`]. Nothing verified is never a success.
     pub fn verified(&self) -> bool {

@@ -620,6 +620,85 @@ impl Pins {
     }
 }
 
+/// The key-pinning decision for one verification ([`Pins::decide`]): a
+/// stable code, whether it passes, and a message for people.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use]
+pub struct PinDecision {
+    /// Whether the verified key is (now) pinned for the identity.
+    pub passed: bool,
+    /// `pin.first-seen`, `pin.match`, `pin.key-changed`, `pin.no-identity`,
+    /// or the code of a store error ([`PinError::code`]).
+    pub code: &'static str,
+    /// What happened, naming the identity and the keys.
+    pub message: String,
+}
+
+impl Pins {
+    /// Decide whether a verification of `identity` with the keys
+    /// `thumbprints` (RFC 7638, of the signatures that verified) keeps key
+    /// continuity: a key already pinned passes (`pin.match`); with no pin
+    /// yet, the first key is pinned (`pin.first-seen`, trust on first use);
+    /// when only other keys are pinned it fails (`pin.key-changed`: accept a
+    /// new key by rotation or a signed announcement, [`crate::announce`]).
+    /// No identity, or a store that fails, also fails: a pin check that
+    /// could not be made never passes.
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::pin::{MemoryPinStore, Pins};
+    /// use std::sync::Arc;
+    ///
+    /// let pins = Pins::new(Arc::new(MemoryPinStore::new()));
+    /// let (a, b) = ("a".repeat(43), "b".repeat(43));
+    /// assert_eq!(pins.decide(Some("agent"), &[&a]).code, "pin.first-seen");
+    /// assert!(pins.decide(Some("agent"), &[&a]).passed);
+    /// let changed = pins.decide(Some("agent"), &[&b]);
+    /// assert_eq!((changed.passed, changed.code), (false, "pin.key-changed"));
+    /// assert!(!pins.decide(None, &[&a]).passed);
+    /// ```
+    pub fn decide(&self, identity: Option<&str>, thumbprints: &[&str]) -> PinDecision {
+        let decision = |passed, code, message| PinDecision {
+            passed,
+            code,
+            message,
+        };
+        let Some(identity) = identity else {
+            return decision(
+                false,
+                "pin.no-identity",
+                "the descriptor has no string id, url or name to pin its key under".into(),
+            );
+        };
+        let mut pinned = Vec::new();
+        for t in thumbprints {
+            match self.check(identity, t) {
+                Ok(PinOutcome::FirstSeen) => {
+                    return decision(
+                        true,
+                        "pin.first-seen",
+                        format!("{identity}: key {t} pinned on first sight"),
+                    )
+                }
+                Ok(PinOutcome::Match) => {
+                    return decision(true, "pin.match", format!("{identity}: key {t} is pinned"))
+                }
+                Ok(PinOutcome::Changed { pinned: p }) => pinned = p,
+                Err(e) => return decision(false, e.code(), e.to_string()),
+            }
+        }
+        decision(
+            false,
+            "pin.key-changed",
+            format!(
+                "{identity}: KEY CHANGED: verified with {}, pinned {} (accept with `agentsig pin rotate` or a key announcement)",
+                thumbprints.join(", "),
+                pinned.join(", ")
+            ),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -62,18 +62,6 @@ pub struct TrustArgs {
     now: Option<i64>,
 }
 
-/// Split `ISSUER=SOURCE` for one of the accepted issuers (the longest that
-/// matches, so an issuer may itself hold `=`); `None` for a bare source.
-fn bound_issuer<'a>(spec: &'a str, issuers: &'a [String]) -> Option<(&'a str, &'a str)> {
-    issuers
-        .iter()
-        .filter(|i| {
-            spec.len() > i.len() && spec.starts_with(i.as_str()) && spec.as_bytes()[i.len()] == b'='
-        })
-        .max_by_key(|i| i.len())
-        .map(|i| (i.as_str(), &spec[i.len() + 1..]))
-}
-
 impl TrustArgs {
     /// The trusted keys. Without --issuer: one flat set (iss is then not
     /// checked, and the audit warns). With --issuer: keys bound per issuer
@@ -88,13 +76,12 @@ impl TrustArgs {
             .iter()
             .map(|i| (i.clone(), Vec::new(), Vec::new()))
             .collect();
-        let one = self.issuer.len() == 1;
         for (specs, is_jwks) in [(&self.keys.key, false), (&self.keys.jwks, true)] {
             for spec in specs {
-                let (iss, src) = match bound_issuer(spec, &self.issuer) {
-                    Some((i, s)) => (i.to_owned(), s.to_owned()),
-                    None if one => (self.issuer[0].clone(), spec.clone()),
-                    None => {
+                // The binding rule is the library's (RFC 8725 section 3.8).
+                let (iss, src) = match agentsig::trust::bind_source(spec, &self.issuer) {
+                    Ok((i, s)) => (i.to_owned(), s.to_owned()),
+                    Err(_) => {
                         return Err(CliError::usage(format!(
                             "{}: with several --issuer, bind each key source to its issuer: {} ISSUER={spec} (ISSUER one of the --issuer values)",
                             agentsig::text::quoted(spec),

@@ -458,27 +458,14 @@ pub struct VerifyArgs {
     json: bool,
 }
 
-/// The identity a descriptor is pinned under: its `id`, else `url`, else
-/// `name` (the first that is a non-empty string).
-fn pin_identity(input: &[u8]) -> Option<String> {
-    let v = agentsig::json::parse_strict(input).ok()?;
-    ["id", "url", "name"].iter().find_map(|k| {
-        v.get(*k)
-            .and_then(serde_json::Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-    })
-}
-
-/// Check the verified keys against the pin store: passes when a valid
-/// signature's key is pinned for the identity (or none was: first sight
-/// pins it); fails with `pin.key-changed` when only other keys are pinned.
+/// Check the verified keys against the pin store; the decision is the
+/// library's ([`agentsig::pin::Pins::decide`]).
 fn check_pins(
     url: &str,
     input: &[u8],
     report: &agentsig::jws::JwsReport,
 ) -> Result<(bool, &'static str, String), CliError> {
-    check_pins_for(url, pin_identity(input), &[report])
+    check_pins_for(url, agentsig::descriptor::identity(input), &[report])
 }
 
 /// [`check_pins`] for an identity and the valid signatures of several
@@ -488,47 +475,11 @@ fn check_pins_for(
     identity: Option<String>,
     reports: &[&agentsig::jws::JwsReport],
 ) -> Result<(bool, &'static str, String), CliError> {
-    use agentsig::pin::{open_pin_store, PinOutcome, Pins};
+    use agentsig::pin::{open_pin_store, Pins};
     let pins = Pins::new(open_pin_store(url).map_err(|e| CliError::usage(e.to_string()))?);
-    let Some(identity) = identity else {
-        return Ok((
-            false,
-            "pin.no-identity",
-            "the descriptor has no string id, url or name to pin its key under".into(),
-        ));
-    };
-    let tps: Vec<&str> = reports
-        .iter()
-        .flat_map(|r| r.signatures.iter())
-        .filter(|s| s.verdict == Verdict::Valid)
-        .filter_map(|s| s.key_thumbprint.as_deref())
-        .collect();
-    let mut pinned = Vec::new();
-    for t in &tps {
-        match pins.check(&identity, t) {
-            Ok(PinOutcome::FirstSeen) => {
-                return Ok((
-                    true,
-                    "pin.first-seen",
-                    format!("{identity}: key {t} pinned on first sight"),
-                ))
-            }
-            Ok(PinOutcome::Match) => {
-                return Ok((true, "pin.match", format!("{identity}: key {t} is pinned")))
-            }
-            Ok(PinOutcome::Changed { pinned: p }) => pinned = p,
-            Err(e) => return Ok((false, e.code(), e.to_string())),
-        }
-    }
-    Ok((
-        false,
-        "pin.key-changed",
-        format!(
-            "{identity}: KEY CHANGED: verified with {}, pinned {} (accept with `agentsig pin rotate` or a key announcement)",
-            tps.join(", "),
-            pinned.join(", ")
-        ),
-    ))
+    let tps: Vec<&str> = reports.iter().flat_map(|r| r.valid_thumbprints()).collect();
+    let d = pins.decide(identity.as_deref(), &tps);
+    Ok((d.passed, d.code, d.message))
 }
 
 fn esc(s: &str) -> std::borrow::Cow<'_, str> {
@@ -710,7 +661,7 @@ fn check_card(a: &VerifyArgs, card: &serde_json::Value) -> Result<JwsOutcome, Cl
         // (the v0.3 `url`) could otherwise choose the pin.
         let identity = serde_json::to_vec(report.signed_card())
             .ok()
-            .and_then(|b| pin_identity(&b));
+            .and_then(|b| agentsig::descriptor::identity(&b));
         let (ok, code, message) = check_pins_for(url, identity, &reports)?;
         json.check(code, ok, message.clone());
         lines.push(message);

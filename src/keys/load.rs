@@ -240,6 +240,29 @@ impl VerifyingKey {
     }
 }
 
+/// The algorithm a companion JWK records for the RSA key in `data` (PEM or
+/// DER, public or private; `opts.passphrase` opens an encrypted one), when
+/// that JWK holds the same public key (RFC 7638 thumbprint) and names its
+/// `alg` (RFC 7517 section 4.4); `None` otherwise. An RSA key alone does not
+/// say whether it is for PSS or PKCS#1 v1.5; `agentsig keygen` writes the
+/// JWK beside the PEM for that reason.
+pub fn algorithm_from_companion_jwk(
+    data: &[u8],
+    jwk: &[u8],
+    opts: &LoadOptions,
+) -> Option<Algorithm> {
+    let jwk = jwk::parse_keys(jwk).ok()?.into_iter().next()?;
+    let alg = Algorithm::from_jose_name(jwk.alg.as_deref()?)?;
+    let trial = LoadOptions {
+        alg: Some(alg),
+        kid: None,
+        passphrase: opts.passphrase.clone(),
+    };
+    let ours = load_verifying_keys(data, &trial).ok()?;
+    let theirs = jwk.to_verifying_key(Some(alg)).ok()?;
+    (ours.len() == 1 && ours[0].thumbprint() == theirs.thumbprint()).then_some(alg)
+}
+
 /// Load a private (signing) key by content.
 pub fn load_signing_key(data: &[u8], opts: &LoadOptions) -> Result<SigningKey, KeyError> {
     let key = if is_pem(data) {
