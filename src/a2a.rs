@@ -672,6 +672,10 @@ fn is_leaf_empty(v: &Value) -> bool {
 /// member is already there) is left in place, so [`normalize`] drops it and
 /// reports it as an uncovered, security-relevant v0.3 member. Returns the
 /// card and whether anything was converted.
+///
+/// # Errors
+/// [`A2aError`] when the card is not strict I-JSON, has a member of the wrong type or a malformed
+/// `signatures` entry, or cannot be signed.
 pub fn upgrade_v03(card: &Value) -> Result<(Value, bool), A2aError> {
     let Some(obj) = card.as_object() else {
         return Ok((card.clone(), false));
@@ -835,6 +839,10 @@ fn upgrade_security(o: &mut Map<String, Value>, at: &str) -> Result<bool, A2aErr
 /// The normal form of a parsed card and its JWS payload (module docs): the
 /// v0.3 members converted as the Python SDK does ([`upgrade_v03`]), then
 /// projected onto the v1.0 schema and purged.
+///
+/// # Errors
+/// [`A2aError`] when the card is not strict I-JSON, has a member of the wrong type or a malformed
+/// `signatures` entry, or cannot be signed.
 pub fn normalize(card: &Value) -> Result<Normalized, A2aError> {
     let (upgraded, converted) = upgrade_v03(card)?;
     let mut n = normalize_unconverted(&upgraded)?;
@@ -846,6 +854,10 @@ pub fn normalize(card: &Value) -> Result<Normalized, A2aError> {
 /// `canonicalizeAgentCard` computes on a card as given (its v0.3 members,
 /// if any, dropped and reported). Equal to [`normalize`] for a card
 /// without v0.3 members.
+///
+/// # Errors
+/// [`A2aError`] when the card is not strict I-JSON, has a member of the wrong type or a malformed
+/// `signatures` entry, or cannot be signed.
 pub fn normalize_unconverted(card: &Value) -> Result<Normalized, A2aError> {
     let mut ctx = Ctx {
         uncovered: Vec::new(),
@@ -868,6 +880,10 @@ pub fn normalize_unconverted(card: &Value) -> Result<Normalized, A2aError> {
 }
 
 /// Parse strictly ([`crate::json`]) and [`normalize`].
+///
+/// # Errors
+/// [`A2aError`] when the card is not strict I-JSON, has a member of the wrong type or a malformed
+/// `signatures` entry, or cannot be signed.
 pub fn normalize_bytes(card: &[u8]) -> Result<Normalized, A2aError> {
     normalize(&json::parse_strict(card)?)
 }
@@ -887,6 +903,10 @@ pub struct SignedCard {
 /// normal form, protected header `{"alg","kid","typ":"JOSE"}` plus `extra`
 /// (e.g. `jku`). Refuses ([`A2aError::UncoveredSecurity`]) when security
 /// declarations would be left uncovered, unless `force`.
+///
+/// # Errors
+/// [`A2aError`] when the card is not strict I-JSON, has a member of the wrong type or a malformed
+/// `signatures` entry, or cannot be signed.
 pub fn sign_card(
     card: &Value,
     key: &SigningKey,

@@ -14,6 +14,10 @@ use std::sync::Arc;
 pub use crate::pin::{ANNOUNCEMENT_MAX_AGE, ANNOUNCEMENT_TYP};
 
 /// The JCS bytes an announcement signs (see the module documentation).
+///
+/// # Errors
+/// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached, the store
+/// cannot be read or written, or an announcement is refused.
 pub fn announcement_payload(
     identity: &str,
     new_keys: &[&str],
@@ -27,6 +31,10 @@ pub fn announcement_payload(
 
 /// Sign an announcement of `new_keys` for `identity` with a pinned `key`:
 /// returns the JCS payload and the detached compact JWS.
+///
+/// # Errors
+/// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached, the store
+/// cannot be read or written, or an announcement is refused.
 pub fn sign_announcement(
     identity: &str,
     new_keys: &[&str],
@@ -48,6 +56,10 @@ impl Pins {
     /// compact JWS) against `candidates`, trusting only candidates pinned
     /// for `identity`; on success add the announced keys and return the new
     /// pin set. `now` and `skew` bound `iat`.
+    ///
+    /// # Errors
+    /// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached, the
+    /// store cannot be read or written, or an announcement is refused.
     pub fn accept_announcement(
         &self,
         identity: &str,

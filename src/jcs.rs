@@ -80,6 +80,10 @@ pub fn canonicalize(input: &[u8]) -> Result<Vec<u8>, JsonError> {
 }
 
 /// [`canonicalize`] with explicit [`Limits`].
+///
+/// # Errors
+/// [`JsonError`] when the input is not strict I-JSON (RFC 7493): bad UTF-8, duplicate member names,
+/// lone surrogates, numbers out of range, or over the size or depth limit.
 pub fn canonicalize_with(input: &[u8], limits: &Limits) -> Result<Vec<u8>, JsonError> {
     let doc = json::parse_doc(input, limits)?;
     let mut out = Vec::with_capacity(input.len());
@@ -109,6 +113,10 @@ pub(crate) fn canonicalize_and_member(
 /// numbers and integers outside ±(2^53−1). (A `Value` cannot hold duplicate
 /// names, lone surrogates or invalid UTF-8.) Object members are sorted here,
 /// whatever the map's own order.
+///
+/// # Errors
+/// [`JcsError`] when the input has no canonical form (not strict I-JSON, or a number JCS cannot
+/// serialize).
 pub fn canonicalize_value(v: &Value) -> Result<Vec<u8>, JcsError> {
     let mut out = Vec::new();
     write_value(v, &mut out)?;

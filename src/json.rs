@@ -164,11 +164,19 @@ pub const REASON_OVERFLOW: &str = "magnitude overflows an IEEE 754 double";
 pub const MAX_SAFE_INTEGER: u64 = (1u64 << 53) - 1;
 
 /// Parse strict I-JSON with the default [`Limits`].
+///
+/// # Errors
+/// [`JsonError`] when the input is not strict I-JSON (RFC 7493): bad UTF-8, duplicate member names,
+/// lone surrogates, numbers out of range, or over the size or depth limit.
 pub fn parse_strict(input: &[u8]) -> Result<Value, JsonError> {
     parse_strict_with(input, &Limits::default())
 }
 
 /// Parse strict I-JSON. Object members keep their document order.
+///
+/// # Errors
+/// [`JsonError`] when the input is not strict I-JSON (RFC 7493): bad UTF-8, duplicate member names,
+/// lone surrogates, numbers out of range, or over the size or depth limit.
 pub fn parse_strict_with(input: &[u8], limits: &Limits) -> Result<Value, JsonError> {
     let doc = parse_doc(input, limits)?;
     doc.to_value()

@@ -99,6 +99,11 @@ impl Jwk {
     }
 
     /// Parse one JWK object.
+    ///
+    /// # Errors
+    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
+    /// or bound to another algorithm than the one requested (an encrypted key also needs its
+    /// passphrase).
     pub fn from_value(v: &Value) -> Result<Jwk, KeyError> {
         let obj = v
             .as_object()
@@ -229,6 +234,10 @@ impl Jwk {
 /// (RFC 7517 section 5: "SHOULD be ignored"); a set whose `kid` values repeat
 /// is refused, because a `kid` must select one key, and so is a set that mixes
 /// shared secrets (`oct`) with asymmetric keys.
+///
+/// # Errors
+/// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size, or
+/// bound to another algorithm than the one requested (an encrypted key also needs its passphrase).
 pub fn parse_keys(data: &[u8]) -> Result<Vec<Jwk>, KeyError> {
     parse_keys_reporting(data).map(|(keys, _)| keys.into_iter().map(|(_, j)| j).collect())
 }
@@ -340,6 +349,10 @@ pub(crate) fn parse_keys_reporting(data: &[u8]) -> Result<ParsedSet, KeyError> {
 }
 
 /// Select keys from a set: the one with `kid`, or all when no kid is given.
+///
+/// # Errors
+/// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size, or
+/// bound to another algorithm than the one requested (an encrypted key also needs its passphrase).
 pub fn select<'a>(keys: &'a [Jwk], kid: Option<&str>) -> Result<Vec<&'a Jwk>, KeyError> {
     match kid {
         Some(k) => {

@@ -101,6 +101,10 @@ pub struct ProtectedHeader {
 
 impl ProtectedHeader {
     /// Decode and strictly parse a protected header.
+    ///
+    /// # Errors
+    /// [`JwsError`] when the JWS is malformed, too large, not canonical base64url, or the key
+    /// cannot sign.
     pub fn decode(encoded: &str) -> Result<ProtectedHeader, JwsError> {
         let bytes = b64::decode(encoded).map_err(|e| JwsError::Base64 {
             part: "protected header",
@@ -420,6 +424,10 @@ impl ParsedJws {
     }
 
     /// Parse compact (`h.p.s`, `h..s` when detached), flattened or general JSON.
+    ///
+    /// # Errors
+    /// [`JwsError`] when the JWS is malformed, too large, not canonical base64url, or the key
+    /// cannot sign.
     pub fn parse(text: &str) -> Result<ParsedJws, JwsError> {
         if text.len() > MAX_JWS_BYTES {
             return Err(JwsError::TooLarge(text.len()));
@@ -939,6 +947,10 @@ fn payload_part(payload: &[u8], b64: bool) -> std::borrow::Cow<'_, [u8]> {
 /// assert!(verifier.verify_jws(&token, Some(b"{}")).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// # Errors
+/// [`JwsError`] when the JWS is malformed, too large, not canonical base64url, or the key cannot
+/// sign.
 pub fn sign_compact_detached(
     payload: &[u8],
     key: &SigningKey,
@@ -953,6 +965,10 @@ pub fn sign_compact_detached(
 /// Sign `payload` with every key and return the JWS JSON general
 /// serialization without `payload` (RFC 7515 7.2.1, Appendix F), for key
 /// rotation.
+///
+/// # Errors
+/// [`JwsError`] when the JWS is malformed, too large, not canonical base64url, or the key cannot
+/// sign.
 pub fn sign_general_detached(
     payload: &[u8],
     keys: &[&SigningKey],

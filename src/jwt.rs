@@ -249,6 +249,10 @@ pub struct VerifiedJwt {
 
 /// Check that `text` is a compact JWT and decode its header and claims
 /// strictly (RFC 7519 section 7.2 steps 1 to 10, without the signature).
+///
+/// # Errors
+/// [`JwtError`] (with a stable `code()`) for the first failed check: malformed token, untrusted key
+/// or signature, claims, or replay.
 pub fn decode(text: &str, max_bytes: usize) -> Result<DecodedJwt, JwtError> {
     if text.len() > max_bytes {
         return Err(JwtError::TooLarge {
@@ -410,6 +414,10 @@ impl DecodedJwt {
     /// The key request carries the token's `iss`, so keys bound to another
     /// issuer ([`PerIssuer`]) never verify it (RFC 8725 section 3.8). Key
     /// headers are always refused in a JWT.
+    ///
+    /// # Errors
+    /// [`JwtError`] (with a stable `code()`) for the first failed check: malformed token, untrusted
+    /// key or signature, claims, or replay.
     pub fn verify_signature(
         &self,
         cx: &Context,
@@ -528,6 +536,10 @@ impl DecodedJwt {
 /// [`JWT_SCOPE`](crate::replay::JWT_SCOPE) + `iss` (never shared with RFC
 /// 9421 key ids); a second sighting is a replay. A store that fails refuses
 /// the token (fail closed).
+///
+/// # Errors
+/// [`JwtError`] (with a stable `code()`) for the first failed check: malformed token, untrusted key
+/// or signature, claims, or replay.
 pub fn check_replay(
     store: &dyn ReplayStore,
     entries: &[(&str, &str, i64)],
@@ -585,6 +597,10 @@ pub(crate) fn verify(
 }
 
 /// Sign a claims set as a compact JWT with header `{alg, kid, typ}`.
+///
+/// # Errors
+/// [`JwtError`] (with a stable `code()`) for the first failed check: malformed token, untrusted key
+/// or signature, claims, or replay.
 pub fn sign(claims: &Map<String, Value>, key: &SigningKey, typ: &str) -> Result<String, JwtError> {
     let mut h = Map::new();
     h.insert(

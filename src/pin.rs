@@ -123,15 +123,35 @@ pub enum PinOutcome {
 /// other processes using the same backend.
 pub trait PinStore: Send + Sync + std::fmt::Debug {
     /// Pin `thumbprint` if `identity` has no pin yet; else compare.
+    ///
+    /// # Errors
+    /// [`PinError`] when the identity or a thumbprint is malformed, a store
+    /// limit is reached, or the store cannot be read or written.
     fn check_and_pin(&self, identity: &str, thumbprint: &str) -> Result<PinOutcome, PinError>;
     /// Add thumbprints to the pins of `identity`; returns the new pin set.
+    ///
+    /// # Errors
+    /// [`PinError`] when the identity or a thumbprint is malformed, a store
+    /// limit is reached, or the store cannot be read or written.
     fn add(&self, identity: &str, thumbprints: &[&str]) -> Result<Vec<String>, PinError>;
     /// Replace the pins of `identity` (an operator-accepted rotation); an
     /// empty list forgets the identity.
+    ///
+    /// # Errors
+    /// [`PinError`] when the identity or a thumbprint is malformed, a store
+    /// limit is reached, or the store cannot be read or written.
     fn replace(&self, identity: &str, thumbprints: &[&str]) -> Result<(), PinError>;
     /// The pins of `identity` (empty: none).
+    ///
+    /// # Errors
+    /// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached, the
+    /// store cannot be read or written, or an announcement is refused.
     fn get(&self, identity: &str) -> Result<Vec<String>, PinError>;
     /// Every identity and its pins, sorted by identity.
+    ///
+    /// # Errors
+    /// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached, the
+    /// store cannot be read or written, or an announcement is refused.
     fn list(&self) -> Result<Vec<(String, Vec<String>)>, PinError>;
 }
 
@@ -249,6 +269,10 @@ pub struct FilePinStore {
 impl FilePinStore {
     /// A store at `path` (created on the first write); checks now that an
     /// existing file is readable and well formed.
+    ///
+    /// # Errors
+    /// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached, the
+    /// store cannot be read or written, or an announcement is refused.
     pub fn open(path: impl Into<PathBuf>) -> Result<FilePinStore, PinError> {
         let s = FilePinStore { path: path.into() };
         let _lock = s.lock()?;
@@ -466,6 +490,10 @@ return 1
     impl RedisPinStore {
         /// A store for `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`
         /// (connects lazily).
+        ///
+        /// # Errors
+        /// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached,
+        /// the store cannot be read or written, or an announcement is refused.
         pub fn open(url: &str) -> Result<RedisPinStore, PinError> {
             Ok(RedisPinStore {
                 client: RedisClient::new(RedisConfig::from_url(url)?),
@@ -577,6 +605,10 @@ return 1
 
 /// Open a pin store by URL: `memory:`, `file:PATH` or a bare `PATH`, or
 /// `redis://…` (feature `redis`).
+///
+/// # Errors
+/// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached, the store
+/// cannot be read or written, or an announcement is refused.
 pub fn open_pin_store(url: &str) -> Result<Arc<dyn PinStore>, PinError> {
     if url == "memory:" {
         return Ok(Arc::new(MemoryPinStore::new()));
@@ -615,6 +647,10 @@ impl Pins {
 
     /// Check the key `thumbprint` that `identity` was just verified with:
     /// first sighting pins it; another key is [`PinOutcome::Changed`].
+    ///
+    /// # Errors
+    /// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached, the
+    /// store cannot be read or written, or an announcement is refused.
     pub fn check(&self, identity: &str, thumbprint: &str) -> Result<PinOutcome, PinError> {
         self.store.check_and_pin(identity, thumbprint)
     }

@@ -569,6 +569,9 @@ pub fn is_tchar(c: u8) -> bool {
 }
 
 /// Parse a Dictionary, keeping duplicate keys (RFC 9651 section 4.2.2).
+///
+/// # Errors
+/// [`SfError`] when the input is not a valid RFC 9651 structured field or exceeds a limit.
 pub fn parse_dictionary_raw(input: &[u8]) -> Result<Dictionary, SfError> {
     let mut p = P::new(input)?;
     let d = p.dictionary()?;
@@ -603,11 +606,17 @@ pub fn parse_dictionary_raw(input: &[u8]) -> Result<Dictionary, SfError> {
 /// assert!(matches!(parse_dictionary(b"a=1,"), Err(SfError::Syntax { .. })));
 /// # Ok::<(), SfError>(())
 /// ```
+///
+/// # Errors
+/// [`SfError`] when the input is not a valid RFC 9651 structured field or exceeds a limit.
 pub fn parse_dictionary(input: &[u8]) -> Result<Dictionary, SfError> {
     Ok(parse_dictionary_raw(input)?.normalized())
 }
 
 /// Parse a List (RFC 9651 section 4.2.1).
+///
+/// # Errors
+/// [`SfError`] when the input is not a valid RFC 9651 structured field or exceeds a limit.
 pub fn parse_list(input: &[u8]) -> Result<Vec<Entry>, SfError> {
     let mut p = P::new(input)?;
     let l = p.list()?;
@@ -616,6 +625,9 @@ pub fn parse_list(input: &[u8]) -> Result<Vec<Entry>, SfError> {
 }
 
 /// Parse an Item (RFC 9651 section 4.2.3).
+///
+/// # Errors
+/// [`SfError`] when the input is not a valid RFC 9651 structured field or exceeds a limit.
 pub fn parse_item(input: &[u8]) -> Result<Item, SfError> {
     let mut p = P::new(input)?;
     let it = p.item()?;

@@ -244,6 +244,10 @@ impl PartialEq for ResolveError {
 pub trait KeyResolver: Send + Sync + std::fmt::Debug {
     /// Candidate keys for the request. An empty list means no trusted key
     /// matches; verifiers then fail closed.
+    ///
+    /// # Errors
+    /// [`ResolveError`] when a key source cannot be consulted (`transient` says whether a retry may
+    /// help).
     fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError>;
 }
 
@@ -251,6 +255,10 @@ pub trait KeyResolver: Send + Sync + std::fmt::Debug {
 pub const MAX_KID_LEN: usize = 256;
 
 /// Refuse key ids that are too long or carry control characters.
+///
+/// # Errors
+/// [`ResolveError`] when a key source cannot be consulted (`transient` says whether a retry may
+/// help).
 pub fn check_kid(kid: Option<&str>) -> Result<(), ResolveError> {
     if let Some(kid) = kid {
         if kid.len() > MAX_KID_LEN || kid.chars().any(char::is_control) {
@@ -531,6 +539,10 @@ impl SelectError {
 ///   it are tried; if keys match the kid but none has that algorithm the
 ///   result is [`SelectError::AlgMismatch`], never a silent switch.
 /// * Each remaining key is tried; the first that verifies wins.
+///
+/// # Errors
+/// [`SelectError`] when no trusted key matches, or the matching key is refused (algorithm,
+/// symmetric from a published source) or the signature does not verify.
 pub fn select_and_verify(
     resolver: &dyn KeyResolver,
     allowed: &AllowList,

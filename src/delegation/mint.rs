@@ -179,6 +179,10 @@ pub fn random_jti() -> String {
 }
 
 /// Build the claims of a [`MintRequest`].
+///
+/// # Errors
+/// [`MintError`] when the request is invalid (scope widened, history broken, window outside the
+/// subject token's), a presented token does not verify, or the key cannot sign.
 pub fn claims(req: &MintRequest) -> Result<Map<String, Value>, MintError> {
     if req.iss.is_empty() || req.sub.is_empty() {
         return Err(MintError::Invalid("iss and sub must be non-empty".into()));
@@ -230,6 +234,10 @@ pub fn claims(req: &MintRequest) -> Result<Map<String, Value>, MintError> {
 }
 
 /// Mint a signed delegation token.
+///
+/// # Errors
+/// [`MintError`] when the request is invalid (scope widened, history broken, window outside the
+/// subject token's), a presented token does not verify, or the key cannot sign.
 pub fn mint(req: &MintRequest, key: &SigningKey) -> Result<String, MintError> {
     jwt::sign(&claims(req)?, key, &req.typ).map_err(MintError::Sign)
 }

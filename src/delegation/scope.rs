@@ -67,6 +67,10 @@ pub struct Scope {
 
 impl Scope {
     /// Parse a `scope` claim value under `policy`.
+    ///
+    /// # Errors
+    /// [`ScopeError`] when a scope value is malformed or over a limit, or two scopes cannot be
+    /// compared.
     pub fn parse(v: Option<&serde_json::Value>, policy: &ScopePolicy) -> Result<Scope, ScopeError> {
         let s = match v {
             None => return Err(ScopeError::Missing),
@@ -81,6 +85,10 @@ impl Scope {
     }
 
     /// Parse a space-delimited scope string.
+    ///
+    /// # Errors
+    /// [`ScopeError`] when a scope value is malformed or over a limit, or two scopes cannot be
+    /// compared.
     pub fn parse_str(s: &str, policy: &ScopePolicy) -> Result<Scope, ScopeError> {
         if s.is_empty() {
             return Err(ScopeError::Malformed(

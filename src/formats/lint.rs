@@ -116,6 +116,9 @@ impl LintReport {
 /// embedded-string and direct-object forms"): a top-level string whose
 /// content is a JSON object is linted as that object when it is an
 /// AgentCard (detected, or `format` is [`Format::AgentCard`]).
+///
+/// # Errors
+/// [`DetectError`] when the document is not strict I-JSON or is no known descriptor format.
 pub fn lint_bytes(input: &[u8], format: Option<Format>) -> Result<LintReport, DetectError> {
     let mut doc = json::parse_strict(input)?;
     if let Value::String(s) = &doc {
@@ -1779,6 +1782,9 @@ pub enum SignGateError {
 /// refuse a document with errors unless `force`. On success the report
 /// (warnings, or errors when forced) is returned, and its `format` gives the
 /// media type to sign as the content type ([`Format::media_type`]).
+///
+/// # Errors
+/// [`SignGateError`] when the descriptor does not pass lint and signing is not forced.
 pub fn check_before_signing(
     input: &[u8],
     format: Option<Format>,

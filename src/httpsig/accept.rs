@@ -100,6 +100,10 @@ pub enum AcceptError {
 /// are joined with `, ` and read as one Dictionary whose members are Inner
 /// Lists of component identifiers with parameters. Duplicate labels are
 /// refused.
+///
+/// # Errors
+/// [`AcceptError`] when `Accept-Signature` is malformed or asks for what agentsig does not sign
+/// (RFC 9421 section 5).
 pub fn parse(lines: &[&[u8]]) -> Result<Vec<Requested>, AcceptError> {
     let joined = lines.join(&b", "[..]);
     let d = sfv::parse_dictionary_raw(&joined).map_err(AcceptError::Malformed)?;
@@ -129,6 +133,10 @@ pub fn parse(lines: &[&[u8]]) -> Result<Vec<Requested>, AcceptError> {
 /// `expires` is requested. `created` and `keyid` are added when not
 /// requested; the parameters are in RFC 9421 section 2.3's order
 /// ([`PARAM_ORDER`](super::sign::PARAM_ORDER)), whatever the requested one.
+///
+/// # Errors
+/// [`AcceptError`] when `Accept-Signature` is malformed or asks for what agentsig does not sign
+/// (RFC 9421 section 5).
 pub fn spec_for(
     req: &Requested,
     key: &SigningKey,
@@ -181,6 +189,10 @@ pub fn spec_for(
 }
 
 /// Find the member labelled `label`.
+///
+/// # Errors
+/// [`AcceptError`] when `Accept-Signature` is malformed or asks for what agentsig does not sign
+/// (RFC 9421 section 5).
 pub fn find<'a>(reqs: &'a [Requested], label: &str) -> Result<&'a Requested, AcceptError> {
     reqs.iter()
         .find(|r| r.label == label)
@@ -222,6 +234,10 @@ pub fn find<'a>(reqs: &'a [Requested], label: &str) -> Result<&'a Requested, Acc
 /// ));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// # Errors
+/// [`AcceptError`] when `Accept-Signature` is malformed or asks for what agentsig does not sign
+/// (RFC 9421 section 5).
 pub fn negotiate(
     request: &super::Message,
     label: &str,

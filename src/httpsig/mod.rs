@@ -82,6 +82,10 @@ pub enum ParamError {
 /// Check the types of the registered parameters (RFC 9421 section 2.3):
 /// `created` and `expires` are non-negative Integers, `nonce`, `alg`,
 /// `keyid` and `tag` are Strings. Unknown parameters are kept as given.
+///
+/// # Errors
+/// [`ParamError`] when a signature parameter is repeated or has the wrong type (RFC 9421 section
+/// 2.3).
 pub fn check_params(p: &sfv::Params) -> Result<(), ParamError> {
     if let Some(d) = sfv::duplicate_param(p) {
         return Err(ParamError::Duplicate(d.to_owned()));

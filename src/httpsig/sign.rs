@@ -213,6 +213,10 @@ pub struct Signed {
 /// assert!(httpsig::sign(&request, None, &spec, &key).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// # Errors
+/// [`SignError`] when a covered component is missing or malformed, a parameter is invalid, or the
+/// key cannot sign under the requested algorithm.
 pub fn sign(
     msg: &Message,
     related: Option<&Message>,
@@ -273,6 +277,10 @@ impl Signed {
     }
 
     /// Append the fields to an `http` header map (as new field lines).
+    ///
+    /// # Errors
+    /// [`SignError`] when a covered component is missing or malformed, a parameter is invalid, or
+    /// the key cannot sign under the requested algorithm.
     pub fn apply_headers(&self, h: &mut http::HeaderMap) -> Result<(), SignError> {
         let bad = |_| SignError::BadString(self.signature_input.clone());
         h.append(
@@ -406,6 +414,10 @@ pub enum SignatureOnHttpError {
 /// The signed `@status` is 200.
 ///
 /// Returned in the order to send them, as (name, value) pairs.
+///
+/// # Errors
+/// [`SignError`] when a covered component is missing or malformed, a parameter is invalid, or the
+/// key cannot sign under the requested algorithm.
 pub fn static_response_fields(
     body: &[u8],
     content_type: &str,

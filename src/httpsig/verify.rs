@@ -524,6 +524,9 @@ fn read_dict(msg: &Message, name: &'static str) -> Result<Option<sfv::Dictionary
 /// What each signature of `msg` claims about its key (`keyid`, `alg`), in
 /// `Signature-Input` order: the parse-first step for a caller that fetches
 /// keys asynchronously before verifying.
+///
+/// # Errors
+/// [`HeaderError`] when `Signature` or `Signature-Input` is missing or malformed.
 pub fn key_requests(msg: &Message) -> Result<Vec<(String, KeyRequest)>, HeaderError> {
     let inputs = read_dict(msg, "signature-input")?.ok_or(HeaderError::NoSignatureInput)?;
     let mut out = Vec::new();

@@ -24,6 +24,11 @@ impl SigningKey {
     /// assert!(key.verifying_key().verify(b"other", &sig).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// # Errors
+    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
+    /// or bound to another algorithm than the one requested (an encrypted key also needs its
+    /// passphrase).
     pub fn generate(alg: Algorithm) -> Result<SigningKey, KeyError> {
         let rng = ring::rand::SystemRandom::new();
         let gen_err = |e: &dyn std::fmt::Display| KeyError::Generate(e.to_string());

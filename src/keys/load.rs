@@ -264,6 +264,10 @@ pub fn algorithm_from_companion_jwk(
 }
 
 /// Load a private (signing) key by content.
+///
+/// # Errors
+/// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size, or
+/// bound to another algorithm than the one requested (an encrypted key also needs its passphrase).
 pub fn load_signing_key(data: &[u8], opts: &LoadOptions) -> Result<SigningKey, KeyError> {
     let key = if is_pem(data) {
         let text = std::str::from_utf8(data).map_err(|_| KeyError::Pem("not UTF-8".into()))?;
@@ -506,6 +510,10 @@ pub(super) fn ec_alg_for_curve(curve: der::asn1::ObjectIdentifier) -> Result<Alg
 /// Load verifying keys by content. A PEM, DER or single JWK gives one key;
 /// a JWK Set gives every usable key (or the one named by `opts.kid`).
 /// A private key yields its public half.
+///
+/// # Errors
+/// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size, or
+/// bound to another algorithm than the one requested (an encrypted key also needs its passphrase).
 pub fn load_verifying_keys(data: &[u8], opts: &LoadOptions) -> Result<Vec<VerifyingKey>, KeyError> {
     let keys = if is_pem(data) {
         let text = std::str::from_utf8(data).map_err(|_| KeyError::Pem("not UTF-8".into()))?;
@@ -585,6 +593,10 @@ pub fn load_verifying_keys(data: &[u8], opts: &LoadOptions) -> Result<Vec<Verify
 /// ));
 /// # Ok::<(), KeyError>(())
 /// ```
+///
+/// # Errors
+/// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size, or
+/// bound to another algorithm than the one requested (an encrypted key also needs its passphrase).
 pub fn load_verifying_key(data: &[u8], opts: &LoadOptions) -> Result<VerifyingKey, KeyError> {
     let mut v = load_verifying_keys(data, opts)?;
     match v.len() {
@@ -595,6 +607,10 @@ pub fn load_verifying_key(data: &[u8], opts: &LoadOptions) -> Result<VerifyingKe
 }
 
 /// A public key from SubjectPublicKeyInfo DER.
+///
+/// # Errors
+/// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size, or
+/// bound to another algorithm than the one requested (an encrypted key also needs its passphrase).
 pub fn verifying_from_spki(der: &[u8], hint: Option<Algorithm>) -> Result<VerifyingKey, KeyError> {
     let info = spki::SubjectPublicKeyInfoRef::from_der(der).map_err(|e| KeyError::Der {
         what: "SubjectPublicKeyInfo",

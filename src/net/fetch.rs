@@ -393,11 +393,21 @@ pub struct Fetcher {
 
 impl Fetcher {
     /// A fetcher with the default (strict) policy.
+    ///
+    /// # Errors
+    /// [`FetchError`] when the URL is not `https`, resolves to a refused address (the SSRF guard),
+    /// a redirect is refused, the deadline passes, the body is too large, or the server answers
+    /// other than 2xx.
     pub fn new() -> Result<Fetcher, FetchError> {
         Fetcher::with_policy(FetchPolicy::default())
     }
 
     /// A fetcher with `policy`.
+    ///
+    /// # Errors
+    /// [`FetchError`] when the URL is not `https`, resolves to a refused address (the SSRF guard),
+    /// a redirect is refused, the deadline passes, the body is too large, or the server answers
+    /// other than 2xx.
     pub fn with_policy(policy: FetchPolicy) -> Result<Fetcher, FetchError> {
         let policy = Arc::new(policy);
         let mut b = reqwest::blocking::Client::builder()
@@ -444,6 +454,11 @@ impl Fetcher {
 
     /// Check a URL before connecting: scheme, host text, IP literal.
     /// Names are checked again, address by address, at resolution.
+    ///
+    /// # Errors
+    /// [`FetchError`] when the URL is not `https`, resolves to a refused address (the SSRF guard),
+    /// a redirect is refused, the deadline passes, the body is too large, or the server answers
+    /// other than 2xx.
     pub fn precheck(&self, url: &str) -> Result<reqwest::Url, FetchError> {
         let u = reqwest::Url::parse(url).map_err(|e| FetchError::BadUrl(format!("{url}: {e}")))?;
         if u.scheme() != "https" {
@@ -472,12 +487,22 @@ impl Fetcher {
     }
 
     /// GET `url` (HTTPS, redirects checked, body capped).
+    ///
+    /// # Errors
+    /// [`FetchError`] when the URL is not `https`, resolves to a refused address (the SSRF guard),
+    /// a redirect is refused, the deadline passes, the body is too large, or the server answers
+    /// other than 2xx.
     pub fn get(&self, url: &str) -> Result<Fetched, FetchError> {
         self.get_with(url, &[])
     }
 
     /// GET `url` with extra request header fields (`Accept`,
     /// `If-None-Match`, ...). A 304 is returned as is (for revalidation).
+    ///
+    /// # Errors
+    /// [`FetchError`] when the URL is not `https`, resolves to a refused address (the SSRF guard),
+    /// a redirect is refused, the deadline passes, the body is too large, or the server answers
+    /// other than 2xx.
     pub fn get_with(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, FetchError> {
         self.fetch(url, headers, true)
     }
@@ -485,6 +510,11 @@ impl Fetcher {
     /// GET `url` without following any redirect: a 3xx is
     /// [`FetchError::RedirectRefused`]. JWK Sets are fetched this way (a
     /// JWKS endpoint answers 200 or is not used, as panva/jose does).
+    ///
+    /// # Errors
+    /// [`FetchError`] when the URL is not `https`, resolves to a refused address (the SSRF guard),
+    /// a redirect is refused, the deadline passes, the body is too large, or the server answers
+    /// other than 2xx.
     pub fn get_exact(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, FetchError> {
         self.fetch(url, headers, false)
     }
@@ -496,6 +526,11 @@ impl Fetcher {
     /// and stored when the response allows it. A remembered 404 or 410 is
     /// returned as [`FetchError::Status`] again. The caller verifies what
     /// it gets, every time: the cache only saves round trips.
+    ///
+    /// # Errors
+    /// [`FetchError`] when the URL is not `https`, resolves to a refused address (the SSRF guard),
+    /// a redirect is refused, the deadline passes, the body is too large, or the server answers
+    /// other than 2xx.
     pub fn get_cached(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, FetchError> {
         if !self.cache.enabled() {
             return self.get_with(url, headers);

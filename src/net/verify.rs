@@ -303,6 +303,9 @@ fn message_of(f: &Fetched) -> Message {
 /// A one-off call: it builds a throwaway [`Resolver`] (the fetcher's HTTP
 /// cache is shared with its clones, but discovered keys are not kept). Keep
 /// a [`Resolver`] to verify many descriptors.
+///
+/// # Errors
+/// [`UrlVerifyError`] when fetching fails, no key can be discovered, or nothing verifies.
 pub fn verify_url(
     fetcher: &Fetcher,
     url: &str,
@@ -401,6 +404,9 @@ impl Resolver {
     /// fetch, key discovery included, is bounded by the fetcher's
     /// [`FetchPolicy::operation_timeout`](super::FetchPolicy::operation_timeout)
     /// in total ([`Fetcher::operation`]).
+    ///
+    /// # Errors
+    /// [`UrlVerifyError`] when fetching fails, no key can be discovered, or nothing verifies.
     pub fn verify_url(&self, url: &str) -> Result<UrlVerified, UrlVerifyError> {
         self.fetcher.operation(|| self.verify_url_with(url, None))
     }

@@ -323,6 +323,9 @@ fn now() -> i64 {
 /// Add `Content-Digest`, `Content-Length` and the signatures to a response
 /// head whose content is `body`. `related` is the request (for
 /// `Accept-Signature` and `;req` components).
+///
+/// # Errors
+/// [`SignResponseError`] when the response cannot be read or signed.
 pub fn sign_parts(
     cfg: &SignConfig,
     parts: &mut http::response::Parts,

@@ -607,6 +607,10 @@ fn load(cfg: &PublishConfig, url: &str, version: Version, body: Vec<u8>) -> Sour
 /// opened once, each entry with `openat(dirfd, name, O_RDONLY | O_NOFOLLOW
 /// | O_NONBLOCK | O_CLOEXEC)`, and a regular file is read from that same
 /// descriptor; symlinks are refused, FIFOs, sockets and devices skipped.
+///
+/// # Errors
+/// [`PublishError`] when the directory, a file or a key cannot be read, or a descriptor cannot be
+/// signed.
 pub fn scan(cfg: &PublishConfig) -> Result<Site, PublishError> {
     let found = walk(cfg, None)?;
     Ok(build(cfg, found, None))
@@ -757,6 +761,10 @@ pub struct Publisher {
 
 impl Publisher {
     /// Scan the directory once.
+    ///
+    /// # Errors
+    /// [`PublishError`] when the directory, a file or a key cannot be read, or a descriptor cannot
+    /// be signed.
     pub fn new(cfg: PublishConfig) -> Result<Publisher, PublishError> {
         let site = scan(&cfg)?;
         Ok(Publisher {
@@ -778,6 +786,10 @@ impl Publisher {
     /// Walk the directory once and rescan when it changed (only the files
     /// whose version changed are read); true when a new snapshot is in
     /// place. A failed walk keeps the previous snapshot.
+    ///
+    /// # Errors
+    /// [`PublishError`] when the directory, a file or a key cannot be read, or a descriptor cannot
+    /// be signed.
     pub fn reload_if_changed(&self) -> Result<bool, PublishError> {
         let prev = self.site();
         let found = walk(&self.cfg, Some(&prev))?;
