@@ -30,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .component(ComponentId::derived(Derived::Path))
         .component(ComponentId::field("content-digest")?)
         .created(now)
-        .nonce(&agentsig::b64::encode(&now.to_be_bytes()))
+        .nonce(&format!("n{now:x}"))
         .keyid(&key.kid_or_thumbprint());
     req.sign_signature(&spec, &key)?;
     println!(

@@ -97,8 +97,8 @@
 //! Primitives:
 //! * [`jcs`]: RFC 8785 canonical JSON, over strict I-JSON ([`json`]).
 //! * [`clock`]: the injectable clock.
-//! * [`b64`], [`sfv`], [`text`]: base64url, RFC 9651 structured fields,
-//!   safe printing of untrusted text.
+//! * [`sfv`], [`text`]: RFC 9651 structured fields, safe printing of
+//!   untrusted text.
 //!
 //! I/O (Cargo features): `net` (the SSRF-guarded HTTPS fetcher, RFC 9111
 //! cache, key discovery, `resolve_agent`), `server` (`agentsig serve` and
@@ -114,7 +114,7 @@
 pub mod a2a;
 pub mod alg;
 pub mod announce;
-pub mod b64;
+pub(crate) mod b64;
 pub mod clock;
 pub mod delegation;
 pub mod descriptor;
@@ -145,3 +145,29 @@ pub mod verifier;
 pub use alg::{Algorithm, AllowList};
 pub use keys::{KeyError, LoadOptions, SigningKey, VerifyError, VerifyingKey};
 pub use verifier::Verifier;
+
+/// The internal codecs are not part of the API: base64url is `base64`'s job
+/// for an embedder.
+///
+/// ```compile_fail
+/// let _ = agentsig::b64::encode(b"x");
+/// ```
+///
+/// One way to verify: the format-level functions are crate-private and the
+/// `Verifier` methods are the API.
+///
+/// ```compile_fail
+/// fn f(v: &agentsig::Verifier) { let _ = agentsig::jws::verify(v, "a..b", None); }
+/// ```
+///
+/// ```compile_fail
+/// fn f(v: &agentsig::Verifier) { let _ = agentsig::delegation::audit(&["t"], v); }
+/// ```
+///
+/// `httpsig::sign` is the function only; its module is private.
+///
+/// ```compile_fail
+/// let _ = agentsig::httpsig::sign::default_components;
+/// ```
+#[cfg(doctest)]
+pub struct ApiSurface;

@@ -7,6 +7,26 @@ use agentsig::{jwk, Algorithm, LoadOptions, SigningKey, VerifyingKey};
 use serde_json::{json, Value};
 use zeroize::Zeroizing;
 
+/// Base64url without padding (RFC 4648 section 5) and standard base64, to
+/// build and take apart test inputs (the crate's own codec is internal).
+#[allow(dead_code)]
+mod b64 {
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    use base64::Engine as _;
+    pub fn encode(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        URL_SAFE_NO_PAD.encode(b.as_ref())
+    }
+    pub fn decode(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        URL_SAFE_NO_PAD.decode(s.as_ref())
+    }
+    pub fn encode_std(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        STANDARD.encode(b.as_ref())
+    }
+    pub fn decode_std(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        STANDARD.decode(s.as_ref())
+    }
+}
+
 fn root() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -42,7 +62,7 @@ fn pem_to_der(pem: &[u8]) -> Vec<u8> {
         .skip(1)
         .take_while(|l| !l.starts_with("-----END "))
         .collect();
-    agentsig::b64::decode_std(&body).unwrap()
+    b64::decode_std(&body).unwrap()
 }
 
 /// A JWK without its private members.
@@ -167,7 +187,7 @@ fn rfc9421_keys_load_as_printed_and_agree_with_public_pem_and_jwk() {
 #[test]
 fn rfc9421_shared_secret() {
     let b64 = rfc9421("test-shared-secret.b64");
-    let secret = agentsig::b64::decode_std(std::str::from_utf8(&b64).unwrap().trim()).unwrap();
+    let secret = b64::decode_std(std::str::from_utf8(&b64).unwrap().trim()).unwrap();
     assert_eq!(secret.len(), 64);
     let hs = opts(Some(Algorithm::HmacSha256));
     let sk = keys::load_signing_key(&b64, &hs).unwrap();
@@ -178,7 +198,7 @@ fn rfc9421_shared_secret() {
     let raw = SigningKey::from_hmac_secret(&secret).unwrap();
     assert_eq!(raw.verifying_key().thumbprint(), vk.thumbprint());
     // As an oct JWK.
-    let jwk = json!({"kty": "oct", "k": agentsig::b64::encode(&secret)}).to_string();
+    let jwk = json!({"kty": "oct", "k": b64::encode(&secret)}).to_string();
     let vk_jwk = keys::load_verifying_key(jwk.as_bytes(), &opts(None)).unwrap();
     assert_eq!(vk_jwk.thumbprint(), vk.thumbprint());
     let sig = sk.sign(b"msg").unwrap();
@@ -501,8 +521,8 @@ fn private_jwk_whose_public_part_does_not_match() {
         Algorithm::EcdsaP256Sha256,
         &[
             [4u8].as_slice(),
-            &agentsig::b64::decode("f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU").unwrap(),
-            &agentsig::b64::decode("x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0").unwrap(),
+            &b64::decode("f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU").unwrap(),
+            &b64::decode("x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0").unwrap(),
         ]
         .concat(),
     )
@@ -681,10 +701,7 @@ fn rsa_keygen_rs256_and_ps512() {
     assert_eq!(ps.algorithm(), Algorithm::RsaPssSha512);
     let n_bits = {
         let j = rs.verifying_key().to_jwk();
-        agentsig::b64::decode(j.n.as_deref().unwrap())
-            .unwrap()
-            .len()
-            * 8
+        b64::decode(j.n.as_deref().unwrap()).unwrap().len() * 8
     };
     assert_eq!(n_bits, 3072);
     for k in [&rs, &ps] {
@@ -765,7 +782,7 @@ fn ed25519_pkcs8_written_as_v1_and_read_as_v1_or_v2() {
     let loaded = keys::load_signing_key(v2.as_ref(), &opts(None)).unwrap();
     assert_eq!(
         loaded.verifying_key().to_jwk().x.as_deref(),
-        Some(agentsig::b64::encode(ring::signature::KeyPair::public_key(&pair).as_ref()).as_str())
+        Some(b64::encode(ring::signature::KeyPair::public_key(&pair).as_ref()).as_str())
     );
 }
 

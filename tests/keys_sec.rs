@@ -6,8 +6,28 @@ use agentsig::jws::{self, JwsPolicy, JwsReport, JwsVerifyError};
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::verifier::VerifyHttp;
-use agentsig::{b64, SigningKey};
+use agentsig::SigningKey;
 use serde_json::json;
+
+/// Base64url without padding (RFC 4648 section 5) and standard base64, to
+/// build and take apart test inputs (the crate's own codec is internal).
+#[allow(dead_code)]
+mod b64 {
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    use base64::Engine as _;
+    pub fn encode(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        URL_SAFE_NO_PAD.encode(b.as_ref())
+    }
+    pub fn decode(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        URL_SAFE_NO_PAD.decode(s.as_ref())
+    }
+    pub fn encode_std(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        STANDARD.encode(b.as_ref())
+    }
+    pub fn decode_std(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        STANDARD.decode(s.as_ref())
+    }
+}
 
 const PAYLOAD: &[u8] = b"{\"name\":\"agent\"}";
 
@@ -135,7 +155,7 @@ fn small_order_ed25519_keys_are_refused_everywhere() {
 
 fn base64_std(b: &[u8]) -> String {
     use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(b)
+    base64::engine::general_purpose::STANDARD.encode(b.as_ref())
 }
 
 /// With hmac-sha256, a public (or private) key file is

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 /// Compare principals: exact, except that a DID URL's fragment is ignored
 /// (UCAN principal alignment: the audience of hop k-1 is the actor or
 /// issuer of hop k).
-pub fn same_principal(a: &str, b: &str) -> bool {
+pub(crate) fn same_principal(a: &str, b: &str) -> bool {
     fn base(s: &str) -> &str {
         if s.starts_with("did:") {
             s.split('#').next().unwrap_or(s)

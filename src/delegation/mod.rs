@@ -23,7 +23,7 @@
 //! See [`scope`]: set inclusion by default, a documented hierarchical mode,
 //! a missing scope is never unconstrained, uncomparable scopes are rejected.
 
-pub mod bundle;
+mod bundle;
 pub mod chain;
 pub mod mint;
 pub mod report;

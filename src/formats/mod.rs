@@ -11,7 +11,7 @@
 //! | [`Format::Aidip`] AIDIP agent metadata | 004 "Agent Metadata" | registered by `POST /agents` (no path) | `application/json` |
 //! | [`Format::A2a`] A2A Agent Card | A2A v1.0 section 8.2 | `/.well-known/agent-card.json` | `application/json` |
 
-pub mod addr;
+pub(crate) mod addr;
 pub mod detect;
 pub mod lint;
 
