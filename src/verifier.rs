@@ -296,6 +296,154 @@ impl Verifier {
     ) -> Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError> {
         crate::httpsig::verify(&self.cx, &self.http, msg, related)
     }
+    /// Check a served descriptor response as a resolver receives it (seed
+    /// 001 section 10.3): the RFC 9421 signature of `response` under
+    /// [`Verifier::http_policy`] (set
+    /// [`HttpPolicy::descriptor_response`](crate::httpsig::HttpPolicy::descriptor_response)
+    /// to require `@status`, `content-type` and `content-digest`); with the
+    /// `descriptor` file, that the body is its bytes exactly, that the served
+    /// media type fits its format (a warning), and its detached `jws` when
+    /// given, or else, for a signed A2A Agent Card, the card's embedded
+    /// signatures. `Ok` only when every check made passed.
+    ///
+    /// # Errors
+    /// [`ServedError`], carrying the [`ServedReport`], when any check failed
+    /// ([`ServedReport::failed`] names which).
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::digest::content_digest;
+    /// use agentsig::httpsig::{descriptor_response_components, HttpPolicy, Message, SignatureSpec};
+    /// use agentsig::trust::{KeySource, StaticKeys};
+    /// use agentsig::{descriptor, httpsig, Algorithm, SigningKey, Verifier};
+    ///
+    /// let key = SigningKey::generate(Algorithm::Ed25519)?;
+    /// let doc = br#"{"name":"planner"}"#.to_vec();
+    /// let jws = descriptor::sign(&doc, &key)?.jws;
+    /// let mut res = Message::response(200, Vec::new(), doc.clone());
+    /// res.add_header("Content-Type", "application/json");
+    /// res.add_header("Content-Digest", &content_digest(&doc));
+    /// let now = 1_700_000_000;
+    /// let mut spec = SignatureSpec::new("sig1").created(now).keyid(&key.kid_or_thumbprint());
+    /// for c in descriptor_response_components() {
+    ///     spec = spec.component(c);
+    /// }
+    /// httpsig::sign(&res, None, &spec, &key)?.apply(&mut res);
+    ///
+    /// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+    /// let v = Verifier::builder(keys)
+    ///     .clock(agentsig::clock::FixedClock(now))
+    ///     .http(HttpPolicy::descriptor_response())
+    ///     .build();
+    /// let report = v.verify_served(&res, Some(&doc), Some(&jws))?;
+    /// assert_eq!(report.checked().len(), 3); // signature, body, detached JWS
+    ///
+    /// // A file that is not what was served fails, and says so.
+    /// let err = v.verify_served(&res, Some(br#"{"name":"other"}"#), None).unwrap_err();
+    /// assert_eq!(err.report.failed(), ["the response body is the descriptor's bytes"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn verify_served(
+        &self,
+        response: &crate::httpsig::Message,
+        descriptor: Option<&[u8]>,
+        jws: Option<&str>,
+    ) -> Result<ServedReport, ServedError> {
+        let http = self.verify_http(response, None);
+        let body_matches = descriptor.map(|d| d == response.body.as_slice());
+        let detected = descriptor.and_then(|d| crate::formats::detect_bytes(d).ok());
+        let media_type = detected.as_ref().and_then(|(format, _)| {
+            let ct = response
+                .field_lines("content-type", false)
+                .next()
+                .map(|v| String::from_utf8_lossy(v).trim().to_owned());
+            crate::formats::served_media_type_finding(*format, ct.as_deref())
+        });
+        let jws = match (descriptor, jws) {
+            (Some(d), Some(j)) => Some(self.verify_descriptor(d, j)),
+            _ => None,
+        };
+        let card = match (&jws, detected) {
+            (None, Some((crate::formats::Format::A2a, card)))
+                if card.get("signatures").is_some() =>
+            {
+                Some(self.verify_agent_card_value(&card))
+            }
+            _ => None,
+        };
+        let report = ServedReport {
+            http,
+            body_matches,
+            media_type,
+            jws,
+            card,
+        };
+        if report.failed().is_empty() {
+            Ok(report)
+        } else {
+            Err(ServedError {
+                report: Box::new(report),
+            })
+        }
+    }
+}
+
+/// What [`Verifier::verify_served`] checked of a served descriptor
+/// response, and each outcome.
+#[derive(Debug)]
+#[must_use]
+#[non_exhaustive]
+pub struct ServedReport {
+    /// The RFC 9421 signature of the response.
+    pub http: Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError>,
+    /// Whether the body is the descriptor's bytes exactly (`None`: no
+    /// descriptor was given).
+    pub body_matches: Option<bool>,
+    /// A served media type that does not fit the descriptor's format (a
+    /// warning: it does not fail the check).
+    pub media_type: Option<crate::formats::Finding>,
+    /// The detached JWS over the descriptor, when one was given.
+    pub jws: Option<Result<crate::descriptor::Report, crate::descriptor::DescriptorError>>,
+    /// The embedded signatures of a signed A2A Agent Card, when no detached
+    /// JWS was given.
+    pub card: Option<Result<crate::a2a::CardReport, crate::a2a::A2aError>>,
+}
+
+impl ServedReport {
+    /// What was checked, in order.
+    pub fn checked(&self) -> Vec<&'static str> {
+        self.parts().into_iter().map(|(what, _)| what).collect()
+    }
+    /// What failed, in order (empty: verified).
+    pub fn failed(&self) -> Vec<&'static str> {
+        self.parts()
+            .into_iter()
+            .filter(|(_, ok)| !ok)
+            .map(|(what, _)| what)
+            .collect()
+    }
+    fn parts(&self) -> Vec<(&'static str, bool)> {
+        let mut v = vec![("the RFC 9421 signature of the response", self.http.is_ok())];
+        if let Some(same) = self.body_matches {
+            v.push(("the response body is the descriptor's bytes", same));
+        }
+        if let Some(j) = &self.jws {
+            v.push(("the detached JWS of the descriptor", j.is_ok()));
+        }
+        if let Some(c) = &self.card {
+            v.push(("the A2A card's embedded signatures", c.is_ok()));
+        }
+        v
+    }
+}
+
+/// A served descriptor response that did not verify: the report says what
+/// was checked and what failed.
+#[derive(Debug, thiserror::Error)]
+#[error("served response not verified: {}", .report.failed().join("; "))]
+pub struct ServedError {
+    /// The full report.
+    pub report: Box<ServedReport>,
 }
 
 impl VerifierBuilder {
