@@ -1,9 +1,10 @@
 //! Audit of a three-hop bundle against the raw cost of its three ES256
 //! signature verifications. Run: cargo bench --bench delegation
 
+use agentsig::clock::FixedClock;
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{AuditPolicy, ScopePolicy};
-use agentsig::jwt::{FixedClock, JwtPolicy};
+use agentsig::jwt::JwtPolicy;
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, SigningKey};

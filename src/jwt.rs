@@ -39,20 +39,15 @@ use crate::jws::{self, ParsedJws, Reason, Verdict};
 use crate::keys::SigningKey;
 use crate::policy::Context;
 pub use crate::policy::{JwtPolicy, DEFAULT_MAX_JWT_BYTES};
-use crate::replay::Sighting;
+use crate::replay::{ReplayStore, Sighting};
 use crate::trust::{KeyRequest, KeySource};
 use serde_json::{Map, Value};
-
-pub use crate::replay::{FileReplayStore, MemoryReplayStore, ReplayStore};
-pub use crate::trust::PerIssuer;
 
 /// Nesting depth allowed in the claims JSON (the `act` depth is bounded
 /// separately and more tightly by the delegation audit).
 pub const MAX_CLAIMS_DEPTH: usize = 32;
 /// Longest `jti` accepted.
 pub const MAX_JTI_LEN: usize = 256;
-
-pub use crate::clock::{Clock, FixedClock, SystemClock};
 
 /// Why a JWT was not accepted. Each variant has a stable [`JwtError::code`]
 /// and its message says exactly what failed.

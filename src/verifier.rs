@@ -249,7 +249,7 @@ impl Verifier {
     ///
     /// ```
     /// use agentsig::delegation::mint::{mint, ActorSpec, MintRequest};
-    /// use agentsig::jwt::FixedClock;
+    /// use agentsig::clock::FixedClock;
     /// use agentsig::trust::{KeySource, StaticKeys};
     /// use agentsig::verifier::Verifier;
     /// use agentsig::{Algorithm, SigningKey};

@@ -3,9 +3,10 @@
 //! is tests/interop/delegation_interop.py. A missing module is a skip
 //! notice, unless AGENTSIG_REQUIRE_INTEROP=1 (CI), where it fails.
 
+use agentsig::clock::{Clock, SystemClock};
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{ScopePolicy, Severity};
-use agentsig::jwt::{Clock, JwtPolicy, SystemClock};
+use agentsig::jwt::JwtPolicy;
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, SigningKey};

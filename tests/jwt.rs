@@ -4,7 +4,9 @@
 mod delegation_support;
 use delegation_support::*;
 
-use agentsig::jwt::{self, FileReplayStore, FixedClock, JwtError, JwtPolicy, MemoryReplayStore};
+use agentsig::clock::FixedClock;
+use agentsig::jwt::{self, JwtError, JwtPolicy};
+use agentsig::replay::{FileReplayStore, MemoryReplayStore};
 use agentsig::replay::{ReplayStore, Sighting};
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
@@ -415,7 +417,7 @@ fn fuzz_like_inputs_never_panic() {
 
 #[test]
 fn a8_keys_are_looked_up_per_issuer() {
-    use agentsig::jwt::PerIssuer;
+    use agentsig::trust::PerIssuer;
     let ka = key();
     let kb = key();
     let mut per = PerIssuer::new();

@@ -2,9 +2,10 @@
 
 use super::TrustedKeyArgs;
 use super::{load_signing, parse_alg, print_json, read_input, CliError, CliResult};
+use agentsig::clock::{FixedClock, SystemClock};
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{self, report, AuditPolicy, ScopeMode, ScopePolicy, Severity};
-use agentsig::jwt::{FixedClock, JwtPolicy, SystemClock};
+use agentsig::jwt::JwtPolicy;
 use agentsig::trust::{KeyResolver, KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::Algorithm;
@@ -65,7 +66,7 @@ pub struct TrustArgs {
 impl TrustArgs {
     /// The trusted keys. Without --issuer: one flat set (iss is then not
     /// checked, and the audit warns). With --issuer: keys bound per issuer
-    /// ([`agentsig::jwt::PerIssuer`]), so that a token naming issuer A is
+    /// ([`agentsig::trust::PerIssuer`]), so that a token naming issuer A is
     /// never accepted on issuer B's key (RFC 8725 3.8).
     fn resolver(&self) -> Result<Box<dyn KeyResolver>, CliError> {
         if self.issuer.is_empty() {
@@ -98,7 +99,7 @@ impl TrustArgs {
                 }
             }
         }
-        let mut r = agentsig::jwt::PerIssuer::new();
+        let mut r = agentsig::trust::PerIssuer::new();
         let mut any = false;
         for (iss, keys, jwks) in per {
             if keys.is_empty() && jwks.is_empty() {

@@ -1,8 +1,9 @@
 //! Helpers shared by the delegation and JWT tests.
 #![allow(dead_code)]
 
+use agentsig::clock::FixedClock;
 use agentsig::delegation::{AuditPolicy, AuditReport, Severity};
-use agentsig::jwt::{FixedClock, JwtPolicy};
+use agentsig::jwt::JwtPolicy;
 use agentsig::trust::{KeyResolver, KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, SigningKey};
