@@ -22,14 +22,14 @@
 //!   (RFC 8725 section 3.10 warns against following them). `kid` is only a
 //!   lookup key, capped in length by [`crate::trust`].
 //! * Keys come from a [`KeyResolver`](crate::trust::KeyResolver); the request carries the token's `iss`
-//!   so that a resolver can keep keys per issuer ([`PerIssuer`]). Discovery
+//!   so that a resolver can keep keys per issuer ([`PerIssuer`](crate::trust::PerIssuer)). Discovery
 //!   (RFC 8414, DID) plugs in through the same trait; nothing here fetches.
 //! * Claims (RFC 7519 section 4.1): `iss` exact match against the configured
 //!   issuers; `aud` must contain the verifier's identifier when one is
 //!   configured (4.1.3); `exp` is required (4.1.4); `nbf` (4.1.5) and `iat`
 //!   (4.1.6, not in the future) are checked; NumericDate values must be
 //!   integers within ±(2^53−1). Clock skew is explicit ([`Verifier::skew`](crate::verifier::Verifier::skew),
-//!   default 60 s) and the clock is injected ([`Clock`]).
+//!   default 60 s) and the clock is injected ([`Clock`](crate::clock::Clock)).
 //! * `jti` replay (RFC 7519 section 4.1.7, RFC 8725 section 3.8 context) is
 //!   detected through a [`ReplayStore`], keyed by `(iss, jti)` until `exp`
 //!   plus skew.
@@ -407,7 +407,7 @@ impl DecodedJwt {
     /// JWS core, RFC 7515 section 5.2).
     ///
     /// The key request carries the token's `iss`, so keys bound to another
-    /// issuer ([`PerIssuer`]) never verify it (RFC 8725 section 3.8). Key
+    /// issuer ([`PerIssuer`](crate::trust::PerIssuer)) never verify it (RFC 8725 section 3.8). Key
     /// headers are always refused in a JWT.
     ///
     /// # Errors

@@ -387,7 +387,7 @@ fn unknown_parameters_are_signed_and_kept_in_order() {
     let spec = SignatureSpec::new("sig1")
         .component(ComponentId::parse("\"@method\"").unwrap())
         .keyid("k")
-        .param("zz-custom", httpsig::sfv::BareItem::Token("x".into()))
+        .param("zz-custom", agentsig::sfv::BareItem::Token("x".into()))
         .created(5);
     let m = signed(spec, &key);
     let mut p = HttpPolicy::new();
@@ -404,9 +404,9 @@ fn unknown_parameters_are_signed_and_kept_in_order() {
     // A received order other than section 2.3's verifies too.
     let spec = SignatureSpec::new("sig1")
         .component(ComponentId::parse("\"@method\"").unwrap())
-        .param("zz-custom", httpsig::sfv::BareItem::Token("x".into()))
-        .param("keyid", httpsig::sfv::BareItem::String("k".into()))
-        .param("created", httpsig::sfv::BareItem::Integer(5));
+        .param("zz-custom", agentsig::sfv::BareItem::Token("x".into()))
+        .param("keyid", agentsig::sfv::BareItem::String("k".into()))
+        .param("created", agentsig::sfv::BareItem::Integer(5));
     let m = signed(spec, &key);
     let mut p = HttpPolicy::new();
     p.check_time = false;

@@ -4,9 +4,9 @@
 
 use agentsig::httpsig::base::{signature_base, signature_params_value};
 use agentsig::httpsig::components::{parse_covered, ComponentId};
-use agentsig::httpsig::sfv;
 use agentsig::httpsig::{self, HttpPolicy, HttpSigError, Message, SignatureSpec, VerifyReport};
 use agentsig::keys::{load_signing_key, load_verifying_keys, LoadOptions};
+use agentsig::sfv;
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, AllowList, SigningKey};

@@ -17,7 +17,7 @@
 //! | code | rule |
 //! |---|---|
 //! | `json/type` | a member has the wrong JSON type (the section that defines it) |
-//! | `addr/internal` | an endpoint names a private, loopback, link-local or otherwise internal host ([`super::addr`]; seed 001 section 5.2, seed 000 section 8.2) |
+//! | `addr/internal` | an endpoint names a private, loopback, link-local or otherwise internal host ([`super::classify_host`]; seed 001 section 5.2, seed 000 section 8.2) |
 //! | `addr/invalid-host` | an endpoint URI has no valid host |
 //! | `addr/cleartext` | an endpoint uses `http:` (warning; seed 001 section 5.2, seed 000 section 8.1, seed 004 "Security") |
 //! | `publish/media-type` | served with a media type other than the format's ([`served_media_type_finding`]; warning) |

@@ -19,8 +19,7 @@ pub mod accept;
 pub mod base;
 pub mod components;
 pub mod message;
-/// Re-export: the codec moved to [`crate::sfv`] (RFC 9530 digests use it too).
-pub use crate::sfv;
+use crate::sfv;
 mod sign;
 mod verify;
 
