@@ -888,6 +888,16 @@ pub fn normalize_bytes(card: &[u8]) -> Result<Normalized, A2aError> {
     normalize(&json::parse_strict(card)?)
 }
 
+/// The card, when `descriptor` is an A2A Agent Card (format detection of
+/// [`crate::formats::detect`]) with a `signatures` member: what a served
+/// card is checked by when no detached JWS accompanies it (docs/a2a.md).
+pub fn card_with_signatures(descriptor: &[u8]) -> Option<Value> {
+    match crate::formats::detect_bytes(descriptor) {
+        Ok((crate::formats::Format::A2a, card)) if card.get("signatures").is_some() => Some(card),
+        _ => None,
+    }
+}
+
 /// The outcome of [`sign_card`].
 #[derive(Clone, Debug)]
 #[non_exhaustive]

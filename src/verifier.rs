@@ -351,24 +351,13 @@ impl Verifier {
     ) -> Result<ServedReport, ServedError> {
         let http = self.verify_http(response, None);
         let body_matches = descriptor.map(|d| d == response.body.as_slice());
-        let detected = descriptor.and_then(|d| crate::formats::detect_bytes(d).ok());
-        let media_type = detected.as_ref().and_then(|(format, _)| {
-            let ct = response
-                .field_lines("content-type", false)
-                .next()
-                .map(|v| String::from_utf8_lossy(v).trim().to_owned());
-            crate::formats::served_media_type_finding(*format, ct.as_deref())
-        });
+        let media_type = descriptor.and_then(|d| crate::formats::served_media_type(d, response));
         let jws = match (descriptor, jws) {
             (Some(d), Some(j)) => Some(self.verify_descriptor(d, j)),
             _ => None,
         };
-        let card = match (&jws, detected) {
-            (None, Some((crate::formats::Format::A2a, card)))
-                if card.get("signatures").is_some() =>
-            {
-                Some(self.verify_agent_card_value(&card))
-            }
+        let card = match (&jws, descriptor.and_then(crate::a2a::card_with_signatures)) {
+            (None, Some(card)) => Some(self.verify_agent_card_value(&card)),
             _ => None,
         };
         let report = ServedReport {

@@ -779,26 +779,16 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
     };
     // A served media type that does not fit the format is reported (each
     // seed names its media type; crate::formats).
-    let media_warning = input.as_deref().and_then(|bytes| {
-        let (format, _) = agentsig::formats::detect_bytes(bytes).ok()?;
-        let ct = m
-            .field_lines("content-type", false)
-            .next()
-            .map(|v| String::from_utf8_lossy(v).trim().to_owned());
-        agentsig::formats::served_media_type_finding(format, ct.as_deref())
-    });
+    let media_warning = input
+        .as_deref()
+        .and_then(|bytes| agentsig::formats::served_media_type(bytes, &m));
     if let Some(f) = &media_warning {
         lines.push(format!("warning {}: {}", f.code, esc(&f.message)));
     }
     // An A2A card with a `signatures` member and no detached JWS: its
     // embedded signatures (docs/a2a.md).
     let card = match (&jws_path, &input) {
-        (None, Some(bytes)) => match agentsig::formats::detect_bytes(bytes) {
-            Ok((agentsig::formats::Format::A2a, card)) if card.get("signatures").is_some() => {
-                Some(card)
-            }
-            _ => None,
-        },
+        (None, Some(bytes)) => agentsig::a2a::card_with_signatures(bytes),
         _ => None,
     };
     let jws = match (&jws_path, &input, &card) {

@@ -1821,6 +1821,20 @@ pub fn served_media_type_finding(format: Format, content_type: Option<&str>) -> 
     }
 }
 
+/// [`served_media_type_finding`] for a descriptor file served as
+/// `response`: its format is detected from `descriptor` and the response's
+/// first `Content-Type` line is compared; `None` when the media type fits
+/// or the format is unknown (a body that is no known format is reported by
+/// lint, not here).
+pub fn served_media_type(descriptor: &[u8], response: &crate::httpsig::Message) -> Option<Finding> {
+    let (format, _) = super::detect_bytes(descriptor).ok()?;
+    let ct = response
+        .field_lines("content-type", false)
+        .next()
+        .map(|v| String::from_utf8_lossy(v).trim().to_owned());
+    served_media_type_finding(format, ct.as_deref())
+}
+
 /// For `verify` and `serve`: a finding (`publish/path`, warning) when a
 /// document is served at a path other than its format's well-known path.
 /// Formats without a fixed path accept any path.

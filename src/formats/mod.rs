@@ -18,8 +18,8 @@ pub mod lint;
 pub use addr::{classify_host, HostClass};
 pub use detect::{detect, detect_bytes, DetectError};
 pub use lint::{
-    check_before_signing, lint, lint_bytes, served_media_type_finding, served_path_finding,
-    Finding, LintReport, Severity, SignGateError,
+    check_before_signing, lint, lint_bytes, served_media_type, served_media_type_finding,
+    served_path_finding, Finding, LintReport, Severity, SignGateError,
 };
 
 use std::fmt;
