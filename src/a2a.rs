@@ -889,7 +889,7 @@ pub fn normalize_bytes(card: &[u8]) -> Result<Normalized, A2aError> {
 }
 
 /// The card, when `descriptor` is an A2A Agent Card (format detection of
-/// [`crate::formats::detect`]) with a `signatures` member: what a served
+/// [`crate::formats::detect_bytes`]) with a `signatures` member: what a served
 /// card is checked by when no detached JWS accompanies it (docs/a2a.md).
 pub fn card_with_signatures(descriptor: &[u8]) -> Option<Value> {
     match crate::formats::detect_bytes(descriptor) {

@@ -164,10 +164,15 @@ pub use verifier::Verifier;
 /// fn f(v: &agentsig::Verifier) { let _ = agentsig::delegation::audit(&["t"], v); }
 /// ```
 ///
-/// `httpsig::sign` is the function only; its module is private.
+/// `httpsig::sign`, `formats::lint` and `formats::detect` are the functions
+/// only; their modules are private.
 ///
 /// ```compile_fail
 /// let _ = agentsig::httpsig::sign::default_components;
+/// ```
+///
+/// ```compile_fail
+/// let _ = agentsig::formats::lint::RULES;
 /// ```
 #[cfg(doctest)]
 pub struct ApiSurface;

@@ -463,7 +463,7 @@ type Case = (
     &'static [(&'static str, &'static str)],
 );
 
-/// For each row of `formats::lint::RULES` (format, pointer pattern, code):
+/// For each row of `formats::RULES` (format, pointer pattern, code):
 /// edits to the format's shipped example that break exactly that rule.
 #[rustfmt::skip]
 const CASES: &[Case] = &[
@@ -739,7 +739,7 @@ const CASES: &[Case] = &[
 #[test]
 fn every_rule_has_a_failing_document() {
     let mut missing = Vec::new();
-    for r in lint::RULES {
+    for r in formats::RULES {
         if !CASES
             .iter()
             .any(|c| c.0 == r.format && c.1 == r.pointer && c.2 == r.code)
@@ -753,7 +753,7 @@ fn every_rule_has_a_failing_document() {
     );
     for (format, pattern, code, edits) in CASES {
         assert!(
-            lint::RULES
+            formats::RULES
                 .iter()
                 .any(|r| r.format == *format && r.pointer == *pattern && r.code == *code),
             "case names no rule: {format} {pattern:?} {code}"
@@ -773,7 +773,7 @@ fn every_rule_has_a_failing_document() {
                 report.findings
             )
         });
-        let rule_sev = lint::RULES
+        let rule_sev = formats::RULES
             .iter()
             .filter(|r| r.format == *format && r.pointer == *pattern && r.code == *code)
             .map(|r| r.severity)
@@ -883,7 +883,7 @@ fn every_code_is_in_the_docs() {
     let doc =
         std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/formats.md"))
             .expect("docs/formats.md");
-    let undocumented: BTreeSet<&str> = lint::RULES
+    let undocumented: BTreeSet<&str> = formats::RULES
         .iter()
         .map(|r| r.code)
         .filter(|c| !doc.contains(&format!("`{c}`")))

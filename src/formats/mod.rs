@@ -12,14 +12,16 @@
 //! | [`Format::A2a`] A2A Agent Card | A2A v1.0 section 8.2 | `/.well-known/agent-card.json` | `application/json` |
 
 pub(crate) mod addr;
-pub mod detect;
-pub mod lint;
+mod detect;
+mod lint;
 
 pub use addr::{classify_host, HostClass};
 pub use detect::{detect, detect_bytes, DetectError};
 pub use lint::{
-    check_before_signing, lint, lint_bytes, served_media_type, served_media_type_finding,
-    served_path_finding, Finding, LintReport, Severity, SignGateError,
+    agent_uri_problem, check_before_signing, check_depends_graph, is_rfc3339, is_semver, lint,
+    lint_bytes, rules_for, schema_problem, served_media_type, served_media_type_finding,
+    served_path_finding, Check, Cx, DependsProblem, Finding, LintReport, Rule, Severity,
+    SignGateError, Ty, DEPENDS_MAX_DEPTH, RULES,
 };
 
 use std::fmt;

@@ -24,7 +24,7 @@ pub(crate) fn signed_card(body: &[u8]) -> Option<Value> {
     if !has(b"signatures") && !has(b"\\u") {
         return None;
     }
-    let (format, v) = crate::formats::detect::detect_bytes(body).ok()?;
+    let (format, v) = crate::formats::detect_bytes(body).ok()?;
     if format != crate::formats::Format::A2a {
         return None;
     }

@@ -581,7 +581,7 @@ fn load(cfg: &PublishConfig, url: &str, version: Version, body: Vec<u8>) -> Sour
         Ok(d) => d,
         Err(e) => return refused(format!("not a JSON document: {e}")),
     };
-    match detect::detect(&doc) {
+    match detect(&doc) {
         Ok(Format::A2a) if cfg.sign_cards => match sign_card(cfg, &doc) {
             Ok(signed) => Source {
                 version,
