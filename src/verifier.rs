@@ -215,6 +215,23 @@ impl Verifier {
     /// [`A2aError`](crate::a2a::A2aError): `Json` for a card that is not
     /// strict I-JSON, `NoSignatures` for an unsigned card, `NotVerified`
     /// with the report when a signature did not verify.
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::trust::{KeySource, StaticKeys};
+    /// use agentsig::{a2a, Algorithm, SigningKey, Verifier};
+    ///
+    /// let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
+    /// let card = serde_json::json!({"name": "Planner", "description": "plans",
+    ///     "supportedInterfaces": [{"url": "https://planner.example/a2a", "protocolBinding": "JSONRPC"}],
+    ///     "version": "1.0.0", "capabilities": {}, "defaultInputModes": ["text/plain"],
+    ///     "defaultOutputModes": ["text/plain"], "skills": []});
+    /// let signed = a2a::sign_card(&card, &key, &serde_json::Map::new(), false)?;
+    /// let v = Verifier::builder(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)).build();
+    /// let report = v.verify_agent_card(&serde_json::to_vec(&signed.card)?)?;
+    /// assert!(report.verified_all());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn verify_agent_card(
         &self,
         card: &[u8],
@@ -279,9 +296,62 @@ impl Verifier {
         crate::delegation::audit(&self.cx, &self.jwt, &self.audit, tokens)
     }
 
-    /// Verify the RFC 9421 signatures of a message, `related` being the
-    /// request a response answers (for `;req` components). For `http`
-    /// crate types use [`VerifyHttp`].
+    /// Verify the RFC 9421 signatures of a message (every label, or the
+    /// labels [`HttpPolicy::labels`](crate::httpsig::HttpPolicy::labels)
+    /// names) with the verifier's keys, algorithms, clock, skew, replay store
+    /// and `HttpPolicy`; `related` is the request a response answers (for
+    /// `;req` components). For `http` crate types use [`VerifyHttp`].
+    ///
+    /// `Ok` only when at least one label was examined and every examined
+    /// label verified. To accept a message that also carries signatures you
+    /// do not trust (a proxy's), name your labels in the policy.
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::digest::content_digest;
+    /// use agentsig::clock::FixedClock;
+    /// use agentsig::httpsig::{self, ComponentId, Derived, HttpPolicy, HttpSigError,
+    ///     Message, SigError, SignatureSpec};
+    /// use agentsig::trust::{KeySource, StaticKeys};
+    /// use agentsig::verifier::Verifier;
+    /// use agentsig::{Algorithm, SigningKey};
+    ///
+    /// let key = SigningKey::generate(Algorithm::Ed25519)?;
+    /// let keyid = key.kid_or_thumbprint();
+    /// let now = 1_700_000_000;
+    ///
+    /// // The signer: a response with its Content-Digest, signed (section 3.1).
+    /// let body = br#"{"name":"agent"}"#.to_vec();
+    /// let mut res = Message::response(200, Vec::new(), body);
+    /// res.add_header("Content-Type", "application/json");
+    /// res.add_header("Content-Digest", &content_digest(&res.body));
+    /// let spec = SignatureSpec::new("sig1")
+    ///     .component(ComponentId::derived(Derived::Status))
+    ///     .component(ComponentId::field("content-type")?)
+    ///     .component(ComponentId::field("content-digest")?)
+    ///     .created(now - 10)
+    ///     .keyid(&keyid)
+    ///     .alg(Algorithm::Ed25519);
+    /// httpsig::sign(&res, None, &spec, &key)?.apply(&mut res);
+    ///
+    /// // The verifier trusts exactly this key; the clock is fixed for the example.
+    /// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+    /// let verifier = Verifier::builder(keys)
+    ///     .clock(FixedClock(now))
+    ///     .http(HttpPolicy::descriptor_response())
+    ///     .build();
+    /// let report = verifier.verify_http(&res, None)?;
+    /// assert_eq!(report.valid_labels(), ["sig1"]);
+    /// assert_eq!(report.results[0].keyid.as_deref(), Some(keyid.as_str()));
+    ///
+    /// // Changed content no longer matches the signed Content-Digest.
+    /// res.body = br#"{"name":"evil"}"#.to_vec();
+    /// let err = verifier.verify_http(&res, None).unwrap_err();
+    /// let r = err.report().and_then(|r| r.get("sig1")).expect("a result for sig1");
+    /// assert!(matches!(r.outcome, Err(SigError::ContentDigest(_))));
+    /// assert!(matches!(err, HttpSigError::NotVerified(_)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     /// [`HttpSigError::Header`](crate::httpsig::HttpSigError) when the

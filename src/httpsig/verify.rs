@@ -542,61 +542,9 @@ pub fn key_requests(msg: &Message) -> Result<Vec<(String, KeyRequest)>, HeaderEr
     Ok(out)
 }
 
-/// Verify the signatures of `msg` (every label, or the labels the policy
-/// names) (RFC 9421 section 3.2) with the verifier's keys, algorithms, clock,
-/// skew, replay store and [`HttpPolicy`]. `related` is the request a
-/// response answers (for `;req` components).
-///
-/// `Ok` only when at least one label was examined and every examined label
-/// verified; otherwise [`HttpSigError::NotVerified`] carries one result per
-/// label. To accept a message that also carries signatures you do not
-/// trust (a proxy's), name your labels in [`HttpPolicy::labels`].
-///
-/// ```
-/// use agentsig::digest::content_digest;
-/// use agentsig::clock::FixedClock;
-/// use agentsig::httpsig::{self, ComponentId, Derived, HttpPolicy, HttpSigError,
-///     Message, SigError, SignatureSpec};
-/// use agentsig::trust::{KeySource, StaticKeys};
-/// use agentsig::verifier::Verifier;
-/// use agentsig::{Algorithm, SigningKey};
-///
-/// let key = SigningKey::generate(Algorithm::Ed25519)?;
-/// let keyid = key.kid_or_thumbprint();
-/// let now = 1_700_000_000;
-///
-/// // The signer: a response with its Content-Digest, signed (section 3.1).
-/// let body = br#"{"name":"agent"}"#.to_vec();
-/// let mut res = Message::response(200, Vec::new(), body);
-/// res.add_header("Content-Type", "application/json");
-/// res.add_header("Content-Digest", &content_digest(&res.body));
-/// let spec = SignatureSpec::new("sig1")
-///     .component(ComponentId::derived(Derived::Status))
-///     .component(ComponentId::field("content-type")?)
-///     .component(ComponentId::field("content-digest")?)
-///     .created(now - 10)
-///     .keyid(&keyid)
-///     .alg(Algorithm::Ed25519);
-/// httpsig::sign(&res, None, &spec, &key)?.apply(&mut res);
-///
-/// // The verifier trusts exactly this key; the clock is fixed for the example.
-/// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
-/// let verifier = Verifier::builder(keys)
-///     .clock(FixedClock(now))
-///     .http(HttpPolicy::descriptor_response())
-///     .build();
-/// let report = verifier.verify_http(&res, None)?;
-/// assert_eq!(report.valid_labels(), ["sig1"]);
-/// assert_eq!(report.results[0].keyid.as_deref(), Some(keyid.as_str()));
-///
-/// // Changed content no longer matches the signed Content-Digest.
-/// res.body = br#"{"name":"evil"}"#.to_vec();
-/// let err = verifier.verify_http(&res, None).unwrap_err();
-/// let r = err.report().and_then(|r| r.get("sig1")).expect("a result for sig1");
-/// assert!(matches!(r.outcome, Err(SigError::ContentDigest(_))));
-/// assert!(matches!(err, HttpSigError::NotVerified(_)));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
+/// Verify the signatures of `msg` (RFC 9421 section 3.2) under `cx` and
+/// `policy`; the one public way is
+/// [`Verifier::verify_http`](crate::verifier::Verifier::verify_http).
 pub(crate) fn verify(
     v: &Context,
     policy: &HttpPolicy,
