@@ -132,7 +132,7 @@ pub fn parse(lines: &[&[u8]]) -> Result<Vec<Requested>, AcceptError> {
 /// `now` is the signer's clock; `lifetime` the validity given when
 /// `expires` is requested. `created` and `keyid` are added when not
 /// requested; the parameters are in RFC 9421 section 2.3's order
-/// ([`PARAM_ORDER`](super::sign::PARAM_ORDER)), whatever the requested one.
+/// ([`PARAM_ORDER`](super::PARAM_ORDER)), whatever the requested one.
 ///
 /// # Errors
 /// [`AcceptError`] when `Accept-Signature` is malformed or asks for what agentsig does not sign
@@ -228,7 +228,7 @@ pub fn find<'a>(reqs: &'a [Requested], label: &str) -> Result<&'a Requested, Acc
 /// response.add_header("Content-Type", "application/json");
 /// let signed = httpsig::sign(&response, Some(&request), &spec, &key)?;
 /// // The signer's clock sets `created` and `expires`; `keyid` is added;
-/// // the parameters are in RFC 9421 section 2.3's order (`sign::PARAM_ORDER`).
+/// // the parameters are in RFC 9421 section 2.3's order (`httpsig::PARAM_ORDER`).
 /// assert!(signed.signature_input.ends_with(
 ///     ";created=1700000000;expires=1700000300;keyid=\"my-key\";tag=\"app\""
 /// ));

@@ -56,7 +56,7 @@ pub const MAX_BASE_BYTES: usize = 1024 * 1024;
 
 /// The signature parameters registered by RFC 9421 section 6.3.2, in the
 /// order of section 2.3 (the order signers emit them:
-/// [`sign::PARAM_ORDER`]).
+/// [`PARAM_ORDER`]).
 pub const KNOWN_PARAMS: [&str; 6] = ["created", "expires", "nonce", "alg", "keyid", "tag"];
 
 /// Why a signature parameter is unusable (RFC 9421 section 2.3).
