@@ -24,7 +24,7 @@
 //! a missing scope is never unconstrained, uncomparable scopes are rejected.
 
 mod bundle;
-pub mod chain;
+mod chain;
 pub mod mint;
 pub mod report;
 pub mod scope;
@@ -59,7 +59,7 @@ pub struct Check {
 
 /// Collects checks.
 #[derive(Clone, Debug, Default)]
-pub struct Checks(pub Vec<Check>);
+pub(crate) struct Checks(pub(crate) Vec<Check>);
 
 impl Checks {
     /// Record a passed check.
