@@ -293,7 +293,7 @@ pub(crate) type ParsedSet = (Vec<(usize, Jwk)>, Vec<SkippedKey>);
 pub(crate) fn parse_keys_reporting(data: &[u8]) -> Result<ParsedSet, KeyError> {
     let v = crate::json::parse_strict_with(
         data,
-        &crate::json::Limits {
+        &crate::json::JsonLimits {
             max_bytes: 1024 * 1024,
             max_depth: 16,
         },

@@ -118,7 +118,7 @@ impl ProtectedHeader {
         }
         let v = crate::json::parse_strict_with(
             &bytes,
-            &crate::json::Limits {
+            &crate::json::JsonLimits {
                 max_bytes: MAX_HEADER_BYTES,
                 max_depth: 16,
             },
@@ -467,7 +467,7 @@ fn parse_compact(t: &str) -> Result<ParsedJws, JwsError> {
 fn parse_json(t: &str) -> Result<ParsedJws, JwsError> {
     let v = crate::json::parse_strict_with(
         t.as_bytes(),
-        &crate::json::Limits {
+        &crate::json::JsonLimits {
             max_bytes: MAX_JWS_BYTES,
             max_depth: 16,
         },

@@ -297,7 +297,7 @@ pub fn decode(text: &str, max_bytes: usize) -> Result<DecodedJwt, JwtError> {
     let payload = b64::decode(parts[1]).map_err(|_| JwtError::Base64 { part: "claims" })?;
     let v = crate::json::parse_strict_with(
         &payload,
-        &crate::json::Limits {
+        &crate::json::JsonLimits {
             max_bytes,
             max_depth: MAX_CLAIMS_DEPTH,
         },

@@ -37,7 +37,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_document_bytes: crate::json::Limits::default().max_bytes,
+            max_document_bytes: crate::json::JsonLimits::default().max_bytes,
             max_jws_bytes: MAX_JWS_BYTES,
             max_jwt_bytes: DEFAULT_MAX_JWT_BYTES,
         }
