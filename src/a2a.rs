@@ -915,8 +915,9 @@ pub struct SignedCard {
 /// declarations would be left uncovered, unless `force`.
 ///
 /// # Errors
-/// [`A2aError`] when the card is not strict I-JSON, has a member of the wrong type or a malformed
-/// `signatures` entry, or cannot be signed.
+/// [`A2aError`] when the card is not a JSON object of the A2A schema's types or has malformed
+/// `signatures` entries; [`A2aError::UncoveredSecurity`] when security declarations would be left
+/// uncovered and `force` is false; a JWS error when the key cannot sign.
 pub fn sign_card(
     card: &Value,
     key: &SigningKey,

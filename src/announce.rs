@@ -33,8 +33,8 @@ pub fn announcement_payload(
 /// returns the JCS payload and the detached compact JWS.
 ///
 /// # Errors
-/// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached, the store
-/// cannot be read or written, or an announcement is refused.
+/// [`PinError`] when the identity or a thumbprint is malformed, or the key cannot sign
+/// ([`PinError::Announcement`]).
 pub fn sign_announcement(
     identity: &str,
     new_keys: &[&str],

@@ -949,8 +949,8 @@ fn payload_part(payload: &[u8], b64: bool) -> std::borrow::Cow<'_, [u8]> {
 /// ```
 ///
 /// # Errors
-/// [`JwsError`] when the JWS is malformed, too large, not canonical base64url, or the key cannot
-/// sign.
+/// [`JwsError::ReservedHeader`] when an extra header member is one agentsig writes itself;
+/// [`JwsError::Sign`] when the key cannot sign.
 pub fn sign_compact_detached(
     payload: &[u8],
     key: &SigningKey,
@@ -967,8 +967,8 @@ pub fn sign_compact_detached(
 /// rotation.
 ///
 /// # Errors
-/// [`JwsError`] when the JWS is malformed, too large, not canonical base64url, or the key cannot
-/// sign.
+/// [`JwsError::ReservedHeader`] when an extra header member is one agentsig writes itself;
+/// [`JwsError::Sign`] when a key cannot sign.
 pub fn sign_general_detached(
     payload: &[u8],
     keys: &[&SigningKey],

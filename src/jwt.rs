@@ -411,8 +411,8 @@ impl DecodedJwt {
     /// headers are always refused in a JWT.
     ///
     /// # Errors
-    /// [`JwtError`] (with a stable `code()`) for the first failed check: malformed token, untrusted
-    /// key or signature, claims, or replay.
+    /// [`JwtError`] (with a stable `code()`) when the header is refused (algorithm, `typ`, `crit`,
+    /// key headers) or no trusted key verifies the signature.
     pub fn verify_signature(
         &self,
         cx: &Context,
@@ -594,8 +594,8 @@ pub(crate) fn verify(
 /// Sign a claims set as a compact JWT with header `{alg, kid, typ}`.
 ///
 /// # Errors
-/// [`JwtError`] (with a stable `code()`) for the first failed check: malformed token, untrusted key
-/// or signature, claims, or replay.
+/// [`JwtError::Malformed`] when the header or claims cannot be serialized; [`JwtError::Signature`]
+/// when the key cannot sign.
 pub fn sign(claims: &Map<String, Value>, key: &SigningKey, typ: &str) -> Result<String, JwtError> {
     let mut h = Map::new();
     h.insert(

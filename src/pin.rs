@@ -271,8 +271,7 @@ impl FilePinStore {
     /// existing file is readable and well formed.
     ///
     /// # Errors
-    /// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached, the
-    /// store cannot be read or written, or an announcement is refused.
+    /// [`PinError::Store`] when the path is empty or its directory cannot be used.
     pub fn open(path: impl Into<PathBuf>) -> Result<FilePinStore, PinError> {
         let s = FilePinStore { path: path.into() };
         let _lock = s.lock()?;
@@ -492,8 +491,7 @@ return 1
         /// (connects lazily).
         ///
         /// # Errors
-        /// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached,
-        /// the store cannot be read or written, or an announcement is refused.
+        /// [`PinError::Store`] when the URL is not a valid `redis://` URL.
         pub fn open(url: &str) -> Result<RedisPinStore, PinError> {
             Ok(RedisPinStore {
                 client: RedisClient::new(RedisConfig::from_url(url)?),
@@ -607,8 +605,8 @@ return 1
 /// `redis://…` (feature `redis`).
 ///
 /// # Errors
-/// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached, the store
-/// cannot be read or written, or an announcement is refused.
+/// [`PinError::Store`] when the URL names an unknown scheme, a `redis://` store without the `redis`
+/// feature, or a store that cannot be opened.
 pub fn open_pin_store(url: &str) -> Result<Arc<dyn PinStore>, PinError> {
     if url == "memory:" {
         return Ok(Arc::new(MemoryPinStore::new()));

@@ -686,8 +686,8 @@ impl Message {
     /// scheme from the URI, else `default_scheme`.
     ///
     /// # Errors
-    /// [`MessageError`] when the HTTP message is malformed, too large, or has too many fields (RFC
-    /// 9112).
+    /// [`MessageError`] when the request has no authority (neither in its URI nor a `Host` field),
+    /// a field value that is not text, or too many fields.
     pub fn from_request<B: AsRef<[u8]>>(
         req: &http::Request<B>,
         default_scheme: &str,
@@ -728,8 +728,7 @@ impl Message {
     /// Convert an `http::Response`.
     ///
     /// # Errors
-    /// [`MessageError`] when the HTTP message is malformed, too large, or has too many fields (RFC
-    /// 9112).
+    /// [`MessageError`] when a field value is not text, or there are too many fields.
     pub fn from_response<B: AsRef<[u8]>>(res: &http::Response<B>) -> Result<Message, MessageError> {
         Ok(Message::response(
             res.status().as_u16(),

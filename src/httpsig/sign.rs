@@ -279,8 +279,7 @@ impl Signed {
     /// Append the fields to an `http` header map (as new field lines).
     ///
     /// # Errors
-    /// [`SignError`] when a covered component is missing or malformed, a parameter is invalid, or
-    /// the key cannot sign under the requested algorithm.
+    /// [`SignError`] when a field value cannot be put in an `http` header (not visible ASCII).
     pub fn apply_headers(&self, h: &mut http::HeaderMap) -> Result<(), SignError> {
         let bad = |_| SignError::BadString(self.signature_input.clone());
         h.append(

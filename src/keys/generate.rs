@@ -26,9 +26,8 @@ impl SigningKey {
     /// ```
     ///
     /// # Errors
-    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
-    /// or bound to another algorithm than the one requested (an encrypted key also needs its
-    /// passphrase).
+    /// [`KeyError::Generate`] when the system random number generator or the key generator
+    /// fails.
     pub fn generate(alg: Algorithm) -> Result<SigningKey, KeyError> {
         let rng = ring::rand::SystemRandom::new();
         let gen_err = |e: &dyn std::fmt::Display| KeyError::Generate(e.to_string());

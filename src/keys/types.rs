@@ -465,9 +465,7 @@ impl SigningKey {
     /// Ed25519, RSA PKCS#1 v1.5 and HMAC are deterministic.
     ///
     /// # Errors
-    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
-    /// or bound to another algorithm than the one requested (an encrypted key also needs its
-    /// passphrase).
+    /// [`KeyError`] when the signer fails (ring reports an error for an RSA key it cannot use).
     pub fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, KeyError> {
         let rng = ring::rand::SystemRandom::new();
         match &self.inner {
@@ -508,9 +506,8 @@ impl SigningKey {
     /// Sign, first checking that `alg` is this key's algorithm.
     ///
     /// # Errors
-    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
-    /// or bound to another algorithm than the one requested (an encrypted key also needs its
-    /// passphrase).
+    /// [`KeyError::AlgorithmMismatch`] when `alg` is not the key's own algorithm; else as
+    /// [`SigningKey::sign`].
     pub fn sign_as(&self, alg: Algorithm, msg: &[u8]) -> Result<Vec<u8>, KeyError> {
         if alg != self.alg {
             return Err(KeyError::AlgorithmMismatch {

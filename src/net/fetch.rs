@@ -395,9 +395,7 @@ impl Fetcher {
     /// A fetcher with the default (strict) policy.
     ///
     /// # Errors
-    /// [`FetchError`] when the URL is not `https`, resolves to a refused address (the SSRF guard),
-    /// a redirect is refused, the deadline passes, the body is too large, or the server answers
-    /// other than 2xx.
+    /// [`FetchError`] when the HTTPS client cannot be built (TLS roots, client configuration).
     pub fn new() -> Result<Fetcher, FetchError> {
         Fetcher::with_policy(FetchPolicy::default())
     }
@@ -405,9 +403,7 @@ impl Fetcher {
     /// A fetcher with `policy`.
     ///
     /// # Errors
-    /// [`FetchError`] when the URL is not `https`, resolves to a refused address (the SSRF guard),
-    /// a redirect is refused, the deadline passes, the body is too large, or the server answers
-    /// other than 2xx.
+    /// [`FetchError`] when the HTTPS client cannot be built (TLS roots, client configuration).
     pub fn with_policy(policy: FetchPolicy) -> Result<Fetcher, FetchError> {
         let policy = Arc::new(policy);
         let mut b = reqwest::blocking::Client::builder()
