@@ -271,7 +271,8 @@ impl FilePinStore {
     /// existing file is readable and well formed.
     ///
     /// # Errors
-    /// [`PinError::Store`] when the path is empty or its directory cannot be used.
+    /// [`PinError::Store`] when the lock file cannot be taken, or an existing
+    /// store file cannot be read or is not a well-formed pin table.
     pub fn open(path: impl Into<PathBuf>) -> Result<FilePinStore, PinError> {
         let s = FilePinStore { path: path.into() };
         let _lock = s.lock()?;
@@ -491,7 +492,8 @@ return 1
         /// (connects lazily).
         ///
         /// # Errors
-        /// [`PinError::Store`] when the URL is not a valid `redis://` URL.
+        /// [`PinError`] when the URL is not a valid `redis://` URL (nothing is
+        /// connected yet).
         pub fn open(url: &str) -> Result<RedisPinStore, PinError> {
             Ok(RedisPinStore {
                 client: RedisClient::new(RedisConfig::from_url(url)?),
