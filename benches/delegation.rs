@@ -1,13 +1,34 @@
 //! Audit of a three-hop bundle against the raw cost of its three ES256
 //! signature verifications. Run: cargo bench --bench delegation
 
+use agentsig::clock::FixedClock;
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
-use agentsig::delegation::{self, AuditPolicy, ScopePolicy};
-use agentsig::jwt::{self, FixedClock, JwtPolicy};
+use agentsig::delegation::{AuditPolicy, ScopePolicy};
+use agentsig::jwt::JwtPolicy;
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, SigningKey};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
+
+/// Base64url without padding (RFC 4648 section 5) and standard base64, to
+/// build and take apart test inputs (the crate's own codec is internal).
+#[allow(dead_code)]
+mod b64 {
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    use base64::Engine as _;
+    pub fn encode(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        URL_SAFE_NO_PAD.encode(b.as_ref())
+    }
+    pub fn decode(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        URL_SAFE_NO_PAD.decode(s.as_ref())
+    }
+    pub fn encode_std(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        STANDARD.encode(b.as_ref())
+    }
+    pub fn decode_std(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        STANDARD.decode(s.as_ref())
+    }
+}
 
 const AS: &str = "https://as.example.com";
 const NOW: i64 = 1_760_000_000;
@@ -31,9 +52,11 @@ fn bundle(k: &SigningKey, keys: &StaticKeys) -> Vec<String> {
                 ttl: 900,
                 typ: "at+jwt".into(),
             },
-            &Verifier::builder(keys.clone())
+            Verifier::builder(keys.clone())
                 .clock(FixedClock(at))
-                .build(),
+                .build()
+                .context(),
+            &JwtPolicy::default(),
             &ScopePolicy::default(),
             k,
         )
@@ -64,7 +87,6 @@ fn bench(c: &mut Criterion) {
     let keys = StaticKeys::new().with(k.verifying_key().clone(), KeySource::Pinned);
     let toks = bundle(&k, &keys);
     let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
-    let policy = AuditPolicy::default();
     let verifier = Verifier::builder(keys)
         .clock(FixedClock(NOW + 200))
         .jwt(
@@ -74,8 +96,9 @@ fn bench(c: &mut Criterion) {
                 .expected_typ(["at+jwt"])
                 .require_jti(true),
         )
+        .audit(AuditPolicy::default())
         .build();
-    assert!(delegation::audit(&refs, &verifier, &policy).passed());
+    assert!(verifier.audit_delegation(&refs).is_ok());
 
     // Raw cost: the three signatures over their signing inputs, nothing else.
     let raw: Vec<(Vec<u8>, Vec<u8>)> = toks
@@ -84,7 +107,7 @@ fn bench(c: &mut Criterion) {
             let i = t.rfind('.').expect("dot");
             (
                 t.as_bytes()[..i].to_vec(),
-                agentsig::b64::decode(&t[i + 1..]).expect("sig"),
+                b64::decode(&t[i + 1..]).expect("sig"),
             )
         })
         .collect();
@@ -100,12 +123,12 @@ fn bench(c: &mut Criterion) {
     g.bench_function("jwt_verify_3_tokens", |b| {
         b.iter(|| {
             for t in &refs {
-                jwt::verify(&verifier, black_box(t)).ok();
+                verifier.verify_jwt(black_box(t)).ok();
             }
         })
     });
     g.bench_function("audit_3_hop_bundle", |b| {
-        b.iter(|| delegation::audit(black_box(&refs), &verifier, &policy))
+        b.iter(|| verifier.audit_delegation(black_box(&refs)).is_ok())
     });
     g.finish();
 }

@@ -42,7 +42,7 @@ fn bench(c: &mut Criterion) {
     .with_kid("test-key-ecc-p256");
     let body = descriptor(10 * 1024);
     let created = 1_700_000_000;
-    let fields = httpsig::sign::static_response_fields(
+    let fields = httpsig::static_response_fields(
         &body,
         "application/json",
         &[(&key, "test-key-ecc-p256".to_owned())],
@@ -59,13 +59,13 @@ fn bench(c: &mut Criterion) {
 
     let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
     let verifier = Verifier::builder(keys)
-        .clock(httpsig::FixedClock(created + 10))
+        .clock(agentsig::clock::FixedClock(created + 10))
         .http(HttpPolicy::descriptor_response())
         .build();
-    assert!(httpsig::verify(&verifier, &res, None).unwrap().all_valid());
+    assert!(verifier.verify_http(&res, None).unwrap().all_valid());
 
     // The same base and signature bytes for the raw baseline.
-    let spec_components = httpsig::verify::descriptor_response_components();
+    let spec_components = httpsig::descriptor_response_components();
     let params = SignatureSpec::new("sig1")
         .created(created)
         .keyid("test-key-ecc-p256")
@@ -80,7 +80,7 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("verify");
     g.bench_function("agentsig_10k_response", |b| {
         b.iter(|| {
-            let r = httpsig::verify(&verifier, black_box(&res), None).unwrap();
+            let r = verifier.verify_http(black_box(&res), None).unwrap();
             assert!(r.all_valid());
         })
     });

@@ -3,7 +3,6 @@
 //!
 //! Run: `cargo bench --bench jws`. Report the ratio agentsig / raw.
 
-use agentsig::jws::SignOptions;
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::{descriptor, Algorithm, SigningKey};
@@ -42,28 +41,16 @@ fn bench(c: &mut Criterion) {
             StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned),
         )
         .build();
-        let signed = descriptor::sign(
-            &doc,
-            &[&key],
-            descriptor::JwsForm::Compact,
-            &SignOptions::default(),
-        )
-        .expect("sign");
+        let signed = descriptor::sign(&doc, &key).expect("sign");
         let mut g = c.benchmark_group(format!("jws-10k/{}", alg.jose_name()));
         g.bench_function("agentsig sign (JCS + JWS)", |b| {
-            b.iter(|| {
-                descriptor::sign(
-                    black_box(&doc),
-                    &[&key],
-                    descriptor::JwsForm::Compact,
-                    &SignOptions::default(),
-                )
-            })
+            b.iter(|| descriptor::sign(black_box(&doc), &key))
         });
         g.bench_function("agentsig verify (JCS + JWS)", |b| {
             b.iter(|| {
-                let r =
-                    descriptor::verify(&verifier, black_box(&doc), &signed.jws).expect("verify");
+                let r = verifier
+                    .verify_descriptor(black_box(&doc), &signed.jws)
+                    .expect("verify");
                 assert!(r.verified());
             })
         });

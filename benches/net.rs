@@ -1,4 +1,4 @@
-//! Issue 9 (performance): `verify_url` and `resolve_agent` against a
+//! `verify_url` and `resolve_agent` against a
 //! loopback HTTPS server, compared with the raw primitives.
 //!
 //! The bench starts its own keep-alive HTTPS server on 127.0.0.1 (rustls on
@@ -224,7 +224,7 @@ fn env() -> Env {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs() as i64;
-    let fields = httpsig::sign::static_response_fields(
+    let fields = httpsig::static_response_fields(
         &body,
         "application/json",
         &[(&key, "k1".to_owned())],
@@ -237,9 +237,7 @@ fn env() -> Env {
     let mut cacheable = fields.clone();
     cacheable.push(("cache-control".into(), "max-age=300".into()));
     srv.route("/c.json", cacheable, body.clone());
-    let jws = descriptor::sign(&body, &[&key], Default::default(), &Default::default())
-        .unwrap()
-        .jws;
+    let jws = descriptor::sign(&body, &key).unwrap().jws;
     srv.route(
         "/a.json.jws",
         vec![("content-type".into(), "application/jose".into())],
@@ -380,11 +378,11 @@ fn bench(c: &mut Criterion) {
         KeySource::Discovered("bench".into()),
     );
     let mut http = HttpPolicy::new();
-    http.required = httpsig::verify::descriptor_response_components();
+    http.required = httpsig::descriptor_response_components();
     http.check_content_digest = true;
     let verifier = Verifier::builder(keys).http(http).build();
     let mut http_nodigest = HttpPolicy::new();
-    http_nodigest.required = httpsig::verify::descriptor_response_components();
+    http_nodigest.required = httpsig::descriptor_response_components();
     http_nodigest.check_content_digest = false;
     let verifier_nodigest = Verifier::builder(StaticKeys::new().with(
         e.key.verifying_key().clone(),
@@ -410,7 +408,7 @@ fn bench(c: &mut Criterion) {
     };
     in_memory();
 
-    let comps = httpsig::verify::descriptor_response_components();
+    let comps = httpsig::descriptor_response_components();
     let params = SignatureSpec::new("sig1")
         .created(e.created)
         .keyid("k1")

@@ -4,8 +4,8 @@
 //!
 //! Run: `cargo run --example audit`
 
+use agentsig::delegation;
 use agentsig::delegation::mint::{self, ActorSpec, MintRequest};
-use agentsig::delegation::{self, AuditPolicy};
 use agentsig::jwt::JwtPolicy;
 use agentsig::replay::MemoryReplayStore;
 use agentsig::trust::{KeySource, PerIssuer, StaticKeys};
@@ -57,16 +57,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .replay_store(Arc::new(MemoryReplayStore::new()))
         .build();
-    let report = delegation::audit(&refs, &verifier, &AuditPolicy::default());
-    print!("{}", delegation::report::text(&report));
-    if !report.passed() {
-        return Err("the chain did not pass".into());
+    match verifier.audit_delegation(&refs) {
+        Ok(report) => print!("{}", delegation::report::text(&report)),
+        Err(e) => {
+            print!("{}", delegation::report::text(&e.report));
+            return Err(e.into());
+        }
     }
     // The same bundle again is a replay.
-    let again = delegation::audit(&refs, &verifier, &AuditPolicy::default());
-    println!("second presentation passed: {}", again.passed());
-    if again.passed() {
-        return Err("a replayed bundle passed".into());
+    match verifier.audit_delegation(&refs) {
+        Ok(_) => Err("a replayed bundle passed".into()),
+        Err(e) => {
+            println!("second presentation refused: {e}");
+            Ok(())
+        }
     }
-    Ok(())
 }

@@ -6,10 +6,11 @@
 //! once, verifies the response with agentsig's verifier and the published
 //! JWK Set, prints the signed fields and exits.
 
-use agentsig::httpsig::{verify_response, HttpPolicy};
+use agentsig::httpsig::HttpPolicy;
 use agentsig::server::{KeyRing, SignLayer};
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
+use agentsig::verifier::VerifyHttp;
 use agentsig::{Algorithm, SigningKey};
 use axum::{http::header, routing::get, Json, Router};
 use http_body_util::{BodyExt, Empty};
@@ -66,7 +67,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let verifier = Verifier::builder(trusted)
         .http(HttpPolicy::descriptor_response())
         .build();
-    let report = verify_response::<_, Vec<u8>>(&verifier, &res, None, "http")?;
+    let report = res.verify_signature(&verifier)?;
     println!("verified: {:?}", report.valid_labels());
     Ok(())
 }

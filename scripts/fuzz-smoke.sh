@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz smoke test: build every cargo-fuzz target and run each for a few
 # seconds with libFuzzer's per-input -timeout, so a crash, a failed
-# assertion or a slow input (issue 13 item 1: quadratic work) fails CI.
+# assertion or a slow input (quadratic structured-field work) fails CI.
 #
 #   scripts/fuzz-smoke.sh            # 10 s per target
 #   FUZZ_SECS=30 scripts/fuzz-smoke.sh

@@ -15,7 +15,7 @@ PY_PACKAGES=(
   "http-message-signatures==3.0.0"    # RFC 9421 (pyauth), the strictest peer
   "http-sfv>=0.9.9"                   # RFC 8941 structured fields, used by the RFC 9421 helper
   "cryptography>=42"
-  "a2a-sdk[signing]==1.3.*"           # A2A Agent Card signatures (issue 11 interop)
+  "a2a-sdk[signing]==1.3.*"           # A2A Agent Card signatures (A2A interop)
   "jsonschema>=4.18"                  # validates every --json report against docs/report.schema.json (Draft 2020-12)
 )
 

@@ -7,7 +7,7 @@
 //! 7.2.2 and Appendix F). The payload is detached and **base64url-encoded in
 //! the signing input** (standard `b64=true`, not RFC 7797). It is the RFC
 //! 8785 JCS of the card in its *normal form*, which the SDKs build this way
-//! (research note jws-jcs-a2a.md section 1.7):
+//! (a2a-python `a2a.utils.signing` and a2a-js `canonicalizeAgentCard`):
 //!
 //! 1. project the card onto the A2A v1.0 protobuf schema (`lf.a2a.v1.AgentCard`):
 //!    members the schema does not know are dropped (unknown members, the v0.3
@@ -48,14 +48,14 @@
 //! "JCS of the card minus signatures" verifiers agree with the SDKs) and
 //! appends a signature whose protected header carries `alg`, `kid` and
 //! `typ: "JOSE"` (the JS SDK's verifier skips entries without all three).
-//! [`verify_card`] recomputes the payload and verifies every signature with
+//! [`Verifier::verify_agent_card`](crate::verifier::Verifier::verify_agent_card) recomputes the payload and verifies every signature with
 //! keys from the caller's resolver only: `jku` is never followed (A2A#2096).
 
 use crate::jcs;
 use crate::json::{self, JsonError};
 use crate::jws::{self, JwsError, JwsReport, JwsVerifyError, KeyHeaderPolicy, SignOptions};
 use crate::keys::SigningKey;
-use crate::verifier::Verifier;
+use crate::policy::{Context, JwsPolicy};
 use serde_json::{Map, Value};
 
 /// The media type an A2A Agent Card is served with.
@@ -672,6 +672,10 @@ fn is_leaf_empty(v: &Value) -> bool {
 /// member is already there) is left in place, so [`normalize`] drops it and
 /// reports it as an uncovered, security-relevant v0.3 member. Returns the
 /// card and whether anything was converted.
+///
+/// # Errors
+/// [`A2aError`] when the card is not strict I-JSON, has a member of the wrong type or a malformed
+/// `signatures` entry, or cannot be signed.
 pub fn upgrade_v03(card: &Value) -> Result<(Value, bool), A2aError> {
     let Some(obj) = card.as_object() else {
         return Ok((card.clone(), false));
@@ -835,6 +839,10 @@ fn upgrade_security(o: &mut Map<String, Value>, at: &str) -> Result<bool, A2aErr
 /// The normal form of a parsed card and its JWS payload (module docs): the
 /// v0.3 members converted as the Python SDK does ([`upgrade_v03`]), then
 /// projected onto the v1.0 schema and purged.
+///
+/// # Errors
+/// [`A2aError`] when the card is not strict I-JSON, has a member of the wrong type or a malformed
+/// `signatures` entry, or cannot be signed.
 pub fn normalize(card: &Value) -> Result<Normalized, A2aError> {
     let (upgraded, converted) = upgrade_v03(card)?;
     let mut n = normalize_unconverted(&upgraded)?;
@@ -846,6 +854,10 @@ pub fn normalize(card: &Value) -> Result<Normalized, A2aError> {
 /// `canonicalizeAgentCard` computes on a card as given (its v0.3 members,
 /// if any, dropped and reported). Equal to [`normalize`] for a card
 /// without v0.3 members.
+///
+/// # Errors
+/// [`A2aError`] when the card is not strict I-JSON, has a member of the wrong type or a malformed
+/// `signatures` entry, or cannot be signed.
 pub fn normalize_unconverted(card: &Value) -> Result<Normalized, A2aError> {
     let mut ctx = Ctx {
         uncovered: Vec::new(),
@@ -868,8 +880,22 @@ pub fn normalize_unconverted(card: &Value) -> Result<Normalized, A2aError> {
 }
 
 /// Parse strictly ([`crate::json`]) and [`normalize`].
+///
+/// # Errors
+/// [`A2aError`] when the card is not strict I-JSON, has a member of the wrong type or a malformed
+/// `signatures` entry, or cannot be signed.
 pub fn normalize_bytes(card: &[u8]) -> Result<Normalized, A2aError> {
     normalize(&json::parse_strict(card)?)
+}
+
+/// The card, when `descriptor` is an A2A Agent Card (format detection of
+/// [`crate::formats::detect_bytes`]) with a `signatures` member: what a served
+/// card is checked by when no detached JWS accompanies it (docs/a2a.md).
+pub fn card_with_signatures(descriptor: &[u8]) -> Option<Value> {
+    match crate::formats::detect_bytes(descriptor) {
+        Ok((crate::formats::Format::A2a, card)) if card.get("signatures").is_some() => Some(card),
+        _ => None,
+    }
 }
 
 /// The outcome of [`sign_card`].
@@ -887,6 +913,11 @@ pub struct SignedCard {
 /// normal form, protected header `{"alg","kid","typ":"JOSE"}` plus `extra`
 /// (e.g. `jku`). Refuses ([`A2aError::UncoveredSecurity`]) when security
 /// declarations would be left uncovered, unless `force`.
+///
+/// # Errors
+/// [`A2aError`] when the card is not a JSON object of the A2A schema's types or has malformed
+/// `signatures` entries; [`A2aError::UncoveredSecurity`] when security declarations would be left
+/// uncovered and `force` is false; a JWS error when the key cannot sign.
 pub fn sign_card(
     card: &Value,
     key: &SigningKey,
@@ -953,7 +984,7 @@ fn existing_signatures(card: &Value) -> Result<Vec<Value>, A2aError> {
     }
 }
 
-/// The outcome of [`verify_card`].
+/// The outcome of [`Verifier::verify_agent_card`](crate::verifier::Verifier::verify_agent_card).
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct CardReport {
@@ -1030,18 +1061,24 @@ impl CardReport {
 /// ([`CardReport::converted_v03`]).
 ///
 /// `Ok` only when [`CardReport::verified`]; otherwise
-/// [`A2aError::NotVerified`] carries the report.
-pub fn verify_card(v: &Verifier, card: &Value) -> Result<CardReport, A2aError> {
+/// [`A2aError::NotVerified`] carries the report. The one public way is
+/// [`Verifier::verify_agent_card`](crate::verifier::Verifier::verify_agent_card).
+pub(crate) fn verify_card(
+    cx: &Context,
+    policy: &JwsPolicy,
+    card: &Value,
+) -> Result<CardReport, A2aError> {
     let sigs = existing_signatures(card)?;
     if sigs.is_empty() {
         return Err(A2aError::NoSignatures);
     }
-    let v = v.to_builder().key_headers(KeyHeaderPolicy::Ignore).build();
+    let mut cx = cx.clone();
+    cx.key_headers = KeyHeaderPolicy::Ignore;
     let n = normalize(card)?;
     let converted = n.converted_v03;
-    let report = check_signatures(&v, &sigs, n);
+    let report = check_signatures(&cx, policy, &sigs, n);
     let report = if !report.verified() && converted {
-        let plain = check_signatures(&v, &sigs, normalize_unconverted(card)?);
+        let plain = check_signatures(&cx, policy, &sigs, normalize_unconverted(card)?);
         if plain.verified() {
             plain
         } else {
@@ -1057,12 +1094,12 @@ pub fn verify_card(v: &Verifier, card: &Value) -> Result<CardReport, A2aError> {
     }
 }
 
-fn check_signatures(v: &Verifier, sigs: &[Value], n: Normalized) -> CardReport {
+fn check_signatures(cx: &Context, policy: &JwsPolicy, sigs: &[Value], n: Normalized) -> CardReport {
     let mut out = Vec::with_capacity(sigs.len());
     for s in sigs {
         // Flattened JWS JSON without payload (RFC 7515 7.2.2, Appendix F).
         let jws_text = s.to_string();
-        out.push(match jws::verify(v, &jws_text, Some(&n.payload)) {
+        out.push(match jws::verify(cx, policy, &jws_text, Some(&n.payload)) {
             Ok(r) => Ok(r),
             Err(JwsVerifyError::NotVerified(r)) => Ok(*r),
             Err(JwsVerifyError::Jws(e)) => Err(e),
@@ -1078,8 +1115,12 @@ fn check_signatures(v: &Verifier, sigs: &[Value], n: Normalized) -> CardReport {
 }
 
 /// [`verify_card`] over the card's bytes (strict I-JSON).
-pub fn verify_card_bytes(v: &Verifier, card: &[u8]) -> Result<CardReport, A2aError> {
-    verify_card(v, &json::parse_strict(card)?)
+pub(crate) fn verify_card_bytes(
+    cx: &Context,
+    policy: &JwsPolicy,
+    card: &[u8],
+) -> Result<CardReport, A2aError> {
+    verify_card(cx, policy, &json::parse_strict(card)?)
 }
 
 #[cfg(test)]
@@ -1297,14 +1338,14 @@ mod tests {
             .unwrap()
             .with_kid("a");
         let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
-        let v = Verifier::builder(keys).build();
+        let v = crate::verifier::Verifier::builder(keys).build();
         let signed = sign_card(&v03_card(), &key, &Map::new(), false).unwrap();
         assert!(signed.card.get("url").is_none(), "written in v1.0 form");
         // A server adds (or an attacker rewrites) the v0.3 url: still valid,
         // but reported, and absent from the signed card.
         let mut served = signed.card.clone();
         served["url"] = json!("https://attacker.example/a2a");
-        let r = verify_card(&v, &served).unwrap();
+        let r = v.verify_agent_card_value(&served).unwrap();
         assert!(r.verified() && r.verified_all());
         assert!(r.uncovered_security().any(|u| u.pointer == "/url"));
         assert!(r.signed_card().get("url").is_none());
@@ -1324,7 +1365,7 @@ mod tests {
         let (p, sig) = compact.split_once("..").unwrap();
         let mut js = v03_card();
         js["signatures"] = json!([{"protected": p, "signature": sig}]);
-        let r = verify_card(&v, &js).unwrap();
+        let r = v.verify_agent_card_value(&js).unwrap();
         assert!(!r.converted_v03);
         assert!(r.uncovered_security().any(|u| u.pointer == "/url"));
         // --require-all: an entry by an unknown key fails it, not the default rule.
@@ -1332,7 +1373,7 @@ mod tests {
             .unwrap()
             .with_kid("b");
         let two = sign_card(&signed.card, &other, &Map::new(), false).unwrap();
-        let r = verify_card(&v, &two.card).unwrap();
+        let r = v.verify_agent_card_value(&two.card).unwrap();
         assert!(r.verified());
         assert!(!r.verified_all());
     }

@@ -36,6 +36,9 @@ pub fn encode(bytes: &[u8]) -> String {
 }
 
 /// Decode canonical base64url without padding.
+///
+/// # Errors
+/// [`Base64Error`] when the input is not canonical base64url without padding.
 pub fn decode(text: &str) -> Result<Vec<u8>, Base64Error> {
     URL_STRICT
         .decode(text)
@@ -49,6 +52,9 @@ pub fn encode_std(bytes: &[u8]) -> String {
 }
 
 /// Decode canonical standard base64 with padding.
+///
+/// # Errors
+/// [`Base64Error`] when the input is not canonical base64url without padding.
 pub fn decode_std(text: &str) -> Result<Vec<u8>, Base64Error> {
     STD_STRICT
         .decode(text)

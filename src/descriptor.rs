@@ -10,7 +10,7 @@ use crate::jcs;
 use crate::json::JsonError;
 use crate::jws::{self, JwsError, JwsReport, JwsVerifyError, SignOptions};
 use crate::keys::SigningKey;
-use crate::verifier::Verifier;
+use crate::policy::{Context, JwsPolicy};
 
 /// Why a descriptor could not be signed or did not verify.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -69,21 +69,74 @@ pub struct Signed {
     pub jws: String,
 }
 
-/// Canonicalize `descriptor` and sign it with every key.
+/// How to sign a descriptor ([`sign_with`]): plain data with defaults
+/// (compact serialization, no `typ`, base64url payload).
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct DescriptorOptions {
+    /// Which JWS serialization to write (default compact, one key only).
+    pub form: JwsForm,
+    /// The JWS header options (`typ`, `b64`, extra members).
+    pub jws: SignOptions,
+}
+
+impl DescriptorOptions {
+    /// Write this serialization.
+    pub fn form(mut self, form: JwsForm) -> Self {
+        self.form = form;
+        self
+    }
+    /// Use these JWS header options.
+    pub fn jws(mut self, jws: SignOptions) -> Self {
+        self.jws = jws;
+        self
+    }
+}
+
+/// Canonicalize `descriptor` (RFC 8785) and sign it with `key`: a compact
+/// JWS with detached payload (seed 001 section 10.3), to publish beside the
+/// descriptor. For several keys or header options, see [`sign_with`].
 ///
+/// # Errors
+/// [`DescriptorError::Json`] when the descriptor is not strict I-JSON (it
+/// has no canonical form); [`DescriptorError::Jws`] when the key cannot sign.
+///
+/// # Example
 /// ```
 /// use agentsig::{descriptor, Algorithm, SigningKey};
-/// let key = SigningKey::generate(Algorithm::Ed25519).unwrap();
-/// let signed = descriptor::sign(br#"{"b":1, "a":2}"#, &[&key], Default::default(), &Default::default()).unwrap();
+/// let key = SigningKey::generate(Algorithm::Ed25519)?;
+/// let signed = descriptor::sign(br#"{"b":1, "a":2}"#, &key)?;
 /// assert_eq!(signed.canonical, br#"{"a":2,"b":1}"#);
 /// assert!(signed.jws.contains(".."), "compact, payload detached");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn sign(
+pub fn sign(descriptor: &[u8], key: &SigningKey) -> Result<Signed, DescriptorError> {
+    sign_with(descriptor, &[key], &DescriptorOptions::default())
+}
+
+/// Canonicalize `descriptor` and sign it with every key, as `opts` says.
+///
+/// # Errors
+/// As [`sign`]; also [`DescriptorError::Jws`] when the compact form is asked
+/// for with other than one key, or an extra header member is reserved.
+///
+/// # Example
+/// ```
+/// use agentsig::descriptor::{self, DescriptorOptions, JwsForm};
+/// use agentsig::{Algorithm, SigningKey};
+/// let a = SigningKey::generate(Algorithm::Ed25519)?;
+/// let b = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
+/// let opts = DescriptorOptions::default().form(JwsForm::General);
+/// let signed = descriptor::sign_with(br#"{"name":"planner"}"#, &[&a, &b], &opts)?;
+/// assert!(signed.jws.contains("\"signatures\""));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn sign_with(
     descriptor: &[u8],
     keys: &[&SigningKey],
-    form: JwsForm,
-    opts: &SignOptions,
+    opts: &DescriptorOptions,
 ) -> Result<Signed, DescriptorError> {
+    let (form, opts) = (opts.form, &opts.jws);
     let canonical = jcs::canonicalize(descriptor)?;
     let jws = match (form, keys) {
         (JwsForm::Compact, [one]) => jws::sign_compact_detached(&canonical, one, opts)?,
@@ -131,26 +184,31 @@ impl Report {
 }
 
 /// Canonicalize `descriptor` and verify the detached `jws` over it (seed 001
-/// section 10.3), with the verifier's keys, algorithms and JWS policy.
-///
-/// `Ok` only when it verified; otherwise [`DescriptorError::NotVerified`]
-/// carries the report. See [`crate::verifier`] for an example.
-pub fn verify(v: &Verifier, descriptor: &[u8], jws_text: &str) -> Result<Report, DescriptorError> {
-    if descriptor.len() > v.limits.max_document_bytes {
+/// section 10.3) under `cx` and `policy`. `Ok` only when it verified;
+/// otherwise [`DescriptorError::NotVerified`] carries the report. The one
+/// public way is [`Verifier::verify_descriptor`](crate::verifier::Verifier::verify_descriptor).
+pub(crate) fn verify(
+    cx: &Context,
+    policy: &JwsPolicy,
+    descriptor: &[u8],
+    jws_text: &str,
+) -> Result<Report, DescriptorError> {
+    if descriptor.len() > cx.limits.max_document_bytes {
         return Err(DescriptorError::TooLarge(descriptor.len()));
     }
     let canonical = jcs::canonicalize(descriptor)?;
-    verify_canonical(v, canonical, jws_text)
+    verify_canonical(cx, policy, canonical, jws_text)
 }
 
 /// [`verify`] when the canonical form is already at hand (computed once by
 /// the caller with [`jcs`] from the same bytes).
 pub(crate) fn verify_canonical(
-    v: &Verifier,
+    cx: &Context,
+    policy: &JwsPolicy,
     canonical: Vec<u8>,
     jws_text: &str,
 ) -> Result<Report, DescriptorError> {
-    match jws::verify(v, jws_text, Some(&canonical)) {
+    match jws::verify(cx, policy, jws_text, Some(&canonical)) {
         Ok(report) => Ok(Report {
             jws: report,
             canonical,
@@ -163,6 +221,26 @@ pub(crate) fn verify_canonical(
             })))
         }
     }
+}
+
+/// The identity a descriptor's key is pinned under ([`crate::pin`]): its
+/// first non-empty string member of `id`, `url`, `name`, in that order;
+/// `None` when it has none or is not strict I-JSON.
+///
+/// # Example
+/// ```
+/// use agentsig::descriptor::identity;
+/// assert_eq!(identity(br#"{"name":"planner","url":"https://p.example/"}"#).as_deref(), Some("https://p.example/"));
+/// assert_eq!(identity(br#"{"id":""}"#), None);
+/// ```
+pub fn identity(descriptor: &[u8]) -> Option<String> {
+    let v = crate::json::parse_strict(descriptor).ok()?;
+    ["id", "url", "name"].iter().find_map(|k| {
+        v.get(*k)
+            .and_then(serde_json::Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    })
 }
 
 /// Lowercase hex SHA-256.

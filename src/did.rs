@@ -141,6 +141,9 @@ fn method_specific_id<'a>(did: &'a str, method: &'static str) -> Result<&'a str,
 /// assert!(matches!(decode_did_key("did:web:example.com"), Err(DidError::WrongMethod { .. })));
 /// # Ok::<(), DidError>(())
 /// ```
+///
+/// # Errors
+/// [`DidError`] when the DID or DID URL is malformed or names an unsupported method or key type.
 pub fn decode_did_key(did: &str) -> Result<VerifyingKey, DidError> {
     let id = method_specific_id(did, "key")?;
     let b58 = id.strip_prefix('z').ok_or(DidError::Multibase)?;
@@ -214,6 +217,9 @@ fn read_varint(b: &[u8]) -> Option<(u64, usize)> {
 /// Decode a `did:jwk` (or a did:jwk DID URL such as `did:jwk:..#0`) to its
 /// verifying key. The JWK's `kty`/`crv`/`alg`/`use` are checked as for any
 /// JWK; private members and `kty: "oct"` are refused.
+///
+/// # Errors
+/// [`DidError`] when the DID or DID URL is malformed or names an unsupported method or key type.
 pub fn decode_did_jwk(did: &str) -> Result<VerifyingKey, DidError> {
     let id = method_specific_id(did, "jwk")?;
     let json = crate::b64::decode(id).map_err(|e| DidError::JwkEncoding(e.to_string()))?;
@@ -236,6 +242,9 @@ pub fn decode_did_jwk(did: &str) -> Result<VerifyingKey, DidError> {
 /// address), empty, `.` or `..` segments, any other `%` escape (never
 /// decoding `%2F` into a separator), and characters outside a host name or
 /// a path segment.
+///
+/// # Errors
+/// [`DidError`] when the DID or DID URL is malformed or names an unsupported method or key type.
 pub fn did_web_url(did: &str) -> Result<String, DidError> {
     let id = method_specific_id(did, "web")?;
     let web = |m: &str| DidError::Web(m.to_owned());

@@ -219,6 +219,10 @@ pub struct DigestCheck {
 
 /// Verify a digest field against `data`. `field` names it in errors
 /// (`"Content-Digest"` or `"Repr-Digest"`); `lines` are its field lines.
+///
+/// # Errors
+/// [`DigestError`] when the field is not a valid RFC 9651 Dictionary of digests, names no supported
+/// algorithm, or does not match the content (RFC 9530).
 pub fn verify_field(
     field: &'static str,
     lines: &[&[u8]],
@@ -308,11 +312,19 @@ pub fn verify_field(
 /// assert!(matches!(r, Err(DigestError::Mismatch { .. })));
 /// # Ok::<(), DigestError>(())
 /// ```
+///
+/// # Errors
+/// [`DigestError`] when the field is not a valid RFC 9651 Dictionary of digests, names no supported
+/// algorithm, or does not match the content (RFC 9530).
 pub fn verify_content_digest(lines: &[&[u8]], content: &[u8]) -> Result<DigestCheck, DigestError> {
     verify_field("Content-Digest", lines, content)
 }
 
 /// Verify `Repr-Digest` lines against the selected representation bytes.
+///
+/// # Errors
+/// [`DigestError`] when the field is not a valid RFC 9651 Dictionary of digests, names no supported
+/// algorithm, or does not match the content (RFC 9530).
 pub fn verify_repr_digest(lines: &[&[u8]], repr: &[u8]) -> Result<DigestCheck, DigestError> {
     verify_field("Repr-Digest", lines, repr)
 }
@@ -338,6 +350,10 @@ pub struct Preference {
 }
 
 /// Parse a `Want-*-Digest` field (a Dictionary of Integers 0..=10).
+///
+/// # Errors
+/// [`DigestError`] when the field is not a valid RFC 9651 Dictionary of digests, names no supported
+/// algorithm, or does not match the content (RFC 9530).
 pub fn parse_want(field: &'static str, lines: &[&[u8]]) -> Result<Vec<Preference>, DigestError> {
     let joined = lines.join(&b", "[..]);
     let dict = sfv::parse_dictionary(&joined).map_err(|e| DigestError::BadPreference {

@@ -23,7 +23,7 @@
 //!   `0.10000000000000000555`. A signature over the canonical form covers the
 //!   data, not the spelling of the input.
 //! * No panic on any input, no recursion on input structure (nesting depth
-//!   is bounded by [`Limits::max_depth`] and walked with explicit stacks), no
+//!   is bounded by [`JsonLimits::max_depth`] and walked with explicit stacks), no
 //!   `unsafe`.
 //!
 //! # Implementation
@@ -34,7 +34,7 @@
 //! which also finds duplicates; one pass writes the output.
 
 use crate::json::{
-    self, cmp_utf16, decode_escape, find_special, push_char, Doc, JsonError, Limits, Node,
+    self, cmp_utf16, decode_escape, find_special, push_char, Doc, JsonError, JsonLimits, Node,
     MAX_SAFE_INTEGER, REASON_OVERFLOW, REASON_UNSAFE_INTEGER,
 };
 use serde_json::{Number, Value};
@@ -57,7 +57,7 @@ pub enum JcsError {
     },
 }
 
-/// Parse strict I-JSON (default [`Limits`]) and return its RFC 8785
+/// Parse strict I-JSON (default [`JsonLimits`]) and return its RFC 8785
 /// canonical form (section 3.2).
 ///
 /// # Errors
@@ -76,11 +76,15 @@ pub enum JcsError {
 /// # Ok::<(), agentsig::json::JsonError>(())
 /// ```
 pub fn canonicalize(input: &[u8]) -> Result<Vec<u8>, JsonError> {
-    canonicalize_with(input, &Limits::default())
+    canonicalize_with(input, &JsonLimits::default())
 }
 
-/// [`canonicalize`] with explicit [`Limits`].
-pub fn canonicalize_with(input: &[u8], limits: &Limits) -> Result<Vec<u8>, JsonError> {
+/// [`canonicalize`] with explicit [`JsonLimits`].
+///
+/// # Errors
+/// [`JsonError`] when the input is not strict I-JSON (RFC 7493): bad UTF-8, duplicate member names,
+/// lone surrogates, numbers out of range, or over the size or depth limit.
+pub fn canonicalize_with(input: &[u8], limits: &JsonLimits) -> Result<Vec<u8>, JsonError> {
     let doc = json::parse_doc(input, limits)?;
     let mut out = Vec::with_capacity(input.len());
     write_doc(&doc, &mut out)?;
@@ -93,7 +97,7 @@ pub fn canonicalize_with(input: &[u8], limits: &Limits) -> Result<Vec<u8>, JsonE
 #[cfg(feature = "net")]
 pub(crate) fn canonicalize_and_member(
     input: &[u8],
-    limits: &Limits,
+    limits: &JsonLimits,
     name: &str,
 ) -> Result<(Vec<u8>, bool, Option<Value>), JsonError> {
     let doc = json::parse_doc(input, limits)?;
@@ -109,6 +113,10 @@ pub(crate) fn canonicalize_and_member(
 /// numbers and integers outside ±(2^53−1). (A `Value` cannot hold duplicate
 /// names, lone surrogates or invalid UTF-8.) Object members are sorted here,
 /// whatever the map's own order.
+///
+/// # Errors
+/// [`JcsError`] when the input has no canonical form (not strict I-JSON, or a number JCS cannot
+/// serialize).
 pub fn canonicalize_value(v: &Value) -> Result<Vec<u8>, JcsError> {
     let mut out = Vec::new();
     write_value(v, &mut out)?;
@@ -480,7 +488,7 @@ mod tests {
         ];
         for d in docs {
             let (canon, is_object, member) =
-                canonicalize_and_member(d, &Limits::default(), "authentication").unwrap();
+                canonicalize_and_member(d, &JsonLimits::default(), "authentication").unwrap();
             assert_eq!(canon, canonicalize(d).unwrap());
             let v = crate::json::parse_strict(d).unwrap();
             assert_eq!(is_object, v.is_object());
@@ -491,6 +499,6 @@ mod tests {
                 String::from_utf8_lossy(d)
             );
         }
-        assert!(canonicalize_and_member(br#"{"a":1,"a":2}"#, &Limits::default(), "a").is_err());
+        assert!(canonicalize_and_member(br#"{"a":1,"a":2}"#, &JsonLimits::default(), "a").is_err());
     }
 }

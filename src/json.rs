@@ -30,8 +30,8 @@
 //!   than the one written. Literals with a fraction or an exponent (`1e20`,
 //!   `9007199254740993.0`) are read as doubles, as RFC 8785 section 3.2.2.3
 //!   prescribes.
-//! * inputs larger than [`Limits::max_bytes`] (and in any case larger than
-//!   4 GiB) and nesting deeper than [`Limits::max_depth`].
+//! * inputs larger than [`JsonLimits::max_bytes`] (and in any case larger than
+//!   4 GiB) and nesting deeper than [`JsonLimits::max_depth`].
 //!
 //! Unicode noncharacters (U+FDD0–U+FDEF, U+xFFFE, U+xFFFF), which RFC 7493
 //! section 2.1 also forbids, are accepted: RFC 8785 implementations in other
@@ -51,16 +51,16 @@ use std::cmp::Ordering;
 
 /// Bounds on untrusted JSON.
 #[derive(Clone, Copy, Debug)]
-pub struct Limits {
+pub struct JsonLimits {
     /// Maximum input size in bytes (never more than 4 GiB, whatever is set).
     pub max_bytes: usize,
     /// Maximum nesting depth of arrays and objects.
     pub max_depth: usize,
 }
 
-impl Default for Limits {
+impl Default for JsonLimits {
     fn default() -> Self {
-        Limits {
+        JsonLimits {
             max_bytes: 16 * 1024 * 1024,
             max_depth: 100,
         }
@@ -71,7 +71,7 @@ impl Default for Limits {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum JsonError {
-    /// The input is larger than [`Limits::max_bytes`].
+    /// The input is larger than [`JsonLimits::max_bytes`].
     #[error("input of {size} bytes exceeds the limit of {limit} bytes")]
     TooLarge {
         /// The input size in bytes.
@@ -141,7 +141,7 @@ pub enum JsonError {
         /// RFC 6901 JSON pointer of the value being read.
         pointer: String,
     },
-    /// Arrays and objects nest deeper than [`Limits::max_depth`].
+    /// Arrays and objects nest deeper than [`JsonLimits::max_depth`].
     #[error("nesting deeper than {limit} at line {line}, column {column} (at {q0})", q0 = crate::text::quoted(.pointer))]
     TooDeep {
         /// The depth limit.
@@ -163,13 +163,21 @@ pub const REASON_OVERFLOW: &str = "magnitude overflows an IEEE 754 double";
 /// Largest integer magnitude agentsig accepts as an integer literal: 2^53−1.
 pub const MAX_SAFE_INTEGER: u64 = (1u64 << 53) - 1;
 
-/// Parse strict I-JSON with the default [`Limits`].
+/// Parse strict I-JSON with the default [`JsonLimits`].
+///
+/// # Errors
+/// [`JsonError`] when the input is not strict I-JSON (RFC 7493): bad UTF-8, duplicate member names,
+/// lone surrogates, numbers out of range, or over the size or depth limit.
 pub fn parse_strict(input: &[u8]) -> Result<Value, JsonError> {
-    parse_strict_with(input, &Limits::default())
+    parse_strict_with(input, &JsonLimits::default())
 }
 
 /// Parse strict I-JSON. Object members keep their document order.
-pub fn parse_strict_with(input: &[u8], limits: &Limits) -> Result<Value, JsonError> {
+///
+/// # Errors
+/// [`JsonError`] when the input is not strict I-JSON (RFC 7493): bad UTF-8, duplicate member names,
+/// lone surrogates, numbers out of range, or over the size or depth limit.
+pub fn parse_strict_with(input: &[u8], limits: &JsonLimits) -> Result<Value, JsonError> {
     let doc = parse_doc(input, limits)?;
     doc.to_value()
 }
@@ -698,7 +706,7 @@ enum Frame {
 struct Parser<'a, 'l> {
     input: &'a [u8],
     pos: usize,
-    limits: &'l Limits,
+    limits: &'l JsonLimits,
     nodes: Vec<Node>,
     members: Vec<Member>,
     arena: Vec<u8>,
@@ -707,7 +715,7 @@ struct Parser<'a, 'l> {
 }
 
 /// Parse strict I-JSON into the flat tree used by [`crate::jcs`].
-pub(crate) fn parse_doc<'a>(input: &'a [u8], limits: &Limits) -> Result<Doc<'a>, JsonError> {
+pub(crate) fn parse_doc<'a>(input: &'a [u8], limits: &JsonLimits) -> Result<Doc<'a>, JsonError> {
     let limit = limits.max_bytes.min(u32::MAX as usize - 1);
     if input.len() > limit {
         return Err(JsonError::TooLarge {

@@ -99,6 +99,11 @@ impl Jwk {
     }
 
     /// Parse one JWK object.
+    ///
+    /// # Errors
+    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
+    /// or bound to another algorithm than the one requested (an encrypted key also needs its
+    /// passphrase).
     pub fn from_value(v: &Value) -> Result<Jwk, KeyError> {
         let obj = v
             .as_object()
@@ -229,10 +234,66 @@ impl Jwk {
 /// (RFC 7517 section 5: "SHOULD be ignored"); a set whose `kid` values repeat
 /// is refused, because a `kid` must select one key, and so is a set that mixes
 /// shared secrets (`oct`) with asymmetric keys.
+///
+/// # Errors
+/// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size, or
+/// bound to another algorithm than the one requested (an encrypted key also needs its passphrase).
 pub fn parse_keys(data: &[u8]) -> Result<Vec<Jwk>, KeyError> {
+    parse_keys_reporting(data).map(|(keys, _)| keys.into_iter().map(|(_, j)| j).collect())
+}
+
+/// Why a JWK Set member was not taken (RFC 7517 section 5: members a client
+/// cannot use are ignored, but the caller is told which and why).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// The member is not a well-formed JWK (RFC 7517 section 4).
+    #[error("malformed member: {0}")]
+    Malformed(KeyError),
+    /// The `kty` is none of `EC`, `OKP`, `RSA` (RFC 7518 section 6.1).
+    #[error("unsupported kty {}", crate::text::quoted(.0))]
+    UnsupportedKeyType(String),
+    /// A shared secret (`kty` `oct`) is never trusted from a published set
+    /// (RFC 8725 section 3.1).
+    #[error("a shared secret (kty \"oct\") is never trusted from a key set")]
+    SharedSecret,
+    /// The member parses but is not a usable verification key for this
+    /// crate (unsupported curve or `alg`, `use` other than `sig`, an RSA key
+    /// without `alg` when no algorithm was given, bad key material).
+    #[error("unusable key: {0}")]
+    Unusable(KeyError),
+}
+
+/// A JWK Set member that was skipped, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedKey {
+    /// Its position in the set's `keys` array, from 0.
+    pub index: usize,
+    /// Its `kid`, when it has one.
+    pub kid: Option<String>,
+    /// Why it was skipped.
+    pub reason: SkipReason,
+}
+
+impl std::fmt::Display for SkippedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "keys[{}]", self.index)?;
+        if let Some(kid) = &self.kid {
+            write!(f, " (kid {})", crate::text::quoted(kid))?;
+        }
+        write!(f, ": {}", self.reason)
+    }
+}
+
+/// The members of a set with their index, and the members skipped (a single
+/// JWK, not a set, is index 0).
+pub(crate) type ParsedSet = (Vec<(usize, Jwk)>, Vec<SkippedKey>);
+
+/// [`parse_keys`] with each member's index, and the skipped members.
+pub(crate) fn parse_keys_reporting(data: &[u8]) -> Result<ParsedSet, KeyError> {
     let v = crate::json::parse_strict_with(
         data,
-        &crate::json::Limits {
+        &crate::json::JsonLimits {
             max_bytes: 1024 * 1024,
             max_depth: 16,
         },
@@ -240,41 +301,58 @@ pub fn parse_keys(data: &[u8]) -> Result<Vec<Jwk>, KeyError> {
     .map_err(|e| KeyError::Jwk(e.to_string()))?;
     match v.get("keys") {
         Some(Value::Array(arr)) => {
-            let mut out: Vec<Jwk> = Vec::new();
-            for item in arr {
+            let mut out: Vec<(usize, Jwk)> = Vec::new();
+            let mut skipped = Vec::new();
+            for (index, item) in arr.iter().enumerate() {
                 let j = match Jwk::from_value(item) {
                     Ok(j) => j,
-                    Err(_) => continue,
+                    Err(e) => {
+                        skipped.push(SkippedKey {
+                            index,
+                            kid: item.get("kid").and_then(Value::as_str).map(str::to_owned),
+                            reason: SkipReason::Malformed(e),
+                        });
+                        continue;
+                    }
                 };
                 if !matches!(j.kty.as_str(), "EC" | "OKP" | "RSA" | "oct") {
+                    skipped.push(SkippedKey {
+                        index,
+                        kid: j.kid.clone(),
+                        reason: SkipReason::UnsupportedKeyType(j.kty.clone()),
+                    });
                     continue;
                 }
                 if let Some(kid) = &j.kid {
-                    if out.iter().any(|o| o.kid.as_ref() == Some(kid)) {
+                    if out.iter().any(|(_, o)| o.kid.as_ref() == Some(kid)) {
                         return Err(KeyError::Jwk(format!(
                             "kid {kid:?} appears twice in the key set"
                         )));
                     }
                 }
-                out.push(j);
+                out.push((index, j));
             }
             // A set that holds public keys is meant to be published; a shared
             // secret beside them is a leak or an algorithm-confusion setup
             // (Wycheproof json_web_key_test "MixedKeySet": reject).
-            let symmetric = out.iter().filter(|j| j.kty == "oct").count();
+            let symmetric = out.iter().filter(|(_, j)| j.kty == "oct").count();
             if symmetric > 0 && symmetric < out.len() {
                 return Err(KeyError::Jwk(
                     "the key set mixes shared secrets (kty \"oct\") with public keys".into(),
                 ));
             }
-            Ok(out)
+            Ok((out, skipped))
         }
         Some(_) => Err(KeyError::Jwk("\"keys\" must be an array".into())),
-        None => Ok(vec![Jwk::from_value(&v)?]),
+        None => Ok((vec![(0, Jwk::from_value(&v)?)], Vec::new())),
     }
 }
 
 /// Select keys from a set: the one with `kid`, or all when no kid is given.
+///
+/// # Errors
+/// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size, or
+/// bound to another algorithm than the one requested (an encrypted key also needs its passphrase).
 pub fn select<'a>(keys: &'a [Jwk], kid: Option<&str>) -> Result<Vec<&'a Jwk>, KeyError> {
     match kid {
         Some(k) => {

@@ -22,12 +22,11 @@
 use crate::alg::Algorithm;
 use crate::b64;
 use crate::keys::{KeyError, SigningKey, VerifyError};
+use crate::policy::Context;
+pub use crate::policy::{JwsPolicy, KeyHeaderPolicy, MAX_JWS_BYTES};
 use crate::trust::{KeyRequest, KeySource, ResolveError, SelectError};
-use crate::verifier::Verifier;
 use serde_json::{Map, Value};
 
-/// Largest serialized JWS accepted (compact or JSON).
-pub const MAX_JWS_BYTES: usize = 1024 * 1024;
 /// Largest decoded protected header accepted.
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// Most signatures accepted in one JWS JSON serialization.
@@ -66,37 +65,8 @@ pub enum JwsError {
     ReservedHeader(String),
 }
 
-/// What to do when a JWS header offers a key or a key location.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum KeyHeaderPolicy {
-    /// Refuse the signature (the default).
-    #[default]
-    Refuse,
-    /// Ignore the header; keys still come only from the resolver.
-    Ignore,
-}
-
 /// The key-bearing header parameters of RFC 7515 4.1.2 to 4.1.6.
 pub const KEY_HEADERS: [&str; 5] = ["jku", "jwk", "x5u", "x5c", "x5t"];
-
-/// What a JWS must carry beyond a valid signature (the allow-list, key
-/// headers and keys are the [`Verifier`]'s).
-#[derive(Clone, Debug, Default)]
-#[non_exhaustive]
-pub struct JwsPolicy {
-    /// Accepted `typ` values (compared case-insensitively, `application/`
-    /// prefix optional, RFC 7515 4.1.9). `None`: any or none.
-    pub expected_typ: Option<Vec<String>>,
-}
-
-impl JwsPolicy {
-    /// Require one of these `typ` values in the protected header.
-    pub fn expected_typ<S: Into<String>>(mut self, typ: impl IntoIterator<Item = S>) -> Self {
-        self.expected_typ = Some(typ.into_iter().map(Into::into).collect());
-        self
-    }
-}
 
 /// Options for signing.
 #[derive(Clone, Debug)]
@@ -131,6 +101,10 @@ pub struct ProtectedHeader {
 
 impl ProtectedHeader {
     /// Decode and strictly parse a protected header.
+    ///
+    /// # Errors
+    /// [`JwsError`] when the JWS is malformed, too large, not canonical base64url, or the key
+    /// cannot sign.
     pub fn decode(encoded: &str) -> Result<ProtectedHeader, JwsError> {
         let bytes = b64::decode(encoded).map_err(|e| JwsError::Base64 {
             part: "protected header",
@@ -144,7 +118,7 @@ impl ProtectedHeader {
         }
         let v = crate::json::parse_strict_with(
             &bytes,
-            &crate::json::Limits {
+            &crate::json::JsonLimits {
                 max_bytes: MAX_HEADER_BYTES,
                 max_depth: 16,
             },
@@ -338,7 +312,7 @@ pub struct JwsReport {
     pub payload: Vec<u8>,
 }
 
-/// Why [`verify`] did not verify: the JWS could not be read, or it was read
+/// Why a JWS did not verify: the JWS could not be read, or it was read
 /// and nothing verified (the report says why, per signature).
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
@@ -373,6 +347,14 @@ impl JwsVerifyError {
 }
 
 impl JwsReport {
+    /// The RFC 7638 thumbprints of the keys whose signatures verified, in
+    /// signature order (what a pin store checks, [`crate::pin::Pins::decide`]).
+    pub fn valid_thumbprints(&self) -> impl Iterator<Item = &str> {
+        self.signatures
+            .iter()
+            .filter(|s| s.verdict == Verdict::Valid)
+            .filter_map(|s| s.key_thumbprint.as_deref())
+    }
     /// At least one signature is [`Verdict::Valid`] and none is
     /// [`Verdict::Invalid`]. Nothing verified is never a success.
     pub fn verified(&self) -> bool {
@@ -442,6 +424,10 @@ impl ParsedJws {
     }
 
     /// Parse compact (`h.p.s`, `h..s` when detached), flattened or general JSON.
+    ///
+    /// # Errors
+    /// [`JwsError`] when the JWS is malformed, too large, not canonical base64url, or the key
+    /// cannot sign.
     pub fn parse(text: &str) -> Result<ParsedJws, JwsError> {
         if text.len() > MAX_JWS_BYTES {
             return Err(JwsError::TooLarge(text.len()));
@@ -481,7 +467,7 @@ fn parse_compact(t: &str) -> Result<ParsedJws, JwsError> {
 fn parse_json(t: &str) -> Result<ParsedJws, JwsError> {
     let v = crate::json::parse_strict_with(
         t.as_bytes(),
-        &crate::json::Limits {
+        &crate::json::JsonLimits {
             max_bytes: MAX_JWS_BYTES,
             max_depth: 16,
         },
@@ -569,8 +555,11 @@ fn parse_json(t: &str) -> Result<ParsedJws, JwsError> {
 }
 
 /// Header checks that need no key. Returns the algorithm and b64 flag.
-fn check_header(sig: &ParsedSignature, v: &Verifier) -> Result<(Algorithm, bool), Reason> {
-    let policy = &v.jws;
+fn check_header(
+    sig: &ParsedSignature,
+    v: &Context,
+    policy: &JwsPolicy,
+) -> Result<(Algorithm, bool), Reason> {
     let h = &sig.protected.members;
     if let Some(u) = &sig.unprotected {
         if let Some(dup) = u.keys().find(|k| h.contains_key(*k)) {
@@ -758,8 +747,9 @@ impl<'a> Payload<'a> {
     }
 }
 
-/// Verify a JWS (any serialization) with the verifier's keys, algorithms
-/// and [`JwsPolicy`].
+/// Verify a JWS (any serialization) under `cx` (keys, algorithms, limits)
+/// and `policy`; the one public way is
+/// [`Verifier::verify_jws`](crate::verifier::Verifier::verify_jws).
 ///
 /// `detached` is the content for a detached JWS. When the JWS also carries a
 /// payload, it must equal the detached content. Without `detached`, the JWS
@@ -768,32 +758,9 @@ impl<'a> Payload<'a> {
 /// `Ok` only when [`JwsReport::verified`]: at least one signature verified
 /// with a trusted key and none made with a trusted key is invalid. Otherwise
 /// [`JwsVerifyError::NotVerified`] carries the per-signature report.
-///
-/// # Example
-///
-/// ```
-/// use agentsig::jws::{self, JwsVerifyError, SignOptions, Verdict};
-/// use agentsig::trust::{KeySource, StaticKeys};
-/// use agentsig::verifier::Verifier;
-/// use agentsig::{Algorithm, SigningKey};
-///
-/// let signer = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
-/// let token = jws::sign_compact_detached(b"hello", &signer, &SignOptions::default())?;
-///
-/// // A verifier that trusts another key has no trusted key for this JWS.
-/// let other = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
-/// let keys = StaticKeys::new().with(other.verifying_key().clone(), KeySource::Pinned);
-/// let verifier = Verifier::builder(keys).build();
-/// match jws::verify(&verifier, &token, Some(b"hello")) {
-///     Err(JwsVerifyError::NotVerified(report)) => {
-///         assert_ne!(report.signatures[0].verdict, Verdict::Valid)
-///     }
-///     other => panic!("expected NotVerified, got {other:?}"),
-/// }
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn verify(
-    v: &Verifier,
+pub(crate) fn verify(
+    v: &Context,
+    policy: &JwsPolicy,
     jws: &str,
     detached: Option<&[u8]>,
 ) -> Result<JwsReport, JwsVerifyError> {
@@ -801,16 +768,7 @@ pub fn verify(
         return Err(JwsError::TooLarge(jws.len()).into());
     }
     let parsed = ParsedJws::parse(jws)?;
-    verify_parsed(v, &parsed, detached)
-}
-
-/// Verify an already parsed JWS (see [`verify`]).
-pub fn verify_parsed(
-    v: &Verifier,
-    parsed: &ParsedJws,
-    detached: Option<&[u8]>,
-) -> Result<JwsReport, JwsVerifyError> {
-    let report = report_parsed(v, parsed, detached, None)?;
+    let report = report_parsed(v, policy, &parsed, detached, None)?;
     if report.verified() {
         Ok(report)
     } else {
@@ -821,7 +779,8 @@ pub fn verify_parsed(
 /// Check every signature and report each (the JWT verifier reads the
 /// report of its one signature).
 pub(crate) fn report_parsed(
-    v: &Verifier,
+    v: &Context,
+    policy: &JwsPolicy,
     parsed: &ParsedJws,
     detached: Option<&[u8]>,
     issuer: Option<&str>,
@@ -840,7 +799,7 @@ pub(crate) fn report_parsed(
             key_source: None,
             key_thumbprint: None,
         };
-        let (alg, b64) = match check_header(sig, v) {
+        let (alg, b64) = match check_header(sig, v, policy) {
             Ok(x) => x,
             Err(r) => {
                 report.reason = Some(r);
@@ -981,13 +940,17 @@ fn payload_part(payload: &[u8], b64: bool) -> std::borrow::Cow<'_, [u8]> {
 ///
 /// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
 /// let verifier = Verifier::builder(keys).build();
-/// let report = jws::verify(&verifier, &token, Some(content))?;
+/// let report = verifier.verify_jws(&token, Some(content))?;
 /// assert!(report.verified());
 ///
 /// // Other content does not verify.
-/// assert!(jws::verify(&verifier, &token, Some(b"{}")).is_err());
+/// assert!(verifier.verify_jws(&token, Some(b"{}")).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// # Errors
+/// [`JwsError::ReservedHeader`] when an extra header member is one agentsig writes itself;
+/// [`JwsError::Sign`] when the key cannot sign.
 pub fn sign_compact_detached(
     payload: &[u8],
     key: &SigningKey,
@@ -1002,6 +965,10 @@ pub fn sign_compact_detached(
 /// Sign `payload` with every key and return the JWS JSON general
 /// serialization without `payload` (RFC 7515 7.2.1, Appendix F), for key
 /// rotation.
+///
+/// # Errors
+/// [`JwsError::ReservedHeader`] when an extra header member is one agentsig writes itself;
+/// [`JwsError::Sign`] when a key cannot sign.
 pub fn sign_general_detached(
     payload: &[u8],
     keys: &[&SigningKey],

@@ -3,12 +3,12 @@
 //!
 //! # Security contract
 //! * Compact serialization only (RFC 7519 section 7.2 step 1), at most
-//!   [`Limits::max_jwt_bytes`](crate::verifier::Limits::max_jwt_bytes) bytes (16 KiB by default), exactly three
+//!   [`Limits::max_jwt_bytes`](crate::policy::Limits::max_jwt_bytes) bytes (16 KiB by default), exactly three
 //!   non-empty segments of canonical base64url (RFC 7515 section 2), no
 //!   whitespace. Header and claims are strict I-JSON (RFC 7493; RFC 7519
 //!   section 4 "Claim Names ... MUST be unique"): duplicate member names,
 //!   invalid UTF-8 and non-I-JSON numbers are refused.
-//! * The algorithm comes from an explicit allow-list ([`Verifier::algorithms`],
+//! * The algorithm comes from an explicit allow-list ([`Verifier::algorithms`](crate::verifier::Verifier::algorithms),
 //!   RFC 8725 section 3.1) and must be the algorithm the trusted key is bound
 //!   to; `none` does not exist. A symmetric (HMAC) key is never used when it
 //!   came from a JWK Set or from discovery (RFC 8725 sections 2.1 and 3.1),
@@ -22,14 +22,14 @@
 //!   (RFC 8725 section 3.10 warns against following them). `kid` is only a
 //!   lookup key, capped in length by [`crate::trust`].
 //! * Keys come from a [`KeyResolver`](crate::trust::KeyResolver); the request carries the token's `iss`
-//!   so that a resolver can keep keys per issuer ([`PerIssuer`]). Discovery
+//!   so that a resolver can keep keys per issuer ([`PerIssuer`](crate::trust::PerIssuer)). Discovery
 //!   (RFC 8414, DID) plugs in through the same trait; nothing here fetches.
 //! * Claims (RFC 7519 section 4.1): `iss` exact match against the configured
 //!   issuers; `aud` must contain the verifier's identifier when one is
 //!   configured (4.1.3); `exp` is required (4.1.4); `nbf` (4.1.5) and `iat`
 //!   (4.1.6, not in the future) are checked; NumericDate values must be
-//!   integers within ±(2^53−1). Clock skew is explicit ([`Verifier::skew`],
-//!   default 60 s) and the clock is injected ([`Clock`]).
+//!   integers within ±(2^53−1). Clock skew is explicit ([`Verifier::skew`](crate::verifier::Verifier::skew),
+//!   default 60 s) and the clock is injected ([`Clock`](crate::clock::Clock)).
 //! * `jti` replay (RFC 7519 section 4.1.7, RFC 8725 section 3.8 context) is
 //!   detected through a [`ReplayStore`], keyed by `(iss, jti)` until `exp`
 //!   plus skew.
@@ -37,25 +37,17 @@
 use crate::b64;
 use crate::jws::{self, ParsedJws, Reason, Verdict};
 use crate::keys::SigningKey;
-use crate::replay::Sighting;
+use crate::policy::Context;
+pub use crate::policy::{JwtPolicy, DEFAULT_MAX_JWT_BYTES};
+use crate::replay::{ReplayStore, Sighting};
 use crate::trust::{KeyRequest, KeySource};
-use crate::verifier::Verifier;
 use serde_json::{Map, Value};
 
-pub use crate::replay::{FileReplayStore, MemoryReplayStore, ReplayStore};
-pub use crate::trust::PerIssuer;
-
-/// Default size cap of a compact JWT (RFC 8725 leaves it to the verifier).
-pub const DEFAULT_MAX_JWT_BYTES: usize = 16 * 1024;
-/// Default clock skew in seconds.
-pub const DEFAULT_SKEW: i64 = 60;
 /// Nesting depth allowed in the claims JSON (the `act` depth is bounded
 /// separately and more tightly by the delegation audit).
 pub const MAX_CLAIMS_DEPTH: usize = 32;
 /// Longest `jti` accepted.
 pub const MAX_JTI_LEN: usize = 256;
-
-pub use crate::clock::{Clock, FixedClock, SystemClock};
 
 /// Why a JWT was not accepted. Each variant has a stable [`JwtError::code`]
 /// and its message says exactly what failed.
@@ -214,54 +206,6 @@ fn header_code(r: &Reason) -> &'static str {
     }
 }
 
-/// What a JWT must carry beyond a valid signature (keys, algorithms, clock,
-/// skew, size limit and replay store are the [`Verifier`]'s).
-#[derive(Clone, Debug, Default)]
-#[non_exhaustive]
-pub struct JwtPolicy {
-    /// Accepted `typ` values; `None` accepts any or none (RFC 8725 3.11).
-    pub expected_typ: Option<Vec<String>>,
-    /// Accepted issuers, compared exactly (RFC 7519 4.1.1, RFC 8725 3.8).
-    /// `None`: not checked (the keys are then the only trust anchor).
-    pub issuers: Option<Vec<String>>,
-    /// This verifier's identifier; when set, `aud` must contain it.
-    pub audience: Option<String>,
-    /// Require `jti` (delegation tokens do).
-    pub require_jti: bool,
-}
-
-impl JwtPolicy {
-    /// The policy for delegation tokens (RFC 9068 access tokens): `typ`
-    /// `at+jwt` and `jti` required.
-    pub fn delegation() -> JwtPolicy {
-        JwtPolicy {
-            expected_typ: Some(vec![crate::delegation::DEFAULT_TYP.into()]),
-            require_jti: true,
-            ..JwtPolicy::default()
-        }
-    }
-    /// Accept only these issuers.
-    pub fn issuers<S: Into<String>>(mut self, issuers: impl IntoIterator<Item = S>) -> Self {
-        self.issuers = Some(issuers.into_iter().map(Into::into).collect());
-        self
-    }
-    /// Require `aud` to contain this identifier.
-    pub fn audience(mut self, aud: impl Into<String>) -> Self {
-        self.audience = Some(aud.into());
-        self
-    }
-    /// Accept only these `typ` values.
-    pub fn expected_typ<S: Into<String>>(mut self, typ: impl IntoIterator<Item = S>) -> Self {
-        self.expected_typ = Some(typ.into_iter().map(Into::into).collect());
-        self
-    }
-    /// Require `jti`.
-    pub fn require_jti(mut self, on: bool) -> Self {
-        self.require_jti = on;
-        self
-    }
-}
-
 /// A JWT decoded strictly but not yet verified.
 #[derive(Clone, Debug)]
 pub struct DecodedJwt {
@@ -300,6 +244,10 @@ pub struct VerifiedJwt {
 
 /// Check that `text` is a compact JWT and decode its header and claims
 /// strictly (RFC 7519 section 7.2 steps 1 to 10, without the signature).
+///
+/// # Errors
+/// [`JwtError`] (with a stable `code()`) for the first failed check: malformed token, untrusted key
+/// or signature, claims, or replay.
 pub fn decode(text: &str, max_bytes: usize) -> Result<DecodedJwt, JwtError> {
     if text.len() > max_bytes {
         return Err(JwtError::TooLarge {
@@ -349,7 +297,7 @@ pub fn decode(text: &str, max_bytes: usize) -> Result<DecodedJwt, JwtError> {
     let payload = b64::decode(parts[1]).map_err(|_| JwtError::Base64 { part: "claims" })?;
     let v = crate::json::parse_strict_with(
         &payload,
-        &crate::json::Limits {
+        &crate::json::JsonLimits {
             max_bytes,
             max_depth: MAX_CLAIMS_DEPTH,
         },
@@ -459,23 +407,28 @@ impl DecodedJwt {
     /// JWS core, RFC 7515 section 5.2).
     ///
     /// The key request carries the token's `iss`, so keys bound to another
-    /// issuer ([`PerIssuer`]) never verify it (RFC 8725 section 3.8). Key
+    /// issuer ([`PerIssuer`](crate::trust::PerIssuer)) never verify it (RFC 8725 section 3.8). Key
     /// headers are always refused in a JWT.
+    ///
+    /// # Errors
+    /// [`JwtError`] (with a stable `code()`) when the header is refused (algorithm, `typ`, `crit`,
+    /// key headers) or no trusted key verifies the signature.
     pub fn verify_signature(
         &self,
-        v: &Verifier,
+        cx: &Context,
         policy: &JwtPolicy,
     ) -> Result<KeyEvidence, JwtError> {
-        let mut jv = v.clone();
-        jv.jws = jws::JwsPolicy {
+        let mut jv = cx.clone();
+        let jp = jws::JwsPolicy {
             expected_typ: policy.expected_typ.clone(),
         };
         jv.key_headers = jws::KeyHeaderPolicy::Refuse;
         let issuer = self.claims.get("iss").and_then(Value::as_str);
-        let report = jws::report_parsed(&jv, &self.parsed, None, issuer).map_err(|e| match e {
-            jws::JwsError::Base64 { part, .. } => JwtError::Base64 { part },
-            other => JwtError::Malformed(other.to_string()),
-        })?;
+        let report =
+            jws::report_parsed(&jv, &jp, &self.parsed, None, issuer).map_err(|e| match e {
+                jws::JwsError::Base64 { part, .. } => JwtError::Base64 { part },
+                other => JwtError::Malformed(other.to_string()),
+            })?;
         let sig = report
             .signatures
             .first()
@@ -578,6 +531,10 @@ impl DecodedJwt {
 /// [`JWT_SCOPE`](crate::replay::JWT_SCOPE) + `iss` (never shared with RFC
 /// 9421 key ids); a second sighting is a replay. A store that fails refuses
 /// the token (fail closed).
+///
+/// # Errors
+/// [`JwtError`] (with a stable `code()`) for the first failed check: malformed token, untrusted key
+/// or signature, claims, or replay.
 pub fn check_replay(
     store: &dyn ReplayStore,
     entries: &[(&str, &str, i64)],
@@ -605,20 +562,15 @@ pub fn check_replay(
     }
 }
 
-/// Decode, verify the signature, check the claims against the verifier's
-/// [`JwtPolicy`] and, with a replay store, record `jti` (only once all else
-/// passed). Returns the first failure; `Ok` only for a verified token.
-///
-/// ```
-/// use agentsig::{jwt, trust::{KeySource, StaticKeys}, verifier::Verifier, Algorithm, SigningKey};
-/// let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
-/// let claims = serde_json::json!({"iss": "https://as.example", "sub": "alice", "exp": 4_000_000_000i64});
-/// let token = jwt::sign(claims.as_object().unwrap(), &key, "JWT").unwrap();
-/// let v = Verifier::builder(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)).build();
-/// assert_eq!(v.verify_jwt(&token).unwrap().claims["sub"], "alice");
-/// ```
-pub fn verify(v: &Verifier, token: &str) -> Result<VerifiedJwt, JwtError> {
-    let policy = &v.jwt;
+/// Decode, verify the signature, check the claims against `policy` and,
+/// with a replay store, record `jti` (only once all else passed). Returns
+/// the first failure; `Ok` only for a verified token. The one public way is
+/// [`Verifier::verify_jwt`](crate::verifier::Verifier::verify_jwt).
+pub(crate) fn verify(
+    v: &Context,
+    policy: &JwtPolicy,
+    token: &str,
+) -> Result<VerifiedJwt, JwtError> {
     let d = decode(token, v.limits.max_jwt_bytes)?;
     let evidence = d.verify_signature(v, policy)?;
     let now = v.now();
@@ -640,6 +592,10 @@ pub fn verify(v: &Verifier, token: &str) -> Result<VerifiedJwt, JwtError> {
 }
 
 /// Sign a claims set as a compact JWT with header `{alg, kid, typ}`.
+///
+/// # Errors
+/// [`JwtError::Malformed`] when the header or claims cannot be serialized; [`JwtError::Signature`]
+/// when the key cannot sign.
 pub fn sign(claims: &Map<String, Value>, key: &SigningKey, typ: &str) -> Result<String, JwtError> {
     let mut h = Map::new();
     h.insert(

@@ -1,4 +1,4 @@
-//! Key continuity for resolvers (issue 12): what SSH `known_hosts` does for
+//! Key continuity for resolvers: what SSH `known_hosts` does for
 //! hosts, per agent identity. The first verification of an identity pins
 //! the RFC 7638 thumbprints of its key; a later verification with another
 //! key is a key change ([`PinOutcome::Changed`]), accepted only when
@@ -6,7 +6,7 @@
 //! * the operator says so ([`PinStore::replace`], `agentsig pin rotate
 //!   IDENTITY --to THUMBPRINT`), or
 //! * the new key is announced by a signature of a pinned key
-//!   ([`Pins::accept_announcement`]).
+//!   ([`crate::announce`]).
 //!
 //! # Announcement
 //! A detached compact JWS (RFC 7515 Appendix F) with `typ`
@@ -32,9 +32,6 @@
 //! that cannot answer is an error: the caller refuses.
 
 use crate::replay::ReplayError;
-use crate::trust::{KeySource, StaticKeys};
-use crate::verifier::Verifier;
-use crate::{SigningKey, VerifyingKey};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -127,19 +124,39 @@ pub enum PinOutcome {
 /// other processes using the same backend.
 pub trait PinStore: Send + Sync + std::fmt::Debug {
     /// Pin `thumbprint` if `identity` has no pin yet; else compare.
+    ///
+    /// # Errors
+    /// [`PinError`] when the identity or a thumbprint is malformed, a store
+    /// limit is reached, or the store cannot be read or written.
     fn check_and_pin(&self, identity: &str, thumbprint: &str) -> Result<PinOutcome, PinError>;
     /// Add thumbprints to the pins of `identity`; returns the new pin set.
+    ///
+    /// # Errors
+    /// [`PinError`] when the identity or a thumbprint is malformed, a store
+    /// limit is reached, or the store cannot be read or written.
     fn add(&self, identity: &str, thumbprints: &[&str]) -> Result<Vec<String>, PinError>;
     /// Replace the pins of `identity` (an operator-accepted rotation); an
     /// empty list forgets the identity.
+    ///
+    /// # Errors
+    /// [`PinError`] when the identity or a thumbprint is malformed, a store
+    /// limit is reached, or the store cannot be read or written.
     fn replace(&self, identity: &str, thumbprints: &[&str]) -> Result<(), PinError>;
     /// The pins of `identity` (empty: none).
+    ///
+    /// # Errors
+    /// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached, the
+    /// store cannot be read or written, or an announcement is refused.
     fn get(&self, identity: &str) -> Result<Vec<String>, PinError>;
     /// Every identity and its pins, sorted by identity.
+    ///
+    /// # Errors
+    /// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached, the
+    /// store cannot be read or written, or an announcement is refused.
     fn list(&self) -> Result<Vec<(String, Vec<String>)>, PinError>;
 }
 
-fn check_identity(identity: &str) -> Result<(), PinError> {
+pub(crate) fn check_identity(identity: &str) -> Result<(), PinError> {
     if identity.is_empty() || identity.len() > MAX_IDENTITY_LEN {
         return Err(PinError::BadIdentity);
     }
@@ -153,7 +170,7 @@ pub fn is_thumbprint(t: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-fn check_thumbprints(ts: &[&str]) -> Result<(), PinError> {
+pub(crate) fn check_thumbprints(ts: &[&str]) -> Result<(), PinError> {
     if ts.len() > MAX_PINS_PER_IDENTITY {
         return Err(PinError::TooMany);
     }
@@ -253,6 +270,10 @@ pub struct FilePinStore {
 impl FilePinStore {
     /// A store at `path` (created on the first write); checks now that an
     /// existing file is readable and well formed.
+    ///
+    /// # Errors
+    /// [`PinError::Store`] when the lock file cannot be taken, or an existing
+    /// store file cannot be read or is not a well-formed pin table.
     pub fn open(path: impl Into<PathBuf>) -> Result<FilePinStore, PinError> {
         let s = FilePinStore { path: path.into() };
         let _lock = s.lock()?;
@@ -482,6 +503,10 @@ return 1
     impl RedisPinStore {
         /// A store for `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` or
         /// `rediss://…` (TLS; connects lazily).
+        ///
+        /// # Errors
+        /// [`PinError`] when the URL is not a valid `redis://` or `rediss://`
+        /// URL (nothing is connected yet).
         pub fn open(url: &str) -> Result<RedisPinStore, PinError> {
             Ok(RedisPinStore {
                 client: RedisClient::new(RedisConfig::from_url(url)?),
@@ -601,6 +626,10 @@ return 1
 
 /// Open a pin store by URL: `memory:`, `file:PATH` or a bare `PATH`, or
 /// `redis://…` (feature `redis`).
+///
+/// # Errors
+/// [`PinError::Store`] when the URL names an unknown scheme, a `redis://` store without the `redis`
+/// feature, or a store that cannot be opened.
 pub fn open_pin_store(url: &str) -> Result<Arc<dyn PinStore>, PinError> {
     if url == "memory:" {
         return Ok(Arc::new(MemoryPinStore::new()));
@@ -618,36 +647,6 @@ pub fn open_pin_store(url: &str) -> Result<Arc<dyn PinStore>, PinError> {
         return Err(PinError::Store("empty pin store path".into()));
     }
     Ok(Arc::new(FilePinStore::open(path)?))
-}
-
-/// The JCS bytes an announcement signs (see the module documentation).
-pub fn announcement_payload(
-    identity: &str,
-    new_keys: &[&str],
-    iat: i64,
-) -> Result<Vec<u8>, PinError> {
-    check_identity(identity)?;
-    check_thumbprints(new_keys)?;
-    let v = serde_json::json!({"agent": identity, "new_keys": new_keys, "iat": iat});
-    crate::jcs::canonicalize_value(&v).map_err(|e| PinError::Announcement(e.to_string()))
-}
-
-/// Sign an announcement of `new_keys` for `identity` with a pinned `key`:
-/// returns the JCS payload and the detached compact JWS.
-pub fn sign_announcement(
-    identity: &str,
-    new_keys: &[&str],
-    iat: i64,
-    key: &SigningKey,
-) -> Result<(Vec<u8>, String), PinError> {
-    let payload = announcement_payload(identity, new_keys, iat)?;
-    let opts = crate::jws::SignOptions {
-        typ: Some(ANNOUNCEMENT_TYP.to_owned()),
-        ..Default::default()
-    };
-    let jws = crate::jws::sign_compact_detached(&payload, key, &opts)
-        .map_err(|e| PinError::Announcement(e.to_string()))?;
-    Ok((payload, jws))
 }
 
 /// Key continuity over a [`PinStore`].
@@ -669,81 +668,100 @@ impl Pins {
 
     /// Check the key `thumbprint` that `identity` was just verified with:
     /// first sighting pins it; another key is [`PinOutcome::Changed`].
+    ///
+    /// # Errors
+    /// [`PinError`] when the identity or a thumbprint is malformed, a store limit is reached, the
+    /// store cannot be read or written, or an announcement is refused.
     pub fn check(&self, identity: &str, thumbprint: &str) -> Result<PinOutcome, PinError> {
         self.store.check_and_pin(identity, thumbprint)
     }
+}
 
-    /// Verify an announcement (`payload` its JSON, `jws` the detached
-    /// compact JWS) against `candidates`, trusting only candidates pinned
-    /// for `identity`; on success add the announced keys and return the new
-    /// pin set. `now` and `skew` bound `iat`.
-    pub fn accept_announcement(
-        &self,
-        identity: &str,
-        payload: &[u8],
-        jws: &str,
-        candidates: &[VerifyingKey],
-        now: i64,
-        skew: i64,
-    ) -> Result<Vec<String>, PinError> {
-        let refuse = |m: String| PinError::Announcement(m);
-        check_identity(identity)?;
-        let pinned = self.store.get(identity)?;
-        if pinned.is_empty() {
-            return Err(refuse(format!(
-                "{} has no pinned key",
-                crate::text::quoted(identity)
-            )));
-        }
-        let mut keys = StaticKeys::new();
-        let mut any = false;
-        for k in candidates {
-            if pinned.contains(&k.thumbprint()) {
-                keys = keys.with(k.clone(), KeySource::Pinned);
-                any = true;
+/// The key-pinning decision for one verification ([`Pins::decide`]): a
+/// stable code, whether it passes, and a message for people.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use]
+pub struct PinDecision {
+    /// Whether the verified key is (now) pinned for the identity.
+    pub passed: bool,
+    /// `pin.first-seen`, `pin.match`, `pin.key-changed`, `pin.no-identity`,
+    /// or the code of a store error ([`PinError::code`]).
+    pub code: &'static str,
+    /// What happened, naming the identity and the keys.
+    pub message: String,
+}
+
+impl Pins {
+    /// Decide whether a verification of `identity` with the keys
+    /// `thumbprints` (RFC 7638, of the signatures that verified) keeps key
+    /// continuity: a key already pinned passes (`pin.match`); with no pin
+    /// yet, the first key is pinned (`pin.first-seen`, trust on first use);
+    /// when only other keys are pinned it fails (`pin.key-changed`: accept a
+    /// new key by rotation or a signed announcement, [`crate::announce`]).
+    /// No identity, or a store that fails, also fails: a pin check that
+    /// could not be made never passes.
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::pin::{MemoryPinStore, Pins};
+    /// use std::sync::Arc;
+    ///
+    /// let pins = Pins::new(Arc::new(MemoryPinStore::new()));
+    /// let (a, b) = ("a".repeat(43), "b".repeat(43));
+    /// assert_eq!(pins.decide(Some("agent"), &[&a]).code, "pin.first-seen");
+    /// assert!(pins.decide(Some("agent"), &[&a]).passed);
+    /// let changed = pins.decide(Some("agent"), &[&b]);
+    /// assert_eq!((changed.passed, changed.code), (false, "pin.key-changed"));
+    /// assert!(!pins.decide(None, &[&a]).passed);
+    /// ```
+    pub fn decide(&self, identity: Option<&str>, thumbprints: &[&str]) -> PinDecision {
+        let decision = |passed, code, message| PinDecision {
+            passed,
+            code,
+            message,
+        };
+        let Some(identity) = identity else {
+            return decision(
+                false,
+                "pin.no-identity",
+                "the descriptor has no string id, url or name to pin its key under".into(),
+            );
+        };
+        let mut pinned = Vec::new();
+        for t in thumbprints {
+            match self.check(identity, t) {
+                Ok(PinOutcome::FirstSeen) => {
+                    return decision(
+                        true,
+                        "pin.first-seen",
+                        format!("{identity}: key {t} pinned on first sight"),
+                    )
+                }
+                Ok(PinOutcome::Match) => {
+                    return decision(true, "pin.match", format!("{identity}: key {t} is pinned"))
+                }
+                Ok(PinOutcome::Changed { pinned: p }) => pinned = p,
+                Err(e) => return decision(false, e.code(), e.to_string()),
             }
         }
-        if !any {
-            return Err(refuse(
-                "no candidate key is pinned for this identity".into(),
-            ));
-        }
-        let v = Verifier::builder(keys)
-            .jws(crate::jws::JwsPolicy::default().expected_typ([ANNOUNCEMENT_TYP]))
-            .build();
-        let canonical = crate::jcs::canonicalize(payload).map_err(|e| refuse(e.to_string()))?;
-        let _report =
-            crate::jws::verify(&v, jws, Some(&canonical)).map_err(|e| refuse(e.to_string()))?;
-        let doc: Value =
-            crate::json::parse_strict(&canonical).map_err(|e| refuse(e.to_string()))?;
-        if doc.get("agent").and_then(Value::as_str) != Some(identity) {
-            return Err(refuse("the announcement names another agent".into()));
-        }
-        let iat = doc
-            .get("iat")
-            .and_then(Value::as_i64)
-            .ok_or_else(|| refuse("no integer iat".into()))?;
-        if iat > now.saturating_add(skew) || now.saturating_sub(iat) > ANNOUNCEMENT_MAX_AGE {
-            return Err(refuse(format!(
-                "iat {iat} is outside [now - {ANNOUNCEMENT_MAX_AGE}, now + {skew}]"
-            )));
-        }
-        let new: Option<Vec<&str>> = doc
-            .get("new_keys")
-            .and_then(Value::as_array)
-            .and_then(|a| a.iter().map(Value::as_str).collect());
-        let new = new
-            .filter(|n| !n.is_empty())
-            .ok_or_else(|| refuse("new_keys is not a non-empty array of strings".into()))?;
-        check_thumbprints(&new)?;
-        self.store.add(identity, &new)
+        decision(
+            false,
+            "pin.key-changed",
+            format!(
+                "{identity}: KEY CHANGED: verified with {}, pinned {} (accept with `agentsig pin rotate` or a key announcement)",
+                thumbprints.join(", "),
+                pinned.join(", ")
+            ),
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::announce::sign_announcement;
     use crate::Algorithm;
+    use crate::SigningKey;
 
     fn tp(k: &SigningKey) -> String {
         k.verifying_key().thumbprint()

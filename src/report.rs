@@ -313,7 +313,7 @@ impl Report {
     }
 
     /// The report of an A2A Agent Card's embedded signatures
-    /// ([`crate::a2a::verify_card`]): one result per entry of `signatures`
+    /// ([`Verifier::verify_agent_card`](crate::verifier::Verifier::verify_agent_card)): one result per entry of `signatures`
     /// (`id` its index; an entry that is no JWS is `refused`), a warning per
     /// security-relevant member no signature covers
     /// (`a2a.uncovered-security`), and the details `rule` (`any`:

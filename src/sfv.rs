@@ -20,7 +20,7 @@ pub const MAX_SF_LEN: usize = 64 * 1024;
 
 /// Most members accepted in one List or Dictionary. RFC 9651 sections 3.1
 /// and 3.2 require parsers to support at least 1024; more is refused so the
-/// work done per field stays bounded (issue 13 item 1).
+/// work done per field stays bounded (linear in the field's length).
 pub const MAX_MEMBERS: usize = 1024;
 
 /// Most parameters accepted on one item or inner list (RFC 9651 section
@@ -124,7 +124,7 @@ impl Dictionary {
 
     /// RFC 9651 section 4.2.2: a repeated key overwrites the value and keeps
     /// the position of its first occurrence. Linear in the member count
-    /// (keys are indexed in a hash map; issue 13 item 1).
+    /// (keys are indexed in a hash map, never rescanned).
     pub fn normalized(&self) -> Dictionary {
         Dictionary(last_wins(&self.0))
     }
@@ -569,6 +569,9 @@ pub fn is_tchar(c: u8) -> bool {
 }
 
 /// Parse a Dictionary, keeping duplicate keys (RFC 9651 section 4.2.2).
+///
+/// # Errors
+/// [`SfError`] when the input is not a valid RFC 9651 structured field or exceeds a limit.
 pub fn parse_dictionary_raw(input: &[u8]) -> Result<Dictionary, SfError> {
     let mut p = P::new(input)?;
     let d = p.dictionary()?;
@@ -603,11 +606,17 @@ pub fn parse_dictionary_raw(input: &[u8]) -> Result<Dictionary, SfError> {
 /// assert!(matches!(parse_dictionary(b"a=1,"), Err(SfError::Syntax { .. })));
 /// # Ok::<(), SfError>(())
 /// ```
+///
+/// # Errors
+/// [`SfError`] when the input is not a valid RFC 9651 structured field or exceeds a limit.
 pub fn parse_dictionary(input: &[u8]) -> Result<Dictionary, SfError> {
     Ok(parse_dictionary_raw(input)?.normalized())
 }
 
 /// Parse a List (RFC 9651 section 4.2.1).
+///
+/// # Errors
+/// [`SfError`] when the input is not a valid RFC 9651 structured field or exceeds a limit.
 pub fn parse_list(input: &[u8]) -> Result<Vec<Entry>, SfError> {
     let mut p = P::new(input)?;
     let l = p.list()?;
@@ -616,6 +625,9 @@ pub fn parse_list(input: &[u8]) -> Result<Vec<Entry>, SfError> {
 }
 
 /// Parse an Item (RFC 9651 section 4.2.3).
+///
+/// # Errors
+/// [`SfError`] when the input is not a valid RFC 9651 structured field or exceeds a limit.
 pub fn parse_item(input: &[u8]) -> Result<Item, SfError> {
     let mut p = P::new(input)?;
     let it = p.item()?;

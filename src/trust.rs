@@ -36,6 +36,7 @@
 //! ```
 
 use crate::alg::{Algorithm, AllowList};
+pub use crate::jwk::{SkipReason, SkippedKey};
 use crate::keys::{VerifyError, VerifyingKey};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -243,6 +244,10 @@ impl PartialEq for ResolveError {
 pub trait KeyResolver: Send + Sync + std::fmt::Debug {
     /// Candidate keys for the request. An empty list means no trusted key
     /// matches; verifiers then fail closed.
+    ///
+    /// # Errors
+    /// [`ResolveError`] when a key source cannot be consulted (`transient` says whether a retry may
+    /// help).
     fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError>;
 }
 
@@ -250,6 +255,10 @@ pub trait KeyResolver: Send + Sync + std::fmt::Debug {
 pub const MAX_KID_LEN: usize = 256;
 
 /// Refuse key ids that are too long or carry control characters.
+///
+/// # Errors
+/// [`ResolveError`] when a key source cannot be consulted (`transient` says whether a retry may
+/// help).
 pub fn check_kid(kid: Option<&str>) -> Result<(), ResolveError> {
     if let Some(kid) = kid {
         if kid.len() > MAX_KID_LEN || kid.chars().any(char::is_control) {
@@ -294,26 +303,61 @@ impl StaticKeys {
     /// this crate cannot use (other key types, `use` other than `sig`) are
     /// skipped; symmetric (`oct`) members are never taken from a set (RFC 8725
     /// section 3.1); each key is bound by its own `kty`/`crv`/`alg`, and
-    /// `rsa_alg` binds only an RSA key that names no `alg`.
+    /// `rsa_alg` binds only an RSA key that names no `alg`. Every skipped
+    /// member is returned with its reason ([`JwksKeys::skipped`]), so a set
+    /// that yields no key says why.
+    ///
+    /// # Errors
+    /// [`KeyError`](crate::KeyError) when the document is not a JWK or JWK
+    /// Set (strict JSON, RFC 7517 section 5), repeats a `kid`, or mixes
+    /// shared secrets with public keys. A set whose members are all skipped
+    /// is not an error: [`JwksKeys::keys`] is then empty.
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::trust::{KeySource, StaticKeys};
+    /// use agentsig::jwk::SkipReason;
+    ///
+    /// let jwks = br#"{"keys":[
+    ///   {"kty":"EC","crv":"P-256","kid":"a",
+    ///    "x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+    ///    "y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"},
+    ///   {"kty":"EC","crv":"secp256k1","kid":"b","x":"AA","y":"AA"},
+    ///   {"kty":"PQC","kid":"c"}]}"#;
+    /// let got = StaticKeys::from_jwks(jwks, KeySource::Jwks("jwks.json".into()), None)?;
+    /// assert_eq!(got.keys.len(), 1);
+    /// assert_eq!(got.skipped.len(), 2);
+    /// assert!(matches!(got.skipped[1].reason, SkipReason::UnsupportedKeyType(_)));
+    /// # Ok::<(), agentsig::KeyError>(())
+    /// ```
     pub fn from_jwks(
         jwks: &[u8],
         source: KeySource,
         rsa_alg: Option<Algorithm>,
-    ) -> Result<StaticKeys, crate::KeyError> {
-        let mut s = StaticKeys::new();
-        for j in crate::jwk::parse_keys(jwks)? {
+    ) -> Result<JwksKeys, crate::KeyError> {
+        let mut keys = StaticKeys::new();
+        let (members, mut skipped) = crate::jwk::parse_keys_reporting(jwks)?;
+        for (index, j) in members {
+            let skip = |reason| SkippedKey {
+                index,
+                kid: j.kid.clone(),
+                reason,
+            };
             if j.kty == "oct" {
+                skipped.push(skip(SkipReason::SharedSecret));
                 continue;
             }
             let loaded = match j.to_verifying_key(None) {
                 Err(crate::KeyError::AlgorithmRequired) => j.to_verifying_key(rsa_alg),
                 other => other,
             };
-            if let Ok(k) = loaded {
-                s.add(k, source.clone());
+            match loaded {
+                Ok(k) => keys.add(k, source.clone()),
+                Err(e) => skipped.push(skip(SkipReason::Unusable(e))),
             }
         }
-        Ok(s)
+        skipped.sort_by_key(|s| s.index);
+        Ok(JwksKeys { keys, skipped })
     }
 
     /// Add every key of `other`.
@@ -335,6 +379,16 @@ impl StaticKeys {
     pub fn keys(&self) -> &[TrustedKey] {
         &self.keys
     }
+}
+
+/// What [`StaticKeys::from_jwks`] took from a JWK Set, and what it skipped.
+#[derive(Debug, Clone)]
+#[must_use = "a key set whose members were all skipped verifies nothing: check `skipped`"]
+pub struct JwksKeys {
+    /// The usable keys.
+    pub keys: StaticKeys,
+    /// The members not taken, in set order, each with its reason.
+    pub skipped: Vec<SkippedKey>,
 }
 
 impl KeyResolver for StaticKeys {
@@ -485,6 +539,10 @@ impl SelectError {
 ///   it are tried; if keys match the kid but none has that algorithm the
 ///   result is [`SelectError::AlgMismatch`], never a silent switch.
 /// * Each remaining key is tried; the first that verifies wins.
+///
+/// # Errors
+/// [`SelectError`] when no trusted key matches, or the matching key is refused (algorithm,
+/// symmetric from a published source) or the signature does not verify.
 pub fn select_and_verify(
     resolver: &dyn KeyResolver,
     allowed: &AllowList,
@@ -552,6 +610,208 @@ fn try_keys(
         error,
         evidence: (keys.len() == 1).then(|| Box::new(KeyEvidence::of(keys[0]))),
     })
+}
+
+/// Why a trusted key set could not be built from the key material an
+/// operator named ([`TrustedKeys`], [`bind_source`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrustError {
+    /// A key source could not be loaded (the source's name, and why).
+    #[error("{source_name}: {error}")]
+    Key {
+        /// The key source, as the operator named it.
+        source_name: String,
+        /// Why it could not be loaded.
+        error: crate::KeyError,
+    },
+    /// No usable key was left: nothing would ever verify, which is never a
+    /// success. Holds each skipped JWK Set member, `source: keys[i] ...`.
+    #[error("no usable verification key{}", skipped_text(.0))]
+    NoUsableKey(Vec<String>),
+    /// With several accepted issuers, a key source names none of them
+    /// (RFC 8725 section 3.8: every key is bound to one issuer).
+    #[error("{0}: with several issuers, bind each key source to its issuer as ISSUER=SOURCE")]
+    UnboundSource(String),
+}
+
+fn skipped_text(skipped: &[String]) -> String {
+    if skipped.is_empty() {
+        String::new()
+    } else {
+        format!(" (skipped: {})", skipped.join("; "))
+    }
+}
+
+/// The trusted keys of a verifier, built from key material an operator
+/// names (the rules of the command line's `--key`, `--jwks` and `--alg`):
+///
+/// * a key given directly ([`TrustedKeys::add_key`]: PEM, DER, JWK, or an
+///   HMAC secret when `hmac-sha256` is the one allowed algorithm) is trusted
+///   as given; a single allowed algorithm binds a key that does not name its
+///   own (RSA, RFC 7518 section 3); an RSA key may take its algorithm from a
+///   companion JWK only when that JWK holds the same public key (RFC 7638
+///   thumbprint);
+/// * a JWK Set ([`TrustedKeys::add_jwks`]) is a published source: its
+///   shared secrets are never trusted (RFC 8725 section 3.1) and unusable
+///   members are skipped and reported ([`StaticKeys::from_jwks`]);
+/// * a set with no usable key is an error ([`TrustError::NoUsableKey`]),
+///   never an empty set that verifies nothing.
+///
+/// # Example
+/// ```
+/// use agentsig::trust::{TrustError, TrustedKeys};
+/// use agentsig::{Algorithm, SigningKey};
+///
+/// let key = SigningKey::generate(Algorithm::Ed25519)?;
+/// let pem = key.verifying_key().to_spki_pem().expect("SPKI");
+/// let mut t = TrustedKeys::new(&[]);
+/// t.add_key("signer.pub.pem", pem.as_bytes(), None)?;
+/// assert_eq!(t.finish()?.len(), 1);
+///
+/// // A JWK Set of shared secrets only leaves nothing to trust.
+/// let mut t = TrustedKeys::new(&[]);
+/// t.add_jwks("oct.jwks.json", br#"{"keys":[{"kty":"oct","k":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}]}"#)?;
+/// assert!(matches!(t.finish(), Err(TrustError::NoUsableKey(s)) if s[0].contains("shared secret")));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Default)]
+#[must_use]
+pub struct TrustedKeys {
+    bound: Option<Algorithm>,
+    keys: StaticKeys,
+    skipped: Vec<String>,
+}
+
+impl TrustedKeys {
+    /// Start an empty set under the allowed algorithms `allowed` (empty:
+    /// every asymmetric algorithm). Exactly one allowed algorithm also binds
+    /// keys that do not name theirs.
+    pub fn new(allowed: &[Algorithm]) -> TrustedKeys {
+        TrustedKeys {
+            bound: match allowed {
+                [one] => Some(*one),
+                _ => None,
+            },
+            ..TrustedKeys::default()
+        }
+    }
+
+    /// Trust the key(s) in `data`, a key the operator named `name`.
+    /// `companion_jwk` is the JWK the key generator wrote beside an RSA PEM
+    /// (it records the algorithm the PEM cannot).
+    ///
+    /// # Errors
+    /// [`TrustError::Key`] when the material is not a usable key, e.g.
+    /// [`KeyError::AlgorithmRequired`](crate::KeyError::AlgorithmRequired)
+    /// for an RSA key with neither an allowed algorithm nor a matching
+    /// companion JWK.
+    pub fn add_key(
+        &mut self,
+        name: &str,
+        data: &[u8],
+        companion_jwk: Option<&[u8]>,
+    ) -> Result<(), TrustError> {
+        use crate::keys::{load_verifying_keys, LoadOptions};
+        let opts = LoadOptions {
+            alg: self.bound,
+            ..LoadOptions::default()
+        };
+        let loaded = match load_verifying_keys(data, &opts) {
+            Err(crate::KeyError::AlgorithmRequired) => {
+                match companion_jwk.and_then(|j| {
+                    crate::keys::algorithm_from_companion_jwk(data, j, &LoadOptions::default())
+                }) {
+                    Some(a) => load_verifying_keys(
+                        data,
+                        &LoadOptions {
+                            alg: Some(a),
+                            ..LoadOptions::default()
+                        },
+                    ),
+                    None => Err(crate::KeyError::AlgorithmRequired),
+                }
+            }
+            other => other,
+        };
+        let keys = loaded.map_err(|error| TrustError::Key {
+            source_name: name.to_owned(),
+            error,
+        })?;
+        for k in keys {
+            self.keys.add(k, KeySource::File(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    /// Trust the usable keys of the JWK Set `data`, named `name`.
+    ///
+    /// # Errors
+    /// [`TrustError::Key`] when `data` is not a JWK Set (see
+    /// [`StaticKeys::from_jwks`]); members it cannot use are not errors but
+    /// are reported by [`TrustedKeys::finish`] when nothing usable is left.
+    pub fn add_jwks(&mut self, name: &str, data: &[u8]) -> Result<(), TrustError> {
+        let found = StaticKeys::from_jwks(data, KeySource::Jwks(name.to_owned()), self.bound)
+            .map_err(|error| TrustError::Key {
+                source_name: name.to_owned(),
+                error,
+            })?;
+        self.skipped
+            .extend(found.skipped.iter().map(|s| format!("{name}: {s}")));
+        self.keys.extend(found.keys);
+        Ok(())
+    }
+
+    /// The set.
+    ///
+    /// # Errors
+    /// [`TrustError::NoUsableKey`], with every skipped member, when no key
+    /// is usable.
+    pub fn finish(self) -> Result<StaticKeys, TrustError> {
+        if self.keys.is_empty() {
+            return Err(TrustError::NoUsableKey(self.skipped));
+        }
+        Ok(self.keys)
+    }
+}
+
+/// The issuer a key source is bound to (RFC 8725 section 3.8: a token
+/// naming issuer A is never accepted on issuer B's key). `spec` is
+/// `ISSUER=SOURCE` for one of the accepted `issuers` (the longest that
+/// matches, so an issuer may itself hold `=`), or a bare `SOURCE`, allowed
+/// only when exactly one issuer is accepted. Returns `(issuer, source)`.
+///
+/// # Errors
+/// [`TrustError::UnboundSource`] for a bare source with several issuers.
+///
+/// # Example
+/// ```
+/// use agentsig::trust::bind_source;
+/// let issuers = ["https://a.example".to_owned(), "https://b.example".to_owned()];
+/// assert_eq!(
+///     bind_source("https://b.example=b.jwks.json", &issuers)?,
+///     ("https://b.example", "b.jwks.json")
+/// );
+/// assert!(bind_source("b.jwks.json", &issuers).is_err());
+/// assert_eq!(bind_source("k.pem", &issuers[..1])?, ("https://a.example", "k.pem"));
+/// # Ok::<(), agentsig::trust::TrustError>(())
+/// ```
+pub fn bind_source<'a>(
+    spec: &'a str,
+    issuers: &'a [String],
+) -> Result<(&'a str, &'a str), TrustError> {
+    let bound = issuers
+        .iter()
+        .filter(|i| {
+            spec.len() > i.len() && spec.starts_with(i.as_str()) && spec.as_bytes()[i.len()] == b'='
+        })
+        .max_by_key(|i| i.len())
+        .map(|i| (i.as_str(), &spec[i.len() + 1..]));
+    match (bound, issuers) {
+        (Some(b), _) => Ok(b),
+        (None, [one]) => Ok((one.as_str(), spec)),
+        (None, _) => Err(TrustError::UnboundSource(spec.to_owned())),
+    }
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@
 //!
 //! let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
 //! let doc = br#"{"name":"planner","version":"1.0.0"}"#;
-//! let signed = descriptor::sign(doc, &[&key], Default::default(), &Default::default()).unwrap();
+//! let signed = descriptor::sign(doc, &key).unwrap();
 //!
 //! let verifier = Verifier::builder(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)).build();
 //! let report = verifier.verify_descriptor(doc, &signed.jws).unwrap();
@@ -33,53 +33,22 @@
 //! ```
 
 use crate::alg::AllowList;
-use crate::clock::{Clock, SystemClock};
-use crate::jws::{JwsPolicy, KeyHeaderPolicy};
-use crate::jwt::JwtPolicy;
+use crate::clock::Clock;
+use crate::policy::{AuditPolicy, Context, JwsPolicy, JwtPolicy, KeyHeaderPolicy, Limits};
 use crate::replay::ReplayStore;
 use crate::trust::KeyResolver;
 use std::sync::Arc;
 
-/// Default tolerated clock difference, in seconds.
-pub const DEFAULT_SKEW: u64 = 60;
-
-/// Size limits applied before any parsing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Limits {
-    /// Largest descriptor (JSON document) accepted, in bytes.
-    pub max_document_bytes: usize,
-    /// Largest JWS (compact or JSON) accepted, in bytes.
-    pub max_jws_bytes: usize,
-    /// Largest compact JWT accepted, in bytes.
-    pub max_jwt_bytes: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_document_bytes: crate::json::Limits::default().max_bytes,
-            max_jws_bytes: crate::jws::MAX_JWS_BYTES,
-            max_jwt_bytes: crate::jwt::DEFAULT_MAX_JWT_BYTES,
-        }
-    }
-}
-
-/// The verifier configuration (see the module documentation).
+/// The verifier: the shared [`Context`] (keys, algorithms, clock, replay
+/// store, limits) and one policy per format (see the module documentation).
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct Verifier {
-    pub(crate) keys: Arc<dyn KeyResolver>,
-    pub(crate) algorithms: AllowList,
-    pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) replay: Option<Arc<dyn ReplayStore>>,
-    pub(crate) limits: Limits,
-    pub(crate) skew: u64,
-    pub(crate) low_s: bool,
-    pub(crate) key_headers: KeyHeaderPolicy,
-    pub(crate) jws: JwsPolicy,
-    pub(crate) jwt: JwtPolicy,
-    pub(crate) http: crate::httpsig::HttpPolicy,
+    cx: Context,
+    jws: JwsPolicy,
+    jwt: JwtPolicy,
+    http: crate::httpsig::HttpPolicy,
+    audit: AuditPolicy,
 }
 
 /// Builds a [`Verifier`]; every setting has a secure default.
@@ -99,17 +68,11 @@ impl Verifier {
     pub fn builder_arc(keys: Arc<dyn KeyResolver>) -> VerifierBuilder {
         VerifierBuilder {
             v: Verifier {
-                keys,
-                algorithms: AllowList::asymmetric(),
-                clock: Arc::new(SystemClock),
-                replay: None,
-                limits: Limits::default(),
-                skew: DEFAULT_SKEW,
-                low_s: false,
-                key_headers: KeyHeaderPolicy::Refuse,
+                cx: Context::new(keys),
                 jws: JwsPolicy::default(),
                 jwt: JwtPolicy::default(),
                 http: crate::httpsig::HttpPolicy::default(),
+                audit: AuditPolicy::default(),
             },
         }
     }
@@ -119,45 +82,46 @@ impl Verifier {
         VerifierBuilder { v: self.clone() }
     }
 
+    /// The settings every format shares (keys, algorithms, clock, replay
+    /// store, limits, skew, low-S, key headers).
+    pub fn context(&self) -> &Context {
+        &self.cx
+    }
     /// The key resolver.
     pub fn keys(&self) -> &dyn KeyResolver {
-        &*self.keys
+        self.cx.keys()
     }
     /// The algorithm allow-list.
     pub fn algorithms(&self) -> &AllowList {
-        &self.algorithms
+        self.cx.algorithms()
     }
     /// The clock.
     pub fn clock(&self) -> &dyn Clock {
-        &*self.clock
+        self.cx.clock()
     }
     /// The current time by the verifier's clock.
     pub fn now(&self) -> i64 {
-        self.clock.now()
+        self.cx.now()
     }
     /// The replay store, if any.
     pub fn replay_store(&self) -> Option<&dyn ReplayStore> {
-        self.replay.as_deref()
+        self.cx.replay_store()
     }
     /// The size limits.
     pub fn limits(&self) -> &Limits {
-        &self.limits
+        self.cx.limits()
     }
     /// The tolerated clock skew in seconds.
     pub fn skew(&self) -> u64 {
-        self.skew
-    }
-    /// The skew as a signed number of seconds.
-    pub(crate) fn skew_i64(&self) -> i64 {
-        i64::try_from(self.skew).unwrap_or(i64::MAX)
+        self.cx.skew()
     }
     /// Whether ECDSA signatures must be in low-S form.
     pub fn strict_low_s(&self) -> bool {
-        self.low_s
+        self.cx.strict_low_s()
     }
     /// What to do with JWS key headers.
     pub fn key_headers(&self) -> KeyHeaderPolicy {
-        self.key_headers
+        self.cx.key_headers()
     }
     /// The JWS policy.
     pub fn jws_policy(&self) -> &JwsPolicy {
@@ -171,78 +135,413 @@ impl Verifier {
     pub fn http_policy(&self) -> &crate::httpsig::HttpPolicy {
         &self.http
     }
+    /// The delegation audit policy.
+    pub fn audit_policy(&self) -> &AuditPolicy {
+        &self.audit
+    }
 
-    /// Verify a JWS; see [`crate::jws::verify`].
+    /// Verify a JWS (RFC 7515): compact or JSON serialization, its payload
+    /// attached or given as `detached` (RFC 7515 Appendix F, RFC 7797).
+    ///
+    /// # Errors
+    /// [`JwsVerifyError::Jws`](crate::jws::JwsVerifyError::Jws) when the JWS
+    /// cannot be read (too large, malformed, a payload that differs from
+    /// `detached`); [`JwsVerifyError::NotVerified`](crate::jws::JwsVerifyError::NotVerified)
+    /// with the per-signature report when no signature verified with a
+    /// trusted key or one is invalid.
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::jws::{self, JwsVerifyError, SignOptions};
+    /// use agentsig::trust::{KeySource, StaticKeys};
+    /// use agentsig::{verifier::Verifier, Algorithm, SigningKey};
+    ///
+    /// let key = SigningKey::generate(Algorithm::Ed25519)?;
+    /// let token = jws::sign_compact_detached(b"hello", &key, &SignOptions::default())?;
+    /// let v = Verifier::builder(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)).build();
+    /// assert!(v.verify_jws(&token, Some(b"hello")).is_ok());
+    /// assert!(matches!(v.verify_jws(&token, Some(b"hellO")), Err(JwsVerifyError::NotVerified(_))));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn verify_jws(
         &self,
         jws: &str,
         detached: Option<&[u8]>,
     ) -> Result<crate::jws::JwsReport, crate::jws::JwsVerifyError> {
-        crate::jws::verify(self, jws, detached)
+        crate::jws::verify(&self.cx, &self.jws, jws, detached)
     }
 
-    /// Verify a descriptor against its detached JWS; see
-    /// [`crate::descriptor::verify`].
+    /// Verify a descriptor against its detached JWS over the RFC 8785
+    /// canonical form (seed 001 section 10.3).
+    ///
+    /// # Errors
+    /// [`DescriptorError::TooLarge`](crate::descriptor::DescriptorError::TooLarge)
+    /// over [`Limits::max_document_bytes`]; `Json` when the descriptor is not
+    /// strict I-JSON; `Jws` when the JWS cannot be read; `NotVerified` with
+    /// the report when nothing verified. See the module example.
     pub fn verify_descriptor(
         &self,
         descriptor: &[u8],
         jws: &str,
     ) -> Result<crate::descriptor::Report, crate::descriptor::DescriptorError> {
-        crate::descriptor::verify(self, descriptor, jws)
+        crate::descriptor::verify(&self.cx, &self.jws, descriptor, jws)
     }
 
-    /// Verify a JWT; see [`crate::jwt::verify`].
+    /// Verify a compact JWT (RFC 7519, RFC 8725): signature, claims under
+    /// [`Verifier::jwt_policy`] and, with a replay store, a fresh `jti`.
+    ///
+    /// # Errors
+    /// [`JwtError`](crate::jwt::JwtError): the first failure, with a stable
+    /// `code()`.
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::{jwt, trust::{KeySource, StaticKeys}, verifier::Verifier, Algorithm, SigningKey};
+    /// let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
+    /// let claims = serde_json::json!({"iss": "https://as.example", "sub": "alice", "exp": 4_000_000_000i64});
+    /// let token = jwt::sign(claims.as_object().unwrap(), &key, "JWT")?;
+    /// let v = Verifier::builder(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)).build();
+    /// assert_eq!(v.verify_jwt(&token)?.claims["sub"], "alice");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn verify_jwt(&self, token: &str) -> Result<crate::jwt::VerifiedJwt, crate::jwt::JwtError> {
-        crate::jwt::verify(self, token)
+        crate::jwt::verify(&self.cx, &self.jwt, token)
     }
 
-    /// Verify the RFC 9421 signatures of a message; see
-    /// [`crate::httpsig::verify()`].
+    /// Verify the signatures of an A2A Agent Card (its JSON bytes, strict
+    /// I-JSON) against its normal form; see [`crate::a2a`].
+    ///
+    /// # Errors
+    /// [`A2aError`](crate::a2a::A2aError): `Json` for a card that is not
+    /// strict I-JSON, `NoSignatures` for an unsigned card, `NotVerified`
+    /// with the report when a signature did not verify.
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::trust::{KeySource, StaticKeys};
+    /// use agentsig::{a2a, Algorithm, SigningKey, Verifier};
+    ///
+    /// let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
+    /// let card = serde_json::json!({"name": "Planner", "description": "plans",
+    ///     "supportedInterfaces": [{"url": "https://planner.example/a2a", "protocolBinding": "JSONRPC"}],
+    ///     "version": "1.0.0", "capabilities": {}, "defaultInputModes": ["text/plain"],
+    ///     "defaultOutputModes": ["text/plain"], "skills": []});
+    /// let signed = a2a::sign_card(&card, &key, &serde_json::Map::new(), false)?;
+    /// let v = Verifier::builder(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned)).build();
+    /// let report = v.verify_agent_card(&serde_json::to_vec(&signed.card)?)?;
+    /// assert!(report.verified_all());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn verify_agent_card(
+        &self,
+        card: &[u8],
+    ) -> Result<crate::a2a::CardReport, crate::a2a::A2aError> {
+        crate::a2a::verify_card_bytes(&self.cx, &self.jws, card)
+    }
+
+    /// [`Verifier::verify_agent_card`] for a card already parsed.
+    ///
+    /// # Errors
+    /// As [`Verifier::verify_agent_card`].
+    pub fn verify_agent_card_value(
+        &self,
+        card: &serde_json::Value,
+    ) -> Result<crate::a2a::CardReport, crate::a2a::A2aError> {
+        crate::a2a::verify_card(&self.cx, &self.jws, card)
+    }
+
+    /// Audit a delegation chain (RFC 8693): one token, or a bundle of
+    /// tokens, one per hop, subject token first. Each token is verified as a
+    /// JWT under [`Verifier::jwt_policy`] (the audience is checked on the
+    /// last hop only); the chain under [`Verifier::audit_policy`].
+    ///
+    /// # Errors
+    /// [`AuditError`](crate::delegation::AuditError), carrying the full
+    /// report, when any check of severity error failed (or of severity
+    /// warning, with [`AuditPolicy::deny_warnings`]): a bad signature, an
+    /// untrusted key, an expired token, a broken linkage, a widened scope, a
+    /// replayed `jti`, ...
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use agentsig::delegation::mint::{mint, ActorSpec, MintRequest};
+    /// use agentsig::clock::FixedClock;
+    /// use agentsig::trust::{KeySource, StaticKeys};
+    /// use agentsig::verifier::Verifier;
+    /// use agentsig::{Algorithm, SigningKey};
+    ///
+    /// let now = 1_760_000_000;
+    /// let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
+    /// let mut req = MintRequest::new("https://as.example.com", "alice", now, 300);
+    /// req.scope = Some("calendar.read".into());
+    /// req.actors = vec![ActorSpec::new("agent-1")];
+    /// let token = mint(&req, &key)?;
+    ///
+    /// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+    /// let v = Verifier::builder(keys).clock(FixedClock(now)).build();
+    /// let report = v.audit_delegation(&[&token])?;
+    /// assert_eq!(report.hops[0].current_actor().map(|a| a.sub.as_str()), Some("agent-1"));
+    ///
+    /// // A tampered token fails: the error carries the report.
+    /// let bad = format!("{token}x");
+    /// let err = v.audit_delegation(&[&bad]).unwrap_err();
+    /// assert!(!err.report.passed());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn audit_delegation(
+        &self,
+        tokens: &[&str],
+    ) -> Result<crate::delegation::AuditReport, crate::delegation::AuditError> {
+        crate::delegation::audit(&self.cx, &self.jwt, &self.audit, tokens)
+    }
+
+    /// Verify the RFC 9421 signatures of a message (every label, or the
+    /// labels [`HttpPolicy::labels`](crate::httpsig::HttpPolicy::labels)
+    /// names) with the verifier's keys, algorithms, clock, skew, replay store
+    /// and `HttpPolicy`; `related` is the request a response answers (for
+    /// `;req` components). For `http` crate types use [`VerifyHttp`].
+    ///
+    /// `Ok` only when at least one label was examined and every examined
+    /// label verified. To accept a message that also carries signatures you
+    /// do not trust (a proxy's), name your labels in the policy.
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::digest::content_digest;
+    /// use agentsig::clock::FixedClock;
+    /// use agentsig::httpsig::{self, ComponentId, Derived, HttpPolicy, HttpSigError,
+    ///     Message, SigError, SignatureSpec};
+    /// use agentsig::trust::{KeySource, StaticKeys};
+    /// use agentsig::verifier::Verifier;
+    /// use agentsig::{Algorithm, SigningKey};
+    ///
+    /// let key = SigningKey::generate(Algorithm::Ed25519)?;
+    /// let keyid = key.kid_or_thumbprint();
+    /// let now = 1_700_000_000;
+    ///
+    /// // The signer: a response with its Content-Digest, signed (section 3.1).
+    /// let body = br#"{"name":"agent"}"#.to_vec();
+    /// let mut res = Message::response(200, Vec::new(), body);
+    /// res.add_header("Content-Type", "application/json");
+    /// res.add_header("Content-Digest", &content_digest(&res.body));
+    /// let spec = SignatureSpec::new("sig1")
+    ///     .component(ComponentId::derived(Derived::Status))
+    ///     .component(ComponentId::field("content-type")?)
+    ///     .component(ComponentId::field("content-digest")?)
+    ///     .created(now - 10)
+    ///     .keyid(&keyid)
+    ///     .alg(Algorithm::Ed25519);
+    /// httpsig::sign(&res, None, &spec, &key)?.apply(&mut res);
+    ///
+    /// // The verifier trusts exactly this key; the clock is fixed for the example.
+    /// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+    /// let verifier = Verifier::builder(keys)
+    ///     .clock(FixedClock(now))
+    ///     .http(HttpPolicy::descriptor_response())
+    ///     .build();
+    /// let report = verifier.verify_http(&res, None)?;
+    /// assert_eq!(report.valid_labels(), ["sig1"]);
+    /// assert_eq!(report.results[0].keyid.as_deref(), Some(keyid.as_str()));
+    ///
+    /// // Changed content no longer matches the signed Content-Digest.
+    /// res.body = br#"{"name":"evil"}"#.to_vec();
+    /// let err = verifier.verify_http(&res, None).unwrap_err();
+    /// let r = err.report().and_then(|r| r.get("sig1")).expect("a result for sig1");
+    /// assert!(matches!(r.outcome, Err(SigError::ContentDigest(_))));
+    /// assert!(matches!(err, HttpSigError::NotVerified(_)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`HttpSigError::Header`](crate::httpsig::HttpSigError) when the
+    /// `Signature`/`Signature-Input` fields are missing or malformed;
+    /// `NotVerified` with one result per label when any examined label did
+    /// not verify (bad signature, untrusted key, expired, a covered
+    /// `Content-Digest` that does not match the content, a replayed nonce).
     pub fn verify_http(
         &self,
         msg: &crate::httpsig::Message,
         related: Option<&crate::httpsig::Message>,
     ) -> Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError> {
-        crate::httpsig::verify(self, msg, related)
+        crate::httpsig::verify(&self.cx, &self.http, msg, related)
     }
+    /// Check a served descriptor response as a resolver receives it (seed
+    /// 001 section 10.3): the RFC 9421 signature of `response` under
+    /// [`Verifier::http_policy`] (set
+    /// [`HttpPolicy::descriptor_response`](crate::httpsig::HttpPolicy::descriptor_response)
+    /// to require `@status`, `content-type` and `content-digest`); with the
+    /// `descriptor` file, that the body is its bytes exactly, that the served
+    /// media type fits its format (a warning), and its detached `jws` when
+    /// given, or else, for a signed A2A Agent Card, the card's embedded
+    /// signatures. `Ok` only when every check made passed.
+    ///
+    /// # Errors
+    /// [`ServedError`], carrying the [`ServedReport`], when any check failed
+    /// ([`ServedReport::failed`] names which).
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::digest::content_digest;
+    /// use agentsig::httpsig::{descriptor_response_components, HttpPolicy, Message, SignatureSpec};
+    /// use agentsig::trust::{KeySource, StaticKeys};
+    /// use agentsig::{descriptor, httpsig, Algorithm, SigningKey, Verifier};
+    ///
+    /// let key = SigningKey::generate(Algorithm::Ed25519)?;
+    /// let doc = br#"{"name":"planner"}"#.to_vec();
+    /// let jws = descriptor::sign(&doc, &key)?.jws;
+    /// let mut res = Message::response(200, Vec::new(), doc.clone());
+    /// res.add_header("Content-Type", "application/json");
+    /// res.add_header("Content-Digest", &content_digest(&doc));
+    /// let now = 1_700_000_000;
+    /// let mut spec = SignatureSpec::new("sig1").created(now).keyid(&key.kid_or_thumbprint());
+    /// for c in descriptor_response_components() {
+    ///     spec = spec.component(c);
+    /// }
+    /// httpsig::sign(&res, None, &spec, &key)?.apply(&mut res);
+    ///
+    /// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+    /// let v = Verifier::builder(keys)
+    ///     .clock(agentsig::clock::FixedClock(now))
+    ///     .http(HttpPolicy::descriptor_response())
+    ///     .build();
+    /// let report = v.verify_served(&res, Some(&doc), Some(&jws))?;
+    /// assert_eq!(report.checked().len(), 3); // signature, body, detached JWS
+    ///
+    /// // A file that is not what was served fails, and says so.
+    /// let err = v.verify_served(&res, Some(br#"{"name":"other"}"#), None).unwrap_err();
+    /// assert_eq!(err.report.failed(), ["the response body is the descriptor's bytes"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn verify_served(
+        &self,
+        response: &crate::httpsig::Message,
+        descriptor: Option<&[u8]>,
+        jws: Option<&str>,
+    ) -> Result<ServedReport, ServedError> {
+        let http = self.verify_http(response, None);
+        let body_matches = descriptor.map(|d| d == response.body.as_slice());
+        let media_type = descriptor.and_then(|d| crate::formats::served_media_type(d, response));
+        let jws = match (descriptor, jws) {
+            (Some(d), Some(j)) => Some(self.verify_descriptor(d, j)),
+            _ => None,
+        };
+        let card = match (&jws, descriptor.and_then(crate::a2a::card_with_signatures)) {
+            (None, Some(card)) => Some(self.verify_agent_card_value(&card)),
+            _ => None,
+        };
+        let report = ServedReport {
+            http,
+            body_matches,
+            media_type,
+            jws,
+            card,
+        };
+        if report.failed().is_empty() {
+            Ok(report)
+        } else {
+            Err(ServedError {
+                report: Box::new(report),
+            })
+        }
+    }
+}
+
+/// What [`Verifier::verify_served`] checked of a served descriptor
+/// response, and each outcome.
+#[derive(Debug)]
+#[must_use]
+#[non_exhaustive]
+pub struct ServedReport {
+    /// The RFC 9421 signature of the response.
+    pub http: Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError>,
+    /// Whether the body is the descriptor's bytes exactly (`None`: no
+    /// descriptor was given).
+    pub body_matches: Option<bool>,
+    /// A served media type that does not fit the descriptor's format (a
+    /// warning: it does not fail the check).
+    pub media_type: Option<crate::formats::Finding>,
+    /// The detached JWS over the descriptor, when one was given.
+    pub jws: Option<Result<crate::descriptor::Report, crate::descriptor::DescriptorError>>,
+    /// The embedded signatures of a signed A2A Agent Card, when no detached
+    /// JWS was given.
+    pub card: Option<Result<crate::a2a::CardReport, crate::a2a::A2aError>>,
+}
+
+impl ServedReport {
+    /// What was checked, in order.
+    pub fn checked(&self) -> Vec<&'static str> {
+        self.parts().into_iter().map(|(what, _)| what).collect()
+    }
+    /// What failed, in order (empty: verified).
+    pub fn failed(&self) -> Vec<&'static str> {
+        self.parts()
+            .into_iter()
+            .filter(|(_, ok)| !ok)
+            .map(|(what, _)| what)
+            .collect()
+    }
+    fn parts(&self) -> Vec<(&'static str, bool)> {
+        let mut v = vec![("the RFC 9421 signature of the response", self.http.is_ok())];
+        if let Some(same) = self.body_matches {
+            v.push(("the response body is the descriptor's bytes", same));
+        }
+        if let Some(j) = &self.jws {
+            v.push(("the detached JWS of the descriptor", j.is_ok()));
+        }
+        if let Some(c) = &self.card {
+            v.push(("the A2A card's embedded signatures", c.is_ok()));
+        }
+        v
+    }
+}
+
+/// A served descriptor response that did not verify: the report says what
+/// was checked and what failed.
+#[derive(Debug, thiserror::Error)]
+#[error("served response not verified: {}", .report.failed().join("; "))]
+pub struct ServedError {
+    /// The full report.
+    pub report: Box<ServedReport>,
 }
 
 impl VerifierBuilder {
     /// The algorithms accepted (default: every asymmetric algorithm).
     pub fn algorithms(mut self, allowed: AllowList) -> Self {
-        self.v.algorithms = allowed;
+        self.v.cx.algorithms = allowed;
         self
     }
     /// The clock (default: the system clock).
     pub fn clock(mut self, clock: impl Clock + 'static) -> Self {
-        self.v.clock = Arc::new(clock);
+        self.v.cx.clock = Arc::new(clock);
         self
     }
     /// A replay store for JWT `jti` and RFC 9421 `nonce` (default: none).
     pub fn replay_store(mut self, store: Arc<dyn ReplayStore>) -> Self {
-        self.v.replay = Some(store);
+        self.v.cx.replay = Some(store);
         self
     }
     /// Size limits.
     pub fn limits(mut self, limits: Limits) -> Self {
-        self.v.limits = limits;
+        self.v.cx.limits = limits;
         self
     }
-    /// Tolerated clock skew in seconds (default 60).
+    /// Tolerated clock skew in seconds (default
+    /// [`DEFAULT_SKEW`](crate::policy::DEFAULT_SKEW), 60).
     pub fn skew(mut self, seconds: u64) -> Self {
-        self.v.skew = seconds;
+        self.v.cx.skew = seconds;
         self
     }
     /// Refuse ECDSA signatures whose `s` is above n/2 (default: accept, as
     /// JOSE and RFC 9421 peers emit both forms; see docs/jws.md).
     pub fn strict_low_s(mut self, on: bool) -> Self {
-        self.v.low_s = on;
+        self.v.cx.low_s = on;
         self
     }
     /// What to do when a JWS offers `jku`/`jwk`/`x5u`/`x5c`/`x5t` (default:
     /// refuse; keys never come from them either way).
     pub fn key_headers(mut self, p: KeyHeaderPolicy) -> Self {
-        self.v.key_headers = p;
+        self.v.cx.key_headers = p;
         self
     }
     /// The JWS and descriptor policy.
@@ -260,9 +559,113 @@ impl VerifierBuilder {
         self.v.http = p;
         self
     }
+    /// The delegation audit policy (default: [`AuditPolicy::default`]).
+    pub fn audit(mut self, p: AuditPolicy) -> Self {
+        self.v.audit = p;
+        self
+    }
     /// The verifier.
     pub fn build(self) -> Verifier {
         self.v
+    }
+}
+
+/// RFC 9421 verification of `http` crate requests and responses with a
+/// [`Verifier`] (as httpsig-hyper's `verify_message_signature`). A request
+/// whose URI has no scheme (as a server receives it) is taken as
+/// [`DEFAULT_SCHEME`](crate::httpsig::DEFAULT_SCHEME), `https`.
+///
+/// # Example
+/// ```
+/// use agentsig::digest::content_digest;
+/// use agentsig::httpsig::{descriptor_response_components, HttpPolicy, SignHttp, SignatureSpec};
+/// use agentsig::trust::{KeySource, StaticKeys};
+/// use agentsig::verifier::{Verifier, VerifyHttp};
+/// use agentsig::{clock::FixedClock, Algorithm, SigningKey};
+///
+/// let key = SigningKey::generate(Algorithm::Ed25519)?;
+/// let now = 1_700_000_000;
+/// let body = br#"{"name":"agent"}"#.to_vec();
+/// let mut res = http::Response::builder()
+///     .status(200)
+///     .header("content-type", "application/json")
+///     .header("content-digest", content_digest(&body))
+///     .body(body)?;
+/// let mut spec = SignatureSpec::new("sig1").created(now).keyid(&key.kid_or_thumbprint());
+/// for c in descriptor_response_components() {
+///     spec = spec.component(c);
+/// }
+/// res.sign_signature(&spec, &key)?;
+///
+/// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+/// let v = Verifier::builder(keys)
+///     .clock(FixedClock(now))
+///     .http(HttpPolicy::descriptor_response())
+///     .build();
+/// assert_eq!(res.verify_signature(&v)?.valid_labels(), ["sig1"]);
+///
+/// // Changed content no longer matches the signed Content-Digest.
+/// *res.body_mut() = br#"{"name":"evil"}"#.to_vec();
+/// assert!(res.verify_signature(&v).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait VerifyHttp {
+    /// Verify the message's signatures under `verifier`'s keys and
+    /// [`HttpPolicy`](crate::httpsig::HttpPolicy).
+    ///
+    /// # Errors
+    /// [`HttpSigError::Message`](crate::httpsig::HttpSigError::Message) when
+    /// the message cannot be read; otherwise as [`Verifier::verify_http`].
+    fn verify_signature(
+        &self,
+        verifier: &Verifier,
+    ) -> Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError>;
+}
+
+/// Verifying a response whose signature covers components of the request
+/// it answers (`;req`, RFC 9421 section 2.4).
+pub trait VerifyHttpResponse {
+    /// As [`VerifyHttp::verify_signature`], `request` being the request this
+    /// response answers.
+    ///
+    /// # Errors
+    /// As [`VerifyHttp::verify_signature`].
+    fn verify_signature_for<C: AsRef<[u8]>>(
+        &self,
+        request: &http::Request<C>,
+        verifier: &Verifier,
+    ) -> Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError>;
+}
+
+impl<B: AsRef<[u8]>> VerifyHttp for http::Request<B> {
+    fn verify_signature(
+        &self,
+        verifier: &Verifier,
+    ) -> Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError> {
+        let m = crate::httpsig::Message::from_request(self, crate::httpsig::DEFAULT_SCHEME)?;
+        verifier.verify_http(&m, None)
+    }
+}
+
+impl<B: AsRef<[u8]>> VerifyHttp for http::Response<B> {
+    fn verify_signature(
+        &self,
+        verifier: &Verifier,
+    ) -> Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError> {
+        let m = crate::httpsig::Message::from_response(self)?;
+        verifier.verify_http(&m, None)
+    }
+}
+
+impl<B: AsRef<[u8]>> VerifyHttpResponse for http::Response<B> {
+    fn verify_signature_for<C: AsRef<[u8]>>(
+        &self,
+        request: &http::Request<C>,
+        verifier: &Verifier,
+    ) -> Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError> {
+        let m = crate::httpsig::Message::from_response(self)?;
+        let r = crate::httpsig::Message::from_request(request, crate::httpsig::DEFAULT_SCHEME)?;
+        verifier.verify_http(&m, Some(&r))
     }
 }
 

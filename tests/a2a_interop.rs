@@ -1,4 +1,4 @@
-//! Issue 11, A2A Agent Card signatures, interop with both reference SDKs,
+//! A2A Agent Card signatures, interop with both reference SDKs,
 //! both ways and for ES256 and EdDSA:
 //!
 //! * the A2A Python SDK (PyPI `a2a-sdk[signing]==1.3.*`,
@@ -33,6 +33,26 @@ use agentsig::verifier::Verifier;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Base64url without padding (RFC 4648 section 5) and standard base64, to
+/// build and take apart test inputs (the crate's own codec is internal).
+#[allow(dead_code)]
+mod b64 {
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    use base64::Engine as _;
+    pub fn encode(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        URL_SAFE_NO_PAD.encode(b.as_ref())
+    }
+    pub fn decode(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        URL_SAFE_NO_PAD.decode(s.as_ref())
+    }
+    pub fn encode_std(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        STANDARD.encode(b.as_ref())
+    }
+    pub fn decode_std(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        STANDARD.decode(s.as_ref())
+    }
+}
 
 /// The card report whether it verified or not; `Ok` must mean verified.
 fn rep(r: Result<a2a::CardReport, a2a::A2aError>) -> a2a::CardReport {
@@ -273,11 +293,10 @@ fn sdk_signed_card_verifies_with_agentsig() {
                 assert_eq!(code, 0, "{stderr}");
                 let signed: Value = serde_json::from_slice(&stdout).unwrap();
                 let header =
-                    agentsig::b64::decode(signed["signatures"][0]["protected"].as_str().unwrap())
-                        .unwrap();
+                    b64::decode(signed["signatures"][0]["protected"].as_str().unwrap()).unwrap();
                 let header: Value = serde_json::from_slice(&header).unwrap();
                 assert_eq!(header["alg"], alg);
-                let report = rep(a2a::verify_card(&verifier(&keys), &signed));
+                let report = rep(verifier(&keys).verify_agent_card_value(&signed));
                 assert!(
                     report.verified(),
                     "{} {alg} {name}: {:?}",
@@ -289,12 +308,12 @@ fn sdk_signed_card_verifies_with_agentsig() {
                 // and those members are reported as uncovered.
                 let mut served = signed.clone();
                 served["x-vendor"] = json!({"added": "after signing"});
-                let report = rep(a2a::verify_card(&verifier(&keys), &served));
+                let report = rep(verifier(&keys).verify_agent_card_value(&served));
                 assert!(report.verified());
                 assert!(report.uncovered.iter().any(|u| u.pointer == "/x-vendor"));
                 let mut bad = signed.clone();
                 bad["version"] = json!("9.9.9");
-                let report = rep(a2a::verify_card(&verifier(&keys), &bad));
+                let report = rep(verifier(&keys).verify_agent_card_value(&bad));
                 assert!(
                     !report.verified(),
                     "{} {alg} {name}: tampered card verified",
@@ -400,8 +419,7 @@ fn cli_signed_cards_verify_in_both_sdks() {
             assert_eq!(code, 0, "{alg} {name}: {err}");
             let signed = read_json(&path);
             let header: Value = serde_json::from_slice(
-                &agentsig::b64::decode(signed["signatures"][0]["protected"].as_str().unwrap())
-                    .unwrap(),
+                &b64::decode(signed["signatures"][0]["protected"].as_str().unwrap()).unwrap(),
             )
             .unwrap();
             assert_eq!(header["alg"], alg);

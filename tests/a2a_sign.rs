@@ -1,4 +1,4 @@
-//! Issue 11, A2A Agent Card signatures without any peer: the example card
+//! A2A Agent Card signatures without any peer: the example card
 //! signed and verified by agentsig, the published card in its normal form
 //! (so plain JCS of it minus `signatures` is the payload), tampering
 //! detected, `jku` never trusted, uncovered members reported.
@@ -6,8 +6,28 @@
 use agentsig::a2a;
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
-use agentsig::{b64, jcs, Algorithm, SigningKey};
+use agentsig::{jcs, Algorithm, SigningKey};
 use serde_json::{json, Map, Value};
+
+/// Base64url without padding (RFC 4648 section 5) and standard base64, to
+/// build and take apart test inputs (the crate's own codec is internal).
+#[allow(dead_code)]
+mod b64 {
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    use base64::Engine as _;
+    pub fn encode(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        URL_SAFE_NO_PAD.encode(b.as_ref())
+    }
+    pub fn decode(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        URL_SAFE_NO_PAD.decode(s.as_ref())
+    }
+    pub fn encode_std(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        STANDARD.encode(b.as_ref())
+    }
+    pub fn decode_std(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        STANDARD.decode(s.as_ref())
+    }
+}
 
 /// The card report whether it verified or not; `Ok` must mean verified.
 fn rep(r: Result<a2a::CardReport, a2a::A2aError>) -> a2a::CardReport {
@@ -53,20 +73,20 @@ fn example_card_signed_and_verified() {
         // is the signed payload.
         let mut plain = signed.card.clone();
         plain.as_object_mut().unwrap().remove("signatures");
-        let report = rep(a2a::verify_card(&verifier(&keys), &signed.card));
+        let report = rep(verifier(&keys).verify_agent_card_value(&signed.card));
         assert!(report.verified());
         assert_eq!(report.payload, jcs::canonicalize_value(&plain).unwrap());
 
         let mut bad = signed.card.clone();
         bad["supportedInterfaces"][0]["url"] = json!("https://evil.example/a2a");
-        let report = rep(a2a::verify_card(&verifier(&keys), &bad));
+        let report = rep(verifier(&keys).verify_agent_card_value(&bad));
         assert!(!report.verified());
 
         // A second signature (key rotation) is appended, the first kept.
         let key2 = SigningKey::generate(alg).unwrap().with_kid("card-key-2");
         let twice = a2a::sign_card(&signed.card, &key2, &Map::new(), false).unwrap();
         assert_eq!(twice.card["signatures"].as_array().unwrap().len(), 2);
-        let report = rep(a2a::verify_card(&verifier(&keys), &twice.card));
+        let report = rep(verifier(&keys).verify_agent_card_value(&twice.card));
         assert!(
             report.verified(),
             "the first key still verifies its signature"
@@ -92,20 +112,22 @@ fn jku_is_never_followed() {
     let mut card = example();
     card["signatures"] = json!([sdk_style_entry(&example(), &key)]);
     // With the A2A policy the header is ignored and the pinned key verifies.
-    let r = rep(a2a::verify_card(&verifier(&keys), &card));
+    let r = rep(verifier(&keys).verify_agent_card_value(&card));
     assert!(r.verified(), "{:?}", r.signatures);
     // A card signed by another key naming a jku does not verify: keys come
     // only from the resolver.
     let other = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
     let mut forged = example();
     forged["signatures"] = json!([sdk_style_entry(&example(), &other)]);
-    let r = rep(a2a::verify_card(&verifier(&keys), &forged));
+    let r = rep(verifier(&keys).verify_agent_card_value(&forged));
     assert!(!r.verified());
     // The generic JWS verifier refuses the key header outright; the A2A card
     // verifier ignores it (keys come only from the resolver either way).
     let entry = card["signatures"][0].to_string();
     let payload = a2a::normalize(&card).unwrap().payload;
-    let e = agentsig::jws::verify(&verifier(&keys), &entry, Some(&payload)).unwrap_err();
+    let e = verifier(&keys)
+        .verify_jws(&entry, Some(&payload))
+        .unwrap_err();
     let r = e.report().expect("read");
     assert_eq!(
         r.signatures[0].reason.as_ref().map(|r| r.code()),
@@ -121,14 +143,16 @@ fn jku_is_never_followed() {
 fn unsigned_and_malformed_signatures_are_typed_errors() {
     let keys = StaticKeys::new();
     assert!(matches!(
-        a2a::verify_card(&verifier(&keys), &example()),
+        verifier(&keys).verify_agent_card_value(&example()),
         Err(a2a::A2aError::NoSignatures)
     ));
     let mut card = example();
     card["signatures"] = json!([{"protected": 1}]);
     assert!(matches!(
-        a2a::verify_card(&verifier(&keys), &card),
+        verifier(&keys).verify_agent_card_value(&card),
         Err(a2a::A2aError::BadSignature { index: 0, .. })
     ));
-    assert!(a2a::verify_card_bytes(&verifier(&keys), b"{\"a\":1,\"a\":1}").is_err());
+    assert!(verifier(&keys)
+        .verify_agent_card(b"{\"a\":1,\"a\":1}")
+        .is_err());
 }

@@ -212,8 +212,13 @@ fn old_option_names_of_mint_and_announce_still_work() {
         );
         let tok = String::from_utf8(o.stdout).unwrap();
         let header = tok.split('.').next().unwrap();
-        let header: serde_json::Value =
-            serde_json::from_slice(&agentsig::b64::decode(header).unwrap()).unwrap();
+        let header: serde_json::Value = serde_json::from_slice(&{
+            use base64::Engine as _;
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(header)
+                .unwrap()
+        })
+        .unwrap();
         assert_eq!(header["alg"], "EdDSA", "{key_opt}");
         let o = run(&[
             "pin",

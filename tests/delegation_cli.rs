@@ -255,7 +255,7 @@ fn mint_as(d: &Path, key: &str, iss: &str, out: &str) {
     std::fs::write(d.join(out), t).unwrap();
 }
 
-/// Issue 13 item 5: keys are bound to their issuer (RFC 8725 3.8). A token
+/// Keys are bound to their issuer (RFC 8725 3.8). A token
 /// claiming iss A but signed with issuer B's key fails even though both
 /// issuers are accepted.
 #[test]
@@ -333,7 +333,7 @@ fn keys_are_bound_to_their_issuer() {
     assert_eq!(o.status.code(), Some(0));
 }
 
-/// Issue 7 item 3: --deny-warnings gives one verdict in the exit code, the
+/// --deny-warnings gives one verdict in the exit code, the
 /// text and the JSON; warnings are not counted as failed checks.
 #[test]
 fn deny_warnings_one_verdict_everywhere() {
@@ -375,7 +375,7 @@ fn deny_warnings_one_verdict_everywhere() {
     assert_eq!(j["details"]["result"], "fail");
 }
 
-/// Issue 13 item 10: unverified claims are printed with controls escaped.
+/// Unverified claims are printed with controls escaped.
 #[test]
 fn claims_with_controls_are_escaped() {
     let d = dir("esc");

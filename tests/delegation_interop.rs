@@ -3,9 +3,10 @@
 //! is tests/interop/delegation_interop.py. A missing module is a skip
 //! notice, unless AGENTSIG_REQUIRE_INTEROP=1 (CI), where it fails.
 
+use agentsig::clock::{Clock, SystemClock};
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
-use agentsig::delegation::{self, AuditPolicy, ScopePolicy, Severity};
-use agentsig::jwt::{Clock, JwtPolicy, SystemClock};
+use agentsig::delegation::{ScopePolicy, Severity};
+use agentsig::jwt::JwtPolicy;
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, SigningKey};
@@ -93,7 +94,9 @@ fn python_minted_bundles_audit_in_agentsig() {
             let toks: Vec<&str> = text.split_whitespace().collect();
             assert_eq!(toks.len(), 3);
             let v = Verifier::builder(keys.clone()).jwt(jwt_policy()).build();
-            let r = delegation::audit(&toks, &v, &AuditPolicy::default());
+            let r = v
+                .audit_delegation(&toks)
+                .unwrap_or_else(|e| e.into_report());
             let errs: Vec<&str> = r
                 .checks
                 .iter()
@@ -136,7 +139,8 @@ fn agentsig_minted_tokens_verify_in_python() {
             ttl: 600,
             typ: "at+jwt".into(),
         },
-        &xv,
+        xv.context(),
+        xv.jwt_policy(),
         &ScopePolicy::default(),
         &k,
     )

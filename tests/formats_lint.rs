@@ -50,12 +50,12 @@ fn every_example_is_signed_and_verified() {
         opts.extra
             .insert("cty".into(), Value::String(format.media_type().into()));
         let compact = jws::sign_compact_detached(&canonical, &key, &opts).expect(file);
-        let r = jws::verify(&v, &compact, Some(&canonical)).expect(file);
+        let r = v.verify_jws(&compact, Some(&canonical)).expect(file);
         assert!(r.verified(), "{file}");
         let mut tampered = canonical.clone();
         tampered.pop();
         tampered.extend_from_slice(b",\"x\":1}");
-        let e = jws::verify(&v, &compact, Some(&tampered)).expect_err(file);
+        let e = v.verify_jws(&compact, Some(&tampered)).expect_err(file);
         let r = e.report().expect("the JWS is readable");
         assert!(!r.verified(), "{file}: tampered verified");
     }
@@ -470,7 +470,7 @@ type Case = (
     &'static [(&'static str, &'static str)],
 );
 
-/// For each row of `formats::lint::RULES` (format, pointer pattern, code):
+/// For each row of `formats::RULES` (format, pointer pattern, code):
 /// edits to the format's shipped example that break exactly that rule.
 #[rustfmt::skip]
 const CASES: &[Case] = &[
@@ -746,7 +746,7 @@ const CASES: &[Case] = &[
 #[test]
 fn every_rule_has_a_failing_document() {
     let mut missing = Vec::new();
-    for r in lint::RULES {
+    for r in formats::RULES {
         if !CASES
             .iter()
             .any(|c| c.0 == r.format && c.1 == r.pointer && c.2 == r.code)
@@ -760,7 +760,7 @@ fn every_rule_has_a_failing_document() {
     );
     for (format, pattern, code, edits) in CASES {
         assert!(
-            lint::RULES
+            formats::RULES
                 .iter()
                 .any(|r| r.format == *format && r.pointer == *pattern && r.code == *code),
             "case names no rule: {format} {pattern:?} {code}"
@@ -780,7 +780,7 @@ fn every_rule_has_a_failing_document() {
                 report.findings
             )
         });
-        let rule_sev = lint::RULES
+        let rule_sev = formats::RULES
             .iter()
             .filter(|r| r.format == *format && r.pointer == *pattern && r.code == *code)
             .map(|r| r.severity)
@@ -890,7 +890,7 @@ fn every_code_is_in_the_docs() {
     let doc =
         std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/formats.md"))
             .expect("docs/formats.md");
-    let undocumented: BTreeSet<&str> = lint::RULES
+    let undocumented: BTreeSet<&str> = formats::RULES
         .iter()
         .map(|r| r.code)
         .filter(|c| !doc.contains(&format!("`{c}`")))

@@ -150,7 +150,7 @@ fn jws_verify_never_panics() {
         };
         let m = mutate(&mut rng, seed);
         let text = String::from_utf8_lossy(&m);
-        match agentsig::jws::verify(&v, &text, Some(doc)) {
+        match v.verify_jws(&text, Some(doc)) {
             Ok(r) => {
                 assert!(r.verified(), "Ok is only for a verified JWS");
                 verified += 1;

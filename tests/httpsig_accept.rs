@@ -1,4 +1,4 @@
-//! Issue 13 item 6: answering `Accept-Signature` (RFC 9421 section 5), the
+//! Answering `Accept-Signature` (RFC 9421 section 5), the
 //! signer's clock decides `created`/`expires`, and `created` and `keyid` are
 //! always included.
 

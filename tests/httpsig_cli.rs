@@ -299,7 +299,7 @@ fn static_publishing_headers_verify_as_a_saved_response() {
     assert!(headers.contains(
         "Signature-Input: sig1=(\"@status\" \"content-type\" \"content-digest\");created="
     ));
-    // Parameters in RFC 9421 section 2.3's order (httpsig::sign::PARAM_ORDER).
+    // Parameters in RFC 9421 section 2.3's order (httpsig::PARAM_ORDER).
     let input = headers
         .lines()
         .find(|l| l.starts_with("Signature-Input:"))
@@ -394,7 +394,7 @@ fn signed_site(name: &str) -> (PathBuf, PathBuf, PathBuf) {
     (d, desc, resp)
 }
 
-/// Issue 7 item 1: `verify FILE --response saved.http` must check FILE.
+/// `verify FILE --response saved.http` must check FILE.
 #[test]
 fn verify_response_checks_the_named_file() {
     let (d, desc, resp) = signed_site("resp-file");
@@ -463,7 +463,7 @@ fn verify_response_checks_the_named_file() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("no descriptor file was compared"));
 }
 
-/// Issue 7 item 9: signing a response without Content-Digest suggests
+/// Signing a response without Content-Digest suggests
 /// --add-content-digest; the verify text shows times as RFC 3339.
 #[test]
 fn sign_without_content_digest_suggests_the_option() {
@@ -504,7 +504,7 @@ fn sign_without_content_digest_suggests_the_option() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("created 2025-10-09T08:53:20Z"));
 }
 
-/// Issue 7 item 6: no Rust Debug text (`Some("…")`), and the same situation
+/// No Rust Debug text (`Some("…")`), and the same situation
 /// gets the same words in the JWS and the RFC 9421 report.
 #[test]
 fn no_trusted_key_same_words_in_jws_and_rfc9421() {

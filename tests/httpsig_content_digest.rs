@@ -1,4 +1,4 @@
-//! Issue 13 item 2: whenever `Content-Digest` is covered, in any form, the
+//! Whenever `Content-Digest` is covered, in any form, the
 //! digest is checked against the content (RFC 9421 section 7.2.8, RFC 9530).
 
 use agentsig::digest::{self, DigestAlgorithm, DigestError};
@@ -38,7 +38,7 @@ fn request() -> Message {
 /// The outcome of the only label through [`httpsig::verify`], which must be
 /// `Ok` exactly when that label verified.
 fn outcome(v: &Verifier, m: &Message) -> Result<(), SigError> {
-    match httpsig::verify(v, m, None) {
+    match v.verify_http(m, None) {
         Ok(r) => {
             assert_eq!(r.results.len(), 1);
             assert!(r.results[0].is_valid());

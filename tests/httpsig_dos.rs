@@ -1,10 +1,10 @@
-//! Issue 13 item 1: structured-field work done while the signature base is
+//! Structured-field work done while the signature base is
 //! built is bounded. No timing assertions: the attack request must be refused
 //! with the typed limit error, and a large-but-legal dictionary must still
 //! normalize exactly as RFC 9651 section 4.2.2 says.
 
 use agentsig::httpsig::components::ComponentError;
-use agentsig::httpsig::{self, HttpPolicy, HttpSigError, Message, SigError};
+use agentsig::httpsig::{HttpPolicy, HttpSigError, Message, SigError};
 use agentsig::keys::{load_signing_key, LoadOptions};
 use agentsig::sfv::{self, Entry, SfError, MAX_MEMBERS};
 use agentsig::trust::{KeySource, StaticKeys};
@@ -51,7 +51,7 @@ fn attack_request_with_12700_members_is_refused_with_limit_error() {
     p.check_time = false;
     p.required = Vec::new();
     let v = Verifier::builder(keys()).http(p).build();
-    let report = match httpsig::verify(&v, &msg, None) {
+    let report = match v.verify_http(&msg, None) {
         Err(HttpSigError::NotVerified(r)) => r,
         other => panic!("expected a refusal with a report, got {other:?}"),
     };
@@ -209,7 +209,7 @@ fn worst_case_labels_hit_the_per_message_work_budget() {
     p.check_time = false;
     p.required = Vec::new();
     let v = Verifier::builder(keys()).http(p).build();
-    let report = match httpsig::verify(&v, &msg, None) {
+    let report = match v.verify_http(&msg, None) {
         Err(HttpSigError::NotVerified(r)) => r,
         other => panic!("expected a refusal with a report, got {other:?}"),
     };

@@ -1,16 +1,20 @@
 //! Bad input and policy: every refusal is a typed error naming the problem,
 //! and nothing panics.
 
+use agentsig::clock::FixedClock;
 use agentsig::httpsig::components::ComponentError;
-use agentsig::httpsig::verify::HeaderError;
+use agentsig::httpsig::HeaderError;
+use agentsig::httpsig::SignHttp;
+use agentsig::httpsig::SignHttpResponse;
 use agentsig::httpsig::{
-    self, ComponentId, FixedClock, HttpPolicy, HttpSigError, Message, SigError, SignatureSpec,
-    VerifyReport,
+    self, ComponentId, HttpPolicy, HttpSigError, Message, SigError, SignatureSpec, VerifyReport,
 };
 use agentsig::keys::{load_signing_key, LoadOptions};
 use agentsig::replay::{ReplayError, ReplayStore, Sighting};
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
+use agentsig::verifier::VerifyHttp;
+use agentsig::verifier::VerifyHttpResponse;
 use agentsig::{Algorithm, SigningKey};
 use std::sync::{Arc, Mutex};
 
@@ -40,7 +44,7 @@ fn verifier(p: HttpPolicy) -> Verifier {
 
 /// The per-label report of a message [`httpsig::verify`] must refuse.
 fn refused(v: &Verifier, m: &Message) -> Box<VerifyReport> {
-    match httpsig::verify(v, m, None) {
+    match v.verify_http(m, None) {
         Err(HttpSigError::NotVerified(r)) => r,
         other => panic!("expected a refusal with a report, got {other:?}"),
     }
@@ -52,7 +56,7 @@ fn msg_with(extra: &str) -> Message {
 }
 
 fn header_err(extra: &str) -> HeaderError {
-    match httpsig::verify(&verifier(HttpPolicy::new()), &msg_with(extra), None) {
+    match verifier(HttpPolicy::new()).verify_http(&msg_with(extra), None) {
         Err(HttpSigError::Header(e)) => e,
         other => panic!("expected a header error, got {other:?}"),
     }
@@ -193,7 +197,7 @@ fn policy_refusals() {
     };
     let v = at(HttpPolicy::new());
     let ok = signed(base().created(1_000_000).keyid("k").tag("t"), &key);
-    assert!(httpsig::verify(&v, &ok, None).unwrap().all_valid());
+    assert!(v.verify_http(&ok, None).unwrap().all_valid());
 
     let mut strict = HttpPolicy::new();
     strict.required = vec![ComponentId::parse("@path").unwrap()];
@@ -361,7 +365,7 @@ fn nonce_replay_hook() {
             .nonce("abc"),
         &key,
     );
-    assert!(httpsig::verify(&v, &m, None).unwrap().all_valid());
+    assert!(v.verify_http(&m, None).unwrap().all_valid());
     let r = refused(&v, &m);
     assert!(matches!(r.results[0].outcome, Err(SigError::Replay(_))));
     // The hook was asked about this nonce, under this keyid.
@@ -383,12 +387,12 @@ fn unknown_parameters_are_signed_and_kept_in_order() {
     let spec = SignatureSpec::new("sig1")
         .component(ComponentId::parse("\"@method\"").unwrap())
         .keyid("k")
-        .param("zz-custom", httpsig::sfv::BareItem::Token("x".into()))
+        .param("zz-custom", agentsig::sfv::BareItem::Token("x".into()))
         .created(5);
     let m = signed(spec, &key);
     let mut p = HttpPolicy::new();
     p.check_time = false;
-    let r = httpsig::verify(&verifier(p), &m, None).unwrap();
+    let r = verifier(p).verify_http(&m, None).unwrap();
     assert!(r.all_valid());
     // The named setters keep RFC 9421 section 2.3's order (created before
     // keyid), the unknown parameter follows them; the verifier signs the
@@ -400,13 +404,13 @@ fn unknown_parameters_are_signed_and_kept_in_order() {
     // A received order other than section 2.3's verifies too.
     let spec = SignatureSpec::new("sig1")
         .component(ComponentId::parse("\"@method\"").unwrap())
-        .param("zz-custom", httpsig::sfv::BareItem::Token("x".into()))
-        .param("keyid", httpsig::sfv::BareItem::String("k".into()))
-        .param("created", httpsig::sfv::BareItem::Integer(5));
+        .param("zz-custom", agentsig::sfv::BareItem::Token("x".into()))
+        .param("keyid", agentsig::sfv::BareItem::String("k".into()))
+        .param("created", agentsig::sfv::BareItem::Integer(5));
     let m = signed(spec, &key);
     let mut p = HttpPolicy::new();
     p.check_time = false;
-    let r = httpsig::verify(&verifier(p), &m, None).unwrap();
+    let r = verifier(p).verify_http(&m, None).unwrap();
     assert!(r.all_valid());
     assert_eq!(
         r.results[0].params_value.as_deref(),
@@ -429,17 +433,16 @@ fn http_crate_round_trip_with_req() {
         .component(ComponentId::parse("@target-uri").unwrap())
         .created(1)
         .keyid("k");
-    let s = httpsig::sign::sign_request(&mut req, "https", &spec, &key).unwrap();
+    let s = req.sign_signature(&spec, &key).unwrap();
     assert!(String::from_utf8(s.base)
         .unwrap()
         .contains("\"@authority\": example.com\n\"@target-uri\": https://Example.com:443/foo?a=b"));
     let mut p = HttpPolicy::new();
     p.check_time = false;
-    assert!(
-        httpsig::verify::verify_request(&verifier(p.clone()), &req, "https")
-            .unwrap()
-            .all_valid()
-    );
+    assert!(req
+        .verify_signature(&verifier(p.clone()))
+        .unwrap()
+        .all_valid());
 
     let mut res = http::Response::builder()
         .status(200)
@@ -455,16 +458,12 @@ fn http_crate_round_trip_with_req() {
         .component(ComponentId::parse("\"signature\";key=\"sig1\";req").unwrap())
         .created(1)
         .keyid("k");
-    httpsig::sign::sign_response(&mut res, Some(&req), "https", &spec, &key).unwrap();
-    p.required = httpsig::verify::descriptor_response_components();
+    res.sign_signature_for(&req, &spec, &key).unwrap();
+    p.required = httpsig::descriptor_response_components();
     let v = verifier(p);
-    assert!(
-        httpsig::verify::verify_response(&v, &res, Some(&req), "https")
-            .unwrap()
-            .all_valid()
-    );
+    assert!(res.verify_signature_for(&req, &v).unwrap().all_valid());
     // Without the request, the ;req components cannot be resolved.
-    let r = match httpsig::verify::verify_response::<_, Vec<u8>>(&v, &res, None, "https") {
+    let r = match res.verify_signature(&v) {
         Err(HttpSigError::NotVerified(r)) => r,
         other => panic!("expected a refusal with a report, got {other:?}"),
     };
@@ -502,8 +501,7 @@ fn mutations_never_panic() {
             }
         }
         if let Ok(msg) = Message::parse(&m, "https") {
-            let _ = httpsig::verify(&v, &msg, None);
-            let _ = httpsig::verify::report(&v, &msg, None);
+            let _ = v.verify_http(&msg, None);
         }
     }
 }

@@ -189,7 +189,7 @@ fn agentsig_signs_pyauth_verifies_and_back() {
 
         // 2. agentsig's static descriptor response fields; pyauth verifies them.
         let body = br#"{"name":"demo","version":"1"}"#;
-        let fields = httpsig::sign::static_response_fields(
+        let fields = httpsig::static_response_fields(
             body,
             "application/json",
             &[(&key, c.keyid.clone())],
@@ -305,13 +305,13 @@ fn agentsig_signs_pyauth_verifies_and_back() {
             let m = Message::parse(&std::fs::read(&outp).unwrap(), "https").unwrap();
             let mut policy = HttpPolicy::new();
             if !m.is_request() {
-                policy.required = httpsig::verify::descriptor_response_components();
+                policy.required = httpsig::descriptor_response_components();
             }
             let v = Verifier::builder(trusted.clone())
                 .algorithms(AllowList::all())
                 .http(policy)
                 .build();
-            let report = httpsig::verify(&v, &m, None).unwrap_or_else(|e| {
+            let report = v.verify_http(&m, None).unwrap_or_else(|e| {
                 panic!(
                     "{name}: agentsig refused pyauth's {label}: {e}: {:?}",
                     e.report()
@@ -373,7 +373,7 @@ fn pss_with_maximum_salt_is_refused() {
     }
     let v = Verifier::builder(trusted).build();
     let m = Message::parse(&std::fs::read(&out).unwrap(), "https").unwrap();
-    let report = match httpsig::verify(&v, &m, None) {
+    let report = match v.verify_http(&m, None) {
         Err(HttpSigError::NotVerified(r)) => r,
         other => panic!("expected a refusal with a report, got {other:?}"),
     };
@@ -383,7 +383,7 @@ fn pss_with_maximum_salt_is_refused() {
     ));
 }
 
-/// Issue 7 item 2 (RFC 9421 sections 2.1, 2.5): a plainly covered field with
+/// RFC 9421 sections 2.1 and 2.5: a plainly covered field with
 /// a non-ASCII byte cannot be signed; pyauth refuses it and so does agentsig.
 #[test]
 fn non_ascii_plain_field_is_refused_by_both() {

@@ -1,4 +1,4 @@
-//! Issue 13 item 11: by default a signature over `()` is refused (it protects
+//! By default a signature over `()` is refused (it protects
 //! nothing of the message), and a request signature must cover at least one
 //! of `@method`, `@authority`, `@target-uri`, `@path`; both are configurable.
 
@@ -44,7 +44,7 @@ const RES: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n";
 /// which must be `Ok` exactly when that label verified.
 fn outcome(m: &Message, p: &HttpPolicy) -> Result<(), SigError> {
     let v = Verifier::builder(keys()).http(p.clone()).build();
-    match httpsig::verify(&v, m, None) {
+    match v.verify_http(m, None) {
         Ok(r) => {
             assert_eq!(r.results.len(), 1);
             assert!(r.results[0].is_valid());

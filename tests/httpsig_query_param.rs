@@ -1,4 +1,4 @@
-//! Issue 13 item 8: `@query-param` refuses percent-decoded bytes that are not
+//! `@query-param` refuses percent-decoded bytes that are not
 //! UTF-8 instead of replacing them (which made `%FF` and `%FE` sign alike).
 
 use agentsig::httpsig::components::ComponentError;
@@ -81,7 +81,7 @@ fn invalid_utf8_is_refused_on_verify() {
     let mut p = HttpPolicy::new();
     p.check_time = false;
     let v = Verifier::builder(k).http(p).build();
-    let r = match httpsig::verify(&v, &m, None) {
+    let r = match v.verify_http(&m, None) {
         Err(HttpSigError::NotVerified(r)) => r,
         other => panic!("expected a refusal with a report, got {other:?}"),
     };

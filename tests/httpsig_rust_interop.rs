@@ -8,12 +8,14 @@
 //! expires, nonce, alg, keyid, tag) instead of using the received value, so
 //! it refuses a valid signature whose parameters are in another order. Any
 //! order is valid RFC 9421; agentsig's setters emit that order
-//! (`httpsig::sign::PARAM_ORDER`) so that its signatures verify there. The
+//! (`httpsig::PARAM_ORDER`) so that its signatures verify there. The
 //! peer's limit is pinned by `peer_refuses_other_parameter_orders`.
 
+use agentsig::httpsig::SignHttp;
 use agentsig::httpsig::{self, ComponentId, HttpPolicy, SignatureSpec};
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
+use agentsig::verifier::VerifyHttp;
 use agentsig::{Algorithm, SigningKey};
 use bytes::Bytes;
 use http_body_util::Full;
@@ -110,7 +112,7 @@ fn peer_params(p: &Pair) -> HttpSignatureParams {
 fn agentsig_signs_httpsig_hyper_verifies() {
     for p in pairs() {
         let mut req = request();
-        let signed = httpsig::sign::sign_request(&mut req, "https", &spec(&p), &p.ours).unwrap();
+        let signed = req.sign_signature(&spec(&p), &p.ours).unwrap();
         assert!(
             signed.signature_input.contains(";alg=")
                 && signed.params_value.ends_with(";keyid=\"k1\""),
@@ -122,7 +124,7 @@ fn agentsig_signs_httpsig_hyper_verifies() {
             .unwrap_or_else(|e| panic!("{}: httpsig-hyper refused: {e}", p.alg));
         assert_eq!(name, "sig1");
         // And agentsig verifies its own signature.
-        let r = httpsig::verify::verify_request(&verifier(&p), &req, "https").unwrap();
+        let r = req.verify_signature(&verifier(&p)).unwrap();
         assert!(r.all_valid());
     }
 }
@@ -143,17 +145,17 @@ fn httpsig_hyper_signs_agentsig_verifies() {
         );
         let mut ours = request();
         *ours.headers_mut() = peer.headers().clone();
-        let r = httpsig::verify::verify_request(&verifier(&p), &ours, "https")
+        let r = ours
+            .verify_signature(&verifier(&p))
             .unwrap_or_else(|e| panic!("{}: agentsig refused {input}: {e}", p.alg));
         assert!(r.all_valid(), "{}: {input}", p.alg);
         // A changed covered field is refused (the check is not vacuous).
         ours.headers_mut()
             .insert("content-type", "text/plain".parse().unwrap());
-        assert!(
-            httpsig::verify::verify_request(&verifier(&p), &ours, "https")
-                .map(|r| !r.all_valid())
-                .unwrap_or(true)
-        );
+        assert!(ours
+            .verify_signature(&verifier(&p))
+            .map(|r| !r.all_valid())
+            .unwrap_or(true));
     }
 }
 
@@ -173,8 +175,8 @@ fn peer_refuses_other_parameter_orders() {
             .param("keyid", BareItem::String("k1".into()))
             .param("alg", BareItem::String(p.alg.httpsig_name().into()));
         let mut req = request();
-        httpsig::sign::sign_request(&mut req, "https", &s, &p.ours).unwrap();
-        let r = httpsig::verify::verify_request(&verifier(&p), &req, "https").unwrap();
+        req.sign_signature(&s, &p.ours).unwrap();
+        let r = req.verify_signature(&verifier(&p)).unwrap();
         assert!(r.all_valid());
         assert!(to_peer(&req)
             .verify_message_signature_sync(&p.peer_public, Some("k1"))
@@ -187,7 +189,7 @@ fn peer_refuses_other_parameter_orders() {
 #[test]
 fn agentsig_static_response_fields_verify_in_httpsig_hyper() {
     for p in pairs() {
-        let fields = httpsig::sign::static_response_fields(
+        let fields = httpsig::static_response_fields(
             BODY,
             "application/json",
             &[(&p.ours, "k1".to_owned())],

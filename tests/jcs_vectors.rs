@@ -14,7 +14,7 @@
 
 use agentsig::jcs::{canonicalize, canonicalize_value, JcsError};
 use agentsig::json::{
-    parse_strict, parse_strict_with, JsonError, Limits, REASON_OVERFLOW, REASON_UNSAFE_INTEGER,
+    parse_strict, parse_strict_with, JsonError, JsonLimits, REASON_OVERFLOW, REASON_UNSAFE_INTEGER,
 };
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -814,7 +814,7 @@ fn refuses_deep_nesting_and_large_input() {
         JsonError::TooDeep { limit: 100, column: 501, ref pointer, .. } if *pointer == "/a".repeat(100)
     ));
     // Far deeper than any stack would take, with a raised limit: no recursion.
-    let limits = Limits {
+    let limits = JsonLimits {
         max_bytes: 16 << 20,
         max_depth: 1_000_000,
     };
@@ -823,7 +823,7 @@ fn refuses_deep_nesting_and_large_input() {
         agentsig::jcs::canonicalize_with(very.as_bytes(), &limits).unwrap(),
         very.as_bytes()
     );
-    let tight = Limits {
+    let tight = JsonLimits {
         max_bytes: 100,
         max_depth: 2,
     };

@@ -6,8 +6,28 @@
 use agentsig::jws::{self, JwsError, JwsPolicy, JwsVerifyError, Reason, SignOptions, Verdict};
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
-use agentsig::{b64, descriptor, jwk, Algorithm, AllowList, SigningKey, VerifyingKey};
+use agentsig::{descriptor, jwk, Algorithm, AllowList, SigningKey, VerifyingKey};
 use serde_json::{json, Value};
+
+/// Base64url without padding (RFC 4648 section 5) and standard base64, to
+/// build and take apart test inputs (the crate's own codec is internal).
+#[allow(dead_code)]
+mod b64 {
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    use base64::Engine as _;
+    pub fn encode(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        URL_SAFE_NO_PAD.encode(b.as_ref())
+    }
+    pub fn decode(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        URL_SAFE_NO_PAD.decode(s.as_ref())
+    }
+    pub fn encode_std(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        STANDARD.encode(b.as_ref())
+    }
+    pub fn decode_std(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        STANDARD.decode(s.as_ref())
+    }
+}
 
 fn vec_json(name: &str) -> Value {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -62,7 +82,7 @@ fn text(v: &Value) -> String {
 /// Whether the JWS verified; panics on a JwsError. `Ok` must carry a
 /// verified report and `NotVerified` one that is not.
 fn verdict(jws_text: &str, detached: Option<&[u8]>, v: &Verifier) -> bool {
-    match jws::verify(v, jws_text, detached) {
+    match v.verify_jws(jws_text, detached) {
         Ok(r) => {
             assert!(r.verified(), "{jws_text}: Ok without a verified report");
             true
@@ -103,7 +123,7 @@ fn rfc7515_a3_es256_attached_and_detached() {
     // Attached, and the same content given as detached: must be equal.
     assert!(verdict(v["compact"].as_str().unwrap(), Some(&payload), &p));
     assert!(matches!(
-        jws::verify(&p, v["compact"].as_str().unwrap(), Some(b"other")),
+        p.verify_jws(v["compact"].as_str().unwrap(), Some(b"other")),
         Err(JwsVerifyError::Jws(JwsError::PayloadDiffers))
     ));
     let det = v["compact_detached"].as_str().unwrap();
@@ -113,7 +133,7 @@ fn rfc7515_a3_es256_attached_and_detached() {
     assert!(!verdict(det, Some(&tampered), &p));
     // Detached without content is an error, never "verified".
     assert!(matches!(
-        jws::verify(&p, det, None),
+        p.verify_jws(det, None),
         Err(JwsVerifyError::Jws(JwsError::Malformed(_)))
     ));
     // The private JWK gives the same key; an ES256 re-sign verifies (ECDSA is randomized).
@@ -150,11 +170,7 @@ fn rfc7520_4_5_detached_content_hs256() {
     assert_eq!(b64::encode(&sig), v["signing"]["sig"].as_str().unwrap());
     // HS256 is not in the default (asymmetric) allow-list.
     let r = not_verified(
-        jws::verify(
-            &defaults(&keys),
-            v["output"]["compact"].as_str().unwrap(),
-            Some(&payload),
-        ),
+        defaults(&keys).verify_jws(v["output"]["compact"].as_str().unwrap(), Some(&payload)),
         "HS256 under the default allow-list",
     );
     assert!(!r.verified());
@@ -212,7 +228,7 @@ fn rfc7520_4_3_es512_is_refused() {
     );
     let all = Verifier::builder(any).algorithms(AllowList::all()).build();
     let r = not_verified(
-        jws::verify(&all, v["output"]["compact"].as_str().unwrap(), None),
+        all.verify_jws(v["output"]["compact"].as_str().unwrap(), None),
         "ES512",
     );
     assert!(!r.verified());
@@ -232,7 +248,7 @@ fn rfc7520_4_7_unprotected_alg_is_refused() {
     let p = allow(&keys, &[Algorithm::HmacSha256]);
     for form in ["json", "json_flat"] {
         assert!(matches!(
-            jws::verify(&p, &text(&v["output"][form]), None),
+            p.verify_jws(&text(&v["output"][form]), None),
             Err(JwsVerifyError::Jws(JwsError::Malformed(_)))
         ));
     }
@@ -291,7 +307,9 @@ fn rfc7797_section4_b64_true_and_false() {
         &p
     ));
     // Flattened JSON with the unencoded payload attached, and detached.
-    let r = jws::verify(&p, &f["json_flattened"].to_string(), None).unwrap();
+    let r = p
+        .verify_jws(&f["json_flattened"].to_string(), None)
+        .unwrap();
     assert!(r.verified());
     assert_eq!(r.payload, payload);
     assert!(verdict(
@@ -367,11 +385,11 @@ fn detached_jcs_vectors() {
             forms.push(att.to_owned());
         }
         for f in &forms {
-            let r = jws::verify(&p, f, Some(&jcs)).unwrap();
+            let r = p.verify_jws(f, Some(&jcs)).unwrap();
             assert!(r.verified(), "{name}: {f}");
             assert_eq!(r.payload, jcs);
             if f.contains("..") || f.starts_with('{') {
-                let r = not_verified(jws::verify(&p, f, Some(tampered)), name);
+                let r = not_verified(p.verify_jws(f, Some(tampered)), name);
                 assert!(!r.verified(), "{name}: tampered payload verified");
                 assert_eq!(r.signatures[0].verdict, Verdict::Invalid);
                 assert_eq!(
@@ -381,14 +399,16 @@ fn detached_jcs_vectors() {
             } else {
                 // Attached payload differs from the content given.
                 assert!(matches!(
-                    jws::verify(&p, f, Some(tampered)),
+                    p.verify_jws(f, Some(tampered)),
                     Err(JwsVerifyError::Jws(JwsError::PayloadDiffers))
                 ));
             }
             forms_checked += 1;
         }
         // Through the descriptor API: the document, not its JCS bytes.
-        let rep = descriptor::verify(&p, &doc, c["compact_detached"].as_str().unwrap()).unwrap();
+        let rep = p
+            .verify_descriptor(&doc, c["compact_detached"].as_str().unwrap())
+            .unwrap();
         assert!(rep.verified(), "{name}");
         assert_eq!(
             rep.canonical_sha256(),
@@ -413,13 +433,7 @@ fn detached_jcs_vectors() {
     assert_eq!(c["name"], "eddsa_b64_true");
     let mine = jws::sign_compact_detached(&jcs, &ed, &SignOptions::default()).unwrap();
     assert_eq!(mine, c["compact_detached"].as_str().unwrap());
-    let signed = descriptor::sign(
-        &doc,
-        &[&ed],
-        descriptor::JwsForm::Compact,
-        &SignOptions::default(),
-    )
-    .unwrap();
+    let signed = descriptor::sign(&doc, &ed).unwrap();
     assert_eq!(signed.jws, c["compact_detached"].as_str().unwrap());
     assert_eq!(signed.canonical, jcs);
 }
@@ -454,7 +468,7 @@ fn compact_with(header_json: &str, key: &SigningKey, b64_flag: bool) -> String {
 }
 
 fn reason_code(jws_text: &str, v: &Verifier) -> &'static str {
-    let r = not_verified(jws::verify(v, jws_text, Some(PAYLOAD)), jws_text);
+    let r = not_verified(v.verify_jws(jws_text, Some(PAYLOAD)), jws_text);
     assert!(!r.verified(), "{jws_text} verified");
     r.signatures[0].reason.as_ref().unwrap().code()
 }
@@ -605,7 +619,7 @@ fn policy_negatives_each_have_their_own_reason() {
     // Not per-signature reasons but errors on the whole JWS:
     // duplicate header member (strict I-JSON) ...
     let dup = compact_with(r#"{"alg":"EdDSA","alg":"none"}"#, &k, true);
-    match jws::verify(&p, &dup, Some(PAYLOAD)) {
+    match p.verify_jws(&dup, Some(PAYLOAD)) {
         Err(JwsVerifyError::Jws(JwsError::HeaderJson(m))) => {
             assert!(m.contains("duplicate"), "{m}")
         }
@@ -639,7 +653,7 @@ fn policy_negatives_each_have_their_own_reason() {
         }
         assert!(
             matches!(
-                jws::verify(&p, &bad, Some(PAYLOAD)),
+                p.verify_jws(&bad, Some(PAYLOAD)),
                 Err(JwsVerifyError::Jws(JwsError::Base64 { .. }))
             ),
             "{bad}"
@@ -681,7 +695,7 @@ fn shared_secret_from_published_source_is_never_used() {
     ] {
         let keys = StaticKeys::new().with(key.verifying_key().clone(), source.clone());
         let v = Verifier::builder(keys).algorithms(AllowList::all()).build();
-        let res = jws::verify(&v, &compact, Some(doc));
+        let res = v.verify_jws(&compact, Some(doc));
         // Ok exactly when verified; a refusal still carries the report.
         assert_eq!(res.is_ok(), ok, "{source:?}");
         let r = match res {

@@ -7,6 +7,26 @@ use agentsig::{jwk, Algorithm, LoadOptions, SigningKey, VerifyingKey};
 use serde_json::{json, Value};
 use zeroize::Zeroizing;
 
+/// Base64url without padding (RFC 4648 section 5) and standard base64, to
+/// build and take apart test inputs (the crate's own codec is internal).
+#[allow(dead_code)]
+mod b64 {
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    use base64::Engine as _;
+    pub fn encode(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        URL_SAFE_NO_PAD.encode(b.as_ref())
+    }
+    pub fn decode(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        URL_SAFE_NO_PAD.decode(s.as_ref())
+    }
+    pub fn encode_std(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        STANDARD.encode(b.as_ref())
+    }
+    pub fn decode_std(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        STANDARD.decode(s.as_ref())
+    }
+}
+
 fn root() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -42,7 +62,7 @@ fn pem_to_der(pem: &[u8]) -> Vec<u8> {
         .skip(1)
         .take_while(|l| !l.starts_with("-----END "))
         .collect();
-    agentsig::b64::decode_std(&body).unwrap()
+    b64::decode_std(&body).unwrap()
 }
 
 /// A JWK without its private members.
@@ -167,7 +187,7 @@ fn rfc9421_keys_load_as_printed_and_agree_with_public_pem_and_jwk() {
 #[test]
 fn rfc9421_shared_secret() {
     let b64 = rfc9421("test-shared-secret.b64");
-    let secret = agentsig::b64::decode_std(std::str::from_utf8(&b64).unwrap().trim()).unwrap();
+    let secret = b64::decode_std(std::str::from_utf8(&b64).unwrap().trim()).unwrap();
     assert_eq!(secret.len(), 64);
     let hs = opts(Some(Algorithm::HmacSha256));
     let sk = keys::load_signing_key(&b64, &hs).unwrap();
@@ -178,7 +198,7 @@ fn rfc9421_shared_secret() {
     let raw = SigningKey::from_hmac_secret(&secret).unwrap();
     assert_eq!(raw.verifying_key().thumbprint(), vk.thumbprint());
     // As an oct JWK.
-    let jwk = json!({"kty": "oct", "k": agentsig::b64::encode(&secret)}).to_string();
+    let jwk = json!({"kty": "oct", "k": b64::encode(&secret)}).to_string();
     let vk_jwk = keys::load_verifying_key(jwk.as_bytes(), &opts(None)).unwrap();
     assert_eq!(vk_jwk.thumbprint(), vk.thumbprint());
     let sig = sk.sign(b"msg").unwrap();
@@ -501,8 +521,8 @@ fn private_jwk_whose_public_part_does_not_match() {
         Algorithm::EcdsaP256Sha256,
         &[
             [4u8].as_slice(),
-            &agentsig::b64::decode("f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU").unwrap(),
-            &agentsig::b64::decode("x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0").unwrap(),
+            &b64::decode("f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU").unwrap(),
+            &b64::decode("x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0").unwrap(),
         ]
         .concat(),
     )
@@ -681,10 +701,7 @@ fn rsa_keygen_rs256_and_ps512() {
     assert_eq!(ps.algorithm(), Algorithm::RsaPssSha512);
     let n_bits = {
         let j = rs.verifying_key().to_jwk();
-        agentsig::b64::decode(j.n.as_deref().unwrap())
-            .unwrap()
-            .len()
-            * 8
+        b64::decode(j.n.as_deref().unwrap()).unwrap().len() * 8
     };
     assert_eq!(n_bits, 3072);
     for k in [&rs, &ps] {
@@ -765,6 +782,96 @@ fn ed25519_pkcs8_written_as_v1_and_read_as_v1_or_v2() {
     let loaded = keys::load_signing_key(v2.as_ref(), &opts(None)).unwrap();
     assert_eq!(
         loaded.verifying_key().to_jwk().x.as_deref(),
-        Some(agentsig::b64::encode(ring::signature::KeyPair::public_key(&pair).as_ref()).as_str())
+        Some(b64::encode(ring::signature::KeyPair::public_key(&pair).as_ref()).as_str())
     );
+}
+
+/// `SigningKey::from_pem` / `from_file` and `VerifyingKey::from_pem` /
+/// `from_file`: the obvious way to load a PEM key, bounded in size, with a
+/// typed error for a missing file and for text that is not PEM.
+#[test]
+fn pem_and_file_constructors() {
+    use agentsig::keys::MAX_KEY_FILE;
+    let k = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
+    let pem = k.pkcs8_pem().unwrap();
+    let back = SigningKey::from_pem(&pem).unwrap();
+    assert_eq!(
+        back.verifying_key().thumbprint(),
+        k.verifying_key().thumbprint()
+    );
+    assert!(matches!(
+        SigningKey::from_pem("{\"kty\":\"EC\"}"),
+        Err(KeyError::Pem(_))
+    ));
+    let spki = k.verifying_key().to_spki_pem().unwrap();
+    assert!(matches!(
+        SigningKey::from_pem(&spki),
+        Err(KeyError::NotPrivate)
+    ));
+    let vk = agentsig::VerifyingKey::from_pem(&spki).unwrap();
+    assert_eq!(vk.thumbprint(), k.verifying_key().thumbprint());
+
+    let dir = std::env::temp_dir().join(format!("agentsig-keys-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("k.pem");
+    std::fs::write(&p, pem.as_bytes()).unwrap();
+    let f = SigningKey::from_file(&p, &LoadOptions::default()).unwrap();
+    assert_eq!(
+        f.verifying_key().thumbprint(),
+        k.verifying_key().thumbprint()
+    );
+    let vf = agentsig::VerifyingKey::from_file(&p, &LoadOptions::default()).unwrap();
+    assert_eq!(vf.thumbprint(), k.verifying_key().thumbprint());
+    assert!(matches!(
+        SigningKey::from_file(dir.join("absent.pem"), &LoadOptions::default()),
+        Err(KeyError::Io { .. })
+    ));
+    let big = dir.join("big.pem");
+    std::fs::write(&big, vec![b' '; MAX_KEY_FILE as usize + 1]).unwrap();
+    assert!(matches!(
+        SigningKey::from_file(&big, &LoadOptions::default()),
+        Err(KeyError::Io { .. })
+    ));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `StaticKeys::from_jwks` returns every member it skipped and why, so a
+/// set that yields no key is not silently empty.
+#[test]
+fn from_jwks_reports_what_it_skipped() {
+    use agentsig::jwk::SkipReason;
+    use agentsig::trust::{KeySource, StaticKeys};
+    let k = SigningKey::generate(Algorithm::Ed25519)
+        .unwrap()
+        .with_kid("good");
+    let mut good = k.verifying_key().to_jwk().to_value();
+    good["kid"] = "good".into();
+    let jwks = serde_json::json!({"keys": [
+        {"kty": "PQC", "kid": "future"},
+        good,
+        {"kty": "EC", "crv": "secp256k1", "kid": "k1", "x": "AA", "y": "AA"},
+        {"kty": "OKP", "crv": "Ed25519", "kid": "enc", "use": "enc", "x": k.verifying_key().to_jwk().x.clone().unwrap()},
+        "not an object"
+    ]});
+    let got = StaticKeys::from_jwks(
+        jwks.to_string().as_bytes(),
+        KeySource::Jwks("t".into()),
+        None,
+    )
+    .unwrap();
+    assert_eq!(got.keys.len(), 1);
+    let idx: Vec<usize> = got.skipped.iter().map(|s| s.index).collect();
+    assert_eq!(idx, vec![0, 2, 3, 4]);
+    assert!(matches!(got.skipped[0].reason, SkipReason::UnsupportedKeyType(ref t) if t == "PQC"));
+    assert_eq!(got.skipped[0].kid.as_deref(), Some("future"));
+    assert!(matches!(got.skipped[1].reason, SkipReason::Unusable(_)));
+    assert!(matches!(got.skipped[3].reason, SkipReason::Malformed(_)));
+    assert!(got.skipped[0].to_string().contains("keys[0]"));
+
+    // A set of shared secrets only: nothing taken, each one said.
+    let oct =
+        br#"{"keys":[{"kty":"oct","kid":"s","k":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}]}"#;
+    let got = StaticKeys::from_jwks(oct, KeySource::Jwks("t".into()), None).unwrap();
+    assert!(got.keys.is_empty());
+    assert_eq!(got.skipped[0].reason, SkipReason::SharedSecret);
 }

@@ -4,6 +4,26 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Base64url without padding (RFC 4648 section 5) and standard base64, to
+/// build and take apart test inputs (the crate's own codec is internal).
+#[allow(dead_code)]
+mod b64 {
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    use base64::Engine as _;
+    pub fn encode(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        URL_SAFE_NO_PAD.encode(b.as_ref())
+    }
+    pub fn decode(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        URL_SAFE_NO_PAD.decode(s.as_ref())
+    }
+    pub fn encode_std(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        STANDARD.encode(b.as_ref())
+    }
+    pub fn decode_std(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        STANDARD.decode(s.as_ref())
+    }
+}
+
 fn run(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_agentsig"))
         .args(args)
@@ -284,7 +304,7 @@ fn keygen_private_keys_load_in_openssl_node_and_python() {
                 .expect("jwk json");
         let ours_jwk = public_members(&ours_jwk);
         // PKCS#8 v1: PrivateKeyInfo version 0 (RFC 5208), no [1] publicKey.
-        let der = agentsig::b64::decode_std(&pem_body(&pem)).expect("PEM base64");
+        let der = b64::decode_std(&pem_body(&pem)).expect("PEM base64");
         let body = match der[1] {
             0x81 => 3,
             0x82 => 4,

@@ -9,10 +9,30 @@ mod net_support;
 use agentsig::net::verify::{UrlVerifyError, UrlVerifyOptions};
 use agentsig::net::{FetchPolicy, Fetcher, Resolver};
 use agentsig::trust::{KeySource, StaticKeys};
-use agentsig::{a2a, b64, Algorithm, SigningKey};
+use agentsig::{a2a, Algorithm, SigningKey};
 use net_support::{loopback, Ca, Resp, Server};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
+
+/// Base64url without padding (RFC 4648 section 5) and standard base64, to
+/// build and take apart test inputs (the crate's own codec is internal).
+#[allow(dead_code)]
+mod b64 {
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    use base64::Engine as _;
+    pub fn encode(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        URL_SAFE_NO_PAD.encode(b.as_ref())
+    }
+    pub fn decode(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        URL_SAFE_NO_PAD.decode(s.as_ref())
+    }
+    pub fn encode_std(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        STANDARD.encode(b.as_ref())
+    }
+    pub fn decode_std(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        STANDARD.decode(s.as_ref())
+    }
+}
 
 struct Env {
     _ca: Ca,
@@ -99,7 +119,7 @@ fn jwks(k: &SigningKey) -> Value {
 
 /// Response signature over `body` by `k` (RFC 9421 + Content-Digest).
 fn signed_resp(body: &[u8], k: &SigningKey) -> Resp {
-    let fields = agentsig::httpsig::sign::static_response_fields(
+    let fields = agentsig::httpsig::static_response_fields(
         body,
         "application/json",
         &[(k, k.kid().unwrap().to_owned())],

@@ -56,9 +56,7 @@ fn jwks(keys: &[&SigningKey]) -> Value {
 const DESC: &[u8] = br#"{"name":"planner"}"#;
 
 fn sign(k: &SigningKey) -> String {
-    descriptor::sign(DESC, &[k], Default::default(), &Default::default())
-        .unwrap()
-        .jws
+    descriptor::sign(DESC, k).unwrap().jws
 }
 
 fn unix_now() -> u64 {

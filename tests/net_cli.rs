@@ -1,4 +1,4 @@
-//! Issue 9: `agentsig verify https://...` and `agentsig resolve agent://...`
+//! `agentsig verify https://...` and `agentsig resolve agent://...`
 //! against loopback HTTPS servers (private networks enabled explicitly,
 //! except in the refusal test).
 
@@ -35,9 +35,7 @@ fn env() -> Env {
         "authentication": {"jwksUri": srv.url("agents.example", "/jwks")}
     }))
     .unwrap();
-    let jws = descriptor::sign(&body, &[&key], Default::default(), &Default::default())
-        .unwrap()
-        .jws;
+    let jws = descriptor::sign(&body, &key).unwrap().jws;
     srv.route("/planner.json", Resp::ok("application/json", body.clone()));
     srv.route("/planner.json.jws", Resp::ok("application/jose", jws));
     srv.route(
@@ -239,7 +237,7 @@ fn cache_dir_must_be_private() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Issue 11 `agentsig lint URL`: fetched with the same SSRF-guarded fetcher
+/// `agentsig lint URL`: fetched with the same SSRF-guarded fetcher
 /// (refused by default on loopback, no connection), then linted.
 #[test]
 fn lint_url_fetches_through_the_guarded_fetcher() {
@@ -318,9 +316,7 @@ fn strict_low_s_applies_to_url_verification() {
         "authentication": {"jwksUri": e.srv.url("agents.example", "/jwks2")}
     }))
     .unwrap();
-    let jws = descriptor::sign(&body, &[&key], Default::default(), &Default::default())
-        .unwrap()
-        .jws;
+    let jws = descriptor::sign(&body, &key).unwrap().jws;
     let (head, sig_b64) = jws.trim().rsplit_once('.').unwrap();
     let (high, low) = both_s(&b64.decode(sig_b64).unwrap());
     e.srv

@@ -1,4 +1,4 @@
-//! Issue 9 item 2/3: key discovery over loopback HTTPS (RFC 8414, RFC 9728,
+//! Key discovery over loopback HTTPS (RFC 8414, RFC 9728,
 //! jwksUri, JWKS rotation, did:web), and the URL rules of
 //! tests/vectors/discovery_url_vectors.json (every entry).
 #![cfg(feature = "net")]
@@ -116,9 +116,7 @@ fn verify_with(d: Discovery, jws: &str) -> Result<descriptor::Report, descriptor
 }
 
 fn sign(k: &SigningKey) -> String {
-    descriptor::sign(DESC, &[k], Default::default(), &Default::default())
-        .unwrap()
-        .jws
+    descriptor::sign(DESC, k).unwrap().jws
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Issue 9 item 1: the SSRF-guarded fetcher. Every refusal is proven to
+//! The SSRF-guarded fetcher. Every refusal is proven to
 //! happen before a connection: the loopback listener's accept counter stays
 //! at zero.
 #![cfg(feature = "net")]

@@ -1,4 +1,4 @@
-//! Issue 9: `agent://` resolution over loopback HTTPS (seed 001 section
+//! `agent://` resolution over loopback HTTPS (seed 001 section
 //! 5.1), with the error conditions of section 9.2 kept distinct.
 #![cfg(feature = "net")]
 
@@ -37,9 +37,7 @@ fn env() -> Env {
         "authentication": {"jwksUri": srv.url("registry.example", "/jwks")}
     }))
     .unwrap();
-    let jws = descriptor::sign(&desc, &[&key], Default::default(), &Default::default())
-        .unwrap()
-        .jws;
+    let jws = descriptor::sign(&desc, &key).unwrap().jws;
     srv.route("/planner.json", Resp::ok("application/json", desc));
     srv.route("/planner.json.jws", Resp::ok("application/jose", jws));
     srv.route(
@@ -190,9 +188,7 @@ fn did_web_authority_service_and_keys() {
         .unwrap()
         .with_kid(format!("{did}#key-1"));
     let desc = br#"{"name":"researcher"}"#.to_vec();
-    let jws = descriptor::sign(&desc, &[&key], Default::default(), &Default::default())
-        .unwrap()
-        .jws;
+    let jws = descriptor::sign(&desc, &key).unwrap().jws;
     e.srv
         .route("/researcher.json", Resp::ok("application/json", desc));
     e.srv

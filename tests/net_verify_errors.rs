@@ -60,9 +60,7 @@ fn strict() -> UrlVerifyOptions {
 /// Publish `desc` at `path` with a detached JWS by `k`.
 fn publish(e: &Env, path: &str, desc: &Value, k: &SigningKey) -> String {
     let body = serde_json::to_vec(desc).unwrap();
-    let jws = descriptor::sign(&body, &[k], Default::default(), &Default::default())
-        .unwrap()
-        .jws;
+    let jws = descriptor::sign(&body, k).unwrap().jws;
     e.srv.route(path, Resp::ok("application/json", body));
     e.srv
         .route(&format!("{path}.jws"), Resp::ok("application/jose", jws));

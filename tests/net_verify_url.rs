@@ -1,4 +1,4 @@
-//! Issue 9: `verify URL` as a library call over loopback HTTPS: the good
+//! `verify URL` as a library call over loopback HTTPS: the good
 //! case, and a tampered descriptor, a wrong digest, an expired signature,
 //! an unknown key and an unsigned descriptor under require_signed, each
 //! with its own error.
@@ -58,7 +58,7 @@ fn env() -> Env {
 }
 
 fn signed_resp(body: &[u8], key: &SigningKey, created: i64, expires: Option<i64>) -> Resp {
-    let fields = agentsig::httpsig::sign::static_response_fields(
+    let fields = agentsig::httpsig::static_response_fields(
         body,
         "application/json",
         &[(key, key.kid().unwrap().to_owned())],
@@ -75,9 +75,7 @@ fn signed_resp(body: &[u8], key: &SigningKey, created: i64, expires: Option<i64>
 }
 
 fn jws(body: &[u8], key: &SigningKey) -> String {
-    descriptor::sign(body, &[key], Default::default(), &Default::default())
-        .unwrap()
-        .jws
+    descriptor::sign(body, key).unwrap().jws
 }
 
 fn strict() -> UrlVerifyOptions {
@@ -108,7 +106,7 @@ fn verified_by_response_signature_and_detached_jws() {
     assert_eq!(got.descriptor()["name"], "planner");
 }
 
-/// Issue 9, fewest round trips: the detached JWS is requested while the
+/// Fewest round trips: the detached JWS is requested while the
 /// descriptor request is still open (the server holds the descriptor until
 /// the `.jws` request has arrived; a sequential client would miss the gate).
 #[test]

@@ -1,4 +1,4 @@
-//! Issue 12 item 2: `agentsig verify --pin-store` and `agentsig pin ...`
+//! `agentsig verify --pin-store` and `agentsig pin ...`
 //! end to end on a file store: first sight pins, another key is
 //! `pin.key-changed` (exit 1), an announcement signed by the pinned key or
 //! an operator rotate accepts the change.

@@ -1,4 +1,4 @@
-//! Issue 12: the Redis replay store against a real `redis-server` started
+//! The Redis replay store against a real `redis-server` started
 //! by the test on a loopback port: two verifier processes racing the same
 //! token (exactly one accepts), TTLs, fail closed when Redis is stopped,
 //! and state kept across a restart (AOF).
@@ -507,7 +507,8 @@ fn unreachable_redis_is_refused_not_accepted() {
 
 #[test]
 fn pins_on_redis_are_shared_and_first_seen_is_atomic() {
-    use agentsig::pin::{open_pin_store, sign_announcement, PinOutcome, Pins};
+    use agentsig::announce::sign_announcement;
+    use agentsig::pin::{open_pin_store, PinOutcome, Pins};
     let Some(mut server) = Server::start("pins") else {
         return;
     };

@@ -1115,9 +1115,7 @@ fn url_and_usage_error_reports_match_the_schema() {
         "authentication": {"jwksUri": srv.url("agents.example", "/jwks")}
     }))
     .unwrap();
-    let jws = agentsig::descriptor::sign(&body, &[&key], Default::default(), &Default::default())
-        .unwrap()
-        .jws;
+    let jws = agentsig::descriptor::sign(&body, &key).unwrap().jws;
     srv.route("/planner.json", Resp::ok("application/json", body));
     srv.route("/planner.json.jws", Resp::ok("application/jose", jws));
     srv.route(

@@ -2,10 +2,11 @@
 //! loopback port, a signed descriptor fetched and verified with the served
 //! JWK Set, then SIGTERM: a graceful stop with exit status 0.
 
-use agentsig::httpsig::{verify_response, HttpPolicy};
+use agentsig::httpsig::HttpPolicy;
 use agentsig::keys::{load_verifying_keys, LoadOptions};
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
+use agentsig::verifier::VerifyHttp;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
@@ -97,7 +98,7 @@ fn serve_examples_signs_and_stops_gracefully() {
             b = b.header(n.as_str(), val.as_str());
         }
         let res = b.body(body).unwrap();
-        let rep = verify_response::<_, Vec<u8>>(&v, &res, None, "http").unwrap();
+        let rep = res.verify_signature(&v).unwrap();
         assert!(rep.all_valid(), "{path}");
     }
     let pid = child.id().to_string();
@@ -162,13 +163,13 @@ fn serve_sign_cards_serves_sdk_verifiable_cards() {
         b = b.header(n.as_str(), val.as_str());
     }
     let res = b.body(body.clone()).unwrap();
-    assert!(verify_response::<_, Vec<u8>>(&v, &res, None, "http")
-        .unwrap()
-        .all_valid());
+    assert!(res.verify_signature(&v).unwrap().all_valid());
     // The embedded signature, with agentsig.
     let card: serde_json::Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(card["signatures"].as_array().unwrap().len(), 1);
-    let rep = agentsig::a2a::verify_card(&Verifier::builder(keys).build(), &card).unwrap();
+    let rep = (Verifier::builder(keys).build())
+        .verify_agent_card_value(&card)
+        .unwrap();
     assert!(rep.verified());
     // And with the A2A Python SDK, using the served public key.
     let jwks: serde_json::Value = serde_json::from_slice(&jwks).unwrap();

@@ -1,4 +1,4 @@
-//! End-to-end over loopback (issue 10): `agentsig serve`'s library server
+//! End-to-end over loopback: `agentsig serve`'s library server
 //! on 127.0.0.1 with a real HTTP/1.1 client (hyper), plain and TLS (a test
 //! CA made here with rcgen). Every served descriptor verifies with
 //! agentsig's own verifier using the keys from the served JWK Set, and with
@@ -6,11 +6,12 @@
 //! 3.0.0, tests/interop/httpsig_pyauth.py) when importable; CI sets
 //! AGENTSIG_REQUIRE_INTEROP=1 to make its absence a failure.
 
-use agentsig::httpsig::{verify_response, HttpPolicy};
+use agentsig::httpsig::HttpPolicy;
 use agentsig::keys::{load_verifying_keys, LoadOptions};
 use agentsig::server::{self, KeyRing, PublishConfig, Publisher, ServeOptions};
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
+use agentsig::verifier::VerifyHttp;
 use agentsig::{descriptor, Algorithm, SigningKey};
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
@@ -44,8 +45,7 @@ fn site_dir(name: &str, signer: &SigningKey) -> PathBuf {
         }
     }
     let doc = std::fs::read(d.join("agent.json")).unwrap();
-    let signed =
-        descriptor::sign(&doc, &[signer], Default::default(), &Default::default()).unwrap();
+    let signed = descriptor::sign(&doc, signer).unwrap();
     std::fs::write(d.join("agent.json.jws"), signed.jws).unwrap();
     d
 }
@@ -139,7 +139,7 @@ fn verify_lib(v: &Verifier, parts: &http::response::Parts, body: &[u8]) -> bool 
     let mut r = Response::new(body.to_vec());
     *r.status_mut() = parts.status;
     *r.headers_mut() = parts.headers.clone();
-    verify_response::<_, Vec<u8>>(v, &r, None, "http").is_ok_and(|rep| rep.all_valid())
+    r.verify_signature(v).is_ok_and(|rep| rep.all_valid())
 }
 
 fn py_available() -> bool {

@@ -9,7 +9,7 @@
 //! * LIMITS: agentsig refuses more than `MAX_MEMBERS` (1024) List or
 //!   Dictionary members, `MAX_PARAMS` (256) parameters on one item and
 //!   `MAX_INNER_LIST` (256) inner-list items (the RFC 9651 section 3
-//!   minimums; issue 13 item 1) and inputs over `MAX_SF_LEN`; the `sfv`
+//!   minimums) and inputs over `MAX_SF_LEN`; the `sfv`
 //!   crate has no limits. Asserted: ours fails with exactly the limit error
 //!   and the `sfv` crate accepts.
 //! * BYTESEQ: agentsig refuses a Byte Sequence that is not canonical padded

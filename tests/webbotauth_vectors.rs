@@ -5,9 +5,8 @@
 //! the signature) byte for byte. Keys: RFC 9421 Appendix B.1.2 (RSA-PSS)
 //! and B.1.4 (Ed25519), in keys/rfc9421.
 
-use agentsig::httpsig::{
-    self, ComponentId, Derived, FixedClock, HttpPolicy, Message, SignatureSpec,
-};
+use agentsig::clock::FixedClock;
+use agentsig::httpsig::{self, ComponentId, Derived, HttpPolicy, Message, SignatureSpec};
 use agentsig::sfv::BareItem;
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
@@ -215,7 +214,7 @@ fn e1_requests_without_signature_agent() {
             .clock(FixedClock(NOW))
             .http(p)
             .build();
-        let ok = httpsig::verify(&v, &msg, None).unwrap();
+        let ok = v.verify_http(&msg, None).unwrap();
         assert_eq!(ok.valid_labels().len(), 1);
         let mut dir = directory();
         dir.insert(

@@ -1,8 +1,7 @@
 //! Any bytes as a raw HTTP message, parsed and verified under the default
 //! policy with a fixed key: never a panic.
 #![no_main]
-use agentsig::httpsig::message::Message;
-use agentsig::httpsig::verify::verify;
+use agentsig::httpsig::Message;
 use agentsig::trust::{KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::VerifyingKey;
@@ -18,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let v = Verifier::builder(StaticKeys::new().with(key, KeySource::Pinned)).build();
     if let Ok(msg) = Message::parse(data, "https") {
-        let _ = verify(&v, &msg, None);
-        let _ = verify(&v, &msg, Some(&msg));
+        let _ = v.verify_http(&msg, None);
+        let _ = v.verify_http(&msg, Some(&msg));
     }
 });

@@ -2,9 +2,10 @@
 
 use super::TrustedKeyArgs;
 use super::{load_signing, parse_alg, read_input, CliError, CliResult};
+use agentsig::clock::{FixedClock, SystemClock};
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{self, report, AuditPolicy, ScopeMode, ScopePolicy, Severity};
-use agentsig::jwt::{FixedClock, JwtPolicy, SystemClock};
+use agentsig::jwt::JwtPolicy;
 use agentsig::trust::{KeyResolver, KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::Algorithm;
@@ -78,22 +79,10 @@ pub struct TrustArgs {
     now: Option<i64>,
 }
 
-/// Split `ISSUER=SOURCE` for one of the accepted issuers (the longest that
-/// matches, so an issuer may itself hold `=`); `None` for a bare source.
-fn bound_issuer<'a>(spec: &'a str, issuers: &'a [String]) -> Option<(&'a str, &'a str)> {
-    issuers
-        .iter()
-        .filter(|i| {
-            spec.len() > i.len() && spec.starts_with(i.as_str()) && spec.as_bytes()[i.len()] == b'='
-        })
-        .max_by_key(|i| i.len())
-        .map(|i| (i.as_str(), &spec[i.len() + 1..]))
-}
-
 impl TrustArgs {
     /// The trusted keys. Without --issuer: one flat set (iss is then not
     /// checked, and the audit warns). With --issuer: keys bound per issuer
-    /// ([`agentsig::jwt::PerIssuer`]), so that a token naming issuer A is
+    /// ([`agentsig::trust::PerIssuer`]), so that a token naming issuer A is
     /// never accepted on issuer B's key (RFC 8725 3.8).
     fn resolver(&self) -> Result<Box<dyn KeyResolver>, CliError> {
         if self.issuer.is_empty() {
@@ -104,13 +93,12 @@ impl TrustArgs {
             .iter()
             .map(|i| (i.clone(), Vec::new(), Vec::new()))
             .collect();
-        let one = self.issuer.len() == 1;
         for (specs, is_jwks) in [(&self.keys.key, false), (&self.keys.jwks, true)] {
             for spec in specs {
-                let (iss, src) = match bound_issuer(spec, &self.issuer) {
-                    Some((i, s)) => (i.to_owned(), s.to_owned()),
-                    None if one => (self.issuer[0].clone(), spec.clone()),
-                    None => {
+                // The binding rule is the library's (RFC 8725 section 3.8).
+                let (iss, src) = match agentsig::trust::bind_source(spec, &self.issuer) {
+                    Ok((i, s)) => (i.to_owned(), s.to_owned()),
+                    Err(_) => {
                         return Err(CliError::usage(format!(
                             "{}: with several --issuer, bind each key source to its issuer: {} ISSUER={spec} (ISSUER one of the --issuer values)",
                             agentsig::text::quoted(spec),
@@ -127,7 +115,7 @@ impl TrustArgs {
                 }
             }
         }
-        let mut r = agentsig::jwt::PerIssuer::new();
+        let mut r = agentsig::trust::PerIssuer::new();
         let mut any = false;
         for (iss, keys, jwks) in per {
             if keys.is_empty() && jwks.is_empty() {
@@ -248,23 +236,23 @@ fn audit(a: AuditArgs) -> CliResult {
             delegation::HARD_MAX_DEPTH
         )));
     }
-    let policy = AuditPolicy {
-        max_depth: a.max_depth,
-        scope: ScopePolicy {
+    let policy = AuditPolicy::default()
+        .max_depth(a.max_depth)
+        .scope(ScopePolicy {
             mode: if a.scope_mode == "hierarchical" {
                 ScopeMode::Hierarchical
             } else {
                 ScopeMode::Set
             },
             separators: a.scope_separators.chars().collect(),
-        },
-        require_may_act: a.require_may_act,
-        actor_is_subject: if a.deny_subject_as_actor {
+        })
+        .require_may_act(a.require_may_act)
+        .actor_is_subject(if a.deny_subject_as_actor {
             Severity::Error
         } else {
             Severity::Warning
-        },
-    };
+        })
+        .deny_warnings(a.deny_warnings);
     let mut v = a
         .trust
         .verifier(resolver, a.trust.jwt_policy(a.audience.clone()));
@@ -273,9 +261,12 @@ fn audit(a: AuditArgs) -> CliResult {
             agentsig::replay::open_store(p, v.now()).map_err(|e| CliError::usage(e.to_string()))?;
         v = v.to_builder().replay_store(store).build();
     }
+    let v = v.to_builder().audit(policy).build();
     let refs: Vec<&str> = tokens.iter().map(String::as_str).collect();
-    let r = delegation::audit(&refs, &v, &policy);
-    // One verdict for the exit code, the text and the JSON (issue 7 item 3).
+    let r = v
+        .audit_delegation(&refs)
+        .unwrap_or_else(|e| e.into_report());
+    // One verdict for the exit code, the text and the JSON (--deny-warnings turns warnings into a failure).
     let ok = report::verdict(&r, a.deny_warnings);
     if a.json {
         let subject = a.tokens.join(" ");
@@ -586,7 +577,7 @@ fn exchange(a: ExchangeArgs) -> CliResult {
         typ: a.new_typ.clone(),
     };
     let v = a.trust.verifier(resolver, jp);
-    match mint::exchange(&req, &v, &scope_policy, &key) {
+    match mint::exchange(&req, v.context(), v.jwt_policy(), &scope_policy, &key) {
         Ok(r) => {
             if a.json {
                 let mut rep =

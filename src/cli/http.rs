@@ -3,10 +3,10 @@
 
 use super::TrustedKeyArgs;
 use super::{load_signing, parse_alg, read_input, CliError, CliResult};
+use agentsig::clock::{FixedClock, SystemClock};
 use agentsig::digest::{self, DigestAlgorithm};
 use agentsig::httpsig::{
-    self, accept, ComponentId, FixedClock, HttpPolicy, HttpSigError, Message, SignatureSpec,
-    SystemClock, VerifyReport,
+    self, accept, ComponentId, HttpPolicy, HttpSigError, Message, SignatureSpec, VerifyReport,
 };
 use agentsig::report::Report;
 use agentsig::verifier::Verifier;
@@ -208,7 +208,7 @@ fn sign(a: HttpSignArgs) -> CliResult {
     } else {
         let mut spec = SignatureSpec::new(a.label.clone());
         spec.components = if a.components.is_empty() {
-            httpsig::sign::default_components(&m)
+            httpsig::default_components(&m)
         } else {
             a.components.clone()
         };
@@ -423,7 +423,7 @@ pub fn verify_outcome(v: VerifyRequest<'_>) -> Result<HttpOutcome, CliError> {
         Some(n) => b.clock(FixedClock(n)).build(),
         None => b.build(),
     };
-    match httpsig::verify(&verifier, v.message, v.related) {
+    match verifier.verify_http(v.message, v.related) {
         Ok(r) => Ok(report_outcome(v.file, &r)),
         Err(HttpSigError::NotVerified(r)) => Ok(report_outcome(v.file, &r)),
         Err(e) => {
@@ -511,7 +511,7 @@ fn verify(a: HttpVerifyArgs) -> CliResult {
     let required = if a.require_none {
         Vec::new()
     } else if a.require.is_empty() && !m.is_request() {
-        httpsig::verify::descriptor_response_components()
+        httpsig::descriptor_response_components()
     } else {
         a.require.clone()
     };
@@ -621,9 +621,8 @@ pub fn write_static_headers(
     if content_type.bytes().any(|c| c < 0x20 || c == 0x7f) {
         return Err(CliError::usage("--content-type holds control characters"));
     }
-    let fields =
-        httpsig::sign::static_response_fields(body, content_type, &pairs, created, expires)
-            .map_err(|e| CliError::usage(format!("{file}: {e}")))?;
+    let fields = httpsig::static_response_fields(body, content_type, &pairs, created, expires)
+        .map_err(|e| CliError::usage(format!("{file}: {e}")))?;
     let name = std::path::Path::new(file)
         .file_name()
         .map_or_else(|| file.to_owned(), |n| n.to_string_lossy().into_owned());

@@ -61,7 +61,10 @@ pub fn run(a: KeygenArgs) -> CliResult {
             .hmac_secret_bytes()
             .ok_or_else(|| CliError::usage("internal: HMAC key without secret"))?;
         let path = with_suffix(&prefix, ".secret");
-        let text = zeroize::Zeroizing::new(format!("{}\n", agentsig::b64::encode_std(secret)));
+        let text = zeroize::Zeroizing::new(format!(
+            "{}\n",
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, secret)
+        ));
         write_new_file(&path, text.as_bytes(), 0o600)?;
         written.push(path);
     } else {

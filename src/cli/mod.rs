@@ -51,7 +51,7 @@ mod sign;
 mod webbotauth;
 
 use agentsig::keys::LoadOptions;
-use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::trust::{StaticKeys, TrustError};
 use agentsig::{Algorithm, KeyError, SigningKey};
 
 /// Largest input file read (descriptor, message, key): 16 MiB.
@@ -411,7 +411,8 @@ pub fn load_signing(
             // An RSA key written by keygen: its algorithm is the `alg` of
             // the PREFIX.jwk.json written beside it, when that JWK is this
             // key's public half.
-            let recorded = sibling_jwk_alg(spec, &data, &opts);
+            let recorded = companion_jwk(spec)
+                .and_then(|j| agentsig::keys::algorithm_from_companion_jwk(&data, &j, &opts));
             opts.alg = Some(recorded.ok_or_else(|| key_error(spec, KeyError::AlgorithmRequired))?);
             agentsig::keys::load_signing_key(&data, &opts).map_err(|e| key_error(spec, e))?
         }
@@ -534,29 +535,16 @@ fn key_error(spec: &str, e: KeyError) -> CliError {
     CliError::key(format!("{spec}: {e}{hint}"))
 }
 
-/// The algorithm keygen recorded for the RSA key at `spec`: the `alg` of
-/// `PREFIX.jwk.json` next to `PREFIX.pem` / `PREFIX.pub.pem`, used only when
-/// that JWK holds the same public key (RFC 7638 thumbprint).
-fn sibling_jwk_alg(spec: &str, data: &[u8], opts: &LoadOptions) -> Option<Algorithm> {
+/// The companion JWK keygen writes beside an RSA PEM: `PREFIX.jwk.json`
+/// next to `PREFIX.pem` / `PREFIX.pub.pem` (the library decides whether it
+/// applies: [`agentsig::trust::TrustedKeys::add_key`]).
+fn companion_jwk(spec: &str) -> Option<Vec<u8>> {
     if spec.starts_with("env:") {
         return None;
     }
     let prefix = spec.strip_suffix(".pem")?;
     let prefix = prefix.strip_suffix(".pub").unwrap_or(prefix);
-    let jwk_text = std::fs::read(format!("{prefix}.jwk.json")).ok()?;
-    let jwk = agentsig::jwk::parse_keys(&jwk_text)
-        .ok()?
-        .into_iter()
-        .next()?;
-    let alg = Algorithm::from_jose_name(jwk.alg.as_deref()?)?;
-    let trial = LoadOptions {
-        alg: Some(alg),
-        kid: None,
-        passphrase: opts.passphrase.clone(),
-    };
-    let ours = agentsig::keys::load_verifying_keys(data, &trial).ok()?;
-    let theirs = jwk.to_verifying_key(Some(alg)).ok()?;
-    (ours.len() == 1 && ours[0].thumbprint() == theirs.thumbprint()).then_some(alg)
+    std::fs::read(format!("{prefix}.jwk.json")).ok()
 }
 
 /// The verifier's trusted keys and algorithm allow-list: the same three
@@ -600,59 +588,43 @@ impl TrustedKeyArgs {
     }
 }
 
-/// Build the trusted key set from `--key` and `--jwks` arguments.
-///
-/// A JWK Set is a published source: its symmetric (`oct`) keys are never
-/// trusted (RFC 8725 3.1). An HMAC secret is trusted only from `--key` with
-/// `--alg hmac-sha256`.
+/// Build the trusted key set from `--key` and `--jwks` arguments; the
+/// rules are the library's ([`agentsig::trust::TrustedKeys`]).
 fn trusted_keys(
     keys: &[String],
     jwks: &[String],
     algs: &[Algorithm],
 ) -> Result<StaticKeys, CliError> {
-    // A single --alg also binds keys that do not name their algorithm (RSA).
-    let alg = match algs {
-        [one] => Some(*one),
-        _ => None,
+    let mut set = agentsig::trust::TrustedKeys::new(algs);
+    let err = |e: TrustError| match e {
+        TrustError::Key { source_name, error } => key_error(&source_name, error),
+        TrustError::NoUsableKey(skipped) => {
+            let why = if skipped.is_empty() {
+                String::new()
+            } else {
+                format!(" (skipped: {})", skipped.join("; "))
+            };
+            CliError::usage(format!(
+                "no usable verification key: give --key PUBLIC-KEY or --jwks JWKS (nothing verified is never a success){why}"
+            ))
+        }
+        other => CliError::usage(other.to_string()),
     };
-    let mut set = StaticKeys::new();
     for spec in keys {
         let data = read_key_material(spec)?;
-        let opts = LoadOptions {
-            alg,
-            ..LoadOptions::default()
-        };
-        let loaded = match agentsig::keys::load_verifying_keys(&data, &opts) {
-            Err(KeyError::AlgorithmRequired) => match sibling_jwk_alg(spec, &data, &opts) {
-                Some(a) => agentsig::keys::load_verifying_keys(
-                    &data,
-                    &LoadOptions {
-                        alg: Some(a),
-                        ..LoadOptions::default()
-                    },
-                ),
-                None => Err(KeyError::AlgorithmRequired),
-            },
-            other => other,
-        };
-        for k in loaded.map_err(|e| key_error(spec, e))? {
-            set.add(k, KeySource::File(spec.clone()));
-        }
+        set.add_key(spec, &data, companion_jwk(spec).as_deref())
+            .map_err(err)?;
     }
     for spec in jwks {
         let data = read_key_option("--jwks", spec)?;
-        // The JWK Set rules (oct never trusted, RFC 7517 5 skipping, --alg
-        // binding RSA keys without alg) live in the library.
-        let found = StaticKeys::from_jwks(&data, KeySource::Jwks(spec.clone()), alg)
-            .map_err(|e| CliError::key(format!("{spec}: {e}")))?;
-        set.extend(found);
+        set.add_jwks(spec, &data).map_err(|e| match e {
+            TrustError::Key { source_name, error } => {
+                CliError::key(format!("{source_name}: {error}"))
+            }
+            other => err(other),
+        })?;
     }
-    if set.is_empty() {
-        return Err(CliError::usage(
-            "no usable verification key: give --key PUBLIC-KEY or --jwks JWKS (nothing verified is never a success)",
-        ));
-    }
-    Ok(set)
+    set.finish().map_err(err)
 }
 
 /// The allow-list from repeated `--alg`: the named algorithms, or every

@@ -1,5 +1,6 @@
 //! `agentsig pin check | add | rotate | list | announce | accept`: key
-//! continuity per agent identity (issue 12), over `--pin-store URL`.
+//! continuity per agent identity (trust on first use, like SSH
+//! `known_hosts`), over `--pin-store URL`.
 
 use super::{load_signing, read_input, CliError, CliResult, TrustedKeyArgs};
 use agentsig::clock::{Clock, SystemClock};
@@ -279,7 +280,7 @@ fn announce(a: AnnounceArgs) -> CliResult {
         a.passphrase_file.as_deref(),
     )?;
     let iat = a.now.unwrap_or_else(|| SystemClock.now());
-    let (payload, jws) = agentsig::pin::sign_announcement(&a.identity, &refs, iat, &key)
+    let (payload, jws) = agentsig::announce::sign_announcement(&a.identity, &refs, iat, &key)
         .map_err(|e| CliError::usage(e.to_string()))?;
     std::fs::write(&a.out, &payload)
         .map_err(|e| CliError::unwritable(format!("{}: {e}", a.out)))?;
@@ -316,7 +317,7 @@ fn accept(a: AcceptArgs) -> CliResult {
         jws.trim(),
         &cands,
         now,
-        agentsig::verifier::DEFAULT_SKEW as i64,
+        agentsig::policy::DEFAULT_SKEW as i64,
     ) {
         Ok(pins) => {
             let mut r = Report::done("pin accept", Some(&a.identity));

@@ -157,7 +157,7 @@ fn signers_detail(keys: &[agentsig::SigningKey]) -> Vec<serde_json::Value> {
 
 pub fn sign(a: SignArgs) -> CliResult {
     let input = read_input(&a.file)?;
-    // Issue 11: lint first; a descriptor with errors is not signed unless
+    // Lint first; a descriptor with errors is not signed unless
     // forced (a signature over a malformed descriptor, or one pointing at an
     // internal address, protects nothing).
     let print_finding = |f: &agentsig::formats::Finding| {
@@ -266,7 +266,10 @@ pub fn sign(a: SignArgs) -> CliResult {
         ..SignOptions::default()
     };
     let refs: Vec<&agentsig::SigningKey> = keys.iter().collect();
-    let signed = descriptor::sign(&input, &refs, form, &opts).map_err(|e| match e {
+    let opts = descriptor::DescriptorOptions::default()
+        .form(form)
+        .jws(opts);
+    let signed = descriptor::sign_with(&input, &refs, &opts).map_err(|e| match e {
         DescriptorError::Json(j) => CliError::malformed(format!("{}: {j}", a.file)),
         other => CliError::usage(other.to_string()),
     })?;
@@ -567,27 +570,14 @@ impl VerifyArgs {
     }
 }
 
-/// The identity a descriptor is pinned under: its `id`, else `url`, else
-/// `name` (the first that is a non-empty string).
-fn pin_identity(input: &[u8]) -> Option<String> {
-    let v = agentsig::json::parse_strict(input).ok()?;
-    ["id", "url", "name"].iter().find_map(|k| {
-        v.get(*k)
-            .and_then(serde_json::Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-    })
-}
-
-/// Check the verified keys against the pin store: passes when a valid
-/// signature's key is pinned for the identity (or none was: first sight
-/// pins it); fails with `pin.key-changed` when only other keys are pinned.
+/// Check the verified keys against the pin store; the decision is the
+/// library's ([`agentsig::pin::Pins::decide`]).
 fn check_pins(
     url: &str,
     input: &[u8],
     report: &agentsig::jws::JwsReport,
 ) -> Result<(bool, &'static str, String), CliError> {
-    check_pins_for(url, pin_identity(input), &[report])
+    check_pins_for(url, agentsig::descriptor::identity(input), &[report])
 }
 
 /// [`check_pins`] for an identity and the valid signatures of several
@@ -597,47 +587,11 @@ fn check_pins_for(
     identity: Option<String>,
     reports: &[&agentsig::jws::JwsReport],
 ) -> Result<(bool, &'static str, String), CliError> {
-    use agentsig::pin::{open_pin_store, PinOutcome, Pins};
+    use agentsig::pin::{open_pin_store, Pins};
     let pins = Pins::new(open_pin_store(url).map_err(|e| CliError::usage(e.to_string()))?);
-    let Some(identity) = identity else {
-        return Ok((
-            false,
-            "pin.no-identity",
-            "the descriptor has no string id, url or name to pin its key under".into(),
-        ));
-    };
-    let tps: Vec<&str> = reports
-        .iter()
-        .flat_map(|r| r.signatures.iter())
-        .filter(|s| s.verdict == Verdict::Valid)
-        .filter_map(|s| s.key_thumbprint.as_deref())
-        .collect();
-    let mut pinned = Vec::new();
-    for t in &tps {
-        match pins.check(&identity, t) {
-            Ok(PinOutcome::FirstSeen) => {
-                return Ok((
-                    true,
-                    "pin.first-seen",
-                    format!("{identity}: key {t} pinned on first sight"),
-                ))
-            }
-            Ok(PinOutcome::Match) => {
-                return Ok((true, "pin.match", format!("{identity}: key {t} is pinned")))
-            }
-            Ok(PinOutcome::Changed { pinned: p }) => pinned = p,
-            Err(e) => return Ok((false, e.code(), e.to_string())),
-        }
-    }
-    Ok((
-        false,
-        "pin.key-changed",
-        format!(
-            "{identity}: KEY CHANGED: verified with {}, pinned {} (accept with `agentsig pin rotate` or a key announcement)",
-            tps.join(", "),
-            pinned.join(", ")
-        ),
-    ))
+    let tps: Vec<&str> = reports.iter().flat_map(|r| r.valid_thumbprints()).collect();
+    let d = pins.decide(identity.as_deref(), &tps);
+    Ok((d.passed, d.code, d.message))
 }
 
 fn esc(s: &str) -> std::borrow::Cow<'_, str> {
@@ -774,7 +728,7 @@ fn check_card(a: &VerifyArgs, card: &serde_json::Value) -> Result<JwsOutcome, Cl
         .algorithms(a.trust.allow_list())
         .jws(policy)
         .build();
-    let report = match a2a::verify_card(&v, card) {
+    let report = match v.verify_agent_card_value(card) {
         Ok(r) => r,
         Err(A2aError::NotVerified(r)) => *r,
         Err(e) => {
@@ -819,7 +773,7 @@ fn check_card(a: &VerifyArgs, card: &serde_json::Value) -> Result<JwsOutcome, Cl
         // (the v0.3 `url`) could otherwise choose the pin.
         let identity = serde_json::to_vec(report.signed_card())
             .ok()
-            .and_then(|b| pin_identity(&b));
+            .and_then(|b| agentsig::descriptor::identity(&b));
         let (ok, code, message) = check_pins_for(url, identity, &reports)?;
         json.check(code, ok, message.clone());
         lines.push(message);
@@ -895,7 +849,7 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
         related: None,
         trust: &a.trust,
         labels: &[],
-        required: agentsig::httpsig::verify::descriptor_response_components(),
+        required: agentsig::httpsig::descriptor_response_components(),
         max_age: a.max_age,
         skew: 60,
         now: a.now,
@@ -935,27 +889,18 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
         }
         _ => None,
     };
-    // Issue 11: a served media type that does not fit the format is reported.
-    let media_warning = input.as_deref().and_then(|bytes| {
-        let (format, _) = agentsig::formats::detect_bytes(bytes).ok()?;
-        let ct = m
-            .field_lines("content-type", false)
-            .next()
-            .map(|v| String::from_utf8_lossy(v).trim().to_owned());
-        agentsig::formats::served_media_type_finding(format, ct.as_deref())
-    });
+    // A served media type that does not fit the format is reported (each
+    // seed names its media type; crate::formats).
+    let media_warning = input
+        .as_deref()
+        .and_then(|bytes| agentsig::formats::served_media_type(bytes, &m));
     if let Some(f) = &media_warning {
         lines.push(format!("warning {}: {}", f.code, esc(&f.message)));
     }
     // An A2A card with a `signatures` member and no detached JWS: its
     // embedded signatures (docs/a2a.md).
     let card = match (&jws_path, &input) {
-        (None, Some(bytes)) => match agentsig::formats::detect_bytes(bytes) {
-            Ok((agentsig::formats::Format::A2a, card)) if card.get("signatures").is_some() => {
-                Some(card)
-            }
-            _ => None,
-        },
+        (None, Some(bytes)) => agentsig::a2a::card_with_signatures(bytes),
         _ => None,
     };
     let jws = match (&jws_path, &input, &card) {
@@ -1072,7 +1017,7 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
             KeyHeaderPolicy::Refuse
         })
         .build();
-    let report = match descriptor::verify(&v, input, &jws_text) {
+    let report = match v.verify_descriptor(input, &jws_text) {
         Ok(r) => r,
         Err(DescriptorError::NotVerified(r)) => *r,
         Err(DescriptorError::TooLarge(n)) => {

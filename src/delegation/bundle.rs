@@ -1,5 +1,5 @@
-//! Bundle audit: one token per hop, subject token first (research note
-//! section 1.7 C). Every token is verified on its own (RFC 7519, RFC 8725),
+//! Bundle audit: one token per hop, subject token first (seed 001 section
+//! 10.2, RFC 8693 section 4.1). Every token is verified on its own (RFC 7519, RFC 8725),
 //! then the hops are tied together: same subject, history extended by
 //! exactly one actor (RFC 8693 4.1 order), the new actor aligned with the
 //! previous token's audience or `may_act` (RFC 8693 4.4), scope narrowing
@@ -9,13 +9,14 @@ use super::chain;
 use super::scope::Scope;
 use super::{AuditPolicy, AuditReport, Checks, Hop, Severity, MAX_HOPS};
 use crate::jwt;
-use crate::verifier::Verifier;
+use crate::policy::{Context, JwtPolicy};
 use serde_json::Map;
 use std::collections::HashMap;
 
 /// Compare principals: exact, except that a DID URL's fragment is ignored
-/// (UCAN principal alignment; research note 1.7 item 18).
-pub fn same_principal(a: &str, b: &str) -> bool {
+/// (UCAN principal alignment: the audience of hop k-1 is the actor or
+/// issuer of hop k).
+pub(crate) fn same_principal(a: &str, b: &str) -> bool {
     fn base(s: &str) -> &str {
         if s.starts_with("did:") {
             s.split('#').next().unwrap_or(s)
@@ -26,11 +27,15 @@ pub fn same_principal(a: &str, b: &str) -> bool {
     base(a) == base(b)
 }
 
-/// See [`super::audit`].
-pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport {
+/// See [`super::audit`]: the report, passed or not.
+pub(crate) fn audit(
+    tokens: &[&str],
+    v: &Context,
+    jwt_policy: &JwtPolicy,
+    policy: &AuditPolicy,
+) -> AuditReport {
     let now = v.now();
     let skew = v.skew_i64();
-    let jwt_policy = v.jwt_policy();
     let mut checks = Checks::default();
     let mut hops: Vec<Hop> = Vec::new();
     let report = |hops, checks: Checks| AuditReport {
@@ -41,6 +46,7 @@ pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport
         now,
         scope_mode: policy.scope.mode,
         max_depth: policy.depth_bound(),
+        deny_warnings: policy.deny_warnings,
     };
     if tokens.is_empty() {
         checks.error("bundle.empty", None, "no token to audit");
@@ -197,10 +203,11 @@ pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport
     // only for an audit that passed everything else, so a refused bundle
     // never burns its ids.
     if let Some(store) = v.replay_store() {
-        let passed_so_far = !checks
-            .0
-            .iter()
-            .any(|c| !c.passed && c.severity == Severity::Error);
+        let passed_so_far = !checks.0.iter().any(|c| {
+            !c.passed
+                && (c.severity == Severity::Error
+                    || (policy.deny_warnings && c.severity == Severity::Warning))
+        });
         if passed_so_far {
             let entries: Vec<(&str, &str, i64)> = hops
                 .iter()
@@ -238,12 +245,13 @@ pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport
         now,
         scope_mode: policy.scope.mode,
         max_depth: policy.depth_bound(),
+        deny_warnings: policy.deny_warnings,
     }
 }
 
 fn cross_hop(prev: &Hop, cur: &mut Hop, policy: &AuditPolicy, skew: i64, checks: &mut Checks) {
     let hop = Some(cur.index);
-    // Same subject (research note 1.7 item 17).
+    // Same subject: delegation keeps the subject (RFC 8693 section 4.1).
     let (ps, cs) = (prev.str_claim("sub"), cur.str_claim("sub"));
     checks.check(
         ps.is_some() && ps == cs,

@@ -145,8 +145,8 @@ pub fn parse_actors(
     outer_first
 }
 
-/// Structural and scope checks on one token's own chain (research note
-/// section 1.7 B): cycles, actor equal to subject, per-actor scope narrowing
+/// Structural and scope checks on one token's own chain (RFC 8693 sections
+/// 4.1 and 4.4): cycles, actor equal to subject, per-actor scope narrowing
 /// when actors carry `scope`, and the top-level `scope`.
 pub fn check_token(
     claims: &Map<String, Value>,
@@ -333,4 +333,70 @@ pub fn may_act_allows(may_act: &Value, actor_sub: &str, actor_iss: Option<&str>)
         Some(i) => actor_iss == Some(i),
     };
     sub_ok && iss_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn vectors() -> Value {
+        serde_json::from_str(include_str!("../../tests/vectors/rfc8693_examples.json"))
+            .expect("vector file is JSON")
+    }
+
+    /// RFC 8693 section 4.1 figures: the outermost `act` is the current
+    /// actor; the chain is kept least recent first.
+    #[test]
+    fn rfc8693_figures_chain_order() {
+        let v = vectors();
+        for ex in v["examples"].as_array().unwrap() {
+            let Some(expected) = ex.get("expected_chain") else {
+                continue;
+            };
+            let claims = ex["claims"].as_object().unwrap();
+            let mut checks = Checks::default();
+            let actors = parse_actors(claims, 5, None, &mut checks);
+            // expected_chain: depth 0 subject, depth 1 current actor, deeper = prior.
+            let exp = expected.as_array().unwrap();
+            assert_eq!(exp[0]["sub"], claims["sub"]);
+            let outer_first: Vec<&str> = actors.iter().rev().map(|a| a.sub.as_str()).collect();
+            let want: Vec<&str> = exp[1..]
+                .iter()
+                .map(|e| e["sub"].as_str().unwrap())
+                .collect();
+            assert_eq!(outer_first, want, "{}", ex["id"]);
+            assert_eq!(exp[1]["role"], "current_actor");
+            assert_eq!(actors.last().unwrap().sub, exp[1]["sub"].as_str().unwrap());
+        }
+    }
+
+    /// RFC 8693 Appendix A.2: the subject token's `may_act` allows the actor
+    /// that the issued token names, and nobody else.
+    #[test]
+    fn rfc8693_a2_may_act() {
+        let v = vectors();
+        let a2 = v["examples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == "rfc8693-A.2-delegation")
+            .unwrap();
+        let decode =
+            |k: &str| crate::jwt::decode(a2[k]["compact"].as_str().unwrap(), 16384).unwrap();
+        let (st, at, it) = (
+            decode("subject_token"),
+            decode("actor_token"),
+            decode("issued_token"),
+        );
+        let actor = at.claims["sub"].as_str().unwrap();
+        assert!(may_act_allows(&st.claims["may_act"], actor, None));
+        assert_eq!(it.claims["act"]["sub"], actor);
+        assert_eq!(it.claims["sub"], st.claims["sub"]);
+        assert!(!may_act_allows(
+            &st.claims["may_act"],
+            "mallory@example.net",
+            None
+        ));
+    }
 }

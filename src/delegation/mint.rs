@@ -7,7 +7,7 @@ use super::scope::{Scope, ScopeError, ScopePolicy};
 use super::{DEFAULT_TYP, HARD_MAX_DEPTH};
 use crate::jwt::{self, JwtError};
 use crate::keys::SigningKey;
-use crate::verifier::Verifier;
+use crate::policy::{Context, JwtPolicy};
 use serde_json::{json, Map, Value};
 
 /// RFC 8693 section 3: the token type of the issued JWT access token.
@@ -179,6 +179,10 @@ pub fn random_jti() -> String {
 }
 
 /// Build the claims of a [`MintRequest`].
+///
+/// # Errors
+/// [`MintError`] when the request is invalid (scope widened, history broken, window outside the
+/// subject token's), a presented token does not verify, or the key cannot sign.
 pub fn claims(req: &MintRequest) -> Result<Map<String, Value>, MintError> {
     if req.iss.is_empty() || req.sub.is_empty() {
         return Err(MintError::Invalid("iss and sub must be non-empty".into()));
@@ -230,6 +234,10 @@ pub fn claims(req: &MintRequest) -> Result<Map<String, Value>, MintError> {
 }
 
 /// Mint a signed delegation token.
+///
+/// # Errors
+/// [`MintError`] when the request is invalid (scope widened, history broken, window outside the
+/// subject token's), a presented token does not verify, or the key cannot sign.
 pub fn mint(req: &MintRequest, key: &SigningKey) -> Result<String, MintError> {
     jwt::sign(&claims(req)?, key, &req.typ).map_err(MintError::Sign)
 }
@@ -273,22 +281,31 @@ pub struct ExchangeResult {
 
 /// Exchange `subject_token` for a token naming a new actor, with the actor
 /// history preserved, scope narrowed (never widened) and the validity
-/// window nested in the subject token's.
+/// window nested in the subject token's. The subject (and actor) token is
+/// verified under `cx` (keys, clock, replay store) and `jwt`
+/// (`Verifier::context` and `Verifier::jwt_policy` give both).
+///
+/// # Errors
+/// [`MintError::Subject`] or [`MintError::ActorToken`] when a presented
+/// token does not verify; [`MintError::Invalid`] or a scope error when the
+/// request would widen the scope, break the actor history or outlive the
+/// subject token; a signing error from `key`.
 pub fn exchange(
     req: &ExchangeRequest<'_>,
-    v: &Verifier,
+    cx: &Context,
+    jwt_policy: &JwtPolicy,
     scope_policy: &ScopePolicy,
     key: &SigningKey,
 ) -> Result<ExchangeResult, MintError> {
+    let v = cx;
     let now = v.now();
-    let subject = jwt::verify(v, req.subject_token).map_err(MintError::Subject)?;
+    let subject = jwt::verify(v, jwt_policy, req.subject_token).map_err(MintError::Subject)?;
     let actor = match (req.actor_token, &req.actor) {
         (Some(t), _) => {
-            let mut p = v.jwt_policy().clone();
+            let mut p = jwt_policy.clone();
             p.audience = None;
             p.expected_typ = None;
-            let av = v.to_builder().jwt(p).build();
-            let a = jwt::verify(&av, t).map_err(MintError::ActorToken)?;
+            let a = jwt::verify(v, &p, t).map_err(MintError::ActorToken)?;
             let sub = a
                 .claims
                 .get("sub")

@@ -14,56 +14,31 @@
 //! token cannot prove per-hop narrowing unless its actors carry their own
 //! (non-standard) `scope`; agentsig checks that when present and reports the
 //! prior actors as *asserted*. Only a bundle of tokens, one per hop, each
-//! signed and verified, is *verified* evidence: [`audit`] with several
+//! signed and verified, is *verified* evidence: an audit of several
 //! tokens checks linkage, alignment, `may_act`, narrowing, time nesting and
-//! `jti` uniqueness across hops (research note section 1.7 C).
+//! `jti` uniqueness across hops (seed 001 section 10.2: RFC 8693 nested
+//! `act`, monotonic scope narrowing).
 //!
 //! # Scope policy
 //! See [`scope`]: set inclusion by default, a documented hierarchical mode,
 //! a missing scope is never unconstrained, uncomparable scopes are rejected.
 
-pub mod bundle;
-pub mod chain;
+mod bundle;
+mod chain;
 pub mod mint;
 pub mod report;
 pub mod scope;
 
 use crate::jwt::KeyEvidence;
-use crate::verifier::Verifier;
+use crate::policy::{Context, JwtPolicy};
+
+pub use crate::policy::{
+    AuditPolicy, Severity, DEFAULT_MAX_DEPTH, DELEGATION_TYP as DEFAULT_TYP, HARD_MAX_DEPTH,
+    MAX_HOPS,
+};
 use serde_json::{Map, Value};
 
 pub use scope::{Scope, ScopeMode, ScopePolicy};
-
-/// Default bound on the number of actors in one token's `act` chain.
-pub const DEFAULT_MAX_DEPTH: usize = 5;
-/// The bound no configuration can exceed.
-pub const HARD_MAX_DEPTH: usize = 10;
-/// Most tokens in one bundle.
-pub const MAX_HOPS: usize = 10;
-/// The media type agentsig gives its delegation tokens (RFC 9068 section 4).
-pub const DEFAULT_TYP: &str = "at+jwt";
-
-/// How bad a failed check is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// The chain must not be accepted: [`AuditReport::passed`] is false.
-    Error,
-    /// A hazard worth a look that does not fail the audit.
-    Warning,
-    /// Informational (the severity of passed checks).
-    Info,
-}
-
-impl Severity {
-    /// The lowercase name, `"error"`, `"warning"` or `"info"`, as in the JSON report.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        }
-    }
-}
 
 /// One check: a stable `code` naming the hazard checked for, its severity
 /// when it fails, and the result (`passed` = the hazard is absent).
@@ -84,7 +59,7 @@ pub struct Check {
 
 /// Collects checks.
 #[derive(Clone, Debug, Default)]
-pub struct Checks(pub Vec<Check>);
+pub(crate) struct Checks(pub(crate) Vec<Check>);
 
 impl Checks {
     /// Record a passed check.
@@ -135,37 +110,6 @@ impl Checks {
         } else {
             self.fail(code, severity, hop, msg)
         }
-    }
-}
-
-/// What the audit accepts.
-#[derive(Clone, Debug)]
-pub struct AuditPolicy {
-    /// Most actors in one `act` chain (default 5, never above 10).
-    pub max_depth: usize,
-    /// How scopes are compared across actors and hops.
-    pub scope: ScopePolicy,
-    /// Require `may_act` on every token that is delegated further.
-    pub require_may_act: bool,
-    /// Severity of an actor equal to the token's subject (default warning).
-    pub actor_is_subject: Severity,
-}
-
-impl Default for AuditPolicy {
-    fn default() -> Self {
-        AuditPolicy {
-            max_depth: DEFAULT_MAX_DEPTH,
-            scope: ScopePolicy::default(),
-            require_may_act: false,
-            actor_is_subject: Severity::Warning,
-        }
-    }
-}
-
-impl AuditPolicy {
-    /// The effective depth bound (never above [`HARD_MAX_DEPTH`]).
-    pub fn depth_bound(&self) -> usize {
-        self.max_depth.clamp(1, HARD_MAX_DEPTH)
     }
 }
 
@@ -236,6 +180,7 @@ impl Hop {
 /// The result of an audit.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
+#[must_use]
 pub struct AuditReport {
     /// Every token, in bundle order.
     pub hops: Vec<Hop>,
@@ -251,15 +196,19 @@ pub struct AuditReport {
     pub scope_mode: ScopeMode,
     /// The depth bound applied (see [`AuditPolicy::depth_bound`]).
     pub max_depth: usize,
+    /// Whether a failed warning fails the audit ([`AuditPolicy::deny_warnings`]).
+    pub deny_warnings: bool,
 }
 
 impl AuditReport {
-    /// No failed check of severity error.
+    /// No failed check of severity error (nor of severity warning when the
+    /// policy denies warnings).
     pub fn passed(&self) -> bool {
-        !self
-            .checks
-            .iter()
-            .any(|c| !c.passed && c.severity == Severity::Error)
+        !self.checks.iter().any(|c| {
+            !c.passed
+                && (c.severity == Severity::Error
+                    || (self.deny_warnings && c.severity == Severity::Warning))
+        })
     }
     /// The codes of failed checks (any severity).
     pub fn failed_codes(&self) -> Vec<&'static str> {
@@ -271,35 +220,37 @@ impl AuditReport {
     }
 }
 
+/// A delegation audit that did not pass: the report says every check made
+/// and which failed ([`AuditReport::failed_codes`]).
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("delegation audit failed: {}", .report.failed_codes().join(", "))]
+pub struct AuditError {
+    /// The full report.
+    pub report: Box<AuditReport>,
+}
+
+impl AuditError {
+    /// The report, for printing it.
+    pub fn into_report(self) -> AuditReport {
+        *self.report
+    }
+}
+
 /// Audit one token (single-token audit) or a bundle of tokens, one per hop,
-/// subject token first.
-///
-/// Never fails: every problem is a failed [`Check`] in the report, and
-/// [`AuditReport::passed`] says whether any is an error.
-///
-/// # Example
-///
-/// ```
-/// use agentsig::delegation::{self, mint::{mint, ActorSpec, MintRequest}, AuditPolicy};
-/// use agentsig::jwt::FixedClock;
-/// use agentsig::trust::{KeySource, StaticKeys};
-/// use agentsig::verifier::Verifier;
-/// use agentsig::{Algorithm, SigningKey};
-///
-/// let now = 1_760_000_000;
-/// let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)?;
-/// let mut req = MintRequest::new("https://as.example.com", "alice", now, 300);
-/// req.scope = Some("calendar.read".into());
-/// req.actors = vec![ActorSpec::new("agent-1")];
-/// let token = mint(&req, &key)?;
-///
-/// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
-/// let v = Verifier::builder(keys).clock(FixedClock(now)).build();
-/// let report = delegation::audit(&[&token], &v, &AuditPolicy::default());
-/// assert!(report.passed(), "{:?}", report.failed_codes());
-/// assert_eq!(report.hops[0].current_actor().map(|a| a.sub.as_str()), Some("agent-1"));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport {
-    bundle::audit(tokens, v, policy)
+/// subject token first, under the verifier's keys, JWT policy and
+/// [`AuditPolicy`]. The one way in is [`Verifier::audit_delegation`](crate::verifier::Verifier::audit_delegation).
+pub(crate) fn audit(
+    cx: &Context,
+    jwt: &JwtPolicy,
+    policy: &AuditPolicy,
+    tokens: &[&str],
+) -> Result<AuditReport, AuditError> {
+    let report = bundle::audit(tokens, cx, jwt, policy);
+    if report.passed() {
+        Ok(report)
+    } else {
+        Err(AuditError {
+            report: Box::new(report),
+        })
+    }
 }

@@ -1,5 +1,6 @@
 //! Rendering an [`AuditReport`]: a readable tree and a JSON document with
-//! every check's stable code, severity and result (research note 1.6).
+//! every check's stable code, severity and result, keeping *verified* hops
+//! (signed evidence) apart from *asserted* ones (a nested `act` only).
 
 use super::{AuditReport, Hop, Severity};
 use serde_json::{json, Value};
@@ -26,9 +27,10 @@ fn evidence_line(h: &Hop) -> String {
     }
 }
 
-/// The verdict: [`AuditReport::passed`], and with `deny_warnings` also no
-/// failed check of severity warning. The text and JSON reports and the exit
-/// code all use this one verdict.
+/// The verdict: [`AuditReport::passed`] (which already counts warnings when
+/// the audit's policy denied them), and with `deny_warnings` also no failed
+/// check of severity warning. The text and JSON reports and the exit code
+/// all use this one verdict.
 pub fn verdict(r: &AuditReport, deny_warnings: bool) -> bool {
     r.passed()
         && !(deny_warnings

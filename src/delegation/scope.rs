@@ -25,51 +25,13 @@
 //!   or an empty segment (`billing..read`, `billing.`) cannot be compared
 //!   and is rejected.
 
+pub use crate::policy::{ScopeMode, ScopePolicy};
 use std::collections::BTreeSet;
 
 /// Most values accepted in one scope claim.
 pub const MAX_SCOPE_VALUES: usize = 256;
 /// Longest scope claim accepted, in bytes.
 pub const MAX_SCOPE_BYTES: usize = 8 * 1024;
-
-/// How scope values compare.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum ScopeMode {
-    /// Set inclusion of exact values.
-    #[default]
-    Set,
-    /// Segment-wise prefixes (see the module documentation).
-    Hierarchical,
-}
-
-impl ScopeMode {
-    /// The lowercase name, `"set"` or `"hierarchical"`, as in the JSON report.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ScopeMode::Set => "set",
-            ScopeMode::Hierarchical => "hierarchical",
-        }
-    }
-}
-
-/// The scope-comparison policy.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScopePolicy {
-    /// How one scope value covers another.
-    pub mode: ScopeMode,
-    /// Segment separators for [`ScopeMode::Hierarchical`].
-    pub separators: Vec<char>,
-}
-
-impl Default for ScopePolicy {
-    fn default() -> Self {
-        ScopePolicy {
-            mode: ScopeMode::Set,
-            separators: vec!['.', '/', ':'],
-        }
-    }
-}
 
 /// Why a scope cannot be compared.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -105,6 +67,10 @@ pub struct Scope {
 
 impl Scope {
     /// Parse a `scope` claim value under `policy`.
+    ///
+    /// # Errors
+    /// [`ScopeError`] when a scope value is malformed or over a limit, or two scopes cannot be
+    /// compared.
     pub fn parse(v: Option<&serde_json::Value>, policy: &ScopePolicy) -> Result<Scope, ScopeError> {
         let s = match v {
             None => return Err(ScopeError::Missing),
@@ -119,6 +85,10 @@ impl Scope {
     }
 
     /// Parse a space-delimited scope string.
+    ///
+    /// # Errors
+    /// [`ScopeError`] when a scope value is malformed or over a limit, or two scopes cannot be
+    /// compared.
     pub fn parse_str(s: &str, policy: &ScopePolicy) -> Result<Scope, ScopeError> {
         if s.is_empty() {
             return Err(ScopeError::Malformed(

@@ -33,6 +33,9 @@ pub enum DetectError {
 /// 6. `skills` → agent:// descriptor (seed 001 section 7.1.1);
 /// 7. `operations`, or `endpoint` a string with `publisher` or
 ///    `capabilities` → AIDIP metadata (seed 004).
+///
+/// # Errors
+/// [`DetectError`] when the document is not strict I-JSON or is no known descriptor format.
 pub fn detect(doc: &Value) -> Result<Format, DetectError> {
     let obj = doc.as_object().ok_or(DetectError::NotAnObject)?;
     let has = |k: &str| obj.contains_key(k);
@@ -73,6 +76,9 @@ pub fn detect(doc: &Value) -> Result<Format, DetectError> {
 }
 
 /// Parse (strict I-JSON, [`crate::json`]) and detect.
+///
+/// # Errors
+/// [`DetectError`] when the document is not strict I-JSON or is no known descriptor format.
 pub fn detect_bytes(input: &[u8]) -> Result<(Format, Value), DetectError> {
     let doc = json::parse_strict(input)?;
     let f = detect(&doc)?;

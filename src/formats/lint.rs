@@ -17,7 +17,7 @@
 //! | code | rule |
 //! |---|---|
 //! | `json/type` | a member has the wrong JSON type (the section that defines it) |
-//! | `addr/internal` | an endpoint names a private, loopback, link-local or otherwise internal host ([`super::addr`]; seed 001 section 5.2, seed 000 section 8.2) |
+//! | `addr/internal` | an endpoint names a private, loopback, link-local or otherwise internal host ([`super::classify_host`]; seed 001 section 5.2, seed 000 section 8.2) |
 //! | `addr/invalid-host` | an endpoint URI has no valid host |
 //! | `addr/cleartext` | an endpoint uses `http:` (warning; seed 001 section 5.2, seed 000 section 8.1, seed 004 "Security") |
 //! | `publish/media-type` | served with a media type other than the format's ([`served_media_type_finding`]; warning) |
@@ -116,6 +116,9 @@ impl LintReport {
 /// embedded-string and direct-object forms"): a top-level string whose
 /// content is a JSON object is linted as that object when it is an
 /// AgentCard (detected, or `format` is [`Format::AgentCard`]).
+///
+/// # Errors
+/// [`DetectError`] when the document is not strict I-JSON or is no known descriptor format.
 pub fn lint_bytes(input: &[u8], format: Option<Format>) -> Result<LintReport, DetectError> {
     let mut doc = json::parse_strict(input)?;
     if let Value::String(s) = &doc {
@@ -1792,6 +1795,9 @@ pub enum SignGateError {
 /// refuse a document with errors unless `force`. On success the report
 /// (warnings, or errors when forced) is returned, and its `format` gives the
 /// media type to sign as the content type ([`Format::media_type`]).
+///
+/// # Errors
+/// [`SignGateError`] when the descriptor does not pass lint and signing is not forced.
 pub fn check_before_signing(
     input: &[u8],
     format: Option<Format>,
@@ -1826,6 +1832,20 @@ pub fn served_media_type_finding(format: Format, content_type: Option<&str>) -> 
             ),
         }),
     }
+}
+
+/// [`served_media_type_finding`] for a descriptor file served as
+/// `response`: its format is detected from `descriptor` and the response's
+/// first `Content-Type` line is compared; `None` when the media type fits
+/// or the format is unknown (a body that is no known format is reported by
+/// lint, not here).
+pub fn served_media_type(descriptor: &[u8], response: &crate::httpsig::Message) -> Option<Finding> {
+    let (format, _) = super::detect_bytes(descriptor).ok()?;
+    let ct = response
+        .field_lines("content-type", false)
+        .next()
+        .map(|v| String::from_utf8_lossy(v).trim().to_owned());
+    served_media_type_finding(format, ct.as_deref())
 }
 
 /// For `verify` and `serve`: a finding (`publish/path`, warning) when a

@@ -1,4 +1,4 @@
-//! The agent-descriptor formats agentsig knows (issue 11), their publication
+//! The agent-descriptor formats agentsig knows (seeds 000 to 004), their publication
 //! facts (well-known path, media type), detection and lint.
 //!
 //! | format | seed | where it is published | media type |
@@ -11,15 +11,17 @@
 //! | [`Format::Aidip`] AIDIP agent metadata | 004 "Agent Metadata" | registered by `POST /agents` (no path) | `application/json` |
 //! | [`Format::A2a`] A2A Agent Card | A2A v1.0 section 8.2 | `/.well-known/agent-card.json` | `application/json` |
 
-pub mod addr;
-pub mod detect;
-pub mod lint;
+pub(crate) mod addr;
+mod detect;
+mod lint;
 
 pub use addr::{classify_host, HostClass};
 pub use detect::{detect, detect_bytes, DetectError};
 pub use lint::{
-    check_before_signing, lint, lint_bytes, served_media_type_finding, served_path_finding,
-    Finding, LintReport, Severity, SignGateError,
+    agent_uri_problem, check_before_signing, check_depends_graph, is_rfc3339, is_semver, lint,
+    lint_bytes, rules_for, schema_problem, served_media_type, served_media_type_finding,
+    served_path_finding, Check, Cx, DependsProblem, Finding, LintReport, Rule, Severity,
+    SignGateError, Ty, DEPENDS_MAX_DEPTH, RULES,
 };
 
 use std::fmt;

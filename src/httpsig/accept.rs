@@ -4,7 +4,7 @@
 //! requester wants. [`spec_for`] turns one member into a [`SignatureSpec`]
 //! the signer can honour, or says exactly why it cannot:
 //! * every requested component is covered, in the requested order;
-//! * the signer's clock decides (issue 13 item 6): `created` is always the
+//! * the signer's clock decides (RFC 9421 section 5.1): `created` is always the
 //!   signer's `now`, requested or not, and a requested Integer is ignored (a
 //!   pre-dated `created` would outlive the verifier's maximum age);
 //!   `expires`, when requested (as `true` or an Integer), is always
@@ -100,6 +100,10 @@ pub enum AcceptError {
 /// are joined with `, ` and read as one Dictionary whose members are Inner
 /// Lists of component identifiers with parameters. Duplicate labels are
 /// refused.
+///
+/// # Errors
+/// [`AcceptError`] when `Accept-Signature` is malformed or asks for what agentsig does not sign
+/// (RFC 9421 section 5).
 pub fn parse(lines: &[&[u8]]) -> Result<Vec<Requested>, AcceptError> {
     let joined = lines.join(&b", "[..]);
     let d = sfv::parse_dictionary_raw(&joined).map_err(AcceptError::Malformed)?;
@@ -128,7 +132,11 @@ pub fn parse(lines: &[&[u8]]) -> Result<Vec<Requested>, AcceptError> {
 /// `now` is the signer's clock; `lifetime` the validity given when
 /// `expires` is requested. `created` and `keyid` are added when not
 /// requested; the parameters are in RFC 9421 section 2.3's order
-/// ([`PARAM_ORDER`](super::sign::PARAM_ORDER)), whatever the requested one.
+/// ([`PARAM_ORDER`](super::PARAM_ORDER)), whatever the requested one.
+///
+/// # Errors
+/// [`AcceptError`] when `Accept-Signature` is malformed or asks for what agentsig does not sign
+/// (RFC 9421 section 5).
 pub fn spec_for(
     req: &Requested,
     key: &SigningKey,
@@ -181,6 +189,10 @@ pub fn spec_for(
 }
 
 /// Find the member labelled `label`.
+///
+/// # Errors
+/// [`AcceptError`] when `Accept-Signature` is malformed or asks for what agentsig does not sign
+/// (RFC 9421 section 5).
 pub fn find<'a>(reqs: &'a [Requested], label: &str) -> Result<&'a Requested, AcceptError> {
     reqs.iter()
         .find(|r| r.label == label)
@@ -216,12 +228,16 @@ pub fn find<'a>(reqs: &'a [Requested], label: &str) -> Result<&'a Requested, Acc
 /// response.add_header("Content-Type", "application/json");
 /// let signed = httpsig::sign(&response, Some(&request), &spec, &key)?;
 /// // The signer's clock sets `created` and `expires`; `keyid` is added;
-/// // the parameters are in RFC 9421 section 2.3's order (`sign::PARAM_ORDER`).
+/// // the parameters are in RFC 9421 section 2.3's order (`httpsig::PARAM_ORDER`).
 /// assert!(signed.signature_input.ends_with(
 ///     ";created=1700000000;expires=1700000300;keyid=\"my-key\";tag=\"app\""
 /// ));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// # Errors
+/// [`AcceptError`] when `Accept-Signature` is malformed or asks for what agentsig does not sign
+/// (RFC 9421 section 5).
 pub fn negotiate(
     request: &super::Message,
     label: &str,

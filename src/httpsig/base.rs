@@ -34,6 +34,10 @@ pub fn signature_params_value(covered: &[ComponentId], params: &sfv::Params) -> 
 ///
 /// `params_value` is the serialized `@signature-params` value, as produced
 /// by [`signature_params_value`] for the Inner List received or to be sent.
+///
+/// # Errors
+/// [`ComponentError`] when the component identifier or its value is malformed, missing from the
+/// message, or not allowed in this context (RFC 9421 section 2).
 pub fn signature_base(
     msg: &Message,
     related: Option<&Message>,

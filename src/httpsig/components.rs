@@ -209,7 +209,7 @@ pub enum ComponentError {
     NonAsciiValue(String),
     /// A query name or value percent-decodes to bytes that are not UTF-8.
     /// WHATWG decoding would replace them with U+FFFD, making distinct
-    /// queries (`%FF`, `%FE`) sign alike; refused instead (issue 13 item 8).
+    /// queries (`%FF`, `%FE`) sign alike; refused instead (RFC 9421 section 2.2.8).
     #[error("component {component}: query parameter text {text:?} percent-decodes to bytes that are not UTF-8")]
     QueryNotUtf8 {
         /// The component identifier.
@@ -276,6 +276,10 @@ impl std::fmt::Display for ComponentId {
 
 impl ComponentId {
     /// A field component with no parameters.
+    ///
+    /// # Errors
+    /// [`ComponentError`] when the component identifier or its value is malformed, missing from the
+    /// message, or not allowed in this context (RFC 9421 section 2).
     pub fn field(name: &str) -> Result<ComponentId, ComponentError> {
         Self::from_item(&Item {
             bare: BareItem::String(name.to_owned()),
@@ -300,6 +304,10 @@ impl ComponentId {
     /// Parse the text form used on the command line and in `Signature-Input`,
     /// e.g. `"content-type"`, `"@query-param";name="Pet"`, or unquoted
     /// `content-digest;req`.
+    ///
+    /// # Errors
+    /// [`ComponentError`] when the component identifier or its value is malformed, missing from the
+    /// message, or not allowed in this context (RFC 9421 section 2).
     pub fn parse(text: &str) -> Result<ComponentId, ComponentError> {
         let t = text.trim();
         let quoted;
@@ -318,6 +326,10 @@ impl ComponentId {
     }
 
     /// Validate an identifier from a parsed Inner List member (RFC 9421 section 2).
+    ///
+    /// # Errors
+    /// [`ComponentError`] when the component identifier or its value is malformed, missing from the
+    /// message, or not allowed in this context (RFC 9421 section 2).
     pub fn from_item(item: &Item) -> Result<ComponentId, ComponentError> {
         let BareItem::String(name) = &item.bare else {
             let mut s = String::new();
@@ -427,6 +439,10 @@ impl ComponentId {
     ///
     /// `msg` is the message being signed; `related` the request a response
     /// answers, for `;req`.
+    ///
+    /// # Errors
+    /// [`ComponentError`] when the component identifier or its value is malformed, missing from the
+    /// message, or not allowed in this context (RFC 9421 section 2).
     pub fn write_value(
         &self,
         out: &mut Vec<u8>,
@@ -636,8 +652,11 @@ impl std::fmt::Write for ByteWriter<'_> {
 /// split on `&`, first `=` separates name and value, `+` is a space, then
 /// percent-decode and UTF-8 decode. Unlike WHATWG, bytes that are not UTF-8
 /// are refused rather than replaced by U+FFFD (so `%FF` and `%FE` cannot
-/// compare equal, RFC 9421 section 2.2.8 / issue 13 item 8): `Err` holds the
+/// compare equal, RFC 9421 section 2.2.8): `Err` holds the
 /// offending name or value as received.
+///
+/// # Errors
+/// a message naming the offending value.
 pub fn form_pairs(query: &str) -> Result<Vec<(String, String)>, String> {
     query
         .split('&')
@@ -699,6 +718,10 @@ pub fn form_encode(s: &str) -> String {
 
 /// Parse an Inner List of component identifiers, refusing duplicates
 /// (RFC 9421 section 2.5: each identifier occurs once).
+///
+/// # Errors
+/// [`ComponentError`] when the component identifier or its value is malformed, missing from the
+/// message, or not allowed in this context (RFC 9421 section 2).
 pub fn parse_covered(items: &[Item]) -> Result<Vec<ComponentId>, ComponentError> {
     let mut out: Vec<ComponentId> = Vec::with_capacity(items.len());
     for it in items {

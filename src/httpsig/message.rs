@@ -443,6 +443,10 @@ fn split_path_query(pq: &str) -> (String, Option<String>) {
 impl RequestLine {
     /// Derive the request parts from a request target (RFC 9112 section 3.2),
     /// the Host field value and the scheme the message was received over.
+    ///
+    /// # Errors
+    /// [`MessageError`] when the HTTP message is malformed, too large, or has too many fields (RFC
+    /// 9112).
     pub fn new(
         method: &str,
         target: &str,
@@ -543,6 +547,10 @@ impl Message {
     /// ([`MessageError::TrailingBytes`]) rather than taken as its content; a
     /// response without a length reads to the end of the input; a 204 or 304
     /// response has no body. Empty lines after a message are ignored.
+    ///
+    /// # Errors
+    /// [`MessageError`] when the HTTP message is malformed, too large, or has too many fields (RFC
+    /// 9112).
     pub fn parse(data: &[u8], scheme: &str) -> Result<Message, MessageError> {
         let mut data = data;
         let mut offset = 0usize;
@@ -614,6 +622,10 @@ impl Message {
 
     /// Parse and keep the raw bytes, so that [`Message::with_fields_inserted`] can
     /// emit the original message with new header fields.
+    ///
+    /// # Errors
+    /// [`MessageError`] when the HTTP message is malformed, too large, or has too many fields (RFC
+    /// 9112).
     pub fn parse_keep_raw(data: &[u8], scheme: &str) -> Result<Message, MessageError> {
         let mut m = Message::parse(data, scheme)?;
         m.raw = Some(data.to_vec());
@@ -672,6 +684,10 @@ impl Message {
     /// Convert an `http::Request`. The authority comes from the URI when it
     /// has one (HTTP/2 `:authority`, absolute-form), else from `Host`; the
     /// scheme from the URI, else `default_scheme`.
+    ///
+    /// # Errors
+    /// [`MessageError`] when the request has no authority (neither in its URI nor a `Host` field),
+    /// a field value that is not text, or too many fields.
     pub fn from_request<B: AsRef<[u8]>>(
         req: &http::Request<B>,
         default_scheme: &str,
@@ -710,6 +726,9 @@ impl Message {
     }
 
     /// Convert an `http::Response`.
+    ///
+    /// # Errors
+    /// [`MessageError`] when a field value is not text, or there are too many fields.
     pub fn from_response<B: AsRef<[u8]>>(res: &http::Response<B>) -> Result<Message, MessageError> {
         Ok(Message::response(
             res.status().as_u16(),

@@ -4,9 +4,12 @@
 //!   `http` crate's `Request`/`Response` convert into.
 //! * [`components`]: component identifiers and values (section 2).
 //! * [`base`]: the signature base (section 2.5).
-//! * [`sign`](mod@sign): creating signatures (section 3.1), several per message.
-//! * [`verify`](mod@verify): verifying (section 3.2) with a caller-stated
-//!   policy; one result per label, never "any valid wins" (section 7.2.5).
+//! * signing: [`sign`] a [`Message`] (section 3.1), several signatures per
+//!   message; `http` crate types through [`SignHttp`].
+//! * verifying (section 3.2) under an [`HttpPolicy`], through
+//!   [`Verifier::verify_http`](crate::verifier::Verifier::verify_http) or, for
+//!   `http` crate types, [`VerifyHttp`](crate::verifier::VerifyHttp); one
+//!   result per label, never "any valid wins" (section 7.2.5).
 //! * [`accept`]: `Accept-Signature` (section 5).
 //! * [`crate::sfv`]: the strict Structured Field Values codec they share.
 //!
@@ -16,18 +19,21 @@ pub mod accept;
 pub mod base;
 pub mod components;
 pub mod message;
-/// Re-export: the codec moved to [`crate::sfv`] (RFC 9530 digests use it too).
-pub use crate::sfv;
-pub mod sign;
-pub mod verify;
+use crate::sfv;
+mod sign;
+mod verify;
 
 pub use components::{ComponentError, ComponentId, Derived, SfType};
 pub use message::{Message, MessageError};
-pub use sign::{sign, SignError, SignatureSpec, Signed};
-pub use verify::{
-    key_requests, verify, verify_request, verify_response, Clock, FixedClock, HeaderError,
-    HttpPolicy, HttpSigError, LabelResult, SigError, SystemClock, VerifyReport,
+pub use sign::{
+    default_components, sign, static_response_fields, SignError, SignHttp, SignHttpResponse,
+    SignatureOnHttpError, SignatureSpec, Signed, DEFAULT_SCHEME, PARAM_ORDER,
 };
+pub use verify::{
+    default_request_target_components, descriptor_response_components, key_requests, HeaderError,
+    HttpPolicy, HttpSigError, LabelResult, SigError, VerifyReport,
+};
+pub(crate) use verify::{report, verify};
 
 use sfv::BareItem;
 
@@ -50,7 +56,7 @@ pub const MAX_BASE_BYTES: usize = 1024 * 1024;
 
 /// The signature parameters registered by RFC 9421 section 6.3.2, in the
 /// order of section 2.3 (the order signers emit them:
-/// [`sign::PARAM_ORDER`]).
+/// [`PARAM_ORDER`]).
 pub const KNOWN_PARAMS: [&str; 6] = ["created", "expires", "nonce", "alg", "keyid", "tag"];
 
 /// Why a signature parameter is unusable (RFC 9421 section 2.3).
@@ -75,6 +81,10 @@ pub enum ParamError {
 /// Check the types of the registered parameters (RFC 9421 section 2.3):
 /// `created` and `expires` are non-negative Integers, `nonce`, `alg`,
 /// `keyid` and `tag` are Strings. Unknown parameters are kept as given.
+///
+/// # Errors
+/// [`ParamError`] when a signature parameter is repeated or has the wrong type (RFC 9421 section
+/// 2.3).
 pub fn check_params(p: &sfv::Params) -> Result<(), ParamError> {
     if let Some(d) = sfv::duplicate_param(p) {
         return Err(ParamError::Duplicate(d.to_owned()));

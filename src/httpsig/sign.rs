@@ -213,6 +213,10 @@ pub struct Signed {
 /// assert!(httpsig::sign(&request, None, &spec, &key).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// # Errors
+/// [`SignError`] when a covered component is missing or malformed, a parameter is invalid, or the
+/// key cannot sign under the requested algorithm.
 pub fn sign(
     msg: &Message,
     related: Option<&Message>,
@@ -273,6 +277,9 @@ impl Signed {
     }
 
     /// Append the fields to an `http` header map (as new field lines).
+    ///
+    /// # Errors
+    /// [`SignError`] when a field value cannot be put in an `http` header (not visible ASCII).
     pub fn apply_headers(&self, h: &mut http::HeaderMap) -> Result<(), SignError> {
         let bad = |_| SignError::BadString(self.signature_input.clone());
         h.append(
@@ -287,37 +294,105 @@ impl Signed {
     }
 }
 
-/// Sign an `http::Request` in place. `default_scheme` is used when the URI has none.
-pub fn sign_request<B: AsRef<[u8]>>(
-    req: &mut http::Request<B>,
-    default_scheme: &str,
-    spec: &SignatureSpec,
-    key: &SigningKey,
-) -> Result<Signed, SignatureOnHttpError> {
-    let m = Message::from_request(req, default_scheme)?;
-    let s = sign(&m, None, spec, key)?;
-    s.apply_headers(req.headers_mut())?;
-    Ok(s)
+/// The scheme taken for a request whose URI has none (as a server receives
+/// it): `https`. For another scheme, convert with [`Message::from_request`].
+pub const DEFAULT_SCHEME: &str = "https";
+
+/// RFC 9421 signing of `http` crate requests and responses in place: the
+/// `Signature-Input` and `Signature` fields are appended to the headers
+/// (as httpsig-hyper's `MessageSignatureReq`/`MessageSignatureRes` do).
+///
+/// # Example
+/// ```
+/// use agentsig::httpsig::{ComponentId, Derived, SignHttp, SignatureSpec};
+/// use agentsig::{Algorithm, SigningKey};
+///
+/// let key = SigningKey::generate(Algorithm::Ed25519)?;
+/// let mut res = http::Response::builder()
+///     .status(200)
+///     .header("content-type", "application/json")
+///     .body(br#"{"name":"agent"}"#.to_vec())?;
+/// let spec = SignatureSpec::new("sig1")
+///     .component(ComponentId::derived(Derived::Status))
+///     .component(ComponentId::field("content-type")?)
+///     .keyid(&key.kid_or_thumbprint());
+/// res.sign_signature(&spec, &key)?;
+/// assert!(res.headers().contains_key("signature"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait SignHttp {
+    /// Sign the message with `key` as `spec` says and add the fields.
+    ///
+    /// # Errors
+    /// [`SignatureOnHttpError::Message`] when the message cannot be read
+    /// (a request without authority, a non-ASCII field);
+    /// [`SignatureOnHttpError::Sign`] when a covered component is missing
+    /// or the key cannot sign under the requested algorithm.
+    fn sign_signature(
+        &mut self,
+        spec: &SignatureSpec,
+        key: &SigningKey,
+    ) -> Result<Signed, SignatureOnHttpError>;
 }
 
-/// Sign an `http::Response` in place; `related` is the request it answers (for `;req`).
-pub fn sign_response<B: AsRef<[u8]>, C: AsRef<[u8]>>(
-    res: &mut http::Response<B>,
-    related: Option<&http::Request<C>>,
-    default_scheme: &str,
-    spec: &SignatureSpec,
-    key: &SigningKey,
-) -> Result<Signed, SignatureOnHttpError> {
-    let m = Message::from_response(res)?;
-    let r = related
-        .map(|r| Message::from_request(r, default_scheme))
-        .transpose()?;
-    let s = sign(&m, r.as_ref(), spec, key)?;
-    s.apply_headers(res.headers_mut())?;
-    Ok(s)
+/// Signing a response that covers components of the request it answers
+/// (`;req`, RFC 9421 section 2.4).
+pub trait SignHttpResponse {
+    /// As [`SignHttp::sign_signature`], `request` being the request this
+    /// response answers.
+    ///
+    /// # Errors
+    /// As [`SignHttp::sign_signature`].
+    fn sign_signature_for<C: AsRef<[u8]>>(
+        &mut self,
+        request: &http::Request<C>,
+        spec: &SignatureSpec,
+        key: &SigningKey,
+    ) -> Result<Signed, SignatureOnHttpError>;
 }
 
-/// Errors of [`sign_request`] / [`sign_response`].
+impl<B: AsRef<[u8]>> SignHttp for http::Request<B> {
+    fn sign_signature(
+        &mut self,
+        spec: &SignatureSpec,
+        key: &SigningKey,
+    ) -> Result<Signed, SignatureOnHttpError> {
+        let m = Message::from_request(self, DEFAULT_SCHEME)?;
+        let s = sign(&m, None, spec, key)?;
+        s.apply_headers(self.headers_mut())?;
+        Ok(s)
+    }
+}
+
+impl<B: AsRef<[u8]>> SignHttp for http::Response<B> {
+    fn sign_signature(
+        &mut self,
+        spec: &SignatureSpec,
+        key: &SigningKey,
+    ) -> Result<Signed, SignatureOnHttpError> {
+        let m = Message::from_response(self)?;
+        let s = sign(&m, None, spec, key)?;
+        s.apply_headers(self.headers_mut())?;
+        Ok(s)
+    }
+}
+
+impl<B: AsRef<[u8]>> SignHttpResponse for http::Response<B> {
+    fn sign_signature_for<C: AsRef<[u8]>>(
+        &mut self,
+        request: &http::Request<C>,
+        spec: &SignatureSpec,
+        key: &SigningKey,
+    ) -> Result<Signed, SignatureOnHttpError> {
+        let m = Message::from_response(self)?;
+        let r = Message::from_request(request, DEFAULT_SCHEME)?;
+        let s = sign(&m, Some(&r), spec, key)?;
+        s.apply_headers(self.headers_mut())?;
+        Ok(s)
+    }
+}
+
+/// Errors of [`SignHttp`] and [`SignHttpResponse`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SignatureOnHttpError {
@@ -338,6 +413,10 @@ pub enum SignatureOnHttpError {
 /// The signed `@status` is 200.
 ///
 /// Returned in the order to send them, as (name, value) pairs.
+///
+/// # Errors
+/// [`SignError`] when a covered component is missing or malformed, a parameter is invalid, or the
+/// key cannot sign under the requested algorithm.
 pub fn static_response_fields(
     body: &[u8],
     content_type: &str,

@@ -23,15 +23,13 @@ use super::message::{Message, MessageError};
 use super::{check_params, param_int, param_str, valid_label, ParamError};
 use crate::alg::Algorithm;
 use crate::digest::{self, DigestError};
+use crate::policy::Context;
 use crate::replay::Sighting;
 use crate::sfv::{self, BareItem, Entry, SfError};
 use crate::trust::{KeyRequest, KeySource, ResolveError, SelectError};
-use crate::verifier::Verifier;
-
-pub use crate::clock::{Clock, FixedClock, SystemClock};
 
 /// What the caller requires of a signature, beyond a trusted key and an
-/// allowed algorithm (the [`Verifier`]'s). Defaults are strict: `created`
+/// allowed algorithm (the `Verifier`'s). Defaults are strict: `created`
 /// and `keyid` required, 5 minutes maximum age, no required components.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -64,12 +62,12 @@ pub struct HttpPolicy {
     /// Accept a signature whose covered list is empty, `()` (default false).
     /// RFC 9421 allows it (Appendix B.2.1 is one) but such a signature
     /// protects only its own parameters, never the message, so it is refused
-    /// for requests and responses alike unless this is set (issue 13 item 11).
+    /// for requests and responses alike unless this is set (RFC 9421 section
+    /// 7.2.1: the application decides what must be covered).
     pub allow_empty_covered: bool,
     /// On a request, at least one of these must be covered (default
     /// `@method`, `@authority`, `@target-uri`, `@path`), so a signature is
-    /// bound to what was asked of whom (RFC 9421 section 7.2.1, issue 13
-    /// item 11). An empty list turns the check off. Not applied to responses.
+    /// bound to what was asked of whom (RFC 9421 section 7.2.1). An empty list turns the check off. Not applied to responses.
     pub request_target_one_of: Vec<ComponentId>,
 }
 
@@ -435,7 +433,7 @@ pub struct VerifyReport {
     pub results: Vec<LabelResult>,
 }
 
-/// Why [`verify`] did not verify: the signature fields are unusable, or
+/// Why a message did not verify: the signature fields are unusable, or
 /// a label examined did not verify (the report says which and why).
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
@@ -526,6 +524,9 @@ fn read_dict(msg: &Message, name: &'static str) -> Result<Option<sfv::Dictionary
 /// What each signature of `msg` claims about its key (`keyid`, `alg`), in
 /// `Signature-Input` order: the parse-first step for a caller that fetches
 /// keys asynchronously before verifying.
+///
+/// # Errors
+/// [`HeaderError`] when `Signature` or `Signature-Input` is missing or malformed.
 pub fn key_requests(msg: &Message) -> Result<Vec<(String, KeyRequest)>, HeaderError> {
     let inputs = read_dict(msg, "signature-input")?.ok_or(HeaderError::NoSignatureInput)?;
     let mut out = Vec::new();
@@ -541,66 +542,16 @@ pub fn key_requests(msg: &Message) -> Result<Vec<(String, KeyRequest)>, HeaderEr
     Ok(out)
 }
 
-/// Verify the signatures of `msg` (every label, or the labels the policy
-/// names) (RFC 9421 section 3.2) with the verifier's keys, algorithms, clock,
-/// skew, replay store and [`HttpPolicy`]. `related` is the request a
-/// response answers (for `;req` components).
-///
-/// `Ok` only when at least one label was examined and every examined label
-/// verified; otherwise [`HttpSigError::NotVerified`] carries one result per
-/// label. To accept a message that also carries signatures you do not
-/// trust (a proxy's), name your labels in [`HttpPolicy::labels`].
-///
-/// ```
-/// use agentsig::digest::content_digest;
-/// use agentsig::httpsig::{self, ComponentId, Derived, FixedClock, HttpPolicy, HttpSigError,
-///     Message, SigError, SignatureSpec};
-/// use agentsig::trust::{KeySource, StaticKeys};
-/// use agentsig::verifier::Verifier;
-/// use agentsig::{Algorithm, SigningKey};
-///
-/// let key = SigningKey::generate(Algorithm::Ed25519)?;
-/// let keyid = key.kid_or_thumbprint();
-/// let now = 1_700_000_000;
-///
-/// // The signer: a response with its Content-Digest, signed (section 3.1).
-/// let body = br#"{"name":"agent"}"#.to_vec();
-/// let mut res = Message::response(200, Vec::new(), body);
-/// res.add_header("Content-Type", "application/json");
-/// res.add_header("Content-Digest", &content_digest(&res.body));
-/// let spec = SignatureSpec::new("sig1")
-///     .component(ComponentId::derived(Derived::Status))
-///     .component(ComponentId::field("content-type")?)
-///     .component(ComponentId::field("content-digest")?)
-///     .created(now - 10)
-///     .keyid(&keyid)
-///     .alg(Algorithm::Ed25519);
-/// httpsig::sign(&res, None, &spec, &key)?.apply(&mut res);
-///
-/// // The verifier trusts exactly this key; the clock is fixed for the example.
-/// let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
-/// let verifier = Verifier::builder(keys)
-///     .clock(FixedClock(now))
-///     .http(HttpPolicy::descriptor_response())
-///     .build();
-/// let report = httpsig::verify(&verifier, &res, None)?;
-/// assert_eq!(report.valid_labels(), ["sig1"]);
-/// assert_eq!(report.results[0].keyid.as_deref(), Some(keyid.as_str()));
-///
-/// // Changed content no longer matches the signed Content-Digest.
-/// res.body = br#"{"name":"evil"}"#.to_vec();
-/// let err = httpsig::verify(&verifier, &res, None).unwrap_err();
-/// let r = err.report().and_then(|r| r.get("sig1")).expect("a result for sig1");
-/// assert!(matches!(r.outcome, Err(SigError::ContentDigest(_))));
-/// assert!(matches!(err, HttpSigError::NotVerified(_)));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn verify(
-    v: &Verifier,
+/// Verify the signatures of `msg` (RFC 9421 section 3.2) under `cx` and
+/// `policy`; the one public way is
+/// [`Verifier::verify_http`](crate::verifier::Verifier::verify_http).
+pub(crate) fn verify(
+    v: &Context,
+    policy: &HttpPolicy,
     msg: &Message,
     related: Option<&Message>,
 ) -> Result<VerifyReport, HttpSigError> {
-    let report = report(v, msg, related)?;
+    let report = report(v, policy, msg, related)?;
     if report.all_valid() {
         Ok(report)
     } else {
@@ -609,12 +560,12 @@ pub fn verify(
 }
 
 /// One result per label, whatever the outcome (see [`verify`]).
-pub fn report(
-    v: &Verifier,
+pub(crate) fn report(
+    v: &Context,
+    policy: &HttpPolicy,
     msg: &Message,
     related: Option<&Message>,
 ) -> Result<VerifyReport, HeaderError> {
-    let policy = &v.http;
     let inputs = read_dict(msg, "signature-input")?.ok_or(HeaderError::NoSignatureInput)?;
     let sigs = read_dict(msg, "signature")?.ok_or(HeaderError::NoSignature)?;
     let mut results = Vec::new();
@@ -636,15 +587,19 @@ pub fn report(
     for label in labels {
         let mut r = LabelResult::new(&label);
         let received = (&inputs, &sigs);
-        let outcome = verify_label(v, msg, related, received, &label, &mut r, &mut cache);
+        let outcome = verify_label(
+            v, policy, msg, related, received, &label, &mut r, &mut cache,
+        );
         r.outcome = outcome;
         results.push(r);
     }
     Ok(VerifyReport { results })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn verify_label(
-    v: &Verifier,
+    v: &Context,
+    policy: &HttpPolicy,
     msg: &Message,
     related: Option<&Message>,
     (inputs, sigs): (&sfv::Dictionary, &sfv::Dictionary),
@@ -695,7 +650,6 @@ fn verify_label(
         None => None,
     };
     r.alg = alg_param;
-    let policy = &v.http;
 
     // Policy checks that need no cryptography (section 3.2 steps 4-5).
     for req in &policy.required {
@@ -757,7 +711,8 @@ fn verify_label(
         }
     }
 
-    // Issue 13 item 11: a signature must protect something of the message.
+    // A signature must protect something of the message (RFC 9421 section
+    // 7.2.1): a covered list of `()` is refused unless the policy allows it.
     if covered.is_empty() && !policy.allow_empty_covered {
         return Err(SigError::EmptyCoveredList);
     }
@@ -808,7 +763,8 @@ fn verify_label(
     // Section 7.2.8: the signature covers the digest field, not the content,
     // so whenever Content-Digest is covered in any form (plain, ;sf, ;bs,
     // ;key, ;tr, ;req) the field must be checked against the content
-    // (issue 13 item 2). Every active member must match (RFC 9530 section 2,
+    // (a covered but unchecked digest protects nothing). Every active
+    // member must match (RFC 9530 section 2,
     // crate::digest), and with ;key="alg" the covered member itself must be
     // one of those that matched: only it is signed. With ;tr the covered
     // field is the trailer Content-Digest (RFC 9421 section 2.1.3; RFC 9530
@@ -868,29 +824,4 @@ fn verify_label(
         }
     }
     Ok(())
-}
-
-/// Verify an `http::Request` (see [`verify`]).
-pub fn verify_request<B: AsRef<[u8]>>(
-    v: &Verifier,
-    req: &http::Request<B>,
-    default_scheme: &str,
-) -> Result<VerifyReport, HttpSigError> {
-    let m = Message::from_request(req, default_scheme)?;
-    verify(v, &m, None)
-}
-
-/// Verify an `http::Response`; `related` is the request it answers (for
-/// `;req`). See [`verify`].
-pub fn verify_response<B: AsRef<[u8]>, C: AsRef<[u8]>>(
-    v: &Verifier,
-    res: &http::Response<B>,
-    related: Option<&http::Request<C>>,
-    default_scheme: &str,
-) -> Result<VerifyReport, HttpSigError> {
-    let m = Message::from_response(res)?;
-    let r = related
-        .map(|r| Message::from_request(r, default_scheme))
-        .transpose()?;
-    verify(v, &m, r.as_ref())
 }

@@ -79,6 +79,15 @@ pub enum KeyError {
     /// The file given as an HMAC secret is a PEM/DER/JWK key (named in the field), not a shared secret.
     #[error("the hmac-sha256 secret looks like key material ({0}), not a shared secret: give a file holding only the secret (its raw bytes or base64 text; `agentsig keygen --alg hmac-sha256` writes one)")]
     SecretLooksLikeKey(&'static str),
+    /// A key file could not be read, or is larger than
+    /// [`MAX_KEY_FILE`](crate::keys::MAX_KEY_FILE).
+    #[error("cannot read key file {path}: {detail}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        detail: String,
+    },
     /// The random number generator or the key generator failed.
     #[error("key generation failed: {0}")]
     Generate(String),

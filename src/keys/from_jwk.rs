@@ -102,6 +102,11 @@ impl Jwk {
     }
 
     /// The verifying key (public half) of this JWK.
+    ///
+    /// # Errors
+    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
+    /// or bound to another algorithm than the one requested (an encrypted key also needs its
+    /// passphrase).
     pub fn to_verifying_key(&self, hint: Option<Algorithm>) -> Result<VerifyingKey, KeyError> {
         let alg = self.bound_alg(hint)?;
         self.check_use("verify")?;
@@ -142,6 +147,11 @@ impl Jwk {
     }
 
     /// The signing key of a private JWK.
+    ///
+    /// # Errors
+    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
+    /// or bound to another algorithm than the one requested (an encrypted key also needs its
+    /// passphrase).
     pub fn to_signing_key(&self, hint: Option<Algorithm>) -> Result<SigningKey, KeyError> {
         let alg = self.bound_alg(hint)?;
         self.check_use("sign")?;

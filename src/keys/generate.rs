@@ -24,6 +24,10 @@ impl SigningKey {
     /// assert!(key.verifying_key().verify(b"other", &sig).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// # Errors
+    /// [`KeyError::Generate`] when the system random number generator or the key generator
+    /// fails.
     pub fn generate(alg: Algorithm) -> Result<SigningKey, KeyError> {
         let rng = ring::rand::SystemRandom::new();
         let gen_err = |e: &dyn std::fmt::Display| KeyError::Generate(e.to_string());

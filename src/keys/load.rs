@@ -127,7 +127,147 @@ fn is_json(data: &[u8]) -> bool {
     data.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
 }
 
+/// The largest key file [`SigningKey::from_file`] and
+/// [`VerifyingKey::from_file`] read (1 MiB: the largest JWK Set this crate
+/// parses).
+pub const MAX_KEY_FILE: u64 = 1024 * 1024;
+
+/// Read a key file, bounded by [`MAX_KEY_FILE`]. The bytes are zeroized on
+/// drop: the file may hold a private key.
+fn read_key_file(path: &std::path::Path) -> Result<Zeroizing<Vec<u8>>, KeyError> {
+    use std::io::Read as _;
+    let io = |detail: String| KeyError::Io {
+        path: path.display().to_string(),
+        detail,
+    };
+    let f = std::fs::File::open(path).map_err(|e| io(e.to_string()))?;
+    let mut buf = Zeroizing::new(Vec::new());
+    f.take(MAX_KEY_FILE + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| io(e.to_string()))?;
+    if buf.len() as u64 > MAX_KEY_FILE {
+        return Err(io(format!("larger than {MAX_KEY_FILE} bytes")));
+    }
+    Ok(buf)
+}
+
+impl SigningKey {
+    /// A private key from PEM text: PKCS#8 (`PRIVATE KEY`), SEC1
+    /// (`EC PRIVATE KEY`) or PKCS#1 (`RSA PRIVATE KEY`), RFC 7468. EC and
+    /// Ed25519 keys carry their algorithm; an RSA key needs one, so load it
+    /// with [`SigningKey::from_file`] or [`load_signing_key`] and
+    /// [`LoadOptions::alg`]. An encrypted key needs [`LoadOptions::passphrase`].
+    ///
+    /// # Errors
+    /// [`KeyError::Pem`] when the text holds no PEM block;
+    /// [`KeyError::NotPrivate`] for a public key; [`KeyError::AlgorithmRequired`]
+    /// for an RSA key; [`KeyError::PassphraseRequired`] for an encrypted one;
+    /// any other [`KeyError`] when the key inside is malformed or unsupported.
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::{Algorithm, SigningKey};
+    ///
+    /// let pem = SigningKey::generate(Algorithm::EcdsaP256Sha256)?
+    ///     .pkcs8_pem()
+    ///     .expect("an EC key has a PKCS#8 form");
+    /// let key = SigningKey::from_pem(&pem)?;
+    /// assert_eq!(key.algorithm(), Algorithm::EcdsaP256Sha256);
+    /// assert!(SigningKey::from_pem("not a key").is_err());
+    /// # Ok::<(), agentsig::KeyError>(())
+    /// ```
+    pub fn from_pem(pem: &str) -> Result<SigningKey, KeyError> {
+        if !is_pem(pem.as_bytes()) {
+            return Err(KeyError::Pem("no BEGIN line".into()));
+        }
+        load_signing_key(pem.as_bytes(), &LoadOptions::default())
+    }
+
+    /// A private key from a file in any format [`load_signing_key`] reads
+    /// (PEM, DER, JWK, JWK Set selected by `opts.kid`, an HMAC secret when
+    /// `opts.alg` is `hmac-sha256`). At most [`MAX_KEY_FILE`] bytes are read.
+    ///
+    /// # Errors
+    /// [`KeyError::Io`] when the file cannot be read or is too large; else
+    /// as [`load_signing_key`].
+    pub fn from_file(
+        path: impl AsRef<std::path::Path>,
+        opts: &LoadOptions,
+    ) -> Result<SigningKey, KeyError> {
+        load_signing_key(&read_key_file(path.as_ref())?, opts)
+    }
+}
+
+impl VerifyingKey {
+    /// A public key from PEM text: SPKI (`PUBLIC KEY`) or PKCS#1
+    /// (`RSA PUBLIC KEY`), RFC 7468; a private key PEM gives its public half.
+    /// An RSA key needs an algorithm: load it with [`VerifyingKey::from_file`]
+    /// or [`load_verifying_key`] and [`LoadOptions::alg`].
+    ///
+    /// # Errors
+    /// [`KeyError::Pem`] when the text holds no PEM block;
+    /// [`KeyError::AlgorithmRequired`] for an RSA key; any other
+    /// [`KeyError`] when the key is malformed or unsupported.
+    ///
+    /// # Example
+    /// ```
+    /// use agentsig::{Algorithm, SigningKey, VerifyingKey};
+    ///
+    /// let signer = SigningKey::generate(Algorithm::Ed25519)?;
+    /// let pem = signer.verifying_key().to_spki_pem().expect("an Ed25519 key has an SPKI form");
+    /// let key = VerifyingKey::from_pem(&pem)?;
+    /// assert_eq!(key.thumbprint(), signer.verifying_key().thumbprint());
+    /// # Ok::<(), agentsig::KeyError>(())
+    /// ```
+    pub fn from_pem(pem: &str) -> Result<VerifyingKey, KeyError> {
+        if !is_pem(pem.as_bytes()) {
+            return Err(KeyError::Pem("no BEGIN line".into()));
+        }
+        load_verifying_key(pem.as_bytes(), &LoadOptions::default())
+    }
+
+    /// Exactly one public key from a file in any format
+    /// [`load_verifying_key`] reads. At most [`MAX_KEY_FILE`] bytes are read.
+    ///
+    /// # Errors
+    /// [`KeyError::Io`] when the file cannot be read or is too large; else
+    /// as [`load_verifying_key`] (a JWK Set must resolve to one key).
+    pub fn from_file(
+        path: impl AsRef<std::path::Path>,
+        opts: &LoadOptions,
+    ) -> Result<VerifyingKey, KeyError> {
+        load_verifying_key(&read_key_file(path.as_ref())?, opts)
+    }
+}
+
+/// The algorithm a companion JWK records for the RSA key in `data` (PEM or
+/// DER, public or private; `opts.passphrase` opens an encrypted one), when
+/// that JWK holds the same public key (RFC 7638 thumbprint) and names its
+/// `alg` (RFC 7517 section 4.4); `None` otherwise. An RSA key alone does not
+/// say whether it is for PSS or PKCS#1 v1.5; `agentsig keygen` writes the
+/// JWK beside the PEM for that reason.
+pub fn algorithm_from_companion_jwk(
+    data: &[u8],
+    jwk: &[u8],
+    opts: &LoadOptions,
+) -> Option<Algorithm> {
+    let jwk = jwk::parse_keys(jwk).ok()?.into_iter().next()?;
+    let alg = Algorithm::from_jose_name(jwk.alg.as_deref()?)?;
+    let trial = LoadOptions {
+        alg: Some(alg),
+        kid: None,
+        passphrase: opts.passphrase.clone(),
+    };
+    let ours = load_verifying_keys(data, &trial).ok()?;
+    let theirs = jwk.to_verifying_key(Some(alg)).ok()?;
+    (ours.len() == 1 && ours[0].thumbprint() == theirs.thumbprint()).then_some(alg)
+}
+
 /// Load a private (signing) key by content.
+///
+/// # Errors
+/// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size, or
+/// bound to another algorithm than the one requested (an encrypted key also needs its passphrase).
 pub fn load_signing_key(data: &[u8], opts: &LoadOptions) -> Result<SigningKey, KeyError> {
     let key = if is_pem(data) {
         let text = std::str::from_utf8(data).map_err(|_| KeyError::Pem("not UTF-8".into()))?;
@@ -370,6 +510,10 @@ pub(super) fn ec_alg_for_curve(curve: der::asn1::ObjectIdentifier) -> Result<Alg
 /// Load verifying keys by content. A PEM, DER or single JWK gives one key;
 /// a JWK Set gives every usable key (or the one named by `opts.kid`).
 /// A private key yields its public half.
+///
+/// # Errors
+/// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size, or
+/// bound to another algorithm than the one requested (an encrypted key also needs its passphrase).
 pub fn load_verifying_keys(data: &[u8], opts: &LoadOptions) -> Result<Vec<VerifyingKey>, KeyError> {
     let keys = if is_pem(data) {
         let text = std::str::from_utf8(data).map_err(|_| KeyError::Pem("not UTF-8".into()))?;
@@ -449,6 +593,10 @@ pub fn load_verifying_keys(data: &[u8], opts: &LoadOptions) -> Result<Vec<Verify
 /// ));
 /// # Ok::<(), KeyError>(())
 /// ```
+///
+/// # Errors
+/// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size, or
+/// bound to another algorithm than the one requested (an encrypted key also needs its passphrase).
 pub fn load_verifying_key(data: &[u8], opts: &LoadOptions) -> Result<VerifyingKey, KeyError> {
     let mut v = load_verifying_keys(data, opts)?;
     match v.len() {
@@ -459,6 +607,10 @@ pub fn load_verifying_key(data: &[u8], opts: &LoadOptions) -> Result<VerifyingKe
 }
 
 /// A public key from SubjectPublicKeyInfo DER.
+///
+/// # Errors
+/// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size, or
+/// bound to another algorithm than the one requested (an encrypted key also needs its passphrase).
 pub fn verifying_from_spki(der: &[u8], hint: Option<Algorithm>) -> Result<VerifyingKey, KeyError> {
     let info = spki::SubjectPublicKeyInfoRef::from_der(der).map_err(|e| KeyError::Der {
         what: "SubjectPublicKeyInfo",

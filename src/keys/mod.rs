@@ -31,8 +31,8 @@ mod types;
 
 pub use error::{KeyError, VerifyError};
 pub use load::{
-    load_signing_key, load_verifying_key, load_verifying_keys, secret_looks_like_key,
-    verifying_from_spki,
+    algorithm_from_companion_jwk, load_signing_key, load_verifying_key, load_verifying_keys,
+    secret_looks_like_key, verifying_from_spki, MAX_KEY_FILE,
 };
 pub use types::{
     ecdsa_high_s, ed25519_small_order, LoadOptions, SigningKey, VerifyingKey, ED25519_SMALL_ORDER,

@@ -88,6 +88,10 @@ impl VerifyingKey {
     }
 
     /// Verify `sig` over `msg` with this key's own algorithm.
+    ///
+    /// # Errors
+    /// [`VerifyError`] when the signature does not verify under the key, has the wrong length, or
+    /// claims another algorithm.
     pub fn verify(&self, msg: &[u8], sig: &[u8]) -> Result<(), VerifyError> {
         if let Some(expected) = self.alg.fixed_signature_len() {
             if sig.len() != expected {
@@ -121,6 +125,10 @@ impl VerifyingKey {
     }
 
     /// Verify, first checking that `alg` (from a header or parameter) is this key's.
+    ///
+    /// # Errors
+    /// [`VerifyError`] when the signature does not verify under the key, has the wrong length, or
+    /// claims another algorithm.
     pub fn verify_as(&self, alg: Algorithm, msg: &[u8], sig: &[u8]) -> Result<(), VerifyError> {
         if alg != self.alg {
             return Err(VerifyError::AlgorithmMismatch {
@@ -135,6 +143,11 @@ impl VerifyingKey {
 
     /// An EC public key from a SEC1 point (compressed or uncompressed); the
     /// point is validated on the curve.
+    ///
+    /// # Errors
+    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
+    /// or bound to another algorithm than the one requested (an encrypted key also needs its
+    /// passphrase).
     pub fn from_sec1_point(alg: Algorithm, point: &[u8]) -> Result<VerifyingKey, KeyError> {
         let inner = match alg {
             Algorithm::EcdsaP256Sha256 => {
@@ -163,6 +176,11 @@ impl VerifyingKey {
     }
 
     /// An Ed25519 public key from its 32 bytes.
+    ///
+    /// # Errors
+    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
+    /// or bound to another algorithm than the one requested (an encrypted key also needs its
+    /// passphrase).
     pub fn from_ed25519_bytes(pk: &[u8]) -> Result<VerifyingKey, KeyError> {
         let arr: [u8; 32] = pk.try_into().map_err(|_| {
             KeyError::InvalidKey(format!("Ed25519 public key has {} bytes, not 32", pk.len()))
@@ -180,6 +198,11 @@ impl VerifyingKey {
     }
 
     /// An RSA public key from modulus and exponent (big-endian).
+    ///
+    /// # Errors
+    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
+    /// or bound to another algorithm than the one requested (an encrypted key also needs its
+    /// passphrase).
     pub fn from_rsa_components(
         alg: Algorithm,
         n: &[u8],
@@ -218,6 +241,11 @@ impl VerifyingKey {
     }
 
     /// An HMAC-SHA256 key from the secret bytes (at least 32).
+    ///
+    /// # Errors
+    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
+    /// or bound to another algorithm than the one requested (an encrypted key also needs its
+    /// passphrase).
     pub fn from_hmac_secret(secret: &[u8]) -> Result<VerifyingKey, KeyError> {
         Ok(VerifyingKey {
             alg: Algorithm::HmacSha256,
@@ -435,6 +463,9 @@ impl SigningKey {
 
     /// Sign `msg` with this key's algorithm. ECDSA and RSA-PSS are randomized;
     /// Ed25519, RSA PKCS#1 v1.5 and HMAC are deterministic.
+    ///
+    /// # Errors
+    /// [`KeyError`] when the signer fails (ring reports an error for an RSA key it cannot use).
     pub fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, KeyError> {
         let rng = ring::rand::SystemRandom::new();
         match &self.inner {
@@ -473,6 +504,10 @@ impl SigningKey {
     }
 
     /// Sign, first checking that `alg` is this key's algorithm.
+    ///
+    /// # Errors
+    /// [`KeyError::AlgorithmMismatch`] when `alg` is not the key's own algorithm; else as
+    /// [`SigningKey::sign`].
     pub fn sign_as(&self, alg: Algorithm, msg: &[u8]) -> Result<Vec<u8>, KeyError> {
         if alg != self.alg {
             return Err(KeyError::AlgorithmMismatch {
@@ -492,6 +527,11 @@ impl SigningKey {
     }
 
     /// An HMAC-SHA256 signing key from the secret bytes (at least 32).
+    ///
+    /// # Errors
+    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
+    /// or bound to another algorithm than the one requested (an encrypted key also needs its
+    /// passphrase).
     pub fn from_hmac_secret(secret: &[u8]) -> Result<SigningKey, KeyError> {
         let s = hmac_secret(secret)?;
         Ok(SigningKey {
@@ -507,6 +547,11 @@ impl SigningKey {
     }
 
     /// ECDSA from a private scalar; the public point is derived and checked.
+    ///
+    /// # Errors
+    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
+    /// or bound to another algorithm than the one requested (an encrypted key also needs its
+    /// passphrase).
     pub fn from_ec_scalar(alg: Algorithm, d: &[u8]) -> Result<SigningKey, KeyError> {
         let public_point: Vec<u8> = match alg {
             Algorithm::EcdsaP256Sha256 => {
@@ -547,6 +592,11 @@ impl SigningKey {
     }
 
     /// Ed25519 from its 32-byte seed (RFC 8032 private key).
+    ///
+    /// # Errors
+    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
+    /// or bound to another algorithm than the one requested (an encrypted key also needs its
+    /// passphrase).
     pub fn from_ed25519_seed(seed: &[u8]) -> Result<SigningKey, KeyError> {
         let kp = rsig::Ed25519KeyPair::from_seed_unchecked(seed)
             .map_err(|e| KeyError::InvalidKey(format!("Ed25519 seed rejected: {e}")))?;
@@ -560,6 +610,11 @@ impl SigningKey {
     }
 
     /// RSA from a PKCS#1 RSAPrivateKey DER.
+    ///
+    /// # Errors
+    /// [`KeyError`] when the key material is malformed or invalid, of an unsupported type or size,
+    /// or bound to another algorithm than the one requested (an encrypted key also needs its
+    /// passphrase).
     pub fn from_rsa_pkcs1_der(alg: Algorithm, der: &[u8]) -> Result<SigningKey, KeyError> {
         if !matches!(alg, Algorithm::RsaPssSha512 | Algorithm::RsaV15Sha256) {
             return Err(KeyError::AlgorithmMismatch {

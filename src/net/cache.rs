@@ -35,7 +35,6 @@
 //! request URL; the request header fields a response `Vary`s on are
 //! compared too.
 
-use super::fetch::Fetched;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -463,6 +462,62 @@ impl HttpCache {
         }
         self.store(&updated, headers, requested);
         Some(updated)
+    }
+}
+
+// The fetched document, which the cache stores: defined here so that the
+// fetcher depends on the cache and never the reverse.
+
+/// One redirect followed.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Redirect {
+    /// Where it came from.
+    pub from: String,
+    /// Where it pointed.
+    pub to: String,
+    /// True when host or port changed (seed 001 section 5.3: reported).
+    pub authority_changed: bool,
+}
+
+/// A fetched response.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Fetched {
+    /// The URL finally fetched (after redirects).
+    pub url: String,
+    /// The HTTP status (2xx).
+    pub status: u16,
+    /// The response header fields.
+    pub headers: http::HeaderMap,
+    /// The body, at most [`FetchPolicy::max_body`](super::fetch::FetchPolicy::max_body) bytes.
+    pub body: Vec<u8>,
+    /// The redirects followed, in order.
+    pub redirects: Vec<Redirect>,
+    /// Whether it came from the origin or from the HTTP cache.
+    pub cache: CacheStatus,
+}
+
+impl Fetched {
+    #[cfg(test)]
+    pub(crate) fn new_for_tests(
+        url: &str,
+        status: u16,
+        headers: http::HeaderMap,
+        body: Vec<u8>,
+    ) -> Fetched {
+        Fetched {
+            url: url.to_owned(),
+            status,
+            headers,
+            body,
+            redirects: Vec::new(),
+            cache: CacheStatus::Network,
+        }
+    }
+
+    /// The first value of a header field, if it is text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 }
 

@@ -1,5 +1,5 @@
 //! `verify URL` of an A2A Agent Card (A2A v1.0 section 8.4): the card's own
-//! embedded `signatures` are verified with [`crate::a2a::verify_card`], in
+//! embedded `signatures` are verified with [`Verifier::verify_agent_card_value`](crate::verifier::Verifier::verify_agent_card_value), in
 //! addition to any RFC 9421 response signature or detached JWS.
 //!
 //! Keys for the card come from the caller (`--key`, `--jwks`, a pin store).
@@ -9,15 +9,11 @@
 //! host and port of the URL the card was served from); it is then fetched
 //! like any JWK Set, through the SSRF-guarded fetcher, without redirects,
 //! with the key-set cache. A cross-origin `jku` is refused
-//! ([`DiscoveryError::JkuRefused`]), never fetched (RFC 8725 section 3.10:
+//! ([`DiscoveryError::JkuRefused`](super::discovery::DiscoveryError::JkuRefused)), never fetched (RFC 8725 section 3.10:
 //! a key URL nominated by the signer is trusted only as far as its origin
 //! is).
 
-use super::discovery::{DiscoveryError, KeyAuthority};
-use super::verify::Resolver;
-use crate::trust::{KeyRequest, KeyResolver, ResolveError, TrustedKey};
 use serde_json::Value;
-use std::sync::Arc;
 
 /// The card, when `body` is an A2A Agent Card (format detection of
 /// [`crate::formats::detect`]) carrying a non-empty `signatures` array.
@@ -28,7 +24,7 @@ pub(crate) fn signed_card(body: &[u8]) -> Option<Value> {
     if !has(b"signatures") && !has(b"\\u") {
         return None;
     }
-    let (format, v) = crate::formats::detect::detect_bytes(body).ok()?;
+    let (format, v) = crate::formats::detect_bytes(body).ok()?;
     if format != crate::formats::Format::A2a {
         return None;
     }
@@ -39,7 +35,7 @@ pub(crate) fn signed_card(body: &[u8]) -> Option<Value> {
 }
 
 /// The origin (`https://host[:port]`, default port omitted) of an https URL.
-fn https_origin(u: &str) -> Option<String> {
+pub(crate) fn https_origin(u: &str) -> Option<String> {
     let u = url::Url::parse(u).ok()?;
     if u.scheme() != "https" {
         return None;
@@ -47,46 +43,7 @@ fn https_origin(u: &str) -> Option<String> {
     Some(u.origin().ascii_serialization())
 }
 
-/// Keys for a card's signatures: the caller's, plus (opted in) the JWK Set
-/// a same-origin `jku` names.
-#[derive(Debug)]
-pub(crate) struct CardKeys {
-    /// The card's origin.
-    pub(crate) origin: String,
-    /// The caller's keys.
-    pub(crate) pinned: Option<Arc<dyn KeyResolver>>,
-    /// Follow same-origin `jku` (off unless the caller opts in).
-    pub(crate) follow_jku: bool,
-    /// The resolver whose discoveries (and key-set cache) a `jku` uses.
-    pub(crate) resolver: Resolver,
-}
-
-impl KeyResolver for CardKeys {
-    fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError> {
-        let mut out = match &self.pinned {
-            Some(p) => p.resolve(req)?,
-            None => Vec::new(),
-        };
-        if let (true, Some(jku)) = (self.follow_jku, req.jku.as_deref()) {
-            if https_origin(jku).as_deref() != Some(self.origin.as_str()) {
-                return Err(DiscoveryError::JkuRefused {
-                    jku: jku.to_owned(),
-                    origin: self.origin.clone(),
-                }
-                .into());
-            }
-            let mut r = req.clone();
-            r.jku = None;
-            let d = self
-                .resolver
-                .discovery(&KeyAuthority::JwksUri(jku.to_owned()));
-            out.extend(d.resolve(&r)?);
-        }
-        Ok(out)
-    }
-}
-
-/// The card's origin, for [`CardKeys::origin`].
+/// The card's origin, for `CardKeys::origin` (in `super::verify`).
 pub(crate) fn origin_of(url: &str) -> String {
     https_origin(url).unwrap_or_default()
 }

@@ -168,12 +168,20 @@ impl From<DiscoveryError> for ResolveError {
 /// The RFC 8414 section 3.1 metadata URL of `issuer`: one terminating `/`
 /// removed from the path, then `/.well-known/oauth-authorization-server`
 /// inserted between the authority and the path.
+///
+/// # Errors
+/// [`DiscoveryError`] when a document cannot be fetched or parsed, names a key location on another
+/// origin, or holds too many or no usable keys.
 pub fn rfc8414_metadata_url(issuer: &str) -> Result<String, DiscoveryError> {
     well_known(issuer, AS_WELL_KNOWN)
 }
 
 /// The RFC 9728 section 3.1 metadata URL of `resource` (same insertion with
 /// `/.well-known/oauth-protected-resource`).
+///
+/// # Errors
+/// [`DiscoveryError`] when a document cannot be fetched or parsed, names a key location on another
+/// origin, or holds too many or no usable keys.
 pub fn rfc9728_metadata_url(resource: &str) -> Result<String, DiscoveryError> {
     well_known(resource, PR_WELL_KNOWN)
 }
@@ -203,6 +211,10 @@ fn well_known(id: &str, suffix: &str) -> Result<String, DiscoveryError> {
 /// The resource identifier an RFC 9728 metadata URL was derived from (the
 /// inverse of [`rfc9728_metadata_url`]), for the section 3.3 check when a
 /// descriptor names the metadata document itself.
+///
+/// # Errors
+/// [`DiscoveryError`] when a document cannot be fetched or parsed, names a key location on another
+/// origin, or holds too many or no usable keys.
 pub fn rfc9728_resource_of(metadata_url: &str) -> Result<String, DiscoveryError> {
     let mut u = parse_identifier(metadata_url)?;
     let rest = u
@@ -415,6 +427,10 @@ fn freshness(f: &Fetched, p: &DiscoveryPolicy) -> Duration {
 }
 
 /// Keep only the members of a JWK Set a verifier may use, then load them.
+///
+/// # Errors
+/// [`DiscoveryError`] when a document cannot be fetched or parsed, names a key location on another
+/// origin, or holds too many or no usable keys.
 pub fn load_jwks(
     body: &[u8],
     url: &str,
@@ -440,7 +456,9 @@ pub fn load_jwks(
     let kept: Vec<Value> = keys.iter().filter(|k| usable_member(k)).cloned().collect();
     let doc = serde_json::to_vec(&serde_json::json!({ "keys": kept }))
         .map_err(|e| bad(&e.to_string()))?;
-    StaticKeys::from_jwks(&doc, source, None).map_err(|e| bad(&e.to_string()))
+    StaticKeys::from_jwks(&doc, source, None)
+        .map(|got| got.keys)
+        .map_err(|e| bad(&e.to_string()))
 }
 
 /// RFC 7517 section 4.2/4.3 and RFC 8725 section 3.1: a public signing key.
@@ -766,6 +784,10 @@ fn jwks_uri_of(m: &Value, murl: &str) -> Result<String, DiscoveryError> {
 /// or `authentication` (by reference or embedded), with `publicKeyJwk` or
 /// `publicKeyMultibase` (a did:key-style multikey). Each key's `kid` is the
 /// method's absolute DID URL.
+///
+/// # Errors
+/// [`DiscoveryError`] when a document cannot be fetched or parsed, names a key location on another
+/// origin, or holds too many or no usable keys.
 pub fn did_document_keys(doc: &Value, did: &str, url: &str) -> Result<StaticKeys, DiscoveryError> {
     let id = doc.get("id").and_then(Value::as_str).unwrap_or("");
     if id != did {

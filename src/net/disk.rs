@@ -50,6 +50,9 @@ fn euid() -> u32 {
 /// Create `dir` (mode 0700, parents too) when it does not exist, then check
 /// that it is private: a directory owned by this user, not group- or
 /// world-writable.
+///
+/// # Errors
+/// [`CacheDirError`] when the cache directory is not private to this user or cannot be created.
 pub fn ensure_private_dir(dir: &Path) -> Result<(), CacheDirError> {
     let path = dir.display().to_string();
     let io = |e: std::io::Error| CacheDirError::Io {

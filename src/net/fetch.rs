@@ -30,6 +30,7 @@
 //!   [`FetchPolicy::allow_private_host`]); never by default.
 
 use super::cache::{CachePolicy, CacheStatus, HttpCache, Lookup};
+pub use super::cache::{Fetched, Redirect};
 use crate::formats::addr::{classify_host, classify_ipv4, classify_ipv6, HostClass};
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -280,59 +281,6 @@ impl FetchError {
     }
 }
 
-/// One redirect followed.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Redirect {
-    /// Where it came from.
-    pub from: String,
-    /// Where it pointed.
-    pub to: String,
-    /// True when host or port changed (seed 001 section 5.3: reported).
-    pub authority_changed: bool,
-}
-
-/// A fetched response.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct Fetched {
-    /// The URL finally fetched (after redirects).
-    pub url: String,
-    /// The HTTP status (2xx).
-    pub status: u16,
-    /// The response header fields.
-    pub headers: http::HeaderMap,
-    /// The body, at most [`FetchPolicy::max_body`] bytes.
-    pub body: Vec<u8>,
-    /// The redirects followed, in order.
-    pub redirects: Vec<Redirect>,
-    /// Whether it came from the origin or from the HTTP cache.
-    pub cache: CacheStatus,
-}
-
-impl Fetched {
-    #[cfg(test)]
-    pub(crate) fn new_for_tests(
-        url: &str,
-        status: u16,
-        headers: http::HeaderMap,
-        body: Vec<u8>,
-    ) -> Fetched {
-        Fetched {
-            url: url.to_owned(),
-            status,
-            headers,
-            body,
-            redirects: Vec::new(),
-            cache: CacheStatus::Network,
-        }
-    }
-
-    /// The first value of a header field, if it is text.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-}
-
 /// A refusal raised inside the resolver, carried through reqwest's error
 /// chain and turned back into [`FetchError::Refused`].
 #[derive(Debug, thiserror::Error)]
@@ -445,11 +393,17 @@ pub struct Fetcher {
 
 impl Fetcher {
     /// A fetcher with the default (strict) policy.
+    ///
+    /// # Errors
+    /// [`FetchError`] when the HTTPS client cannot be built (TLS roots, client configuration).
     pub fn new() -> Result<Fetcher, FetchError> {
         Fetcher::with_policy(FetchPolicy::default())
     }
 
     /// A fetcher with `policy`.
+    ///
+    /// # Errors
+    /// [`FetchError`] when the HTTPS client cannot be built (TLS roots, client configuration).
     pub fn with_policy(policy: FetchPolicy) -> Result<Fetcher, FetchError> {
         let policy = Arc::new(policy);
         let mut b = reqwest::blocking::Client::builder()
@@ -496,6 +450,11 @@ impl Fetcher {
 
     /// Check a URL before connecting: scheme, host text, IP literal.
     /// Names are checked again, address by address, at resolution.
+    ///
+    /// # Errors
+    /// [`FetchError`] when the URL is not `https`, resolves to a refused address (the SSRF guard),
+    /// a redirect is refused, the deadline passes, the body is too large, or the server answers
+    /// other than 2xx.
     pub fn precheck(&self, url: &str) -> Result<reqwest::Url, FetchError> {
         let u = reqwest::Url::parse(url).map_err(|e| FetchError::BadUrl(format!("{url}: {e}")))?;
         if u.scheme() != "https" {
@@ -524,12 +483,22 @@ impl Fetcher {
     }
 
     /// GET `url` (HTTPS, redirects checked, body capped).
+    ///
+    /// # Errors
+    /// [`FetchError`] when the URL is not `https`, resolves to a refused address (the SSRF guard),
+    /// a redirect is refused, the deadline passes, the body is too large, or the server answers
+    /// other than 2xx.
     pub fn get(&self, url: &str) -> Result<Fetched, FetchError> {
         self.get_with(url, &[])
     }
 
     /// GET `url` with extra request header fields (`Accept`,
     /// `If-None-Match`, ...). A 304 is returned as is (for revalidation).
+    ///
+    /// # Errors
+    /// [`FetchError`] when the URL is not `https`, resolves to a refused address (the SSRF guard),
+    /// a redirect is refused, the deadline passes, the body is too large, or the server answers
+    /// other than 2xx.
     pub fn get_with(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, FetchError> {
         self.fetch(url, headers, true)
     }
@@ -537,6 +506,11 @@ impl Fetcher {
     /// GET `url` without following any redirect: a 3xx is
     /// [`FetchError::RedirectRefused`]. JWK Sets are fetched this way (a
     /// JWKS endpoint answers 200 or is not used, as panva/jose does).
+    ///
+    /// # Errors
+    /// [`FetchError`] when the URL is not `https`, resolves to a refused address (the SSRF guard),
+    /// a redirect is refused, the deadline passes, the body is too large, or the server answers
+    /// other than 2xx.
     pub fn get_exact(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, FetchError> {
         self.fetch(url, headers, false)
     }
@@ -548,6 +522,11 @@ impl Fetcher {
     /// and stored when the response allows it. A remembered 404 or 410 is
     /// returned as [`FetchError::Status`] again. The caller verifies what
     /// it gets, every time: the cache only saves round trips.
+    ///
+    /// # Errors
+    /// [`FetchError`] when the URL is not `https`, resolves to a refused address (the SSRF guard),
+    /// a redirect is refused, the deadline passes, the body is too large, or the server answers
+    /// other than 2xx.
     pub fn get_cached(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, FetchError> {
         if !self.cache.enabled() {
             return self.get_with(url, headers);

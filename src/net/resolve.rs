@@ -113,6 +113,10 @@ fn classify_fetch(
 }
 
 /// Parse `agent://` or `agent+TRANSPORT://`.
+///
+/// # Errors
+/// [`AgentResolveError`] when the URI is not an `agent://` URI, the registry or descriptor cannot
+/// be fetched, or the descriptor does not verify.
 pub fn parse_agent_uri(uri: &str) -> Result<AgentUri, AgentResolveError> {
     let bad = |m: &str| AgentResolveError::BadUri(format!("{uri}: {m}"));
     if uri.len() > 8 * 1024 || uri.chars().any(|c| c.is_control() || c == ' ') {
@@ -186,6 +190,10 @@ pub enum Resolution {
 }
 
 /// Resolve `uri` and verify the descriptor with `opts`.
+///
+/// # Errors
+/// [`AgentResolveError`] when the URI is not an `agent://` URI, the registry or descriptor cannot
+/// be fetched, or the descriptor does not verify.
 pub fn resolve_agent(
     fetcher: &Fetcher,
     uri: &str,
@@ -203,6 +211,10 @@ impl Resolver {
     /// bounded by the fetcher's
     /// [`FetchPolicy::operation_timeout`](super::FetchPolicy::operation_timeout)
     /// in total.
+    ///
+    /// # Errors
+    /// [`AgentResolveError`] when the URI is not an `agent://` URI, the registry or descriptor
+    /// cannot be fetched, or the descriptor does not verify.
     pub fn resolve(&self, uri: &str) -> Result<Resolution, AgentResolveError> {
         self.fetcher().operation(|| self.resolve_inner(uri))
     }

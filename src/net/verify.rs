@@ -31,7 +31,7 @@ use super::discovery::{Discovery, DiscoveryError, DiscoveryPolicy, KeyAuthority}
 use super::fetch::{FetchError, Fetched, Fetcher, Redirect};
 use crate::alg::AllowList;
 use crate::httpsig::message::Field;
-use crate::httpsig::verify::HttpPolicy;
+use crate::httpsig::HttpPolicy;
 use crate::httpsig::Message;
 use crate::trust::{KeyRequest, KeyResolver, ResolveError, TrustedKey};
 use crate::verifier::Verifier;
@@ -114,7 +114,7 @@ pub enum UrlVerifyError {
     Digest(#[from] crate::digest::DigestError),
     /// The RFC 9421 response signature did not verify.
     #[error("RFC 9421 response signature: {0}")]
-    HttpSignature(#[from] crate::httpsig::verify::HttpSigError),
+    HttpSignature(#[from] crate::httpsig::HttpSigError),
     /// The detached JWS did not verify.
     #[error("detached JWS {url}: {source}")]
     Jws {
@@ -189,7 +189,7 @@ pub struct UrlVerified {
     /// Whether a `Content-Digest` was present and matched.
     pub digest_checked: bool,
     /// The RFC 9421 report, when the response was signed.
-    pub http_signature: Option<crate::httpsig::verify::VerifyReport>,
+    pub http_signature: Option<crate::httpsig::VerifyReport>,
     /// The detached JWS report, when `URL.jws` was published.
     pub jws: Option<crate::descriptor::Report>,
     /// For an A2A Agent Card with embedded `signatures`: their report
@@ -277,7 +277,7 @@ impl Recording {
 fn did_kid(f: &Fetched, jws: Option<&str>) -> Option<String> {
     let mut kids: Vec<Option<String>> = Vec::new();
     if f.headers.contains_key("signature") {
-        if let Ok(reqs) = crate::httpsig::verify::key_requests(&message_of(f)) {
+        if let Ok(reqs) = crate::httpsig::key_requests(&message_of(f)) {
             kids.extend(reqs.into_iter().map(|(_, r)| r.kid));
         }
     }
@@ -308,6 +308,9 @@ fn message_of(f: &Fetched) -> Message {
 /// A one-off call: it builds a throwaway [`Resolver`] (the fetcher's HTTP
 /// cache is shared with its clones, but discovered keys are not kept). Keep
 /// a [`Resolver`] to verify many descriptors.
+///
+/// # Errors
+/// [`UrlVerifyError`] when fetching fails, no key can be discovered, or nothing verifies.
 pub fn verify_url(
     fetcher: &Fetcher,
     url: &str,
@@ -406,6 +409,9 @@ impl Resolver {
     /// fetch, key discovery included, is bounded by the fetcher's
     /// [`FetchPolicy::operation_timeout`](super::FetchPolicy::operation_timeout)
     /// in total ([`Fetcher::operation`]).
+    ///
+    /// # Errors
+    /// [`UrlVerifyError`] when fetching fails, no key can be discovered, or nothing verifies.
     pub fn verify_url(&self, url: &str) -> Result<UrlVerified, UrlVerifyError> {
         self.fetcher.operation(|| self.verify_url_with(url, None))
     }
@@ -485,7 +491,7 @@ impl Resolver {
             return Err(UrlVerifyError::NoKeySource);
         }
         let recording = Arc::new(Recording {
-            inner: Arc::new(super::card::CardKeys {
+            inner: Arc::new(CardKeys {
                 origin: super::card::origin_of(url),
                 pinned: opts.keys.clone(),
                 follow_jku: opts.follow_jku,
@@ -500,7 +506,7 @@ impl Resolver {
         if let Some(now) = opts.now {
             b = b.clock(crate::clock::FixedClock(now));
         }
-        crate::a2a::verify_card(&b.build(), card).map_err(|source| {
+        b.build().verify_agent_card_value(card).map_err(|source| {
             recording.failure().unwrap_or(UrlVerifyError::Card {
                 url: url.to_owned(),
                 source,
@@ -641,7 +647,7 @@ impl Resolver {
         });
         let keys: Arc<dyn KeyResolver> = recording.clone();
         let mut http = HttpPolicy::new();
-        http.required = crate::httpsig::verify::descriptor_response_components();
+        http.required = crate::httpsig::descriptor_response_components();
         http.max_age = opts.max_age;
         // The digest was compared above (and `content-digest` is required
         // to be covered): not again.
@@ -666,7 +672,12 @@ impl Resolver {
             }
         }
         if let Some(j) = jws_text {
-            match crate::descriptor::verify_canonical(&v, parsed.canonical.clone(), &j) {
+            match crate::descriptor::verify_canonical(
+                v.context(),
+                v.jws_policy(),
+                parsed.canonical.clone(),
+                &j,
+            ) {
                 Ok(r) => out.jws = Some(r),
                 Err(source) => {
                     return Err(recording.failure().unwrap_or(UrlVerifyError::Jws {
@@ -677,6 +688,45 @@ impl Resolver {
             }
         }
         out.body = f.body;
+        Ok(out)
+    }
+}
+
+/// Keys for a card's signatures: the caller's, plus (opted in) the JWK Set
+/// a same-origin `jku` names.
+#[derive(Debug)]
+pub(crate) struct CardKeys {
+    /// The card's origin.
+    pub(crate) origin: String,
+    /// The caller's keys.
+    pub(crate) pinned: Option<Arc<dyn KeyResolver>>,
+    /// Follow same-origin `jku` (off unless the caller opts in).
+    pub(crate) follow_jku: bool,
+    /// The resolver whose discoveries (and key-set cache) a `jku` uses.
+    pub(crate) resolver: Resolver,
+}
+
+impl KeyResolver for CardKeys {
+    fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError> {
+        let mut out = match &self.pinned {
+            Some(p) => p.resolve(req)?,
+            None => Vec::new(),
+        };
+        if let (true, Some(jku)) = (self.follow_jku, req.jku.as_deref()) {
+            if super::card::https_origin(jku).as_deref() != Some(self.origin.as_str()) {
+                return Err(DiscoveryError::JkuRefused {
+                    jku: jku.to_owned(),
+                    origin: self.origin.clone(),
+                }
+                .into());
+            }
+            let mut r = req.clone();
+            r.jku = None;
+            let d = self
+                .resolver
+                .discovery(&KeyAuthority::JwksUri(jku.to_owned()));
+            out.extend(d.resolve(&r)?);
+        }
         Ok(out)
     }
 }

@@ -35,6 +35,9 @@ pub enum KeyRingError {
 
 impl KeyRing {
     /// Keys in order; the first is the current one.
+    ///
+    /// # Errors
+    /// [`KeyRingError`] when a key file cannot be read or loaded.
     pub fn new(keys: Vec<SigningKey>) -> Result<KeyRing, KeyRingError> {
         if keys.is_empty() {
             return Err(KeyRingError::Empty);
@@ -55,6 +58,9 @@ impl KeyRing {
     }
 
     /// One key.
+    ///
+    /// # Errors
+    /// [`KeyRingError`] when a key file cannot be read or loaded.
     pub fn single(key: SigningKey) -> Result<KeyRing, KeyRingError> {
         KeyRing::new(vec![key])
     }

@@ -323,6 +323,9 @@ fn now() -> i64 {
 /// Add `Content-Digest`, `Content-Length` and the signatures to a response
 /// head whose content is `body`. `related` is the request (for
 /// `Accept-Signature` and `;req` components).
+///
+/// # Errors
+/// [`SignResponseError`] when the response cannot be read or signed.
 pub fn sign_parts(
     cfg: &SignConfig,
     parts: &mut http::response::Parts,
@@ -479,9 +482,10 @@ fn add_vary(headers: &mut http::HeaderMap) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::httpsig::{verify_response, HttpPolicy};
+    use crate::httpsig::HttpPolicy;
     use crate::trust::{KeySource, StaticKeys};
     use crate::verifier::Verifier;
+    use crate::verifier::{VerifyHttp, VerifyHttpResponse};
     use crate::{Algorithm, SigningKey};
     use tower::{service_fn, ServiceExt};
 
@@ -530,7 +534,7 @@ mod tests {
         assert_eq!(parts.status, 200);
         assert_eq!(body.as_ref(), br#"{"name":"a"}"#);
         let res = Response::from_parts(parts, body.to_vec());
-        let report = verify_response::<_, Vec<u8>>(&verifier(&ring), &res, None, "https").unwrap();
+        let report = res.verify_signature(&verifier(&ring)).unwrap();
         assert!(report.all_valid());
         let si = res.headers()["signature-input"].to_str().unwrap();
         assert!(
@@ -550,7 +554,7 @@ mod tests {
         )
         .await;
         let res = Response::from_parts(parts, br#"{"name":"b"}"#.to_vec());
-        assert!(verify_response::<_, Vec<u8>>(&verifier(&ring), &res, None, "https").is_err());
+        assert!(res.verify_signature(&verifier(&ring)).is_err());
     }
 
     #[tokio::test]
@@ -573,7 +577,7 @@ mod tests {
         let (parts, body) = run(accepting(&ring), req, b"{}").await;
         let res = Response::from_parts(parts, body.to_vec());
         let v = verifier(&ring);
-        let report = verify_response(&v, &res, Some(&related), "https").unwrap();
+        let report = res.verify_signature_for(&related, &v).unwrap();
         assert!(report.get("sig1").unwrap().is_valid());
         assert!(report.get("sig2").unwrap().is_valid());
         // Another request: the ;req-bound signature no longer verifies.
@@ -582,7 +586,7 @@ mod tests {
             .uri("https://evil.example/agent.json")
             .body(Vec::new())
             .unwrap();
-        let report = match verify_response(&v, &res, Some(&other), "https") {
+        let report = match res.verify_signature_for(&other, &v) {
             Ok(r) => r,
             Err(e) => e.report().cloned().unwrap(),
         };
@@ -627,7 +631,7 @@ mod tests {
     /// default signature covers `@status`, `content-type`, `content-digest`).
     fn strict_ok(ring: &KeyRing, parts: http::response::Parts, body: Bytes) {
         let res = Response::from_parts(parts, body.to_vec());
-        let report = verify_response::<_, Vec<u8>>(&verifier(ring), &res, None, "https").unwrap();
+        let report = res.verify_signature(&verifier(ring)).unwrap();
         assert!(report.get("sig1").unwrap().is_valid());
         let si = res.headers()["signature-input"].to_str().unwrap();
         assert!(

@@ -581,7 +581,7 @@ fn load(cfg: &PublishConfig, url: &str, version: Version, body: Vec<u8>) -> Sour
         Ok(d) => d,
         Err(e) => return refused(format!("not a JSON document: {e}")),
     };
-    match detect::detect(&doc) {
+    match detect(&doc) {
         Ok(Format::A2a) if cfg.sign_cards => match sign_card(cfg, &doc) {
             Ok(signed) => Source {
                 version,
@@ -607,6 +607,10 @@ fn load(cfg: &PublishConfig, url: &str, version: Version, body: Vec<u8>) -> Sour
 /// opened once, each entry with `openat(dirfd, name, O_RDONLY | O_NOFOLLOW
 /// | O_NONBLOCK | O_CLOEXEC)`, and a regular file is read from that same
 /// descriptor; symlinks are refused, FIFOs, sockets and devices skipped.
+///
+/// # Errors
+/// [`PublishError`] when the directory, a file or a key cannot be read, or a descriptor cannot be
+/// signed.
 pub fn scan(cfg: &PublishConfig) -> Result<Site, PublishError> {
     let found = walk(cfg, None)?;
     Ok(build(cfg, found, None))
@@ -757,6 +761,10 @@ pub struct Publisher {
 
 impl Publisher {
     /// Scan the directory once.
+    ///
+    /// # Errors
+    /// [`PublishError`] when the directory, a file or a key cannot be read, or a descriptor cannot
+    /// be signed.
     pub fn new(cfg: PublishConfig) -> Result<Publisher, PublishError> {
         let site = scan(&cfg)?;
         Ok(Publisher {
@@ -778,6 +786,10 @@ impl Publisher {
     /// Walk the directory once and rescan when it changed (only the files
     /// whose version changed are read); true when a new snapshot is in
     /// place. A failed walk keeps the previous snapshot.
+    ///
+    /// # Errors
+    /// [`PublishError`] when the directory, a file or a key cannot be read, or a descriptor cannot
+    /// be signed.
     pub fn reload_if_changed(&self) -> Result<bool, PublishError> {
         let prev = self.site();
         let found = walk(&self.cfg, Some(&prev))?;
@@ -1318,7 +1330,7 @@ mod card_tests {
         for (i, k) in ring.all().iter().enumerate() {
             let keys = StaticKeys::new().with(k.key.verifying_key().clone(), KeySource::Pinned);
             let v = crate::verifier::Verifier::builder(keys).build();
-            let rep = crate::a2a::verify_card(&v, &card).unwrap();
+            let rep = v.verify_agent_card_value(&card).unwrap();
             assert!(rep.verified());
             let protected = sigs[i]["protected"].as_str().unwrap();
             let header: Value =

@@ -72,6 +72,9 @@ pub enum TlsError {
 
 /// A rustls server configuration (ring provider, TLS 1.2 and 1.3, ALPN
 /// `http/1.1`) from a PEM certificate chain and a PEM private key.
+///
+/// # Errors
+/// [`TlsError`] when the certificate or key cannot be read or is refused by rustls.
 pub fn tls_config(
     cert_pem: &[u8],
     key_pem: &[u8],
@@ -115,6 +118,9 @@ const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/pla
 
 /// Serve `publisher` on `listener` until `shutdown` resolves, then stop
 /// accepting and give requests in flight [`ServeOptions::shutdown_grace`].
+///
+/// # Errors
+/// an I/O error when the file cannot be read or written.
 pub async fn serve(
     listener: TcpListener,
     publisher: Arc<Publisher>,

@@ -293,7 +293,7 @@ fn accepted<B: AsRef<[u8]>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::httpsig::sign::sign_request;
+    use crate::httpsig::SignHttp;
     use crate::httpsig::{ComponentId, Derived, HttpPolicy, SignatureSpec};
     use crate::trust::{KeySource, StaticKeys};
     use crate::{Algorithm, SigningKey};
@@ -336,7 +336,7 @@ mod tests {
             spec = spec.component(ComponentId::field("content-digest").unwrap());
         }
         spec = spec.created(now()).keyid("k1");
-        sign_request(&mut req, "https", &spec, key).unwrap();
+        req.sign_signature(&spec, key).unwrap();
         req
     }
 

@@ -20,8 +20,7 @@ use super::{
 use crate::alg::Algorithm;
 use crate::httpsig::components::{ComponentId, Derived};
 use crate::httpsig::message::{Message, RequestLine};
-use crate::httpsig::sign::{SignatureSpec, Signed};
-use crate::httpsig::verify::HttpPolicy;
+use crate::httpsig::{HttpPolicy, SignatureSpec, Signed};
 use crate::keys::{SigningKey, VerifyingKey};
 use crate::sfv::{self, BareItem, Entry};
 use crate::trust::{KeySource, StaticKeys};
@@ -278,11 +277,9 @@ pub fn verify_directory(
     p.require_expires = true;
     p.max_age = None;
     p.labels = Some(labels.clone());
-    let v = crate::verifier::Verifier::builder(keys)
-        .clock(crate::clock::FixedClock(now))
-        .http(p)
-        .build();
-    match crate::httpsig::verify(&v, &res, Some(&req)) {
+    let mut cx = crate::policy::Context::new(std::sync::Arc::new(keys));
+    cx.clock = std::sync::Arc::new(crate::clock::FixedClock(now));
+    match crate::httpsig::verify(&cx, &p, &res, Some(&req)) {
         Ok(_) => Ok(labels),
         Err(crate::httpsig::HttpSigError::NotVerified(r)) => {
             let why = r

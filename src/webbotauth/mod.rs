@@ -41,8 +41,7 @@ pub mod signature_key;
 use crate::alg::{Algorithm, AllowList};
 use crate::httpsig::components::{ComponentId, Derived};
 use crate::httpsig::message::Message;
-use crate::httpsig::sign::{SignError, SignatureSpec, Signed};
-use crate::httpsig::verify::{HttpPolicy, SigError};
+use crate::httpsig::{HttpPolicy, SigError, SignError, SignatureSpec, Signed};
 use crate::keys::{SigningKey, VerifyingKey};
 use crate::replay::ReplayStore;
 use crate::sfv::{self, BareItem, Entry};
@@ -1087,16 +1086,12 @@ impl WebBotAuthVerifier {
             ComponentId::derived(Derived::Authority),
             ComponentId::derived(Derived::TargetUri),
         ];
-        let mut b = crate::verifier::Verifier::builder(OneKey(trusted))
-            .algorithms(self.policy.algorithms.clone())
-            .skew(self.policy.skew)
-            .clock(crate::clock::FixedClock(now))
-            .http(hp);
-        if let Some(r) = &self.replay {
-            b = b.replay_store(r.clone());
-        }
-        let v = b.build();
-        let rep = crate::httpsig::verify::report(&v, msg, None)
+        let mut cx = crate::policy::Context::new(std::sync::Arc::new(OneKey(trusted)));
+        cx.algorithms = self.policy.algorithms.clone();
+        cx.skew = self.policy.skew;
+        cx.clock = std::sync::Arc::new(crate::clock::FixedClock(now));
+        cx.replay = self.replay.clone();
+        let rep = crate::httpsig::report(&cx, &hp, msg, None)
             .map_err(|e| Error::Header(e.to_string()))?;
         let r = rep
             .results

@@ -27,7 +27,7 @@ use super::{DirectoryError, Error, OneKey, Policy, WebBotAuthVerifier};
 use crate::alg::Algorithm;
 use crate::httpsig::components::{ComponentId, Derived};
 use crate::httpsig::message::Message;
-use crate::httpsig::verify::{HttpPolicy, SigError};
+use crate::httpsig::{HttpPolicy, SigError};
 use crate::keys::VerifyingKey;
 use crate::sfv::{self, BareItem, Entry};
 use crate::trust::{KeySource, TrustedKey};
@@ -278,16 +278,12 @@ impl WebBotAuthVerifier {
             ComponentId::derived(Derived::Authority),
             ComponentId::derived(Derived::TargetUri),
         ];
-        let mut b = crate::verifier::Verifier::builder(OneKey(trusted))
-            .algorithms(policy.algorithms.clone())
-            .skew(policy.skew)
-            .clock(crate::clock::FixedClock(now))
-            .http(hp);
-        if let Some(r) = &self.replay {
-            b = b.replay_store(r.clone());
-        }
-        let v = b.build();
-        let rep = crate::httpsig::verify::report(&v, msg, None)
+        let mut cx = crate::policy::Context::new(std::sync::Arc::new(OneKey(trusted)));
+        cx.algorithms = policy.algorithms.clone();
+        cx.skew = policy.skew;
+        cx.clock = std::sync::Arc::new(crate::clock::FixedClock(now));
+        cx.replay = self.replay.clone();
+        let rep = crate::httpsig::report(&cx, &hp, msg, None)
             .map_err(|e| Error::Header(e.to_string()))?;
         let r = rep
             .results

@@ -1,13 +1,33 @@
 //! Helpers shared by the delegation and JWT tests.
 #![allow(dead_code)]
 
-use agentsig::b64;
+use agentsig::clock::FixedClock;
 use agentsig::delegation::{AuditPolicy, AuditReport, Severity};
-use agentsig::jwt::{FixedClock, JwtPolicy};
+use agentsig::jwt::JwtPolicy;
 use agentsig::trust::{KeyResolver, KeySource, StaticKeys};
 use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, SigningKey};
 use serde_json::{json, Value};
+
+/// Base64url without padding (RFC 4648 section 5) and standard base64, to
+/// build and take apart test inputs (the crate's own codec is internal).
+#[allow(dead_code)]
+mod b64 {
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    use base64::Engine as _;
+    pub fn encode(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        URL_SAFE_NO_PAD.encode(b.as_ref())
+    }
+    pub fn decode(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        URL_SAFE_NO_PAD.decode(s.as_ref())
+    }
+    pub fn encode_std(b: &(impl AsRef<[u8]> + ?Sized)) -> String {
+        STANDARD.encode(b.as_ref())
+    }
+    pub fn decode_std(s: &(impl AsRef<[u8]> + ?Sized)) -> Result<Vec<u8>, base64::DecodeError> {
+        STANDARD.decode(s.as_ref())
+    }
+}
 
 pub const NOW: i64 = 1_760_000_200;
 pub const AS: &str = "https://as.example.com";
@@ -98,7 +118,27 @@ pub fn audit_claims_with(claims: &[Value], jp: &JwtPolicy, policy: &AuditPolicy)
     let k = key();
     let toks: Vec<String> = claims.iter().map(|c| sign(c, &k)).collect();
     let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
-    agentsig::delegation::audit(&refs, &verifier_with(keys_for(&k), jp.clone()), policy)
+    audit(&refs, &verifier_with(keys_for(&k), jp.clone()), policy)
+}
+
+/// Audit `tokens` with `v` under `policy`: the report, whether it passed
+/// (`Ok`) or not (`Err`, which carries it). Checks that the two agree.
+pub fn audit(tokens: &[&str], v: &Verifier, policy: &AuditPolicy) -> AuditReport {
+    match v
+        .to_builder()
+        .audit(policy.clone())
+        .build()
+        .audit_delegation(tokens)
+    {
+        Ok(r) => {
+            assert!(r.passed(), "Ok holds a passed report");
+            r
+        }
+        Err(e) => {
+            assert!(!e.report.passed(), "Err holds a failed report");
+            e.into_report()
+        }
+    }
 }
 
 /// Codes of failed checks of severity error, deduplicated.
