@@ -13,6 +13,7 @@
 pub mod a2a;
 pub mod alg;
 pub mod b64;
+pub mod batch;
 pub mod clock;
 pub mod delegation;
 pub mod descriptor;
