@@ -62,4 +62,47 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn ed25519_keys_off_the_curve_are_refused_at_load() {
+        // y = 2: (y^2 - 1) / (d y^2 + 1) is not a square mod 2^255 - 19,
+        // so no x exists (RFC 8032 section 5.1.3, step 3).
+        let mut y2 = [0u8; 32];
+        y2[0] = 2;
+        assert!(matches!(
+            VerifyingKey::from_ed25519_bytes(&y2),
+            Err(KeyError::InvalidKey(m)) if m.contains("not a point")
+        ));
+        // y = 3 is on the curve (and not of small order): accepted.
+        let mut y3 = [0u8; 32];
+        y3[0] = 3;
+        assert!(VerifyingKey::from_ed25519_bytes(&y3).is_ok());
+    }
+
+    #[test]
+    fn ed25519_malleated_s_is_refused_by_the_parsed_key() {
+        // L, the order of the base point (RFC 8032 section 5.1), little-endian.
+        const L: [u8; 32] = [
+            0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9,
+            0xde, 0x14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+        ];
+        let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+        let vk = k.verifying_key();
+        let sig = k.sign(b"m").unwrap();
+        // The same parsed key verifies again and again.
+        for _ in 0..3 {
+            vk.verify(b"m", &sig).unwrap();
+        }
+        // S + L satisfies the group equation but is not canonical (section
+        // 5.1.7: S must be below L).
+        let mut m = sig.clone();
+        let mut carry = 0u16;
+        for i in 0..32 {
+            let t = u16::from(m[32 + i]) + u16::from(L[i]) + carry;
+            m[32 + i] = t as u8;
+            carry = t >> 8;
+        }
+        assert_eq!(carry, 0);
+        assert_eq!(vk.verify(b"m", &m), Err(VerifyError::Mismatch));
+    }
 }
