@@ -403,9 +403,12 @@ fn sign_parts_with(
         // Made for one request: never stored for another (RFC 9111
         // section 5.2.2.5). Set before signing, since a member may cover
         // it, and kept only if some member is signed.
-        let mut h = parts.headers.clone();
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        let msg = model(parts.status, &h)?;
+        let mut m = Response::new(&[][..]);
+        *m.status_mut() = parts.status;
+        *m.headers_mut() = parts.headers.clone();
+        m.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        let msg = crate::httpsig::Message::from_response(&m)?;
         // A related request that cannot be modelled leaves its `;req`
         // members unsignable: they are skipped.
         let rel = related.and_then(|r| crate::httpsig::Message::from_request(r, cfg.scheme).ok());
@@ -418,7 +421,7 @@ fn sign_parts_with(
             }
         }
         if !extra.is_empty() {
-            parts.headers = h;
+            parts.headers = m.into_parts().0.headers;
         }
     }
     let h = &mut parts.headers;
