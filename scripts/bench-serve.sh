@@ -92,8 +92,16 @@ echo "rps: responses/s; cpu: the server's CPU µs per response (user + system)"
 printf '%-5s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s | %9s %9s %9s %6s %6s\n' round \
     nginx serve ratio nginx-cpu serve-cpu ratio axum axum-cpu ratio req-sig req-cpu floor-cpu rps% cpu%
 for r in $(seq "$ROUNDS"); do
-    read -r n ncpu <<<"$(measure "$NGINX_MASTER $(pgrep -P "$NGINX_MASTER" | tr '\n' ' ')" "http://127.0.0.1:$PORT_N/agent.json")"
-    read -r a acpu <<<"$(measure "$SERVE_PID" "http://127.0.0.1:$PORT_A/agent.json")"
+    # nginx first in odd rounds, agentsig first in even ones (the load of
+    # a shared machine drifts within a round).
+    nginx_pids="$NGINX_MASTER $(pgrep -P "$NGINX_MASTER" | tr '\n' ' ')"
+    if [ $((r % 2)) -eq 1 ]; then
+        read -r n ncpu <<<"$(measure "$nginx_pids" "http://127.0.0.1:$PORT_N/agent.json")"
+        read -r a acpu <<<"$(measure "$SERVE_PID" "http://127.0.0.1:$PORT_A/agent.json")"
+    else
+        read -r a acpu <<<"$(measure "$SERVE_PID" "http://127.0.0.1:$PORT_A/agent.json")"
+        read -r n ncpu <<<"$(measure "$nginx_pids" "http://127.0.0.1:$PORT_N/agent.json")"
+    fi
     read -r x xcpu <<<"$(measure "$AXUM_PID" "http://127.0.0.1:$PORT_X/agent.json")"
     read -r q qcpu <<<"$(measure "$SERVE_PID" -H "Accept-Signature: $ACCEPT" "http://127.0.0.1:$PORT_A/agent.json")"
     # The floor: its signatures per second on 2 threads, and its CPU µs per signature.
