@@ -356,12 +356,12 @@ fn dir_rounds(n: usize, key: &SigningKey, point: &[u8], opts: &BatchOptions) {
     );
 
     for round in 1..=2 {
-        let f = floor(&raws, &point);
+        let f = floor(&raws, point);
         let start = Instant::now();
         let mut ok = 0usize;
         run_ordered(
             paths.iter(),
-            &opts,
+            opts,
             |p: &PathBuf| {
                 let d = std::fs::read(p).ok()?;
                 let mut jp = p.clone().into_os_string();

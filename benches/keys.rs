@@ -25,13 +25,16 @@ fn b64(s: &str) -> Vec<u8> {
         .expect("base64url")
 }
 
+/// A verifier of (message, signature).
+type Verify = Box<dyn Fn(&[u8], &[u8]) -> bool>;
+
 /// One algorithm: agentsig's key and a bare verifier over the same bytes.
 struct Case {
     name: &'static str,
     key: VerifyingKey,
     sig: Vec<u8>,
-    bare: Box<dyn Fn(&[u8], &[u8]) -> bool>,
-    reference: Option<(&'static str, Box<dyn Fn(&[u8], &[u8]) -> bool>)>,
+    bare: Verify,
+    reference: Option<(&'static str, Verify)>,
 }
 
 fn cases() -> Vec<Case> {
@@ -48,11 +51,11 @@ fn cases() -> Vec<Case> {
         let key = sk.verifying_key().clone();
         let jwk = key.to_jwk().to_value();
         let field = |k: &str| b64(jwk[k].as_str().expect("jwk member"));
-        let (bare, reference): (Box<dyn Fn(&[u8], &[u8]) -> bool>, _) = match alg {
+        let (bare, reference): (Verify, _) = match alg {
             Algorithm::Ed25519 => {
                 let pk: [u8; 32] = field("x").try_into().expect("32 bytes");
                 let dalek = ed25519_dalek::VerifyingKey::from_bytes(&pk).expect("point");
-                let reference: Box<dyn Fn(&[u8], &[u8]) -> bool> = Box::new(move |m, s| {
+                let reference: Verify = Box::new(move |m, s| {
                     ring::signature::UnparsedPublicKey::new(&ring::signature::ED25519, pk)
                         .verify(m, s)
                         .is_ok()

@@ -1066,15 +1066,15 @@ mod tests {
         }
     }
 
+    /// A response head and body, to come.
+    type Answer = Pin<Box<dyn Future<Output = (http::response::Parts, Bytes)>>>;
+
     /// One layer (one cache) answering with whatever body and type the
     /// request names in `x-body` / `x-type`.
     fn echo_layer(
         ring: &Arc<KeyRing>,
         clock: Arc<ManualClock>,
-    ) -> impl Fn(
-        &'static str,
-        &'static str,
-    ) -> Pin<Box<dyn Future<Output = (http::response::Parts, Bytes)>>> {
+    ) -> impl Fn(&'static str, &'static str) -> Answer {
         let mut cfg = SignConfig::new(ring.clone());
         cfg.clock = clock;
         let layer = SignLayer::with_config(cfg);

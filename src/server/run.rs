@@ -371,7 +371,7 @@ mod tests {
         let log = BufferedStderr::start_to(sink);
         for i in 0..10 {
             use std::io::Write as _;
-            write!(log.make_writer(), "line {i}\n").unwrap();
+            writeln!(log.make_writer(), "line {i}").unwrap();
         }
         let gathered = String::from_utf8(log.shared.buf.lock().unwrap().clone()).unwrap();
         // Unless the 100 ms flusher ran in between, all ten wait together;
