@@ -83,7 +83,8 @@ enum Item {
 /// The result of one input.
 struct Outcome {
     verified: bool,
-    report: Report,
+    /// The JSON report (absent for a verified item in text mode).
+    report: Option<Report>,
     line: String,
 }
 
@@ -94,7 +95,7 @@ impl Outcome {
         Outcome {
             verified: false,
             line: format!("{subject}: NOT verified: {message}"),
-            report,
+            report: Some(report),
         }
     }
 }
@@ -141,12 +142,12 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
     let (mut total, mut verified) = (0usize, 0usize);
     let work = |item: Item| -> Outcome {
         match item {
-            Item::Local(path) => local(verifier.as_ref(), &path),
+            Item::Local(path) => local(verifier.as_ref(), &path, cx.json),
             Item::Inline {
                 name,
                 descriptor,
                 jws,
-            } => check(verifier.as_ref(), &name, &descriptor, &jws, None),
+            } => check(verifier.as_ref(), &name, &descriptor, &jws, None, cx.json),
             Item::Bad { name, message } => Outcome::failed(&name, "batch.bad-input", message),
             #[cfg(feature = "net")]
             Item::Url(url) => urls.verify(&url),
@@ -164,8 +165,8 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
             verified += 1;
         }
         progress.clear();
-        if cx.json {
-            print_line(&o.report);
+        if let (true, Some(r)) = (cx.json, &o.report) {
+            print_line(r);
         } else {
             outln!("{}", o.line);
         }
@@ -212,7 +213,7 @@ fn print_line(r: &Report) {
 }
 
 /// A local descriptor and its `FILE.jws`.
-fn local(v: Option<&Verifier>, path: &str) -> Outcome {
+fn local(v: Option<&Verifier>, path: &str, json: bool) -> Outcome {
     let descriptor = match super::read_input(path) {
         Ok(b) => b,
         Err(e) => return Outcome::failed(path, "batch.unreadable", e.message),
@@ -225,16 +226,19 @@ fn local(v: Option<&Verifier>, path: &str) -> Outcome {
     let Ok(jws) = String::from_utf8(jws) else {
         return Outcome::failed(path, "batch.no-jws", format!("{jws_path}: not UTF-8"));
     };
-    check(v, path, &descriptor, &jws, Some(&jws_path))
+    check(v, path, &descriptor, &jws, Some(&jws_path), json)
 }
 
-/// A descriptor against its detached JWS, as `verify FILE` does.
+/// A descriptor against its detached JWS, as `verify FILE` does. The
+/// report is built only when printed (`--json`) or needed for the reason
+/// of a failure.
 fn check(
     v: Option<&Verifier>,
     subject: &str,
     descriptor: &[u8],
     jws_text: &str,
     jws_path: Option<&str>,
+    json: bool,
 ) -> Outcome {
     let Some(v) = v else {
         return Outcome::failed(
@@ -259,6 +263,13 @@ fn check(
         Err(e) => return Outcome::failed(subject, "batch.malformed", e.to_string()),
     };
     let verified = report.verified();
+    if verified && !json {
+        return Outcome {
+            verified,
+            report: None,
+            line: format!("{subject}: verified"),
+        };
+    }
     let mut json = Report::from_jws("verify", Some(subject), &report.jws);
     if let Some(p) = jws_path {
         json.detail("jws", p);
@@ -275,7 +286,7 @@ fn check(
     };
     Outcome {
         verified,
-        report: json,
+        report: Some(json),
         line,
     }
 }
@@ -488,7 +499,7 @@ impl Urls {
                 };
                 Outcome {
                     verified: true,
-                    report: super::net::success_report("verify", url, &v),
+                    report: Some(super::net::success_report("verify", url, &v)),
                     line,
                 }
             }
