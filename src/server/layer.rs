@@ -563,7 +563,9 @@ impl CacheEntry {
 /// The default signatures of one [`SignLayer`], shared by all its
 /// services: per body (the same status, `Content-Type` and bytes, compared
 /// in full) the `Content-Digest`, computed once, and the signature of the
-/// current second and key, made at most once per second. A new second, a
+/// current second and key, made at most once per second once the bytes
+/// are cached (requests racing on bytes not yet cached may each sign; they
+/// never wait for unrelated responses). A new second, a
 /// new current key or other bytes always sign afresh, so no response
 /// carries a `created` other than the current second or a signature over
 /// other bytes.
@@ -604,9 +606,31 @@ impl SignCache {
             }
             _ => None,
         };
-        // Signed under the slot's lock: the other requests for these bytes
-        // in this second wait for this one signature instead of making
-        // their own.
+        if digest.is_none() {
+            // Other bytes than the slot holds (a new version, or a service
+            // whose every answer differs): digest and sign without holding
+            // the slot, so that unrelated responses never wait for each
+            // other, then keep the result.
+            drop(slot);
+            let sig = DefaultSignature::make(cfg, current, t, key, None, None)?;
+            let mut slot = match self.slots[key.slot()].lock() {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+            *slot = Some(CacheEntry {
+                status: key.status,
+                content_type: key.content_type.cloned(),
+                body: key.body.clone(),
+                key: current.clone(),
+                created: t,
+                sig: sig.clone(),
+            });
+            return Ok(sig);
+        }
+        // The same bytes in a new second (or under a new key): signed under
+        // the slot's lock, so that the other requests for these bytes in
+        // this second wait for this one signature instead of making their
+        // own.
         let sig = DefaultSignature::make(cfg, current, t, key, digest, None)?;
         *slot = Some(CacheEntry {
             status: key.status,
