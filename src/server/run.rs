@@ -247,7 +247,7 @@ const LOG_FLUSH_EVERY: Duration = Duration::from_millis(100);
 
 /// A log writer for `tracing_subscriber` (`.with_writer(log.clone())`)
 /// that gathers lines in one shared buffer and writes them to standard
-/// error in batches: when [`LOG_BUFFER`] bytes have gathered, at least
+/// error in batches: when 32 KiB have gathered, at least
 /// every 100 ms (a background thread), and when a handle is dropped. The
 /// request log keeps one line per request without one `write(2)` per
 /// request. Make it with [`BufferedStderr::start`] and keep
