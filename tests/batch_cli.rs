@@ -106,6 +106,12 @@ fn a_directory_all_verified_exits_0_in_name_order() {
         "{}",
         err(&o)
     );
+    // Standard error is a pipe here, not a terminal: no progress line.
+    assert!(
+        !err(&o).contains('\x1b') && !err(&o).contains('\r'),
+        "{}",
+        err(&o)
+    );
 }
 
 #[test]
@@ -250,6 +256,22 @@ fn usage_errors_exit_2() {
         let o = run(&t.0, args, None);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", err(&o));
     }
+    // Under --json an unreadable LIST is still a report (verdict error).
+    let o = run(
+        &t.0,
+        &[
+            "verify",
+            "--batch",
+            "missing-dir",
+            "--jwks",
+            "keys.json",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verdict"], "error");
     // An empty directory: nothing to verify is not success.
     std::fs::create_dir_all(t.0.join("empty")).unwrap();
     let o = run(
