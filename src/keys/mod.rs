@@ -105,4 +105,44 @@ mod tests {
         assert_eq!(carry, 0);
         assert_eq!(vk.verify(b"m", &m), Err(VerifyError::Mismatch));
     }
+
+    #[test]
+    fn ed25519_small_order_r_is_refused_though_the_equation_holds() {
+        use curve25519_dalek::scalar::Scalar;
+        use sha2::{Digest, Sha512};
+        let seed = [7u8; 32];
+        let k = SigningKey::from_ed25519_seed(&seed).unwrap();
+        let vk = k.verifying_key();
+        let a_bytes: [u8; 32] = crate::b64::decode(vk.to_jwk().to_value()["x"].as_str().unwrap())
+            .unwrap()
+            .try_into()
+            .unwrap();
+        // The secret scalar a (RFC 8032 section 5.1.5, steps 1-3).
+        let h = Sha512::digest(seed);
+        let mut a = [0u8; 32];
+        a.copy_from_slice(&h[..32]);
+        a[0] &= 248;
+        a[31] &= 127;
+        a[31] |= 64;
+        let a = Scalar::from_bytes_mod_order(a);
+        // R = the identity (small order), S = k * a: [S]B = R + [k]A holds.
+        let mut r = [0u8; 32];
+        r[0] = 1;
+        let msg = b"m";
+        let kh = Sha512::new()
+            .chain_update(r)
+            .chain_update(a_bytes)
+            .chain_update(msg)
+            .finalize();
+        let kk = Scalar::from_bytes_mod_order_wide(&kh.into());
+        let s = kk * a;
+        let sig = [&r[..], s.as_bytes()].concat();
+        // The cofactorless equation alone accepts it...
+        let dalek = ed25519_dalek::VerifyingKey::from_bytes(&a_bytes).unwrap();
+        let dsig = ed25519_dalek::Signature::from_slice(&sig).unwrap();
+        use ed25519_dalek::Verifier as _;
+        assert!(dalek.verify(msg, &dsig).is_ok());
+        // ...strict verification refuses a small-order R.
+        assert_eq!(vk.verify(msg, &sig), Err(VerifyError::Mismatch));
+    }
 }

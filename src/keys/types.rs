@@ -114,14 +114,22 @@ impl VerifyingKey {
                 rsig::UnparsedPublicKey::new(&rsig::ECDSA_P384_SHA384_FIXED, p).verify(msg, sig)
             }
             PublicInner::Ed25519(p) => {
-                // Strict RFC 8032 verification: S < L (section 5.1.7),
-                // small-order A and R refused; the length was checked above.
+                // Strict RFC 8032 verification, as ed25519-dalek's
+                // verify_strict: S < L (section 5.1.7, checked by dalek),
+                // A not of small order (refused at load), R not of small
+                // order (any encoding of the eight torsion points refused
+                // here, from its bytes, instead of decompressing R), and
+                // [S]B = R + [k]A with R's bytes equal to the canonical
+                // encoding of the computed point. The length was checked
+                // above.
+                let r: &[u8; 32] = sig[..32].try_into().map_err(|_| VerifyError::Mismatch)?;
+                if ed25519_small_order(r) {
+                    return Err(VerifyError::Mismatch);
+                }
                 let sig =
                     ed25519_dalek::Signature::from_slice(sig).map_err(|_| VerifyError::Mismatch)?;
-                return p
-                    .key
-                    .verify_strict(msg, &sig)
-                    .map_err(|_| VerifyError::Mismatch);
+                use ed25519_dalek::Verifier as _;
+                return p.key.verify(msg, &sig).map_err(|_| VerifyError::Mismatch);
             }
             PublicInner::Rsa { n, e } => {
                 let params: &rsig::RsaParameters = match self.alg {
