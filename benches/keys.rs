@@ -3,8 +3,9 @@
 //! uses, on the same message and signature:
 //!
 //! * Ed25519: a bare `ed25519_dalek::VerifyingKey::verify_strict` loop
-//!   (agentsig keeps the decompressed key and verifies strictly), and for
-//!   reference ring's `ED25519`, which decodes the key on every verify;
+//!   (agentsig keeps the decompressed key and verifies with the same
+//!   acceptance), and for reference ring's `ED25519`, which decodes the key
+//!   on every verify;
 //! * ECDSA P-256 / P-384 and RSA: a bare ring `UnparsedPublicKey` /
 //!   `RsaPublicKeyComponents` loop.
 //!
