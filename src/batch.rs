@@ -342,4 +342,51 @@ mod tests {
         let want: Vec<_> = (0..30).map(|i| (i, i % 3 == 0)).collect();
         assert_eq!(out, want);
     }
+
+    #[test]
+    fn responses_are_verified_in_order_with_failures_per_item() {
+        use crate::httpsig::sign::sign_response;
+        use crate::httpsig::{ComponentId, Derived, HttpPolicy, SignatureSpec};
+        use crate::trust::{KeySource, StaticKeys};
+        use crate::{Algorithm, SigningKey};
+        let key = SigningKey::generate(Algorithm::Ed25519)
+            .unwrap()
+            .with_kid("k");
+        let now = crate::clock::Clock::now(&crate::clock::SystemClock);
+        let v = Verifier::builder(
+            StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned),
+        )
+        .http(HttpPolicy::default())
+        .build();
+        let items: Vec<(http::Response<Vec<u8>>, Option<http::Request<Vec<u8>>>)> = (0..12)
+            .map(|i| {
+                let mut res = http::Response::builder()
+                    .status(200)
+                    .header("x-n", i.to_string())
+                    .body(Vec::new())
+                    .unwrap();
+                let spec = SignatureSpec::new("sig1")
+                    .component(ComponentId::derived(Derived::Status))
+                    .component(ComponentId::field("x-n").unwrap())
+                    .created(now)
+                    .keyid("k");
+                sign_response::<_, Vec<u8>>(&mut res, None, "https", &spec, &key).unwrap();
+                if i % 4 == 3 {
+                    res.headers_mut()
+                        .insert("x-n", http::HeaderValue::from_static("tampered"));
+                }
+                (res, None)
+            })
+            .collect();
+        let mut out = Vec::new();
+        verify_responses(
+            &v,
+            "https",
+            items,
+            &BatchOptions::with_threads(3),
+            |i, r| out.push((i, r.is_ok_and(|r| r.all_valid()))),
+        );
+        let want: Vec<_> = (0..12).map(|i| (i, i % 4 != 3)).collect();
+        assert_eq!(out, want);
+    }
 }
