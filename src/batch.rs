@@ -343,6 +343,9 @@ mod tests {
         assert_eq!(out, want);
     }
 
+    /// A response and the request it answers.
+    type Exchange = (http::Response<Vec<u8>>, Option<http::Request<Vec<u8>>>);
+
     #[test]
     fn responses_are_verified_in_order_with_failures_per_item() {
         use crate::httpsig::sign::sign_response;
@@ -358,7 +361,7 @@ mod tests {
         )
         .http(HttpPolicy::default())
         .build();
-        let items: Vec<(http::Response<Vec<u8>>, Option<http::Request<Vec<u8>>>)> = (0..12)
+        let items: Vec<Exchange> = (0..12)
             .map(|i| {
                 let mut res = http::Response::builder()
                     .status(200)
