@@ -72,6 +72,8 @@
 //! * [`policy`]: the policy and limit types each format takes, and the shared
 //!   [`policy::Context`]; plain data with secure defaults.
 //! * [`report`]: the one machine-readable report shape for every verdict.
+//! * [`batch`]: many verifications on all cores with one shared [`Verifier`],
+//!   results in input order, memory bounded by a window.
 //!
 //! Formats (sign, and verify through the [`Verifier`]):
 //! * [`descriptor`]: descriptors signed with a detached JWS over RFC 8785 JCS.
@@ -82,6 +84,8 @@
 //! * [`a2a`]: A2A Agent Card signatures as the reference SDKs compute them.
 //! * [`formats`]: the seed descriptor formats: detection, lint, publication.
 //! * [`announce`]: signed key announcements for key continuity.
+//! * [`webbotauth`]: the Web Bot Auth profile of RFC 9421: agents that sign
+//!   their requests, their key directory, sites that verify them.
 //!
 //! Keys and trust:
 //! * [`keys`]: [`SigningKey`] and [`VerifyingKey`], each bound to one [`Algorithm`] ([`alg`]).
@@ -115,6 +119,7 @@ pub mod a2a;
 pub mod alg;
 pub mod announce;
 pub(crate) mod b64;
+pub mod batch;
 pub mod clock;
 pub mod delegation;
 pub mod descriptor;

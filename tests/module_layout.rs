@@ -150,9 +150,10 @@ const LAYERS: &[(usize, &[&str])] = &[
             "delegation",
             "formats",
             "announce",
+            "webbotauth",
         ],
     ),
-    (6, &["verifier", "report"]),
+    (6, &["verifier", "report", "webbotauth_report", "batch"]),
     (7, &["server", "net"]),
 ];
 

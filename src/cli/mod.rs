@@ -38,6 +38,7 @@ macro_rules! errln {
     }};
 }
 
+mod batch;
 mod delegation;
 mod http;
 mod keygen;

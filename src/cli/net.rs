@@ -128,7 +128,7 @@ pub struct ResolveArgs {
     pub json: bool,
 }
 
-fn options(
+pub(super) fn options(
     net: &NetArgs,
     trust: &TrustedKeyArgs,
     max_age: Option<u64>,
@@ -154,7 +154,7 @@ fn options(
     Ok(o)
 }
 
-fn success_report(command: &str, subject: &str, v: &UrlVerified) -> Report {
+pub(super) fn success_report(command: &str, subject: &str, v: &UrlVerified) -> Report {
     let mut r = match (&v.http_signature, &v.jws) {
         (Some(h), _) => Report::from_http(command, Some(subject), h),
         (None, Some(j)) => Report::from_jws(command, Some(subject), &j.jws),

@@ -127,9 +127,10 @@ pub fn run(a: ServeArgs) -> CliResult {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("AGENTSIG_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let log = server::run::BufferedStderr::start();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(log.clone())
         .with_ansi(false)
         .try_init();
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -557,6 +557,8 @@ pub struct VerifyArgs {
     /// the outcome.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    batch: super::batch::BatchArgs,
 }
 
 impl VerifyArgs {
@@ -607,6 +609,29 @@ struct JwsOutcome {
 }
 
 pub fn verify(a: VerifyArgs) -> CliResult {
+    if let Some(list) = &a.batch.batch {
+        if !a.file.is_empty()
+            || a.response.is_some()
+            || a.jws.is_some()
+            || a.require_all
+            || a.pin_store.is_some()
+        {
+            return Err(CliError::usage(
+                "--batch takes no FILE, --response, --jws, --require-all or --pin-store",
+            ));
+        }
+        let cx = super::batch::BatchContext {
+            trust: &a.trust,
+            typ: &a.typ,
+            ignore_key_headers: a.ignore_key_headers,
+            json: a.json,
+            max_age: a.max_age,
+            now: a.now,
+            #[cfg(feature = "net")]
+            net: &a.net,
+        };
+        return super::batch::run(list, &a.batch, &cx);
+    }
     let is_url = a.file.starts_with("https://") || a.file.starts_with("http://");
     #[cfg(feature = "net")]
     if is_url && a.response.is_none() {

@@ -19,7 +19,7 @@ impl VerifyingKey {
         let mut j = match &self.inner {
             PublicInner::EcP256(p) => Jwk::ec("P-256", &p[1..33], &p[33..65]),
             PublicInner::EcP384(p) => Jwk::ec("P-384", &p[1..49], &p[49..97]),
-            PublicInner::Ed25519(p) => Jwk::okp("Ed25519", p),
+            PublicInner::Ed25519(p) => Jwk::okp("Ed25519", &p.bytes),
             PublicInner::Rsa { n, e } => Jwk::rsa(n, e),
             PublicInner::Hmac(s) => Jwk::oct(&s.bytes),
         };
@@ -44,7 +44,7 @@ impl VerifyingKey {
                     oid: OID_ED25519,
                     parameters: None,
                 },
-                p.to_vec(),
+                p.bytes.to_vec(),
             ),
             PublicInner::Rsa { n, e } => {
                 let pk = pkcs1::RsaPublicKey {

@@ -62,4 +62,87 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn ed25519_keys_off_the_curve_are_refused_at_load() {
+        // y = 2: (y^2 - 1) / (d y^2 + 1) is not a square mod 2^255 - 19,
+        // so no x exists (RFC 8032 section 5.1.3, step 3).
+        let mut y2 = [0u8; 32];
+        y2[0] = 2;
+        assert!(matches!(
+            VerifyingKey::from_ed25519_bytes(&y2),
+            Err(KeyError::InvalidKey(m)) if m.contains("not a point")
+        ));
+        // y = 3 is on the curve (and not of small order): accepted.
+        let mut y3 = [0u8; 32];
+        y3[0] = 3;
+        assert!(VerifyingKey::from_ed25519_bytes(&y3).is_ok());
+    }
+
+    #[test]
+    fn ed25519_malleated_s_is_refused_by_the_parsed_key() {
+        // L, the order of the base point (RFC 8032 section 5.1), little-endian.
+        const L: [u8; 32] = [
+            0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9,
+            0xde, 0x14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+        ];
+        let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+        let vk = k.verifying_key();
+        let sig = k.sign(b"m").unwrap();
+        // The same parsed key verifies again and again.
+        for _ in 0..3 {
+            vk.verify(b"m", &sig).unwrap();
+        }
+        // S + L satisfies the group equation but is not canonical (section
+        // 5.1.7: S must be below L).
+        let mut m = sig.clone();
+        let mut carry = 0u16;
+        for i in 0..32 {
+            let t = u16::from(m[32 + i]) + u16::from(L[i]) + carry;
+            m[32 + i] = t as u8;
+            carry = t >> 8;
+        }
+        assert_eq!(carry, 0);
+        assert_eq!(vk.verify(b"m", &m), Err(VerifyError::Mismatch));
+    }
+
+    #[test]
+    fn ed25519_small_order_r_is_refused_though_the_equation_holds() {
+        use curve25519_dalek::scalar::Scalar;
+        use sha2::{Digest, Sha512};
+        let seed = [7u8; 32];
+        let k = SigningKey::from_ed25519_seed(&seed).unwrap();
+        let vk = k.verifying_key();
+        let a_bytes: [u8; 32] = crate::b64::decode(vk.to_jwk().to_value()["x"].as_str().unwrap())
+            .unwrap()
+            .try_into()
+            .unwrap();
+        // The secret scalar a (RFC 8032 section 5.1.5, steps 1-3).
+        let h = Sha512::digest(seed);
+        let mut a = [0u8; 32];
+        a.copy_from_slice(&h[..32]);
+        a[0] &= 248;
+        a[31] &= 127;
+        a[31] |= 64;
+        let a = Scalar::from_bytes_mod_order(a);
+        // R = the identity (small order), S = k * a: [S]B = R + [k]A holds.
+        let mut r = [0u8; 32];
+        r[0] = 1;
+        let msg = b"m";
+        let kh = Sha512::new()
+            .chain_update(r)
+            .chain_update(a_bytes)
+            .chain_update(msg)
+            .finalize();
+        let kk = Scalar::from_bytes_mod_order_wide(&kh.into());
+        let s = kk * a;
+        let sig = [&r[..], s.as_bytes()].concat();
+        // The cofactorless equation alone accepts it...
+        let dalek = ed25519_dalek::VerifyingKey::from_bytes(&a_bytes).unwrap();
+        let dsig = ed25519_dalek::Signature::from_slice(&sig).unwrap();
+        use ed25519_dalek::Verifier as _;
+        assert!(dalek.verify(msg, &dsig).is_ok());
+        // ...strict verification refuses a small-order R.
+        assert_eq!(vk.verify(msg, &sig), Err(VerifyError::Mismatch));
+    }
 }

@@ -29,13 +29,21 @@ pub(super) enum PublicInner {
     /// Uncompressed SEC1 point, validated on the curve.
     EcP256(Vec<u8>),
     EcP384(Vec<u8>),
-    Ed25519([u8; 32]),
+    /// The 32 encoded bytes and the point decompressed once, at load
+    /// (RFC 8032 section 5.1.3), so that no verify decodes it again.
+    Ed25519(Box<Ed25519Public>),
     /// Big-endian, without leading zeros.
     Rsa {
         n: Vec<u8>,
         e: Vec<u8>,
     },
     Hmac(HmacSecret),
+}
+
+#[derive(Clone)]
+pub(super) struct Ed25519Public {
+    pub(super) bytes: [u8; 32],
+    pub(super) key: ed25519_dalek::VerifyingKey,
 }
 
 #[derive(Clone)]
@@ -110,7 +118,22 @@ impl VerifyingKey {
                 rsig::UnparsedPublicKey::new(&rsig::ECDSA_P384_SHA384_FIXED, p).verify(msg, sig)
             }
             PublicInner::Ed25519(p) => {
-                rsig::UnparsedPublicKey::new(&rsig::ED25519, p).verify(msg, sig)
+                // Strict RFC 8032 verification, as ed25519-dalek's
+                // verify_strict: S < L (section 5.1.7, checked by dalek),
+                // A not of small order (refused at load), R not of small
+                // order (any encoding of the eight torsion points refused
+                // here, from its bytes, instead of decompressing R), and
+                // [S]B = R + [k]A with R's bytes equal to the canonical
+                // encoding of the computed point. The length was checked
+                // above.
+                let r: &[u8; 32] = sig[..32].try_into().map_err(|_| VerifyError::Mismatch)?;
+                if ed25519_small_order(r) {
+                    return Err(VerifyError::Mismatch);
+                }
+                let sig =
+                    ed25519_dalek::Signature::from_slice(sig).map_err(|_| VerifyError::Mismatch)?;
+                use ed25519_dalek::Verifier as _;
+                return p.key.verify(msg, &sig).map_err(|_| VerifyError::Mismatch);
             }
             PublicInner::Rsa { n, e } => {
                 let params: &rsig::RsaParameters = match self.alg {
@@ -190,9 +213,14 @@ impl VerifyingKey {
                 "Ed25519 public key is a small-order point: any signature with R = identity and S = 0 would verify".into(),
             ));
         }
+        // A point that does not decompress can verify nothing: refused
+        // here, with the reason, rather than at every verify.
+        let key = ed25519_dalek::VerifyingKey::from_bytes(&arr).map_err(|_| {
+            KeyError::InvalidKey("Ed25519 public key is not a point on the curve".into())
+        })?;
         Ok(VerifyingKey {
             alg: Algorithm::Ed25519,
-            inner: PublicInner::Ed25519(arr),
+            inner: PublicInner::Ed25519(Box::new(Ed25519Public { bytes: arr, key })),
             kid: None,
         })
     }

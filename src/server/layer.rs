@@ -29,6 +29,16 @@
 //! `;req` components) gets `Cache-Control: no-store` (RFC 9111 section
 //! 5.2.2.5) so that no shared cache hands it to another client.
 //!
+//! The default signature depends only on the status, the `Content-Type`,
+//! the body's bytes, the key and `created` (one-second resolution), so the
+//! layer computes the `Content-Digest` once per body and the default
+//! signature at most once per (body, key, second), shared by every
+//! connection through the clones of one [`SignLayer`] (see [`SignCache`]).
+//! A cached signature is served only within the second it was `created`
+//! in ([`SignConfig::clock`]) and only over the very bytes it was made
+//! for; signatures requested through `Accept-Signature` are made per
+//! request.
+//!
 //! The body is buffered up to [`SignConfig::max_body`]. A body that is
 //! larger, or of unknown length (streaming), is handled by
 //! [`Unsignable`]: refused (a 500 in place of the response, the default) or
@@ -36,7 +46,8 @@
 //! bytes other than the ones sent: a body that turns out longer than its
 //! size hint, or that fails while being read, becomes a 500.
 
-use super::keys::KeyRing;
+use super::keys::{KeyRing, PublisherKey};
+use crate::clock::{Clock, SystemClock};
 use crate::httpsig::{accept, components::ComponentId, sign, SignatureSpec};
 use bytes::{Buf, Bytes};
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
@@ -44,7 +55,7 @@ use http_body::Body;
 use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, Limited};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use tower_layer::Layer;
 use tower_service::Service;
@@ -99,6 +110,9 @@ pub struct SignConfig {
     /// `tag` values a requester may have put on a requested signature;
     /// any other requested `tag` is dropped. Empty by default.
     pub allowed_tags: Vec<String>,
+    /// The time source of `created` (and of the signature cache's
+    /// one-second validity); the system clock by default.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl SignConfig {
@@ -115,6 +129,7 @@ impl SignConfig {
             scheme: "https",
             accept_signature: false,
             allowed_tags: Vec::new(),
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -123,6 +138,7 @@ impl SignConfig {
 #[derive(Clone, Debug)]
 pub struct SignLayer {
     cfg: Arc<SignConfig>,
+    cache: Arc<SignCache>,
 }
 
 impl SignLayer {
@@ -132,7 +148,10 @@ impl SignLayer {
     }
     /// Sign with explicit settings.
     pub fn with_config(cfg: SignConfig) -> SignLayer {
-        SignLayer { cfg: Arc::new(cfg) }
+        SignLayer {
+            cfg: Arc::new(cfg),
+            cache: Arc::new(SignCache::default()),
+        }
     }
 }
 
@@ -142,6 +161,7 @@ impl<S> Layer<S> for SignLayer {
         SignService {
             inner,
             cfg: self.cfg.clone(),
+            cache: self.cache.clone(),
         }
     }
 }
@@ -151,6 +171,7 @@ impl<S> Layer<S> for SignLayer {
 pub struct SignService<S> {
     inner: S,
     cfg: Arc<SignConfig>,
+    cache: Arc<SignCache>,
 }
 
 /// What the signer keeps of the request: enough for `;req` components.
@@ -193,9 +214,10 @@ where
         };
         let fut = self.inner.call(req);
         let cfg = self.cfg.clone();
+        let cache = self.cache.clone();
         Box::pin(async move {
             let res = fut.await?;
-            Ok(sign_response(&cfg, res, &head).await)
+            Ok(sign_response(&cfg, &cache, res, &head).await)
         })
     }
 }
@@ -235,6 +257,7 @@ pub(crate) fn text_response(status: StatusCode, msg: &str) -> Response<SignedBod
 
 async fn sign_response<B>(
     cfg: &SignConfig,
+    cache: &SignCache,
     res: Response<B>,
     head: &RequestHead,
 ) -> Response<SignedBody>
@@ -288,7 +311,7 @@ where
             return Response::from_parts(parts, full(bytes));
         }
     }
-    match sign_parts(cfg, &mut parts, &bytes, head.related.as_ref()) {
+    match sign_parts_with(cfg, Some(cache), &mut parts, &bytes, head.related.as_ref()) {
         Ok(()) => Response::from_parts(parts, full(bytes)),
         Err(e) => {
             tracing::warn!("response not signed: {e}");
@@ -314,15 +337,10 @@ pub enum SignResponseError {
     LabelTaken(String),
 }
 
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
-}
-
 /// Add `Content-Digest`, `Content-Length` and the signatures to a response
 /// head whose content is `body`. `related` is the request (for
-/// `Accept-Signature` and `;req` components).
+/// `Accept-Signature` and `;req` components). Signs afresh every time; the
+/// [`SignLayer`] shares its default signatures through a [`SignCache`].
 ///
 /// # Errors
 /// [`SignResponseError`] when the response cannot be read or signed.
@@ -332,51 +350,68 @@ pub fn sign_parts(
     body: &[u8],
     related: Option<&Request<Vec<u8>>>,
 ) -> Result<(), SignResponseError> {
-    let digest = crate::digest::content_digest(body);
+    sign_parts_with(cfg, None, parts, &Bytes::copy_from_slice(body), related)
+}
+
+/// [`sign_parts`], taking the digest and the default signature from
+/// `cache` when it holds them for these bytes in the current second.
+fn sign_parts_with(
+    cfg: &SignConfig,
+    cache: Option<&SignCache>,
+    parts: &mut http::response::Parts,
+    body: &Bytes,
+    related: Option<&Request<Vec<u8>>>,
+) -> Result<(), SignResponseError> {
+    if parts.headers.contains_key("signature-input") {
+        return Err(SignResponseError::LabelTaken(cfg.label.clone()));
+    }
+    let current = cfg.keys.current();
+    let t = cfg.clock.now();
+    let content_type = parts.headers.get(header::CONTENT_TYPE).cloned();
+    let key = DefaultKey {
+        status: parts.status,
+        content_type: content_type.as_ref(),
+        body,
+    };
+    // A Content-Type sent on several field lines is signed as their
+    // combination (RFC 9421 section 2.1): signed from the whole head, not
+    // cached.
+    let one_type = parts
+        .headers
+        .get_all(header::CONTENT_TYPE)
+        .iter()
+        .nth(1)
+        .is_none();
+    let default = match cache {
+        Some(c) if one_type => c.get_or_sign(cfg, &current, t, &key)?,
+        _ => DefaultSignature::make(cfg, &current, t, &key, None, Some(&parts.headers))?,
+    };
     let h = &mut parts.headers;
     h.insert(
-        "content-digest",
-        HeaderValue::from_str(&digest)
-            .map_err(|_| crate::httpsig::SignError::BadString(digest.clone()))?,
+        header::HeaderName::from_static("content-digest"),
+        default.digest.clone(),
     );
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
-    let current = cfg.keys.current();
-    let t = now();
-    let mut spec = SignatureSpec::new(cfg.label.clone());
-    spec.components = mandatory(&parts.headers);
-    spec = spec
-        .created(t)
-        .keyid(&current.keyid)
-        .alg(current.key.algorithm());
-    if let Some(e) = cfg.expires_in {
-        spec = spec.expires(t.saturating_add(e));
-    }
     let requested = match related {
-        Some(r) if cfg.accept_signature => requested_specs(cfg, r, &spec.components, t),
+        Some(r) if cfg.accept_signature => {
+            requested_specs(cfg, r, &mandatory(content_type.is_some()), t)
+        }
         _ => Vec::new(),
     };
     if cfg.accept_signature {
         add_vary(&mut parts.headers);
     }
-    if parts.headers.contains_key("signature-input") {
-        return Err(SignResponseError::LabelTaken(cfg.label.clone()));
-    }
-    // The signature base never includes the content itself (RFC 9421
-    // section 2): the model needs the header block only.
-    let model = |h: &http::HeaderMap| {
-        let mut m = Response::new(&[][..]);
-        *m.status_mut() = parts.status;
-        *m.headers_mut() = h.clone();
-        crate::httpsig::Message::from_response(&m)
-    };
     let mut extra = Vec::new();
     if !requested.is_empty() {
         // Made for one request: never stored for another (RFC 9111
         // section 5.2.2.5). Set before signing, since a member may cover
         // it, and kept only if some member is signed.
-        let mut h = parts.headers.clone();
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        let msg = model(&h)?;
+        let mut m = Response::new(&[][..]);
+        *m.status_mut() = parts.status;
+        *m.headers_mut() = parts.headers.clone();
+        m.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        let msg = crate::httpsig::Message::from_response(&m)?;
         // A related request that cannot be modelled leaves its `;req`
         // members unsignable: they are skipped.
         let rel = related.and_then(|r| crate::httpsig::Message::from_request(r, cfg.scheme).ok());
@@ -389,23 +424,235 @@ pub fn sign_parts(
             }
         }
         if !extra.is_empty() {
-            parts.headers = h;
+            parts.headers = m.into_parts().0.headers;
         }
     }
-    let msg = model(&parts.headers)?;
-    sign(&msg, None, &spec, &current.key)?.apply_headers(&mut parts.headers)?;
+    let h = &mut parts.headers;
+    h.append(
+        header::HeaderName::from_static("signature-input"),
+        default.input.clone(),
+    );
+    h.append(
+        header::HeaderName::from_static("signature"),
+        default.signature.clone(),
+    );
     for s in &extra {
         s.apply_headers(&mut parts.headers)?;
     }
     Ok(())
 }
 
+/// The message model of a response head (the signature base never
+/// includes the content itself, RFC 9421 section 2).
+fn model(
+    status: StatusCode,
+    h: &http::HeaderMap,
+) -> Result<crate::httpsig::Message, crate::httpsig::MessageError> {
+    let mut m = Response::new(&[][..]);
+    *m.status_mut() = status;
+    *m.headers_mut() = h.clone();
+    crate::httpsig::Message::from_response(&m)
+}
+
+/// What the default signature covers besides the key and `created`.
+struct DefaultKey<'a> {
+    status: StatusCode,
+    content_type: Option<&'a HeaderValue>,
+    body: &'a Bytes,
+}
+
+impl DefaultKey<'_> {
+    /// A cheap slot hash: status, type, length and a sample of the bytes
+    /// (a collision only evicts; a hit is decided by the full comparison).
+    fn slot(&self) -> usize {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.status.as_u16().hash(&mut h);
+        self.content_type.map(|v| v.as_bytes()).hash(&mut h);
+        let b = self.body.as_ref();
+        b.len().hash(&mut h);
+        b[..b.len().min(64)].hash(&mut h);
+        b[b.len().saturating_sub(64)..].hash(&mut h);
+        (h.finish() as usize) % CACHE_SLOTS
+    }
+}
+
+/// The digest and default signature of one body.
+#[derive(Clone)]
+struct DefaultSignature {
+    digest: HeaderValue,
+    input: HeaderValue,
+    signature: HeaderValue,
+}
+
+impl DefaultSignature {
+    /// Sign the default signature at `t` (with the digest if known).
+    fn make(
+        cfg: &SignConfig,
+        current: &PublisherKey,
+        t: i64,
+        key: &DefaultKey<'_>,
+        digest: Option<HeaderValue>,
+        head: Option<&http::HeaderMap>,
+    ) -> Result<DefaultSignature, SignResponseError> {
+        let digest = match digest {
+            Some(d) => d,
+            None => {
+                let d = crate::digest::content_digest(key.body);
+                HeaderValue::from_maybe_shared(Bytes::from(d.clone()))
+                    .map_err(|_| crate::httpsig::SignError::BadString(d))?
+            }
+        };
+        let mut h = http::HeaderMap::with_capacity(2);
+        for ct in head
+            .map(|h| h.get_all(header::CONTENT_TYPE).iter().collect())
+            .unwrap_or_else(|| key.content_type.into_iter().collect::<Vec<_>>())
+        {
+            h.append(header::CONTENT_TYPE, ct.clone());
+        }
+        h.insert(
+            header::HeaderName::from_static("content-digest"),
+            digest.clone(),
+        );
+        let mut spec = SignatureSpec::new(cfg.label.clone());
+        spec.components = mandatory(key.content_type.is_some());
+        spec = spec
+            .created(t)
+            .keyid(&current.keyid)
+            .alg(current.key.algorithm());
+        if let Some(e) = cfg.expires_in {
+            spec = spec.expires(t.saturating_add(e));
+        }
+        let s = sign(&model(key.status, &h)?, None, &spec, &current.key)?;
+        let value = |v: String| {
+            HeaderValue::from_maybe_shared(Bytes::from(v.clone()))
+                .map_err(|_| crate::httpsig::SignError::BadString(v))
+        };
+        Ok(DefaultSignature {
+            digest,
+            input: value(s.signature_input)?,
+            signature: value(s.signature)?,
+        })
+    }
+}
+
+/// Slots of a [`SignCache`].
+const CACHE_SLOTS: usize = 32;
+
+/// Largest body whose digest and signature a [`SignCache`] keeps (a slot
+/// holds a reference to the bytes: at most 32 x 256 KiB).
+const CACHE_MAX_BODY: usize = 256 * 1024;
+
+/// One cached body: its bytes (kept, so that a hit is decided by comparing
+/// them), digest, and the default signature of one second and key.
+struct CacheEntry {
+    status: StatusCode,
+    content_type: Option<HeaderValue>,
+    body: Bytes,
+    key: Arc<PublisherKey>,
+    created: i64,
+    sig: DefaultSignature,
+}
+
+impl CacheEntry {
+    fn same_content(&self, k: &DefaultKey<'_>) -> bool {
+        self.status == k.status
+            && self.content_type.as_ref() == k.content_type
+            && (self.body.as_ptr() == k.body.as_ptr() && self.body.len() == k.body.len()
+                || self.body == *k.body)
+    }
+}
+
+/// The default signatures of one [`SignLayer`], shared by all its
+/// services: per body (the same status, `Content-Type` and bytes, compared
+/// in full) the `Content-Digest`, computed once, and the signature of the
+/// current second and key, made at most once per second once the bytes
+/// are cached (requests racing on bytes not yet cached may each sign; they
+/// never wait for unrelated responses). A new second, a
+/// new current key or other bytes always sign afresh, so no response
+/// carries a `created` other than the current second or a signature over
+/// other bytes.
+#[derive(Default)]
+pub struct SignCache {
+    slots: [Mutex<Option<CacheEntry>>; CACHE_SLOTS],
+}
+
+impl std::fmt::Debug for SignCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignCache").finish_non_exhaustive()
+    }
+}
+
+impl SignCache {
+    fn get_or_sign(
+        &self,
+        cfg: &SignConfig,
+        current: &Arc<PublisherKey>,
+        t: i64,
+        key: &DefaultKey<'_>,
+    ) -> Result<DefaultSignature, SignResponseError> {
+        if key.body.len() > CACHE_MAX_BODY {
+            return DefaultSignature::make(cfg, current, t, key, None, None);
+        }
+        // A poisoned slot only means another request panicked while
+        // holding it; its entry is replaced below either way.
+        let mut slot = match self.slots[key.slot()].lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        let digest = match slot.as_ref() {
+            Some(e) if e.same_content(key) => {
+                if e.created == t && Arc::ptr_eq(&e.key, current) {
+                    return Ok(e.sig.clone());
+                }
+                Some(e.sig.digest.clone())
+            }
+            _ => None,
+        };
+        if digest.is_none() {
+            // Other bytes than the slot holds (a new version, or a service
+            // whose every answer differs): digest and sign without holding
+            // the slot, so that unrelated responses never wait for each
+            // other, then keep the result.
+            drop(slot);
+            let sig = DefaultSignature::make(cfg, current, t, key, None, None)?;
+            let mut slot = match self.slots[key.slot()].lock() {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+            *slot = Some(CacheEntry {
+                status: key.status,
+                content_type: key.content_type.cloned(),
+                body: key.body.clone(),
+                key: current.clone(),
+                created: t,
+                sig: sig.clone(),
+            });
+            return Ok(sig);
+        }
+        // The same bytes in a new second (or under a new key): signed under
+        // the slot's lock, so that the other requests for these bytes in
+        // this second wait for this one signature instead of making their
+        // own.
+        let sig = DefaultSignature::make(cfg, current, t, key, digest, None)?;
+        *slot = Some(CacheEntry {
+            status: key.status,
+            content_type: key.content_type.cloned(),
+            body: key.body.clone(),
+            key: current.clone(),
+            created: t,
+            sig: sig.clone(),
+        });
+        Ok(sig)
+    }
+}
+
 /// The components every signature of this layer covers: `@status`,
 /// `content-type` (when present) and `content-digest` (seed 001 section
 /// 10.3).
-fn mandatory(headers: &http::HeaderMap) -> Vec<ComponentId> {
+fn mandatory(content_type: bool) -> Vec<ComponentId> {
     let mut c = vec![ComponentId::derived(crate::httpsig::Derived::Status)];
-    if headers.contains_key(header::CONTENT_TYPE) {
+    if content_type {
         c.extend(ComponentId::field("content-type").ok());
     }
     c.extend(ComponentId::field("content-digest").ok());
@@ -836,6 +1083,153 @@ mod tests {
         assert!(!res.headers().contains_key("signature"));
         assert!(!res.headers().contains_key("content-digest"));
         assert_eq!(res.headers()[header::CONTENT_LENGTH], "10");
+    }
+
+    /// A clock the test moves by hand.
+    #[derive(Debug)]
+    struct ManualClock(std::sync::atomic::AtomicI64);
+    impl Clock for ManualClock {
+        fn now(&self) -> i64 {
+            self.0.load(std::sync::atomic::Ordering::SeqCst)
+        }
+    }
+
+    /// A response head and body, to come.
+    type Answer = Pin<Box<dyn Future<Output = (http::response::Parts, Bytes)>>>;
+
+    /// One layer (one cache) answering with whatever body and type the
+    /// request names in `x-body` / `x-type`.
+    fn echo_layer(
+        ring: &Arc<KeyRing>,
+        clock: Arc<ManualClock>,
+    ) -> impl Fn(&'static str, &'static str) -> Answer {
+        let mut cfg = SignConfig::new(ring.clone());
+        cfg.clock = clock;
+        let layer = SignLayer::with_config(cfg);
+        move |body: &'static str, ctype: &'static str| {
+            let svc = layer.layer(service_fn(move |_r: Request<()>| async move {
+                // Fresh bytes every time (as an axum handler makes them).
+                let mut r = Response::new(Full::new(Bytes::copy_from_slice(body.as_bytes())));
+                r.headers_mut()
+                    .insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+                Ok::<_, std::convert::Infallible>(r)
+            }));
+            Box::pin(async move {
+                let (p, b) = svc.oneshot(Request::new(())).await.unwrap().into_parts();
+                (p, b.collect().await.unwrap().to_bytes())
+            })
+        }
+    }
+
+    fn created(parts: &http::response::Parts) -> i64 {
+        let si = parts.headers["signature-input"].to_str().unwrap();
+        let c = si.split(";created=").nth(1).unwrap();
+        c.split(';').next().unwrap().parse().unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_default_signature_is_shared_within_one_second_only() {
+        let ring = ring();
+        let start = SystemClock.now();
+        let clock = Arc::new(ManualClock(start.into()));
+        let get = echo_layer(&ring, clock.clone());
+        // ECDSA signatures are randomized: equal bytes mean one signing.
+        let (a, body) = get(r#"{"name":"a"}"#, "application/json").await;
+        let (b, _) = get(r#"{"name":"a"}"#, "application/json").await;
+        assert_eq!(a.headers["signature"], b.headers["signature"]);
+        assert_eq!(a.headers["signature-input"], b.headers["signature-input"]);
+        assert_eq!(created(&a), start);
+        strict_ok(&ring, b, body.clone());
+        // The next second: a new signature, created now.
+        clock
+            .0
+            .store(start + 1, std::sync::atomic::Ordering::SeqCst);
+        let (c, _) = get(r#"{"name":"a"}"#, "application/json").await;
+        assert_ne!(c.headers["signature"], a.headers["signature"]);
+        assert_eq!(created(&c), start + 1);
+        assert_eq!(c.headers["content-digest"], a.headers["content-digest"]);
+        strict_ok(&ring, c, body);
+        // A clock set back is no reason to serve a newer `created` either.
+        clock.0.store(start, std::sync::atomic::Ordering::SeqCst);
+        let (d, _) = get(r#"{"name":"a"}"#, "application/json").await;
+        assert_eq!(created(&d), start);
+    }
+
+    #[tokio::test]
+    async fn other_bytes_or_type_never_get_the_cached_signature() {
+        let ring = ring();
+        let start = SystemClock.now();
+        let clock = Arc::new(ManualClock(start.into()));
+        let get = echo_layer(&ring, clock);
+        let (a, _) = get(r#"{"name":"a"}"#, "application/json").await;
+        // Same length, the same first and last 64 bytes (one cache slot),
+        // the same second: other bytes in the middle.
+        let pad = "x".repeat(100);
+        let long_a: &'static str =
+            Box::leak(format!(r#"{{"p":"{pad}","n":"a","q":"{pad}"}}"#).into());
+        let long_b: &'static str =
+            Box::leak(format!(r#"{{"p":"{pad}","n":"b","q":"{pad}"}}"#).into());
+        let (la, _) = get(long_a, "application/json").await;
+        let (lb, body) = get(long_b, "application/json").await;
+        assert_ne!(lb.headers["signature"], la.headers["signature"]);
+        assert_ne!(lb.headers["content-digest"], la.headers["content-digest"]);
+        strict_ok(&ring, lb, body);
+        for (body, ctype) in [
+            (r#"{"name":"b"}"#, "application/json"),
+            (r#"{"name":"a"}"#, "application/agent+json"),
+        ] {
+            let (p, b) = get(body, ctype).await;
+            assert_eq!(b.as_ref(), body.as_bytes());
+            assert_ne!(
+                p.headers["signature"], a.headers["signature"],
+                "{body} {ctype}"
+            );
+            let res = Response::from_parts(p, b.to_vec());
+            let report = res.verify_signature(&verifier(&ring)).unwrap();
+            assert!(report.all_valid(), "{body} {ctype}");
+        }
+        // The first body, again cached under its own slot or signed anew,
+        // still verifies over its own bytes.
+        let (p, b) = get(r#"{"name":"a"}"#, "application/json").await;
+        strict_ok(&ring, p, b);
+    }
+
+    #[tokio::test]
+    async fn requested_signatures_are_made_per_request() {
+        let ring = ring();
+        let mut cfg = SignConfig::new(ring.clone());
+        cfg.accept_signature = true;
+        cfg.clock = Arc::new(FixedClockNow(SystemClock.now()));
+        let layer = SignLayer::with_config(cfg);
+        let member = r#"sig2=("@status" "content-type" "content-digest" "@method";req)"#;
+        let mut sig2 = Vec::new();
+        let mut sig1 = Vec::new();
+        for _ in 0..2 {
+            let svc = layer.clone().layer(service_fn(|_r: Request<()>| async {
+                let mut r = Response::new(Full::new(Bytes::from_static(b"{}")));
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                Ok::<_, std::convert::Infallible>(r)
+            }));
+            let res = svc.oneshot(asking(member)).await.unwrap();
+            let sigs: Vec<_> = res.headers().get_all("signature").iter().cloned().collect();
+            assert_eq!(sigs.len(), 2);
+            sig1.push(sigs[0].clone());
+            sig2.push(sigs[1].clone());
+        }
+        assert_eq!(sig1[0], sig1[1], "the default signature is shared");
+        assert_ne!(sig2[0], sig2[1], "a requested signature is per request");
+    }
+
+    /// A fixed instant as a [`Clock`].
+    #[derive(Debug)]
+    struct FixedClockNow(i64);
+    impl Clock for FixedClockNow {
+        fn now(&self) -> i64 {
+            self.0
+        }
     }
 
     #[test]

@@ -810,12 +810,18 @@ impl Publisher {
 #[derive(Clone, Debug)]
 pub struct PublishService {
     publisher: Arc<Publisher>,
+    /// `Cache-Control` of every served file, built once.
+    cache_control: Option<HeaderValue>,
 }
 
 impl PublishService {
     /// Serve this publisher.
     pub fn new(publisher: Arc<Publisher>) -> PublishService {
-        PublishService { publisher }
+        let cc = format!("public, max-age={}", publisher.cfg.cache_max_age);
+        PublishService {
+            cache_control: HeaderValue::from_str(&cc).ok(),
+            publisher,
+        }
     }
 }
 
@@ -902,7 +908,6 @@ impl PublishService {
                 content_type,
                 etag,
             }) => {
-                let cc = format!("public, max-age={}", self.publisher.cfg.cache_max_age);
                 let mut r = if etag_matches(req.headers(), etag) {
                     let mut r = Response::new(Full::new(Bytes::new()));
                     *r.status_mut() = StatusCode::NOT_MODIFIED;
@@ -918,8 +923,8 @@ impl PublishService {
                 if let Ok(v) = HeaderValue::from_str(etag) {
                     h.insert(header::ETAG, v);
                 }
-                if let Ok(v) = HeaderValue::from_str(&cc) {
-                    h.insert(header::CACHE_CONTROL, v);
+                if let Some(v) = &self.cache_control {
+                    h.insert(header::CACHE_CONTROL, v.clone());
                 }
                 h.insert(
                     header::X_CONTENT_TYPE_OPTIONS,

@@ -254,3 +254,160 @@ async fn connection<I>(
         Err(_) => tracing::info!(%peer, "connection closed after the connection time limit"),
     }
 }
+
+/// Bytes of log kept before they are written out at once.
+const LOG_BUFFER: usize = 32 * 1024;
+
+/// How long a log line waits at most before it is written.
+const LOG_FLUSH_EVERY: Duration = Duration::from_millis(100);
+
+/// A log writer for `tracing_subscriber` (`.with_writer(log.clone())`)
+/// that gathers lines in one shared buffer and writes them to standard
+/// error in batches: when 32 KiB have gathered, at least
+/// every 100 ms (a background thread), and when a handle is dropped. The
+/// request log keeps one line per request without one `write(2)` per
+/// request. Make it with [`BufferedStderr::start`] and keep
+/// it alive until the server has stopped.
+#[derive(Clone, Debug)]
+pub struct BufferedStderr {
+    shared: Arc<LogShared>,
+}
+
+#[derive(Debug)]
+struct LogShared {
+    buf: std::sync::Mutex<Vec<u8>>,
+    /// Where gathered lines go: standard error (a test's sink in tests).
+    out: fn(&[u8]),
+}
+
+fn to_stderr(b: &[u8]) {
+    use std::io::Write as _;
+    let _ = std::io::stderr().lock().write_all(b);
+}
+
+impl LogShared {
+    fn flush(&self) {
+        let out = match self.buf.lock() {
+            Ok(mut b) if !b.is_empty() => std::mem::take(&mut *b),
+            _ => return,
+        };
+        (self.out)(&out);
+    }
+}
+
+impl BufferedStderr {
+    /// The writer and its flushing thread (which ends once every handle
+    /// is dropped).
+    pub fn start() -> BufferedStderr {
+        BufferedStderr::start_to(to_stderr)
+    }
+
+    fn start_to(out: fn(&[u8])) -> BufferedStderr {
+        let shared = Arc::new(LogShared {
+            buf: std::sync::Mutex::default(),
+            out,
+        });
+        let weak = Arc::downgrade(&shared);
+        let _ = std::thread::Builder::new()
+            .name("agentsig-log".into())
+            .spawn(move || loop {
+                std::thread::sleep(LOG_FLUSH_EVERY);
+                match weak.upgrade() {
+                    Some(s) => s.flush(),
+                    None => return,
+                }
+            });
+        BufferedStderr { shared }
+    }
+
+    /// Write out what has gathered.
+    pub fn flush(&self) {
+        self.shared.flush();
+    }
+}
+
+impl Drop for BufferedStderr {
+    /// Any handle dropped writes out what has gathered (the subscriber
+    /// keeps its own handle for the life of the process).
+    fn drop(&mut self) {
+        self.shared.flush();
+    }
+}
+
+/// One log event's writer (see [`BufferedStderr`]).
+#[derive(Debug)]
+pub struct LogLine<'a> {
+    shared: &'a LogShared,
+}
+
+impl std::io::Write for LogLine<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let full = match self.shared.buf.lock() {
+            Ok(mut b) => {
+                b.extend_from_slice(data);
+                b.len() >= LOG_BUFFER
+            }
+            // A poisoned buffer: write straight through.
+            Err(_) => {
+                (self.shared.out)(data);
+                return Ok(data.len());
+            }
+        };
+        if full {
+            self.shared.flush();
+        }
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for BufferedStderr {
+    type Writer = LogLine<'a>;
+    fn make_writer(&'a self) -> LogLine<'a> {
+        LogLine {
+            shared: &self.shared,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tracing_subscriber::fmt::MakeWriter;
+
+    static SINK: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+    fn sink(b: &[u8]) {
+        SINK.lock().unwrap().extend_from_slice(b);
+    }
+
+    #[test]
+    fn log_lines_gather_until_flushed_and_none_is_lost() {
+        let log = BufferedStderr::start_to(sink);
+        for i in 0..10 {
+            use std::io::Write as _;
+            writeln!(log.make_writer(), "line {i}").unwrap();
+        }
+        let gathered = String::from_utf8(log.shared.buf.lock().unwrap().clone()).unwrap();
+        // Unless the 100 ms flusher ran in between, all ten wait together;
+        // either way what is gathered is whole lines, in order.
+        let lines: Vec<_> = gathered.lines().collect();
+        let first = 10 - lines.len();
+        let want: Vec<String> = (first..10).map(|i| format!("line {i}")).collect();
+        assert_eq!(lines, want);
+        log.flush();
+        assert!(log.shared.buf.lock().unwrap().is_empty());
+        let written = String::from_utf8(SINK.lock().unwrap().clone()).unwrap();
+        let want: String = (0..10).map(|i| format!("line {i}\n")).collect();
+        assert_eq!(written, want, "every line, once, in order");
+        // A buffer past LOG_BUFFER is written out by the writer itself.
+        let big = vec![b'x'; LOG_BUFFER + 1];
+        {
+            use std::io::Write as _;
+            log.make_writer().write_all(&big).unwrap();
+        }
+        assert!(log.shared.buf.lock().unwrap().is_empty());
+        assert_eq!(SINK.lock().unwrap().len(), want.len() + big.len());
+    }
+}

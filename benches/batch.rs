@@ -1,0 +1,396 @@
+//! Bulk verification on all cores, against the 2-thread crypto floor.
+//!
+//! * `dir`: 10,000 signed 10 KB descriptors (each with its detached JWS,
+//!   ES256 over JCS) in a temporary directory, verified with
+//!   [`agentsig::batch::run_ordered`] on 2 threads with one shared
+//!   `Verifier` (each worker reads `FILE` and `FILE.jws`), and by the
+//!   command line (`agentsig verify --batch DIR -j 2 --jwks ...`).
+//! * `urls`: 1,000 of them served by a keep-alive HTTPS/1.1 server on
+//!   127.0.0.1 (rustls on std threads, a test CA made with rcgen, as in
+//!   `benches/net.rs`), verified through one shared `Resolver` on 2
+//!   threads: descriptor and `.jws` fetched per item (no cache headers),
+//!   the JWK Set fetched once and cached.
+//! * floor: ring ECDSA P-256 verify of each descriptor's JWS signing input
+//!   plus SHA-256 of the descriptor, the same items split over 2 threads.
+//!
+//! Prints items per second and the ratio to the floor. No assertion on
+//! time. Run: `cargo bench --bench batch` (`-- N` for another count).
+
+use agentsig::batch::{run_ordered, BatchOptions};
+use agentsig::net::{FetchPolicy, Fetcher, Resolver};
+use agentsig::trust::{KeySource, StaticKeys};
+use agentsig::verifier::Verifier;
+use agentsig::{descriptor, Algorithm, SigningKey};
+use base64::Engine as _;
+use serde_json::json;
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, TcpListener};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+const HOST: &str = "agent.example";
+
+/// Header fields and body of one route.
+type Resp = (Vec<(String, String)>, Vec<u8>);
+
+/// A keep-alive HTTPS/1.1 server on 127.0.0.1 (one thread per
+/// connection) that counts the requests per path.
+struct Server {
+    port: u16,
+    routes: Arc<Mutex<HashMap<String, Resp>>>,
+    hits: Arc<Mutex<HashMap<String, usize>>>,
+    connections: Arc<AtomicUsize>,
+}
+
+impl Server {
+    fn start() -> (Server, Vec<u8>) {
+        let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).expect("ca");
+        p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca_key = rcgen::KeyPair::generate().expect("ca key");
+        let ca = p.self_signed(&ca_key).expect("ca cert");
+        let key = rcgen::KeyPair::generate().expect("key");
+        let cert = rcgen::CertificateParams::new(vec![HOST.to_owned()])
+            .expect("params")
+            .signed_by(&key, &ca, &ca_key)
+            .expect("cert");
+        let cfg = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+        )
+        .expect("tls config");
+        let cfg = Arc::new(cfg);
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let srv = Server {
+            port,
+            routes: Arc::default(),
+            hits: Arc::default(),
+            connections: Arc::default(),
+        };
+        let (routes, hits, n) = (
+            srv.routes.clone(),
+            srv.hits.clone(),
+            srv.connections.clone(),
+        );
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let _ = stream.set_nodelay(true);
+                n.fetch_add(1, Ordering::SeqCst);
+                let (cfg, routes, hits) = (cfg.clone(), routes.clone(), hits.clone());
+                std::thread::spawn(move || {
+                    let Ok(conn) = rustls::ServerConnection::new(cfg) else {
+                        return;
+                    };
+                    let mut tls = rustls::StreamOwned::new(conn, stream);
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        let end = loop {
+                            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                                break i + 4;
+                            }
+                            match tls.read(&mut chunk) {
+                                Ok(0) | Err(_) => return,
+                                Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                            }
+                        };
+                        let head = String::from_utf8_lossy(&buf[..end]).to_string();
+                        buf.drain(..end);
+                        let path = head.split(' ').nth(1).unwrap_or("/").to_string();
+                        *hits.lock().expect("hits").entry(path.clone()).or_default() += 1;
+                        let resp = routes.lock().expect("routes").get(&path).cloned();
+                        let (status, (headers, body)) = match resp {
+                            Some(r) => (200, r),
+                            None => (404, (Vec::new(), b"not found".to_vec())),
+                        };
+                        let mut out = format!("HTTP/1.1 {status} X\r\n");
+                        for (k, v) in &headers {
+                            out.push_str(&format!("{k}: {v}\r\n"));
+                        }
+                        out.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+                        let mut bytes = out.into_bytes();
+                        bytes.extend_from_slice(&body);
+                        if tls.write_all(&bytes).and_then(|_| tls.flush()).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (srv, ca.pem().into_bytes())
+    }
+
+    fn route(&self, path: &str, headers: &[(&str, &str)], body: Vec<u8>) {
+        let headers = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        self.routes
+            .lock()
+            .expect("routes")
+            .insert(path.into(), (headers, body));
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("https://{HOST}:{}{path}", self.port)
+    }
+
+    fn hits(&self, path: &str) -> usize {
+        self.hits
+            .lock()
+            .expect("hits")
+            .get(path)
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+const THREADS: usize = 2;
+
+fn b64(s: &str) -> Vec<u8> {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .expect("base64url")
+}
+
+/// A 10 KB descriptor (the shape of docs/benchmarks.md's serve bench).
+fn doc(i: usize, extra: &serde_json::Value) -> Vec<u8> {
+    let skills: Vec<_> = (0..88)
+        .map(|k| {
+            json!({"id": format!("s{k}"), "name": format!("skill number {k}"),
+                   "description": format!("does thing {k} with care and precision")})
+        })
+        .collect();
+    let mut d = json!({"name": format!("bench {i}"), "version": "1.0.0",
+                       "description": "benchmark descriptor", "skills": skills});
+    if let (Some(m), Some(e)) = (d.as_object_mut(), extra.as_object()) {
+        m.extend(e.clone());
+    }
+    serde_json::to_vec_pretty(&d).expect("json")
+}
+
+/// The raw work of one descriptor: the JWS signing input and signature.
+struct Raw {
+    doc: Vec<u8>,
+    input: Vec<u8>,
+    sig: Vec<u8>,
+}
+
+fn raw(doc: &[u8], jws: &str) -> Raw {
+    let mut parts = jws.trim().split('.');
+    let (h, _, s) = (
+        parts.next().expect("h"),
+        parts.next(),
+        parts.next().expect("s"),
+    );
+    let canonical = agentsig::jcs::canonicalize(doc).expect("jcs");
+    let mut input = h.as_bytes().to_vec();
+    input.push(b'.');
+    input.extend(
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(canonical)
+            .as_bytes(),
+    );
+    Raw {
+        doc: doc.to_vec(),
+        input,
+        sig: b64(s),
+    }
+}
+
+/// Items per second of the floor on `THREADS` threads.
+fn floor(items: &[Raw], point: &[u8]) -> f64 {
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for chunk in items.chunks(items.len().div_ceil(THREADS)) {
+            s.spawn(move || {
+                for r in chunk {
+                    let d = ring::digest::digest(&ring::digest::SHA256, &r.doc);
+                    std::hint::black_box(d);
+                    ring::signature::UnparsedPublicKey::new(
+                        &ring::signature::ECDSA_P256_SHA256_FIXED,
+                        point,
+                    )
+                    .verify(&r.input, &r.sig)
+                    .expect("floor verify");
+                }
+            });
+        }
+    });
+    items.len() as f64 / start.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let n: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(10_000);
+    let n_urls = (n / 10).max(1);
+    let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .expect("key")
+        .with_kid("k1");
+    let jwk = key.verifying_key().to_jwk().to_value();
+    let point = [
+        &[4u8][..],
+        &b64(jwk["x"].as_str().expect("x")),
+        &b64(jwk["y"].as_str().expect("y")),
+    ]
+    .concat();
+    let urls_only = std::env::args().any(|a| a == "urls");
+    let opts = BatchOptions::with_threads(THREADS);
+    if !urls_only {
+        dir_rounds(n, &key, &point, &opts);
+    }
+
+    // Over HTTPS from loopback.
+    let (srv, ca_pem) = Server::start();
+    let mut j = jwk.clone();
+    j["use"] = json!("sig");
+    srv.route(
+        "/jwks",
+        &[
+            ("content-type", "application/json"),
+            ("cache-control", "max-age=3600"),
+        ],
+        json!({ "keys": [j] }).to_string().into_bytes(),
+    );
+    let auth = json!({"authentication": {"jwksUri": srv.url("/jwks")}});
+    let mut url_raws = Vec::with_capacity(n_urls);
+    let mut urls = Vec::with_capacity(n_urls);
+    for i in 0..n_urls {
+        let d = doc(i, &auth);
+        let jws = descriptor::sign(&d, &key).expect("sign").jws;
+        url_raws.push(raw(&d, &jws));
+        srv.route(
+            &format!("/d{i}.json"),
+            &[("content-type", "application/json")],
+            d,
+        );
+        srv.route(
+            &format!("/d{i}.json.jws"),
+            &[("content-type", "application/jose")],
+            jws.into_bytes(),
+        );
+        urls.push(srv.url(&format!("/d{i}.json")));
+    }
+    let policy = FetchPolicy::default()
+        .allow_private_networks(true)
+        .extra_root_pem(ca_pem)
+        .pin(HOST, vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]);
+    let resolver = Resolver::new(Fetcher::with_policy(policy).expect("fetcher"));
+    // Warm the key discovery and the connection pool.
+    resolver.verify_url(&urls[0]).expect("warm");
+    // Fetches wait on the network: more workers than cores overlap them.
+    let url_threads: usize = std::env::var("BATCH_URL_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(THREADS);
+    let url_opts = BatchOptions::with_threads(url_threads);
+    for round in 1..=2 {
+        let f = floor(&url_raws, &point);
+        let start = Instant::now();
+        let mut ok = 0usize;
+        run_ordered(
+            urls.iter(),
+            &url_opts,
+            |u: &String| resolver.verify_url(u).is_ok(),
+            |_, r| ok += usize::from(r),
+        );
+        assert_eq!(ok, n_urls, "every URL verifies");
+        let r = n_urls as f64 / start.elapsed().as_secs_f64();
+        println!(
+            "urls round {round}: {n_urls} over loopback HTTPS (keys cached), {url_threads} workers: floor {f:.0}/s, \
+             Resolver {r:.0}/s ({:.0} % of floor); JWK Set fetched {} time(s), {} TLS connections",
+            100.0 * r / f,
+            srv.hits("/jwks"),
+            srv.connections.load(Ordering::SeqCst)
+        );
+    }
+}
+
+/// 10,000 descriptors from a directory: the library and the CLI.
+fn dir_rounds(n: usize, key: &SigningKey, point: &[u8], opts: &BatchOptions) {
+    let dir = std::env::temp_dir().join(format!("agentsig-bench-batch-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let mut raws = Vec::with_capacity(n);
+    let mut paths: Vec<PathBuf> = Vec::with_capacity(n);
+    for i in 0..n {
+        let d = doc(i, &json!({}));
+        let jws = descriptor::sign(&d, key).expect("sign").jws;
+        let p = dir.join(format!("d{i:05}.json"));
+        std::fs::write(&p, &d).expect("write");
+        std::fs::write(dir.join(format!("d{i:05}.json.jws")), &jws).expect("write");
+        raws.push(raw(&d, &jws));
+        paths.push(p);
+    }
+    let size = raws[0].doc.len();
+    let jwks = agentsig::jwk::jwks_document(&[key.verifying_key()]);
+    let jwks_path = dir.with_extension("jwks.json");
+    std::fs::write(&jwks_path, jwks.to_string()).expect("write");
+    let v =
+        Verifier::builder(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned))
+            .build();
+    println!(
+        "{n} descriptors of {size} bytes, ES256 detached JWS over JCS, {THREADS} threads, load {}",
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split(' ')
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+
+    for round in 1..=2 {
+        let f = floor(&raws, point);
+        let start = Instant::now();
+        let mut ok = 0usize;
+        run_ordered(
+            paths.iter(),
+            opts,
+            |p: &PathBuf| {
+                let d = std::fs::read(p).ok()?;
+                let mut jp = p.clone().into_os_string();
+                jp.push(".jws");
+                let jws = std::fs::read_to_string(jp).ok()?;
+                v.verify_descriptor(&d, &jws).ok().map(|r| r.verified())
+            },
+            |_, r| ok += usize::from(r == Some(true)),
+        );
+        assert_eq!(ok, n, "every descriptor verifies");
+        let lib = n as f64 / start.elapsed().as_secs_f64();
+        let start = Instant::now();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentsig"))
+            .args(["verify", "--batch"])
+            .arg(&dir)
+            .arg("--jwks")
+            .arg(&jwks_path)
+            .args(["-j", &THREADS.to_string()])
+            .output()
+            .expect("run agentsig");
+        let cli = n as f64 / start.elapsed().as_secs_f64();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        println!(
+            "dir round {round}: floor {f:.0}/s, run_ordered {lib:.0}/s ({:.0} % of floor), \
+             verify --batch {cli:.0}/s ({:.0} % of floor)",
+            100.0 * lib / f,
+            100.0 * cli / f
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&jwks_path);
+}
