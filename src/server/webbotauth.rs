@@ -54,6 +54,10 @@ pub struct DirectoryPublisher {
 impl DirectoryPublisher {
     /// Publish these keys (the current one first, then keys kept during
     /// rotation, section 5.5.2). Shared secrets are refused.
+    ///
+    /// # Errors
+    /// [`KeyError::InvalidKey`](crate::KeyError::InvalidKey) when any of `keys` is a shared
+    /// secret (HMAC).
     pub fn new(keys: Vec<SigningKey>) -> Result<DirectoryPublisher, crate::KeyError> {
         if keys.iter().any(|k| k.algorithm().is_symmetric()) {
             return Err(crate::KeyError::InvalidKey(
@@ -386,6 +390,13 @@ impl AgentSignLayer {
     /// Sign with `key` for the agent at `signature_agent` (its origin or JWK
     /// Set URL). The URL and key are checked here, so a request never fails
     /// to sign for a reason known in advance.
+    ///
+    /// # Errors
+    /// [`Error::AgentUrl`](crate::webbotauth::Error::AgentUrl) when `signature_agent` is not a
+    /// usable `https` URL (see [`resolve_agent_url`](crate::webbotauth::resolve_agent_url));
+    /// [`Error::Sign`](crate::webbotauth::Error::Sign) when `key` is a shared secret (HMAC), or
+    /// when signing a probe request fails (the system random number generator, for its nonce, or
+    /// the key cannot sign).
     pub fn new(
         key: SigningKey,
         signature_agent: &str,

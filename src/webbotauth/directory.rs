@@ -91,6 +91,13 @@ fn directory_components() -> Vec<ComponentId> {
 /// One directory response signature (Appendix B.1) by `key` over
 /// `("@authority";req "content-digest")` of the response carrying `body`
 /// to a request for `authority`.
+///
+/// # Errors
+/// [`DirectoryError::Malformed`] (with `authority` as its URL) when the signature cannot be made:
+/// `label` is not a valid label (an sf-key of 1 to [`MAX_LABEL`](crate::httpsig::MAX_LABEL)
+/// characters), `created` or `expires` is negative, `authority` holds a CR, LF, NUL or non-ASCII
+/// character or makes the signature base larger than
+/// [`MAX_BASE_BYTES`](crate::httpsig::MAX_BASE_BYTES), or `key` cannot sign.
 pub fn sign_directory(
     body: &[u8],
     authority: &str,
@@ -117,6 +124,12 @@ pub fn sign_directory(
 /// The header section of a directory response for `authority`:
 /// `Content-Type`, `Cache-Control`, `Content-Digest`, and one signature per
 /// key (labels `binding0`, `binding1`, ...), as `(name, value)` pairs.
+///
+/// # Errors
+/// [`DirectoryError::Malformed`] (with `authority` as its URL) when a signature cannot be made:
+/// `created` or `expires` is negative, `authority` holds a CR, LF, NUL or non-ASCII character or
+/// makes the signature base larger than [`MAX_BASE_BYTES`](crate::httpsig::MAX_BASE_BYTES), or a
+/// key cannot sign (see [`sign_directory`]). With no keys it does not fail.
 pub fn directory_headers(
     body: &[u8],
     authority: &str,
@@ -153,6 +166,13 @@ pub fn directory_headers(
 /// [`DirectoryError::KidMismatch`]; at a plain JWK Set URL a `kid` may be an
 /// operator's label and is ignored. Shared secrets and keys this crate
 /// cannot bind to one algorithm are skipped.
+///
+/// # Errors
+/// [`DirectoryError::Malformed`] when `body` is not strict I-JSON or has no `"keys"` array;
+/// [`DirectoryError::TooManyKeys`] when the array has more than [`MAX_KEYS`] entries (usable or
+/// not); [`DirectoryError::KidMismatch`] when `url` is a well-known directory
+/// ([`Discovery::Directory`]) and a usable key carries a `kid` other than its thumbprint. Entries
+/// that are not usable keys are skipped, not errors.
 pub fn parse_key_set(url: &AgentUrl, body: &[u8]) -> Result<KeySet, DirectoryError> {
     let malformed = |m: String| DirectoryError::Malformed {
         url: url.key_set_url.clone(),
@@ -218,6 +238,15 @@ pub fn parse_key_set(url: &AgentUrl, body: &[u8]) -> Result<KeySet, DirectoryErr
 /// created in the future. Returns the labels that verified (empty when the
 /// response carries none). A proof that does not cover both components
 /// (the older drafts' `("@authority")` form) is skipped, not counted.
+///
+/// # Errors
+/// [`DirectoryError::BadDirectorySignature`] when the `Signature-Input` field is not an RFC 9651
+/// Dictionary, when a member tagged `http-message-signatures-directory` has malformed covered
+/// components, or when a proof that covers both components does not verify: its `Signature` is
+/// missing or malformed, its `keyid` names no key of `set`, the signature is bad, `body` does not
+/// match its `Content-Digest`, or it has no `expires`, is expired or is created in the future.
+/// Headers without `Signature-Input`, without a proof of the current form, or with more than
+/// [`MAX_SIGNATURES`](crate::httpsig::MAX_SIGNATURES) of them, give `Ok` with no labels.
 pub fn verify_directory(
     set: &KeySet,
     authority: &str,

@@ -320,6 +320,14 @@ impl AgentUrl {
 /// directory; any other `https` URL (or `type=jwks_uri`) is the JWK Set URL
 /// itself, which also reads the editor's copy's "every value is a JWKS URI"
 /// for values with a path.
+///
+/// # Errors
+/// [`Error::AgentUrl`] (holding the first 128 characters of `value`) when `value` is longer than
+/// [`MAX_URL_LEN`], is not ASCII or holds a space or control character, is not `https://...` (the
+/// scheme in any case), has a fragment, or has an authority that is empty, carries userinfo
+/// (`@`), starts with `:` or has a port that is empty or not digits; also when `kind` is
+/// `directory` and `value` is not an origin (it has a path other than `/`, or a query).
+/// [`Error::MemberType`] when `kind` is another type than `directory` or `jwks_uri`.
 pub fn resolve_agent_url(value: &str, kind: Option<&str>) -> Result<AgentUrl, Error> {
     let bad = || Error::AgentUrl(value.chars().take(128).collect());
     if value.len() > MAX_URL_LEN
@@ -401,6 +409,13 @@ impl SignatureAgent {
     /// 5.3 combines them). A value that starts with `"` is the legacy
     /// sf-string form; anything else must be an RFC 9651 Dictionary whose
     /// members are Strings.
+    ///
+    /// # Errors
+    /// [`Error::SignatureAgentMalformed`] when the joined field is larger than
+    /// [`MAX_SIGNATURE_AGENT_FIELD`]; when a value starting with `"` is not one sf-string Item;
+    /// when any other value is not an RFC 9651 Dictionary, repeats a member key, has more than
+    /// [`MAX_MEMBERS`] members, or has a member that is an Inner List or not a String. The member
+    /// values are not checked here (see [`resolve_agent_url`]).
     pub fn parse(lines: &[&[u8]]) -> Result<SignatureAgent, Error> {
         let joined = lines.join(&b", "[..]);
         if joined.len() > MAX_SIGNATURE_AGENT_FIELD {
@@ -467,6 +482,9 @@ impl SignatureAgent {
     }
 
     /// Read the field of a message; `Ok(None)` when it is absent.
+    ///
+    /// # Errors
+    /// As [`SignatureAgent::parse`], when the field is present.
     pub fn from_message(msg: &Message) -> Result<Option<SignatureAgent>, Error> {
         let lines: Vec<&[u8]> = msg.field_lines(SIGNATURE_AGENT, false).collect();
         if lines.is_empty() {
@@ -482,6 +500,12 @@ impl SignatureAgent {
 
     /// Serialise one member as the Dictionary form signers MUST send:
     /// `label="https://agent.example"` (section 5.2.1).
+    ///
+    /// # Errors
+    /// [`Error::Sign`] when `label` is not a valid label (an sf-key of 1 to
+    /// [`MAX_LABEL`](crate::httpsig::MAX_LABEL) characters); [`Error::AgentUrl`] when `url` holds
+    /// a character an sf-string cannot carry (anything but printable ASCII). `url` is not
+    /// otherwise checked (see [`resolve_agent_url`]).
     pub fn serialize_member(label: &str, url: &str) -> Result<String, Error> {
         if !crate::httpsig::valid_label(label) {
             return Err(Error::Sign(format!("{label:?} is not a valid label")));
@@ -550,6 +574,9 @@ impl SignOptions {
 }
 
 /// A fresh `nonce`: [`NONCE_BYTES`] random bytes in standard base64.
+///
+/// # Errors
+/// [`Error::Sign`] when the system random number generator fails.
 pub fn fresh_nonce() -> Result<String, Error> {
     use ring::rand::SecureRandom;
     let mut b = [0u8; NONCE_BYTES];
@@ -560,6 +587,10 @@ pub fn fresh_nonce() -> Result<String, Error> {
 }
 
 /// The `"signature-agent";key="<member>"` component.
+///
+/// # Errors
+/// [`Error::Sign`] when `member` holds a character an sf-string cannot carry (anything but
+/// printable ASCII).
 pub fn signature_agent_component(member: &str) -> Result<ComponentId, Error> {
     let mut s = String::from("\"signature-agent\";key=");
     sfv::write_bare(&mut s, &BareItem::String(member.to_owned()));
@@ -567,6 +598,13 @@ pub fn signature_agent_component(member: &str) -> Result<ComponentId, Error> {
 }
 
 /// The signature specification of the profile for `msg` (section 5.2).
+///
+/// # Errors
+/// [`Error::Sign`] when `key` is a shared secret (HMAC, section 6.4); when `o.lifetime` is 0 or
+/// more than [`MAX_LIFETIME`]; when `o.label` holds a character other than printable ASCII; or
+/// when a nonce is to be drawn ([`SignOptions::nonce`] is `None` and [`SignOptions::no_nonce`]
+/// is false) and the system random number generator fails. The label's syntax, the nonce's
+/// characters and the sign of `o.created` are checked only when signing ([`sign_message`]).
 pub fn signature_spec(
     msg: &Message,
     key: &SigningKey,
@@ -631,6 +669,19 @@ pub struct SignedRequest {
 /// `Signature-Input` and `Signature`. A request that already has a
 /// `Signature-Agent` field gets its member appended (section 5.2.2: each
 /// signer provides its own member).
+///
+/// # Errors
+/// [`Error::AgentUrl`] when `o.signature_agent` is not a usable `https` URL (see
+/// [`resolve_agent_url`]); [`Error::SignatureAgentMalformed`] when `msg` already has a
+/// `Signature-Agent` field that is malformed; [`Error::Sign`] when `o.label` is not a valid
+/// label, when `msg` already has a legacy `Signature-Agent` field or a member named `o.label`,
+/// for the reasons of [`signature_spec`], or when RFC 9421 signing fails: `msg` already carries
+/// a signature labelled `o.label` or a malformed `Signature-Input`, `o.created` is negative,
+/// `o.nonce` is not printable ASCII, a covered component cannot be read from `msg` (it is a
+/// response, or a value is not ASCII, breaks the line, or exceeds
+/// [`MAX_BASE_BYTES`](crate::httpsig::MAX_BASE_BYTES)), or the key cannot sign. An error raised
+/// by [`signature_spec`] or by the signing leaves the `Signature-Agent` member (and any
+/// `Content-Digest`) already added to `msg`.
 pub fn sign_message(
     msg: &mut Message,
     key: &SigningKey,
@@ -680,6 +731,12 @@ pub fn sign_message(
 /// assert!(req.headers()["signature-input"].to_str()?.contains("tag=\"web-bot-auth\""));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// # Errors
+/// [`Error::Sign`] when `req` cannot be read as a request: neither its URI nor a `Host` field
+/// gives an authority, or it has more than
+/// [`MAX_FIELD_LINES`](crate::httpsig::message::MAX_FIELD_LINES) header field lines; otherwise as
+/// [`sign_message`]. `req` is changed only when signing succeeds.
 pub fn sign_request<B: AsRef<[u8]>>(
     req: &mut http::Request<B>,
     default_scheme: &str,
@@ -722,6 +779,15 @@ impl KeySet {
 /// `net`); [`StaticDirectory`] holds sets given in code or files.
 pub trait KeyDirectory: Send + Sync {
     /// The key set published at `url` (section 5.5).
+    ///
+    /// # Errors
+    /// [`DirectoryError`] when no acceptable key set is available for `url`.
+    /// [`StaticDirectory`] answers [`DirectoryError::NotKnown`] for a key-set URL it was not
+    /// given. The fetching `crate::net::webbotauth::DirectoryClient` answers why its fetch failed
+    /// (connection, DNS or TLS failure, SSRF refusal, redirect, a status other than 200, too
+    /// large, timeout, wrong media type) or why the set is refused (malformed, too many keys, a
+    /// `kid` that is not the thumbprint, a directory signature that does not verify or is missing
+    /// when required), unless the last good set for the URL is still within its `max_stale`.
     fn key_set(&self, url: &AgentUrl) -> Result<Arc<KeySet>, DirectoryError>;
 }
 

@@ -57,6 +57,16 @@ pub enum Scheme {
 pub trait JwksUriResolver: Send + Sync {
     /// The key with `kid` in the JWK Set named by the `jwks_uri` member of
     /// `{id}/.well-known/{dwk}`.
+    ///
+    /// # Errors
+    /// [`DirectoryError`] when the key cannot be obtained. The network resolver,
+    /// `crate::net::webbotauth::DirectoryClient`, answers why the fetch of either document failed
+    /// (connection, DNS or TLS failure, SSRF refusal, redirect, a status other than 200, too
+    /// large, timeout); [`DirectoryError::Malformed`] for a metadata document that is not strict
+    /// I-JSON or has no `https` `jwks_uri`, for a JWK Set that cannot be read, or for a key it
+    /// cannot use; [`DirectoryError::TooManyKeys`] for a set of more than
+    /// [`MAX_KEYS`](super::directory::MAX_KEYS) keys; and [`DirectoryError::NotKnown`] when the
+    /// set has no public key with `kid`.
     fn jwks_uri_key(&self, id: &str, dwk: &str, kid: &str) -> Result<VerifyingKey, DirectoryError>;
 }
 
@@ -84,6 +94,15 @@ fn param<'a>(p: &'a sfv::Params, k: &str) -> Option<&'a str> {
 }
 
 /// Parse the `Signature-Key` field: one entry per label.
+///
+/// # Errors
+/// [`Error::SignatureAgentMalformed`] (the variant is shared with `Signature-Agent`) when the
+/// joined field is larger than [`MAX_SIGNATURE_AGENT_FIELD`](super::MAX_SIGNATURE_AGENT_FIELD),
+/// is not an RFC 9651 Dictionary, repeats a label or has more than
+/// [`MAX_MEMBERS`](super::MAX_MEMBERS) members, or has a member that is not a Token, an `hwk`
+/// member with an `alg` parameter, or a `jwks_uri` member without String `id`, `dwk` and `kid`
+/// parameters. A member of another scheme is [`Scheme::Unsupported`], not an error, and an `hwk`
+/// key is checked only when verifying.
 pub fn parse(msg: &Message) -> Result<Vec<(String, Scheme)>, Error> {
     let lines: Vec<&[u8]> = msg.field_lines(SIGNATURE_KEY, false).collect();
     if lines.is_empty() {
@@ -172,6 +191,11 @@ impl WebBotAuthVerifier {
     /// Verify the signatures a `Signature-Key` field names (see the module
     /// documentation). `jwks` resolves `jwks_uri` members; without it they
     /// fail with `directory-unknown`. One result per member, in order.
+    ///
+    /// # Errors
+    /// [`Error::SignatureAgentMalformed`] when the `Signature-Key` field is malformed (see
+    /// [`parse`]). Every failure of one member (unsupported scheme, unusable key, unresolvable
+    /// `jwks_uri`, a signature that does not verify) is its result instead.
     pub fn verify_signature_key(
         &self,
         msg: &Message,
@@ -320,6 +344,10 @@ fn param_int(msg: &Message, label: &str, name: &str) -> Option<i64> {
 }
 
 /// The `Signature-Key` member of an inline key: `label=hwk;kty=...;...`.
+///
+/// # Errors
+/// [`Error::Sign`] when `label` is not a valid label (an sf-key of 1 to
+/// [`MAX_LABEL`](crate::httpsig::MAX_LABEL) characters).
 pub fn hwk_member(label: &str, key: &VerifyingKey) -> Result<String, Error> {
     if !crate::httpsig::valid_label(label) {
         return Err(Error::Sign(format!("{label:?} is not a valid label")));
