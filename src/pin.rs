@@ -685,7 +685,7 @@ pub struct PinDecision {
     /// Whether the verified key is (now) pinned for the identity.
     pub passed: bool,
     /// `pin.first-seen`, `pin.match`, `pin.key-changed`, `pin.no-identity`,
-    /// or the code of a store error ([`PinError::code`]).
+    /// `pin.no-key` (no verified signature's key to compare), or the code of a store error ([`PinError::code`]).
     pub code: &'static str,
     /// What happened, naming the identity and the keys.
     pub message: String,
@@ -727,6 +727,15 @@ impl Pins {
                 "the descriptor has no string id, url or name to pin its key under".into(),
             );
         };
+        if thumbprints.is_empty() {
+            // Continuity needs a key: an unsigned document (or one whose
+            // signatures all failed) has none to compare or to pin.
+            return decision(
+                false,
+                "pin.no-key",
+                format!("{identity}: no signature verified with a key, so there is no key to pin"),
+            );
+        }
         let mut pinned = Vec::new();
         for t in thumbprints {
             match self.check(identity, t) {

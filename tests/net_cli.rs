@@ -347,3 +347,62 @@ fn strict_low_s_applies_to_url_verification() {
         );
     }
 }
+
+/// `verify URL --pin-store` keeps key continuity as `verify FILE` does:
+/// first sight pins the key that verified, the same key matches, a pin of
+/// another key fails with `pin.key-changed` (exit 1), and an unsigned
+/// descriptor has no key to pin (`pin.no-key`, exit 1). The option was
+/// accepted and ignored for URLs before.
+#[test]
+fn verify_url_keeps_key_continuity_with_a_pin_store() {
+    let e = env();
+    let dir = std::env::temp_dir().join(format!("agentsig-net-pin-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = dir.join("pins.json");
+    let store = store.to_str().unwrap();
+    let url = e.srv.url("agents.example", "/planner.json");
+    let code_of = |args: &[&str]| -> (Option<i32>, Value) {
+        let o = run(&e, args, true);
+        let r: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
+        (o.status.code(), r)
+    };
+    let codes = |r: &Value| -> Vec<String> {
+        r["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["code"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let args = ["verify", url.as_str(), "--pin-store", store, "--json"];
+    let (code, r) = code_of(&args);
+    assert_eq!(code, Some(0), "{r}");
+    assert!(codes(&r).contains(&"pin.first-seen".to_owned()), "{r}");
+    let (code, r) = code_of(&args);
+    assert_eq!(code, Some(0), "{r}");
+    assert!(codes(&r).contains(&"pin.match".to_owned()), "{r}");
+    // The operator pins another key for the descriptor's identity ("name").
+    let o = Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .args(["pin", "rotate", "planner", "--to"])
+        .arg("A".repeat(43))
+        .args(["--pin-store", store])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (code, r) = code_of(&args);
+    assert_eq!(code, Some(1), "{r}");
+    assert_eq!(r["error"]["code"], "pin.key-changed", "{r}");
+    assert_eq!(r["verdict"], "not-verified", "{r}");
+    let plain = e.srv.url("agents.example", "/plain.json");
+    let (code, r) = code_of(&["verify", &plain, "--pin-store", store, "--json"]);
+    assert_eq!(code, Some(1), "{r}");
+    assert_eq!(r["error"]["code"], "pin.no-key", "{r}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

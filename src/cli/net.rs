@@ -268,13 +268,80 @@ pub fn verify_url_cmd(
     max_age: Option<u64>,
     now: Option<i64>,
     json: bool,
+    pin_store: Option<&str>,
 ) -> CliResult {
+    // Open the store before fetching: an unusable store is a usage error,
+    // whatever the network says.
+    let pins = match pin_store {
+        Some(s) => Some(agentsig::pin::Pins::new(
+            agentsig::pin::open_pin_store(s).map_err(|e| CliError::usage(e.to_string()))?,
+        )),
+        None => None,
+    };
     let f = net.fetcher()?;
     let o = options(net, trust, max_age, now)?;
-    match verify_url(&f, url, &o) {
-        Ok(v) => success("verify", url, &v, json),
-        Err(e) => failure("verify", url, e.code(), e.to_string(), json),
+    let v = match verify_url(&f, url, &o) {
+        Ok(v) => v,
+        Err(e) => return failure("verify", url, e.code(), e.to_string(), json),
+    };
+    let Some(pins) = pins else {
+        return success("verify", url, &v, json);
+    };
+    let d = pin_decision(&pins, &v);
+    if d.passed {
+        if json {
+            let mut r = success_report("verify", url, &v);
+            r.check(d.code, true, d.message);
+            super::print_report(&r);
+            return Ok(ExitCode::SUCCESS);
+        }
+        errln!("{url}: {}", d.message);
+        return success("verify", url, &v, json);
     }
+    if json {
+        let mut r = success_report("verify", url, &v);
+        r.check(d.code, false, d.message.clone());
+        r.set_verdict(Verdict::NotVerified);
+        r.error = Some(agentsig::report::Problem::new(d.code, d.message));
+        super::print_report(&r);
+    } else {
+        errln!("{url}: NOT verified: {}", d.message);
+    }
+    Ok(ExitCode::from(1))
+}
+
+/// Key continuity for a fetched descriptor or card (the rule is the
+/// library's, [`agentsig::pin::Pins::decide`]): the thumbprints of the keys
+/// that verified its signatures (RFC 9421 response signature, detached JWS,
+/// embedded A2A card signatures), under the identity of what those
+/// signatures cover (for a card, its signed normal form only, so that an
+/// uncovered member cannot choose the pin). An unsigned descriptor has no
+/// key to pin and fails (`pin.no-key`).
+fn pin_decision(pins: &agentsig::pin::Pins, v: &UrlVerified) -> agentsig::pin::PinDecision {
+    let mut tps: Vec<&str> = Vec::new();
+    if let Some(h) = &v.http_signature {
+        tps.extend(
+            h.results
+                .iter()
+                .filter(|l| l.is_valid())
+                .filter_map(|l| l.key_thumbprint.as_deref()),
+        );
+    }
+    if let Some(j) = &v.jws {
+        tps.extend(j.jws.valid_thumbprints());
+    }
+    let identity = match &v.card {
+        Some(card) => {
+            for r in card.signatures.iter().flatten() {
+                tps.extend(r.valid_thumbprints());
+            }
+            serde_json::to_vec(card.signed_card())
+                .ok()
+                .and_then(|b| agentsig::descriptor::identity(&b))
+        }
+        None => agentsig::descriptor::identity(&v.body),
+    };
+    pins.decide(identity.as_deref(), &tps)
 }
 
 /// `agentsig resolve agent://...`.

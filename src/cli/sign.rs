@@ -635,7 +635,15 @@ pub fn verify(a: VerifyArgs) -> CliResult {
     let is_url = a.file.starts_with("https://") || a.file.starts_with("http://");
     #[cfg(feature = "net")]
     if is_url && a.response.is_none() {
-        return super::net::verify_url_cmd(&a.file, &a.net, &a.trust, a.max_age, a.now, a.json);
+        return super::net::verify_url_cmd(
+            &a.file,
+            &a.net,
+            &a.trust,
+            a.max_age,
+            a.now,
+            a.json,
+            a.pin_store.as_deref(),
+        );
     }
     if (a.max_age.is_some() || a.now.is_some()) && a.response.is_none() && !is_url {
         return Err(CliError::usage(
