@@ -86,8 +86,16 @@ fn serve(dir: &Path, keys: &[&str]) -> Served {
         .spawn()
         .unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
+    // The address line; a warning (e.g. about a published test key) may
+    // come first.
     let mut line = String::new();
-    err.read_line(&mut line).unwrap();
+    for _ in 0..8 {
+        line.clear();
+        err.read_line(&mut line).unwrap();
+        if line.contains("https://127.0.0.1:") {
+            break;
+        }
+    }
     let port = line
         .split("https://127.0.0.1:")
         .nth(1)

@@ -68,11 +68,11 @@ pub struct ServeArgs {
     /// Also serve the Web Bot Auth key directory of these request-signing keys at
     /// /.well-known/http-message-signatures-directory, signed per requesting Host
     /// (repeatable: the current key first, then keys kept during rotation).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "KEY")]
     web_bot_auth_key: Vec<String>,
     /// Serve and sign the Web Bot Auth directory only for these Host values (host[:port],
     /// repeatable); others get 421. Default: any Host (each gets its own proof).
-    #[arg(long, requires = "web_bot_auth_key")]
+    #[arg(long, requires = "web_bot_auth_key", value_name = "HOST")]
     web_bot_auth_authority: Vec<String>,
 }
 

@@ -38,7 +38,7 @@ pub struct WbaSignArgs {
     pub profile: Option<Profile>,
     /// The agent's https URL for Signature-Agent: its origin (keys at
     /// /.well-known/http-message-signatures-directory) or a JWK Set URL.
-    #[arg(long, requires = "profile")]
+    #[arg(long, requires = "profile", value_name = "URL")]
     pub signature_agent: Option<String>,
     /// Cover only @authority and the Signature-Agent member (not @method, @path).
     #[arg(long, requires = "profile")]
@@ -146,7 +146,12 @@ pub struct WbaVerifyArgs {
     #[arg(long = "agent", value_name = "URL", requires = "profile")]
     pub agents: Vec<String>,
     /// Largest expires - created accepted (default 24h).
-    #[arg(long, value_parser = super::http::parse_duration, requires = "profile")]
+    #[arg(
+        long,
+        value_parser = super::http::parse_duration,
+        requires = "profile",
+        value_name = "DURATION"
+    )]
     pub max_validity: Option<u64>,
     /// Refuse signatures without a nonce.
     #[arg(long, requires = "profile")]
@@ -371,20 +376,24 @@ pub struct DirectoryBuildArgs {
     /// The host (and port) the directory is served at, e.g. agent.example: the directory
     /// signature covers "@authority";req, so a static file is signed for one authority.
     /// Without it the directory carries no signature.
-    #[arg(long)]
+    #[arg(long, value_name = "HOST")]
     authority: Option<String>,
     /// Validity of the directory signatures (default 30d).
-    #[arg(long, value_parser = super::http::parse_duration)]
+    #[arg(long, value_parser = super::http::parse_duration, value_name = "DURATION")]
     expires_in: Option<u64>,
     /// Where to write the directory (FILE.headers is written beside it).
-    #[arg(long, default_value = "http-message-signatures-directory")]
+    #[arg(
+        long,
+        default_value = "http-message-signatures-directory",
+        value_name = "FILE"
+    )]
     out: String,
     /// Print one JSON report (agentsig.report/1, docs/report.md): the files written, the key
     /// thumbprints and the signature's validity in its details.
     #[arg(long)]
     json: bool,
     /// File holding the passphrase of encrypted PKCS#8 keys (else $AGENTSIG_PASSPHRASE).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     passphrase_file: Option<String>,
 }
 
