@@ -259,6 +259,16 @@ fn tower_layer_admits_signed_agents() {
         assert_eq!(res.status(), 200);
         let body = res.into_body().collect().await.unwrap().to_bytes();
         assert_eq!(body, agent.as_bytes());
+        // The same signed request with a Host naming another site (the
+        // signature covers the target's authority, shop.example): refused,
+        // never passed on as verified to a service that routes by Host.
+        let mut replayed = to_request(&signed);
+        replayed.headers_mut().insert(
+            http::header::HOST,
+            http::HeaderValue::from_static("victim.example"),
+        );
+        let res = svc.clone().oneshot(replayed).await.unwrap();
+        assert_eq!(res.status(), 400);
         // Unsigned: refused by this configuration.
         let unsigned = b"GET /catalog HTTP/1.1\r\nHost: shop.example\r\n\r\n";
         let res = svc.clone().oneshot(to_request(unsigned)).await.unwrap();

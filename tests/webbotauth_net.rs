@@ -190,6 +190,9 @@ fn hostile_directories_each_have_their_code() {
         assert_eq!(r.status(), Status::Invalid, "{want}");
         assert_eq!(code(&r), want, "{:?}", r.first_error());
     }
+    // Discovery does not follow redirects: the redirect's target was never
+    // requested (it would have answered a good directory).
+    assert_eq!(e.srv.hit_count("/elsewhere"), 0);
 }
 
 #[test]

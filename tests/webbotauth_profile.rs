@@ -138,7 +138,25 @@ fn policy_allow_list_validity_nonce_and_replay() {
     );
     p.allowed_agents = Some(vec!["https://AGENT.example:443/".into()]);
     assert_eq!(
-        WebBotAuthVerifier::new(p).verify(&m, &dir, NOW).status(),
+        WebBotAuthVerifier::new(p.clone())
+            .verify(&m, &dir, NOW)
+            .status(),
+        Status::Verified
+    );
+    // An allow-listed origin admits its well-known directory only: a key set
+    // at another URL on that origin (a file anyone with write access there
+    // could place) must be listed by its exact URL.
+    let other_set = "https://agent.example/uploads/keys.json";
+    let mut m2 = req();
+    sign_message(&mut m2, &k, &SignOptions::new(other_set, NOW)).unwrap();
+    let dir2 = StaticDirectory::new().with(other_set, vec![k.verifying_key().clone()]);
+    assert_eq!(
+        code(&WebBotAuthVerifier::new(p.clone()).verify(&m2, &dir2, NOW)),
+        "agent-not-allowed"
+    );
+    p.allowed_agents = Some(vec![other_set.into()]);
+    assert_eq!(
+        WebBotAuthVerifier::new(p).verify(&m2, &dir2, NOW).status(),
         Status::Verified
     );
 
@@ -163,6 +181,44 @@ fn policy_allow_list_validity_nonce_and_replay() {
     assert_eq!(
         code(&WebBotAuthVerifier::new(p).verify(&m, &dir, NOW)),
         "missing-parameter"
+    );
+}
+
+/// One request consults at most MAX_KEY_SETS_PER_REQUEST key sets: labels
+/// naming further agents fail with `too-many-key-sets`, without a lookup.
+#[test]
+fn one_request_consults_a_bounded_number_of_key_sets() {
+    use agentsig::webbotauth::MAX_KEY_SETS_PER_REQUEST;
+    let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    let mut m = req();
+    let mut dir = StaticDirectory::new();
+    let n = MAX_KEY_SETS_PER_REQUEST + 1;
+    for i in 0..n {
+        let agent = format!("https://agent{i}.example");
+        let mut o = SignOptions::new(&agent, NOW);
+        o.label = format!("sig{i}");
+        sign_message(&mut m, &k, &o).unwrap();
+        dir = dir.with(
+            &format!("{agent}{WELL_KNOWN_PATH}"),
+            vec![k.verifying_key().clone()],
+        );
+    }
+    let r = WebBotAuthVerifier::new(Policy::default()).verify(&m, &dir, NOW + 1);
+    assert_eq!(r.labels.len(), n);
+    let codes: Vec<&str> = r
+        .labels
+        .iter()
+        .map(|l| l.result.as_ref().map_or_else(|e| e.code(), |_| "ok"))
+        .collect();
+    assert_eq!(
+        codes.iter().filter(|c| **c == "ok").count(),
+        MAX_KEY_SETS_PER_REQUEST,
+        "{codes:?}"
+    );
+    assert_eq!(
+        codes.iter().filter(|c| **c == "too-many-key-sets").count(),
+        1,
+        "{codes:?}"
     );
 }
 

@@ -153,6 +153,30 @@ fn jwks_uri_scheme_fetches_the_signers_keys() {
         .verify_signature_key(&m, Some(&c), NOW + 1)
         .unwrap();
     assert_eq!(r[0].1.as_ref().unwrap_err().code(), "agent-not-allowed");
+    // The identity itself on the allow-list: admitted.
+    let mut p = Policy::default();
+    p.allowed_agents = Some(vec![id.clone()]);
+    let r = WebBotAuthVerifier::new(p)
+        .verify_signature_key(&m, Some(&c), NOW + 1)
+        .unwrap();
+    assert!(r[0].1.is_ok(), "{:?}", r[0].1);
+    // An id with a path is the identity: its metadata is fetched from under
+    // that path, not from the origin's (which would let any key of the
+    // host's root set claim every path).
+    let m = signed(
+        &member.replace(&format!("id=\"{id}\""), &format!("id=\"{id}/someone\"")),
+        &k,
+        true,
+        None,
+    );
+    let r = v.verify_signature_key(&m, Some(&c), NOW + 1).unwrap();
+    assert_eq!(
+        r[0].1.as_ref().unwrap_err().code(),
+        "directory-status",
+        "{:?}",
+        r[0].1
+    );
+    assert_eq!(srv.hit_count("/someone/.well-known/agent-meta"), 1);
     // A dwk that is not one path segment.
     let m = signed(&member.replace("agent-meta", "../x"), &k, true, None);
     let r = v.verify_signature_key(&m, Some(&c), NOW + 1).unwrap();

@@ -56,7 +56,7 @@ pub struct ServeArgs {
     /// Cache-Control max-age of served documents, in seconds.
     #[arg(long, default_value_t = 300, value_name = "SECONDS")]
     cache_max_age: u32,
-    /// Most connections at once; more get 503.
+    /// Most connections at once; more get 503 (plain HTTP) or are closed (TLS).
     #[arg(long, default_value_t = 512, value_name = "N")]
     max_connections: usize,
     /// Seconds between checks of DIR for changes (0: never reload).

@@ -528,8 +528,32 @@ impl Fetcher {
     /// a redirect is refused, the deadline passes, the body is too large, or the server answers
     /// other than 2xx.
     pub fn get_cached(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, FetchError> {
+        self.cached(url, headers, true)
+    }
+
+    /// [`Fetcher::get_cached`] without following any redirect: a 3xx is
+    /// [`FetchError::RedirectRefused`] and no other URL is requested (key
+    /// directories must answer 200 at the URL named, Web Bot Auth
+    /// discovery).
+    ///
+    /// # Errors
+    /// As [`Fetcher::get_exact`].
+    pub fn get_cached_exact(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<Fetched, FetchError> {
+        self.cached(url, headers, false)
+    }
+
+    fn cached(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+        follow: bool,
+    ) -> Result<Fetched, FetchError> {
         if !self.cache.enabled() {
-            return self.get_with(url, headers);
+            return self.fetch(url, headers, follow);
         }
         let (etag, last_modified) = match self.cache.lookup(url, headers) {
             Lookup::Fresh(f) => return served(&f),
@@ -547,7 +571,7 @@ impl Fetcher {
             // Section 4.3.1: If-Modified-Since only without an entity tag.
             h.push(("if-modified-since", l));
         }
-        let f = match self.fetch(url, &h, true) {
+        let f = match self.fetch(url, &h, follow) {
             Ok(f) => f,
             Err(FetchError::Status { url: u, status }) if matches!(status, 404 | 410) => {
                 if u == url {
@@ -574,7 +598,7 @@ impl Fetcher {
             }
             // Not usable: ask again without conditions.
             let requested = Instant::now();
-            let f = self.fetch(url, headers, true)?;
+            let f = self.fetch(url, headers, follow)?;
             if f.status == 304 {
                 return Err(FetchError::Status {
                     url: f.url,

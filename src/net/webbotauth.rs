@@ -103,7 +103,7 @@ impl DirectoryClient {
         }
         let f = self
             .fetcher
-            .get_cached(u, &[("accept", ACCEPT)])
+            .get_cached_exact(u, &[("accept", ACCEPT)])
             .map_err(|e| map_fetch(u, &e))?;
         if !f.redirects.is_empty() {
             return Err(DirectoryError::Redirect(u.clone()));
@@ -303,7 +303,7 @@ impl crate::webbotauth::signature_key::JwksUriResolver for DirectoryClient {
         let get = |u: &str| -> Result<Vec<u8>, DirectoryError> {
             let f = self
                 .fetcher
-                .get_cached(u, &[("accept", "application/json")])
+                .get_cached_exact(u, &[("accept", "application/json")])
                 .map_err(|e| map_fetch(u, &e))?;
             if !f.redirects.is_empty() {
                 return Err(DirectoryError::Redirect(u.to_owned()));

@@ -24,7 +24,8 @@ pub struct ServeOptions {
     pub header_timeout: Duration,
     /// Longest life of one connection (slow readers are cut off).
     pub connection_timeout: Duration,
-    /// Most connections served at once; more get `503` and are closed.
+    /// Most connections served at once; more get `503` and are closed over
+    /// plain HTTP, and are closed before the TLS handshake over TLS.
     pub max_connections: usize,
     /// How often the directory is checked for changes; `None`: never.
     pub reload_interval: Option<Duration>,

@@ -16,7 +16,8 @@
 //!   the buffered bytes (RFC 9530 section 2), so a changed body never
 //!   reaches the service as verified;
 //! * by default ([`VerifyConfig::require_target`]) `@method` and the
-//!   target: `@authority` and `@path`, or `@target-uri`.
+//!   target: `@authority` and `@path` (with `@query` when the request has
+//!   one), or `@target-uri`.
 //!
 //! A request whose `Host` disagrees with the authority of its target URI
 //! (absolute-form or HTTP/2 `:authority`, which `@authority` is taken
@@ -64,8 +65,9 @@ pub struct VerifyConfig {
     pub scheme: &'static str,
     /// Sent as `Accept-Signature` with a `401` (RFC 9421 section 5.1), if set.
     pub accept_signature: Option<HeaderValue>,
-    /// Require `@method` and the target (`@authority` and `@path`, or
-    /// `@target-uri`) to be covered (default `true`). `content-digest` is
+    /// Require `@method` and the target (`@authority` and `@path`, with
+    /// `@query` when there is one, or `@target-uri`) to be covered (default
+    /// `true`). `content-digest` is
     /// required whenever the request has content, whatever this says.
     pub require_target: bool,
 }
@@ -218,7 +220,10 @@ fn normal_authority(a: &str, scheme: &str) -> String {
 
 /// `Host` must be single and agree with the target URI's authority when
 /// both are present (RFC 9112 section 3.2; RFC 9113 section 8.3.1).
-fn check_host(parts: &http::request::Parts, default_scheme: &str) -> Result<(), &'static str> {
+pub(super) fn check_host(
+    parts: &http::request::Parts,
+    default_scheme: &str,
+) -> Result<(), &'static str> {
     let mut hosts = parts.headers.get_all(http::header::HOST).iter();
     let host = hosts.next();
     if hosts.next().is_some() {
@@ -258,13 +263,19 @@ fn accepted<B: AsRef<[u8]>>(
         crate::digest::verify_content_digest(&lines, body)
             .map_err(|e| format!("Content-Digest: {e}"))?;
     }
+    // A query the signature does not cover could be changed in transit:
+    // with one, `@path` needs `@query` beside it (or `@target-uri`, which
+    // holds both; RFC 9421 sections 2.2.2, 2.2.6, 2.2.7).
+    let has_query = req.uri().query().is_some();
     let meets = |covered: &[String]| {
         let has = |c: &String| covered.contains(c);
         (!has_content || has(&digest))
             && (!cfg.require_target
                 || has(&id(Derived::Method))
                     && (has(&id(Derived::TargetUri))
-                        || has(&id(Derived::Authority)) && has(&id(Derived::Path))))
+                        || has(&id(Derived::Authority))
+                            && has(&id(Derived::Path))
+                            && (!has_query || has(&id(Derived::Query)))))
     };
     let Some(found) = report
         .results
@@ -272,7 +283,9 @@ fn accepted<B: AsRef<[u8]>>(
         .find(|r| r.is_valid() && meets(&r.covered))
     else {
         let mut need = Vec::new();
-        if cfg.require_target {
+        if cfg.require_target && has_query {
+            need.push("@method and @authority with @path and @query (or @target-uri)");
+        } else if cfg.require_target {
             need.push("@method and @authority with @path (or @target-uri)");
         }
         if has_content {
@@ -321,9 +334,19 @@ mod tests {
         derived: &[Derived],
         digest: bool,
     ) -> Request<Vec<u8>> {
+        signed_over_uri(key, "https://example.com/tasks", body, derived, digest)
+    }
+
+    fn signed_over_uri(
+        key: &SigningKey,
+        uri: &str,
+        body: &[u8],
+        derived: &[Derived],
+        digest: bool,
+    ) -> Request<Vec<u8>> {
         let mut req = Request::builder()
             .method("POST")
-            .uri("https://example.com/tasks")
+            .uri(uri)
             .header("content-type", "application/json")
             .header("content-digest", crate::digest::content_digest(body))
             .body(body.to_vec())
@@ -462,6 +485,41 @@ mod tests {
         assert_eq!(res.status(), 200);
         let body = res.into_body().collect().await.unwrap().to_bytes();
         assert_eq!(body, r#"sig1 "@method" "@target-uri" "content-digest""#);
+    }
+
+    /// With a query, `@authority` + `@path` leave it unsigned: `@query` (or
+    /// `@target-uri`) must be covered too, else the query could be changed.
+    #[tokio::test]
+    async fn a_query_must_be_covered() {
+        let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
+        let uri = "https://example.com/tasks?owner=alice";
+        let path_only = [Derived::Method, Derived::Authority, Derived::Path];
+        let (s, body, _) = call(
+            layer(&key, 1024),
+            signed_over_uri(&key, uri, b"{}", &path_only, true),
+        )
+        .await;
+        assert_eq!(s, 401, "{body}");
+        assert!(body.contains("@query"), "{body}");
+        let with_query = [
+            Derived::Method,
+            Derived::Authority,
+            Derived::Path,
+            Derived::Query,
+        ];
+        let (s, body, _) = call(
+            layer(&key, 1024),
+            signed_over_uri(&key, uri, b"{}", &with_query, true),
+        )
+        .await;
+        assert_eq!(s, 200, "{body}");
+        let target = [Derived::Method, Derived::TargetUri];
+        let (s, body, _) = call(
+            layer(&key, 1024),
+            signed_over_uri(&key, uri, b"{}", &target, true),
+        )
+        .await;
+        assert_eq!(s, 200, "{body}");
     }
 
     #[tokio::test]

@@ -217,6 +217,10 @@ pub struct BotAuthConfig {
     pub max_body: usize,
     /// Scheme of requests whose URI has none.
     pub scheme: &'static str,
+    /// Total time the verification of one request may spend fetching key
+    /// sets (every fetch it makes ends by then; default 10 s), so that a
+    /// request naming slow directories cannot hold a worker for long.
+    pub verify_deadline: std::time::Duration,
 }
 
 impl std::fmt::Debug for BotAuthConfig {
@@ -239,6 +243,7 @@ impl BotAuthConfig {
             admit_invalid: false,
             max_body: super::verify::DEFAULT_MAX_REQUEST_BODY,
             scheme: "https",
+            verify_deadline: std::time::Duration::from_secs(10),
         }
     }
 }
@@ -320,6 +325,14 @@ where
                     ))
                 }
             };
+            // `@authority` is taken from the request target; a `Host` the
+            // inner service routes by must name the same authority, or a
+            // request signed for one site could be replayed to another
+            // (RFC 9110 section 7.2, RFC 9421 section 2.2.3).
+            if let Err(why) = super::verify::check_host(&parts, cfg.scheme) {
+                tracing::info!("request refused: {why}");
+                return Ok(text_response(StatusCode::BAD_REQUEST, why));
+            }
             let req = Request::from_parts(parts, bytes);
             let identity = match Message::from_request(&req, cfg.scheme) {
                 Err(_) => Err("malformed-request"),
@@ -328,7 +341,15 @@ where
                     let now = crate::clock::Clock::now(&crate::clock::SystemClock);
                     // The directory may fetch over the network (blocking I/O).
                     let report = tokio::task::spawn_blocking(move || {
-                        c.verifier.verify(&m, c.directory.as_ref(), now)
+                        let verify = || c.verifier.verify(&m, c.directory.as_ref(), now);
+                        #[cfg(feature = "net")]
+                        let r = crate::net::fetch::with_deadline(
+                            std::time::Instant::now() + c.verify_deadline,
+                            verify,
+                        );
+                        #[cfg(not(feature = "net"))]
+                        let r = verify();
+                        r
                     })
                     .await;
                     match report {

@@ -67,6 +67,11 @@ pub const MAX_LIFETIME: u64 = 24 * 3600;
 pub const MAX_SIGNATURE_AGENT_FIELD: usize = 8 * 1024;
 /// Most `Signature-Agent` members read.
 pub const MAX_MEMBERS: usize = 16;
+/// Most distinct key sets (directories or JWK Sets) one request may make a
+/// verifier consult: each may be a fetch, made before any signature is
+/// checked, so a request with many labels naming many agents must not cost
+/// a fetch each.
+pub const MAX_KEY_SETS_PER_REQUEST: usize = 2;
 /// Longest agent URL accepted.
 pub const MAX_URL_LEN: usize = 2048;
 /// Bytes of randomness in a generated `nonce` (64, as the drafts' vectors).
@@ -254,6 +259,11 @@ pub enum DirectoryError {
     /// No key set is known for this URL (an offline [`StaticDirectory`]).
     #[error("no key set is known for {0}")]
     NotKnown(String),
+    /// The request names more key sets than
+    /// [`MAX_KEY_SETS_PER_REQUEST`]: the further ones are not consulted
+    /// (each may cost a fetch, and nothing is verified yet).
+    #[error("{0}: more than {MAX_KEY_SETS_PER_REQUEST} key sets named by one request")]
+    TooManyKeySets(String),
 }
 
 impl DirectoryError {
@@ -273,6 +283,7 @@ impl DirectoryError {
             DirectoryError::BadDirectorySignature { .. } => "directory-signature-invalid",
             DirectoryError::DirectorySignatureMissing(_) => "directory-signature-missing",
             DirectoryError::NotKnown(_) => "directory-unknown",
+            DirectoryError::TooManyKeySets(_) => "too-many-key-sets",
         }
     }
 }
@@ -288,6 +299,22 @@ pub enum Discovery {
     /// A URL with a path, or `type=jwks_uri`: the value is itself the JWK
     /// Set URL (WG-00 `jwks_uri`; every value in the editor's copy).
     JwksUri,
+}
+
+/// Whether the allow-list entry `allowed` admits the resolved agent `url`.
+/// An origin admits that origin's well-known directory only (whose keys
+/// carry `kid` = thumbprint and the directory's own proof); a key set at
+/// any other URL on the origin (`type=jwks_uri`, or a value with a path)
+/// must be listed by its exact URL, since anyone who can put a JSON file
+/// under the origin could otherwise stand in for the agent.
+fn agent_allowed(allowed: &str, url: &AgentUrl) -> bool {
+    let Ok(a) = resolve_agent_url(allowed, None) else {
+        return false;
+    };
+    match url.discovery {
+        Discovery::Directory => a.origin() == url.origin(),
+        Discovery::JwksUri => a.key_set_url == url.key_set_url,
+    }
 }
 
 /// A `Signature-Agent` member resolved to the URL of its key set.
@@ -791,6 +818,31 @@ pub trait KeyDirectory: Send + Sync {
     fn key_set(&self, url: &AgentUrl) -> Result<Arc<KeySet>, DirectoryError>;
 }
 
+/// A [`KeyDirectory`] that consults at most [`MAX_KEY_SETS_PER_REQUEST`]
+/// distinct key sets: one per request being verified.
+struct Budgeted<'a> {
+    inner: &'a dyn KeyDirectory,
+    consulted: std::sync::Mutex<Vec<String>>,
+}
+
+impl KeyDirectory for Budgeted<'_> {
+    fn key_set(&self, url: &AgentUrl) -> Result<Arc<KeySet>, DirectoryError> {
+        {
+            let mut seen = match self.consulted.lock() {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+            if !seen.contains(&url.key_set_url) {
+                if seen.len() >= MAX_KEY_SETS_PER_REQUEST {
+                    return Err(DirectoryError::TooManyKeySets(url.key_set_url.clone()));
+                }
+                seen.push(url.key_set_url.clone());
+            }
+        }
+        self.inner.key_set(url)
+    }
+}
+
 /// Key sets given in advance, by key-set URL (no I/O).
 #[derive(Debug, Clone, Default)]
 pub struct StaticDirectory {
@@ -832,8 +884,10 @@ impl KeyDirectory for StaticDirectory {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Policy {
-    /// Agent origins accepted (`https://agent.example`); `None` accepts any
-    /// agent whose key set verifies the signature.
+    /// Agents accepted: an origin (`https://agent.example`) admits the key
+    /// directory at its well-known path; a key set anywhere else (a value
+    /// with a path, `type=jwks_uri`) must be listed by its exact URL. `None`
+    /// accepts any agent whose key set verifies the signature.
     pub allowed_agents: Option<Vec<String>>,
     /// Components every accepted signature must cover, beyond the profile's.
     pub required: Vec<ComponentId>,
@@ -1037,9 +1091,13 @@ impl WebBotAuthVerifier {
                 return report;
             }
         };
+        let dir = Budgeted {
+            inner: dir,
+            consulted: std::sync::Mutex::new(Vec::new()),
+        };
         for c in candidates {
             let mut agent = None;
-            let result = self.verify_label(msg, &c, agents.as_ref(), dir, now, &mut agent);
+            let result = self.verify_label(msg, &c, agents.as_ref(), &dir, now, &mut agent);
             report.labels.push(LabelOutcome {
                 label: c.label,
                 agent,
@@ -1110,10 +1168,7 @@ impl WebBotAuthVerifier {
         let url = resolve_agent_url(&member.value, member.kind.as_deref())?;
         *agent_out = Some(url.agent.clone());
         if let Some(allowed) = &self.policy.allowed_agents {
-            if !allowed
-                .iter()
-                .any(|a| resolve_agent_url(a, None).is_ok_and(|x| x.origin() == url.origin()))
-            {
+            if !allowed.iter().any(|a| agent_allowed(a, &url)) {
                 return Err(Error::AgentNotAllowed(url.agent.clone()));
             }
         }

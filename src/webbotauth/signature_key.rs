@@ -248,14 +248,18 @@ impl WebBotAuthVerifier {
                     return Err(Error::AgentUrl(format!("{id} (dwk {dwk:?})")));
                 }
                 if let Some(allowed) = &policy.allowed_agents {
+                    // The keys come from under `id`, the signer's identity:
+                    // an allow-list entry admits that exact identity only.
                     if !allowed.iter().any(|a| {
-                        super::resolve_agent_url(a, None).is_ok_and(|x| x.origin() == url.origin())
+                        super::resolve_agent_url(a, None).is_ok_and(|x| x.agent == url.agent)
                     }) {
                         return Err(Error::AgentNotAllowed(url.agent.clone()));
                     }
                 }
                 let r = jwks.ok_or_else(|| DirectoryError::NotKnown(url.agent.clone()))?;
-                let key = r.jwks_uri_key(url.origin(), dwk, kid)?;
+                // `{id}/.well-known/{dwk}`: the identity is `id` with its path, so
+                // the metadata must come from under it, not from its origin.
+                let key = r.jwks_uri_key(&url.agent, dwk, kid)?;
                 (key, "jwks_uri", url.agent.clone())
             }
         };
