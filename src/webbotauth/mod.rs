@@ -1049,6 +1049,34 @@ pub struct WebBotAuthVerifier {
 #[derive(Debug)]
 struct OneKey(TrustedKey);
 
+impl WebBotAuthVerifier {
+    /// RFC 9421 verification (section 3.2) of the one label `hp` selects,
+    /// with `trusted` as the only key, under this verifier's algorithms,
+    /// skew and replay store, at `now`.
+    fn verify_one(
+        &self,
+        msg: &Message,
+        hp: &HttpPolicy,
+        trusted: TrustedKey,
+        now: i64,
+    ) -> Result<crate::httpsig::LabelResult, Error> {
+        let mut cx = crate::policy::Context::new(Arc::new(OneKey(trusted)));
+        cx.algorithms = self.policy.algorithms.clone();
+        cx.skew = self.policy.skew;
+        cx.clock = Arc::new(crate::clock::FixedClock(now));
+        cx.replay = self.replay.clone();
+        let rep =
+            crate::httpsig::report(&cx, hp, msg, None).map_err(|e| Error::Header(e.to_string()))?;
+        let r = rep
+            .results
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::Header("no result".into()))?;
+        r.outcome.clone().map_err(Error::Signature)?;
+        Ok(r)
+    }
+}
+
 impl KeyResolver for OneKey {
     fn resolve(&self, _req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError> {
         Ok(vec![self.0.clone()])
@@ -1207,19 +1235,7 @@ impl WebBotAuthVerifier {
             ComponentId::derived(Derived::Authority),
             ComponentId::derived(Derived::TargetUri),
         ];
-        let mut cx = crate::policy::Context::new(std::sync::Arc::new(OneKey(trusted)));
-        cx.algorithms = self.policy.algorithms.clone();
-        cx.skew = self.policy.skew;
-        cx.clock = std::sync::Arc::new(crate::clock::FixedClock(now));
-        cx.replay = self.replay.clone();
-        let rep = crate::httpsig::report(&cx, &hp, msg, None)
-            .map_err(|e| Error::Header(e.to_string()))?;
-        let r = rep
-            .results
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::Header("no result".into()))?;
-        r.outcome.map_err(Error::Signature)?;
+        let r = self.verify_one(msg, &hp, trusted, now)?;
         Ok(VerifiedAgent {
             label: c.label.clone(),
             agent: url.agent,

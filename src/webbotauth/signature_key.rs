@@ -23,7 +23,7 @@
 //! replay). Other schemes (`jkt-jwt`, `jwt`, `self-jwt`, `x509`) are
 //! reported as unsupported.
 
-use super::{DirectoryError, Error, OneKey, Policy, WebBotAuthVerifier};
+use super::{DirectoryError, Error, Policy, WebBotAuthVerifier};
 use crate::alg::Algorithm;
 use crate::httpsig::components::{ComponentId, Derived};
 use crate::httpsig::message::Message;
@@ -306,19 +306,7 @@ impl WebBotAuthVerifier {
             ComponentId::derived(Derived::Authority),
             ComponentId::derived(Derived::TargetUri),
         ];
-        let mut cx = crate::policy::Context::new(std::sync::Arc::new(OneKey(trusted)));
-        cx.algorithms = policy.algorithms.clone();
-        cx.skew = policy.skew;
-        cx.clock = std::sync::Arc::new(crate::clock::FixedClock(now));
-        cx.replay = self.replay.clone();
-        let rep = crate::httpsig::report(&cx, &hp, msg, None)
-            .map_err(|e| Error::Header(e.to_string()))?;
-        let r = rep
-            .results
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::Header("no result".into()))?;
-        r.outcome.map_err(Error::Signature)?;
+        self.verify_one(msg, &hp, trusted, now)?;
         Ok(SignatureKeyVerified {
             label: label.to_owned(),
             scheme: scheme_name,
