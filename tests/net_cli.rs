@@ -348,7 +348,8 @@ fn strict_low_s_applies_to_url_verification() {
     }
 }
 
-/// `verify URL --pin-store` keeps key continuity as `verify FILE` does:
+/// `verify URL --pin-store` (and `resolve --pin-store`) keep key continuity
+/// as `verify FILE` does:
 /// first sight pins the key that verified, the same key matches, a pin of
 /// another key fails with `pin.key-changed` (exit 1), and an unsigned
 /// descriptor has no key to pin (`pin.no-key`, exit 1). The option was
@@ -383,6 +384,11 @@ fn verify_url_keeps_key_continuity_with_a_pin_store() {
     let (code, r) = code_of(&args);
     assert_eq!(code, Some(0), "{r}");
     assert!(codes(&r).contains(&"pin.match".to_owned()), "{r}");
+    // `resolve` keeps the same continuity for the descriptor it resolves.
+    let uri = format!("agent://agents.example:{}/planner", e.srv.port);
+    let (code, r) = code_of(&["resolve", &uri, "--pin-store", store, "--json"]);
+    assert_eq!(code, Some(0), "{r}");
+    assert!(codes(&r).contains(&"pin.match".to_owned()), "{r}");
     // The operator pins another key for the descriptor's identity ("name").
     let o = Command::new(env!("CARGO_BIN_EXE_agentsig"))
         .args(["pin", "rotate", "planner", "--to"])
@@ -400,6 +406,9 @@ fn verify_url_keeps_key_continuity_with_a_pin_store() {
     assert_eq!(code, Some(1), "{r}");
     assert_eq!(r["error"]["code"], "pin.key-changed", "{r}");
     assert_eq!(r["verdict"], "not-verified", "{r}");
+    let (code, r) = code_of(&["resolve", &uri, "--pin-store", store, "--json"]);
+    assert_eq!(code, Some(1), "{r}");
+    assert_eq!(r["error"]["code"], "pin.key-changed", "{r}");
     let plain = e.srv.url("agents.example", "/plain.json");
     let (code, r) = code_of(&["verify", &plain, "--pin-store", store, "--json"]);
     assert_eq!(code, Some(1), "{r}");

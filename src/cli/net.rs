@@ -122,6 +122,12 @@ pub struct ResolveArgs {
     /// default: none (expires is enforced).
     #[arg(long, value_parser = super::http::parse_duration, value_name = "DURATION")]
     pub max_age: Option<u64>,
+    /// Key continuity: pin the resolved descriptor's key on first sight and fail with
+    /// pin.key-changed when it later verifies with another key, as `verify --pin-store` does.
+    /// STORE is PATH or file:PATH (one machine), redis[s]://[USER:PASS@]HOST:PORT/DB (a fleet;
+    /// rediss: TLS), memory:.
+    #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
+    pub pin_store: Option<String>,
     /// Print one JSON report (agentsig.report/1, docs/report.md) instead of the descriptor,
     /// whatever the outcome.
     #[arg(long)]
@@ -270,42 +276,58 @@ pub fn verify_url_cmd(
     json: bool,
     pin_store: Option<&str>,
 ) -> CliResult {
-    // Open the store before fetching: an unusable store is a usage error,
-    // whatever the network says.
-    let pins = match pin_store {
-        Some(s) => Some(agentsig::pin::Pins::new(
-            agentsig::pin::open_pin_store(s).map_err(|e| CliError::usage(e.to_string()))?,
-        )),
-        None => None,
-    };
+    let pins = open_pins(pin_store)?;
     let f = net.fetcher()?;
     let o = options(net, trust, max_age, now)?;
-    let v = match verify_url(&f, url, &o) {
-        Ok(v) => v,
-        Err(e) => return failure("verify", url, e.code(), e.to_string(), json),
-    };
+    match verify_url(&f, url, &o) {
+        Ok(v) => success_pinned("verify", url, &v, json, pins.as_ref()),
+        Err(e) => failure("verify", url, e.code(), e.to_string(), json),
+    }
+}
+
+/// The pin store of `--pin-store`, opened before anything is fetched: an
+/// unusable store is a usage error, whatever the network says.
+fn open_pins(pin_store: Option<&str>) -> Result<Option<agentsig::pin::Pins>, CliError> {
+    pin_store
+        .map(|s| {
+            agentsig::pin::open_pin_store(s)
+                .map(agentsig::pin::Pins::new)
+                .map_err(|e| CliError::usage(e.to_string()))
+        })
+        .transpose()
+}
+
+/// [`success`], after the key-continuity decision when a pin store is
+/// given: a refused decision is exit 1 with its code.
+fn success_pinned(
+    command: &str,
+    subject: &str,
+    v: &UrlVerified,
+    json: bool,
+    pins: Option<&agentsig::pin::Pins>,
+) -> CliResult {
     let Some(pins) = pins else {
-        return success("verify", url, &v, json);
+        return success(command, subject, v, json);
     };
-    let d = pin_decision(&pins, &v);
+    let d = pin_decision(pins, v);
     if d.passed {
         if json {
-            let mut r = success_report("verify", url, &v);
+            let mut r = success_report(command, subject, v);
             r.check(d.code, true, d.message);
             super::print_report(&r);
             return Ok(ExitCode::SUCCESS);
         }
-        errln!("{url}: {}", d.message);
-        return success("verify", url, &v, json);
+        errln!("{subject}: {}", d.message);
+        return success(command, subject, v, json);
     }
     if json {
-        let mut r = success_report("verify", url, &v);
+        let mut r = success_report(command, subject, v);
         r.check(d.code, false, d.message.clone());
         r.set_verdict(Verdict::NotVerified);
         r.error = Some(agentsig::report::Problem::new(d.code, d.message));
         super::print_report(&r);
     } else {
-        errln!("{url}: NOT verified: {}", d.message);
+        errln!("{subject}: NOT verified: {}", d.message);
     }
     Ok(ExitCode::from(1))
 }
@@ -346,12 +368,21 @@ fn pin_decision(pins: &agentsig::pin::Pins, v: &UrlVerified) -> agentsig::pin::P
 
 /// `agentsig resolve agent://...`.
 pub fn resolve(a: ResolveArgs) -> CliResult {
+    let pins = open_pins(a.pin_store.as_deref())?;
     let f = a.net.fetcher()?;
     let o = options(&a.net, &a.trust, a.max_age, None)?;
     match resolve_agent(&f, &a.uri, &o) {
         Ok(Resolution::Descriptor { verified, .. }) => {
-            success("resolve", &a.uri, &verified, a.json)
+            success_pinned("resolve", &a.uri, &verified, a.json, pins.as_ref())
         }
+        Ok(Resolution::Direct { .. }) if pins.is_some() => failure(
+            "resolve",
+            &a.uri,
+            "pin.no-key",
+            "an explicit agent+https binding has no descriptor and no signature: no key to pin"
+                .into(),
+            a.json,
+        ),
         Ok(Resolution::Direct { endpoint }) => {
             if a.json {
                 let mut r = Report::error("resolve", Some(&a.uri), "", "");
