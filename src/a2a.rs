@@ -963,6 +963,18 @@ fn existing_signatures(card: &Value) -> Result<Vec<Value>, A2aError> {
     match card.get("signatures") {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(a)) => {
+            // Each entry is verified as its own JWS (and may name a key set
+            // to fetch): the count is bounded as for one JWS (RFC 7515
+            // section 7.2.1 signatures, `jws::MAX_SIGNATURES`).
+            if a.len() > jws::MAX_SIGNATURES {
+                return Err(A2aError::BadSignature {
+                    index: jws::MAX_SIGNATURES,
+                    detail: format!(
+                        "more than {} signatures: refused unverified",
+                        jws::MAX_SIGNATURES
+                    ),
+                });
+            }
             for (index, s) in a.iter().enumerate() {
                 let ok = s.get("protected").is_some_and(Value::is_string)
                     && s.get("signature").is_some_and(Value::is_string)
@@ -1127,6 +1139,26 @@ pub(crate) fn verify_card_bytes(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Each entry is verified on its own (and may name a key set to
+    /// fetch): more than `jws::MAX_SIGNATURES` are refused unverified.
+    #[test]
+    fn too_many_signatures_are_refused() {
+        let sigs: Vec<Value> = (0..=jws::MAX_SIGNATURES)
+            .map(|_| json!({"protected": "e30", "signature": "AA"}))
+            .collect();
+        let card = json!({"name": "A", "signatures": sigs});
+        assert!(matches!(
+            existing_signatures(&card),
+            Err(A2aError::BadSignature { .. })
+        ));
+        let mut ok = card.clone();
+        ok["signatures"]
+            .as_array_mut()
+            .unwrap()
+            .truncate(jws::MAX_SIGNATURES);
+        assert_eq!(existing_signatures(&ok).unwrap().len(), jws::MAX_SIGNATURES);
+    }
 
     #[test]
     fn normal_form_drops_what_the_sdks_drop() {

@@ -549,6 +549,9 @@ pub fn check_replay(
         .zip(&scopes)
         .map(|((_, jti, until), scope)| (scope.as_str(), *jti, *until))
         .collect();
+    for (_, _, until) in entries {
+        crate::replay::within_replay_window(*until, now).map_err(JwtError::ReplayStore)?;
+    }
     match store.check_and_record_all(&tagged, now) {
         Ok(Sighting::First) => Ok(()),
         Ok(Sighting::Replay) => {

@@ -21,7 +21,12 @@ fn no_follow(o: &mut std::fs::OpenOptions) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        // O_NONBLOCK: a FIFO planted at the path opens at once (and is
+        // then refused as not a regular file) instead of blocking the
+        // verifier, and every other one waiting on the lock, until a writer
+        // comes. It changes nothing for a regular file.
+        o.mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
     #[cfg(not(unix))]
     let _ = o;
@@ -201,18 +206,25 @@ mod tests {
             .status()
             .unwrap();
         assert!(st.success());
-        // O_NONBLOCK is not set: a FIFO would block a plain read, so the
-        // check must come from the open's metadata. Open it with a writer
-        // present so the test itself cannot hang.
-        let w = std::thread::spawn({
+        // No writer: without O_NONBLOCK the open would block for ever. The
+        // read runs on a thread so that a regression fails here instead of
+        // hanging the suite (the bound is a hang guard, not a timing).
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn({
             let store = store.clone();
             move || {
-                let _ = std::fs::OpenOptions::new().write(true).open(&store);
+                let _ = tx.send(read_bounded(&store, 1024));
             }
         });
-        let err = read_bounded(&store, 1024).unwrap_err();
+        let got = rx.recv_timeout(std::time::Duration::from_secs(30));
+        if got.is_err() {
+            // Unblock the reader before failing.
+            let _ = std::fs::OpenOptions::new().write(true).open(&store);
+        }
+        let err = got
+            .expect("opening a FIFO with no writer blocked")
+            .unwrap_err();
         assert!(err.contains("not a regular file"), "{err}");
-        w.join().unwrap();
         let _ = std::fs::remove_dir_all(&d);
     }
 

@@ -87,6 +87,11 @@ pub enum ReplayError {
     /// The id or scope is too long to record.
     #[error("replay id or scope longer than {MAX_ID_LEN} bytes")]
     IdTooLong,
+    /// The token or signature stays acceptable for longer than an entry is
+    /// kept ([`MAX_REPLAY_TTL_SECS`]): once its entry expired it could be
+    /// replayed, so it is refused (fail closed).
+    #[error("acceptable for longer than the {MAX_REPLAY_TTL_SECS} s replay window: give it an expiry (exp, expires or a maximum age) within it")]
+    LifetimeTooLong,
 }
 
 /// Longest scope or id recorded.
@@ -105,6 +110,20 @@ pub const JWT_SCOPE: &str = "jwt:";
 /// The scope tag of an RFC 9421 `(keyid, nonce)` entry: the scope is
 /// `"httpsig:" + keyid`.
 pub const HTTPSIG_SCOPE: &str = "httpsig:";
+
+/// Refuse an entry acceptable until `until` when no store keeps it that
+/// long: after its entry expired, the same token or signature would pass
+/// the replay check again.
+///
+/// # Errors
+/// [`ReplayError::LifetimeTooLong`] when `until` is more than
+/// [`MAX_REPLAY_TTL_SECS`] after `now`.
+pub fn within_replay_window(until: i64, now: i64) -> Result<(), ReplayError> {
+    if until > now.saturating_add(MAX_REPLAY_TTL_SECS) {
+        return Err(ReplayError::LifetimeTooLong);
+    }
+    Ok(())
+}
 
 /// The expiry actually stored for `until` (see [`MAX_REPLAY_TTL_SECS`]).
 pub(crate) fn capped_until(until: i64, now: i64) -> i64 {
@@ -432,6 +451,21 @@ pub fn open_store(url: &str, now: i64) -> Result<Arc<dyn ReplayStore>, ReplayErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What stays acceptable beyond the window cannot be replay-protected.
+    #[test]
+    fn lifetimes_beyond_the_window_are_refused() {
+        assert!(within_replay_window(1000 + MAX_REPLAY_TTL_SECS, 1000).is_ok());
+        assert!(matches!(
+            within_replay_window(1001 + MAX_REPLAY_TTL_SECS, 1000),
+            Err(ReplayError::LifetimeTooLong)
+        ));
+        assert!(matches!(
+            within_replay_window(i64::MAX, i64::MAX - 1),
+            Ok(())
+        ));
+        assert!(within_replay_window(i64::MAX, 0).is_err());
+    }
 
     #[test]
     fn batch_is_all_or_nothing() {

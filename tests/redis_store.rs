@@ -447,7 +447,14 @@ fn stopped_redis_fails_closed_and_restart_keeps_state() {
     }
     // The verifier refuses a JWT with the store's own error.
     let key = agentsig::SigningKey::generate(agentsig::Algorithm::EcdsaP256Sha256).unwrap();
-    let claims = serde_json::json!({"iss": AS, "sub": "u", "jti": "j", "exp": 4_000_000_000i64});
+    // An exp within the replay window (a later one is refused outright:
+    // its entry would expire while the token is still acceptable).
+    let exp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+        + 3600;
+    let claims = serde_json::json!({"iss": AS, "sub": "u", "jti": "j", "exp": exp});
     let token = agentsig::jwt::sign(claims.as_object().unwrap(), &key, "JWT").unwrap();
     let v = agentsig::verifier::Verifier::builder(agentsig::trust::StaticKeys::new().with(
         key.verifying_key().clone(),

@@ -817,6 +817,7 @@ fn verify_label(
             crate::replay::HTTPSIG_SCOPE,
             r.keyid.as_deref().unwrap_or("")
         );
+        crate::replay::within_replay_window(until, v.now()).map_err(SigError::ReplayStore)?;
         match store.check_and_record(&scope, n, until, v.now()) {
             Ok(Sighting::First) => {}
             Ok(Sighting::Replay) => return Err(SigError::Replay(n.clone())),
