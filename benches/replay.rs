@@ -68,11 +68,19 @@ fn start_redis() -> Option<(Server, String)> {
 
 static JTI: AtomicU64 = AtomicU64::new(0);
 
+/// The current Unix time. Tokens expire an hour later: within the replay
+/// window (one acceptable for longer is refused with a replay store).
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
 fn token(key: &SigningKey) -> String {
     let n = JTI.fetch_add(1, Ordering::Relaxed);
     let claims = serde_json::json!({
         "iss": "https://as.example", "sub": "alice", "aud": "https://rs.example",
-        "jti": format!("jti-{n}"), "exp": 4_000_000_000i64,
+        "jti": format!("jti-{n}"), "exp": now() + 3600,
     });
     jwt::sign(claims.as_object().expect("object"), key, "JWT").expect("sign")
 }
