@@ -121,7 +121,8 @@ pub struct VerifyService<S> {
     cfg: Arc<VerifyConfig>,
 }
 
-fn boxed<B>(b: B) -> SignedBody
+/// The inner service's response body, boxed as the layers answer.
+pub(super) fn boxed<B>(b: B) -> SignedBody
 where
     B: Body + Send + 'static,
     B::Data: Send,
@@ -158,21 +159,10 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let cfg = self.cfg.clone();
         Box::pin(async move {
-            let (parts, body) = req.into_parts();
-            let bytes = match Limited::new(body, cfg.max_body).collect().await {
-                Ok(c) => c.to_bytes(),
-                Err(_) => {
-                    return Ok(text_response(
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        "request body too large or unreadable",
-                    ))
-                }
+            let req = match buffered(req, cfg.max_body, cfg.scheme).await {
+                Ok(req) => req,
+                Err(refused) => return Ok(refused),
             };
-            if let Err(why) = check_host(&parts, cfg.scheme) {
-                tracing::info!("request refused: {why}");
-                return Ok(text_response(StatusCode::BAD_REQUEST, why));
-            }
-            let req = Request::from_parts(parts, bytes);
             let report = Message::from_request(&req, cfg.scheme)
                 .map_err(|e| e.to_string())
                 .and_then(|m| {
@@ -204,6 +194,40 @@ where
             }
         })
     }
+}
+
+/// The request with its body buffered, or the answer refusing it: `413`
+/// for a body over `max_body` bytes (or one that cannot be read), `400`
+/// for a `Host` that is repeated or disagrees with the authority of the
+/// request target ([`check_host`]). Both verifying layers start here: a
+/// signature over `@authority` is only worth something when the `Host` the
+/// inner service routes by names the same authority (RFC 9110 section 7.2,
+/// RFC 9421 section 2.2.3), and `content-digest` is checked against the
+/// whole content (RFC 9530 section 2).
+pub(super) async fn buffered<B>(
+    req: Request<B>,
+    max_body: usize,
+    scheme: &str,
+) -> Result<Request<Bytes>, Response<SignedBody>>
+where
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    let (parts, body) = req.into_parts();
+    let bytes = match Limited::new(body, max_body).collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(_) => {
+            return Err(text_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "request body too large or unreadable",
+            ))
+        }
+    };
+    if let Err(why) = check_host(&parts, scheme) {
+        tracing::info!("request refused: {why}");
+        return Err(text_response(StatusCode::BAD_REQUEST, why));
+    }
+    Ok(Request::from_parts(parts, bytes))
 }
 
 /// The authority of `uri` or a `Host` value, lowercased, without the

@@ -17,10 +17,10 @@ use crate::httpsig::Message;
 use crate::keys::SigningKey;
 use crate::webbotauth::directory::{directory_body, directory_headers, DEFAULT_PROOF_LIFETIME};
 use crate::webbotauth::{KeyDirectory, Status, VerifiedAgent, WebBotAuthVerifier, WELL_KNOWN_PATH};
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -279,17 +279,6 @@ pub struct BotAuthService<S> {
     cfg: Arc<BotAuthConfig>,
 }
 
-fn boxed<B>(b: B) -> SignedBody
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    b.map_frame(|f| f.map_data(|mut d| d.copy_to_bytes(d.remaining())))
-        .map_err(Into::into)
-        .boxed_unsync()
-}
-
 impl<S, ReqB, ResB> Service<Request<ReqB>> for BotAuthService<S>
 where
     S: Service<Request<Full<Bytes>>, Response = Response<ResB>> + Clone + Send + 'static,
@@ -315,25 +304,14 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let cfg = self.cfg.clone();
         Box::pin(async move {
-            let (parts, body) = req.into_parts();
-            let bytes = match Limited::new(body, cfg.max_body).collect().await {
-                Ok(c) => c.to_bytes(),
-                Err(_) => {
-                    return Ok(text_response(
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        "request body too large or unreadable",
-                    ))
-                }
-            };
             // `@authority` is taken from the request target; a `Host` the
             // inner service routes by must name the same authority, or a
             // request signed for one site could be replayed to another
             // (RFC 9110 section 7.2, RFC 9421 section 2.2.3).
-            if let Err(why) = super::verify::check_host(&parts, cfg.scheme) {
-                tracing::info!("request refused: {why}");
-                return Ok(text_response(StatusCode::BAD_REQUEST, why));
-            }
-            let req = Request::from_parts(parts, bytes);
+            let req = match super::verify::buffered(req, cfg.max_body, cfg.scheme).await {
+                Ok(req) => req,
+                Err(refused) => return Ok(refused),
+            };
             let identity = match Message::from_request(&req, cfg.scheme) {
                 Err(_) => Err("malformed-request"),
                 Ok(m) => {
@@ -379,7 +357,7 @@ where
                     let res = inner
                         .call(Request::from_parts(parts, Full::new(bytes)))
                         .await?;
-                    Ok(res.map(boxed))
+                    Ok(res.map(super::verify::boxed))
                 }
                 Err(code) => {
                     tracing::info!("web bot auth refused: {code}");
