@@ -830,6 +830,57 @@ fn stores_agree_on_nul_and_scope_kinds() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// An id recorded under the key an earlier release wrote (SHA-256 of the
+/// scope, a NUL and the id; the JWT scope was the bare `iss`) is still a
+/// replay, alone or in a batch, and nothing is written under that key.
+#[test]
+fn ids_recorded_by_an_earlier_release_stay_replays() {
+    use sha2::{Digest, Sha256};
+    let Some(server) = Server::start("legacy") else {
+        return;
+    };
+    let legacy = |scope: &str, id: &str| {
+        let h = Sha256::digest(format!("{scope}\0{id}").as_bytes());
+        let hex: String = h.iter().map(|b| format!("{b:02x}")).collect();
+        format!("agentsig:replay:{hex}")
+    };
+    assert_eq!(
+        server
+            .cli(&["SET", &legacy(AS, "old-jti"), "1", "EX", "600"])
+            .trim(),
+        "OK"
+    );
+    assert_eq!(
+        server
+            .cli(&["SET", &legacy("httpsig:k1", "old-nonce"), "1", "EX", "600"])
+            .trim(),
+        "OK"
+    );
+    let s = open_store(&server.url(), N).unwrap();
+    assert!(agentsig::jwt::check_replay(&*s, &[(AS, "old-jti", N + 100)], N).is_err());
+    assert!(agentsig::jwt::check_replay(
+        &*s,
+        &[(AS, "new-jti", N + 100), (AS, "old-jti", N + 100)],
+        N
+    )
+    .is_err());
+    assert_eq!(
+        s.check_and_record("httpsig:k1", "old-nonce", N + 100, N),
+        Ok(Sighting::Replay)
+    );
+    // Already expired entries are checked only: still a replay.
+    assert_eq!(
+        s.check_and_record("httpsig:k1", "old-nonce", N - 1, N),
+        Ok(Sighting::Replay)
+    );
+    // A refused batch records none of its entries; a fresh id is recorded
+    // under the current key only.
+    assert!(agentsig::jwt::check_replay(&*s, &[(AS, "new-jti", N + 100)], N).is_ok());
+    assert!(agentsig::jwt::check_replay(&*s, &[(AS, "new-jti", N + 100)], N).is_err());
+    assert_eq!(server.cli(&["EXISTS", &legacy(AS, "new-jti")]).trim(), "0");
+    assert_eq!(server.cli(&["DBSIZE"]).trim(), "3");
+}
+
 /// The Redis pin store holds at most `MAX_IDENTITIES` identities, as the
 /// memory and file stores do: a new identity past the cap is refused
 /// (check, add and rotate alike), known identities keep working.

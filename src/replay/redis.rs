@@ -2,19 +2,23 @@
 //! a `jti` or nonce accepted by one replica is a replay on every other.
 //!
 //! # Protocol
-//! * One entry: `SET key 1 NX EX ttl` (atomic check-and-record; a `nil`
-//!   reply means the key exists: a replay).
-//! * Several entries ([`ReplayStore::check_and_record_all`]): one Lua script
-//!   (`EVALSHA`, loaded with `SCRIPT LOAD` after `NOSCRIPT`) that first checks
-//!   every key with `EXISTS` and only then `SET`s them all with `EX`. Redis
-//!   runs a script atomically (no other command interleaves), so a batch is
-//!   recorded all or none on Redis too, and one round trip serves a whole
-//!   delegation bundle.
+//! * One Lua script (`EVALSHA`, loaded with `SCRIPT LOAD` after
+//!   `NOSCRIPT`) checks every key of a batch with `EXISTS` and only then
+//!   `SET`s them all with `EX`. Redis runs a script atomically (no other
+//!   command interleaves), so a batch is recorded all or none on Redis too,
+//!   and one round trip serves a whole delegation bundle; a single entry is
+//!   a batch of one.
 //! * Keys are `agentsig:replay:` + hex(SHA-256(len(scope) ‖ scope ‖
 //!   len(id) ‖ id)), each length a 64-bit big-endian integer: fixed length,
 //!   so a hostile `jti` can neither inject into the key space nor grow it,
 //!   and unambiguous, so a NUL inside a scope or id cannot make two pairs
 //!   share a key (the memory and file stores compare the pairs themselves).
+//! * The key an earlier release wrote for the same pair, hex(SHA-256(scope ‖
+//!   0x00 ‖ id)) with the JWT scope untagged (`iss`), is checked too (never
+//!   written): an id recorded by a fleet member not yet upgraded stays a
+//!   replay for an upgraded one. A member not yet upgraded does not see the
+//!   new keys, so the fleet is only as strict as its oldest member until
+//!   every member runs this release.
 //! * The TTL is `until - now` seconds (the token's own `exp` plus skew,
 //!   RFC 7519 section 4.1.7 / RFC 9421 section 7.2.2); an entry whose
 //!   `until <= now` is checked but not stored; the TTL is at most
@@ -462,9 +466,11 @@ impl RedisClient {
     }
 }
 
-/// Checks every key, then sets them all: atomic in Redis. ARGV[i] is the
-/// TTL of KEYS[i]: > 0 seconds (at most [`MAX_TTL_SECS`]), 0 = check only
-/// (already expired). Returns 1 when recorded, 0 on a replay.
+/// Checks every key, then sets the first `#ARGV` of them: atomic in
+/// Redis. KEYS holds the entries' keys, then their legacy keys (checked,
+/// never set); ARGV[i] is the TTL of KEYS[i]: > 0 seconds (at most
+/// [`MAX_TTL_SECS`]), 0 = check only (already expired). Returns 1 when
+/// recorded, 0 on a replay.
 static RECORD_ALL: std::sync::LazyLock<redis::Script> =
     std::sync::LazyLock::new(|| redis::Script::new(RECORD_ALL_LUA));
 
@@ -473,7 +479,7 @@ const RECORD_ALL_LUA: &str = "\
 for i = 1, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 1 then return 0 end
 end
-for i = 1, #KEYS do
+for i = 1, #ARGV do
   local ttl = tonumber(ARGV[i])
   if ttl > 0 then
     redis.call('SET', KEYS[i], '1', 'EX', ttl)
@@ -493,6 +499,22 @@ pub(crate) fn hashed_key(prefix: &str, parts: &[&[u8]]) -> Vec<u8> {
     }
     let mut k = prefix.as_bytes().to_vec();
     for b in h.finalize() {
+        k.extend_from_slice(format!("{b:02x}").as_bytes());
+    }
+    k
+}
+
+/// The key an earlier release wrote for `(scope, id)` (see the module
+/// documentation): the parts joined by one NUL, the JWT scope without its
+/// [`JWT_SCOPE`](super::JWT_SCOPE) tag.
+fn legacy_key(scope: &str, id: &str) -> Vec<u8> {
+    let scope = scope.strip_prefix(super::JWT_SCOPE).unwrap_or(scope);
+    let mut joined = Vec::with_capacity(scope.len() + 1 + id.len());
+    joined.extend_from_slice(scope.as_bytes());
+    joined.push(0);
+    joined.extend_from_slice(id.as_bytes());
+    let mut k = REPLAY_PREFIX.as_bytes().to_vec();
+    for b in Sha256::digest(&joined) {
         k.extend_from_slice(format!("{b:02x}").as_bytes());
     }
     k
@@ -555,29 +577,7 @@ impl ReplayStore for RedisReplayStore {
         until: i64,
         now: i64,
     ) -> Result<Sighting, ReplayError> {
-        check_len(scope, id)?;
-        let key = hashed_key(REPLAY_PREFIX, &[scope.as_bytes(), id.as_bytes()]);
-        let t = ttl(until, now);
-        let r = match t {
-            0 => {
-                return match self.client.query(&[b"EXISTS", &key])? {
-                    Reply::Int(0) => Ok(Sighting::First),
-                    Reply::Int(_) => Ok(Sighting::Replay),
-                    r => Err(self.client.unavailable(format!("unexpected reply {r:?}"))),
-                }
-            }
-            t => {
-                self.client
-                    .query(&[b"SET", &key, b"1", b"NX", b"EX", t.to_string().as_bytes()])?
-            }
-        };
-        match r {
-            Reply::Status(s) if s == "OK" => Ok(Sighting::First),
-            Reply::Bulk(None) => Ok(Sighting::Replay),
-            r => Err(self
-                .client
-                .unavailable(format!("unexpected SET reply {r:?}"))),
-        }
+        self.check_and_record_all(&[(scope, id, until)], now)
     }
 
     fn check_and_record_all(
@@ -591,14 +591,13 @@ impl ReplayStore for RedisReplayStore {
                 return Ok(Sighting::Replay);
             }
         }
-        match entries {
-            [] => return Ok(Sighting::First),
-            [(s, i, u)] => return self.check_and_record(s, i, *u, now),
-            _ => {}
+        if entries.is_empty() {
+            return Ok(Sighting::First);
         }
         let keys: Vec<Vec<u8>> = entries
             .iter()
             .map(|(s, i, _)| hashed_key(REPLAY_PREFIX, &[s.as_bytes(), i.as_bytes()]))
+            .chain(entries.iter().map(|(s, i, _)| legacy_key(s, i)))
             .collect();
         let ttls: Vec<String> = entries
             .iter()
@@ -655,6 +654,29 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn legacy_keys_are_the_earlier_release_keys() {
+        // An earlier release keyed SHA-256(scope || 0x00 || id), the JWT
+        // scope being the bare `iss`.
+        let old = |scope: &[u8], id: &[u8]| {
+            let mut h = Sha256::new();
+            h.update(scope);
+            h.update([0u8]);
+            h.update(id);
+            let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            format!("{REPLAY_PREFIX}{hex}").into_bytes()
+        };
+        assert_eq!(
+            legacy_key("jwt:https://as.example", "j1"),
+            old(b"https://as.example", b"j1")
+        );
+        assert_eq!(legacy_key("httpsig:k", "n"), old(b"httpsig:k", b"n"));
+        assert_ne!(
+            legacy_key("jwt:i", "a"),
+            hashed_key(REPLAY_PREFIX, &[b"jwt:i", b"a"])
+        );
     }
 
     #[test]
@@ -716,7 +738,9 @@ mod tests {
             b"*1\r\n".repeat(6),
             b"?what\r\n".to_vec(),
             b"-OOM command not allowed when used memory > 'maxmemory'\r\n".to_vec(),
-            b":1\r\n".to_vec(),
+            // The script answers 1 or 0: any other integer, or a status.
+            b":2\r\n".to_vec(),
+            b"+OK\r\n".to_vec(),
         ] {
             let (port, t) = hostile_server(reply.clone());
             let store = RedisReplayStore::open(&format!("redis://127.0.0.1:{port}")).unwrap();
