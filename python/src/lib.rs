@@ -493,6 +493,9 @@ fn request_message(
     }
     let line = RequestLine::new(method, url, None, "https")
         .map_err(|e| Failure::malformed(format!("request: {e}")))?;
+    if line.authority.is_empty() {
+        return Err(Failure::malformed(format!("{url:?} has no authority")));
+    }
     Ok(Message::request(line, fields(headers), body))
 }
 
@@ -770,8 +773,13 @@ fn card_value(py: Python<'_>, card: &Bound<'_, PyAny>) -> PyResult<Value> {
         agentsig::json::parse_strict(&b).map_err(|e| {
             Failure::malformed(format!("card is not strict I-JSON: {e}")).into_pyerr(py)
         })
-    } else {
+    } else if card.cast::<PyDict>().is_ok() {
         json_value(py, card, MAX_INPUT_BYTES)
+    } else {
+        Err(PyTypeError::new_err(format!(
+            "card must be a dict or JSON bytes, not {}",
+            type_name(card)
+        )))
     }
 }
 
