@@ -2,14 +2,14 @@
 library, on the same bytes in the same run (docs/benchmarks.md, "Python
 package").
 
-* ``Verifier.verify_descriptor`` (a 10 KB descriptor, detached ES256 JWS over
+* ``Verifier.verify_descriptor`` (a 10 KB descriptor, detached JWS (``--alg``, ES256 or EdDSA) over
   RFC 8785) vs ``rfc8785`` + ``joserfc`` (parse, canonicalize, verify);
 * ``Verifier.verify_response`` (the same 10 KB body in a signed response:
-  Content-Digest + RFC 9421 ES256) vs ``http-message-signatures``;
+  Content-Digest + RFC 9421, the same algorithm) vs ``http-message-signatures``;
 * the Rust library's own time per call on the same files:
   ``cargo run --release --no-default-features --example py_parity``.
 
-Usage: python python/bench/bench.py [--iterations N] [--smoke] [--no-rust]
+Usage: python python/bench/bench.py [--iterations N] [--rounds R] [--smoke] [--no-rust]
 (``--smoke``: one iteration of everything, no figures: checks the script runs).
 Not run by CI.
 """
@@ -93,6 +93,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--iterations", type=int, default=2000)
     p.add_argument("--smoke", action="store_true")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--alg", choices=["ES256", "EdDSA"], default="ES256")
     p.add_argument("--no-rust", action="store_true")
     a = p.parse_args()
     n = 1 if a.smoke else a.iterations
@@ -101,12 +103,17 @@ def main() -> int:
 
     import rfc8785
     from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519
     from joserfc import jws as jose_jws
     from joserfc.jwk import import_key
     import http_message_signatures as hms
 
-    priv = ec.generate_private_key(ec.SECP256R1())
+    if a.alg == "ES256":
+        priv = ec.generate_private_key(ec.SECP256R1())
+        pyauth_alg = hms.algorithms.ECDSA_P256_SHA256
+    else:
+        priv = ed25519.Ed25519PrivateKey.generate()
+        pyauth_alg = hms.algorithms.ED25519
     pem = priv.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
@@ -122,10 +129,10 @@ def main() -> int:
 
     def joserfc_verify():
         payload = rfc8785.dumps(json.loads(doc))
-        jose_jws.deserialize_compact(token, jose_key, algorithms=["ES256"], payload=payload)
+        jose_jws.deserialize_compact(token, jose_key, algorithms=[a.alg], payload=payload)
 
     resolver = hms.MappingKeyResolver(public_keys={key.kid: priv.public_key()}, private_keys={})
-    pyauth = hms.HTTPMessageVerifier(signature_algorithm=hms.algorithms.ECDSA_P256_SHA256, key_resolver=resolver)
+    pyauth = hms.HTTPMessageVerifier(signature_algorithm=pyauth_alg, key_resolver=resolver)
 
     def pyauth_verify():
         pyauth.verify(Response(200, Headers(headers)), body=doc)
@@ -136,38 +143,52 @@ def main() -> int:
     joserfc_verify()
     pyauth_verify()
 
-    results = {
-        "descriptor_bytes": len(doc),
-        "agentsig_verify_descriptor_us": per_call_us(lambda: verifier.verify_descriptor(doc, token), n),
-        "joserfc_rfc8785_verify_us": per_call_us(joserfc_verify, n_peer),
-        "agentsig_verify_response_us": per_call_us(lambda: verifier.verify_response(200, headers, doc), n),
-        "http_message_signatures_verify_us": per_call_us(pyauth_verify, n_peer),
+    contenders = {
+        "agentsig_verify_descriptor_us": (lambda: verifier.verify_descriptor(doc, token), n),
+        "joserfc_rfc8785_verify_us": (joserfc_verify, n_peer),
+        "agentsig_verify_response_us": (lambda: verifier.verify_response(200, headers, doc), n),
+        "http_message_signatures_verify_us": (pyauth_verify, n_peer),
     }
-
+    rust_cmd = None
     if not a.no_rust:
-        with tempfile.TemporaryDirectory() as d:
-            d = pathlib.Path(d)
-            (d / "descriptor.json").write_bytes(doc)
-            (d / "descriptor.jws").write_text(token)
-            (d / "response.body").write_bytes(doc)
-            (d / "response.headers.json").write_text(json.dumps(headers))
-            (d / "jwk.json").write_text(json.dumps(key.public_jwk()))
-            out = subprocess.run(
-                ["cargo", "run", "-q", "--release", "--no-default-features", "--example", "py_parity", "--", str(d), str(n)],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            rust = json.loads(out.stdout.strip().splitlines()[-1])
-        results["rust_verify_descriptor_us"] = rust["verify_descriptor_us"]
-        results["rust_verify_http_us"] = rust["verify_response_us"]
+        subprocess.run(
+            ["cargo", "build", "-q", "--release", "--no-default-features", "--example", "py_parity"],
+            cwd=ROOT,
+            check=True,
+        )
+        rust_cmd = [str(ROOT / "target" / "release" / "examples" / "py_parity")]
+
+    # Rounds alternate the Python contenders and the Rust loop, so a change
+    # of load on a shared machine falls on all of them; each figure is the
+    # median over the rounds.
+    samples: dict = {k: [] for k in contenders}
+    rounds = 1 if a.smoke else a.rounds
+    with tempfile.TemporaryDirectory() as d:
+        d = pathlib.Path(d)
+        (d / "descriptor.json").write_bytes(doc)
+        (d / "descriptor.jws").write_text(token)
+        (d / "response.body").write_bytes(doc)
+        (d / "response.headers.json").write_text(json.dumps(headers))
+        (d / "jwk.json").write_text(json.dumps(key.public_jwk()))
+        for _ in range(rounds):
+            for name, (fn, iters) in contenders.items():
+                samples[name].append(per_call_us(fn, iters))
+            if rust_cmd:
+                out = subprocess.run(rust_cmd + [str(d), str(n)], capture_output=True, text=True, check=True)
+                rust = json.loads(out.stdout.strip().splitlines()[-1])
+                samples.setdefault("rust_verify_descriptor_us", []).append(rust["verify_descriptor_us"])
+                samples.setdefault("rust_verify_http_us", []).append(rust["verify_response_us"])
+    results = {"descriptor_bytes": len(doc), "rounds": rounds}
+    results.update({k: statistics.median(v) for k, v in samples.items()})
 
     if a.smoke:
         print("bench smoke run: every contender verified; no figures with --smoke")
         return 0
     r = results
-    print(f"10 KB descriptor ({r['descriptor_bytes']} bytes), ES256, {n} iterations (peers {n_peer}); median of 5 runs")
+    print(
+        f"10 KB descriptor ({r['descriptor_bytes']} bytes), {a.alg}, {n} iterations (peers {n_peer}) per run; "
+        f"median of {r['rounds']} rounds of the median of 5 runs"
+    )
     rows = [
         ("verify_descriptor", r["agentsig_verify_descriptor_us"], "joserfc + rfc8785", r["joserfc_rfc8785_verify_us"],
          r.get("rust_verify_descriptor_us")),

@@ -27,8 +27,9 @@ use agentsig::webbotauth::{AgentUrl, DirectoryError, KeyDirectory, KeySet, WebBo
 use agentsig::{Algorithm, AllowList, SigningKey, VerifyingKey};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType,
 };
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -208,14 +209,17 @@ fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
     })
 }
 
-/// The Python `agentsig.Report` of a library report.
+/// The Python `agentsig.Report` of a library report: its serde JSON text
+/// (the CLI's `--json` output, byte for byte), which the Python class
+/// parses on first access.
 fn report_object<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyAny>> {
-    let v = serde_json::to_value(r)
+    let text = serde_json::to_string(r)
         .map_err(|e| PyErr::new::<PyTypeError, _>(format!("report: {e}")))?;
-    let d = to_py(py, &v)?;
-    py.import("agentsig._report")?
-        .getattr("Report")?
-        .call_method1("_from_dict", (d,))
+    // Imported once: a lookup per call costs as much as a small report.
+    static REPORT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    REPORT
+        .import(py, "agentsig._report", "Report")?
+        .call_method1("_from_json", (text,))
 }
 
 /// Why a Python object is not JSON.
@@ -394,14 +398,16 @@ fn str_arg(py: Python<'_>, o: &Bound<'_, PyAny>, what: &str, max: usize) -> PyRe
 /// or `bytes` (UTF-8), repeated fields kept in order; bounded by the RFC
 /// 9421 message limits (field lines, header section bytes).
 fn headers_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
-    let items: Bound<'_, PyAny> = if o.hasattr("multi_items")? {
-        o.call_method0("multi_items")?
-    } else if o.cast::<PyDict>().is_ok()
-        || (o.hasattr("items")? && o.cast::<PyList>().is_err() && o.cast::<PyTuple>().is_err())
-    {
-        o.call_method0("items")?
-    } else if o.cast::<PyList>().is_ok() || o.cast::<PyTuple>().is_ok() {
+    // Lists and tuples first: `hasattr` on them would raise and swallow an
+    // AttributeError per call.
+    let items: Bound<'_, PyAny> = if o.cast::<PyList>().is_ok() || o.cast::<PyTuple>().is_ok() {
         o.clone()
+    } else if o.cast::<PyDict>().is_ok() {
+        o.call_method0("items")?
+    } else if o.hasattr("multi_items")? {
+        o.call_method0("multi_items")?
+    } else if o.hasattr("items")? {
+        o.call_method0("items")?
     } else {
         return Err(PyTypeError::new_err(format!(
             "headers must be a list of (name, value) pairs or a mapping, not {}",
@@ -417,21 +423,32 @@ fn headers_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Vec<(String, St
                 Failure::too_large("headers", MAX_FIELD_LINES + 1, MAX_FIELD_LINES).into_pyerr(py),
             );
         }
-        let pair = item.cast::<PyTuple>().map(|t| t.to_list()).or_else(|_| {
-            item.cast::<PyList>().cloned().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "a header must be a (name, value) pair, not {}",
-                    type_name(&item)
-                ))
-            })
-        })?;
-        if pair.len() != 2 {
-            return Err(PyTypeError::new_err(
-                "a header must be a (name, value) pair of two items",
-            ));
-        }
-        let name = field_text(py, &pair.get_item(0)?, "a header name")?;
-        let value = field_text(py, &pair.get_item(1)?, "a header value")?;
+        let (name, value) = if let Ok(t) = item.cast::<PyTuple>() {
+            if t.len() != 2 {
+                return Err(PyTypeError::new_err(
+                    "a header must be a (name, value) pair of two items",
+                ));
+            }
+            (
+                field_text(py, &t.get_item(0)?, "a header name")?,
+                field_text(py, &t.get_item(1)?, "a header value")?,
+            )
+        } else if let Ok(l) = item.cast::<PyList>() {
+            if l.len() != 2 {
+                return Err(PyTypeError::new_err(
+                    "a header must be a (name, value) pair of two items",
+                ));
+            }
+            (
+                field_text(py, &l.get_item(0)?, "a header name")?,
+                field_text(py, &l.get_item(1)?, "a header value")?,
+            )
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "a header must be a (name, value) pair, not {}",
+                type_name(&item)
+            )));
+        };
         total = total.saturating_add(name.len() + value.len() + 4);
         if total > MAX_HEAD_BYTES {
             return Err(
