@@ -7,7 +7,9 @@
 //! signed response: `[[name, value], ...]`), `jwk.json` (the public key).
 //! Times `Verifier::verify_descriptor` and `Verifier::verify_http` ITER
 //! times per run, five runs, and prints one JSON object of median
-//! microseconds per call.
+//! microseconds per call; also `verify_http` with what the Python binding
+//! adds in Rust (the message built from its parts, the CLI's report
+//! serialized).
 //!
 //! Run: `cargo run --release --no-default-features --example py_parity -- DIR [ITER]`
 
@@ -70,11 +72,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let response_us = median_us(iter, || {
         std::hint::black_box(verifier.verify_http(&response, None).is_ok());
     });
+    // What the binding does per call besides Python: the message built from
+    // its parts, then the CLI's report serialized.
+    let full_us = median_us(iter, || {
+        let fields = pairs
+            .iter()
+            .map(|(n, v)| Field {
+                name: n.to_ascii_lowercase(),
+                value: v.as_bytes().to_vec(),
+            })
+            .collect();
+        let m = Message::response(200, fields, response.body.clone());
+        if let Ok(r) = verifier.verify_http(&m, None) {
+            let json = agentsig::report::Report::from_http("http verify", None, &r);
+            std::hint::black_box(serde_json::to_string(&json).map(|s| s.len()).unwrap_or(0));
+        }
+    });
     println!(
         "{}",
         serde_json::json!({
             "verify_descriptor_us": descriptor_us,
             "verify_response_us": response_us,
+            "verify_response_with_report_us": full_us,
             "iterations": iter,
         })
     );

@@ -178,6 +178,7 @@ def main() -> int:
                 rust = json.loads(out.stdout.strip().splitlines()[-1])
                 samples.setdefault("rust_verify_descriptor_us", []).append(rust["verify_descriptor_us"])
                 samples.setdefault("rust_verify_http_us", []).append(rust["verify_response_us"])
+                samples.setdefault("rust_verify_http_with_report_us", []).append(rust["verify_response_with_report_us"])
     results = {"descriptor_bytes": len(doc), "rounds": rounds}
     results.update({k: statistics.median(v) for k, v in samples.items()})
 
