@@ -34,15 +34,15 @@ if command -v npm >/dev/null 2>&1; then
   npm install --silent --no-save --no-audit --no-fund --prefix tests/interop jose@6 @a2a-js/sdk@1.3 web-bot-auth@0.1 http-message-sig@0.3
 fi
 
-# The Python package: one release build of the extension (pip runs maturin's
-# PEP 517 backend, which shares the workspace's target/), installed into
-# the venv its tests run in.
-.venv/bin/python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
-
 # The tests call `python3`: make it the venv's interpreter.
 export PATH="$PWD/.venv/bin:$PATH"
 # Interop tests fail instead of skipping when a peer implementation is missing.
 export AGENTSIG_REQUIRE_INTEROP=1
+
+# The Python package: one release build of the extension (pip runs maturin's
+# PEP 517 backend, the venv's maturin above, found on PATH, which shares the
+# workspace's target/), installed into the venv its tests run in.
+python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps --no-build-isolation ./python
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
