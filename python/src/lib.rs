@@ -39,6 +39,12 @@ use std::sync::Arc;
 /// `input.unreadable`).
 pub const MAX_INPUT_BYTES: usize = 16 * 1024 * 1024;
 
+/// Largest JSON document (descriptor, A2A card, JSON given as a Python
+/// object): the library's default [`agentsig::policy::Limits`].
+fn max_document_bytes() -> usize {
+    agentsig::policy::Limits::default().max_document_bytes
+}
+
 /// Deepest nesting of a Python object converted to JSON (`canonicalize`,
 /// `sign_card`, JWK dicts): the strict JSON parser's default depth.
 pub const MAX_DEPTH: usize = 64;
@@ -236,7 +242,9 @@ impl From<PyErr> for JsonFail {
 
 /// A Python object as JSON, exactly: str, int (within i64/u64), finite
 /// float, bool, None, list/tuple, dict with str keys; bounded in depth and
-/// in total size (`budget`, bytes of strings plus one per value).
+/// in total size (`budget`: about the length of its JSON text, two bytes
+/// per value at least plus each string's length and quotes), so an object
+/// is held to the same bound as the JSON bytes it stands for.
 fn from_py(o: &Bound<'_, PyAny>, depth: usize, budget: &mut usize) -> Result<Value, JsonFail> {
     if depth > MAX_DEPTH {
         return Err(JsonFail::Bad(Failure::malformed(format!(
@@ -252,7 +260,7 @@ fn from_py(o: &Bound<'_, PyAny>, depth: usize, budget: &mut usize) -> Result<Val
         })?;
         Ok(())
     };
-    spend(budget, 1)?;
+    spend(budget, 2)?;
     if o.is_none() {
         return Ok(Value::Null);
     }
@@ -286,7 +294,7 @@ fn from_py(o: &Bound<'_, PyAny>, depth: usize, budget: &mut usize) -> Result<Val
                 "a string is not valid Unicode: {e}"
             )))
         })?;
-        spend(budget, s.len())?;
+        spend(budget, s.len() + 2)?;
         return Ok(Value::String(s.into_owned()));
     }
     if let Ok(d) = o.cast::<PyDict>() {
@@ -303,7 +311,7 @@ fn from_py(o: &Bound<'_, PyAny>, depth: usize, budget: &mut usize) -> Result<Val
                     "a key is not valid Unicode: {e}"
                 )))
             })?;
-            spend(budget, ks.len())?;
+            spend(budget, ks.len() + 3)?;
             m.insert(ks.into_owned(), from_py(&v, depth + 1, budget)?);
         }
         return Ok(Value::Object(m));
@@ -351,6 +359,10 @@ fn bytes_arg(py: Python<'_>, o: &Bound<'_, PyAny>, what: &str, max: usize) -> Py
         return copy(b.as_bytes());
     }
     if let Ok(b) = o.cast::<PyByteArray>() {
+        // The length first: a bytearray is copied only within the bound.
+        if b.len() > max {
+            return Err(Failure::too_large(what, b.len(), max).into_pyerr(py));
+        }
         return copy(&b.to_vec());
     }
     Err(PyTypeError::new_err(format!(
@@ -786,12 +798,12 @@ fn sign_card<'py>(
 
 fn card_value(py: Python<'_>, card: &Bound<'_, PyAny>) -> PyResult<Value> {
     if card.cast::<PyBytes>().is_ok() || card.cast::<PyByteArray>().is_ok() {
-        let b = bytes_arg(py, card, "card", MAX_INPUT_BYTES)?;
+        let b = bytes_arg(py, card, "card", max_document_bytes())?;
         agentsig::json::parse_strict(&b).map_err(|e| {
             Failure::malformed(format!("card is not strict I-JSON: {e}")).into_pyerr(py)
         })
     } else if card.cast::<PyDict>().is_ok() {
-        json_value(py, card, MAX_INPUT_BYTES)
+        json_value(py, card, max_document_bytes())
     } else {
         Err(PyTypeError::new_err(format!(
             "card must be a dict or JSON bytes, not {}",
@@ -1291,10 +1303,22 @@ impl PyVerifier {
         &self,
         py: Python<'py>,
         tokens: &Bound<'py, PyAny>,
-        issuer: Option<Vec<String>>,
+        issuer: Option<&Bound<'py, PyAny>>,
         audience: Option<String>,
         deny_warnings: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let issuer: Option<Vec<String>> = match issuer {
+            None => None,
+            Some(i) if i.cast::<PyString>().is_ok() => {
+                Some(vec![str_arg(py, i, "issuer", 8 * 1024)?])
+            }
+            Some(i) => Some(i.extract().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "issuer must be a str or a list of str, not {}",
+                    type_name(i)
+                ))
+            })?),
+        };
         let max = self.inner.limits().max_jwt_bytes;
         let list: Vec<String> = if tokens.cast::<PyString>().is_ok() {
             vec![str_arg(py, tokens, "token", max)?]

@@ -42,6 +42,7 @@ def test_wrong_types_are_type_errors(k, v, jws):
         lambda: v.verify_card(42),
         lambda: v.verify_card({"name": object()}),
         lambda: v.audit_delegation(7),
+        lambda: v.audit_delegation("a.b.c", issuer=7),
         lambda: agentsig.sign_descriptor(DOC, "key"),
         lambda: agentsig.sign_descriptor(DOC, k.public_key()),
         lambda: agentsig.canonicalize(object()),
@@ -69,6 +70,14 @@ def test_huge_inputs_raise_bad_input_before_copying(k, v, jws):
         with pytest.raises(agentsig.BadInput) as e:
             call()
         assert e.value.code == "input.unreadable"
+    with pytest.raises(agentsig.BadInput) as e:
+        v.verify_descriptor(bytearray(HUGE), jws)
+    assert e.value.code == "input.unreadable"
+    # A Python object is held to the bound of the JSON text it stands for.
+    with pytest.raises(agentsig.BadInput):
+        agentsig.canonicalize([None] * (9 * 1024 * 1024))
+    with pytest.raises(agentsig.BadInput):
+        v.verify_card({"name": "x", "skills": [{}] * (9 * 1024 * 1024)})
     with pytest.raises(agentsig.BadInput):
         v.verify_descriptor(DOC, "a" * (2 * 1024 * 1024))
     with pytest.raises(agentsig.BadInput):
@@ -174,3 +183,30 @@ def test_exceptions_carry_code_and_are_valueerrors_where_documented():
     assert not issubclass(agentsig.NotVerified, KeyError)
     e = agentsig.NotVerified("m", "c", None)
     assert e.code == "c" and e.report is None and str(e) == "m"
+
+
+def test_an_oversized_bytearray_is_refused_before_it_is_copied():
+    """In a fresh interpreter: refusing a 100 MB bytearray must not raise the
+    peak memory by another 100 MB (a copy before the size check would)."""
+    import subprocess
+    import sys
+
+    code = f"""
+import resource, agentsig
+k = agentsig.SigningKey.generate("EdDSA")
+v = agentsig.Verifier(keys=[k])
+big = bytearray({HUGE})
+big[-1] = 1  # touch the pages
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for call in (lambda: v.verify_descriptor(big, "a..b"), lambda: v.verify_response(200, [], big)):
+    try:
+        call()
+    except agentsig.BadInput:
+        pass
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print((after - before) // 1024)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    grown_mib = int(out.stdout.strip())
+    assert grown_mib < 50, f"peak memory grew by {grown_mib} MiB"

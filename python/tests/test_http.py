@@ -205,6 +205,7 @@ def test_audit_delegation():
     assert r.command == "delegation audit" and r.verified
     assert r.signatures[0]["kind"] == "jwt"
     assert v.audit_delegation(token).verified
+    assert v.audit_delegation(token, issuer="https://as.example").verified
     with pytest.raises(agentsig.NotVerified):
         v.audit_delegation(token, issuer=["https://other.example"])
     with pytest.raises(agentsig.NotVerified):
