@@ -114,7 +114,7 @@ class Verifier:
         self,
         tokens: Union[str, Sequence[str]],
         *,
-        issuer: Optional[Sequence[str]] = None,
+        issuer: Union[str, Sequence[str], None] = None,
         audience: Optional[str] = None,
         deny_warnings: bool = False,
     ) -> Report:
