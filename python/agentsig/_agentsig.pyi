@@ -76,6 +76,10 @@ class Verifier:
         strict_low_s: bool = False,
         now: Optional[int] = None,
         agents: Optional[Sequence[str]] = None,
+        fetch_directories: bool = False,
+        require_directory_proof: bool = False,
+        allow_private_hosts: Optional[Sequence[str]] = None,
+        extra_roots_pem: Optional[Sequence[str]] = None,
     ) -> None:
         """``jwks``/``keys``: the trusted keys (at least one). ``algorithms``:
         the allow-list (default every asymmetric algorithm; HS256 only when
@@ -85,7 +89,10 @@ class Verifier:
         path, ``"redis://..."``/``"rediss://..."``. ``strict_low_s``: ECDSA
         signatures must be low-S. ``now``: a fixed clock (tests).
         ``agents``: Web Bot Auth agent URLs accepted (default any whose
-        signature verifies with a trusted key)."""
+        signature verifies). ``fetch_directories``: Web Bot Auth keys come
+        from the agents' key directories, fetched over HTTPS (SSRF-guarded);
+        ``require_directory_proof``, ``allow_private_hosts`` and
+        ``extra_roots_pem`` tune that fetcher."""
     def verify_descriptor(self, doc: bytes, jws: Union[str, bytes]) -> Report:
         """A descriptor against its detached JWS over RFC 8785 JCS."""
     def verify_card(self, card: Union[bytes, Dict[str, Any]], *, require_all: bool = False) -> Report:

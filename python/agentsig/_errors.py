@@ -43,5 +43,9 @@ class BadInput(AgentsigError, ValueError):
     ``input.unreadable`` for oversize, ``usage`` for a bad option)."""
 
 
-class FetchError(AgentsigError):
-    """A network fetch failed (reserved: this build does no network I/O)."""
+class FetchError(NotVerified):
+    """Nothing verified because a key directory could not be fetched (the
+    network, TLS, the SSRF guard, a redirect, a status other than 200, too
+    large, too slow, the wrong media type): codes ``directory-fetch-failed``,
+    ``directory-refused``, ``directory-redirect``, ``directory-status``,
+    ``directory-too-large``, ``directory-timeout``, ``directory-media-type``."""

@@ -60,7 +60,11 @@ class SignatureMiddleware:
     ``False`` passes them through without identity. ``web_bot_auth``:
     require the Web Bot Auth profile. ``max_body``: largest body collected.
     ``scheme``: the scheme the URL is built with. ``require_target``: require
-    ``@method`` and the target to be covered (plain RFC 9421).
+    ``@method`` and the target to be covered (plain RFC 9421). ``offload``:
+    verify in a worker thread (anyio's, else asyncio's default executor)
+    rather than on the event loop; default on with ``web_bot_auth`` (a
+    verifier with ``fetch_directories=True`` fetches key directories, up to
+    its fetch deadline), off otherwise (verification is CPU-bound and short).
     """
 
     def __init__(
@@ -73,6 +77,7 @@ class SignatureMiddleware:
         max_body: int = DEFAULT_MAX_BODY,
         scheme: str = "https",
         require_target: bool = True,
+        offload: Optional[bool] = None,
     ) -> None:
         if not isinstance(verifier, Verifier):
             raise TypeError(f"verifier must be an agentsig.Verifier, not {type(verifier).__name__}")
@@ -85,6 +90,7 @@ class SignatureMiddleware:
         self.max_body = int(max_body)
         self.scheme = scheme
         self.require_target = require_target
+        self.offload = web_bot_auth if offload is None else bool(offload)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http":
@@ -99,7 +105,10 @@ class SignatureMiddleware:
             return
         identity: Optional[Dict[str, Any]] = None
         try:
-            identity = self._verify(scope, body)
+            if self.offload:
+                identity = await _in_thread(lambda: self._verify(scope, body))
+            else:
+                identity = self._verify(scope, body)
         except _Refused as r:
             if r.status != 401 or self.require:
                 await _problem(send, r.status, r.code, r.detail)
@@ -186,6 +195,18 @@ class SignatureMiddleware:
 
 class _Disconnected(Exception):
     pass
+
+
+async def _in_thread(fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` in a worker thread: anyio's (Starlette, FastAPI, any
+    backend), else asyncio's default executor."""
+    try:
+        import anyio.to_thread
+    except ImportError:
+        import asyncio
+
+        return await asyncio.get_running_loop().run_in_executor(None, fn)
+    return await anyio.to_thread.run_sync(fn)
 
 
 def _identity(sig: Dict[str, Any], report: Dict[str, Any], agent: Optional[str] = None) -> Dict[str, Any]:

@@ -101,7 +101,9 @@ impl Failure {
             None => ("failed".to_owned(), "nothing verified".to_owned()),
         };
         Failure {
-            class: if policy_refusal(&report) {
+            class: if FETCH_CODES.contains(&code.as_str()) {
+                "FetchError"
+            } else if policy_refusal(&report) {
                 "PolicyRefused"
             } else {
                 "NotVerified"
@@ -124,6 +126,20 @@ impl Failure {
         build().unwrap_or_else(|e| e)
     }
 }
+
+/// Codes of a Web Bot Auth key directory that could not be fetched
+/// (`DirectoryError::code`): the network, TLS, the SSRF guard, the HTTP
+/// exchange; raised as `FetchError`. A directory fetched and refused for
+/// its content stays `NotVerified`.
+const FETCH_CODES: [&str; 7] = [
+    "directory-fetch-failed",
+    "directory-refused",
+    "directory-redirect",
+    "directory-status",
+    "directory-too-large",
+    "directory-timeout",
+    "directory-media-type",
+];
 
 /// Codes of policy refusals, beyond any signature whose verdict is
 /// `refused` (`docs/report.md`): the signature may be genuine, but the
@@ -1002,13 +1018,17 @@ impl KeyDirectory for TrustedKeysDirectory {
 pub struct PyVerifier {
     inner: agentsig::Verifier,
     wba: WebBotAuthVerifier,
-    directory: TrustedKeysDirectory,
+    /// Where Web Bot Auth key sets come from: the trusted keys, or the
+    /// agents' key directories fetched over HTTPS.
+    directory: Arc<dyn KeyDirectory>,
+    /// The deadline of one Web Bot Auth verification, every fetch included.
+    fetch_deadline: std::time::Duration,
 }
 
 #[pymethods]
 impl PyVerifier {
     #[new]
-    #[pyo3(signature = (*, jwks = None, keys = None, algorithms = None, max_age = None, skew = None, replay_store = None, strict_low_s = false, now = None, agents = None))]
+    #[pyo3(signature = (*, jwks = None, keys = None, algorithms = None, max_age = None, skew = None, replay_store = None, strict_low_s = false, now = None, agents = None, fetch_directories = false, require_directory_proof = false, allow_private_hosts = None, extra_roots_pem = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -1021,6 +1041,10 @@ impl PyVerifier {
         strict_low_s: bool,
         now: Option<i64>,
         agents: Option<Vec<String>>,
+        fetch_directories: bool,
+        require_directory_proof: bool,
+        allow_private_hosts: Option<Vec<String>>,
+        extra_roots_pem: Option<Vec<String>>,
     ) -> PyResult<PyVerifier> {
         let mut trusted = StaticKeys::new();
         let mut wba_keys = Vec::new();
@@ -1075,9 +1099,19 @@ impl PyVerifier {
                 trusted.add(vk, KeySource::Pinned);
             }
         }
-        if trusted.is_empty() {
+        if trusted.is_empty() && !fetch_directories {
             return Err(Failure::usage(
-                "a Verifier needs trusted keys: pass jwks=... or keys=[...]",
+                "a Verifier needs trusted keys: pass jwks=... or keys=[...] (or fetch_directories=True for Web Bot Auth only)",
+            )
+            .into_pyerr(py));
+        }
+        if !fetch_directories
+            && (require_directory_proof
+                || allow_private_hosts.is_some()
+                || extra_roots_pem.is_some())
+        {
+            return Err(Failure::usage(
+                "require_directory_proof, allow_private_hosts and extra_roots_pem need fetch_directories=True",
             )
             .into_pyerr(py));
         }
@@ -1132,12 +1166,33 @@ impl PyVerifier {
         if let Some(s) = store {
             wba = wba.with_replay_store(s);
         }
+        let mut fetch = agentsig::net::fetch::FetchPolicy::default();
+        let fetch_deadline = fetch.timeout;
+        let directory: Arc<dyn KeyDirectory> = if fetch_directories {
+            for h in allow_private_hosts.unwrap_or_default() {
+                fetch = fetch.allow_private_host(h);
+            }
+            for pem in extra_roots_pem.unwrap_or_default() {
+                fetch = fetch.extra_root_pem(pem.into_bytes());
+            }
+            let fetcher = agentsig::net::fetch::Fetcher::with_policy(fetch)
+                .map_err(|e| Failure::usage(format!("HTTPS client: {e}")).into_pyerr(py))?;
+            let mut client = agentsig::net::webbotauth::DirectoryClient::new(Arc::new(fetcher))
+                .require_proof(require_directory_proof);
+            if let Some(n) = now {
+                client = client.clock(FixedClock(n));
+            }
+            Arc::new(client)
+        } else {
+            Arc::new(TrustedKeysDirectory {
+                keys: wba_keys.into_iter().map(|k| (k.thumbprint(), k)).collect(),
+            })
+        };
         Ok(PyVerifier {
             inner,
             wba,
-            directory: TrustedKeysDirectory {
-                keys: wba_keys.into_iter().map(|k| (k.thumbprint(), k)).collect(),
-            },
+            directory,
+            fetch_deadline,
         })
     }
 
@@ -1287,7 +1342,14 @@ impl PyVerifier {
         let r = detached(py, || {
             let msg = request_message(&method, &url, &h, body)?;
             if web_bot_auth {
-                let rep = self.wba.verify(&msg, &self.directory, self.inner.now());
+                // Every key-directory fetch of this verification ends by the
+                // deadline, so a request naming slow directories cannot hold
+                // the caller for long.
+                let deadline = std::time::Instant::now() + self.fetch_deadline;
+                let rep = agentsig::net::fetch::with_deadline(deadline, || {
+                    self.wba
+                        .verify(&msg, self.directory.as_ref(), self.inner.now())
+                });
                 return settle(rep.to_report("web-bot-auth verify", Some(&url)));
             }
             self.http("http verify", &msg, None)
