@@ -46,6 +46,6 @@ class BadInput(AgentsigError, ValueError):
 class FetchError(NotVerified):
     """Nothing verified because a key directory could not be fetched (the
     network, TLS, the SSRF guard, a redirect, a status other than 200, too
-    large, too slow, the wrong media type): codes ``directory-fetch-failed``,
-    ``directory-refused``, ``directory-redirect``, ``directory-status``,
-    ``directory-too-large``, ``directory-timeout``, ``directory-media-type``."""
+    large, too slow): codes ``directory-fetch-failed``, ``directory-refused``,
+    ``directory-redirect``, ``directory-status``, ``directory-too-large``,
+    ``directory-timeout`` (``docs/web-bot-auth.md``)."""

@@ -129,16 +129,15 @@ impl Failure {
 
 /// Codes of a Web Bot Auth key directory that could not be fetched
 /// (`DirectoryError::code`): the network, TLS, the SSRF guard, the HTTP
-/// exchange; raised as `FetchError`. A directory fetched and refused for
-/// its content stays `NotVerified`.
-const FETCH_CODES: [&str; 7] = [
+/// exchange (`docs/web-bot-auth.md`: "the fetch"); raised as `FetchError`.
+/// A directory fetched and refused for its content stays `NotVerified`.
+const FETCH_CODES: [&str; 6] = [
     "directory-fetch-failed",
     "directory-refused",
     "directory-redirect",
     "directory-status",
     "directory-too-large",
     "directory-timeout",
-    "directory-media-type",
 ];
 
 /// Codes of policy refusals, beyond any signature whose verdict is
