@@ -36,7 +36,7 @@ class SigningKey:
     def algorithm(self) -> str:
         """The JOSE name of the key's algorithm."""
     def public_jwk(self) -> Dict[str, Any]:
-        """The public JWK (no private member)."""
+        """The public JWK (no private member); ``BadKey`` for a shared secret (HS256)."""
     def public_key(self) -> "PublicKey":
         """The public key."""
     def private_pem(self) -> Optional[str]:

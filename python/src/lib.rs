@@ -621,7 +621,9 @@ impl PySigningKey {
     }
 
     /// The public JWK (RFC 7517) as a dict, with `alg`, `use` and `kid`.
+    /// A shared secret (HS256) has no public form: `BadKey`.
     fn public_jwk<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        refuse_secret(self.key.verifying_key()).map_err(|e| e.into_pyerr(py))?;
         let mut j = self.key.verifying_key().to_jwk().to_value();
         if let (Value::Object(m), Some(k)) = (&mut j, self.key.kid()) {
             m.insert("kid".into(), Value::String(k.to_owned()));
@@ -695,8 +697,10 @@ impl PyPublicKey {
         self.key.thumbprint()
     }
 
-    /// The JWK (RFC 7517) as a dict.
+    /// The JWK (RFC 7517) as a dict. A shared secret (HS256) is never
+    /// written out: `BadKey`.
     fn jwk<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        refuse_secret(&self.key).map_err(|e| e.into_pyerr(py))?;
         to_py(py, &self.key.to_jwk().to_value())
     }
 
@@ -707,6 +711,17 @@ impl PyPublicKey {
             self.key.thumbprint()
         )
     }
+}
+
+/// The JWK of a shared secret is the secret itself (`kty` `oct`, member
+/// `k`): it is never handed out as a "public" key.
+fn refuse_secret(key: &VerifyingKey) -> Out<()> {
+    if key.is_symmetric() {
+        return Err(Failure::bad_key(
+            "a shared secret (HS256) has no public JWK: its JWK would be the secret",
+        ));
+    }
+    Ok(())
 }
 
 fn load_public(text: &str) -> Out<VerifyingKey> {

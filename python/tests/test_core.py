@@ -148,6 +148,17 @@ def test_verifier_keys_accept_pem_jwk_and_key_objects(key):
         assert agentsig.Verifier(keys=[pem]).verify_descriptor(DOC, jws).verified
 
 
-def test_hmac_only_when_named():
+def test_hmac_only_when_named_and_its_secret_never_given_out():
     with pytest.raises(agentsig.BadKey):
         agentsig.Verifier(keys=[{"kty": "oct", "k": "AAAA"}])
+    k = agentsig.SigningKey.generate("HS256")
+    jws = agentsig.sign_descriptor(DOC, k)
+    with pytest.raises(agentsig.PolicyRefused) as e:
+        agentsig.Verifier(keys=[k]).verify_descriptor(DOC, jws)
+    assert e.value.code == "alg-not-allowed"
+    assert agentsig.Verifier(keys=[k], algorithms=["HS256"]).verify_descriptor(DOC, jws).verified
+    with pytest.raises(agentsig.BadKey):
+        k.public_jwk()
+    with pytest.raises(agentsig.BadKey):
+        k.public_key().jwk()
+    assert k.private_pem() is None
