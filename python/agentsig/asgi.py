@@ -93,6 +93,7 @@ class SignatureMiddleware:
         self.offload = web_bot_auth if offload is None else bool(offload)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Verify an HTTP request, then call the app (other scopes pass through)."""
         if scope.get("type") != "http":
             await self.app(scope, receive, send)
             return

@@ -70,5 +70,6 @@ class SignatureAuth(httpx.Auth):
             request.headers[name] = value
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        """Sign the request, then send it (httpx calls this for sync and async clients)."""
         self.sign(request)
         yield request

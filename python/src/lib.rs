@@ -908,7 +908,7 @@ fn field_id(name: &str) -> Out<ComponentId> {
 }
 
 /// Sign a request: under the Web Bot Auth profile
-/// (draft-meunier-web-bot-auth-architecture section 4; `tag="web-bot-auth"`,
+/// (draft-ietf-webbotauth-httpsig-protocol-00 section 5.2; `tag="web-bot-auth"`,
 /// `Signature-Agent`, keyid = RFC 7638 thumbprint, `created`/`expires`, a
 /// nonce) by default, else plain RFC 9421 over `@method`, `@authority`,
 /// `@path` (`@query` when there is one), `content-type` when present and
