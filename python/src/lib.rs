@@ -165,18 +165,19 @@ const POLICY_CODES: [&str; 14] = [
 /// by a signature that does not match: no signature is `invalid`, and one
 /// is `refused` or the first reason has a policy code.
 fn policy_refusal(r: &Report) -> bool {
-    if r.signatures.iter().any(|s| s.verdict == "invalid")
-        && r.error
-            .as_ref()
-            .is_none_or(|e| !POLICY_CODES.contains(&e.code.as_str()))
-    {
+    // Delegation codes are namespaced (`jwt.alg-not-allowed`,
+    // `act.scope-widened`): the last part names the rule.
+    let policy_code = |c: &str| {
+        POLICY_CODES.contains(&c)
+            || POLICY_CODES.contains(&c.rsplit('.').next().unwrap_or(c))
+            || c.contains("replay")
+            || c.contains("widen")
+    };
+    let code = r.error.as_ref().map_or("", |e| e.code.as_str());
+    if r.signatures.iter().any(|s| s.verdict == "invalid") && !policy_code(code) {
         return false;
     }
-    let code = r.error.as_ref().map_or("", |e| e.code.as_str());
-    POLICY_CODES.contains(&code)
-        || code.contains("replay")
-        || code.contains("widen")
-        || r.signatures.iter().any(|s| s.verdict == "refused")
+    policy_code(code) || r.signatures.iter().any(|s| s.verdict == "refused")
 }
 
 type Out<T> = Result<T, Failure>;

@@ -214,3 +214,8 @@ def test_audit_delegation():
     with pytest.raises(agentsig.PolicyRefused) as e:
         v.audit_delegation(expired)
     assert "expired" in e.value.code
+    # An algorithm outside the allow-list is a policy refusal too (a
+    # namespaced code: jwt.alg-not-allowed).
+    with pytest.raises(agentsig.PolicyRefused) as e:
+        agentsig.Verifier(keys=[key], algorithms=["EdDSA"]).audit_delegation(token)
+    assert e.value.code.endswith("alg-not-allowed")
