@@ -11,10 +11,12 @@ import pytest
 
 import agentsig
 from agentsig.asgi import SignatureMiddleware
+from conftest import peer
 
-httpx = pytest.importorskip("httpx")
-uvicorn = pytest.importorskip("uvicorn")
-starlette = pytest.importorskip("starlette")
+# Installed by scripts/test.sh: required there (AGENTSIG_REQUIRE_INTEROP=1).
+httpx = peer("httpx")
+uvicorn = peer("uvicorn")
+starlette = peer("starlette")
 
 from agentsig.httpx import SignatureAuth  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402

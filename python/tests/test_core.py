@@ -5,7 +5,7 @@ import json
 import pytest
 
 import agentsig
-from conftest import DOC
+from conftest import DOC, peer
 
 
 def test_generate_every_algorithm_and_public_forms():
@@ -116,7 +116,7 @@ def test_report_is_frozen_has_no_truth_value_and_round_trips(key, verifier):
 
 
 def test_report_matches_the_cli_report_schema(key, verifier):
-    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema = peer("jsonschema")
     import pathlib
 
     schema = json.loads((pathlib.Path(__file__).parents[2] / "docs" / "report.schema.json").read_text())

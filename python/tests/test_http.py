@@ -8,7 +8,7 @@ import time
 import pytest
 
 import agentsig
-from conftest import CARD, DOC
+from conftest import CARD, DOC, peer
 
 URL = "https://api.example/orders?id=7"
 
@@ -186,7 +186,7 @@ def _mint(jwt, key, claims, kid):
 
 
 def test_audit_delegation():
-    jwt = pytest.importorskip("jwt")
+    jwt = peer("jwt")
     key = agentsig.SigningKey.generate("ES256")
     now = int(time.time())
     claims = {
