@@ -17,6 +17,12 @@ PY_PACKAGES=(
   "cryptography>=42"
   "a2a-sdk[signing]==1.3.*"           # A2A Agent Card signatures (A2A interop)
   "jsonschema>=4.18"                  # validates every --json report against docs/report.schema.json (Draft 2020-12)
+  # The Python package (python/): its build backend and its tests.
+  "maturin>=1.7,<2"                   # builds the PyO3 extension (abi3 wheel)
+  "pytest>=8"
+  "uvicorn>=0.30"                     # a real ASGI server for the middleware test
+  "starlette>=0.37"                   # the ASGI app the middleware wraps
+  "httpx>=0.27"                       # the client of the httpx auth class
 )
 
 if [ ! -x .venv/bin/python3 ]; then
@@ -33,14 +39,32 @@ export PATH="$PWD/.venv/bin:$PATH"
 # Interop tests fail instead of skipping when a peer implementation is missing.
 export AGENTSIG_REQUIRE_INTEROP=1
 
+# The Python package: one release build of the extension (pip runs maturin's
+# PEP 517 backend, the venv's maturin above, found on PATH, which shares the
+# workspace's target/), installed into the venv its tests run in.
+python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps --no-build-isolation ./python
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # Doc tests are not part of --all-targets, so run them first, then the rest.
 cargo test --doc "$@" 2>&1 | tee -a "$log"
 cargo test --all-targets --no-fail-fast "$@" 2>&1 | tee -a "$log"
 
-# One closing line for the whole run: the sum over every test binary.
+# The Python package's tests (python/tests): counted in the closing line;
+# a failure fails the script after that line is printed.
+pylog=$(mktemp)
+trap 'rm -f "$log" "$pylog"' EXIT
+pytest_rc=0
+python3 -m pytest python/tests -q -p no:cacheprovider 2>&1 | tee "$pylog" || pytest_rc=$?
+
+# One closing line for the whole run: the sum over every test binary and
+# pytest's own summary ("N passed, M failed in Xs").
 read -r passed failed < <(awk '/^test result:/ {
   for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i }
 } END { print p + 0, f + 0 }' "$log")
-echo "agentsig: ${passed:-0} passed, ${failed:-0} failed"
+read -r py_passed py_failed < <(tail -n 1 "$pylog" | awk '{
+  for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^(failed|errors?)/) f += $i }
+} END { print p + 0, f + 0 }')
+if [ "$pytest_rc" -ne 0 ] && [ "${py_failed:-0}" -eq 0 ]; then py_failed=1; fi
+echo "agentsig: $(( ${passed:-0} + ${py_passed:-0} )) passed, $(( ${failed:-0} + ${py_failed:-0} )) failed"
+exit "$pytest_rc"

@@ -1,0 +1,165 @@
+"""Type stubs of the native module ``agentsig._agentsig`` (re-exported by ``agentsig``)."""
+
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ._report import Report
+
+Headers = Union[
+    Sequence[Tuple[Union[str, bytes], Union[str, bytes]]],
+    Mapping[Union[str, bytes], Union[str, bytes]],
+    Any,  # an object with multi_items() (httpx.Headers, starlette Headers)
+]
+Json = Union[None, bool, int, float, str, List[Any], Tuple[Any, ...], Dict[str, Any]]
+KeyLike = Union["PublicKey", "SigningKey", str, bytes, Dict[str, Any]]
+
+__version__: str
+MAX_INPUT_BYTES: int
+"""Largest HTTP body, card or JWK Set accepted by a call (16 MiB)."""
+
+class SigningKey:
+    """A private key bound to one algorithm."""
+
+    @staticmethod
+    def generate(alg: str = "ES256") -> "SigningKey":
+        """A new key: ``ES256`` (default), ``ES384``, ``EdDSA``, ``PS512``, ``RS256``
+        (or the RFC 9421 names). Raises ``BadInput`` for an unknown name."""
+    @staticmethod
+    def from_pem(pem: Union[str, bytes], *, kid: Optional[str] = None) -> "SigningKey":
+        """Load a PEM private key (PKCS#8, SEC1, PKCS#1). Raises ``BadKey``."""
+    @property
+    def kid(self) -> str:
+        """The ``kid`` given, else the RFC 7638 thumbprint."""
+    @property
+    def thumbprint(self) -> str:
+        """The RFC 7638 thumbprint of the public key (the Web Bot Auth keyid)."""
+    @property
+    def algorithm(self) -> str:
+        """The JOSE name of the key's algorithm."""
+    def public_jwk(self) -> Dict[str, Any]:
+        """The public JWK (no private member); ``BadKey`` for a shared secret (HS256)."""
+    def public_key(self) -> "PublicKey":
+        """The public key."""
+    def private_pem(self) -> Optional[str]:
+        """PKCS#8 PEM of a generated key; ``None`` when the key has no such form."""
+
+class PublicKey:
+    """A public key bound to one algorithm."""
+
+    @staticmethod
+    def from_pem(pem: Union[str, bytes]) -> "PublicKey":
+        """Load an SPKI PEM public key (or a JWK as JSON text). Raises ``BadKey``."""
+    @staticmethod
+    def from_jwk(jwk: Dict[str, Any]) -> "PublicKey":
+        """Load a JWK (RFC 7517). Raises ``BadKey``."""
+    @property
+    def algorithm(self) -> str: ...
+    @property
+    def kid(self) -> Optional[str]: ...
+    @property
+    def thumbprint(self) -> str: ...
+    def jwk(self) -> Dict[str, Any]: ...
+
+class Verifier:
+    """One verification configuration, thread-safe and reusable; releases the
+    GIL while it verifies. Every ``verify_*`` returns a :class:`Report` or
+    raises (``NotVerified`` with the report, ``PolicyRefused``, ``BadInput``)."""
+
+    def __init__(
+        self,
+        *,
+        jwks: Union[Dict[str, Any], str, bytes, None] = None,
+        keys: Optional[Sequence[KeyLike]] = None,
+        algorithms: Optional[Sequence[str]] = None,
+        max_age: Optional[int] = None,
+        skew: Optional[int] = None,
+        replay_store: Optional[str] = None,
+        strict_low_s: bool = False,
+        now: Optional[int] = None,
+        agents: Optional[Sequence[str]] = None,
+        fetch_directories: bool = False,
+        require_directory_proof: bool = False,
+        allow_private_hosts: Optional[Sequence[str]] = None,
+        extra_roots_pem: Optional[Sequence[str]] = None,
+    ) -> None:
+        """``jwks``/``keys``: the trusted keys (at least one). ``algorithms``:
+        the allow-list (default every asymmetric algorithm; HS256 only when
+        named). ``max_age``: largest age of an RFC 9421 ``created`` (and
+        largest Web Bot Auth validity), seconds. ``skew``: tolerated clock
+        difference (default 60 s). ``replay_store``: ``"memory"``, a file
+        path, ``"redis://..."``/``"rediss://..."``. ``strict_low_s``: ECDSA
+        signatures must be low-S. ``now``: a fixed clock (tests).
+        ``agents``: Web Bot Auth agent URLs accepted (default any whose
+        signature verifies). ``fetch_directories``: Web Bot Auth keys come
+        from the agents' key directories, fetched over HTTPS (SSRF-guarded);
+        ``require_directory_proof``, ``allow_private_hosts`` and
+        ``extra_roots_pem`` tune that fetcher."""
+    def verify_descriptor(self, doc: bytes, jws: Union[str, bytes]) -> Report:
+        """A descriptor against its detached JWS over RFC 8785 JCS."""
+    def verify_card(self, card: Union[bytes, Dict[str, Any]], *, require_all: bool = False) -> Report:
+        """An A2A Agent Card's embedded signatures."""
+    def verify_response(
+        self,
+        status: int,
+        headers: Headers,
+        body: bytes,
+        *,
+        request: Optional[Tuple[str, str, Headers, bytes]] = None,
+    ) -> Report:
+        """An RFC 9421-signed response, with its covered Content-Digest."""
+    def verify_request(
+        self,
+        method: Union[str, bytes],
+        url: Union[str, bytes],
+        headers: Headers,
+        body: Optional[bytes] = None,
+        *,
+        web_bot_auth: bool = False,
+    ) -> Report:
+        """An RFC 9421-signed request (absolute URL); ``web_bot_auth=True``
+        requires the Web Bot Auth profile."""
+    def audit_delegation(
+        self,
+        tokens: Union[str, Sequence[str]],
+        *,
+        issuer: Union[str, Sequence[str], None] = None,
+        audience: Optional[str] = None,
+        deny_warnings: bool = False,
+    ) -> Report:
+        """An RFC 8693 delegation chain (subject token first)."""
+
+def canonicalize(obj: Union[bytes, Json]) -> bytes:
+    """RFC 8785 canonical JSON of JSON bytes or a Python object."""
+
+def sign_descriptor(doc: bytes, key: SigningKey) -> str:
+    """The compact detached JWS over the descriptor's RFC 8785 form."""
+
+def sign_card(card: Union[bytes, Dict[str, Any]], key: SigningKey, *, force: bool = False) -> Dict[str, Any]:
+    """The A2A card to publish, with the new signature appended."""
+
+def sign_response(
+    status: int,
+    headers: Headers,
+    body: bytes,
+    key: SigningKey,
+    *,
+    label: str = "sig1",
+    created: Optional[int] = None,
+    expires_in: Optional[int] = None,
+) -> List[Tuple[str, str]]:
+    """The headers plus Content-Digest, Signature-Input and Signature."""
+
+def sign_request(
+    method: str,
+    url: Union[str, bytes],
+    headers: Headers,
+    body: bytes,
+    key: SigningKey,
+    *,
+    web_bot_auth: bool = True,
+    signature_agent: Optional[str] = None,
+    expires_in: int = 300,
+    components: Optional[Sequence[str]] = None,
+    label: str = "sig1",
+    created: Optional[int] = None,
+) -> List[Tuple[str, str]]:
+    """The headers plus the signature fields (Web Bot Auth profile by default)."""

@@ -1,0 +1,172 @@
+"""The ASGI middleware under a real uvicorn server on loopback, with the
+httpx auth class signing requests (sync and async clients)."""
+
+import asyncio
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+import agentsig
+from agentsig.asgi import SignatureMiddleware
+from conftest import peer
+
+# Installed by scripts/test.sh: required there (AGENTSIG_REQUIRE_INTEROP=1).
+httpx = peer("httpx")
+uvicorn = peer("uvicorn")
+starlette = peer("starlette")
+
+from agentsig.httpx import SignatureAuth  # noqa: E402
+from starlette.applications import Starlette  # noqa: E402
+from starlette.middleware import Middleware  # noqa: E402
+from starlette.responses import JSONResponse  # noqa: E402
+from starlette.routing import Route  # noqa: E402
+
+KEY = agentsig.SigningKey.generate("EdDSA")
+AGENT = "https://agent.example"
+
+
+async def whoami(request):
+    ident = getattr(request.state, "agentsig", None)
+    body = await request.body()
+    return JSONResponse(
+        {
+            "identity": None if ident is None else {k: v for k, v in ident.items() if k != "report"},
+            "verdict": None if ident is None else ident["report"]["verdict"],
+            "scope_has_identity": request.scope.get("agentsig") is not None,
+            "body": body.decode("utf-8", "replace"),
+        }
+    )
+
+
+def app(**options):
+    verifier = agentsig.Verifier(keys=[KEY.public_key()])
+    return Starlette(
+        routes=[Route("/whoami", whoami, methods=["GET", "POST"])],
+        middleware=[Middleware(SignatureMiddleware, verifier=verifier, **options)],
+    )
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """Three apps (plain, Web Bot Auth, optional) on loopback ports."""
+    servers, threads, urls = [], [], {}
+    for name, opts in {
+        "plain": {"max_body": 4096},
+        "wba": {"web_bot_auth": True},
+        "optional": {"require": False},
+    }.items():
+        port = free_port()
+        config = uvicorn.Config(app(**opts), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+        s = uvicorn.Server(config)
+        t = threading.Thread(target=s.run, daemon=True)
+        t.start()
+        servers.append(s)
+        threads.append(t)
+        urls[name] = f"http://127.0.0.1:{port}"
+    for s in servers:
+        while not s.started:
+            time.sleep(0.01)
+    yield urls
+    for s in servers:
+        s.should_exit = True
+    for t in threads:
+        t.join(timeout=10)
+
+
+def test_signed_get_and_post_reach_the_app_with_identity(server):
+    with httpx.Client(auth=SignatureAuth(KEY)) as c:
+        r = c.get(server["plain"] + "/whoami?x=1")
+        assert r.status_code == 200, r.text
+        got = r.json()
+        assert got["identity"]["keyid"] == KEY.kid
+        assert got["identity"]["label"] == "sig1"
+        assert "@query" in got["identity"]["covered"]
+        assert got["verdict"] == "verified" and got["scope_has_identity"]
+        r = c.post(server["plain"] + "/whoami", json={"order": 7})
+        assert r.status_code == 200, r.text
+        assert json.loads(r.json()["body"]) == {"order": 7}
+        assert "content-digest" in r.json()["identity"]["covered"]
+
+
+def test_async_client_is_signed(server):
+    async def go():
+        async with httpx.AsyncClient(auth=SignatureAuth(KEY)) as c:
+            return await c.post(server["plain"] + "/whoami", content=b"hello")
+
+    r = asyncio.run(go())
+    assert r.status_code == 200, r.text
+    assert r.json()["body"] == "hello"
+
+
+def test_unsigned_and_tampered_requests_get_401(server):
+    r = httpx.get(server["plain"] + "/whoami")
+    assert r.status_code == 401
+    assert r.headers["content-type"] == "application/problem+json"
+    assert r.json()["code"] == "unsigned"
+    url = server["plain"] + "/whoami"
+    signed = agentsig.sign_request("POST", url, [("content-type", "text/plain")], b"pay 10", KEY, web_bot_auth=False)
+    headers = [(n, v) for n, v in signed if n.lower() != "host"]
+    assert httpx.post(url, content=b"pay 10", headers=headers).status_code == 200
+    r = httpx.post(url, content=b"pay 99", headers=headers)
+    assert r.status_code == 401 and r.json()["code"] == "content-digest"
+    # A signature by a key the verifier does not trust.
+    with httpx.Client(auth=SignatureAuth(agentsig.SigningKey.generate("EdDSA"))) as c:
+        assert c.get(url).status_code == 401
+
+
+def test_a_signature_not_covering_the_target_is_refused(server):
+    with httpx.Client(auth=SignatureAuth(KEY, components=["@method"])) as c:
+        r = c.get(server["plain"] + "/whoami")
+    assert r.status_code == 401 and r.json()["code"] == "requirements"
+
+
+def test_oversized_body_gets_413(server):
+    with httpx.Client(auth=SignatureAuth(KEY)) as c:
+        r = c.post(server["plain"] + "/whoami", content=b"x" * 5000)
+    assert r.status_code == 413
+
+
+def test_several_host_fields_get_400(server):
+    port = int(server["plain"].rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(b"GET /whoami HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+        data = b""
+        while chunk := s.recv(4096):
+            data += chunk
+    assert data.startswith(b"HTTP/1.1 400")
+
+
+def test_web_bot_auth_profile(server):
+    with httpx.Client(auth=SignatureAuth(KEY, web_bot_auth=True, signature_agent=AGENT)) as c:
+        r = c.get(server["wba"] + "/whoami")
+    assert r.status_code == 200, r.text
+    ident = r.json()["identity"]
+    assert ident["agent"] == AGENT and ident["keyid"] == KEY.thumbprint
+    # Plain RFC 9421 is not the profile.
+    with httpx.Client(auth=SignatureAuth(KEY)) as c:
+        assert c.get(server["wba"] + "/whoami").status_code == 401
+
+
+def test_optional_mode_passes_unsigned_requests_without_identity(server):
+    r = httpx.get(server["optional"] + "/whoami")
+    assert r.status_code == 200 and r.json()["identity"] is None
+    with httpx.Client(auth=SignatureAuth(KEY)) as c:
+        assert c.get(server["optional"] + "/whoami").json()["identity"]["keyid"] == KEY.kid
+
+
+def test_constructor_checks():
+    with pytest.raises(TypeError):
+        SignatureMiddleware(lambda *a: None, verifier="v")
+    with pytest.raises(TypeError):
+        SignatureAuth("key")
+    with pytest.raises(ValueError):
+        SignatureAuth(KEY, web_bot_auth=True)
