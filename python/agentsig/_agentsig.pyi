@@ -76,6 +76,7 @@ class Verifier:
         strict_low_s: bool = False,
         now: Optional[int] = None,
         agents: Optional[Sequence[str]] = None,
+        agent_keys: Optional[Dict[str, Union[Sequence[KeyLike], Dict[str, Any], str, bytes]]] = None,
         fetch_directories: bool = False,
         require_directory_proof: bool = False,
         allow_private_hosts: Optional[Sequence[str]] = None,
@@ -89,7 +90,10 @@ class Verifier:
         path, ``"redis://..."``/``"rediss://..."``. ``strict_low_s``: ECDSA
         signatures must be low-S. ``now``: a fixed clock (tests).
         ``agents``: Web Bot Auth agent URLs accepted (default any whose
-        signature verifies). ``fetch_directories``: Web Bot Auth keys come
+        signature verifies with its own key set). ``agent_keys``: each Web
+        Bot Auth agent (its ``Signature-Agent`` URL) with its keys (a list or
+        a JWK Set); a key verifies only the agent it is given for.
+        ``fetch_directories``: Web Bot Auth keys come
         from the agents' key directories, fetched over HTTPS (SSRF-guarded);
         ``require_directory_proof``, ``allow_private_hosts`` and
         ``extra_roots_pem`` tune that fetcher."""

@@ -16,8 +16,9 @@ It mirrors the Rust tower layers (``src/server/verify.rs``,
   ``@target-uri``) and, when the request has content, ``content-digest``
   (RFC 9421 section 7.2.1);
 * ``web_bot_auth=True``: the Web Bot Auth profile (a ``tag="web-bot-auth"``
-  signature over ``Signature-Agent``, keyid the thumbprint of one of the
-  verifier's keys);
+  signature over ``Signature-Agent``, keyid the thumbprint of a key in
+  that agent's key set: the verifier's ``agent_keys``, or the agent's key
+  directory with ``fetch_directories=True``);
 * a verified request carries its identity at ``scope["agentsig"]`` and
   ``scope["state"]["agentsig"]`` (Starlette: ``request.state.agentsig``);
   an unsigned or failed one gets ``401`` with a small

@@ -23,7 +23,7 @@ use agentsig::httpsig::{ComponentId, Derived, HttpPolicy, HttpSigError, Message,
 use agentsig::replay::ReplayStore;
 use agentsig::report::{Report, Verdict};
 use agentsig::trust::{KeySource, StaticKeys};
-use agentsig::webbotauth::{AgentUrl, DirectoryError, KeyDirectory, KeySet, WebBotAuthVerifier};
+use agentsig::webbotauth::{KeyDirectory, StaticDirectory, WebBotAuthVerifier};
 use agentsig::{Algorithm, AllowList, SigningKey, VerifyingKey};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -1009,22 +1009,106 @@ fn request_query(m: &Message) -> bool {
 
 // --------------------------------------------------------------- verifier
 
-/// The Web Bot Auth key directory of a binding verifier: the verifier's
-/// own trusted keys stand for the key set of any agent URL (the agent URLs
-/// accepted are the verifier's `agents`, when given).
-struct TrustedKeysDirectory {
-    keys: Vec<(String, VerifyingKey)>,
+/// The trusted keys of a JWK Set given as a dict, str or bytes (RFC 7517
+/// section 5); a JWK Set never yields a shared secret (RFC 8725 section
+/// 3.1), and one with no usable key is refused.
+fn jwks_keys(py: Python<'_>, j: &Bound<'_, PyAny>, what: &str) -> PyResult<StaticKeys> {
+    let bytes = if j.cast::<PyDict>().is_ok() {
+        serde_json::to_vec(&json_value(py, j, MAX_INPUT_BYTES)?)
+            .map_err(|e| Failure::bad_key(e.to_string()).into_pyerr(py))?
+    } else if j.cast::<PyString>().is_ok() {
+        str_arg(py, j, what, MAX_INPUT_BYTES)?.into_bytes()
+    } else {
+        bytes_arg(py, j, what, MAX_INPUT_BYTES)?
+    };
+    let set = StaticKeys::from_jwks(&bytes, KeySource::Jwks(what.into()), None)
+        .map_err(|e| Failure::bad_key(format!("{what}: JWK Set: {e}")).into_pyerr(py))?;
+    if set.keys.is_empty() {
+        return Err(Failure::bad_key(format!(
+            "{what}: JWK Set: no usable key ({} skipped)",
+            set.skipped.len()
+        ))
+        .into_pyerr(py));
+    }
+    Ok(set.keys)
 }
 
-impl KeyDirectory for TrustedKeysDirectory {
-    fn key_set(&self, url: &AgentUrl) -> Result<Arc<KeySet>, DirectoryError> {
-        Ok(Arc::new(KeySet {
-            url: url.key_set_url.clone(),
-            keys: self.keys.clone(),
-            proven_by: Vec::new(),
-        }))
+/// Public keys from a list of `PublicKey`, `SigningKey`, PEM text or JWK
+/// dicts.
+fn key_list(py: Python<'_>, ks: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<VerifyingKey>> {
+    if ks.cast::<PyList>().is_err() && ks.cast::<PyTuple>().is_err() {
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be a list, not {}",
+            type_name(ks)
+        )));
     }
+    let mut out = Vec::new();
+    for k in ks.try_iter()? {
+        let k = k?;
+        let vk = if let Ok(s) = k.cast::<PySigningKey>() {
+            s.get().key.verifying_key().clone()
+        } else if let Ok(p) = k.cast::<PyPublicKey>() {
+            p.get().key.clone()
+        } else if k.cast::<PyString>().is_ok() || k.cast::<PyBytes>().is_ok() {
+            load_public(&str_arg(py, &k, "key", 1024 * 1024)?).map_err(|e| e.into_pyerr(py))?
+        } else if k.cast::<PyDict>().is_ok() {
+            jwk_key(&json_value(py, &k, 1024 * 1024)?).map_err(|e| e.into_pyerr(py))?
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "a key must be a PublicKey, SigningKey, PEM str or JWK dict, not {}",
+                type_name(&k)
+            )));
+        };
+        out.push(vk);
+    }
+    Ok(out)
 }
+
+/// The Web Bot Auth key sets given in advance: each agent (its
+/// `Signature-Agent` value: an origin, whose key directory is at the
+/// well-known path, or a JWK Set URL) with its keys, a JWK Set or a list
+/// of keys. A key verifies only the agent it is given for: the agent
+/// identity a verification reports is bound by its key set
+/// (draft-meunier-webbotauth-httpsig-protocol section 5.2), never by the
+/// `Signature-Agent` value alone.
+fn agent_key_sets(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<StaticDirectory> {
+    let d = d.cast::<PyDict>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "agent_keys must be a dict of agent URL to keys, not {}",
+            type_name(d)
+        ))
+    })?;
+    if d.len() > MAX_AGENTS {
+        return Err(Failure::usage(format!(
+            "agent_keys: {} agents, at most {MAX_AGENTS}",
+            d.len()
+        ))
+        .into_pyerr(py));
+    }
+    let mut dir = StaticDirectory::new();
+    for (url, keys) in d.iter() {
+        let url = str_arg(py, &url, "agent URL", agentsig::webbotauth::MAX_URL_LEN)?;
+        let agent = agentsig::webbotauth::resolve_agent_url(&url, None)
+            .map_err(|e| Failure::usage(format!("agent_keys: {e}")).into_pyerr(py))?;
+        let keys = if keys.cast::<PyList>().is_ok() || keys.cast::<PyTuple>().is_ok() {
+            key_list(py, &keys, "agent_keys values")?
+        } else {
+            jwks_keys(py, &keys, "agent_keys")?
+                .keys()
+                .iter()
+                .map(|k| k.key.clone())
+                .collect()
+        };
+        if keys.is_empty() {
+            return Err(Failure::bad_key(format!("agent_keys: no key for {url}")).into_pyerr(py));
+        }
+        dir.insert(&agent.key_set_url, keys);
+    }
+    Ok(dir)
+}
+
+/// Most agents `agent_keys` may name.
+const MAX_AGENTS: usize = 1024;
 
 /// Verifies descriptors, A2A cards, RFC 9421 messages and delegation
 /// chains with one configuration; thread-safe, reusable, releases the GIL
@@ -1033,9 +1117,10 @@ impl KeyDirectory for TrustedKeysDirectory {
 pub struct PyVerifier {
     inner: agentsig::Verifier,
     wba: WebBotAuthVerifier,
-    /// Where Web Bot Auth key sets come from: the trusted keys, or the
-    /// agents' key directories fetched over HTTPS.
-    directory: Arc<dyn KeyDirectory>,
+    /// Where Web Bot Auth key sets come from: the keys given per agent
+    /// (`agent_keys`), or the agents' key directories fetched over HTTPS;
+    /// `None`: Web Bot Auth verification is not configured.
+    directory: Option<Arc<dyn KeyDirectory>>,
     /// The deadline of one Web Bot Auth verification, every fetch included.
     fetch_deadline: std::time::Duration,
 }
@@ -1043,7 +1128,7 @@ pub struct PyVerifier {
 #[pymethods]
 impl PyVerifier {
     #[new]
-    #[pyo3(signature = (*, jwks = None, keys = None, algorithms = None, max_age = None, skew = None, replay_store = None, strict_low_s = false, now = None, agents = None, fetch_directories = false, require_directory_proof = false, allow_private_hosts = None, extra_roots_pem = None))]
+    #[pyo3(signature = (*, jwks = None, keys = None, algorithms = None, max_age = None, skew = None, replay_store = None, strict_low_s = false, now = None, agents = None, agent_keys = None, fetch_directories = false, require_directory_proof = false, allow_private_hosts = None, extra_roots_pem = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -1056,67 +1141,31 @@ impl PyVerifier {
         strict_low_s: bool,
         now: Option<i64>,
         agents: Option<Vec<String>>,
+        agent_keys: Option<&Bound<'_, PyAny>>,
         fetch_directories: bool,
         require_directory_proof: bool,
         allow_private_hosts: Option<Vec<String>>,
         extra_roots_pem: Option<Vec<String>>,
     ) -> PyResult<PyVerifier> {
         let mut trusted = StaticKeys::new();
-        let mut wba_keys = Vec::new();
         if let Some(j) = jwks {
-            let bytes = if j.cast::<PyDict>().is_ok() {
-                serde_json::to_vec(&json_value(py, j, MAX_INPUT_BYTES)?)
-                    .map_err(|e| Failure::bad_key(e.to_string()).into_pyerr(py))?
-            } else if j.cast::<PyString>().is_ok() {
-                str_arg(py, j, "jwks", MAX_INPUT_BYTES)?.into_bytes()
-            } else {
-                bytes_arg(py, j, "jwks", MAX_INPUT_BYTES)?
-            };
-            let set = StaticKeys::from_jwks(&bytes, KeySource::Jwks("jwks".into()), None)
-                .map_err(|e| Failure::bad_key(format!("JWK Set: {e}")).into_pyerr(py))?;
-            if set.keys.is_empty() {
-                return Err(Failure::bad_key(format!(
-                    "JWK Set: no usable key ({} skipped)",
-                    set.skipped.len()
-                ))
-                .into_pyerr(py));
-            }
-            for k in set.keys.keys() {
-                wba_keys.push(k.key.clone());
-            }
-            trusted.extend(set.keys);
+            trusted.extend(jwks_keys(py, j, "jwks")?);
         }
         if let Some(ks) = keys {
-            if ks.cast::<PyList>().is_err() && ks.cast::<PyTuple>().is_err() {
-                return Err(PyTypeError::new_err(format!(
-                    "keys must be a list, not {}",
-                    type_name(ks)
-                )));
-            }
-            for k in ks.try_iter()? {
-                let k = k?;
-                let vk = if let Ok(s) = k.cast::<PySigningKey>() {
-                    s.get().key.verifying_key().clone()
-                } else if let Ok(p) = k.cast::<PyPublicKey>() {
-                    p.get().key.clone()
-                } else if k.cast::<PyString>().is_ok() || k.cast::<PyBytes>().is_ok() {
-                    load_public(&str_arg(py, &k, "key", 1024 * 1024)?)
-                        .map_err(|e| e.into_pyerr(py))?
-                } else if k.cast::<PyDict>().is_ok() {
-                    jwk_key(&json_value(py, &k, 1024 * 1024)?).map_err(|e| e.into_pyerr(py))?
-                } else {
-                    return Err(PyTypeError::new_err(format!(
-                        "a key must be a PublicKey, SigningKey, PEM str or JWK dict, not {}",
-                        type_name(&k)
-                    )));
-                };
-                wba_keys.push(vk.clone());
+            for vk in key_list(py, ks, "keys")? {
                 trusted.add(vk, KeySource::Pinned);
             }
         }
-        if trusted.is_empty() && !fetch_directories {
+        let agent_keys = agent_keys.map(|d| agent_key_sets(py, d)).transpose()?;
+        if agent_keys.is_some() && fetch_directories {
             return Err(Failure::usage(
-                "a Verifier needs trusted keys: pass jwks=... or keys=[...] (or fetch_directories=True for Web Bot Auth only)",
+                "agent_keys and fetch_directories=True are exclusive: keys given for an agent, or fetched from its directory",
+            )
+            .into_pyerr(py));
+        }
+        if trusted.is_empty() && agent_keys.is_none() && !fetch_directories {
+            return Err(Failure::usage(
+                "a Verifier needs trusted keys: pass jwks=... or keys=[...] (or, for Web Bot Auth only, agent_keys={...} or fetch_directories=True)",
             )
             .into_pyerr(py));
         }
@@ -1183,7 +1232,7 @@ impl PyVerifier {
         }
         let mut fetch = agentsig::net::fetch::FetchPolicy::default();
         let fetch_deadline = fetch.timeout;
-        let directory: Arc<dyn KeyDirectory> = if fetch_directories {
+        let directory: Option<Arc<dyn KeyDirectory>> = if fetch_directories {
             for h in allow_private_hosts.unwrap_or_default() {
                 fetch = fetch.allow_private_host(h);
             }
@@ -1197,11 +1246,9 @@ impl PyVerifier {
             if let Some(n) = now {
                 client = client.clock(FixedClock(n));
             }
-            Arc::new(client)
+            Some(Arc::new(client))
         } else {
-            Arc::new(TrustedKeysDirectory {
-                keys: wba_keys.into_iter().map(|k| (k.thumbprint(), k)).collect(),
-            })
+            agent_keys.map(|d| Arc::new(d) as Arc<dyn KeyDirectory>)
         };
         Ok(PyVerifier {
             inner,
@@ -1357,13 +1404,17 @@ impl PyVerifier {
         let r = detached(py, || {
             let msg = request_message(&method, &url, &h, body)?;
             if web_bot_auth {
+                let Some(directory) = &self.directory else {
+                    return Err(Failure::usage(
+                        "Web Bot Auth needs the agents' keys: Verifier(agent_keys={agent_url: keys}) or Verifier(fetch_directories=True)",
+                    ));
+                };
                 // Every key-directory fetch of this verification ends by the
                 // deadline, so a request naming slow directories cannot hold
                 // the caller for long.
                 let deadline = std::time::Instant::now() + self.fetch_deadline;
                 let rep = agentsig::net::fetch::with_deadline(deadline, || {
-                    self.wba
-                        .verify(&msg, self.directory.as_ref(), self.inner.now())
+                    self.wba.verify(&msg, directory.as_ref(), self.inner.now())
                 });
                 return settle(rep.to_report("web-bot-auth verify", Some(&url)));
             }

@@ -41,4 +41,5 @@ def key(request):
 
 @pytest.fixture
 def verifier(key):
-    return agentsig.Verifier(keys=[key.public_key()])
+    # The key is trusted, and is the Web Bot Auth key of agent.example only.
+    return agentsig.Verifier(keys=[key.public_key()], agent_keys={"https://agent.example": [key.public_key()]})

@@ -42,7 +42,7 @@ async def whoami(request):
 
 
 def app(**options):
-    verifier = agentsig.Verifier(keys=[KEY.public_key()])
+    verifier = agentsig.Verifier(keys=[KEY.public_key()], agent_keys={AGENT: [KEY.public_key()]})
     return Starlette(
         routes=[Route("/whoami", whoami, methods=["GET", "POST"])],
         middleware=[Middleware(SignatureMiddleware, verifier=verifier, **options)],

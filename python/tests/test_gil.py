@@ -45,7 +45,7 @@ def test_a_blocked_verification_does_not_hold_the_gil():
     server.start()
 
     k = agentsig.SigningKey.generate("EdDSA")
-    v = agentsig.Verifier(keys=[k], replay_store=f"redis://127.0.0.1:{port}/0")
+    v = agentsig.Verifier(agent_keys={"https://agent.example": [k]}, replay_store=f"redis://127.0.0.1:{port}/0")
     h = agentsig.sign_request("GET", URL, [], b"", k, signature_agent="https://agent.example")
     outcome = []
 

@@ -126,11 +126,50 @@ def test_web_bot_auth_profile(key, verifier):
 
 def test_web_bot_auth_allowed_agents(key):
     h = agentsig.sign_request("GET", URL, [], b"", key, signature_agent="https://agent.example")
-    ok = agentsig.Verifier(keys=[key], agents=["https://agent.example"])
+    agent_keys = {"https://agent.example": [key], "https://other.example": [key]}
+    ok = agentsig.Verifier(agent_keys=agent_keys, agents=["https://agent.example"])
     assert ok.verify_request("GET", URL, h, web_bot_auth=True).verified
-    other = agentsig.Verifier(keys=[key], agents=["https://other.example"])
+    other = agentsig.Verifier(agent_keys=agent_keys, agents=["https://other.example"])
     with pytest.raises(agentsig.NotVerified):
         other.verify_request("GET", URL, h, web_bot_auth=True)
+
+
+def test_web_bot_auth_key_verifies_only_its_own_agent(key):
+    """A key given for one agent cannot vouch for a request that names
+    another agent: the identity is bound by the key set, not by the
+    Signature-Agent value alone."""
+    other = agentsig.SigningKey.generate("EdDSA")
+    v = agentsig.Verifier(
+        keys=[key, other],
+        agent_keys={"https://agent.example": [key], "https://other.example": [other]},
+    )
+    forged = agentsig.sign_request("GET", URL, [], b"", other, signature_agent="https://agent.example")
+    with pytest.raises(agentsig.NotVerified):
+        v.verify_request("GET", URL, forged, web_bot_auth=True)
+    unknown = agentsig.sign_request("GET", URL, [], b"", key, signature_agent="https://unknown.example")
+    with pytest.raises(agentsig.NotVerified):
+        v.verify_request("GET", URL, unknown, web_bot_auth=True)
+    own = agentsig.sign_request("GET", URL, [], b"", other, signature_agent="https://other.example")
+    assert v.verify_request("GET", URL, own, web_bot_auth=True).details["web_bot_auth"]["agent"] == "https://other.example"
+    # A JWK Set per agent works as well as a list of keys.
+    jv = agentsig.Verifier(agent_keys={"https://agent.example": {"keys": [key.public_jwk()]}})
+    ok = agentsig.sign_request("GET", URL, [], b"", key, signature_agent="https://agent.example")
+    assert jv.verify_request("GET", URL, ok, web_bot_auth=True).verified
+
+
+def test_web_bot_auth_needs_agent_key_sets(key):
+    h = agentsig.sign_request("GET", URL, [], b"", key, signature_agent="https://agent.example")
+    # Trusted keys alone say nothing of which agent a key belongs to.
+    with pytest.raises(agentsig.BadInput) as e:
+        agentsig.Verifier(keys=[key]).verify_request("GET", URL, h, web_bot_auth=True)
+    assert e.value.code == "usage"
+    with pytest.raises(agentsig.BadInput):
+        agentsig.Verifier(agent_keys={"https://agent.example": [key]}, fetch_directories=True)
+    for bad in ({"http://agent.example": [key]}, {"https://agent.example": []}, {3: [key]}):
+        with pytest.raises((agentsig.BadInput, agentsig.BadKey, TypeError)):
+            agentsig.Verifier(agent_keys=bad)
+    with pytest.raises(TypeError):
+        agentsig.Verifier(agent_keys=[key])
 
 
 def test_web_bot_auth_with_body_covers_content_digest(key, verifier):
@@ -140,7 +179,7 @@ def test_web_bot_auth_with_body_covers_content_digest(key, verifier):
 
 
 def test_replay_store_memory_refuses_a_second_use(key):
-    v = agentsig.Verifier(keys=[key], replay_store="memory")
+    v = agentsig.Verifier(agent_keys={"https://agent.example": [key]}, replay_store="memory")
     h = agentsig.sign_request("GET", URL, [], b"", key, signature_agent="https://agent.example")
     assert v.verify_request("GET", URL, h, web_bot_auth=True).verified
     with pytest.raises(agentsig.PolicyRefused) as e:
@@ -151,9 +190,9 @@ def test_replay_store_memory_refuses_a_second_use(key):
 def test_replay_store_file(tmp_path, key):
     path = str(tmp_path / "replay.json")
     h = agentsig.sign_request("GET", URL, [], b"", key, signature_agent="https://agent.example")
-    assert agentsig.Verifier(keys=[key], replay_store=path).verify_request("GET", URL, h, web_bot_auth=True).verified
+    assert agentsig.Verifier(agent_keys={"https://agent.example": [key]}, replay_store=path).verify_request("GET", URL, h, web_bot_auth=True).verified
     with pytest.raises(agentsig.PolicyRefused):
-        agentsig.Verifier(keys=[key], replay_store=path).verify_request("GET", URL, h, web_bot_auth=True)
+        agentsig.Verifier(agent_keys={"https://agent.example": [key]}, replay_store=path).verify_request("GET", URL, h, web_bot_auth=True)
 
 
 def test_bad_replay_store_is_refused(key):

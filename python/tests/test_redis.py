@@ -47,8 +47,8 @@ def redis_url(tmp_path):
 
 def test_two_verifiers_share_one_redis_replay_store(redis_url):
     k = agentsig.SigningKey.generate("EdDSA")
-    a = agentsig.Verifier(keys=[k], replay_store=redis_url)
-    b = agentsig.Verifier(keys=[k], replay_store=redis_url)
+    a = agentsig.Verifier(agent_keys={"https://agent.example": [k]}, replay_store=redis_url)
+    b = agentsig.Verifier(agent_keys={"https://agent.example": [k]}, replay_store=redis_url)
     h = agentsig.sign_request("GET", URL, [], b"", k, signature_agent="https://agent.example")
     assert a.verify_request("GET", URL, h, web_bot_auth=True).verified
     with pytest.raises(agentsig.PolicyRefused) as e:
@@ -63,7 +63,7 @@ def test_an_unreachable_redis_store_refuses(redis_url):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         dead = s.getsockname()[1]
-    v = agentsig.Verifier(keys=[k], replay_store=f"redis://127.0.0.1:{dead}/0")
+    v = agentsig.Verifier(agent_keys={"https://agent.example": [k]}, replay_store=f"redis://127.0.0.1:{dead}/0")
     h = agentsig.sign_request("GET", URL, [], b"", k, signature_agent="https://agent.example")
     with pytest.raises(agentsig.NotVerified):
         v.verify_request("GET", URL, h, web_bot_auth=True)
