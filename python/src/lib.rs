@@ -447,9 +447,11 @@ fn headers_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Vec<(String, St
     for item in items.try_iter()? {
         let item = item?;
         if out.len() >= MAX_FIELD_LINES {
-            return Err(
-                Failure::too_large("headers", MAX_FIELD_LINES + 1, MAX_FIELD_LINES).into_pyerr(py),
-            );
+            return Err(Failure::bad_input(
+                "input.unreadable",
+                format!("headers: more than {MAX_FIELD_LINES} field lines"),
+            )
+            .into_pyerr(py));
         }
         let (name, value) = if let Ok(t) = item.cast::<PyTuple>() {
             if t.len() != 2 {
@@ -852,6 +854,24 @@ fn pairs<'py>(py: Python<'py>, h: &[(String, String)]) -> PyResult<Bound<'py, Py
     Ok(l)
 }
 
+/// An HTTP status code: an `int` of three digits (RFC 9110 section 15;
+/// `@status` is its three-digit form, RFC 9421 section 2.2.9).
+fn status_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<u16> {
+    if o.cast::<PyBool>().is_ok() || o.cast::<PyInt>().is_err() {
+        return Err(PyTypeError::new_err(format!(
+            "status must be an int, not {}",
+            type_name(o)
+        )));
+    }
+    match o.extract::<i64>() {
+        Ok(n @ 100..=999) => Ok(n as u16),
+        _ => Err(Failure::malformed(format!(
+            "status {o} is not a three-digit HTTP status code (RFC 9110 section 15)"
+        ))
+        .into_pyerr(py)),
+    }
+}
+
 /// Sign a response (RFC 9421 section 3.1) with `Content-Digest` (RFC
 /// 9530, added when absent): covers `@status`, `content-type` when present
 /// and `content-digest`. Returns the headers with the added fields.
@@ -860,7 +880,7 @@ fn pairs<'py>(py: Python<'py>, h: &[(String, String)]) -> PyResult<Bound<'py, Py
 #[allow(clippy::too_many_arguments)]
 fn sign_response<'py>(
     py: Python<'py>,
-    status: u16,
+    status: &Bound<'py, PyAny>,
     headers: &Bound<'py, PyAny>,
     body: &Bound<'py, PyAny>,
     key: &Bound<'py, PyAny>,
@@ -868,6 +888,7 @@ fn sign_response<'py>(
     created: Option<i64>,
     expires_in: Option<u64>,
 ) -> PyResult<Bound<'py, PyList>> {
+    let status = status_arg(py, status)?;
     let mut h = headers_arg(py, headers)?;
     let body = bytes_arg(py, body, "body", MAX_INPUT_BYTES)?;
     let key = signing_key(key)?;
@@ -1342,11 +1363,12 @@ impl PyVerifier {
     fn verify_response<'py>(
         &self,
         py: Python<'py>,
-        status: u16,
+        status: &Bound<'py, PyAny>,
         headers: &Bound<'py, PyAny>,
         body: &Bound<'py, PyAny>,
         request: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let status = status_arg(py, status)?;
         let h = headers_arg(py, headers)?;
         let body = bytes_arg(py, body, "body", MAX_INPUT_BYTES)?;
         let related = match request {

@@ -56,6 +56,25 @@ def test_wrong_types_are_type_errors(k, v, jws):
         assert str(e.value)
 
 
+def test_status_codes_are_three_digit_ints(k, v):
+    for bad in (-1, 0, 99, 1000, 2**70):
+        for call in (lambda: v.verify_response(bad, [], DOC), lambda: agentsig.sign_response(bad, [], DOC, k)):
+            with pytest.raises(agentsig.BadInput) as e:
+                call()
+            assert e.value.code == "input.malformed" and "status" in str(e.value)
+    for bad in ("200", 200.0, True, None):
+        with pytest.raises(TypeError):
+            v.verify_response(bad, [], DOC)
+        with pytest.raises(TypeError):
+            agentsig.sign_response(bad, [], DOC, k)
+
+
+def test_too_many_header_lines_name_the_bound(v):
+    with pytest.raises(agentsig.BadInput) as e:
+        v.verify_response(200, [("a", "b")] * 100_000, DOC)
+    assert e.value.code == "input.unreadable" and "field lines" in str(e.value)
+
+
 def test_huge_inputs_raise_bad_input_before_copying(k, v, jws):
     big = b" " * HUGE
     for call in (
