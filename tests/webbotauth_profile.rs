@@ -378,3 +378,70 @@ fn hostile_signature_agent_fields() {
         assert_eq!(code(&r), want, "{value}");
     }
 }
+
+/// A request with content is accepted only when its signature covers
+/// `content-digest` (RFC 9421 section 7.2.8, RFC 9530 section 2), so a
+/// verified agent never vouches for content it did not sign; a request
+/// without content needs none, and the policy can waive the rule.
+#[test]
+fn content_must_be_covered_by_content_digest() {
+    let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    let dir = dir_for("https://agent.example", &k);
+    let post = || {
+        Message::parse(
+            b"POST /orders HTTP/1.1\r\nHost: shop.example\r\nContent-Length: 9\r\n\r\n{\"n\": 1}\n",
+            "https",
+        )
+        .unwrap()
+    };
+    let mut bare = post();
+    let mut uncovered = SignOptions::new("https://agent.example", NOW);
+    uncovered.content_digest = false;
+    sign_message(&mut bare, &k, &uncovered).unwrap();
+    let r = WebBotAuthVerifier::new(Policy::default()).verify(&bare, &dir, NOW);
+    assert_eq!(r.status(), Status::Invalid);
+    assert!(
+        r.first_error()
+            .unwrap()
+            .to_string()
+            .contains("content-digest"),
+        "{:?}",
+        r.first_error()
+    );
+    let mut waived = Policy::default();
+    waived.require_content_digest = false;
+    assert_eq!(
+        WebBotAuthVerifier::new(waived)
+            .verify(&bare, &dir, NOW)
+            .status(),
+        Status::Verified
+    );
+
+    // Signing covers the content by default.
+    let mut covered = post();
+    sign_message(
+        &mut covered,
+        &k,
+        &SignOptions::new("https://agent.example", NOW),
+    )
+    .unwrap();
+    assert!(covered
+        .field_lines("content-digest", false)
+        .next()
+        .is_some());
+    assert_eq!(
+        WebBotAuthVerifier::new(Policy::default())
+            .verify(&covered, &dir, NOW)
+            .status(),
+        Status::Verified
+    );
+    // The covered digest is checked against the content.
+    let mut changed = covered.clone();
+    changed.body = b"{\"n\": 9}\n".to_vec();
+    assert_eq!(
+        WebBotAuthVerifier::new(Policy::default())
+            .verify(&changed, &dir, NOW)
+            .status(),
+        Status::Invalid
+    );
+}

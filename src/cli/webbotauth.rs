@@ -43,9 +43,10 @@ pub struct WbaSignArgs {
     /// Cover only @authority and the Signature-Agent member (not @method, @path).
     #[arg(long, requires = "profile")]
     pub authority_only: bool,
-    /// When the request has a body: add Content-Digest (RFC 9530) and cover it.
+    /// Do not cover the body: by default a request with a body gets a Content-Digest
+    /// (RFC 9530) that the signature covers, and verifiers refuse content left uncovered.
     #[arg(long, requires = "profile")]
-    pub cover_content_digest: bool,
+    pub no_content_digest: bool,
     /// Send no nonce.
     #[arg(long, requires = "profile", conflicts_with = "nonce")]
     pub no_nonce: bool,
@@ -88,7 +89,7 @@ pub fn http_sign(mut m: Message, i: SignInput<'_>, w: &WbaSignArgs) -> CliResult
     o.label = i.label.to_owned();
     o.lifetime = lifetime;
     o.method_and_path = !w.authority_only;
-    o.content_digest = w.cover_content_digest;
+    o.content_digest = !w.no_content_digest;
     o.nonce = i.nonce.map(str::to_owned);
     o.no_nonce = w.no_nonce;
     let s = webbotauth::sign_message(&mut m, &key, &o)

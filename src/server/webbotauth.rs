@@ -375,10 +375,11 @@ where
 /// `Service<Request<B>>`): every outgoing request is signed under the Web
 /// Bot Auth profile with a fresh `created` and `nonce`, and gets its
 /// `Signature-Agent`, `Signature-Input` and `Signature` fields. The body is
-/// not read: `content-digest` is not covered (sign requests with content
-/// through [`crate::webbotauth::sign_request`] with
-/// [`SignOptions::content_digest`](crate::webbotauth::SignOptions::content_digest)
-/// instead).
+/// not read, so `content-digest` is not covered, and a verifier with the
+/// default [`Policy::require_content_digest`](crate::webbotauth::Policy::require_content_digest)
+/// refuses such a request when it has content: sign requests with content
+/// through [`crate::webbotauth::sign_request`], which covers
+/// `content-digest` ([`SignOptions::content_digest`](crate::webbotauth::SignOptions::content_digest)).
 #[derive(Clone, Debug)]
 pub struct AgentSignLayer {
     key: Arc<SigningKey>,

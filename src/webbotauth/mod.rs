@@ -574,7 +574,8 @@ pub struct SignOptions {
     /// Also cover `@method` and `@path` (default true).
     pub method_and_path: bool,
     /// Cover `content-digest` (adding the field when absent) when the
-    /// request has a body (default false).
+    /// request has a body (default true: a verifier with the default
+    /// [`Policy::require_content_digest`] refuses content left uncovered).
     pub content_digest: bool,
     /// The `nonce`; `None` draws [`NONCE_BYTES`] random bytes (standard
     /// base64, as the drafts' vectors).
@@ -584,8 +585,8 @@ pub struct SignOptions {
 }
 
 impl SignOptions {
-    /// Defaults: label `sig1`, 5 minutes, `@method` and `@path` covered, a
-    /// fresh nonce.
+    /// Defaults: label `sig1`, 5 minutes, `@method` and `@path` covered,
+    /// `content-digest` covered when there is a body, a fresh nonce.
     pub fn new(signature_agent: impl Into<String>, created: i64) -> SignOptions {
         SignOptions {
             signature_agent: signature_agent.into(),
@@ -593,7 +594,7 @@ impl SignOptions {
             created,
             lifetime: DEFAULT_LIFETIME,
             method_and_path: true,
-            content_digest: false,
+            content_digest: true,
             nonce: None,
             no_nonce: false,
         }
@@ -910,6 +911,12 @@ pub struct Policy {
     /// Refuse the RFC 9421 Appendix B test keys ([`RFC9421_TEST_KEYS`];
     /// default true; false only to replay the drafts' vectors).
     pub reject_test_keys: bool,
+    /// A request with content must be signed over `content-digest`
+    /// (default true), so that an accepted request's content is the
+    /// content the agent signed (RFC 9421 section 7.2.8, RFC 9530 section
+    /// 2): the profile itself covers no content. A request without content
+    /// needs none.
+    pub require_content_digest: bool,
 }
 
 /// RFC 7638 thumbprints of the RFC 9421 Appendix B.1 test keys
@@ -934,6 +941,7 @@ impl Default for Policy {
             skew: 60,
             check_time: true,
             require_tls: true,
+            require_content_digest: true,
             reject_test_keys: true,
         }
     }
@@ -1231,6 +1239,11 @@ impl WebBotAuthVerifier {
         hp.check_time = self.policy.check_time;
         hp.required = self.policy.required.clone();
         hp.required.push(component);
+        if self.policy.require_content_digest && !msg.body.is_empty() {
+            hp.required.push(
+                ComponentId::field("content-digest").map_err(|e| Error::Header(e.to_string()))?,
+            );
+        }
         hp.request_target_one_of = vec![
             ComponentId::derived(Derived::Authority),
             ComponentId::derived(Derived::TargetUri),
