@@ -62,31 +62,8 @@ def per_call_us(fn, iterations: int) -> float:
     return statistics.median(runs)
 
 
-class Headers:
-    """Ordered field lines with the mapping interface http-message-signatures uses."""
-
-    def __init__(self, lines):
-        self.lines = list(lines)
-
-    def items(self):
-        return list(self.lines)
-
-    def __iter__(self):
-        return iter([n for n, _ in self.lines])
-
-    def __contains__(self, name):
-        return any(n.lower() == name.lower() for n, _ in self.lines)
-
-    def __getitem__(self, name):
-        vals = [v for n, v in self.lines if n.lower() == name.lower()]
-        if not vals:
-            raise KeyError(name)
-        return ", ".join(vals)
-
-
-class Response:
-    def __init__(self, status_code, headers):
-        self.status_code, self.headers, self.request = status_code, headers, None
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests" / "interop"))
+from pyauth_model import Headers, Response  # noqa: E402
 
 
 def main() -> int:

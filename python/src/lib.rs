@@ -908,21 +908,36 @@ fn sign_response<'py>(
                 spec = spec.component(field_id(f)?);
             }
         }
-        spec = spec
-            .created(created)
-            .keyid(&key.kid_or_thumbprint())
-            .alg(key.algorithm());
-        if let Some(e) = expires_in {
-            spec = spec.expires(created.saturating_add(i64::try_from(e).unwrap_or(i64::MAX)));
-        }
-        let s = agentsig::httpsig::sign(&msg, None, &spec, &key)
-            .map_err(|e| Failure::malformed(format!("RFC 9421 signing: {e}")))?;
-        added.push(("Signature-Input".to_owned(), s.signature_input));
-        added.push(("Signature".to_owned(), s.signature));
+        added.extend(sign_spec(&msg, spec, &key, created, expires_in)?);
         h.extend(added);
         Ok(h)
     })?;
     pairs(py, &added)
+}
+
+/// Sign `msg` (RFC 9421 section 3.1) over `spec`'s components with
+/// `created`, `expires` (`created + expires_in`, when given), `keyid` and
+/// `alg` from `key`: the `Signature-Input` and `Signature` fields to add.
+fn sign_spec(
+    msg: &Message,
+    spec: SignatureSpec,
+    key: &SigningKey,
+    created: i64,
+    expires_in: Option<u64>,
+) -> Out<[(String, String); 2]> {
+    let mut spec = spec
+        .created(created)
+        .keyid(&key.kid_or_thumbprint())
+        .alg(key.algorithm());
+    if let Some(e) = expires_in {
+        spec = spec.expires(created.saturating_add(i64::try_from(e).unwrap_or(i64::MAX)));
+    }
+    let s = agentsig::httpsig::sign(msg, None, &spec, key)
+        .map_err(|e| Failure::malformed(format!("RFC 9421 signing: {e}")))?;
+    Ok([
+        ("Signature-Input".to_owned(), s.signature_input),
+        ("Signature".to_owned(), s.signature),
+    ])
 }
 
 fn field_id(name: &str) -> Out<ComponentId> {
@@ -1008,16 +1023,7 @@ fn sign_request<'py>(
                 }
             }
         }
-        let expires = created.saturating_add(i64::try_from(expires_in).unwrap_or(i64::MAX));
-        spec = spec
-            .created(created)
-            .expires(expires)
-            .keyid(&key.kid_or_thumbprint())
-            .alg(key.algorithm());
-        let s = agentsig::httpsig::sign(&msg, None, &spec, &key)
-            .map_err(|e| Failure::malformed(format!("RFC 9421 signing: {e}")))?;
-        added.push(("Signature-Input".to_owned(), s.signature_input));
-        added.push(("Signature".to_owned(), s.signature));
+        added.extend(sign_spec(&msg, spec, &key, created, Some(expires_in))?);
         h.extend(added);
         Ok(h)
     })?;

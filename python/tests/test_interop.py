@@ -6,6 +6,9 @@ AGENTSIG_REQUIRE_INTEROP=1 (scripts/test.sh), else skipped when missing."""
 import base64
 import hashlib
 import json
+import pathlib
+import sys
+
 import pytest
 
 import agentsig
@@ -77,42 +80,8 @@ def priv_pem(priv):
 # ------------------------------------------------- http-message-signatures
 
 
-class Headers:
-    """Ordered field lines with the mapping interface the library uses."""
-
-    def __init__(self, lines):
-        self.lines = list(lines)
-
-    def items(self):
-        return list(self.lines)
-
-    def __iter__(self):
-        return iter([n for n, _ in self.lines])
-
-    def __contains__(self, name):
-        return any(n.lower() == name.lower() for n, _ in self.lines)
-
-    def __getitem__(self, name):
-        vals = [v for n, v in self.lines if n.lower() == name.lower()]
-        if not vals:
-            raise KeyError(name)
-        return ", ".join(vals)
-
-    def __setitem__(self, name, value):
-        self.lines.append((name, value))
-
-    def __delitem__(self, name):
-        self.lines = [(n, v) for n, v in self.lines if n.lower() != name.lower()]
-
-
-class Request:
-    def __init__(self, method, url, headers):
-        self.method, self.url, self.headers = method, url, headers
-
-
-class Response:
-    def __init__(self, status_code, headers, request=None):
-        self.status_code, self.headers, self.request = status_code, headers, request
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests" / "interop"))
+from pyauth_model import Headers, Request, Response  # noqa: E402
 
 
 def names(covered):
