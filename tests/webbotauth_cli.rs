@@ -409,3 +409,58 @@ fn cli_replays_the_draft_vector_only_with_allow_test_keys() {
         "https://signature-agent.test"
     );
 }
+
+/// A request with content: `http sign` covers `content-digest` by default;
+/// one signed with `--no-content-digest` is refused unless the verifier
+/// passes `--allow-uncovered-content`; a changed body fails the digest.
+#[test]
+fn content_is_covered_by_default_and_required() {
+    let d = tmp("content");
+    let key = keygen(&d, "k");
+    let s = serve(&d, &[&key]);
+    let agent = format!("https://agent.example:{}", s.port);
+    let req = d.join("post.http");
+    std::fs::write(
+        &req,
+        b"POST /orders HTTP/1.1\r\nHost: shop.example\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n{\"n\": 1}\n",
+    )
+    .unwrap();
+    let sign_post = |name: &str, extra: &[&str]| {
+        let out = d.join(name);
+        let o = bin()
+            .args(["http", "sign"])
+            .arg(&req)
+            .args([
+                "--key",
+                &key,
+                "--profile",
+                "web-bot-auth",
+                "--signature-agent",
+                &agent,
+            ])
+            .args(extra)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let covered = sign_post("covered.http", &[]);
+    let text = std::fs::read_to_string(&covered).unwrap();
+    assert!(text.contains("\"content-digest\""), "{text}");
+    let (code, v) = verify(&s, &covered, &[]);
+    assert_eq!(code, 0, "{v}");
+    let changed = d.join("changed.http");
+    std::fs::write(&changed, text.replace("{\"n\": 1}", "{\"n\": 9}")).unwrap();
+    let (code, v) = verify(&s, &changed, &[]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["error"]["code"], "content-digest");
+
+    let bare = sign_post("bare.http", &["--no-content-digest"]);
+    let (code, v) = verify(&s, &bare, &[]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["error"]["code"], "required-component-not-covered");
+    let (code, v) = verify(&s, &bare, &["--allow-uncovered-content"]);
+    assert_eq!(code, 0, "{v}");
+}

@@ -164,6 +164,10 @@ pub struct WbaVerifyArgs {
     /// Accept requests received over plain http (--scheme http; refused by default).
     #[arg(long, requires = "profile")]
     pub allow_plain_http: bool,
+    /// Accept a request with content whose signature does not cover content-digest (refused
+    /// by default: the content could have been changed by anyone on the way).
+    #[arg(long, requires = "profile")]
+    pub allow_uncovered_content: bool,
     /// Refuse a directory without a valid response signature (Appendix B.1).
     #[arg(long, requires = "profile")]
     pub require_directory_signature: bool,
@@ -205,6 +209,7 @@ pub fn http_verify(m: &Message, i: VerifyInput<'_>, w: &WbaVerifyArgs) -> CliRes
     p.require_nonce = w.require_nonce;
     p.reject_test_keys = !w.allow_test_keys;
     p.require_tls = !w.allow_plain_http;
+    p.require_content_digest = !w.allow_uncovered_content;
     p.skew = i.skew;
     p.check_time = i.check_time;
     let mut v = WebBotAuthVerifier::new(p);
