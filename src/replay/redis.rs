@@ -2,12 +2,15 @@
 //! a `jti` or nonce accepted by one replica is a replay on every other.
 //!
 //! # Protocol
-//! * One Lua script (`EVALSHA`, loaded with `SCRIPT LOAD` after
-//!   `NOSCRIPT`) checks every key of a batch with `EXISTS` and only then
-//!   `SET`s them all with `EX`. Redis runs a script atomically (no other
-//!   command interleaves), so a batch is recorded all or none on Redis too,
-//!   and one round trip serves a whole delegation bundle; a single entry is
-//!   a batch of one.
+//! * One entry: `SET key 1 NX EX ttl` (atomic check-and-record; a `nil`
+//!   reply means the key exists: a replay), pipelined with an `EXISTS` of
+//!   its legacy key (below): one round trip.
+//! * Several entries ([`ReplayStore::check_and_record_all`]): one Lua script
+//!   (`EVALSHA`, loaded with `SCRIPT LOAD` after `NOSCRIPT`) that first checks
+//!   every key with `EXISTS` and only then `SET`s them all with `EX`. Redis
+//!   runs a script atomically (no other command interleaves), so a batch is
+//!   recorded all or none on Redis too, and one round trip serves a whole
+//!   delegation bundle.
 //! * Keys are `agentsig:replay:` + hex(SHA-256(len(scope) ‖ scope ‖
 //!   len(id) ‖ id)), each length a 64-bit big-endian integer: fixed length,
 //!   so a hostile `jti` can neither inject into the key space nor grow it,
@@ -447,6 +450,26 @@ impl RedisClient {
         self.with_conn(|c| cmd.query::<Value>(c))
     }
 
+    /// Send several commands in one round trip (a pipeline, not a
+    /// transaction): an array of their replies; an error reply to any of
+    /// them is [`ReplayError::Unavailable`].
+    pub(crate) fn pipeline(&self, cmds: &[&[&[u8]]]) -> Result<Vec<Reply>, ReplayError> {
+        let mut p = redis::pipe();
+        for args in cmds {
+            let (name, rest) = args
+                .split_first()
+                .ok_or_else(|| self.unavailable("empty command"))?;
+            let c = p.cmd(std::str::from_utf8(name).map_err(|_| self.unavailable("command name"))?);
+            for a in rest {
+                c.arg(*a);
+            }
+        }
+        match self.with_conn(|c| p.query::<Value>(c))? {
+            Reply::Array(Some(replies)) if replies.len() == cmds.len() => Ok(replies),
+            r => Err(self.unavailable(format!("unexpected pipeline reply {r:?}"))),
+        }
+    }
+
     /// Run a Lua script by `EVALSHA`, loading it with `SCRIPT LOAD` after
     /// `NOSCRIPT` (a restarted or flushed server).
     pub(crate) fn eval(
@@ -577,7 +600,34 @@ impl ReplayStore for RedisReplayStore {
         until: i64,
         now: i64,
     ) -> Result<Sighting, ReplayError> {
-        self.check_and_record_all(&[(scope, id, until)], now)
+        check_len(scope, id)?;
+        let key = hashed_key(REPLAY_PREFIX, &[scope.as_bytes(), id.as_bytes()]);
+        let legacy = legacy_key(scope, id);
+        match ttl(until, now) {
+            // Already expired: checked, not recorded.
+            0 => match self.client.query(&[b"EXISTS", &key, &legacy])? {
+                Reply::Int(0) => Ok(Sighting::First),
+                Reply::Int(_) => Ok(Sighting::Replay),
+                r => Err(self.client.unavailable(format!("unexpected reply {r:?}"))),
+            },
+            // `SET NX` records atomically; the legacy key, which this
+            // release never writes, is read in the same round trip.
+            t => {
+                let t = t.to_string();
+                let r = self.client.pipeline(&[
+                    &[b"EXISTS", &legacy],
+                    &[b"SET", &key, b"1", b"NX", b"EX", t.as_bytes()],
+                ])?;
+                match (&r[0], &r[1]) {
+                    (Reply::Int(0), Reply::Status(s)) if s == "OK" => Ok(Sighting::First),
+                    (Reply::Int(1), Reply::Status(s)) if s == "OK" => Ok(Sighting::Replay),
+                    (Reply::Int(0 | 1), Reply::Bulk(None)) => Ok(Sighting::Replay),
+                    (a, b) => Err(self
+                        .client
+                        .unavailable(format!("unexpected replies {a:?}, {b:?}"))),
+                }
+            }
+        }
     }
 
     fn check_and_record_all(
@@ -591,8 +641,10 @@ impl ReplayStore for RedisReplayStore {
                 return Ok(Sighting::Replay);
             }
         }
-        if entries.is_empty() {
-            return Ok(Sighting::First);
+        match entries {
+            [] => return Ok(Sighting::First),
+            [(s, i, u)] => return self.check_and_record(s, i, *u, now),
+            _ => {}
         }
         let keys: Vec<Vec<u8>> = entries
             .iter()
