@@ -475,7 +475,10 @@ struct Urls {
 impl Urls {
     fn new(cx: &BatchContext<'_>, per_host: usize) -> Result<Urls, CliError> {
         let fetcher = cx.net.fetch.fetcher()?;
-        let o = super::net::options(cx.net, cx.trust, cx.max_age, cx.now)?;
+        let mut o = super::net::options(cx.net, cx.trust, cx.max_age, cx.now)?;
+        // The workers overlap the round trips of many items: no thread per
+        // item for the `.jws`.
+        o.sequential_fetches = true;
         Ok(Urls {
             resolver: agentsig::net::Resolver::with_options(fetcher, o),
             hosts: std::sync::Mutex::default(),
