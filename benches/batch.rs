@@ -334,7 +334,8 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(THREADS);
     let url_opts = BatchOptions::with_threads(url_threads);
-    let ca_path = std::env::temp_dir().join(format!("agentsig-bench-ca-{}.pem", std::process::id()));
+    let ca_path =
+        std::env::temp_dir().join(format!("agentsig-bench-ca-{}.pem", std::process::id()));
     std::fs::write(&ca_path, &ca_pem).expect("write CA");
     let list_path = ca_path.with_extension("list");
     std::fs::write(&list_path, urls.join("\n")).expect("write list");

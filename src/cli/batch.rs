@@ -150,7 +150,7 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
             } => check(verifier.as_ref(), &name, &descriptor, &jws, None, cx.json),
             Item::Bad { name, message } => Outcome::failed(&name, "batch.bad-input", message),
             #[cfg(feature = "net")]
-            Item::Url(url) => urls.verify(&url),
+            Item::Url(url) => urls.verify(&url, cx.json),
             #[cfg(not(feature = "net"))]
             Item::Url(url) => Outcome::failed(
                 &url,
@@ -487,7 +487,8 @@ impl Urls {
         })
     }
 
-    fn verify(&self, url: &str) -> Outcome {
+    /// Verify one URL; the JSON report is built only for `--json`.
+    fn verify(&self, url: &str, json: bool) -> Outcome {
         let host = url::Url::parse(url)
             .ok()
             .and_then(|u| u.host_str().map(|h| format!("{h}:{:?}", u.port())))
@@ -502,7 +503,7 @@ impl Urls {
                 };
                 Outcome {
                     verified: true,
-                    report: Some(super::net::success_report("verify", url, &v)),
+                    report: json.then(|| super::net::success_report("verify", url, &v)),
                     line,
                 }
             }

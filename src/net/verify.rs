@@ -75,7 +75,9 @@ pub struct UrlVerifyOptions {
     /// call then takes one round trip, not two. Bulk verification
     /// ([`crate::batch`], `verify --batch`) turns it on: its workers
     /// already overlap the round trips of many items, and a thread per item
-    /// cost more than the crypto.
+    /// cost more than the crypto. Every fetch of such a call also goes
+    /// through the calling thread's own client
+    /// ([`on_thread_client`](super::fetch::on_thread_client)).
     pub sequential_fetches: bool,
 }
 
@@ -424,7 +426,14 @@ impl Resolver {
     /// # Errors
     /// [`UrlVerifyError`] when fetching fails, no key can be discovered, or nothing verifies.
     pub fn verify_url(&self, url: &str) -> Result<UrlVerified, UrlVerifyError> {
-        self.fetcher.operation(|| self.verify_url_with(url, None))
+        if self.options.sequential_fetches {
+            // One worker, one connection, no hand-off between threads.
+            super::fetch::on_thread_client(|| {
+                self.fetcher.operation(|| self.verify_url_with(url, None))
+            })
+        } else {
+            self.fetcher.operation(|| self.verify_url_with(url, None))
+        }
     }
 
     /// The keys of `authority`, from the discovery kept for it.
