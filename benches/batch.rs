@@ -496,7 +496,10 @@ fn dir_rounds(n: usize, key: &SigningKey, point: &[u8], opts: &BatchOptions) {
         );
         let f2 = floor(&raws, point);
         // Each against the floor measured just before and just after it.
-        let (p_lib, p_cli) = (100.0 * lib / ((f0 + f1) / 2.0), 100.0 * cli / ((f1 + f2) / 2.0));
+        let (p_lib, p_cli) = (
+            100.0 * lib / ((f0 + f1) / 2.0),
+            100.0 * cli / ((f1 + f2) / 2.0),
+        );
         println!(
             "dir round {round}: floor {:.0}/s, run_ordered {lib:.0}/s ({p_lib:.0} % of floor), \
              verify --batch {cli:.0}/s ({p_cli:.0} % of floor)",
