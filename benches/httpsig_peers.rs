@@ -10,7 +10,15 @@
 //! with a key from its `KeyRing` (it decodes the key on every verify).
 //!
 //! Prints the ratio (agentsig time / web-bot-auth time; below 1.0: agentsig
-//! is faster). Run: `cargo bench --bench httpsig_peers -- --warm-up-time 1 --measurement-time 2`
+//! is faster).
+//!
+//! Then, in the same run: RFC 9421 ES256 verification of a signed 10 KB
+//! descriptor response with its RFC 9530 `Content-Digest` (the fields
+//! `agentsig sign --headers` and `agentsig serve` publish: `@status`,
+//! `content-type`, `content-digest`, with `created`, `expires`, `keyid`,
+//! `alg`) against `httpsig-hyper` 0.0.26 (signature, then
+//! `verify_content_digest`), each building its message from the same
+//! field lines and body, in interleaved rounds. Run: `cargo bench --bench httpsig_peers -- --warm-up-time 1 --measurement-time 2`
 
 use agentsig::httpsig::{self, ComponentId, Derived, HttpPolicy, Message, SignatureSpec};
 use agentsig::trust::{KeySource, StaticKeys};
@@ -23,7 +31,90 @@ use web_bot_auth::components::{CoveredComponent, DerivedComponent, HTTPField};
 use web_bot_auth::keyring::KeyRing;
 use web_bot_auth::message_signatures::{MessageVerifier, SignedMessage};
 
+#[path = "support/interleaved.rs"]
+mod interleaved;
+
 const CREATED: i64 = 1_735_689_600;
+
+/// A 10 KB JSON descriptor body.
+fn descriptor_10k() -> Vec<u8> {
+    let mut s = String::from("{\"name\":\"bench-agent\",\"skills\":[");
+    let mut i = 0;
+    while s.len() < 10 * 1024 - 40 {
+        s.push_str(&format!(
+            "{{\"id\":\"skill-{i}\",\"description\":\"does thing {i}\"}},"
+        ));
+        i += 1;
+    }
+    s.push_str("{\"id\":\"last\"}]}");
+    s.into_bytes()
+}
+
+/// RFC 9421 ES256 + Content-Digest on a 10 KB response: agentsig against
+/// httpsig-hyper, same fields, body and key.
+fn es256_digest_vs_httpsig_hyper() {
+    use bytes::Bytes;
+    use http_body_util::Full;
+    use httpsig_hyper::prelude::{AlgorithmName, PublicKey};
+    use httpsig_hyper::{MessageSignatureResSync, ResponseContentDigest};
+
+    let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .expect("key")
+        .with_kid("k1");
+    let body = descriptor_10k();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64;
+    let fields = httpsig::static_response_fields(
+        &body,
+        "application/json",
+        &[(&key, "k1".to_owned())],
+        now - 5,
+        Some(now + 3600),
+    )
+    .expect("sign");
+    let verifier =
+        Verifier::builder(StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned))
+            .http(HttpPolicy::descriptor_response())
+            .build();
+    let ours = || {
+        let mut m = Message::response(200, Vec::new(), body.clone());
+        for (n, v) in &fields {
+            m.add_header(n, v);
+        }
+        verifier
+            .verify_http(black_box(&m), None)
+            .map(|r| r.all_valid())
+            .unwrap_or(false)
+    };
+    let pk = PublicKey::from_pem(
+        &AlgorithmName::EcdsaP256Sha256,
+        &key.verifying_key().to_spki_pem().expect("spki"),
+    )
+    .expect("peer key");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let body_bytes = Bytes::from(body.clone());
+    let theirs = || {
+        let mut b = http::Response::builder().status(200);
+        for (n, v) in &fields {
+            b = b.header(n.as_str(), v.as_str());
+        }
+        let res = b.body(Full::new(body_bytes.clone())).expect("response");
+        res.verify_message_signature_sync(&pk, Some("k1"), None::<&http::Request<()>>)
+            .is_ok()
+            && rt.block_on(black_box(res).verify_content_digest()).is_ok()
+    };
+    assert!(ours(), "agentsig verifies");
+    assert!(theirs(), "httpsig-hyper verifies");
+    let t = interleaved::interleaved_medians(&[&|| assert!(ours()), &|| assert!(theirs())], 15);
+    println!(
+        "\nRFC 9421 ES256 + Content-Digest, 10 KB response (medians of 15 interleaved rounds):\n  {}",
+        interleaved::line("verify", t[0], t[1], "httpsig-hyper 0.0.26")
+    );
+}
 
 /// The request as `web-bot-auth` looks its components up.
 struct Request {
@@ -159,4 +250,10 @@ fn main() {
         w / 1e3,
         a / w
     );
+    let t = interleaved::interleaved_medians(&[&|| assert!(ours()), &|| assert!(theirs())], 15);
+    println!(
+        "  the same, 15 rounds taking turns: {}",
+        interleaved::line("verify", t[0], t[1], "web-bot-auth 0.7")
+    );
+    es256_digest_vs_httpsig_hyper();
 }

@@ -2,8 +2,11 @@
 # Signed responses per second: `agentsig serve` against nginx serving the
 # same 10 KB descriptor with the pre-signed response fields `agentsig sign`
 # writes (benches/nginx/nginx.conf), back to back in one run, then
-# per-request signatures (Accept-Signature with a ;req component) against
-# the 2-thread crypto floor (examples/serve_floor.rs). Prints the ratios.
+# requested signatures (Accept-Signature with a ;req component) against
+# the 2-thread crypto floor (examples/serve_floor.rs): once as wrk sends
+# them, every request alike (the layer shares a requested signature whose
+# base is byte for byte the same within one second), and once with a
+# requested nonce, which is signed for every request. Prints the ratios.
 # Not run by CI (needs wrk and nginx: apt-get install -y wrk nginx-light).
 #
 #   scripts/bench-serve.sh                 # 8 s per measurement, 32 connections
@@ -67,6 +70,7 @@ for port in "$PORT_A" "$PORT_N" "$PORT_X"; do
 done
 
 ACCEPT='sig2=("@status" "content-type" "content-digest" "@method";req)'
+ACCEPT_NONCE='sig2=("@status" "content-type" "content-digest" "@method";req);nonce="wrk"'
 NGINX_MASTER=$(cat "$WORK/nginx.pid")
 SERVE_PID=${PIDS[1]}
 AXUM_PID=${PIDS[2]}
@@ -89,8 +93,9 @@ measure() {
 }
 echo "10 KB descriptor ($(wc -c <"$WORK/site/agent.json") bytes), wrk -t1 -c$CONN -d${DUR}s, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "rps: responses/s; cpu: the server's CPU µs per response (user + system)"
-printf '%-5s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s | %9s %9s %9s %6s %6s\n' round \
-    nginx serve ratio nginx-cpu serve-cpu ratio axum axum-cpu ratio req-sig req-cpu floor-cpu rps% cpu%
+printf '%-5s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s | %9s %9s %9s %6s %6s | %9s %9s %6s %6s\n' round \
+    nginx serve ratio nginx-cpu serve-cpu ratio axum axum-cpu ratio req-sig req-cpu floor-cpu rps% cpu% \
+    nonce-sig nonce-cpu rps% cpu%
 for r in $(seq "$ROUNDS"); do
     # nginx first in odd rounds, agentsig first in even ones (the load of
     # a shared machine drifts within a round).
@@ -104,18 +109,23 @@ for r in $(seq "$ROUNDS"); do
     fi
     read -r x xcpu <<<"$(measure "$AXUM_PID" "http://127.0.0.1:$PORT_X/agent.json")"
     read -r q qcpu <<<"$(measure "$SERVE_PID" -H "Accept-Signature: $ACCEPT" "http://127.0.0.1:$PORT_A/agent.json")"
+    read -r qn qncpu <<<"$(measure "$SERVE_PID" -H "Accept-Signature: $ACCEPT_NONCE" "http://127.0.0.1:$PORT_A/agent.json")"
     # The floor: its signatures per second on 2 threads, and its CPU µs per signature.
     fout=$( { TIMEFORMAT='%U %S'; time "$FLOOR" "$(wc -c <"$WORK/site/agent.json")" "$DUR" 2; } 2>&1 )
     f=$(awk '/^floor:/ {print $2}' <<<"$fout")
     fn=$(awk '/^floor:/ {gsub(/[^0-9]/, "", $9); print $9}' <<<"$fout")
     fcpu=$(awk -v n="$fn" 'NF == 2 && $1 ~ /^[0-9.]+$/ {printf "%.1f", ($1 + $2) * 1e6 / n}' <<<"$fout")
-    printf '%-5s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s | %9s %9s %9s %6s %6s\n' "$r" "$n" "$a" \
+    printf '%-5s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s | %9s %9s %9s %6s %6s | %9s %9s %6s %6s\n' "$r" "$n" "$a" \
         "$(awk -v a="$a" -v n="$n" 'BEGIN {printf "%.2fx", a / n}')" "$ncpu" "$acpu" \
         "$(awk -v a="$acpu" -v n="$ncpu" 'BEGIN {printf "%.2fx", n / a}')" \
         "$x" "$xcpu" "$(awk -v a="$x" -v n="$n" 'BEGIN {printf "%.2fx", a / n}')" \
         "$q" "$qcpu" "$fcpu" \
         "$(awk -v q="$q" -v f="$f" 'BEGIN {printf "%.0f%%", 100 * q / f}')" \
-        "$(awk -v q="$qcpu" -v f="$fcpu" 'BEGIN {printf "%.0f%%", 100 * f / q}')"
+        "$(awk -v q="$qcpu" -v f="$fcpu" 'BEGIN {printf "%.0f%%", 100 * f / q}')" \
+        "$qn" "$qncpu" \
+        "$(awk -v q="$qn" -v f="$f" 'BEGIN {printf "%.0f%%", 100 * q / f}')" \
+        "$(awk -v q="$qncpu" -v f="$fcpu" 'BEGIN {printf "%.0f%%", 100 * f / q}')"
 done
 echo "ratio: serve/nginx responses/s, and nginx/serve CPU per response (1.00x: as cheap as nginx); axum: the SignLayer in an axum app (examples/axum_serve_bench.rs), responses/s over nginx's"
-echo "rps%: per-request signatures/s over the floor's signatures/s on 2 threads; cpu%: floor CPU per signature over serve CPU per response"
+echo "rps%: requested signatures/s over the floor's signatures/s on 2 threads; cpu%: floor CPU per signature over serve CPU per response"
+echo "req-sig: every request alike (a signature shared within one second by identical bases); nonce-sig: a nonce requested, so signed for every request"

@@ -716,6 +716,33 @@ impl<'a> Payload<'a> {
         }
     }
 
+    /// `(payload bytes, signing input)` for the one signature of a JWS:
+    /// detached content is base64url-encoded straight into the signing
+    /// input (one buffer, no intermediate copy of the encoded payload).
+    fn signing_input_once(
+        &self,
+        protected_b64: &str,
+        b64: bool,
+    ) -> Result<(&[u8], Vec<u8>), JwsError> {
+        match (self.attached, self.detached) {
+            (None, Some(d)) if b64 => {
+                use base64::Engine as _;
+                let mut si =
+                    String::with_capacity(protected_b64.len() + 1 + d.len().div_ceil(3) * 4);
+                si.push_str(protected_b64);
+                si.push('.');
+                // Unpadded base64url (RFC 7515 section 2): the same text as
+                // `b64::encode`, whose strictness only concerns decoding.
+                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode_string(d, &mut si);
+                Ok((d, si.into_bytes()))
+            }
+            _ => {
+                let (payload, part) = self.get(b64)?;
+                Ok((payload, signing_input(protected_b64, part)))
+            }
+        }
+    }
+
     /// `(payload bytes, signing-input part)` for a signature with this `b64`.
     fn get(&self, b64: bool) -> Result<(&[u8], &[u8]), JwsError> {
         match (self.attached, self.detached) {
@@ -807,9 +834,13 @@ pub(crate) fn report_parsed(
                 continue;
             }
         };
-        // The payload this signature covers.
-        let (payload, part) = payload_forms.get(b64)?;
-        let si = signing_input(&sig.protected.encoded, part);
+        // The payload this signature covers, and the signing input.
+        let (payload, si) = if parsed.signatures.len() == 1 {
+            payload_forms.signing_input_once(&sig.protected.encoded, b64)?
+        } else {
+            let (payload, part) = payload_forms.get(b64)?;
+            (payload, signing_input(&sig.protected.encoded, part))
+        };
         let mut req = KeyRequest::new()
             .maybe_kid(kid.as_deref())
             .alg(alg)
@@ -991,4 +1022,33 @@ pub fn sign_general_detached(
     let mut top = Map::new();
     top.insert("signatures".into(), Value::Array(sigs));
     Ok(Value::Object(top))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-buffer signing input of a detached payload is byte for byte
+    /// `BASE64URL(header) "." BASE64URL(payload)` (RFC 7515 section 5.1),
+    /// for every length modulo 3 (no padding), and an attached payload or
+    /// `b64=false` (RFC 7797) keeps its own form.
+    #[test]
+    fn one_buffer_signing_input_matches_the_rfc_form() {
+        let parsed = ParsedJws::parse("eyJhbGciOiJFUzI1NiJ9..c2ln").unwrap();
+        for n in 0..8usize {
+            let content: Vec<u8> = (0..n as u8).map(|b| b.wrapping_mul(37) ^ 0xfb).collect();
+            let p = Payload::new(&parsed, Some(&content));
+            let (payload, si) = p.signing_input_once("eyJhbGciOiJFUzI1NiJ9", true).unwrap();
+            assert_eq!(payload, &content[..]);
+            let expected = signing_input("eyJhbGciOiJFUzI1NiJ9", b64::encode(&content).as_bytes());
+            assert_eq!(si, expected, "{n} bytes");
+            let (_, raw) = p.signing_input_once("eyJhbGciOiJFUzI1NiJ9", false).unwrap();
+            assert_eq!(raw, signing_input("eyJhbGciOiJFUzI1NiJ9", &content));
+        }
+        let attached = ParsedJws::parse("eyJhbGciOiJFUzI1NiJ9.YWJj.c2ln").unwrap();
+        let p = Payload::new(&attached, None);
+        let (payload, si) = p.signing_input_once("eyJhbGciOiJFUzI1NiJ9", true).unwrap();
+        assert_eq!(payload, b"abc");
+        assert_eq!(si, b"eyJhbGciOiJFUzI1NiJ9.YWJj");
+    }
 }

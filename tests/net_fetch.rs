@@ -300,3 +300,67 @@ fn operation_deadline_bounds_every_fetch_inside_it() {
     // Outside the operation the fetch deadline alone applies again.
     assert!(f.get(&srv.url("slow.example", "/fast")).is_ok());
 }
+
+/// The same guarantees on a worker thread's own client
+/// (`fetch::on_thread_client`, the bulk path of `verify --batch`): every
+/// SSRF refusal before a connection, redirects checked hop by hop and
+/// bounded, the body cap, certificate checks, both deadlines.
+mod on_thread_client {
+    macro_rules! on_thread_client {
+        ($($t:ident),* $(,)?) => {
+            $(
+                #[test]
+                fn $t() {
+                    agentsig::net::fetch::on_thread_client(super::$t)
+                }
+            )*
+        };
+    }
+    on_thread_client!(
+        every_internal_range_refused_without_connection,
+        name_resolving_to_loopback_refused_without_connection,
+        only_https,
+        opt_in_fetch_and_authority_change_reported,
+        redirect_to_private_address_refused_without_connection,
+        redirect_loop_bounded,
+        body_cap_and_status,
+        untrusted_certificate_fails,
+        trickled_body_cut_off_at_the_fetch_deadline,
+        operation_deadline_bounds_every_fetch_inside_it,
+    );
+}
+
+/// Under `on_thread_client` each thread fetches on its own client, kept
+/// from one fetch to the next: one connection per thread, reused; the
+/// shared client would have served both threads on one pooled connection.
+#[test]
+fn thread_client_keeps_one_connection_per_thread() {
+    let ca = Ca::new();
+    let srv = Server::start_keep_alive(&ca, &["bulk.example"]);
+    srv.route("/d", Resp::ok("application/json", "{}"));
+    let f = Fetcher::with_policy(
+        strict(&ca)
+            .allow_private_networks(true)
+            .pin("bulk.example", loopback()),
+    )
+    .unwrap();
+    let url = srv.url("bulk.example", "/d");
+    for _ in 0..2 {
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                agentsig::net::fetch::on_thread_client(|| {
+                    for _ in 0..3 {
+                        assert_eq!(f.get(&url).unwrap().body, b"{}");
+                    }
+                })
+            });
+        });
+    }
+    assert_eq!(srv.hit_count("/d"), 6);
+    assert_eq!(srv.accepted(), 2, "one kept-alive connection per thread");
+    // Outside it, the shared client: its own pool, one more connection.
+    for _ in 0..2 {
+        f.get(&url).unwrap();
+    }
+    assert_eq!(srv.accepted(), 3);
+}

@@ -28,8 +28,12 @@ fn now() -> i64 {
 }
 
 fn env() -> Env {
+    env_with(Server::start)
+}
+
+fn env_with(start: fn(&Ca, &[&str]) -> Server) -> Env {
     let ca = Ca::new();
-    let srv = Server::start(&ca, &["agent.example"]);
+    let srv = start(&ca, &["agent.example"]);
     let fetcher = Fetcher::with_policy(
         FetchPolicy::default()
             .extra_root_pem(ca.pem())
@@ -375,4 +379,49 @@ fn duplicate_member_names_are_refused_even_with_only_a_response_signature() {
     .unwrap_err();
     assert!(matches!(err, UrlVerifyError::BadJson { .. }), "{err:?}");
     assert_eq!(err.code(), "descriptor.not-json");
+}
+
+/// Bulk mode (`sequential_fetches`, as `verify --batch` uses): the
+/// descriptor and then its `.jws` on the calling thread's own kept-alive
+/// connection, every check the same; after a redirect only the `.jws`
+/// beside the final URL is asked for.
+#[test]
+fn sequential_fetches_verify_on_one_connection() {
+    let e = env_with(Server::start_keep_alive);
+    for p in ["/s1.json", "/s2.json"] {
+        e.srv
+            .route(p, signed_resp(&e.body, &e.key, now(), Some(now() + 600)));
+        e.srv.route(
+            &format!("{p}.jws"),
+            Resp::ok("application/jose", jws(&e.body, &e.key)),
+        );
+    }
+    e.srv.route("/moved.json", Resp::redirect("/s2.json"));
+    let mut o = strict();
+    o.sequential_fetches = true;
+    let r = agentsig::net::Resolver::with_options(e.fetcher.clone(), o);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for p in ["/s1.json", "/s2.json", "/moved.json"] {
+                let got = r.verify_url(&e.srv.url("agent.example", p)).unwrap();
+                assert!(got.http_signature.is_some() && got.jws.is_some(), "{p}");
+            }
+        });
+    });
+    assert_eq!(e.srv.hit_count("/moved.json.jws"), 0, "no early .jws fetch");
+    assert_eq!(e.srv.hit_count("/s2.json.jws"), 2);
+    assert_eq!(e.srv.accepted(), 1, "one kept-alive connection");
+    // A tampered body still fails the same way.
+    let mut tampered = e.body.clone();
+    tampered.splice(9..16, b"hacker!".iter().copied());
+    e.srv
+        .route("/t.json", Resp::ok("application/json", tampered));
+    e.srv.route(
+        "/t.json.jws",
+        Resp::ok("application/jose", jws(&e.body, &e.key)),
+    );
+    let err = r
+        .verify_url(&e.srv.url("agent.example", "/t.json"))
+        .unwrap_err();
+    assert!(matches!(err, UrlVerifyError::Jws { .. }), "{err:?}");
 }

@@ -25,6 +25,8 @@ mod verify;
 
 pub use components::{ComponentError, ComponentId, Derived, SfType};
 pub use message::{Message, MessageError};
+#[cfg(feature = "server")]
+pub(crate) use sign::sign_with;
 pub use sign::{
     default_components, sign, static_response_fields, SignError, SignHttp, SignHttpResponse,
     SignatureOnHttpError, SignatureSpec, Signed, DEFAULT_SCHEME, PARAM_ORDER,

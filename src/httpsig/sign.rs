@@ -223,6 +223,22 @@ pub fn sign(
     spec: &SignatureSpec,
     key: &SigningKey,
 ) -> Result<Signed, SignError> {
+    sign_with(msg, related, spec, key, &mut |base| Ok(key.sign(base)?))
+}
+
+/// Makes the signature of a signature base.
+pub(crate) type SignBase<'a> = dyn FnMut(&[u8]) -> Result<Vec<u8>, SignError> + 'a;
+
+/// [`sign`], with the signature of the base made by `sign_base` (which
+/// signs with `key`, or returns a signature `key` made earlier over the
+/// very same base bytes).
+pub(crate) fn sign_with(
+    msg: &Message,
+    related: Option<&Message>,
+    spec: &SignatureSpec,
+    key: &SigningKey,
+    sign_base: &mut SignBase<'_>,
+) -> Result<Signed, SignError> {
     if !valid_label(&spec.label) {
         return Err(SignError::BadLabel(spec.label.clone()));
     }
@@ -256,7 +272,7 @@ pub fn sign(
     let params_value = signature_params_value(&spec.components, &spec.params);
     let lookup = super::sf_type_lookup(&spec.sf_types);
     let base = signature_base(msg, related, &spec.components, &params_value, &lookup)?;
-    let sig = key.sign(&base)?;
+    let sig = sign_base(&base)?;
     let mut signature = format!("{}=", spec.label);
     sfv::write_bare(&mut signature, &BareItem::ByteSeq(sig.clone()));
     Ok(Signed {

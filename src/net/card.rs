@@ -20,8 +20,10 @@ use serde_json::Value;
 pub(crate) fn signed_card(body: &[u8]) -> Option<Value> {
     // Cheap test first: no member named `signatures`, written plainly or
     // with escapes, means nothing to verify (and no second parse).
-    let has = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
-    if !has(b"signatures") && !has(b"\\u") {
+    // (A body that is not UTF-8 is no card; `str::contains` is a
+    // substring search, not a byte-by-byte window compare.)
+    let text = std::str::from_utf8(body).ok()?;
+    if !text.contains("signatures") && !text.contains("\\u") {
         return None;
     }
     let (format, v) = crate::formats::detect_bytes(body).ok()?;

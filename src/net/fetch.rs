@@ -382,6 +382,82 @@ impl reqwest::dns::Resolve for CheckingResolver {
     }
 }
 
+/// A reqwest client builder (blocking or async) configured by `policy`:
+/// HTTPS only, no proxy, no automatic redirect, the checking resolver, the
+/// timeouts and the extra CA roots.
+macro_rules! client_builder {
+    ($builder:expr, $policy:expr) => {{
+        let policy: &Arc<FetchPolicy> = &$policy;
+        let mut b = $builder
+            .use_rustls_tls()
+            .https_only(true)
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(policy.connect_timeout)
+            .timeout(policy.timeout)
+            .user_agent(concat!("agentsig/", env!("CARGO_PKG_VERSION")))
+            .dns_resolver(Arc::new(CheckingResolver {
+                policy: policy.clone(),
+            }));
+        let mut err = None;
+        for pem in &policy.extra_roots_pem {
+            match reqwest::Certificate::from_pem_bundle(pem) {
+                Err(e) => err = Some(FetchError::Setup(format!("extra CA roots: {e}"))),
+                Ok(certs) if certs.is_empty() => {
+                    err = Some(FetchError::Setup("extra CA roots: no certificate".into()))
+                }
+                Ok(certs) => {
+                    for c in certs {
+                        b = b.add_root_certificate(c);
+                    }
+                }
+            }
+        }
+        match err {
+            Some(e) => Err(e),
+            None => Ok(b),
+        }
+    }};
+}
+
+/// Most fetchers whose async client one thread keeps.
+const MAX_THREAD_CLIENTS: usize = 4;
+
+/// One thread's async client for one fetcher, on a runtime of its own.
+struct ThreadClient {
+    policy: std::sync::Weak<FetchPolicy>,
+    rt: tokio::runtime::Runtime,
+    client: reqwest::Client,
+}
+
+thread_local! {
+    /// Whether fetches on this thread use its own client ([`on_thread_client`]).
+    static USE_THREAD_CLIENT: Cell<bool> = const { Cell::new(false) };
+    /// This thread's async clients, one per fetcher, most recent last.
+    static THREAD_CLIENTS: std::cell::RefCell<Vec<ThreadClient>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Run `f` with every fetch made on this thread going through a client
+/// owned by this thread (one per [`Fetcher`], kept while the thread lives):
+/// the request, its connection and its body are driven on the calling
+/// thread, with no hand-off to the shared client's runtime thread, and the
+/// thread's connections are kept alive from one call to the next. For
+/// worker threads that fetch many documents one after the other (bulk
+/// verification); the policy, the SSRF guard at every hop, the deadlines
+/// and the cache are the same. Ignored (the shared client is used) on a
+/// thread that runs inside a tokio runtime.
+pub fn on_thread_client<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            USE_THREAD_CLIENT.with(|d| d.set(self.0));
+        }
+    }
+    let _restore = Restore(USE_THREAD_CLIENT.with(|d| d.replace(true)));
+    f()
+}
+
 /// The SSRF-guarded HTTPS client. Cheap to clone; `Send + Sync`. Clones
 /// share the connection pool and the HTTP cache.
 #[derive(Clone, Debug)]
@@ -406,33 +482,55 @@ impl Fetcher {
     /// [`FetchError`] when the HTTPS client cannot be built (TLS roots, client configuration).
     pub fn with_policy(policy: FetchPolicy) -> Result<Fetcher, FetchError> {
         let policy = Arc::new(policy);
-        let mut b = reqwest::blocking::Client::builder()
-            .use_rustls_tls()
-            .https_only(true)
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(policy.connect_timeout)
-            .timeout(policy.timeout)
-            .user_agent(concat!("agentsig/", env!("CARGO_PKG_VERSION")))
-            .dns_resolver(Arc::new(CheckingResolver {
-                policy: policy.clone(),
-            }));
-        for pem in &policy.extra_roots_pem {
-            let certs = reqwest::Certificate::from_pem_bundle(pem)
-                .map_err(|e| FetchError::Setup(format!("extra CA roots: {e}")))?;
-            if certs.is_empty() {
-                return Err(FetchError::Setup("extra CA roots: no certificate".into()));
-            }
-            for c in certs {
-                b = b.add_root_certificate(c);
-            }
-        }
-        let client = b.build().map_err(|e| FetchError::Setup(e.to_string()))?;
+        let client = client_builder!(reqwest::blocking::Client::builder(), policy)?
+            .build()
+            .map_err(|e| FetchError::Setup(e.to_string()))?;
         let cache = Arc::new(HttpCache::new(policy.cache.clone()));
         Ok(Fetcher {
             client,
             policy,
             cache,
+        })
+    }
+
+    /// This thread's own async client for this fetcher (see
+    /// [`on_thread_client`]), built on first use.
+    fn thread_client<T>(
+        &self,
+        f: impl FnOnce(&tokio::runtime::Runtime, &reqwest::Client) -> T,
+    ) -> Result<T, FetchError> {
+        THREAD_CLIENTS.with(|cell| {
+            let mut clients = cell
+                .try_borrow_mut()
+                .map_err(|_| FetchError::Setup("thread client in use".into()))?;
+            let found = clients.iter().position(|c| {
+                // The weak reference keeps the policy's allocation, so an
+                // equal pointer is this very policy, never a later one.
+                std::ptr::eq(c.policy.as_ptr(), Arc::as_ptr(&self.policy))
+            });
+            let i = match found {
+                Some(i) => i,
+                None => {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .map_err(|e| FetchError::Setup(e.to_string()))?;
+                    let client = client_builder!(reqwest::Client::builder(), self.policy)?
+                        .build()
+                        .map_err(|e| FetchError::Setup(e.to_string()))?;
+                    if clients.len() >= MAX_THREAD_CLIENTS {
+                        clients.remove(0);
+                    }
+                    clients.push(ThreadClient {
+                        policy: Arc::downgrade(&self.policy),
+                        rt,
+                        client,
+                    });
+                    clients.len() - 1
+                }
+            };
+            let c = &clients[i];
+            Ok(f(&c.rt, &c.client))
         })
     }
 
@@ -632,19 +730,12 @@ impl Fetcher {
         follow: bool,
     ) -> Result<Fetched, FetchError> {
         let mut current = self.precheck(url)?;
-        let own = Instant::now() + self.policy.timeout;
-        let dl = match current_deadline() {
-            Some(op) if op < own => Deadline {
-                at: op,
-                scope: "operation",
-                limit: self.policy.operation_timeout,
-            },
-            _ => Deadline {
-                at: own,
-                scope: "fetch",
-                limit: self.policy.timeout,
-            },
-        };
+        let dl = self.deadline();
+        if USE_THREAD_CLIENT.with(Cell::get) && tokio::runtime::Handle::try_current().is_err() {
+            return self.thread_client(|rt, client| {
+                rt.block_on(self.fetch_async(client, current, headers, follow, &dl))
+            })?;
+        }
         let mut redirects = Vec::new();
         loop {
             let remaining = dl.remaining();
@@ -657,53 +748,17 @@ impl Fetcher {
             for (k, v) in headers {
                 req = req.header(*k, *v);
             }
-            let resp = req.send().map_err(|e| {
-                if e.is_timeout() && dl.reached() {
-                    dl.error(&current)
-                } else {
-                    map_reqwest(current.as_str(), &e)
-                }
-            })?;
+            let resp = req.send().map_err(|e| dl.map(&current, &e))?;
             let status = resp.status();
-            if status.is_redirection() && status.as_u16() != 304 {
-                if !follow {
-                    return Err(FetchError::RedirectRefused(current.to_string()));
-                }
-                if redirects.len() >= self.policy.max_redirects {
-                    return Err(FetchError::TooManyRedirects(self.policy.max_redirects));
-                }
-                let loc = resp
-                    .headers()
-                    .get(http::header::LOCATION)
-                    .and_then(|v| v.to_str().ok())
-                    .ok_or_else(|| FetchError::BadRedirect(current.to_string()))?;
-                let next = current
-                    .join(loc)
-                    .map_err(|_| FetchError::BadRedirect(current.to_string()))?;
-                let next = self.precheck(next.as_str())?;
-                redirects.push(Redirect {
-                    from: current.to_string(),
-                    to: next.to_string(),
-                    authority_changed: next.host_str() != current.host_str()
-                        || next.port_or_known_default() != current.port_or_known_default(),
-                });
+            if let Some(next) =
+                self.redirect(&current, status, resp.headers(), follow, &mut redirects)?
+            {
                 current = next;
                 continue;
             }
-            if !status.is_success() && status.as_u16() != 304 {
-                return Err(FetchError::Status {
-                    url: current.to_string(),
-                    status: status.as_u16(),
-                });
-            }
-            let limit = self.policy.max_body;
-            if resp.content_length().is_some_and(|n| n > limit as u64) {
-                return Err(FetchError::TooLarge {
-                    url: current.to_string(),
-                    limit,
-                });
-            }
+            self.check_head(&current, status, resp.content_length())?;
             let hdrs = resp.headers().clone();
+            let limit = self.policy.max_body;
             let mut body = Vec::new();
             let mut reader = resp.take(limit as u64 + 1);
             let mut chunk = [0u8; 16 * 1024];
@@ -729,21 +784,164 @@ impl Fetcher {
                     return Err(dl.error(&current));
                 }
             }
-            if body.len() > limit {
-                return Err(FetchError::TooLarge {
-                    url: current.to_string(),
-                    limit,
-                });
+            return self.done(current, status, hdrs, body, redirects);
+        }
+    }
+
+    /// [`Fetcher::fetch`] on this thread's own async client
+    /// ([`on_thread_client`]): the same hops, checks and deadline.
+    async fn fetch_async(
+        &self,
+        client: &reqwest::Client,
+        mut current: reqwest::Url,
+        headers: &[(&str, &str)],
+        follow: bool,
+        dl: &Deadline,
+    ) -> Result<Fetched, FetchError> {
+        let mut redirects = Vec::new();
+        loop {
+            let remaining = dl.remaining();
+            if remaining.is_zero() {
+                return Err(dl.error(&current));
             }
-            return Ok(Fetched {
+            // The per-request timeout bounds the whole exchange, body
+            // included; the deadline is also checked after every chunk.
+            let mut req = client.get(current.clone()).timeout(remaining);
+            for (k, v) in headers {
+                req = req.header(*k, *v);
+            }
+            let mut resp = req.send().await.map_err(|e| dl.map(&current, &e))?;
+            let status = resp.status();
+            if let Some(next) =
+                self.redirect(&current, status, resp.headers(), follow, &mut redirects)?
+            {
+                current = next;
+                continue;
+            }
+            self.check_head(&current, status, resp.content_length())?;
+            let hdrs = std::mem::take(resp.headers_mut());
+            let limit = self.policy.max_body;
+            let mut body = Vec::with_capacity(
+                resp.content_length()
+                    .map_or(0, |n| usize::try_from(n).unwrap_or(limit).min(limit)),
+            );
+            while let Some(chunk) = resp.chunk().await.map_err(|e| dl.map(&current, &e))? {
+                if body.len() + chunk.len() > limit {
+                    return Err(FetchError::TooLarge {
+                        url: current.to_string(),
+                        limit,
+                    });
+                }
+                body.extend_from_slice(&chunk);
+                if dl.reached() {
+                    return Err(dl.error(&current));
+                }
+            }
+            return self.done(current, status, hdrs, body, redirects);
+        }
+    }
+
+    /// The deadline of a fetch starting now: its own, or the operation's
+    /// when that comes first.
+    fn deadline(&self) -> Deadline {
+        let own = Instant::now() + self.policy.timeout;
+        match current_deadline() {
+            Some(op) if op < own => Deadline {
+                at: op,
+                scope: "operation",
+                limit: self.policy.operation_timeout,
+            },
+            _ => Deadline {
+                at: own,
+                scope: "fetch",
+                limit: self.policy.timeout,
+            },
+        }
+    }
+
+    /// For a redirect: the next URL (checked like the first), or an error
+    /// when it is refused; `None` for any other status.
+    fn redirect(
+        &self,
+        current: &reqwest::Url,
+        status: http::StatusCode,
+        headers: &http::HeaderMap,
+        follow: bool,
+        redirects: &mut Vec<Redirect>,
+    ) -> Result<Option<reqwest::Url>, FetchError> {
+        if !status.is_redirection() || status.as_u16() == 304 {
+            return Ok(None);
+        }
+        if !follow {
+            return Err(FetchError::RedirectRefused(current.to_string()));
+        }
+        if redirects.len() >= self.policy.max_redirects {
+            return Err(FetchError::TooManyRedirects(self.policy.max_redirects));
+        }
+        let loc = headers
+            .get(http::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| FetchError::BadRedirect(current.to_string()))?;
+        let next = current
+            .join(loc)
+            .map_err(|_| FetchError::BadRedirect(current.to_string()))?;
+        let next = self.precheck(next.as_str())?;
+        redirects.push(Redirect {
+            from: current.to_string(),
+            to: next.to_string(),
+            authority_changed: next.host_str() != current.host_str()
+                || next.port_or_known_default() != current.port_or_known_default(),
+        });
+        Ok(Some(next))
+    }
+
+    /// The status is 2xx or 304 and the announced length within the cap.
+    fn check_head(
+        &self,
+        current: &reqwest::Url,
+        status: http::StatusCode,
+        content_length: Option<u64>,
+    ) -> Result<(), FetchError> {
+        if !status.is_success() && status.as_u16() != 304 {
+            return Err(FetchError::Status {
                 url: current.to_string(),
                 status: status.as_u16(),
-                headers: hdrs,
-                body,
-                redirects,
-                cache: CacheStatus::Network,
             });
         }
+        let limit = self.policy.max_body;
+        if content_length.is_some_and(|n| n > limit as u64) {
+            return Err(FetchError::TooLarge {
+                url: current.to_string(),
+                limit,
+            });
+        }
+        Ok(())
+    }
+
+    /// The fetched document, once its body is within the cap.
+    fn done(
+        &self,
+        current: reqwest::Url,
+        status: http::StatusCode,
+        headers: http::HeaderMap,
+        body: Vec<u8>,
+        redirects: Vec<Redirect>,
+    ) -> Result<Fetched, FetchError> {
+        let limit = self.policy.max_body;
+        if body.len() > limit {
+            return Err(FetchError::TooLarge {
+                url: current.to_string(),
+                limit,
+            });
+        }
+        Ok(Fetched {
+            url: current.into(),
+            status: status.as_u16(),
+            headers,
+            body,
+            redirects,
+            cache: CacheStatus::Network,
+        })
     }
 }
 
@@ -761,6 +959,14 @@ impl Deadline {
     /// Reached, give or take the timer's granularity.
     fn reached(&self) -> bool {
         self.remaining() <= Duration::from_millis(20)
+    }
+    /// A client error, as the deadline error when the deadline ran out.
+    fn map(&self, url: &reqwest::Url, e: &reqwest::Error) -> FetchError {
+        if e.is_timeout() && self.reached() {
+            self.error(url)
+        } else {
+            map_reqwest(url.as_str(), e)
+        }
     }
     fn error(&self, url: &reqwest::Url) -> FetchError {
         FetchError::Deadline {

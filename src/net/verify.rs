@@ -69,6 +69,16 @@ pub struct UrlVerifyOptions {
     /// verifiers); ECDSA itself (FIPS 186-5) accepts both, so it is off by
     /// default, as in [`crate::verifier::VerifierBuilder::strict_low_s`].
     pub strict_low_s: bool,
+    /// Fetch the descriptor and then its `.jws` one after the other on the
+    /// calling thread, over the same kept-alive connection, instead of
+    /// concurrently (which costs a thread per call). Off by default: one
+    /// call then takes one round trip, not two. Bulk verification
+    /// ([`crate::batch`], `verify --batch`) turns it on: its workers
+    /// already overlap the round trips of many items, and a thread per item
+    /// cost more than the crypto. Every fetch of such a call also goes
+    /// through the calling thread's own client
+    /// ([`on_thread_client`](super::fetch::on_thread_client)).
+    pub sequential_fetches: bool,
 }
 
 /// Why a URL did not verify. Each failure keeps its own variant.
@@ -292,15 +302,18 @@ fn did_kid(f: &Fetched, jws: Option<&str>) -> Option<String> {
 }
 
 fn message_of(f: &Fetched) -> Message {
-    let headers = f
-        .headers
+    message_with_body(f.status, &f.headers, f.body.clone())
+}
+
+fn message_with_body(status: u16, headers: &http::HeaderMap, body: Vec<u8>) -> Message {
+    let headers = headers
         .iter()
         .map(|(k, v)| Field {
             name: k.as_str().to_ascii_lowercase(),
             value: v.as_bytes().to_vec(),
         })
         .collect();
-    Message::response(f.status, headers, f.body.clone())
+    Message::response(status, headers, body)
 }
 
 /// Fetch `url` and verify it; see the module documentation.
@@ -413,7 +426,14 @@ impl Resolver {
     /// # Errors
     /// [`UrlVerifyError`] when fetching fails, no key can be discovered, or nothing verifies.
     pub fn verify_url(&self, url: &str) -> Result<UrlVerified, UrlVerifyError> {
-        self.fetcher.operation(|| self.verify_url_with(url, None))
+        if self.options.sequential_fetches {
+            // One worker, one connection, no hand-off between threads.
+            super::fetch::on_thread_client(|| {
+                self.fetcher.operation(|| self.verify_url_with(url, None))
+            })
+        } else {
+            self.fetcher.operation(|| self.verify_url_with(url, None))
+        }
     }
 
     /// The keys of `authority`, from the discovery kept for it.
@@ -514,6 +534,42 @@ impl Resolver {
         })
     }
 
+    /// The descriptor and its detached JWS, concurrently unless both are
+    /// fresh in the HTTP cache.
+    fn fetch_both(
+        &self,
+        url: &str,
+        jws_url: &str,
+        accept: &[(&str, &str)],
+    ) -> (Result<Fetched, FetchError>, Result<Fetched, FetchError>) {
+        let fetcher = &self.fetcher;
+        match (
+            fetcher.fresh_cached(url, accept),
+            fetcher.fresh_cached(jws_url, &[]),
+        ) {
+            (Some(f), Some(j)) => (f, j),
+            (Some(f), None) => (f, fetcher.get_cached(jws_url, &[])),
+            (None, Some(j)) => (fetcher.get_cached(url, accept), j),
+            (None, None) => std::thread::scope(|s| {
+                // The operation deadline is per thread: carried over.
+                let deadline = super::fetch::current_deadline();
+                let jws = s.spawn(move || match deadline {
+                    Some(d) => super::fetch::with_deadline(d, || fetcher.get_cached(jws_url, &[])),
+                    None => fetcher.get_cached(jws_url, &[]),
+                });
+                let f = fetcher.get_cached(url, accept);
+                let j = jws.join().unwrap_or_else(|_| {
+                    Err(FetchError::Transport {
+                        url: jws_url.to_owned(),
+                        message: "fetch thread failed".into(),
+                        timeout: false,
+                    })
+                });
+                (f, j)
+            }),
+        }
+    }
+
     /// [`verify_url`](Self::verify_url), with the key authority to use when
     /// neither the descriptor nor the options name one (a DID authority's
     /// document).
@@ -527,34 +583,16 @@ impl Resolver {
         const ACCEPT: &[(&str, &str)] = &[("accept", "application/json")];
         // The descriptor and its detached JWS are fetched concurrently (one
         // round trip, not two: the draft's fewest) unless both are fresh in
-        // the HTTP cache. If the descriptor was redirected, the JWS beside
+        // the HTTP cache or the options ask for sequential fetches (bulk
+        // verification). If the descriptor was redirected, the JWS beside
         // its final URL is fetched afterwards.
         let early_jws_url = format!("{url}.jws");
-        let (f, early_jws) = match (
-            fetcher.fresh_cached(url, ACCEPT),
-            fetcher.fresh_cached(&early_jws_url, &[]),
-        ) {
-            (Some(f), Some(j)) => (f, j),
-            (Some(f), None) => (f, fetcher.get_cached(&early_jws_url, &[])),
-            (None, Some(j)) => (fetcher.get_cached(url, ACCEPT), j),
-            (None, None) => std::thread::scope(|s| {
-                // The operation deadline is per thread: carried over.
-                let deadline = super::fetch::current_deadline();
-                let jws_url = early_jws_url.as_str();
-                let jws = s.spawn(move || match deadline {
-                    Some(d) => super::fetch::with_deadline(d, || fetcher.get_cached(jws_url, &[])),
-                    None => fetcher.get_cached(jws_url, &[]),
-                });
-                let f = fetcher.get_cached(url, ACCEPT);
-                let j = jws.join().unwrap_or_else(|_| {
-                    Err(FetchError::Transport {
-                        url: early_jws_url.clone(),
-                        message: "fetch thread failed".into(),
-                        timeout: false,
-                    })
-                });
-                (f, j)
-            }),
+        let (f, early_jws) = if opts.sequential_fetches {
+            // The `.jws` beside the final URL, fetched below.
+            (fetcher.get_cached(url, ACCEPT), None)
+        } else {
+            let (f, j) = self.fetch_both(url, &early_jws_url, ACCEPT);
+            (f, Some(j))
         };
         let f = f?;
         let parsed = self.parse(&f.url, &f.body)?;
@@ -576,10 +614,9 @@ impl Resolver {
         }
         let has_http_sig = f.headers.contains_key("signature");
         let jws_url = format!("{}.jws", f.url);
-        let jws_fetched = if jws_url == early_jws_url {
-            early_jws
-        } else {
-            fetcher.get_cached(&jws_url, &[])
+        let jws_fetched = match early_jws {
+            Some(j) if jws_url == early_jws_url => j,
+            _ => fetcher.get_cached(&jws_url, &[]),
         };
         let jws_text = match jws_fetched {
             Ok(j) => Some(String::from_utf8_lossy(&j.body).trim().to_owned()),
@@ -665,19 +702,25 @@ impl Resolver {
         // A failure for which key discovery failed is reported as the
         // discovery failure (network, metadata, binding): no signature was
         // checked, so it is not a bad signature.
+        let mut body = f.body;
         if has_http_sig {
-            match v.verify_http(&message_of(&f), None) {
+            // The message borrows the body for the check and gives it back
+            // (no copy of the descriptor).
+            let mut m = message_with_body(f.status, &f.headers, std::mem::take(&mut body));
+            let r = v.verify_http(&m, None);
+            body = std::mem::take(&mut m.body);
+            match r {
                 Ok(r) => out.http_signature = Some(r),
                 Err(e) => return Err(recording.failure().unwrap_or(e.into())),
             }
         }
         if let Some(j) = jws_text {
-            match crate::descriptor::verify_canonical(
-                v.context(),
-                v.jws_policy(),
-                parsed.canonical.clone(),
-                &j,
-            ) {
+            // The canonical form moves into the report unless the resolver
+            // keeps it for the next call on identical bytes.
+            let canonical = Arc::try_unwrap(parsed)
+                .map(|p| p.canonical)
+                .unwrap_or_else(|p| p.canonical.clone());
+            match crate::descriptor::verify_canonical(v.context(), v.jws_policy(), canonical, &j) {
                 Ok(r) => out.jws = Some(r),
                 Err(source) => {
                     return Err(recording.failure().unwrap_or(UrlVerifyError::Jws {
@@ -687,7 +730,7 @@ impl Resolver {
                 }
             }
         }
-        out.body = f.body;
+        out.body = body;
         Ok(out)
     }
 }

@@ -36,8 +36,11 @@
 //! connection through the clones of one [`SignLayer`] (see [`SignCache`]).
 //! A cached signature is served only within the second it was `created`
 //! in ([`SignConfig::clock`]) and only over the very bytes it was made
-//! for; signatures requested through `Accept-Signature` are made per
-//! request.
+//! for; a signature requested through `Accept-Signature` is shared only
+//! with requests whose signature base is byte for byte the same in the
+//! same second (the same covered response and `;req` request component
+//! values) and never when a `nonce` is requested: otherwise it is made for
+//! the request.
 //!
 //! The body is buffered up to [`SignConfig::max_body`]. A body that is
 //! larger, or of unknown length (streaming), is handled by
@@ -416,7 +419,15 @@ fn sign_parts_with(
         // members unsignable: they are skipped.
         let rel = related.and_then(|r| crate::httpsig::Message::from_request(r, cfg.scheme).ok());
         for spec in &requested {
-            match sign(&msg, rel.as_ref(), spec, &current.key) {
+            let signed = match cache {
+                Some(c) if spec.params.iter().all(|(k, _)| k != "nonce") => {
+                    crate::httpsig::sign_with(&msg, rel.as_ref(), spec, &current.key, &mut |b| {
+                        c.requested_signature(&current, t, b)
+                    })
+                }
+                _ => sign(&msg, rel.as_ref(), spec, &current.key),
+            };
+            match signed {
                 Ok(s) => extra.push(s),
                 Err(e) => {
                     tracing::debug!("Accept-Signature member {:?} not honoured: {e}", spec.label)
@@ -536,8 +547,11 @@ impl DefaultSignature {
     }
 }
 
-/// Slots of a [`SignCache`].
+/// Slots of a [`SignCache`] (for default and for requested signatures).
 const CACHE_SLOTS: usize = 32;
+
+/// Largest signature base of a requested signature a [`SignCache`] keeps.
+const REQUESTED_MAX_BASE: usize = 4 * 1024;
 
 /// Largest body whose digest and signature a [`SignCache`] keeps (a slot
 /// holds a reference to the bytes: at most 32 x 256 KiB).
@@ -572,9 +586,28 @@ impl CacheEntry {
 /// new current key or other bytes always sign afresh, so no response
 /// carries a `created` other than the current second or a signature over
 /// other bytes.
+///
+/// Signatures requested with `Accept-Signature` are shared the same way,
+/// by their signature base: a requested member without a `nonce` whose
+/// base (every covered response and `;req` request component value, and
+/// `@signature-params` with its `created`, `keyid`, `alg`) is byte for
+/// byte the base of a signature made by the same key in the same second
+/// gets that signature; anything else (a nonce, another value of any
+/// covered component, another second or key) is signed afresh. A
+/// signature is thus never given for other bytes, nor with a `created`
+/// other than the current second.
 #[derive(Default)]
 pub struct SignCache {
     slots: [Mutex<Option<CacheEntry>>; CACHE_SLOTS],
+    requested: [Mutex<Option<RequestedEntry>>; CACHE_SLOTS],
+}
+
+/// One requested signature: the exact base signed, by which key, when.
+struct RequestedEntry {
+    key: Arc<PublisherKey>,
+    created: i64,
+    base: Vec<u8>,
+    signature: Vec<u8>,
 }
 
 impl std::fmt::Debug for SignCache {
@@ -584,6 +617,48 @@ impl std::fmt::Debug for SignCache {
 }
 
 impl SignCache {
+    /// The signature of `base` by `current` in second `t`: the one made
+    /// for the same base bytes, key and second if kept, else a new one
+    /// (then kept). Bases over 4 KiB are always signed afresh.
+    fn requested_signature(
+        &self,
+        current: &Arc<PublisherKey>,
+        t: i64,
+        base: &[u8],
+    ) -> Result<Vec<u8>, crate::httpsig::SignError> {
+        use std::hash::{Hash, Hasher};
+        if base.len() > REQUESTED_MAX_BASE {
+            return Ok(current.key.sign(base)?);
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        base.hash(&mut h);
+        let slot = &self.requested[(h.finish() as usize) % CACHE_SLOTS];
+        {
+            let s = match slot.lock() {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+            if let Some(e) = s.as_ref() {
+                if e.created == t && Arc::ptr_eq(&e.key, current) && e.base == base {
+                    return Ok(e.signature.clone());
+                }
+            }
+        }
+        // Signed without holding the slot: unrelated requests never wait.
+        let signature = current.key.sign(base)?;
+        let mut s = match slot.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        *s = Some(RequestedEntry {
+            key: current.clone(),
+            created: t,
+            base: base.to_vec(),
+            signature: signature.clone(),
+        });
+        Ok(signature)
+    }
+
     fn get_or_sign(
         &self,
         cfg: &SignConfig,
@@ -1194,17 +1269,23 @@ mod tests {
         strict_ok(&ring, p, b);
     }
 
+    /// A requested `;req` signature is shared only by requests whose
+    /// base is byte for byte the same in the same second; another method,
+    /// another path, another second or a requested nonce is signed anew.
     #[tokio::test]
-    async fn requested_signatures_are_made_per_request() {
+    async fn requested_signatures_are_shared_only_for_identical_bases() {
         let ring = ring();
+        let start = SystemClock.now();
+        let clock = Arc::new(ManualClock(start.into()));
         let mut cfg = SignConfig::new(ring.clone());
         cfg.accept_signature = true;
-        cfg.clock = Arc::new(FixedClockNow(SystemClock.now()));
+        cfg.clock = clock.clone();
         let layer = SignLayer::with_config(cfg);
-        let member = r#"sig2=("@status" "content-type" "content-digest" "@method";req)"#;
-        let mut sig2 = Vec::new();
-        let mut sig1 = Vec::new();
-        for _ in 0..2 {
+        let member =
+            r#"sig2=("@status" "content-type" "content-digest" "@method";req "@path";req)"#;
+        let with_nonce =
+            r#"sig2=("@status" "content-type" "content-digest" "@method";req);nonce="n1""#;
+        let call = |method: &'static str, path: &'static str, accept: &'static str| {
             let svc = layer.clone().layer(service_fn(|_r: Request<()>| async {
                 let mut r = Response::new(Full::new(Bytes::from_static(b"{}")));
                 r.headers_mut().insert(
@@ -1213,23 +1294,50 @@ mod tests {
                 );
                 Ok::<_, std::convert::Infallible>(r)
             }));
-            let res = svc.oneshot(asking(member)).await.unwrap();
-            let sigs: Vec<_> = res.headers().get_all("signature").iter().cloned().collect();
-            assert_eq!(sigs.len(), 2);
-            sig1.push(sigs[0].clone());
-            sig2.push(sigs[1].clone());
+            let req = Request::builder()
+                .method(method)
+                .uri(format!("https://example.com{path}"))
+                .header("accept-signature", accept)
+                .body(())
+                .unwrap();
+            async move {
+                let res = svc.oneshot(req).await.unwrap();
+                let (p, b) = res.into_parts();
+                let b = b.collect().await.unwrap().to_bytes();
+                let sigs: Vec<_> = p.headers.get_all("signature").iter().cloned().collect();
+                assert_eq!(sigs.len(), 2, "{method} {path} {accept}");
+                (sigs[1].clone(), inputs(&p.headers), p, b)
+            }
+        };
+        // ECDSA signatures are randomized: equal bytes mean one signing.
+        let (a, a_in, _, _) = call("GET", "/agent.json", member).await;
+        let (b, b_in, _, _) = call("GET", "/agent.json", member).await;
+        assert_eq!(a, b, "the same base in the same second: shared");
+        assert_eq!(a_in, b_in);
+        for (m, p) in [("HEAD", "/agent.json"), ("GET", "/other.json")] {
+            let (c, _, _, _) = call(m, p, member).await;
+            assert_ne!(c, a, "{m} {p}: another covered value, signed anew");
         }
-        assert_eq!(sig1[0], sig1[1], "the default signature is shared");
-        assert_ne!(sig2[0], sig2[1], "a requested signature is per request");
-    }
-
-    /// A fixed instant as a [`Clock`].
-    #[derive(Debug)]
-    struct FixedClockNow(i64);
-    impl Clock for FixedClockNow {
-        fn now(&self) -> i64 {
-            self.0
-        }
+        let (n1, _, _, _) = call("GET", "/agent.json", with_nonce).await;
+        let (n2, _, _, _) = call("GET", "/agent.json", with_nonce).await;
+        assert_ne!(n1, n2, "a requested nonce is always signed anew");
+        clock
+            .0
+            .store(start + 1, std::sync::atomic::Ordering::SeqCst);
+        let (d, d_in, parts, body) = call("GET", "/agent.json", member).await;
+        assert_ne!(d, a, "a new second, a new signature");
+        assert!(d_in.contains(&format!("created={}", start + 1)), "{d_in}");
+        // The shared signature verifies over its own response and request.
+        let req = Request::builder()
+            .method("GET")
+            .uri("https://example.com/agent.json")
+            .body(Vec::new())
+            .unwrap();
+        let res = Response::from_parts(parts, body.to_vec());
+        let msg = crate::httpsig::Message::from_response(&res).unwrap();
+        let rel = crate::httpsig::Message::from_request(&req, "https").unwrap();
+        let report = verifier(&ring).verify_http(&msg, Some(&rel)).unwrap();
+        assert!(report.all_valid());
     }
 
     #[test]

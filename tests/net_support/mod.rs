@@ -94,6 +94,18 @@ pub struct Server {
 impl Server {
     /// Serve certificates for `names` signed by `ca`.
     pub fn start(ca: &Ca, names: &[&str]) -> Server {
+        Server::start_with(ca, names, false)
+    }
+
+    /// A server that keeps each connection open for further requests
+    /// (HTTP/1.1 keep-alive), so that `accepted` counts connections, not
+    /// requests.
+    #[allow(dead_code)]
+    pub fn start_keep_alive(ca: &Ca, names: &[&str]) -> Server {
+        Server::start_with(ca, names, true)
+    }
+
+    fn start_with(ca: &Ca, names: &[&str], keep_alive: bool) -> Server {
         let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
         let p = rcgen::CertificateParams::new(names).unwrap();
         let key = rcgen::KeyPair::generate().unwrap();
@@ -131,86 +143,96 @@ impl Server {
                         return;
                     };
                     let mut tls = rustls::StreamOwned::new(conn, stream);
-                    let mut buf = Vec::new();
-                    let mut chunk = [0u8; 1024];
-                    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match tls.read(&mut chunk) {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                        if buf.len() > 64 * 1024 {
-                            return;
-                        }
-                    }
-                    let text = String::from_utf8_lossy(&buf).to_string();
-                    let path = text.split(' ').nth(1).unwrap_or("/").to_string();
-                    h.lock().unwrap().push(text.clone());
-                    let resp = r.lock().unwrap().get(&path).cloned().unwrap_or(Resp {
-                        status: 404,
-                        headers: vec![],
-                        body: b"not found".to_vec(),
-                        after: None,
-                        trickle: None,
-                    });
-                    if let Some(gate) = &resp.after {
-                        let needle = format!("GET {gate} ");
-                        let seen = || h.lock().unwrap().iter().any(|x| x.starts_with(&needle));
-                        let mut waited = 0;
-                        while !seen() && waited < 500 {
-                            std::thread::sleep(std::time::Duration::from_millis(10));
-                            waited += 1;
-                        }
-                        if !seen() {
-                            mg.fetch_add(1, Ordering::SeqCst);
-                        }
-                    }
-                    // RFC 9110 section 13.1.2: a route with an ETag answers
-                    // a matching If-None-Match with 304 and no body.
-                    let etag = resp
-                        .headers
-                        .iter()
-                        .find(|(k, _)| k.eq_ignore_ascii_case("etag"))
-                        .map(|(_, v)| v.clone());
-                    let inm = text.lines().find_map(|l| {
-                        let (k, v) = l.split_once(':')?;
-                        k.trim()
-                            .eq_ignore_ascii_case("if-none-match")
-                            .then(|| v.trim().to_string())
-                    });
-                    let resp = match (etag, inm) {
-                        (Some(e), Some(i)) if resp.status == 200 && e == i => Resp {
-                            status: 304,
-                            body: Vec::new(),
-                            ..resp
-                        },
-                        _ => resp,
-                    };
-                    let mut out = format!("HTTP/1.1 {} X\r\n", resp.status);
-                    for (k, v) in &resp.headers {
-                        out.push_str(&format!("{k}: {v}\r\n"));
-                    }
-                    out.push_str(&format!(
-                        "content-length: {}\r\nconnection: close\r\n\r\n",
-                        resp.body.len()
-                    ));
-                    let _ = tls.write_all(out.as_bytes());
-                    if let Some(each) = resp.trickle {
-                        let _ = tls.flush();
-                        for b in &resp.body {
-                            std::thread::sleep(each);
-                            if tls.write_all(&[*b]).and_then(|_| tls.flush()).is_err() {
+                    loop {
+                        let mut buf = Vec::new();
+                        let mut chunk = [0u8; 1024];
+                        while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                            match tls.read(&mut chunk) {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                            if buf.len() > 64 * 1024 {
                                 return;
                             }
                         }
+                        let text = String::from_utf8_lossy(&buf).to_string();
+                        let path = text.split(' ').nth(1).unwrap_or("/").to_string();
+                        h.lock().unwrap().push(text.clone());
+                        let resp = r.lock().unwrap().get(&path).cloned().unwrap_or(Resp {
+                            status: 404,
+                            headers: vec![],
+                            body: b"not found".to_vec(),
+                            after: None,
+                            trickle: None,
+                        });
+                        if let Some(gate) = &resp.after {
+                            let needle = format!("GET {gate} ");
+                            let seen = || h.lock().unwrap().iter().any(|x| x.starts_with(&needle));
+                            let mut waited = 0;
+                            while !seen() && waited < 500 {
+                                std::thread::sleep(std::time::Duration::from_millis(10));
+                                waited += 1;
+                            }
+                            if !seen() {
+                                mg.fetch_add(1, Ordering::SeqCst);
+                            }
+                        }
+                        // RFC 9110 section 13.1.2: a route with an ETag answers
+                        // a matching If-None-Match with 304 and no body.
+                        let etag = resp
+                            .headers
+                            .iter()
+                            .find(|(k, _)| k.eq_ignore_ascii_case("etag"))
+                            .map(|(_, v)| v.clone());
+                        let inm = text.lines().find_map(|l| {
+                            let (k, v) = l.split_once(':')?;
+                            k.trim()
+                                .eq_ignore_ascii_case("if-none-match")
+                                .then(|| v.trim().to_string())
+                        });
+                        let resp = match (etag, inm) {
+                            (Some(e), Some(i)) if resp.status == 200 && e == i => Resp {
+                                status: 304,
+                                body: Vec::new(),
+                                ..resp
+                            },
+                            _ => resp,
+                        };
+                        let mut out = format!("HTTP/1.1 {} X\r\n", resp.status);
+                        for (k, v) in &resp.headers {
+                            out.push_str(&format!("{k}: {v}\r\n"));
+                        }
+                        out.push_str(&format!(
+                            "content-length: {}\r\n{}\r\n",
+                            resp.body.len(),
+                            if keep_alive {
+                                ""
+                            } else {
+                                "connection: close\r\n"
+                            }
+                        ));
+                        let _ = tls.write_all(out.as_bytes());
+                        if let Some(each) = resp.trickle {
+                            let _ = tls.flush();
+                            for b in &resp.body {
+                                std::thread::sleep(each);
+                                if tls.write_all(&[*b]).and_then(|_| tls.flush()).is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                        let _ = tls.write_all(if resp.trickle.is_some() {
+                            &[]
+                        } else {
+                            &resp.body[..]
+                        });
+                        let _ = tls.flush();
+                        if !keep_alive {
+                            tls.conn.send_close_notify();
+                            let _ = tls.flush();
+                            return;
+                        }
                     }
-                    let _ = tls.write_all(if resp.trickle.is_some() {
-                        &[]
-                    } else {
-                        &resp.body[..]
-                    });
-                    let _ = tls.flush();
-                    tls.conn.send_close_notify();
-                    let _ = tls.flush();
                 });
             }
         });
