@@ -97,6 +97,10 @@ class Verifier:
         from the agents' key directories, fetched over HTTPS (SSRF-guarded);
         ``require_directory_proof``, ``allow_private_hosts`` and
         ``extra_roots_pem`` tune that fetcher."""
+    @property
+    def web_bot_auth_keys(self) -> bool:
+        """Whether Web Bot Auth requests can be verified (``agent_keys`` or
+        ``fetch_directories=True`` was given)."""
     def verify_descriptor(self, doc: bytes, jws: Union[str, bytes]) -> Report:
         """A descriptor against its detached JWS over RFC 8785 JCS."""
     def verify_card(self, card: Union[bytes, Dict[str, Any]], *, require_all: bool = False) -> Report:

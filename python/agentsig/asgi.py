@@ -84,6 +84,10 @@ class SignatureMiddleware:
             raise TypeError(f"verifier must be an agentsig.Verifier, not {type(verifier).__name__}")
         if scheme not in ("https", "http"):
             raise ValueError("scheme must be 'https' or 'http'")
+        if web_bot_auth and not verifier.web_bot_auth_keys:
+            raise ValueError(
+                "web_bot_auth=True needs a Verifier with the agents' keys: agent_keys={...} or fetch_directories=True"
+            )
         self.app = app
         self.verifier = verifier
         self.require = require

@@ -1285,6 +1285,13 @@ impl PyVerifier {
         })
     }
 
+    /// Whether this verifier can verify Web Bot Auth requests: it was
+    /// given `agent_keys` or `fetch_directories=True`.
+    #[getter]
+    fn web_bot_auth_keys(&self) -> bool {
+        self.directory.is_some()
+    }
+
     /// Verify a descriptor (JSON bytes) against its detached JWS over the
     /// RFC 8785 canonical form (seed 001 section 10.3).
     fn verify_descriptor<'py>(

@@ -170,3 +170,9 @@ def test_constructor_checks():
         SignatureAuth("key")
     with pytest.raises(ValueError):
         SignatureAuth(KEY, web_bot_auth=True)
+    # Web Bot Auth needs the agents' key sets, known at construction.
+    plain = agentsig.Verifier(keys=[KEY.public_key()])
+    assert not plain.web_bot_auth_keys
+    with pytest.raises(ValueError):
+        SignatureMiddleware(lambda *a: None, plain, web_bot_auth=True)
+    assert agentsig.Verifier(agent_keys={AGENT: [KEY.public_key()]}).web_bot_auth_keys
