@@ -19,7 +19,10 @@
 
 use criterion::{black_box, criterion_group, BenchmarkId, Criterion, Throughput};
 use serde_json::{json, Map, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+#[path = "support/interleaved.rs"]
+mod interleaved;
 
 /// SplitMix64: small, deterministic, good enough to vary a document.
 struct Rng(u64);
@@ -212,47 +215,12 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-/// Calls of `f` that take about `target`.
-fn calls_for(f: &dyn Fn(), target: Duration) -> u32 {
-    let start = Instant::now();
-    let mut calls = 0u32;
-    while start.elapsed() < target {
-        f();
-        calls += 1;
-    }
-    calls.max(1)
-}
-
-/// Median time per call of each function, over `rounds` rounds in which the
-/// functions take turns, so that a change in machine load hits all alike.
-fn interleaved_medians(fs: &[&dyn Fn()], rounds: usize) -> Vec<Duration> {
-    let per_round = Duration::from_millis(100);
-    let calls: Vec<u32> = fs.iter().map(|f| calls_for(*f, per_round)).collect();
-    let mut times = vec![Vec::with_capacity(rounds); fs.len()];
-    for _ in 0..rounds {
-        for (k, f) in fs.iter().enumerate() {
-            let t = Instant::now();
-            for _ in 0..calls[k] {
-                f();
-            }
-            times[k].push(t.elapsed() / calls[k]);
-        }
-    }
-    times
-        .into_iter()
-        .map(|mut t| {
-            t.sort();
-            t[rounds / 2]
-        })
-        .collect()
-}
-
 fn ratio_report() {
     println!(
         "\nthroughput ratios (medians of 21 interleaved rounds; >1 means faster than serde_json):"
     );
     for (name, input) in inputs() {
-        let t = interleaved_medians(
+        let t = interleaved::interleaved_medians(
             &[
                 &|| drop(black_box(agentsig::jcs::canonicalize(black_box(&input)))),
                 &|| drop(black_box(serde_json_roundtrip(black_box(&input)))),

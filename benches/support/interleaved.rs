@@ -41,6 +41,7 @@ pub fn interleaved_medians(fs: &[&dyn Fn()], rounds: usize) -> Vec<Duration> {
 
 /// `ours` and `theirs` in µs and their ratio (the other's time / ours:
 /// above 1.0, agentsig is faster).
+#[allow(dead_code)] // each bench includes this module; not every one prints pairs
 pub fn line(what: &str, ours: Duration, theirs: Duration, other: &str) -> String {
     format!(
         "{what}: agentsig {:.1} µs, {other} {:.1} µs, {:.2}x (above 1: agentsig faster)",
