@@ -66,6 +66,8 @@ class SignatureMiddleware:
     rather than on the event loop; default on with ``web_bot_auth`` (a
     verifier with ``fetch_directories=True`` fetches key directories, up to
     its fetch deadline), off otherwise (verification is CPU-bound and short).
+    ``accept_signature``: an ``Accept-Signature`` field value (RFC 9421
+    section 5.1) sent with every ``401``, telling clients what to sign.
     """
 
     def __init__(
@@ -79,6 +81,7 @@ class SignatureMiddleware:
         scheme: str = "https",
         require_target: bool = True,
         offload: Optional[bool] = None,
+        accept_signature: Optional[str] = None,
     ) -> None:
         if not isinstance(verifier, Verifier):
             raise TypeError(f"verifier must be an agentsig.Verifier, not {type(verifier).__name__}")
@@ -96,6 +99,17 @@ class SignatureMiddleware:
         self.scheme = scheme
         self.require_target = require_target
         self.offload = web_bot_auth if offload is None else bool(offload)
+        hint = None
+        if accept_signature is not None:
+            if not isinstance(accept_signature, str):
+                raise TypeError("accept_signature must be a str")
+            try:
+                hint = accept_signature.encode("ascii")
+            except UnicodeEncodeError:
+                raise ValueError("accept_signature must be ASCII (an RFC 8941 Dictionary)") from None
+            if not hint or any(b < 0x20 or b == 0x7F for b in hint):
+                raise ValueError("accept_signature must be a non-empty field value without control characters")
+        self.accept_signature = hint
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Verify an HTTP request, then call the app (other scopes pass through)."""
@@ -117,7 +131,8 @@ class SignatureMiddleware:
                 identity = self._verify(scope, body)
         except _Refused as r:
             if r.status != 401 or self.require:
-                await _problem(send, r.status, r.code, r.detail)
+                extra = [(b"accept-signature", self.accept_signature)] if r.status == 401 and self.accept_signature else []
+                await _problem(send, r.status, r.code, r.detail, extra)
                 return
         scope["agentsig"] = identity
         state = scope.setdefault("state", {})
@@ -240,7 +255,9 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-async def _problem(send: Send, status: int, code: str, detail: str) -> None:
+async def _problem(
+    send: Send, status: int, code: str, detail: str, extra: Optional[List[Tuple[bytes, bytes]]] = None
+) -> None:
     titles = {400: "Bad Request", 401: "Unauthorized", 413: "Content Too Large"}
     body = json.dumps(
         {"type": "about:blank", "title": titles.get(status, "Error"), "status": status, "code": code, "detail": detail}
@@ -249,6 +266,6 @@ async def _problem(send: Send, status: int, code: str, detail: str) -> None:
         (b"content-type", b"application/problem+json"),
         (b"content-length", str(len(body)).encode()),
         (b"cache-control", b"no-store"),
-    ]
+    ] + (extra or [])
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})

@@ -49,6 +49,10 @@ def app(**options):
     )
 
 
+# What the plain app asks clients to sign (RFC 9421 section 5.1), sent with its 401s.
+HINT = 'sig1=("@method" "@authority" "@path" "content-digest");tag="example"'
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -60,7 +64,7 @@ def server():
     """Three apps (plain, Web Bot Auth, optional) on loopback ports."""
     servers, threads, urls = [], [], {}
     for name, opts in {
-        "plain": {"max_body": 4096},
+        "plain": {"max_body": 4096, "accept_signature": HINT},
         "wba": {"web_bot_auth": True},
         "optional": {"require": False},
     }.items():
@@ -112,10 +116,12 @@ def test_unsigned_and_tampered_requests_get_401(server):
     assert r.status_code == 401
     assert r.headers["content-type"] == "application/problem+json"
     assert r.json()["code"] == "unsigned"
+    assert r.headers["accept-signature"] == HINT
     url = server["plain"] + "/whoami"
     signed = agentsig.sign_request("POST", url, [("content-type", "text/plain")], b"pay 10", KEY, web_bot_auth=False)
     headers = [(n, v) for n, v in signed if n.lower() != "host"]
-    assert httpx.post(url, content=b"pay 10", headers=headers).status_code == 200
+    ok = httpx.post(url, content=b"pay 10", headers=headers)
+    assert ok.status_code == 200 and "accept-signature" not in ok.headers
     r = httpx.post(url, content=b"pay 99", headers=headers)
     assert r.status_code == 401 and r.json()["code"] == "content-digest"
     # A signature by a key the verifier does not trust.
@@ -170,6 +176,11 @@ def test_constructor_checks():
         SignatureAuth("key")
     with pytest.raises(ValueError):
         SignatureAuth(KEY, web_bot_auth=True)
+    for bad in ("", "a\nb", "sig1=(\"@method\");tag=\"é\""):
+        with pytest.raises(ValueError):
+            SignatureMiddleware(lambda *a: None, agentsig.Verifier(keys=[KEY.public_key()]), accept_signature=bad)
+    with pytest.raises(TypeError):
+        SignatureMiddleware(lambda *a: None, agentsig.Verifier(keys=[KEY.public_key()]), accept_signature=b"x")
     # Web Bot Auth needs the agents' key sets, known at construction.
     plain = agentsig.Verifier(keys=[KEY.public_key()])
     assert not plain.web_bot_auth_keys
