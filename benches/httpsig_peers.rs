@@ -26,7 +26,6 @@ use agentsig::verifier::Verifier;
 use agentsig::{Algorithm, SigningKey};
 use base64::Engine as _;
 use criterion::{black_box, Criterion};
-use std::time::Instant;
 use web_bot_auth::components::{CoveredComponent, DerivedComponent, HTTPField};
 use web_bot_auth::keyring::KeyRing;
 use web_bot_auth::message_signatures::{MessageVerifier, SignedMessage};
@@ -142,21 +141,6 @@ impl SignedMessage for Request {
     }
 }
 
-/// Nanoseconds per call, the median of 7 interleaved batches.
-fn per_call(iters: u32, f: &dyn Fn() -> bool) -> f64 {
-    let mut t: Vec<f64> = (0..7)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..iters {
-                assert!(black_box(f()));
-            }
-            start.elapsed().as_nanos() as f64 / f64::from(iters)
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[3]
-}
-
 fn main() {
     let key = SigningKey::generate(Algorithm::Ed25519)
         .expect("key")
@@ -219,20 +203,20 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let a = per_call(2000, &ours);
-    let w = per_call(2000, &theirs);
+    let a = interleaved::per_call(2000, &ours);
+    let w = interleaved::per_call(2000, &theirs);
     // The signature check alone, on the same base: agentsig's parsed key
     // (verify_strict) and web-bot-auth's way (decode the key, verify).
     let vk = key.verifying_key().clone();
     let sig = signed.signature_bytes.clone();
     let base = signed.base.clone();
-    let raw_ours = per_call(2000, &|| vk.verify(black_box(&base), &sig).is_ok());
+    let raw_ours = interleaved::per_call(2000, &|| vk.verify(black_box(&base), &sig).is_ok());
     let pk2: [u8; 32] = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(jwk["x"].as_str().expect("x"))
         .expect("base64url")
         .try_into()
         .expect("32 bytes");
-    let raw_theirs = per_call(2000, &|| {
+    let raw_theirs = interleaved::per_call(2000, &|| {
         use ed25519_dalek::Verifier as _;
         let k = ed25519_dalek::VerifyingKey::from_bytes(&pk2).expect("key");
         let s = ed25519_dalek::Signature::from_slice(&sig).expect("sig");

@@ -16,7 +16,9 @@
 use agentsig::{Algorithm, SigningKey, VerifyingKey};
 use base64::Engine as _;
 use criterion::{black_box, Criterion};
-use std::time::Instant;
+
+#[path = "support/interleaved.rs"]
+mod interleaved;
 
 const MSG: &[u8] = b"\"@status\": 200\n\"content-type\": application/json\n\"content-digest\": sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:\n\"@signature-params\": (\"@status\" \"content-type\" \"content-digest\");created=1700000000;keyid=\"k\"";
 
@@ -115,21 +117,6 @@ fn cases() -> Vec<Case> {
     out
 }
 
-/// Nanoseconds per call of `f`, the median of 7 interleaved batches.
-fn per_call(iters: u32, f: &dyn Fn() -> bool) -> f64 {
-    let mut t: Vec<f64> = (0..7)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..iters {
-                assert!(black_box(f()));
-            }
-            start.elapsed().as_nanos() as f64 / f64::from(iters)
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[3]
-}
-
 fn main() {
     let cases = cases();
     let mut c = Criterion::default().configure_from_args();
@@ -163,8 +150,8 @@ fn main() {
         } else {
             1000
         };
-        let ours = per_call(iters, &|| case.key.verify(MSG, &case.sig).is_ok());
-        let bare = per_call(iters, &|| (case.bare)(MSG, &case.sig));
+        let ours = interleaved::per_call(iters, &|| case.key.verify(MSG, &case.sig).is_ok());
+        let bare = interleaved::per_call(iters, &|| (case.bare)(MSG, &case.sig));
         println!(
             "{:<18} {:>9.1} µs {:>9.1} µs {:>7.2}x",
             case.name,
@@ -173,7 +160,7 @@ fn main() {
             ours / bare
         );
         if let Some((what, r)) = &case.reference {
-            let t = per_call(iters, &|| r(MSG, &case.sig));
+            let t = interleaved::per_call(iters, &|| r(MSG, &case.sig));
             println!(
                 "{:<18} {:>9} {:>9.1} µs {:>7.2}x  ({what})",
                 "",
