@@ -31,8 +31,19 @@ const STD_STRICT: GeneralPurpose = GeneralPurpose::new(
 pub struct Base64Error(String);
 
 /// Encode as base64url without padding.
+///
+/// Encoding has one correct output for an input, so it uses `base64-simd`
+/// (SIMD where the CPU has it, several times the `base64` crate's speed
+/// on the payload of a detached JWS: the whole canonical descriptor is
+/// encoded into every signing input); decoding, where strictness matters,
+/// stays with the `base64` crate's strict engines above.
 pub fn encode(bytes: &[u8]) -> String {
-    URL_STRICT.encode(bytes)
+    base64_simd::URL_SAFE_NO_PAD.encode_to_string(bytes)
+}
+
+/// [`encode`], appended to `out`.
+pub fn encode_into(bytes: &[u8], out: &mut String) {
+    base64_simd::URL_SAFE_NO_PAD.encode_append(bytes, out);
 }
 
 /// Decode canonical base64url without padding.
@@ -75,5 +86,43 @@ mod tests {
         assert_eq!(encode(b"$.02"), "JC4wMg");
         assert_eq!(decode_std("aGk=").unwrap(), b"hi");
         assert!(decode_std("aGk").is_err());
+    }
+
+    /// The SIMD encoder gives the text of the `base64` crate's strict
+    /// engine (RFC 4648 section 5, unpadded) for every length and remainder,
+    /// across the SIMD block sizes, and that text decodes back strictly.
+    #[test]
+    fn simd_encoding_matches_the_reference_engine() {
+        let mut x: u32 = 0x9E37_79B9;
+        let data: Vec<u8> = (0..5000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect();
+        for n in (0..200).chain([255, 256, 257, 1023, 1024, 1025, 4096, 4999, 5000]) {
+            let bytes = &data[..n];
+            let e = encode(bytes);
+            assert_eq!(e, URL_STRICT.encode(bytes), "length {n}");
+            assert_eq!(decode(&e).unwrap(), bytes, "length {n}");
+            let mut appended = String::from("prefix.");
+            encode_into(bytes, &mut appended);
+            assert_eq!(appended, format!("prefix.{e}"), "length {n}");
+        }
+        // RFC 4648 section 10 vectors, base64url without padding.
+        for (raw, enc) in [
+            ("", ""),
+            ("f", "Zg"),
+            ("fo", "Zm8"),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg"),
+            ("fooba", "Zm9vYmE"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(encode(raw.as_bytes()), enc);
+        }
+        assert_eq!(encode(&[0xfb, 0xff]), "-_8", "the URL-safe alphabet");
     }
 }

@@ -726,14 +726,12 @@ impl<'a> Payload<'a> {
     ) -> Result<(&[u8], Vec<u8>), JwsError> {
         match (self.attached, self.detached) {
             (None, Some(d)) if b64 => {
-                use base64::Engine as _;
                 let mut si =
                     String::with_capacity(protected_b64.len() + 1 + d.len().div_ceil(3) * 4);
                 si.push_str(protected_b64);
                 si.push('.');
-                // Unpadded base64url (RFC 7515 section 2): the same text as
-                // `b64::encode`, whose strictness only concerns decoding.
-                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode_string(d, &mut si);
+                // Unpadded base64url (RFC 7515 section 2).
+                crate::b64::encode_into(d, &mut si);
                 Ok((d, si.into_bytes()))
             }
             _ => {
