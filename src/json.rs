@@ -714,6 +714,19 @@ struct Parser<'a, 'l> {
     frames: Vec<Frame>,
 }
 
+/// One strict parse (RFC 7493) of `input` without canonicalizing it:
+/// whether it is an object, and the value of its top-level member `name`
+/// (`None` when absent).
+#[cfg(feature = "net")]
+pub(crate) fn object_member(
+    input: &[u8],
+    limits: &JsonLimits,
+    name: &str,
+) -> Result<(bool, Option<Value>), JsonError> {
+    let doc = parse_doc(input, limits)?;
+    Ok((doc.is_object(), doc.top_member(name)?))
+}
+
 /// Parse strict I-JSON into the flat tree used by [`crate::jcs`].
 pub(crate) fn parse_doc<'a>(input: &'a [u8], limits: &JsonLimits) -> Result<Doc<'a>, JsonError> {
     let limit = limits.max_bytes.min(u32::MAX as usize - 1);

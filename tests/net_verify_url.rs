@@ -9,7 +9,7 @@ mod net_support;
 use agentsig::net::verify::{verify_url, UrlVerifyError, UrlVerifyOptions};
 use agentsig::net::{FetchPolicy, Fetcher};
 use agentsig::{descriptor, Algorithm, SigningKey};
-use net_support::{loopback, Ca, Resp, Server};
+use net_support::{key_served_at_jwks, loopback, signed_resp, Ca, Resp, Server};
 use serde_json::json;
 
 struct Env {
@@ -41,12 +41,7 @@ fn env_with(start: fn(&Ca, &[&str]) -> Server) -> Env {
             .pin("agent.example", loopback()),
     )
     .unwrap();
-    let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)
-        .unwrap()
-        .with_kid("k1");
-    let mut j = key.verifying_key().to_jwk().to_value();
-    j["use"] = json!("sig");
-    srv.route("/jwks", Resp::json(&json!({ "keys": [j] })));
+    let key = key_served_at_jwks(&srv);
     let body = serde_json::to_vec(&json!({
         "name": "planner",
         "authentication": {"jwksUri": srv.url("agent.example", "/jwks")}
@@ -59,23 +54,6 @@ fn env_with(start: fn(&Ca, &[&str]) -> Server) -> Env {
         key,
         body,
     }
-}
-
-fn signed_resp(body: &[u8], key: &SigningKey, created: i64, expires: Option<i64>) -> Resp {
-    let fields = agentsig::httpsig::static_response_fields(
-        body,
-        "application/json",
-        &[(key, key.kid().unwrap().to_owned())],
-        created,
-        expires,
-    )
-    .unwrap();
-    let mut r = Resp::ok("application/json", body.to_vec());
-    r.headers.clear();
-    for (k, v) in fields {
-        r = r.header(&k, &v);
-    }
-    r
 }
 
 fn jws(body: &[u8], key: &SigningKey) -> String {
@@ -424,4 +402,74 @@ fn sequential_fetches_verify_on_one_connection() {
         .verify_url(&e.srv.url("agent.example", "/t.json"))
         .unwrap_err();
     assert!(matches!(err, UrlVerifyError::Jws { .. }), "{err:?}");
+}
+
+/// Seed 001 section 10.3: a response signature protects a descriptor
+/// served over HTTP. With `skip_jws_when_http_signed` (as `verify --batch`
+/// sets it) a response whose signature verifies is a verified descriptor
+/// without asking for its `.jws`; a response without a signature still has
+/// its `.jws` fetched and checked, and a response signature that does not
+/// verify is still a failure.
+#[test]
+fn a_verified_response_signature_makes_the_jws_fetch_unneeded() {
+    let e = env_with(Server::start_keep_alive);
+    e.srv.route(
+        "/h.json",
+        signed_resp(&e.body, &e.key, now(), Some(now() + 600)),
+    );
+    // Would fail the verification if it were fetched.
+    let mut broken = Resp::ok("text/plain", "server error");
+    broken.status = 500;
+    e.srv.route("/h.json.jws", broken);
+    e.srv
+        .route("/u.json", Resp::ok("application/json", e.body.clone()));
+    e.srv.route(
+        "/u.json.jws",
+        Resp::ok("application/jose", jws(&e.body, &e.key)),
+    );
+    let mut tampered = e.body.clone();
+    tampered.splice(9..16, b"hacker!".iter().copied());
+    let mut bad = signed_resp(&e.body, &e.key, now(), Some(now() + 600));
+    bad.body = tampered;
+    e.srv.route("/bad.json", bad);
+    let mut o = strict();
+    o.sequential_fetches = true;
+    o.skip_jws_when_http_signed = true;
+    let r = agentsig::net::Resolver::with_options(e.fetcher.clone(), o);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let got = r
+                .verify_url(&e.srv.url("agent.example", "/h.json"))
+                .unwrap();
+            assert!(got.http_signature.is_some() && got.jws.is_none() && got.jws_skipped);
+            assert!(got.signed() && got.digest_checked);
+            assert_eq!(got.checked(), vec!["rfc9421"]);
+            assert_eq!(got.descriptor()["name"], "planner");
+            let got = r
+                .verify_url(&e.srv.url("agent.example", "/u.json"))
+                .unwrap();
+            assert!(got.http_signature.is_none() && got.jws.is_some() && !got.jws_skipped);
+            let err = r
+                .verify_url(&e.srv.url("agent.example", "/bad.json"))
+                .unwrap_err();
+            assert_eq!(err.code(), "digest.mismatch", "{err:?}");
+        });
+    });
+    assert_eq!(e.srv.hit_count("/h.json.jws"), 0, "not asked for");
+    assert_eq!(e.srv.hit_count("/u.json.jws"), 1);
+    assert_eq!(e.srv.hit_count("/bad.json.jws"), 0);
+    // Without the option every published signature is checked: the failing
+    // `.jws` fetch fails the verification.
+    let mut o = strict();
+    o.sequential_fetches = true;
+    let all = agentsig::net::Resolver::with_options(e.fetcher.clone(), o);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let err = all
+                .verify_url(&e.srv.url("agent.example", "/h.json"))
+                .unwrap_err();
+            assert!(matches!(err, UrlVerifyError::JwsFetch { .. }), "{err:?}");
+        });
+    });
+    assert_eq!(e.srv.hit_count("/h.json.jws"), 1);
 }

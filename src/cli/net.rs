@@ -200,6 +200,9 @@ pub(super) fn success_report(command: &str, subject: &str, v: &UrlVerified) -> R
     r.detail("redirects", &v.redirects);
     r.detail("signed", v.signed());
     r.detail("checked", v.checked());
+    if v.jws_skipped {
+        r.detail("jws_skipped", true);
+    }
     r.detail(
         "key_authority",
         v.key_authority.as_ref().map(|a| format!("{a:?}")),

@@ -79,6 +79,19 @@ pub struct UrlVerifyOptions {
     /// through the calling thread's own client
     /// ([`on_thread_client`](super::fetch::on_thread_client)).
     pub sequential_fetches: bool,
+    /// Fetch the detached JWS (`URL.jws`) only when the descriptor's
+    /// response carries no RFC 9421 signature. Seed 001 section 10.3 makes
+    /// HTTP Message Signatures the way to protect a descriptor served over
+    /// HTTP and in-document signing the way for deployments that cannot use
+    /// them: a response whose signature verifies (covering `@status`,
+    /// `content-type` and `content-digest`, the digest checked against the
+    /// body) is a verified descriptor without the `.jws`. Off by default
+    /// (every signature published is checked); bulk verification (`verify
+    /// --batch`) turns it on, which halves its requests to a publisher that
+    /// signs its responses. A response signature that does not verify is a
+    /// failure either way. The descriptor is then fetched first and the
+    /// `.jws` only if needed (never concurrently).
+    pub skip_jws_when_http_signed: bool,
 }
 
 /// Why a URL did not verify. Each failure keeps its own variant.
@@ -210,6 +223,9 @@ pub struct UrlVerified {
     /// Whether the descriptor came from the origin or the HTTP cache
     /// (RFC 9111); it was verified either way.
     pub cache: CacheStatus,
+    /// Whether `URL.jws` was not looked for because the response signature
+    /// verified ([`UrlVerifyOptions::skip_jws_when_http_signed`]).
+    pub jws_skipped: bool,
     parsed: OnceLock<Value>,
 }
 
@@ -344,9 +360,32 @@ const MAX_PARSED_BODY: usize = 64 * 1024;
 #[derive(Debug)]
 struct Parsed {
     body: Vec<u8>,
-    canonical: Vec<u8>,
+    /// The RFC 8785 form, computed only when a detached JWS is checked.
+    canonical: OnceLock<Vec<u8>>,
     is_object: bool,
     authentication: Option<Value>,
+}
+
+impl Parsed {
+    /// The canonical form of `body` (these bytes), computed once: taken
+    /// out when this parse is not shared, cloned when it is.
+    fn into_canonical(self: Arc<Self>, body: &[u8]) -> Result<Vec<u8>, crate::json::JsonError> {
+        match Arc::try_unwrap(self) {
+            Ok(p) => match p.canonical.into_inner() {
+                Some(c) => Ok(c),
+                None => crate::jcs::canonicalize(body),
+            },
+            Err(p) => match p.canonical.get() {
+                Some(c) => Ok(c.clone()),
+                None => {
+                    let c = crate::jcs::canonicalize(body)?;
+                    // Kept for the next call on the same bytes.
+                    let _ = p.canonical.set(c.clone());
+                    Ok(c)
+                }
+            },
+        }
+    }
 }
 
 /// A long-lived verifier of fetched descriptors (`Send + Sync`, cheap to
@@ -463,9 +502,15 @@ impl Resolver {
         d
     }
 
-    /// One strict parse of `body` (canonical form, `authentication`),
-    /// reused while `url` serves the same bytes.
-    fn parse(&self, url: &str, body: &[u8]) -> Result<Arc<Parsed>, UrlVerifyError> {
+    /// One strict parse of `body` (`authentication`, and the canonical
+    /// form when `canonical` asks for it), reused while `url` serves the
+    /// same bytes.
+    fn parse(
+        &self,
+        url: &str,
+        body: &[u8],
+        canonical: bool,
+    ) -> Result<Arc<Parsed>, UrlVerifyError> {
         if let Some(p) = self
             .shared
             .parsed
@@ -477,19 +522,28 @@ impl Resolver {
                 return Ok(p);
             }
         }
-        let (canonical, is_object, authentication) =
-            // The default limits bound size (the verifier's
-            // `max_document_bytes`, the same 16 MiB) and depth.
-            crate::jcs::canonicalize_and_member(body, &Default::default(), "authentication")
-                .map_err(|source| UrlVerifyError::BadJson {
-                    url: url.to_owned(),
-                    source,
-                })?;
+        let bad = |source| UrlVerifyError::BadJson {
+            url: url.to_owned(),
+            source,
+        };
+        // The default limits bound size (the verifier's
+        // `max_document_bytes`, the same 16 MiB) and depth.
+        let limits = Default::default();
+        let done = OnceLock::new();
+        let (is_object, authentication) = if canonical {
+            let (c, is_object, authentication) =
+                crate::jcs::canonicalize_and_member(body, &limits, "authentication")
+                    .map_err(bad)?;
+            let _ = done.set(c);
+            (is_object, authentication)
+        } else {
+            crate::json::object_member(body, &limits, "authentication").map_err(bad)?
+        };
         let kept = body.len() <= MAX_PARSED_BODY;
         let p = Arc::new(Parsed {
             // Only a kept entry is ever compared with later bodies.
             body: if kept { body.to_vec() } else { Vec::new() },
-            canonical,
+            canonical: done,
             is_object,
             authentication,
         });
@@ -587,7 +641,7 @@ impl Resolver {
         // verification). If the descriptor was redirected, the JWS beside
         // its final URL is fetched afterwards.
         let early_jws_url = format!("{url}.jws");
-        let (f, early_jws) = if opts.sequential_fetches {
+        let (f, early_jws) = if opts.sequential_fetches || opts.skip_jws_when_http_signed {
             // The `.jws` beside the final URL, fetched below.
             (fetcher.get_cached(url, ACCEPT), None)
         } else {
@@ -595,7 +649,12 @@ impl Resolver {
             (f, Some(j))
         };
         let f = f?;
-        let parsed = self.parse(&f.url, &f.body)?;
+        let has_http_sig = f.headers.contains_key("signature");
+        // Seed 001 section 10.3: a response signature is the way for a
+        // descriptor served over HTTP; with the option, the `.jws` is
+        // looked for only without one.
+        let skip_jws = has_http_sig && opts.skip_jws_when_http_signed;
+        let parsed = self.parse(&f.url, &f.body, !skip_jws)?;
         if !parsed.is_object {
             return Err(UrlVerifyError::NotJson(f.url.clone()));
         }
@@ -612,17 +671,18 @@ impl Resolver {
         if digest_checked {
             crate::digest::verify_content_digest(&digest_lines, &f.body)?;
         }
-        let has_http_sig = f.headers.contains_key("signature");
         let jws_url = format!("{}.jws", f.url);
         let jws_fetched = match early_jws {
-            Some(j) if jws_url == early_jws_url => j,
-            _ => fetcher.get_cached(&jws_url, &[]),
+            _ if skip_jws => None,
+            Some(j) if jws_url == early_jws_url => Some(j),
+            _ => Some(fetcher.get_cached(&jws_url, &[])),
         };
         let jws_text = match jws_fetched {
-            Ok(j) => Some(String::from_utf8_lossy(&j.body).trim().to_owned()),
-            Err(FetchError::Status { status: 404, .. })
-            | Err(FetchError::Status { status: 410, .. }) => None,
-            Err(source) => {
+            None => None,
+            Some(Ok(j)) => Some(String::from_utf8_lossy(&j.body).trim().to_owned()),
+            Some(Err(FetchError::Status { status: 404, .. }))
+            | Some(Err(FetchError::Status { status: 410, .. })) => None,
+            Some(Err(source)) => {
                 return Err(UrlVerifyError::JwsFetch {
                     url: jws_url,
                     source,
@@ -639,6 +699,7 @@ impl Resolver {
             card: None,
             key_authority: None,
             cache: f.cache,
+            jws_skipped: skip_jws,
             parsed: OnceLock::new(),
         };
         let card = super::card::signed_card(&f.body);
@@ -717,9 +778,13 @@ impl Resolver {
         if let Some(j) = jws_text {
             // The canonical form moves into the report unless the resolver
             // keeps it for the next call on identical bytes.
-            let canonical = Arc::try_unwrap(parsed)
-                .map(|p| p.canonical)
-                .unwrap_or_else(|p| p.canonical.clone());
+            let canonical =
+                parsed
+                    .into_canonical(&body)
+                    .map_err(|source| UrlVerifyError::BadJson {
+                        url: out.url.clone(),
+                        source,
+                    })?;
             match crate::descriptor::verify_canonical(v.context(), v.jws_policy(), canonical, &j) {
                 Ok(r) => out.jws = Some(r),
                 Err(source) => {

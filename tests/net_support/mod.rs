@@ -277,3 +277,38 @@ impl Server {
 pub fn loopback() -> Vec<IpAddr> {
     vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]
 }
+
+/// A new ES256 key `k1` whose JWK Set `srv` serves at `/jwks`.
+pub fn key_served_at_jwks(srv: &Server) -> agentsig::SigningKey {
+    let key = agentsig::SigningKey::generate(agentsig::Algorithm::EcdsaP256Sha256)
+        .unwrap()
+        .with_kid("k1");
+    let mut j = key.verifying_key().to_jwk().to_value();
+    j["use"] = serde_json::json!("sig");
+    srv.route("/jwks", Resp::json(&serde_json::json!({ "keys": [j] })));
+    key
+}
+
+/// A `200` descriptor response with the fields a static host sends
+/// (`Content-Type`, `Content-Digest`, an RFC 9421 signature by `key`).
+pub fn signed_resp(
+    body: &[u8],
+    key: &agentsig::SigningKey,
+    created: i64,
+    expires: Option<i64>,
+) -> Resp {
+    let fields = agentsig::httpsig::static_response_fields(
+        body,
+        "application/json",
+        &[(key, key.kid().unwrap().to_owned())],
+        created,
+        expires,
+    )
+    .unwrap();
+    let mut r = Resp::ok("application/json", body.to_vec());
+    r.headers.clear();
+    for (k, v) in fields {
+        r = r.header(&k, &v);
+    }
+    r
+}
