@@ -11,12 +11,21 @@
 //!   threads: descriptor and `.jws` fetched per item (no cache headers),
 //!   the JWK Set fetched once and cached; with sequential fetches (the
 //!   bulk path), with concurrent ones (the one-off default), and by the
-//!   command line (`verify --batch LIST`, its own process).
+//!   command line (`verify --batch LIST`, its own process). And the same
+//!   descriptors served with an RFC 9421 response signature (the fields
+//!   `agentsig serve` or `sign --headers-out` give), verified by the bulk
+//!   path without fetching their `.jws` (`skip_jws_when_http_signed`, the
+//!   `verify --batch` default), against their own floor: SHA-256 of the
+//!   descriptor (its `Content-Digest`) + ECDSA verify of the signature
+//!   base. `BATCH_PROFILE=1 cargo bench --bench batch -- urls` runs only
+//!   that path (for `perf`) and prints the CPU per item, client and the
+//!   bench server's threads.
 //! * floor: ring ECDSA P-256 verify of each descriptor's JWS signing input
 //!   plus SHA-256 of the descriptor, the same items split over 2 threads.
 //!
 //! Prints items per second and the ratio to the floor. No assertion on
-//! time. Run: `cargo bench --bench batch` (`-- N` for another count).
+//! time. Run: `cargo bench --bench batch` (`-- N` for another count,
+//! `-- dir` or `-- urls` for one part).
 
 use agentsig::batch::{run_ordered, BatchOptions};
 use agentsig::net::verify::UrlVerifyOptions;
@@ -99,55 +108,59 @@ impl Server {
                 let _ = stream.set_nodelay(true);
                 n.fetch_add(1, Ordering::SeqCst);
                 let (cfg, routes, not_found) = (cfg.clone(), routes.clone(), not_found.clone());
-                std::thread::spawn(move || {
-                    let Ok(conn) = rustls::ServerConnection::new(cfg) else {
-                        return;
-                    };
-                    let mut tls = rustls::StreamOwned::new(conn, stream);
-                    let mut buf = vec![0u8; 16 * 1024];
-                    let (mut start, mut end) = (0usize, 0usize);
-                    loop {
-                        // One request head: scan only the bytes not yet seen.
-                        let mut scanned = start;
-                        let head_end = loop {
-                            if let Some(i) = buf[scanned.saturating_sub(3).max(start)..end]
-                                .windows(4)
-                                .position(|w| w == b"\r\n\r\n")
-                            {
-                                break scanned.saturating_sub(3).max(start) + i + 4;
-                            }
-                            scanned = end;
-                            if end == buf.len() {
-                                if start == 0 {
-                                    return; // a head larger than the buffer
-                                }
-                                buf.copy_within(start..end, 0);
-                                (scanned, end, start) = (end - start, end - start, 0);
-                            }
-                            match tls.read(&mut buf[end..]) {
-                                Ok(0) | Err(_) => return,
-                                Ok(k) => end += k,
-                            }
-                        };
-                        let route = std::str::from_utf8(request_path(&buf[start..head_end]))
-                            .ok()
-                            .and_then(|p| routes.read().expect("routes").get(p).cloned());
-                        start = head_end;
-                        if start == end {
-                            (start, end) = (0, 0);
-                        }
-                        let written = match &route {
-                            Some(r) => {
-                                r.hits.fetch_add(1, Ordering::Relaxed);
-                                tls.write_all(&r.response)
-                            }
-                            None => tls.write_all(&not_found),
-                        };
-                        if written.and_then(|_| tls.flush()).is_err() {
+                let spawned = std::thread::Builder::new()
+                    .name("bench-server".into())
+                    .spawn(move || {
+                        let _count = CountServerCpu;
+                        let Ok(conn) = rustls::ServerConnection::new(cfg) else {
                             return;
+                        };
+                        let mut tls = rustls::StreamOwned::new(conn, stream);
+                        let mut buf = vec![0u8; 16 * 1024];
+                        let (mut start, mut end) = (0usize, 0usize);
+                        loop {
+                            // One request head: scan only the bytes not yet seen.
+                            let mut scanned = start;
+                            let head_end = loop {
+                                if let Some(i) = buf[scanned.saturating_sub(3).max(start)..end]
+                                    .windows(4)
+                                    .position(|w| w == b"\r\n\r\n")
+                                {
+                                    break scanned.saturating_sub(3).max(start) + i + 4;
+                                }
+                                scanned = end;
+                                if end == buf.len() {
+                                    if start == 0 {
+                                        return; // a head larger than the buffer
+                                    }
+                                    buf.copy_within(start..end, 0);
+                                    (scanned, end, start) = (end - start, end - start, 0);
+                                }
+                                match tls.read(&mut buf[end..]) {
+                                    Ok(0) | Err(_) => return,
+                                    Ok(k) => end += k,
+                                }
+                            };
+                            let route = std::str::from_utf8(request_path(&buf[start..head_end]))
+                                .ok()
+                                .and_then(|p| routes.read().expect("routes").get(p).cloned());
+                            start = head_end;
+                            if start == end {
+                                (start, end) = (0, 0);
+                            }
+                            let written = match &route {
+                                Some(r) => {
+                                    r.hits.fetch_add(1, Ordering::Relaxed);
+                                    tls.write_all(&r.response)
+                                }
+                                None => tls.write_all(&not_found),
+                            };
+                            if written.and_then(|_| tls.flush()).is_err() {
+                                return;
+                            }
                         }
-                    }
-                });
+                    });
+                drop(spawned);
             }
         });
         (srv, ca.pem().into_bytes())
@@ -243,6 +256,42 @@ fn raw(doc: &[u8], jws: &str) -> Raw {
     }
 }
 
+/// The raw work of one signed response: SHA-256 of the body (its
+/// `Content-Digest`) and ECDSA verify of the RFC 9421 signature base
+/// (section 2.5), rebuilt here from the fields and checked once.
+fn response_raw(doc: &[u8], fields: &[(String, String)], point: &[u8]) -> Raw {
+    let get = |name: &str| {
+        fields
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+            .expect("field")
+    };
+    let params = get("Signature-Input");
+    let params = params.strip_prefix("sig1=").expect("sig1");
+    let base = format!(
+        "\"@status\": 200\n\"content-type\": {}\n\"content-digest\": {}\n\"@signature-params\": {params}",
+        get("Content-Type"),
+        get("Content-Digest")
+    );
+    let sig = get("Signature");
+    let sig = sig
+        .strip_prefix("sig1=:")
+        .and_then(|s| s.strip_suffix(':'))
+        .expect("sig1 value");
+    let sig = base64::engine::general_purpose::STANDARD
+        .decode(sig)
+        .expect("base64");
+    ring::signature::UnparsedPublicKey::new(&ring::signature::ECDSA_P256_SHA256_FIXED, point)
+        .verify(base.as_bytes(), &sig)
+        .expect("the rebuilt signature base verifies");
+    Raw {
+        doc: doc.to_vec(),
+        input: base.into_bytes(),
+        sig,
+    }
+}
+
 /// Items per second of the floor on `THREADS` threads.
 fn floor(items: &[Raw], point: &[u8]) -> f64 {
     let start = Instant::now();
@@ -289,6 +338,9 @@ fn main() {
     if !urls_only {
         dir_rounds(n, &key, &point, &opts);
     }
+    if std::env::args().any(|a| a == "dir") {
+        return;
+    }
 
     // Over HTTPS from loopback.
     let (srv, ca_pem) = Server::start();
@@ -305,9 +357,38 @@ fn main() {
     let auth = json!({"authentication": {"jwksUri": srv.url("/jwks")}});
     let mut url_raws = Vec::with_capacity(n_urls);
     let mut urls = Vec::with_capacity(n_urls);
+    // The same descriptors served with an RFC 9421 response signature
+    // (what `agentsig serve` or `sign --headers-out` gives a static host),
+    // and their `.jws` too, which the bulk path does not fetch.
+    let mut resp_raws = Vec::with_capacity(n_urls);
+    let mut signed_urls = Vec::with_capacity(n_urls);
+    let created = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64;
     for i in 0..n_urls {
         let d = doc(i, &auth);
         let jws = descriptor::sign(&d, &key).expect("sign").jws;
+        let fields = agentsig::httpsig::static_response_fields(
+            &d,
+            "application/json",
+            &[(&key, "k1".to_owned())],
+            created,
+            None,
+        )
+        .expect("response fields");
+        resp_raws.push(response_raw(&d, &fields, &point));
+        let headers: Vec<(&str, &str)> = fields
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        srv.route(&format!("/r{i}.json"), &headers, d.clone());
+        srv.route(
+            &format!("/r{i}.json.jws"),
+            &[("content-type", "application/jose")],
+            jws.clone().into_bytes(),
+        );
+        signed_urls.push(srv.url(&format!("/r{i}.json")));
         url_raws.push(raw(&d, &jws));
         srv.route(
             &format!("/d{i}.json"),
@@ -331,11 +412,22 @@ fn main() {
     let mut bulk_opts = UrlVerifyOptions::default();
     bulk_opts.sequential_fetches = true;
     let bulk = Resolver::with_options(fetcher.clone(), bulk_opts);
+    // The bulk path for signed responses: the `.jws` is looked for only
+    // beside a response without a signature.
+    let mut skip_opts = UrlVerifyOptions::default();
+    skip_opts.sequential_fetches = true;
+    skip_opts.skip_jws_when_http_signed = true;
+    let signed = Resolver::with_options(fetcher.clone(), skip_opts);
     // The one-off default: both fetched concurrently (a thread per call).
     let concurrent = Resolver::new(fetcher);
     // Warm the key discovery and the connection pool.
     bulk.verify_url(&urls[0]).expect("warm");
     concurrent.verify_url(&urls[0]).expect("warm");
+    let w = signed.verify_url(&signed_urls[0]).expect("warm");
+    assert!(
+        w.http_signature.is_some() && w.jws.is_none() && w.jws_skipped,
+        "a signed response verifies without its .jws"
+    );
     // Fetches wait on the network: more workers than cores overlap them.
     let url_threads: usize = std::env::var("BATCH_URL_THREADS")
         .ok()
@@ -347,8 +439,10 @@ fn main() {
     std::fs::write(&ca_path, &ca_pem).expect("write CA");
     let list_path = ca_path.with_extension("list");
     std::fs::write(&list_path, urls.join("\n")).expect("write list");
+    let signed_list_path = ca_path.with_extension("signed.list");
+    std::fs::write(&signed_list_path, signed_urls.join("\n")).expect("write list");
     let jwks_hits = srv.hits("/jwks");
-    let run = |r: &Resolver| {
+    let run_on = |r: &Resolver, urls: &[String]| {
         let start = Instant::now();
         let mut ok = 0usize;
         run_ordered(
@@ -360,20 +454,28 @@ fn main() {
         assert_eq!(ok, n_urls, "every URL verifies");
         n_urls as f64 / start.elapsed().as_secs_f64()
     };
-    // Short rounds on a shared machine: each ratio is taken against the
-    // floor measured just before and just after it, and the median over
-    // the rounds is printed.
-    let (mut r_seq, mut r_conc, mut r_cli) = (Vec::new(), Vec::new(), Vec::new());
-    for round in 1..=URL_ROUNDS {
-        let f0 = floor(&url_raws, &point);
-        let seq = run(&bulk);
-        let f1 = floor(&url_raws, &point);
-        let conc = run(&concurrent);
-        let f2 = floor(&url_raws, &point);
+    let run = |r: &Resolver| run_on(r, &urls);
+    // `BATCH_PROFILE=1`: only the signed-response bulk path, for `perf`.
+    if std::env::var_os("BATCH_PROFILE").is_some() {
+        let (c0, s0) = (cpu_now(), SERVER_CPU_NS.load(Ordering::Relaxed));
+        let mut rates = Vec::new();
+        for _ in 0..40 {
+            rates.push(run_on(&signed, &signed_urls));
+        }
+        println!(
+            "profile: signed responses {:.0}/s (median), {:.1} us CPU per item, client and server \
+             (of which {:.1} us in the bench server's threads)",
+            median(&mut rates),
+            (cpu_now() - c0) * 1e6 / (40 * n_urls) as f64,
+            (SERVER_CPU_NS.load(Ordering::Relaxed) - s0) as f64 * 1e-3 / (40 * n_urls) as f64
+        );
+        return;
+    }
+    let cli_on = |list: &std::path::Path| {
         let start = Instant::now();
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentsig"))
             .args(["verify", "--batch"])
-            .arg(&list_path)
+            .arg(list)
             .arg("--ca-file")
             .arg(&ca_path)
             .args(["--resolve-to", &format!("{HOST}=127.0.0.1")])
@@ -381,13 +483,49 @@ fn main() {
             .args(["-j", &url_threads.to_string()])
             .output()
             .expect("run agentsig");
-        let cli = n_urls as f64 / start.elapsed().as_secs_f64();
+        let rate = n_urls as f64 / start.elapsed().as_secs_f64();
         assert!(
             out.status.success(),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        rate
+    };
+    // Short rounds on a shared machine: each ratio is taken against the
+    // floor measured just before and just after it, and the median over
+    // the rounds is printed.
+    let (mut r_seq, mut r_conc, mut r_cli) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut r_resp, mut r_resp_cli, mut r_resp_jf) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 1..=URL_ROUNDS {
+        // Signed responses, against their own floor (SHA-256 of the
+        // descriptor + ECDSA verify of the signature base) and the
+        // detached-JWS floor of the other columns.
+        let g0 = floor(&resp_raws, &point);
+        let resp = run_on(&signed, &signed_urls);
+        let g1 = floor(&resp_raws, &point);
+        let resp_cli = cli_on(&signed_list_path);
+        let g2 = floor(&resp_raws, &point);
+        let f0 = floor(&url_raws, &point);
+        let seq = run(&bulk);
+        let f1 = floor(&url_raws, &point);
+        let conc = run(&concurrent);
+        let f2 = floor(&url_raws, &point);
+        let cli = cli_on(&list_path);
         let f3 = floor(&url_raws, &point);
+        let (p_resp, p_resp_cli, p_resp_jf) = (
+            100.0 * resp / ((g0 + g1) / 2.0),
+            100.0 * resp_cli / ((g1 + g2) / 2.0),
+            100.0 * resp / ((f0 + f1) / 2.0),
+        );
+        println!(
+            "urls round {round}: {n_urls} signed responses (RFC 9421, .jws not fetched), {url_threads} workers: \
+             response floor {:.0}/s; Resolver {resp:.0}/s ({p_resp:.0} % of it, {p_resp_jf:.0} % of the \
+             detached-JWS floor); verify --batch {resp_cli:.0}/s ({p_resp_cli:.0} %)",
+            (g0 + g1 + g2) / 3.0,
+        );
+        r_resp.push(p_resp);
+        r_resp_cli.push(p_resp_cli);
+        r_resp_jf.push(p_resp_jf);
         let (p_seq, p_conc, p_cli) = (
             100.0 * seq / ((f0 + f1) / 2.0),
             100.0 * conc / ((f1 + f2) / 2.0),
@@ -413,12 +551,59 @@ fn main() {
         median(&mut r_cli)
     );
     println!(
+        "urls, signed responses, median of {URL_ROUNDS} rounds: Resolver {:.0} % of the response floor \
+         ({:.0} % of the detached-JWS floor), verify --batch {:.0} %",
+        median(&mut r_resp),
+        median(&mut r_resp_jf),
+        median(&mut r_resp_cli)
+    );
+    assert_eq!(
+        srv.hits("/r1.json.jws"),
+        0,
+        "the bulk path never fetches the .jws of a signed response"
+    );
+    println!(
         "JWK Set fetched {} time(s) by the library, {} TLS connections in all",
         jwks_hits,
         srv.connections.load(Ordering::SeqCst)
     );
     let _ = std::fs::remove_file(&ca_path);
     let _ = std::fs::remove_file(&list_path);
+    let _ = std::fs::remove_file(&signed_list_path);
+}
+
+/// CPU seconds used so far by this process, all threads (the bench's
+/// HTTPS server included).
+fn cpu_now() -> f64 {
+    clock_secs(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
+/// The time of `clock`, in seconds.
+fn clock_secs(clock: libc::clockid_t) -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec.
+    let rc = unsafe { libc::clock_gettime(clock, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime");
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// CPU nanoseconds used by the bench server's connection threads that
+/// have ended (each adds its own when its connection closes).
+static SERVER_CPU_NS: AtomicUsize = AtomicUsize::new(0);
+
+/// Adds the calling thread's CPU time to [`SERVER_CPU_NS`] when dropped.
+struct CountServerCpu;
+
+impl Drop for CountServerCpu {
+    fn drop(&mut self) {
+        SERVER_CPU_NS.fetch_add(
+            (clock_secs(libc::CLOCK_THREAD_CPUTIME_ID) * 1e9) as usize,
+            Ordering::Relaxed,
+        );
+    }
 }
 
 /// The load average, as `/proc/loadavg` gives it.

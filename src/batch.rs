@@ -88,13 +88,49 @@ pub const MAX_THREADS: usize = 256;
 /// `Send`), and never more than [`BatchOptions::window`] items ahead of
 /// the sink. A panic in `work` is propagated to the caller once the other
 /// workers have stopped.
-pub fn run_ordered<I, T, R, W, S>(items: I, opts: &BatchOptions, work: W, mut sink: S)
+pub fn run_ordered<I, T, R, W, S>(items: I, opts: &BatchOptions, work: W, sink: S)
 where
     I: IntoIterator<Item = T>,
     T: Send,
     R: Send,
     W: Fn(T) -> R + Sync,
     S: FnMut(usize, R),
+{
+    run_ordered_grouped(items, opts, work, sink, || {});
+}
+
+/// [`run_ordered`], calling `flush` on the calling thread after each group
+/// of results given to `sink`, before it waits for more. A sink that
+/// buffers its output (one write for a group instead of one per item)
+/// writes it out there, so no result it was given waits for a later one.
+///
+/// ```
+/// use agentsig::batch::{run_ordered_grouped, BatchOptions};
+/// use std::cell::RefCell;
+///
+/// let (buffer, out) = (RefCell::new(String::new()), RefCell::new(String::new()));
+/// run_ordered_grouped(
+///     1..=3,
+///     &BatchOptions::with_threads(2),
+///     |n: u32| n * n,
+///     |_, sq| buffer.borrow_mut().push_str(&format!("{sq}\n")),
+///     || out.borrow_mut().push_str(&buffer.take()),
+/// );
+/// assert_eq!(out.take(), "1\n4\n9\n");
+/// ```
+pub fn run_ordered_grouped<I, T, R, W, S, F>(
+    items: I,
+    opts: &BatchOptions,
+    work: W,
+    mut sink: S,
+    mut flush: F,
+) where
+    I: IntoIterator<Item = T>,
+    T: Send,
+    R: Send,
+    W: Fn(T) -> R + Sync,
+    S: FnMut(usize, R),
+    F: FnMut(),
 {
     let threads = opts.threads.clamp(1, MAX_THREADS);
     let window = opts.window.max(1);
@@ -178,11 +214,15 @@ where
                 }
                 pending[k] = Some(r);
             }
+            let before = next;
             while let Some(Some(_)) = pending.front() {
                 if let Some(Some(r)) = pending.pop_front() {
                     sink(next, r);
                     next += 1;
                 }
+            }
+            if next != before {
+                flush();
             }
         }
         // Workers end when the job channel closes.
@@ -343,6 +383,42 @@ mod tests {
             );
             assert!(most >= 1);
         }
+    }
+
+    /// `flush` follows every group: each result given to the sink is
+    /// flushed before the calling thread waits again (so before the end),
+    /// and `flush` is never called without a new result.
+    #[test]
+    fn every_result_is_flushed_and_flush_never_runs_empty() {
+        let given = std::cell::Cell::new(0usize);
+        let flushed = std::cell::Cell::new(0usize);
+        let empty_flushes = std::cell::Cell::new(0usize);
+        run_ordered_grouped(
+            0..500u64,
+            &BatchOptions {
+                threads: 3,
+                window: 8,
+            },
+            |i| {
+                if i % 7 == 0 {
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+                i
+            },
+            |i, r| {
+                assert_eq!(i as u64, r);
+                given.set(given.get() + 1);
+            },
+            || {
+                if given.get() == flushed.get() {
+                    empty_flushes.set(empty_flushes.get() + 1);
+                }
+                flushed.set(given.get());
+            },
+        );
+        assert_eq!(given.get(), 500);
+        assert_eq!(flushed.get(), 500, "the last group was flushed");
+        assert_eq!(empty_flushes.get(), 0);
     }
 
     #[test]

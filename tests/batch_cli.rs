@@ -6,7 +6,7 @@
 mod net_support;
 
 use agentsig::{descriptor, Algorithm, SigningKey};
-use net_support::{Ca, Resp, Server};
+use net_support::{key_served_at_jwks, signed_resp, Ca, Resp, Server};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -353,4 +353,60 @@ fn urls_go_through_the_guarded_fetcher_with_one_shared_resolver() {
     // One key discovery shared by the workers: the JWK Set is fetched at
     // most once per worker racing for it, not once per descriptor.
     assert!(srv.hit_count("/jwks") <= 2, "{}", srv.hit_count("/jwks"));
+}
+
+/// A batch looks for `URL.jws` only beside a response without an RFC 9421
+/// signature (seed 001 section 10.3); `--also-jws` checks it beside every
+/// one. Here the `.jws` of the signed response cannot be fetched (500):
+/// not asked for by default, a failure with `--also-jws`.
+#[test]
+fn signed_responses_need_no_jws_fetch_unless_also_jws() {
+    let ca = Ca::new();
+    let srv = Server::start(&ca, &["agents.example"]);
+    let t = Tmp::new("also-jws");
+    std::fs::write(t.0.join("ca.pem"), ca.pem()).unwrap();
+    let key = key_served_at_jwks(&srv);
+    let body = serde_json::to_vec(&json!({
+        "name": "signed",
+        "authentication": {"jwksUri": srv.url("agents.example", "/jwks")}
+    }))
+    .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    srv.route("/s.json", signed_resp(&body, &key, now, None));
+    let mut broken = Resp::ok("text/plain", "server error");
+    broken.status = 500;
+    srv.route("/s.json.jws", broken);
+    std::fs::write(
+        t.0.join("urls.txt"),
+        srv.url("agents.example", "/s.json") + "\n",
+    )
+    .unwrap();
+    let args = [
+        "verify",
+        "--batch",
+        "urls.txt",
+        "--json",
+        "--require-signed",
+        "--ca-file",
+        "ca.pem",
+        "--resolve-to",
+        "agents.example=127.0.0.1",
+        "--allow-private-networks",
+    ];
+    let o = run(&t.0, &args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let lines = json_lines(&o);
+    assert_eq!(lines[0]["verified"], true, "{}", lines[0]);
+    assert_eq!(lines[0]["details"]["checked"], json!(["rfc9421"]));
+    assert_eq!(lines[0]["details"]["jws_skipped"], true);
+    assert_eq!(srv.hit_count("/s.json.jws"), 0);
+    let mut also = args.to_vec();
+    also.push("--also-jws");
+    let o = run(&t.0, &also, None);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert_eq!(json_lines(&o)[0]["verified"], false);
+    assert_eq!(srv.hit_count("/s.json.jws"), 1);
 }

@@ -322,7 +322,13 @@ pub fn read_input(path: &str) -> Result<Vec<u8>, CliError> {
             .map_err(|e| CliError::unreadable(format!("standard input: {e}")))?;
     } else {
         std::fs::File::open(path)
-            .and_then(|f| f.take(MAX_INPUT + 1).read_to_end(&mut buf))
+            .and_then(|f| {
+                // Sized from the file's length: one read for the content
+                // and one for the end, not a read per doubling.
+                let len = f.metadata().map_or(0, |m| m.len()).min(MAX_INPUT);
+                buf.reserve_exact(usize::try_from(len).unwrap_or(0).saturating_add(1));
+                f.take(MAX_INPUT + 1).read_to_end(&mut buf)
+            })
             .map_err(|e| CliError::unreadable(format!("{path}: {e}")))?;
     }
     if buf.len() as u64 > MAX_INPUT {
