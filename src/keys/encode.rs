@@ -31,7 +31,9 @@ impl VerifyingKey {
 
     /// RFC 7638 JWK thumbprint (SHA-256, base64url).
     pub fn thumbprint(&self) -> String {
-        self.to_jwk().thumbprint()
+        self.thumbprint
+            .get_or_init(|| self.to_jwk().thumbprint())
+            .clone()
     }
 
     /// SubjectPublicKeyInfo DER (not for HMAC keys).

@@ -249,5 +249,16 @@ mod tests {
             j.to_verifying_key(Some(Algorithm::RsaPssSha512)),
             Err(KeyError::AlgorithmMismatch { .. })
         ));
+        // Kept once computed (shared by clones); the kid is not part of it
+        // (RFC 7638 section 3.2: required members only).
+        let again = k.clone().with_kid("another");
+        assert_eq!(again.thumbprint(), k.thumbprint());
+        assert_eq!(again.thumbprint(), again.to_jwk().thumbprint());
+        let other = crate::SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
+        assert_ne!(other.verifying_key().thumbprint(), k.thumbprint());
+        assert_eq!(
+            other.verifying_key().thumbprint(),
+            other.verifying_key().to_jwk().thumbprint()
+        );
     }
 }

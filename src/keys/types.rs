@@ -61,6 +61,10 @@ pub struct VerifyingKey {
     pub(super) alg: Algorithm,
     pub(super) inner: PublicInner,
     pub(super) kid: Option<String>,
+    /// The RFC 7638 thumbprint, computed on first use and shared by the
+    /// clones (it depends only on `inner`, which never changes): every
+    /// verification report names its key by it.
+    pub(super) thumbprint: std::sync::Arc<std::sync::OnceLock<String>>,
 }
 
 impl std::fmt::Debug for VerifyingKey {
@@ -195,6 +199,7 @@ impl VerifyingKey {
             alg,
             inner,
             kid: None,
+            thumbprint: Default::default(),
         })
     }
 
@@ -222,6 +227,7 @@ impl VerifyingKey {
             alg: Algorithm::Ed25519,
             inner: PublicInner::Ed25519(Box::new(Ed25519Public { bytes: arr, key })),
             kid: None,
+            thumbprint: Default::default(),
         })
     }
 
@@ -265,6 +271,7 @@ impl VerifyingKey {
                 e: e.to_vec(),
             },
             kid: None,
+            thumbprint: Default::default(),
         })
     }
 
@@ -279,6 +286,7 @@ impl VerifyingKey {
             alg: Algorithm::HmacSha256,
             inner: PublicInner::Hmac(hmac_secret(secret)?),
             kid: None,
+            thumbprint: Default::default(),
         })
     }
 }
@@ -568,6 +576,7 @@ impl SigningKey {
                 alg: Algorithm::HmacSha256,
                 inner: PublicInner::Hmac(s.clone()),
                 kid: None,
+                thumbprint: Default::default(),
             },
             inner: PrivateInner::Hmac(s),
             pkcs8: None,
