@@ -223,22 +223,29 @@ pub fn sign(
     spec: &SignatureSpec,
     key: &SigningKey,
 ) -> Result<Signed, SignError> {
-    sign_with(msg, related, spec, key, &mut |base| Ok(key.sign(base)?))
+    let (params_value, base) = prepare(msg, related, spec, key)?;
+    let sig = key.sign(&base)?;
+    let mut signature = format!("{}=", spec.label);
+    sfv::write_bare(&mut signature, &BareItem::ByteSeq(sig.clone()));
+    Ok(Signed {
+        label: spec.label.clone(),
+        signature_input: format!("{}={}", spec.label, params_value),
+        params_value,
+        signature,
+        signature_bytes: sig,
+        base,
+    })
 }
 
-/// Makes the signature of a signature base.
-pub(crate) type SignBase<'a> = dyn FnMut(&[u8]) -> Result<Vec<u8>, SignError> + 'a;
-
-/// [`sign`], with the signature of the base made by `sign_base` (which
-/// signs with `key`, or returns a signature `key` made earlier over the
-/// very same base bytes).
-pub(crate) fn sign_with(
+/// The checks of [`sign`] (label, components, parameters, `alg` bound to
+/// `key`, RFC 9421 section 3.1) and what it signs: the `@signature-params`
+/// value and the signature base (section 2.5).
+pub(crate) fn prepare(
     msg: &Message,
     related: Option<&Message>,
     spec: &SignatureSpec,
     key: &SigningKey,
-    sign_base: &mut SignBase<'_>,
-) -> Result<Signed, SignError> {
+) -> Result<(String, Vec<u8>), SignError> {
     if !valid_label(&spec.label) {
         return Err(SignError::BadLabel(spec.label.clone()));
     }
@@ -272,17 +279,7 @@ pub(crate) fn sign_with(
     let params_value = signature_params_value(&spec.components, &spec.params);
     let lookup = super::sf_type_lookup(&spec.sf_types);
     let base = signature_base(msg, related, &spec.components, &params_value, &lookup)?;
-    let sig = sign_base(&base)?;
-    let mut signature = format!("{}=", spec.label);
-    sfv::write_bare(&mut signature, &BareItem::ByteSeq(sig.clone()));
-    Ok(Signed {
-        label: spec.label.clone(),
-        signature_input: format!("{}={}", spec.label, params_value),
-        params_value,
-        signature,
-        signature_bytes: sig,
-        base,
-    })
+    Ok((params_value, base))
 }
 
 impl Signed {
