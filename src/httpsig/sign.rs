@@ -240,25 +240,29 @@ pub fn sign(
 /// The checks of [`sign`] (label, components, parameters, `alg` bound to
 /// `key`, RFC 9421 section 3.1) and what it signs: the `@signature-params`
 /// value and the signature base (section 2.5).
-pub(crate) fn prepare(
+fn prepare(
     msg: &Message,
     related: Option<&Message>,
     spec: &SignatureSpec,
     key: &SigningKey,
 ) -> Result<(String, Vec<u8>), SignError> {
+    let params_value = checked_params_value(spec, key)?;
+    let base = base_for(msg, related, spec, &params_value)?;
+    Ok((params_value, base))
+}
+
+/// The checks of [`sign`] that depend on `spec` and `key` alone (label,
+/// number of components, parameters, `alg` bound to `key`, RFC 9421
+/// section 3.1), and the `@signature-params` value (section 2.3).
+pub(crate) fn checked_params_value(
+    spec: &SignatureSpec,
+    key: &SigningKey,
+) -> Result<String, SignError> {
     if !valid_label(&spec.label) {
         return Err(SignError::BadLabel(spec.label.clone()));
     }
     if spec.components.len() > super::MAX_COMPONENTS {
         return Err(SignError::TooManyComponents);
-    }
-    let existing: Vec<&[u8]> = msg.field_lines("signature-input", false).collect();
-    if !existing.is_empty() {
-        let d = sfv::parse_dictionary_raw(&existing.join(&b", "[..]))
-            .map_err(SignError::ExistingInput)?;
-        if d.0.iter().any(|(k, _)| *k == spec.label) {
-            return Err(SignError::LabelExists(spec.label.clone()));
-        }
     }
     check_params(&spec.params)?;
     for (_, v) in &spec.params {
@@ -276,10 +280,34 @@ pub(crate) fn prepare(
             });
         }
     }
-    let params_value = signature_params_value(&spec.components, &spec.params);
+    Ok(signature_params_value(&spec.components, &spec.params))
+}
+
+/// The signature base of `spec` over `msg` (section 2.5), `params_value`
+/// being [`checked_params_value`]'s, after checking that `msg` carries no
+/// signature of the same label (section 4.1).
+pub(crate) fn base_for(
+    msg: &Message,
+    related: Option<&Message>,
+    spec: &SignatureSpec,
+    params_value: &str,
+) -> Result<Vec<u8>, SignError> {
+    let existing: Vec<&[u8]> = msg.field_lines("signature-input", false).collect();
+    if !existing.is_empty() {
+        let d = sfv::parse_dictionary_raw(&existing.join(&b", "[..]))
+            .map_err(SignError::ExistingInput)?;
+        if d.0.iter().any(|(k, _)| *k == spec.label) {
+            return Err(SignError::LabelExists(spec.label.clone()));
+        }
+    }
     let lookup = super::sf_type_lookup(&spec.sf_types);
-    let base = signature_base(msg, related, &spec.components, &params_value, &lookup)?;
-    Ok((params_value, base))
+    Ok(signature_base(
+        msg,
+        related,
+        &spec.components,
+        params_value,
+        &lookup,
+    )?)
 }
 
 impl Signed {

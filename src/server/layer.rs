@@ -197,10 +197,33 @@ struct Accepted {
 /// section 5.1): its members, or why none can be honoured, and the field
 /// names their components cover, read from the related request (`;req`)
 /// or from the response, over the first [`MAX_ACCEPTED`] members.
+///
+/// It also keeps what its members are signed as for the latest (key,
+/// second, response with or without `Content-Type`): the specs, checked,
+/// with their `@signature-params` values (see [`PreparedSpec`]).
 struct ParsedAccept {
     members: Result<Vec<accept::Requested>, accept::AcceptError>,
     req_fields: Vec<header::HeaderName>,
     res_fields: Vec<header::HeaderName>,
+    prepared: Mutex<Option<PreparedSpecs>>,
+}
+
+/// The members of one `Accept-Signature` value the layer may sign with
+/// one key, in one second, for responses with or without `Content-Type`.
+struct PreparedSpecs {
+    key: Arc<PublisherKey>,
+    created: i64,
+    content_type: bool,
+    specs: Arc<Vec<PreparedSpec>>,
+}
+
+/// One member to sign: its spec, its `@signature-params` value (or why
+/// the spec cannot be signed with the key), and whether it asks for a
+/// `nonce` (then signed for every request).
+struct PreparedSpec {
+    spec: SignatureSpec,
+    params_value: Result<String, crate::httpsig::SignError>,
+    nonce: bool,
 }
 
 impl ParsedAccept {
@@ -234,7 +257,42 @@ impl ParsedAccept {
             members,
             req_fields,
             res_fields,
+            prepared: Mutex::new(None),
         }
+    }
+
+    /// The members to sign with `current` at `t` on a response with or
+    /// without `Content-Type` (see [`requested_specs`]): the ones kept for
+    /// the same key, second and kind of response, else made (then kept).
+    fn prepared(
+        &self,
+        cfg: &SignConfig,
+        current: &Arc<PublisherKey>,
+        t: i64,
+        content_type: bool,
+    ) -> Arc<Vec<PreparedSpec>> {
+        if let Some(p) = lock(&self.prepared).as_ref() {
+            if p.created == t && p.content_type == content_type && Arc::ptr_eq(&p.key, current) {
+                return p.specs.clone();
+            }
+        }
+        let specs: Arc<Vec<PreparedSpec>> = Arc::new(
+            requested_specs(cfg, self, current, &mandatory(content_type), t)
+                .into_iter()
+                .map(|spec| PreparedSpec {
+                    params_value: crate::httpsig::checked_params_value(&spec, &current.key),
+                    nonce: spec.params.iter().any(|(k, _)| k == "nonce"),
+                    spec,
+                })
+                .collect(),
+        );
+        *lock(&self.prepared) = Some(PreparedSpecs {
+            key: current.clone(),
+            created: t,
+            content_type,
+            specs: specs.clone(),
+        });
+        specs
     }
 }
 
@@ -495,8 +553,8 @@ fn sign_parts_with(
     );
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
     let requested = match accepted {
-        Some(a) => requested_specs(cfg, &a.parsed, &mandatory(content_type.is_some()), t),
-        None => Vec::new(),
+        Some(a) => a.parsed.prepared(cfg, &current, t, content_type.is_some()),
+        None => Arc::new(Vec::new()),
     };
     if cfg.accept_signature {
         add_vary(&mut parts.headers);
@@ -507,17 +565,21 @@ fn sign_parts_with(
         // section 5.2.2.5). Modelled with it, since a member may cover
         // it, and set only if some member is signed.
         let msg = requested_model(parts.status, &parts.headers, &a.parsed.res_fields)?;
-        for spec in &requested {
-            let signed = match cache {
-                Some(c) if spec.params.iter().all(|(k, _)| k != "nonce") => {
-                    c.requested_signature(&current, t, &msg, a.rel.as_ref(), spec)
+        for p in requested.iter() {
+            let signed = match (&p.params_value, cache) {
+                (Err(e), _) => Err(e.clone()),
+                (Ok(pv), Some(c)) if !p.nonce => {
+                    c.requested_signature(&current, t, &msg, a.rel.as_ref(), &p.spec, pv)
                 }
-                _ => RequestedFields::sign(&current, &msg, a.rel.as_ref(), spec),
+                (Ok(pv), _) => RequestedFields::sign(&current, &msg, a.rel.as_ref(), &p.spec, pv),
             };
             match signed {
                 Ok(s) => extra.push(s),
                 Err(e) => {
-                    tracing::debug!("Accept-Signature member {:?} not honoured: {e}", spec.label)
+                    tracing::debug!(
+                        "Accept-Signature member {:?} not honoured: {e}",
+                        p.spec.label
+                    )
                 }
             }
         }
@@ -583,15 +645,17 @@ struct RequestedFields {
 }
 
 impl RequestedFields {
-    /// Sign `spec` over `msg` (and `rel`) afresh with `current`.
+    /// Sign `spec` (whose `@signature-params` value is `params_value`)
+    /// over `msg` (and `rel`) afresh with `current`.
     fn sign(
         current: &PublisherKey,
         msg: &crate::httpsig::Message,
         rel: Option<&crate::httpsig::Message>,
         spec: &SignatureSpec,
+        params_value: &str,
     ) -> Result<RequestedFields, crate::httpsig::SignError> {
-        let (params_value, base) = crate::httpsig::prepare(msg, rel, spec, &current.key)?;
-        RequestedFields::new(&spec.label, &params_value, &current.key.sign(&base)?)
+        let base = crate::httpsig::base_for(msg, rel, spec, params_value)?;
+        RequestedFields::new(&spec.label, params_value, &current.key.sign(&base)?)
     }
 
     /// The fields of the signature `sig` of `label` over `params_value`
@@ -841,7 +905,8 @@ impl SignCache {
         parsed
     }
 
-    /// The fields of the requested signature `spec` over `msg` (and `rel`)
+    /// The fields of the requested signature `spec` (whose
+    /// `@signature-params` value is `params_value`) over `msg` (and `rel`)
     /// by `current` in second `t`: those made for the same label, base
     /// bytes, key and second if kept, else new ones (then kept). Bases
     /// over 4 KiB are always signed afresh.
@@ -852,10 +917,11 @@ impl SignCache {
         msg: &crate::httpsig::Message,
         rel: Option<&crate::httpsig::Message>,
         spec: &SignatureSpec,
+        params_value: &str,
     ) -> Result<RequestedFields, crate::httpsig::SignError> {
-        let (params_value, base) = crate::httpsig::prepare(msg, rel, spec, &current.key)?;
+        let base = crate::httpsig::base_for(msg, rel, spec, params_value)?;
         if base.len() > REQUESTED_MAX_BASE {
-            return RequestedFields::new(&spec.label, &params_value, &current.key.sign(&base)?);
+            return RequestedFields::new(&spec.label, params_value, &current.key.sign(&base)?);
         }
         let slot = &self.requested[slot_of(&[spec.label.as_bytes(), &base], CACHE_SLOTS)];
         if let Some(e) = lock(slot).as_ref() {
@@ -868,7 +934,7 @@ impl SignCache {
             }
         }
         // Signed without holding the slot: unrelated requests never wait.
-        let fields = RequestedFields::new(&spec.label, &params_value, &current.key.sign(&base)?)?;
+        let fields = RequestedFields::new(&spec.label, params_value, &current.key.sign(&base)?)?;
         *lock(slot) = Some(RequestedEntry {
             key: current.clone(),
             created: t,
@@ -960,10 +1026,10 @@ fn mandatory(content_type: bool) -> Vec<ComponentId> {
 fn requested_specs(
     cfg: &SignConfig,
     parsed: &ParsedAccept,
+    current: &PublisherKey,
     mandatory: &[ComponentId],
     t: i64,
 ) -> Vec<SignatureSpec> {
-    let current = cfg.keys.current();
     let members = match &parsed.members {
         Ok(m) => m,
         Err(e) => {
@@ -1725,6 +1791,34 @@ mod tests {
         let (parts, _) = run(layer.clone(), two, b"{}").await;
         assert_eq!(labels(&parts), ["sig1", "s1", "s2"]);
         assert_eq!(kept(&layer), before);
+    }
+
+    /// The members of one `Accept-Signature` value are signed as the
+    /// response requires, whichever response came before in the same
+    /// second: a member without `content-type` is honoured only for
+    /// responses without one (seed 001 section 10.3).
+    #[tokio::test]
+    async fn kept_members_are_checked_against_each_response() {
+        let ring = ring();
+        let layer = requesting_layer(&ring);
+        let member = r#"sig2=("@status" "content-digest" "@method";req)"#;
+        for typed in [false, true, false, true] {
+            let svc = layer
+                .clone()
+                .layer(service_fn(move |_r: Request<()>| async move {
+                    let mut r = Response::new(Full::new(Bytes::from_static(b"{}")));
+                    if typed {
+                        r.headers_mut().insert(
+                            header::CONTENT_TYPE,
+                            HeaderValue::from_static("application/json"),
+                        );
+                    }
+                    Ok::<_, std::convert::Infallible>(r)
+                }));
+            let (parts, _) = svc.oneshot(asking(member)).await.unwrap().into_parts();
+            let want: &[&str] = if typed { &["sig1"] } else { &["sig1", "sig2"] };
+            assert_eq!(labels(&parts), want, "typed: {typed}");
+        }
     }
 
     #[test]
