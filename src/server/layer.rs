@@ -37,10 +37,13 @@
 //! A cached signature is served only within the second it was `created`
 //! in ([`SignConfig::clock`]) and only over the very bytes it was made
 //! for; a signature requested through `Accept-Signature` is shared only
-//! with requests whose signature base is byte for byte the same in the
-//! same second (the same covered response and `;req` request component
-//! values) and never when a `nonce` is requested: otherwise it is made for
-//! the request.
+//! with requests whose label and signature base are byte for byte the
+//! same in the same second (the same covered response and `;req` request
+//! component values) and never when a `nonce` is requested: otherwise it
+//! is made for the request. The parse of an `Accept-Signature` value is
+//! kept per exact value (a few values, see [`SignCache`]); the request and
+//! the response are modelled with only the fields the requested
+//! components name.
 //!
 //! The body is buffered up to [`SignConfig::max_body`]. A body that is
 //! larger, or of unknown length (streaming), is handled by
@@ -815,11 +818,11 @@ impl CacheEntry {
 /// other bytes.
 ///
 /// Signatures requested with `Accept-Signature` are shared the same way,
-/// by their signature base: a requested member without a `nonce` whose
-/// base (every covered response and `;req` request component value, and
-/// `@signature-params` with its `created`, `keyid`, `alg`) is byte for
-/// byte the base of a signature made by the same key in the same second
-/// gets that signature; anything else (a nonce, another value of any
+/// by their label and signature base: a requested member without a
+/// `nonce` whose label and base (every covered response and `;req`
+/// request component value, and `@signature-params` with its `created`,
+/// `keyid`, `alg`) are byte for byte those of a signature made by the same
+/// key in the same second gets that signature; anything else (a nonce, another value of any
 /// covered component, another second or key) is signed afresh. A
 /// signature is thus never given for other bytes, nor with a `created`
 /// other than the current second.
