@@ -74,16 +74,18 @@ pub(crate) fn signature_base_cached(
             return Err(ComponentError::Duplicate(c.to_string()));
         }
         let start = out.len();
-        let mut id = String::new();
         let name = match &c.target {
             super::components::Target::Derived(d) => d.name(),
             super::components::Target::Field(f) => f.as_str(),
         };
-        id.push('"');
-        id.push_str(name);
-        id.push('"');
-        sfv::write_params(&mut id, &c.params);
-        out.extend_from_slice(id.as_bytes());
+        out.push(b'"');
+        out.extend_from_slice(name.as_bytes());
+        out.push(b'"');
+        if !c.params.is_empty() {
+            let mut params = String::new();
+            sfv::write_params(&mut params, &c.params);
+            out.extend_from_slice(params.as_bytes());
+        }
         out.extend_from_slice(b": ");
         c.write_value_cached(&mut out, msg, related, sf_types, cache)?;
         if over(cache.base_bytes, out.len()) {

@@ -561,8 +561,8 @@ impl ComponentId {
             }
             return Ok(());
         }
-        let field = (self.req, self.tr, name.to_owned());
         if let Some(key) = &self.key {
+            let field = (self.req, self.tr, name.to_owned());
             let parses = &mut cache.parses;
             let dict = cache
                 .dicts
@@ -583,6 +583,7 @@ impl ComponentId {
             return Ok(());
         }
         if self.sf {
+            let field = (self.req, self.tr, name.to_owned());
             let parses = &mut cache.parses;
             let s = cache
                 .sf

@@ -692,8 +692,41 @@ impl Message {
         req: &http::Request<B>,
         default_scheme: &str,
     ) -> Result<Message, MessageError> {
-        let headers = from_header_map(req.headers())?;
-        let uri = req.uri();
+        let mut m = Message::from_request_head(
+            req.method(),
+            req.uri(),
+            req.headers(),
+            default_scheme,
+            &|_| true,
+        )?;
+        m.body = req.body().as_ref().to_vec();
+        Ok(m)
+    }
+
+    /// [`Message::from_request`] over a request head, without content,
+    /// keeping only the field lines whose name `keep` accepts and every
+    /// `Host` line (the authority may come from it): a model for the
+    /// components that name only those fields, since a field component
+    /// reads only the lines of its own name (RFC 9421 section 2.1). The
+    /// whole map is still held to [`MAX_FIELD_LINES`].
+    ///
+    /// # Errors
+    /// As [`Message::from_request`].
+    pub(crate) fn from_request_head(
+        method: &http::Method,
+        uri: &http::Uri,
+        h: &http::HeaderMap,
+        default_scheme: &str,
+        keep: &dyn Fn(&http::HeaderName) -> bool,
+    ) -> Result<Message, MessageError> {
+        if h.len() > MAX_FIELD_LINES {
+            return Err(MessageError::TooManyFields);
+        }
+        let headers: Vec<Field> = h
+            .iter()
+            .filter(|(n, _)| *n == http::header::HOST || keep(n))
+            .map(|(n, v)| Field::from_http(n, v))
+            .collect();
         let pq = uri.path_and_query().map_or("/", |p| p.as_str());
         let host = headers
             .iter()
@@ -707,7 +740,7 @@ impl Message {
                     .to_ascii_lowercase();
                 let (path, query) = split_path_query(pq);
                 RequestLine {
-                    method: req.method().as_str().to_owned(),
+                    method: method.as_str().to_owned(),
                     target: pq.to_owned(),
                     authority: normalize_authority(a.as_str(), &scheme),
                     raw_authority: a.as_str().to_owned(),
@@ -716,13 +749,9 @@ impl Message {
                     query,
                 }
             }
-            _ => RequestLine::new(req.method().as_str(), pq, host, default_scheme)?,
+            _ => RequestLine::new(method.as_str(), pq, host, default_scheme)?,
         };
-        Ok(Message::request(
-            line,
-            headers,
-            req.body().as_ref().to_vec(),
-        ))
+        Ok(Message::request(line, headers, Vec::new()))
     }
 
     /// Convert an `http::Response`.
@@ -742,12 +771,19 @@ fn from_header_map(h: &http::HeaderMap) -> Result<Vec<Field>, MessageError> {
     if h.len() > MAX_FIELD_LINES {
         return Err(MessageError::TooManyFields);
     }
-    Ok(h.iter()
-        .map(|(n, v)| Field {
+    Ok(h.iter().map(|(n, v)| Field::from_http(n, v)).collect())
+}
+
+impl Field {
+    /// One `http` field line as RFC 9421 section 2.1 reads it: the name
+    /// (already lowercase in `http`), the value with leading and trailing
+    /// whitespace removed.
+    pub(crate) fn from_http(n: &http::HeaderName, v: &http::HeaderValue) -> Field {
+        Field {
             name: n.as_str().to_owned(),
             value: trim_ows(v.as_bytes()).to_vec(),
-        })
-        .collect())
+        }
+    }
 }
 
 fn parse_start_line(start: &str, headers: &[Field], scheme: &str) -> Result<Kind, MessageError> {

@@ -26,7 +26,7 @@ mod verify;
 pub use components::{ComponentError, ComponentId, Derived, SfType};
 pub use message::{Message, MessageError};
 #[cfg(feature = "server")]
-pub(crate) use sign::sign_with;
+pub(crate) use sign::{base_for, checked_params_value};
 pub use sign::{
     default_components, sign, static_response_fields, SignError, SignHttp, SignHttpResponse,
     SignatureOnHttpError, SignatureSpec, Signed, DEFAULT_SCHEME, PARAM_ORDER,

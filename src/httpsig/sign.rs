@@ -223,35 +223,46 @@ pub fn sign(
     spec: &SignatureSpec,
     key: &SigningKey,
 ) -> Result<Signed, SignError> {
-    sign_with(msg, related, spec, key, &mut |base| Ok(key.sign(base)?))
+    let (params_value, base) = prepare(msg, related, spec, key)?;
+    let sig = key.sign(&base)?;
+    let mut signature = format!("{}=", spec.label);
+    sfv::write_bare(&mut signature, &BareItem::ByteSeq(sig.clone()));
+    Ok(Signed {
+        label: spec.label.clone(),
+        signature_input: format!("{}={}", spec.label, params_value),
+        params_value,
+        signature,
+        signature_bytes: sig,
+        base,
+    })
 }
 
-/// Makes the signature of a signature base.
-pub(crate) type SignBase<'a> = dyn FnMut(&[u8]) -> Result<Vec<u8>, SignError> + 'a;
-
-/// [`sign`], with the signature of the base made by `sign_base` (which
-/// signs with `key`, or returns a signature `key` made earlier over the
-/// very same base bytes).
-pub(crate) fn sign_with(
+/// The checks of [`sign`] (label, components, parameters, `alg` bound to
+/// `key`, RFC 9421 section 3.1) and what it signs: the `@signature-params`
+/// value and the signature base (section 2.5).
+fn prepare(
     msg: &Message,
     related: Option<&Message>,
     spec: &SignatureSpec,
     key: &SigningKey,
-    sign_base: &mut SignBase<'_>,
-) -> Result<Signed, SignError> {
+) -> Result<(String, Vec<u8>), SignError> {
+    let params_value = checked_params_value(spec, key)?;
+    let base = base_for(msg, related, spec, &params_value)?;
+    Ok((params_value, base))
+}
+
+/// The checks of [`sign`] that depend on `spec` and `key` alone (label,
+/// number of components, parameters, `alg` bound to `key`, RFC 9421
+/// section 3.1), and the `@signature-params` value (section 2.3).
+pub(crate) fn checked_params_value(
+    spec: &SignatureSpec,
+    key: &SigningKey,
+) -> Result<String, SignError> {
     if !valid_label(&spec.label) {
         return Err(SignError::BadLabel(spec.label.clone()));
     }
     if spec.components.len() > super::MAX_COMPONENTS {
         return Err(SignError::TooManyComponents);
-    }
-    let existing: Vec<&[u8]> = msg.field_lines("signature-input", false).collect();
-    if !existing.is_empty() {
-        let d = sfv::parse_dictionary_raw(&existing.join(&b", "[..]))
-            .map_err(SignError::ExistingInput)?;
-        if d.0.iter().any(|(k, _)| *k == spec.label) {
-            return Err(SignError::LabelExists(spec.label.clone()));
-        }
     }
     check_params(&spec.params)?;
     for (_, v) in &spec.params {
@@ -269,20 +280,34 @@ pub(crate) fn sign_with(
             });
         }
     }
-    let params_value = signature_params_value(&spec.components, &spec.params);
+    Ok(signature_params_value(&spec.components, &spec.params))
+}
+
+/// The signature base of `spec` over `msg` (section 2.5), `params_value`
+/// being [`checked_params_value`]'s, after checking that `msg` carries no
+/// signature of the same label (section 4.1).
+pub(crate) fn base_for(
+    msg: &Message,
+    related: Option<&Message>,
+    spec: &SignatureSpec,
+    params_value: &str,
+) -> Result<Vec<u8>, SignError> {
+    let existing: Vec<&[u8]> = msg.field_lines("signature-input", false).collect();
+    if !existing.is_empty() {
+        let d = sfv::parse_dictionary_raw(&existing.join(&b", "[..]))
+            .map_err(SignError::ExistingInput)?;
+        if d.0.iter().any(|(k, _)| *k == spec.label) {
+            return Err(SignError::LabelExists(spec.label.clone()));
+        }
+    }
     let lookup = super::sf_type_lookup(&spec.sf_types);
-    let base = signature_base(msg, related, &spec.components, &params_value, &lookup)?;
-    let sig = sign_base(&base)?;
-    let mut signature = format!("{}=", spec.label);
-    sfv::write_bare(&mut signature, &BareItem::ByteSeq(sig.clone()));
-    Ok(Signed {
-        label: spec.label.clone(),
-        signature_input: format!("{}={}", spec.label, params_value),
+    Ok(signature_base(
+        msg,
+        related,
+        &spec.components,
         params_value,
-        signature,
-        signature_bytes: sig,
-        base,
-    })
+        &lookup,
+    )?)
 }
 
 impl Signed {

@@ -37,10 +37,13 @@
 //! A cached signature is served only within the second it was `created`
 //! in ([`SignConfig::clock`]) and only over the very bytes it was made
 //! for; a signature requested through `Accept-Signature` is shared only
-//! with requests whose signature base is byte for byte the same in the
-//! same second (the same covered response and `;req` request component
-//! values) and never when a `nonce` is requested: otherwise it is made for
-//! the request.
+//! with requests whose label and signature base are byte for byte the
+//! same in the same second (the same covered response and `;req` request
+//! component values) and never when a `nonce` is requested: otherwise it
+//! is made for the request. The parse of an `Accept-Signature` value is
+//! kept per exact value (a few values, see [`SignCache`]); the request and
+//! the response are modelled with only the fields the requested
+//! components name.
 //!
 //! The body is buffered up to [`SignConfig::max_body`]. A body that is
 //! larger, or of unknown length (streaming), is handled by
@@ -177,10 +180,157 @@ pub struct SignService<S> {
     cache: Arc<SignCache>,
 }
 
-/// What the signer keeps of the request: enough for `;req` components.
+/// What the signer keeps of the request: its method, and its
+/// `Accept-Signature` with what its `;req` components read.
 struct RequestHead {
     method: Method,
-    related: Option<Request<Vec<u8>>>,
+    accepted: Option<Accepted>,
+}
+
+/// The `Accept-Signature` field of one request, parsed (see
+/// [`ParsedAccept`]), and the model of the request its `;req` components
+/// read, holding only the fields they name (and `Host`); `None` when the
+/// request cannot be modelled, which leaves its `;req` members unsignable.
+struct Accepted {
+    parsed: Arc<ParsedAccept>,
+    rel: Option<crate::httpsig::Message>,
+}
+
+/// An `Accept-Signature` field value as this layer reads it (RFC 9421
+/// section 5.1): its members, or why none can be honoured, and the field
+/// names their components cover, read from the related request (`;req`)
+/// or from the response, over the first [`MAX_ACCEPTED`] members.
+///
+/// It also keeps what its members are signed as for the latest (key,
+/// second, response with or without `Content-Type`): the specs, checked,
+/// with their `@signature-params` values (see [`PreparedSpec`]).
+struct ParsedAccept {
+    members: Result<Vec<accept::Requested>, accept::AcceptError>,
+    req_fields: Vec<header::HeaderName>,
+    res_fields: Vec<header::HeaderName>,
+    prepared: Mutex<Option<PreparedSpecs>>,
+}
+
+/// The members of one `Accept-Signature` value the layer may sign with
+/// one key, in one second, for responses with or without `Content-Type`.
+struct PreparedSpecs {
+    key: Arc<PublisherKey>,
+    created: i64,
+    content_type: bool,
+    specs: Arc<Vec<PreparedSpec>>,
+}
+
+/// One member to sign: its spec, its `@signature-params` value (or why
+/// the spec cannot be signed with the key), and whether it asks for a
+/// `nonce` (then signed for every request).
+struct PreparedSpec {
+    spec: SignatureSpec,
+    params_value: Result<String, crate::httpsig::SignError>,
+    nonce: bool,
+}
+
+impl ParsedAccept {
+    /// Parse the field value (its lines joined with `, `, RFC 9421
+    /// section 5.1 and RFC 9651 section 3.2).
+    fn parse(joined: &[u8]) -> ParsedAccept {
+        let members = accept::parse(&[joined]);
+        let mut req_fields: Vec<header::HeaderName> = Vec::new();
+        let mut res_fields: Vec<header::HeaderName> = Vec::new();
+        for r in members.iter().flatten().take(MAX_ACCEPTED) {
+            for c in &r.components {
+                let crate::httpsig::components::Target::Field(name) = &c.target else {
+                    continue;
+                };
+                // A name `http` cannot hold is in no header map: nothing
+                // to keep for it (the component is then missing).
+                let Ok(n) = header::HeaderName::from_bytes(name.as_bytes()) else {
+                    continue;
+                };
+                let list = if c.req {
+                    &mut req_fields
+                } else {
+                    &mut res_fields
+                };
+                if !list.contains(&n) {
+                    list.push(n);
+                }
+            }
+        }
+        ParsedAccept {
+            members,
+            req_fields,
+            res_fields,
+            prepared: Mutex::new(None),
+        }
+    }
+
+    /// The members to sign with `current` at `t` on a response with or
+    /// without `Content-Type` (see [`requested_specs`]): the ones kept for
+    /// the same key, second and kind of response, else made (then kept).
+    fn prepared(
+        &self,
+        cfg: &SignConfig,
+        current: &Arc<PublisherKey>,
+        t: i64,
+        content_type: bool,
+    ) -> Arc<Vec<PreparedSpec>> {
+        if let Some(p) = lock(&self.prepared).as_ref() {
+            if p.created == t && p.content_type == content_type && Arc::ptr_eq(&p.key, current) {
+                return p.specs.clone();
+            }
+        }
+        let specs: Arc<Vec<PreparedSpec>> = Arc::new(
+            requested_specs(cfg, self, current, &mandatory(content_type), t)
+                .into_iter()
+                .map(|spec| PreparedSpec {
+                    params_value: crate::httpsig::checked_params_value(&spec, &current.key),
+                    nonce: spec.params.iter().any(|(k, _)| k == "nonce"),
+                    spec,
+                })
+                .collect(),
+        );
+        *lock(&self.prepared) = Some(PreparedSpecs {
+            key: current.clone(),
+            created: t,
+            content_type,
+            specs: specs.clone(),
+        });
+        specs
+    }
+}
+
+/// Read the `Accept-Signature` of a request (when it has one), through
+/// `cache` when given, and model the request for its `;req` components.
+fn accepted(
+    cfg: &SignConfig,
+    cache: Option<&SignCache>,
+    method: &Method,
+    uri: &http::Uri,
+    headers: &http::HeaderMap,
+) -> Option<Accepted> {
+    let mut lines = headers.get_all("accept-signature").iter();
+    let first = lines.next()?;
+    let parsed = match (lines.next(), cache) {
+        (None, Some(c)) => c.accept_parsed(first.as_bytes()),
+        _ => {
+            let all: Vec<&[u8]> = headers
+                .get_all("accept-signature")
+                .iter()
+                .map(|v| v.as_bytes())
+                .collect();
+            Arc::new(ParsedAccept::parse(&all.join(&b", "[..])))
+        }
+    };
+    let rel = match &parsed.members {
+        Ok(m) if !m.is_empty() => {
+            crate::httpsig::Message::from_request_head(method, uri, headers, cfg.scheme, &|n| {
+                parsed.req_fields.contains(n)
+            })
+            .ok()
+        }
+        _ => None,
+    };
+    Some(Accepted { parsed, rel })
 }
 
 impl<S, ReqB, ResB> Service<Request<ReqB>> for SignService<S>
@@ -200,20 +350,20 @@ where
     }
 
     fn call(&mut self, req: Request<ReqB>) -> Self::Future {
-        let related = if self.cfg.accept_signature && req.headers().contains_key("accept-signature")
-        {
-            let mut r = Request::new(Vec::new());
-            *r.method_mut() = req.method().clone();
-            *r.uri_mut() = req.uri().clone();
-            *r.version_mut() = req.version();
-            *r.headers_mut() = req.headers().clone();
-            Some(r)
+        let accepted = if self.cfg.accept_signature {
+            accepted(
+                &self.cfg,
+                Some(&self.cache),
+                req.method(),
+                req.uri(),
+                req.headers(),
+            )
         } else {
             None
         };
         let head = RequestHead {
             method: req.method().clone(),
-            related,
+            accepted,
         };
         let fut = self.inner.call(req);
         let cfg = self.cfg.clone();
@@ -314,7 +464,7 @@ where
             return Response::from_parts(parts, full(bytes));
         }
     }
-    match sign_parts_with(cfg, Some(cache), &mut parts, &bytes, head.related.as_ref()) {
+    match sign_parts_with(cfg, Some(cache), &mut parts, &bytes, head.accepted.as_ref()) {
         Ok(()) => Response::from_parts(parts, full(bytes)),
         Err(e) => {
             tracing::warn!("response not signed: {e}");
@@ -353,7 +503,17 @@ pub fn sign_parts(
     body: &[u8],
     related: Option<&Request<Vec<u8>>>,
 ) -> Result<(), SignResponseError> {
-    sign_parts_with(cfg, None, parts, &Bytes::copy_from_slice(body), related)
+    let accepted = match related {
+        Some(r) if cfg.accept_signature => accepted(cfg, None, r.method(), r.uri(), r.headers()),
+        _ => None,
+    };
+    sign_parts_with(
+        cfg,
+        None,
+        parts,
+        &Bytes::copy_from_slice(body),
+        accepted.as_ref(),
+    )
 }
 
 /// [`sign_parts`], taking the digest and the default signature from
@@ -363,7 +523,7 @@ fn sign_parts_with(
     cache: Option<&SignCache>,
     parts: &mut http::response::Parts,
     body: &Bytes,
-    related: Option<&Request<Vec<u8>>>,
+    accepted: Option<&Accepted>,
 ) -> Result<(), SignResponseError> {
     if parts.headers.contains_key("signature-input") {
         return Err(SignResponseError::LabelTaken(cfg.label.clone()));
@@ -395,47 +555,41 @@ fn sign_parts_with(
         default.digest.clone(),
     );
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
-    let requested = match related {
-        Some(r) if cfg.accept_signature => {
-            requested_specs(cfg, r, &mandatory(content_type.is_some()), t)
-        }
-        _ => Vec::new(),
+    let requested = match accepted {
+        Some(a) => a.parsed.prepared(cfg, &current, t, content_type.is_some()),
+        None => Arc::new(Vec::new()),
     };
     if cfg.accept_signature {
         add_vary(&mut parts.headers);
     }
     let mut extra = Vec::new();
-    if !requested.is_empty() {
+    if let (Some(a), false) = (accepted, requested.is_empty()) {
         // Made for one request: never stored for another (RFC 9111
-        // section 5.2.2.5). Set before signing, since a member may cover
-        // it, and kept only if some member is signed.
-        let mut m = Response::new(&[][..]);
-        *m.status_mut() = parts.status;
-        *m.headers_mut() = parts.headers.clone();
-        m.headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        let msg = crate::httpsig::Message::from_response(&m)?;
-        // A related request that cannot be modelled leaves its `;req`
-        // members unsignable: they are skipped.
-        let rel = related.and_then(|r| crate::httpsig::Message::from_request(r, cfg.scheme).ok());
-        for spec in &requested {
-            let signed = match cache {
-                Some(c) if spec.params.iter().all(|(k, _)| k != "nonce") => {
-                    crate::httpsig::sign_with(&msg, rel.as_ref(), spec, &current.key, &mut |b| {
-                        c.requested_signature(&current, t, b)
-                    })
+        // section 5.2.2.5). Modelled with it, since a member may cover
+        // it, and set only if some member is signed.
+        let msg = requested_model(parts.status, &parts.headers, &a.parsed.res_fields)?;
+        for p in requested.iter() {
+            let signed = match (&p.params_value, cache) {
+                (Err(e), _) => Err(e.clone()),
+                (Ok(pv), Some(c)) if !p.nonce => {
+                    c.requested_signature(&current, t, &msg, a.rel.as_ref(), &p.spec, pv)
                 }
-                _ => sign(&msg, rel.as_ref(), spec, &current.key),
+                (Ok(pv), _) => RequestedFields::sign(&current, &msg, a.rel.as_ref(), &p.spec, pv),
             };
             match signed {
                 Ok(s) => extra.push(s),
                 Err(e) => {
-                    tracing::debug!("Accept-Signature member {:?} not honoured: {e}", spec.label)
+                    tracing::debug!(
+                        "Accept-Signature member {:?} not honoured: {e}",
+                        p.spec.label
+                    )
                 }
             }
         }
         if !extra.is_empty() {
-            parts.headers = m.into_parts().0.headers;
+            parts
+                .headers
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         }
     }
     let h = &mut parts.headers;
@@ -447,10 +601,86 @@ fn sign_parts_with(
         header::HeaderName::from_static("signature"),
         default.signature.clone(),
     );
-    for s in &extra {
-        s.apply_headers(&mut parts.headers)?;
+    for s in extra {
+        h.append(header::HeaderName::from_static("signature-input"), s.input);
+        h.append(header::HeaderName::from_static("signature"), s.signature);
     }
     Ok(())
+}
+
+/// The model of a signed response head for the requested signatures: the
+/// field lines named in `fields` (a field component reads only the lines
+/// of its own name, RFC 9421 section 2.1), with `Cache-Control: no-store`
+/// in place of the head's own (set on the response when a requested
+/// signature is made). The whole head, so changed, is held to
+/// [`MAX_FIELD_LINES`](crate::httpsig::message::MAX_FIELD_LINES).
+fn requested_model(
+    status: StatusCode,
+    h: &http::HeaderMap,
+    fields: &[header::HeaderName],
+) -> Result<crate::httpsig::Message, crate::httpsig::MessageError> {
+    use crate::httpsig::message::{Field, MAX_FIELD_LINES};
+    let cache_control = h.get_all(header::CACHE_CONTROL).iter().count();
+    if h.len() - cache_control + 1 > MAX_FIELD_LINES {
+        return Err(crate::httpsig::MessageError::TooManyFields);
+    }
+    let mut lines = Vec::with_capacity(fields.len());
+    for n in fields {
+        if *n == header::CACHE_CONTROL {
+            lines.push(Field::from_http(n, &HeaderValue::from_static("no-store")));
+        } else {
+            lines.extend(h.get_all(n).iter().map(|v| Field::from_http(n, v)));
+        }
+    }
+    Ok(crate::httpsig::Message::response(
+        status.as_u16(),
+        lines,
+        Vec::new(),
+    ))
+}
+
+/// The `Signature-Input` and `Signature` field lines of one requested
+/// signature.
+#[derive(Clone)]
+struct RequestedFields {
+    input: HeaderValue,
+    signature: HeaderValue,
+}
+
+impl RequestedFields {
+    /// Sign `spec` (whose `@signature-params` value is `params_value`)
+    /// over `msg` (and `rel`) afresh with `current`.
+    fn sign(
+        current: &PublisherKey,
+        msg: &crate::httpsig::Message,
+        rel: Option<&crate::httpsig::Message>,
+        spec: &SignatureSpec,
+        params_value: &str,
+    ) -> Result<RequestedFields, crate::httpsig::SignError> {
+        let base = crate::httpsig::base_for(msg, rel, spec, params_value)?;
+        RequestedFields::new(&spec.label, params_value, &current.key.sign(&base)?)
+    }
+
+    /// The fields of the signature `sig` of `label` over `params_value`
+    /// (RFC 9421 section 4).
+    fn new(
+        label: &str,
+        params_value: &str,
+        sig: &[u8],
+    ) -> Result<RequestedFields, crate::httpsig::SignError> {
+        let value = |v: String| {
+            HeaderValue::from_maybe_shared(Bytes::from(v.clone()))
+                .map_err(|_| crate::httpsig::SignError::BadString(v))
+        };
+        let mut signature = String::with_capacity(label.len() + 3 + sig.len().div_ceil(3) * 4);
+        signature.push_str(label);
+        signature.push('=');
+        crate::sfv::write_bare(&mut signature, &crate::sfv::BareItem::ByteSeq(sig.to_vec()));
+        Ok(RequestedFields {
+            input: value(format!("{label}={params_value}"))?,
+            signature: value(signature)?,
+        })
+    }
 }
 
 /// The message model of a response head (the signature base never
@@ -588,26 +818,66 @@ impl CacheEntry {
 /// other bytes.
 ///
 /// Signatures requested with `Accept-Signature` are shared the same way,
-/// by their signature base: a requested member without a `nonce` whose
-/// base (every covered response and `;req` request component value, and
-/// `@signature-params` with its `created`, `keyid`, `alg`) is byte for
-/// byte the base of a signature made by the same key in the same second
-/// gets that signature; anything else (a nonce, another value of any
+/// by their label and signature base: a requested member without a
+/// `nonce` whose label and base (every covered response and `;req`
+/// request component value, and `@signature-params` with its `created`,
+/// `keyid`, `alg`) are byte for byte those of a signature made by the same
+/// key in the same second gets that signature; anything else (a nonce, another value of any
 /// covered component, another second or key) is signed afresh. A
 /// signature is thus never given for other bytes, nor with a `created`
 /// other than the current second.
+///
+/// `Accept-Signature` field values are parsed once per distinct value:
+/// the last [`ACCEPT_SLOTS`] values (each at most [`ACCEPT_MAX_FIELD`]
+/// bytes, sent on one field line) are kept with their parse, and a hit is
+/// decided by comparing the whole value, byte for byte. The parse depends
+/// on nothing but those bytes; what the members may be signed for (the
+/// key, the second, the response) is decided per response.
 #[derive(Default)]
 pub struct SignCache {
     slots: [Mutex<Option<CacheEntry>>; CACHE_SLOTS],
     requested: [Mutex<Option<RequestedEntry>>; CACHE_SLOTS],
+    accept: [Mutex<Option<AcceptEntry>>; ACCEPT_SLOTS],
 }
 
-/// One requested signature: the exact base signed, by which key, when.
+/// `Accept-Signature` values whose parse a [`SignCache`] keeps (clients
+/// send few distinct values).
+pub const ACCEPT_SLOTS: usize = 8;
+
+/// Longest `Accept-Signature` value a [`SignCache`] keeps; a longer one is
+/// parsed for every request.
+pub const ACCEPT_MAX_FIELD: usize = 1024;
+
+/// One requested signature: the label and exact base signed, by which
+/// key, when, and its field lines.
 struct RequestedEntry {
     key: Arc<PublisherKey>,
     created: i64,
+    label: String,
     base: Vec<u8>,
-    signature: Vec<u8>,
+    fields: RequestedFields,
+}
+
+/// One `Accept-Signature` value and its parse.
+struct AcceptEntry {
+    field: Vec<u8>,
+    parsed: Arc<ParsedAccept>,
+}
+
+/// Lock a slot; a poisoned slot only means another request panicked while
+/// holding it, and its entry is checked or replaced as any other.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+fn slot_of(parts: &[&[u8]], n: usize) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    parts.hash(&mut h);
+    (h.finish() as usize) % n
 }
 
 impl std::fmt::Debug for SignCache {
@@ -617,46 +887,65 @@ impl std::fmt::Debug for SignCache {
 }
 
 impl SignCache {
-    /// The signature of `base` by `current` in second `t`: the one made
-    /// for the same base bytes, key and second if kept, else a new one
-    /// (then kept). Bases over 4 KiB are always signed afresh.
+    /// The parse of the `Accept-Signature` value `field`: the one kept for
+    /// the same bytes, else a new one (then kept, when at most
+    /// [`ACCEPT_MAX_FIELD`] bytes long).
+    fn accept_parsed(&self, field: &[u8]) -> Arc<ParsedAccept> {
+        if field.len() > ACCEPT_MAX_FIELD {
+            return Arc::new(ParsedAccept::parse(field));
+        }
+        let slot = &self.accept[slot_of(&[field], ACCEPT_SLOTS)];
+        if let Some(e) = lock(slot).as_ref() {
+            if e.field == field {
+                return e.parsed.clone();
+            }
+        }
+        let parsed = Arc::new(ParsedAccept::parse(field));
+        *lock(slot) = Some(AcceptEntry {
+            field: field.to_vec(),
+            parsed: parsed.clone(),
+        });
+        parsed
+    }
+
+    /// The fields of the requested signature `spec` (whose
+    /// `@signature-params` value is `params_value`) over `msg` (and `rel`)
+    /// by `current` in second `t`: those made for the same label, base
+    /// bytes, key and second if kept, else new ones (then kept). Bases
+    /// over 4 KiB are always signed afresh.
     fn requested_signature(
         &self,
         current: &Arc<PublisherKey>,
         t: i64,
-        base: &[u8],
-    ) -> Result<Vec<u8>, crate::httpsig::SignError> {
-        use std::hash::{Hash, Hasher};
+        msg: &crate::httpsig::Message,
+        rel: Option<&crate::httpsig::Message>,
+        spec: &SignatureSpec,
+        params_value: &str,
+    ) -> Result<RequestedFields, crate::httpsig::SignError> {
+        let base = crate::httpsig::base_for(msg, rel, spec, params_value)?;
         if base.len() > REQUESTED_MAX_BASE {
-            return Ok(current.key.sign(base)?);
+            return RequestedFields::new(&spec.label, params_value, &current.key.sign(&base)?);
         }
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        base.hash(&mut h);
-        let slot = &self.requested[(h.finish() as usize) % CACHE_SLOTS];
-        {
-            let s = match slot.lock() {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
-            if let Some(e) = s.as_ref() {
-                if e.created == t && Arc::ptr_eq(&e.key, current) && e.base == base {
-                    return Ok(e.signature.clone());
-                }
+        let slot = &self.requested[slot_of(&[spec.label.as_bytes(), &base], CACHE_SLOTS)];
+        if let Some(e) = lock(slot).as_ref() {
+            if e.created == t
+                && Arc::ptr_eq(&e.key, current)
+                && e.label == spec.label
+                && e.base == base
+            {
+                return Ok(e.fields.clone());
             }
         }
         // Signed without holding the slot: unrelated requests never wait.
-        let signature = current.key.sign(base)?;
-        let mut s = match slot.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        *s = Some(RequestedEntry {
+        let fields = RequestedFields::new(&spec.label, params_value, &current.key.sign(&base)?)?;
+        *lock(slot) = Some(RequestedEntry {
             key: current.clone(),
             created: t,
-            base: base.to_vec(),
-            signature: signature.clone(),
+            label: spec.label.clone(),
+            base,
+            fields: fields.clone(),
         });
-        Ok(signature)
+        Ok(fields)
     }
 
     fn get_or_sign(
@@ -739,18 +1028,12 @@ fn mandatory(content_type: bool) -> Vec<ComponentId> {
 /// signed over the actual messages is skipped when signing.
 fn requested_specs(
     cfg: &SignConfig,
-    related: &Request<Vec<u8>>,
+    parsed: &ParsedAccept,
+    current: &PublisherKey,
     mandatory: &[ComponentId],
     t: i64,
 ) -> Vec<SignatureSpec> {
-    let current = cfg.keys.current();
-    let lines: Vec<&[u8]> = related
-        .headers()
-        .get_all("accept-signature")
-        .iter()
-        .map(|v| v.as_bytes())
-        .collect();
-    let members = match accept::parse(&lines) {
+    let members = match &parsed.members {
         Ok(m) => m,
         Err(e) => {
             tracing::debug!("Accept-Signature not honoured: {e}");
@@ -1338,6 +1621,207 @@ mod tests {
         let rel = crate::httpsig::Message::from_request(&req, "https").unwrap();
         let report = verifier(&ring).verify_http(&msg, Some(&rel)).unwrap();
         assert!(report.all_valid());
+    }
+
+    /// One layer with a fixed clock, answering with the `etag` the
+    /// request names in `x-etag`; returns the signature labelled `sig2`
+    /// (or `None`), after checking that every signature of the response
+    /// verifies over the whole response and the whole request.
+    fn requesting_layer(ring: &Arc<KeyRing>) -> SignLayer {
+        let mut cfg = SignConfig::new(ring.clone());
+        cfg.accept_signature = true;
+        cfg.clock = Arc::new(ManualClock(SystemClock.now().into()));
+        SignLayer::with_config(cfg)
+    }
+
+    async fn requested(
+        ring: &Arc<KeyRing>,
+        layer: &SignLayer,
+        headers: &[(&str, &str)],
+    ) -> (Option<HeaderValue>, String) {
+        let svc = layer.clone().layer(service_fn(|r: Request<()>| async move {
+            let mut res = Response::new(Full::new(Bytes::from_static(b"{}")));
+            let h = res.headers_mut();
+            h.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            h.insert(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=60"),
+            );
+            if let Some(e) = r.headers().get("x-etag") {
+                h.insert(header::ETAG, e.clone());
+            }
+            Ok::<_, std::convert::Infallible>(res)
+        }));
+        let mut req = Request::builder().uri("/agent.json");
+        for (n, v) in headers {
+            req = req.header(*n, *v);
+        }
+        let req = req.body(()).unwrap();
+        let (rp, ()) = req.into_parts();
+        let full_req = Request::from_parts(rp.clone(), Vec::new());
+        let res = svc.oneshot(Request::from_parts(rp, ())).await.unwrap();
+        let (p, b) = res.into_parts();
+        let b = b.collect().await.unwrap().to_bytes();
+        let si = inputs(&p.headers);
+        let sig2 = labels(&p).iter().position(|l| l == "sig2").map(|i| {
+            p.headers
+                .get_all("signature")
+                .iter()
+                .nth(i)
+                .unwrap()
+                .clone()
+        });
+        let res = Response::from_parts(p, b.to_vec());
+        let msg = crate::httpsig::Message::from_response(&res).unwrap();
+        let rel = crate::httpsig::Message::from_request(&full_req, "https").unwrap();
+        let report = verifier(ring).verify_http(&msg, Some(&rel)).unwrap();
+        assert!(report.all_valid(), "{headers:?}: {si}");
+        (sig2, si)
+    }
+
+    /// The requested signature is made over models holding only the
+    /// covered fields: it verifies over the whole messages, `Host` still
+    /// gives `@authority`, `Cache-Control` is signed as sent (`no-store`),
+    /// a field nobody covers changes nothing, and another value of any
+    /// covered request or response field is signed anew.
+    #[tokio::test]
+    async fn requested_signatures_cover_the_values_the_whole_messages_carry() {
+        let ring = ring();
+        let layer = requesting_layer(&ring);
+        let member = r#"sig2=("@status" "content-type" "content-digest" "cache-control" "etag" "x-client";req "@authority";req "x-etag";req)"#;
+        let base = [
+            ("host", "example.com"),
+            ("x-client", "a"),
+            ("x-other", "1"),
+            ("x-etag", "\"e1\""),
+            ("accept-signature", member),
+        ];
+        let with = |n: &'static str, v: &'static str| {
+            let mut h = base.to_vec();
+            for f in h.iter_mut() {
+                if f.0 == n {
+                    f.1 = v;
+                }
+            }
+            h
+        };
+        let (a, a_in) = requested(&ring, &layer, &base).await;
+        let a = a.expect("sig2 signed");
+        assert!(a_in.contains("\"@authority\";req"), "{a_in}");
+        let (same, _) = requested(&ring, &layer, &with("x-other", "2")).await;
+        assert_eq!(same, Some(a.clone()), "an uncovered field: the same base");
+        for (n, v) in [
+            ("x-client", "b"),
+            ("host", "other.example"),
+            ("x-etag", "\"e2\""),
+        ] {
+            let (other, _) = requested(&ring, &layer, &with(n, v)).await;
+            let other = other.expect("sig2 signed");
+            assert_ne!(other, a, "{n}: {v}: another covered value, signed anew");
+        }
+    }
+
+    /// `Accept-Signature` values are parsed once per distinct value, kept
+    /// in at most `ACCEPT_SLOTS` slots, a hit decided by the whole value:
+    /// every value, however many and in whatever order, gets its own
+    /// members; a value too long to keep, or sent on several lines, is
+    /// parsed for its request and not kept.
+    #[tokio::test]
+    async fn accept_signature_parses_are_kept_per_exact_value_and_bounded() {
+        let ring = ring();
+        let layer = requesting_layer(&ring);
+        let value =
+            |i: usize| format!(r#"s{i}=("@status" "content-type" "content-digest" "@method";req)"#);
+        let kept = |layer: &SignLayer| {
+            layer
+                .cache
+                .accept
+                .iter()
+                .filter_map(|s| lock(s).as_ref().map(|e| e.field.clone()))
+                .collect::<Vec<_>>()
+        };
+        // Two values in one slot: the second never gets the first's parse.
+        let first = value(0);
+        let twin = (1..1000)
+            .map(value)
+            .find(|v| {
+                slot_of(&[v.as_bytes()], ACCEPT_SLOTS) == slot_of(&[first.as_bytes()], ACCEPT_SLOTS)
+            })
+            .unwrap();
+        for v in [&first, &twin, &first] {
+            let label = v.split('=').next().unwrap();
+            let (parts, _) = run(layer.clone(), asking(v), b"{}").await;
+            assert_eq!(labels(&parts), ["sig1", label], "{v}");
+        }
+        // Many values: each answered with its own label, twice over.
+        for round in 0..2 {
+            for i in 0..3 * ACCEPT_SLOTS {
+                let (parts, _) = run(layer.clone(), asking(&value(i)), b"{}").await;
+                assert_eq!(
+                    labels(&parts),
+                    ["sig1".to_owned(), format!("s{i}")],
+                    "{round}"
+                );
+            }
+        }
+        let held = kept(&layer);
+        assert!(
+            !held.is_empty() && held.len() <= ACCEPT_SLOTS,
+            "{}",
+            held.len()
+        );
+        // A value longer than ACCEPT_MAX_FIELD is honoured, not kept.
+        let nonce = "n".repeat(ACCEPT_MAX_FIELD);
+        let long = format!(
+            r#"sig2=("@status" "content-type" "content-digest" "@method";req);nonce="{nonce}""#
+        );
+        let (parts, _) = run(layer.clone(), asking(&long), b"{}").await;
+        assert_eq!(labels(&parts), ["sig1", "sig2"]);
+        assert!(inputs(&parts.headers).contains(&nonce));
+        assert!(kept(&layer).iter().all(|f| f != long.as_bytes()));
+        // Several lines are one Dictionary (RFC 9421 section 5.1), parsed
+        // for the request and not kept.
+        let two = Request::builder()
+            .uri("https://example.com/agent.json")
+            .header("accept-signature", value(1))
+            .header("accept-signature", value(2))
+            .body(())
+            .unwrap();
+        let before = kept(&layer);
+        let (parts, _) = run(layer.clone(), two, b"{}").await;
+        assert_eq!(labels(&parts), ["sig1", "s1", "s2"]);
+        assert_eq!(kept(&layer), before);
+    }
+
+    /// The members of one `Accept-Signature` value are signed as the
+    /// response requires, whichever response came before in the same
+    /// second: a member without `content-type` is honoured only for
+    /// responses without one (seed 001 section 10.3).
+    #[tokio::test]
+    async fn kept_members_are_checked_against_each_response() {
+        let ring = ring();
+        let layer = requesting_layer(&ring);
+        let member = r#"sig2=("@status" "content-digest" "@method";req)"#;
+        for typed in [false, true, false, true] {
+            let svc = layer
+                .clone()
+                .layer(service_fn(move |_r: Request<()>| async move {
+                    let mut r = Response::new(Full::new(Bytes::from_static(b"{}")));
+                    if typed {
+                        r.headers_mut().insert(
+                            header::CONTENT_TYPE,
+                            HeaderValue::from_static("application/json"),
+                        );
+                    }
+                    Ok::<_, std::convert::Infallible>(r)
+                }));
+            let (parts, _) = svc.oneshot(asking(member)).await.unwrap().into_parts();
+            let want: &[&str] = if typed { &["sig1"] } else { &["sig1", "sig2"] };
+            assert_eq!(labels(&parts), want, "typed: {typed}");
+        }
     }
 
     #[test]
