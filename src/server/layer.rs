@@ -1318,17 +1318,9 @@ mod tests {
     async fn requested_signatures_vary_and_are_never_stored_for_others() {
         let ring = ring();
         let inner = |_r: Request<()>| async {
-            let mut r = Response::new(Full::new(Bytes::from_static(b"{}")));
-            let h = r.headers_mut();
-            h.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            h.insert(
-                header::CACHE_CONTROL,
-                HeaderValue::from_static("public, max-age=300"),
-            );
-            h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+            let mut r = json_response(Some("public, max-age=300"));
+            r.headers_mut()
+                .insert(header::VARY, HeaderValue::from_static("accept-encoding"));
             Ok::<_, std::convert::Infallible>(r)
         };
         // Without a request for a signature: cacheable, but varying.
@@ -1570,12 +1562,7 @@ mod tests {
             r#"sig2=("@status" "content-type" "content-digest" "@method";req);nonce="n1""#;
         let call = |method: &'static str, path: &'static str, accept: &'static str| {
             let svc = layer.clone().layer(service_fn(|_r: Request<()>| async {
-                let mut r = Response::new(Full::new(Bytes::from_static(b"{}")));
-                r.headers_mut().insert(
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                );
-                Ok::<_, std::convert::Infallible>(r)
+                Ok::<_, std::convert::Infallible>(json_response(None))
             }));
             let req = Request::builder()
                 .method(method)
@@ -1627,6 +1614,21 @@ mod tests {
     /// request names in `x-etag`; returns the signature labelled `sig2`
     /// (or `None`), after checking that every signature of the response
     /// verifies over the whole response and the whole request.
+    /// A `200` with the body `{}`, `Content-Type: application/json` and,
+    /// when given, that `Cache-Control`.
+    fn json_response(cache_control: Option<&'static str>) -> Response<Full<Bytes>> {
+        let mut r = Response::new(Full::new(Bytes::from_static(b"{}")));
+        let h = r.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if let Some(c) = cache_control {
+            h.insert(header::CACHE_CONTROL, HeaderValue::from_static(c));
+        }
+        r
+    }
+
     fn requesting_layer(ring: &Arc<KeyRing>) -> SignLayer {
         let mut cfg = SignConfig::new(ring.clone());
         cfg.accept_signature = true;
@@ -1640,18 +1642,9 @@ mod tests {
         headers: &[(&str, &str)],
     ) -> (Option<HeaderValue>, String) {
         let svc = layer.clone().layer(service_fn(|r: Request<()>| async move {
-            let mut res = Response::new(Full::new(Bytes::from_static(b"{}")));
-            let h = res.headers_mut();
-            h.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            h.insert(
-                header::CACHE_CONTROL,
-                HeaderValue::from_static("public, max-age=60"),
-            );
+            let mut res = json_response(Some("public, max-age=60"));
             if let Some(e) = r.headers().get("x-etag") {
-                h.insert(header::ETAG, e.clone());
+                res.headers_mut().insert(header::ETAG, e.clone());
             }
             Ok::<_, std::convert::Infallible>(res)
         }));
