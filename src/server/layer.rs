@@ -658,24 +658,25 @@ impl RequestedFields {
         params_value: &str,
     ) -> Result<RequestedFields, crate::httpsig::SignError> {
         let base = crate::httpsig::base_for(msg, rel, spec, params_value)?;
-        RequestedFields::new(&spec.label, params_value, &current.key.sign(&base)?)
+        RequestedFields::over(current, spec, params_value, &base)
     }
 
-    /// The fields of the signature `sig` of `label` over `params_value`
-    /// (RFC 9421 section 4).
-    fn new(
-        label: &str,
+    /// The fields of `spec`'s signature by `current` over `base` (RFC 9421
+    /// section 4), `params_value` being its `@signature-params` value.
+    fn over(
+        current: &PublisherKey,
+        spec: &SignatureSpec,
         params_value: &str,
-        sig: &[u8],
+        base: &[u8],
     ) -> Result<RequestedFields, crate::httpsig::SignError> {
+        let (label, sig) = (spec.label.as_str(), current.key.sign(base)?);
         let value = |v: String| {
-            HeaderValue::from_maybe_shared(Bytes::from(v.clone()))
-                .map_err(|_| crate::httpsig::SignError::BadString(v))
+            HeaderValue::from_str(&v).map_err(|_| crate::httpsig::SignError::BadString(v))
         };
         let mut signature = String::with_capacity(label.len() + 3 + sig.len().div_ceil(3) * 4);
         signature.push_str(label);
         signature.push('=');
-        crate::sfv::write_bare(&mut signature, &crate::sfv::BareItem::ByteSeq(sig.to_vec()));
+        crate::sfv::write_bare(&mut signature, &crate::sfv::BareItem::ByteSeq(sig));
         Ok(RequestedFields {
             input: value(format!("{label}={params_value}"))?,
             signature: value(signature)?,
@@ -924,7 +925,7 @@ impl SignCache {
     ) -> Result<RequestedFields, crate::httpsig::SignError> {
         let base = crate::httpsig::base_for(msg, rel, spec, params_value)?;
         if base.len() > REQUESTED_MAX_BASE {
-            return RequestedFields::new(&spec.label, params_value, &current.key.sign(&base)?);
+            return RequestedFields::over(current, spec, params_value, &base);
         }
         let slot = &self.requested[slot_of(&[spec.label.as_bytes(), &base], CACHE_SLOTS)];
         if let Some(e) = lock(slot).as_ref() {
@@ -937,7 +938,7 @@ impl SignCache {
             }
         }
         // Signed without holding the slot: unrelated requests never wait.
-        let fields = RequestedFields::new(&spec.label, params_value, &current.key.sign(&base)?)?;
+        let fields = RequestedFields::over(current, spec, params_value, &base)?;
         *lock(slot) = Some(RequestedEntry {
             key: current.clone(),
             created: t,
