@@ -208,14 +208,24 @@ enum WFrame {
     Object { next: u32, end: u32 },
 }
 
+/// A string without escapes as the input writes it: its content
+/// `input[start..end]` and the two quotes around it, one copy instead of
+/// three (RFC 8785 section 3.2.2.2 writes such a string unchanged).
+#[inline]
+fn quoted<'a>(doc: &Doc<'a>, start: u32, end: u32) -> Result<&'a [u8], JsonError> {
+    doc.slice(
+        start.checked_sub(1).ok_or_else(json::internal)?,
+        end.saturating_add(1),
+    )
+}
+
 fn write_member_name(doc: &Doc, m: &json::Member, out: &mut Vec<u8>) -> Result<(), JsonError> {
     if m.in_arena {
         write_str(doc.key(m), out);
     } else {
-        // No escapes in the input: no `"`, `\` or control inside.
-        out.push(b'"');
-        out.extend_from_slice(doc.slice(m.start, m.end)?);
-        out.push(b'"');
+        // No escapes in the input: no `"`, `\` or control inside, so the
+        // name is written as the input has it, quotes included.
+        out.extend_from_slice(quoted(doc, m.start, m.end)?);
     }
     out.push(b':');
     Ok(())
@@ -239,13 +249,10 @@ fn write_doc(doc: &Doc, out: &mut Vec<u8>) -> Result<(), JsonError> {
                 end,
                 escaped,
             } => {
-                let raw = doc.slice(start, end)?;
                 if escaped {
-                    write_raw_escaped(raw, out)?;
+                    write_raw_escaped(doc.slice(start, end)?, out)?;
                 } else {
-                    out.push(b'"');
-                    out.extend_from_slice(raw);
-                    out.push(b'"');
+                    out.extend_from_slice(quoted(doc, start, end)?);
                 }
             }
             Node::Array { end, .. } => {
