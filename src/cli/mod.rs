@@ -314,17 +314,14 @@ fn man(out: Option<&std::path::Path>) -> CliResult {
 
 /// Read a file, or standard input for `-`, with a size bound.
 pub fn read_input(path: &str) -> Result<Vec<u8>, CliError> {
-    let mut buf = Vec::new();
-    if path == "-" {
-        std::io::stdin()
-            .take(MAX_INPUT + 1)
-            .read_to_end(&mut buf)
-            .map_err(|e| CliError::unreadable(format!("standard input: {e}")))?;
+    let buf = if path == "-" {
+        read_bounded(std::io::stdin().lock())
+            .map_err(|e| CliError::unreadable(format!("standard input: {e}")))?
     } else {
-        buf = std::fs::File::open(path)
+        std::fs::File::open(path)
             .and_then(read_bounded)
-            .map_err(|e| CliError::unreadable(format!("{path}: {e}")))?;
-    }
+            .map_err(|e| CliError::unreadable(format!("{path}: {e}")))?
+    };
     if buf.len() as u64 > MAX_INPUT {
         return Err(CliError::unreadable(format!(
             "{path}: larger than {MAX_INPUT} bytes"
@@ -341,7 +338,11 @@ pub fn read_input(path: &str) -> Result<Vec<u8>, CliError> {
 /// and `close`. `std::fs::read` adds a `statx` for the size, and
 /// `read_to_end` without it reads at most 8 KiB at a time; in `verify
 /// --batch` those system calls were a tenth of the time per descriptor.
-fn read_bounded(mut f: std::fs::File) -> std::io::Result<Vec<u8>> {
+///
+/// Key material is read here too ([`read_key_material`]): a buffer that
+/// grows is copied into a new one and the old one is zeroized, so no copy
+/// of the bytes read so far is left behind in freed memory.
+fn read_bounded(mut f: impl Read) -> std::io::Result<Vec<u8>> {
     const FIRST: usize = 16 * 1024;
     let cap = usize::try_from(MAX_INPUT + 1).unwrap_or(usize::MAX);
     let mut buf = vec![0u8; FIRST];
@@ -351,7 +352,12 @@ fn read_bounded(mut f: std::fs::File) -> std::io::Result<Vec<u8>> {
             if len >= cap {
                 break;
             }
-            buf.resize(len.saturating_mul(2).min(cap), 0);
+            let mut bigger = vec![0u8; len.saturating_mul(2).min(cap)];
+            if let (Some(dst), Some(src)) = (bigger.get_mut(..len), buf.get(..len)) {
+                dst.copy_from_slice(src);
+            }
+            zeroize::Zeroize::zeroize(&mut buf);
+            buf = bigger;
         }
         let Some(spare) = buf.get_mut(len..) else {
             break;
@@ -800,6 +806,58 @@ mod tests {
             let (path, bytes) = file_of(dir.path(), len);
             assert_eq!(read_input(&path).expect("readable"), bytes, "{len} bytes");
         }
+    }
+
+    /// A reader that gives at most `step` bytes per call and is
+    /// interrupted once before its first byte (standard input, a pipe).
+    struct Trickle {
+        data: Vec<u8>,
+        at: usize,
+        step: usize,
+        interrupted: bool,
+    }
+    impl Read for Trickle {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            if !self.interrupted {
+                self.interrupted = true;
+                return Err(std::io::ErrorKind::Interrupted.into());
+            }
+            let rest = self.data.get(self.at..).unwrap_or(&[]);
+            let n = rest.len().min(out.len()).min(self.step);
+            out[..n].copy_from_slice(&rest[..n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn short_and_interrupted_reads_are_assembled_and_the_bound_holds() {
+        for (len, step) in [(0, 1), (100_003, 4093), (40_000, 1 << 20)] {
+            let data: Vec<u8> = (0..len).map(|i| (i % 253) as u8).collect();
+            let r = Trickle {
+                data: data.clone(),
+                at: 0,
+                step,
+                interrupted: false,
+            };
+            assert_eq!(
+                read_bounded(r).expect("read"),
+                data,
+                "{len} bytes by {step}"
+            );
+        }
+        let max = usize::try_from(MAX_INPUT).expect("fits");
+        let r = Trickle {
+            data: vec![7; max + 5],
+            at: 0,
+            step: 1 << 20,
+            interrupted: false,
+        };
+        assert_eq!(
+            read_bounded(r).expect("read").len(),
+            max + 1,
+            "one byte past the bound, no more"
+        );
     }
 
     #[test]
