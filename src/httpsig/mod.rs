@@ -16,6 +16,7 @@
 //! RFC 9530 digests live in [`crate::digest`].
 
 pub mod accept;
+pub mod authority;
 pub mod base;
 pub mod components;
 pub mod message;
@@ -23,6 +24,7 @@ use crate::sfv;
 mod sign;
 mod verify;
 
+pub use authority::{AuthorityError, SiteAuthorities};
 pub use components::{ComponentError, ComponentId, Derived, SfType};
 pub use message::{Message, MessageError};
 #[cfg(feature = "server")]

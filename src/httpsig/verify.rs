@@ -69,6 +69,15 @@ pub struct HttpPolicy {
     /// `@method`, `@authority`, `@target-uri`, `@path`), so a signature is
     /// bound to what was asked of whom (RFC 9421 section 7.2.1). An empty list turns the check off. Not applied to responses.
     pub request_target_one_of: Vec<ComponentId>,
+    /// The site's own authorities (`host[:port]`, see
+    /// [`SiteAuthorities`](super::SiteAuthorities)): on a request, a signature must cover
+    /// `@authority` or `@target-uri` and the request's authority must be one
+    /// of these, whatever `Host` says, so a request signed for another site
+    /// and replayed here with that site's `Host` is refused (RFC 9421 section
+    /// 7.2.1; section 2.2.3 for the comparison). `None` (the default of this
+    /// low-level policy) does not check the authority: the gates (`VerifyLayer`,
+    /// `BotAuthLayer`, `agentsig http verify`) require the choice to be made.
+    pub authorities: Option<Vec<String>>,
 }
 
 /// The default [`HttpPolicy::request_target_one_of`]: `@method`,
@@ -121,6 +130,7 @@ impl HttpPolicy {
             keep_base: false,
             allow_empty_covered: false,
             request_target_one_of: default_request_target_components(),
+            authorities: None,
         }
     }
 
@@ -225,6 +235,21 @@ pub enum SigError {
     NoRequestTargetComponent {
         /// The components of [`HttpPolicy::request_target_one_of`], serialized.
         one_of: Vec<String>,
+    },
+    /// The site binds request signatures to its authorities
+    /// ([`HttpPolicy::authorities`]) and this one covers neither
+    /// `@authority` nor `@target-uri` (RFC 9421 section 7.2.1).
+    #[error("the request signature covers neither @authority nor @target-uri, so it is not bound to this site")]
+    AuthorityNotCovered,
+    /// The covered authority is not one the site serves
+    /// ([`HttpPolicy::authorities`]): a request signed for another site
+    /// (RFC 9421 section 7.2.1).
+    #[error("the signature was made for {}, which is not an authority this site serves ({})", crate::text::quoted(authority), served.join(", "))]
+    WrongAuthority {
+        /// The request's authority, as `@authority` derives it.
+        authority: String,
+        /// The authorities the site serves.
+        served: Vec<String>,
     },
     /// A component of [`HttpPolicy::required`] is not covered; holds it,
     /// serialized.
@@ -342,6 +367,8 @@ impl SigError {
             SigError::RequiredComponentNotCovered(_) => "required-component-not-covered",
             SigError::EmptyCoveredList => "empty-covered-list",
             SigError::NoRequestTargetComponent { .. } => "request-target-not-covered",
+            SigError::AuthorityNotCovered => "authority-not-covered",
+            SigError::WrongAuthority { .. } => "wrong-authority",
             SigError::MissingParam(_) => "missing-parameter",
             SigError::TagMismatch { .. } => "tag-mismatch",
             SigError::UnknownAlgorithm(_) => "unknown-algorithm",
@@ -730,6 +757,21 @@ fn verify_label(
                 .map(ToString::to_string)
                 .collect(),
         });
+    }
+
+    if let (Some(served), super::message::Kind::Request(line)) = (&policy.authorities, &msg.kind) {
+        let bound = [Derived::Authority, Derived::TargetUri]
+            .into_iter()
+            .any(|d| covered.iter().any(|c| c.same_as(&ComponentId::derived(d))));
+        if !bound {
+            return Err(SigError::AuthorityNotCovered);
+        }
+        if !super::authority::authority_in(served, &line.authority, &line.scheme) {
+            return Err(SigError::WrongAuthority {
+                authority: line.authority.clone(),
+                served: served.clone(),
+            });
+        }
     }
 
     // Section 3.2 step 7: rebuild the base from the received Inner List.

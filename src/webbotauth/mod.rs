@@ -917,6 +917,17 @@ pub struct Policy {
     /// 2): the profile itself covers no content. A request without content
     /// needs none.
     pub require_content_digest: bool,
+    /// The site's own authorities (`host[:port]`): a signature is accepted
+    /// only when the authority it covers (`@authority`, or the authority of
+    /// `@target-uri`) is one of them, whatever `Host` says, so a request an
+    /// agent signed for another site cannot be replayed here (RFC 9421
+    /// section 7.2.1; the profile requires `@authority` or `@target-uri` to
+    /// be covered, section 5.2, and this is what makes that binding
+    /// hold). `None` does not
+    /// check it; the gates (`BotAuthLayer`, `SignatureMiddleware`,
+    /// `agentsig http verify --profile web-bot-auth`) require an explicit
+    /// [`SiteAuthorities`](crate::httpsig::SiteAuthorities).
+    pub authorities: Option<Vec<String>>,
 }
 
 /// RFC 7638 thumbprints of the RFC 9421 Appendix B.1 test keys
@@ -943,6 +954,7 @@ impl Default for Policy {
             require_tls: true,
             require_content_digest: true,
             reject_test_keys: true,
+            authorities: None,
         }
     }
 }
@@ -1248,6 +1260,7 @@ impl WebBotAuthVerifier {
             ComponentId::derived(Derived::Authority),
             ComponentId::derived(Derived::TargetUri),
         ];
+        hp.authorities = self.policy.authorities.clone();
         let r = self.verify_one(msg, &hp, trusted, now)?;
         Ok(VerifiedAgent {
             label: c.label.clone(),
