@@ -52,16 +52,22 @@
 //! bytes other than the ones sent: a body that turns out longer than its
 //! size hint, or that fails while being read, becomes a 500.
 
-use super::keys::{KeyRing, PublisherKey};
+mod accept;
+mod cache;
+
+use self::accept::{requested_model, Accepted, ParsedAccept, RequestedFields};
+use self::cache::{DefaultKey, DefaultSignature};
+pub use self::cache::{SignCache, ACCEPT_MAX_FIELD, ACCEPT_SLOTS};
+use super::keys::KeyRing;
 use crate::clock::{Clock, SystemClock};
-use crate::httpsig::{accept, components::ComponentId, sign, SignatureSpec};
+use crate::httpsig::components::ComponentId;
 use bytes::{Buf, Bytes};
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, Limited};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use tower_layer::Layer;
 use tower_service::Service;
@@ -187,118 +193,6 @@ struct RequestHead {
     accepted: Option<Accepted>,
 }
 
-/// The `Accept-Signature` field of one request, parsed (see
-/// [`ParsedAccept`]), and the model of the request its `;req` components
-/// read, holding only the fields they name (and `Host`); `None` when the
-/// request cannot be modelled, which leaves its `;req` members unsignable.
-struct Accepted {
-    parsed: Arc<ParsedAccept>,
-    rel: Option<crate::httpsig::Message>,
-}
-
-/// An `Accept-Signature` field value as this layer reads it (RFC 9421
-/// section 5.1): its members, or why none can be honoured, and the field
-/// names their components cover, read from the related request (`;req`)
-/// or from the response, over the first [`MAX_ACCEPTED`] members.
-///
-/// It also keeps what its members are signed as for the latest (key,
-/// second, response with or without `Content-Type`): the specs, checked,
-/// with their `@signature-params` values (see [`PreparedSpec`]).
-struct ParsedAccept {
-    members: Result<Vec<accept::Requested>, accept::AcceptError>,
-    req_fields: Vec<header::HeaderName>,
-    res_fields: Vec<header::HeaderName>,
-    prepared: Mutex<Option<PreparedSpecs>>,
-}
-
-/// The members of one `Accept-Signature` value the layer may sign with
-/// one key, in one second, for responses with or without `Content-Type`.
-struct PreparedSpecs {
-    key: Arc<PublisherKey>,
-    created: i64,
-    content_type: bool,
-    specs: Arc<Vec<PreparedSpec>>,
-}
-
-/// One member to sign: its spec, its `@signature-params` value (or why
-/// the spec cannot be signed with the key), and whether it asks for a
-/// `nonce` (then signed for every request).
-struct PreparedSpec {
-    spec: SignatureSpec,
-    params_value: Result<String, crate::httpsig::SignError>,
-    nonce: bool,
-}
-
-impl ParsedAccept {
-    /// Parse the field value (its lines joined with `, `, RFC 9421
-    /// section 5.1 and RFC 9651 section 3.2).
-    fn parse(joined: &[u8]) -> ParsedAccept {
-        let members = accept::parse(&[joined]);
-        let mut req_fields: Vec<header::HeaderName> = Vec::new();
-        let mut res_fields: Vec<header::HeaderName> = Vec::new();
-        for r in members.iter().flatten().take(MAX_ACCEPTED) {
-            for c in &r.components {
-                let crate::httpsig::components::Target::Field(name) = &c.target else {
-                    continue;
-                };
-                // A name `http` cannot hold is in no header map: nothing
-                // to keep for it (the component is then missing).
-                let Ok(n) = header::HeaderName::from_bytes(name.as_bytes()) else {
-                    continue;
-                };
-                let list = if c.req {
-                    &mut req_fields
-                } else {
-                    &mut res_fields
-                };
-                if !list.contains(&n) {
-                    list.push(n);
-                }
-            }
-        }
-        ParsedAccept {
-            members,
-            req_fields,
-            res_fields,
-            prepared: Mutex::new(None),
-        }
-    }
-
-    /// The members to sign with `current` at `t` on a response with or
-    /// without `Content-Type` (see [`requested_specs`]): the ones kept for
-    /// the same key, second and kind of response, else made (then kept).
-    fn prepared(
-        &self,
-        cfg: &SignConfig,
-        current: &Arc<PublisherKey>,
-        t: i64,
-        content_type: bool,
-    ) -> Arc<Vec<PreparedSpec>> {
-        if let Some(p) = lock(&self.prepared).as_ref() {
-            if p.created == t && p.content_type == content_type && Arc::ptr_eq(&p.key, current) {
-                return p.specs.clone();
-            }
-        }
-        let specs: Arc<Vec<PreparedSpec>> = Arc::new(
-            requested_specs(cfg, self, current, &mandatory(content_type), t)
-                .into_iter()
-                .map(|spec| PreparedSpec {
-                    params_value: crate::httpsig::checked_params_value(&spec, &current.key),
-                    nonce: spec.params.iter().any(|(k, _)| k == "nonce"),
-                    spec,
-                })
-                .collect(),
-        );
-        *lock(&self.prepared) = Some(PreparedSpecs {
-            key: current.clone(),
-            created: t,
-            content_type,
-            specs: specs.clone(),
-        });
-        specs
-    }
-}
-
 /// Read the `Accept-Signature` of a request (when it has one), through
 /// `cache` when given, and model the request for its `;req` components.
 fn accepted(
@@ -331,6 +225,15 @@ fn accepted(
         _ => None,
     };
     Some(Accepted { parsed, rel })
+}
+
+/// Lock a slot; a poisoned slot only means another request panicked while
+/// holding it, and its entry is checked or replaced as any other.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
 }
 
 impl<S, ReqB, ResB> Service<Request<ReqB>> for SignService<S>
@@ -608,410 +511,6 @@ fn sign_parts_with(
     Ok(())
 }
 
-/// The model of a signed response head for the requested signatures: the
-/// field lines named in `fields` (a field component reads only the lines
-/// of its own name, RFC 9421 section 2.1), with `Cache-Control: no-store`
-/// in place of the head's own (set on the response when a requested
-/// signature is made). The whole head, so changed, is held to
-/// [`MAX_FIELD_LINES`](crate::httpsig::message::MAX_FIELD_LINES).
-fn requested_model(
-    status: StatusCode,
-    h: &http::HeaderMap,
-    fields: &[header::HeaderName],
-) -> Result<crate::httpsig::Message, crate::httpsig::MessageError> {
-    use crate::httpsig::message::{Field, MAX_FIELD_LINES};
-    let cache_control = h.get_all(header::CACHE_CONTROL).iter().count();
-    if h.len() - cache_control + 1 > MAX_FIELD_LINES {
-        return Err(crate::httpsig::MessageError::TooManyFields);
-    }
-    let mut lines = Vec::with_capacity(fields.len());
-    for n in fields {
-        if *n == header::CACHE_CONTROL {
-            lines.push(Field::from_http(n, &HeaderValue::from_static("no-store")));
-        } else {
-            lines.extend(h.get_all(n).iter().map(|v| Field::from_http(n, v)));
-        }
-    }
-    Ok(crate::httpsig::Message::response(
-        status.as_u16(),
-        lines,
-        Vec::new(),
-    ))
-}
-
-/// The `Signature-Input` and `Signature` field lines of one requested
-/// signature.
-#[derive(Clone)]
-struct RequestedFields {
-    input: HeaderValue,
-    signature: HeaderValue,
-}
-
-impl RequestedFields {
-    /// Sign `spec` (whose `@signature-params` value is `params_value`)
-    /// over `msg` (and `rel`) afresh with `current`.
-    fn sign(
-        current: &PublisherKey,
-        msg: &crate::httpsig::Message,
-        rel: Option<&crate::httpsig::Message>,
-        spec: &SignatureSpec,
-        params_value: &str,
-    ) -> Result<RequestedFields, crate::httpsig::SignError> {
-        let base = crate::httpsig::base_for(msg, rel, spec, params_value)?;
-        RequestedFields::over(current, spec, params_value, &base)
-    }
-
-    /// The fields of `spec`'s signature by `current` over `base` (RFC 9421
-    /// section 4), `params_value` being its `@signature-params` value.
-    fn over(
-        current: &PublisherKey,
-        spec: &SignatureSpec,
-        params_value: &str,
-        base: &[u8],
-    ) -> Result<RequestedFields, crate::httpsig::SignError> {
-        let (label, sig) = (spec.label.as_str(), current.key.sign(base)?);
-        let value = |v: String| {
-            HeaderValue::from_str(&v).map_err(|_| crate::httpsig::SignError::BadString(v))
-        };
-        let mut signature = String::with_capacity(label.len() + 3 + sig.len().div_ceil(3) * 4);
-        signature.push_str(label);
-        signature.push('=');
-        crate::sfv::write_bare(&mut signature, &crate::sfv::BareItem::ByteSeq(sig));
-        Ok(RequestedFields {
-            input: value(format!("{label}={params_value}"))?,
-            signature: value(signature)?,
-        })
-    }
-}
-
-/// The message model of a response head (the signature base never
-/// includes the content itself, RFC 9421 section 2).
-fn model(
-    status: StatusCode,
-    h: &http::HeaderMap,
-) -> Result<crate::httpsig::Message, crate::httpsig::MessageError> {
-    let mut m = Response::new(&[][..]);
-    *m.status_mut() = status;
-    *m.headers_mut() = h.clone();
-    crate::httpsig::Message::from_response(&m)
-}
-
-/// What the default signature covers besides the key and `created`.
-struct DefaultKey<'a> {
-    status: StatusCode,
-    content_type: Option<&'a HeaderValue>,
-    body: &'a Bytes,
-}
-
-impl DefaultKey<'_> {
-    /// A cheap slot hash: status, type, length and a sample of the bytes
-    /// (a collision only evicts; a hit is decided by the full comparison).
-    fn slot(&self) -> usize {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        self.status.as_u16().hash(&mut h);
-        self.content_type.map(|v| v.as_bytes()).hash(&mut h);
-        let b = self.body.as_ref();
-        b.len().hash(&mut h);
-        b[..b.len().min(64)].hash(&mut h);
-        b[b.len().saturating_sub(64)..].hash(&mut h);
-        (h.finish() as usize) % CACHE_SLOTS
-    }
-}
-
-/// The digest and default signature of one body.
-#[derive(Clone)]
-struct DefaultSignature {
-    digest: HeaderValue,
-    input: HeaderValue,
-    signature: HeaderValue,
-}
-
-impl DefaultSignature {
-    /// Sign the default signature at `t` (with the digest if known).
-    fn make(
-        cfg: &SignConfig,
-        current: &PublisherKey,
-        t: i64,
-        key: &DefaultKey<'_>,
-        digest: Option<HeaderValue>,
-        head: Option<&http::HeaderMap>,
-    ) -> Result<DefaultSignature, SignResponseError> {
-        let digest = match digest {
-            Some(d) => d,
-            None => {
-                let d = crate::digest::content_digest(key.body);
-                HeaderValue::from_maybe_shared(Bytes::from(d.clone()))
-                    .map_err(|_| crate::httpsig::SignError::BadString(d))?
-            }
-        };
-        let mut h = http::HeaderMap::with_capacity(2);
-        for ct in head
-            .map(|h| h.get_all(header::CONTENT_TYPE).iter().collect())
-            .unwrap_or_else(|| key.content_type.into_iter().collect::<Vec<_>>())
-        {
-            h.append(header::CONTENT_TYPE, ct.clone());
-        }
-        h.insert(
-            header::HeaderName::from_static("content-digest"),
-            digest.clone(),
-        );
-        let mut spec = SignatureSpec::new(cfg.label.clone());
-        spec.components = mandatory(key.content_type.is_some());
-        spec = spec
-            .created(t)
-            .keyid(&current.keyid)
-            .alg(current.key.algorithm());
-        if let Some(e) = cfg.expires_in {
-            spec = spec.expires(t.saturating_add(e));
-        }
-        let s = sign(&model(key.status, &h)?, None, &spec, &current.key)?;
-        let value = |v: String| {
-            HeaderValue::from_maybe_shared(Bytes::from(v.clone()))
-                .map_err(|_| crate::httpsig::SignError::BadString(v))
-        };
-        Ok(DefaultSignature {
-            digest,
-            input: value(s.signature_input)?,
-            signature: value(s.signature)?,
-        })
-    }
-}
-
-/// Slots of a [`SignCache`] (for default and for requested signatures).
-const CACHE_SLOTS: usize = 32;
-
-/// Largest signature base of a requested signature a [`SignCache`] keeps.
-const REQUESTED_MAX_BASE: usize = 4 * 1024;
-
-/// Largest body whose digest and signature a [`SignCache`] keeps (a slot
-/// holds a reference to the bytes: at most 32 x 256 KiB).
-const CACHE_MAX_BODY: usize = 256 * 1024;
-
-/// One cached body: its bytes (kept, so that a hit is decided by comparing
-/// them), digest, and the default signature of one second and key.
-struct CacheEntry {
-    status: StatusCode,
-    content_type: Option<HeaderValue>,
-    body: Bytes,
-    key: Arc<PublisherKey>,
-    created: i64,
-    sig: DefaultSignature,
-}
-
-impl CacheEntry {
-    fn same_content(&self, k: &DefaultKey<'_>) -> bool {
-        self.status == k.status
-            && self.content_type.as_ref() == k.content_type
-            && (self.body.as_ptr() == k.body.as_ptr() && self.body.len() == k.body.len()
-                || self.body == *k.body)
-    }
-}
-
-/// The default signatures of one [`SignLayer`], shared by all its
-/// services: per body (the same status, `Content-Type` and bytes, compared
-/// in full) the `Content-Digest`, computed once, and the signature of the
-/// current second and key, made at most once per second once the bytes
-/// are cached (requests racing on bytes not yet cached may each sign; they
-/// never wait for unrelated responses). A new second, a
-/// new current key or other bytes always sign afresh, so no response
-/// carries a `created` other than the current second or a signature over
-/// other bytes.
-///
-/// Signatures requested with `Accept-Signature` are shared the same way,
-/// by their label and signature base: a requested member without a
-/// `nonce` whose label and base (every covered response and `;req`
-/// request component value, and `@signature-params` with its `created`,
-/// `keyid`, `alg`) are byte for byte those of a signature made by the same
-/// key in the same second gets that signature; anything else (a nonce, another value of any
-/// covered component, another second or key) is signed afresh. A
-/// signature is thus never given for other bytes, nor with a `created`
-/// other than the current second.
-///
-/// `Accept-Signature` field values are parsed once per distinct value:
-/// the last [`ACCEPT_SLOTS`] values (each at most [`ACCEPT_MAX_FIELD`]
-/// bytes, sent on one field line) are kept with their parse, and a hit is
-/// decided by comparing the whole value, byte for byte. The parse depends
-/// on nothing but those bytes; what the members may be signed for (the
-/// key, the second, the response) is decided per response.
-#[derive(Default)]
-pub struct SignCache {
-    slots: [Mutex<Option<CacheEntry>>; CACHE_SLOTS],
-    requested: [Mutex<Option<RequestedEntry>>; CACHE_SLOTS],
-    accept: [Mutex<Option<AcceptEntry>>; ACCEPT_SLOTS],
-}
-
-/// `Accept-Signature` values whose parse a [`SignCache`] keeps (clients
-/// send few distinct values).
-pub const ACCEPT_SLOTS: usize = 8;
-
-/// Longest `Accept-Signature` value a [`SignCache`] keeps; a longer one is
-/// parsed for every request.
-pub const ACCEPT_MAX_FIELD: usize = 1024;
-
-/// One requested signature: the label and exact base signed, by which
-/// key, when, and its field lines.
-struct RequestedEntry {
-    key: Arc<PublisherKey>,
-    created: i64,
-    label: String,
-    base: Vec<u8>,
-    fields: RequestedFields,
-}
-
-/// One `Accept-Signature` value and its parse.
-struct AcceptEntry {
-    field: Vec<u8>,
-    parsed: Arc<ParsedAccept>,
-}
-
-/// Lock a slot; a poisoned slot only means another request panicked while
-/// holding it, and its entry is checked or replaced as any other.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
-}
-
-fn slot_of(parts: &[&[u8]], n: usize) -> usize {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    parts.hash(&mut h);
-    (h.finish() as usize) % n
-}
-
-impl std::fmt::Debug for SignCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SignCache").finish_non_exhaustive()
-    }
-}
-
-impl SignCache {
-    /// The parse of the `Accept-Signature` value `field`: the one kept for
-    /// the same bytes, else a new one (then kept, when at most
-    /// [`ACCEPT_MAX_FIELD`] bytes long).
-    fn accept_parsed(&self, field: &[u8]) -> Arc<ParsedAccept> {
-        if field.len() > ACCEPT_MAX_FIELD {
-            return Arc::new(ParsedAccept::parse(field));
-        }
-        let slot = &self.accept[slot_of(&[field], ACCEPT_SLOTS)];
-        if let Some(e) = lock(slot).as_ref() {
-            if e.field == field {
-                return e.parsed.clone();
-            }
-        }
-        let parsed = Arc::new(ParsedAccept::parse(field));
-        *lock(slot) = Some(AcceptEntry {
-            field: field.to_vec(),
-            parsed: parsed.clone(),
-        });
-        parsed
-    }
-
-    /// The fields of the requested signature `spec` (whose
-    /// `@signature-params` value is `params_value`) over `msg` (and `rel`)
-    /// by `current` in second `t`: those made for the same label, base
-    /// bytes, key and second if kept, else new ones (then kept). Bases
-    /// over 4 KiB are always signed afresh.
-    fn requested_signature(
-        &self,
-        current: &Arc<PublisherKey>,
-        t: i64,
-        msg: &crate::httpsig::Message,
-        rel: Option<&crate::httpsig::Message>,
-        spec: &SignatureSpec,
-        params_value: &str,
-    ) -> Result<RequestedFields, crate::httpsig::SignError> {
-        let base = crate::httpsig::base_for(msg, rel, spec, params_value)?;
-        if base.len() > REQUESTED_MAX_BASE {
-            return RequestedFields::over(current, spec, params_value, &base);
-        }
-        let slot = &self.requested[slot_of(&[spec.label.as_bytes(), &base], CACHE_SLOTS)];
-        if let Some(e) = lock(slot).as_ref() {
-            if e.created == t
-                && Arc::ptr_eq(&e.key, current)
-                && e.label == spec.label
-                && e.base == base
-            {
-                return Ok(e.fields.clone());
-            }
-        }
-        // Signed without holding the slot: unrelated requests never wait.
-        let fields = RequestedFields::over(current, spec, params_value, &base)?;
-        *lock(slot) = Some(RequestedEntry {
-            key: current.clone(),
-            created: t,
-            label: spec.label.clone(),
-            base,
-            fields: fields.clone(),
-        });
-        Ok(fields)
-    }
-
-    fn get_or_sign(
-        &self,
-        cfg: &SignConfig,
-        current: &Arc<PublisherKey>,
-        t: i64,
-        key: &DefaultKey<'_>,
-    ) -> Result<DefaultSignature, SignResponseError> {
-        if key.body.len() > CACHE_MAX_BODY {
-            return DefaultSignature::make(cfg, current, t, key, None, None);
-        }
-        // A poisoned slot only means another request panicked while
-        // holding it; its entry is replaced below either way.
-        let mut slot = match self.slots[key.slot()].lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        let digest = match slot.as_ref() {
-            Some(e) if e.same_content(key) => {
-                if e.created == t && Arc::ptr_eq(&e.key, current) {
-                    return Ok(e.sig.clone());
-                }
-                Some(e.sig.digest.clone())
-            }
-            _ => None,
-        };
-        if digest.is_none() {
-            // Other bytes than the slot holds (a new version, or a service
-            // whose every answer differs): digest and sign without holding
-            // the slot, so that unrelated responses never wait for each
-            // other, then keep the result.
-            drop(slot);
-            let sig = DefaultSignature::make(cfg, current, t, key, None, None)?;
-            let mut slot = match self.slots[key.slot()].lock() {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
-            *slot = Some(CacheEntry {
-                status: key.status,
-                content_type: key.content_type.cloned(),
-                body: key.body.clone(),
-                key: current.clone(),
-                created: t,
-                sig: sig.clone(),
-            });
-            return Ok(sig);
-        }
-        // The same bytes in a new second (or under a new key): signed under
-        // the slot's lock, so that the other requests for these bytes in
-        // this second wait for this one signature instead of making their
-        // own.
-        let sig = DefaultSignature::make(cfg, current, t, key, digest, None)?;
-        *slot = Some(CacheEntry {
-            status: key.status,
-            content_type: key.content_type.cloned(),
-            body: key.body.clone(),
-            key: current.clone(),
-            created: t,
-            sig: sig.clone(),
-        });
-        Ok(sig)
-    }
-}
-
 /// The components every signature of this layer covers: `@status`,
 /// `content-type` (when present) and `content-digest` (seed 001 section
 /// 10.3).
@@ -1022,53 +521,6 @@ fn mandatory(content_type: bool) -> Vec<ComponentId> {
     }
     c.extend(ComponentId::field("content-digest").ok());
     c
-}
-
-/// The `Accept-Signature` members of `related` this layer may sign (see
-/// the module documentation), as specs; a member that still cannot be
-/// signed over the actual messages is skipped when signing.
-fn requested_specs(
-    cfg: &SignConfig,
-    parsed: &ParsedAccept,
-    current: &PublisherKey,
-    mandatory: &[ComponentId],
-    t: i64,
-) -> Vec<SignatureSpec> {
-    let members = match &parsed.members {
-        Ok(m) => m,
-        Err(e) => {
-            tracing::debug!("Accept-Signature not honoured: {e}");
-            return Vec::new();
-        }
-    };
-    let mut out = Vec::new();
-    for r in members.iter().take(MAX_ACCEPTED) {
-        if r.label == cfg.label {
-            tracing::debug!(
-                "Accept-Signature member {:?} not honoured: the default signature's label",
-                r.label
-            );
-            continue;
-        }
-        if !mandatory.iter().all(|m| r.components.contains(m)) {
-            tracing::debug!(
-                "Accept-Signature member {:?} not honoured: it must cover @status, content-type and content-digest",
-                r.label
-            );
-            continue;
-        }
-        match accept::spec_for(r, &current.key, &current.keyid, t, cfg.accept_lifetime) {
-            Ok(mut s) => {
-                s.params.retain(|(k, v)| {
-                    k != "tag"
-                        || matches!(v, crate::sfv::BareItem::String(t) if cfg.allowed_tags.contains(t))
-                });
-                out.push(s);
-            }
-            Err(e) => tracing::debug!("Accept-Signature member {:?} not honoured: {e}", r.label),
-        }
-    }
-    out
 }
 
 /// Add `Accept-Signature` to `Vary` (RFC 9110 section 12.5.5), keeping
@@ -1087,6 +539,7 @@ fn add_vary(headers: &mut http::HeaderMap) {
 
 #[cfg(test)]
 mod tests {
+    use super::cache::slot_of;
     use super::*;
     use crate::httpsig::HttpPolicy;
     use crate::trust::{KeySource, StaticKeys};
