@@ -1,5 +1,6 @@
 """Type stubs of the native module ``agentsig._agentsig`` (re-exported by ``agentsig``)."""
 
+import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._report import Report
@@ -67,7 +68,7 @@ class Verifier:
     def __init__(
         self,
         *,
-        jwks: Union[Dict[str, Any], str, bytes, None] = None,
+        jwks: Union[Dict[str, Any], str, bytes, "os.PathLike[str]", None] = None,
         keys: Optional[Sequence[KeyLike]] = None,
         algorithms: Optional[Sequence[str]] = None,
         max_age: Optional[int] = None,
@@ -82,7 +83,9 @@ class Verifier:
         allow_private_hosts: Optional[Sequence[str]] = None,
         extra_roots_pem: Optional[Sequence[str]] = None,
     ) -> None:
-        """``jwks``/``keys``: the trusted keys (at least one). ``algorithms``:
+        """``jwks``/``keys``: the trusted keys (at least one); ``jwks`` is the
+        JWK Set itself (dict, JSON str or bytes), or a path-like
+        (``pathlib.Path``) naming the file that holds it. ``algorithms``:
         the allow-list (default every asymmetric algorithm; HS256 only when
         named). ``max_age``: largest age of an RFC 9421 ``created`` (and
         largest Web Bot Auth validity), seconds. ``skew``: tolerated clock
@@ -101,6 +104,13 @@ class Verifier:
     def web_bot_auth_keys(self) -> bool:
         """Whether Web Bot Auth requests can be verified (``agent_keys`` or
         ``fetch_directories=True`` was given)."""
+    @property
+    def has_replay_store(self) -> bool:
+        """Whether nonces are checked against a replay store (RFC 9421
+        section 7.2.2)."""
+    def with_replay_store(self, replay_store: str) -> "Verifier":
+        """This verifier with the replay store ``replay_store`` (``"memory"``,
+        a file path, ``"redis://..."``), every other setting kept."""
     def verify_descriptor(self, doc: bytes, jws: Union[str, bytes]) -> Report:
         """A descriptor against its detached JWS over RFC 8785 JCS."""
     def verify_card(self, card: Union[bytes, Dict[str, Any]], *, require_all: bool = False) -> Report:
@@ -122,9 +132,16 @@ class Verifier:
         body: Optional[bytes] = None,
         *,
         web_bot_auth: bool = False,
+        authorities: Optional[Sequence[str]] = None,
+        strict: bool = False,
+        scheme: Optional[str] = None,
     ) -> Report:
-        """An RFC 9421-signed request (absolute URL); ``web_bot_auth=True``
-        requires the Web Bot Auth profile."""
+        """An RFC 9421-signed request (an absolute URL without userinfo, or,
+        with ``scheme``, the origin-form target and the one ``Host`` field;
+        a fragment is refused); ``web_bot_auth=True`` requires the Web Bot
+        Auth profile. ``authorities``: the site's own ``host[:port]``; a
+        signature must cover one of them (RFC 9421 section 7.2.1).
+        ``strict``: ``@method``, ``@path`` and a ``nonce`` are required."""
     def audit_delegation(
         self,
         tokens: Union[str, Sequence[str]],
@@ -163,11 +180,16 @@ def sign_request(
     body: bytes,
     key: SigningKey,
     *,
-    web_bot_auth: bool = True,
+    web_bot_auth: Optional[bool] = None,
     signature_agent: Optional[str] = None,
     expires_in: int = 300,
     components: Optional[Sequence[str]] = None,
     label: str = "sig1",
     created: Optional[int] = None,
 ) -> List[Tuple[str, str]]:
-    """The headers plus the signature fields (Web Bot Auth profile by default)."""
+    """The headers plus the signature fields (the Web Bot Auth profile when
+    ``signature_agent`` is given, else plain RFC 9421)."""
+
+def parse_response(raw: bytes) -> Tuple[int, List[Tuple[str, str]], bytes]:
+    """A saved raw HTTP response (``curl -si URL``) as the ``(status,
+    headers, body)`` that ``Verifier.verify_response`` takes."""

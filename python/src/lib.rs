@@ -526,6 +526,66 @@ fn fields(headers: &[(String, String)]) -> Vec<Field> {
         .collect()
 }
 
+/// A request model to verify: `target` is an absolute http(s) URL, or, with
+/// `scheme`, an origin-form target (`/path?query`, RFC 9112 section 3.2.1)
+/// whose authority is the one `Host` field of `headers` (RFC 9112 section
+/// 3.2), so the message is built from the parts a server received rather
+/// than from one string glued together. A target with a fragment (`#`: a
+/// request target never has one, RFC 9112 section 3.2) and an absolute URL
+/// with userinfo (`user@host`, deprecated by RFC 9110 section 4.2.4, and
+/// which moves the authority a reader sees) are refused, so the target
+/// verified is the target served.
+fn verified_request_message(
+    method: &str,
+    target: &str,
+    scheme: Option<&str>,
+    headers: &[(String, String)],
+    body: Vec<u8>,
+) -> Out<Message> {
+    if target.contains('#') {
+        return Err(Failure::malformed(format!(
+            "{target:?} holds a fragment (#): a request target has none (RFC 9112 section 3.2); send the path and query only"
+        )));
+    }
+    let Some(scheme) = scheme else {
+        if let Some((_, rest)) = target.split_once("://") {
+            let end = rest.find(['/', '?']).unwrap_or(rest.len());
+            if rest[..end].contains('@') {
+                return Err(Failure::malformed(format!(
+                    "{target:?} holds userinfo (user@host): give the URL without it (RFC 9110 section 4.2.4)"
+                )));
+            }
+        }
+        return request_message(method, target, headers, body);
+    };
+    if !matches!(scheme, "https" | "http") {
+        return Err(Failure::usage(format!(
+            "scheme {scheme:?}: give \"https\" or \"http\""
+        )));
+    }
+    if !target.starts_with('/') {
+        return Err(Failure::malformed(format!(
+            "{target:?} is not an origin-form target (it must start with /, RFC 9112 section 3.2.1); with scheme= give the path and query, else an absolute URL"
+        )));
+    }
+    let hosts: Vec<&str> = headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("host"))
+        .map(|(_, v)| v.trim_matches([' ', '\t']))
+        .collect();
+    let [host] = hosts[..] else {
+        return Err(Failure::malformed(format!(
+            "{} Host fields: an origin-form request carries exactly one (RFC 9112 section 3.2)",
+            hosts.len()
+        )));
+    };
+    agentsig::httpsig::authority::parse_authority(host)
+        .map_err(|e| Failure::malformed(format!("Host: {e}")))?;
+    let line = RequestLine::new(method, target, Some(host), scheme)
+        .map_err(|e| Failure::malformed(format!("request: {e}")))?;
+    Ok(Message::request(line, fields(headers), body))
+}
+
 /// A request model from its method, absolute URL, fields and body.
 fn request_message(
     method: &str,
@@ -947,12 +1007,13 @@ fn field_id(name: &str) -> Out<ComponentId> {
 /// Sign a request: under the Web Bot Auth profile
 /// (draft-ietf-webbotauth-httpsig-protocol-00 section 5.2; `tag="web-bot-auth"`,
 /// `Signature-Agent`, keyid = RFC 7638 thumbprint, `created`/`expires`, a
-/// nonce) by default, else plain RFC 9421 over `@method`, `@authority`,
+/// nonce) when `signature_agent` is given (`web_bot_auth=None`, the default
+/// shared with `agentsig.httpx.SignatureAuth`, means exactly that), else plain RFC 9421 over `@method`, `@authority`,
 /// `@path` (`@query` when there is one), `content-type` when present and
 /// `content-digest` when there is a body. Returns the headers with the added
 /// fields.
 #[pyfunction]
-#[pyo3(signature = (method, url, headers, body, key, *, web_bot_auth = true, signature_agent = None, expires_in = DEFAULT_EXPIRES_IN, components = None, label = "sig1", created = None))]
+#[pyo3(signature = (method, url, headers, body, key, *, web_bot_auth = None, signature_agent = None, expires_in = DEFAULT_EXPIRES_IN, components = None, label = "sig1", created = None))]
 #[allow(clippy::too_many_arguments)]
 fn sign_request<'py>(
     py: Python<'py>,
@@ -961,7 +1022,7 @@ fn sign_request<'py>(
     headers: &Bound<'py, PyAny>,
     body: &Bound<'py, PyAny>,
     key: &Bound<'py, PyAny>,
-    web_bot_auth: bool,
+    web_bot_auth: Option<bool>,
     signature_agent: Option<String>,
     expires_in: u64,
     components: Option<Vec<String>>,
@@ -974,6 +1035,7 @@ fn sign_request<'py>(
     let key = signing_key(key)?;
     let method = method.to_owned();
     let label = label.to_owned();
+    let web_bot_auth = web_bot_auth.unwrap_or(signature_agent.is_some());
     let added = detached(py, move || {
         let mut msg = request_message(&method, &url, &h, body)?;
         let created = created.unwrap_or_else(now_secs);
@@ -1040,11 +1102,28 @@ fn request_query(m: &Message) -> bool {
 /// section 5); a JWK Set never yields a shared secret (RFC 8725 section
 /// 3.1), and one with no usable key is refused.
 fn jwks_keys(py: Python<'_>, j: &Bound<'_, PyAny>, what: &str) -> PyResult<StaticKeys> {
-    let bytes = if j.cast::<PyDict>().is_ok() {
+    let bytes = if j.hasattr("__fspath__")? {
+        // A path-like (`pathlib.Path`): the file holding the JWK Set.
+        let path: std::path::PathBuf = j.extract()?;
+        read_bounded(&path, MAX_INPUT_BYTES).map_err(|e| {
+            Failure::bad_input(
+                "input.unreadable",
+                format!("{what}: {}: {e}", path.display()),
+            )
+            .into_pyerr(py)
+        })?
+    } else if j.cast::<PyDict>().is_ok() {
         serde_json::to_vec(&json_value(py, j, MAX_INPUT_BYTES)?)
             .map_err(|e| Failure::bad_key(e.to_string()).into_pyerr(py))?
     } else if j.cast::<PyString>().is_ok() {
-        str_arg(py, j, what, MAX_INPUT_BYTES)?.into_bytes()
+        let text = str_arg(py, j, what, MAX_INPUT_BYTES)?;
+        if !text.trim_start().starts_with('{') {
+            return Err(Failure::bad_key(format!(
+                "{what}: a str is the JWK Set's JSON text itself ({{\"keys\": [...]}}, RFC 7517 section 5), not a file name; to read a file pass pathlib.Path(...)"
+            ))
+            .into_pyerr(py));
+        }
+        text.into_bytes()
     } else {
         bytes_arg(py, j, what, MAX_INPUT_BYTES)?
     };
@@ -1058,6 +1137,21 @@ fn jwks_keys(py: Python<'_>, j: &Bound<'_, PyAny>, what: &str) -> PyResult<Stati
         .into_pyerr(py));
     }
     Ok(set.keys)
+}
+
+/// The bytes of the file at `path`, refused beyond `max` bytes (read at
+/// most `max + 1`, so a huge file is never read whole).
+fn read_bounded(path: &std::path::Path, max: usize) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    f.take(u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| e.to_string())?;
+    if out.len() > max {
+        return Err(format!("larger than the {max}-byte bound"));
+    }
+    Ok(out)
 }
 
 /// Public keys from a list of `PublicKey`, `SigningKey`, PEM text or JWK
@@ -1419,7 +1513,18 @@ impl PyVerifier {
     /// `web_bot_auth=True`, under the Web Bot Auth profile (a
     /// `tag="web-bot-auth"` signature covering `Signature-Agent`, keyid the
     /// RFC 7638 thumbprint of one of the verifier's keys).
-    #[pyo3(signature = (method, url, headers, body = None, *, web_bot_auth = false))]
+    ///
+    /// `scheme` ("https" or "http"): `url` is then the origin-form target a
+    /// server received (`/path?query`) and the authority is the one `Host`
+    /// field (RFC 9112 section 3.2). `authorities`: the site's own
+    /// authorities (`host[:port]`); a signature must cover `@authority` or
+    /// `@target-uri` and the request's authority must be one of them
+    /// (`authority-not-covered`, `wrong-authority`; RFC 9421 section 7.2.1).
+    /// `strict`: a signature must also cover `@method` and `@path` and
+    /// carry a `nonce` (RFC 9421 section 7.2.2), so that, with a replay
+    /// store, a captured signature is good for one request only.
+    #[pyo3(signature = (method, url, headers, body = None, *, web_bot_auth = false, authorities = None, strict = false, scheme = None))]
+    #[allow(clippy::too_many_arguments)]
     fn verify_request<'py>(
         &self,
         py: Python<'py>,
@@ -1428,6 +1533,9 @@ impl PyVerifier {
         headers: &Bound<'py, PyAny>,
         body: Option<&Bound<'py, PyAny>>,
         web_bot_auth: bool,
+        authorities: Option<&Bound<'py, PyAny>>,
+        strict: bool,
+        scheme: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let method = str_arg(py, method, "method", 64)?;
         let url = str_arg(py, url, "url", 8 * 1024)?;
@@ -1436,26 +1544,72 @@ impl PyVerifier {
             Some(b) => bytes_arg(py, b, "body", MAX_INPUT_BYTES)?,
             None => Vec::new(),
         };
+        let authorities = authorities.map(|a| authorities_arg(py, a)).transpose()?;
         let r = detached(py, || {
-            let msg = request_message(&method, &url, &h, body)?;
+            let msg = verified_request_message(&method, &url, scheme.as_deref(), &h, body)?;
             if web_bot_auth {
                 let Some(directory) = &self.directory else {
                     return Err(Failure::usage(
                         "Web Bot Auth needs the agents' keys: Verifier(agent_keys={agent_url: keys}) or Verifier(fetch_directories=True)",
                     ));
                 };
+                let mut wba = self.wba.clone();
+                wba.policy.authorities = authorities;
+                if strict {
+                    add_strict(&mut wba.policy.required);
+                    wba.policy.require_nonce = true;
+                }
                 // Every key-directory fetch of this verification ends by the
                 // deadline, so a request naming slow directories cannot hold
                 // the caller for long.
                 let deadline = std::time::Instant::now() + self.fetch_deadline;
                 let rep = agentsig::net::fetch::with_deadline(deadline, || {
-                    self.wba.verify(&msg, directory.as_ref(), self.inner.now())
+                    wba.verify(&msg, directory.as_ref(), self.inner.now())
                 });
-                return settle(rep.to_report("web-bot-auth verify", Some(&url)));
+                let mut report = rep.to_report("web-bot-auth verify", Some(&url));
+                fill_covered(&mut report, &msg);
+                return settle(report);
             }
-            self.http("http verify", &msg, None)
+            if authorities.is_none() && !strict {
+                return http_report(&self.inner, "http verify", &msg, None);
+            }
+            let mut hp = self.inner.http_policy().clone();
+            hp.authorities = authorities;
+            if strict {
+                add_strict(&mut hp.required);
+                hp.require_nonce = true;
+            }
+            let v = self.inner.to_builder().http(hp).build();
+            http_report(&v, "http verify", &msg, None)
         })?;
         report_object(py, &r)
+    }
+
+    /// Whether this verifier checks nonces against a replay store (RFC 9421
+    /// section 7.2.2): it was built with `replay_store=...` or by
+    /// [`with_replay_store`](Self::with_replay_store).
+    #[getter]
+    fn has_replay_store(&self) -> bool {
+        self.inner.replay_store().is_some()
+    }
+
+    /// This verifier with a replay store (`"memory"`, a file path,
+    /// `redis://...`) in place of its own: every other setting is kept, and
+    /// the store is shared by its RFC 9421 and Web Bot Auth verifications.
+    fn with_replay_store(&self, py: Python<'_>, replay_store: &str) -> PyResult<PyVerifier> {
+        let url = if replay_store == "memory" {
+            "memory:"
+        } else {
+            replay_store
+        };
+        let store = agentsig::replay::open_store(url, self.inner.now())
+            .map_err(|e| Failure::usage(format!("replay store: {e}")).into_pyerr(py))?;
+        Ok(PyVerifier {
+            inner: self.inner.to_builder().replay_store(store.clone()).build(),
+            wba: self.wba.clone().with_replay_store(store),
+            directory: self.directory.clone(),
+            fetch_deadline: self.fetch_deadline,
+        })
     }
 
     /// Audit a delegation chain (RFC 8693, RFC 9068, RFC 8725): one token or
@@ -1554,16 +1708,131 @@ impl PyVerifier {
 impl PyVerifier {
     /// An RFC 9421 verification as the CLI's `http verify` reports it.
     fn http(&self, command: &str, msg: &Message, related: Option<&Message>) -> Out<Report> {
-        match self.inner.verify_http(msg, related) {
-            Ok(r) => settle(Report::from_http(command, None, &r)),
-            Err(HttpSigError::NotVerified(r)) => settle(Report::from_http(command, None, &r)),
-            Err(e) => {
-                let mut rep = Report::error(command, None, "header", &e.to_string());
-                rep.set_verdict(Verdict::NotVerified);
-                Err(Failure::not_verified(rep))
-            }
+        http_report(&self.inner, command, msg, related)
+    }
+}
+
+/// The components `strict=True` requires beyond the profile's: `@method`
+/// and `@path`, so a captured signature cannot be spent on another method
+/// or resource (RFC 9421 section 7.2.1); with `require_nonce`, a replay
+/// store makes it good for one request (section 7.2.2).
+fn add_strict(required: &mut Vec<ComponentId>) {
+    for d in [Derived::Method, Derived::Path] {
+        let c = ComponentId::derived(d);
+        if !required.contains(&c) {
+            required.push(c);
         }
     }
+}
+
+/// `authorities=[...]`: the site's own authorities, each `host[:port]`
+/// (RFC 3986 section 3.2), checked as the gates check them.
+fn authorities_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    if o.cast::<PyString>().is_ok() || o.cast::<PyBytes>().is_ok() {
+        return Err(PyTypeError::new_err(
+            "authorities must be a list of str (host[:port]), not a single str",
+        ));
+    }
+    let max = agentsig::httpsig::authority::MAX_AUTHORITIES;
+    let mut list = Vec::new();
+    for a in o.try_iter()? {
+        if list.len() >= max {
+            return Err(
+                Failure::usage(format!("authorities: more than {max} given")).into_pyerr(py),
+            );
+        }
+        list.push(str_arg(
+            py,
+            &a?,
+            "an authority",
+            agentsig::httpsig::authority::MAX_AUTHORITY_LEN,
+        )?);
+    }
+    agentsig::httpsig::SiteAuthorities::only(&list)
+        .map(|a| a.to_policy().unwrap_or_default())
+        .map_err(|e| Failure::usage(format!("authorities: {e}")).into_pyerr(py))
+}
+
+/// A Web Bot Auth report lists no covered components (the profile's
+/// verifier keeps the identity, not the list): fill them in, for each
+/// signature that verified, from its `Signature-Input` member (RFC 9421
+/// section 4.1), so the identity says what the agent signed.
+fn fill_covered(report: &mut Report, msg: &Message) {
+    let lines: Vec<&[u8]> = msg.field_lines("signature-input", false).collect();
+    let Ok(dict) = agentsig::sfv::parse_dictionary_raw(&lines.join(&b", "[..])) else {
+        return;
+    };
+    for s in report
+        .signatures
+        .iter_mut()
+        .filter(|s| s.verdict == "valid")
+    {
+        let Some((_, entry)) = dict.0.iter().find(|(l, _)| *l == s.id) else {
+            continue;
+        };
+        let Some(list) = agentsig::httpsig::components::inner_list_items(entry) else {
+            continue;
+        };
+        if let Ok(c) = agentsig::httpsig::components::parse_covered(&list.items) {
+            // In the form the RFC 9421 report gives them (`Report::from_http`).
+            s.covered = c
+                .iter()
+                .map(|c| agentsig::report::unquote_component(&c.to_string()))
+                .collect();
+        }
+    }
+}
+
+/// An RFC 9421 verification by `v`, as the CLI's `http verify` reports it.
+fn http_report(
+    v: &agentsig::Verifier,
+    command: &str,
+    msg: &Message,
+    related: Option<&Message>,
+) -> Out<Report> {
+    match v.verify_http(msg, related) {
+        Ok(r) => settle(Report::from_http(command, None, &r)),
+        Err(HttpSigError::NotVerified(r)) => settle(Report::from_http(command, None, &r)),
+        Err(e) => {
+            let mut rep = Report::error(command, None, "header", &e.to_string());
+            rep.set_verdict(Verdict::NotVerified);
+            Err(Failure::not_verified(rep))
+        }
+    }
+}
+
+/// Parse a saved raw HTTP response (what `curl -si URL` prints: status
+/// line, header section, content; RFC 9112 sections 4 to 6) into the
+/// `(status, headers, body)` that `Verifier.verify_response` takes. Interim
+/// 1xx responses before the final one are skipped, a chunked body is
+/// decoded, and ambiguous framing is an error (RFC 9112 section 6.3).
+#[pyfunction]
+fn parse_response<'py>(py: Python<'py>, raw: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+    let raw = bytes_arg(py, raw, "raw", MAX_INPUT_BYTES)?;
+    let msg = detached(py, move || {
+        Message::parse(&raw, "https").map_err(|e| Failure::malformed(format!("HTTP response: {e}")))
+    })?;
+    let agentsig::httpsig::message::Kind::Response { status } = msg.kind else {
+        return Err(Failure::malformed(
+            "this is a request, not a response: a response starts with a status line (HTTP/1.1 200 OK, RFC 9112 section 4)",
+        )
+        .into_pyerr(py));
+    };
+    let headers = PyList::empty(py);
+    for f in &msg.headers {
+        let value = std::str::from_utf8(&f.value).map_err(|_| {
+            Failure::malformed(format!("the value of {} is not UTF-8", f.name)).into_pyerr(py)
+        })?;
+        headers.append((f.name.as_str(), value))?;
+    }
+    PyTuple::new(
+        py,
+        [
+            status.into_pyobject(py)?.into_any(),
+            headers.into_any(),
+            PyBytes::new(py, &msg.body).into_any(),
+        ],
+    )
 }
 
 /// The native module.
@@ -1577,6 +1846,7 @@ fn _agentsig(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sign_card, m)?)?;
     m.add_function(wrap_pyfunction!(sign_response, m)?)?;
     m.add_function(wrap_pyfunction!(sign_request, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_response, m)?)?;
     m.add("MAX_INPUT_BYTES", MAX_INPUT_BYTES)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

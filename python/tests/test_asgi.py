@@ -42,7 +42,9 @@ async def whoami(request):
 
 
 def app(**options):
-    verifier = agentsig.Verifier(keys=[KEY.public_key()], agent_keys={AGENT: [KEY.public_key()]})
+    verifier = options.pop("verifier", None) or agentsig.Verifier(
+        keys=[KEY.public_key()], agent_keys={AGENT: [KEY.public_key()]}
+    )
     return Starlette(
         routes=[Route("/whoami", whoami, methods=["GET", "POST"])],
         middleware=[Middleware(SignatureMiddleware, verifier=verifier, **options)],
@@ -59,16 +61,16 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server():
-    """Three apps (plain, Web Bot Auth, optional) on loopback ports."""
+def serve(apps):
+    """Run each app (a name and the options of its middleware, the site's
+    own authority ``127.0.0.1:PORT`` added) on a loopback port under
+    uvicorn; yields the names' base URLs, then stops them."""
     servers, threads, urls = [], [], {}
-    for name, opts in {
-        "plain": {"max_body": 4096, "accept_signature": HINT},
-        "wba": {"web_bot_auth": True},
-        "optional": {"require": False},
-    }.items():
+    for name, opts in apps.items():
         port = free_port()
+        opts = dict(opts)
+        if not opts.get("any_authority"):
+            opts.setdefault("authorities", [f"127.0.0.1:{port}"])
         config = uvicorn.Config(app(**opts), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
         s = uvicorn.Server(config)
         t = threading.Thread(target=s.run, daemon=True)
@@ -83,7 +85,20 @@ def server():
     for s in servers:
         s.should_exit = True
     for t in threads:
-        t.join(timeout=10)
+        t.join(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The apps the tests call, on loopback ports: plain, Web Bot Auth
+    (behind a "trusted proxy" that receives on https), optional."""
+    yield from serve(
+        {
+            "plain": {"max_body": 4096, "accept_signature": HINT},
+            "wba": {"web_bot_auth": True, "scheme": "https"},
+            "optional": {"require": False},
+        }
+    )
 
 
 def test_signed_get_and_post_reach_the_app_with_identity(server):
@@ -130,7 +145,7 @@ def test_unsigned_and_tampered_requests_get_401(server):
 
 
 def test_a_signature_not_covering_the_target_is_refused(server):
-    with httpx.Client(auth=SignatureAuth(KEY, components=["@method"])) as c:
+    with httpx.Client(auth=SignatureAuth(KEY, components=["@method", "@authority"])) as c:
         r = c.get(server["plain"] + "/whoami")
     assert r.status_code == 401 and r.json()["code"] == "requirements"
 
@@ -171,19 +186,23 @@ def test_optional_mode_passes_unsigned_requests_without_identity(server):
 
 def test_constructor_checks():
     with pytest.raises(TypeError):
-        SignatureMiddleware(lambda *a: None, verifier="v")
+        SignatureMiddleware(lambda *a: None, verifier="v", any_authority=True)
     with pytest.raises(TypeError):
         SignatureAuth("key")
     with pytest.raises(ValueError):
         SignatureAuth(KEY, web_bot_auth=True)
     for bad in ("", "a\nb", "sig1=(\"@method\");tag=\"é\""):
         with pytest.raises(ValueError):
-            SignatureMiddleware(lambda *a: None, agentsig.Verifier(keys=[KEY.public_key()]), accept_signature=bad)
+            SignatureMiddleware(
+                lambda *a: None, agentsig.Verifier(keys=[KEY.public_key()]), any_authority=True, accept_signature=bad
+            )
     with pytest.raises(TypeError):
-        SignatureMiddleware(lambda *a: None, agentsig.Verifier(keys=[KEY.public_key()]), accept_signature=b"x")
+        SignatureMiddleware(
+            lambda *a: None, agentsig.Verifier(keys=[KEY.public_key()]), any_authority=True, accept_signature=b"x"
+        )
     # Web Bot Auth needs the agents' key sets, known at construction.
     plain = agentsig.Verifier(keys=[KEY.public_key()])
     assert not plain.web_bot_auth_keys
     with pytest.raises(ValueError):
-        SignatureMiddleware(lambda *a: None, plain, web_bot_auth=True)
+        SignatureMiddleware(lambda *a: None, plain, any_authority=True, web_bot_auth=True)
     assert agentsig.Verifier(agent_keys={AGENT: [KEY.public_key()]}).web_bot_auth_keys

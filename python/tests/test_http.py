@@ -120,7 +120,7 @@ def test_web_bot_auth_profile(key, verifier):
         verifier.verify_request("GET", URL, plain, web_bot_auth=True)
     # The profile needs the agent URL.
     with pytest.raises(agentsig.BadInput) as e:
-        agentsig.sign_request("GET", URL, [], b"", key)
+        agentsig.sign_request("GET", URL, [], b"", key, web_bot_auth=True)
     assert e.value.code == "usage"
 
 
@@ -258,3 +258,98 @@ def test_audit_delegation():
     with pytest.raises(agentsig.PolicyRefused) as e:
         agentsig.Verifier(keys=[key], algorithms=["EdDSA"]).audit_delegation(token)
     assert e.value.code.endswith("alg-not-allowed")
+
+
+def test_verify_request_binds_the_signature_to_the_sites_authorities(key, verifier):
+    h = agentsig.sign_request("GET", URL, [], b"", key, web_bot_auth=False)
+    assert verifier.verify_request("GET", URL, h, authorities=["api.example"]).verified
+    assert verifier.verify_request("GET", URL, h, authorities=["API.example:443", "b.example"]).verified
+    with pytest.raises(agentsig.NotVerified) as e:
+        verifier.verify_request("GET", URL, h, authorities=["b.example"])
+    assert e.value.code == "wrong-authority"
+    uncovered = agentsig.sign_request("GET", URL, [], b"", key, web_bot_auth=False, components=["@method", "@path"])
+    with pytest.raises(agentsig.NotVerified) as e:
+        verifier.verify_request("GET", URL, uncovered, authorities=["api.example"])
+    assert e.value.code == "authority-not-covered"
+    w = agentsig.sign_request("GET", URL, [], b"", key, signature_agent="https://agent.example")
+    with pytest.raises(agentsig.NotVerified) as e:
+        verifier.verify_request("GET", URL, w, web_bot_auth=True, authorities=["b.example"])
+    assert e.value.code == "wrong-authority"
+    assert verifier.verify_request("GET", URL, w, web_bot_auth=True, authorities=["api.example"]).verified
+    for bad in (["https://api.example"], [""], ["a b"]):
+        with pytest.raises(agentsig.BadInput) as e:
+            verifier.verify_request("GET", URL, h, authorities=bad)
+        assert e.value.code == "usage"
+    with pytest.raises(TypeError):
+        verifier.verify_request("GET", URL, h, authorities="api.example")
+
+
+def test_verify_request_refuses_userinfo_and_fragments(key, verifier):
+    h = agentsig.sign_request("GET", "https://api.example/a", [], b"", key, web_bot_auth=False)
+    # Both verified as https://api.example/a before.
+    for url in ("https://evil.example@api.example/a", "https://api.example/a#/../b"):
+        with pytest.raises(agentsig.BadInput) as e:
+            verifier.verify_request("GET", url, h)
+        assert e.value.code == "input.malformed"
+
+
+def test_verify_request_from_parts(key, verifier):
+    h = [("Host", "api.example")] + agentsig.sign_request("GET", URL, [], b"", key, web_bot_auth=False)
+    assert verifier.verify_request("GET", "/orders?id=7", h, scheme="https", authorities=["api.example"]).verified
+    for target in (".evil.example/orders?id=7", "@evil.example/orders", "/orders#x"):
+        with pytest.raises(agentsig.BadInput):
+            verifier.verify_request("GET", target, h, scheme="https")
+    with pytest.raises(agentsig.BadInput):  # two Host fields
+        verifier.verify_request("GET", "/orders?id=7", h + [("host", "b.example")], scheme="https")
+    with pytest.raises(agentsig.BadInput):  # a Host that is not an authority
+        verifier.verify_request("GET", "/orders?id=7", [("host", "a@b.example")] + h[1:], scheme="https")
+
+
+def test_strict_verification_requires_a_nonce_method_and_path(key, verifier):
+    plain = agentsig.sign_request("GET", URL, [], b"", key, web_bot_auth=False)
+    assert verifier.verify_request("GET", URL, plain).verified
+    with pytest.raises(agentsig.NotVerified):
+        verifier.verify_request("GET", URL, plain, strict=True)
+    w = agentsig.sign_request("GET", URL, [], b"", key, signature_agent="https://agent.example")
+    assert verifier.verify_request("GET", URL, w, web_bot_auth=True, strict=True).verified
+
+
+def test_with_replay_store_keeps_the_rest_of_the_verifier(key, verifier):
+    assert not verifier.has_replay_store
+    v = verifier.with_replay_store("memory")
+    assert v.has_replay_store and v.web_bot_auth_keys
+    w = agentsig.sign_request("GET", URL, [], b"", key, signature_agent="https://agent.example")
+    assert v.verify_request("GET", URL, w, web_bot_auth=True).verified
+    with pytest.raises(agentsig.PolicyRefused) as e:
+        v.verify_request("GET", URL, w, web_bot_auth=True)
+    assert e.value.code == "replay"
+    # The original is unchanged.
+    assert verifier.verify_request("GET", URL, w, web_bot_auth=True).verified
+
+
+def test_jwks_is_the_set_itself_or_a_path_like(key, tmp_path):
+    f = tmp_path / "jwks.json"
+    f.write_text(json.dumps({"keys": [key.public_jwk()]}))
+    h = agentsig.sign_request("GET", URL, [], b"", key, web_bot_auth=False)
+    assert agentsig.Verifier(jwks=f).verify_request("GET", URL, h).verified
+    with pytest.raises(agentsig.BadKey, match="pathlib.Path"):
+        agentsig.Verifier(jwks=str(f))
+    with pytest.raises(agentsig.BadInput):
+        agentsig.Verifier(jwks=tmp_path / "absent.json")
+
+
+def test_parse_response_reads_what_curl_si_saved(key, verifier):
+    h = agentsig.sign_response(200, [("Content-Type", "application/json")], DOC, key)
+    head = "".join(f"{n}: {v}\r\n" for n, v in h)
+    raw = (
+        b"HTTP/1.1 100 Continue\r\n\r\n"
+        + f"HTTP/1.1 200 OK\r\n{head}Content-Length: {len(DOC)}\r\n\r\n".encode()
+        + DOC
+    )
+    status, headers, body = agentsig.parse_response(raw)
+    assert status == 200 and body == DOC
+    assert verifier.verify_response(status, headers, body).verified
+    with pytest.raises(agentsig.BadInput):
+        agentsig.parse_response(b"GET / HTTP/1.1\r\nHost: a.example\r\n\r\n")
+    with pytest.raises(agentsig.BadInput):
+        agentsig.parse_response(b"not http")
