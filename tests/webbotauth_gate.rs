@@ -309,6 +309,18 @@ fn cli_profile_refuses_jwks_and_names_the_key_set_to_give() {
     assert_eq!(o.code, 2, "{}", o.json);
     let msg = o.json["error"]["message"].as_str().unwrap_or_default();
     assert!(msg.contains(&format!("--key-set {AGENT}={set_s}")), "{msg}");
+    let o = verify_cli(
+        &file,
+        &[
+            "--profile",
+            "signature-key",
+            "--authority",
+            "a.example",
+            "--jwks",
+            &set_s,
+        ],
+    );
+    assert_eq!(o.code, 2, "{}", o.json);
     let _ = std::fs::remove_dir_all(&d);
 }
 

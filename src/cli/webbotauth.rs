@@ -202,8 +202,18 @@ pub struct VerifyInput<'a> {
 /// `http verify --profile web-bot-auth`.
 pub fn http_verify(m: &Message, i: VerifyInput<'_>, w: &WbaVerifyArgs) -> CliResult {
     let now = i.now.unwrap_or_else(now);
-    if w.profile == Some(Profile::WebBotAuth) && !i.trust.is_empty() {
-        return Err(key_set_hint(m, i.file, i.trust));
+    match w.profile {
+        Some(Profile::WebBotAuth) if !i.trust.is_empty() => {
+            return Err(key_set_hint(m, i.file, i.trust));
+        }
+        Some(Profile::SignatureKey) if !i.trust.is_empty() => {
+            return Err(CliError::usage(format!(
+                "{}: --profile signature-key takes each signature's key from its Signature-Key \
+                 member (hwk: inline; jwks_uri: fetched), not from --key/--jwks: leave them out",
+                i.file
+            )));
+        }
+        _ => {}
     }
     let mut p = if w.strict {
         Policy::strict()
