@@ -23,7 +23,7 @@ mod net_support;
 
 use agentsig::httpsig::base::{signature_base, signature_params_value};
 use agentsig::httpsig::components::known_sf_type;
-use agentsig::httpsig::{ComponentId, Message};
+use agentsig::httpsig::{ComponentId, Message, SiteAuthorities};
 use agentsig::net::webbotauth::DirectoryClient;
 use agentsig::net::{FetchPolicy, Fetcher};
 use agentsig::server::webbotauth::{BotAuthConfig, BotAuthLayer};
@@ -44,6 +44,10 @@ fn now() -> i64 {
 }
 
 fn signed(agent: &str, key: &SigningKey) -> Message {
+    signed_with(agent, key, false)
+}
+
+fn signed_with(agent: &str, key: &SigningKey, no_nonce: bool) -> Message {
     let mut m = Message::parse(
         b"GET /catalog?page=2 HTTP/1.1\r\nHost: shop.example\r\nUser-Agent: bench\r\n\r\n",
         "https",
@@ -51,6 +55,7 @@ fn signed(agent: &str, key: &SigningKey) -> Message {
     .unwrap();
     let mut o = SignOptions::new(agent, now());
     o.lifetime = 3600;
+    o.no_nonce = no_nonce;
     sign_message(&mut m, key, &o).unwrap();
     m
 }
@@ -156,13 +161,20 @@ fn bench(c: &mut Criterion) {
         .build()
         .unwrap();
     let directory: Arc<dyn KeyDirectory> = Arc::new(dir.clone());
-    let cfg = BotAuthConfig::new(WebBotAuthVerifier::new(Policy::default()), directory);
+    let cfg = BotAuthConfig::new(
+        WebBotAuthVerifier::new(Policy::default()),
+        directory,
+        SiteAuthorities::only(["shop.example"]).unwrap(),
+    );
     let app = tower::service_fn(|_req: http::Request<Full<Bytes>>| async {
         Ok::<_, std::convert::Infallible>(http::Response::new(Full::new(Bytes::from_static(b"ok"))))
     });
     let svc = BotAuthLayer::new(cfg).layer(app);
+    // The layer keeps every nonce it accepts (its default replay store), so
+    // the request sent again and again carries none.
+    let m = signed_with(agent, &key, true);
     let mut builder = http::Request::get("https://shop.example/catalog?page=2");
-    for f in &msg.headers {
+    for f in &m.headers {
         if f.name != "host" {
             builder = builder.header(f.name.as_str(), f.value.as_slice());
         }

@@ -5,12 +5,14 @@
 //! callers as such.
 //!
 //! Run: `cargo run --example bot_gate`. It starts the service on loopback,
-//! then plays an agent: one signed request, one unsigned, one tampered.
+//! then plays an agent: one signed request, one unsigned, one tampered, the
+//! signed one again (a replay) and one signed for another site.
 //!
 //! In production the directory is `agentsig::net::webbotauth::DirectoryClient`,
 //! which fetches each agent's key directory over HTTPS (SSRF-guarded,
 //! cached); this example gives the agent's key in a `StaticDirectory`.
 
+use agentsig::httpsig::SiteAuthorities;
 use agentsig::server::webbotauth::{AgentIdentity, BotAuthConfig, BotAuthLayer};
 use agentsig::webbotauth::{
     sign_request, Policy, SignOptions, StaticDirectory, WebBotAuthVerifier, WELL_KNOWN_PATH,
@@ -40,15 +42,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let mut policy = Policy::default();
     policy.allowed_agents = Some(vec!["https://agent.example".into()]);
     policy.require_tls = false;
-    let mut cfg = BotAuthConfig::new(WebBotAuthVerifier::new(policy), Arc::new(directory));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    // The gate serves this site's own authority only: a request an agent
+    // signed for another site is refused here even when it arrives with
+    // that site's Host (RFC 9421 section 7.2.1). A bounded in-process replay
+    // store is on by default, so each signed request is accepted once.
+    let site = SiteAuthorities::only([addr.to_string()])?;
+    let mut cfg = BotAuthConfig::new(WebBotAuthVerifier::new(policy), Arc::new(directory), site);
     // The example runs without TLS; a real site terminates TLS (section
     // 5.4: signatures on plain-HTTP requests SHOULD be refused).
     cfg.scheme = "http";
     let app = Router::new()
         .route("/", get(hello))
         .layer(BotAuthLayer::new(cfg));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
     tokio::spawn(async move { axum::serve(listener, app).await });
 
     // The agent: sign a request for this site.
@@ -67,11 +74,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .body(Vec::new())?;
     let mut tampered = signed.clone();
     *tampered.uri_mut() = "/admin".parse()?;
+    let replayed = signed.clone();
+    // Signed by the same agent for another site, and sent here with that
+    // site's Host, as that site could replay it.
+    let mut elsewhere = http::Request::get("/")
+        .header("host", "other.example")
+        .body(Vec::new())?;
+    sign_request(
+        &mut elsewhere,
+        "http",
+        &agent_key,
+        &SignOptions::new("https://agent.example", now),
+    )?;
 
     for (what, req) in [
         ("signed", signed),
         ("unsigned", unsigned),
         ("tampered", tampered),
+        ("replayed", replayed),
+        ("signed for another site", elsewhere),
     ] {
         let stream = tokio::net::TcpStream::connect(addr).await?;
         let (mut send, conn) =

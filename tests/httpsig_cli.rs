@@ -139,6 +139,8 @@ fn sign_then_verify_each_algorithm_and_tamper() {
             format!("{KEYS}/{pubkey}"),
             "--tag".into(),
             "t".into(),
+            "--authority".into(),
+            "example.com".into(),
         ];
         if let Some(al) = alg {
             v.push("--alg".into());
@@ -181,6 +183,8 @@ fn unreadable_message_is_usage_error_and_malformed_signature_fails() {
         s(&p),
         "--key",
         &format!("{KEYS}/test-key-ed25519.pub.pem"),
+        "--authority",
+        "example.com",
         "--json",
     ]);
     assert_eq!(code(&o), 1);
@@ -635,13 +639,31 @@ fn request_smuggled_after_a_signed_get_is_refused() {
     ]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let key = format!("{KEYS}/test-key-ed25519.pub.pem");
-    let o = run(&["http", "verify", s(&signed), "--key", &key]);
+    let site = ["--authority", "agent.example"];
+    let o = run(&[
+        "http",
+        "verify",
+        s(&signed),
+        "--key",
+        &key,
+        site[0],
+        site[1],
+    ]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let mut bytes = std::fs::read(&signed).unwrap();
     bytes.extend_from_slice(b"DELETE /tasks/7 HTTP/1.1\r\nHost: agent.example\r\n\r\n");
     let smuggled = d.join("smuggled.http");
     std::fs::write(&smuggled, &bytes).unwrap();
-    let o = run(&["http", "verify", s(&smuggled), "--key", &key, "--json"]);
+    let o = run(&[
+        "http",
+        "verify",
+        s(&smuggled),
+        "--key",
+        &key,
+        site[0],
+        site[1],
+        "--json",
+    ]);
     assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stdout));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("bytes after the end of the message"),

@@ -623,6 +623,7 @@ fn http_nonce_racing_two_processes_exactly_one_accepts() {
                 .arg(&signed)
                 .arg("--key")
                 .arg(format!("{root}/keys/rfc9421/test-key-ecc-p256.pub.pem"))
+                .args(["--authority", "example.com"])
                 .args(["--replay-store", &server.url(), "--json"])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())

@@ -7,6 +7,7 @@
 
 mod net_support;
 
+use agentsig::httpsig::SiteAuthorities;
 use agentsig::net::webbotauth::DirectoryClient;
 use agentsig::net::{FetchPolicy, Fetcher};
 use agentsig::server::webbotauth::{AgentIdentity, BotAuthConfig, BotAuthLayer};
@@ -68,11 +69,24 @@ fn serve(dir: &Path, keys: &[&str]) -> Served {
     let site = dir.join("site");
     std::fs::create_dir_all(&site).unwrap();
     std::fs::copy("examples/agent.json", site.join("agent.json")).unwrap();
+    // The directory is signed for the agent's own authority only, which
+    // holds the port: take a free one first.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let mut cmd = bin();
     cmd.arg("serve")
         .arg(&site)
         .args(["--key", "keys/rfc9421/test-key-ecc-p256.pem"])
-        .args(["--listen", "127.0.0.1:0", "--reload-interval", "0"])
+        .args([
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--reload-interval",
+            "0",
+        ])
+        .args(["--authority", &format!("agent.example:{port}")])
         .arg("--tls-cert")
         .arg(dir.join("tls.pem"))
         .arg("--tls-key")
@@ -152,6 +166,8 @@ fn verify(s: &Served, file: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
             "web-bot-auth",
             "--json",
             "--allow-private-networks",
+            "--authority",
+            "shop.example",
         ])
         .arg("--ca-file")
         .arg(&s.ca)
@@ -233,7 +249,11 @@ fn tower_layer_admits_signed_agents() {
     let keep = dir.clone();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async move {
-        let mut cfg = BotAuthConfig::new(WebBotAuthVerifier::new(Policy::default()), dir);
+        let mut cfg = BotAuthConfig::new(
+            WebBotAuthVerifier::new(Policy::default()),
+            dir,
+            SiteAuthorities::only(["shop.example"]).unwrap(),
+        );
         cfg.admit_unsigned = false;
         let app = tower::service_fn(|req: http::Request<Full<Bytes>>| async move {
             let who = match req.extensions().get::<AgentIdentity>() {
@@ -332,7 +352,8 @@ fn directory_build_writes_a_verifiable_static_directory() {
     let o = bin()
         .args(["http", "verify"])
         .arg(&signed)
-        .args(["--profile", "web-bot-auth", "--key-set"])
+        .args(["--profile", "web-bot-auth", "--authority", "shop.example"])
+        .arg("--key-set")
         .arg(format!(
             "https://agent.example{WELL_KNOWN_PATH}={}",
             out.display()
@@ -388,6 +409,7 @@ fn cli_replays_the_draft_vector_only_with_allow_test_keys() {
             .args(["http", "verify"])
             .arg(&req)
             .args(["--profile", "web-bot-auth", "--json", "--now", "1735689700"])
+            .args(["--authority", "example.com"])
             .args(["--max-validity", "3153600000", "--key-set"])
             .arg(format!(
                 "https://signature-agent.test{WELL_KNOWN_PATH}={}",

@@ -2,7 +2,7 @@
 //! Web Bot Auth profile with a fresh nonce, and verifies at the site.
 #![cfg(feature = "server")]
 
-use agentsig::httpsig::Message;
+use agentsig::httpsig::{Message, SiteAuthorities};
 use agentsig::server::webbotauth::AgentSignLayer;
 use agentsig::webbotauth::{Policy, StaticDirectory, Status, WebBotAuthVerifier, WELL_KNOWN_PATH};
 use agentsig::{Algorithm, SigningKey};
@@ -59,7 +59,7 @@ fn directory_publisher_signs_per_host_and_honours_its_authority_list() {
     use agentsig::webbotauth::directory::{parse_key_set, verify_directory};
     use http_body_util::BodyExt;
     let key = SigningKey::generate(Algorithm::Ed25519).unwrap();
-    let mut d = DirectoryPublisher::new(vec![key]).unwrap();
+    let d = DirectoryPublisher::new(vec![key], SiteAuthorities::any()).unwrap();
     let get = |d: &DirectoryPublisher, host: &str, method: &str| {
         let req = http::Request::builder()
             .method(method)
@@ -95,9 +95,21 @@ fn directory_publisher_signs_per_host_and_honours_its_authority_list() {
     assert!(body.is_empty());
     assert_eq!(get(&d, "agent.example", "POST").0, 405);
 
-    d.authorities = Some(vec!["agent.example".into()]);
+    // Built for the agent's own authority, it signs for that one only: a
+    // proof made for a Host an attacker chose could be re-hosted there.
+    let d = DirectoryPublisher::new(
+        vec![SigningKey::generate(Algorithm::Ed25519).unwrap()],
+        SiteAuthorities::only(["agent.example"]).unwrap(),
+    )
+    .unwrap();
     assert_eq!(get(&d, "agent.example", "GET").0, 200);
-    assert_eq!(get(&d, "evil.example", "GET").0, 421);
+    assert_eq!(get(&d, "Agent.Example:443", "GET").0, 200);
+    let (status, headers, _) = get(&d, "evil.example", "GET");
+    assert_eq!(status, 421);
+    assert!(
+        !headers.iter().any(|(n, _)| n == "signature"),
+        "a proof was signed for a Host not configured"
+    );
 }
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {

@@ -210,6 +210,8 @@ fn cli_profile_signature_key() {
         .args([
             "--profile",
             "signature-key",
+            "--authority",
+            "shop.example",
             "--now",
             &(NOW + 1).to_string(),
             "--json",

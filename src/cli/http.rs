@@ -335,8 +335,48 @@ pub struct HttpVerifyArgs {
     /// the outcome.
     #[arg(long)]
     json: bool,
+    /// The site's own authority (host[:port], repeatable): a request signature must cover
+    /// @authority or @target-uri naming one of these, whatever Host says, or a request signed
+    /// for another site verifies here (RFC 9421 section 7.2.1). A request needs this or
+    /// --any-authority.
+    #[arg(long = "authority", value_name = "HOST")]
+    authorities: Vec<String>,
+    /// Accept a request signature whatever authority it was made for (only when the site
+    /// checks the authority itself).
+    #[arg(long, conflicts_with = "authorities")]
+    any_authority: bool,
+    /// Accept a message with content whose signature does not cover content-digest (refused
+    /// by default: the content could have been changed by anyone on the way).
+    #[arg(long)]
+    allow_uncovered_content: bool,
     #[command(flatten)]
     wba: super::webbotauth::WbaVerifyArgs,
+}
+
+impl HttpVerifyArgs {
+    /// The site's authorities for a request (`None` for a response), or
+    /// the usage error saying what to give.
+    fn site(&self, m: &Message) -> Result<Option<agentsig::httpsig::SiteAuthorities>, CliError> {
+        if !m.is_request() {
+            return Ok(None);
+        }
+        let got = super::site_authorities(&self.authorities, self.any_authority)?;
+        if got.is_none() {
+            let host = match &m.kind {
+                agentsig::httpsig::message::Kind::Request(l) => l.authority.clone(),
+                agentsig::httpsig::message::Kind::Response { .. } => String::new(),
+            };
+            return Err(CliError::usage(format!(
+                "{}: a request is verified for a site: give --authority HOST, the host[:port] \
+                 of the site that received it (repeatable; e.g. --authority {}), or \
+                 --any-authority to accept a signature made for any site (RFC 9421 section \
+                 7.2.1: otherwise a request signed for another site verifies here)",
+                self.file,
+                esc(&host)
+            )));
+        }
+        Ok(got)
+    }
 }
 
 /// What a verification command asks for, shared by `http verify` and `verify --response`.
@@ -356,6 +396,10 @@ pub struct VerifyRequest<'a> {
     pub replay_store: Option<&'a str>,
     pub print_base: bool,
     pub json: bool,
+    /// The site's own authorities ([`HttpPolicy::authorities`]).
+    pub authorities: Option<Vec<String>>,
+    /// [`HttpPolicy::require_content_digest`].
+    pub require_content_digest: bool,
 }
 
 /// The outcome of an RFC 9421 verification: the verdict, the JSON report,
@@ -406,6 +450,8 @@ pub fn verify_outcome(v: VerifyRequest<'_>) -> Result<HttpOutcome, CliError> {
     policy.require_expires = v.require_expires;
     policy.labels = (!v.labels.is_empty()).then(|| v.labels.to_vec());
     policy.keep_base = v.print_base;
+    policy.authorities = v.authorities;
+    policy.require_content_digest = v.require_content_digest;
     let mut b = Verifier::builder(resolver)
         .algorithms(v.trust.allow_list())
         .strict_low_s(v.trust.strict_low_s)
@@ -491,6 +537,7 @@ fn report_outcome(file: &str, report: &VerifyReport) -> HttpOutcome {
 
 fn verify(a: HttpVerifyArgs) -> CliResult {
     let m = read_message(&a.file, &a.scheme)?;
+    let site = a.site(&m)?;
     if a.wba.profile.is_some() {
         let i = super::webbotauth::VerifyInput {
             file: &a.file,
@@ -500,6 +547,9 @@ fn verify(a: HttpVerifyArgs) -> CliResult {
             check_time: !a.no_time_check,
             replay_store: a.replay_store.as_deref(),
             json: a.json,
+            authorities: site,
+            allow_uncovered_content: a.allow_uncovered_content,
+            trust: &a.trust,
         };
         return super::webbotauth::http_verify(&m, i, &a.wba);
     }
@@ -531,6 +581,8 @@ fn verify(a: HttpVerifyArgs) -> CliResult {
         replay_store: a.replay_store.as_deref(),
         print_base: a.print_base,
         json: a.json,
+        authorities: site.and_then(|s| s.to_policy()),
+        require_content_digest: !a.allow_uncovered_content,
     })
 }
 

@@ -703,6 +703,24 @@ pub fn write_new_file(path: &std::path::Path, bytes: &[u8], mode: u32) -> Result
         .map_err(|e| CliError::unwritable(format!("{}: {e}", path.display())))
 }
 
+/// The site's own authorities from `--authority HOST` (repeatable) and
+/// `--any-authority`: `None` when neither is given, for the caller to say
+/// what to give.
+pub fn site_authorities(
+    authorities: &[String],
+    any: bool,
+) -> Result<Option<agentsig::httpsig::SiteAuthorities>, CliError> {
+    if any {
+        return Ok(Some(agentsig::httpsig::SiteAuthorities::any()));
+    }
+    if authorities.is_empty() {
+        return Ok(None);
+    }
+    agentsig::httpsig::SiteAuthorities::only(authorities)
+        .map(Some)
+        .map_err(|e| CliError::usage(format!("--authority: {e}")))
+}
+
 /// Print a report (the one `--json` shape, docs/report.md).
 pub fn print_report(r: &agentsig::report::Report) {
     match serde_json::to_value(r) {

@@ -66,14 +66,29 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     header_timeout: u64,
     /// Also serve the Web Bot Auth key directory of these request-signing keys at
-    /// /.well-known/http-message-signatures-directory, signed per requesting Host
+    /// /.well-known/http-message-signatures-directory, signed for each --authority
     /// (repeatable: the current key first, then keys kept during rotation).
     #[arg(long, allow_hyphen_values = true, value_name = "KEY")]
     web_bot_auth_key: Vec<String>,
-    /// Serve and sign the Web Bot Auth directory only for these Host values (host[:port],
-    /// repeatable); others get 421. Default: any Host (each gets its own proof).
-    #[arg(long, requires = "web_bot_auth_key", value_name = "HOST")]
+    /// The agent's own host (host[:port], repeatable) the Web Bot Auth directory is served
+    /// and signed for; other Hosts get 421. Required with --web-bot-auth-key (or
+    /// --any-authority): the directory proof covers "@authority";req, so a proof signed for
+    /// a Host an attacker chose passes as that origin's directory.
+    #[arg(
+        long = "authority",
+        visible_alias = "web-bot-auth-authority",
+        requires = "web_bot_auth_key",
+        value_name = "HOST"
+    )]
     web_bot_auth_authority: Vec<String>,
+    /// Sign the Web Bot Auth directory for whatever Host asks (only behind a proxy that
+    /// forwards the agent's own hosts alone).
+    #[arg(
+        long,
+        requires = "web_bot_auth_key",
+        conflicts_with = "web_bot_auth_authority"
+    )]
+    any_authority: bool,
 }
 
 impl ServeArgs {
@@ -87,6 +102,7 @@ pub fn run(a: ServeArgs) -> CliResult {
     let wba = web_bot_auth_directory(
         &a.web_bot_auth_key,
         &a.web_bot_auth_authority,
+        a.any_authority,
         a.passphrase_file.as_deref(),
     )?;
     let mut keys = Vec::new();
@@ -164,20 +180,25 @@ pub fn run(a: ServeArgs) -> CliResult {
 fn web_bot_auth_directory(
     specs: &[String],
     authorities: &[String],
+    any_authority: bool,
     passphrase_file: Option<&str>,
 ) -> Result<Option<Arc<server::webbotauth::DirectoryPublisher>>, CliError> {
     if specs.is_empty() {
         return Ok(None);
     }
+    let sites = super::site_authorities(authorities, any_authority)?.ok_or_else(|| {
+        CliError::usage(
+            "--web-bot-auth-key needs --authority HOST (the agent's own host[:port], \
+             repeatable), or --any-authority: the directory proof is signed for the Host \
+             it is served at, and one signed for any Host can be re-hosted elsewhere",
+        )
+    })?;
     let mut keys = Vec::new();
     for k in specs {
         keys.push(load_signing(k, None, None, passphrase_file)?);
     }
-    let mut d = server::webbotauth::DirectoryPublisher::new(keys)
+    let d = server::webbotauth::DirectoryPublisher::new(keys, sites)
         .map_err(|e| CliError::usage(format!("--web-bot-auth-key: {e}")))?;
-    if !authorities.is_empty() {
-        d.authorities = Some(authorities.iter().map(|a| a.to_ascii_lowercase()).collect());
-    }
     Ok(Some(Arc::new(d)))
 }
 

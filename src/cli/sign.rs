@@ -892,6 +892,8 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
         replay_store: None,
         print_base: false,
         json: a.json,
+        authorities: None,
+        require_content_digest: true,
     })?;
     let mut checked = vec![format!("RFC 9421 signature of the response {resp}")];
     let mut failed: Vec<String> = Vec::new();

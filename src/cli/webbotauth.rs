@@ -146,7 +146,8 @@ pub struct WbaVerifyArgs {
     /// Accept only these agent origins (repeatable), e.g. --agent https://chatgpt.com.
     #[arg(long = "agent", value_name = "URL", requires = "profile")]
     pub agents: Vec<String>,
-    /// Largest expires - created accepted (default 24h).
+    /// Largest expires - created accepted (default 1h; the profile allows up to 24h, but a
+    /// captured signature can be replayed until it expires).
     #[arg(
         long,
         value_parser = super::http::parse_duration,
@@ -164,14 +165,16 @@ pub struct WbaVerifyArgs {
     /// Accept requests received over plain http (--scheme http; refused by default).
     #[arg(long, requires = "profile")]
     pub allow_plain_http: bool,
-    /// Accept a request with content whose signature does not cover content-digest (refused
-    /// by default: the content could have been changed by anyone on the way).
+    /// The strict preset: also require @method, @path and a nonce, so a captured signature
+    /// authorises only the request it was made for (and, with --replay-store, only once).
+    /// Refuses agents that sign @authority alone or send no nonce.
     #[arg(long, requires = "profile")]
-    pub allow_uncovered_content: bool,
+    pub strict: bool,
     /// Refuse a directory without a valid response signature (Appendix B.1).
     #[arg(long, requires = "profile")]
     pub require_directory_signature: bool,
     /// Use this file as the key set of URL instead of fetching it (repeatable; URL is the
+    /// agent's origin as Signature-Agent carries it, e.g. https://agent.example, or the
     /// key-set URL, e.g. https://agent.example/.well-known/http-message-signatures-directory).
     #[arg(long, value_name = "URL=FILE", requires = "profile")]
     pub key_set: Vec<String>,
@@ -189,12 +192,35 @@ pub struct VerifyInput<'a> {
     pub check_time: bool,
     pub replay_store: Option<&'a str>,
     pub json: bool,
+    /// The site's own authorities (`None` for a response).
+    pub authorities: Option<agentsig::httpsig::SiteAuthorities>,
+    pub allow_uncovered_content: bool,
+    /// `--key` / `--jwks`, which this profile does not take.
+    pub trust: &'a super::TrustedKeyArgs,
 }
 
 /// `http verify --profile web-bot-auth`.
 pub fn http_verify(m: &Message, i: VerifyInput<'_>, w: &WbaVerifyArgs) -> CliResult {
     let now = i.now.unwrap_or_else(now);
-    let mut p = Policy::default();
+    match w.profile {
+        Some(Profile::WebBotAuth) if !i.trust.is_empty() => {
+            return Err(key_set_hint(m, i.file, i.trust));
+        }
+        Some(Profile::SignatureKey) if !i.trust.is_empty() => {
+            return Err(CliError::usage(format!(
+                "{}: --profile signature-key takes each signature's key from its Signature-Key \
+                 member (hwk: inline; jwks_uri: fetched), not from --key/--jwks: leave them out",
+                i.file
+            )));
+        }
+        _ => {}
+    }
+    let mut p = if w.strict {
+        Policy::strict()
+    } else {
+        Policy::default()
+    };
+    p.authorities = i.authorities.as_ref().and_then(|a| a.to_policy());
     if !w.agents.is_empty() {
         for a in &w.agents {
             webbotauth::resolve_agent_url(a, None)
@@ -202,14 +228,14 @@ pub fn http_verify(m: &Message, i: VerifyInput<'_>, w: &WbaVerifyArgs) -> CliRes
         }
         p.allowed_agents = Some(w.agents.clone());
     }
-    p.required = i.required.clone();
+    p.required.extend(i.required.iter().cloned());
     if let Some(v) = w.max_validity {
         p.max_validity = v;
     }
-    p.require_nonce = w.require_nonce;
+    p.require_nonce |= w.require_nonce;
     p.reject_test_keys = !w.allow_test_keys;
     p.require_tls = !w.allow_plain_http;
-    p.require_content_digest = !w.allow_uncovered_content;
+    p.require_content_digest = !i.allow_uncovered_content;
     p.skew = i.skew;
     p.check_time = i.check_time;
     let mut v = WebBotAuthVerifier::new(p);
@@ -306,11 +332,16 @@ fn signature_key_verify(
         for (l, r) in &results {
             match r {
                 Ok(v) => outln!(
-                    "{l}: valid: {} signer {} (key {}, alg {})",
+                    "{l}: valid: {} signer {} (key {}, alg {}){}",
                     v.scheme,
                     v.identity,
                     v.thumbprint,
-                    v.alg
+                    v.alg,
+                    if v.scheme == "hwk" {
+                        "; the key is self-asserted: the identity is this key only, not an agent"
+                    } else {
+                        ""
+                    }
                 ),
                 Err(e) => outln!("{l}: INVALID [{}]: {e}", e.code()),
             }
@@ -330,6 +361,43 @@ fn signature_key_verify(
     })
 }
 
+/// The usage error for `--key` / `--jwks` under `--profile web-bot-auth`:
+/// the keys of a Web Bot Auth signature are the signing agent's, named by
+/// the `Signature-Agent` member it covers (section 5.4), so a file of keys
+/// is given for that agent with `--key-set`; the error spells out the
+/// exact option for this request.
+fn key_set_hint(m: &Message, file: &str, trust: &super::TrustedKeyArgs) -> CliError {
+    let keys = trust
+        .jwks
+        .first()
+        .or(trust.key.first())
+        .map_or("FILE", String::as_str);
+    let agents: Vec<String> = webbotauth::SignatureAgent::from_message(m)
+        .ok()
+        .flatten()
+        .map(|sa| {
+            sa.members
+                .iter()
+                .filter_map(|mb| webbotauth::resolve_agent_url(&mb.value, mb.kind.as_deref()).ok())
+                .map(|u| u.agent)
+                .collect()
+        })
+        .unwrap_or_default();
+    let give = match agents.first() {
+        Some(a) => format!("--key-set {a}={keys}"),
+        None => format!("--key-set URL={keys} (URL: the agent's origin in Signature-Agent)"),
+    };
+    CliError::usage(format!(
+        "{file}: --profile web-bot-auth takes the signing agent's keys as its key set, not \
+         --key/--jwks: give {give}{}",
+        if trust.jwks.is_empty() {
+            " (a JWK Set file; a single public key is not a key set)"
+        } else {
+            ""
+        }
+    ))
+}
+
 fn directory(w: &WbaVerifyArgs, now: i64) -> Result<Box<dyn KeyDirectory>, CliError> {
     if !w.key_set.is_empty() {
         let mut d = StaticDirectory::new();
@@ -338,11 +406,16 @@ fn directory(w: &WbaVerifyArgs, now: i64) -> Result<Box<dyn KeyDirectory>, CliEr
                 .rsplit_once('=')
                 .ok_or_else(|| CliError::usage(format!("--key-set {spec}: expected URL=FILE")))?;
             let data = super::read_input(file)?;
-            let agent = webbotauth::resolve_agent_url(url, Some("jwks_uri"))
+            // An origin (as Signature-Agent carries it) names its well-known
+            // directory; any other URL is the key-set URL itself (section 5.2.1).
+            let agent = webbotauth::resolve_agent_url(url, None)
                 .map_err(|e| CliError::usage(format!("--key-set {url}: {e}")))?;
             let set = webbotauth::directory::parse_key_set(&agent, &data)
                 .map_err(|e| CliError::usage(format!("--key-set {file}: {e}")))?;
-            d.insert(url, set.keys.into_iter().map(|(_, k)| k).collect());
+            d.insert(
+                &agent.key_set_url,
+                set.keys.into_iter().map(|(_, k)| k).collect(),
+            );
         }
         return Ok(Box::new(d));
     }

@@ -74,7 +74,12 @@ pub enum MessageError {
     /// Bytes follow the end of the message (RFC 9112 section 6.3: a request
     /// with neither `Content-Length` nor `Transfer-Encoding` has no body, so
     /// what follows would be a second message); holds their number.
-    #[error("{0} bytes after the end of the message")]
+    #[error(
+        "{0} bytes after the end of the message: a request without Content-Length or \
+         Transfer-Encoding has no content, nor has a 204 or 304 response (RFC 9112 section \
+         6.3), so they would be a second message; if they are the content, give the message \
+         a Content-Length field with their number of bytes (Content-Length: {0})"
+    )]
     TrailingBytes(usize),
     /// The request target is empty, holds a control byte or space, or is
     /// not one of the RFC 9112 section 3.2 forms; holds it (at most 64
@@ -869,6 +874,10 @@ mod tests {
         let e =
             parse_err(b"GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /admin HTTP/1.1\r\nHost: a\r\n\r\n");
         assert_eq!(e, MessageError::TrailingBytes(32));
+        // The message says why and what to add.
+        let text = parse_err(b"POST /a HTTP/1.1\nHost: a\n\nhello").to_string();
+        assert!(text.contains("RFC 9112 section 6.3"), "{text}");
+        assert!(text.contains("Content-Length: 5"), "{text}");
         assert_eq!(
             parse_err(b"POST /a HTTP/1.1\nHost: a\n\nhello"),
             MessageError::TrailingBytes(5)

@@ -78,6 +78,14 @@ pub struct HttpPolicy {
     /// low-level policy) does not check the authority: the gates (`VerifyLayer`,
     /// `BotAuthLayer`, `agentsig http verify`) require the choice to be made.
     pub authorities: Option<Vec<String>>,
+    /// A message with content must be signed over `content-digest` (any
+    /// form but `;req`), so the content accepted is the content signed (RFC
+    /// 9421 section 7.2.8, RFC 9530 section 2); refused as
+    /// [`SigError::RequiredComponentNotCovered`]. Default false in this
+    /// low-level policy (RFC 9421 itself leaves content uncovered in its
+    /// examples); `VerifyLayer`, `BotAuthLayer` and `agentsig http verify`
+    /// require it unless waived.
+    pub require_content_digest: bool,
 }
 
 /// The default [`HttpPolicy::request_target_one_of`]: `@method`,
@@ -131,6 +139,7 @@ impl HttpPolicy {
             allow_empty_covered: false,
             request_target_one_of: default_request_target_components(),
             authorities: None,
+            require_content_digest: false,
         }
     }
 
@@ -683,6 +692,16 @@ fn verify_label(
         if !covered.iter().any(|c| c.same_as(req)) {
             return Err(SigError::RequiredComponentNotCovered(req.to_string()));
         }
+    }
+    if policy.require_content_digest
+        && !msg.body.is_empty()
+        && !covered
+            .iter()
+            .any(|c| c.field_name() == Some("content-digest") && !c.req)
+    {
+        return Err(SigError::RequiredComponentNotCovered(
+            "\"content-digest\" (the message has content)".into(),
+        ));
     }
     if let Some(t) = &policy.expected_tag {
         if r.tag.as_deref() != Some(t.as_str()) {

@@ -19,13 +19,20 @@
 //!   target: `@authority` and `@path` (with `@query` when the request has
 //!   one), or `@target-uri`.
 //!
+//! The layer is built for the site's own authorities ([`SiteAuthorities`]):
+//! a signature whose covered `@authority` (or `@target-uri`) names another
+//! site is refused with `wrong-authority`, so a request signed for site A
+//! cannot be replayed here with `Host: A` (RFC 9421 section 7.2.1). A
+//! bounded in-process replay store is on by default (RFC 9421 section
+//! 7.2.2).
+//!
 //! A request whose `Host` disagrees with the authority of its target URI
 //! (absolute-form or HTTP/2 `:authority`, which `@authority` is taken
 //! from, RFC 9421 section 2.2.3), or that has several `Host` fields, is
 //! refused with `400` (RFC 9112 section 3.2).
 
 use super::layer::{text_response, BoxError, SignedBody};
-use crate::httpsig::{Message, VerifyReport};
+use crate::httpsig::{Message, SiteAuthorities, VerifyReport};
 use crate::verifier::Verifier;
 use bytes::{Buf, Bytes};
 use http::{HeaderValue, Request, Response, StatusCode};
@@ -56,9 +63,18 @@ pub struct VerifiedRequest {
 
 /// What the verifying layer does.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct VerifyConfig {
     /// Keys, algorithms, clock, replay store and [`crate::httpsig::HttpPolicy`].
+    /// [`VerifyConfig::new`] gives it an in-process replay store when it has
+    /// none.
     pub verifier: Verifier,
+    /// The site's own authorities: a signature is accepted only when it
+    /// covers `@authority` (or `@target-uri`) naming one of them, whatever
+    /// `Host` says (RFC 9421 section 7.2.1). [`VerifyLayer::with_config`]
+    /// writes them into the verifier's
+    /// [`HttpPolicy::authorities`](crate::httpsig::HttpPolicy::authorities).
+    pub authorities: SiteAuthorities,
     /// Largest request body buffered, in bytes.
     pub max_body: usize,
     /// Scheme of requests whose URI has none (`@scheme`, `@target-uri`).
@@ -73,11 +89,28 @@ pub struct VerifyConfig {
 }
 
 impl VerifyConfig {
+    /// A gate for the site serving `authorities` (give
+    /// [`SiteAuthorities::any`] only when the application checks the
+    /// authority itself: a request signed for another site then verifies
+    /// here when it arrives with that site's `Host`).
+    ///
     /// Defaults: 1 MiB bodies, `https`, no `Accept-Signature` hint,
-    /// `@method`, `@authority` and `@path` (or `@target-uri`) required.
-    pub fn new(verifier: Verifier) -> VerifyConfig {
+    /// `@method`, `@authority` and `@path` (or `@target-uri`) required, and,
+    /// when `verifier` has no replay store, a bounded in-process one
+    /// ([`MemoryReplayStore`](crate::replay::MemoryReplayStore)), so that a
+    /// signature with a `nonce` is accepted once (RFC 9421 section 7.2.2).
+    pub fn new(verifier: Verifier, authorities: SiteAuthorities) -> VerifyConfig {
+        let verifier = if verifier.replay_store().is_some() {
+            verifier
+        } else {
+            verifier
+                .to_builder()
+                .replay_store(Arc::new(crate::replay::MemoryReplayStore::new()))
+                .build()
+        };
         VerifyConfig {
             verifier,
+            authorities,
             max_body: DEFAULT_MAX_REQUEST_BODY,
             scheme: "https",
             accept_signature: None,
@@ -93,12 +126,17 @@ pub struct VerifyLayer {
 }
 
 impl VerifyLayer {
-    /// Verify with this verifier and default settings.
-    pub fn new(verifier: Verifier) -> VerifyLayer {
-        VerifyLayer::with_config(VerifyConfig::new(verifier))
+    /// Verify with this verifier and default settings, for the site serving
+    /// `authorities` (see [`VerifyConfig::new`]).
+    pub fn new(verifier: Verifier, authorities: SiteAuthorities) -> VerifyLayer {
+        VerifyLayer::with_config(VerifyConfig::new(verifier, authorities))
     }
-    /// Verify with explicit settings.
-    pub fn with_config(cfg: VerifyConfig) -> VerifyLayer {
+    /// Verify with explicit settings; the configuration's
+    /// [`authorities`](VerifyConfig::authorities) become the verifier's.
+    pub fn with_config(mut cfg: VerifyConfig) -> VerifyLayer {
+        let mut policy = cfg.verifier.http_policy().clone();
+        policy.authorities = cfg.authorities.to_policy();
+        cfg.verifier = cfg.verifier.to_builder().http(policy).build();
         VerifyLayer { cfg: Arc::new(cfg) }
     }
 }
@@ -165,11 +203,7 @@ where
             };
             let report = Message::from_request(&req, cfg.scheme)
                 .map_err(|e| e.to_string())
-                .and_then(|m| {
-                    cfg.verifier
-                        .verify_http(&m, None)
-                        .map_err(|e| e.to_string())
-                })
+                .and_then(|m| cfg.verifier.verify_http(&m, None).map_err(|e| refusal(&e)))
                 .and_then(|rep| accepted(&cfg, &req, rep));
             match report {
                 Ok(verified) => {
@@ -194,6 +228,17 @@ where
             }
         })
     }
+}
+
+/// Why a request's signatures did not verify, with the stable code of the
+/// first failure (`wrong-authority`, `replay`, ...) for logs and clients.
+fn refusal(e: &crate::httpsig::HttpSigError) -> String {
+    if let crate::httpsig::HttpSigError::NotVerified(r) = e {
+        if let Some(first) = r.results.iter().find_map(|l| l.outcome.as_ref().err()) {
+            return format!("{e} ({})", first.code());
+        }
+    }
+    e.to_string()
 }
 
 /// The request with its body buffered, or the answer refusing it: `413`
@@ -388,11 +433,15 @@ mod tests {
     }
 
     fn layer(key: &SigningKey, max_body: usize) -> VerifyLayer {
+        layer_for(key, max_body, "example.com")
+    }
+
+    fn layer_for(key: &SigningKey, max_body: usize, site: &str) -> VerifyLayer {
         let vk = key.verifying_key().clone().with_kid("k1");
         let v = Verifier::builder(StaticKeys::new().with(vk, KeySource::Pinned))
             .http(HttpPolicy::new())
             .build();
-        let mut cfg = VerifyConfig::new(v);
+        let mut cfg = VerifyConfig::new(v, SiteAuthorities::only([site]).unwrap());
         cfg.max_body = max_body;
         cfg.accept_signature = Some(HeaderValue::from_static(
             r#"sig1=("@method" "@authority" "@path" "content-digest")"#,
@@ -490,7 +539,12 @@ mod tests {
             let (s, body, _) =
                 call(layer(&key, 1024), signed_over(&key, b"{}", derived, true)).await;
             assert_eq!(s, 401, "{derived:?}: {body}");
-            assert!(body.contains("@method and @authority"), "{body}");
+            // Without @authority the signature is not bound to this site
+            // at all; with it, the layer lists what is missing.
+            assert!(
+                body.contains("@method and @authority") || body.contains("neither @authority"),
+                "{body}"
+            );
         }
         let l = layer(&key, 1024);
         let svc = l.layer(service_fn(|r: Request<Full<Bytes>>| async move {
@@ -571,5 +625,54 @@ mod tests {
         );
         let (s, body, _) = call(layer(&key, 1024), r).await;
         assert_eq!(s, 200, "{body}");
+    }
+
+    /// A request signed for `example.com`, sent with `Host: example.com` to
+    /// a gate of another site (one that answers any `Host`), is refused:
+    /// the covered authority is not one the gate serves (RFC 9421 section
+    /// 7.2.1). At `example.com`'s own gate it passes.
+    #[tokio::test]
+    async fn a_request_signed_for_another_site_is_refused_with_wrong_authority() {
+        let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
+        let req = || {
+            let mut r = signed(&key, b"{}");
+            r.headers_mut()
+                .insert(http::header::HOST, HeaderValue::from_static("example.com"));
+            r
+        };
+        let (s, body, verified) = call(layer_for(&key, 1024, "b.example"), req()).await;
+        assert_eq!(s, 401, "{body}");
+        assert!(body.contains("(wrong-authority)"), "{body}");
+        assert!(verified, "the 401 carries Accept-Signature");
+        let (s, body, _) = call(layer_for(&key, 1024, "example.com"), req()).await;
+        assert_eq!(s, 200, "{body}");
+    }
+
+    /// The layer has a replay store by default: the same signed request
+    /// (same nonce) is accepted once.
+    #[tokio::test]
+    async fn a_nonce_is_accepted_once_by_default() {
+        let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).unwrap();
+        let mut req = Request::builder()
+            .method("POST")
+            .uri("https://example.com/tasks")
+            .header("content-digest", crate::digest::content_digest(b"{}"))
+            .body(b"{}".to_vec())
+            .unwrap();
+        let spec = SignatureSpec::new("sig1")
+            .component(ComponentId::derived(Derived::Method))
+            .component(ComponentId::derived(Derived::Authority))
+            .component(ComponentId::derived(Derived::Path))
+            .component(ComponentId::field("content-digest").unwrap())
+            .created(now())
+            .nonce("n-0001")
+            .keyid("k1");
+        req.sign_signature(&spec, &key).unwrap();
+        let l = layer(&key, 1024);
+        let (s, body, _) = call(l.clone(), req.clone()).await;
+        assert_eq!(s, 200, "{body}");
+        let (s, body, _) = call(l, req).await;
+        assert_eq!(s, 401, "{body}");
+        assert!(body.contains("replay"), "{body}");
     }
 }

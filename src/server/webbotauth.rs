@@ -3,17 +3,20 @@
 //!
 //! * [`DirectoryPublisher`] serves the agent's key directory at
 //!   `/.well-known/http-message-signatures-directory` (section 5.5), signed
-//!   per requesting authority (Appendix B.1: the proof covers
-//!   `"@authority";req`), the proofs kept per authority until half their
-//!   validity is spent. `agentsig serve --web-bot-auth-key` uses it.
+//!   for each of the agent's own authorities it is configured with
+//!   (Appendix B.1: the proof covers `"@authority";req`), the proofs kept
+//!   per authority until half their validity is spent. `agentsig serve
+//!   --web-bot-auth-key` uses it.
 //! * [`BotAuthLayer`] verifies the Web Bot Auth signatures of incoming
 //!   requests for an axum or hyper service: a verified request carries
 //!   [`AgentIdentity::Verified`] as a request extension; unsigned and
 //!   failed requests are refused with `401`, or passed as
-//!   [`AgentIdentity::Anonymous`], as [`BotAuthConfig`] says.
+//!   [`AgentIdentity::Anonymous`], as [`BotAuthConfig`] says. The gate is
+//!   built for the site's own authorities ([`SiteAuthorities`]) and has an
+//!   in-process replay store by default.
 
 use super::layer::{text_response, BoxError, SignedBody};
-use crate::httpsig::Message;
+use crate::httpsig::{Message, SiteAuthorities};
 use crate::keys::SigningKey;
 use crate::webbotauth::directory::{directory_body, directory_headers, DEFAULT_PROOF_LIFETIME};
 use crate::webbotauth::{KeyDirectory, Status, VerifiedAgent, WebBotAuthVerifier, WELL_KNOWN_PATH};
@@ -43,22 +46,30 @@ pub struct DirectoryPublisher {
     body: Bytes,
     /// Validity of each directory proof, seconds (default 30 days).
     pub proof_lifetime: u64,
-    /// The authorities (`host[:port]`, lowercase) the directory is served
-    /// and signed for; another `Host` gets `421 Misdirected Request`.
-    /// `None` (the default) signs for whatever `Host` asks, bounded by
-    /// [`MAX_AUTHORITIES`] cached proofs.
-    pub authorities: Option<Vec<String>>,
+    /// The authorities the directory is served and signed for; another
+    /// `Host` gets `421 Misdirected Request`. The proof covers
+    /// `"@authority";req` (Appendix B.1), so a proof made for a `Host` an
+    /// attacker chose can be re-hosted at that origin and pass there:
+    /// [`SiteAuthorities::any`] (sign for whatever `Host` asks, bounded by
+    /// [`MAX_AUTHORITIES`] cached proofs) only behind a proxy that forwards
+    /// the agent's own hosts alone.
+    authorities: SiteAuthorities,
     proofs: Mutex<Proofs>,
 }
 
 impl DirectoryPublisher {
     /// Publish these keys (the current one first, then keys kept during
-    /// rotation, section 5.5.2). Shared secrets are refused.
+    /// rotation, section 5.5.2) at `authorities`, the agent's own hosts: the
+    /// directory is served and its proof signed for those only (see
+    /// [`DirectoryPublisher::authorities`]). Shared secrets are refused.
     ///
     /// # Errors
     /// [`KeyError::InvalidKey`](crate::KeyError::InvalidKey) when any of `keys` is a shared
     /// secret (HMAC).
-    pub fn new(keys: Vec<SigningKey>) -> Result<DirectoryPublisher, crate::KeyError> {
+    pub fn new(
+        keys: Vec<SigningKey>,
+        authorities: SiteAuthorities,
+    ) -> Result<DirectoryPublisher, crate::KeyError> {
         if keys.iter().any(|k| k.algorithm().is_symmetric()) {
             return Err(crate::KeyError::InvalidKey(
                 "a shared secret cannot be published in a key directory".into(),
@@ -70,9 +81,14 @@ impl DirectoryPublisher {
             keys,
             body,
             proof_lifetime: DEFAULT_PROOF_LIFETIME,
-            authorities: None,
+            authorities,
             proofs: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The authorities the directory is served and signed for.
+    pub fn authorities(&self) -> &SiteAuthorities {
+        &self.authorities
     }
 
     /// The directory body (a JWK Set).
@@ -134,13 +150,12 @@ impl DirectoryPublisher {
         }) else {
             return plain(StatusCode::BAD_REQUEST, "no usable Host");
         };
-        if let Some(allowed) = &self.authorities {
-            if !allowed.iter().any(|a| a.eq_ignore_ascii_case(&authority)) {
-                return plain(
-                    StatusCode::MISDIRECTED_REQUEST,
-                    "this directory is not served for that Host",
-                );
-            }
+        let scheme = req.uri().scheme_str().unwrap_or("https");
+        if !self.authorities.admits(&authority, scheme) {
+            return plain(
+                StatusCode::MISDIRECTED_REQUEST,
+                "this directory is not served for that Host",
+            );
         }
         let Some(h) = self.headers_for(
             &authority,
@@ -201,12 +216,20 @@ pub enum AgentIdentity {
 
 /// What [`BotAuthLayer`] does.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct BotAuthConfig {
-    /// The profile verifier (policy, replay store).
+    /// The profile verifier (policy, replay store). [`BotAuthConfig::new`]
+    /// gives it an in-process replay store when it has none.
     pub verifier: WebBotAuthVerifier,
     /// Where key sets come from (`crate::net::webbotauth::DirectoryClient`
     /// to fetch them, or a [`crate::webbotauth::StaticDirectory`]).
     pub directory: Arc<dyn KeyDirectory>,
+    /// The site's own authorities: a signature is accepted only when the
+    /// authority it covers is one of them, whatever `Host` says (RFC 9421
+    /// section 7.2.1). [`BotAuthLayer::new`] writes them into the
+    /// verifier's [`Policy::authorities`](crate::webbotauth::Policy::authorities),
+    /// replacing what was there.
+    pub authorities: SiteAuthorities,
     /// Admit requests without a web-bot-auth signature as anonymous
     /// (default true); else answer `401`.
     pub admit_unsigned: bool,
@@ -226,6 +249,7 @@ pub struct BotAuthConfig {
 impl std::fmt::Debug for BotAuthConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BotAuthConfig")
+            .field("authorities", &self.authorities)
             .field("admit_unsigned", &self.admit_unsigned)
             .field("admit_invalid", &self.admit_invalid)
             .finish_non_exhaustive()
@@ -233,12 +257,33 @@ impl std::fmt::Debug for BotAuthConfig {
 }
 
 impl BotAuthConfig {
+    /// A gate for the site serving `authorities`: a request an agent signed
+    /// for another site is refused (`wrong-authority`) even when it arrives
+    /// with that site's `Host`, which a server answering for any `Host`
+    /// would otherwise accept (RFC 9421 section 7.2.1). Give
+    /// [`SiteAuthorities::any`] only when the application checks the
+    /// authority itself.
+    ///
     /// Defaults: unsigned requests admitted as anonymous, failed ones
-    /// refused, 1 MiB bodies, `https`.
-    pub fn new(verifier: WebBotAuthVerifier, directory: Arc<dyn KeyDirectory>) -> BotAuthConfig {
+    /// refused, 1 MiB bodies, `https`, and, when `verifier` has no replay
+    /// store, a bounded in-process one
+    /// ([`MemoryReplayStore`](crate::replay::MemoryReplayStore)), so that a
+    /// signature with a `nonce` is accepted once (RFC 9421 section 7.2.2).
+    /// A fleet of gates shares one store instead (`agentsig::replay::open_store`).
+    pub fn new(
+        verifier: WebBotAuthVerifier,
+        directory: Arc<dyn KeyDirectory>,
+        authorities: SiteAuthorities,
+    ) -> BotAuthConfig {
+        let verifier = if verifier.has_replay_store() {
+            verifier
+        } else {
+            verifier.with_replay_store(Arc::new(crate::replay::MemoryReplayStore::new()))
+        };
         BotAuthConfig {
             verifier,
             directory,
+            authorities,
             admit_unsigned: true,
             admit_invalid: false,
             max_body: super::verify::DEFAULT_MAX_REQUEST_BODY,
@@ -255,8 +300,10 @@ pub struct BotAuthLayer {
 }
 
 impl BotAuthLayer {
-    /// A layer with this configuration.
-    pub fn new(cfg: BotAuthConfig) -> BotAuthLayer {
+    /// A layer with this configuration; its
+    /// [`authorities`](BotAuthConfig::authorities) become the verifier's.
+    pub fn new(mut cfg: BotAuthConfig) -> BotAuthLayer {
+        cfg.verifier.policy.authorities = cfg.authorities.to_policy();
         BotAuthLayer { cfg: Arc::new(cfg) }
     }
 }

@@ -31,9 +31,18 @@
 //! * The algorithm comes from the key (its JWK `kty`/`crv`/`alg`), never
 //!   from the signature's `alg` alone; HMAC is refused (section 6.4).
 //! * `created`, `expires`, `keyid` and `tag` are required; `expires -
-//!   created` is bounded ([`Policy::max_validity`], 24 h by default).
+//!   created` is bounded ([`Policy::max_validity`], 1 h by default:
+//!   [`DEFAULT_MAX_VALIDITY`]).
 //! * A `nonce` is checked against the replay store when one is given (RFC
-//!   9421 section 7.2.2).
+//!   9421 section 7.2.2); the server gates attach an in-process store by
+//!   default. [`Policy::strict`] also requires `@method`, `@path` and a
+//!   `nonce`, so that a captured signature is single-use and good for one
+//!   request only.
+//! * With [`Policy::authorities`] set, the covered authority must be one the
+//!   site serves (RFC 9421 section 7.2.1), whatever `Host` says.
+//! * The agent identity is the origin the keys are fetched from:
+//!   [`resolve_agent_url`] refuses any value a WHATWG URL parser (the
+//!   fetcher's) would read as another origin than its text says.
 
 pub mod directory;
 pub mod signature_key;
@@ -60,9 +69,17 @@ pub const MEDIA_TYPE: &str = "application/http-message-signatures-directory+json
 pub const SIGNATURE_AGENT: &str = "signature-agent";
 /// Default lifetime of a request signature: 5 minutes.
 pub const DEFAULT_LIFETIME: u64 = 300;
-/// Longest lifetime a signer gives and, by default, a verifier accepts:
-/// `expires` SHOULD be at most 24 hours after `created` (section 5.2).
+/// Longest lifetime a signer gives: `expires` SHOULD be at most 24 hours
+/// after `created` (section 5.2).
 pub const MAX_LIFETIME: u64 = 24 * 3600;
+/// The longest `expires - created` a verifier accepts by default
+/// ([`Policy::max_validity`]): 1 hour. The profile allows up to 24 hours
+/// (section 5.2), but a signature without a nonce (or checked without a
+/// replay store) can be replayed by whoever captured it until it expires
+/// (RFC 9421 section 7.2.2), so a gate keeps that window short; deployed
+/// agents sign with lifetimes of 1 hour at most (OpenAI's agent signs for
+/// 1 hour), so a shorter bound would refuse them.
+pub const DEFAULT_MAX_VALIDITY: u64 = 3600;
 /// Largest `Signature-Agent` field read, in bytes.
 pub const MAX_SIGNATURE_AGENT_FIELD: usize = 8 * 1024;
 /// Most `Signature-Agent` members read.
@@ -348,12 +365,27 @@ impl AgentUrl {
 /// itself, which also reads the editor's copy's "every value is a JWKS URI"
 /// for values with a path.
 ///
+/// The agent identity reported ([`AgentUrl::agent`]) must be the origin the
+/// keys are fetched from. The fetcher parses URLs as the WHATWG URL Standard
+/// does (section 4.3, the basic URL parser: `\` read as `/`, percent-decoding
+/// and IPv4 parsing of the host, dot segments removed from the path), so
+/// `https://attacker.example\.victim.example` is fetched from
+/// `attacker.example`. This function accepts only values whose text *is*
+/// their parsed URL: it refuses every form a WHATWG parser would read
+/// differently, so the identity it reports and the origin the keys come
+/// from are one, with or without feature `net`.
+///
 /// # Errors
 /// [`Error::AgentUrl`] (holding the first 128 characters of `value`) when `value` is longer than
 /// [`MAX_URL_LEN`], is not ASCII or holds a space or control character, is not `https://...` (the
-/// scheme in any case), has a fragment, or has an authority that is empty, carries userinfo
-/// (`@`), starts with `:` or has a port that is empty or not digits; also when `kind` is
-/// `directory` and `value` is not an origin (it has a path other than `/`, or a query).
+/// scheme in any case), has a fragment, holds a `\` or a character the WHATWG parser would
+/// percent-encode (`"`, `'`, `<`, `>`, `` ` ``, `{`, `}`), or a `.` or `..` path segment (in
+/// any spelling); or has an authority that is empty, carries userinfo (`@`) or a `%`, is an IP
+/// literal in brackets, has a host that is not dot-separated labels of letters, digits, `-`
+/// and `_` (an empty label, a trailing dot), that ends in a number without being a dotted-decimal
+/// IPv4 address in canonical form, or has a port that is empty, not digits, has a leading zero,
+/// or is not 1 to 65535; also when `kind` is `directory` and `value` is not an origin (it has a
+/// path other than `/`, or a query).
 /// [`Error::MemberType`] when `kind` is another type than `directory` or `jwks_uri`.
 pub fn resolve_agent_url(value: &str, kind: Option<&str>) -> Result<AgentUrl, Error> {
     let bad = || Error::AgentUrl(value.chars().take(128).collect());
@@ -367,28 +399,28 @@ pub fn resolve_agent_url(value: &str, kind: Option<&str>) -> Result<AgentUrl, Er
     if !scheme.eq_ignore_ascii_case("https") {
         return Err(bad());
     }
-    if rest.contains('#') {
+    // WHATWG URL Standard section 4.3: `\` is a path separator in a special
+    // URL, and these characters are percent-encoded in a path or query, so
+    // the fetched URL would differ from the text.
+    if rest.contains(['#', '\\', '"', '\'', '<', '>', '`', '{', '}']) {
         return Err(bad());
     }
     let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
     let authority = &rest[..auth_end];
     let path_query = &rest[auth_end..];
-    if authority.is_empty() || authority.contains('@') || authority.starts_with(':') {
-        return Err(bad());
-    }
-    let mut host = authority.to_ascii_lowercase();
-    if let Some(h) = host.strip_suffix(":443") {
-        host = h.to_owned();
-    }
-    if let Some((_, port)) = host.rsplit_once(':') {
-        if !host.ends_with(']') && (port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit())) {
-            return Err(bad());
-        }
-    }
+    let host = canonical_authority(authority).ok_or_else(bad)?;
     let (path, query) = match path_query.split_once('?') {
         Some((p, q)) => (p, Some(q)),
         None => (path_query, None),
     };
+    // Dot segments are removed by the parser (WHATWG URL Standard section
+    // 4.3, path state; RFC 3986 section 5.2.4), `%2e` being a dot.
+    if path.split('/').any(|seg| {
+        let seg = seg.to_ascii_lowercase().replace("%2e", ".");
+        seg == "." || seg == ".."
+    }) {
+        return Err(bad());
+    }
     let origin = format!("https://{host}");
     let is_origin = (path.is_empty() || path == "/") && query.is_none();
     let discovery = match kind {
@@ -401,6 +433,8 @@ pub fn resolve_agent_url(value: &str, kind: Option<&str>) -> Result<AgentUrl, Er
     let agent = format!("{origin}{}", if path == "/" { "" } else { path });
     let key_set_url = match discovery {
         Discovery::Directory => format!("{origin}{WELL_KNOWN_PATH}"),
+        // An empty path is serialized as `/` (WHATWG URL Standard section 4.5).
+        Discovery::JwksUri if path.is_empty() => format!("{origin}/{path_query}"),
         Discovery::JwksUri => format!("{origin}{path_query}"),
     };
     Ok(AgentUrl {
@@ -409,6 +443,68 @@ pub fn resolve_agent_url(value: &str, kind: Option<&str>) -> Result<AgentUrl, Er
         key_set_url,
         discovery,
     })
+}
+
+/// The authority of an agent URL as the WHATWG URL Standard (section 3.5,
+/// host parsing; section 4.3, port state) serializes it: lowercase host,
+/// no default port. `None` for any authority the parser would read as
+/// another host or port than its text, or refuse: userinfo, `%`, an IP
+/// literal in brackets, an empty label or trailing dot, a host ending in a
+/// number that is not a canonical dotted-decimal IPv4 address (the parser
+/// reads `0x7f.1` or `2130706433` as `127.0.0.1`), a port with a leading
+/// zero, empty, or out of 1 to 65535.
+fn canonical_authority(authority: &str) -> Option<String> {
+    if authority.contains(['@', '%', '[', ']']) {
+        return None;
+    }
+    let lower = authority.to_ascii_lowercase();
+    let (host, port) = match lower.split_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (lower.as_str(), None),
+    };
+    let labels: Vec<&str> = host.split('.').collect();
+    if host.len() > 253
+        || labels.iter().any(|l| {
+            l.is_empty()
+                || l.len() > 63
+                || !l
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+    {
+        return None;
+    }
+    // WHATWG URL Standard section 3.5, "ends in a number": the last label
+    // all digits, or 0x followed by hex digits, makes the host IPv4.
+    let last = labels.last().copied().unwrap_or_default();
+    let numeric = last.bytes().all(|b| b.is_ascii_digit())
+        || last
+            .strip_prefix("0x")
+            .is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+    if numeric {
+        let canonical = labels.len() == 4
+            && labels.iter().all(|l| {
+                l.bytes().all(|b| b.is_ascii_digit())
+                    && (*l == "0" || !l.starts_with('0'))
+                    && l.parse::<u8>().is_ok()
+            });
+        if !canonical {
+            return None;
+        }
+    }
+    match port {
+        None => Some(host.to_owned()),
+        Some(p) => {
+            let n = p.parse::<u16>().ok()?;
+            if n == 0 || p.starts_with('0') || !p.bytes().all(|b| b.is_ascii_digit()) {
+                None
+            } else if n == 443 {
+                Some(host.to_owned())
+            } else {
+                Some(format!("{host}:{n}"))
+            }
+        }
+    }
 }
 
 /// One `Signature-Agent` member.
@@ -892,7 +988,9 @@ pub struct Policy {
     pub allowed_agents: Option<Vec<String>>,
     /// Components every accepted signature must cover, beyond the profile's.
     pub required: Vec<ComponentId>,
-    /// Largest `expires - created`, seconds (default [`MAX_LIFETIME`]).
+    /// Largest `expires - created`, seconds (default
+    /// [`DEFAULT_MAX_VALIDITY`], 1 h; the profile allows up to
+    /// [`MAX_LIFETIME`]).
     pub max_validity: u64,
     /// Require a `nonce` (default false: WG-00 defers to RFC 9421 section 7.2.2).
     pub require_nonce: bool,
@@ -945,7 +1043,7 @@ impl Default for Policy {
         Policy {
             allowed_agents: None,
             required: Vec::new(),
-            max_validity: MAX_LIFETIME,
+            max_validity: DEFAULT_MAX_VALIDITY,
             require_nonce: false,
             accept_legacy: true,
             algorithms: AllowList::asymmetric(),
@@ -955,6 +1053,35 @@ impl Default for Policy {
             require_content_digest: true,
             reject_test_keys: true,
             authorities: None,
+        }
+    }
+}
+
+impl Policy {
+    /// The strict preset: the defaults plus `@method` and `@path` covered
+    /// and a `nonce` required. The profile lets an agent sign
+    /// `@authority` alone (section 5.2), and such a signature, captured,
+    /// authorises any request to the site until it expires; with the method
+    /// and path covered it authorises only the request it was made for, and
+    /// with a nonce checked against a replay store (RFC 9421 section 7.2.2;
+    /// `BotAuthLayer` has one by default) only once. It refuses agents that
+    /// sign the authority alone or send no nonce, which is why it is not the
+    /// default. `agentsig http verify --strict` and the Python `strict=True`
+    /// are this preset.
+    ///
+    /// ```
+    /// let p = agentsig::webbotauth::Policy::strict();
+    /// assert!(p.require_nonce);
+    /// assert_eq!(p.required.len(), 2);
+    /// ```
+    pub fn strict() -> Policy {
+        Policy {
+            required: vec![
+                ComponentId::derived(Derived::Method),
+                ComponentId::derived(Derived::Path),
+            ],
+            require_nonce: true,
+            ..Policy::default()
         }
     }
 }
@@ -1115,6 +1242,11 @@ impl WebBotAuthVerifier {
     pub fn with_replay_store(mut self, store: Arc<dyn ReplayStore>) -> WebBotAuthVerifier {
         self.replay = Some(store);
         self
+    }
+
+    /// Whether a replay store checks the nonces.
+    pub fn has_replay_store(&self) -> bool {
+        self.replay.is_some()
     }
 
     /// Verify the `web-bot-auth` signatures of a request at time `now`

@@ -225,6 +225,14 @@ impl WebBotAuthVerifier {
         let (key, scheme_name, identity) = match scheme {
             Scheme::Unsupported(s) => return Err(Error::MemberType(s.clone())),
             Scheme::Hwk(jwk) => {
+                // A key the request asserts about itself identifies only
+                // "this key" (Signature-Key section 4.1: pseudonymous), never
+                // an agent: it cannot satisfy an allow-list of agents.
+                if policy.allowed_agents.is_some() {
+                    return Err(Error::AgentNotAllowed(
+                        "an inline hwk key (its identity is the key itself, not an agent)".into(),
+                    ));
+                }
                 let hint = match jwk.kty.as_str() {
                     // An inline RSA key names no algorithm (alg MUST NOT be
                     // present): the signature's own alg binds it, and only
@@ -306,6 +314,7 @@ impl WebBotAuthVerifier {
             ComponentId::derived(Derived::Authority),
             ComponentId::derived(Derived::TargetUri),
         ];
+        hp.authorities = policy.authorities.clone();
         self.verify_one(msg, &hp, trusted, now)?;
         Ok(SignatureKeyVerified {
             label: label.to_owned(),
