@@ -1717,8 +1717,7 @@ impl PyVerifier {
 /// or resource (RFC 9421 section 7.2.1); with `require_nonce`, a replay
 /// store makes it good for one request (section 7.2.2).
 fn add_strict(required: &mut Vec<ComponentId>) {
-    for d in [Derived::Method, Derived::Path] {
-        let c = ComponentId::derived(d);
+    for c in agentsig::httpsig::strict_request_components() {
         if !required.contains(&c) {
             required.push(c);
         }

@@ -34,8 +34,9 @@ pub use sign::{
     SignatureOnHttpError, SignatureSpec, Signed, DEFAULT_SCHEME, PARAM_ORDER,
 };
 pub use verify::{
-    default_request_target_components, descriptor_response_components, key_requests, HeaderError,
-    HttpPolicy, HttpSigError, LabelResult, SigError, VerifyReport,
+    default_request_target_components, descriptor_response_components, key_requests,
+    strict_request_components, HeaderError, HttpPolicy, HttpSigError, LabelResult, SigError,
+    VerifyReport,
 };
 pub(crate) use verify::{report, verify};
 

@@ -88,6 +88,19 @@ pub struct HttpPolicy {
     pub require_content_digest: bool,
 }
 
+/// What a strict gate requires a request signature to cover: `@method`
+/// and `@path`, so that a captured signature cannot be spent on another
+/// method or resource of the site (RFC 9421 section 7.2.1). With a
+/// required `nonce` and a replay store it is then good for one request
+/// (section 7.2.2). `webbotauth::Policy::strict` and the Python
+/// `strict=True` both use this list.
+pub fn strict_request_components() -> Vec<ComponentId> {
+    vec![
+        ComponentId::derived(Derived::Method),
+        ComponentId::derived(Derived::Path),
+    ]
+}
+
 /// The default [`HttpPolicy::request_target_one_of`]: `@method`,
 /// `@authority`, `@target-uri`, `@path`.
 pub fn default_request_target_components() -> Vec<ComponentId> {

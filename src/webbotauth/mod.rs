@@ -1076,10 +1076,7 @@ impl Policy {
     /// ```
     pub fn strict() -> Policy {
         Policy {
-            required: vec![
-                ComponentId::derived(Derived::Method),
-                ComponentId::derived(Derived::Path),
-            ],
+            required: crate::httpsig::strict_request_components(),
             require_nonce: true,
             ..Policy::default()
         }
