@@ -73,25 +73,30 @@ pub struct UrlVerifyOptions {
     /// Fetch the descriptor and then its `.jws` one after the other on the
     /// calling thread, over the same kept-alive connection, instead of
     /// concurrently (which costs a thread per call). Off by default: one
-    /// call then takes one round trip, not two. Bulk verification
-    /// ([`crate::batch`], `verify --batch`) turns it on: its workers
-    /// already overlap the round trips of many items, and a thread per item
-    /// cost more than the crypto. Every fetch of such a call also goes
-    /// through the calling thread's own client
-    /// ([`on_thread_client`](super::fetch::on_thread_client)).
+    /// call then takes one round trip, not two. For bulk verification
+    /// whose workers already overlap the round trips of many items (a
+    /// thread per item can cost more than the crypto). Every fetch of such
+    /// a call also goes through the calling thread's own client
+    /// ([`on_thread_client`](super::fetch::on_thread_client)), unless the
+    /// fetcher bounds its connections per host
+    /// ([`FetchPolicy::max_connections_per_host`](super::FetchPolicy::max_connections_per_host),
+    /// which `verify --batch` sets and which keeps the concurrent fetches).
     pub sequential_fetches: bool,
     /// Fetch the detached JWS (`URL.jws`) only when the descriptor's
-    /// response carries no RFC 9421 signature. Seed 001 section 10.3 makes
-    /// HTTP Message Signatures the way to protect a descriptor served over
-    /// HTTP and in-document signing the way for deployments that cannot use
-    /// them: a response whose signature verifies (covering `@status`,
-    /// `content-type` and `content-digest`, the digest checked against the
-    /// body) is a verified descriptor without the `.jws`. Off by default
-    /// (every signature published is checked); bulk verification (`verify
-    /// --batch`) turns it on, which halves its requests to a publisher that
-    /// signs its responses. A response signature that does not verify is a
-    /// failure either way. The descriptor is then fetched first and the
-    /// `.jws` only if needed (never concurrently).
+    /// response carries no RFC 9421 signature. draft-narvaneni-agent-uri-03
+    /// section 10.3 makes HTTP Message Signatures the way to protect a
+    /// descriptor served over HTTP and in-document signing the way for
+    /// deployments that cannot use them: a response whose signature
+    /// verifies (covering `@status`, `content-type` and `content-digest`,
+    /// the digest checked against the body) is then taken as a verified
+    /// descriptor without the `.jws`. Off by default, in the library and in
+    /// `verify --batch` (`--response-signature-first` turns it on): a
+    /// broken `.jws` beside a verified response signature is then not
+    /// seen, so the verdict may differ from the default one, which checks
+    /// every signature published. It halves the requests to a publisher
+    /// that signs its responses. A response signature that does not verify
+    /// is a failure either way. The descriptor is then fetched first and
+    /// the `.jws` only if needed (never concurrently).
     pub skip_jws_when_http_signed: bool,
     /// Fail unless the response carries an RFC 9421 signature that
     /// verifies, whatever else verifies (a detached JWS, an A2A card's
