@@ -353,7 +353,8 @@ pub enum SignatureStatus {
 }
 
 /// The one verdict rule for a document carrying several signatures, in
-/// every mode (a file, a URL, a batch, a catalog) and for every kind (the
+/// every mode (a file, a URL, a batch, an agent resolved through its
+/// `agents.json` catalog) and for every kind (the
 /// signatures of a general JWS, the embedded signatures of an A2A Agent
 /// Card, the RFC 9421 response signature beside the detached JWS or the
 /// card signatures of a descriptor served over HTTP): **verified when at

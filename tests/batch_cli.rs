@@ -783,7 +783,7 @@ fn one_verdict_rule_for_several_signatures_in_file_url_and_batch_modes() {
     let srv = Server::start(&ca, &["agents.example"]);
     let t = Tmp::new("rule");
     std::fs::write(t.0.join("ca.pem"), ca.pem()).unwrap();
-    let (_, card) = signed_card_file(&t, "docs/card.json");
+    let (card_key, card) = signed_card_file(&t, "docs/card.json");
     let stranger = SigningKey::generate(Algorithm::EcdsaP256Sha256)
         .unwrap()
         .with_kid("stranger");
@@ -803,8 +803,16 @@ fn one_verdict_rule_for_several_signatures_in_file_url_and_batch_modes() {
         .as_secs() as i64;
     let body = serde_json::to_vec(&card).unwrap();
     srv.route("/card.json", signed_resp(&body, &stranger, now, None));
+    // The same card, its response signed by the trusted key but expired:
+    // checked with a trusted key and failed, so invalid.
+    srv.route(
+        "/expired.json",
+        signed_resp(&body, &card_key, now - 600, Some(now - 300)),
+    );
     let url = srv.url("agents.example", "/card.json");
+    let expired = srv.url("agents.example", "/expired.json");
     std::fs::write(t.0.join("urls.txt"), format!("{url}\n")).unwrap();
+    std::fs::write(t.0.join("expired.txt"), format!("{expired}\n")).unwrap();
     let net = [
         "--jwks",
         "card-keys.json",
@@ -842,6 +850,19 @@ fn one_verdict_rule_for_several_signatures_in_file_url_and_batch_modes() {
     let o = run(&t.0, &[&["verify", url.as_str()][..], &net].concat(), None);
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["details"]["not_checked"], json!(["rfc9421"]), "{r}");
+    let invalid = (
+        Some(1),
+        json!("not-verified"),
+        json!("httpsig.not-verified"),
+    );
+    assert_eq!(
+        verdict(&[&["verify", expired.as_str()][..], &net].concat()),
+        invalid
+    );
+    assert_eq!(
+        verdict(&[&["verify", "--batch", "expired.txt"][..], &net].concat()),
+        invalid
+    );
     let refused = (Some(1), json!("not-verified"), json!("httpsig.required"));
     let strict = ["--require-response-signature"];
     assert_eq!(
