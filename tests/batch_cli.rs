@@ -874,3 +874,83 @@ fn one_verdict_rule_for_several_signatures_in_file_url_and_batch_modes() {
         refused
     );
 }
+
+/// One verdict for one input: every local document of a directory gets in
+/// the batch the verdict `verify FILE` gives it alone, whatever its format
+/// (descriptors with their `.jws`, A2A cards with embedded signatures, a
+/// card with a stale `.jws` beside it, a card without `signatures` but
+/// with a detached JWS, an unknown signer beside a trusted one).
+#[test]
+fn every_local_input_gets_the_verdict_verify_file_gives_it() {
+    let (t, key) = setup("same-verdict", 3);
+    // a01: tampered; a02: its JWS missing.
+    std::fs::write(t.0.join("docs/a01.json"), doc(99)).unwrap();
+    std::fs::remove_file(t.0.join("docs/a02.json.jws")).unwrap();
+    let (card_key, card) = signed_card_file(&t, "docs/card.json");
+    let stale = descriptor::sign(b"{\"name\":\"stale\"}", &card_key)
+        .unwrap()
+        .jws;
+    std::fs::write(t.0.join("docs/card.json.jws"), stale).unwrap();
+    let stranger = SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .unwrap()
+        .with_kid("stranger");
+    let both = agentsig::a2a::sign_card(&card, &stranger, &serde_json::Map::new(), false)
+        .unwrap()
+        .card;
+    std::fs::write(
+        t.0.join("docs/both.json"),
+        serde_json::to_vec(&both).unwrap(),
+    )
+    .unwrap();
+    let mut bare = card.clone();
+    bare.as_object_mut().unwrap().remove("signatures");
+    let bare = serde_json::to_vec(&bare).unwrap();
+    std::fs::write(t.0.join("docs/bare.json"), &bare).unwrap();
+    let jws = descriptor::sign(&bare, &card_key).unwrap().jws;
+    std::fs::write(t.0.join("docs/bare.json.jws"), jws).unwrap();
+    // One key set for both kinds of document.
+    let keys = agentsig::jwk::jwks_document(&[key.verifying_key(), card_key.verifying_key()]);
+    std::fs::write(t.0.join("all-keys.json"), keys.to_string()).unwrap();
+    let o = run(
+        &t.0,
+        &[
+            "verify",
+            "--batch",
+            "docs",
+            "--jwks",
+            "all-keys.json",
+            "--json",
+        ],
+        None,
+    );
+    let lines = json_lines(&o);
+    let mut names: Vec<String> = std::fs::read_dir(t.0.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    assert_eq!(lines.len(), names.len() + 1);
+    let mut verified = Vec::new();
+    for n in &names {
+        let subject = format!("docs/{n}");
+        let single = run(&t.0, &["verify", &subject, "--jwks", "all-keys.json"], None);
+        let in_batch = lines
+            .iter()
+            .find(|l| l["subject"] == subject.as_str())
+            .unwrap_or_else(|| panic!("{subject} in the batch"));
+        assert_eq!(
+            in_batch["verified"] == true,
+            single.status.code() == Some(0),
+            "{subject}: batch {in_batch}, verify FILE: {}",
+            err(&single)
+        );
+        if in_batch["verified"] == true {
+            verified.push(n.as_str());
+        }
+    }
+    // both.json is not verified here, in either mode: the descriptors' key
+    // has no `kid`, so it is a trusted key for the stranger's signature
+    // too, which fails with it (invalid, not "not checked").
+    assert_eq!(verified, ["a00.json", "bare.json", "card.json"]);
+}
