@@ -635,6 +635,23 @@ fn signed_card_file(t: &Tmp, name: &str) -> (SigningKey, serde_json::Value) {
     (key, signed)
 }
 
+/// `docs/both.json`: `card` signed again by a key `stranger` that no key
+/// set holds; the key is returned.
+fn countersigned(t: &Tmp, card: &Value) -> SigningKey {
+    let stranger = SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .unwrap()
+        .with_kid("stranger");
+    let both = agentsig::a2a::sign_card(card, &stranger, &serde_json::Map::new(), false)
+        .unwrap()
+        .card;
+    std::fs::write(
+        t.0.join("docs/both.json"),
+        serde_json::to_vec(&both).unwrap(),
+    )
+    .unwrap();
+    stranger
+}
+
 /// A card with embedded signatures verifies alone with `verify CARD`, and
 /// so it does in every batch mode (directory, list, standard input inline),
 /// without looking for `card.json.jws`.
@@ -784,18 +801,8 @@ fn one_verdict_rule_for_several_signatures_in_file_url_and_batch_modes() {
     let t = Tmp::new("rule");
     std::fs::write(t.0.join("ca.pem"), ca.pem()).unwrap();
     let (card_key, card) = signed_card_file(&t, "docs/card.json");
-    let stranger = SigningKey::generate(Algorithm::EcdsaP256Sha256)
-        .unwrap()
-        .with_kid("stranger");
     // File: the trusted signature and one by an unknown kid.
-    let both = agentsig::a2a::sign_card(&card, &stranger, &serde_json::Map::new(), false)
-        .unwrap()
-        .card;
-    std::fs::write(
-        t.0.join("docs/both.json"),
-        serde_json::to_vec(&both).unwrap(),
-    )
-    .unwrap();
+    let stranger = countersigned(&t, &card);
     // URL: the card, its response signed by the unknown key.
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -891,17 +898,7 @@ fn every_local_input_gets_the_verdict_verify_file_gives_it() {
         .unwrap()
         .jws;
     std::fs::write(t.0.join("docs/card.json.jws"), stale).unwrap();
-    let stranger = SigningKey::generate(Algorithm::EcdsaP256Sha256)
-        .unwrap()
-        .with_kid("stranger");
-    let both = agentsig::a2a::sign_card(&card, &stranger, &serde_json::Map::new(), false)
-        .unwrap()
-        .card;
-    std::fs::write(
-        t.0.join("docs/both.json"),
-        serde_json::to_vec(&both).unwrap(),
-    )
-    .unwrap();
+    countersigned(&t, &card);
     let mut bare = card.clone();
     bare.as_object_mut().unwrap().remove("signatures");
     let bare = serde_json::to_vec(&bare).unwrap();
