@@ -857,6 +857,17 @@ fn one_verdict_rule_for_several_signatures_in_file_url_and_batch_modes() {
     let o = run(&t.0, &[&["verify", url.as_str()][..], &net].concat(), None);
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["details"]["not_checked"], json!(["rfc9421"]), "{r}");
+    // In text, the note says which signature was set aside, and why.
+    let o = run(
+        &t.0,
+        &[&["verify", url.as_str()][..], &net[..2], &net[3..]].concat(),
+        None,
+    );
+    assert!(
+        err(&o).contains("note: the RFC 9421 response signature not checked: no trusted key"),
+        "{}",
+        err(&o)
+    );
     let invalid = (
         Some(1),
         json!("not-verified"),

@@ -255,6 +255,16 @@ fn success(command: &str, subject: &str, v: &UrlVerified, json: bool) -> CliResu
                 );
             }
         }
+        for n in &v.not_checked {
+            errln!(
+                "note: {} not checked: no trusted key matches it (it counts neither way; --require-response-signature demands the response signature)",
+                match *n {
+                    "rfc9421" => "the RFC 9421 response signature",
+                    "jws" => "the detached JWS",
+                    _ => "the A2A card signatures",
+                }
+            );
+        }
         if v.signed() {
             errln!("{subject}: verified ({})", checked_text(v));
         } else {
