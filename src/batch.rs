@@ -8,6 +8,13 @@
 //! the input and not yet given to the sink), so memory is bounded by the
 //! window, never by the input's size: a directory of a million descriptors
 //! or an endless JSON Lines stream is verified in constant memory.
+//! [`run_grouped`] with [`Order::Finished`] gives each result as soon as
+//! it is known instead (what `agentsig verify --batch` prints by default).
+//!
+//! For local inputs, [`LocalFiles`] reads only regular files (never
+//! blocking on a FIFO), bounded, optionally only under a root, and
+//! [`verify_document`] verifies one document by the rule `agentsig verify
+//! FILE` uses for its format.
 //!
 //! ```
 //! use agentsig::batch::{verify_descriptors, BatchOptions};
