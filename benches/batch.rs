@@ -14,8 +14,8 @@
 //!   command line (`verify --batch LIST`, its own process). And the same
 //!   descriptors served with an RFC 9421 response signature (the fields
 //!   `agentsig serve` or `sign --headers-out` give), verified by the bulk
-//!   path without fetching their `.jws` (`skip_jws_when_http_signed`, the
-//!   `verify --batch` default), against their own floor: SHA-256 of the
+//!   path without fetching their `.jws` (`skip_jws_when_http_signed`,
+//!   `verify --batch --response-signature-first`), against their own floor: SHA-256 of the
 //!   descriptor (its `Content-Digest`) + ECDSA verify of the signature
 //!   base. `BATCH_PROFILE=1 cargo bench --bench batch -- urls` runs only
 //!   that path (for `perf`) and prints the CPU per item, client and the
@@ -407,13 +407,14 @@ fn main() {
         .extra_root_pem(ca_pem.clone())
         .pin(HOST, vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]);
     let fetcher = Fetcher::with_policy(policy).expect("fetcher");
-    // The bulk path (`verify --batch`): descriptor then `.jws` on the
-    // worker, over its kept-alive connection.
+    // The library's bulk option (`sequential_fetches`): descriptor then
+    // `.jws` on the worker, over its own kept-alive connection.
     let mut bulk_opts = UrlVerifyOptions::default();
     bulk_opts.sequential_fetches = true;
     let bulk = Resolver::with_options(fetcher.clone(), bulk_opts);
-    // The bulk path for signed responses: the `.jws` is looked for only
-    // beside a response without a signature.
+    // The bulk path for signed responses (`verify --batch
+    // --response-signature-first`): the `.jws` is looked for only beside a
+    // response without a signature.
     let mut skip_opts = UrlVerifyOptions::default();
     skip_opts.sequential_fetches = true;
     skip_opts.skip_jws_when_http_signed = true;
@@ -471,11 +472,12 @@ fn main() {
         );
         return;
     }
-    let cli_on = |list: &std::path::Path| {
+    let cli_on = |list: &std::path::Path, extra: &[&str]| {
         let start = Instant::now();
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentsig"))
             .args(["verify", "--batch"])
             .arg(list)
+            .args(extra)
             .arg("--ca-file")
             .arg(&ca_path)
             .args(["--resolve-to", &format!("{HOST}=127.0.0.1")])
@@ -503,14 +505,14 @@ fn main() {
         let g0 = floor(&resp_raws, &point);
         let resp = run_on(&signed, &signed_urls);
         let g1 = floor(&resp_raws, &point);
-        let resp_cli = cli_on(&signed_list_path);
+        let resp_cli = cli_on(&signed_list_path, &["--response-signature-first"]);
         let g2 = floor(&resp_raws, &point);
         let f0 = floor(&url_raws, &point);
         let seq = run(&bulk);
         let f1 = floor(&url_raws, &point);
         let conc = run(&concurrent);
         let f2 = floor(&url_raws, &point);
-        let cli = cli_on(&list_path);
+        let cli = cli_on(&list_path, &[]);
         let f3 = floor(&url_raws, &point);
         let (p_resp, p_resp_cli, p_resp_jf) = (
             100.0 * resp / ((g0 + g1) / 2.0),

@@ -1021,13 +1021,13 @@ impl CardReport {
     /// invalid under a trusted key (a tampered card fails even if another
     /// signature is valid).
     pub fn verified(&self) -> bool {
-        let reports = || self.signatures.iter().filter_map(|r| r.as_ref().ok());
-        reports().any(|r| r.valid_signature().is_some())
-            && !reports().any(|r| {
-                r.signatures
-                    .iter()
-                    .any(|s| s.verdict == jws::Verdict::Invalid)
-            })
+        // The one verdict rule (crate::policy::signatures_verified).
+        crate::policy::signatures_verified(
+            self.signatures
+                .iter()
+                .filter_map(|r| r.as_ref().ok())
+                .flat_map(|r| r.signatures.iter().map(|s| s.verdict.status())),
+        )
     }
 
     /// Every entry of `signatures` verified with a trusted key (none

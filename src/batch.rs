@@ -8,6 +8,13 @@
 //! the input and not yet given to the sink), so memory is bounded by the
 //! window, never by the input's size: a directory of a million descriptors
 //! or an endless JSON Lines stream is verified in constant memory.
+//! [`run_grouped`] with [`Order::Finished`] gives each result as soon as
+//! it is known instead (what `agentsig verify --batch` prints by default).
+//!
+//! For local inputs, [`LocalFiles`] reads only regular files (never
+//! blocking on a FIFO), bounded, optionally only under a root, and
+//! [`verify_document`] verifies one document by the rule `agentsig verify
+//! FILE` uses for its format.
 //!
 //! ```
 //! use agentsig::batch::{verify_descriptors, BatchOptions};
@@ -122,6 +129,52 @@ pub fn run_ordered_grouped<I, T, R, W, S, F>(
     items: I,
     opts: &BatchOptions,
     work: W,
+    sink: S,
+    flush: F,
+) where
+    I: IntoIterator<Item = T>,
+    T: Send,
+    R: Send,
+    W: Fn(T) -> R + Sync,
+    S: FnMut(usize, R),
+    F: FnMut(),
+{
+    run_grouped(items, opts, Order::Input, work, sink, flush);
+}
+
+/// The order in which [`run_grouped`] gives results to its sink.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Order {
+    /// Each result as soon as it is known (the default of `agentsig
+    /// verify --batch`): a slow item never holds back the results of
+    /// items that finished after it started. The sink gets the input
+    /// index with each result.
+    #[default]
+    Finished,
+    /// In input order: a result waits until every earlier one is given
+    /// (`verify --batch --ordered`).
+    Input,
+}
+
+/// [`run_ordered_grouped`] with the [`Order`] of the results chosen:
+/// `flush` runs on the calling thread after each group given to `sink`,
+/// before it waits for more. At most [`BatchOptions::window`] items are
+/// pulled and not yet given to the sink, whatever the order.
+///
+/// ```
+/// use agentsig::batch::{run_grouped, BatchOptions, Order};
+///
+/// let mut seen = Vec::new();
+/// run_grouped(0..4u32, &BatchOptions::with_threads(2), Order::Finished, |n| n * n,
+///     |i, sq| seen.push((i, sq)), || {});
+/// seen.sort();
+/// assert_eq!(seen, [(0, 0), (1, 1), (2, 4), (3, 9)]);
+/// ```
+pub fn run_grouped<I, T, R, W, S, F>(
+    items: I,
+    opts: &BatchOptions,
+    order: Order,
+    work: W,
     mut sink: S,
     mut flush: F,
 ) where
@@ -140,9 +193,13 @@ pub fn run_ordered_grouped<I, T, R, W, S, F>(
     // Results are handed back in groups: a worker wakes the calling thread
     // only when `batch` results wait or when it runs out of jobs, not for
     // every item (one wake-up and context switch per item cost as much as
-    // a tenth of a descriptor verification on two cores).
+    // a tenth of a descriptor verification on two cores). Results given
+    // as they finish wake it for every result: none waits for a group.
     let done: Done<R> = (Mutex::new(Vec::new()), Condvar::new());
-    let batch = (window / 4).max(1);
+    let batch = match order {
+        Order::Input => (window / 4).max(1),
+        Order::Finished => 1,
+    };
     // Jobs sent and not yet taken by a worker.
     let queued = &AtomicUsize::new(0);
     let work = &work;
@@ -172,12 +229,15 @@ pub fn run_ordered_grouped<I, T, R, W, S, F>(
                 }
             });
         }
-        // Results waiting for an earlier one: slot k is index next + k.
+        // In input order: results waiting for an earlier one (slot k is
+        // index next + k).
         let mut pending: VecDeque<Option<R>> = VecDeque::new();
-        let (mut next, mut pulled, mut exhausted) = (0usize, 0usize, false);
+        // `given` results went to the sink; `next` is the next index due
+        // in input order.
+        let (mut next, mut given, mut pulled, mut exhausted) = (0usize, 0usize, 0usize, false);
         let mut got = Vec::new();
         'run: loop {
-            while !exhausted && pulled - next < window {
+            while !exhausted && pulled - given < window {
                 match items.next() {
                     Some(item) => {
                         queued.fetch_add(1, Ordering::SeqCst);
@@ -190,7 +250,7 @@ pub fn run_ordered_grouped<I, T, R, W, S, F>(
                     None => exhausted = true,
                 }
             }
-            if next == pulled {
+            if given == pulled {
                 break;
             }
             {
@@ -200,6 +260,7 @@ pub fn run_ordered_grouped<I, T, R, W, S, F>(
                 }
                 std::mem::swap(&mut *g, &mut got);
             }
+            let before = given;
             for (i, r) in got.drain(..) {
                 let r = match r {
                     Ok(r) => r,
@@ -208,20 +269,25 @@ pub fn run_ordered_grouped<I, T, R, W, S, F>(
                         break 'run;
                     }
                 };
+                if order == Order::Finished {
+                    sink(i, r);
+                    given += 1;
+                    continue;
+                }
                 let k = i - next;
                 if pending.len() <= k {
                     pending.resize_with(k + 1, || None);
                 }
                 pending[k] = Some(r);
             }
-            let before = next;
             while let Some(Some(_)) = pending.front() {
                 if let Some(Some(r)) = pending.pop_front() {
                     sink(next, r);
                     next += 1;
+                    given += 1;
                 }
             }
-            if next != before {
+            if given != before {
                 flush();
             }
         }
@@ -271,6 +337,258 @@ where
         },
         sink,
     );
+}
+
+/// Largest local input a batch reads (a descriptor, a card, a JWS): the
+/// verifier's document bound, [`crate::json::JsonLimits`] (16 MiB).
+pub const MAX_INPUT_BYTES: usize = 16 * 1024 * 1024;
+
+/// Why a local input of a batch was not read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InputError {
+    /// The file could not be opened or read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path as given.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not a regular file (a FIFO, a device, a socket, a directory): a
+    /// batch never waits on one.
+    #[error("{path}: is a {kind}, not a regular file; a batch reads only regular files")]
+    NotRegular {
+        /// The path as given.
+        path: String,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// Larger than [`MAX_INPUT_BYTES`].
+    #[error("{path}: larger than {limit} bytes")]
+    TooLarge {
+        /// The path as given.
+        path: String,
+        /// The bound.
+        limit: usize,
+    },
+    /// The path resolves outside the root the batch was given.
+    #[error("{path}: outside the root {root}; only files under it are read")]
+    OutsideRoot {
+        /// The path as given.
+        path: String,
+        /// The root.
+        root: String,
+    },
+    /// `-` as an entry: standard input is not an input of a batch (it is
+    /// the list itself, or nothing).
+    #[error("\"-\" is not an input of a batch: standard input is never read as a descriptor; give a file path, a URL, or (in JSON Lines) the content inline as {{\"descriptor\",\"jws\"}}")]
+    Stdin,
+    /// A local path where local files are not allowed (JSON Lines on
+    /// standard input without a root).
+    #[error("{path}: a local path given on standard input is refused unless a root is set (--root DIR); give the content inline as {{\"descriptor\",\"jws\"}}, or a URL")]
+    PathsRefused {
+        /// The path as given.
+        path: String,
+    },
+}
+
+/// Which local files a batch may read, and how: only regular files (a
+/// FIFO, a device or a socket is refused without blocking on it), at most
+/// [`MAX_INPUT_BYTES`], and, under a root, only files whose real path
+/// (every symbolic link resolved) lies under it.
+#[derive(Clone, Debug)]
+pub struct LocalFiles {
+    root: Option<std::path::PathBuf>,
+    allowed: bool,
+}
+
+impl LocalFiles {
+    /// Any local file the process can read (paths the operator listed).
+    pub fn anywhere() -> LocalFiles {
+        LocalFiles {
+            root: None,
+            allowed: true,
+        }
+    }
+
+    /// No local file: every path is refused with
+    /// [`InputError::PathsRefused`] (paths that came from an untrusted
+    /// stream).
+    pub fn refused() -> LocalFiles {
+        LocalFiles {
+            root: None,
+            allowed: false,
+        }
+    }
+
+    /// Only files under `root` (resolved once, now).
+    ///
+    /// # Errors
+    /// The root cannot be resolved.
+    pub fn under(root: &std::path::Path) -> std::io::Result<LocalFiles> {
+        Ok(LocalFiles {
+            root: Some(std::fs::canonicalize(root)?),
+            allowed: true,
+        })
+    }
+
+    /// Read the regular file at `path`, bounded; see [`LocalFiles`].
+    ///
+    /// # Errors
+    /// [`InputError`] saying which rule refused it or why it could not be read.
+    pub fn read(&self, path: &str) -> Result<Vec<u8>, InputError> {
+        if path == "-" {
+            return Err(InputError::Stdin);
+        }
+        if !self.allowed {
+            return Err(InputError::PathsRefused {
+                path: path.to_owned(),
+            });
+        }
+        let io = |source| InputError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let real = match &self.root {
+            Some(root) => {
+                let real = std::fs::canonicalize(path).map_err(io)?;
+                if !real.starts_with(root) {
+                    return Err(InputError::OutsideRoot {
+                        path: path.to_owned(),
+                        root: root.to_string_lossy().into_owned(),
+                    });
+                }
+                real
+            }
+            None => std::path::PathBuf::from(path),
+        };
+        let f = open_nonblocking(&real).map_err(io)?;
+        let meta = f.metadata().map_err(io)?;
+        if !meta.is_file() {
+            return Err(InputError::NotRegular {
+                path: path.to_owned(),
+                kind: file_kind(&meta.file_type()),
+            });
+        }
+        let mut buf = Vec::with_capacity(
+            usize::try_from(meta.len()).map_or(MAX_INPUT_BYTES, |n| n.min(MAX_INPUT_BYTES) + 1),
+        );
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(f, MAX_INPUT_BYTES as u64 + 1),
+            &mut buf,
+        )
+        .map_err(io)?;
+        if buf.len() > MAX_INPUT_BYTES {
+            return Err(InputError::TooLarge {
+                path: path.to_owned(),
+                limit: MAX_INPUT_BYTES,
+            });
+        }
+        Ok(buf)
+    }
+}
+
+/// Open for reading without blocking: opening a FIFO with no writer
+/// blocks forever unless `O_NONBLOCK` is given (POSIX `open`, "O_NONBLOCK
+/// ... for a FIFO"); the kind is checked on the open file right after.
+fn open_nonblocking(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NONBLOCK);
+    }
+    o.open(path)
+}
+
+/// What a file that is not a regular file is, for messages.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "FIFO";
+        }
+        if t.is_socket() {
+            return "socket";
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return "device";
+        }
+    }
+    if t.is_dir() {
+        "directory"
+    } else {
+        "special file"
+    }
+}
+
+/// Verify one local document as `agentsig verify FILE` does, whatever its
+/// format: an A2A Agent Card carrying a `signatures` member (or with no
+/// detached JWS given) by its embedded signatures (A2A specification
+/// section 8.4, [`Verifier::verify_agent_card_value`]); any other
+/// descriptor against its detached JWS (`detached`). `None` when the
+/// document needs a detached JWS and none was given. The verdict of the
+/// report follows the one rule for several signatures
+/// ([`crate::policy::signatures_verified`]).
+pub fn verify_document(
+    v: &Verifier,
+    subject: &str,
+    document: &[u8],
+    detached: Option<&str>,
+) -> Option<crate::report::Report> {
+    use crate::report::{Report as Json, Verdict};
+    // A card is recognised by parsing; a descriptor with its JWS and no
+    // `signatures` member anywhere is not parsed twice for it.
+    let may_be_card = detached.is_none() || document.windows(12).any(|w| w == b"\"signatures\"");
+    if may_be_card {
+        if let Ok((crate::formats::Format::A2a, card)) = crate::formats::detect_bytes(document) {
+            if card.get("signatures").is_some() || detached.is_none() {
+                return Some(match v.verify_agent_card_value(&card) {
+                    Ok(r) => Json::from_card("verify", Some(subject), &r, false),
+                    Err(crate::a2a::A2aError::NotVerified(r)) => {
+                        Json::from_card("verify", Some(subject), &r, false)
+                    }
+                    Err(e) => {
+                        let code = match e {
+                            crate::a2a::A2aError::NoSignatures => "a2a.no-signatures",
+                            crate::a2a::A2aError::BadSignature { .. } => "a2a.bad-signature-entry",
+                            _ => "a2a.malformed-card",
+                        };
+                        let mut r = Json::error("verify", Some(subject), code, &e.to_string());
+                        r.set_verdict(Verdict::NotVerified);
+                        r
+                    }
+                });
+            }
+        }
+    }
+    let jws = detached?;
+    let failed = |code: &str, message: String| {
+        let mut r = Json::error("verify", Some(subject), code, &message);
+        r.set_verdict(Verdict::NotVerified);
+        r
+    };
+    Some(match v.verify_descriptor(document, jws) {
+        Ok(r) => descriptor_report(subject, &r),
+        Err(DescriptorError::NotVerified(r)) => descriptor_report(subject, &r),
+        Err(DescriptorError::Jws(crate::jws::JwsError::PayloadDiffers)) => failed(
+            "payload-differs",
+            "the JWS carries a payload that differs from the descriptor".into(),
+        ),
+        Err(DescriptorError::TooLarge(n)) => failed("too-large", format!("{n} bytes is too large")),
+        Err(e) => failed("batch.malformed", e.to_string()),
+    })
+}
+
+/// The report of a descriptor checked against its detached JWS.
+fn descriptor_report(subject: &str, r: &Report) -> crate::report::Report {
+    let mut json = crate::report::Report::from_jws("verify", Some(subject), &r.jws);
+    json.detail("canonical_sha256", r.canonical_sha256());
+    json
 }
 
 #[cfg(test)]
@@ -419,6 +737,81 @@ mod tests {
         assert_eq!(given.get(), 500);
         assert_eq!(flushed.get(), 500, "the last group was flushed");
         assert_eq!(empty_flushes.get(), 0);
+    }
+
+    /// [`Order::Finished`]: a result is given as soon as it is known. Item
+    /// 0 waits until the sink has been given item 1 (bounded: after ten
+    /// seconds it finishes anyway), so item 1 comes first; in input order
+    /// it would have had to wait for item 0.
+    #[test]
+    fn finished_order_gives_a_result_before_a_slower_earlier_one() {
+        let one_given = std::sync::atomic::AtomicBool::new(false);
+        let mut seen = Vec::new();
+        run_grouped(
+            0..2usize,
+            &BatchOptions {
+                threads: 2,
+                window: 4,
+            },
+            Order::Finished,
+            |i| {
+                if i == 0 {
+                    for _ in 0..1000 {
+                        if one_given.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(10));
+                    }
+                }
+                i
+            },
+            |i, r| {
+                assert_eq!(i, r);
+                if i == 1 {
+                    one_given.store(true, Ordering::SeqCst);
+                }
+                seen.push(i);
+            },
+            || {},
+        );
+        assert_eq!(seen, [1, 0]);
+    }
+
+    /// In either order every result is given once, and at most `window`
+    /// items are in flight.
+    #[test]
+    fn finished_order_gives_every_result_once_within_the_window() {
+        for (threads, window) in [(1, 1), (3, 2), (4, 64)] {
+            let taken = AtomicUsize::new(0);
+            let mut given = 0usize;
+            let mut most = 0usize;
+            let mut seen = Vec::new();
+            run_grouped(
+                Counting {
+                    n: 0,
+                    total: 200,
+                    taken: &taken,
+                },
+                &BatchOptions { threads, window },
+                Order::Finished,
+                |i| {
+                    for _ in 0..(i % 3) * 20 {
+                        std::thread::yield_now();
+                    }
+                    i
+                },
+                |i, r| {
+                    assert_eq!(i, r);
+                    most = most.max(taken.load(Ordering::SeqCst) - given);
+                    given += 1;
+                    seen.push(i);
+                },
+                || {},
+            );
+            seen.sort_unstable();
+            assert_eq!(seen, (0..200).collect::<Vec<_>>());
+            assert!(most <= window, "{threads} threads, window {window}: {most}");
+        }
     }
 
     #[test]

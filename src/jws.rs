@@ -155,6 +155,18 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// What this verdict counts for under the one verdict rule
+    /// ([`crate::policy::signatures_verified`]): an unknown signer and a
+    /// policy refusal are not checked, a failed check is invalid.
+    pub fn status(&self) -> crate::policy::SignatureStatus {
+        use crate::policy::SignatureStatus;
+        match self {
+            Verdict::Valid => SignatureStatus::Verified,
+            Verdict::Invalid => SignatureStatus::Invalid,
+            Verdict::Refused | Verdict::NoTrustedKey => SignatureStatus::NotChecked,
+        }
+    }
+
     /// The stable name used in reports.
     pub fn as_str(&self) -> &'static str {
         match self {
@@ -356,13 +368,11 @@ impl JwsReport {
             .filter_map(|s| s.key_thumbprint.as_deref())
     }
     /// At least one signature is [`Verdict::Valid`] and none is
-    /// [`Verdict::Invalid`]. Nothing verified is never a success.
+    /// [`Verdict::Invalid`]: the one rule of
+    /// [`crate::policy::signatures_verified`]. Nothing verified is never a
+    /// success.
     pub fn verified(&self) -> bool {
-        self.signatures.iter().any(|s| s.verdict == Verdict::Valid)
-            && !self
-                .signatures
-                .iter()
-                .any(|s| s.verdict == Verdict::Invalid)
+        crate::policy::signatures_verified(self.signatures.iter().map(|s| s.verdict.status()))
     }
 
     /// The first valid signature, if any.

@@ -334,3 +334,52 @@ impl Context {
         self.key_headers
     }
 }
+
+/// What one signature contributes to a verdict, under
+/// [`signatures_verified`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SignatureStatus {
+    /// Verified with a trusted key.
+    Verified,
+    /// Not checked: no trusted key matches it (an unknown `kid` or
+    /// `keyid`), or (a JWS signature) policy refused it before any
+    /// cryptography (an algorithm not allowed, a `crit` not understood), so
+    /// nothing was verified either way.
+    NotChecked,
+    /// Checked and failed: a trusted key was tried and the signature does
+    /// not verify with it, or (RFC 9421) what it covers does not hold (an
+    /// expired signature, a `Content-Digest` that does not match the body).
+    Invalid,
+}
+
+/// The one verdict rule for a document carrying several signatures, in
+/// every mode (a file, a URL, a batch, an agent resolved through its
+/// `agents.json` catalog) and for every kind (the
+/// signatures of a general JWS, the embedded signatures of an A2A Agent
+/// Card, the RFC 9421 response signature beside the detached JWS or the
+/// card signatures of a descriptor served over HTTP): **verified when at
+/// least one signature verified and none is invalid**. A signature by a key
+/// that is not trusted is not checked and counts neither way (RFC 7515
+/// section 7.2.1: an application decides which signatures must verify;
+/// the A2A specification section 8.4 verifies a card by any trusted
+/// signature). A caller that needs one particular signature (the response
+/// signature of a URL) demands it on top of this rule.
+///
+/// ```
+/// use agentsig::policy::{signatures_verified, SignatureStatus::*};
+/// assert!(signatures_verified([Verified, NotChecked]));
+/// assert!(!signatures_verified([Verified, Invalid]));
+/// assert!(!signatures_verified([NotChecked]));
+/// assert!(!signatures_verified([]));
+/// ```
+pub fn signatures_verified(statuses: impl IntoIterator<Item = SignatureStatus>) -> bool {
+    let (mut any, mut bad) = (false, false);
+    for s in statuses {
+        match s {
+            SignatureStatus::Verified => any = true,
+            SignatureStatus::Invalid => bad = true,
+            SignatureStatus::NotChecked => {}
+        }
+    }
+    any && !bad
+}

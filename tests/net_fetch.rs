@@ -364,3 +364,45 @@ fn thread_client_keeps_one_connection_per_thread() {
     }
     assert_eq!(srv.accepted(), 3);
 }
+
+/// `FetchPolicy::max_connections_per_host` bounds the connections open at
+/// once to one host across threads sharing the fetcher (clones), kept-alive
+/// ones included, and a 404 leaves its connection reusable. Counted at the
+/// server.
+#[test]
+fn connections_per_host_are_bounded_across_threads() {
+    let ca = Ca::new();
+    let srv = Server::start_keep_alive(&ca, &["bound.example"]);
+    srv.route("/doc", Resp::json(&serde_json::json!({"name": "x"})));
+    let f = Fetcher::with_policy(
+        strict(&ca)
+            .allow_private_networks(true)
+            .pin("bound.example", loopback())
+            .max_connections_per_host(2),
+    )
+    .unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..6 {
+            let f = f.clone();
+            let (ok, missing) = (
+                srv.url("bound.example", "/doc"),
+                srv.url("bound.example", "/missing"),
+            );
+            s.spawn(move || {
+                for _ in 0..10 {
+                    assert!(f.get(&ok).is_ok());
+                    assert!(matches!(
+                        f.get(&missing),
+                        Err(FetchError::Status { status: 404, .. })
+                    ));
+                }
+            });
+        }
+    });
+    assert!(srv.most_open() <= 2, "{} open at once", srv.most_open());
+    assert!(
+        srv.accepted() <= 4,
+        "{} connections for 120 requests",
+        srv.accepted()
+    );
+}

@@ -1,22 +1,25 @@
 //! `agentsig verify --batch LIST`: verify many descriptors on all cores
 //! with one shared verifier ([`agentsig::batch`]), one result line per
-//! input in input order, then a summary.
+//! input, printed as soon as it is known (`--ordered`: in input order),
+//! then a summary.
 //!
-//! LIST is a directory (each `*.json` file against its `FILE.jws`), a file
-//! of paths or `https://` URLs (one a line; empty lines and lines starting
-//! with `#` skipped), or `-` for JSON Lines on standard input (each line a
-//! path or URL string, or an object with `"path"`, `"url"`, or an inline
-//! `"descriptor"` with its `"jws"`). URLs are fetched through the
-//! SSRF-guarded fetcher of `agentsig verify URL`, with one shared
-//! [`agentsig::net::Resolver`] (its RFC 9111 cache and key discoveries
-//! shared by all workers) and at most `--per-host` fetches at once to one
-//! host.
+//! LIST is a directory (each `*.json` file as `verify FILE` checks it), a
+//! file of paths or `https://` URLs (one a line; empty lines and lines
+//! starting with `#` skipped), or `-` for JSON Lines on standard input
+//! (each line a URL string, or an object with `"url"` or an inline
+//! `"descriptor"` with its `"jws"`; local paths only under `--root`).
+//! Every input gets the verdict its single-input command gives
+//! ([`agentsig::batch::verify_document`], [`agentsig::net::Resolver`]).
+//! URLs are fetched through the SSRF-guarded fetcher of `agentsig verify
+//! URL`, with one shared resolver (its RFC 9111 cache and key discoveries
+//! shared by all workers) and at most `--per-host` connections open to
+//! one host ([`agentsig::net::FetchPolicy::max_connections_per_host`]).
 
 use super::{CliError, CliResult, TrustedKeyArgs};
-use agentsig::batch::{run_ordered_grouped, BatchOptions};
-use agentsig::descriptor::DescriptorError;
-use agentsig::jws::{self, JwsPolicy, KeyHeaderPolicy};
+use agentsig::batch::{run_grouped, BatchOptions, InputError, LocalFiles, Order};
+use agentsig::jws::{JwsPolicy, KeyHeaderPolicy};
 use agentsig::report::{Report, Verdict};
+use agentsig::text::escape_controls as esc;
 use agentsig::verifier::Verifier;
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -31,25 +34,37 @@ const DEFAULT_PER_HOST: usize = 4;
 /// The `--batch` options of `agentsig verify`.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct BatchArgs {
-    /// Verify many descriptors on all cores: LIST is a directory (each *.json against its .jws),
-    /// a file of paths or https URLs (one a line), or - for JSON Lines on standard input (a
-    /// path or URL string, or {"path"|"url"|"descriptor"+"jws"} per line). One result line per
-    /// input (--json: one report per line), then a summary; exit 0 only when all verified.
+    /// Verify many inputs on all cores, each with the verdict `verify` gives it alone: LIST is a
+    /// directory (each *.json as `verify FILE` checks it: an A2A card by its embedded signatures,
+    /// another descriptor against FILE.jws), a file of paths or https URLs (one a line), or - for
+    /// JSON Lines on standard input (a URL string, or {"url"} or {"descriptor","jws"} per line;
+    /// local paths there only with --root). One result line per input, printed as soon as it is
+    /// known (--ordered: in input order; --json: one report per line, with details.batch_index),
+    /// then a summary; exit 0 only when all verified.
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub batch: Option<String>,
     /// With --batch: worker threads (default: the number of cores).
     #[arg(short = 'j', long = "jobs", value_name = "N", requires = "batch")]
     pub jobs: Option<usize>,
-    /// With --batch: most fetches at once to one host (default 4).
+    /// With --batch: most connections open at once to one host, in flight or kept alive for
+    /// reuse, shared by all workers (default 4).
     #[arg(long, value_name = "N", requires = "batch")]
     pub per_host: Option<usize>,
-    /// With --batch: also fetch and verify URL.jws beside a URL whose RFC 9421 response
-    /// signature verified. By default a batch looks for the detached JWS only beside a
-    /// response without one (seed 001 section 10.3: response signatures protect descriptors
-    /// served over HTTP, the JWS is for those that cannot use them): one request per signed
-    /// descriptor instead of two.
+    /// With --batch: print the results in input order (a result then waits for every earlier
+    /// one). Default: each result as soon as it is known.
     #[arg(long, requires = "batch")]
-    pub also_jws: bool,
+    pub ordered: bool,
+    /// With --batch: read local files only under DIR (their real path, symbolic links
+    /// resolved). Required for local paths given on standard input (--batch -), which are
+    /// refused without it.
+    #[arg(long, value_name = "DIR", requires = "batch")]
+    pub root: Option<String>,
+    /// With --batch: for a URL whose RFC 9421 response signature verifies, do not fetch URL.jws
+    /// (one request instead of two). Faster, but a broken URL.jws beside a signed response is
+    /// then not seen, so `verify URL` may refuse what the batch accepts. Default: both checked,
+    /// fetched concurrently, the verdict of `verify URL`.
+    #[arg(long, requires = "batch")]
+    pub response_signature_first: bool,
 }
 
 /// What `verify` passes to the batch: its trust and policy options.
@@ -73,15 +88,16 @@ pub struct BatchContext<'a> {
 
 /// One input.
 enum Item {
-    /// A descriptor file, verified against `FILE.jws`.
+    /// A local descriptor or card, as `verify FILE`.
     Local(String),
     /// An `https://` URL, as `verify URL`.
     Url(String),
-    /// A descriptor and its JWS given in the JSON Lines input.
+    /// A descriptor and its JWS (or a card alone) given in the JSON Lines
+    /// input.
     Inline {
         name: String,
         descriptor: Vec<u8>,
-        jws: String,
+        jws: Option<String>,
     },
     /// An input line that could not be understood.
     Bad { name: String, message: String },
@@ -90,8 +106,9 @@ enum Item {
 /// The result of one input.
 struct Outcome {
     verified: bool,
-    /// The JSON report (absent for a verified item in text mode).
+    /// The JSON report (absent for a verified URL in text mode).
     report: Option<Report>,
+    /// The text line, its subject escaped ([`agentsig::text::escape_controls`]).
     line: String,
 }
 
@@ -101,8 +118,25 @@ impl Outcome {
         report.set_verdict(Verdict::NotVerified);
         Outcome {
             verified: false,
-            line: format!("{subject}: NOT verified: {message}"),
+            line: format!("{}: NOT verified: {}", esc(subject), esc(&message)),
             report: Some(report),
+        }
+    }
+
+    fn of_report(subject: &str, report: Report) -> Outcome {
+        let line = if report.verified {
+            format!("{}: verified", esc(subject))
+        } else {
+            let why = report
+                .error
+                .as_ref()
+                .map_or_else(String::new, |p| format!(": {}", esc(&p.message)));
+            format!("{}: NOT verified{why}", esc(subject))
+        };
+        Outcome {
+            verified: report.verified,
+            report: Some(report),
+            line,
         }
     }
 }
@@ -118,6 +152,20 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
         Some(0) => return Err(CliError::usage("--per-host must be at least 1")),
         Some(n) => n,
         None => DEFAULT_PER_HOST,
+    };
+    let under = match &args.root {
+        Some(r) => Some(
+            LocalFiles::under(std::path::Path::new(r))
+                .map_err(|e| CliError::usage(format!("--root {r}: {e}")))?,
+        ),
+        None => None,
+    };
+    // Paths from standard input come from whatever produced the stream:
+    // read only under a root the operator chose.
+    let files = match (&under, list) {
+        (Some(u), _) => u.clone(),
+        (None, "-") => LocalFiles::refused(),
+        (None, _) => LocalFiles::anywhere(),
     };
     let items = inputs(list)?;
     let verifier = if cx.trust.is_empty() {
@@ -141,7 +189,7 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
         )
     };
     #[cfg(feature = "net")]
-    let urls = Urls::new(cx, per_host, args.also_jws)?;
+    let urls = Urls::new(cx, per_host, args.response_signature_first)?;
     #[cfg(not(feature = "net"))]
     let _ = per_host;
     let opts = BatchOptions::with_threads(threads);
@@ -149,12 +197,20 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
     let (total, verified);
     let work = |item: Item| -> Outcome {
         match item {
-            Item::Local(path) => local(verifier.as_ref(), &path, cx.json),
+            Item::Local(path) => local(verifier.as_ref(), &files, &path),
             Item::Inline {
                 name,
                 descriptor,
                 jws,
-            } => check(verifier.as_ref(), &name, &descriptor, &jws, None, cx.json),
+            } => check(
+                verifier.as_ref(),
+                &name,
+                &descriptor,
+                jws.as_deref(),
+                || {
+                    "an inline descriptor needs its \"jws\" string (only an A2A card with embedded signatures verifies alone)".into()
+                },
+            ),
             Item::Bad { name, message } => Outcome::failed(&name, "batch.bad-input", message),
             #[cfg(feature = "net")]
             Item::Url(url) => urls.verify(&url, cx.json),
@@ -171,20 +227,27 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
     // group as soon as it is complete.
     let out = std::cell::RefCell::new(Vec::new());
     let counts = std::cell::Cell::new((0usize, 0usize));
-    run_ordered_grouped(
+    let order = if args.ordered {
+        Order::Input
+    } else {
+        Order::Finished
+    };
+    run_grouped(
         items,
         &opts,
+        order,
         work,
-        |_, o| {
+        |i, o| {
             let (t, v) = counts.get();
             counts.set((t + 1, v + usize::from(o.verified)));
             let mut out = out.borrow_mut();
-            if let (true, Some(r)) = (cx.json, &o.report) {
-                push_json_line(&mut out, r);
+            if let (true, Some(mut r)) = (cx.json, o.report) {
+                r.detail("batch_index", i);
+                push_json_line(&mut out, &r);
             } else {
-                out.extend_from_slice(
-                    agentsig::text::escape_controls_keep_newlines(&o.line).as_bytes(),
-                );
+                // One input, one line: every control character of the
+                // line (a subject's newline above all) is escaped.
+                out.extend_from_slice(esc(&o.line).as_bytes());
                 out.push(b'\n');
             }
         },
@@ -246,33 +309,54 @@ fn push_json_line(out: &mut Vec<u8>, r: &Report) {
     out.push(b'\n');
 }
 
-/// A local descriptor and its `FILE.jws`.
-fn local(v: Option<&Verifier>, path: &str, json: bool) -> Outcome {
-    let descriptor = match super::read_input(path) {
-        Ok(b) => b,
-        Err(e) => return Outcome::failed(path, "batch.unreadable", e.message),
-    };
-    let jws_path = format!("{path}.jws");
-    let jws = match super::read_input(&jws_path) {
-        Ok(b) => b,
-        Err(e) => return Outcome::failed(path, "batch.no-jws", e.message),
-    };
-    let Ok(jws) = String::from_utf8(jws) else {
-        return Outcome::failed(path, "batch.no-jws", format!("{jws_path}: not UTF-8"));
-    };
-    check(v, path, &descriptor, &jws, Some(&jws_path), json)
+/// The stable code of a local input refused or unreadable.
+fn input_code(e: &InputError) -> &'static str {
+    match e {
+        InputError::NotRegular { .. } => "batch.not-a-regular-file",
+        InputError::OutsideRoot { .. } => "batch.outside-root",
+        InputError::Stdin => "batch.stdin-entry",
+        InputError::PathsRefused { .. } => "batch.path-refused",
+        _ => "batch.unreadable",
+    }
 }
 
-/// A descriptor against its detached JWS, as `verify FILE` does. The
-/// report is built only when printed (`--json`) or needed for the reason
-/// of a failure.
+/// A local file as `verify FILE` checks it: `FILE.jws` beside it is read
+/// when present (an A2A card with embedded signatures needs none).
+fn local(v: Option<&Verifier>, files: &LocalFiles, path: &str) -> Outcome {
+    let document = match files.read(path) {
+        Ok(b) => b,
+        Err(e) => return Outcome::failed(path, input_code(&e), e.to_string()),
+    };
+    let jws_path = format!("{path}.jws");
+    let (jws, missing) = match files.read(&jws_path) {
+        Ok(b) => match String::from_utf8(b) {
+            Ok(s) => (Some(s), String::new()),
+            Err(_) => {
+                return Outcome::failed(path, "batch.no-jws", format!("{jws_path}: not UTF-8"))
+            }
+        },
+        Err(InputError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            (None, format!("{jws_path}: no such file (a descriptor is verified against its detached JWS; only an A2A card with embedded signatures verifies alone)"))
+        }
+        Err(e) => return Outcome::failed(path, input_code(&e), e.to_string()),
+    };
+    let mut o = check(v, path, &document, jws.as_deref(), || missing);
+    if let (Some(r), true) = (o.report.as_mut(), jws.is_some()) {
+        if !r.details.contains_key("signed_card") {
+            r.detail("jws", &jws_path);
+        }
+    }
+    o
+}
+
+/// A document (and its detached JWS, when given) as `verify FILE` checks
+/// it ([`agentsig::batch::verify_document`]).
 fn check(
     v: Option<&Verifier>,
     subject: &str,
-    descriptor: &[u8],
-    jws_text: &str,
-    jws_path: Option<&str>,
-    json: bool,
+    document: &[u8],
+    jws: Option<&str>,
+    missing: impl FnOnce() -> String,
 ) -> Outcome {
     let Some(v) = v else {
         return Outcome::failed(
@@ -281,47 +365,9 @@ fn check(
             "a local descriptor needs --key or --jwks".into(),
         );
     };
-    let report = match v.verify_descriptor(descriptor, jws_text) {
-        Ok(r) => r,
-        Err(DescriptorError::NotVerified(r)) => *r,
-        Err(DescriptorError::Jws(jws::JwsError::PayloadDiffers)) => {
-            return Outcome::failed(
-                subject,
-                "payload-differs",
-                "the JWS carries a payload that differs from the descriptor".into(),
-            )
-        }
-        Err(DescriptorError::TooLarge(n)) => {
-            return Outcome::failed(subject, "too-large", format!("{n} bytes is too large"))
-        }
-        Err(e) => return Outcome::failed(subject, "batch.malformed", e.to_string()),
-    };
-    let verified = report.verified();
-    if verified && !json {
-        return Outcome {
-            verified,
-            report: None,
-            line: format!("{subject}: verified"),
-        };
-    }
-    let mut json = Report::from_jws("verify", Some(subject), &report.jws);
-    if let Some(p) = jws_path {
-        json.detail("jws", p);
-    }
-    json.detail("canonical_sha256", report.canonical_sha256());
-    let line = if verified {
-        format!("{subject}: verified")
-    } else {
-        let why = json
-            .error
-            .as_ref()
-            .map_or_else(String::new, |p| format!(": {}", p.message));
-        format!("{subject}: NOT verified{why}")
-    };
-    Outcome {
-        verified,
-        report: Some(json),
-        line,
+    match agentsig::batch::verify_document(v, subject, document, jws) {
+        Some(r) => Outcome::of_report(subject, r),
+        None => Outcome::failed(subject, "batch.no-jws", missing()),
     }
 }
 
@@ -378,7 +424,10 @@ fn path_or_url(s: &str) -> Item {
     }
 }
 
-/// One JSON Lines input line.
+/// One JSON Lines input line: a URL or path string, or an object with
+/// `"url"`, `"path"`, or the inline `"descriptor"` (a JSON value or its
+/// text) with its `"jws"` (absent for an A2A card with embedded
+/// signatures), and an optional `"name"` for the reports.
 fn json_line(n: usize, line: &str) -> Item {
     let name = format!("-:{n}");
     let bad = |message: String| Item::Bad {
@@ -395,8 +444,10 @@ fn json_line(n: usize, line: &str) -> Item {
         (_, Some(p), None, None) => Item::Local(p.to_owned()),
         (_, None, Some(u), None) => Item::Url(u.to_owned()),
         (_, None, None, Some(d)) => {
-            let Some(jws) = field("jws") else {
-                return bad("an inline descriptor needs its \"jws\" string".into());
+            let jws = match v.get("jws") {
+                None => None,
+                Some(serde_json::Value::String(j)) => Some(j.clone()),
+                Some(_) => return bad("\"jws\" must be the JWS text (a string)".into()),
             };
             let descriptor = match d {
                 serde_json::Value::String(s) => s.as_bytes().to_vec(),
@@ -408,11 +459,11 @@ fn json_line(n: usize, line: &str) -> Item {
             Item::Inline {
                 name: field("name").map_or(name.clone(), str::to_owned),
                 descriptor,
-                jws: jws.to_owned(),
+                jws,
             }
         }
         _ => bad(
-            "expected a path or URL string, or an object with one of \"path\", \"url\" or \"descriptor\" (with \"jws\")".into(),
+            "expected a URL string, or an object with one of \"url\", \"descriptor\" (with \"jws\" unless an A2A card with embedded signatures) or \"path\" (with --root)".into(),
         ),
     }
 }
@@ -496,45 +547,44 @@ impl Iterator for Lines {
     }
 }
 
-/// URLs: one shared resolver and a per-host limit on fetches at once.
+/// URLs: one shared resolver whose fetcher keeps at most `--per-host`
+/// connections open to one host.
 #[cfg(feature = "net")]
 struct Urls {
     resolver: agentsig::net::Resolver,
-    hosts: std::sync::Mutex<std::collections::HashMap<String, usize>>,
-    freed: std::sync::Condvar,
-    per_host: usize,
 }
 
 #[cfg(feature = "net")]
 impl Urls {
-    fn new(cx: &BatchContext<'_>, per_host: usize, also_jws: bool) -> Result<Urls, CliError> {
-        let fetcher = cx.net.fetch.fetcher()?;
+    fn new(
+        cx: &BatchContext<'_>,
+        per_host: usize,
+        response_signature_first: bool,
+    ) -> Result<Urls, CliError> {
+        let policy = cx.net.fetch.policy()?.max_connections_per_host(per_host);
+        let fetcher = agentsig::net::Fetcher::with_policy(policy)
+            .map_err(|e| CliError::usage(e.to_string()))?;
         let mut o = super::net::options(cx.net, cx.trust, cx.max_age, cx.now)?;
-        // The workers overlap the round trips of many items: no thread per
-        // item for the `.jws`.
-        o.sequential_fetches = true;
-        o.skip_jws_when_http_signed = !also_jws;
+        // The descriptor and its `.jws` are fetched concurrently, as
+        // `verify URL` does, within the per-host connection bound.
+        o.skip_jws_when_http_signed = response_signature_first;
         Ok(Urls {
             resolver: agentsig::net::Resolver::with_options(fetcher, o),
-            hosts: std::sync::Mutex::default(),
-            freed: std::sync::Condvar::new(),
-            per_host,
         })
     }
 
-    /// Verify one URL; the JSON report is built only for `--json`.
+    /// Verify one URL as `verify URL` does; the JSON report is built only
+    /// for `--json`.
     fn verify(&self, url: &str, json: bool) -> Outcome {
-        let host = url::Url::parse(url)
-            .ok()
-            .and_then(|u| u.host_str().map(|h| format!("{h}:{:?}", u.port())))
-            .unwrap_or_default();
-        let _slot = self.acquire(&host);
         match self.resolver.verify_url(url) {
             Ok(v) => {
                 let line = if v.signed() {
-                    format!("{url}: verified")
+                    format!("{}: verified", esc(url))
                 } else {
-                    format!("{url}: verified (NOT signed: Content-Digest only; use --require-signed to refuse)")
+                    format!(
+                        "{}: verified (NOT signed: Content-Digest only; use --require-signed to refuse)",
+                        esc(url)
+                    )
                 };
                 Outcome {
                     verified: true,
@@ -544,41 +594,6 @@ impl Urls {
             }
             Err(e) => Outcome::failed(url, e.code(), e.to_string()),
         }
-    }
-
-    /// Wait until `host` has fewer than `per_host` fetches in flight.
-    fn acquire(&self, host: &str) -> Option<HostSlot<'_>> {
-        let mut m = self.hosts.lock().ok()?;
-        while m.get(host).copied().unwrap_or(0) >= self.per_host {
-            m = self.freed.wait(m).ok()?;
-        }
-        *m.entry(host.to_owned()).or_insert(0) += 1;
-        Some(HostSlot {
-            urls: self,
-            host: host.to_owned(),
-        })
-    }
-}
-
-/// One fetch slot of a host, given back on drop.
-#[cfg(feature = "net")]
-struct HostSlot<'a> {
-    urls: &'a Urls,
-    host: String,
-}
-
-#[cfg(feature = "net")]
-impl Drop for HostSlot<'_> {
-    fn drop(&mut self) {
-        if let Ok(mut m) = self.urls.hosts.lock() {
-            if let Some(n) = m.get_mut(&self.host) {
-                *n -= 1;
-                if *n == 0 {
-                    m.remove(&self.host);
-                }
-            }
-        }
-        self.urls.freed.notify_all();
     }
 }
 

@@ -59,6 +59,12 @@ pub struct NetArgs {
     /// nor, for an A2A Agent Card, embedded signatures.
     #[arg(long)]
     pub require_signed: bool,
+    /// Fail unless the response carries an RFC 9421 signature that verifies with a trusted key,
+    /// whatever else verifies. By default a URL is verified when at least one of its signatures
+    /// (response signature, URL.jws, A2A card signatures) verifies and none is invalid; one by a
+    /// key that is not trusted is not checked (docs/report.md, "One verdict rule").
+    #[arg(long)]
+    pub require_response_signature: bool,
     /// A2A Agent Card: use a card signature's jku header as a key source, only when it is an
     /// https URL on the card's own origin (fetched through the SSRF guard; a cross-origin jku
     /// is refused). Off by default: card keys come from --key/--jwks.
@@ -75,6 +81,11 @@ impl NetArgs {
 impl FetchArgs {
     /// The fetcher these options describe.
     pub fn fetcher(&self) -> Result<Fetcher, CliError> {
+        Fetcher::with_policy(self.policy()?).map_err(|e| CliError::usage(e.to_string()))
+    }
+
+    /// The fetch policy these options describe.
+    pub fn policy(&self) -> Result<FetchPolicy, CliError> {
         let env_on = std::env::var("AGENTSIG_ALLOW_PRIVATE_NETWORKS")
             .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
         let mut p =
@@ -105,7 +116,7 @@ impl FetchArgs {
         if let Some(d) = self.deadline {
             p = p.operation_timeout(Duration::from_secs(d));
         }
-        Fetcher::with_policy(p).map_err(|e| CliError::usage(e.to_string()))
+        Ok(p)
     }
 }
 
@@ -143,6 +154,7 @@ pub(super) fn options(
     let mut o = UrlVerifyOptions::default();
     o.strict_low_s = trust.strict_low_s;
     o.require_signed = net.require_signed;
+    o.require_response_signature = net.require_response_signature;
     o.follow_jku = net.follow_jku;
     if let Some(d) = &net.cache_dir {
         agentsig::net::disk::ensure_private_dir(std::path::Path::new(d))
@@ -203,13 +215,19 @@ pub(super) fn success_report(command: &str, subject: &str, v: &UrlVerified) -> R
     if v.jws_skipped {
         r.detail("jws_skipped", true);
     }
+    if !v.not_checked.is_empty() {
+        r.detail("not_checked", &v.not_checked);
+    }
     r.detail(
         "key_authority",
         v.key_authority.as_ref().map(|a| format!("{a:?}")),
     );
     r.detail("cache", v.cache);
     r.detail("descriptor", v.descriptor());
+    // The library's verdict (one signature verified, none invalid): a
+    // signature by an untrusted key listed above does not fail it.
     r.set_verdict(Verdict::Verified);
+    r.error = None;
     r
 }
 
@@ -236,6 +254,16 @@ fn success(command: &str, subject: &str, v: &UrlVerified, json: bool) -> CliResu
                     r.to
                 );
             }
+        }
+        for n in &v.not_checked {
+            errln!(
+                "note: {} not checked: no trusted key matches it (it counts neither way; --require-response-signature demands the response signature)",
+                match *n {
+                    "rfc9421" => "the RFC 9421 response signature",
+                    "jws" => "the detached JWS",
+                    _ => "the A2A card signatures",
+                }
+            );
         }
         if v.signed() {
             errln!("{subject}: verified ({})", checked_text(v));

@@ -111,6 +111,17 @@ pub struct FetchPolicy {
     /// The RFC 9111 cache used by [`Fetcher::get_cached`] (on by default,
     /// in memory, bounded; see [`super::cache`]).
     pub cache: CachePolicy,
+    /// Most connections open at once to one host (`host:port`), counting
+    /// those in flight and those kept alive for reuse, shared by every
+    /// clone of the fetcher and every thread using it: the politeness
+    /// bound of a crawler (RFC 9110 section 9.3 leaves it to the client;
+    /// RFC 2616 section 8.1.4 once said two). `None` (the default):
+    /// unbounded. When set, a fetch waits (within its deadline) for a free
+    /// connection to its host, every fetch goes through the shared
+    /// client (never a thread's own, see [`on_thread_client`]), and an
+    /// answer with an error status has its (small) body read so that its
+    /// connection is reused rather than left half-read.
+    pub max_connections_per_host: Option<usize>,
 }
 
 impl Default for FetchPolicy {
@@ -126,6 +137,7 @@ impl Default for FetchPolicy {
             extra_roots_pem: Vec::new(),
             pins: HashMap::new(),
             cache: CachePolicy::default(),
+            max_connections_per_host: None,
         }
     }
 }
@@ -170,6 +182,12 @@ impl FetchPolicy {
     /// Set the deadline of one whole operation ([`Fetcher::operation`]).
     pub fn operation_timeout(mut self, d: Duration) -> Self {
         self.operation_timeout = d;
+        self
+    }
+    /// Bound the connections open at once to one host
+    /// ([`FetchPolicy::max_connections_per_host`]; at least one).
+    pub fn max_connections_per_host(mut self, n: usize) -> Self {
+        self.max_connections_per_host = Some(n.max(1));
         self
     }
     fn private_ok(&self, host: &str) -> bool {
@@ -399,6 +417,10 @@ macro_rules! client_builder {
             .dns_resolver(Arc::new(CheckingResolver {
                 policy: policy.clone(),
             }));
+        if let Some(n) = policy.max_connections_per_host {
+            // Never more idle connections kept than may be open at all.
+            b = b.pool_max_idle_per_host(n);
+        }
         let mut err = None;
         for pem in &policy.extra_roots_pem {
             match reqwest::Certificate::from_pem_bundle(pem) {
@@ -465,6 +487,67 @@ pub struct Fetcher {
     client: reqwest::blocking::Client,
     policy: Arc<FetchPolicy>,
     cache: Arc<HttpCache>,
+    hosts: Arc<HostSlots>,
+}
+
+/// Fetches in flight per host (`host:port`), bounded by
+/// [`FetchPolicy::max_connections_per_host`].
+#[derive(Debug, Default)]
+struct HostSlots {
+    busy: std::sync::Mutex<HashMap<String, usize>>,
+    freed: std::sync::Condvar,
+}
+
+/// One connection slot of a host, given back on drop.
+struct HostSlot<'a> {
+    slots: &'a HostSlots,
+    host: String,
+}
+
+impl Drop for HostSlot<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.slots.busy.lock() {
+            if let Some(n) = m.get_mut(&self.host) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    m.remove(&self.host);
+                }
+            }
+        }
+        self.slots.freed.notify_all();
+    }
+}
+
+impl HostSlots {
+    /// Wait until `url`'s host has fewer than `limit` fetches in flight,
+    /// or the deadline passes.
+    fn acquire(
+        &self,
+        url: &reqwest::Url,
+        limit: usize,
+        dl: &Deadline,
+    ) -> Result<HostSlot<'_>, FetchError> {
+        let host = format!(
+            "{}:{}",
+            url.host_str().unwrap_or_default(),
+            url.port_or_known_default().unwrap_or(443)
+        );
+        let poisoned = || FetchError::Setup("connection bound lock poisoned".into());
+        let mut m = self.busy.lock().map_err(|_| poisoned())?;
+        while m.get(&host).copied().unwrap_or(0) >= limit {
+            let remaining = dl.remaining();
+            if remaining.is_zero() {
+                return Err(dl.error(url));
+            }
+            m = self
+                .freed
+                .wait_timeout(m, remaining)
+                .map_err(|_| poisoned())?
+                .0;
+        }
+        *m.entry(host.clone()).or_insert(0) += 1;
+        Ok(HostSlot { slots: self, host })
+    }
 }
 
 impl Fetcher {
@@ -490,6 +573,7 @@ impl Fetcher {
             client,
             policy,
             cache,
+            hosts: Arc::default(),
         })
     }
 
@@ -731,7 +815,11 @@ impl Fetcher {
     ) -> Result<Fetched, FetchError> {
         let mut current = self.precheck(url)?;
         let dl = self.deadline();
-        if USE_THREAD_CLIENT.with(Cell::get) && tokio::runtime::Handle::try_current().is_err() {
+        let bound = self.policy.max_connections_per_host;
+        if bound.is_none()
+            && USE_THREAD_CLIENT.with(Cell::get)
+            && tokio::runtime::Handle::try_current().is_err()
+        {
             return self.thread_client(|rt, client| {
                 rt.block_on(self.fetch_async(client, current, headers, follow, &dl))
             })?;
@@ -742,14 +830,23 @@ impl Fetcher {
             if remaining.is_zero() {
                 return Err(dl.error(&current));
             }
+            // Held until the body is read (the connection is then back in
+            // the pool, or closed).
+            let _slot = match bound {
+                Some(n) => Some(self.hosts.acquire(&current, n, &dl)?),
+                None => None,
+            };
             // A per-request timeout is a total deadline in reqwest (the
             // client-wide one bounds each read only).
             let mut req = self.client.get(current.clone()).timeout(remaining);
             for (k, v) in headers {
                 req = req.header(*k, *v);
             }
-            let resp = req.send().map_err(|e| dl.map(&current, &e))?;
+            let mut resp = req.send().map_err(|e| dl.map(&current, &e))?;
             let status = resp.status();
+            if bound.is_some() && !status.is_success() {
+                drain_small(&mut resp);
+            }
             if let Some(next) =
                 self.redirect(&current, status, resp.headers(), follow, &mut redirects)?
             {
@@ -942,6 +1039,21 @@ impl Fetcher {
             redirects,
             cache: CacheStatus::Network,
         })
+    }
+}
+
+/// Largest body of an error answer read to keep its connection for reuse.
+const DRAIN_LIMIT: u64 = 16 * 1024;
+
+/// Read the body of an answer that will not be used (a redirect, a 404)
+/// when it announces at most [`DRAIN_LIMIT`] bytes: a connection whose
+/// answer was read to the end goes back to the pool (RFC 9112 section 9.3,
+/// persistence) instead of being closed half-read. Bounded by the fetch's
+/// own timeout; a larger or unannounced body is left and its connection
+/// closed when the answer is dropped.
+fn drain_small(resp: &mut reqwest::blocking::Response) {
+    if resp.content_length().is_some_and(|n| n <= DRAIN_LIMIT) {
+        let _ = std::io::copy(&mut resp.by_ref().take(DRAIN_LIMIT), &mut std::io::sink());
     }
 }
 

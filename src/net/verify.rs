@@ -33,6 +33,7 @@ use crate::alg::AllowList;
 use crate::httpsig::message::Field;
 use crate::httpsig::HttpPolicy;
 use crate::httpsig::Message;
+use crate::policy::SignatureStatus;
 use crate::trust::{KeyRequest, KeyResolver, ResolveError, TrustedKey};
 use crate::verifier::Verifier;
 use serde_json::Value;
@@ -72,26 +73,38 @@ pub struct UrlVerifyOptions {
     /// Fetch the descriptor and then its `.jws` one after the other on the
     /// calling thread, over the same kept-alive connection, instead of
     /// concurrently (which costs a thread per call). Off by default: one
-    /// call then takes one round trip, not two. Bulk verification
-    /// ([`crate::batch`], `verify --batch`) turns it on: its workers
-    /// already overlap the round trips of many items, and a thread per item
-    /// cost more than the crypto. Every fetch of such a call also goes
-    /// through the calling thread's own client
-    /// ([`on_thread_client`](super::fetch::on_thread_client)).
+    /// call then takes one round trip, not two. For bulk verification
+    /// whose workers already overlap the round trips of many items (a
+    /// thread per item can cost more than the crypto). Every fetch of such
+    /// a call also goes through the calling thread's own client
+    /// ([`on_thread_client`](super::fetch::on_thread_client)), unless the
+    /// fetcher bounds its connections per host
+    /// ([`FetchPolicy::max_connections_per_host`](super::FetchPolicy::max_connections_per_host),
+    /// which `verify --batch` sets and which keeps the concurrent fetches).
     pub sequential_fetches: bool,
     /// Fetch the detached JWS (`URL.jws`) only when the descriptor's
-    /// response carries no RFC 9421 signature. Seed 001 section 10.3 makes
-    /// HTTP Message Signatures the way to protect a descriptor served over
-    /// HTTP and in-document signing the way for deployments that cannot use
-    /// them: a response whose signature verifies (covering `@status`,
-    /// `content-type` and `content-digest`, the digest checked against the
-    /// body) is a verified descriptor without the `.jws`. Off by default
-    /// (every signature published is checked); bulk verification (`verify
-    /// --batch`) turns it on, which halves its requests to a publisher that
-    /// signs its responses. A response signature that does not verify is a
-    /// failure either way. The descriptor is then fetched first and the
-    /// `.jws` only if needed (never concurrently).
+    /// response carries no RFC 9421 signature. draft-narvaneni-agent-uri-03
+    /// section 10.3 makes HTTP Message Signatures the way to protect a
+    /// descriptor served over HTTP and in-document signing the way for
+    /// deployments that cannot use them: a response whose signature
+    /// verifies (covering `@status`, `content-type` and `content-digest`,
+    /// the digest checked against the body) is then taken as a verified
+    /// descriptor without the `.jws`. Off by default, in the library and in
+    /// `verify --batch` (`--response-signature-first` turns it on): a
+    /// broken `.jws` beside a verified response signature is then not
+    /// seen, so the verdict may differ from the default one, which checks
+    /// every signature published. It halves the requests to a publisher
+    /// that signs its responses. A response signature that does not verify
+    /// is a failure either way. The descriptor is then fetched first and
+    /// the `.jws` only if needed (never concurrently).
     pub skip_jws_when_http_signed: bool,
+    /// Fail unless the response carries an RFC 9421 signature that
+    /// verifies, whatever else verifies (a detached JWS, an A2A card's
+    /// embedded signatures). Off by default: the one verdict rule
+    /// ([`crate::policy::signatures_verified`]) needs one signature that
+    /// verifies and none invalid, and a response signature by a key that
+    /// is not trusted is not checked (`verify --require-response-signature`).
+    pub require_response_signature: bool,
 }
 
 /// Why a URL did not verify. Each failure keeps its own variant.
@@ -161,6 +174,10 @@ pub enum UrlVerifyError {
     /// card, an embedded signature), and one is required.
     #[error("the descriptor at {0} is not signed (neither RFC 9421 Signature nor {0}.jws)")]
     Unsigned(String),
+    /// [`UrlVerifyOptions::require_response_signature`]: the response
+    /// carries no RFC 9421 signature, or none by a trusted key.
+    #[error("{0}: the response signature is required (--require-response-signature) and {1}")]
+    ResponseSignatureRequired(String, &'static str),
     /// A signature is present but there is no key source.
     #[error("the descriptor names no key source (authentication.authorizationServer, protectedResourceMetadata, jwksUri, jwks or did) and no key was given")]
     NoKeySource,
@@ -193,6 +210,7 @@ impl UrlVerifyError {
             } => "a2a.not-verified",
             UrlVerifyError::Card { .. } => "a2a.bad-card",
             UrlVerifyError::Unsigned(_) => "descriptor.unsigned",
+            UrlVerifyError::ResponseSignatureRequired(..) => "httpsig.required",
             UrlVerifyError::NoKeySource => "keys.no-source",
         }
     }
@@ -226,6 +244,10 @@ pub struct UrlVerified {
     /// Whether `URL.jws` was not looked for because the response signature
     /// verified ([`UrlVerifyOptions::skip_jws_when_http_signed`]).
     pub jws_skipped: bool,
+    /// The signatures present but not checked, because no trusted key
+    /// matches them (`"rfc9421"`, `"jws"`, `"a2a-card"`): they count
+    /// neither way ([`crate::policy::signatures_verified`]).
+    pub not_checked: Vec<&'static str>,
     parsed: OnceLock<Value>,
 }
 
@@ -700,6 +722,7 @@ impl Resolver {
             key_authority: None,
             cache: f.cache,
             jws_skipped: skip_jws,
+            not_checked: Vec::new(),
             parsed: OnceLock::new(),
         };
         let card = super::card::signed_card(&f.body);
@@ -710,12 +733,35 @@ impl Resolver {
             out.body = f.body;
             return Ok(out);
         }
+        // The one verdict rule (crate::policy::signatures_verified): a
+        // signature that fails is a failure at once; one by a key that is
+        // not trusted is set aside (its error kept in case nothing
+        // verifies).
+        let mut unchecked: Option<UrlVerifyError> = None;
         if let Some(card) = &card {
-            out.card = Some(self.verify_card(&f.url, card)?);
+            match self.verify_card(&f.url, card) {
+                Ok(r) => out.card = Some(r),
+                Err(e) if card_not_checked(&e) => {
+                    out.not_checked.push("a2a-card");
+                    unchecked = Some(e);
+                }
+                Err(e) => return Err(e),
+            }
         }
         if !has_http_sig && jws_text.is_none() {
-            out.body = f.body;
-            return Ok(out);
+            if opts.require_response_signature {
+                return Err(UrlVerifyError::ResponseSignatureRequired(
+                    f.url,
+                    "the response carries no RFC 9421 signature",
+                ));
+            }
+            return match unchecked {
+                Some(e) => Err(e),
+                None => {
+                    out.body = f.body;
+                    Ok(out)
+                }
+            };
         }
         let inner: Arc<dyn KeyResolver> = match &opts.keys {
             Some(k) => k.clone(),
@@ -772,8 +818,30 @@ impl Resolver {
             body = std::mem::take(&mut m.body);
             match r {
                 Ok(r) => out.http_signature = Some(r),
-                Err(e) => return Err(recording.failure().unwrap_or(e.into())),
+                Err(e) => {
+                    if let Some(d) = recording.failure() {
+                        return Err(d);
+                    }
+                    match e.report().map(http_status) {
+                        Some(SignatureStatus::Verified) => out.http_signature = e.report().cloned(),
+                        Some(SignatureStatus::NotChecked) => {
+                            out.not_checked.push("rfc9421");
+                            unchecked.get_or_insert(e.into());
+                        }
+                        _ => return Err(e.into()),
+                    }
+                }
             }
+        }
+        if opts.require_response_signature && out.http_signature.is_none() {
+            return Err(UrlVerifyError::ResponseSignatureRequired(
+                out.url,
+                if has_http_sig {
+                    "no trusted key matches the response signature"
+                } else {
+                    "the response carries no RFC 9421 signature"
+                },
+            ));
         }
         if let Some(j) = jws_text {
             // The canonical form moves into the report unless the resolver
@@ -788,15 +856,74 @@ impl Resolver {
             match crate::descriptor::verify_canonical(v.context(), v.jws_policy(), canonical, &j) {
                 Ok(r) => out.jws = Some(r),
                 Err(source) => {
-                    return Err(recording.failure().unwrap_or(UrlVerifyError::Jws {
+                    if let Some(d) = recording.failure() {
+                        return Err(d);
+                    }
+                    let not_checked = matches!(&source,
+                        crate::descriptor::DescriptorError::NotVerified(r)
+                            if !r.jws.signatures.iter().any(|s| s.verdict.status() != SignatureStatus::NotChecked));
+                    let e = UrlVerifyError::Jws {
                         url: jws_url,
                         source,
-                    }))
+                    };
+                    if !not_checked {
+                        return Err(e);
+                    }
+                    out.not_checked.push("jws");
+                    unchecked.get_or_insert(e);
                 }
+            }
+        }
+        // Verified when at least one signature verified and none failed
+        // (every failure returned above).
+        if !out.signed() {
+            if let Some(e) = unchecked {
+                return Err(e);
             }
         }
         out.body = body;
         Ok(out)
+    }
+}
+
+/// What an RFC 9421 verification that did not pass counts for under the
+/// one verdict rule: its labels by keys that are not trusted are not
+/// checked, any other failure is invalid (RFC 9421 section 3.2: each
+/// signature is verified on its own; the application decides which it
+/// requires).
+fn http_status(r: &crate::httpsig::VerifyReport) -> SignatureStatus {
+    let statuses: Vec<SignatureStatus> = r
+        .results
+        .iter()
+        .map(|l| match &l.outcome {
+            Ok(()) => SignatureStatus::Verified,
+            Err(crate::httpsig::SigError::NoTrustedKey { .. }) => SignatureStatus::NotChecked,
+            Err(_) => SignatureStatus::Invalid,
+        })
+        .collect();
+    if crate::policy::signatures_verified(statuses.iter().copied()) {
+        SignatureStatus::Verified
+    } else if statuses.contains(&SignatureStatus::Invalid) {
+        SignatureStatus::Invalid
+    } else {
+        SignatureStatus::NotChecked
+    }
+}
+
+/// Whether an A2A card failed only because no trusted key matches any of
+/// its signatures (none invalid).
+fn card_not_checked(e: &UrlVerifyError) -> bool {
+    match e {
+        UrlVerifyError::Card {
+            source: crate::a2a::A2aError::NotVerified(r),
+            ..
+        } => !r
+            .signatures
+            .iter()
+            .filter_map(|x| x.as_ref().ok())
+            .flat_map(|x| x.signatures.iter())
+            .any(|s| s.verdict.status() == SignatureStatus::Invalid),
+        _ => false,
     }
 }
 

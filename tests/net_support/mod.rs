@@ -89,6 +89,23 @@ pub struct Server {
     pub hits: Arc<Mutex<Vec<String>>>,
     /// Gated responses answered only after their 5 s wait ran out.
     pub missed_gates: Arc<AtomicUsize>,
+    /// Connections open now, and the most open at once.
+    pub open: Arc<(AtomicUsize, AtomicUsize)>,
+}
+
+/// Counts a connection as open while it lives.
+struct OpenGuard(Arc<(AtomicUsize, AtomicUsize)>);
+impl OpenGuard {
+    fn new(open: &Arc<(AtomicUsize, AtomicUsize)>) -> OpenGuard {
+        let now = open.0.fetch_add(1, Ordering::SeqCst) + 1;
+        open.1.fetch_max(now, Ordering::SeqCst);
+        OpenGuard(open.clone())
+    }
+}
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        self.0 .0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Server {
@@ -127,18 +144,23 @@ impl Server {
         let routes: Arc<Mutex<HashMap<String, Resp>>> = Arc::default();
         let hits: Arc<Mutex<Vec<String>>> = Arc::default();
         let missed_gates = Arc::new(AtomicUsize::new(0));
-        let (a, r, h, mg) = (
+        let open: Arc<(AtomicUsize, AtomicUsize)> = Arc::default();
+        let (a, r, h, mg, op) = (
             accepted.clone(),
             routes.clone(),
             hits.clone(),
             missed_gates.clone(),
+            open.clone(),
         );
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
                 a.fetch_add(1, Ordering::SeqCst);
+                // Counted from the accept until the connection ends.
+                let guard = OpenGuard::new(&op);
                 let (cfg, r, h, mg) = (cfg.clone(), r.clone(), h.clone(), mg.clone());
                 std::thread::spawn(move || {
+                    let _guard = guard;
                     let Ok(conn) = rustls::ServerConnection::new(cfg) else {
                         return;
                     };
@@ -242,7 +264,12 @@ impl Server {
             routes,
             hits,
             missed_gates,
+            open,
         }
+    }
+    /// The most connections that were open at once.
+    pub fn most_open(&self) -> usize {
+        self.open.1.load(Ordering::SeqCst)
     }
     pub fn route(&self, path: &str, resp: Resp) {
         self.routes.lock().unwrap().insert(path.into(), resp);
