@@ -408,3 +408,47 @@ fn the_layout_checker_reads_paths() {
     assert!(!edges.keys().any(|m| m.starts_with("cli")));
     assert!(edges["verifier"].contains("jws"), "{:?}", edges["verifier"]);
 }
+
+/// The command-line modules (src/cli/*.rs) import no circle either: an
+/// argument type or helper shared by several commands lives in one module
+/// they all import (`cli::args`), never in one of the commands.
+#[test]
+fn the_command_line_modules_import_no_circle() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli");
+    let mut files = Vec::new();
+    files_under(&dir, &[".rs"], &mut files);
+    let names: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .filter(|n| n != "mod")
+        .collect();
+    assert!(names.iter().any(|n| n == "http") && names.iter().any(|n| n == "args"));
+    let mut edges = Edges::new();
+    for f in &files {
+        let Some(me) = f.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        if me == "mod" {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).expect("read");
+        let code = match text.find("#[cfg(test)]\nmod tests") {
+            Some(i) => &text[..i],
+            None => &text[..],
+        };
+        let code: String = code
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let deps = edges.entry(me.clone()).or_default();
+        for p in paths_after(&code, "super::") {
+            let first = p.split("::").next().unwrap_or("").trim().to_owned();
+            if first != me && names.contains(&first) {
+                deps.insert(first);
+            }
+        }
+    }
+    let c = cycles(&edges);
+    assert!(c.is_empty(), "import cycles in src/cli:\n{}", c.join("\n"));
+}

@@ -69,7 +69,7 @@ pub struct TrustArgs {
     /// Tolerated clock skew: DURATION (seconds, or 5m).
     #[arg(
         long,
-        value_parser = super::http::parse_duration,
+        value_parser = super::args::parse_duration,
         default_value = "60",
         value_name = "DURATION"
     )]

@@ -40,25 +40,7 @@ pub fn run(c: HttpCommand) -> CliResult {
     }
 }
 
-/// Parse a duration: seconds, or a number with s, m, h or d.
-pub fn parse_duration(s: &str) -> Result<u64, String> {
-    let (num, mult) = match s.char_indices().last() {
-        Some((i, 's')) => (&s[..i], 1),
-        Some((i, 'm')) => (&s[..i], 60),
-        Some((i, 'h')) => (&s[..i], 3600),
-        Some((i, 'd')) => (&s[..i], 86400),
-        _ => (s, 1),
-    };
-    num.parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| {
-            format!(
-                "invalid duration {s_q} (e.g. 300, 5m, 12h, 30d)",
-                s_q = agentsig::text::quoted(s)
-            )
-        })
-}
+use super::args::parse_duration;
 
 fn parse_component(s: &str) -> Result<ComponentId, String> {
     ComponentId::parse(s).map_err(|e| e.to_string())

@@ -23,7 +23,7 @@ pub struct LintArgs {
     pub json: bool,
     #[cfg(feature = "net")]
     #[command(flatten)]
-    pub fetch: super::net::FetchArgs,
+    pub fetch: super::args::FetchArgs,
 }
 
 pub fn run(a: LintArgs) -> CliResult {

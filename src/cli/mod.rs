@@ -38,6 +38,7 @@ macro_rules! errln {
     }};
 }
 
+mod args;
 mod batch;
 mod delegation;
 mod http;

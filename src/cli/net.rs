@@ -1,48 +1,14 @@
 //! `agentsig verify https://...` and `agentsig resolve agent://...`
 //! (feature `net`): thin wrappers over [`agentsig::net`].
 
+use super::args::FetchArgs;
 use super::{CliError, CliResult, TrustedKeyArgs};
 use agentsig::net::resolve::{resolve_agent, AgentResolveError, Resolution};
 use agentsig::net::verify::{verify_url, UrlVerified, UrlVerifyOptions};
-use agentsig::net::{FetchPolicy, Fetcher};
+use agentsig::net::Fetcher;
 use agentsig::report::{Report, Verdict};
-use std::net::IpAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// How to fetch: the SSRF opt-ins for development and tests, extra CA
-/// roots, pinned addresses (every command that fetches).
-#[derive(clap::Args, Clone, Debug, Default)]
-pub struct FetchArgs {
-    /// Allow fetching from loopback, private and link-local addresses (development and
-    /// tests only; also AGENTSIG_ALLOW_PRIVATE_NETWORKS=1). Off by default (SSRF protection).
-    #[arg(long)]
-    pub allow_private_networks: bool,
-    /// Extra trusted CA certificates (PEM bundle) for HTTPS; also AGENTSIG_CA_FILE.
-    #[arg(long, value_name = "FILE")]
-    pub ca_file: Option<String>,
-    /// Resolve HOST to ADDR instead of asking DNS (like curl --resolve); the address is
-    /// still checked. Repeatable: --resolve-to agents.example=127.0.0.1
-    #[arg(long, value_name = "HOST=ADDR")]
-    pub resolve_to: Vec<String>,
-    /// Total deadline of each fetch: connection, redirects, headers and the whole body (e.g.
-    /// 10, 30s, 1m; default 10 s). A slower answer fails with a timeout code.
-    #[arg(long, value_name = "DURATION", value_parser = parse_deadline)]
-    pub timeout: Option<u64>,
-    /// Deadline of the whole command, every fetch included (registry, descriptor, URL.jws,
-    /// metadata, key sets; default 30 s).
-    #[arg(long, value_name = "DURATION", value_parser = parse_deadline)]
-    pub deadline: Option<u64>,
-}
-
-/// A deadline in seconds, at least one.
-fn parse_deadline(s: &str) -> Result<u64, String> {
-    match super::http::parse_duration(s)? {
-        0 => Err("a deadline must be at least 1 second".into()),
-        n => Ok(n),
-    }
-}
 
 /// Options of every command that fetches and verifies.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -78,48 +44,6 @@ impl NetArgs {
     }
 }
 
-impl FetchArgs {
-    /// The fetcher these options describe.
-    pub fn fetcher(&self) -> Result<Fetcher, CliError> {
-        Fetcher::with_policy(self.policy()?).map_err(|e| CliError::usage(e.to_string()))
-    }
-
-    /// The fetch policy these options describe.
-    pub fn policy(&self) -> Result<FetchPolicy, CliError> {
-        let env_on = std::env::var("AGENTSIG_ALLOW_PRIVATE_NETWORKS")
-            .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
-        let mut p =
-            FetchPolicy::default().allow_private_networks(self.allow_private_networks || env_on);
-        let ca = self.ca_file.clone().or_else(|| {
-            std::env::var("AGENTSIG_CA_FILE")
-                .ok()
-                .filter(|s| !s.is_empty())
-        });
-        if let Some(path) = ca {
-            let pem = std::fs::read(&path)
-                .map_err(|e| CliError::usage(format!("--ca-file {path}: {e}")))?;
-            p = p.extra_root_pem(pem);
-        }
-        for r in &self.resolve_to {
-            let (h, a) = r
-                .split_once('=')
-                .ok_or_else(|| CliError::usage(format!("--resolve-to {r}: expected HOST=ADDR")))?;
-            let ip: IpAddr = a.parse().map_err(|_| {
-                CliError::usage(format!("--resolve-to {r}: {a} is not an IP address"))
-            })?;
-            p = p.pin(h, vec![ip]);
-        }
-        if let Some(t) = self.timeout {
-            let connect = p.connect_timeout;
-            p = p.timeouts(connect, Duration::from_secs(t));
-        }
-        if let Some(d) = self.deadline {
-            p = p.operation_timeout(Duration::from_secs(d));
-        }
-        Ok(p)
-    }
-}
-
 /// `agentsig resolve`.
 #[derive(clap::Args)]
 pub struct ResolveArgs {
@@ -131,7 +55,7 @@ pub struct ResolveArgs {
     pub trust: TrustedKeyArgs,
     /// Largest age of an RFC 9421 signature's created: DURATION (seconds, or 5m, 12h, 30d);
     /// default: none (expires is enforced).
-    #[arg(long, value_parser = super::http::parse_duration, value_name = "DURATION")]
+    #[arg(long, value_parser = super::args::parse_duration, value_name = "DURATION")]
     pub max_age: Option<u64>,
     /// Key continuity: pin the resolved descriptor's key on first sight and fail with
     /// pin.key-changed when it later verifies with another key, as `verify --pin-store` does.

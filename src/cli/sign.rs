@@ -2,7 +2,7 @@
 //! JCS, and for A2A Agent Cards the signatures embedded in the card's
 //! `signatures` array (docs/a2a.md).
 
-use super::http::parse_duration;
+use super::args::parse_duration;
 use super::TrustedKeyArgs;
 use super::{load_signing, parse_alg, read_input, CliError, CliResult};
 use agentsig::a2a::{self, A2aError};

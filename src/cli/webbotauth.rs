@@ -150,7 +150,7 @@ pub struct WbaVerifyArgs {
     /// captured signature can be replayed until it expires).
     #[arg(
         long,
-        value_parser = super::http::parse_duration,
+        value_parser = super::args::parse_duration,
         requires = "profile",
         value_name = "DURATION"
     )]
@@ -180,7 +180,7 @@ pub struct WbaVerifyArgs {
     pub key_set: Vec<String>,
     #[cfg(feature = "net")]
     #[command(flatten)]
-    pub fetch: super::net::FetchArgs,
+    pub fetch: super::args::FetchArgs,
 }
 
 /// What `http verify` hands over for the profile.
@@ -458,7 +458,7 @@ pub struct DirectoryBuildArgs {
     #[arg(long, value_name = "HOST")]
     authority: Option<String>,
     /// Validity of the directory signatures (default 30d).
-    #[arg(long, value_parser = super::http::parse_duration, value_name = "DURATION")]
+    #[arg(long, value_parser = super::args::parse_duration, value_name = "DURATION")]
     expires_in: Option<u64>,
     /// Where to write the directory (FILE.headers is written beside it).
     #[arg(

@@ -1,0 +1,103 @@
+//! Argument types shared by several commands: durations and the fetch
+//! options. Every command module imports them from here, so no command
+//! module imports another for an argument type.
+
+use super::CliError;
+use agentsig::net::{FetchPolicy, Fetcher};
+use std::net::IpAddr;
+use std::time::Duration;
+
+/// Parse a duration: seconds, or a number with s, m, h or d.
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let (num, mult) = match s.char_indices().last() {
+        Some((i, 's')) => (&s[..i], 1),
+        Some((i, 'm')) => (&s[..i], 60),
+        Some((i, 'h')) => (&s[..i], 3600),
+        Some((i, 'd')) => (&s[..i], 86400),
+        _ => (s, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| {
+            format!(
+                "invalid duration {s_q} (e.g. 300, 5m, 12h, 30d)",
+                s_q = agentsig::text::quoted(s)
+            )
+        })
+}
+
+/// How to fetch: the SSRF opt-ins for development and tests, extra CA
+/// roots, pinned addresses (every command that fetches).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct FetchArgs {
+    /// Allow fetching from loopback, private and link-local addresses (development and
+    /// tests only; also AGENTSIG_ALLOW_PRIVATE_NETWORKS=1). Off by default (SSRF protection).
+    #[arg(long)]
+    pub allow_private_networks: bool,
+    /// Extra trusted CA certificates (PEM bundle) for HTTPS; also AGENTSIG_CA_FILE.
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<String>,
+    /// Resolve HOST to ADDR instead of asking DNS (like curl --resolve); the address is
+    /// still checked. Repeatable: --resolve-to agents.example=127.0.0.1
+    #[arg(long, value_name = "HOST=ADDR")]
+    pub resolve_to: Vec<String>,
+    /// Total deadline of each fetch: connection, redirects, headers and the whole body (e.g.
+    /// 10, 30s, 1m; default 10 s). A slower answer fails with a timeout code.
+    #[arg(long, value_name = "DURATION", value_parser = parse_deadline)]
+    pub timeout: Option<u64>,
+    /// Deadline of the whole command, every fetch included (registry, descriptor, URL.jws,
+    /// metadata, key sets; default 30 s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_deadline)]
+    pub deadline: Option<u64>,
+}
+
+/// A deadline in seconds, at least one.
+fn parse_deadline(s: &str) -> Result<u64, String> {
+    match parse_duration(s)? {
+        0 => Err("a deadline must be at least 1 second".into()),
+        n => Ok(n),
+    }
+}
+
+impl FetchArgs {
+    /// The fetcher these options describe.
+    pub fn fetcher(&self) -> Result<Fetcher, CliError> {
+        Fetcher::with_policy(self.policy()?).map_err(|e| CliError::usage(e.to_string()))
+    }
+
+    /// The fetch policy these options describe.
+    pub fn policy(&self) -> Result<FetchPolicy, CliError> {
+        let env_on = std::env::var("AGENTSIG_ALLOW_PRIVATE_NETWORKS")
+            .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+        let mut p =
+            FetchPolicy::default().allow_private_networks(self.allow_private_networks || env_on);
+        let ca = self.ca_file.clone().or_else(|| {
+            std::env::var("AGENTSIG_CA_FILE")
+                .ok()
+                .filter(|s| !s.is_empty())
+        });
+        if let Some(path) = ca {
+            let pem = std::fs::read(&path)
+                .map_err(|e| CliError::usage(format!("--ca-file {path}: {e}")))?;
+            p = p.extra_root_pem(pem);
+        }
+        for r in &self.resolve_to {
+            let (h, a) = r
+                .split_once('=')
+                .ok_or_else(|| CliError::usage(format!("--resolve-to {r}: expected HOST=ADDR")))?;
+            let ip: IpAddr = a.parse().map_err(|_| {
+                CliError::usage(format!("--resolve-to {r}: {a} is not an IP address"))
+            })?;
+            p = p.pin(h, vec![ip]);
+        }
+        if let Some(t) = self.timeout {
+            let connect = p.connect_timeout;
+            p = p.timeouts(connect, Duration::from_secs(t));
+        }
+        if let Some(d) = self.deadline {
+            p = p.operation_timeout(Duration::from_secs(d));
+        }
+        Ok(p)
+    }
+}
