@@ -471,7 +471,10 @@ fn report_outcome(file: &str, report: &VerifyReport) -> HttpOutcome {
             line.push_str(&format!(", key from {}", esc(&src.to_string())));
         }
         if let Err(e) = &r.outcome {
-            line.push_str(&format!(": {}", esc(&e.to_string())));
+            line.push_str(&format!(
+                ": {}",
+                esc(&r.explain().unwrap_or_else(|| e.to_string()))
+            ));
         }
         lines.push(line);
         if let Some(b) = &r.signature_base {

@@ -872,8 +872,8 @@ fn signature_line(s: &agentsig::jws::SignatureReport) -> String {
     if let Some(src) = &s.key_source {
         line.push_str(&format!(", key from {}", esc(&src.to_string())));
     }
-    if let Some(r) = &s.reason {
-        line.push_str(&format!(": {}", esc(&r.to_string())));
+    if let Some(why) = s.explain() {
+        line.push_str(&format!(": {}", esc(&why)));
     }
     line
 }

@@ -117,6 +117,34 @@ fn pem_first_block(text: &str) -> Result<(String, Zeroizing<Vec<u8>>), KeyError>
     Ok((l.to_owned(), Zeroizing::new(der)))
 }
 
+/// Does this key material hold a private key (a PEM `PRIVATE KEY` block of
+/// any kind, a JWK or JWK Set member with the private member `d` (RFC 7518
+/// sections 6.2.2.1, 6.3.2.1; RFC 8037 section 2), or PKCS#8 / SEC1 DER)?
+/// What a verifier warns about: it needs only the public key, and a private
+/// key has no place on the hosts that verify.
+pub fn holds_private_key(data: &[u8]) -> bool {
+    if is_pem(data) {
+        return std::str::from_utf8(data).is_ok_and(|t| {
+            t.lines()
+                .any(|l| l.starts_with("-----BEGIN ") && l.contains("PRIVATE KEY"))
+        });
+    }
+    if is_json(data) {
+        let Ok(v) = crate::json::parse_strict(data) else {
+            return false;
+        };
+        let has_d = |k: &serde_json::Value| k.get("d").is_some();
+        return has_d(&v)
+            || v.get("keys")
+                .and_then(serde_json::Value::as_array)
+                .is_some_and(|ks| ks.iter().any(has_d));
+    }
+    data.first() == Some(&0x30)
+        && (pkcs8::PrivateKeyInfo::try_from(data).is_ok()
+            || pkcs8::EncryptedPrivateKeyInfo::try_from(data).is_ok()
+            || sec1::EcPrivateKey::try_from(data).is_ok())
+}
+
 fn is_pem(data: &[u8]) -> bool {
     std::str::from_utf8(data)
         .map(|t| t.trim_start().starts_with("-----BEGIN "))

@@ -162,7 +162,7 @@ pub enum UrlVerifyError {
     #[error("the descriptor at {0} is not signed (neither RFC 9421 Signature nor {0}.jws)")]
     Unsigned(String),
     /// A signature is present but there is no key source.
-    #[error("the descriptor names no key source (authentication.authorizationServer, protectedResourceMetadata, jwksUri, jwks or did) and no key was given")]
+    #[error("no key to check the signature with: give --key PUBLIC-KEY or --jwks JWKS (an A2A card names no key source of its own; a draft-narvaneni-agent-uri-03 descriptor may name one in authentication: authorizationServer, protectedResourceMetadata, jwksUri, jwks or did)")]
     NoKeySource,
     /// A signature names a DID key (`did:key`, `did:jwk`, `did:web`) but
     /// the descriptor binds no DID (`authentication.did`, seed 001 sections
