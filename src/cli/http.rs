@@ -635,7 +635,7 @@ pub fn write_static_headers(
             text.push_str(&format!(
                 "# agentsig: response fields for {name}; paste inside its location block.\n\
                  # The body must be served byte for byte: no gzip, no charset rewriting.\n\
-                 default_type {ct};\ntypes {{ }}\ncharset off;\ngzip off;\n",
+                 default_type {ct};\ntypes {{ }}\ncharset off;\ngzip off;\nmax_ranges 0;\n",
                 ct = nginx_quote(content_type)
             ));
             for (n, v) in fields.iter().filter(|(n, _)| n != "Content-Type") {
