@@ -1,18 +1,19 @@
 //! `agentsig delegation audit | mint | exchange` end to end: exit codes
 //! 0 (passes policy), 1 (fails), 2 (unreadable input).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_agentsig");
 const N: i64 = 1_760_000_000;
 const AS: &str = "https://as.example.com";
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("agentsig-dcli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+#[path = "tmp_support/mod.rs"]
+mod tmp;
+
+/// The test's directory, removed when it is dropped.
+fn dir(name: &str) -> tmp::TempDir {
+    tmp::TempDir::new(&format!("dcli-{name}"))
 }
 
 fn run(d: &Path, args: &[&str]) -> Output {
@@ -509,5 +510,4 @@ fn reversed_bundle_says_subject_token_first_and_times_are_rfc3339() {
             "{secs} in: {out}"
         );
     }
-    let _ = std::fs::remove_dir_all(&d);
 }

@@ -43,6 +43,10 @@ pub struct PublicArgs {
     alg: Option<Algorithm>,
     #[command(flatten)]
     passphrase: super::PassphraseArgs,
+    /// Print one JSON report (agentsig.report/1, docs/report.md) instead: the JWK (and with
+    /// --as-jwks the JWK Set), kid, thumbprint and algorithm in its details.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(c: KeyCommand) -> CliResult {
@@ -84,11 +88,20 @@ pub fn run(c: KeyCommand) -> CliResult {
             agentsig::text::escape_controls(&a.key)
         )));
     }
-    let doc = if a.as_jwks {
-        agentsig::jwk::jwks_document(&[&public])
+    let jwk = public.to_jwk().to_value();
+    let set = a.as_jwks.then(|| agentsig::jwk::jwks_document(&[&public]));
+    if a.json {
+        let mut r = agentsig::report::Report::done("key public", Some(&a.key));
+        r.detail("jwk", &jwk);
+        if let Some(s) = &set {
+            r.detail("jwks", s);
+        }
+        r.detail("kid", public.kid().unwrap_or_default());
+        r.detail("thumbprint", public.thumbprint());
+        r.detail("algorithm", public.algorithm().httpsig_name());
+        super::print_report(&r);
     } else {
-        public.to_jwk().to_value()
-    };
-    super::print_json(&doc);
+        super::print_json(set.as_ref().unwrap_or(&jwk));
+    }
     Ok(ExitCode::SUCCESS)
 }
