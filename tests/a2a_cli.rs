@@ -642,4 +642,14 @@ fn v03_compat_members_are_added_after_signing_and_reported_unsigned() {
         err.contains("no supportedInterfaces entry has a v0.3 protocolVersion"),
         "{err}"
     );
+    // Nothing to add the members to with --detached: a usage error, not ignored.
+    let (code, _, err) = t.run(&[
+        "sign",
+        "card.json",
+        "--key",
+        "k.pem",
+        "--a2a-v03-compat",
+        "--detached",
+    ]);
+    assert_eq!(code, 2, "{err}");
 }

@@ -262,6 +262,11 @@ pub fn sign(a: SignArgs) -> CliResult {
     if format == Some(agentsig::formats::Format::A2a) && !a.detached {
         return sign_a2a_card(&a, &input, &content_type, &keys, rep);
     }
+    if a.a2a_v03_compat {
+        return Err(CliError::usage(
+            "--a2a-v03-compat applies to an A2A Agent Card signed in the card (not --detached, not another format)",
+        ));
+    }
     let form = if a.json_serialization || keys.len() > 1 {
         JwsForm::General
     } else {
