@@ -34,6 +34,7 @@ pub use error::{KeyError, VerifyError};
 pub use load::{
     algorithm_from_companion_jwk, holds_private_key, load_signing_key, load_verifying_key,
     load_verifying_keys, secret_looks_like_key, verifying_from_spki, MAX_KEY_FILE,
+    MAX_PBKDF2_ITERATIONS, MAX_SCRYPT_COST,
 };
 pub use types::{
     ecdsa_high_s, ed25519_small_order, LoadOptions, SigningKey, VerifyingKey, ED25519_SMALL_ORDER,
