@@ -35,14 +35,19 @@
 //!
 //! What the normal form drops is not covered by any signature. [`normalize`]
 //! reports each such member with its JSON pointer; dropped *security*
-//! declarations (a `mtlsSecurityScheme` with no fields, a security
-//! requirement without scopes: the SDKs sign a card declaring "mTLS only"
-//! exactly like one declaring no security) are flagged as such, and so are
+//! declarations (a `mtlsSecurityScheme` with no fields, an empty security
+//! requirement: the SDKs sign a card declaring "mTLS only" exactly like one
+//! declaring no security) are flagged as such, and so are
 //! dropped v0.3 members (`url`, `preferredTransport`, `additionalInterfaces`,
 //! `protocolVersion`, `security`, `supportsAuthenticatedExtendedCard`):
 //! v0.3 clients act on them (where to send requests, which credentials to
 //! present), yet an attacker can rewrite them without breaking a signature.
-//! Callers act only on [`CardReport::signed_card`].
+//! Callers act only on [`CardReport::signed_card`]. A scheme required
+//! without scopes (`{"list": []}`, v0.3 `[]`) is not flagged: an empty
+//! repeated field equals an absent one (proto3), the SDKs sign the
+//! requirement as absent yet serve it, and so does [`sign_card`]
+//! ([`SCOPELESS_REQUIREMENT`]). [`sign_card_v03_compat`] adds the v0.3
+//! members after signing, for v0.3 clients, uncovered.
 //!
 //! [`sign_card`] writes the card in its normal form (so that plain
 //! "JCS of the card minus signatures" verifiers agree with the SDKs) and
@@ -451,7 +456,8 @@ fn is_scopeless_requirement(path: &str) -> bool {
     )
 }
 
-/// The reason given for [`is_scopeless_requirement`] members.
+/// The reason [`Uncovered`] gives for a scheme required without scopes
+/// (`/securityRequirements/I/schemes/NAME`, or its empty `list`).
 pub const SCOPELESS_REQUIREMENT: &str =
     "scheme required without scopes: the A2A normal form signs it as absent (proto3: an empty list equals no list)";
 

@@ -33,7 +33,7 @@ pub use sign::{
 };
 pub use verify::{
     default_request_target_components, descriptor_response_components, key_requests, HeaderError,
-    HttpPolicy, HttpSigError, LabelResult, SigError, VerifyReport,
+    HttpPolicy, HttpSigError, LabelResult, SigError, VerifyReport, REWRITTEN_COMPONENTS,
 };
 pub(crate) use verify::{report, verify};
 
