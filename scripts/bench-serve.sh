@@ -11,6 +11,10 @@
 #
 #   scripts/bench-serve.sh                 # 8 s per measurement, 32 connections
 #   DUR=4 CONN=16 ROUNDS=3 scripts/bench-serve.sh
+#   NGINX_CONF=benches/nginx/nginx-log-off.conf scripts/bench-serve.sh
+#                                          # nginx without an access log at all
+#   NGINX_CONF=benches/nginx/nginx-log-off.conf SERVE_LOG=warn scripts/bench-serve.sh
+#                                          # and serve without its request log
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${DUR:-8}
@@ -18,6 +22,8 @@ CONN=${CONN:-32}
 ROUNDS=${ROUNDS:-1}
 PORT_A=${PORT_A:-18946}
 PORT_N=${PORT_N:-18947}
+# The nginx configuration compared with (docs/benchmarks.md names each).
+NGINX_CONF=${NGINX_CONF:-benches/nginx/nginx.conf}
 for tool in wrk nginx python3; do
     command -v "$tool" >/dev/null || { echo "bench-serve: $tool not found (apt-get install -y wrk nginx-light)" >&2; exit 2; }
 done
@@ -49,11 +55,14 @@ PY
     --headers-format nginx --headers-out "$WORK/agent.nginx" 2>/dev/null
 chmod 644 "$WORK/site/"*
 sed -e "s#@WORK@#$WORK#g" -e "s#@ROOT@#$WORK/site#g" -e "s#@PORT@#$PORT_N#g" \
-    benches/nginx/nginx.conf >"$WORK/nginx.conf"
+    "$NGINX_CONF" >"$WORK/nginx.conf"
 
 nginx -c "$WORK/nginx.conf" -p "$WORK" &
 PIDS+=($!)
-"$BIN" serve "$WORK/site" --key keys/example-p256.pem --listen "127.0.0.1:$PORT_A" \
+# serve's per-request log (info) is formatted and written to /dev/null, as
+# nginx's access log is with nginx.conf; SERVE_LOG=warn turns it off, as
+# nginx-log-off.conf does nginx's.
+AGENTSIG_LOG=${SERVE_LOG:-info} "$BIN" serve "$WORK/site" --key keys/example-p256.pem --listen "127.0.0.1:$PORT_A" \
     --reload-interval 0 2>/dev/null &
 PIDS+=($!)
 "$AXUM" "$WORK/site/agent.json" keys/example-p256.pem "127.0.0.1:$PORT_X" &
@@ -91,7 +100,7 @@ measure() {
     awk -v r="$(awk '/^Requests\/sec/ {print $2}' <<<"$out")" -v n="$reqs" -v d="$((t1 - t0))" -v hz="$HZ" \
         'BEGIN {printf "%.0f %.1f", r, d * 1e6 / hz / n}'
 }
-echo "10 KB descriptor ($(wc -c <"$WORK/site/agent.json") bytes), wrk -t1 -c$CONN -d${DUR}s, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "10 KB descriptor ($(wc -c <"$WORK/site/agent.json") bytes), wrk -t1 -c$CONN -d${DUR}s, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), nginx $(nginx -v 2>&1 | sed 's/.*nginx\///') with $NGINX_CONF, serve log ${SERVE_LOG:-info}"
 echo "rps: responses/s; cpu: the server's CPU µs per response (user + system)"
 printf '%-5s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s | %9s %9s %9s %6s %6s | %9s %9s %6s %6s\n' round \
     nginx serve ratio nginx-cpu serve-cpu ratio axum axum-cpu ratio req-sig req-cpu floor-cpu rps% cpu% \

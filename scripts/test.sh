@@ -45,15 +45,24 @@ export AGENTSIG_REQUIRE_INTEROP=1
 python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps --no-build-isolation ./python
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# The Rust tests get a temporary directory of their own: each test removes
+# what it creates there (tests/tmp_support), and anything left is reported
+# and fails the run.
+rust_tmp=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$rust_tmp"' EXIT
 # Doc tests are not part of --all-targets, so run them first, then the rest.
-cargo test --doc "$@" 2>&1 | tee -a "$log"
-cargo test --all-targets --no-fail-fast "$@" 2>&1 | tee -a "$log"
+TMPDIR="$rust_tmp" cargo test --doc "$@" 2>&1 | tee -a "$log"
+TMPDIR="$rust_tmp" cargo test --all-targets --no-fail-fast "$@" 2>&1 | tee -a "$log"
+tmp_left=$(find "$rust_tmp" -mindepth 1 -maxdepth 1 | wc -l)
+if [ "$tmp_left" -ne 0 ]; then
+  echo "agentsig: the Rust tests left $tmp_left entries in their TMPDIR:" >&2
+  find "$rust_tmp" -mindepth 1 -maxdepth 1 -printf '  %f\n' >&2
+fi
 
 # The Python package's tests (python/tests): counted in the closing line;
 # a failure fails the script after that line is printed.
 pylog=$(mktemp)
-trap 'rm -f "$log" "$pylog"' EXIT
+trap 'rm -f "$log" "$pylog"; rm -rf "$rust_tmp"' EXIT
 pytest_rc=0
 python3 -m pytest python/tests -q -p no:cacheprovider 2>&1 | tee "$pylog" || pytest_rc=$?
 
@@ -67,4 +76,5 @@ read -r py_passed py_failed < <(tail -n 1 "$pylog" | awk '{
 } END { print p + 0, f + 0 }')
 if [ "$pytest_rc" -ne 0 ] && [ "${py_failed:-0}" -eq 0 ]; then py_failed=1; fi
 echo "agentsig: $(( ${passed:-0} + ${py_passed:-0} )) passed, $(( ${failed:-0} + ${py_failed:-0} )) failed"
+if [ "$tmp_left" -ne 0 ]; then exit 1; fi
 exit "$pytest_rc"

@@ -35,14 +35,19 @@
 //!
 //! What the normal form drops is not covered by any signature. [`normalize`]
 //! reports each such member with its JSON pointer; dropped *security*
-//! declarations (a `mtlsSecurityScheme` with no fields, a security
-//! requirement without scopes: the SDKs sign a card declaring "mTLS only"
-//! exactly like one declaring no security) are flagged as such, and so are
+//! declarations (a `mtlsSecurityScheme` with no fields, an empty security
+//! requirement: the SDKs sign a card declaring "mTLS only" exactly like one
+//! declaring no security) are flagged as such, and so are
 //! dropped v0.3 members (`url`, `preferredTransport`, `additionalInterfaces`,
 //! `protocolVersion`, `security`, `supportsAuthenticatedExtendedCard`):
 //! v0.3 clients act on them (where to send requests, which credentials to
 //! present), yet an attacker can rewrite them without breaking a signature.
-//! Callers act only on [`CardReport::signed_card`].
+//! Callers act only on [`CardReport::signed_card`]. A scheme required
+//! without scopes (`{"list": []}`, v0.3 `[]`) is not flagged: an empty
+//! repeated field equals an absent one (proto3), the SDKs sign the
+//! requirement as absent yet serve it, and so does [`sign_card`]
+//! ([`SCOPELESS_REQUIREMENT`]). [`sign_card_v03_compat`] adds the v0.3
+//! members after signing, for v0.3 clients, uncovered.
 //!
 //! [`sign_card`] writes the card in its normal form (so that plain
 //! "JCS of the card minus signatures" verifiers agree with the SDKs) and
@@ -111,6 +116,10 @@ pub enum A2aError {
     /// [`Uncovered::security`]); pass `force` to sign anyway.
     #[error("the signature would not cover these security declarations: {0}")]
     UncoveredSecurity(String),
+    /// v0.3 compatibility members were asked for ([`add_v03_compat`]) but no
+    /// `supportedInterfaces` entry has a v0.3 protocol version.
+    #[error("no supportedInterfaces entry has a v0.3 protocolVersion (0.3 up to 1.0): v0.3 clients could not use this card; add an interface with protocolVersion \"0.3.0\" or leave out the v0.3 compatibility members")]
+    NoV03Interface,
     /// RFC 8785 serialization failed.
     #[error("canonicalization failed: {0}")]
     Jcs(String),
@@ -420,10 +429,37 @@ fn is_security(path: &str) -> bool {
         ["securitySchemes", rest @ ..] => {
             rest.len() <= 2 || (rest.len() <= 4 && rest.get(2) == Some(&"flows"))
         }
-        ["securityRequirements", rest @ ..] => rest.len() <= 4,
+        ["securityRequirements", rest @ ..] => rest.len() <= 2,
         _ => false,
     }
 }
+
+/// Is a dropped member a scheme required without scopes
+/// (`/securityRequirements/I/schemes/NAME` or its empty `list`, on the card
+/// or a skill)? In the A2A v1.0 protobuf schema an empty repeated field
+/// equals an absent one (proto3), so `{"list": []}` carries nothing; the
+/// SDKs' `_clean_empty` / `cleanEmpty` then drop the emptied `NAME: {}`
+/// entry from the signed payload, while the Python SDK still serves it
+/// (`MessageToDict` keeps a map entry). [`sign_card`] keeps it in the
+/// written card the same way, uncovered: it names a scheme whose
+/// declaration (`securitySchemes`, covered) says where credentials go.
+fn is_scopeless_requirement(path: &str) -> bool {
+    let t: Vec<&str> = path.split('/').skip(1).collect();
+    let t = match t.as_slice() {
+        ["skills", _, rest @ ..] => rest,
+        rest => rest,
+    };
+    matches!(
+        t,
+        ["securityRequirements", _, "schemes", _]
+            | ["securityRequirements", _, "schemes", _, "list"]
+    )
+}
+
+/// The reason [`Uncovered`] gives for a scheme required without scopes
+/// (`/securityRequirements/I/schemes/NAME`, or its empty `list`).
+pub const SCOPELESS_REQUIREMENT: &str =
+    "scheme required without scopes: the A2A normal form signs it as absent (proto3: an empty list equals no list)";
 
 /// Is a dropped member one of the v0.3 members clients act on: a top-level
 /// [`V03_MEMBERS`] entry (or anything inside it), or a skill's `security`?
@@ -445,9 +481,12 @@ fn push_token(base: &str, token: &str) -> String {
 impl Ctx {
     fn uncovered(&mut self, pointer: String, reason: &'static str) {
         let v03 = is_v03(&pointer);
-        let security = v03 || is_security(&pointer);
+        let scopeless = !v03 && is_scopeless_requirement(&pointer);
+        let security = v03 || (!scopeless && is_security(&pointer));
         let reason = if v03 {
             "v0.3 compatibility member"
+        } else if scopeless {
+            SCOPELESS_REQUIREMENT
         } else {
             reason
         };
@@ -738,14 +777,7 @@ pub fn upgrade_v03(card: &Value) -> Result<(Value, bool), A2aError> {
             Some(v) if truthy(v) => return Err(ty("/additionalInterfaces", "an array")),
             _ => {}
         }
-        for k in [
-            "url",
-            "preferredTransport",
-            "protocolVersion",
-            "additionalInterfaces",
-        ] {
-            c.remove(k);
-        }
+        remove_v03_interface_members(&mut c);
         c.insert("supportedInterfaces".into(), Value::Array(list));
         converted = true;
     }
@@ -786,6 +818,18 @@ pub fn upgrade_v03(card: &Value) -> Result<(Value, bool), A2aError> {
         }
     }
     Ok((Value::Object(c), converted))
+}
+
+/// Remove the v0.3 members `supportedInterfaces` replaces.
+fn remove_v03_interface_members(c: &mut Map<String, Value>) {
+    for k in [
+        "url",
+        "preferredTransport",
+        "protocolVersion",
+        "additionalInterfaces",
+    ] {
+        c.remove(k);
+    }
 }
 
 /// Python truthiness of a JSON value (what `parse_agent_card` tests).
@@ -847,7 +891,116 @@ pub fn normalize(card: &Value) -> Result<Normalized, A2aError> {
     let (upgraded, converted) = upgrade_v03(card)?;
     let mut n = normalize_unconverted(&upgraded)?;
     n.converted_v03 = converted;
+    if converted {
+        for u in &mut n.uncovered {
+            if let Some(p) = v03_security_pointer(card, &u.pointer) {
+                u.pointer = p;
+            }
+        }
+        n.uncovered.sort_by(|a, b| a.pointer.cmp(&b.pointer));
+    }
     Ok(n)
+}
+
+/// A pointer into a converted v0.3 `security` list, named as the author
+/// wrote it: `(/skills/I)/securityRequirements/J/schemes/NAME[/list]`
+/// becomes `(/skills/I)/security/J/NAME` when that object's `security` was
+/// converted ([`upgrade_v03`]: it has no `securityRequirements`).
+fn v03_security_pointer(card: &Value, pointer: &str) -> Option<String> {
+    let t: Vec<&str> = pointer.split('/').skip(1).collect();
+    let (prefix, rest) = match t.as_slice() {
+        ["skills", i, rest @ ..] => (format!("/skills/{i}"), rest),
+        rest => (String::new(), rest),
+    };
+    let ["securityRequirements", j, "schemes", name, tail @ ..] = rest else {
+        return None;
+    };
+    let holder = if prefix.is_empty() {
+        card
+    } else {
+        card.pointer(&prefix)?
+    };
+    if holder.get("securityRequirements").is_some() || holder.get("security").is_none() {
+        return None;
+    }
+    let mut p = format!("{prefix}/security/{j}/{name}");
+    if let ["list", scope @ ..] = tail {
+        for x in scope {
+            p.push('/');
+            p.push_str(x);
+        }
+    }
+    Some(p)
+}
+
+/// A card's (or skill's) security requirements in the protobuf JSON form
+/// the Python SDK serves (`MessageToDict`): a scheme required without
+/// scopes kept as `NAME: {}`, an empty scope string dropped. `None` when no
+/// requirement names a scheme without scopes (the normal form is then the
+/// same). Entries are already type-checked by [`normalize`].
+fn served_requirements(o: &Map<String, Value>) -> Option<Value> {
+    let reqs = o
+        .get("securityRequirements")
+        .or_else(|| o.get("security_requirements"))?
+        .as_array()?;
+    let mut scopeless = false;
+    let mut out = Vec::with_capacity(reqs.len());
+    for r in reqs {
+        let Some(schemes) = r.get("schemes").and_then(Value::as_object) else {
+            continue;
+        };
+        let mut m = Map::new();
+        for (name, v) in schemes {
+            let list: Vec<Value> = v
+                .get("list")
+                .and_then(Value::as_array)
+                .map(|l| {
+                    l.iter()
+                        .filter(|x| x.as_str().is_some_and(|x| !x.is_empty()))
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut entry = Map::new();
+            if list.is_empty() {
+                scopeless = true;
+            } else {
+                entry.insert("list".into(), Value::Array(list));
+            }
+            m.insert(name.clone(), Value::Object(entry));
+        }
+        if !m.is_empty() {
+            let mut req = Map::new();
+            req.insert("schemes".into(), Value::Object(m));
+            out.push(Value::Object(req));
+        }
+    }
+    scopeless.then_some(Value::Array(out))
+}
+
+/// Put back into the written card, as the Python SDK serves them, the
+/// requirements that name a scheme without scopes ([`served_requirements`]),
+/// which the normal form drops: a client reading the card still learns
+/// which declared scheme to use, though no signature covers the choice.
+fn keep_scopeless_requirements(upgraded: &Value, out: &mut Map<String, Value>) {
+    let Some(src) = upgraded.as_object() else {
+        return;
+    };
+    if let Some(r) = served_requirements(src) {
+        out.insert("securityRequirements".into(), r);
+    }
+    let (Some(Value::Array(from)), Some(Value::Array(to))) =
+        (src.get("skills"), out.get_mut("skills"))
+    else {
+        return;
+    };
+    for (f, t) in from.iter().zip(to.iter_mut()) {
+        if let (Some(f), Some(t)) = (f.as_object(), t.as_object_mut()) {
+            if let Some(r) = served_requirements(f) {
+                t.insert("securityRequirements".into(), r);
+            }
+        }
+    }
 }
 
 /// The normal form without the v0.3 conversion: what the JS SDK's
@@ -952,11 +1105,262 @@ pub fn sign_card(
         Value::Object(o) => o,
         _ => Map::new(),
     };
+    keep_scopeless_requirements(&upgrade_v03(card)?.0, &mut out);
     out.insert("signatures".into(), Value::Array(sigs));
     Ok(SignedCard {
         card: Value::Object(out),
         uncovered: n.uncovered,
     })
+}
+
+/// What to do about the members [`A2aError::UncoveredSecurity`] lists (its
+/// comma-separated pointers): a v0.3 member beside its v1.0 member is
+/// removed (the v1.0 one is signed) or regenerated after signing
+/// ([`sign_card_v03_compat`]); a scheme with no members gets a
+/// `description`; an empty requirement (`{}`: "no authentication is one
+/// option") has no signed form in the A2A normal form.
+pub fn uncovered_fix(list: &str) -> String {
+    let mut fixes: Vec<&str> = Vec::new();
+    for p in list.split(", ") {
+        let fix = if is_v03(p) {
+            "remove the v0.3 members (their v1.0 members are signed), or keep them for v0.3 clients with --a2a-v03-compat (added after signing, unsigned)"
+        } else if p.starts_with("/securitySchemes/") || p.contains("/securitySchemes/") {
+            "give each scheme with no members a \"description\" so the scheme is signed"
+        } else {
+            "an empty security requirement ({}: no authentication is an option) cannot be signed in the A2A normal form; drop it"
+        };
+        if !fixes.contains(&fix) {
+            fixes.push(fix);
+        }
+    }
+    fixes.join("; ")
+}
+
+/// The v1.0 wrapper member of each security scheme type, with its v0.3
+/// `type` (A2A v0.3 `SecurityScheme`).
+const SCHEME_TYPES: [(&str, &str); 5] = [
+    ("apiKeySecurityScheme", "apiKey"),
+    ("httpAuthSecurityScheme", "http"),
+    ("oauth2SecurityScheme", "oauth2"),
+    ("openIdConnectSecurityScheme", "openIdConnect"),
+    ("mtlsSecurityScheme", "mutualTLS"),
+];
+
+/// [`sign_card`] for a card that v0.3 clients must read too, as the Python
+/// SDK's server publishes one (`agent_card_to_dict`): v0.3 members that sit
+/// beside their v1.0 members are removed first (they would be refused as
+/// uncovered: [`V03_MEMBERS`]), the card is signed in its v1.0 normal form,
+/// then [`add_v03_compat`] adds the v0.3 members derived from the signed
+/// ones. No signature covers them (A2A v1.0 section 8.4 signs the v1.0
+/// form): a verifier warns about each, and a client must act on the signed
+/// v1.0 members only.
+///
+/// # Errors
+/// As [`sign_card`], and [`A2aError::NoV03Interface`] when no
+/// `supportedInterfaces` entry has a v0.3 protocol version.
+pub fn sign_card_v03_compat(
+    card: &Value,
+    key: &SigningKey,
+    extra: &Map<String, Value>,
+    force: bool,
+) -> Result<SignedCard, A2aError> {
+    let mut signed = sign_card(&without_v03_copies(card), key, extra, force)?;
+    signed.card = add_v03_compat(&signed.card)?;
+    Ok(signed)
+}
+
+/// The card without the v0.3 members that duplicate a v1.0 member it has
+/// (what [`add_v03_compat`] adds): top-level [`V03_MEMBERS`] beside
+/// `supportedInterfaces` / `securityRequirements` /
+/// `capabilities.extendedAgentCard`, a skill's `security` beside its
+/// `securityRequirements`, a scheme's v0.3 members beside its v1.0 wrapper.
+fn without_v03_copies(card: &Value) -> Value {
+    let Some(o) = card.as_object() else {
+        return card.clone();
+    };
+    let mut c = o.clone();
+    if c.contains_key("supportedInterfaces") {
+        remove_v03_interface_members(&mut c);
+    }
+    if c.contains_key("securityRequirements") {
+        c.remove("security");
+    }
+    if c.get("capabilities")
+        .and_then(|x| x.get("extendedAgentCard"))
+        .is_some()
+    {
+        c.remove("supportsAuthenticatedExtendedCard");
+    }
+    if let Some(Value::Array(skills)) = c.get_mut("skills") {
+        for s in skills.iter_mut().filter_map(Value::as_object_mut) {
+            if s.contains_key("securityRequirements") {
+                s.remove("security");
+            }
+        }
+    }
+    if let Some(Value::Object(schemes)) = c.get_mut("securitySchemes") {
+        for s in schemes.values_mut().filter_map(Value::as_object_mut) {
+            if SCHEME_TYPES.iter().any(|(w, _)| s.contains_key(*w)) {
+                s.retain(|k, _| SCHEME_TYPES.iter().any(|(w, _)| w == k));
+            }
+        }
+    }
+    Value::Object(c)
+}
+
+/// Is `v` an A2A v0.3 protocol version (at least 0.3, below 1.0), as the
+/// Python SDK's `is_legacy_version` decides which interfaces v0.3 clients
+/// can use?
+fn is_v03_version(v: &str) -> bool {
+    let mut parts = v.split('.');
+    let num = |p: Option<&str>| {
+        p.and_then(|p| {
+            let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u64>().ok()
+        })
+    };
+    num(parts.next()) == Some(0) && num(parts.next()).is_some_and(|m| m >= 3)
+}
+
+/// Add to a (signed) v1.0 card the v0.3 members a v0.3 client reads, as the
+/// Python SDK's `agent_card_to_dict` does when it serves a card (members
+/// already present are left alone):
+///
+/// * `url`, `preferredTransport`, `protocolVersion` from the first
+///   `supportedInterfaces` entry with a v0.3 protocol version (0.3 to
+///   below 1.0), `additionalInterfaces` (`url`, `transport`) from the others;
+/// * `security` (`[{NAME: [SCOPE...]}]`) from `securityRequirements`, on the
+///   card and on each skill;
+/// * `supportsAuthenticatedExtendedCard: true` from
+///   `capabilities.extendedAgentCard: true`;
+/// * in each security scheme, `type` and the v1.0 wrapper's members (an
+///   API key's `location` as `in`).
+///
+/// None of them is covered by a signature ([`normalize`] drops them): a
+/// verifier reports each as an uncovered, security-relevant member.
+///
+/// # Errors
+/// [`A2aError::NoV03Interface`] when no `supportedInterfaces` entry has a
+/// v0.3 protocol version (the SDK serves such a card without v0.3 members:
+/// v0.3 clients cannot use it); [`A2aError::Type`] when the card is not an
+/// object.
+pub fn add_v03_compat(card: &Value) -> Result<Value, A2aError> {
+    let mut c = card
+        .as_object()
+        .ok_or_else(|| A2aError::Type {
+            pointer: String::new(),
+            expected: "an object",
+        })?
+        .clone();
+    let legacy: Vec<&Map<String, Value>> = c
+        .get("supportedInterfaces")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_object)
+                .filter(|i| {
+                    i.get("protocolVersion")
+                        .and_then(Value::as_str)
+                        .is_some_and(is_v03_version)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some((first, rest)) = legacy.split_first() else {
+        return Err(A2aError::NoV03Interface);
+    };
+    let mut add = Map::new();
+    for (from, to) in [
+        ("url", "url"),
+        ("protocolBinding", "preferredTransport"),
+        ("protocolVersion", "protocolVersion"),
+    ] {
+        if let Some(v) = first.get(from) {
+            add.insert(to.into(), v.clone());
+        }
+    }
+    if !rest.is_empty() {
+        let extra = rest
+            .iter()
+            .map(|i| {
+                let mut m = Map::new();
+                if let Some(t) = i.get("protocolBinding") {
+                    m.insert("transport".into(), t.clone());
+                }
+                if let Some(u) = i.get("url") {
+                    m.insert("url".into(), u.clone());
+                }
+                Value::Object(m)
+            })
+            .collect();
+        add.insert("additionalInterfaces".into(), Value::Array(extra));
+    }
+    if let Some(sec) = v03_security(&c) {
+        add.insert("security".into(), sec);
+    }
+    if c.get("capabilities")
+        .and_then(|x| x.get("extendedAgentCard"))
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
+        add.insert(
+            "supportsAuthenticatedExtendedCard".into(),
+            Value::Bool(true),
+        );
+    }
+    for (k, v) in add {
+        c.entry(k).or_insert(v);
+    }
+    if let Some(Value::Array(skills)) = c.get_mut("skills") {
+        for s in skills.iter_mut().filter_map(Value::as_object_mut) {
+            if let Some(sec) = v03_security(s) {
+                s.entry("security").or_insert(sec);
+            }
+        }
+    }
+    if let Some(Value::Object(schemes)) = c.get_mut("securitySchemes") {
+        for s in schemes.values_mut().filter_map(Value::as_object_mut) {
+            let Some((inner, ty)) = SCHEME_TYPES.iter().find_map(|(w, t)| {
+                s.get(*w)
+                    .and_then(Value::as_object)
+                    .map(|i| (i.clone(), *t))
+            }) else {
+                continue;
+            };
+            s.entry("type").or_insert_with(|| Value::String(ty.into()));
+            for (k, v) in inner {
+                let k = if ty == "apiKey" && k == "location" {
+                    "in".to_string()
+                } else {
+                    k
+                };
+                s.entry(k).or_insert(v);
+            }
+        }
+    }
+    Ok(Value::Object(c))
+}
+
+/// v1.0 `securityRequirements` as v0.3 `security: [{NAME: [SCOPE...]}]`.
+fn v03_security(o: &Map<String, Value>) -> Option<Value> {
+    let reqs = o.get("securityRequirements")?.as_array()?;
+    let out = reqs
+        .iter()
+        .map(|r| {
+            let mut m = Map::new();
+            if let Some(schemes) = r.get("schemes").and_then(Value::as_object) {
+                for (name, v) in schemes {
+                    let list = v
+                        .get("list")
+                        .cloned()
+                        .unwrap_or_else(|| Value::Array(Vec::new()));
+                    m.insert(name.clone(), list);
+                }
+            }
+            Value::Object(m)
+        })
+        .collect();
+    Some(Value::Array(out))
 }
 
 fn existing_signatures(card: &Value) -> Result<Vec<Value>, A2aError> {
@@ -1186,14 +1590,15 @@ mod tests {
             .map(|u| u.pointer.as_str())
             .collect();
         // Purged members are reported under their lowerCamelCase names.
-        assert_eq!(
-            sec,
-            vec![
-                "/securityRequirements/0/schemes/m/list",
-                "/securitySchemes/m/mtlsSecurityScheme",
-                "/url"
-            ]
-        );
+        assert_eq!(sec, vec!["/securitySchemes/m/mtlsSecurityScheme", "/url"]);
+        // A scheme required without scopes: uncovered, not security-relevant
+        // (an empty list equals no list).
+        assert!(n
+            .uncovered
+            .iter()
+            .any(|u| u.pointer == "/securityRequirements/0/schemes/m/list"
+                && u.reason == SCOPELESS_REQUIREMENT
+                && !u.security));
         assert!(n
             .uncovered
             .iter()
@@ -1213,10 +1618,16 @@ mod tests {
             "/securitySchemes/m/mtlsSecurityScheme",
             "/securitySchemes/o/oauth2SecurityScheme/flows",
             "/securityRequirements/0",
+            "/securityRequirements/0/schemes",
+            "/skills/2/securityRequirements/0",
+        ] {
+            assert!(is_security(p), "{p}");
+        }
+        for p in [
             "/securityRequirements/0/schemes/b/list",
             "/skills/2/securityRequirements/0/schemes/b",
         ] {
-            assert!(is_security(p), "{p}");
+            assert!(!is_security(p) && is_scopeless_requirement(p), "{p}");
         }
         for p in [
             "/securitySchemes/o/oauth2SecurityScheme/flows/authorizationCode/pkceRequired",

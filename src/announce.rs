@@ -107,7 +107,9 @@ impl Pins {
             .ok_or_else(|| refuse("no integer iat".into()))?;
         if iat > now.saturating_add(skew) || now.saturating_sub(iat) > ANNOUNCEMENT_MAX_AGE {
             return Err(refuse(format!(
-                "iat {iat} is outside [now - {ANNOUNCEMENT_MAX_AGE}, now + {skew}]"
+                "iat {} is outside [now - {ANNOUNCEMENT_MAX_AGE} s, now + {skew} s] (now {})",
+                crate::text::rfc3339(iat),
+                crate::text::rfc3339(now)
             )));
         }
         let new: Option<Vec<&str>> = doc

@@ -90,7 +90,7 @@ pub enum JsonError {
         column: usize,
     },
     /// The input does not follow the RFC 8259 grammar.
-    #[error("JSON syntax error at line {line}, column {column} (at {q0}): {message}", q0 = crate::text::quoted(.pointer))]
+    #[error("JSON syntax error at line {line}, column {column}, near {q0}{p}: {message}", q0 = crate::text::quoted(.near), p = in_pointer(.pointer))]
     Syntax {
         /// 1-based line of the error.
         line: usize,
@@ -98,6 +98,9 @@ pub enum JsonError {
         column: usize,
         /// RFC 6901 JSON pointer of the value being read.
         pointer: String,
+        /// The text around the error, on its line (at most
+        /// [`NEAR_CHARS`] characters before it and half that after).
+        near: String,
         /// What the grammar expected.
         message: &'static str,
     },
@@ -117,7 +120,7 @@ pub enum JsonError {
     },
     /// A `\u` escape is a surrogate that is not part of a pair
     /// (RFC 7493 section 2.1). The position is the escape's backslash.
-    #[error("lone surrogate escape at line {line}, column {column} (at {q0})", q0 = crate::text::quoted(.pointer))]
+    #[error("lone surrogate escape at line {line}, column {column}{p}", p = in_pointer(.pointer))]
     LoneSurrogate {
         /// 1-based line of the error.
         line: usize,
@@ -128,7 +131,7 @@ pub enum JsonError {
     },
     /// A number that is not an I-JSON number (RFC 7493 section 2.2, and
     /// agentsig's integer policy, see the module documentation).
-    #[error("number {text} at line {line}, column {column} (at {q0}) is not an I-JSON number: {reason}", q0 = crate::text::quoted(.pointer))]
+    #[error("number {text} at line {line}, column {column}{p} is not an I-JSON number: {reason}", p = in_pointer(.pointer))]
     Number {
         /// The number literal as written.
         text: String,
@@ -142,7 +145,7 @@ pub enum JsonError {
         pointer: String,
     },
     /// Arrays and objects nest deeper than [`JsonLimits::max_depth`].
-    #[error("nesting deeper than {limit} at line {line}, column {column} (at {q0})", q0 = crate::text::quoted(.pointer))]
+    #[error("nesting deeper than {limit} at line {line}, column {column}{p}", p = in_pointer(.pointer))]
     TooDeep {
         /// The depth limit.
         limit: usize,
@@ -153,6 +156,40 @@ pub enum JsonError {
         /// RFC 6901 JSON pointer of the value being read.
         pointer: String,
     },
+}
+
+/// The " (in /a/b)" part of an error message: nothing at the top level,
+/// where an empty RFC 6901 pointer would read as `(at "")`.
+fn in_pointer(p: &str) -> String {
+    if p.is_empty() {
+        String::new()
+    } else {
+        format!(" (in {})", crate::text::quoted(p))
+    }
+}
+
+/// Most characters of context [`JsonError::Syntax`] shows before the error.
+pub const NEAR_CHARS: usize = 24;
+
+/// The text of `input`'s line around byte `at`: up to [`NEAR_CHARS`]
+/// characters before and half that from `at` on (invalid UTF-8 replaced).
+fn near(input: &[u8], at: usize) -> String {
+    let at = at.min(input.len());
+    let (before, after) = input.split_at(at);
+    let start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let end = after
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap_or(after.len());
+    let before = String::from_utf8_lossy(before.get(start..).unwrap_or(&[]));
+    let after = String::from_utf8_lossy(after.get(..end).unwrap_or(&[]));
+    let skip = before.chars().count().saturating_sub(NEAR_CHARS);
+    let mut out: String = before.chars().skip(skip).collect();
+    out.extend(after.chars().take(NEAR_CHARS / 2));
+    out.trim_end_matches('\r').to_string()
 }
 
 /// Reason given in [`JsonError::Number`] for an integer literal outside ±(2^53−1).
@@ -418,6 +455,7 @@ pub(crate) fn internal() -> JsonError {
         line: 0,
         column: 0,
         pointer: String::new(),
+        near: String::new(),
         message: "internal error in the JSON parser (please report)",
     }
 }
@@ -818,6 +856,7 @@ impl<'a> Parser<'a, '_> {
             line,
             column,
             pointer: self.current_pointer(),
+            near: near(self.input, at),
             message,
         }
     }
@@ -1318,5 +1357,27 @@ mod tests {
             pointer(&["a/b".into(), "m~n".into(), "0".into()]),
             "/a~1b/m~0n/0"
         );
+    }
+
+    #[test]
+    fn syntax_errors_show_the_text_near_them_and_no_empty_pointer() {
+        let e = parse_strict(br#"{"a": 1,, }"#).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            r#"JSON syntax error at line 1, column 9, near "{\"a\": 1,, }": expected a member name (a string)"#
+        );
+        let e = parse_strict(b"{\n  \"skills\": [1, 2,]\n}")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(r#"line 2, column 19, near "  \"skills\": [1, 2,]" (in "/skills/2")"#),
+            "{e}"
+        );
+        // A long line: at most NEAR_CHARS characters before the error.
+        let long = format!("[{}x]", "1, ".repeat(100));
+        let e = parse_strict(long.as_bytes()).unwrap_err().to_string();
+        assert!(e.contains(r#"near "1, 1, 1, 1, 1, 1, 1, 1, x]""#), "{e}");
+        let e = parse_strict(b"1e999").unwrap_err().to_string();
+        assert!(!e.contains("(at"), "{e}");
     }
 }

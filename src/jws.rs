@@ -311,6 +311,27 @@ pub struct SignatureReport {
     pub key_thumbprint: Option<String>,
 }
 
+impl SignatureReport {
+    /// Why the signature is not valid, as a message that says what to do:
+    /// the reason, and for a signature that does not match, the thumbprint
+    /// (RFC 7638) of the key tried and the `kid` the JWS names, since the
+    /// usual cause is a key that is not the signer's (or the content
+    /// changed after signing). `None` for a valid signature.
+    pub fn explain(&self) -> Option<String> {
+        let reason = self.reason.as_ref()?;
+        let mut m = reason.to_string();
+        if let (Reason::Signature(crate::keys::VerifyError::Mismatch), Some(tp)) =
+            (reason, &self.key_thumbprint)
+        {
+            m.push_str(&format!(
+                ": the key tried has thumbprint {tp} and the JWS names kid {}; if the content is unchanged since signing, that key is not the signer's: compare it with the signer's published JWK Set",
+                crate::text::quoted_opt(self.kid.as_deref())
+            ));
+        }
+        Some(m)
+    }
+}
+
 /// The outcome for a whole JWS.
 #[derive(Clone, Debug, serde::Serialize)]
 #[non_exhaustive]

@@ -112,7 +112,7 @@ pub enum JwtError {
     /// The token has no `exp` and the policy requires one (RFC 7519 section 4.1.4).
     #[error("exp is missing (required)")]
     ExpMissing,
-    #[error("expired at {exp}; now {now}, skew {skew} s")]
+    #[error("expired at {}; now {}, skew {skew} s", crate::text::rfc3339(*.exp), crate::text::rfc3339(*.now))]
     /// `exp` is at or before now minus the skew (RFC 7519 section 4.1.4).
     Expired {
         /// The `exp` claim, in seconds since the Unix epoch.
@@ -122,7 +122,7 @@ pub enum JwtError {
         /// The allowed clock skew, in seconds.
         skew: i64,
     },
-    #[error("not valid before {nbf}; now {now}, skew {skew} s")]
+    #[error("not valid before {}; now {}, skew {skew} s", crate::text::rfc3339(*.nbf), crate::text::rfc3339(*.now))]
     /// `nbf` is after now plus the skew (RFC 7519 section 4.1.5).
     NotYetValid {
         /// The `nbf` claim, in seconds since the Unix epoch.
@@ -132,7 +132,7 @@ pub enum JwtError {
         /// The allowed clock skew, in seconds.
         skew: i64,
     },
-    #[error("issued in the future ({iat}); now {now}, skew {skew} s")]
+    #[error("issued in the future ({}); now {}, skew {skew} s", crate::text::rfc3339(*.iat), crate::text::rfc3339(*.now))]
     /// `iat` is after now plus the skew (RFC 7519 section 4.1.6).
     IatFuture {
         /// The `iat` claim, in seconds since the Unix epoch.

@@ -485,3 +485,171 @@ fn resigning_a_converted_v03_card_warns_about_its_existing_signatures() {
         Some(2)
     );
 }
+
+/// A v1.0 card requiring bearer auth without scopes, the most common shape.
+fn bearer_v10() -> Value {
+    let mut card = example();
+    card["securitySchemes"] = json!({"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}});
+    card["securityRequirements"] = json!([{"schemes": {"bearer": {"list": []}}}]);
+    card.as_object_mut().unwrap().remove("security");
+    card
+}
+
+#[test]
+fn bearer_without_scopes_signs_in_both_card_shapes_and_verifies() {
+    // An empty scope list equals no list (proto3; the A2A SDKs' normal
+    // form): signing must not refuse it, the pointer names what the author
+    // wrote, and the requirement stays in the written card, as the Python
+    // SDK serves it.
+    let t = Tmp::new("bearer");
+    t.keygen("k", "k1");
+    let mut v03 = bearer_v10();
+    let o = v03.as_object_mut().unwrap();
+    o.remove("securityRequirements");
+    o.insert(
+        "securitySchemes".into(),
+        json!({"bearer": {"type": "http", "scheme": "bearer"}}),
+    );
+    o.insert("security".into(), json!([{"bearer": []}]));
+    for (name, card, pointer) in [
+        (
+            "v10.json",
+            bearer_v10(),
+            "/securityRequirements/0/schemes/bearer/list",
+        ),
+        ("v03.json", v03, "/security/0/bearer"),
+    ] {
+        t.write(name, &card);
+        let (code, out, err) = t.run(&["sign", name, "--key", "k.pem"]);
+        assert_eq!(code, 0, "{name}: {out}{err}");
+        assert!(
+            err.contains(&format!(
+                "note: member {pointer} (scheme required without scopes"
+            )),
+            "{name}: {err}"
+        );
+        assert!(!err.contains("warning"), "{name}: {err}");
+        let signed = t.read(name);
+        assert_eq!(
+            signed["securityRequirements"],
+            json!([{"schemes": {"bearer": {}}}]),
+            "{name}: the requirement is kept"
+        );
+        let (code, out, err) = t.run(&["verify", name, "--jwks", "k.jwks.json"]);
+        assert_eq!(code, 0, "{name}: {out}{err}");
+        assert!(!err.contains("warning"), "{name}: {err}");
+    }
+}
+
+#[test]
+fn a_refusal_suggests_a_fix_that_works() {
+    let t = Tmp::new("fix");
+    t.keygen("k", "k1");
+    let mut card = bearer_v10();
+    card["securitySchemes"]["m"] = json!({"mtlsSecurityScheme": {}});
+    t.write("card.json", &card);
+    let (code, _, err) = t.run(&["sign", "card.json", "--key", "k.pem"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("/securitySchemes/m/mtlsSecurityScheme") && err.contains("\"description\""),
+        "{err}"
+    );
+    card["securitySchemes"]["m"] =
+        json!({"mtlsSecurityScheme": {"description": "client certificate"}});
+    t.write("card.json", &card);
+    let (code, _, err) = t.run(&["sign", "card.json", "--key", "k.pem"]);
+    assert_eq!(code, 0, "the suggested fix signs: {err}");
+}
+
+#[test]
+fn v03_compat_members_are_added_after_signing_and_reported_unsigned() {
+    let t = Tmp::new("compat");
+    t.keygen("k", "k1");
+    let mut card = bearer_v10();
+    card["supportedInterfaces"] = json!([
+        {"url": "https://a.example/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "0.3.0"},
+        {"url": "https://a.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "0.3.0"}
+    ]);
+    // A card served with both forms is re-signed, not refused: its v0.3
+    // members are rebuilt from the signed v1.0 ones.
+    card["url"] = json!("https://stale.example/a2a");
+    t.write("card.json", &card);
+    let (code, _, err) = t.run(&["sign", "card.json", "--key", "k.pem"]);
+    assert_eq!(
+        code, 1,
+        "without the option a card with both forms is refused: {err}"
+    );
+    assert!(err.contains("--a2a-v03-compat"), "{err}");
+    let (code, _, err) = t.run(&[
+        "sign",
+        "card.json",
+        "--key",
+        "k.pem",
+        "--a2a-v03-compat",
+        "--out",
+        "signed.json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("added after signing: no signature covers them"),
+        "{err}"
+    );
+    let signed = t.read("signed.json");
+    assert_eq!(signed["url"], "https://a.example/a2a");
+    assert_eq!(signed["preferredTransport"], "JSONRPC");
+    assert_eq!(signed["protocolVersion"], "0.3.0");
+    assert_eq!(
+        signed["additionalInterfaces"],
+        json!([{"transport": "GRPC", "url": "https://a.example/grpc"}])
+    );
+    assert_eq!(signed["security"], json!([{"bearer": []}]));
+    assert_eq!(signed["securitySchemes"]["bearer"]["type"], "http");
+    let (code, out, err) = t.run(&["verify", "signed.json", "--jwks", "k.jwks.json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    for m in [
+        "/url",
+        "/preferredTransport",
+        "/protocolVersion",
+        "/security",
+    ] {
+        assert!(
+            err.contains(&format!(
+                "warning: {m} (v0.3 compatibility member) is not covered"
+            )),
+            "{m}: {err}"
+        );
+    }
+    // The compat members are not signed: changing one keeps the signature valid
+    // and the warning; changing a signed member breaks it.
+    let mut moved = signed.clone();
+    moved["url"] = json!("https://attacker.example/a2a");
+    t.write("moved.json", &moved);
+    let (code, _, err) = t.run(&["verify", "moved.json", "--jwks", "k.jwks.json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning: /url"), "{err}");
+    let mut tampered = signed;
+    tampered["supportedInterfaces"][0]["url"] = json!("https://attacker.example/a2a");
+    t.write("tampered.json", &tampered);
+    let (code, _, _) = t.run(&["verify", "tampered.json", "--jwks", "k.jwks.json"]);
+    assert_eq!(code, 1);
+    // No interface a v0.3 client can use: a clear refusal.
+    let mut v1only = bearer_v10();
+    v1only["supportedInterfaces"][0]["protocolVersion"] = json!("1.0");
+    t.write("v1only.json", &v1only);
+    let (code, _, err) = t.run(&["sign", "v1only.json", "--key", "k.pem", "--a2a-v03-compat"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("no supportedInterfaces entry has a v0.3 protocolVersion"),
+        "{err}"
+    );
+    // Nothing to add the members to with --detached: a usage error, not ignored.
+    let (code, _, err) = t.run(&[
+        "sign",
+        "card.json",
+        "--key",
+        "k.pem",
+        "--a2a-v03-compat",
+        "--detached",
+    ]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -358,7 +358,35 @@ fn cli_cards() -> Vec<(&'static str, Value, bool)> {
         ("v1", example_card(), false),
         ("v03", v03_card(), false),
         ("tricky", tricky_card(), true),
+        ("bearer-v1", bearer_card(false), false),
+        ("bearer-v03", bearer_card(true), false),
     ]
+}
+
+/// The example card requiring bearer auth without scopes, in its v1.0 or
+/// its v0.3 shape: the empty scope list signs as absent (docs/a2a.md).
+fn bearer_card(v03: bool) -> Value {
+    let mut card = example_card();
+    let o = card.as_object_mut().unwrap();
+    o.remove("securityRequirements");
+    o.remove("security");
+    if v03 {
+        o.insert(
+            "securitySchemes".into(),
+            json!({"bearer": {"type": "http", "scheme": "bearer"}}),
+        );
+        o.insert("security".into(), json!([{"bearer": []}]));
+    } else {
+        o.insert(
+            "securitySchemes".into(),
+            json!({"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}),
+        );
+        o.insert(
+            "securityRequirements".into(),
+            json!([{"schemes": {"bearer": {"list": []}}}]),
+        );
+    }
+    card
 }
 
 /// Run the agentsig binary: (exit code, stdout, stderr).

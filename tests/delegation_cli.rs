@@ -1,18 +1,19 @@
 //! `agentsig delegation audit | mint | exchange` end to end: exit codes
 //! 0 (passes policy), 1 (fails), 2 (unreadable input).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_agentsig");
 const N: i64 = 1_760_000_000;
 const AS: &str = "https://as.example.com";
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("agentsig-dcli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+#[path = "tmp_support/mod.rs"]
+mod tmp;
+
+/// The test's directory, removed when it is dropped.
+fn dir(name: &str) -> tmp::TempDir {
+    tmp::TempDir::new(&format!("dcli-{name}"))
 }
 
 fn run(d: &Path, args: &[&str]) -> Output {
@@ -477,6 +478,36 @@ fn strict_low_s_refuses_a_high_s_token() {
             Some(strict_code),
             "{name}: {}",
             String::from_utf8_lossy(&o.stdout)
+        );
+    }
+}
+
+/// Tokens given in the wrong order (the last hop first) are refused with
+/// the fix named: subject token first. Times in the text are RFC 3339.
+#[test]
+fn reversed_bundle_says_subject_token_first_and_times_are_rfc3339() {
+    let d = dir("reversed");
+    chain(&d);
+    let o = run(&d, &audit_args(&["t2", "t1", "t0"]));
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert!(
+        out.contains("the tokens are in the wrong order; give the subject token first"),
+        "{out}"
+    );
+    // The checks' exp / start comparisons name times as RFC 3339, never
+    // Unix seconds alone.
+    let checks: Vec<&str> = out.lines().filter(|l| l.contains("ERROR hop")).collect();
+    assert!(
+        checks
+            .iter()
+            .any(|l| l.contains("exp 2025-10-09T09:53:20Z vs previous exp 2025-10-09T09:09:20Z")),
+        "{out}"
+    );
+    for secs in [N, N + 60, N + 120, N + 3600] {
+        assert!(
+            checks.iter().all(|l| !l.contains(&secs.to_string())),
+            "{secs} in: {out}"
         );
     }
 }

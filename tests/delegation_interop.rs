@@ -3,6 +3,9 @@
 //! is tests/interop/delegation_interop.py. A missing module is a skip
 //! notice, unless AGENTSIG_REQUIRE_INTEROP=1 (CI), where it fails.
 
+#[path = "tmp_support/mod.rs"]
+mod tmp_support;
+
 use agentsig::clock::{Clock, SystemClock};
 use agentsig::delegation::mint::{self, ActorSpec, ExchangeRequest, MintRequest};
 use agentsig::delegation::{ScopePolicy, Severity};
@@ -39,17 +42,18 @@ fn available(lib: &str) -> bool {
     ok
 }
 
-fn setup(name: &str) -> (SigningKey, PathBuf, PathBuf) {
+/// A key and its PEM files in a directory removed when the returned guard
+/// is dropped.
+fn setup(name: &str) -> (SigningKey, tmp_support::TempDir, PathBuf, PathBuf) {
     let k = SigningKey::generate(Algorithm::EcdsaP256Sha256)
         .unwrap()
         .with_kid("interop-1");
-    let d = std::env::temp_dir().join(format!("agentsig-interop-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+    let d = tmp_support::TempDir::new(&format!("interop-{name}"));
     let priv_pem = d.join("k.pem");
     let pub_pem = d.join("k.pub.pem");
     std::fs::write(&priv_pem, k.pkcs8_pem().unwrap().as_bytes()).unwrap();
     std::fs::write(&pub_pem, k.verifying_key().to_spki_pem().unwrap()).unwrap();
-    (k, priv_pem, pub_pem)
+    (k, d, priv_pem, pub_pem)
 }
 
 /// The JWT policy of the audit: issuer AS, audience CAL, `typ` at+jwt,
@@ -64,7 +68,7 @@ fn jwt_policy() -> JwtPolicy {
 
 #[test]
 fn python_minted_bundles_audit_in_agentsig() {
-    let (k, priv_pem, _) = setup("py-mint");
+    let (k, _dir, priv_pem, _) = setup("py-mint");
     let keys = StaticKeys::new().with(k.verifying_key().clone(), KeySource::Pinned);
     for lib in ["pyjwt", "joserfc"] {
         if !available(lib) {
@@ -115,7 +119,7 @@ fn python_minted_bundles_audit_in_agentsig() {
 
 #[test]
 fn agentsig_minted_tokens_verify_in_python() {
-    let (k, _, pub_pem) = setup("rs-mint");
+    let (k, _dir, _, pub_pem) = setup("rs-mint");
     let keys = StaticKeys::new().with(k.verifying_key().clone(), KeySource::Pinned);
     let now = SystemClock.now();
     let mut req = MintRequest::new(AS, "user@example.com", now, 3600);

@@ -1,5 +1,8 @@
 //! The `agentsig http`, `agentsig digest` and static-publishing commands.
 
+#[path = "tmp_support/mod.rs"]
+mod tmp_support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -18,11 +21,9 @@ fn code(o: &Output) -> i32 {
     o.status.code().unwrap()
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("agentsig-httpsig-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// The test's directory, removed when it is dropped.
+fn tmpdir(name: &str) -> tmp_support::TempDir {
+    tmp_support::TempDir::new(&format!("httpsig-{name}"))
 }
 
 fn s(p: &Path) -> &str {
@@ -371,7 +372,7 @@ fn static_publishing_headers_verify_as_a_saved_response() {
 
 /// Sign `agent.json` (JWS + response fields) and save the response a host
 /// sending those fields would give, as `curl -i` writes it.
-fn signed_site(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+fn signed_site(name: &str) -> (tmp_support::TempDir, PathBuf, PathBuf) {
     let d = tmpdir(name);
     let desc = d.join("agent.json");
     std::fs::write(&desc, "{\"name\":\"demo\",\"version\":\"1\"}").unwrap();

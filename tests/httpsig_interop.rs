@@ -7,6 +7,9 @@
 //! AGENTSIG_REQUIRE_INTEROP=1 (CI), where it fails. CI installs it with:
 //!   python3 -m pip install 'http-message-signatures==3.0.0'
 
+#[path = "tmp_support/mod.rs"]
+mod tmp_support;
+
 use agentsig::httpsig::{self, ComponentId, HttpPolicy, HttpSigError, Message, SignatureSpec};
 use agentsig::keys::{load_signing_key, load_verifying_keys, LoadOptions};
 use agentsig::trust::{KeySource, StaticKeys};
@@ -118,11 +121,9 @@ fn py(args: &[&str]) -> (bool, String) {
     )
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("agentsig-interop-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// The test's directory, removed when it is dropped.
+fn tmp(name: &str) -> tmp_support::TempDir {
+    tmp_support::TempDir::new(&format!("interop-{name}"))
 }
 
 fn ids(list: &[&str]) -> Vec<ComponentId> {

@@ -593,6 +593,7 @@ fn syntax_at(input: &[u8], line: usize, column: usize, pointer: &str) {
             column: c,
             pointer: p,
             message,
+            ..
         } => {
             assert_eq!(
                 (l, c, p.as_str()),

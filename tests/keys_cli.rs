@@ -362,3 +362,134 @@ fn keygen_private_keys_load_in_openssl_node_and_python() {
         }
     }
 }
+
+fn json_out(o: &Output) -> serde_json::Value {
+    assert_eq!(code(o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("JSON on standard output")
+}
+
+/// `key public` prints the public JWK (or JWK Set) of every key form
+/// agentsig reads, the same key under the same kid, and never a private
+/// member.
+#[test]
+fn key_public_prints_the_public_jwk_of_every_key_form() {
+    let t = Tmp::new("public");
+    let o = run(&["keygen", "--out", "k", "--kid", "pub-1"], &t.0);
+    assert_eq!(code(&o), 0);
+    let jwk: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.0.join("k.jwk.json")).unwrap()).unwrap();
+    for form in ["k.pem", "k.pub.pem", "k.jwk.json", "k.jwks.json"] {
+        let got = json_out(&run(&["key", "public", form], &t.0));
+        assert_eq!(got, jwk, "{form}");
+        let set = json_out(&run(&["key", "public", form, "--as-jwks"], &t.0));
+        assert_eq!(set, serde_json::json!({"keys": [jwk.clone()]}), "{form}");
+    }
+    // A private JWK: its public half only.
+    let ed = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/keys/rfc9421/test-key-ed25519.jwk.json"
+    );
+    let got = json_out(&run(&["key", "public", ed], &t.0));
+    assert!(got.get("d").is_none() && got["crv"] == "Ed25519", "{got}");
+    // A JWK Set of two keys needs --kid.
+    let o = run(&["keygen", "--out", "k2", "--kid", "pub-2"], &t.0);
+    assert_eq!(code(&o), 0);
+    let k2: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.0.join("k2.jwk.json")).unwrap()).unwrap();
+    std::fs::write(
+        t.0.join("two.jwks.json"),
+        serde_json::to_vec(&serde_json::json!({"keys": [jwk.clone(), k2.clone()]})).unwrap(),
+    )
+    .unwrap();
+    let o = run(&["key", "public", "two.jwks.json"], &t.0);
+    assert_eq!(code(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--kid"));
+    assert_eq!(
+        json_out(&run(
+            &["key", "public", "two.jwks.json", "--kid", "pub-2"],
+            &t.0
+        )),
+        k2
+    );
+}
+
+/// `keygen --passphrase-file/--passphrase-env` writes an encrypted PKCS#8
+/// key that `key public`, `sign` and `verify` read with the same options;
+/// the passphrase is never taken from the command line.
+#[test]
+fn keygen_writes_an_encrypted_pkcs8_key_read_back_with_its_passphrase() {
+    let t = Tmp::new("encrypted");
+    std::fs::write(t.0.join("pass.txt"), "correct horse\n").unwrap();
+    std::fs::write(t.0.join("agent.json"), DOC).unwrap();
+    let o = run(
+        &[
+            "keygen",
+            "--out",
+            "e",
+            "--kid",
+            "enc-1",
+            "--passphrase-file",
+            "pass.txt",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let pem = std::fs::read_to_string(t.0.join("e.pem")).unwrap();
+    assert!(
+        pem.starts_with("-----BEGIN ENCRYPTED PRIVATE KEY-----"),
+        "{pem}"
+    );
+    // Without the passphrase: a key error that says how to give it.
+    let o = run(&["key", "public", "e.pem"], &t.0);
+    assert_eq!(code(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("passphrase"));
+    // From an environment variable named on the command line.
+    let o = Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .args(["key", "public", "e.pem", "--passphrase-env", "MY_KEY_PASS"])
+        .current_dir(&t.0)
+        .env_remove("AGENTSIG_PASSPHRASE")
+        .env("MY_KEY_PASS", "correct horse")
+        .output()
+        .unwrap();
+    let jwk: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.0.join("e.jwk.json")).unwrap()).unwrap();
+    assert_eq!(json_out(&o), jwk);
+    // A wrong passphrase fails clearly.
+    std::fs::write(t.0.join("wrong.txt"), "battery staple\n").unwrap();
+    let o = run(
+        &["key", "public", "e.pem", "--passphrase-file", "wrong.txt"],
+        &t.0,
+    );
+    assert_eq!(code(&o), 2);
+    // There is no option that takes the passphrase itself.
+    let o = run(
+        &["keygen", "--out", "x", "--passphrase", "correct horse"],
+        &t.0,
+    );
+    assert_eq!(code(&o), 2);
+    assert!(!t.0.join("x.pem").exists());
+    // sign reads it; verify with the encrypted private key says to give the public key.
+    let o = run(
+        &[
+            "sign",
+            "agent.json",
+            "--key",
+            "e.pem",
+            "--passphrase-file",
+            "pass.txt",
+            "--no-headers",
+        ],
+        &t.0,
+    );
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&["verify", "agent.json", "--key", "e.pem"], &t.0);
+    assert_eq!(code(&o), 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("verifying needs only the public key")
+            && err.contains("key public e.pem --as-jwks"),
+        "{err}"
+    );
+    let o = run(&["verify", "agent.json", "--jwks", "e.jwks.json"], &t.0);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -283,6 +283,11 @@ fn cli_reports_the_card_signatures_checked() {
     assert_eq!(o.status.code(), Some(1));
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["error"]["code"], "keys.no-source");
+    let msg = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        msg.starts_with("no key to check the signature with: give --key PUBLIC-KEY or --jwks JWKS"),
+        "an A2A card URL without keys says what to give: {msg}"
+    );
     let o = run(&["verify", &url, "--follow-jku", "--json"]);
     assert_eq!(
         o.status.code(),

@@ -15,6 +15,13 @@ struct Env {
     body: Vec<u8>,
 }
 
+impl Drop for Env {
+    /// The CA file is the test's only file: removed with it.
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.ca_file);
+    }
+}
+
 fn env() -> Env {
     let ca = Ca::new();
     let srv = Server::start(&ca, &["agents.example"]);

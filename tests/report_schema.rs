@@ -286,6 +286,21 @@ fn keygen_canon_digest_lint_sign_reports_match_the_schema() {
             .subject("k")
             .error("output.unwritable"),
     );
+    // key public: success (the public JWK, never a private member), unreadable.
+    let v = c.run(
+        d,
+        &["key", "public", "k.pem", "--as-jwks", "--json"],
+        None,
+        want(0, "done", "key public").subject("k.pem"),
+    );
+    assert_eq!(v["details"]["jwks"]["keys"][0], v["details"]["jwk"]);
+    assert!(v["details"]["jwk"].get("d").is_none());
+    c.run(
+        d,
+        &["key", "public", "missing.pem", "--json"],
+        None,
+        want(2, "error", "key public").subject("missing.pem"),
+    );
     // canon: success, unreadable, malformed.
     t.write("messy.json", br#"{"b": 1, "a": [1.0, "x"]}"#);
     let v = c.run(
@@ -1421,6 +1436,7 @@ fn every_subcommand_in_help_is_covered() {
         "pin accept",
         "resolve",
         "directory build",
+        "key public",
     ];
     const NO_JSON: &[&str] = &["completions", "man", "serve"];
     fn subcommands(path: &[&str]) -> Vec<String> {

@@ -64,22 +64,41 @@ fn listen_address(err: &mut impl BufRead) -> String {
     panic!("no address logged");
 }
 
-#[cfg(unix)]
-#[test]
-fn serve_examples_signs_and_stops_gracefully() {
+/// `agentsig serve DIR EXTRA...` with the RFC 9421 test key on a free
+/// loopback port, and its standard error.
+fn spawn_serve(
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (std::process::Child, BufReader<std::process::ChildStderr>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_agentsig"))
-        .args([
-            "serve",
-            "examples/",
-            "--key",
-            "keys/rfc9421/test-key-ecc-p256.pem",
-        ])
+        .arg("serve")
+        .arg(dir)
+        .args(["--key", "keys/rfc9421/test-key-ecc-p256.pem"])
+        .args(extra)
         .args(["--listen", "127.0.0.1:0", "--reload-interval", "0"])
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let err = BufReader::new(child.stderr.take().unwrap());
+    (child, err)
+}
+
+/// SIGTERM, and a graceful stop.
+fn stop(mut child: std::process::Child) {
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    assert!(child.wait().unwrap().success());
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_examples_signs_and_stops_gracefully() {
+    let (child, mut err) = spawn_serve(std::path::Path::new("examples/"), &[]);
     let addr = listen_address(&mut err);
     let (st, _, jwks) = get(&addr, "/.well-known/jwks.json");
     assert_eq!(st, 200);
@@ -101,14 +120,7 @@ fn serve_examples_signs_and_stops_gracefully() {
         let rep = res.verify_signature(&v).unwrap();
         assert!(rep.all_valid(), "{path}");
     }
-    let pid = child.id().to_string();
-    assert!(Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
+    stop(child);
     let mut rest = String::new();
     err.read_to_string(&mut rest).unwrap();
     assert!(
@@ -130,20 +142,7 @@ fn serve_sign_cards_serves_sdk_verifiable_cards() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy("examples/a2a-agent-card.json", dir.join("card.json")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsig"))
-        .arg("serve")
-        .arg(&dir)
-        .args([
-            "--key",
-            "keys/rfc9421/test-key-ecc-p256.pem",
-            "--sign-cards",
-        ])
-        .args(["--listen", "127.0.0.1:0", "--reload-interval", "0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let (child, mut err) = spawn_serve(&dir, &["--sign-cards"]);
     let addr = listen_address(&mut err);
     let (_, _, jwks) = get(&addr, "/.well-known/jwks.json");
     let mut keys = StaticKeys::new();
@@ -224,12 +223,62 @@ fn serve_sign_cards_serves_sdk_verifiable_cards() {
             }
         }
     }
-    let pid = child.id().to_string();
-    assert!(Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
-    assert!(child.wait().unwrap().success());
+    stop(child);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `serve --sign-cards` says at start-up, at WARN, which files it will not
+/// serve and why (a card it cannot sign answers 404 like an absent file),
+/// and which files the built agents.json leaves out.
+#[cfg(unix)]
+#[test]
+fn serve_says_at_start_which_files_it_refuses_or_leaves_out() {
+    let dir = std::env::temp_dir().join(format!("agentsig-serve-refused-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut card: serde_json::Value =
+        serde_json::from_slice(&std::fs::read("examples/a2a-agent-card.json").unwrap()).unwrap();
+    // A v0.3 url beside supportedInterfaces: no signature would cover it.
+    card["url"] = "https://elsewhere.example/a2a".into();
+    std::fs::write(dir.join("card.json"), serde_json::to_vec(&card).unwrap()).unwrap();
+    std::fs::write(dir.join("notes.json"), br#"{"hello": "world"}"#).unwrap();
+    let (child, mut err) = spawn_serve(&dir, &["--sign-cards"]);
+    let mut before = String::new();
+    let addr = loop {
+        let mut line = String::new();
+        assert_ne!(err.read_line(&mut line).unwrap(), 0, "{before}");
+        if let Some(a) = line
+            .split("http://")
+            .nth(1)
+            .and_then(|s| s.split('/').next())
+        {
+            break a.to_owned();
+        }
+        before.push_str(&line);
+    };
+    let card_line = before
+        .lines()
+        .find(|l| l.contains("path=/card.json"))
+        .unwrap_or_else(|| panic!("the refused card is named at start: {before}"));
+    assert!(
+        card_line.contains("WARN")
+            && card_line.contains("not served (answers 404)")
+            && card_line.contains("/url")
+            && card_line.contains("remove the v0.3 members"),
+        "{card_line}"
+    );
+    let notes = before
+        .lines()
+        .find(|l| l.contains("path=/notes.json"))
+        .unwrap_or_else(|| panic!("the unlisted file is named: {before}"));
+    assert!(
+        notes.contains("WARN") && notes.contains("left out of the built /.well-known/agents.json"),
+        "{notes}"
+    );
+    assert_eq!(get(&addr, "/card.json").0, 404);
+    let (st, _, agents) = get(&addr, "/.well-known/agents.json");
+    assert_eq!(st, 200);
+    assert!(!String::from_utf8_lossy(&agents).contains("notes.json"));
+    stop(child);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,6 +6,9 @@
 //! 3.0.0, tests/interop/httpsig_pyauth.py) when importable; CI sets
 //! AGENTSIG_REQUIRE_INTEROP=1 to make its absence a failure.
 
+#[path = "tmp_support/mod.rs"]
+mod tmp_support;
+
 use agentsig::httpsig::HttpPolicy;
 use agentsig::keys::{load_verifying_keys, LoadOptions};
 use agentsig::server::{self, KeyRing, PublishConfig, Publisher, ServeOptions};
@@ -18,7 +21,7 @@ use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::rt::TokioIo;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,16 +30,14 @@ use tokio::net::TcpStream;
 
 const SCRIPT: &str = "tests/interop/httpsig_pyauth.py";
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("agentsig-serve-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// The test's directory, removed when it is dropped.
+fn tmpdir(name: &str) -> tmp_support::TempDir {
+    tmp_support::TempDir::new(&format!("serve-{name}"))
 }
 
 /// A directory with the repository's example descriptors and a .jws for
 /// agent.json made with `signer`.
-fn site_dir(name: &str, signer: &SigningKey) -> PathBuf {
+fn site_dir(name: &str, signer: &SigningKey) -> tmp_support::TempDir {
     let d = tmpdir(name);
     for f in std::fs::read_dir("examples").unwrap() {
         let p = f.unwrap().path();

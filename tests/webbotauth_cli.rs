@@ -7,6 +7,9 @@
 
 mod net_support;
 
+#[path = "tmp_support/mod.rs"]
+mod tmp_support;
+
 use agentsig::httpsig::SiteAuthorities;
 use agentsig::net::webbotauth::DirectoryClient;
 use agentsig::net::{FetchPolicy, Fetcher};
@@ -25,11 +28,9 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_agentsig"))
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("agentsig-wba-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// The test's directory, removed when it is dropped.
+fn tmp(name: &str) -> tmp_support::TempDir {
+    tmp_support::TempDir::new(&format!("wba-{name}"))
 }
 
 fn keygen(dir: &Path, name: &str) -> String {

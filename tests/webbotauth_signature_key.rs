@@ -218,6 +218,7 @@ fn cli_profile_signature_key() {
         ])
         .output()
         .unwrap();
+    let _ = std::fs::remove_file(&p);
     assert_eq!(
         o.status.code(),
         Some(0),

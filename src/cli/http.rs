@@ -499,7 +499,10 @@ fn report_outcome(file: &str, report: &VerifyReport) -> HttpOutcome {
             line.push_str(&format!(", key from {}", esc(&src.to_string())));
         }
         if let Err(e) = &r.outcome {
-            line.push_str(&format!(": {}", esc(&e.to_string())));
+            line.push_str(&format!(
+                ": {}",
+                esc(&r.explain().unwrap_or_else(|| e.to_string()))
+            ));
         }
         lines.push(line);
         if let Some(b) = &r.signature_base {
@@ -666,7 +669,7 @@ pub fn write_static_headers(
             text.push_str(&format!(
                 "# agentsig: response fields for {name}; paste inside its location block.\n\
                  # The body must be served byte for byte: no gzip, no charset rewriting.\n\
-                 default_type {ct};\ntypes {{ }}\ncharset off;\ngzip off;\n",
+                 default_type {ct};\ntypes {{ }}\ncharset off;\ngzip off;\nmax_ranges 0;\n",
                 ct = nginx_quote(content_type)
             ));
             for (n, v) in fields.iter().filter(|(n, _)| n != "Content-Type") {

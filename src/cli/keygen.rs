@@ -27,6 +27,10 @@ pub struct KeygenArgs {
     /// written, kid, thumbprint and DIDs in its details.
     #[arg(long)]
     json: bool,
+    /// Encrypt PREFIX.pem (PKCS#8 "ENCRYPTED PRIVATE KEY": PBES2, PBKDF2-HMAC-SHA256, AES-256-CBC)
+    /// with the passphrase in this file or environment variable; never on the command line.
+    #[command(flatten)]
+    passphrase: super::PassphraseArgs,
 }
 
 impl KeygenArgs {
@@ -57,6 +61,11 @@ pub fn run(a: KeygenArgs) -> CliResult {
     let mut written = Vec::new();
 
     if a.alg == Algorithm::HmacSha256 {
+        if a.passphrase.read_explicit()?.is_some() {
+            return Err(CliError::usage(
+                "--passphrase-file/--passphrase-env encrypt a PKCS#8 private key; an hmac-sha256 secret has no PKCS#8 form (protect PREFIX.secret by its file mode, 0600)",
+            ));
+        }
         let secret = key
             .hmac_secret_bytes()
             .ok_or_else(|| CliError::usage("internal: HMAC key without secret"))?;
@@ -68,9 +77,14 @@ pub fn run(a: KeygenArgs) -> CliResult {
         write_new_file(&path, text.as_bytes(), 0o600)?;
         written.push(path);
     } else {
-        let pem = key
-            .pkcs8_pem()
-            .ok_or_else(|| CliError::usage("internal: generated key has no PKCS#8 form"))?;
+        let pem = match a.passphrase.read_explicit()? {
+            Some(pass) => key
+                .pkcs8_encrypted_pem(&pass)
+                .map_err(|e| CliError::usage(format!("the passphrase: {e}")))?,
+            None => key
+                .pkcs8_pem()
+                .ok_or_else(|| CliError::usage("internal: generated key has no PKCS#8 form"))?,
+        };
         let priv_path = with_suffix(&prefix, ".pem");
         // rsa-pss-sha512 keys carry id-RSASSA-PSS in PREFIX.pem and
         // PREFIX.pub.pem; an rsa-v1_5-sha256 key's algorithm is recorded in

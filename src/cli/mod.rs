@@ -42,6 +42,7 @@ mod args;
 mod batch;
 mod delegation;
 mod http;
+mod key;
 mod keygen;
 mod lint;
 #[cfg(feature = "net")]
@@ -88,8 +89,12 @@ enum Command {
         #[arg(long, allow_hyphen_values = true, value_name = "DIR")]
         out: Option<std::path::PathBuf>,
     },
-    /// Generate a key pair: PKCS#8 private key (mode 0600) and the public key as JWK and JWK Set.
+    /// Generate a key pair: PKCS#8 private key (mode 0600; encrypted when a passphrase is given)
+    /// and the public key as JWK and JWK Set.
     Keygen(keygen::KeygenArgs),
+    /// Key tools: `key public KEY [--as-jwks]` prints the public JWK or JWK Set of any key.
+    #[command(subcommand)]
+    Key(key::KeyCommand),
     /// Print the RFC 8785 canonical form of a JSON document.
     Canon(sign::CanonArgs),
     /// Check a descriptor against its format's MUST rules (detected, or --format).
@@ -225,6 +230,7 @@ pub fn main() -> ExitCode {
         }
         Command::Man { out } => man(out.as_deref()),
         Command::Keygen(a) => keygen::run(a),
+        Command::Key(c) => key::run(c),
         Command::Canon(a) => sign::canon(a),
         Command::Lint(a) => lint::run(a),
         Command::Sign(a) => sign::sign(a),
@@ -267,6 +273,7 @@ fn subject_of(c: &Command) -> Option<String> {
     match c {
         Command::Completions { .. } | Command::Man { .. } => None,
         Command::Keygen(a) => a.subject(),
+        Command::Key(c) => c.subject(),
         Command::Canon(a) => a.subject(),
         Command::Lint(a) => Some(a.file.clone()),
         Command::Sign(a) => a.subject(),
@@ -429,6 +436,55 @@ pub fn passphrase(file: Option<&str>) -> Result<Option<zeroize::Zeroizing<Vec<u8
         .map(|v| zeroize::Zeroizing::new(v.to_string_lossy().into_owned().into_bytes())))
 }
 
+/// Where a passphrase comes from: a file, or an environment variable named
+/// on the command line; never the command line itself (other users can read
+/// a process's arguments).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct PassphraseArgs {
+    /// File holding the passphrase (one line; a trailing newline is dropped).
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "FILE",
+        conflicts_with = "passphrase_env"
+    )]
+    pub passphrase_file: Option<String>,
+    /// Environment variable holding the passphrase.
+    #[arg(long, value_name = "VAR")]
+    pub passphrase_env: Option<String>,
+}
+
+impl PassphraseArgs {
+    /// The passphrase named by `--passphrase-file` or `--passphrase-env`,
+    /// else `$AGENTSIG_PASSPHRASE` (reading a key).
+    pub fn read(&self) -> Result<Option<zeroize::Zeroizing<Vec<u8>>>, CliError> {
+        match self.read_explicit()? {
+            Some(p) => Ok(Some(p)),
+            None => passphrase(None),
+        }
+    }
+
+    /// Only an explicitly named passphrase (writing a key: encryption is
+    /// asked for by naming one, never by an ambient variable).
+    pub fn read_explicit(&self) -> Result<Option<zeroize::Zeroizing<Vec<u8>>>, CliError> {
+        if let Some(var) = &self.passphrase_env {
+            let v = std::env::var_os(var).ok_or_else(|| {
+                CliError::usage(format!(
+                    "--passphrase-env {}: that environment variable is not set",
+                    agentsig::text::escape_controls(var)
+                ))
+            })?;
+            return Ok(Some(zeroize::Zeroizing::new(
+                v.to_string_lossy().into_owned().into_bytes(),
+            )));
+        }
+        match &self.passphrase_file {
+            Some(f) => passphrase(Some(f)),
+            None => Ok(None),
+        }
+    }
+}
+
 /// Load a signing key from a `--key` spec.
 ///
 /// A key file without a kid of its own (PEM, DER) takes the kid that
@@ -442,11 +498,21 @@ pub fn load_signing(
     kid: Option<&str>,
     pass_file: Option<&str>,
 ) -> Result<SigningKey, CliError> {
+    load_signing_with(spec, alg, kid, passphrase(pass_file)?)
+}
+
+/// [`load_signing`] with the passphrase already read.
+pub fn load_signing_with(
+    spec: &str,
+    alg: Option<Algorithm>,
+    kid: Option<&str>,
+    passphrase: Option<zeroize::Zeroizing<Vec<u8>>>,
+) -> Result<SigningKey, CliError> {
     let data = read_key_material(spec)?;
     let mut opts = LoadOptions {
         alg,
         kid: kid.map(str::to_owned),
-        passphrase: passphrase(pass_file)?,
+        passphrase,
     };
     let key = match agentsig::keys::load_signing_key(&data, &opts) {
         Err(KeyError::AlgorithmRequired) => {
@@ -654,8 +720,24 @@ fn trusted_keys(
     };
     for spec in keys {
         let data = read_key_material(spec)?;
+        let private = agentsig::keys::holds_private_key(&data);
         set.add_key(spec, &data, companion_jwk(spec).as_deref())
-            .map_err(err)?;
+            .map_err(|e| match e {
+                TrustError::Key {
+                    source_name,
+                    error: e @ (KeyError::PassphraseRequired | KeyError::Decrypt),
+                } => CliError::key(format!(
+                    "{source_name}: {e}: this is an encrypted private key, and verifying needs only the public key: give the public key or JWK Set instead (`agentsig key public {source_name} --as-jwks` prints it)"
+                )),
+                other => err(other),
+            })?;
+        if private {
+            errln!(
+                "{}: note: this is a private key; verifying needs only the public key: give the public key or JWK Set (`agentsig key public {} --as-jwks` prints it) and keep private keys off the hosts that verify",
+                agentsig::text::escape_controls(spec),
+                agentsig::text::escape_controls(spec)
+            );
+        }
     }
     for spec in jwks {
         let data = read_key_option("--jwks", spec)?;

@@ -161,6 +161,32 @@ pub fn run(a: ServeArgs) -> CliResult {
             .local_addr()
             .map_err(|e| CliError::usage(e.to_string()))?;
         let site = publisher.site();
+        // Said loudly at start: a refused file answers 404 like an absent
+        // one (nobody can probe which files exist), so the log is the only
+        // place its reason appears.
+        // Files refused for one same reason (e.g. not .json) are one line.
+        let mut by_reason: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+        for (path, why) in site.refused() {
+            by_reason.entry(why).or_default().push(path);
+        }
+        for (why, paths) in by_reason {
+            if let [path] = paths[..] {
+                tracing::warn!(path = %agentsig::text::escape_controls(path), "not served (answers 404): {why}");
+            } else {
+                tracing::warn!(
+                    "not served (answers 404): {why}: {} files ({})",
+                    paths.len(),
+                    agentsig::text::escape_controls(&paths.join(", "))
+                );
+            }
+        }
+        for (path, why) in site.unlisted() {
+            tracing::warn!(
+                path = %agentsig::text::escape_controls(path),
+                "left out of the built {}: {why}",
+                server::publish::AGENTS_PATH
+            );
+        }
         tracing::info!(
             "serving {} ({} paths) on {scheme}://{addr}/ ; keys at {scheme}://{addr}{}",
             a.dir.display(),

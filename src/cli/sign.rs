@@ -84,6 +84,13 @@ pub struct SignArgs {
     /// the normal form drops). They are removed from the signed card.
     #[arg(long)]
     allow_uncovered: bool,
+    /// For an A2A Agent Card: after signing its v1.0 normal form, add the v0.3 members v0.3
+    /// clients read (url, preferredTransport, protocolVersion, additionalInterfaces, security,
+    /// supportsAuthenticatedExtendedCard, v0.3 scheme members), as the A2A Python SDK's server
+    /// does. No signature covers them; `verify` warns about each. Needs a supportedInterfaces
+    /// entry with a 0.3 protocolVersion; v0.3 members already on the card are replaced.
+    #[arg(long)]
+    a2a_v03_compat: bool,
     /// Write the JWS JSON general serialization (several signatures, for key rotation).
     #[arg(long)]
     json_serialization: bool,
@@ -255,6 +262,11 @@ pub fn sign(a: SignArgs) -> CliResult {
     if format == Some(agentsig::formats::Format::A2a) && !a.detached {
         return sign_a2a_card(&a, &input, &content_type, &keys, rep);
     }
+    if a.a2a_v03_compat {
+        return Err(CliError::usage(
+            "--a2a-v03-compat applies to an A2A Agent Card signed in the card (not --detached, not another format)",
+        ));
+    }
     let form = if a.json_serialization || keys.len() > 1 {
         JwsForm::General
     } else {
@@ -385,12 +397,18 @@ fn sign_a2a_card(
     }
     let mut uncovered = Vec::new();
     for (i, key) in keys.iter().enumerate() {
-        let signed = a2a::sign_card(&card, key, &serde_json::Map::new(), a.allow_uncovered)
+        let sign = if a.a2a_v03_compat {
+            a2a::sign_card_v03_compat
+        } else {
+            a2a::sign_card
+        };
+        let signed = sign(&card, key, &serde_json::Map::new(), a.allow_uncovered)
             .map_err(|e| match e {
                 A2aError::UncoveredSecurity(list) => CliError::failed(format!(
-                    "{}: not signed: these security-relevant members would not be covered by the signature, so anyone could change them: {}; move them to their v1.0 members (docs/a2a.md), or sign anyway with --allow-uncovered (they are then removed from the signed card)",
+                    "{}: not signed: these security-relevant members would not be covered by the signature, so anyone could change them: {}; {} (docs/a2a.md), or sign anyway with --allow-uncovered (they are then removed from the signed card)",
                     esc(&a.file),
-                    esc(&list)
+                    esc(&list),
+                    a2a::uncovered_fix(&list)
                 ))
                 .with_kind("a2a.uncovered-security"),
                 A2aError::Jws(j) => CliError::usage(format!("{}: {j}", esc(&a.key[i]))),
@@ -403,7 +421,7 @@ fn sign_a2a_card(
     }
     for u in &uncovered {
         errln!(
-            "{}: {} {} ({}): removed, not signed",
+            "{}: {} {} ({}): {}, not signed",
             esc(&a.file),
             if u.security {
                 "warning: security-relevant member"
@@ -411,7 +429,18 @@ fn sign_a2a_card(
                 "note: member"
             },
             esc(&u.pointer),
-            u.reason
+            u.reason,
+            if u.reason == a2a::SCOPELESS_REQUIREMENT {
+                "kept"
+            } else {
+                "removed"
+            }
+        );
+    }
+    if a.a2a_v03_compat {
+        errln!(
+            "{}: warning: the v0.3 compatibility members (url, preferredTransport, protocolVersion, additionalInterfaces, security, v0.3 scheme members) were added after signing: no signature covers them, and `agentsig verify` lists each; v0.3 clients that act on them trust the host, not the signature",
+            esc(&a.file)
         );
     }
     let mut text = serde_json::to_string_pretty(&card)
@@ -848,8 +877,8 @@ fn signature_line(s: &agentsig::jws::SignatureReport) -> String {
     if let Some(src) = &s.key_source {
         line.push_str(&format!(", key from {}", esc(&src.to_string())));
     }
-    if let Some(r) = &s.reason {
-        line.push_str(&format!(": {}", esc(&r.to_string())));
+    if let Some(why) = s.explain() {
+        line.push_str(&format!(": {}", esc(&why)));
     }
     line
 }

@@ -196,7 +196,7 @@ pub(crate) fn audit(
             "bundle.window-empty",
             Severity::Error,
             None,
-            format!("effective window [{s}, {e})"),
+            format!("effective window [{}, {})", t(s), t(e)),
         );
     }
     // jti replay (RFC 7519 4.1.7): recorded last, all tokens or none, and
@@ -275,6 +275,15 @@ fn cross_hop(prev: &Hop, cur: &mut Hop, policy: &AuditPolicy, skew: i64, checks:
         hop,
         if history_ok {
             "act history extends the previous hop's by one actor".to_string()
+        } else if prev.actors.len() > cur.actors.len()
+            && prev.actors[..cur.actors.len()] == cur.actors[..]
+        {
+            // The previous token extends this one: the bundle is reversed.
+            format!(
+                "act history [{}] is shorter than the previous hop's [{}]: the tokens are in the wrong order; give the subject token first, then one token per hop in the order they were exchanged",
+                names(&cur.actors),
+                names(&prev.actors)
+            )
         } else if cur.actors.is_empty() {
             "no act: the hop records no actor".to_string()
         } else {
@@ -350,7 +359,7 @@ fn cross_hop(prev: &Hop, cur: &mut Hop, policy: &AuditPolicy, skew: i64, checks:
             "bundle.exp-extends",
             Severity::Error,
             hop,
-            format!("exp {ce} vs previous exp {pe}"),
+            format!("exp {} vs previous exp {}", t(ce), t(pe)),
         );
     }
     if let Some(pstart) = prev.start() {
@@ -361,10 +370,9 @@ fn cross_hop(prev: &Hop, cur: &mut Hop, policy: &AuditPolicy, skew: i64, checks:
             Severity::Error,
             hop,
             format!(
-                "start {} vs previous start {pstart}",
-                cur.start()
-                    .map(|s| s.to_string())
-                    .unwrap_or("(none)".into())
+                "start {} vs previous start {}",
+                cur.start().map_or_else(|| "(none)".into(), t),
+                t(pstart)
             ),
         );
     }
@@ -374,7 +382,7 @@ fn cross_hop(prev: &Hop, cur: &mut Hop, policy: &AuditPolicy, skew: i64, checks:
             "bundle.iat-regressed",
             Severity::Error,
             hop,
-            format!("iat {ci} vs previous iat {pi}"),
+            format!("iat {} vs previous iat {}", t(ci), t(pi)),
         );
     }
     if cur.claims.contains_key("cnf") {
@@ -385,6 +393,11 @@ fn cross_hop(prev: &Hop, cur: &mut Hop, policy: &AuditPolicy, skew: i64, checks:
             "cnf present: the presenter's proof of possession is not checked by this audit",
         );
     }
+}
+
+/// A NumericDate (RFC 7519 section 2) as RFC 3339 text.
+fn t(secs: i64) -> String {
+    crate::text::rfc3339(secs)
 }
 
 fn names(actors: &[super::Actor]) -> String {

@@ -36,7 +36,7 @@ pub use sign::{
 pub use verify::{
     default_request_target_components, descriptor_response_components, key_requests,
     strict_request_components, HeaderError, HttpPolicy, HttpSigError, LabelResult, SigError,
-    VerifyReport,
+    VerifyReport, REWRITTEN_COMPONENTS,
 };
 pub(crate) use verify::{report, verify};
 

@@ -317,7 +317,7 @@ pub enum SigError {
     },
     /// Now is later than `expires` plus the allowed clock skew (RFC 9421
     /// section 3.2.1).
-    #[error("the signature expired at {expires} (now {now})")]
+    #[error("the signature expired at {} (now {})", crate::text::rfc3339(*.expires), crate::text::rfc3339(*.now))]
     Expired {
         /// `expires`, seconds since the Unix epoch.
         expires: i64,
@@ -326,7 +326,7 @@ pub enum SigError {
     },
     /// `created` is older than [`HttpPolicy::max_age`] plus the allowed
     /// clock skew (RFC 9421 section 3.2.1).
-    #[error("the signature is {age} s old, more than the {max} s allowed")]
+    #[error("the signature is {age} s old, more than the {max} s allowed (created long ago, a cached response, or a clock off: allow more with --max-age SECONDS, HttpPolicy::max_age in the library)")]
     TooOld {
         /// Now minus `created`, in seconds.
         age: i64,
@@ -471,7 +471,52 @@ impl LabelResult {
     pub fn is_valid(&self) -> bool {
         self.outcome.is_ok()
     }
+
+    /// Why this signature did not verify, as a message that says what to
+    /// look at: for a signature that does not match its base, the covered
+    /// components that hosts and proxies commonly rewrite
+    /// ([`REWRITTEN_COMPONENTS`]) and how to see the base. `None` when valid.
+    pub fn explain(&self) -> Option<String> {
+        let e = self.outcome.as_ref().err()?;
+        let mut m = e.to_string();
+        if matches!(e, SigError::BadSignature) {
+            let suspects: Vec<String> = REWRITTEN_COMPONENTS
+                .iter()
+                .filter(|(c, _)| {
+                    self.covered
+                        .iter()
+                        .any(|x| x.trim_matches('"') == *c || x.starts_with(&format!("\"{c}\";")))
+                })
+                .map(|(c, why)| format!("{c} ({why})"))
+                .collect();
+            if !suspects.is_empty() {
+                m.push_str(&format!(
+                    "; if the key is the signer's, a covered component changed on the way, most often: {}",
+                    suspects.join(", ")
+                ));
+            }
+            m.push_str(
+                "; --print-base shows the base that was checked, to compare with the signer's",
+            );
+        }
+        Some(m)
+    }
 }
+
+/// Covered components that hosts, CDNs and proxies commonly rewrite between
+/// signer and verifier, and how: what [`LabelResult::explain`] names when a
+/// signature does not match its base (RFC 9421 section 1.3, HTTP Message
+/// Transformations: intermediaries may change a message in ways that break
+/// its signature).
+pub const REWRITTEN_COMPONENTS: [(&str, &str); 7] = [
+    ("content-type", "a host may add \"; charset=utf-8\""),
+    ("content-length", "the body was re-encoded or compressed"),
+    ("@authority", "a proxy changed the host or port"),
+    ("@target-uri", "a proxy changed the scheme, host or path"),
+    ("@scheme", "TLS ended at a proxy"),
+    ("@path", "a proxy added or removed a path prefix"),
+    ("date", "a host set its own date"),
+];
 
 /// One result per label, in `Signature-Input` order.
 #[derive(Debug, Clone)]

@@ -101,6 +101,11 @@ impl VerifyingKey {
     }
 }
 
+/// PBKDF2-HMAC-SHA256 iterations of an encrypted PKCS#8 key
+/// ([`SigningKey::pkcs8_encrypted_pem`]): the OWASP Password Storage Cheat
+/// Sheet's figure for PBKDF2-HMAC-SHA256 (600 000, 2023).
+pub const PBKDF2_ITERATIONS: u32 = 600_000;
+
 impl SigningKey {
     /// PKCS#8 v1 PEM (RFC 5208; for Ed25519 the RFC 8410 section 7 form
     /// without the public key, which OpenSSL 3.0, Node and Python
@@ -110,6 +115,51 @@ impl SigningKey {
         der::pem::encode_string("PRIVATE KEY", der::pem::LineEnding::LF, der)
             .ok()
             .map(Zeroizing::new)
+    }
+
+    /// The same key as an encrypted PKCS#8 PEM (`ENCRYPTED PRIVATE KEY`,
+    /// RFC 5958 section 3): PBES2 (RFC 8018 section 6.2) with
+    /// PBKDF2-HMAC-SHA256 ([`PBKDF2_ITERATIONS`], a random 16-byte salt) and
+    /// AES-256-CBC (a random IV), the scheme `openssl pkcs8 -topk8 -v2
+    /// aes-256-cbc` writes and OpenSSL, Python `cryptography` and Node read.
+    /// agentsig reads it back with [`crate::LoadOptions::passphrase`].
+    ///
+    /// # Errors
+    /// [`crate::KeyError::InvalidKey`] for a key without a PKCS#8 form (an
+    /// HMAC secret) or an empty passphrase; [`crate::KeyError::Der`] when
+    /// encryption fails.
+    pub fn pkcs8_encrypted_pem(
+        &self,
+        passphrase: &[u8],
+    ) -> Result<Zeroizing<String>, crate::KeyError> {
+        use rand_core::RngCore;
+        let der = self
+            .pkcs8
+            .as_ref()
+            .ok_or_else(|| crate::KeyError::InvalidKey("this key has no PKCS#8 form".into()))?;
+        if passphrase.is_empty() {
+            return Err(crate::KeyError::InvalidKey(
+                "an empty passphrase encrypts nothing".into(),
+            ));
+        }
+        let mut salt = [0u8; 16];
+        let mut iv = [0u8; 16];
+        rand_core::OsRng.fill_bytes(&mut salt);
+        rand_core::OsRng.fill_bytes(&mut iv);
+        let bad = |e: String| crate::KeyError::Der {
+            what: "EncryptedPrivateKeyInfo",
+            detail: e,
+        };
+        let params =
+            pkcs8::pkcs5::pbes2::Parameters::pbkdf2_sha256_aes256cbc(PBKDF2_ITERATIONS, &salt, &iv)
+                .map_err(|e| bad(e.to_string()))?;
+        let info =
+            pkcs8::PrivateKeyInfo::try_from(der.as_slice()).map_err(|e| bad(e.to_string()))?;
+        let doc = info
+            .encrypt_with_params(params, passphrase)
+            .map_err(|e| bad(e.to_string()))?;
+        doc.to_pem("ENCRYPTED PRIVATE KEY", der::pem::LineEnding::LF)
+            .map_err(|e| bad(e.to_string()))
     }
 }
 

@@ -117,6 +117,34 @@ fn pem_first_block(text: &str) -> Result<(String, Zeroizing<Vec<u8>>), KeyError>
     Ok((l.to_owned(), Zeroizing::new(der)))
 }
 
+/// Does this key material hold a private key (a PEM `PRIVATE KEY` block of
+/// any kind, a JWK or JWK Set member with the private member `d` (RFC 7518
+/// sections 6.2.2.1, 6.3.2.1; RFC 8037 section 2), or PKCS#8 / SEC1 DER)?
+/// What a verifier warns about: it needs only the public key, and a private
+/// key has no place on the hosts that verify.
+pub fn holds_private_key(data: &[u8]) -> bool {
+    if is_pem(data) {
+        return std::str::from_utf8(data).is_ok_and(|t| {
+            t.lines()
+                .any(|l| l.starts_with("-----BEGIN ") && l.contains("PRIVATE KEY"))
+        });
+    }
+    if is_json(data) {
+        let Ok(v) = crate::json::parse_strict(data) else {
+            return false;
+        };
+        let has_d = |k: &serde_json::Value| k.get("d").is_some();
+        return has_d(&v)
+            || v.get("keys")
+                .and_then(serde_json::Value::as_array)
+                .is_some_and(|ks| ks.iter().any(has_d));
+    }
+    data.first() == Some(&0x30)
+        && (pkcs8::PrivateKeyInfo::try_from(data).is_ok()
+            || pkcs8::EncryptedPrivateKeyInfo::try_from(data).is_ok()
+            || sec1::EcPrivateKey::try_from(data).is_ok())
+}
+
 fn is_pem(data: &[u8]) -> bool {
     std::str::from_utf8(data)
         .map(|t| t.trim_start().starts_with("-----BEGIN "))
@@ -406,10 +434,48 @@ fn signing_from_encrypted(der: &[u8], opts: &LoadOptions) -> Result<SigningKey, 
         what: "EncryptedPrivateKeyInfo",
         detail: e.to_string(),
     })?;
+    check_kdf_cost(&enc.encryption_algorithm)?;
     let doc = enc
         .decrypt(pass.as_slice())
         .map_err(|_| KeyError::Decrypt)?;
     signing_from_pkcs8(doc.as_bytes(), opts.alg)
+}
+
+/// Most PBKDF2 iterations an encrypted key may ask for (RFC 8018 section
+/// 5.2): the file names its own cost, so a bound keeps loading a key bounded
+/// in time (the `pkcs5` crate's own bound, 100 000 000, is minutes of work).
+/// 10 000 000 is 16 times the 600 000 agentsig writes
+/// ([`super::PBKDF2_ITERATIONS`]).
+pub const MAX_PBKDF2_ITERATIONS: u32 = 10_000_000;
+/// Largest scrypt cost `N` (RFC 7914 section 2) an encrypted key may ask
+/// for, with `r` at most 32 and `p` at most 16: 2^20 (1 GiB of memory at r = 8
+/// is already past what a key needs; OpenSSL's default is 2^14).
+pub const MAX_SCRYPT_COST: u64 = 1 << 20;
+
+/// Refuse an encrypted key whose key derivation would take unbounded time
+/// or memory ([`MAX_PBKDF2_ITERATIONS`], [`MAX_SCRYPT_COST`]).
+fn check_kdf_cost(scheme: &pkcs8::pkcs5::EncryptionScheme<'_>) -> Result<(), KeyError> {
+    use pkcs8::pkcs5::pbes2::Kdf;
+    let pkcs8::pkcs5::EncryptionScheme::Pbes2(p) = scheme else {
+        return Ok(());
+    };
+    match &p.kdf {
+        Kdf::Pbkdf2(k) if k.iteration_count > MAX_PBKDF2_ITERATIONS => Err(KeyError::InvalidKey(
+            format!(
+                "the encrypted key asks for {} PBKDF2 iterations, more than the {MAX_PBKDF2_ITERATIONS} agentsig runs",
+                k.iteration_count
+            ),
+        )),
+        Kdf::Scrypt(k)
+            if k.cost_parameter > MAX_SCRYPT_COST || k.block_size > 32 || k.parallelization > 16 =>
+        {
+            Err(KeyError::InvalidKey(format!(
+                "the encrypted key asks for scrypt N={} r={} p={}, more than agentsig runs (N at most {MAX_SCRYPT_COST}, r 32, p 16)",
+                k.cost_parameter, k.block_size, k.parallelization
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 pub(super) fn signing_from_pkcs8(
@@ -659,4 +725,38 @@ fn verifying_from_pkcs1_public(
         detail: e.to_string(),
     })?;
     VerifyingKey::from_rsa_components(alg, pk.modulus.as_bytes(), pk.public_exponent.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use der::Encode;
+
+    /// An encrypted key naming `iterations` PBKDF2 iterations (its
+    /// ciphertext is never reached).
+    fn encrypted_with(iterations: u32) -> Vec<u8> {
+        let params = pkcs8::pkcs5::pbes2::Parameters::pbkdf2_sha256_aes256cbc(
+            iterations, &[7; 16], &[9; 16],
+        )
+        .unwrap();
+        pkcs8::EncryptedPrivateKeyInfo {
+            encryption_algorithm: pkcs8::pkcs5::EncryptionScheme::Pbes2(params),
+            encrypted_data: &[0; 48],
+        }
+        .to_der()
+        .unwrap()
+    }
+
+    #[test]
+    fn an_encrypted_key_asking_for_unbounded_work_is_refused_before_any() {
+        let opts = LoadOptions {
+            passphrase: Some(Zeroizing::new(b"pass".to_vec())),
+            ..Default::default()
+        };
+        let e = signing_from_encrypted(&encrypted_with(50_000_000), &opts).unwrap_err();
+        assert!(e.to_string().contains("PBKDF2 iterations"), "{e}");
+        // Within the bound, it gets as far as decryption (a wrong key here).
+        let e = signing_from_encrypted(&encrypted_with(1), &opts).unwrap_err();
+        assert!(matches!(e, KeyError::Decrypt), "{e}");
+    }
 }

@@ -23,6 +23,7 @@
 //! [`KeyError`]. DID forms live in [`crate::did`].
 
 mod encode;
+pub use encode::PBKDF2_ITERATIONS;
 pub(crate) mod error;
 mod from_jwk;
 mod generate;
@@ -31,8 +32,9 @@ mod types;
 
 pub use error::{KeyError, VerifyError};
 pub use load::{
-    algorithm_from_companion_jwk, load_signing_key, load_verifying_key, load_verifying_keys,
-    secret_looks_like_key, verifying_from_spki, MAX_KEY_FILE,
+    algorithm_from_companion_jwk, holds_private_key, load_signing_key, load_verifying_key,
+    load_verifying_keys, secret_looks_like_key, verifying_from_spki, MAX_KEY_FILE,
+    MAX_PBKDF2_ITERATIONS, MAX_SCRYPT_COST,
 };
 pub use types::{
     ecdsa_high_s, ed25519_small_order, LoadOptions, SigningKey, VerifyingKey, ED25519_SMALL_ORDER,

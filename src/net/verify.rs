@@ -179,7 +179,7 @@ pub enum UrlVerifyError {
     #[error("{0}: the response signature is required (--require-response-signature) and {1}")]
     ResponseSignatureRequired(String, &'static str),
     /// A signature is present but there is no key source.
-    #[error("the descriptor names no key source (authentication.authorizationServer, protectedResourceMetadata, jwksUri, jwks or did) and no key was given")]
+    #[error("no key to check the signature with: give --key PUBLIC-KEY or --jwks JWKS (an A2A card names no key source of its own; a draft-narvaneni-agent-uri-03 descriptor may name one in authentication: authorizationServer, protectedResourceMetadata, jwksUri, jwks or did)")]
     NoKeySource,
     /// A signature names a DID key (`did:key`, `did:jwk`, `did:web`) but
     /// the descriptor binds no DID (`authentication.did`, seed 001 sections

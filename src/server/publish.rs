@@ -148,6 +148,8 @@ pub struct Site {
     /// rescan reads only the files whose version changed.
     sources: HashMap<String, Source>,
     fingerprint: u64,
+    /// Served `.json` files the built `agents.json` does not list, and why.
+    unlisted: Vec<(String, String)>,
 }
 
 impl Site {
@@ -160,6 +162,26 @@ impl Site {
         let mut v: Vec<&str> = self.entries.keys().map(String::as_str).collect();
         v.sort_unstable();
         v
+    }
+    /// Files present but not served (they answer `404`, like absent ones)
+    /// and why, sorted by path: what `serve` reports when it starts.
+    pub fn refused(&self) -> Vec<(&str, &str)> {
+        let mut v: Vec<(&str, &str)> = self
+            .entries
+            .iter()
+            .filter_map(|(k, e)| match e {
+                Entry::Refused(why) => Some((k.as_str(), why.as_str())),
+                Entry::File { .. } => None,
+            })
+            .collect();
+        v.sort_unstable();
+        v
+    }
+    /// Served `.json` files that the `agents.json` built from the directory
+    /// does not list, and why, sorted by path (empty when the directory
+    /// has its own `agents.json`).
+    pub fn unlisted(&self) -> &[(String, String)] {
+        &self.unlisted
     }
     /// Paths of the served descriptors (`.json` files from the directory
     /// and the documents built from it), sorted.
@@ -553,7 +575,13 @@ fn sign_card(cfg: &PublishConfig, card: &Value) -> Result<Vec<u8>, String> {
     let mut card = card.clone();
     for k in cfg.keys.all() {
         card = crate::a2a::sign_card(&card, &k.key, &extra, false)
-            .map_err(|e| format!("the A2A card could not be signed: {e}"))?
+            .map_err(|e| match e {
+                crate::a2a::A2aError::UncoveredSecurity(list) => format!(
+                    "--sign-cards: the A2A card is not signed, so not served: these security-relevant members would not be covered by a signature: {list}; {} (check with `agentsig sign FILE --key KEY --out -`)",
+                    crate::a2a::uncovered_fix(&list)
+                ),
+                e => format!("--sign-cards: the A2A card could not be signed, so it is not served: {e}"),
+            })?
             .card;
     }
     serde_json::to_vec_pretty(&card)
@@ -623,7 +651,9 @@ fn build(cfg: &PublishConfig, found: Vec<Found>, prev: Option<&Site>) -> Site {
         entries: HashMap::new(),
         sources: HashMap::new(),
         fingerprint: fingerprint(&found),
+        unlisted: Vec::new(),
     };
+    let mut plain_json: Vec<String> = Vec::new();
     let mut formats: Vec<(String, Format, Value)> = Vec::new();
     for f in found {
         let (url, source) = match f {
@@ -667,6 +697,18 @@ fn build(cfg: &PublishConfig, found: Vec<Found>, prev: Option<&Site>) -> Site {
         };
         if let Some((fmt, doc)) = &source.doc {
             formats.push((url.clone(), *fmt, doc.clone()));
+        } else if matches!(source.entry, Entry::File { .. }) && url.ends_with(".json") {
+            plain_json.push(url.clone());
+        }
+        if let (Entry::Refused(why), Some(prev)) = (&source.entry, prev) {
+            // Said at start-up by the caller (`Site::refused`); on a rescan,
+            // once per newly refused file.
+            if !matches!(prev.entries.get(&url), Some(Entry::Refused(w)) if w == why) {
+                tracing::warn!(
+                    path = %crate::text::escape_controls(&url),
+                    "not served (answers 404): {why}"
+                );
+            }
         }
         site.entries.insert(url.clone(), source.entry.clone());
         site.sources.insert(url, source);
@@ -707,6 +749,28 @@ fn build(cfg: &PublishConfig, found: Vec<Found>, prev: Option<&Site>) -> Site {
                 .to_owned();
             if !agents.contains_key(&name) {
                 agents.insert(name, Value::String(format!("{base}{url}")));
+            } else {
+                site.unlisted.push((
+                    url.clone(),
+                    format!("its name and file name {name:?} are already listed for another file; give it a distinct \"name\""),
+                ));
+            }
+        }
+        for url in plain_json {
+            site.unlisted.push((
+                url,
+                "not a descriptor format agentsig knows (served as application/json; `agentsig lint FILE` says why)".into(),
+            ));
+        }
+        site.unlisted.sort();
+        if let Some(prev) = prev {
+            for (url, why) in &site.unlisted {
+                if !prev.unlisted.iter().any(|(u, w)| u == url && w == why) {
+                    tracing::warn!(
+                        path = %crate::text::escape_controls(url),
+                        "left out of the built {AGENTS_PATH}: {why}"
+                    );
+                }
             }
         }
         let mut m = Map::new();

@@ -1,0 +1,185 @@
+//! What a new user reads when something fails: each message names what
+//! failed and what to do (the key's thumbprint and the JWS kid for a wrong
+//! key, the rewritten fields and --print-base for a broken response
+//! signature, --max-age, the formats lint knows, the public key to give
+//! verify, the text near a JSON error).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Tmp(PathBuf);
+impl Tmp {
+    fn new(tag: &str) -> Tmp {
+        let d = std::env::temp_dir().join(format!("agentsig-msg-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Tmp(d)
+    }
+    fn run(&self, args: &[&str]) -> (i32, String) {
+        let o: Output = Command::new(env!("CARGO_BIN_EXE_agentsig"))
+            .args(args)
+            .current_dir(&self.0)
+            .env_remove("AGENTSIG_PASSPHRASE")
+            .output()
+            .unwrap();
+        let text =
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+        (o.status.code().unwrap_or(-1), text)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn signed_descriptor(t: &Tmp) {
+    let agent = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/agent.json");
+    std::fs::copy(agent, t.path("agent.json")).unwrap();
+    assert_eq!(t.run(&["keygen", "--out", "k", "--kid", "k1"]).0, 0);
+    let (code, out) = t.run(&["sign", "agent.json", "--key", "k.pem"]);
+    assert_eq!(code, 0, "{out}");
+}
+
+/// `verify` of the descriptor against the saved response.
+const VERIFY_SAVED: [&str; 6] = [
+    "verify",
+    "agent.json",
+    "--response",
+    "saved.http",
+    "--jwks",
+    "k.jwks.json",
+];
+
+fn thumbprint(jwk: &Path) -> String {
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(jwk).unwrap()).unwrap();
+    agentsig::jwk::Jwk::from_value(&j)
+        .unwrap()
+        .to_verifying_key(None)
+        .unwrap()
+        .thumbprint()
+}
+
+#[test]
+fn a_wrong_key_names_its_thumbprint_and_the_jws_kid() {
+    let t = Tmp::new("wrongkey");
+    signed_descriptor(&t);
+    // Another key published under the same kid.
+    assert_eq!(t.run(&["keygen", "--out", "other", "--kid", "k1"]).0, 0);
+    let (code, out) = t.run(&["verify", "agent.json", "--jwks", "other.jwks.json"]);
+    assert_eq!(code, 1, "{out}");
+    let tp = thumbprint(&t.path("other.jwk.json"));
+    assert!(
+        out.contains(&format!(
+            "the key tried has thumbprint {tp} and the JWS names kid \"k1\""
+        )),
+        "{out}"
+    );
+}
+
+/// A saved response of the signed descriptor, with its fields as
+/// `sign` wrote them to FILE.headers, `edit` applied to them.
+fn saved_response(t: &Tmp, edit: impl Fn(&str) -> String) -> String {
+    let fields = std::fs::read_to_string(t.path("agent.json.headers")).unwrap();
+    let mut r = b"HTTP/1.1 200 OK\r\n".to_vec();
+    for l in fields.lines() {
+        r.extend_from_slice(edit(l).as_bytes());
+        r.extend_from_slice(b"\r\n");
+    }
+    r.extend_from_slice(b"\r\n");
+    r.extend_from_slice(&std::fs::read(t.path("agent.json")).unwrap());
+    std::fs::write(t.path("saved.http"), r).unwrap();
+    fields
+}
+
+#[test]
+fn a_host_changed_content_type_is_named_with_print_base() {
+    let t = Tmp::new("ctype");
+    signed_descriptor(&t);
+    saved_response(&t, |l| {
+        if l.to_ascii_lowercase().starts_with("content-type:") {
+            format!("{l}; charset=utf-8")
+        } else {
+            l.to_owned()
+        }
+    });
+    let (code, out) = t.run(&VERIFY_SAVED);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("content-type (a host may add \"; charset=utf-8\")")
+            && out.contains("--print-base"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_signature_too_old_names_max_age() {
+    let t = Tmp::new("maxage");
+    signed_descriptor(&t);
+    let fields = saved_response(&t, str::to_owned);
+    let created: i64 = fields
+        .split("created=")
+        .nth(1)
+        .and_then(|s| s.split(';').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    let now = (created + 441).to_string();
+    let mut args = VERIFY_SAVED.to_vec();
+    args.extend(["--max-age", "300", "--now", &now]);
+    let (code, out) = t.run(&args);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("441 s old, more than the 300 s allowed") && out.contains("--max-age SECONDS"),
+        "{out}"
+    );
+}
+
+#[test]
+fn lint_of_an_unknown_document_lists_the_formats() {
+    let t = Tmp::new("lint");
+    std::fs::write(t.path("notes.json"), br#"{"hello": "world"}"#).unwrap();
+    let (code, out) = t.run(&["lint", "notes.json"]);
+    assert_eq!(code, 2, "{out}");
+    for f in agentsig::formats::ALL {
+        assert!(
+            out.contains(&format!("{} (", f.name())),
+            "{}: {out}",
+            f.name()
+        );
+    }
+}
+
+#[test]
+fn a_private_key_given_to_verify_gets_a_hint() {
+    let t = Tmp::new("private");
+    signed_descriptor(&t);
+    let (code, out) = t.run(&["verify", "agent.json", "--key", "k.pem"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("k.pem: note: this is a private key; verifying needs only the public key"),
+        "{out}"
+    );
+    let (code, out) = t.run(&["verify", "agent.json", "--key", "k.pub.pem"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("private key"), "{out}");
+}
+
+#[test]
+fn a_json_error_shows_the_text_near_it() {
+    let t = Tmp::new("json");
+    std::fs::write(
+        t.path("bad.json"),
+        "{\n  \"name\": \"x\",\n  \"skills\": [1, 2,]\n}\n",
+    )
+    .unwrap();
+    let (code, out) = t.run(&["lint", "bad.json"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains(r#"line 3, column 19, near "  \"skills\": [1, 2,]""#),
+        "{out}"
+    );
+    assert!(!out.contains("(at \"\")"), "{out}");
+}
