@@ -18,6 +18,9 @@
 //!   parsed set is reused while the same bytes are served;
 //! * a failed refetch never evicts a set that was good (Appendix C.5): the
 //!   last good set keeps verifying for [`DirectoryClient::max_stale`];
+//! * with [`DirectoryClient::require_proof`], only the keys that signed the
+//!   directory themselves (Appendix B.1) are used; the others are
+//!   [`KeySet::withheld`];
 //! * bounded against stalls (a request names its own key-set URL, so a
 //!   slow or silent directory is the cheapest way to hold a verifier):
 //!   each URL is fetched at most once at a time, and verifications that
@@ -152,8 +155,10 @@ pub struct DirectoryClient {
     /// [`DirectoryClient::max_stale`].
     pub failure_ttl: Duration,
     /// Require a valid directory response signature (Appendix B.1) on every
-    /// set (default false: a key obtained by fetching the directory yourself
-    /// MAY be used without it, section 5.5).
+    /// set, and use only the keys that made one themselves: a proof by one
+    /// key of a directory does not vouch for its other keys, which go to
+    /// [`KeySet::withheld`] (default false: a key obtained by fetching the
+    /// directory yourself MAY be used without it, section 5.5).
     pub require_proof: bool,
     /// How long a last good set is used while refetches fail.
     pub max_stale: Duration,
@@ -397,6 +402,18 @@ impl DirectoryClient {
         if self.require_proof && set.proven_by.is_empty() {
             return Err(DirectoryError::DirectorySignatureMissing(u.clone()));
         }
+        if self.require_proof {
+            // Appendix B.1: each proof is made by one key of the directory
+            // (its `keyid`). A proof by one key says nothing of the others,
+            // so only a key with its own proof is used.
+            let proven = proof_keyids(&proof, &set.proven_by);
+            let (keep, withheld): (Vec<_>, Vec<_>) = set
+                .keys
+                .into_iter()
+                .partition(|(tp, _)| proven.contains(tp));
+            set.keys = keep;
+            set.withheld = withheld.into_iter().map(|(tp, _)| tp).collect();
+        }
         let proof_expires = if set.proven_by.is_empty() {
             None
         } else {
@@ -457,20 +474,40 @@ fn freshness(h: &http::HeaderMap) -> Option<Duration> {
     (left > 0).then(|| Duration::from_secs(left))
 }
 
-/// The earliest `expires` of the directory proofs.
-fn proof_expiry(proof: &[(String, String)]) -> Option<i64> {
+/// The parameters of each directory proof, by label.
+fn proof_params(proof: &[(String, String)]) -> Vec<(String, crate::sfv::Params)> {
     let inputs: Vec<&[u8]> = proof
         .iter()
         .filter(|(n, _)| n == "signature-input")
         .map(|(_, v)| v.as_bytes())
         .collect();
-    let d = crate::sfv::parse_dictionary_raw(&inputs.join(&b", "[..])).ok()?;
-    d.0.iter()
-        .filter_map(|(_, e)| match e {
-            crate::sfv::Entry::InnerList(l) => crate::httpsig::param_int(&l.params, "expires"),
-            _ => None,
+    let Ok(d) = crate::sfv::parse_dictionary_raw(&inputs.join(&b", "[..])) else {
+        return Vec::new();
+    };
+    d.0.into_iter()
+        .filter_map(|(label, e)| match e {
+            crate::sfv::Entry::InnerList(l) => Some((label, l.params)),
+            crate::sfv::Entry::Item(_) => None,
         })
+        .collect()
+}
+
+/// The earliest `expires` of the directory proofs.
+fn proof_expiry(proof: &[(String, String)]) -> Option<i64> {
+    proof_params(proof)
+        .iter()
+        .filter_map(|(_, p)| crate::httpsig::param_int(p, "expires"))
         .min()
+}
+
+/// The `keyid`s (thumbprints) of the proofs with these labels: the keys
+/// that signed the directory themselves.
+fn proof_keyids(proof: &[(String, String)], labels: &[String]) -> Vec<String> {
+    proof_params(proof)
+        .iter()
+        .filter(|(l, _)| labels.contains(l))
+        .filter_map(|(_, p)| crate::httpsig::param_str(p, "keyid").map(str::to_owned))
+        .collect()
 }
 
 fn map_fetch(url: &str, e: &FetchError) -> DirectoryError {

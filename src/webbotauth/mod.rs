@@ -270,6 +270,18 @@ pub enum DirectoryError {
     /// queueing behind directories that may never answer.
     #[error("{0} was not fetched: the verifier has its most key-set fetches in progress; try again shortly")]
     Busy(String),
+    /// The directory lists the key, but no directory response signature
+    /// made by that key (Appendix B.1) came with it, and the client
+    /// requires every key used to prove the directory
+    /// (`DirectoryClient::require_proof`): a proof by another key of the
+    /// same directory does not vouch for this one.
+    #[error("the directory at {url} carries no response signature by key {keyid}, which the client requires of every key it uses")]
+    KeyNotProven {
+        /// The key-set URL.
+        url: String,
+        /// The key's thumbprint (the signature's keyid).
+        keyid: String,
+    },
 }
 
 impl DirectoryError {
@@ -291,6 +303,7 @@ impl DirectoryError {
             DirectoryError::NotKnown(_) => "directory-unknown",
             DirectoryError::TooManyKeySets(_) => "too-many-key-sets",
             DirectoryError::Busy(_) => "directory-busy",
+            DirectoryError::KeyNotProven { .. } => "directory-key-not-proven",
         }
     }
 }
@@ -800,6 +813,10 @@ pub struct KeySet {
     /// The labels of the directory response signatures that verified, if
     /// the set came with any (Appendix B).
     pub proven_by: Vec<String>,
+    /// Thumbprints of keys the directory lists but that are not used, for
+    /// want of a directory response signature of their own (a client that
+    /// requires one of every key, Appendix B.1); they are not in `keys`.
+    pub withheld: Vec<String>,
 }
 
 impl KeySet {
@@ -883,6 +900,7 @@ impl StaticDirectory {
             url: key_set_url.to_owned(),
             keys,
             proven_by: Vec::new(),
+            withheld: Vec::new(),
         }));
     }
     /// Builder form of [`StaticDirectory::insert`].
@@ -1348,9 +1366,18 @@ impl WebBotAuthVerifier {
         // only for a signature that passes every check needing no key.
         self.precheck(msg, &hp, now)?;
         let set = dir.key_set(&url)?;
-        let key = set.get(&keyid).ok_or_else(|| Error::UnknownKey {
-            url: url.key_set_url.clone(),
-            keyid: keyid.clone(),
+        let key = set.get(&keyid).ok_or_else(|| {
+            if set.withheld.contains(&keyid) {
+                Error::Directory(DirectoryError::KeyNotProven {
+                    url: url.key_set_url.clone(),
+                    keyid: keyid.clone(),
+                })
+            } else {
+                Error::UnknownKey {
+                    url: url.key_set_url.clone(),
+                    keyid: keyid.clone(),
+                }
+            }
         })?;
         let trusted = TrustedKey::new(key.clone(), KeySource::Discovered(url.key_set_url.clone()));
         let r = self.verify_one(msg, &hp, trusted, now)?;
