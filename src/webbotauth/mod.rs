@@ -839,7 +839,9 @@ pub trait KeyDirectory: Send + Sync {
     /// (connection, DNS or TLS failure, SSRF refusal, redirect, a status other than 200, too
     /// large, timeout, wrong media type) or why the set is refused (malformed, too many keys, a
     /// `kid` that is not the thumbprint, a directory signature that does not verify or is missing
-    /// when required), unless the last good set for the URL is still within its `max_stale`.
+    /// when required), or [`DirectoryError::Busy`] when it already has its most fetches in
+    /// progress, unless the last good set for the URL is still within its `max_stale`; a failure
+    /// is answered again, without fetching, for its `failure_ttl`.
     fn key_set(&self, url: &AgentUrl) -> Result<Arc<KeySet>, DirectoryError>;
 }
 

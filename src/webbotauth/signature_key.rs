@@ -62,7 +62,8 @@ pub trait JwksUriResolver: Send + Sync {
     /// [`DirectoryError`] when the key cannot be obtained. The network resolver,
     /// `crate::net::webbotauth::DirectoryClient`, answers why the fetch of either document failed
     /// (connection, DNS or TLS failure, SSRF refusal, redirect, a status other than 200, too
-    /// large, timeout); [`DirectoryError::Malformed`] for a metadata document that is not strict
+    /// large, timeout, or [`DirectoryError::Busy`] when it already has its most fetches in
+    /// progress); [`DirectoryError::Malformed`] for a metadata document that is not strict
     /// I-JSON or has no `https` `jwks_uri`, for a JWK Set that cannot be read, or for a key it
     /// cannot use; [`DirectoryError::TooManyKeys`] for a set of more than
     /// [`MAX_KEYS`](super::directory::MAX_KEYS) keys; and [`DirectoryError::NotKnown`] when the
