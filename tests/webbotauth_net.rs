@@ -225,6 +225,44 @@ fn required_proof_and_failed_refetch_keeps_the_good_set() {
     assert_eq!(e.srv.hit_count(WELL_KNOWN_PATH), 3);
 }
 
+/// With `require_proof`, every key used must have signed the directory
+/// itself (Appendix B.1): a directory listing two keys and signed by one
+/// vouches for that one only; the other is withheld, and a request it
+/// signed fails with `directory-key-not-proven`. Without `require_proof`
+/// both keys verify (section 5.5: a fetched key MAY be used without a
+/// proof).
+#[test]
+fn required_proof_is_required_of_every_key_used() {
+    let e = env();
+    let signer = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    let other = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    let body = directory_body(&[signer.verifying_key(), other.verifying_key()]);
+    let authority = format!("agent.example:{}", e.srv.port);
+    let mut r = Resp::ok(MEDIA_TYPE, body.clone());
+    r.headers.clear();
+    for (n, v) in
+        directory_headers(&body, &authority, &[&signer], now() - 10, now() + 3600).unwrap()
+    {
+        r = r.header(&n.to_ascii_lowercase(), &v);
+    }
+    e.srv.route(WELL_KNOWN_PATH, r);
+    let strict = client(&e).require_proof(true);
+    let ok = verify(&strict, &signed_request(&e, &signer));
+    assert_eq!(ok.status(), Status::Verified, "{:?}", ok.first_error());
+    let refused = verify(&strict, &signed_request(&e, &other));
+    assert_eq!(code(&refused), "directory-key-not-proven");
+    let url =
+        agentsig::webbotauth::resolve_agent_url(&e.srv.url("agent.example", ""), None).unwrap();
+    let set = strict.key_set(&url).unwrap();
+    assert_eq!(set.keys.len(), 1);
+    assert_eq!(set.withheld, [other.verifying_key().thumbprint()]);
+    let lax = client(&e);
+    assert_eq!(
+        verify(&lax, &signed_request(&e, &other)).status(),
+        Status::Verified
+    );
+}
+
 /// The SSRF guard applies: without the private-network opt-in a loopback
 /// directory is refused before connecting.
 #[test]

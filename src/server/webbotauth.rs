@@ -364,19 +364,28 @@ where
                 Ok(m) => {
                     let c = cfg.clone();
                     let now = crate::clock::Clock::now(&crate::clock::SystemClock);
+                    // A request with no web-bot-auth signature, or whose
+                    // signatures fail a check needing no key, is decided
+                    // here: it never waits for a blocking thread that
+                    // requests naming slow directories may all hold.
+                    let decided = cfg.verifier.decide_without_keys(&m, now);
                     // The directory may fetch over the network (blocking I/O).
-                    let report = tokio::task::spawn_blocking(move || {
-                        let verify = || c.verifier.verify(&m, c.directory.as_ref(), now);
-                        #[cfg(feature = "net")]
-                        let r = crate::net::fetch::with_deadline(
-                            std::time::Instant::now() + c.verify_deadline,
-                            verify,
-                        );
-                        #[cfg(not(feature = "net"))]
-                        let r = verify();
-                        r
-                    })
-                    .await;
+                    let report = if let Some(r) = decided {
+                        Ok(r)
+                    } else {
+                        tokio::task::spawn_blocking(move || {
+                            let verify = || c.verifier.verify(&m, c.directory.as_ref(), now);
+                            #[cfg(feature = "net")]
+                            let r = crate::net::fetch::with_deadline(
+                                std::time::Instant::now() + c.verify_deadline,
+                                verify,
+                            );
+                            #[cfg(not(feature = "net"))]
+                            let r = verify();
+                            r
+                        })
+                        .await
+                    };
                     match report {
                         Err(_) => Err("verification-failed"),
                         Ok(r) => match (r.status(), r.verified()) {

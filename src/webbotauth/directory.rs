@@ -227,6 +227,7 @@ pub fn parse_key_set(url: &AgentUrl, body: &[u8]) -> Result<KeySet, DirectoryErr
         url: url.key_set_url.clone(),
         keys,
         proven_by: Vec::new(),
+        withheld: Vec::new(),
     })
 }
 

@@ -281,6 +281,24 @@ pub enum DirectoryError {
     /// (each may cost a fetch, and nothing is verified yet).
     #[error("{0}: more than {MAX_KEY_SETS_PER_REQUEST} key sets named by one request")]
     TooManyKeySets(String),
+    /// The key set is not being fetched: the verifier already has its most
+    /// key-set fetches in progress at once (`DirectoryClient::max_fetches`),
+    /// and a verification needing one more fails at once rather than
+    /// queueing behind directories that may never answer.
+    #[error("{0} was not fetched: the verifier has its most key-set fetches in progress; try again shortly")]
+    Busy(String),
+    /// The directory lists the key, but no directory response signature
+    /// made by that key (Appendix B.1) came with it, and the client
+    /// requires every key used to prove the directory
+    /// (`DirectoryClient::require_proof`): a proof by another key of the
+    /// same directory does not vouch for this one.
+    #[error("the directory at {url} carries no response signature by key {keyid}, which the client requires of every key it uses")]
+    KeyNotProven {
+        /// The key-set URL.
+        url: String,
+        /// The key's thumbprint (the signature's keyid).
+        keyid: String,
+    },
 }
 
 impl DirectoryError {
@@ -301,6 +319,8 @@ impl DirectoryError {
             DirectoryError::DirectorySignatureMissing(_) => "directory-signature-missing",
             DirectoryError::NotKnown(_) => "directory-unknown",
             DirectoryError::TooManyKeySets(_) => "too-many-key-sets",
+            DirectoryError::Busy(_) => "directory-busy",
+            DirectoryError::KeyNotProven { .. } => "directory-key-not-proven",
         }
     }
 }
@@ -889,6 +909,10 @@ pub struct KeySet {
     /// The labels of the directory response signatures that verified, if
     /// the set came with any (Appendix B).
     pub proven_by: Vec<String>,
+    /// Thumbprints of keys the directory lists but that are not used, for
+    /// want of a directory response signature of their own (a client that
+    /// requires one of every key, Appendix B.1); they are not in `keys`.
+    pub withheld: Vec<String>,
 }
 
 impl KeySet {
@@ -911,7 +935,9 @@ pub trait KeyDirectory: Send + Sync {
     /// (connection, DNS or TLS failure, SSRF refusal, redirect, a status other than 200, too
     /// large, timeout, wrong media type) or why the set is refused (malformed, too many keys, a
     /// `kid` that is not the thumbprint, a directory signature that does not verify or is missing
-    /// when required), unless the last good set for the URL is still within its `max_stale`.
+    /// when required), or [`DirectoryError::Busy`] when it already has its most fetches in
+    /// progress, unless the last good set for the URL is still within its `max_stale`; a failure
+    /// is answered again, without fetching, for its `failure_ttl`.
     fn key_set(&self, url: &AgentUrl) -> Result<Arc<KeySet>, DirectoryError>;
 }
 
@@ -919,24 +945,38 @@ pub trait KeyDirectory: Send + Sync {
 /// distinct key sets: one per request being verified.
 struct Budgeted<'a> {
     inner: &'a dyn KeyDirectory,
-    consulted: std::sync::Mutex<Vec<String>>,
+    consulted: KeySetBudget,
 }
 
 impl KeyDirectory for Budgeted<'_> {
     fn key_set(&self, url: &AgentUrl) -> Result<Arc<KeySet>, DirectoryError> {
-        {
-            let mut seen = match self.consulted.lock() {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
-            if !seen.contains(&url.key_set_url) {
-                if seen.len() >= MAX_KEY_SETS_PER_REQUEST {
-                    return Err(DirectoryError::TooManyKeySets(url.key_set_url.clone()));
-                }
-                seen.push(url.key_set_url.clone());
-            }
-        }
+        self.consulted.admit(&url.key_set_url)?;
         self.inner.key_set(url)
+    }
+}
+
+/// The distinct key sources (key-set URLs, `Signature-Key` signers) one
+/// request has made a verifier consult: at most
+/// [`MAX_KEY_SETS_PER_REQUEST`].
+#[derive(Debug, Default)]
+pub(crate) struct KeySetBudget(std::sync::Mutex<Vec<String>>);
+
+impl KeySetBudget {
+    /// Admit `source` (again, or as one of the first
+    /// [`MAX_KEY_SETS_PER_REQUEST`]), or refuse it with
+    /// [`DirectoryError::TooManyKeySets`].
+    pub(crate) fn admit(&self, source: &str) -> Result<(), DirectoryError> {
+        let mut seen = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !seen.iter().any(|s| s == source) {
+            if seen.len() >= MAX_KEY_SETS_PER_REQUEST {
+                return Err(DirectoryError::TooManyKeySets(source.to_owned()));
+            }
+            seen.push(source.to_owned());
+        }
+        Ok(())
     }
 }
 
@@ -958,6 +998,7 @@ impl StaticDirectory {
             url: key_set_url.to_owned(),
             keys,
             proven_by: Vec::new(),
+            withheld: Vec::new(),
         }));
     }
     /// Builder form of [`StaticDirectory::insert`].
@@ -1204,20 +1245,88 @@ impl WebBotAuthVerifier {
         trusted: TrustedKey,
         now: i64,
     ) -> Result<crate::httpsig::LabelResult, Error> {
-        let mut cx = crate::policy::Context::new(Arc::new(OneKey(trusted)));
+        let mut cx = self.context(Arc::new(OneKey(trusted)), now);
+        cx.replay = self.replay.clone();
+        let r = Self::one_result(&cx, hp, msg)?;
+        r.outcome.clone().map_err(Error::Signature)?;
+        Ok(r)
+    }
+
+    /// The RFC 9421 context of this verifier (algorithms, skew, `now`)
+    /// over `keys`, without the replay store.
+    fn context(&self, keys: Arc<dyn KeyResolver>, now: i64) -> crate::policy::Context {
+        let mut cx = crate::policy::Context::new(keys);
         cx.algorithms = self.policy.algorithms.clone();
         cx.skew = self.policy.skew;
         cx.clock = Arc::new(crate::clock::FixedClock(now));
-        cx.replay = self.replay.clone();
+        cx
+    }
+
+    /// The result of the one label `hp` selects.
+    fn one_result(
+        cx: &crate::policy::Context,
+        hp: &HttpPolicy,
+        msg: &Message,
+    ) -> Result<crate::httpsig::LabelResult, Error> {
         let rep =
-            crate::httpsig::report(&cx, hp, msg, None).map_err(|e| Error::Header(e.to_string()))?;
-        let r = rep
-            .results
+            crate::httpsig::report(cx, hp, msg, None).map_err(|e| Error::Header(e.to_string()))?;
+        rep.results
             .into_iter()
             .next()
-            .ok_or_else(|| Error::Header("no result".into()))?;
-        r.outcome.clone().map_err(Error::Signature)?;
-        Ok(r)
+            .ok_or_else(|| Error::Header("no result".into()))
+    }
+
+    /// Every RFC 9421 check of the label `hp` selects that needs no key
+    /// (section 3.2 steps 1 to 5 and 7: the fields, the label, the
+    /// parameters, the tag, the time window, the covered components, the
+    /// authority, the signature base), without the replay store: `Ok` when
+    /// the label reaches the choice of its key, so that fetching that key
+    /// can make a difference.
+    fn precheck(&self, msg: &Message, hp: &HttpPolicy, now: i64) -> Result<(), Error> {
+        let probe = Arc::new(Probe::default());
+        let cx = self.context(probe.clone(), now);
+        let r = Self::one_result(&cx, hp, msg)?;
+        if probe.0.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(());
+        }
+        r.outcome.map_err(Error::Signature)
+    }
+
+    /// The report of a request that can be decided without any key set,
+    /// without I/O: one with no `web-bot-auth` signature, or one whose
+    /// every such signature fails a check made before its key set is looked
+    /// up (see [`WebBotAuthVerifier::verify`]). `None` when a key set
+    /// could make a signature verify: [`WebBotAuthVerifier::verify`] then
+    /// decides, with a [`KeyDirectory`] that may fetch. A gate answers the
+    /// requests this decides without handing them to a thread that may
+    /// block on the network.
+    pub fn decide_without_keys(&self, msg: &Message, now: i64) -> Option<Report> {
+        let probe = AskedDirectory::default();
+        let report = self.verify(msg, &probe, now);
+        (!probe.0.load(std::sync::atomic::Ordering::Relaxed)).then_some(report)
+    }
+}
+
+/// A key resolver that holds no key and records that it was asked: a label
+/// that reaches the choice of its key passed every check made before it.
+#[derive(Debug, Default)]
+struct Probe(std::sync::atomic::AtomicBool);
+
+impl KeyResolver for Probe {
+    fn resolve(&self, _req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError> {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(Vec::new())
+    }
+}
+
+/// A key directory that holds no set and records that it was asked.
+#[derive(Debug, Default)]
+struct AskedDirectory(std::sync::atomic::AtomicBool);
+
+impl KeyDirectory for AskedDirectory {
+    fn key_set(&self, url: &AgentUrl) -> Result<Arc<KeySet>, DirectoryError> {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        Err(DirectoryError::NotKnown(url.key_set_url.clone()))
     }
 }
 
@@ -1270,7 +1379,7 @@ impl WebBotAuthVerifier {
         };
         let dir = Budgeted {
             inner: dir,
-            consulted: std::sync::Mutex::new(Vec::new()),
+            consulted: KeySetBudget::default(),
         };
         for c in candidates {
             let mut agent = None;
@@ -1362,15 +1471,9 @@ impl WebBotAuthVerifier {
             .keyid
             .clone()
             .ok_or(Error::Signature(SigError::MissingParam("keyid")))?;
-        let set = dir.key_set(&url)?;
-        let key = set.get(&keyid).ok_or_else(|| Error::UnknownKey {
-            url: url.key_set_url.clone(),
-            keyid: keyid.clone(),
-        })?;
         if self.policy.reject_test_keys && RFC9421_TEST_KEYS.contains(&keyid.as_str()) {
             return Err(Error::TestKey(keyid));
         }
-        let trusted = TrustedKey::new(key.clone(), KeySource::Discovered(url.key_set_url.clone()));
         let mut hp = HttpPolicy::new();
         hp.labels = Some(vec![c.label.clone()]);
         hp.expected_tag = Some(TAG.into());
@@ -1390,6 +1493,24 @@ impl WebBotAuthVerifier {
             ComponentId::derived(Derived::TargetUri),
         ];
         hp.authorities = self.policy.authorities.clone();
+        // The key set may be a fetch the request itself names: it is made
+        // only for a signature that passes every check needing no key.
+        self.precheck(msg, &hp, now)?;
+        let set = dir.key_set(&url)?;
+        let key = set.get(&keyid).ok_or_else(|| {
+            if set.withheld.contains(&keyid) {
+                Error::Directory(DirectoryError::KeyNotProven {
+                    url: url.key_set_url.clone(),
+                    keyid: keyid.clone(),
+                })
+            } else {
+                Error::UnknownKey {
+                    url: url.key_set_url.clone(),
+                    keyid: keyid.clone(),
+                }
+            }
+        })?;
+        let trusted = TrustedKey::new(key.clone(), KeySource::Discovered(url.key_set_url.clone()));
         let r = self.verify_one(msg, &hp, trusted, now)?;
         Ok(VerifiedAgent {
             label: c.label.clone(),

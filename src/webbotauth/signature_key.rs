@@ -62,7 +62,8 @@ pub trait JwksUriResolver: Send + Sync {
     /// [`DirectoryError`] when the key cannot be obtained. The network resolver,
     /// `crate::net::webbotauth::DirectoryClient`, answers why the fetch of either document failed
     /// (connection, DNS or TLS failure, SSRF refusal, redirect, a status other than 200, too
-    /// large, timeout); [`DirectoryError::Malformed`] for a metadata document that is not strict
+    /// large, timeout, or [`DirectoryError::Busy`] when it already has its most fetches in
+    /// progress); [`DirectoryError::Malformed`] for a metadata document that is not strict
     /// I-JSON or has no `https` `jwks_uri`, for a JWK Set that cannot be read, or for a key it
     /// cannot use; [`DirectoryError::TooManyKeys`] for a set of more than
     /// [`MAX_KEYS`](super::directory::MAX_KEYS) keys; and [`DirectoryError::NotKnown`] when the
@@ -191,6 +192,11 @@ impl WebBotAuthVerifier {
     /// Verify the signatures a `Signature-Key` field names (see the module
     /// documentation). `jwks` resolves `jwks_uri` members; without it they
     /// fail with `directory-unknown`. One result per member, in order.
+    /// Each `jwks_uri` signer costs two fetches made before its signature
+    /// can be checked, so one request gets at most
+    /// [`MAX_KEY_SETS_PER_REQUEST`](super::MAX_KEY_SETS_PER_REQUEST)
+    /// distinct signers resolved, as for key directories; a member naming
+    /// one more fails with `too-many-key-sets`, unresolved.
     ///
     /// # Errors
     /// [`Error::SignatureAgentMalformed`] when the `Signature-Key` field is malformed (see
@@ -203,6 +209,11 @@ impl WebBotAuthVerifier {
         now: i64,
     ) -> Result<SignatureKeyResults, Error> {
         let members = parse(msg)?;
+        let budgeted = jwks.map(|inner| Budgeted {
+            inner,
+            consulted: super::KeySetBudget::default(),
+        });
+        let jwks = budgeted.as_ref().map(|b| b as &dyn JwksUriResolver);
         Ok(members
             .into_iter()
             .map(|(label, scheme)| {
@@ -323,6 +334,23 @@ impl WebBotAuthVerifier {
             thumbprint,
             alg,
         })
+    }
+}
+
+/// A [`JwksUriResolver`] that resolves at most
+/// [`MAX_KEY_SETS_PER_REQUEST`](super::MAX_KEY_SETS_PER_REQUEST) distinct
+/// signers (`id` and `dwk`): one per request being verified.
+struct Budgeted<'a> {
+    inner: &'a dyn JwksUriResolver,
+    consulted: super::KeySetBudget,
+}
+
+impl JwksUriResolver for Budgeted<'_> {
+    fn jwks_uri_key(&self, id: &str, dwk: &str, kid: &str) -> Result<VerifyingKey, DirectoryError> {
+        // The signer's metadata URL names it (`id` and `dwk`).
+        self.consulted
+            .admit(&format!("{}/.well-known/{dwk}", id.trim_end_matches('/')))?;
+        self.inner.jwks_uri_key(id, dwk, kid)
     }
 }
 
