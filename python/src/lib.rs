@@ -131,7 +131,8 @@ impl Failure {
 /// (`DirectoryError::code`): the network, TLS, the SSRF guard, the HTTP
 /// exchange (`docs/web-bot-auth.md`: "the fetch"); raised as `FetchError`.
 /// A directory fetched and refused for its content stays `NotVerified`.
-const FETCH_CODES: [&str; 6] = [
+const FETCH_CODES: [&str; 7] = [
+    "directory-busy",
     "directory-fetch-failed",
     "directory-refused",
     "directory-redirect",
