@@ -234,7 +234,7 @@ const CASES: &[Case] = &[
     (MCP, "/name", "mcp/name", &[("/name", r#""a/b/c""#)]),
     (MCP, "/name", "mcp/name", &[("/name", r#""/x""#)]),
     (MCP, "/version", "mcp/required", &[("/version", R)]),
-    (MCP, "/version", "mcp/length", &[("/version", &LONG_256)]),
+    (MCP, "/version", "mcp/length", &[("/version", LONG_256)]),
     (MCP, "/description", "mcp/required", &[("/description", R)]),
     (MCP, "/description", "mcp/length", &[("/description", r#""""#)]),
     (MCP, "/title", J, &[("/title", "1")]),

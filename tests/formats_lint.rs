@@ -431,7 +431,7 @@ use Format::{
     Awp as AWP, Woa as WOA,
 };
 
-use lint_support::{edit, Case};
+use lint_support::Case;
 
 /// For each row of `formats::RULES` (format, pointer pattern, code):
 /// edits to the format's shipped example that break exactly that rule.

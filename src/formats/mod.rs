@@ -32,6 +32,8 @@ pub use catalog_lint::{
     SERVER_CARD_COMMIT, SERVER_CARD_SCHEMA, SUPPORTED_CATALOG_MAJOR,
 };
 
+pub(crate) use catalog_lint::entry_media_type;
+
 use std::fmt;
 use std::str::FromStr;
 
