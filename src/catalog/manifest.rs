@@ -293,3 +293,144 @@ pub(crate) fn verify_manifest(
         }
     }
 }
+
+/// Which Trust Manifests of a catalog [`sign_catalog`] signs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SignTarget {
+    /// Every entry of the catalog (not those of nested inline catalogs:
+    /// their publisher signs them).
+    Every,
+    /// The entries with this `identifier`, and this `version` when given.
+    Entry {
+        /// The entry's `identifier`.
+        identifier: String,
+        /// Its `version`; needed when several entries share the identifier.
+        version: Option<String>,
+    },
+    /// The `host` object's manifest.
+    Host,
+}
+
+/// Why [`sign_catalog`] signed nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignCatalogError {
+    /// The document is not a catalog object with an `entries` array.
+    #[error("not an AI Catalog: a JSON object with an \"entries\" array is expected")]
+    NotACatalog,
+    /// No entry has that identifier (and version).
+    #[error("no entry has identifier {q0}{q1}", q0 = crate::text::quoted(.0), q1 = .1.as_deref().map(|v| format!(" and version {}", crate::text::quoted(v))).unwrap_or_default())]
+    NoSuchEntry(String, Option<String>),
+    /// Several entries share the identifier and no version was given.
+    #[error("{1} entries have identifier {q0}: give --version to choose one", q0 = crate::text::quoted(.0))]
+    Ambiguous(String, usize),
+    /// `--host` on a catalog without `host`, or a host without `identifier`
+    /// and without a manifest naming its identity.
+    #[error("the catalog has no host, or its host has no \"identifier\" to make the manifest's identity from: add host.identifier")]
+    NoHostIdentity,
+    /// An entry without a string `identifier`.
+    #[error("entry {0} has no string \"identifier\", so its manifest has no identity")]
+    NoIdentifier(usize),
+    /// An existing manifest whose identity is not the entry's identifier:
+    /// signing it would publish a manifest every consumer MUST reject.
+    #[error("entry {0}: its Trust Manifest identity {q1} is not the entry identifier {q2} (AI Catalog \"Identity\"); fix the manifest", q1 = crate::text::quoted(.1), q2 = crate::text::quoted(.2))]
+    IdentityMismatch(usize, String, String),
+    /// Signing one manifest failed.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+}
+
+/// Sign the Trust Manifests `target` names in `doc`, creating a missing
+/// manifest with `identity` = the entry's `identifier` (or the host's
+/// `identifier`); returns the RFC 6901 pointers of the manifests signed.
+/// `doc` is changed only when every signature was made.
+///
+/// # Errors
+/// [`SignCatalogError`].
+pub fn sign_catalog(
+    doc: &mut Value,
+    key: &SigningKey,
+    target: &SignTarget,
+) -> Result<Vec<String>, SignCatalogError> {
+    let mut work = doc.clone();
+    let mut signed = Vec::new();
+    if *target == SignTarget::Host {
+        let host = work
+            .get_mut("host")
+            .and_then(Value::as_object_mut)
+            .ok_or(SignCatalogError::NoHostIdentity)?;
+        if !host.contains_key("trustManifest") {
+            let id = host
+                .get("identifier")
+                .and_then(Value::as_str)
+                .ok_or(SignCatalogError::NoHostIdentity)?;
+            host.insert("trustManifest".into(), new_manifest(id));
+        }
+        if let Some(m) = host.get_mut("trustManifest") {
+            sign_manifest(m, key)?;
+        }
+        signed.push("/host/trustManifest".to_owned());
+        *doc = work;
+        return Ok(signed);
+    }
+    let entries = work
+        .get_mut("entries")
+        .and_then(Value::as_array_mut)
+        .ok_or(SignCatalogError::NotACatalog)?;
+    let chosen: Vec<usize> = match target {
+        SignTarget::Entry {
+            identifier,
+            version,
+        } => {
+            let hits: Vec<usize> = entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.get("identifier").and_then(Value::as_str) == Some(identifier))
+                .filter(|(_, e)| {
+                    version.is_none()
+                        || e.get("version").and_then(Value::as_str) == version.as_deref()
+                })
+                .map(|(i, _)| i)
+                .collect();
+            match hits.len() {
+                0 => {
+                    return Err(SignCatalogError::NoSuchEntry(
+                        identifier.clone(),
+                        version.clone(),
+                    ))
+                }
+                1 => hits,
+                n => return Err(SignCatalogError::Ambiguous(identifier.clone(), n)),
+            }
+        }
+        _ => (0..entries.len()).collect(),
+    };
+    for i in chosen {
+        let Some(entry) = entries.get_mut(i).and_then(Value::as_object_mut) else {
+            return Err(SignCatalogError::NoIdentifier(i));
+        };
+        let id = entry
+            .get("identifier")
+            .and_then(Value::as_str)
+            .ok_or(SignCatalogError::NoIdentifier(i))?
+            .to_owned();
+        let m = entry
+            .entry("trustManifest")
+            .or_insert_with(|| new_manifest(&id));
+        match m.get("identity").and_then(Value::as_str) {
+            Some(identity) if identity != id => {
+                return Err(SignCatalogError::IdentityMismatch(
+                    i,
+                    identity.to_owned(),
+                    id,
+                ))
+            }
+            _ => {}
+        }
+        sign_manifest(m, key)?;
+        signed.push(format!("/entries/{i}/trustManifest"));
+    }
+    *doc = work;
+    Ok(signed)
+}

@@ -35,7 +35,9 @@ mod outcome;
 pub mod verify;
 
 pub use crate::formats::{AI_CATALOG_COMMIT, SERVER_CARD_COMMIT};
-pub use manifest::{canonical_manifest, sign_manifest, ManifestError};
+pub use manifest::{
+    canonical_manifest, sign_catalog, sign_manifest, ManifestError, SignCatalogError, SignTarget,
+};
 pub use outcome::{Outcome, Status};
 pub use verify::{CatalogError, CatalogOptions, CatalogReport, EntryResult};
 

@@ -177,6 +177,21 @@ impl CatalogReport {
     }
 }
 
+/// Read a catalog document: refused above [`CatalogOptions::max_bytes`]
+/// before it is parsed, then strict I-JSON.
+///
+/// # Errors
+/// [`CatalogError`] when the document is too large or not strict JSON.
+pub fn parse_catalog(bytes: &[u8], opts: &CatalogOptions) -> Result<Value, CatalogError> {
+    if bytes.len() > opts.max_bytes {
+        return Err(CatalogError::TooLarge {
+            len: bytes.len(),
+            max: opts.max_bytes,
+        });
+    }
+    Ok(crate::json::parse_strict(bytes)?)
+}
+
 /// Verify a catalog document under `cx` (keys, algorithm allow-list) and
 /// `policy`; the one public way is
 /// [`Verifier::verify_catalog`](crate::verifier::Verifier::verify_catalog).
@@ -190,13 +205,7 @@ pub(crate) fn verify_catalog(
     bytes: &[u8],
     opts: &CatalogOptions,
 ) -> Result<CatalogReport, CatalogError> {
-    if bytes.len() > opts.max_bytes {
-        return Err(CatalogError::TooLarge {
-            len: bytes.len(),
-            max: opts.max_bytes,
-        });
-    }
-    let doc = crate::json::parse_strict(bytes)?;
+    let doc = parse_catalog(bytes, opts)?;
     let mut w = Walk {
         cx,
         policy,

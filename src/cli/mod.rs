@@ -39,6 +39,7 @@ macro_rules! errln {
 }
 
 mod batch;
+mod catalog;
 mod delegation;
 mod http;
 mod keygen;

@@ -133,6 +133,29 @@ pub struct SignArgs {
     /// goes into its details instead.
     #[arg(long)]
     json: bool,
+    /// For an AI Catalog: sign the Trust Manifest of the entry with this identifier (a missing
+    /// manifest is created with identity = IDENTIFIER). Default: every entry's. The catalog is
+    /// written in place (or to --out).
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "IDENTIFIER",
+        conflicts_with = "host"
+    )]
+    entry: Option<String>,
+    /// For an AI Catalog, with --entry: the entry's version, when several entries share the
+    /// identifier.
+    #[arg(
+        long = "version",
+        allow_hyphen_values = true,
+        value_name = "V",
+        requires = "entry"
+    )]
+    entry_version: Option<String>,
+    /// For an AI Catalog: sign the host's Trust Manifest (created with identity =
+    /// host.identifier when missing).
+    #[arg(long)]
+    host: bool,
 }
 
 impl SignArgs {
@@ -254,6 +277,21 @@ pub fn sign(a: SignArgs) -> CliResult {
     rep.detail("signers", signers_detail(&keys));
     if format == Some(agentsig::formats::Format::A2a) && !a.detached {
         return sign_a2a_card(&a, &input, &content_type, &keys, rep);
+    }
+    if format == Some(agentsig::formats::Format::AiCatalog) && !a.detached {
+        let target = super::catalog::target(a.entry.as_deref(), a.entry_version.as_deref(), a.host);
+        return super::catalog::sign(
+            &a.file,
+            &input,
+            a.out.as_deref(),
+            &keys,
+            &target,
+            rep,
+            a.json,
+        );
+    }
+    if a.entry.is_some() || a.host {
+        return Err(CliError::usage("--entry and --host apply to an AI Catalog"));
     }
     let form = if a.json_serialization || keys.len() > 1 {
         JwsForm::General
@@ -660,6 +698,25 @@ pub fn verify(a: VerifyArgs) -> CliResult {
     }
     let input = read_input(&a.file)?;
     if a.jws.is_none() {
+        if let Ok((agentsig::formats::Format::AiCatalog, _)) =
+            agentsig::formats::detect_bytes(&input)
+        {
+            return super::catalog::verify(
+                &super::catalog::VerifyCatalog {
+                    file: &a.file,
+                    trust: &a.trust,
+                    typ: &a.typ,
+                    #[cfg(feature = "net")]
+                    require_signed: a.net.require_signed,
+                    #[cfg(not(feature = "net"))]
+                    require_signed: false,
+                    json: a.json,
+                    #[cfg(feature = "net")]
+                    fetcher: Some(a.net.fetch.fetcher()?),
+                },
+                &input,
+            );
+        }
         if let Ok((agentsig::formats::Format::A2a, card)) = agentsig::formats::detect_bytes(&input)
         {
             let detached_beside = a.file != "-"
