@@ -269,6 +269,33 @@ impl Verifier {
         crate::catalog::verify::verify_catalog(&self.cx, &self.jws, catalog, opts)
     }
 
+    /// [`Verifier::verify_catalog`] of the catalog fetched from `url`, its
+    /// entries referenced by `url` (nested catalogs, A2A cards, MCP Server
+    /// Cards) fetched through `fetch`, nested catalogs to
+    /// [`CatalogOptions::max_depth`](crate::catalog::CatalogOptions::max_depth)
+    /// levels with cycles refused. The `net` feature's
+    /// [`verify_catalog_url`](crate::net::catalog::verify_catalog_url)
+    /// supplies the SSRF-guarded fetcher.
+    ///
+    /// # Errors
+    /// As [`Verifier::verify_catalog`].
+    pub fn verify_catalog_from(
+        &self,
+        catalog: &[u8],
+        url: &str,
+        fetch: &mut dyn crate::catalog::Fetch,
+        opts: &crate::catalog::CatalogOptions,
+    ) -> Result<crate::catalog::CatalogReport, crate::catalog::CatalogError> {
+        crate::catalog::verify::verify_catalog_with(
+            &self.cx,
+            &self.jws,
+            catalog,
+            opts,
+            Some(url),
+            Some(fetch),
+        )
+    }
+
     /// Verify one Trust Manifest (see [`Verifier::verify_catalog`]); when
     /// `identifier` is given (the entry's), the manifest's `identity` must
     /// equal it.

@@ -445,3 +445,173 @@ fn too_many_entries_are_refused() {
         .expect("why")
         .contains("catalog/too-many-entries"));
 }
+
+/// Catalogs referenced by `url`, fetched through a map (the `net` feature
+/// supplies the SSRF-guarded fetcher): counts the fetches.
+struct MapFetch {
+    docs: std::collections::BTreeMap<String, Vec<u8>>,
+    fetched: Vec<String>,
+}
+
+impl catalog::Fetch for MapFetch {
+    fn fetch(&mut self, url: &str, _accept: &str) -> Result<Vec<u8>, String> {
+        self.fetched.push(url.to_owned());
+        self.docs
+            .get(url)
+            .cloned()
+            .ok_or_else(|| format!("404 {url}"))
+    }
+}
+
+/// Verify `doc`, fetched from `url`, its entries by URL through `f`.
+fn fetch_verify(v: &Verifier, doc: &Value, url: &str, f: &mut MapFetch) -> catalog::CatalogReport {
+    v.verify_catalog_from(
+        doc.to_string().as_bytes(),
+        url,
+        f,
+        &CatalogOptions::default(),
+    )
+    .expect("read")
+}
+
+fn by_url(id: &str, url: &str) -> Value {
+    json!({"identifier": id, "displayName": "N", "mediaType": "application/ai-catalog+json", "url": url})
+}
+
+fn map_fetch(docs: &[(&str, Value)]) -> MapFetch {
+    MapFetch {
+        docs: docs
+            .iter()
+            .map(|(u, d)| (u.to_string(), d.to_string().into_bytes()))
+            .collect(),
+        fetched: Vec::new(),
+    }
+}
+
+/// A chain root -> c2 -> c3 -> c4 verifies (level 4); one more level is
+/// refused without fetching it.
+#[test]
+fn fetched_nesting_stops_at_level_four() {
+    let (ka, kb) = (key("a1"), key("b1"));
+    let v = verifier(&ka, &kb);
+    let u = |n: usize| format!("https://example.com/c{n}.json");
+    let chain = |levels: usize| {
+        let mut docs = Vec::new();
+        for n in 1..=levels {
+            let entries = if n < levels {
+                vec![by_url(&format!("urn:c{}", n + 1), &u(n + 1))]
+            } else {
+                vec![
+                    json!({"identifier": "urn:leaf", "displayName": "L", "mediaType": "application/zip", "url": "https://example.com/l.zip"}),
+                ]
+            };
+            docs.push((u(n), json!({"specVersion": "1.0", "entries": entries})));
+        }
+        docs
+    };
+    // Verify the chain of `levels` catalogs: the report and the URLs fetched.
+    let run_chain = |levels: usize| {
+        let docs = chain(levels);
+        let refs: Vec<(&str, Value)> = docs.iter().map(|(a, b)| (a.as_str(), b.clone())).collect();
+        let mut f = map_fetch(&refs);
+        let root = docs[0].1.to_string();
+        let r = v
+            .verify_catalog_from(root.as_bytes(), &u(1), &mut f, &CatalogOptions::default())
+            .expect("read");
+        (r, f)
+    };
+    let (r, f) = run_chain(4);
+    assert!(r.verified(), "{:?}", r.first_failure());
+    assert_eq!(f.fetched, vec![u(2), u(3), u(4)]);
+    assert_eq!(r.entries.last().map(|e| e.depth), Some(4));
+    assert!(r
+        .entries
+        .last()
+        .is_some_and(|e| e.pointer == format!("{}#/entries/0", u(4))));
+
+    let (r, f) = run_chain(5);
+    assert!(!r.verified());
+    assert!(
+        r.first_failure().expect("why").contains("level 5"),
+        "{:?}",
+        r.first_failure()
+    );
+    assert_eq!(
+        f.fetched,
+        vec![u(2), u(3), u(4)],
+        "level 5 is never fetched"
+    );
+}
+
+/// A catalog that (indirectly) lists itself is a cycle, refused; a catalog
+/// listed twice (a diamond) is fetched and checked once.
+#[test]
+fn fetched_cycles_are_refused_and_diamonds_fetched_once() {
+    let (ka, kb) = (key("a1"), key("b1"));
+    let v = verifier(&ka, &kb);
+    let (root, a, b) = (
+        "https://example.com/.well-known/ai-catalog.json",
+        "https://example.com/a.json",
+        "https://example.com/b.json",
+    );
+    let root_doc = json!({"specVersion": "1.0", "entries": [by_url("urn:a", a)]});
+    let a_doc = json!({"specVersion": "1.0", "entries": [by_url("urn:root", root)]});
+    let mut f = map_fetch(&[(a, a_doc)]);
+    let r = fetch_verify(&v, &root_doc, root, &mut f);
+    assert!(!r.verified());
+    assert!(
+        r.first_failure().expect("why").contains("cycle"),
+        "{:?}",
+        r.first_failure()
+    );
+    assert_eq!(f.fetched, vec![a.to_owned()]);
+
+    let leaf = json!({"specVersion": "1.0", "entries": []});
+    let diamond =
+        json!({"specVersion": "1.0", "entries": [by_url("urn:a", a), by_url("urn:b", b)]});
+    let a_doc = json!({"specVersion": "1.0", "entries": [by_url("urn:b2", b)]});
+    let mut f = map_fetch(&[(a, a_doc), (b, leaf)]);
+    let r = fetch_verify(&v, &diamond, root, &mut f);
+    assert!(r.verified(), "{:?}", r.first_failure());
+    assert_eq!(
+        f.fetched,
+        vec![a.to_owned(), b.to_owned()],
+        "b fetched once"
+    );
+    assert!(r
+        .entries
+        .iter()
+        .any(|e| e.artifact.message.contains("already verified")));
+}
+
+/// The fetch bound: a catalog listing more nested catalogs than allowed
+/// fetches gets the rest refused, not fetched.
+#[test]
+fn fetches_are_bounded() {
+    let (ka, kb) = (key("a1"), key("b1"));
+    let v = verifier(&ka, &kb);
+    let leaf = json!({"specVersion": "1.0", "entries": []});
+    let urls: Vec<String> = (0..5)
+        .map(|i| format!("https://example.com/n{i}.json"))
+        .collect();
+    let root = json!({"specVersion": "1.0", "entries": urls.iter().enumerate().map(|(i, u)| by_url(&format!("urn:n{i}"), u)).collect::<Vec<_>>()});
+    let docs: Vec<(&str, Value)> = urls.iter().map(|u| (u.as_str(), leaf.clone())).collect();
+    let mut f = map_fetch(&docs);
+    let mut opts = CatalogOptions::default();
+    opts.max_fetches = 3;
+    let r = v
+        .verify_catalog_from(
+            root.to_string().as_bytes(),
+            "https://example.com/",
+            &mut f,
+            &opts,
+        )
+        .expect("read");
+    assert!(!r.verified());
+    assert_eq!(f.fetched.len(), 3);
+    assert!(
+        r.first_failure().expect("why").contains("3-fetch limit"),
+        "{:?}",
+        r.first_failure()
+    );
+}

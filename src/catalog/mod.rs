@@ -39,7 +39,7 @@ pub use manifest::{
     canonical_manifest, sign_catalog, sign_manifest, ManifestError, SignCatalogError, SignTarget,
 };
 pub use outcome::{Outcome, Status};
-pub use verify::{CatalogError, CatalogOptions, CatalogReport, EntryResult};
+pub use verify::{CatalogError, CatalogOptions, CatalogReport, EntryResult, Fetch};
 
 /// The media type of an AI Catalog (AI Catalog "Media Type").
 pub const MEDIA_TYPE: &str = "application/ai-catalog+json";
@@ -56,6 +56,8 @@ pub const WELL_KNOWN_PATH: &str = "/.well-known/ai-catalog.json";
 pub const MAX_CATALOG_BYTES: usize = 4 * 1024 * 1024;
 /// Most entries verified in one catalog, nested ones included.
 pub const MAX_ENTRIES: usize = 10_000;
+/// Most documents fetched for one catalog verification.
+pub const MAX_FETCHES: usize = 256;
 /// Deepest nesting followed: the root catalog is level 1, a catalog at level
 /// 5 is refused (ADR 0001: "a maximum nesting depth of 4").
 pub const MAX_DEPTH: usize = 4;

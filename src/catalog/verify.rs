@@ -63,6 +63,8 @@ pub struct CatalogOptions {
     pub max_entries: usize,
     /// Deepest nesting level followed, the root being 1 ([`MAX_DEPTH`]).
     pub max_depth: usize,
+    /// Most documents fetched through a [`Fetch`] ([`super::MAX_FETCHES`]).
+    pub max_fetches: usize,
 }
 
 impl Default for CatalogOptions {
@@ -72,6 +74,7 @@ impl Default for CatalogOptions {
             max_bytes: MAX_CATALOG_BYTES,
             max_entries: MAX_ENTRIES,
             max_depth: MAX_DEPTH,
+            max_fetches: super::MAX_FETCHES,
         }
     }
 }
@@ -192,6 +195,17 @@ pub fn parse_catalog(bytes: &[u8], opts: &CatalogOptions) -> Result<Value, Catal
     Ok(crate::json::parse_strict(bytes)?)
 }
 
+/// How entries referenced by `url` are fetched (the `net` feature's
+/// SSRF-guarded fetcher; a map in tests). `accept` is the media type
+/// expected. The implementation bounds each body and the total.
+pub trait Fetch {
+    /// The body at `url`, or why it could not be fetched.
+    ///
+    /// # Errors
+    /// A message saying why nothing was fetched.
+    fn fetch(&mut self, url: &str, accept: &str) -> Result<Vec<u8>, String>;
+}
+
 /// Verify a catalog document under `cx` (keys, algorithm allow-list) and
 /// `policy`; the one public way is
 /// [`Verifier::verify_catalog`](crate::verifier::Verifier::verify_catalog).
@@ -205,11 +219,35 @@ pub(crate) fn verify_catalog(
     bytes: &[u8],
     opts: &CatalogOptions,
 ) -> Result<CatalogReport, CatalogError> {
+    verify_catalog_with(cx, policy, bytes, opts, None, None)
+}
+
+/// [`verify_catalog`] of the catalog fetched from `url`, its entries
+/// referenced by `url` fetched through `fetch`: nested catalogs (to
+/// [`CatalogOptions::max_depth`] levels, a cycle refused, a catalog seen
+/// twice checked once), A2A cards and MCP Server Cards (checked as inline
+/// ones); at most [`CatalogOptions::max_fetches`] fetches. Other media types
+/// are not fetched.
+///
+/// # Errors
+/// [`CatalogError`] when the root document is too large or not strict JSON.
+pub(crate) fn verify_catalog_with<'a>(
+    cx: &'a Context,
+    policy: &'a JwsPolicy,
+    bytes: &[u8],
+    opts: &'a CatalogOptions,
+    url: Option<&str>,
+    fetch: Option<&'a mut dyn Fetch>,
+) -> Result<CatalogReport, CatalogError> {
     let doc = parse_catalog(bytes, opts)?;
     let mut w = Walk {
         cx,
         policy,
         opts,
+        fetch,
+        path: url.map(|u| vec![u.to_owned()]).unwrap_or_default(),
+        done: url.into_iter().map(str::to_owned).collect(),
+        fetches: 0,
         report: CatalogReport {
             spec_version: doc
                 .get("specVersion")
@@ -236,6 +274,19 @@ struct Walk<'a> {
     opts: &'a CatalogOptions,
     report: CatalogReport,
     seen_entries: usize,
+    fetch: Option<&'a mut dyn Fetch>,
+    /// The URLs of the catalogs being verified, root first (a URL met
+    /// again on this path is a cycle).
+    path: Vec<String>,
+    /// Every catalog URL fetched (or the root's): checked once.
+    done: std::collections::BTreeSet<String>,
+    fetches: usize,
+}
+
+/// A nested catalog to walk after its entry's result: inline or fetched.
+enum Nested<'v> {
+    Inline(&'v Value),
+    Fetched(String, Value),
 }
 
 impl Walk<'_> {
@@ -302,10 +353,15 @@ impl Walk<'_> {
         let mut nested = None;
         let artifact = match (obj.get("data"), media_type) {
             (_, None) => Outcome::failed("the entry declares no media type (mediaType or type)"),
-            (None, Some(mt)) => Outcome::new(
-                Status::NotChecked,
-                format!("{mt} referenced by url: not fetched (verify the catalog by its https URL to fetch entries)"),
-            ),
+            (None, Some(mt)) => match obj.get("url").and_then(Value::as_str) {
+                Some(url) if self.fetch.is_some() => {
+                    self.by_url(url, mt, identifier, depth, &mut nested)
+                }
+                _ => Outcome::new(
+                    Status::NotChecked,
+                    format!("{mt} referenced by url: not fetched (verify the catalog by its https URL to fetch entries)"),
+                ),
+            },
             (Some(data), Some(mt)) => {
                 if media_type_is(mt, MEDIA_TYPE) {
                     if depth >= self.opts.max_depth {
@@ -315,7 +371,7 @@ impl Walk<'_> {
                             self.opts.max_depth
                         ))
                     } else {
-                        nested = Some(data);
+                        nested = Some(Nested::Inline(data));
                         Outcome::new(Status::Verified, format!("nested catalog (level {}): its entries follow", depth + 1))
                     }
                 } else {
@@ -335,8 +391,110 @@ impl Walk<'_> {
             artifact,
             manifest,
         });
-        if let Some(data) = nested {
-            self.catalog(data, &format!("{pointer}/data"), depth + 1);
+        match nested {
+            Some(Nested::Inline(data)) => self.catalog(data, &format!("{pointer}/data"), depth + 1),
+            Some(Nested::Fetched(url, doc)) => {
+                self.path.push(url.clone());
+                self.catalog(&doc, &format!("{url}#"), depth + 1);
+                self.path.pop();
+            }
+            None => {}
+        }
+    }
+
+    /// Fetch through [`Walk::fetch`], counting against the bound.
+    fn get(&mut self, url: &str, accept: &str) -> Result<Vec<u8>, String> {
+        if self.fetches >= self.opts.max_fetches {
+            return Err(format!(
+                "not fetched: the {}-fetch limit of this verification is reached",
+                self.opts.max_fetches
+            ));
+        }
+        self.fetches += 1;
+        match self.fetch.as_deref_mut() {
+            Some(f) => f.fetch(url, accept),
+            None => Err("nothing is fetched".into()),
+        }
+    }
+
+    /// An entry referenced by `url`: a nested catalog (depth, cycle, seen
+    /// before), an A2A card or MCP Server Card fetched and checked as an
+    /// inline one; other types are not fetched.
+    fn by_url<'v>(
+        &mut self,
+        url: &str,
+        mt: &str,
+        identifier: Option<&str>,
+        depth: usize,
+        nested: &mut Option<Nested<'v>>,
+    ) -> Outcome {
+        if media_type_is(mt, MEDIA_TYPE) {
+            if self.path.iter().any(|p| p == url) {
+                return Outcome::failed(format!(
+                    "cycle: the nested catalog {} is one of the catalogs that contain it (AI Catalog \"Nested Catalog Entries\")",
+                    crate::text::quoted(url)
+                ));
+            }
+            if depth >= self.opts.max_depth {
+                return Outcome::failed(format!(
+                    "a nested catalog at level {} is deeper than the {}-level limit (AI Catalog ADR 0001): not fetched",
+                    depth + 1,
+                    self.opts.max_depth
+                ));
+            }
+            if self.done.contains(url) {
+                return Outcome::new(
+                    Status::NotChecked,
+                    format!(
+                        "nested catalog {} already verified above",
+                        crate::text::quoted(url)
+                    ),
+                );
+            }
+            self.done.insert(url.to_owned());
+            let doc = match self.get(url, MEDIA_TYPE) {
+                Ok(b) => match parse_catalog(&b, self.opts) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        return Outcome::failed(format!(
+                            "nested catalog {}: {e}",
+                            crate::text::quoted(url)
+                        ))
+                    }
+                },
+                Err(e) => {
+                    return Outcome::failed(format!(
+                        "nested catalog {}: {e}",
+                        crate::text::quoted(url)
+                    ))
+                }
+            };
+            *nested = Some(Nested::Fetched(url.to_owned(), doc));
+            return Outcome::new(
+                Status::Verified,
+                format!(
+                    "nested catalog (level {}) fetched: its entries follow",
+                    depth + 1
+                ),
+            );
+        }
+        if !(media_type_is(mt, A2A_CARD_MEDIA_TYPE)
+            || media_type_is(mt, MCP_SERVER_CARD_MEDIA_TYPE))
+        {
+            return Outcome::new(
+                Status::NotChecked,
+                format!("{mt}: a media type agentsig does not check, so not fetched"),
+            );
+        }
+        match self.get(url, mt) {
+            Ok(b) => match crate::json::parse_strict(&b) {
+                Ok(v) => self.inline_artifact(&v, mt, identifier),
+                Err(e) => Outcome::failed(format!(
+                    "{}: not strict JSON: {e}",
+                    crate::text::quoted(url)
+                )),
+            },
+            Err(e) => Outcome::failed(format!("{}: {e}", crate::text::quoted(url))),
         }
     }
 

@@ -102,29 +102,68 @@ pub struct VerifyCatalog<'a> {
     pub fetcher: Option<agentsig::net::fetch::Fetcher>,
 }
 
-/// Verify a catalog document and print one line per entry (or the report).
-pub fn verify(v: &VerifyCatalog<'_>, input: &[u8]) -> CliResult {
-    let mut policy = agentsig::jws::JwsPolicy::default();
-    if !v.typ.is_empty() {
-        policy = policy.expected_typ(v.typ.to_vec());
-    }
-    let opts = CatalogOptions::default().require_signed(v.require_signed);
-    let result = if v.trust.is_empty() {
-        resolved(v, policy, input, &opts)?
-    } else {
-        let ver = Verifier::builder(v.trust.resolver()?)
-            .algorithms(v.trust.allow_list())
-            .strict_low_s(v.trust.strict_low_s)
-            .jws(policy)
-            .build();
-        ver.verify_catalog(input, &opts)
+/// Is `url` a catalog to verify as one: its path ends with
+/// `/ai-catalog.json` (the well-known `/.well-known/ai-catalog.json`, or
+/// any catalog named so; AI Catalog "Discovery").
+#[cfg(feature = "net")]
+pub fn is_catalog_url(url: &str) -> bool {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    path.starts_with("https://") && path.ends_with("/ai-catalog.json")
+}
+
+/// Fetch the catalog at `url`, its nested catalogs and cards, and verify
+/// them ([`agentsig::net::catalog::verify_catalog_url`]).
+#[cfg(feature = "net")]
+pub fn verify_url(v: &VerifyCatalog<'_>, url: &str) -> CliResult {
+    use agentsig::net::catalog::{verify_catalog_url, CatalogKeys, CatalogUrlError};
+    let Some(fetcher) = &v.fetcher else {
+        return Err(CliError::usage(
+            "fetching a catalog needs the fetch options",
+        ));
     };
-    let report = result.map_err(|e| CliError::malformed(format!("{}: {e}", esc(v.file))))?;
+    let (base, keys) = if v.trust.is_empty() {
+        (
+            verifier(v, agentsig::trust::StaticKeys::new()),
+            CatalogKeys::Resolved,
+        )
+    } else {
+        (verifier(v, v.trust.resolver()?), CatalogKeys::Given)
+    };
+    let opts = CatalogOptions::default().require_signed(v.require_signed);
+    let report = match verify_catalog_url(&base, keys, fetcher, url, &opts) {
+        Ok(r) => r,
+        Err(CatalogUrlError::Fetch(e)) => {
+            return Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed"))
+        }
+        Err(e) => return Err(CliError::malformed(format!("{}: {e}", esc(url)))),
+    };
+    finish(v, &report)
+}
+
+/// A verifier over `keys` with the command's algorithms, low-S and `typ`.
+fn verifier(v: &VerifyCatalog<'_>, keys: agentsig::trust::StaticKeys) -> Verifier {
+    Verifier::builder(keys)
+        .algorithms(v.trust.allow_list())
+        .strict_low_s(v.trust.strict_low_s)
+        .jws(policy(v.typ))
+        .build()
+}
+
+fn policy(typ: &[String]) -> agentsig::jws::JwsPolicy {
+    let p = agentsig::jws::JwsPolicy::default();
+    if typ.is_empty() {
+        p
+    } else {
+        p.expected_typ(typ.to_vec())
+    }
+}
+
+fn finish(v: &VerifyCatalog<'_>, report: &CatalogReport) -> CliResult {
     let ok = report.verified();
     if v.json {
-        super::print_report(&to_report(v.file, &report));
+        super::print_report(&to_report(v.file, report));
     } else {
-        print_lines(v.file, &report);
+        print_lines(v.file, report);
     }
     Ok(if ok {
         ExitCode::SUCCESS
@@ -133,21 +172,28 @@ pub fn verify(v: &VerifyCatalog<'_>, input: &[u8]) -> CliResult {
     })
 }
 
+/// Verify a catalog document and print one line per entry (or the report).
+pub fn verify(v: &VerifyCatalog<'_>, input: &[u8]) -> CliResult {
+    let opts = CatalogOptions::default().require_signed(v.require_signed);
+    let result = if v.trust.is_empty() {
+        resolved(v, input, &opts)?
+    } else {
+        verifier(v, v.trust.resolver()?).verify_catalog(input, &opts)
+    };
+    let report = result.map_err(|e| CliError::malformed(format!("{}: {e}", esc(v.file))))?;
+    finish(v, &report)
+}
+
 #[cfg(feature = "net")]
 fn resolved(
     v: &VerifyCatalog<'_>,
-    policy: agentsig::jws::JwsPolicy,
     input: &[u8],
     opts: &CatalogOptions,
 ) -> Result<Result<CatalogReport, catalog::CatalogError>, CliError> {
     let Some(fetcher) = &v.fetcher else {
         return Err(CliError::usage("no keys: give --key or --jwks"));
     };
-    let base = Verifier::builder(agentsig::trust::StaticKeys::new())
-        .algorithms(v.trust.allow_list())
-        .strict_low_s(v.trust.strict_low_s)
-        .jws(policy)
-        .build();
+    let base = verifier(v, agentsig::trust::StaticKeys::new());
     Ok(agentsig::net::catalog::verify_catalog_resolved(
         &base, fetcher, input, opts,
     ))
@@ -156,7 +202,6 @@ fn resolved(
 #[cfg(not(feature = "net"))]
 fn resolved(
     _v: &VerifyCatalog<'_>,
-    _policy: agentsig::jws::JwsPolicy,
     _input: &[u8],
     _opts: &CatalogOptions,
 ) -> Result<Result<CatalogReport, catalog::CatalogError>, CliError> {

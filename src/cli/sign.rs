@@ -646,6 +646,22 @@ struct JwsOutcome {
     lines: Vec<String>,
 }
 
+/// The options of `verify` an AI Catalog uses.
+fn catalog_args(a: &VerifyArgs) -> Result<super::catalog::VerifyCatalog<'_>, CliError> {
+    Ok(super::catalog::VerifyCatalog {
+        file: &a.file,
+        trust: &a.trust,
+        typ: &a.typ,
+        #[cfg(feature = "net")]
+        require_signed: a.net.require_signed,
+        #[cfg(not(feature = "net"))]
+        require_signed: false,
+        json: a.json,
+        #[cfg(feature = "net")]
+        fetcher: Some(a.net.fetch.fetcher()?),
+    })
+}
+
 pub fn verify(a: VerifyArgs) -> CliResult {
     if let Some(list) = &a.batch.batch {
         if !a.file.is_empty()
@@ -671,6 +687,10 @@ pub fn verify(a: VerifyArgs) -> CliResult {
         return super::batch::run(list, &a.batch, &cx);
     }
     let is_url = a.file.starts_with("https://") || a.file.starts_with("http://");
+    #[cfg(feature = "net")]
+    if super::catalog::is_catalog_url(&a.file) && a.response.is_none() {
+        return super::catalog::verify_url(&catalog_args(&a)?, &a.file);
+    }
     #[cfg(feature = "net")]
     if is_url && a.response.is_none() {
         return super::net::verify_url_cmd(
@@ -701,21 +721,7 @@ pub fn verify(a: VerifyArgs) -> CliResult {
         if let Ok((agentsig::formats::Format::AiCatalog, _)) =
             agentsig::formats::detect_bytes(&input)
         {
-            return super::catalog::verify(
-                &super::catalog::VerifyCatalog {
-                    file: &a.file,
-                    trust: &a.trust,
-                    typ: &a.typ,
-                    #[cfg(feature = "net")]
-                    require_signed: a.net.require_signed,
-                    #[cfg(not(feature = "net"))]
-                    require_signed: false,
-                    json: a.json,
-                    #[cfg(feature = "net")]
-                    fetcher: Some(a.net.fetch.fetcher()?),
-                },
-                &input,
-            );
+            return super::catalog::verify(&catalog_args(&a)?, &input);
         }
         if let Ok((agentsig::formats::Format::A2a, card)) = agentsig::formats::detect_bytes(&input)
         {
