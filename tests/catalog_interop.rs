@@ -1,10 +1,11 @@
 //! Trust Manifest signatures (AI Catalog "Trust Manifest Signatures")
-//! against an independent JOSE implementation, both ways: PyPI `joserfc`
-//! signing the `rfc8785` canonical form of a manifest without its
-//! `signature` (tests/interop/jose_joserfc.py), verified by agentsig; and
-//! agentsig's manifest signature verified by joserfc over the same bytes. A
-//! changed manifest must fail on both sides, so the harness cannot pass
-//! vacuously. A missing module prints a skip notice unless
+//! against independent JOSE implementations, both ways: PyPI `joserfc`
+//! over `rfc8785` (tests/interop/jose_joserfc.py) and npm `jose` over its
+//! own RFC 8785 serialization (tests/interop/jose_panva.mjs) sign the
+//! canonical form of a manifest without its `signature`, verified by
+//! agentsig; agentsig's manifest signature is verified by each over the same
+//! bytes. A changed manifest must fail on both sides, so the harness cannot
+//! pass vacuously. A missing module prints a skip notice unless
 //! `AGENTSIG_REQUIRE_INTEROP=1`.
 
 use agentsig::catalog::{self, Status};
@@ -26,11 +27,29 @@ fn b64u(b: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
 }
 
-/// Run the joserfc helper; `None` when a module is missing (and not required).
-fn joserfc(request: &Value) -> Option<Value> {
-    let script = root().join("tests/interop/jose_joserfc.py");
-    let child = Command::new("python3")
-        .arg(&script)
+/// The peers: (name, interpreter, helper script, install hint).
+const PEERS: [(&str, &str, &str, &str); 2] = [
+    (
+        "joserfc",
+        "python3",
+        "jose_joserfc.py",
+        "pip install joserfc rfc8785",
+    ),
+    (
+        "npm jose",
+        "node",
+        "jose_panva.mjs",
+        "npm install --no-save --prefix tests/interop jose",
+    ),
+];
+
+/// Run a peer's helper; `None` when it is missing (and not required).
+fn peer(which: (&str, &str, &str, &str), request: &Value) -> Option<Value> {
+    let (name, program, script, install) = which;
+    let dir = root().join("tests/interop");
+    let child = Command::new(program)
+        .arg(dir.join(script))
+        .current_dir(&dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -54,14 +73,14 @@ fn joserfc(request: &Value) -> Option<Value> {
             );
             String::from_utf8_lossy(&o.stdout).into_owned()
         }
-        Err(e) => format!("python3: {e}"),
+        Err(e) => format!("{program}: {e}"),
     };
     if std::env::var("AGENTSIG_REQUIRE_INTEROP").is_ok_and(|v| v == "1") {
-        panic!("interop with joserfc is required but unavailable: {why}; install: pip install joserfc rfc8785");
+        panic!("interop with {name} is required but unavailable: {why}; install: {install}");
     }
     let _ = writeln!(
         std::io::stderr().lock(),
-        "SKIPPED Trust Manifest interop with joserfc: {why} (install: pip install joserfc rfc8785)"
+        "SKIPPED Trust Manifest interop with {name}: {why} (install: {install})"
     );
     None
 }
@@ -102,7 +121,20 @@ fn verifier(private: &Value) -> Verifier {
 }
 
 #[test]
-fn joserfc_signed_manifest_verifies_in_agentsig() {
+fn peer_signed_manifests_verify_in_agentsig() {
+    for p in PEERS {
+        peer_signed_manifest_verifies_in_agentsig(p);
+    }
+}
+
+#[test]
+fn agentsig_signed_manifests_verify_in_peers() {
+    for p in PEERS {
+        agentsig_signed_manifest_verifies_in_peer(p);
+    }
+}
+
+fn peer_signed_manifest_verifies_in_agentsig(which: (&str, &str, &str, &str)) {
     let private = private_jwk();
     let kid = private["kid"]
         .as_str()
@@ -111,16 +143,16 @@ fn joserfc_signed_manifest_verifies_in_agentsig() {
     let m = manifest();
     let req =
         json!({"sign": [{"alg": "ES256", "jwk": private, "kid": kid, "document": m.to_string()}]});
-    let Some(out) = joserfc(&req) else { return };
+    let Some(out) = peer(which, &req) else { return };
     let signed = &out["sign"][0];
     // Both sides canonicalize the manifest to the same bytes.
     let ours = catalog::canonical_manifest(&m).expect("jcs");
-    assert_eq!(signed["jcs_b64u"], b64u(&ours));
+    assert_eq!(signed["jcs_b64u"], b64u(&ours), "{}", which.0);
     let mut m = m;
     m["signature"] = signed["jws"].clone();
     let v = verifier(&private);
     let o = v.verify_trust_manifest(&m, Some(IDENTITY));
-    assert_eq!(o.status, Status::Verified, "{}", o.message);
+    assert_eq!(o.status, Status::Verified, "{}: {}", which.0, o.message);
     m["privacyPolicyUrl"] = json!("https://evil.example/");
     assert_eq!(
         v.verify_trust_manifest(&m, Some(IDENTITY)).status,
@@ -128,8 +160,7 @@ fn joserfc_signed_manifest_verifies_in_agentsig() {
     );
 }
 
-#[test]
-fn agentsig_signed_manifest_verifies_in_joserfc() {
+fn agentsig_signed_manifest_verifies_in_peer(which: (&str, &str, &str, &str)) {
     let private = private_jwk();
     let key = jwk::parse_keys(private.to_string().as_bytes()).expect("jwk")[0]
         .to_signing_key(None)
@@ -145,7 +176,15 @@ fn agentsig_signed_manifest_verifies_in_joserfc() {
         {"alg": "ES256", "jwk": pubjwk, "jws": jws, "payload_b64u": b64u(&payload)},
         {"alg": "ES256", "jwk": pubjwk, "jws": jws, "payload_b64u": b64u(&changed_payload)}
     ]});
-    let Some(out) = joserfc(&req) else { return };
-    assert_eq!(out["verify"][0]["ok"], true, "{}", out["verify"][0]);
-    assert_eq!(out["verify"][1]["ok"], false, "{}", out["verify"][1]);
+    let Some(out) = peer(which, &req) else { return };
+    assert_eq!(
+        out["verify"][0]["ok"], true,
+        "{}: {}",
+        which.0, out["verify"][0]
+    );
+    assert_eq!(
+        out["verify"][1]["ok"], false,
+        "{}: {}",
+        which.0, out["verify"][1]
+    );
 }

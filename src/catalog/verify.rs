@@ -1,10 +1,11 @@
 //! Verify a catalog document at hand: lint (every MUST of the catalog
 //! text, [`crate::formats::CATALOG_RULES`]), the host's and each entry's
 //! Trust Manifest ([`super::manifest`]), and each inline artifact by its
-//! media type. One [`EntryResult`] per entry, nested inline catalogs
-//! included (to [`super::MAX_DEPTH`] levels). Entries referenced by `url`
-//! are reported [`Status::NotChecked`] here: fetching them is the `net`
-//! feature's.
+//! media type. One [`EntryResult`] per entry, nested catalogs included (to
+//! [`super::MAX_DEPTH`] levels). Entries referenced by `url` are reported
+//! [`Status::NotChecked`] unless a [`Fetch`] is given
+//! ([`verify_catalog_with`]); the `net` feature supplies the SSRF-guarded
+//! one.
 
 use super::manifest::verify_manifest;
 pub use super::outcome::{Outcome, Status};
@@ -23,7 +24,8 @@ use serde_json::Value;
 #[non_exhaustive]
 pub struct EntryResult {
     /// RFC 6901 pointer of the entry in the root document
-    /// (`/entries/0/data/entries/2` for a nested inline catalog's entry).
+    /// (`/entries/0/data/entries/2` for a nested inline catalog's entry), or
+    /// `URL#pointer` for an entry of a catalog fetched from URL.
     pub pointer: String,
     /// Its `identifier`.
     pub identifier: Option<String>,

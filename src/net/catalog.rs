@@ -34,7 +34,7 @@ use std::time::Duration;
 /// How the keys of a manifest `identity` are found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum IdentityKeys {
+pub enum IdentityKind {
     /// A DID: its DID document.
     Did,
     /// An `https:` URL: the JWK Set there.
@@ -45,24 +45,24 @@ pub enum IdentityKeys {
 
 /// Classify a manifest `identity` by its URI scheme (AI Catalog "Key
 /// Resolution"), with `identityType` as a hint for `dns`.
-pub fn identity_keys(identity: &str, identity_type: Option<&str>) -> IdentityKeys {
+pub fn identity_kind(identity: &str, identity_type: Option<&str>) -> IdentityKind {
     let lower = identity.to_ascii_lowercase();
     if identity_type.is_some_and(|t| t.eq_ignore_ascii_case("dns")) {
-        return IdentityKeys::Unsupported(
+        return IdentityKind::Unsupported(
             "a DNS identity's key (TLS certificate, DNSKEY or TXT record) cannot be resolved by agentsig".into(),
         );
     }
     if lower.starts_with("did:") {
-        IdentityKeys::Did
+        IdentityKind::Did
     } else if lower.starts_with("https://") {
-        IdentityKeys::JwksUrl
+        IdentityKind::JwksUrl
     } else if lower.starts_with("spiffe://") {
-        IdentityKeys::Unsupported(
+        IdentityKind::Unsupported(
             "a SPIFFE ID's key comes from the SPIFFE Workload API, which agentsig does not use"
                 .into(),
         )
     } else {
-        IdentityKeys::Unsupported(format!(
+        IdentityKind::Unsupported(format!(
             "{} names no key source agentsig can resolve (a DID or an https JWK Set URL); give the keys with --key or --jwks",
             crate::text::quoted(identity)
         ))
@@ -96,10 +96,10 @@ impl KeyResolver for IdentityResolver {
         let Some(identity) = req.issuer.as_deref() else {
             return Ok(Vec::new());
         };
-        let authority = match identity_keys(identity, None) {
-            IdentityKeys::Did => KeyAuthority::Did(identity.to_owned()),
-            IdentityKeys::JwksUrl => KeyAuthority::JwksUri(identity.to_owned()),
-            IdentityKeys::Unsupported(why) => return Err(ResolveError::discovery(why)),
+        let authority = match identity_kind(identity, None) {
+            IdentityKind::Did => KeyAuthority::Did(identity.to_owned()),
+            IdentityKind::JwksUrl => KeyAuthority::JwksUri(identity.to_owned()),
+            IdentityKind::Unsupported(why) => return Err(ResolveError::discovery(why)),
         };
         let d = {
             let mut m = self
@@ -149,7 +149,7 @@ fn mark_unsupported(report: &mut CatalogReport, host_identity: Option<&str>) {
         if o.status != Status::Failed || !o.message.contains("does not verify with a key of") {
             return;
         }
-        if let Some(IdentityKeys::Unsupported(why)) = identity.map(|i| identity_keys(i, None)) {
+        if let Some(IdentityKind::Unsupported(why)) = identity.map(|i| identity_kind(i, None)) {
             *o = Outcome::new(
                 Status::Unsupported,
                 format!("Trust Manifest key resolution: {why}"),
