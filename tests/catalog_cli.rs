@@ -271,3 +271,49 @@ fn keys_resolved_from_identities() {
         assert!(err.contains("manifest unsupported"), "{id}: {err}");
     }
 }
+
+/// An MCP Server Card is signed as any descriptor (detached JWS over RFC
+/// 8785, its media type in the static headers) and verified; a broken one
+/// is refused by lint first.
+#[test]
+fn an_mcp_server_card_signs_and_verifies_as_a_descriptor() {
+    let t = Tmp::new("mcp");
+    let (code, _, _) = run(&t.0, &["keygen", "--out", "k"]);
+    assert_eq!(code, 0);
+    let card: Value = serde_json::from_slice(
+        &std::fs::read(format!(
+            "{ROOT}/tests/vectors/mcp-server-card/valid/templated-remote.json"
+        ))
+        .expect("card"),
+    )
+    .expect("json");
+    t.write_json("server-card.json", &card);
+    let (code, _, err) = run(&t.0, &["sign", "server-card.json", "--key", "k.pem"]);
+    assert_eq!(code, 0, "{err}");
+    let headers = std::fs::read_to_string(t.path("server-card.json.headers")).expect("headers");
+    assert!(
+        headers.contains("application/mcp-server-card+json"),
+        "{headers}"
+    );
+    let (code, out, err) = run(
+        &t.0,
+        &["verify", "server-card.json", "--jwks", "k.jwks.json"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let mut bad = card.clone();
+    bad["name"] = json!("no-slash");
+    t.write_json("bad.json", &bad);
+    let (code, _, err) = run(
+        &t.0,
+        &[
+            "sign",
+            "bad.json",
+            "--key",
+            "k.pem",
+            "--format",
+            "mcp-server-card",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("mcp/name"), "{err}");
+}
