@@ -615,3 +615,58 @@ fn fetches_are_bounded() {
         r.first_failure()
     );
 }
+
+/// With a fetcher, an attestation's declared digest (and size) is checked
+/// against the fetched document: a mismatch fails the entry's manifest.
+#[test]
+fn fetched_attestations_are_checked_against_their_digest() {
+    let (ka, kb) = (key("a1"), key("b1"));
+    let v = verifier(&ka, &kb);
+    let report = b"SOC2 report";
+    let att = "https://example.com/soc2.pdf";
+    let catalog_with = |digest: String, size: usize| {
+        let mut m = json!({"identity": A, "attestations": [{"type": "SOC2-Type2", "uri": att,
+            "mediaType": "application/pdf", "digest": digest, "size": size}]});
+        catalog::sign_manifest(&mut m, &ka).expect("sign");
+        json!({"specVersion": "1.0", "entries": [{"identifier": A, "displayName": "A",
+            "mediaType": "application/zip", "url": "https://example.com/a.zip", "trustManifest": m}]})
+    };
+    let root = "https://example.com/.well-known/ai-catalog.json";
+    let good = format!("sha256:{}", sha256_hex(report));
+    let mut f = MapFetch {
+        docs: [(att.to_owned(), report.to_vec())].into_iter().collect(),
+        fetched: Vec::new(),
+    };
+    let r = fetch_verify(&v, &catalog_with(good.clone(), report.len()), root, &mut f);
+    assert!(r.verified(), "{:?}", r.first_failure());
+    assert_eq!(f.fetched, vec![att.to_owned()]);
+    let r = fetch_verify(
+        &v,
+        &catalog_with(format!("sha256:{}", sha256_hex(b"other")), report.len()),
+        root,
+        &mut f,
+    );
+    assert!(!r.verified());
+    assert!(
+        r.entries[0].manifest.message.contains("not the declared"),
+        "{}",
+        r.entries[0].manifest.message
+    );
+    let r = fetch_verify(&v, &catalog_with(good, 3), root, &mut f);
+    assert!(!r.verified());
+    assert!(
+        r.entries[0].manifest.message.contains("declared size 3"),
+        "{}",
+        r.entries[0].manifest.message
+    );
+    // Without a fetcher the attestation is not fetched and the manifest verifies.
+    let r = v
+        .verify_catalog(
+            catalog_with(format!("sha256:{}", sha256_hex(b"other")), 1)
+                .to_string()
+                .as_bytes(),
+            &CatalogOptions::default(),
+        )
+        .expect("read");
+    assert!(r.verified(), "{:?}", r.first_failure());
+}

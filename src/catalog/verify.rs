@@ -343,7 +343,7 @@ impl Walk<'_> {
         };
         let identifier = obj.get("identifier").and_then(Value::as_str);
         let media_type = crate::formats::entry_media_type(obj).ok().flatten();
-        let manifest = match obj.get("trustManifest") {
+        let mut manifest = match obj.get("trustManifest") {
             None => Outcome::new(Status::Unsigned, "no Trust Manifest"),
             Some(m) => match identifier {
                 Some(id) => verify_manifest(self.cx, self.policy, m, Some(id)),
@@ -352,6 +352,9 @@ impl Walk<'_> {
                 }
             },
         };
+        if let Some(m) = obj.get("trustManifest") {
+            self.attestations(m, &mut manifest);
+        }
         let mut nested = None;
         let artifact = match (obj.get("data"), media_type) {
             (_, None) => Outcome::failed("the entry declares no media type (mediaType or type)"),
@@ -401,6 +404,50 @@ impl Walk<'_> {
                 self.path.pop();
             }
             None => {}
+        }
+    }
+
+    /// The attestations of `manifest` with a `digest` and an `https` `uri`,
+    /// fetched and checked when a [`Fetch`] is given (AI Catalog "Verifying
+    /// Attestations": "If digest is present, verify the fetched document
+    /// matches the declared digest"; `size`, when given, must match too).
+    /// The first mismatch fails `outcome`.
+    fn attestations(&mut self, manifest: &Value, outcome: &mut Outcome) {
+        if self.fetch.is_none() || matches!(outcome.status, Status::Failed | Status::Unsupported) {
+            return;
+        }
+        let Some(list) = manifest.get("attestations").and_then(Value::as_array) else {
+            return;
+        };
+        for (i, a) in list.iter().enumerate() {
+            let (Some(uri), Some(d)) = (
+                a.get("uri").and_then(Value::as_str),
+                a.get("digest").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            if !uri.starts_with("https://") {
+                continue;
+            }
+            let accept = a.get("mediaType").and_then(Value::as_str).unwrap_or("*/*");
+            let problem = match self.get(uri, accept) {
+                Err(e) => Some(format!("could not be fetched: {e}")),
+                Ok(body) => match crate::formats::digest_problem(d, &body) {
+                    Err(p) => Some(p.to_string()),
+                    Ok(()) => a
+                        .get("size")
+                        .and_then(Value::as_u64)
+                        .filter(|n| usize::try_from(*n).ok() != Some(body.len()))
+                        .map(|n| format!("it is {} bytes, not the declared size {n}", body.len())),
+                },
+            };
+            if let Some(p) = problem {
+                *outcome = Outcome::failed(format!(
+                    "attestation {i} ({}): {p} (AI Catalog \"Verifying Attestations\")",
+                    crate::text::quoted(uri)
+                ));
+                return;
+            }
         }
     }
 
