@@ -83,6 +83,8 @@
 //! * [`delegation`]: RFC 8693 act-chain audit and token minting.
 //! * [`a2a`]: A2A Agent Card signatures as the reference SDKs compute them.
 //! * [`formats`]: the seed descriptor formats: detection, lint, publication.
+//! * [`catalog`]: AI Catalogs: Trust Manifest signatures (detached JWS over
+//!   RFC 8785), and a whole catalog verified entry by entry.
 //! * [`announce`]: signed key announcements for key continuity.
 //! * [`webbotauth`]: the Web Bot Auth profile of RFC 9421: agents that sign
 //!   their requests, their key directory, sites that verify them.
@@ -120,6 +122,7 @@ pub mod alg;
 pub mod announce;
 pub(crate) mod b64;
 pub mod batch;
+pub mod catalog;
 pub mod clock;
 pub mod delegation;
 pub mod descriptor;

@@ -250,6 +250,63 @@ impl Verifier {
         crate::a2a::verify_card(&self.cx, &self.jws, card)
     }
 
+    /// Verify an AI Catalog document: lint (every MUST of the catalog
+    /// text), the host's and each entry's Trust Manifest (identity equal to
+    /// the entry's `identifier`, a compact detached JWS over the RFC 8785
+    /// form without `signature`, by a key this verifier's resolver gives for
+    /// that identity, asked for with the identity as issuer), and each
+    /// inline artifact by its media type. See [`crate::catalog`].
+    ///
+    /// # Errors
+    /// [`CatalogError`](crate::catalog::CatalogError) when the document is
+    /// too large or not strict JSON; every other outcome is in the report
+    /// ([`CatalogReport::verified`](crate::catalog::CatalogReport::verified)).
+    pub fn verify_catalog(
+        &self,
+        catalog: &[u8],
+        opts: &crate::catalog::CatalogOptions,
+    ) -> Result<crate::catalog::CatalogReport, crate::catalog::CatalogError> {
+        crate::catalog::verify::verify_catalog(&self.cx, &self.jws, catalog, opts)
+    }
+
+    /// [`Verifier::verify_catalog`] of the catalog fetched from `url`, its
+    /// entries referenced by `url` (nested catalogs, A2A cards, MCP Server
+    /// Cards) fetched through `fetch`, nested catalogs to
+    /// [`CatalogOptions::max_depth`](crate::catalog::CatalogOptions::max_depth)
+    /// levels with cycles refused. The `net` feature's
+    /// [`verify_catalog_url`](crate::net::catalog::verify_catalog_url)
+    /// supplies the SSRF-guarded fetcher.
+    ///
+    /// # Errors
+    /// As [`Verifier::verify_catalog`].
+    pub fn verify_catalog_from(
+        &self,
+        catalog: &[u8],
+        url: &str,
+        fetch: &mut dyn crate::catalog::Fetch,
+        opts: &crate::catalog::CatalogOptions,
+    ) -> Result<crate::catalog::CatalogReport, crate::catalog::CatalogError> {
+        crate::catalog::verify::verify_catalog_with(
+            &self.cx,
+            &self.jws,
+            catalog,
+            opts,
+            Some(url),
+            Some(fetch),
+        )
+    }
+
+    /// Verify one Trust Manifest (see [`Verifier::verify_catalog`]); when
+    /// `identifier` is given (the entry's), the manifest's `identity` must
+    /// equal it.
+    pub fn verify_trust_manifest(
+        &self,
+        manifest: &serde_json::Value,
+        identifier: Option<&str>,
+    ) -> crate::catalog::Outcome {
+        crate::catalog::manifest::verify_manifest(&self.cx, &self.jws, manifest, identifier)
+    }
+
     /// Audit a delegation chain (RFC 8693): one token, or a bundle of
     /// tokens, one per hop, subject token first. Each token is verified as a
     /// JWT under [`Verifier::jwt_policy`] (the audience is checked on the

@@ -11,6 +11,8 @@ use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+mod lint_support;
+
 fn example(name: &str) -> Vec<u8> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
@@ -92,6 +94,16 @@ fn publication_facts() {
                 Format::A2a,
                 Some("/.well-known/agent-card.json"),
                 "application/json"
+            ),
+            (
+                Format::AiCatalog,
+                Some("/.well-known/ai-catalog.json"),
+                "application/ai-catalog+json"
+            ),
+            (
+                Format::McpServerCard,
+                None,
+                "application/mcp-server-card+json"
             ),
         ]
     );
@@ -403,49 +415,6 @@ fn served_media_type_and_path_findings() {
     assert!(path(Format::AgentDescriptor, "/anything.json").is_none());
 }
 
-/// Remove the value at `ptr` (`"-"` as the value) or set it, creating
-/// missing objects on the way; `-` as the last token appends to an array.
-fn edit(doc: &mut Value, ptr: &str, value: &str) {
-    let tokens: Vec<String> = ptr
-        .split('/')
-        .skip(1)
-        .map(|t| t.replace("~1", "/").replace("~0", "~"))
-        .collect();
-    let (last, parents) = tokens.split_last().expect("a member pointer");
-    let mut cur = doc;
-    for t in parents {
-        cur = match cur {
-            Value::Array(a) => &mut a[t.parse::<usize>().expect("index")],
-            Value::Object(o) => o.entry(t.clone()).or_insert_with(|| json!({})),
-            other => panic!("{ptr}: cannot descend into {other}"),
-        };
-    }
-    let new: Option<Value> = (value != "-").then(|| serde_json::from_str(value).expect(value));
-    match (cur, new) {
-        (Value::Object(o), None) => {
-            o.remove(last)
-                .unwrap_or_else(|| panic!("{ptr}: nothing to remove"));
-        }
-        (Value::Object(o), Some(v)) => {
-            o.insert(last.clone(), v);
-        }
-        (Value::Array(a), Some(v)) if last == "-" => a.push(v),
-        (Value::Array(a), Some(v)) => a[last.parse::<usize>().expect("index")] = v,
-        (Value::Array(a), None) => {
-            a.remove(last.parse::<usize>().expect("index"));
-        }
-        (other, _) => panic!("{ptr}: {other} holds no members"),
-    }
-}
-
-/// Whether a finding's pointer lies at or under a rule's pointer pattern
-/// (`*` matches any one token).
-fn under(pattern: &str, pointer: &str) -> bool {
-    let p: Vec<&str> = pattern.split('/').skip(1).collect();
-    let f: Vec<&str> = pointer.split('/').skip(1).collect();
-    f.len() >= p.len() && p.iter().zip(&f).all(|(a, b)| *a == "*" || a == b)
-}
-
 fn example_of(format: Format) -> Value {
     let file = EXAMPLES
         .iter()
@@ -462,13 +431,7 @@ use Format::{
     Awp as AWP, Woa as WOA,
 };
 
-/// (format, rule pointer pattern, code, edits: (pointer, JSON value or `-` to remove)).
-type Case = (
-    Format,
-    &'static str,
-    &'static str,
-    &'static [(&'static str, &'static str)],
-);
+use lint_support::Case;
 
 /// For each row of `formats::RULES` (format, pointer pattern, code):
 /// edits to the format's shipped example that break exactly that rule.
@@ -745,52 +708,7 @@ const CASES: &[Case] = &[
 /// example is clean. A rule added without a case fails this test.
 #[test]
 fn every_rule_has_a_failing_document() {
-    let mut missing = Vec::new();
-    for r in formats::RULES {
-        if !CASES
-            .iter()
-            .any(|c| c.0 == r.format && c.1 == r.pointer && c.2 == r.code)
-        {
-            missing.push(format!("{} {:?} {}", r.format, r.pointer, r.code));
-        }
-    }
-    assert!(
-        missing.is_empty(),
-        "rules without a failing document: {missing:#?}"
-    );
-    for (format, pattern, code, edits) in CASES {
-        assert!(
-            formats::RULES
-                .iter()
-                .any(|r| r.format == *format && r.pointer == *pattern && r.code == *code),
-            "case names no rule: {format} {pattern:?} {code}"
-        );
-        let mut doc = example_of(*format);
-        for (p, v) in *edits {
-            edit(&mut doc, p, v);
-        }
-        let report = lint(*format, &doc);
-        let hit = report
-            .findings
-            .iter()
-            .find(|f| f.code == *code && under(pattern, &f.pointer));
-        let hit = hit.unwrap_or_else(|| {
-            panic!(
-                "{format} {pattern:?} {code} after {edits:?}: not found in {:#?}",
-                report.findings
-            )
-        });
-        let rule_sev = formats::RULES
-            .iter()
-            .filter(|r| r.format == *format && r.pointer == *pattern && r.code == *code)
-            .map(|r| r.severity)
-            .collect::<Vec<_>>();
-        assert!(
-            rule_sev.contains(&hit.severity) || *code == J,
-            "{format} {pattern:?} {code}: severity {:?}",
-            hit.severity
-        );
-    }
+    lint_support::every_rule_has_a_failing_document(formats::RULES, CASES, example_of);
 }
 
 /// The examples the task names, each with the code it must give.

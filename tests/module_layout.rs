@@ -151,6 +151,7 @@ const LAYERS: &[(usize, &[&str])] = &[
             "formats",
             "announce",
             "webbotauth",
+            "catalog",
         ],
     ),
     (6, &["verifier", "report", "webbotauth_report", "batch"]),

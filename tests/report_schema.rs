@@ -1654,3 +1654,73 @@ fn man_out_creates_the_directory() {
     assert!(t.path("pages/en/agentsig.1").is_file());
     assert!(t.path("pages/en/agentsig-http-verify.1").is_file());
 }
+
+/// `sign CATALOG` and `verify CATALOG`: one result per entry in `details`,
+/// verified, not verified (a changed manifest, `--require-signed` over an
+/// unsigned entry) and unreadable, all in the one report shape.
+#[test]
+fn catalog_reports_match_the_schema() {
+    let t = setup("catalog");
+    let d = &t.0;
+    let mut c = Cases::default();
+    t.write(
+        "cat.json",
+        std::fs::read(format!("{EXAMPLES}/ai-catalog.json")).unwrap(),
+    );
+    let v = c.run(
+        d,
+        &["verify", "cat.json", "--jwks", "k.jwks.json", "--json"],
+        None,
+        want(1, "not-verified", "verify").subject("cat.json"),
+    );
+    assert_eq!(v["details"]["entries"].as_array().map(Vec::len), Some(3));
+    let s = c.run(
+        d,
+        &["sign", "cat.json", "--key", "k.pem", "--json"],
+        None,
+        want(0, "done", "sign").subject("cat.json"),
+    );
+    assert_eq!(
+        s["details"]["manifests_signed"].as_array().map(Vec::len),
+        Some(3)
+    );
+    let v = c.run(
+        d,
+        &[
+            "verify",
+            "cat.json",
+            "--jwks",
+            "k.jwks.json",
+            "--require-signed",
+            "--json",
+        ],
+        None,
+        want(1, "not-verified", "verify").subject("cat.json"),
+    );
+    // The host manifest and the inline A2A card are still the example key's.
+    assert_eq!(
+        v["details"]["entries"][1]["manifest"]["status"], "verified",
+        "{v}"
+    );
+    let mut doc: Value =
+        serde_json::from_slice(&std::fs::read(t.path("cat.json")).unwrap()).unwrap();
+    doc["entries"][1]["trustManifest"]["privacyPolicyUrl"] = json!("https://evil.example/");
+    t.write("changed.json", serde_json::to_vec(&doc).unwrap());
+    let v = c.run(
+        d,
+        &["verify", "changed.json", "--jwks", "k.jwks.json", "--json"],
+        None,
+        want(1, "not-verified", "verify").subject("changed.json"),
+    );
+    assert_eq!(
+        v["details"]["entries"][1]["manifest"]["status"], "failed",
+        "{v}"
+    );
+    c.run(
+        d,
+        &["verify", "missing.json", "--jwks", "k.jwks.json", "--json"],
+        None,
+        want(2, "error", "verify").subject("missing.json"),
+    );
+    c.validate();
+}

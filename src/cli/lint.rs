@@ -14,7 +14,7 @@ pub struct LintArgs {
     /// The descriptor to lint (a file or an https:// URL), or - for standard input.
     pub file: String,
     /// The format, instead of detecting it: agent, agents-registry, awp,
-    /// woa, agentcard, aidip, a2a.
+    /// woa, agentcard, aidip, a2a, ai-catalog, mcp-server-card.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
     /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output, whatever

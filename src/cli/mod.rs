@@ -40,6 +40,7 @@ macro_rules! errln {
 
 mod args;
 mod batch;
+mod catalog;
 mod delegation;
 mod http;
 mod key;

@@ -22,7 +22,8 @@ pub struct NetArgs {
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<String>,
     /// Fail when the descriptor is neither RFC 9421-signed nor has a detached JWS (URL.jws)
-    /// nor, for an A2A Agent Card, embedded signatures.
+    /// nor, for an A2A Agent Card, embedded signatures. For an AI Catalog: fail unless every
+    /// entry carries a verified Trust Manifest.
     #[arg(long)]
     pub require_signed: bool,
     /// Fail unless the response carries an RFC 9421 signature that verifies with a trusted key,

@@ -140,6 +140,29 @@ pub struct SignArgs {
     /// goes into its details instead.
     #[arg(long)]
     json: bool,
+    /// For an AI Catalog: sign the Trust Manifest of the entry with this identifier (a missing
+    /// manifest is created with identity = IDENTIFIER). Default: every entry's. The catalog is
+    /// written in place (or to --out).
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "IDENTIFIER",
+        conflicts_with = "host"
+    )]
+    entry: Option<String>,
+    /// For an AI Catalog, with --entry: the entry's version, when several entries share the
+    /// identifier.
+    #[arg(
+        long = "version",
+        allow_hyphen_values = true,
+        value_name = "V",
+        requires = "entry"
+    )]
+    entry_version: Option<String>,
+    /// For an AI Catalog: sign the host's Trust Manifest (created with identity =
+    /// host.identifier when missing).
+    #[arg(long)]
+    host: bool,
 }
 
 impl SignArgs {
@@ -261,6 +284,21 @@ pub fn sign(a: SignArgs) -> CliResult {
     rep.detail("signers", signers_detail(&keys));
     if format == Some(agentsig::formats::Format::A2a) && !a.detached {
         return sign_a2a_card(&a, &input, &content_type, &keys, rep);
+    }
+    if format == Some(agentsig::formats::Format::AiCatalog) && !a.detached {
+        let target = super::catalog::target(a.entry.as_deref(), a.entry_version.as_deref(), a.host);
+        return super::catalog::sign(
+            &a.file,
+            &input,
+            a.out.as_deref(),
+            &keys,
+            &target,
+            rep,
+            a.json,
+        );
+    }
+    if a.entry.is_some() || a.host {
+        return Err(CliError::usage("--entry and --host apply to an AI Catalog"));
     }
     if a.a2a_v03_compat {
         return Err(CliError::usage(
@@ -637,6 +675,22 @@ struct JwsOutcome {
     lines: Vec<String>,
 }
 
+/// The options of `verify` an AI Catalog uses.
+fn catalog_args(a: &VerifyArgs) -> Result<super::catalog::VerifyCatalog<'_>, CliError> {
+    Ok(super::catalog::VerifyCatalog {
+        file: &a.file,
+        trust: &a.trust,
+        typ: &a.typ,
+        #[cfg(feature = "net")]
+        require_signed: a.net.require_signed,
+        #[cfg(not(feature = "net"))]
+        require_signed: false,
+        json: a.json,
+        #[cfg(feature = "net")]
+        fetcher: Some(a.net.fetch.fetcher()?),
+    })
+}
+
 pub fn verify(a: VerifyArgs) -> CliResult {
     if let Some(list) = &a.batch.batch {
         if !a.file.is_empty()
@@ -662,6 +716,10 @@ pub fn verify(a: VerifyArgs) -> CliResult {
         return super::batch::run(list, &a.batch, &cx);
     }
     let is_url = a.file.starts_with("https://") || a.file.starts_with("http://");
+    #[cfg(feature = "net")]
+    if super::catalog::is_catalog_url(&a.file) && a.response.is_none() {
+        return super::catalog::verify_url(&catalog_args(&a)?, &a.file);
+    }
     #[cfg(feature = "net")]
     if is_url && a.response.is_none() {
         return super::net::verify_url_cmd(
@@ -689,6 +747,11 @@ pub fn verify(a: VerifyArgs) -> CliResult {
     }
     let input = read_input(&a.file)?;
     if a.jws.is_none() {
+        if let Ok((agentsig::formats::Format::AiCatalog, _)) =
+            agentsig::formats::detect_bytes(&input)
+        {
+            return super::catalog::verify(&catalog_args(&a)?, &input);
+        }
         if let Ok((agentsig::formats::Format::A2a, card)) = agentsig::formats::detect_bytes(&input)
         {
             let detached_beside = a.file != "-"

@@ -23,6 +23,10 @@ pub enum DetectError {
 /// Detect the format of a parsed document.
 ///
 /// The markers, checked in this order:
+/// 0. `specVersion` with `entries` → AI Catalog (AI Catalog "Top-Level
+///    Structure"); a `$schema` under
+///    `https://static.modelcontextprotocol.io/schemas/`, or `remotes` an
+///    array, → MCP Server Card (the extension's `schema.json`);
 /// 1. `woa_version` → Web of Agents (seed 000 section 4);
 /// 2. `awp_version` → AWP (seed 002 section 5);
 /// 3. `agent_id` with `endpoint` an object → AgentCard (seed 003);
@@ -39,6 +43,16 @@ pub enum DetectError {
 pub fn detect(doc: &Value) -> Result<Format, DetectError> {
     let obj = doc.as_object().ok_or(DetectError::NotAnObject)?;
     let has = |k: &str| obj.contains_key(k);
+    if has("specVersion") && has("entries") {
+        return Ok(Format::AiCatalog);
+    }
+    let mcp_schema = obj
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.starts_with("https://static.modelcontextprotocol.io/schemas/"));
+    if mcp_schema || obj.get("remotes").is_some_and(Value::is_array) {
+        return Ok(Format::McpServerCard);
+    }
     if has("woa_version") {
         return Ok(Format::Woa);
     }

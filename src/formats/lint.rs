@@ -143,7 +143,7 @@ pub fn lint_bytes(input: &[u8], format: Option<Format>) -> Result<LintReport, De
 pub fn lint(format: Format, doc: &Value) -> LintReport {
     let mut l = Linter::default();
     if doc.is_object() {
-        for rule in RULES.iter().filter(|r| r.format == format) {
+        for rule in super::all_rules().filter(|r| r.format == format) {
             run_rule(&mut l, rule, doc);
         }
     } else {
@@ -262,19 +262,23 @@ pub struct Cx<'a> {
 }
 
 impl Cx<'_> {
+    /// The selected value.
+    pub(super) fn value(&self) -> &Value {
+        self.val
+    }
     /// A finding of the rule at the selected value's pointer plus `suffix`.
-    fn fail(&mut self, suffix: &str, msg: String) {
+    pub(super) fn fail(&mut self, suffix: &str, msg: String) {
         let p = format!("{}{suffix}", self.ptr);
         let m = format!("{msg} ({})", self.rule.section);
         self.l.push(self.rule.code, self.rule.severity, &p, m);
     }
     /// A finding with another code (e.g. `json/type`).
-    fn fail_as(&mut self, code: &'static str, suffix: &str, msg: String) {
+    pub(super) fn fail_as(&mut self, code: &'static str, suffix: &str, msg: String) {
         let p = format!("{}{suffix}", self.ptr);
         let m = format!("{msg} ({})", self.rule.section);
         self.l.push(code, Severity::Error, &p, m);
     }
-    fn endpoint(&mut self, suffix: &str, uri: &str) {
+    pub(super) fn endpoint(&mut self, suffix: &str, uri: &str) {
         let p = format!("{}{suffix}", self.ptr);
         self.l.endpoint(&p, uri);
     }
@@ -1190,7 +1194,8 @@ const CARD: Format = Format::AgentCard;
 const AIDIP: Format = Format::Aidip;
 const A2A: Format = Format::A2a;
 
-const fn e(
+/// An error row.
+pub(super) const fn e(
     format: Format,
     pointer: &'static str,
     check: Check,
@@ -1206,7 +1211,8 @@ const fn e(
         section,
     }
 }
-const fn w(
+/// A warning row.
+pub(super) const fn w(
     format: Format,
     pointer: &'static str,
     check: Check,
@@ -1535,7 +1541,7 @@ pub const RULES: &[Rule] = &[
 
 /// The rules of one format.
 pub fn rules_for(format: Format) -> impl Iterator<Item = &'static Rule> {
-    RULES.iter().filter(move |r| r.format == format)
+    super::all_rules().filter(move |r| r.format == format)
 }
 
 /// Semantic Versioning 2.0.0, exactly (numeric identifiers without leading

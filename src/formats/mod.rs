@@ -10,8 +10,11 @@
 //! | [`Format::AgentCard`] AgentCard (Tsoi) | 003 "Well-Known URI" | `/.well-known/agentcard` | `application/agentcard+json` |
 //! | [`Format::Aidip`] AIDIP agent metadata | 004 "Agent Metadata" | registered by `POST /agents` (no path) | `application/json` |
 //! | [`Format::A2a`] A2A Agent Card | A2A v1.0 section 8.2 | `/.well-known/agent-card.json` | `application/json` |
+//! | [`Format::AiCatalog`] AI Catalog | AI Catalog "Media Type", "Discovery" | `/.well-known/ai-catalog.json` | `application/ai-catalog+json` |
+//! | [`Format::McpServerCard`] MCP Server Card | MCP Server Card `docs/discovery.md` | `<streamable-HTTP URL>/server-card` (no fixed path) | `application/mcp-server-card+json` |
 
 pub(crate) mod addr;
+mod catalog_lint;
 mod detect;
 mod lint;
 
@@ -24,8 +27,21 @@ pub use lint::{
     SignGateError, Ty, DEPENDS_MAX_DEPTH, RULES,
 };
 
+pub use catalog_lint::{
+    digest_problem, ArtifactDigest, DigestProblem, AI_CATALOG_COMMIT, CATALOG_RULES,
+    SERVER_CARD_COMMIT, SERVER_CARD_SCHEMA, SUPPORTED_CATALOG_MAJOR,
+};
+
+pub(crate) use catalog_lint::entry_media_type;
+
 use std::fmt;
 use std::str::FromStr;
+
+/// Every lint rule: the descriptor formats' [`RULES`] and the AI Catalog and
+/// MCP Server Card rows of [`CATALOG_RULES`].
+pub(crate) fn all_rules() -> impl Iterator<Item = &'static Rule> {
+    RULES.iter().chain(CATALOG_RULES.iter())
+}
 
 /// A descriptor format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -44,10 +60,16 @@ pub enum Format {
     Aidip,
     /// An A2A Agent Card (A2A specification v1.0 section 8).
     A2a,
+    /// An AI Catalog (`application/ai-catalog+json`, AI Catalog
+    /// specification "AI Catalog").
+    AiCatalog,
+    /// An MCP Server Card (`application/mcp-server-card+json`, the MCP
+    /// Server Card extension's `schema.json`).
+    McpServerCard,
 }
 
 /// Every format, in a stable order.
-pub const ALL: [Format; 7] = [
+pub const ALL: [Format; 9] = [
     Format::AgentDescriptor,
     Format::AgentsRegistry,
     Format::Awp,
@@ -55,6 +77,8 @@ pub const ALL: [Format; 7] = [
     Format::AgentCard,
     Format::Aidip,
     Format::A2a,
+    Format::AiCatalog,
+    Format::McpServerCard,
 ];
 
 impl Format {
@@ -68,6 +92,8 @@ impl Format {
             Format::AgentCard => "agentcard",
             Format::Aidip => "aidip",
             Format::A2a => "a2a",
+            Format::AiCatalog => "ai-catalog",
+            Format::McpServerCard => "mcp-server-card",
         }
     }
 
@@ -81,6 +107,8 @@ impl Format {
             Format::AgentCard => "AgentCard",
             Format::Aidip => "AIDIP agent metadata",
             Format::A2a => "A2A Agent Card",
+            Format::AiCatalog => "AI Catalog",
+            Format::McpServerCard => "MCP Server Card",
         }
     }
 
@@ -97,6 +125,8 @@ impl Format {
             Format::AgentCard => Some("/.well-known/agentcard"),
             Format::Aidip => None,
             Format::A2a => Some("/.well-known/agent-card.json"),
+            Format::AiCatalog => Some("/.well-known/ai-catalog.json"),
+            Format::McpServerCard => None,
         }
     }
 
@@ -111,6 +141,8 @@ impl Format {
             Format::AgentCard => "application/agentcard+json",
             Format::Aidip => "application/json",
             Format::A2a => "application/json",
+            Format::AiCatalog => "application/ai-catalog+json",
+            Format::McpServerCard => "application/mcp-server-card+json",
         }
     }
 
@@ -138,7 +170,7 @@ impl fmt::Display for Format {
 
 /// A `--format` value that names no format.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown format {q0} (expected one of: agent, agents-registry, awp, woa, agentcard, aidip, a2a)", q0 = crate::text::quoted(.0))]
+#[error("unknown format {q0} (expected one of: agent, agents-registry, awp, woa, agentcard, aidip, a2a, ai-catalog, mcp-server-card)", q0 = crate::text::quoted(.0))]
 pub struct UnknownFormat(pub String);
 
 impl FromStr for Format {

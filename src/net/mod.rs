@@ -7,6 +7,7 @@
 
 pub mod cache;
 pub mod card;
+pub mod catalog;
 pub mod discovery;
 pub mod disk;
 pub mod fetch;

@@ -1,0 +1,436 @@
+//! Trust Manifest signatures (AI Catalog "Trust Manifest Signatures"):
+//! 1. canonicalize the manifest with RFC 8785, its `signature` member
+//!    removed first;
+//! 2. sign (or verify) those bytes as the detached payload of a JWS;
+//! 3. store the compact serialization (`header..signature`, RFC 7515
+//!    Appendix F) in `signature`.
+//!
+//! The key is one of the manifest `identity`'s ("Key Resolution"): each key
+//! request carries the identity as its issuer ([`IdentityKeys`]), and the
+//! identity of an entry's manifest must equal the entry's `identifier`
+//! ("Identity": consumers MUST reject one that differs).
+
+use super::outcome::{Outcome, Status};
+use crate::formats::ArtifactDigest;
+use crate::jws::{self, JwsError, JwsPolicy, JwsVerifyError, SignOptions};
+use crate::keys::SigningKey;
+use crate::policy::Context;
+use crate::trust::{KeyRequest, KeyResolver, ResolveError, TrustedKey};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// Why a manifest could not be signed or canonicalized.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ManifestError {
+    /// The manifest is not a JSON object.
+    #[error("a Trust Manifest is a JSON object")]
+    NotAnObject,
+    /// The manifest has no string `identity` (AI Catalog "Identity": REQUIRED).
+    #[error("the Trust Manifest has no string \"identity\" (it is REQUIRED)")]
+    NoIdentity,
+    /// RFC 8785 canonicalization failed (a number outside I-JSON).
+    #[error("the Trust Manifest cannot be canonicalized (RFC 8785): {0}")]
+    Canonical(String),
+    /// Signing failed.
+    #[error("signing the Trust Manifest failed: {0}")]
+    Jws(#[from] JwsError),
+}
+
+/// The bytes a manifest's signature covers: its RFC 8785 canonical form
+/// with the `signature` member removed.
+///
+/// # Errors
+/// [`ManifestError::NotAnObject`], or [`ManifestError::Canonical`] for a
+/// value RFC 8785 cannot serialize.
+pub fn canonical_manifest(manifest: &Value) -> Result<Vec<u8>, ManifestError> {
+    let obj = manifest.as_object().ok_or(ManifestError::NotAnObject)?;
+    let mut m = obj.clone();
+    m.remove("signature");
+    crate::jcs::canonicalize_value(&Value::Object(m))
+        .map_err(|e| ManifestError::Canonical(e.to_string()))
+}
+
+/// Sign `manifest` with `key` and store the compact detached JWS in its
+/// `signature` member (replacing any); returns the JWS. The protected
+/// header carries `alg`, `kid` (the key's, or its RFC 7638 thumbprint) and
+/// `typ: JOSE`.
+///
+/// # Errors
+/// [`ManifestError`] when the manifest is not an object, has no `identity`,
+/// cannot be canonicalized, or the key cannot sign.
+pub fn sign_manifest(manifest: &mut Value, key: &SigningKey) -> Result<String, ManifestError> {
+    if !manifest.get("identity").is_some_and(Value::is_string) {
+        return Err(if manifest.is_object() {
+            ManifestError::NoIdentity
+        } else {
+            ManifestError::NotAnObject
+        });
+    }
+    let canonical = canonical_manifest(manifest)?;
+    let jws = jws::sign_compact_detached(&canonical, key, &SignOptions::default())?;
+    if let Some(o) = manifest.as_object_mut() {
+        o.insert("signature".into(), Value::String(jws.clone()));
+    }
+    Ok(jws)
+}
+
+/// A new manifest for `identity` (the entry's `identifier`, AI Catalog
+/// "Identity"), unsigned.
+pub fn new_manifest(identity: &str) -> Value {
+    let mut m = Map::new();
+    m.insert("identity".into(), Value::String(identity.to_owned()));
+    Value::Object(m)
+}
+
+/// A resolver that asks `inner` for keys as `identity`'s: every request
+/// gets `identity` as its issuer (a [`crate::trust::PerIssuer`] then answers
+/// only with that identity's keys; [`crate::trust::StaticKeys`] ignores it).
+#[derive(Clone, Debug)]
+pub struct IdentityKeys {
+    inner: Arc<dyn KeyResolver>,
+    identity: String,
+}
+
+impl IdentityKeys {
+    /// Keys of `inner`, asked for as `identity`'s.
+    pub fn new(inner: Arc<dyn KeyResolver>, identity: impl Into<String>) -> IdentityKeys {
+        IdentityKeys {
+            inner,
+            identity: identity.into(),
+        }
+    }
+}
+
+impl KeyResolver for IdentityKeys {
+    fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError> {
+        let mut r = req.clone();
+        r.issuer = Some(self.identity.clone());
+        self.inner.resolve(&r)
+    }
+}
+
+/// `cx` whose keys are asked for as `identity`'s.
+pub(crate) fn context_for(cx: &Context, identity: &str) -> Context {
+    let mut c = cx.clone();
+    c.keys = Arc::new(IdentityKeys::new(cx.keys.clone(), identity));
+    c
+}
+
+/// The declared digests of a manifest (attestations' `digest`, provenance
+/// links' `sourceDigest`) that are refused without fetching anything: a
+/// malformed one, one weaker than SHA-256 (AI Catalog "Digest Format":
+/// consumers MUST reject it), and one of a `data:` attestation (RFC 2397)
+/// that does not match its content.
+pub(crate) fn digest_refusals(manifest: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let list = |k: &str| {
+        manifest
+            .get(k)
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    };
+    for (i, a) in list("attestations").iter().enumerate() {
+        let Some(d) = a.get("digest").and_then(Value::as_str) else {
+            continue;
+        };
+        let data = a
+            .get("uri")
+            .and_then(Value::as_str)
+            .and_then(data_uri_content);
+        let r = match data {
+            Some(Ok(bytes)) => crate::formats::digest_problem(d, &bytes),
+            Some(Err(m)) => {
+                out.push(format!("attestations/{i}: {m}"));
+                continue;
+            }
+            None => ArtifactDigest::parse(d).map(|_| ()),
+        };
+        if let Err(p) = r {
+            out.push(format!("attestations/{i}/digest: {p}"));
+        }
+    }
+    for (i, p) in list("provenance").iter().enumerate() {
+        if let Some(d) = p.get("sourceDigest").and_then(Value::as_str) {
+            if let Err(e) = ArtifactDigest::parse(d) {
+                out.push(format!("provenance/{i}/sourceDigest: {e}"));
+            }
+        }
+    }
+    out
+}
+
+/// The content of a `data:` URI (RFC 2397: `data:[<mediatype>][;base64],<data>`),
+/// `None` for any other URI.
+fn data_uri_content(uri: &str) -> Option<Result<Vec<u8>, String>> {
+    let rest = uri
+        .get(..5)
+        .filter(|p| p.eq_ignore_ascii_case("data:"))
+        .map(|_| &uri[5..])?;
+    let Some((meta, data)) = rest.split_once(',') else {
+        return Some(Err("a data: URI has no \",\" (RFC 2397 section 3)".into()));
+    };
+    if meta.to_ascii_lowercase().ends_with(";base64") {
+        use base64::Engine;
+        let clean: String = data.chars().filter(|c| !c.is_whitespace()).collect();
+        return Some(
+            base64::engine::general_purpose::STANDARD
+                .decode(clean.as_bytes())
+                .map_err(|e| format!("the data: URI is not base64: {e}")),
+        );
+    }
+    Some(percent_decode(data))
+}
+
+fn percent_decode(s: &str) -> Result<Vec<u8>, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = b
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or("a data: URI has a bad %-escape (RFC 3986 section 2.1)")?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// Verify one manifest: `expected_identity` (the entry's `identifier`) must
+/// equal its `identity`; its declared digests must be acceptable; its
+/// `signature`, when present, must be a compact detached JWS over
+/// [`canonical_manifest`] by one of the identity's keys, under `cx`'s
+/// algorithm allow-list and `policy`. No signature is [`Status::Unsigned`].
+pub(crate) fn verify_manifest(
+    cx: &Context,
+    policy: &JwsPolicy,
+    manifest: &Value,
+    expected_identity: Option<&str>,
+) -> Outcome {
+    let Some(identity) = manifest.get("identity").and_then(Value::as_str) else {
+        return Outcome::failed(
+            "the Trust Manifest has no string \"identity\" (AI Catalog \"Identity\": REQUIRED)",
+        );
+    };
+    if let Some(expected) = expected_identity {
+        if identity != expected {
+            return Outcome::failed(format!(
+                "the Trust Manifest identity {} differs from the entry identifier {}: consumers MUST reject it (AI Catalog \"Identity\")",
+                crate::text::quoted(identity),
+                crate::text::quoted(expected)
+            ));
+        }
+    }
+    let refusals = digest_refusals(manifest);
+    if !refusals.is_empty() {
+        return Outcome::failed(format!(
+            "declared digest refused (AI Catalog \"Digest Format\"): {}",
+            refusals.join("; ")
+        ));
+    }
+    let sig = match manifest.get("signature") {
+        None => {
+            return Outcome::new(
+                Status::Unsigned,
+                "the Trust Manifest has no signature: its claims are not integrity-protected",
+            )
+        }
+        Some(Value::String(s)) => s.as_str(),
+        Some(_) => return Outcome::failed("the Trust Manifest \"signature\" is not a string"),
+    };
+    let shape = sig.split('.').collect::<Vec<_>>();
+    if shape.len() != 3 || !shape[1].is_empty() {
+        return Outcome::failed(
+            "the Trust Manifest signature is not a compact JWS with detached payload (header..signature, RFC 7515 Appendix F)",
+        );
+    }
+    let canonical = match canonical_manifest(manifest) {
+        Ok(c) => c,
+        Err(e) => return Outcome::failed(e.to_string()),
+    };
+    let icx = context_for(cx, identity);
+    match jws::verify(&icx, policy, sig, Some(&canonical)) {
+        Ok(r) => {
+            let mut o = Outcome::new(
+                Status::Verified,
+                format!(
+                    "Trust Manifest signed by a key of {}",
+                    crate::text::quoted(identity)
+                ),
+            );
+            if let Some(s) = r.valid_signature() {
+                o.kid = s.kid.clone();
+                o.key_thumbprint = s.key_thumbprint.clone();
+            }
+            o
+        }
+        Err(JwsVerifyError::NotVerified(r)) => {
+            let why = r
+                .signatures
+                .first()
+                .map(|s| match &s.reason {
+                    Some(reason) => format!("{} ({})", reason, reason.code()),
+                    None => s.verdict.as_str().to_owned(),
+                })
+                .unwrap_or_else(|| "no signature".into());
+            let mut o = Outcome::failed(format!(
+                "the Trust Manifest signature does not verify with a key of {}: {why}",
+                crate::text::quoted(identity)
+            ));
+            o.kid = r.signatures.first().and_then(|s| s.kid.clone());
+            o
+        }
+        Err(JwsVerifyError::Jws(e)) => {
+            Outcome::failed(format!("the Trust Manifest signature is malformed: {e}"))
+        }
+    }
+}
+
+/// Which Trust Manifests of a catalog [`sign_catalog`] signs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SignTarget {
+    /// Every entry of the catalog (not those of nested inline catalogs:
+    /// their publisher signs them).
+    Every,
+    /// The entries with this `identifier`, and this `version` when given.
+    Entry {
+        /// The entry's `identifier`.
+        identifier: String,
+        /// Its `version`; needed when several entries share the identifier.
+        version: Option<String>,
+    },
+    /// The `host` object's manifest.
+    Host,
+}
+
+/// Why [`sign_catalog`] signed nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignCatalogError {
+    /// The document is not a catalog object with an `entries` array.
+    #[error("not an AI Catalog: a JSON object with an \"entries\" array is expected")]
+    NotACatalog,
+    /// No entry has that identifier (and version).
+    #[error("no entry has identifier {q0}{q1}", q0 = crate::text::quoted(.0), q1 = .1.as_deref().map(|v| format!(" and version {}", crate::text::quoted(v))).unwrap_or_default())]
+    NoSuchEntry(String, Option<String>),
+    /// Several entries share the identifier and no version was given.
+    #[error("{1} entries have identifier {q0}: give --version to choose one", q0 = crate::text::quoted(.0))]
+    Ambiguous(String, usize),
+    /// `--host` on a catalog without `host`, or a host without `identifier`
+    /// and without a manifest naming its identity.
+    #[error("the catalog has no host, or its host has no \"identifier\" to make the manifest's identity from: add host.identifier")]
+    NoHostIdentity,
+    /// An entry without a string `identifier`.
+    #[error("entry {0} has no string \"identifier\", so its manifest has no identity")]
+    NoIdentifier(usize),
+    /// An existing manifest whose identity is not the entry's identifier:
+    /// signing it would publish a manifest every consumer MUST reject.
+    #[error("entry {0}: its Trust Manifest identity {q1} is not the entry identifier {q2} (AI Catalog \"Identity\"); fix the manifest", q1 = crate::text::quoted(.1), q2 = crate::text::quoted(.2))]
+    IdentityMismatch(usize, String, String),
+    /// Signing one manifest failed.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+}
+
+/// Sign the Trust Manifests `target` names in `doc`, creating a missing
+/// manifest with `identity` = the entry's `identifier` (or the host's
+/// `identifier`); returns the RFC 6901 pointers of the manifests signed.
+/// `doc` is changed only when every signature was made.
+///
+/// # Errors
+/// [`SignCatalogError`].
+pub fn sign_catalog(
+    doc: &mut Value,
+    key: &SigningKey,
+    target: &SignTarget,
+) -> Result<Vec<String>, SignCatalogError> {
+    let mut work = doc.clone();
+    let mut signed = Vec::new();
+    if *target == SignTarget::Host {
+        let host = work
+            .get_mut("host")
+            .and_then(Value::as_object_mut)
+            .ok_or(SignCatalogError::NoHostIdentity)?;
+        if !host.contains_key("trustManifest") {
+            let id = host
+                .get("identifier")
+                .and_then(Value::as_str)
+                .ok_or(SignCatalogError::NoHostIdentity)?;
+            host.insert("trustManifest".into(), new_manifest(id));
+        }
+        if let Some(m) = host.get_mut("trustManifest") {
+            sign_manifest(m, key)?;
+        }
+        signed.push("/host/trustManifest".to_owned());
+        *doc = work;
+        return Ok(signed);
+    }
+    let entries = work
+        .get_mut("entries")
+        .and_then(Value::as_array_mut)
+        .ok_or(SignCatalogError::NotACatalog)?;
+    let chosen: Vec<usize> = match target {
+        SignTarget::Entry {
+            identifier,
+            version,
+        } => {
+            let hits: Vec<usize> = entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.get("identifier").and_then(Value::as_str) == Some(identifier))
+                .filter(|(_, e)| {
+                    version.is_none()
+                        || e.get("version").and_then(Value::as_str) == version.as_deref()
+                })
+                .map(|(i, _)| i)
+                .collect();
+            match hits.len() {
+                0 => {
+                    return Err(SignCatalogError::NoSuchEntry(
+                        identifier.clone(),
+                        version.clone(),
+                    ))
+                }
+                1 => hits,
+                n => return Err(SignCatalogError::Ambiguous(identifier.clone(), n)),
+            }
+        }
+        _ => (0..entries.len()).collect(),
+    };
+    for i in chosen {
+        let Some(entry) = entries.get_mut(i).and_then(Value::as_object_mut) else {
+            return Err(SignCatalogError::NoIdentifier(i));
+        };
+        let id = entry
+            .get("identifier")
+            .and_then(Value::as_str)
+            .ok_or(SignCatalogError::NoIdentifier(i))?
+            .to_owned();
+        let m = entry
+            .entry("trustManifest")
+            .or_insert_with(|| new_manifest(&id));
+        match m.get("identity").and_then(Value::as_str) {
+            Some(identity) if identity != id => {
+                return Err(SignCatalogError::IdentityMismatch(
+                    i,
+                    identity.to_owned(),
+                    id,
+                ))
+            }
+            _ => {}
+        }
+        sign_manifest(m, key)?;
+        signed.push(format!("/entries/{i}/trustManifest"));
+    }
+    *doc = work;
+    Ok(signed)
+}

@@ -1,0 +1,310 @@
+//! `agentsig sign CATALOG` and `agentsig verify CATALOG` for AI Catalogs:
+//! thin wrappers over [`agentsig::catalog`] (signing Trust Manifests,
+//! verifying a catalog document) and, with the `net` feature, over
+//! [`agentsig::net::catalog`] (keys resolved from each manifest identity).
+
+use super::{CliError, CliResult, TrustedKeyArgs};
+use agentsig::catalog::{
+    self, CatalogOptions, CatalogReport, SignCatalogError, SignTarget, Status,
+};
+use agentsig::report::Report;
+use agentsig::verifier::Verifier;
+use std::process::ExitCode;
+
+fn esc(s: &str) -> std::borrow::Cow<'_, str> {
+    agentsig::text::escape_controls(s)
+}
+
+/// Which manifests `sign` signs, from `--entry`, `--version` and `--host`.
+pub fn target(entry: Option<&str>, version: Option<&str>, host: bool) -> SignTarget {
+    match (entry, host) {
+        (_, true) => SignTarget::Host,
+        (Some(id), false) => SignTarget::Entry {
+            identifier: id.to_owned(),
+            version: version.map(str::to_owned),
+        },
+        (None, false) => SignTarget::Every,
+    }
+}
+
+/// Sign the Trust Manifests `target` names in the catalog `input` (read from
+/// `file`) with `key`, and write the catalog to `out` (default: in place;
+/// `-` for standard output).
+pub fn sign(
+    file: &str,
+    input: &[u8],
+    out: Option<&str>,
+    keys: &[agentsig::SigningKey],
+    target: &SignTarget,
+    mut rep: Report,
+    json: bool,
+) -> CliResult {
+    let [key] = keys else {
+        return Err(CliError::usage(
+            "a Trust Manifest signature is one compact JWS: give exactly one --key",
+        ));
+    };
+    let mut doc = agentsig::json::parse_strict(input)
+        .map_err(|e| CliError::malformed(format!("{}: {e}", esc(file))))?;
+    let signed = catalog::sign_catalog(&mut doc, key, target).map_err(|e| match e {
+        SignCatalogError::Manifest(m) => CliError::malformed(format!("{}: {m}", esc(file))),
+        other => CliError::usage(format!("{}: {other}", esc(file))),
+    })?;
+    let mut text = serde_json::to_string_pretty(&doc)
+        .map_err(|e| CliError::malformed(format!("{}: {e}", esc(file))))?;
+    text.push('\n');
+    let out = out.unwrap_or(file);
+    if out == "-" && json {
+        rep.detail("catalog", &doc);
+    } else if out == "-" {
+        out!("{text}");
+    } else {
+        std::fs::write(out, text.as_bytes())
+            .map_err(|e| CliError::unwritable(format!("{out}: {e}")))?;
+        rep.detail("catalog_file", out);
+    }
+    rep.detail("manifests_signed", &signed);
+    if json {
+        super::print_report(&rep);
+    } else {
+        errln!(
+            "{}: signed {} Trust Manifest(s) ({}) with {} kid {}{}",
+            esc(file),
+            signed.len(),
+            signed.join(", "),
+            key.algorithm().jose_name(),
+            esc(&key.kid_or_thumbprint()),
+            if out == "-" {
+                String::new()
+            } else {
+                format!("; wrote {}", esc(out))
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How `verify` finds the keys of a catalog's manifests.
+pub struct VerifyCatalog<'a> {
+    /// The file named, for messages and the report.
+    pub file: &'a str,
+    /// `--key`/`--jwks`/`--alg`: when keys are given they are trusted for
+    /// every identity; without them each identity's keys are resolved.
+    pub trust: &'a TrustedKeyArgs,
+    /// `--typ`.
+    pub typ: &'a [String],
+    /// `--require-signed`.
+    pub require_signed: bool,
+    /// `--json`.
+    pub json: bool,
+    /// The fetcher for resolving identities' keys.
+    #[cfg(feature = "net")]
+    pub fetcher: Option<agentsig::net::fetch::Fetcher>,
+}
+
+/// Is `url` a catalog to verify as one: its path ends with
+/// `/ai-catalog.json` (the well-known `/.well-known/ai-catalog.json`, or
+/// any catalog named so; AI Catalog "Discovery").
+#[cfg(feature = "net")]
+pub fn is_catalog_url(url: &str) -> bool {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    path.starts_with("https://") && path.ends_with("/ai-catalog.json")
+}
+
+/// Fetch the catalog at `url`, its nested catalogs and cards, and verify
+/// them ([`agentsig::net::catalog::verify_catalog_url`]).
+#[cfg(feature = "net")]
+pub fn verify_url(v: &VerifyCatalog<'_>, url: &str) -> CliResult {
+    use agentsig::net::catalog::{verify_catalog_url, CatalogKeys, CatalogUrlError};
+    let Some(fetcher) = &v.fetcher else {
+        return Err(CliError::usage(
+            "fetching a catalog needs the fetch options",
+        ));
+    };
+    let (base, keys) = if v.trust.is_empty() {
+        (
+            verifier(v, agentsig::trust::StaticKeys::new()),
+            CatalogKeys::Resolved,
+        )
+    } else {
+        (verifier(v, v.trust.resolver()?), CatalogKeys::Given)
+    };
+    let opts = CatalogOptions::default().require_signed(v.require_signed);
+    let report = match verify_catalog_url(&base, keys, fetcher, url, &opts) {
+        Ok(r) => r,
+        Err(CatalogUrlError::Fetch(e)) => {
+            return Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed"))
+        }
+        Err(e) => return Err(CliError::malformed(format!("{}: {e}", esc(url)))),
+    };
+    finish(v, &report)
+}
+
+/// A verifier over `keys` with the command's algorithms, low-S and `typ`.
+fn verifier(v: &VerifyCatalog<'_>, keys: agentsig::trust::StaticKeys) -> Verifier {
+    Verifier::builder(keys)
+        .algorithms(v.trust.allow_list())
+        .strict_low_s(v.trust.strict_low_s)
+        .jws(policy(v.typ))
+        .build()
+}
+
+fn policy(typ: &[String]) -> agentsig::jws::JwsPolicy {
+    let p = agentsig::jws::JwsPolicy::default();
+    if typ.is_empty() {
+        p
+    } else {
+        p.expected_typ(typ.to_vec())
+    }
+}
+
+fn finish(v: &VerifyCatalog<'_>, report: &CatalogReport) -> CliResult {
+    let ok = report.verified();
+    if v.json {
+        super::print_report(&to_report(v.file, report));
+    } else {
+        print_lines(v.file, report);
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Verify a catalog document and print one line per entry (or the report).
+pub fn verify(v: &VerifyCatalog<'_>, input: &[u8]) -> CliResult {
+    let opts = CatalogOptions::default().require_signed(v.require_signed);
+    let result = if v.trust.is_empty() {
+        resolved(v, input, &opts)?
+    } else {
+        verifier(v, v.trust.resolver()?).verify_catalog(input, &opts)
+    };
+    let report = result.map_err(|e| CliError::malformed(format!("{}: {e}", esc(v.file))))?;
+    finish(v, &report)
+}
+
+#[cfg(feature = "net")]
+fn resolved(
+    v: &VerifyCatalog<'_>,
+    input: &[u8],
+    opts: &CatalogOptions,
+) -> Result<Result<CatalogReport, catalog::CatalogError>, CliError> {
+    let Some(fetcher) = &v.fetcher else {
+        return Err(CliError::usage("no keys: give --key or --jwks"));
+    };
+    let base = verifier(v, agentsig::trust::StaticKeys::new());
+    Ok(agentsig::net::catalog::verify_catalog_resolved(
+        &base, fetcher, input, opts,
+    ))
+}
+
+#[cfg(not(feature = "net"))]
+fn resolved(
+    _v: &VerifyCatalog<'_>,
+    _input: &[u8],
+    _opts: &CatalogOptions,
+) -> Result<Result<CatalogReport, catalog::CatalogError>, CliError> {
+    Err(CliError::usage(
+        "resolving Trust Manifest keys needs the net feature: give --key or --jwks",
+    ))
+}
+
+/// The one report shape: a check per entry (and per host manifest, per
+/// lint error), the per-entry results in `details.entries`.
+fn to_report(file: &str, r: &CatalogReport) -> Report {
+    let mut rep = Report::done("verify", Some(file));
+    rep.set_verdict(agentsig::report::Verdict::NotVerified);
+    let lint_errors = r.lint.iter().filter(|f| f.severity == "error").count();
+    rep.check(
+        "catalog.lint",
+        lint_errors == 0,
+        format!("AI Catalog lint: {lint_errors} error(s)"),
+    );
+    for f in &r.lint {
+        if f.severity == "error" {
+            rep.check(f.code, false, format!("{}: {}", f.pointer, f.message));
+        } else {
+            rep.warn(f.code, format!("{}: {}", f.pointer, f.message));
+        }
+    }
+    if let Some(h) = &r.host {
+        let ok = !matches!(h.status, Status::Failed | Status::Unsupported);
+        rep.check("catalog.host-manifest", ok, h.message.clone());
+    }
+    for e in &r.entries {
+        let what = format!(
+            "{} {}: artifact {} ({}); manifest {} ({})",
+            e.pointer,
+            e.identifier.as_deref().unwrap_or("?"),
+            e.artifact.status.as_str(),
+            e.artifact.message,
+            e.manifest.status.as_str(),
+            e.manifest.message
+        );
+        rep.check("catalog.entry", e.passed(r.require_signed), what);
+    }
+    rep.detail("format", "ai-catalog");
+    rep.detail("spec_version", &r.spec_version);
+    rep.detail("require_signed", r.require_signed);
+    rep.detail("host", &r.host);
+    rep.detail("entries", &r.entries);
+    if !r.verified() {
+        let why = r.first_failure().unwrap_or_else(|| "not verified".into());
+        rep.error = Some(agentsig::report::Problem::new("catalog.not-verified", why));
+    }
+    rep.settle();
+    rep
+}
+
+fn print_lines(file: &str, r: &CatalogReport) {
+    for f in &r.lint {
+        errln!(
+            "{}: {} {} at {}: {}",
+            esc(file),
+            f.severity,
+            f.code,
+            f.pointer,
+            esc(&f.message)
+        );
+    }
+    if let Some(h) = &r.host {
+        errln!(
+            "{}: host Trust Manifest: {}: {}",
+            esc(file),
+            h.status.as_str(),
+            esc(&h.message)
+        );
+    }
+    for e in &r.entries {
+        errln!(
+            "{}: {} {}: artifact {}: {}; manifest {}: {}",
+            esc(file),
+            e.pointer,
+            esc(e.identifier.as_deref().unwrap_or("?")),
+            e.artifact.status.as_str(),
+            esc(&e.artifact.message),
+            e.manifest.status.as_str(),
+            esc(&e.manifest.message)
+        );
+    }
+    let passed = r
+        .entries
+        .iter()
+        .filter(|e| e.passed(r.require_signed))
+        .count();
+    if r.verified() {
+        outln!(
+            "{}: verified ({passed} of {} entries)",
+            esc(file),
+            r.entries.len()
+        );
+    } else {
+        outln!(
+            "{}: NOT verified ({passed} of {} entries passed): {}",
+            esc(file),
+            r.entries.len(),
+            esc(&r.first_failure().unwrap_or_default())
+        );
+    }
+}

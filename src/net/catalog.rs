@@ -1,0 +1,292 @@
+//! Keys for a catalog's Trust Manifests, resolved from each manifest's
+//! `identity` (AI Catalog "Key Resolution"):
+//!
+//! * a DID (`did:key`, `did:jwk`, `did:web`): its DID document's
+//!   `verificationMethod` keys, through [`Discovery`] with
+//!   [`KeyAuthority::Did`] (did:web fetched through the SSRF-guarded
+//!   [`Fetcher`]);
+//! * an `https:` URL: the JWK Set at that URL, the key chosen by the JWS
+//!   `kid` ([`KeyAuthority::JwksUri`]);
+//! * SPIFFE IDs and DNS names (and any other scheme): agentsig has no way to
+//!   obtain their keys, so a signed manifest with such an identity is
+//!   reported [`Status::Unsupported`], never passed.
+//!
+//! Each identity's keys are bound to it ([`IdentityResolver`], keyed by the
+//! issuer every manifest key request carries): a manifest signed with
+//! another identity's key does not verify. Keys are fetched lazily, only for
+//! manifests that carry a signature.
+//!
+//! [`verify_catalog_url`] fetches a catalog and, through the same
+//! SSRF-guarded fetcher, its nested catalogs and cards (AI Catalog "Nested
+//! Catalog Entries": bounded depth, cycles detected; "Security
+//! Considerations": fetched content is untrusted).
+
+use super::discovery::{Discovery, KeyAuthority};
+use super::fetch::Fetcher;
+use crate::catalog::{CatalogError, CatalogOptions, CatalogReport, Fetch, Outcome, Status};
+use crate::trust::{KeyRequest, KeyResolver, ResolveError, TrustedKey};
+use crate::verifier::Verifier;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How the keys of a manifest `identity` are found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IdentityKind {
+    /// A DID: its DID document.
+    Did,
+    /// An `https:` URL: the JWK Set there.
+    JwksUrl,
+    /// No way agentsig supports; the text says which and why.
+    Unsupported(String),
+}
+
+/// Classify a manifest `identity` by its URI scheme (AI Catalog "Key
+/// Resolution"), with `identityType` as a hint for `dns`.
+pub fn identity_kind(identity: &str, identity_type: Option<&str>) -> IdentityKind {
+    let lower = identity.to_ascii_lowercase();
+    if identity_type.is_some_and(|t| t.eq_ignore_ascii_case("dns")) {
+        return IdentityKind::Unsupported(
+            "a DNS identity's key (TLS certificate, DNSKEY or TXT record) cannot be resolved by agentsig".into(),
+        );
+    }
+    if lower.starts_with("did:") {
+        IdentityKind::Did
+    } else if lower.starts_with("https://") {
+        IdentityKind::JwksUrl
+    } else if lower.starts_with("spiffe://") {
+        IdentityKind::Unsupported(
+            "a SPIFFE ID's key comes from the SPIFFE Workload API, which agentsig does not use"
+                .into(),
+        )
+    } else {
+        IdentityKind::Unsupported(format!(
+            "{} names no key source agentsig can resolve (a DID or an https JWK Set URL); give the keys with --key or --jwks",
+            crate::text::quoted(identity)
+        ))
+    }
+}
+
+/// Keys asked for by issuer (the manifest identity, [`crate::catalog`]):
+/// each identity's [`Discovery`], made on first use and kept, so only the
+/// identities of signed manifests cost a fetch. An identity agentsig cannot
+/// resolve answers with an error naming why.
+#[derive(Debug)]
+pub struct IdentityResolver {
+    fetcher: Fetcher,
+    by_identity: Mutex<BTreeMap<String, Arc<Discovery>>>,
+    max_identities: usize,
+}
+
+impl IdentityResolver {
+    /// Resolve identities through `fetcher`; at most 256 distinct identities.
+    pub fn new(fetcher: Fetcher) -> IdentityResolver {
+        IdentityResolver {
+            fetcher,
+            by_identity: Mutex::new(BTreeMap::new()),
+            max_identities: 256,
+        }
+    }
+}
+
+impl KeyResolver for IdentityResolver {
+    fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError> {
+        let Some(identity) = req.issuer.as_deref() else {
+            return Ok(Vec::new());
+        };
+        let authority = match identity_kind(identity, None) {
+            IdentityKind::Did => KeyAuthority::Did(identity.to_owned()),
+            IdentityKind::JwksUrl => KeyAuthority::JwksUri(identity.to_owned()),
+            IdentityKind::Unsupported(why) => return Err(ResolveError::discovery(why)),
+        };
+        let d = {
+            let mut m = self
+                .by_identity
+                .lock()
+                .map_err(|_| ResolveError::discovery("identity resolver state poisoned"))?;
+            if !m.contains_key(identity) && m.len() >= self.max_identities {
+                return Err(ResolveError::discovery(format!(
+                    "more than {} identities in one catalog: not resolved",
+                    self.max_identities
+                )));
+            }
+            m.entry(identity.to_owned())
+                .or_insert_with(|| Arc::new(Discovery::new(self.fetcher.clone(), authority)))
+                .clone()
+        };
+        d.resolve(req)
+    }
+}
+
+/// Where a catalog's manifest keys come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CatalogKeys {
+    /// The verifier's own keys, trusted for every identity.
+    Given,
+    /// Each manifest identity's keys, resolved ([`IdentityResolver`]).
+    Resolved,
+}
+
+/// A verifier with `base`'s algorithm allow-list, JWS policy, limits and
+/// ECDSA settings, over each identity's resolved keys.
+fn resolving(base: &Verifier, fetcher: &Fetcher) -> Verifier {
+    Verifier::builder(IdentityResolver::new(fetcher.clone()))
+        .algorithms(base.algorithms().clone())
+        .jws(base.jws_policy().clone())
+        .limits(*base.limits())
+        .strict_low_s(base.strict_low_s())
+        .key_headers(base.key_headers())
+        .build()
+}
+
+/// A signed manifest whose identity's keys agentsig cannot resolve is
+/// [`Status::Unsupported`], not merely "no trusted key".
+fn mark_unsupported(report: &mut CatalogReport, host_identity: Option<&str>) {
+    let patch = |o: &mut Outcome, identity: Option<&str>| {
+        if o.status != Status::Failed || !o.message.contains("does not verify with a key of") {
+            return;
+        }
+        if let Some(IdentityKind::Unsupported(why)) = identity.map(|i| identity_kind(i, None)) {
+            *o = Outcome::new(
+                Status::Unsupported,
+                format!("Trust Manifest key resolution: {why}"),
+            );
+        }
+    };
+    if let Some(h) = report.host.as_mut() {
+        patch(h, host_identity);
+    }
+    for e in &mut report.entries {
+        let id = e.identifier.clone();
+        patch(&mut e.manifest, id.as_deref());
+    }
+}
+
+fn host_identity(catalog: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(catalog).ok()?;
+    v.get("host")?
+        .get("trustManifest")?
+        .get("identity")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// Verify a catalog document, each manifest's key resolved from its
+/// `identity` through `fetcher`; `base` gives the algorithm allow-list,
+/// the JWS policy, limits and ECDSA low-S setting (its own keys are not
+/// used).
+///
+/// # Errors
+/// [`CatalogError`] when the document is too large or not strict JSON.
+pub fn verify_catalog_resolved(
+    base: &Verifier,
+    fetcher: &Fetcher,
+    catalog: &[u8],
+    opts: &CatalogOptions,
+) -> Result<CatalogReport, CatalogError> {
+    let v = resolving(base, fetcher);
+    let mut report = v.verify_catalog(catalog, opts)?;
+    mark_unsupported(&mut report, host_identity(catalog).as_deref());
+    Ok(report)
+}
+
+/// Most bytes fetched in all for one catalog verification (the root
+/// catalog, nested catalogs, cards): 32 MiB.
+pub const MAX_TOTAL_BYTES: usize = 32 * 1024 * 1024;
+/// Longest a whole catalog verification may take.
+pub const DEADLINE: Duration = Duration::from_secs(120);
+
+/// The SSRF-guarded fetcher as a [`Fetch`]: `https` only (the fetcher
+/// refuses private, loopback and link-local addresses before connecting
+/// unless its policy allows them), each body bounded by the fetcher's
+/// policy and all of them by `max_total`.
+struct NetFetch<'a> {
+    fetcher: &'a Fetcher,
+    total: usize,
+    max_total: usize,
+}
+
+impl Fetch for NetFetch<'_> {
+    fn fetch(&mut self, url: &str, accept: &str) -> Result<Vec<u8>, String> {
+        if !url.starts_with("https://") {
+            return Err(format!(
+                "{} is not an https URL: entries are fetched over HTTPS only",
+                crate::text::quoted(url)
+            ));
+        }
+        let accept = format!("{accept}, application/json;q=0.5");
+        let f = self
+            .fetcher
+            .get_with(url, &[("accept", &accept)])
+            .map_err(|e| e.to_string())?;
+        if f.status != 200 {
+            return Err(format!("HTTP status {}", f.status));
+        }
+        self.total += f.body.len();
+        if self.total > self.max_total {
+            return Err(format!(
+                "more than {} bytes fetched in all: not used",
+                self.max_total
+            ));
+        }
+        Ok(f.body)
+    }
+}
+
+/// Fetch the catalog at `url` (e.g. `https://HOST/.well-known/ai-catalog.json`)
+/// through `fetcher` and verify it, fetching its entries referenced by `url`
+/// ([`Verifier::verify_catalog_from`]): nested catalogs to
+/// [`CatalogOptions::max_depth`] levels, cycles refused, at most
+/// [`CatalogOptions::max_fetches`] fetches and [`MAX_TOTAL_BYTES`], the
+/// whole within [`DEADLINE`]. Keys: `base`'s own ([`CatalogKeys::Given`]) or
+/// each identity's ([`CatalogKeys::Resolved`]).
+///
+/// # Errors
+/// [`CatalogUrlError`] when the root catalog cannot be fetched or read.
+pub fn verify_catalog_url(
+    base: &Verifier,
+    keys: CatalogKeys,
+    fetcher: &Fetcher,
+    url: &str,
+    opts: &CatalogOptions,
+) -> Result<CatalogReport, CatalogUrlError> {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    super::fetch::with_deadline(deadline, || {
+        let mut nf = NetFetch {
+            fetcher,
+            total: 0,
+            max_total: MAX_TOTAL_BYTES,
+        };
+        let root = nf
+            .fetch(url, crate::catalog::MEDIA_TYPE)
+            .map_err(CatalogUrlError::Fetch)?;
+        let resolved;
+        let v = match keys {
+            CatalogKeys::Given => base,
+            CatalogKeys::Resolved => {
+                resolved = resolving(base, fetcher);
+                &resolved
+            }
+        };
+        let mut report = v.verify_catalog_from(&root, url, &mut nf, opts)?;
+        if keys == CatalogKeys::Resolved {
+            mark_unsupported(&mut report, host_identity(&root).as_deref());
+        }
+        Ok(report)
+    })
+}
+
+/// Why a catalog URL could not be verified at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CatalogUrlError {
+    /// The root catalog could not be fetched.
+    #[error("the catalog could not be fetched: {0}")]
+    Fetch(String),
+    /// The root catalog is too large or not strict JSON.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+}

@@ -1,0 +1,319 @@
+//! `agentsig sign CATALOG` and `agentsig verify CATALOG`: the publisher and
+//! consumer flows over a file, exit codes 0/1/2, and `examples/ai-catalog.json`
+//! (an A2A card and an MCP Server Card, with signed Trust Manifests).
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+struct Tmp(PathBuf);
+impl Tmp {
+    fn new(tag: &str) -> Tmp {
+        let d = std::env::temp_dir().join(format!("agentsig-catalog-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("tmp");
+        Tmp(d)
+    }
+    fn path(&self, n: &str) -> PathBuf {
+        self.0.join(n)
+    }
+    fn write_json(&self, n: &str, v: &Value) {
+        std::fs::write(self.path(n), serde_json::to_vec_pretty(v).expect("json")).expect("write");
+    }
+    fn read_json(&self, n: &str) -> Value {
+        serde_json::from_slice(&std::fs::read(self.path(n)).expect("read")).expect("json")
+    }
+}
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("AGENTSIG_ALLOW_PRIVATE_NETWORKS")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn example() -> Value {
+    serde_json::from_slice(
+        &std::fs::read(format!("{ROOT}/examples/ai-catalog.json")).expect("example"),
+    )
+    .expect("json")
+}
+
+/// The shipped example verifies with the example key's JWK Set: its A2A card
+/// by its embedded signature, its MCP Server Card by lint, every manifest.
+#[test]
+fn the_example_catalog_verifies() {
+    let jwks = format!("{ROOT}/keys/example-p256.jwks.json");
+    let (code, out, err) = run(
+        Path::new(ROOT),
+        &[
+            "verify",
+            "examples/ai-catalog.json",
+            "--jwks",
+            &jwks,
+            "--require-signed",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("verified (3 of 3 entries)"), "{out}");
+    assert!(err.contains("A2A Agent Card signature verified"), "{err}");
+    assert!(err.contains("MCP Server Card lints clean"), "{err}");
+    let (code, out, _) = run(Path::new(ROOT), &["lint", "examples/ai-catalog.json"]);
+    assert_eq!(code, 0, "{out}");
+    let doc = example();
+    assert_eq!(
+        doc["entries"][0]["mediaType"],
+        "application/a2a-agent-card+json"
+    );
+    assert_eq!(
+        doc["entries"][1]["type"],
+        "application/mcp-server-card+json"
+    );
+}
+
+#[test]
+fn a_changed_inline_card_or_manifest_is_not_verified() {
+    let t = Tmp::new("tamper");
+    let jwks = format!("{ROOT}/keys/example-p256.jwks.json");
+    let mut doc = example();
+    doc["entries"][0]["data"]["description"] = json!("evil");
+    t.write_json("a.json", &doc);
+    let (code, out, _) = run(&t.0, &["verify", "a.json", "--jwks", &jwks]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("/entries/0") && out.contains("A2A Agent Card"),
+        "{out}"
+    );
+    let mut doc = example();
+    doc["entries"][2]["trustManifest"]["termsOfServiceUrl"] = json!("https://evil.example/");
+    t.write_json("b.json", &doc);
+    let (code, out, _) = run(&t.0, &["verify", "b.json", "--jwks", &jwks]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("/entries/2"), "{out}");
+    // Another key set: nothing verifies.
+    let (code, _, _) = run(&t.0, &["keygen", "--out", "other"]);
+    assert_eq!(code, 0);
+    let (code, _, _) = run(
+        &t.0,
+        &[
+            "verify",
+            &format!("{ROOT}/examples/ai-catalog.json"),
+            "--jwks",
+            "other.jwks.json",
+        ],
+    );
+    assert_eq!(code, 1);
+}
+
+/// The publisher flow: sign one entry (`--entry`, `--version`), then every
+/// entry; a missing manifest is created with identity = identifier;
+/// `--require-signed` fails until every entry has a verified manifest.
+#[test]
+fn publisher_flow_signs_entries_and_require_signed_follows() {
+    let t = Tmp::new("publish");
+    let (code, _, err) = run(&t.0, &["keygen", "--out", "k"]);
+    assert_eq!(code, 0, "{err}");
+    let entry = |id: &str, v: &str| json!({"identifier": id, "displayName": "X", "version": v, "mediaType": "application/zip", "url": "https://example.com/x"});
+    t.write_json(
+        "cat.json",
+        &json!({"specVersion": "1.0", "entries": [entry("urn:a", "1"), entry("urn:a", "2"), entry("urn:b", "1")]}),
+    );
+    // Unsigned entries pass unless --require-signed.
+    let (code, out, _) = run(&t.0, &["verify", "cat.json", "--jwks", "k.jwks.json"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = run(
+        &t.0,
+        &[
+            "verify",
+            "cat.json",
+            "--jwks",
+            "k.jwks.json",
+            "--require-signed",
+        ],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("a verified Trust Manifest is required"),
+        "{out}"
+    );
+    // Two entries have urn:a: --version chooses.
+    let (code, _, err) = run(
+        &t.0,
+        &["sign", "cat.json", "--key", "k.pem", "--entry", "urn:a"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("give --version"), "{err}");
+    let (code, _, err) = run(
+        &t.0,
+        &[
+            "sign",
+            "cat.json",
+            "--key",
+            "k.pem",
+            "--entry",
+            "urn:a",
+            "--version",
+            "2",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let doc = t.read_json("cat.json");
+    assert!(doc["entries"][0].get("trustManifest").is_none());
+    assert_eq!(doc["entries"][1]["trustManifest"]["identity"], "urn:a");
+    assert!(doc["entries"][1]["trustManifest"]["signature"]
+        .as_str()
+        .is_some_and(|s| s.contains("..")));
+    let (code, _, err) = run(
+        &t.0,
+        &["sign", "cat.json", "--key", "k.pem", "--entry", "urn:none"],
+    );
+    assert_eq!(code, 2, "{err}");
+    // Every entry.
+    let (code, _, err) = run(&t.0, &["sign", "cat.json", "--key", "k.pem"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(
+        &t.0,
+        &[
+            "verify",
+            "cat.json",
+            "--jwks",
+            "k.jwks.json",
+            "--require-signed",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    // --host without host.identifier is a usage error.
+    let (code, _, err) = run(&t.0, &["sign", "cat.json", "--key", "k.pem", "--host"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// A catalog with lint errors is not signed unless forced, and not verified.
+#[test]
+fn lint_errors_refuse_signing_and_verification() {
+    let t = Tmp::new("lint");
+    let (code, _, _) = run(&t.0, &["keygen", "--out", "k"]);
+    assert_eq!(code, 0);
+    let e = json!({"identifier": "urn:a", "displayName": "X", "mediaType": "application/zip", "url": "https://example.com/x"});
+    t.write_json(
+        "dup.json",
+        &json!({"specVersion": "1.0", "entries": [e.clone(), e]}),
+    );
+    let (code, _, err) = run(&t.0, &["sign", "dup.json", "--key", "k.pem"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("catalog/duplicate"), "{err}");
+    let (code, out, _) = run(&t.0, &["verify", "dup.json", "--jwks", "k.jwks.json"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("catalog/duplicate"), "{out}");
+    t.write_json("v2.json", &json!({"specVersion": "2.0", "entries": []}));
+    let (code, out, _) = run(&t.0, &["verify", "v2.json", "--jwks", "k.jwks.json"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("catalog/major-unsupported"), "{out}");
+    let (code, _, _) = run(&t.0, &["lint", "--format", "ai-catalog", "v2.json"]);
+    assert_eq!(code, 1);
+}
+
+/// Without --key/--jwks, each manifest's key comes from its identity: a
+/// did:key resolves (no network), a URN or SPIFFE ID is unsupported and
+/// never passes.
+#[test]
+fn keys_resolved_from_identities() {
+    let t = Tmp::new("resolve");
+    let (code, out, err) = run(&t.0, &["keygen", "--out", "k", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rep: Value = serde_json::from_str(&out).expect("json");
+    let did = rep["details"]["did_key"]
+        .as_str()
+        .expect("did:key")
+        .to_owned();
+    let entry = |id: &str| json!({"identifier": id, "displayName": "X", "mediaType": "application/zip", "url": "https://example.com/x"});
+    t.write_json(
+        "did.json",
+        &json!({"specVersion": "1.0", "entries": [entry(&did)]}),
+    );
+    let (code, _, err) = run(
+        &t.0,
+        &[
+            "sign",
+            "did.json",
+            "--key",
+            "k.pem",
+            "--kid",
+            &format!("{did}#{}", &did["did:key:".len()..]),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&t.0, &["verify", "did.json", "--require-signed"]);
+    assert_eq!(code, 0, "{out}{err}");
+    for id in ["urn:example:x", "spiffe://example.com/agent"] {
+        t.write_json(
+            "u.json",
+            &json!({"specVersion": "1.0", "entries": [entry(id)]}),
+        );
+        let (code, _, err) = run(&t.0, &["sign", "u.json", "--key", "k.pem"]);
+        assert_eq!(code, 0, "{err}");
+        let (code, out, err) = run(&t.0, &["verify", "u.json"]);
+        assert_eq!(code, 1, "{id}: {out}{err}");
+        assert!(err.contains("manifest unsupported"), "{id}: {err}");
+    }
+}
+
+/// An MCP Server Card is signed as any descriptor (detached JWS over RFC
+/// 8785, its media type in the static headers) and verified; a broken one
+/// is refused by lint first.
+#[test]
+fn an_mcp_server_card_signs_and_verifies_as_a_descriptor() {
+    let t = Tmp::new("mcp");
+    let (code, _, _) = run(&t.0, &["keygen", "--out", "k"]);
+    assert_eq!(code, 0);
+    let card: Value = serde_json::from_slice(
+        &std::fs::read(format!(
+            "{ROOT}/tests/vectors/mcp-server-card/valid/templated-remote.json"
+        ))
+        .expect("card"),
+    )
+    .expect("json");
+    t.write_json("server-card.json", &card);
+    let (code, _, err) = run(&t.0, &["sign", "server-card.json", "--key", "k.pem"]);
+    assert_eq!(code, 0, "{err}");
+    let headers = std::fs::read_to_string(t.path("server-card.json.headers")).expect("headers");
+    assert!(
+        headers.contains("application/mcp-server-card+json"),
+        "{headers}"
+    );
+    let (code, out, err) = run(
+        &t.0,
+        &["verify", "server-card.json", "--jwks", "k.jwks.json"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let mut bad = card.clone();
+    bad["name"] = json!("no-slash");
+    t.write_json("bad.json", &bad);
+    let (code, _, err) = run(
+        &t.0,
+        &[
+            "sign",
+            "bad.json",
+            "--key",
+            "k.pem",
+            "--format",
+            "mcp-server-card",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("mcp/name"), "{err}");
+}

@@ -1,0 +1,226 @@
+//! `verify https://HOST/.well-known/ai-catalog.json` over loopback HTTPS:
+//! a nested catalog and an A2A card fetched by URL through the SSRF-guarded
+//! fetcher, each manifest's key resolved from its `https` identity (a JWK
+//! Set URL), a cycle between two served catalogs refused.
+#![cfg(feature = "net")]
+
+mod net_support;
+
+use agentsig::catalog::{self, CatalogOptions, Status};
+use agentsig::net::catalog::{verify_catalog_url, CatalogKeys};
+use agentsig::net::{FetchPolicy, Fetcher};
+use agentsig::trust::StaticKeys;
+use agentsig::{a2a, Verifier};
+use net_support::{key_served_at_jwks, loopback, Ca, Resp, Server};
+use serde_json::{json, Map, Value};
+
+/// A fetcher (its own HTTP cache) that trusts `ca` and reaches the test
+/// server's loopback address.
+fn fetcher(ca: &Ca) -> Fetcher {
+    Fetcher::with_policy(
+        FetchPolicy::default()
+            .extra_root_pem(ca.pem())
+            .allow_private_networks(true)
+            .pin("agent.example", loopback()),
+    )
+    .expect("fetcher")
+}
+
+fn setup() -> (Ca, Server, Fetcher) {
+    let ca = Ca::new();
+    let srv = Server::start(&ca, &["agent.example"]);
+    let f = fetcher(&ca);
+    (ca, srv, f)
+}
+
+fn base() -> Verifier {
+    Verifier::builder(StaticKeys::new()).build()
+}
+
+/// Verify the catalog at `url`, keys resolved from the identities.
+fn resolved(f: &Fetcher, url: &str, opts: CatalogOptions) -> catalog::CatalogReport {
+    verify_catalog_url(&base(), CatalogKeys::Resolved, f, url, &opts).expect("root fetched")
+}
+
+#[test]
+fn a_served_catalog_with_a_nested_catalog_and_a_card_by_url_verifies() {
+    let (ca, srv, fetcher) = setup();
+    let key = key_served_at_jwks(&srv);
+    let identity = srv.url("agent.example", "/jwks");
+    let card = json!({"name": "Planner", "description": "plans",
+        "supportedInterfaces": [{"url": "https://agent.example/a2a", "protocolBinding": "JSONRPC"}],
+        "version": "1.0.0", "capabilities": {}, "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"], "skills": []});
+    let signed = a2a::sign_card(&card, &key, &Map::new(), false).expect("card");
+    srv.route("/card.json", Resp::json(&signed.card));
+    let mut sub = json!({"specVersion": "1.0", "entries": [
+        {"identifier": identity, "displayName": "Planner", "mediaType": "application/a2a-agent-card+json",
+         "url": srv.url("agent.example", "/card.json")}]});
+    catalog::sign_catalog(&mut sub, &key, &catalog::SignTarget::Every).expect("sign");
+    srv.route(
+        "/sub.json",
+        Resp::ok("application/ai-catalog+json", sub.to_string()),
+    );
+    let root_url = srv.url("agent.example", "/.well-known/ai-catalog.json");
+    let root = json!({"specVersion": "1.0", "entries": [
+        {"identifier": "urn:example:team", "displayName": "Team", "mediaType": "application/ai-catalog+json",
+         "url": srv.url("agent.example", "/sub.json")}]});
+    srv.route(
+        "/.well-known/ai-catalog.json",
+        Resp::ok("application/ai-catalog+json", root.to_string()),
+    );
+
+    let r = resolved(&fetcher, &root_url, CatalogOptions::default());
+    assert!(r.verified(), "{:?}", r.first_failure());
+    assert_eq!(r.entries.len(), 2);
+    assert_eq!(
+        r.entries[1].artifact.status,
+        Status::Verified,
+        "{}",
+        r.entries[1].artifact.message
+    );
+    assert_eq!(
+        r.entries[1].manifest.status,
+        Status::Verified,
+        "{}",
+        r.entries[1].manifest.message
+    );
+    assert_eq!(r.entries[1].depth, 2);
+    // With --require-signed the root entry (no manifest) fails.
+    let r = verify_catalog_url(
+        &base(),
+        CatalogKeys::Resolved,
+        &fetcher,
+        &root_url,
+        &CatalogOptions::default().require_signed(true),
+    )
+    .expect("fetched");
+    assert!(!r.verified());
+
+    // The card changed after signing: its entry fails.
+    let mut bad: Value = signed.card.clone();
+    bad["description"] = json!("evil");
+    srv.route("/card.json", Resp::json(&bad));
+    let fresh = self::fetcher(&ca);
+    let r = resolved(&fresh, &root_url, CatalogOptions::default());
+    assert!(!r.verified());
+    assert_eq!(r.entries[1].artifact.status, Status::Failed);
+}
+
+#[test]
+fn a_cycle_between_served_catalogs_is_refused() {
+    let (_ca, srv, fetcher) = setup();
+    let a = srv.url("agent.example", "/a.json");
+    let root_url = srv.url("agent.example", "/.well-known/ai-catalog.json");
+    let entry = |id: &str, url: &str| json!({"identifier": id, "displayName": "N", "mediaType": "application/ai-catalog+json", "url": url});
+    srv.route(
+        "/.well-known/ai-catalog.json",
+        Resp::json(&json!({"specVersion": "1.0", "entries": [entry("urn:a", &a)]})),
+    );
+    srv.route(
+        "/a.json",
+        Resp::json(&json!({"specVersion": "1.0", "entries": [entry("urn:root", &root_url)]})),
+    );
+    let r = resolved(&fetcher, &root_url, CatalogOptions::default());
+    assert!(!r.verified());
+    assert!(
+        r.first_failure().expect("why").contains("cycle"),
+        "{:?}",
+        r.first_failure()
+    );
+    assert_eq!(
+        srv.hit_count("/.well-known/ai-catalog.json"),
+        1,
+        "the root is not fetched again"
+    );
+    assert_eq!(srv.hit_count("/a.json"), 1);
+}
+
+/// An entry whose URL names a private address is refused by the fetcher's
+/// SSRF guard before any connection (the guard checks the address first);
+/// the rest of the catalog is still checked.
+#[test]
+fn an_entry_on_a_private_address_is_refused_without_connecting() {
+    let (ca, srv, _) = setup();
+    // Only agent.example (the test server, on loopback) may be internal.
+    let guarded = Fetcher::with_policy(
+        FetchPolicy::default()
+            .extra_root_pem(ca.pem())
+            .allow_private_host("agent.example")
+            .pin("agent.example", loopback()),
+    )
+    .expect("fetcher");
+    let root_url = srv.url("agent.example", "/.well-known/ai-catalog.json");
+    let root = json!({"specVersion": "1.0", "entries": [
+        {"identifier": "urn:x", "displayName": "X", "mediaType": "application/a2a-agent-card+json",
+         "url": "https://10.0.0.1/card.json"},
+        {"identifier": "urn:y", "displayName": "Y", "mediaType": "application/a2a-agent-card+json",
+         "url": "https://127.0.0.1/card.json"}]});
+    srv.route("/.well-known/ai-catalog.json", Resp::json(&root));
+    let r = resolved(&guarded, &root_url, CatalogOptions::default());
+    assert!(!r.verified());
+    for e in &r.entries {
+        assert_eq!(e.artifact.status, Status::Failed, "{}", e.artifact.message);
+        let m = e.artifact.message.to_ascii_lowercase();
+        assert!(
+            m.contains("private") || m.contains("loopback") || m.contains("internal"),
+            "{m}"
+        );
+    }
+    assert_eq!(srv.accepted(), 1, "only the root catalog's connection");
+}
+
+/// `agentsig verify https://HOST/.well-known/ai-catalog.json`: the CLI
+/// fetches the catalog and its entries, one line per entry, exit 0/1.
+#[test]
+fn the_cli_verifies_a_catalog_url() {
+    let (ca, srv, _) = setup();
+    let key = key_served_at_jwks(&srv);
+    let identity = srv.url("agent.example", "/jwks");
+    let mut cat = json!({"specVersion": "1.0", "entries": [
+        {"identifier": identity, "displayName": "Skill", "mediaType": "application/zip",
+         "url": "https://agent.example/skill.zip"}]});
+    catalog::sign_catalog(&mut cat, &key, &catalog::SignTarget::Every).expect("sign");
+    srv.route("/.well-known/ai-catalog.json", Resp::json(&cat));
+    let dir = std::env::temp_dir().join(format!("agentsig-catalog-net-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca.pem()).expect("ca");
+    let url = srv.url("agent.example", "/.well-known/ai-catalog.json");
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_agentsig"))
+            .args(["verify", &url, "--ca-file"])
+            .arg(&ca_file)
+            .args(["--resolve-to", "agent.example=127.0.0.1"])
+            .args(extra)
+            .env("AGENTSIG_ALLOW_PRIVATE_NETWORKS", "1")
+            .env_remove("AGENTSIG_CA_FILE")
+            .output()
+            .expect("run")
+    };
+    let o = run(&["--require-signed"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("verified (1 of 1 entries)"), "{out}");
+    // Another key set given explicitly: not verified.
+    let other = dir.join("other.jwks.json");
+    let k2 = agentsig::SigningKey::generate(agentsig::Algorithm::EcdsaP256Sha256).expect("key");
+    std::fs::write(
+        &other,
+        agentsig::jwk::jwks_document(&[k2.verifying_key()]).to_string(),
+    )
+    .expect("jwks");
+    let o = run(&["--jwks", other.to_str().expect("path")]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
