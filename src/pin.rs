@@ -414,9 +414,17 @@ pub use self::redis_pins::RedisPinStore;
 #[cfg(feature = "redis")]
 mod redis_pins {
     use super::*;
-    use crate::replay::redis::{RedisClient, RedisConfig, Reply};
+    use crate::replay::redis::{always, RedisClient, RedisConfig, Reply};
 
+    /// The one hash of pins: a single key, so on a Redis Cluster every pin
+    /// script runs on its one slot.
     const PINS_KEY: &[u8] = b"agentsig:pins";
+
+    /// The first-sight script pinned a key now (replied `{0, …}`): a write,
+    /// which acknowledged writes wait for; a match writes nothing.
+    fn pinned_now(v: &redis::Value) -> bool {
+        matches!(v, redis::Value::Array(a) if matches!(a.first(), Some(redis::Value::Int(0))))
+    }
 
     /// KEYS[1] the hash, ARGV[1] identity, ARGV[2] thumbprint, ARGV[3]
     /// [`MAX_IDENTITIES`]. Returns {0, pins} when pinned now, {1, pins} when
@@ -535,6 +543,7 @@ return 1
                 &CHECK,
                 &[PINS_KEY],
                 &[identity.as_bytes(), t.as_bytes(), cap.as_bytes()],
+                Some((PINS_KEY, pinned_now)),
             ))?;
             match &r {
                 Reply::Array(Some(v)) => match v.as_slice() {
@@ -560,7 +569,10 @@ return 1
             let cap = MAX_IDENTITIES.to_string();
             let mut argv: Vec<&[u8]> = vec![identity.as_bytes(), max.as_bytes(), cap.as_bytes()];
             argv.extend(ts.iter().map(|t| t.as_bytes()));
-            match too_many(self.client.eval(&ADD, &[PINS_KEY], &argv))? {
+            match too_many(
+                self.client
+                    .eval(&ADD, &[PINS_KEY], &argv, Some((PINS_KEY, always))),
+            )? {
                 Reply::Bulk(Some(v)) => Ok(split(&v)),
                 r => Err(Self::unexpected(&r)),
             }
@@ -576,8 +588,10 @@ return 1
                 }
             }
             let r = if uniq.is_empty() {
-                self.client
-                    .query(&[b"HDEL", PINS_KEY, identity.as_bytes()])?
+                self.client.query(
+                    &[b"HDEL", PINS_KEY, identity.as_bytes()],
+                    Some((PINS_KEY, always)),
+                )?
             } else {
                 let v = uniq.join(" ");
                 let cap = MAX_IDENTITIES.to_string();
@@ -585,6 +599,7 @@ return 1
                     &REPLACE,
                     &[PINS_KEY],
                     &[identity.as_bytes(), cap.as_bytes(), v.as_bytes()],
+                    Some((PINS_KEY, always)),
                 ))?
             };
             match r {
@@ -596,7 +611,7 @@ return 1
         fn get(&self, identity: &str) -> Result<Vec<String>, PinError> {
             match self
                 .client
-                .query(&[b"HGET", PINS_KEY, identity.as_bytes()])?
+                .query(&[b"HGET", PINS_KEY, identity.as_bytes()], None)?
             {
                 Reply::Bulk(None) => Ok(Vec::new()),
                 Reply::Bulk(Some(v)) => Ok(split(&v)),
@@ -605,7 +620,7 @@ return 1
         }
 
         fn list(&self) -> Result<Vec<(String, Vec<String>)>, PinError> {
-            let r = self.client.query(&[b"HGETALL", PINS_KEY])?;
+            let r = self.client.query(&[b"HGETALL", PINS_KEY], None)?;
             let Reply::Array(Some(v)) = &r else {
                 return Err(Self::unexpected(&r));
             };
@@ -634,7 +649,7 @@ pub fn open_pin_store(url: &str) -> Result<Arc<dyn PinStore>, PinError> {
     if url == "memory:" {
         return Ok(Arc::new(MemoryPinStore::new()));
     }
-    if url.starts_with("redis://") || url.starts_with("rediss://") {
+    if crate::replay::is_redis_url(url) {
         #[cfg(feature = "redis")]
         return Ok(Arc::new(RedisPinStore::open(url)?));
         #[cfg(not(feature = "redis"))]
