@@ -1304,27 +1304,30 @@ struct Cluster {
     nodes: Vec<Server>,
 }
 
+/// A cluster-enabled redis-server.
+fn cluster_node(name: &str) -> Server {
+    Server::start_args(
+        name,
+        [
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-node-timeout",
+            "2000",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        None,
+    )
+    .unwrap()
+}
+
 impl Cluster {
     fn start(name: &str) -> Option<Cluster> {
         cluster_tools(name)?;
         let nodes: Vec<Server> = (0..3)
-            .map(|i| {
-                Server::start_args(
-                    &format!("{name}-{i}"),
-                    [
-                        "--cluster-enabled",
-                        "yes",
-                        "--cluster-config-file",
-                        "nodes.conf",
-                        "--cluster-node-timeout",
-                        "2000",
-                    ]
-                    .map(str::to_owned)
-                    .to_vec(),
-                    None,
-                )
-                .unwrap()
-            })
+            .map(|i| cluster_node(&format!("{name}-{i}")))
             .collect();
         let c = Cluster { nodes };
         let addrs: Vec<String> = c
@@ -1355,6 +1358,33 @@ impl Cluster {
                 .iter()
                 .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
         });
+    }
+
+    /// A replica of primary `of`, joined with `redis-cli --cluster
+    /// add-node ... --cluster-slave`, its link up.
+    fn add_replica(&self, name: &str, of: usize) -> Server {
+        let r = cluster_node(name);
+        let primary = &self.nodes[of];
+        let id = primary.cli(&["CLUSTER", "MYID"]).trim().to_owned();
+        let o = Command::new("redis-cli")
+            .args(["--cluster", "add-node"])
+            .arg(format!("127.0.0.1:{}", r.port))
+            .arg(format!("127.0.0.1:{}", primary.port))
+            .args(["--cluster-slave", "--cluster-master-id", &id])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        until("cluster replica link up", || {
+            r.cli(&["INFO", "replication"])
+                .contains("master_link_status:up")
+        });
+        self.wait_ok();
+        r
     }
 
     fn url(&self, query: &str) -> String {
@@ -1875,4 +1905,55 @@ fn cluster_acl_user_with_the_documented_commands_runs_both_stores() {
     let bad = open_store(&url.replace(":pw@", ":nope@"), N).unwrap();
     let r = bad.check_and_record("i", "z", N + 100, N);
     assert!(matches!(r, Err(ReplayError::Unavailable(_))), "{r:?}");
+}
+
+#[test]
+fn cluster_failover_to_a_replica_keeps_acknowledged_ids() {
+    let Some(c) = Cluster::start("cl-failover") else {
+        return;
+    };
+    let replica = c.add_replica("cl-failover-r", 0);
+    // Only primary 0 has a replica: with wait=1 exactly the ids whose key
+    // lands on its slots are accepted (WAIT goes to the written key's
+    // primary), the others refused.
+    let acked = RedisReplayStore::open(&c.url("?wait=1&wait-timeout=200ms")).unwrap();
+    let mut accepted = Vec::new();
+    let mut refused = 0;
+    for i in 0..30 {
+        let id = format!("id-{i}");
+        match acked.check_and_record("i", &id, N + 1000, N) {
+            Ok(Sighting::First) => accepted.push(id),
+            Err(ReplayError::Unavailable(m)) if m.contains("not acknowledged") => refused += 1,
+            r => panic!("{id}: {r:?}"),
+        }
+    }
+    assert!(
+        !accepted.is_empty() && refused > 0,
+        "{accepted:?} {refused}"
+    );
+    assert_eq!(c.replay_keys()[0], accepted.len());
+    // Primary 0 dies at once; its replica is promoted by the cluster. The
+    // client follows the new slot owner: every acknowledged id is a
+    // replay there, refused (never first) until the promotion.
+    c.nodes[0].signal("KILL");
+    let plain = RedisReplayStore::open(&c.url("")).unwrap();
+    for id in &accepted {
+        let mut r = plain.check_and_record("i", id, N + 1000, N);
+        for _ in 0..300 {
+            match r {
+                Err(ReplayError::Unavailable(_)) => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    r = plain.check_and_record("i", id, N + 1000, N);
+                }
+                _ => break,
+            }
+        }
+        assert_eq!(r, Ok(Sighting::Replay), "{id}");
+    }
+    assert!(replica.cli(&["ROLE"]).starts_with("master"));
+    // The store opened before the failover follows it too.
+    assert_eq!(
+        acked.check_and_record("i", &accepted[0], N + 1000, N),
+        Ok(Sighting::Replay)
+    );
 }
