@@ -1304,6 +1304,21 @@ struct Cluster {
     nodes: Vec<Server>,
 }
 
+/// `redis-cli --cluster ARGS`, which must succeed.
+fn redis_cli_cluster(args: &[&str]) {
+    let o = Command::new("redis-cli")
+        .arg("--cluster")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// A cluster-enabled redis-server.
 fn cluster_node(name: &str) -> Server {
     Server::start_args(
@@ -1335,17 +1350,13 @@ impl Cluster {
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port))
             .collect();
-        let o = Command::new("redis-cli")
-            .args(["--cluster", "create"])
-            .args(&addrs)
-            .args(["--cluster-replicas", "0", "--cluster-yes"])
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
+        redis_cli_cluster(
+            &[
+                &["create"],
+                &addrs.iter().map(String::as_str).collect::<Vec<_>>()[..],
+                &["--cluster-replicas", "0", "--cluster-yes"],
+            ]
+            .concat(),
         );
         c.wait_ok();
         Some(c)
@@ -1366,19 +1377,14 @@ impl Cluster {
         let r = cluster_node(name);
         let primary = &self.nodes[of];
         let id = primary.cli(&["CLUSTER", "MYID"]).trim().to_owned();
-        let o = Command::new("redis-cli")
-            .args(["--cluster", "add-node"])
-            .arg(format!("127.0.0.1:{}", r.port))
-            .arg(format!("127.0.0.1:{}", primary.port))
-            .args(["--cluster-slave", "--cluster-master-id", &id])
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
+        redis_cli_cluster(&[
+            "add-node",
+            &format!("127.0.0.1:{}", r.port),
+            &format!("127.0.0.1:{}", primary.port),
+            "--cluster-slave",
+            "--cluster-master-id",
+            &id,
+        ]);
         until("cluster replica link up", || {
             r.cli(&["INFO", "replication"])
                 .contains("master_link_status:up")
