@@ -25,10 +25,12 @@
 //! The same as the replay stores, opened by URL with [`open_pin_store`]:
 //! `memory:`, `file:PATH` (or a bare path; lock file plus atomic rename, as
 //! [`crate::replay::FileReplayStore`]) and `redis://…` or `rediss://…` (TLS;
-//! feature `redis`:
+//! also `redis+cluster://…` and `redis+sentinel://…`, with `?wait=N` for
+//! acknowledged writes, as the replay store; feature `redis`:
 //! one hash `agentsig:pins`, identity → space-separated thumbprints, every
 //! read-modify-write a Lua script, so concurrent replicas agree on the first
-//! key, and the identity cap [`MAX_IDENTITIES`] holds there too). A store
+//! key, and the identity cap [`MAX_IDENTITIES`] holds there too; one key, so
+//! on a Redis Cluster every script stays on its one slot). A store
 //! that cannot answer is an error: the caller refuses.
 
 use crate::replay::ReplayError;
@@ -509,12 +511,13 @@ return 1
     }
 
     impl RedisPinStore {
-        /// A store for `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` or
-        /// `rediss://…` (TLS; connects lazily).
+        /// A store for any Redis store URL (see [`RedisConfig`]:
+        /// `redis://`, `rediss://`, `redis+cluster://`, `redis+sentinel://`,
+        /// `?wait=N` for acknowledged writes; connects lazily).
         ///
         /// # Errors
-        /// [`PinError`] when the URL is not a valid `redis://` or `rediss://`
-        /// URL (nothing is connected yet).
+        /// [`PinError`] when the URL is not a valid Redis store URL (nothing
+        /// is connected yet).
         pub fn open(url: &str) -> Result<RedisPinStore, PinError> {
             Ok(RedisPinStore {
                 client: RedisClient::new(RedisConfig::from_url(url)?),
@@ -522,7 +525,7 @@ return 1
         }
 
         /// A store with explicit settings (timeouts, pool size, TLS trust
-        /// anchors; connects lazily).
+        /// anchors, acknowledged writes; connects lazily).
         pub fn with_config(cfg: RedisConfig) -> RedisPinStore {
             RedisPinStore {
                 client: RedisClient::new(cfg),
@@ -639,8 +642,9 @@ return 1
     }
 }
 
-/// Open a pin store by URL: `memory:`, `file:PATH` or a bare `PATH`, or
-/// `redis://…` (feature `redis`).
+/// Open a pin store by URL: `memory:`, `file:PATH` or a bare `PATH`, or a
+/// Redis store URL (`redis://…`, `rediss://…`, `redis+cluster://…`,
+/// `redis+sentinel://…`; feature `redis`).
 ///
 /// # Errors
 /// [`PinError::Store`] when the URL names an unknown scheme, a `redis://` store without the `redis`
