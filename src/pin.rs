@@ -25,10 +25,12 @@
 //! The same as the replay stores, opened by URL with [`open_pin_store`]:
 //! `memory:`, `file:PATH` (or a bare path; lock file plus atomic rename, as
 //! [`crate::replay::FileReplayStore`]) and `redis://…` or `rediss://…` (TLS;
-//! feature `redis`:
+//! also `redis+cluster://…` and `redis+sentinel://…`, with `?wait=N` for
+//! acknowledged writes, as the replay store; feature `redis`:
 //! one hash `agentsig:pins`, identity → space-separated thumbprints, every
 //! read-modify-write a Lua script, so concurrent replicas agree on the first
-//! key, and the identity cap [`MAX_IDENTITIES`] holds there too). A store
+//! key, and the identity cap [`MAX_IDENTITIES`] holds there too; one key, so
+//! on a Redis Cluster every script stays on its one slot). A store
 //! that cannot answer is an error: the caller refuses.
 
 use crate::replay::ReplayError;
@@ -414,9 +416,17 @@ pub use self::redis_pins::RedisPinStore;
 #[cfg(feature = "redis")]
 mod redis_pins {
     use super::*;
-    use crate::replay::redis::{RedisClient, RedisConfig, Reply};
+    use crate::replay::redis::{always, RedisClient, RedisConfig, Reply};
 
+    /// The one hash of pins: a single key, so on a Redis Cluster every pin
+    /// script runs on its one slot.
     const PINS_KEY: &[u8] = b"agentsig:pins";
+
+    /// The first-sight script pinned a key now (replied `{0, …}`): a write,
+    /// which acknowledged writes wait for; a match writes nothing.
+    fn pinned_now(v: &redis::Value) -> bool {
+        matches!(v, redis::Value::Array(a) if matches!(a.first(), Some(redis::Value::Int(0))))
+    }
 
     /// KEYS[1] the hash, ARGV[1] identity, ARGV[2] thumbprint, ARGV[3]
     /// [`MAX_IDENTITIES`]. Returns {0, pins} when pinned now, {1, pins} when
@@ -501,12 +511,13 @@ return 1
     }
 
     impl RedisPinStore {
-        /// A store for `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` or
-        /// `rediss://…` (TLS; connects lazily).
+        /// A store for any Redis store URL (see [`RedisConfig`]:
+        /// `redis://`, `rediss://`, `redis+cluster://`, `redis+sentinel://`,
+        /// `?wait=N` for acknowledged writes; connects lazily).
         ///
         /// # Errors
-        /// [`PinError`] when the URL is not a valid `redis://` or `rediss://`
-        /// URL (nothing is connected yet).
+        /// [`PinError`] when the URL is not a valid Redis store URL (nothing
+        /// is connected yet).
         pub fn open(url: &str) -> Result<RedisPinStore, PinError> {
             Ok(RedisPinStore {
                 client: RedisClient::new(RedisConfig::from_url(url)?),
@@ -514,7 +525,7 @@ return 1
         }
 
         /// A store with explicit settings (timeouts, pool size, TLS trust
-        /// anchors; connects lazily).
+        /// anchors, acknowledged writes; connects lazily).
         pub fn with_config(cfg: RedisConfig) -> RedisPinStore {
             RedisPinStore {
                 client: RedisClient::new(cfg),
@@ -535,6 +546,7 @@ return 1
                 &CHECK,
                 &[PINS_KEY],
                 &[identity.as_bytes(), t.as_bytes(), cap.as_bytes()],
+                Some((PINS_KEY, pinned_now)),
             ))?;
             match &r {
                 Reply::Array(Some(v)) => match v.as_slice() {
@@ -560,7 +572,10 @@ return 1
             let cap = MAX_IDENTITIES.to_string();
             let mut argv: Vec<&[u8]> = vec![identity.as_bytes(), max.as_bytes(), cap.as_bytes()];
             argv.extend(ts.iter().map(|t| t.as_bytes()));
-            match too_many(self.client.eval(&ADD, &[PINS_KEY], &argv))? {
+            match too_many(
+                self.client
+                    .eval(&ADD, &[PINS_KEY], &argv, Some((PINS_KEY, always))),
+            )? {
                 Reply::Bulk(Some(v)) => Ok(split(&v)),
                 r => Err(Self::unexpected(&r)),
             }
@@ -576,8 +591,10 @@ return 1
                 }
             }
             let r = if uniq.is_empty() {
-                self.client
-                    .query(&[b"HDEL", PINS_KEY, identity.as_bytes()])?
+                self.client.query(
+                    &[b"HDEL", PINS_KEY, identity.as_bytes()],
+                    Some((PINS_KEY, always)),
+                )?
             } else {
                 let v = uniq.join(" ");
                 let cap = MAX_IDENTITIES.to_string();
@@ -585,6 +602,7 @@ return 1
                     &REPLACE,
                     &[PINS_KEY],
                     &[identity.as_bytes(), cap.as_bytes(), v.as_bytes()],
+                    Some((PINS_KEY, always)),
                 ))?
             };
             match r {
@@ -596,7 +614,7 @@ return 1
         fn get(&self, identity: &str) -> Result<Vec<String>, PinError> {
             match self
                 .client
-                .query(&[b"HGET", PINS_KEY, identity.as_bytes()])?
+                .query(&[b"HGET", PINS_KEY, identity.as_bytes()], None)?
             {
                 Reply::Bulk(None) => Ok(Vec::new()),
                 Reply::Bulk(Some(v)) => Ok(split(&v)),
@@ -605,7 +623,7 @@ return 1
         }
 
         fn list(&self) -> Result<Vec<(String, Vec<String>)>, PinError> {
-            let r = self.client.query(&[b"HGETALL", PINS_KEY])?;
+            let r = self.client.query(&[b"HGETALL", PINS_KEY], None)?;
             let Reply::Array(Some(v)) = &r else {
                 return Err(Self::unexpected(&r));
             };
@@ -624,8 +642,9 @@ return 1
     }
 }
 
-/// Open a pin store by URL: `memory:`, `file:PATH` or a bare `PATH`, or
-/// `redis://…` (feature `redis`).
+/// Open a pin store by URL: `memory:`, `file:PATH` or a bare `PATH`, or a
+/// Redis store URL (`redis://…`, `rediss://…`, `redis+cluster://…`,
+/// `redis+sentinel://…`; feature `redis`).
 ///
 /// # Errors
 /// [`PinError::Store`] when the URL names an unknown scheme, a `redis://` store without the `redis`
@@ -634,7 +653,7 @@ pub fn open_pin_store(url: &str) -> Result<Arc<dyn PinStore>, PinError> {
     if url == "memory:" {
         return Ok(Arc::new(MemoryPinStore::new()));
     }
-    if url.starts_with("redis://") || url.starts_with("rediss://") {
+    if crate::replay::is_redis_url(url) {
         #[cfg(feature = "redis")]
         return Ok(Arc::new(RedisPinStore::open(url)?));
         #[cfg(not(feature = "redis"))]

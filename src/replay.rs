@@ -41,7 +41,7 @@ use std::sync::{Arc, Mutex};
 #[allow(clippy::missing_errors_doc)]
 pub mod redis;
 #[cfg(feature = "redis")]
-pub use self::redis::{RedisConfig, RedisReplayStore};
+pub use self::redis::{AckWrites, RedisConfig, RedisReplayStore, RedisTopology};
 
 /// Whether an id was seen before.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -411,13 +411,32 @@ impl ReplayStore for FileReplayStore {
     }
 }
 
+/// Whether `url` names a Redis store: `redis://`, `rediss://`,
+/// `redis+cluster://`, `rediss+cluster://`, `redis+sentinel://` or
+/// `rediss+sentinel://` (the replay and pin stores open the same URLs).
+pub fn is_redis_url(url: &str) -> bool {
+    [
+        "redis://",
+        "rediss://",
+        "redis+cluster://",
+        "rediss+cluster://",
+        "redis+sentinel://",
+        "rediss+sentinel://",
+    ]
+    .iter()
+    .any(|s| url.starts_with(s))
+}
+
 /// Open a store by URL, as the CLI's `--replay-store` does:
 ///
 /// * `memory:` - a [`MemoryReplayStore`] (one process);
 /// * `file:PATH`, or a bare `PATH` - a [`FileReplayStore`] (one machine);
 /// * `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`, or `rediss://…` for
 ///   TLS - a `RedisReplayStore` shared by a fleet (feature `redis`; see the
-///   `replay::redis` module).
+///   `replay::redis` module); `redis+cluster://HOST:PORT[,HOST:PORT...]`
+///   for a Redis Cluster, `redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER-NAME`
+///   for a primary found through Sentinel (each also `rediss+…`), and
+///   `?wait=N&wait-timeout=250ms` on any of them for acknowledged writes.
 ///
 /// A Redis store connects lazily: a server that cannot be reached shows at
 /// the first check as [`ReplayError::Unavailable`] and the token is refused.
@@ -430,7 +449,7 @@ pub fn open_store(url: &str, now: i64) -> Result<Arc<dyn ReplayStore>, ReplayErr
     if url == "memory:" {
         return Ok(Arc::new(MemoryReplayStore::new()));
     }
-    if url.starts_with("redis://") || url.starts_with("rediss://") {
+    if is_redis_url(url) {
         #[cfg(feature = "redis")]
         return Ok(Arc::new(RedisReplayStore::open(url)?));
         #[cfg(not(feature = "redis"))]

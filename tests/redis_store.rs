@@ -24,24 +24,30 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 fn redis_server() -> Option<PathBuf> {
-    // `which redis-server`, without depending on `which` itself.
+    find_tool("redis-server", "")
+}
+
+/// `which BIN`, without depending on `which` itself; `None`, with
+/// `SKIPPED{label}: …` printed, when it is missing, unless
+/// `AGENTSIG_REQUIRE_INTEROP=1` (CI), which makes it a failure.
+fn find_tool(bin: &str, label: &str) -> Option<PathBuf> {
     let found = std::env::var_os("PATH").and_then(|p| {
         std::env::split_paths(&p)
-            .map(|d| d.join("redis-server"))
+            .map(|d| d.join(bin))
             .find(|c| c.is_file())
     });
     if found.is_some() {
         return found;
     }
     if std::env::var("AGENTSIG_REQUIRE_INTEROP").as_deref() == Ok("1") {
-        panic!("redis-server not found and AGENTSIG_REQUIRE_INTEROP=1 (apt-get install -y redis-server)");
+        panic!("{bin} not found and AGENTSIG_REQUIRE_INTEROP=1 (apt-get install -y redis-server redis-tools)");
     }
     // Written to the real stderr (not eprintln!, which the harness captures)
     // so the skip is visible in `cargo test` output.
     use std::io::Write as _;
     let _ = writeln!(
         std::io::stderr(),
-        "SKIPPED: redis-server not found (apt-get install -y redis-server)"
+        "SKIPPED{label}: {bin} not found (apt-get install -y redis-server redis-tools)"
     );
     None
 }
@@ -63,6 +69,14 @@ impl Server {
 
     /// With `password`, the server requires it (`--requirepass`).
     fn start_with(name: &str, password: Option<&str>) -> Option<Server> {
+        let extra = password
+            .map(|p| vec!["--requirepass".to_owned(), p.to_owned()])
+            .unwrap_or_default();
+        Server::start_args(name, extra, password)
+    }
+
+    /// With `extra` arguments (a cluster node, a replica).
+    fn start_args(name: &str, extra: Vec<String>, password: Option<&str>) -> Option<Server> {
         let bin = redis_server()?;
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -73,9 +87,7 @@ impl Server {
             bin,
             dir: tmp(name),
             port,
-            extra: password
-                .map(|p| vec!["--requirepass".to_owned(), p.to_owned()])
-                .unwrap_or_default(),
+            extra,
             password: password.map(str::to_owned),
             child: None,
         };
@@ -146,6 +158,17 @@ impl Server {
         }
     }
 
+    /// Send `signal` (`STOP`, `CONT`, `KILL`) to the server process.
+    fn signal(&self, signal: &str) {
+        if let Some(c) = &self.child {
+            let st = Command::new("kill")
+                .args([&format!("-{signal}"), &c.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(st.success(), "kill -{signal}");
+        }
+    }
+
     fn cli(&self, args: &[&str]) -> String {
         let o = Command::new("redis-cli")
             .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
@@ -160,6 +183,10 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
+            // A stopped server (SIGSTOP) is resumed first, then killed.
+            let _ = Command::new("kill")
+                .args(["-CONT", &c.id().to_string()])
+                .status();
             let _ = c.kill();
             let _ = c.wait();
         }
@@ -228,18 +255,16 @@ fn setup(name: &str) -> PathBuf {
     d
 }
 
-#[test]
-fn two_processes_racing_one_token_exactly_one_accepts() {
-    let Some(server) = Server::start("race") else {
-        return;
-    };
-    let d = setup("race-cli");
+/// Two `delegation audit` processes race each of five tokens on the store
+/// at `url`: exactly one accepts each.
+fn cli_race(url: &str, name: &str) {
+    let d = setup(name);
     for round in 0..5 {
         let file = format!("t{round}");
         mint(&d, &file, &format!("race-{round}"));
         let children: Vec<Child> = (0..2)
             .map(|_| {
-                audit_cmd(&d, &file, &server.url())
+                audit_cmd(&d, &file, url)
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
                     .spawn()
@@ -262,6 +287,15 @@ fn two_processes_racing_one_token_exactly_one_accepts() {
             String::from_utf8_lossy(&loser.stdout)
         );
     }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn two_processes_racing_one_token_exactly_one_accepts() {
+    let Some(server) = Server::start("race") else {
+        return;
+    };
+    cli_race(&server.url(), "race-cli");
     // The recorded keys are hashed and carry the token's lifetime:
     // exp (N + 3600) + skew (60) - now (N + 10).
     let keys = server.cli(&["--scan", "--pattern", "agentsig:replay:*"]);
@@ -272,7 +306,6 @@ fn two_processes_racing_one_token_exactly_one_accepts() {
         let ttl: i64 = server.cli(&["TTL", k]).trim().parse().unwrap();
         assert!(ttl > 3600 && ttl <= 3650, "{k}: ttl {ttl}");
     }
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -280,7 +313,13 @@ fn threads_racing_one_id_exactly_one_first() {
     let Some(server) = Server::start("threads") else {
         return;
     };
-    let store: Arc<dyn ReplayStore> = open_store(&server.url(), N).unwrap();
+    threads_race(&server.url());
+}
+
+/// Eight threads race each of 20 ids, half through the single check and
+/// half in a batch: exactly one first sighting per id.
+fn threads_race(url: &str) {
+    let store: Arc<dyn ReplayStore> = open_store(url, N).unwrap();
     for round in 0..20 {
         let id = format!("id-{round}");
         let firsts: usize = std::thread::scope(|s| {
@@ -313,7 +352,13 @@ fn batches_are_all_or_nothing_on_redis() {
     let Some(server) = Server::start("batch") else {
         return;
     };
-    let s = RedisReplayStore::open(&server.url()).unwrap();
+    batches_all_or_nothing(&server.url());
+}
+
+/// A batch is recorded whole or not at all; expired entries are checked,
+/// not stored; hostile ids become fixed-size keys.
+fn batches_all_or_nothing(url: &str) {
+    let s = RedisReplayStore::open(url).unwrap();
     assert_eq!(
         s.check_and_record("i", "b", N + 100, N),
         Ok(Sighting::First)
@@ -512,13 +557,11 @@ fn unreachable_redis_is_refused_not_accepted() {
     assert!(matches!(r, Err(ReplayError::Unavailable(_))), "{r:?}");
 }
 
-#[test]
-fn pins_on_redis_are_shared_and_first_seen_is_atomic() {
-    use agentsig::announce::sign_announcement;
+/// Eight replicas see one identity first with eight different keys at once
+/// on the pin store at `url`: exactly one pins (returned: the keys, their
+/// thumbprints and the winner's index).
+fn pins_first_seen_race(url: &str) -> (Vec<agentsig::SigningKey>, Vec<String>, usize) {
     use agentsig::pin::{open_pin_store, PinOutcome, Pins};
-    let Some(mut server) = Server::start("pins") else {
-        return;
-    };
     let keys: Vec<agentsig::SigningKey> = (0..8)
         .map(|_| agentsig::SigningKey::generate(agentsig::Algorithm::Ed25519).unwrap())
         .collect();
@@ -532,7 +575,7 @@ fn pins_on_redis_are_shared_and_first_seen_is_atomic() {
         let hs: Vec<_> = tps
             .iter()
             .map(|t| {
-                let url = server.url();
+                let url = url.to_owned();
                 s.spawn(move || {
                     let pins = Pins::new(open_pin_store(&url).unwrap());
                     pins.check("https://agent.example/a", t).unwrap()
@@ -545,17 +588,30 @@ fn pins_on_redis_are_shared_and_first_seen_is_atomic() {
         .filter(|i| outcomes[*i] == PinOutcome::FirstSeen)
         .collect();
     assert_eq!(first.len(), 1, "{outcomes:?}");
-    let winner = &tps[first[0]];
+    let winner = first[0];
     for o in &outcomes {
         assert!(
             *o == PinOutcome::FirstSeen
                 || *o
                     == PinOutcome::Changed {
-                        pinned: vec![winner.clone()]
+                        pinned: vec![tps[winner].clone()]
                     },
             "{o:?}"
         );
     }
+    (keys, tps, winner)
+}
+
+#[test]
+fn pins_on_redis_are_shared_and_first_seen_is_atomic() {
+    use agentsig::announce::sign_announcement;
+    use agentsig::pin::{open_pin_store, PinOutcome, Pins};
+    let Some(mut server) = Server::start("pins") else {
+        return;
+    };
+    let (keys, tps, winner) = pins_first_seen_race(&server.url());
+    let first = [winner];
+    let winner = &tps[winner];
     // Another replica accepts an announcement signed by the pinned key;
     // the pins survive a restart.
     let other = (first[0] + 1) % 8;
@@ -600,7 +656,13 @@ fn http_nonce_racing_two_processes_exactly_one_accepts() {
     let Some(server) = Server::start("nonce") else {
         return;
     };
-    let d = tmp("nonce-cli");
+    http_nonce_race(&server.url(), "nonce-cli");
+}
+
+/// Two `http verify` processes race each of three signed requests (RFC 9421
+/// nonces) on the store at `url`: exactly one accepts each.
+fn http_nonce_race(url: &str, name: &str) {
+    let d = tmp(name);
     let root = env!("CARGO_MANIFEST_DIR");
     let signed = d.join("signed.http");
     for round in 0..3 {
@@ -624,7 +686,7 @@ fn http_nonce_racing_two_processes_exactly_one_accepts() {
                 .arg("--key")
                 .arg(format!("{root}/keys/rfc9421/test-key-ecc-p256.pub.pem"))
                 .args(["--authority", "example.com"])
-                .args(["--replay-store", &server.url(), "--json"])
+                .args(["--replay-store", url, "--json"])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -935,31 +997,29 @@ fn redis_pin_store_caps_identities() {
 /// module documentation of `replay::redis` lists runs both stores; a wrong
 /// password, an unknown user and a user without those commands are
 /// refused (fail closed), and no message shows the password.
+/// The keys and commands the stores need (docs/fleet.md).
+const FLEET_ACL: &[&str] = &[
+    "~agentsig:*",
+    "+ping",
+    "+set",
+    "+exists",
+    "+evalsha",
+    "+script|load",
+    "+hget",
+    "+hgetall",
+    "+hdel",
+    "+hset",
+    "+hlen",
+    "+hexists",
+];
+
 #[test]
 fn acl_user_with_the_documented_commands_runs_both_stores() {
     use agentsig::pin::{open_pin_store, PinError, PinOutcome};
     let Some(server) = Server::start_with("acl", Some("admin-pw")) else {
         return;
     };
-    let ok = server.cli(&[
-        "ACL",
-        "SETUSER",
-        "fleet",
-        "on",
-        ">fl%et pw",
-        "~agentsig:*",
-        "+ping",
-        "+set",
-        "+exists",
-        "+evalsha",
-        "+script|load",
-        "+hget",
-        "+hgetall",
-        "+hdel",
-        "+hset",
-        "+hlen",
-        "+hexists",
-    ]);
+    let ok = server.cli(&[&["ACL", "SETUSER", "fleet", "on", ">fl%et pw"], FLEET_ACL].concat());
     assert_eq!(ok.trim(), "OK");
     assert_eq!(
         server
@@ -1215,4 +1275,692 @@ fn cli_rediss_with_an_untrusted_certificate_refuses() {
     assert!(out.contains("jwt.replay-store"), "{out}");
     assert!(out.contains("UnknownIssuer"), "{out}");
     let _ = std::fs::remove_dir_all(&d);
+}
+
+// Redis Cluster and Sentinel: real servers on loopback, started here.
+
+/// `redis-cli`, which creates the cluster (`--cluster create`); `None`
+/// (with a printed skip) when it or `redis-server` is missing, unless
+/// `AGENTSIG_REQUIRE_INTEROP=1`.
+fn cluster_tools(what: &str) -> Option<()> {
+    let label = format!(" redis cluster {what}");
+    find_tool("redis-server", &label)?;
+    find_tool("redis-cli", &label).map(drop)
+}
+
+/// Poll `f` (a readiness probe, not a timing assertion) until it holds.
+fn until(what: &str, mut f: impl FnMut() -> bool) {
+    for _ in 0..400 {
+        if f() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("{what}: not reached");
+}
+
+/// Three primaries, no replicas (`redis-cli --cluster create ...
+/// --cluster-replicas 0`), each killed and its directory removed on drop.
+struct Cluster {
+    nodes: Vec<Server>,
+}
+
+/// `redis-cli --cluster ARGS`, which must succeed.
+fn redis_cli_cluster(args: &[&str]) {
+    let o = Command::new("redis-cli")
+        .arg("--cluster")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A cluster-enabled redis-server.
+fn cluster_node(name: &str) -> Server {
+    Server::start_args(
+        name,
+        [
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-node-timeout",
+            "2000",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        None,
+    )
+    .unwrap()
+}
+
+impl Cluster {
+    fn start(name: &str) -> Option<Cluster> {
+        cluster_tools(name)?;
+        let nodes: Vec<Server> = (0..3)
+            .map(|i| cluster_node(&format!("{name}-{i}")))
+            .collect();
+        let c = Cluster { nodes };
+        let addrs: Vec<String> = c
+            .nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        redis_cli_cluster(
+            &[
+                &["create"],
+                &addrs.iter().map(String::as_str).collect::<Vec<_>>()[..],
+                &["--cluster-replicas", "0", "--cluster-yes"],
+            ]
+            .concat(),
+        );
+        c.wait_ok();
+        Some(c)
+    }
+
+    /// Every node reports `cluster_state:ok`.
+    fn wait_ok(&self) {
+        until("cluster_state:ok", || {
+            self.nodes
+                .iter()
+                .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
+        });
+    }
+
+    /// A replica of primary `of`, joined with `redis-cli --cluster
+    /// add-node ... --cluster-slave`, its link up.
+    fn add_replica(&self, name: &str, of: usize) -> Server {
+        let r = cluster_node(name);
+        let primary = &self.nodes[of];
+        let id = primary.cli(&["CLUSTER", "MYID"]).trim().to_owned();
+        redis_cli_cluster(&[
+            "add-node",
+            &format!("127.0.0.1:{}", r.port),
+            &format!("127.0.0.1:{}", primary.port),
+            "--cluster-slave",
+            "--cluster-master-id",
+            &id,
+        ]);
+        until("cluster replica link up", || {
+            r.cli(&["INFO", "replication"])
+                .contains("master_link_status:up")
+        });
+        self.wait_ok();
+        r
+    }
+
+    fn url(&self, query: &str) -> String {
+        let nodes: Vec<String> = self
+            .nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        format!("redis+cluster://{}{query}", nodes.join(","))
+    }
+
+    /// The replay keys each node holds.
+    fn replay_keys(&self) -> Vec<usize> {
+        self.nodes
+            .iter()
+            .map(|n| {
+                n.cli(&["--scan", "--pattern", "agentsig:replay:*"])
+                    .lines()
+                    .count()
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn cluster_runs_the_race_and_batch_tests() {
+    let Some(c) = Cluster::start("cl-race") else {
+        return;
+    };
+    let url = c.url("");
+    threads_race(&url);
+    batches_all_or_nothing(&url);
+    cli_race(&url, "cl-race-cli");
+    http_nonce_race(&url, "cl-nonce-cli");
+    // Pins: one hash, one slot, the scripts run there.
+    pins_first_seen_race(&url);
+}
+
+#[test]
+fn cluster_accepts_each_nonce_once_and_every_primary_holds_some() {
+    let Some(c) = Cluster::start("cl-spread") else {
+        return;
+    };
+    // Seeded with one node only: the client learns the others from it.
+    let one = format!("redis+cluster://127.0.0.1:{}", c.nodes[0].port);
+    let a = RedisReplayStore::open(&one).unwrap();
+    let b = RedisReplayStore::open(&c.url("")).unwrap();
+    for i in 0..300 {
+        let id = format!("nonce-{i}");
+        assert_eq!(
+            a.check_and_record("httpsig:k", &id, N + 100, N),
+            Ok(Sighting::First),
+            "{id}"
+        );
+    }
+    // Another verifier (another client) sees every one as a replay, alone
+    // and in batches that span slots.
+    for i in 0..300 {
+        let id = format!("nonce-{i}");
+        assert_eq!(
+            b.check_and_record("httpsig:k", &id, N + 100, N),
+            Ok(Sighting::Replay),
+            "{id}"
+        );
+    }
+    for i in (0..300).step_by(3) {
+        let ids = [
+            format!("nonce-{i}"),
+            format!("new-{i}-a"),
+            format!("new-{i}-b"),
+        ];
+        let batch: Vec<(&str, &str, i64)> = ids
+            .iter()
+            .map(|id| ("httpsig:k", id.as_str(), N + 100))
+            .collect();
+        assert_eq!(b.check_and_record_all(&batch, N), Ok(Sighting::Replay));
+    }
+    // The refused batches rolled back what they set: the new ids are new.
+    for i in (0..300).step_by(3) {
+        let ids = [format!("new-{i}-a"), format!("new-{i}-b")];
+        let batch: Vec<(&str, &str, i64)> = ids
+            .iter()
+            .map(|id| ("httpsig:k", id.as_str(), N + 100))
+            .collect();
+        assert_eq!(b.check_and_record_all(&batch, N), Ok(Sighting::First));
+        assert_eq!(a.check_and_record_all(&batch, N), Ok(Sighting::Replay));
+    }
+    // 300 + 200 keys over three primaries: each holds some.
+    let per_node = c.replay_keys();
+    assert_eq!(per_node.iter().sum::<usize>(), 500, "{per_node:?}");
+    assert!(per_node.iter().all(|n| *n > 0), "{per_node:?}");
+}
+
+#[test]
+fn cluster_primary_down_fails_closed_and_restart_keeps_state() {
+    let Some(mut c) = Cluster::start("cl-stop") else {
+        return;
+    };
+    let s = RedisReplayStore::open(&c.url("")).unwrap();
+    let ids: Vec<String> = (0..60).map(|i| format!("before-{i}")).collect();
+    for id in &ids {
+        assert_eq!(s.check_and_record("i", id, N + 100, N), Ok(Sighting::First));
+    }
+    c.nodes[1].stop();
+    // Recorded ids are never first while a primary is down: a replay
+    // where their slot's primary answers, refused where it does not (or
+    // where the cluster has marked itself down).
+    let mut refused = 0;
+    for id in &ids {
+        match s.check_and_record("i", id, N + 100, N) {
+            Ok(Sighting::Replay) => {}
+            Err(ReplayError::Unavailable(_)) => refused += 1,
+            r => panic!("{id}: {r:?}"),
+        }
+    }
+    assert!(refused > 0, "no id lived on the stopped primary");
+    // The CLI refuses a token it cannot record (exit 1, jwt.replay-store),
+    // whichever slot its jti hashes to.
+    let d = setup("cl-stop-cli");
+    let mut cli_refused = 0;
+    for i in 0..6 {
+        let file = format!("t{i}");
+        mint(&d, &file, &format!("down-{i}"));
+        let o = audit_cmd(&d, &file, &c.url("")).output().unwrap();
+        match o.status.code() {
+            Some(0) => {}
+            Some(1) => {
+                assert!(
+                    String::from_utf8_lossy(&o.stdout).contains("jwt.replay-store"),
+                    "{}",
+                    String::from_utf8_lossy(&o.stdout)
+                );
+                cli_refused += 1;
+            }
+            code => panic!("{code:?}"),
+        }
+    }
+    assert!(cli_refused > 0);
+    c.nodes[1].restart();
+    c.wait_ok();
+    // Its AOF kept the ids it held: every one is a replay again.
+    for id in &ids {
+        let mut r = s.check_and_record("i", id, N + 100, N);
+        // The pooled cluster connection reconnects to the restarted node.
+        for _ in 0..50 {
+            if r.is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            r = s.check_and_record("i", id, N + 100, N);
+        }
+        assert_eq!(r, Ok(Sighting::Replay), "{id}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn cluster_acknowledged_writes_without_replicas_are_refused() {
+    let Some(c) = Cluster::start("cl-ack") else {
+        return;
+    };
+    // No primary has a replica, so WAIT 1 (sent to each written key's
+    // primary) can never be satisfied: refused, never accepted.
+    let s = RedisReplayStore::open(&c.url("?wait=1&wait-timeout=100ms")).unwrap();
+    for i in 0..10 {
+        let r = s.check_and_record("i", &format!("id-{i}"), N + 100, N);
+        let Err(ReplayError::Unavailable(m)) = &r else {
+            panic!("{r:?}");
+        };
+        assert!(
+            m.contains("not acknowledged") && m.contains("0 of the 1"),
+            "{m}"
+        );
+    }
+    let r = s.check_and_record_all(&[("i", "b1", N + 100), ("i", "b2", N + 100)], N);
+    assert!(matches!(r, Err(ReplayError::Unavailable(_))), "{r:?}");
+}
+
+/// Offer fresh ids (`PREFIX-0`, `PREFIX-1`, ...) until `s` accepts one
+/// (a readiness probe: at most 600 tries, 50 ms apart); each one before is
+/// refused as unavailable, never taken for a replay.
+fn accepts_a_fresh_id(s: &RedisReplayStore, prefix: &str) -> bool {
+    for i in 0..600 {
+        match s.check_and_record("i", &format!("{prefix}-{i}"), N + 1000, N) {
+            Ok(Sighting::First) => return true,
+            Err(ReplayError::Unavailable(_)) => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            r => panic!("{prefix}-{i}: {r:?}"),
+        }
+    }
+    false
+}
+
+/// A primary and one replica (`--replicaof`), the link up.
+fn primary_and_replica(name: &str) -> Option<(Server, Server)> {
+    let primary = Server::start(&format!("{name}-p"))?;
+    let replica = Server::start_args(
+        &format!("{name}-r"),
+        vec![
+            "--replicaof".into(),
+            "127.0.0.1".into(),
+            primary.port.to_string(),
+        ],
+        None,
+    )?;
+    until("replica link up", || {
+        replica
+            .cli(&["INFO", "replication"])
+            .contains("master_link_status:up")
+    });
+    Some((primary, replica))
+}
+
+#[test]
+fn a_stopped_replica_makes_acknowledged_writes_refuse_and_a_resumed_one_accept() {
+    let Some((primary, replica)) = primary_and_replica("ack-stop") else {
+        return;
+    };
+    let url = format!("{}?wait=1&wait-timeout=300ms", primary.url());
+    let s = RedisReplayStore::open(&url).unwrap();
+    assert_eq!(
+        s.check_and_record("i", "a", N + 100, N),
+        Ok(Sighting::First)
+    );
+    // The same through a batch script and a pin.
+    assert_eq!(
+        s.check_and_record_all(&[("i", "b", N + 100), ("i", "c", N + 100)], N),
+        Ok(Sighting::First)
+    );
+    replica.signal("STOP");
+    let r = s.check_and_record("i", "d", N + 100, N);
+    let Err(ReplayError::Unavailable(m)) = &r else {
+        panic!("accepted without the replica's acknowledgement: {r:?}");
+    };
+    assert!(m.contains("not acknowledged"), "{m}");
+    let r = s.check_and_record_all(&[("i", "e", N + 100), ("i", "f", N + 100)], N);
+    assert!(matches!(r, Err(ReplayError::Unavailable(_))), "{r:?}");
+    let pins = agentsig::pin::open_pin_store(&url).unwrap();
+    let r = pins.check_and_pin("https://agent.example/p", &"A".repeat(43));
+    assert!(matches!(r, Err(agentsig::pin::PinError::Store(_))), "{r:?}");
+    // The refused id stays recorded on the primary: a replay later, never
+    // accepted twice.
+    assert_eq!(
+        s.check_and_record("i", "d", N + 100, N),
+        Ok(Sighting::Replay)
+    );
+    replica.signal("CONT");
+    assert!(
+        accepts_a_fresh_id(&s, "g"),
+        "the resumed replica never acknowledged"
+    );
+    assert_eq!(
+        s.check_and_record_all(&[("i", "h", N + 100), ("i", "j", N + 100)], N),
+        Ok(Sighting::First)
+    );
+    // Once acknowledged, the replica holds what the primary holds.
+    assert_eq!(replica.cli(&["DBSIZE"]), primary.cli(&["DBSIZE"]));
+}
+
+/// A sentinel (`redis-server CONF --sentinel`) monitoring one primary as
+/// `agentsig-primary`, killed and its directory removed on drop.
+struct Sentinel {
+    port: u16,
+    dir: PathBuf,
+    child: Child,
+}
+
+impl Drop for Sentinel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Sentinel {
+    fn start(name: &str, primary: &Server) -> Option<Sentinel> {
+        let bin = redis_server()?;
+        let dir = tmp(name);
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let conf = dir.join("sentinel.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "port {port}\nbind 127.0.0.1\ndir {}\nsentinel monitor agentsig-primary 127.0.0.1 {} 1\nsentinel down-after-milliseconds agentsig-primary 1000\nsentinel failover-timeout agentsig-primary 10000\n",
+                dir.display(),
+                primary.port
+            ),
+        )
+        .unwrap();
+        let child = Command::new(bin)
+            .arg(&conf)
+            .arg("--sentinel")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Some(Sentinel { port, dir, child })
+    }
+
+    fn cli(&self, args: &[&str]) -> String {
+        let o = Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8(o.stdout).unwrap()
+    }
+
+    fn primary_port(&self) -> String {
+        self.cli(&["SENTINEL", "GET-MASTER-ADDR-BY-NAME", "agentsig-primary"])
+            .lines()
+            .nth(1)
+            .unwrap_or("")
+            .to_owned()
+    }
+}
+
+#[test]
+fn sentinel_failover_keeps_an_acknowledged_nonce_a_replay() {
+    if cluster_tools("sentinel").is_none() {
+        return;
+    }
+    let Some((primary, replica)) = primary_and_replica("sentinel") else {
+        return;
+    };
+    let Some(sentinel) = Sentinel::start("sentinel-s", &primary) else {
+        return;
+    };
+    until("the sentinel knows the replica", || {
+        sentinel.primary_port() == primary.port.to_string()
+            && sentinel
+                .cli(&["SENTINEL", "REPLICAS", "agentsig-primary"])
+                .contains(&replica.port.to_string())
+    });
+    let base = format!(
+        "redis+sentinel://127.0.0.1:{}/agentsig-primary",
+        sentinel.port
+    );
+    let acked = RedisReplayStore::open(&format!("{base}?wait=1&wait-timeout=2s")).unwrap();
+    let plain = RedisReplayStore::open(&base).unwrap();
+    assert_eq!(
+        acked.check_and_record("httpsig:k", "before", N + 1000, N),
+        Ok(Sighting::First)
+    );
+    assert_eq!(
+        plain.check_and_record("httpsig:k", "before", N + 1000, N),
+        Ok(Sighting::Replay)
+    );
+    // The primary dies; the sentinel promotes the replica. Until then the
+    // store refuses; it never takes a fresh id for a replay of one it
+    // could not record.
+    primary.signal("KILL");
+    assert!(
+        accepts_a_fresh_id(&plain, "probe"),
+        "no primary after the failover"
+    );
+    assert_eq!(sentinel.primary_port(), replica.port.to_string());
+    // The nonce acknowledged before the failover is a replay on the
+    // promoted primary, through both stores.
+    assert_eq!(
+        acked.check_and_record("httpsig:k", "before", N + 1000, N),
+        Ok(Sighting::Replay)
+    );
+    assert_eq!(
+        plain.check_and_record("httpsig:k", "before", N + 1000, N),
+        Ok(Sighting::Replay)
+    );
+    // The promoted primary has no replica left: an acknowledged write is
+    // refused, not accepted unreplicated.
+    let r = acked.check_and_record("httpsig:k", "after", N + 1000, N);
+    let Err(ReplayError::Unavailable(m)) = &r else {
+        panic!("{r:?}");
+    };
+    assert!(m.contains("not acknowledged"), "{m}");
+}
+
+#[test]
+fn cluster_redirections_are_followed_while_a_slot_moves() {
+    let Some(c) = Cluster::start("cl-move") else {
+        return;
+    };
+    let s = RedisReplayStore::open(&c.url("")).unwrap();
+    assert_eq!(
+        s.check_and_record("i", "probe", N + 100, N),
+        Ok(Sighting::First)
+    );
+    // Where its key lives: node `from`, slot `slot`.
+    let (from, key) = c
+        .nodes
+        .iter()
+        .enumerate()
+        .find_map(|(i, n)| {
+            n.cli(&["--scan", "--pattern", "agentsig:replay:*"])
+                .lines()
+                .next()
+                .map(|k| (i, k.to_owned()))
+        })
+        .unwrap();
+    let to = (from + 1) % 3;
+    let slot = c.nodes[from]
+        .cli(&["CLUSTER", "KEYSLOT", &key])
+        .trim()
+        .to_owned();
+    let id = |i: usize| c.nodes[i].cli(&["CLUSTER", "MYID"]).trim().to_owned();
+    let (from_id, to_id) = (id(from), id(to));
+    // Mid-migration: the key moved, the slot not yet. The client, whose
+    // slot map still names `from`, is sent on with ASK.
+    assert_eq!(
+        c.nodes[to]
+            .cli(&["CLUSTER", "SETSLOT", &slot, "IMPORTING", &from_id])
+            .trim(),
+        "OK"
+    );
+    assert_eq!(
+        c.nodes[from]
+            .cli(&["CLUSTER", "SETSLOT", &slot, "MIGRATING", &to_id])
+            .trim(),
+        "OK"
+    );
+    let to_port = c.nodes[to].port.to_string();
+    assert_eq!(
+        c.nodes[from]
+            .cli(&["MIGRATE", "127.0.0.1", &to_port, &key, "0", "5000"])
+            .trim(),
+        "OK"
+    );
+    assert_eq!(
+        s.check_and_record("i", "probe", N + 100, N),
+        Ok(Sighting::Replay)
+    );
+    // The slot moved: MOVED, and the client's new slot map.
+    for n in &c.nodes {
+        assert_eq!(
+            n.cli(&["CLUSTER", "SETSLOT", &slot, "NODE", &to_id]).trim(),
+            "OK"
+        );
+    }
+    assert_eq!(
+        s.check_and_record("i", "probe", N + 100, N),
+        Ok(Sighting::Replay)
+    );
+    assert_eq!(c.nodes[to].cli(&["EXISTS", &key]).trim(), "1");
+    assert!(!c.nodes[from]
+        .cli(&["--scan", "--pattern", "agentsig:replay:*"])
+        .contains(&key));
+}
+
+#[test]
+fn cluster_acl_user_with_the_documented_commands_runs_both_stores() {
+    use agentsig::pin::{open_pin_store, PinOutcome};
+    let Some(c) = Cluster::start("cl-acl") else {
+        return;
+    };
+    for n in &c.nodes {
+        let ok = n.cli(
+            &[
+                &["ACL", "SETUSER", "fleet", "on", ">pw"],
+                FLEET_ACL,
+                &["+cluster|slots", "+get", "+del"],
+            ]
+            .concat(),
+        );
+        assert_eq!(ok.trim(), "OK");
+    }
+    let nodes: Vec<String> = c
+        .nodes
+        .iter()
+        .map(|n| format!("127.0.0.1:{}", n.port))
+        .collect();
+    let url = format!("redis+cluster://fleet:pw@{}", nodes.join(","));
+    let s = open_store(&url, N).unwrap();
+    assert_eq!(
+        s.check_and_record("i", "a", N + 100, N),
+        Ok(Sighting::First)
+    );
+    assert_eq!(
+        s.check_and_record("i", "a", N + 100, N),
+        Ok(Sighting::Replay)
+    );
+    // A batch: SET NX per key, and the roll-back script (GET, DEL).
+    assert_eq!(
+        s.check_and_record_all(&[("i", "b", N + 100), ("i", "c", N - 1)], N),
+        Ok(Sighting::First)
+    );
+    assert_eq!(
+        s.check_and_record_all(
+            &[
+                ("i", "d", N + 100),
+                ("i", "e", N + 100),
+                ("i", "b", N + 100)
+            ],
+            N
+        ),
+        Ok(Sighting::Replay)
+    );
+    assert_eq!(
+        s.check_and_record_all(&[("i", "d", N + 100), ("i", "e", N + 100)], N),
+        Ok(Sighting::First)
+    );
+    let tp = agentsig::SigningKey::generate(agentsig::Algorithm::Ed25519)
+        .unwrap()
+        .verifying_key()
+        .thumbprint();
+    let pins = open_pin_store(&url).unwrap();
+    assert_eq!(
+        pins.check_and_pin("https://agent.example/a", &tp),
+        Ok(PinOutcome::FirstSeen)
+    );
+    assert_eq!(pins.get("https://agent.example/a"), Ok(vec![tp.clone()]));
+    assert_eq!(pins.list().unwrap().len(), 1);
+    // A wrong password is refused, not accepted.
+    let bad = open_store(&url.replace(":pw@", ":nope@"), N).unwrap();
+    let r = bad.check_and_record("i", "z", N + 100, N);
+    assert!(matches!(r, Err(ReplayError::Unavailable(_))), "{r:?}");
+}
+
+#[test]
+fn cluster_failover_to_a_replica_keeps_acknowledged_ids() {
+    let Some(c) = Cluster::start("cl-failover") else {
+        return;
+    };
+    let replica = c.add_replica("cl-failover-r", 0);
+    // Only primary 0 has a replica: with wait=1 exactly the ids whose key
+    // lands on its slots are accepted (WAIT goes to the written key's
+    // primary), the others refused.
+    let acked = RedisReplayStore::open(&c.url("?wait=1&wait-timeout=200ms")).unwrap();
+    let mut accepted = Vec::new();
+    let mut refused = 0;
+    for i in 0..30 {
+        let id = format!("id-{i}");
+        match acked.check_and_record("i", &id, N + 1000, N) {
+            Ok(Sighting::First) => accepted.push(id),
+            Err(ReplayError::Unavailable(m)) if m.contains("not acknowledged") => refused += 1,
+            r => panic!("{id}: {r:?}"),
+        }
+    }
+    assert!(
+        !accepted.is_empty() && refused > 0,
+        "{accepted:?} {refused}"
+    );
+    assert_eq!(c.replay_keys()[0], accepted.len());
+    // Primary 0 dies at once; its replica is promoted by the cluster. The
+    // client follows the new slot owner: every acknowledged id is a
+    // replay there, refused (never first) until the promotion.
+    c.nodes[0].signal("KILL");
+    let plain = RedisReplayStore::open(&c.url("")).unwrap();
+    for id in &accepted {
+        let mut r = plain.check_and_record("i", id, N + 1000, N);
+        for _ in 0..300 {
+            match r {
+                Err(ReplayError::Unavailable(_)) => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    r = plain.check_and_record("i", id, N + 1000, N);
+                }
+                _ => break,
+            }
+        }
+        assert_eq!(r, Ok(Sighting::Replay), "{id}");
+    }
+    assert!(replica.cli(&["ROLE"]).starts_with("master"));
+    // The store opened before the failover follows it too.
+    assert_eq!(
+        acked.check_and_record("i", &accepted[0], N + 1000, N),
+        Ok(Sighting::Replay)
+    );
 }

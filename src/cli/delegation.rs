@@ -201,7 +201,7 @@ pub struct AuditArgs {
     #[arg(long)]
     deny_warnings: bool,
     /// Store of seen (iss, jti) pairs: a token audited twice is a replay. STORE is PATH or
-    /// file:PATH (one machine), redis[s]://[USER:PASS@]HOST:PORT/DB (a fleet; rediss: TLS), memory:.
+    /// file:PATH (one machine), redis[s]://[USER:PASS@]HOST:PORT/DB (a fleet; rediss: TLS; or redis+cluster://HOST:PORT,..., redis+sentinel://HOST:PORT,.../MASTER, each with ?wait=N for acknowledged writes: docs/fleet.md), memory:.
     #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
     replay_store: Option<String>,
     /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output, whatever

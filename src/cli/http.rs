@@ -301,7 +301,7 @@ pub struct HttpVerifyArgs {
     #[arg(long)]
     require_expires: bool,
     /// Store of seen nonces (RFC 9421 7.2.2): a nonce seen before is a replay. STORE is PATH
-    /// or file:PATH (one machine), redis[s]://[USER:PASS@]HOST:PORT/DB (a fleet; rediss: TLS), memory:.
+    /// or file:PATH (one machine), redis[s]://[USER:PASS@]HOST:PORT/DB (a fleet; rediss: TLS; or redis+cluster://HOST:PORT,..., redis+sentinel://HOST:PORT,.../MASTER, each with ?wait=N for acknowledged writes: docs/fleet.md), memory:.
     #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
     replay_store: Option<String>,
     /// The request this response answers, a raw HTTP/1.1 message file (for ;req components).

@@ -61,7 +61,8 @@ pub struct ResolveArgs {
     /// Key continuity: pin the resolved descriptor's key on first sight and fail with
     /// pin.key-changed when it later verifies with another key, as `verify --pin-store` does.
     /// STORE is PATH or file:PATH (one machine), redis[s]://[USER:PASS@]HOST:PORT/DB (a fleet;
-    /// rediss: TLS), memory:.
+    /// rediss: TLS; or redis+cluster://HOST:PORT,..., redis+sentinel://HOST:PORT,.../MASTER, each
+    /// with ?wait=N for acknowledged writes: docs/fleet.md), memory:.
     #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
     pub pin_store: Option<String>,
     /// Print one JSON report (agentsig.report/1, docs/report.md) instead of the descriptor,

@@ -29,7 +29,7 @@ pub enum PinCommand {
 
 #[derive(Args)]
 pub struct StoreArgs {
-    /// The pin store: STORE is PATH or file:PATH (one machine), redis[s]://[USER:PASS@]HOST:PORT/DB (a fleet; rediss: TLS),
+    /// The pin store: STORE is PATH or file:PATH (one machine), redis[s]://[USER:PASS@]HOST:PORT/DB (a fleet; rediss: TLS; or redis+cluster://HOST:PORT,..., redis+sentinel://HOST:PORT,.../MASTER, each with ?wait=N for acknowledged writes: docs/fleet.md),
     /// memory:.
     #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
     pin_store: String,

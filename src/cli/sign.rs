@@ -616,7 +616,7 @@ pub struct VerifyArgs {
     ignore_key_headers: bool,
     /// Key continuity: pin the descriptor's key on first sight and fail with pin.key-changed when
     /// it later verifies with another key. STORE is PATH or file:PATH (one machine),
-    /// redis[s]://[USER:PASS@]HOST:PORT/DB (a fleet; rediss: TLS), memory:. The identity is the descriptor's "id", else
+    /// redis[s]://[USER:PASS@]HOST:PORT/DB (a fleet; rediss: TLS; or redis+cluster://HOST:PORT,..., redis+sentinel://HOST:PORT,.../MASTER, each with ?wait=N for acknowledged writes: docs/fleet.md), memory:. The identity is the descriptor's "id", else
     /// "url", else "name".
     #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
     pin_store: Option<String>,
