@@ -27,6 +27,12 @@ pub struct KeygenArgs {
     /// written, kid, thumbprint and DIDs in its details.
     #[arg(long)]
     json: bool,
+    /// Generate the key pair inside the PKCS#11 token this RFC 7512 URI names (its `object=` is
+    /// the new key's label): the private key is sensitive and not extractable and never leaves
+    /// the token; writes PREFIX.pub.pem, PREFIX.jwk.json and PREFIX.jwks.json only. The PIN comes
+    /// from pin-source=file:... in the URI or AGENTSIG_PKCS11_PIN (docs/keys.md).
+    #[arg(long, value_name = "URI")]
+    pkcs11: Option<String>,
 }
 
 impl KeygenArgs {
@@ -47,7 +53,14 @@ pub fn run(a: KeygenArgs) -> CliResult {
         Some(s) if s.ends_with(".pem") => PathBuf::from(&s[..s.len() - 4]),
         _ => a.out.clone(),
     };
-    let key = SigningKey::generate(a.alg)?;
+    let key = match &a.pkcs11 {
+        Some(uri) => super::pkcs11::keygen(
+            uri,
+            a.alg,
+            &[".pub.pem", ".jwk.json", ".jwks.json"].map(|s| with_suffix(&prefix, s)),
+        )?,
+        None => SigningKey::generate(a.alg)?,
+    };
     let kid = a
         .kid
         .clone()
@@ -68,9 +81,13 @@ pub fn run(a: KeygenArgs) -> CliResult {
         write_new_file(&path, text.as_bytes(), 0o600)?;
         written.push(path);
     } else {
-        let pem = key
-            .pkcs8_pem()
-            .ok_or_else(|| CliError::usage("internal: generated key has no PKCS#8 form"))?;
+        // A token key has no PKCS#8 form: only its public files are written.
+        let pem = key.pkcs8_pem();
+        if pem.is_none() && a.pkcs11.is_none() {
+            return Err(CliError::usage(
+                "internal: generated key has no PKCS#8 form",
+            ));
+        }
         let priv_path = with_suffix(&prefix, ".pem");
         // rsa-pss-sha512 keys carry id-RSASSA-PSS in PREFIX.pem and
         // PREFIX.pub.pem; an rsa-v1_5-sha256 key's algorithm is recorded in
@@ -85,15 +102,16 @@ pub fn run(a: KeygenArgs) -> CliResult {
             + "\n";
         // Refuse before writing anything if any target exists.
         let targets = [
-            (priv_path.clone(), pem.as_bytes().to_vec(), 0o600),
-            (
+            pem.map(|pem| (priv_path.clone(), pem.as_bytes().to_vec(), 0o600)),
+            Some((
                 with_suffix(&prefix, ".pub.pem"),
                 pub_pem.into_bytes(),
                 0o644,
-            ),
-            (with_suffix(&prefix, ".jwk.json"), jwk.into_bytes(), 0o644),
-            (with_suffix(&prefix, ".jwks.json"), jwks.into_bytes(), 0o644),
+            )),
+            Some((with_suffix(&prefix, ".jwk.json"), jwk.into_bytes(), 0o644)),
+            Some((with_suffix(&prefix, ".jwks.json"), jwks.into_bytes(), 0o644)),
         ];
+        let targets: Vec<_> = targets.into_iter().flatten().collect();
         for (p, _, _) in &targets {
             if p.exists() {
                 return Err(CliError::unwritable(format!(
