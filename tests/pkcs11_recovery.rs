@@ -30,6 +30,43 @@ fn slot(c: &Pkcs11) -> cryptoki::slot::Slot {
         .unwrap()
 }
 
+/// One response through agentsig's signing tower layer (src/server/layer),
+/// around a service whose every body differs, so the layer's signature
+/// cache never answers for the token: its status and whether it carries a
+/// signature.
+fn serve_once(layer: &agentsig::server::SignLayer, n: u32) -> (u16, bool) {
+    use tower::{Layer as _, ServiceExt as _};
+    let svc = layer.layer(tower::service_fn(
+        move |_req: http::Request<String>| async move {
+            Ok::<_, std::convert::Infallible>(
+                http::Response::builder()
+                    .header("content-type", "application/json")
+                    .body(http_body_util::Full::new(bytes::Bytes::from(format!(
+                        "{{\"n\":{n}}}"
+                    ))))
+                    .unwrap(),
+            )
+        },
+    ));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let res = rt
+        .block_on(
+            svc.oneshot(
+                http::Request::get("/agent.json")
+                    .body(String::new())
+                    .unwrap(),
+            ),
+        )
+        .unwrap();
+    (
+        res.status().as_u16(),
+        res.headers().contains_key("signature"),
+    )
+}
+
 #[test]
 fn a_token_that_goes_away_and_comes_back_recovers_and_fails_closed_meanwhile() {
     let Some((t, _token)) = token() else { return };
@@ -39,6 +76,12 @@ fn a_token_that_goes_away_and_comes_back_recovers_and_fails_closed_meanwhile() {
     let sign_ok = |m: &[u8]| vk.verify(m, &key.sign(m).unwrap()).unwrap();
     sign_ok(b"before");
     let opened = tk.sessions_opened();
+    // The same token key behind the signing layer `serve` uses.
+    let served = pkcs11::load(&t.uri("p256"), &LoadOptions::default()).unwrap();
+    let layer = agentsig::server::SignLayer::new(std::sync::Arc::new(
+        agentsig::server::KeyRing::new(vec![served]).unwrap(),
+    ));
+    assert_eq!(serve_once(&layer, 1), (200, true));
 
     // 1. Logged out by another session (C_Logout ends the login of every
     // session of the application, PKCS#11 v2.40 section 5.6): the next
@@ -72,11 +115,13 @@ fn a_token_that_goes_away_and_comes_back_recovers_and_fails_closed_meanwhile() {
     .unwrap();
     drop(s);
     c.finalize().unwrap();
-    for _ in 0..3 {
+    for n in 0..3 {
         assert_eq!(
             key.sign(b"while away"),
             Err(KeyError::Pkcs11(Pkcs11Error::WrongPin))
         );
+        // Served responses fail closed: 503, never unsigned.
+        assert_eq!(serve_once(&layer, 10 + n), (503, false));
     }
 
     // 4. Back: the PIN restored by the security officer; the same key
@@ -89,4 +134,5 @@ fn a_token_that_goes_away_and_comes_back_recovers_and_fails_closed_meanwhile() {
     s.logout().unwrap();
     drop(s);
     sign_ok(b"back");
+    assert_eq!(serve_once(&layer, 20), (200, true));
 }
