@@ -1,8 +1,9 @@
 //! A token key survives its token going away and coming back, and fails
 //! closed meanwhile (src/keys/pkcs11): on a real SoftHSM2 token, another
 //! client in the same process logs the application out, finalizes the
-//! library (what a restarted HSM client does to every session), and changes
-//! the PIN so a reconnect cannot log in. One test in its own binary: these
+//! library (what a restarted HSM client does to every session), takes the
+//! token's store away and brings it back, and changes the PIN so a
+//! reconnect cannot log in. One test in its own binary: these
 //! events reach every session of the process.
 
 mod pkcs11_support;
@@ -100,8 +101,34 @@ fn a_token_that_goes_away_and_comes_back_recovers_and_fails_closed_meanwhile() {
     sign_ok(b"after finalize");
     assert!(tk.sessions_opened() > after_logout);
 
-    // 3. Away: the PIN changed and the library finalized, so no reconnect
-    // can log in. Every call fails, with the cause, and returns nothing.
+    // 3. Away: the token is gone (its store moved away, the library
+    // finalized, so a reconnect finds no such token). Every call fails with
+    // the cause and returns nothing; served responses are 503, never
+    // unsigned.
+    let tokens = t.dir.join("tokens");
+    let away = t.dir.join("tokens.away");
+    other_client(&t.module).finalize().unwrap();
+    std::fs::rename(&tokens, &away).unwrap();
+    std::fs::create_dir(&tokens).unwrap();
+    for n in 0..3 {
+        assert!(matches!(
+            key.sign(b"while away"),
+            Err(KeyError::Pkcs11(Pkcs11Error::TokenNotFound(_)))
+        ));
+        assert_eq!(serve_once(&layer, 10 + n), (503, false));
+    }
+
+    // 4. Back (the store restored, the HSM client restarted): the same key
+    // objects sign again without being loaded again.
+    std::fs::remove_dir(&tokens).unwrap();
+    std::fs::rename(&away, &tokens).unwrap();
+    other_client(&t.module).finalize().unwrap();
+    sign_ok(b"back");
+    assert_eq!(serve_once(&layer, 20), (200, true));
+
+    // 5. The PIN changed while the process ran: the reconnect's login is
+    // refused once, and never tried again (each refused login counts toward
+    // the token's lockout, CKR_PIN_LOCKED); served responses are 503.
     let c = other_client(&t.module);
     let s = c.open_rw_session(slot(&c)).unwrap();
     match s.login(UserType::User, Some(&AuthPin::from(PIN.to_owned()))) {
@@ -115,17 +142,21 @@ fn a_token_that_goes_away_and_comes_back_recovers_and_fails_closed_meanwhile() {
     .unwrap();
     drop(s);
     c.finalize().unwrap();
+    let logins = tk.login_attempts();
     for n in 0..3 {
-        assert_eq!(
-            key.sign(b"while away"),
-            Err(KeyError::Pkcs11(Pkcs11Error::WrongPin))
-        );
-        // Served responses fail closed: 503, never unsigned.
-        assert_eq!(serve_once(&layer, 10 + n), (503, false));
+        assert!(matches!(
+            key.sign(b"pin changed"),
+            Err(KeyError::Pkcs11(Pkcs11Error::PinNotRetried(_)))
+        ));
+        assert_eq!(serve_once(&layer, 30 + n), (503, false));
     }
+    assert_eq!(
+        tk.login_attempts(),
+        logins + 1,
+        "one refused login, no more"
+    );
 
-    // 4. Back: the PIN restored by the security officer; the same key
-    // object signs again without being loaded again.
+    // The security officer restores the PIN: a key loaded afresh signs.
     let c = other_client(&t.module);
     let s = c.open_rw_session(slot(&c)).unwrap();
     s.login(UserType::So, Some(&AuthPin::from(SO_PIN.to_owned())))
@@ -133,6 +164,7 @@ fn a_token_that_goes_away_and_comes_back_recovers_and_fails_closed_meanwhile() {
     s.init_pin(&AuthPin::from(PIN.to_owned())).unwrap();
     s.logout().unwrap();
     drop(s);
-    sign_ok(b"back");
-    assert_eq!(serve_once(&layer, 20), (200, true));
+    let again = pkcs11::load(&t.uri("p256"), &LoadOptions::default()).unwrap();
+    let sig = again.sign(b"reloaded").unwrap();
+    vk.verify(b"reloaded", &sig).unwrap();
 }

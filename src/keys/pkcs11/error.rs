@@ -53,6 +53,11 @@ pub enum Pkcs11Error {
         "the token's user PIN is locked (CKR_PIN_LOCKED): the security officer must unlock it"
     )]
     PinLocked,
+    /// The token refused the PIN when a reconnect logged in again (it was
+    /// changed while the process ran): not tried again, since each refused
+    /// login counts toward the token's lockout.
+    #[error("the token's PIN no longer works ({0}); not tried again so as not to lock the token: fix the PIN source and restart")]
+    PinNotRetried(String),
     /// No private key object matches the URI's object attributes.
     #[error("no private key on the token matches {0}: check object= and id= (pkcs11-tool --list-objects --login)")]
     ObjectNotFound(String),

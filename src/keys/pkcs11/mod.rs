@@ -25,7 +25,10 @@
 //!   device removed, library finalized, logged out) the pool is dropped and
 //!   the next call reconnects: find the token, log in, find the key, check
 //!   its public key is still the one loaded. Meanwhile every call fails
-//!   ([`Pkcs11Error::Unavailable`]): nothing is ever returned unsigned.
+//!   ([`Pkcs11Error::Unavailable`]): nothing is ever returned unsigned. A
+//!   PIN the token refuses at a reconnect is not tried again
+//!   ([`Pkcs11Error::PinNotRetried`]): each refused login counts toward the
+//!   token's lockout.
 //! * An RSA signature is verified before it is returned: a faulty RSA-CRT
 //!   signature reveals the private key (Boneh, DeMillo and Lipton, "On the
 //!   Importance of Checking Cryptographic Protocols for Faults", 1997).
@@ -126,6 +129,13 @@ struct State {
     generation: u64,
     /// Sessions opened so far, for tests and the bench: the pool reuses them.
     opened: u64,
+    /// C_Login calls made by reconnects.
+    logins: u64,
+    /// The token refused the PIN at a reconnect: never tried again, since
+    /// every refused login counts toward the token's lockout
+    /// (CKR_PIN_LOCKED, PKCS#11 v2.40 section 5.6 `C_Login`). Survives
+    /// resets.
+    pin_refused: bool,
 }
 
 fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -571,9 +581,20 @@ impl TokenKey {
         lock(&self.state).opened
     }
 
+    /// How many times a reconnect has called `C_Login` (the login at load
+    /// not counted).
+    pub fn login_attempts(&self) -> u64 {
+        lock(&self.state).logins
+    }
+
     /// Find the slot, log in, find the key and check its public key: the
     /// state after a (re)connect, with a session to sign with.
     fn connect(&self, st: &mut State) -> Result<Session, CkOr> {
+        if st.pin_refused {
+            return Err(CkOr::Err(Pkcs11Error::PinNotRetried(
+                "the token refused the PIN at an earlier reconnect".into(),
+            )));
+        }
         let slot = match find_slot(&self.ctx, &self.uri) {
             Err(CkOr::Ck(CkError::Pkcs11(RvError::CryptokiNotInitialized, _))) => {
                 // The library was finalized (a restarted HSM client):
@@ -585,7 +606,16 @@ impl TokenKey {
         };
         let session = self.ctx.open_ro_session(slot)?;
         st.opened += 1;
-        login(&self.ctx, slot, &session, self.pin.as_ref())?;
+        st.logins += 1;
+        match login(&self.ctx, slot, &session, self.pin.as_ref()) {
+            Err(CkOr::Ck(CkError::Pkcs11(RvError::PinIncorrect | RvError::PinLocked, f))) => {
+                st.pin_refused = true;
+                return Err(CkOr::Err(Pkcs11Error::PinNotRetried(format!(
+                    "{f}: the token refused the PIN"
+                ))));
+            }
+            other => other?,
+        }
         let key = find_private(&session, &self.uri)?;
         let (public, _) = read_public(&session, key, Some(self.alg))?;
         if public.thumbprint() != self.public.thumbprint() {
