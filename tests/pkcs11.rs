@@ -823,3 +823,28 @@ fn delegation_pin_and_directory_commands_take_a_token_key() {
     assert_eq!(published.len(), 1);
     assert_eq!(published[0].thumbprint(), ed_public.thumbprint());
 }
+
+/// `serve`'s signing layer keeps its signature cache with a token key: the
+/// token signs one file version once per second of the layer's clock,
+/// however many requests ask for it (counted at the token, not timed).
+#[test]
+fn the_signature_cache_spares_the_token() {
+    let Some((t, _token)) = token() else { return };
+    let served = pkcs11::load(&t.uri("p256"), &opts(None)).unwrap();
+    let ring = std::sync::Arc::new(agentsig::server::KeyRing::new(vec![served]).unwrap());
+    let mut cfg = agentsig::server::SignConfig::new(ring.clone());
+    cfg.clock = std::sync::Arc::new(agentsig::clock::FixedClock(1_800_000_000));
+    let layer = agentsig::server::SignLayer::with_config(cfg);
+    let count = || ring.current().key.token_key().unwrap().token_signatures();
+    let before = count();
+    for _ in 0..50 {
+        assert_eq!(pkcs11_support::serve_once(&layer, 1), (200, true));
+    }
+    assert_eq!(
+        count() - before,
+        1,
+        "50 requests for one version: one token signature"
+    );
+    assert_eq!(pkcs11_support::serve_once(&layer, 2), (200, true));
+    assert_eq!(count() - before, 2, "a new version is signed once more");
+}

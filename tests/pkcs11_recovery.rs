@@ -14,7 +14,7 @@ use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
 use cryptoki::error::{Error as CkError, RvError};
 use cryptoki::session::UserType;
 use cryptoki::types::AuthPin;
-use pkcs11_support::{token, LABEL, PIN, SO_PIN};
+use pkcs11_support::{serve_once, token, LABEL, PIN, SO_PIN};
 
 fn other_client(module: &str) -> Pkcs11 {
     let c = Pkcs11::new(module).unwrap();
@@ -29,43 +29,6 @@ fn slot(c: &Pkcs11) -> cryptoki::slot::Slot {
         .into_iter()
         .find(|s| c.get_token_info(*s).unwrap().label() == LABEL)
         .unwrap()
-}
-
-/// One response through agentsig's signing tower layer (src/server/layer),
-/// around a service whose every body differs, so the layer's signature
-/// cache never answers for the token: its status and whether it carries a
-/// signature.
-fn serve_once(layer: &agentsig::server::SignLayer, n: u32) -> (u16, bool) {
-    use tower::{Layer as _, ServiceExt as _};
-    let svc = layer.layer(tower::service_fn(
-        move |_req: http::Request<String>| async move {
-            Ok::<_, std::convert::Infallible>(
-                http::Response::builder()
-                    .header("content-type", "application/json")
-                    .body(http_body_util::Full::new(bytes::Bytes::from(format!(
-                        "{{\"n\":{n}}}"
-                    ))))
-                    .unwrap(),
-            )
-        },
-    ));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let res = rt
-        .block_on(
-            svc.oneshot(
-                http::Request::get("/agent.json")
-                    .body(String::new())
-                    .unwrap(),
-            ),
-        )
-        .unwrap();
-    (
-        res.status().as_u16(),
-        res.headers().contains_key("signature"),
-    )
 }
 
 #[test]

@@ -240,3 +240,40 @@ impl Token {
         std::fs::read(out).unwrap()
     }
 }
+
+/// One response through agentsig's signing tower layer (src/server/layer),
+/// around a service whose every body differs, so the layer's signature
+/// cache never answers for the token: its status and whether it carries a
+/// signature.
+pub fn serve_once(layer: &agentsig::server::SignLayer, n: u32) -> (u16, bool) {
+    use tower::{Layer as _, ServiceExt as _};
+    let svc = layer.layer(tower::service_fn(
+        move |_req: http::Request<String>| async move {
+            Ok::<_, std::convert::Infallible>(
+                http::Response::builder()
+                    .header("content-type", "application/json")
+                    .body(http_body_util::Full::new(bytes::Bytes::from(format!(
+                        "{{\"n\":{n}}}"
+                    ))))
+                    .unwrap(),
+            )
+        },
+    ));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let res = rt
+        .block_on(
+            svc.oneshot(
+                http::Request::get("/agent.json")
+                    .body(String::new())
+                    .unwrap(),
+            ),
+        )
+        .unwrap();
+    (
+        res.status().as_u16(),
+        res.headers().contains_key("signature"),
+    )
+}

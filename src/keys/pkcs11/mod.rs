@@ -108,6 +108,8 @@ pub struct TokenKey {
     public: VerifyingKey,
     info: TokenKeyInfo,
     state: Mutex<State>,
+    /// Signatures the token made (C_Sign calls that succeeded).
+    signatures: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for TokenKey {
@@ -581,6 +583,13 @@ impl TokenKey {
         lock(&self.state).opened
     }
 
+    /// How many signatures the token has made for this key (the pair
+    /// check at load included): what a signature cache saves is counted
+    /// here.
+    pub fn token_signatures(&self) -> u64 {
+        self.signatures.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// How many times a reconnect has called `C_Login` (the login at load
     /// not counted).
     pub fn login_attempts(&self) -> u64 {
@@ -699,6 +708,8 @@ impl TokenKey {
             match session.sign(&mech, key, &data) {
                 Ok(sig) => {
                     self.checkin(session, generation);
+                    self.signatures
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     return self.check(msg, sig);
                 }
                 Err(e) if transient(&e) => {
@@ -803,6 +814,7 @@ fn load_inner(uri: &str, opts: &LoadOptions) -> Result<SigningKey, Pkcs11Error> 
         public: public.clone(),
         info,
         state: Mutex::new(st),
+        signatures: Default::default(),
     };
     // The pair check: the private key signs, the public key read beside it
     // verifies (a public object with a stale CKA_ID would publish a kid no
