@@ -31,6 +31,12 @@ pub struct KeygenArgs {
     /// with the passphrase in this file or environment variable; never on the command line.
     #[command(flatten)]
     passphrase: super::PassphraseArgs,
+    /// Generate the key pair inside the PKCS#11 token this RFC 7512 URI names (its `object=` is
+    /// the new key's label): the private key is sensitive and not extractable and never leaves
+    /// the token; writes PREFIX.pub.pem, PREFIX.jwk.json and PREFIX.jwks.json only. The PIN comes
+    /// from pin-source=file:... in the URI or AGENTSIG_PKCS11_PIN (docs/keys.md).
+    #[arg(long, value_name = "URI")]
+    pkcs11: Option<String>,
 }
 
 impl KeygenArgs {
@@ -51,7 +57,14 @@ pub fn run(a: KeygenArgs) -> CliResult {
         Some(s) if s.ends_with(".pem") => PathBuf::from(&s[..s.len() - 4]),
         _ => a.out.clone(),
     };
-    let key = SigningKey::generate(a.alg)?;
+    let key = match &a.pkcs11 {
+        Some(uri) => super::pkcs11::keygen(
+            uri,
+            a.alg,
+            &[".pub.pem", ".jwk.json", ".jwks.json"].map(|s| with_suffix(&prefix, s)),
+        )?,
+        None => SigningKey::generate(a.alg)?,
+    };
     let kid = a
         .kid
         .clone()
@@ -77,13 +90,22 @@ pub fn run(a: KeygenArgs) -> CliResult {
         write_new_file(&path, text.as_bytes(), 0o600)?;
         written.push(path);
     } else {
-        let pem = match a.passphrase.read_explicit()? {
-            Some(pass) => key
-                .pkcs8_encrypted_pem(&pass)
-                .map_err(|e| CliError::usage(format!("the passphrase: {e}")))?,
-            None => key
-                .pkcs8_pem()
-                .ok_or_else(|| CliError::usage("internal: generated key has no PKCS#8 form"))?,
+        // A token key has no PKCS#8 form: only its public files are written.
+        let pem = match (a.pkcs11.is_some(), a.passphrase.read_explicit()?) {
+            (true, Some(_)) => {
+                return Err(CliError::usage(
+                    "--passphrase-file/--passphrase-env do not apply to a key generated in a PKCS#11 token: its private key never leaves the token",
+                ))
+            }
+            (true, None) => None,
+            (false, Some(pass)) => Some(
+                key.pkcs8_encrypted_pem(&pass)
+                    .map_err(|e| CliError::usage(format!("the passphrase: {e}")))?,
+            ),
+            (false, None) => Some(
+                key.pkcs8_pem()
+                    .ok_or_else(|| CliError::usage("internal: generated key has no PKCS#8 form"))?,
+            ),
         };
         let priv_path = with_suffix(&prefix, ".pem");
         // rsa-pss-sha512 keys carry id-RSASSA-PSS in PREFIX.pem and
@@ -99,15 +121,16 @@ pub fn run(a: KeygenArgs) -> CliResult {
             + "\n";
         // Refuse before writing anything if any target exists.
         let targets = [
-            (priv_path.clone(), pem.as_bytes().to_vec(), 0o600),
-            (
+            pem.map(|pem| (priv_path.clone(), pem.as_bytes().to_vec(), 0o600)),
+            Some((
                 with_suffix(&prefix, ".pub.pem"),
                 pub_pem.into_bytes(),
                 0o644,
-            ),
-            (with_suffix(&prefix, ".jwk.json"), jwk.into_bytes(), 0o644),
-            (with_suffix(&prefix, ".jwks.json"), jwks.into_bytes(), 0o644),
+            )),
+            Some((with_suffix(&prefix, ".jwk.json"), jwk.into_bytes(), 0o644)),
+            Some((with_suffix(&prefix, ".jwks.json"), jwks.into_bytes(), 0o644)),
         ];
+        let targets: Vec<_> = targets.into_iter().flatten().collect();
         for (p, _, _) in &targets {
             if p.exists() {
                 return Err(CliError::unwritable(format!(

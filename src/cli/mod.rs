@@ -49,6 +49,7 @@ mod lint;
 #[cfg(feature = "net")]
 mod net;
 mod pin;
+mod pkcs11;
 #[cfg(feature = "server")]
 mod serve;
 mod sign;
@@ -509,6 +510,12 @@ pub fn load_signing_with(
     kid: Option<&str>,
     passphrase: Option<zeroize::Zeroizing<Vec<u8>>>,
 ) -> Result<SigningKey, CliError> {
+    if spec
+        .get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("pkcs11:"))
+    {
+        return load_pkcs11(spec, alg, kid);
+    }
     let data = read_key_material(spec)?;
     let mut opts = LoadOptions {
         alg,
@@ -535,6 +542,36 @@ pub fn load_signing_with(
         Some(k) => key.with_kid(k),
         None => key,
     })
+}
+
+/// A signing key in a PKCS#11 token, named by an RFC 7512 `pkcs11:` URI
+/// (see `agentsig::keys::pkcs11`). The error does not repeat the URI: the
+/// library's message names the token and object it looked for, and a URI
+/// refused for its `pin-value` must not be echoed.
+#[cfg(feature = "pkcs11")]
+fn load_pkcs11(
+    spec: &str,
+    alg: Option<Algorithm>,
+    kid: Option<&str>,
+) -> Result<SigningKey, CliError> {
+    let opts = LoadOptions {
+        alg,
+        kid: kid.map(str::to_owned),
+        passphrase: None,
+    };
+    agentsig::keys::pkcs11::load(spec, &opts).map_err(|e| CliError::key(format!("pkcs11 key: {e}")))
+}
+
+/// Without feature `pkcs11`, a `pkcs11:` URI is refused with the reason.
+#[cfg(not(feature = "pkcs11"))]
+fn load_pkcs11(
+    _spec: &str,
+    _alg: Option<Algorithm>,
+    _kid: Option<&str>,
+) -> Result<SigningKey, CliError> {
+    Err(CliError::key(
+        "pkcs11 key: this agentsig was built without the `pkcs11` feature; rebuild with --features pkcs11",
+    ))
 }
 
 /// The private keys this repository publishes in `keys/` (RFC 9421

@@ -91,6 +91,10 @@ pub enum KeyError {
     /// The random number generator or the key generator failed.
     #[error("key generation failed: {0}")]
     Generate(String),
+    /// A `pkcs11:` key could not be loaded or used (feature `pkcs11`).
+    #[cfg(feature = "pkcs11")]
+    #[error("{0}")]
+    Pkcs11(crate::keys::pkcs11::error::Pkcs11Error),
 }
 
 /// Why a signature did not verify.

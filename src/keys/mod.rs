@@ -20,7 +20,8 @@
 //! (the key types), `load` (format detection), `generate`, `encode` (JWK,
 //! thumbprint, SPKI, PKCS#8), and `from_jwk` (JWK to key conversion). The
 //! dependency runs one way: `keys` uses `jwk`'s data model; `jwk` uses only
-//! [`KeyError`]. DID forms live in [`crate::did`].
+//! [`KeyError`]. DID forms live in [`crate::did`]. With feature `pkcs11`,
+//! `pkcs11` holds keys that never leave a PKCS#11 token.
 
 mod encode;
 pub use encode::PBKDF2_ITERATIONS;
@@ -28,6 +29,8 @@ pub(crate) mod error;
 mod from_jwk;
 mod generate;
 mod load;
+#[cfg(feature = "pkcs11")]
+pub mod pkcs11;
 mod types;
 
 pub use error::{KeyError, VerifyError};

@@ -447,6 +447,21 @@ pub(super) enum PrivateInner {
     /// B.1.1 test key has) go through RustCrypto `rsa`, always blinded.
     RsaRc(Box<rsa::RsaPrivateKey>),
     Hmac(HmacSecret),
+    /// A private key held outside the process (a PKCS#11 token); signing
+    /// asks its holder.
+    #[cfg(feature = "pkcs11")]
+    External(std::sync::Arc<dyn ExternalKey>),
+}
+
+/// A private key that signs outside this process (a PKCS#11 token, see
+/// `keys::pkcs11`), always with the algorithm of the [`SigningKey`] that
+/// holds it.
+#[cfg(feature = "pkcs11")]
+pub(super) trait ExternalKey: Send + Sync {
+    /// The signature of `msg`, in the JWS / RFC 9421 form.
+    fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, KeyError>;
+    /// The concrete key, for callers that know its kind.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// A key that signs with one algorithm.
@@ -536,6 +551,8 @@ impl SigningKey {
                 sig.map_err(|e| KeyError::InvalidKey(format!("RSA signing failed: {e}")))
             }
             PrivateInner::Hmac(s) => Ok(ring::hmac::sign(&s.key, msg).as_ref().to_vec()),
+            #[cfg(feature = "pkcs11")]
+            PrivateInner::External(k) => k.sign(msg),
         }
     }
 

@@ -369,6 +369,20 @@ where
     }
     match sign_parts_with(cfg, Some(cache), &mut parts, &bytes, head.accepted.as_ref()) {
         Ok(()) => Response::from_parts(parts, full(bytes)),
+        Err(e) if e.signer_unavailable() => {
+            // A key in a PKCS#11 token that cannot sign now (the token or
+            // its login is gone and a reconnect failed): fail closed with
+            // 503 and Retry-After (RFC 9110 sections 15.6.4 and 10.2.3); a
+            // later request reconnects.
+            tracing::warn!("response not signed, the signing token is unavailable: {e}");
+            let mut r = text_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the signing key's token is unavailable; try again",
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            r
+        }
         Err(e) => {
             tracing::warn!("response not signed: {e}");
             text_response(
@@ -391,6 +405,26 @@ pub enum SignResponseError {
     /// The response already carries the layer's label.
     #[error("the response already carries a signature labelled {0:?}")]
     LabelTaken(String),
+}
+
+impl SignResponseError {
+    /// True when the key's holder (a PKCS#11 token) failed to sign: a
+    /// condition that passes, answered with 503, not 500.
+    pub fn signer_unavailable(&self) -> bool {
+        #[cfg(feature = "pkcs11")]
+        {
+            matches!(
+                self,
+                SignResponseError::Sign(crate::httpsig::SignError::Key(
+                    crate::keys::KeyError::Pkcs11(_)
+                ))
+            )
+        }
+        #[cfg(not(feature = "pkcs11"))]
+        {
+            false
+        }
+    }
 }
 
 /// Add `Content-Digest`, `Content-Length` and the signatures to a response
