@@ -5,7 +5,7 @@
 //! std threads, a test CA made with rcgen, hostnames pinned to loopback as
 //! in `tests/net_verify_url.rs`). It serves a 10 KB descriptor with an
 //! RFC 9421 response signature and `Content-Digest` (RFC 9530), its
-//! detached JWS (`URL.jws`, seed 001 section 10.3) and a JWK Set, and logs
+//! detached JWS (`URL.jws`, draft-narvaneni-agent-uri-03 section 10.3) and a JWK Set, and logs
 //! every request with the TCP connection it came on.
 //!
 //! * `net/resolver_warm_cached`: a long-lived [`Resolver`] with default

@@ -1,5 +1,5 @@
 //! Mint a three-hop RFC 8693 delegation chain with narrowing scope and audit
-//! it (seed 001 section 10.2): signature and claims of every token, actor
+//! it (draft-narvaneni-agent-uri-03 section 10.2): signature and claims of every token, actor
 //! history, scope narrowing, nested time windows, jti replay.
 //!
 //! Run: `cargo run --example audit`

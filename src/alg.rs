@@ -38,7 +38,7 @@ impl Algorithm {
         Algorithm::HmacSha256,
     ];
 
-    /// The default algorithm of seed 001 section 10.3.
+    /// The default algorithm of draft-narvaneni-agent-uri-03 section 10.3.
     pub const DEFAULT: Algorithm = Algorithm::EcdsaP256Sha256;
 
     /// The RFC 9421 registry name (section 6.2.2), e.g. `ecdsa-p256-sha256`.

@@ -1,5 +1,5 @@
 //! Descriptor signing with a detached JWS over the RFC 8785 canonical form
-//! (seed 001 section 10.3: "the signed payload MUST be the descriptor
+//! (draft-narvaneni-agent-uri-03 section 10.3: "the signed payload MUST be the descriptor
 //! canonicalized per JCS ... and the serialized JWS MUST be carried alongside
 //! the descriptor rather than inlined").
 //!
@@ -94,7 +94,7 @@ impl DescriptorOptions {
 }
 
 /// Canonicalize `descriptor` (RFC 8785) and sign it with `key`: a compact
-/// JWS with detached payload (seed 001 section 10.3), to publish beside the
+/// JWS with detached payload (draft-narvaneni-agent-uri-03 section 10.3), to publish beside the
 /// descriptor. For several keys or header options, see [`sign_with`].
 ///
 /// # Errors
@@ -183,7 +183,7 @@ impl Report {
     }
 }
 
-/// Canonicalize `descriptor` and verify the detached `jws` over it (seed 001
+/// Canonicalize `descriptor` and verify the detached `jws` over it (draft-narvaneni-agent-uri-03
 /// section 10.3) under `cx` and `policy`. `Ok` only when it verified;
 /// otherwise [`DescriptorError::NotVerified`] carries the report. The one
 /// public way is [`Verifier::verify_descriptor`](crate::verifier::Verifier::verify_descriptor).

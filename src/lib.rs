@@ -15,7 +15,7 @@
 //! let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)?; // or SigningKey::from_pem(..)
 //! let doc = br#"{"name":"planner","url":"https://planner.example/"}"#;
 //! let signed = descriptor::sign(doc, &key)?;
-//! // Publish `doc` and, beside it, `signed.jws` (seed 001 section 10.3), and
+//! // Publish `doc` and, beside it, `signed.jws` (draft-narvaneni-agent-uri-03 section 10.3), and
 //! // the public key in a JWK Set:
 //! let jwks = agentsig::jwk::jwks_document(&[key.verifying_key()]);
 //! # let _ = (signed, jwks);

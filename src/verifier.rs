@@ -172,7 +172,7 @@ impl Verifier {
     }
 
     /// Verify a descriptor against its detached JWS over the RFC 8785
-    /// canonical form (seed 001 section 10.3).
+    /// canonical form (draft-narvaneni-agent-uri-03 section 10.3).
     ///
     /// # Errors
     /// [`DescriptorError::TooLarge`](crate::descriptor::DescriptorError::TooLarge)

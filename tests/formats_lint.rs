@@ -437,7 +437,7 @@ use lint_support::Case;
 /// edits to the format's shipped example that break exactly that rule.
 #[rustfmt::skip]
 const CASES: &[Case] = &[
-    // agent:// descriptor, seed 001
+    // agent:// descriptor, draft-narvaneni-agent-uri-03
     (AG, "/name", "agent/required", &[("/name", R)]),
     (AG, "/version", "agent/required", &[("/version", R)]),
     (AG, "/version", "agent/version", &[("/version", r#""1.0""#)]),
@@ -484,13 +484,13 @@ const CASES: &[Case] = &[
     (AG, "/skills/*/depends/*", "agent/depends-uri", &[("/skills/0/depends/0/uri", r#""https://translator.example.com/""#)]),
     (AG, "/skills/*/depends/*/uri", "agent/uri", &[("/skills/0/depends/0/uri", r#""agent:///translate""#)]),
     (AG, "", "agent/depends-cycle", &[("/skills/0/depends/0/uri", r#""agent://planner.example.com/""#)]),
-    // agent:// registry, seed 001
+    // agent:// registry, draft-narvaneni-agent-uri-03
     (REG, "/agents", "registry/agents", &[("/agents", R)]),
     (REG, "/agents", "registry/agents-empty", &[("/agents", "{}")]),
     (REG, "/agents/*", J, &[("/agents/planner", "1")]),
     (REG, "/agents/*", "registry/url-https", &[("/agents/planner", r#""http://planner.example.com/agent.json""#)]),
     (REG, "/agents/*", "addr/internal", &[("/agents/planner", r#""https://10.0.0.2/agent.json""#)]),
-    // AWP, seed 002
+    // AWP v0.2
     (AWP, "/awp_version", "awp/required", &[("/awp_version", R)]),
     (AWP, "/awp_version", "awp/version", &[("/awp_version", r#""0.2.1""#)]),
     (AWP, "/domain", "awp/required", &[("/domain", R)]),
@@ -554,7 +554,7 @@ const CASES: &[Case] = &[
     (AWP, "/agent_status/degraded_actions/*", "awp/action-unknown", &[("/agent_status/degraded_actions", r#"["book"]"#)]),
     (AWP, "", "awp/synthetic-origin", &[("/source", r#""synthetic""#)]),
     (AWP, "", "awp/synthetic-origin", &[("/source", r#""synthetic""#), ("/generated_by", r#""gen""#), ("/confidence", "0.9"), ("/last_verified", r#""2026-03-15""#)]),
-    // Web of Agents, seed 000
+    // the Web of Agents draft
     (WOA, "", "woa/version", &[("/woa_version", r#""2""#)]),
     (WOA, "", "woa/version", &[("/woa_version", "1")]),
     (WOA, "/transports", "woa/required", &[("/transports", R)]),
@@ -592,7 +592,7 @@ const CASES: &[Case] = &[
     (WOA, "/agents/*/operations/*/description", "woa/operation-required", &[("/agents/0/operations", r#"[{"name":"n"}]"#)]),
     (WOA, "/agents/*/operations/*/inputs", "woa/schema", &[("/agents/0/operations", r#"[{"name":"n","description":"d","inputs":{"properties":[]}}]"#)]),
     (WOA, "/agents/*/operations/*/outputs", "woa/schema", &[("/agents/0/operations", r#"[{"name":"n","description":"d","outputs":{"type":["string","string"]}}]"#)]),
-    // AgentCard, seed 003
+    // the AgentCard draft
     (CARD, "/agent_id", "agentcard/required", &[("/agent_id", R)]),
     (CARD, "/agent_id", "agentcard/agent-id", &[("/agent_id", r#""01HZQK3P8EMXR9V7T5N2W4J6CU""#)]),
     (CARD, "/agent_id", "agentcard/agent-id", &[("/agent_id", r#""81HZQK3P8EMXR9V7T5N2W4J6C0""#)]),
@@ -627,7 +627,7 @@ const CASES: &[Case] = &[
     (CARD, "/goal_subscriptions/*/goal_id", "agentcard/goal-required", &[("/goal_subscriptions", r#"[{"priority":0.5}]"#)]),
     (CARD, "/goal_subscriptions/*/description", J, &[("/goal_subscriptions", r#"[{"goal_id":"g","description":1}]"#)]),
     (CARD, "/goal_subscriptions/*/priority", "agentcard/goal-priority", &[("/goal_subscriptions", r#"[{"goal_id":"g","priority":2}]"#)]),
-    // AIDIP, seed 004
+    // AIDIP
     (AIDIP, "/name", "aidip/required", &[("/name", R)]),
     (AIDIP, "/description", "aidip/required", &[("/description", R)]),
     (AIDIP, "/endpoint", "aidip/required", &[("/endpoint", R)]),
@@ -778,7 +778,7 @@ fn named_seed_violations() {
     }
 }
 
-/// seed 003 "Serialisation": validators MUST accept the card embedded as a
+/// the AgentCard draft "Serialisation": validators MUST accept the card embedded as a
 /// JSON string as well as the object; the string form is linted as the card.
 #[test]
 fn agentcard_embedded_as_a_json_string_is_accepted() {

@@ -20,7 +20,7 @@ fn assert_refused(r: Result<agentsig::net::Fetched, FetchError>, what: &str) {
     }
 }
 
-/// Every address range of seed 001 section 5.2 and the other non-routable
+/// Every address range of draft-narvaneni-agent-uri-03 section 5.2 and the other non-routable
 /// ones, as IP literals and as DNS answers for a public-looking name.
 #[test]
 fn every_internal_range_refused_without_connection() {

@@ -1,4 +1,4 @@
-//! `agent://` resolution over loopback HTTPS (seed 001 section
+//! `agent://` resolution over loopback HTTPS (draft-narvaneni-agent-uri-03 section
 //! 5.1), with the error conditions of section 9.2 kept distinct.
 #![cfg(feature = "net")]
 

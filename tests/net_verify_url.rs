@@ -404,7 +404,7 @@ fn sequential_fetches_verify_on_one_connection() {
     assert!(matches!(err, UrlVerifyError::Jws { .. }), "{err:?}");
 }
 
-/// Seed 001 section 10.3: a response signature protects a descriptor
+/// draft-narvaneni-agent-uri-03 section 10.3: a response signature protects a descriptor
 /// served over HTTP. With `skip_jws_when_http_signed` (as `verify --batch`
 /// sets it) a response whose signature verifies is a verified descriptor
 /// without asking for its `.jws`; a response without a signature still has

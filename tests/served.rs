@@ -1,5 +1,5 @@
 //! `Verifier::verify_served`: the served-response check a resolver makes
-//! (seed 001 section 10.3), as a library call: the RFC 9421 signature, the
+//! (draft-narvaneni-agent-uri-03 section 10.3), as a library call: the RFC 9421 signature, the
 //! body against the descriptor file, the media type (a warning), and the
 //! detached JWS or, for a signed A2A Agent Card, its embedded signatures.
 

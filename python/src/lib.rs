@@ -845,7 +845,7 @@ fn canonicalize<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Bound
 }
 
 /// Sign a descriptor (JSON bytes): the compact detached JWS (RFC 7515
-/// Appendix F) over its RFC 8785 canonical form (seed 001 section 10.3).
+/// Appendix F) over its RFC 8785 canonical form (draft-narvaneni-agent-uri-03 section 10.3).
 #[pyfunction]
 fn sign_descriptor(
     py: Python<'_>,
@@ -1388,7 +1388,7 @@ impl PyVerifier {
     }
 
     /// Verify a descriptor (JSON bytes) against its detached JWS over the
-    /// RFC 8785 canonical form (seed 001 section 10.3).
+    /// RFC 8785 canonical form (draft-narvaneni-agent-uri-03 section 10.3).
     fn verify_descriptor<'py>(
         &self,
         py: Python<'py>,

@@ -640,7 +640,7 @@ fn nginx_quote(v: &str) -> String {
 }
 
 /// Write the response fields a static host must send with a signed
-/// descriptor (seed 001 section 10.3), as plain `Name: value` lines or as
+/// descriptor (draft-narvaneni-agent-uri-03 section 10.3), as plain `Name: value` lines or as
 /// an nginx or Caddy snippet. Returns the signature's created and expires.
 pub fn write_static_headers(
     path: &str,

@@ -124,7 +124,7 @@ enum Command {
     #[command(subcommand)]
     Pin(pin::PinCommand),
     /// Resolve agent://authority/name (agents.json, DID AgentDescriptor service), fetch and
-    /// verify the descriptor with keys found by discovery (seed 001 sections 5.1, 10.3).
+    /// verify the descriptor with keys found by discovery (draft-narvaneni-agent-uri-03 sections 5.1, 10.3).
     #[cfg(feature = "net")]
     Resolve(net::ResolveArgs),
     /// Web Bot Auth key directory (draft-ietf-webbotauth-httpsig-protocol-00 section 5.5).

@@ -1,9 +1,9 @@
-//! Bundle audit: one token per hop, subject token first (seed 001 section
+//! Bundle audit: one token per hop, subject token first (draft-narvaneni-agent-uri-03 section
 //! 10.2, RFC 8693 section 4.1). Every token is verified on its own (RFC 7519, RFC 8725),
 //! then the hops are tied together: same subject, history extended by
 //! exactly one actor (RFC 8693 4.1 order), the new actor aligned with the
 //! previous token's audience or `may_act` (RFC 8693 4.4), scope narrowing
-//! (seed 001 10.2), nested time windows, distinct `jti` (RFC 7519 4.1.7).
+//! (draft-narvaneni-agent-uri-03 section 10.2), nested time windows, distinct `jti` (RFC 7519 4.1.7).
 
 use super::chain;
 use super::scope::Scope;
@@ -332,7 +332,7 @@ fn cross_hop(prev: &Hop, cur: &mut Hop, policy: &AuditPolicy, skew: i64, checks:
             None => {}
         }
     }
-    // Scope narrowing (seed 001 10.2).
+    // Scope narrowing (draft-narvaneni-agent-uri-03 section 10.2).
     if let (Some(p), Some(c)) = (&prev.scope, &cur.scope) {
         cur.scope_added = p.added_by(c, &policy.scope);
         cur.scope_removed = p.removed_by(c);

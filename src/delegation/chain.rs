@@ -304,7 +304,7 @@ fn check_actor_scopes(
                     "act.scope-widened",
                     hop,
                     format!(
-                        "{name} holds {} beyond its delegator {pname} (seed 001 10.2 monotonic narrowing)",
+                        "{name} holds {} beyond its delegator {pname} (draft-narvaneni-agent-uri-03 section 10.2 monotonic narrowing)",
                         added.join(" ")
                     ),
                 );

@@ -1,4 +1,4 @@
-//! Delegation-chain audit for RFC 8693 token exchange (seed 001 section 10.2).
+//! Delegation-chain audit for RFC 8693 token exchange (draft-narvaneni-agent-uri-03 section 10.2).
 //!
 //! # Order of actors
 //! RFC 8693 section 4.1: "the outermost `act` claim is the current actor,
@@ -16,7 +16,7 @@
 //! prior actors as *asserted*. Only a bundle of tokens, one per hop, each
 //! signed and verified, is *verified* evidence: an audit of several
 //! tokens checks linkage, alignment, `may_act`, narrowing, time nesting and
-//! `jti` uniqueness across hops (seed 001 section 10.2: RFC 8693 nested
+//! `jti` uniqueness across hops (draft-narvaneni-agent-uri-03 section 10.2: RFC 8693 nested
 //! `act`, monotonic scope narrowing).
 //!
 //! # Scope policy

@@ -1,4 +1,4 @@
-//! Scope comparison: the policy seed 001 section 10.2 requires verifiers to
+//! Scope comparison: the policy draft-narvaneni-agent-uri-03 section 10.2 requires verifiers to
 //! document ("Verifiers MUST document their scope-comparison policy, and
 //! SHOULD reject tokens whose scope structure they cannot compare").
 //!

@@ -3,7 +3,7 @@
 //!
 //! One pure function, [`classify_host`], shared by `lint` (what a descriptor
 //! *advertises*) and the network fetcher (what a resolver *connects to*).
-//! The ranges are those agent:// draft section 5.2 (seed 001) orders a
+//! The ranges are those draft-narvaneni-agent-uri-03 section 5.2 orders a
 //! resolver to refuse, plus the other non-routable ranges of the IANA special
 //! purpose registries (RFC 6890):
 //!
@@ -15,7 +15,7 @@
 //! * IPv6: `::/128`, `::1/128`, `fc00::/7`, `fe80::/10`, `fec0::/10`
 //!   (deprecated site-local), `ff00::/8` multicast, `2001:db8::/32`
 //!   (RFC 3849 documentation); `::ffff:0:0/96`
-//!   (IPv4-mapped, seed 001 section 5.2: MUST be unwrapped and re-checked),
+//!   (IPv4-mapped, draft-narvaneni-agent-uri-03 section 5.2: MUST be unwrapped and re-checked),
 //!   `::/96` (deprecated IPv4-compatible) and `64:ff9b::/96` (RFC 6052 NAT64)
 //!   are unwrapped too, so `[::ffff:127.0.0.1]` is loopback; so is the
 //!   IPv4 address of an RFC 3056 6to4 address (`2002::/16`, bits 16-47);
@@ -33,7 +33,7 @@
 //!
 //! A name is classified by its text only; a public-looking name may still
 //! resolve to an internal address, which the fetcher must check again after
-//! resolution (seed 001 section 5.2, "at every stage").
+//! resolution (draft-narvaneni-agent-uri-03 section 5.2, "at every stage").
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -69,7 +69,7 @@ pub enum HostClass {
 
 impl HostClass {
     /// True for every class but [`HostClass::Public`]: an endpoint here is
-    /// refused by the SSRF rules (seed 001 section 5.2, seed 000 section 8.2).
+    /// refused by the SSRF rules (draft-narvaneni-agent-uri-03 section 5.2, the Web of Agents draft section 8.2).
     pub fn is_internal(self) -> bool {
         self != HostClass::Public
     }
@@ -147,7 +147,7 @@ pub fn classify_ipv4(a: Ipv4Addr) -> HostClass {
 
 /// Classify an IPv6 address; IPv4-mapped (`::ffff:0:0/96`), IPv4-compatible
 /// (`::/96`), NAT64 (`64:ff9b::/96`) and 6to4 (`2002::/16`) addresses are
-/// unwrapped and classified as IPv4 (seed 001 section 5.2); Teredo
+/// unwrapped and classified as IPv4 (draft-narvaneni-agent-uri-03 section 5.2); Teredo
 /// (`2001::/32`), `2001:2::/48`, `64:ff9b:1::/48` and `100::/64` are
 /// [`HostClass::Reserved`].
 pub fn classify_ipv6(a: Ipv6Addr) -> HostClass {

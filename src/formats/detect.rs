@@ -27,16 +27,16 @@ pub enum DetectError {
 ///    Structure"); a `$schema` under
 ///    `https://static.modelcontextprotocol.io/schemas/`, or `remotes` an
 ///    array, → MCP Server Card (the extension's `schema.json`);
-/// 1. `woa_version` → Web of Agents (seed 000 section 4);
-/// 2. `awp_version` → AWP (seed 002 section 5);
-/// 3. `agent_id` with `endpoint` an object → AgentCard (seed 003);
+/// 1. `woa_version` → Web of Agents (the Web of Agents draft section 4);
+/// 2. `awp_version` → AWP (AWP v0.2 section 5);
+/// 3. `agent_id` with `endpoint` an object → the AgentCard draft;
 /// 4. `supportedInterfaces`, `protocolVersion`, `preferredTransport`,
 ///    `defaultInputModes` or `defaultOutputModes` → A2A Agent Card;
 /// 5. `agents` an object whose members are all strings → agents.json
-///    (seed 001 section 5.1);
-/// 6. `skills` → agent:// descriptor (seed 001 section 7.1.1);
+///    (draft-narvaneni-agent-uri-03 section 5.1);
+/// 6. `skills` → agent:// descriptor (draft-narvaneni-agent-uri-03 section 7.1.1);
 /// 7. `operations`, or `endpoint` a string with `publisher` or
-///    `capabilities` → AIDIP metadata (seed 004).
+///    `capabilities` → AIDIP metadata (draft-cui-ai-agent-discovery-invocation).
 ///
 /// # Errors
 /// [`DetectError`] when the document is not strict I-JSON or is no known descriptor format.

@@ -8,7 +8,7 @@
 //! The rules are data: [`RULES`] holds one [`Rule`] per row (format, JSON
 //! pointer pattern, [`Check`], stable code, severity, seed section), and
 //! [`lint`] runs every row of the document's format. `docs/formats.md`
-//! lists every MUST / REQUIRED / SHALL of the seeds with the code that
+//! lists every MUST / REQUIRED / SHALL of the drafts with the code that
 //! checks it, or why a static lint cannot.
 //!
 //! Every finding carries a stable `code` and the RFC 6901 JSON pointer of
@@ -17,9 +17,9 @@
 //! | code | rule |
 //! |---|---|
 //! | `json/type` | a member has the wrong JSON type (the section that defines it) |
-//! | `addr/internal` | an endpoint names a private, loopback, link-local or otherwise internal host ([`super::classify_host`]; seed 001 section 5.2, seed 000 section 8.2) |
+//! | `addr/internal` | an endpoint names a private, loopback, link-local or otherwise internal host ([`super::classify_host`]; draft-narvaneni-agent-uri-03 section 5.2, the Web of Agents draft section 8.2) |
 //! | `addr/invalid-host` | an endpoint URI has no valid host |
-//! | `addr/cleartext` | an endpoint uses `http:` (warning; seed 001 section 5.2, seed 000 section 8.1, seed 004 "Security") |
+//! | `addr/cleartext` | an endpoint uses `http:` (warning; draft-narvaneni-agent-uri-03 section 5.2, the Web of Agents draft section 8.1, AIDIP "Security") |
 //! | `publish/media-type` | served with a media type other than the format's ([`served_media_type_finding`]; warning) |
 //! | `publish/path` | served at a path other than the format's well-known path ([`served_path_finding`]; warning) |
 
@@ -112,7 +112,7 @@ impl LintReport {
 /// Parse strictly, detect the format (unless `format` is given) and lint.
 ///
 /// An AgentCard may arrive as a JSON string holding the card (the embedded
-/// form of seed 003 "Serialisation": "Implementations MUST accept both
+/// form of the AgentCard draft "Serialisation": "Implementations MUST accept both
 /// embedded-string and direct-object forms"): a top-level string whose
 /// content is a JSON object is linted as that object when it is an
 /// AgentCard (detected, or `format` is [`Format::AgentCard`]).
@@ -322,7 +322,7 @@ impl Linter {
                 Severity::Error,
                 pointer,
                 format!(
-                    "endpoint {} names a {} host {}: clients refuse it (seed 001 section 5.2, seed 000 section 8.2)",
+                    "endpoint {} names a {} host {}: clients refuse it (draft-narvaneni-agent-uri-03 section 5.2, the Web of Agents draft section 8.2)",
                     crate::text::quoted(uri),
                     class.label(),
                     crate::text::quoted(host)
@@ -602,7 +602,7 @@ fn agent_uri_or_other(v: &Value) -> bool {
     v.as_str().is_some_and(is_agent_scheme)
 }
 
-/// seed 001 sections 4.2 and 4.3: `"agent" ["+" protocol] "://" authority
+/// draft-narvaneni-agent-uri-03 sections 4.2 and 4.3: `"agent" ["+" protocol] "://" authority
 /// path-abempty`, protocol `ALPHA *( ALPHA / DIGIT / "-" )`, authority not
 /// empty, a DID authority percent-encoded (no raw `:` after `did`).
 pub fn agent_uri_problem(uri: &str) -> Option<&'static str> {
@@ -715,7 +715,7 @@ fn transport_not_empty(v: &Value) -> bool {
         .is_none_or(|t| TRANSPORT_KEYS.iter().any(|k| t.contains_key(*k)))
 }
 
-/// seed 001 section 7.1.2: each transport value is "a URI appropriate to
+/// draft-narvaneni-agent-uri-03 section 7.1.2: each transport value is "a URI appropriate to
 /// that transport" (section 6.2).
 fn transport_scheme(cx: &mut Cx<'_>) {
     let key = cx.key.clone();
@@ -765,7 +765,7 @@ fn https_url(v: &Value) -> bool {
 
 /// An `agents.json` entry: an absolute `https` URL, or a relative
 /// reference, which resolves against the registry's own URL (RFC 3986
-/// section 5.2), itself `https` by seed 001 section 5.1 step 1, so it
+/// section 5.2), itself `https` by draft-narvaneni-agent-uri-03 section 5.1 step 1, so it
 /// stays on the registry's HTTPS origin or path. A network-path reference
 /// (`//host/...`) keeps the `https` scheme too, but names another host:
 /// it must then name one (the host rules apply to it as to any entry).
@@ -791,7 +791,7 @@ fn awp_domain(cx: &mut Cx<'_>) {
     }
 }
 
-/// seed 002 section 5.5: `endpoint` is required for transport and tool
+/// AWP v0.2 section 5.5: `endpoint` is required for transport and tool
 /// protocols (the registered a2a, mcp and acp).
 fn awp_protocol_endpoint(cx: &mut Cx<'_>) {
     if ["a2a", "mcp", "acp"].contains(&cx.key.as_str())
@@ -915,7 +915,7 @@ fn awp_dependency_cycle(cx: &mut Cx<'_>) {
     }
 }
 
-/// seed 002 section 14: a synthetic file declares its origin.
+/// AWP v0.2 section 14: a synthetic file declares its origin.
 fn awp_synthetic(cx: &mut Cx<'_>) {
     if cx.val.get("source").and_then(Value::as_str) != Some("synthetic") {
         return;
@@ -1077,7 +1077,7 @@ fn capability_id(v: &Value) -> bool {
     })
 }
 
-/// seed 003 "endpoint": url is a URI consistent with the protocol (an
+/// the AgentCard draft "endpoint": url is a URI consistent with the protocol (an
 /// https endpoint begins with https://); a network endpoint's host is
 /// checked like every advertised endpoint.
 fn agentcard_endpoint_url(cx: &mut Cx<'_>) {
@@ -1118,7 +1118,7 @@ fn agentcard_endpoint_url(cx: &mut Cx<'_>) {
     }
 }
 
-/// k_B * 300 K * ln 2, rounded as seed 003 states it.
+/// k_B * 300 K * ln 2, rounded as the AgentCard draft states it.
 const LANDAUER_300K: f64 = 2.854e-21;
 
 fn landauer(v: &Value) -> bool {
@@ -1238,36 +1238,36 @@ const NUM: Ty = Ty::Number;
 const STRS: Ty = Ty::StringArray;
 const J: &str = "json/type";
 
-const S001_42: &str = "seed 001 section 4.2";
-const S001_51: &str = "seed 001 section 5.1";
-const S001_52: &str = "seed 001 section 5.2";
-const S001_711: &str = "seed 001 section 7.1.1";
-const S001_712: &str = "seed 001 section 7.1.2";
-const S001_713: &str = "seed 001 section 7.1.3";
-const S001_714: &str = "seed 001 section 7.1.4";
-const S001_E: &str = "seed 001 Appendix E";
-const S002_5: &str = "seed 002 sections 5, 15";
-const S002_55: &str = "seed 002 section 5.5";
-const S002_6: &str = "seed 002 section 6";
-const S002_7: &str = "seed 002 section 7";
-const S002_9: &str = "seed 002 section 9";
-const S002_10: &str = "seed 002 section 10";
-const S002_11: &str = "seed 002 section 11";
-const S002_13: &str = "seed 002 section 13";
-const S002_14: &str = "seed 002 section 14";
-const S000_4: &str = "seed 000 section 4";
-const S000_41: &str = "seed 000 section 4.1";
-const S000_42: &str = "seed 000 section 4.2";
-const S000_431: &str = "seed 000 section 4.3.1";
-const S000_432: &str = "seed 000 section 4.3.2";
-const S000_433: &str = "seed 000 section 4.3.3";
-const S003_F: &str = "seed 003 \"AgentCard Fields\"";
-const S003_V: &str = "seed 003 \"Validation Rules\"";
-const S003_C: &str = "seed 003 \"capabilities\"";
-const S003_E: &str = "seed 003 \"endpoint\"";
-const S003_G: &str = "seed 003 \"goal_subscriptions\"";
-const S004_M: &str = "seed 004 \"Agent Metadata Specification\"";
-const S004_S: &str = "seed 004 \"Security Considerations\"";
+const S001_42: &str = "draft-narvaneni-agent-uri-03 section 4.2";
+const S001_51: &str = "draft-narvaneni-agent-uri-03 section 5.1";
+const S001_52: &str = "draft-narvaneni-agent-uri-03 section 5.2";
+const S001_711: &str = "draft-narvaneni-agent-uri-03 section 7.1.1";
+const S001_712: &str = "draft-narvaneni-agent-uri-03 section 7.1.2";
+const S001_713: &str = "draft-narvaneni-agent-uri-03 section 7.1.3";
+const S001_714: &str = "draft-narvaneni-agent-uri-03 section 7.1.4";
+const S001_E: &str = "draft-narvaneni-agent-uri-03 Appendix E";
+const S002_5: &str = "AWP v0.2 sections 5, 15";
+const S002_55: &str = "AWP v0.2 section 5.5";
+const S002_6: &str = "AWP v0.2 section 6";
+const S002_7: &str = "AWP v0.2 section 7";
+const S002_9: &str = "AWP v0.2 section 9";
+const S002_10: &str = "AWP v0.2 section 10";
+const S002_11: &str = "AWP v0.2 section 11";
+const S002_13: &str = "AWP v0.2 section 13";
+const S002_14: &str = "AWP v0.2 section 14";
+const S000_4: &str = "the Web of Agents draft section 4";
+const S000_41: &str = "the Web of Agents draft section 4.1";
+const S000_42: &str = "the Web of Agents draft section 4.2";
+const S000_431: &str = "the Web of Agents draft section 4.3.1";
+const S000_432: &str = "the Web of Agents draft section 4.3.2";
+const S000_433: &str = "the Web of Agents draft section 4.3.3";
+const S003_F: &str = "the AgentCard draft \"AgentCard Fields\"";
+const S003_V: &str = "the AgentCard draft \"Validation Rules\"";
+const S003_C: &str = "the AgentCard draft \"capabilities\"";
+const S003_E: &str = "the AgentCard draft \"endpoint\"";
+const S003_G: &str = "the AgentCard draft \"goal_subscriptions\"";
+const S004_M: &str = "AIDIP \"Agent Metadata Specification\"";
+const S004_S: &str = "AIDIP \"Security Considerations\"";
 const A2A_C: &str = "A2A v1.0 section 4.4.1 AgentCard";
 const A2A_I: &str = "A2A v1.0 AgentInterface";
 const A2A_P: &str = "A2A v1.0 AgentProvider";
@@ -1279,7 +1279,7 @@ const A2A_SIG: &str = "A2A v1.0 AgentCardSignature (RFC 7515 section 7.2.1)";
 /// lint can check.
 #[rustfmt::skip]
 pub const RULES: &[Rule] = &[
-    // agent:// descriptor (seed 001 section 7.1)
+    // agent:// descriptor (draft-narvaneni-agent-uri-03 section 7.1)
     e(AG, "/name", Required(STR), "agent/required", S001_711),
     e(AG, "/version", Required(STR), "agent/required", S001_711),
     e(AG, "/version", Check::Value(semver_value, "SemVer 2.0.0"), "agent/version", S001_711),
@@ -1290,7 +1290,7 @@ pub const RULES: &[Rule] = &[
     e(AG, "/description", Type(STR), J, S001_712),
     e(AG, "/transport", Type(OBJ), J, S001_712),
     e(AG, "/transport", Check::Value(transport_not_empty, "an object with endpoint or one of https, wss, grpc, mqtt, local, unix"), "agent/transport-empty", S001_712),
-    e(AG, "/transport/*", Custom(transport_scheme), "agent/transport-scheme", "seed 001 sections 6.2, 7.1.2"),
+    e(AG, "/transport/*", Custom(transport_scheme), "agent/transport-scheme", "draft-narvaneni-agent-uri-03 sections 6.2, 7.1.2"),
     e(AG, "/transport/endpoint", Endpoint, "addr/internal", S001_52),
     e(AG, "/transport/https", Endpoint, "addr/internal", S001_52),
     e(AG, "/transport/wss", Endpoint, "addr/internal", S001_52),
@@ -1300,13 +1300,13 @@ pub const RULES: &[Rule] = &[
     e(AG, "/provider", Type(OBJ), J, S001_712),
     e(AG, "/provider/organization", Required(STR), "agent/provider", S001_712),
     e(AG, "/provider/url", Endpoint, "addr/internal", S001_52),
-    e(AG, "/conformanceLevel", Check::Value(conformance_level, "an integer from 0 to 3"), "agent/conformance-level", "seed 001 sections 3.1, 7.1.2"),
+    e(AG, "/conformanceLevel", Check::Value(conformance_level, "an integer from 0 to 3"), "agent/conformance-level", "draft-narvaneni-agent-uri-03 sections 3.1, 7.1.2"),
     e(AG, "/status", OneOf(&["active", "deprecated", "experimental"]), "agent/status", S001_713),
     e(AG, "/supportedVersions", Type(OBJ), J, S001_713),
     e(AG, "/documentationUrl", Endpoint, "addr/internal", S001_52),
     e(AG, "/environment", Type(STR), J, S001_713),
     e(AG, "/interactionModel", Type(STRS), J, S001_713),
-    e(AG, "/interactionModel/*", OneOf(&["agent2agent", "mcp", "fipa-acl", "openapi"]), "agent/interaction-model", "seed 001 sections 7.1.3, 12.5"),
+    e(AG, "/interactionModel/*", OneOf(&["agent2agent", "mcp", "fipa-acl", "openapi"]), "agent/interaction-model", "draft-narvaneni-agent-uri-03 sections 7.1.3, 12.5"),
     e(AG, "/skills/*", Type(OBJ), J, S001_714),
     e(AG, "/skills/*/id", Required(STR), "agent/skill-required", S001_714),
     e(AG, "/skills/*/name", Required(STR), "agent/skill-required", S001_714),
@@ -1324,15 +1324,15 @@ pub const RULES: &[Rule] = &[
     e(AG, "/skills/*/depends/*", Check::Value(depends_entry, "an object with an agent:// uri"), "agent/depends-uri", S001_714),
     e(AG, "/skills/*/depends/*/uri", Custom(agent_uri), "agent/uri", S001_42),
     e(AG, "", Custom(depends_cycle), "agent/depends-cycle", S001_714),
-    // agent:// registry (seed 001 section 5.1)
+    // agent:// registry (draft-narvaneni-agent-uri-03 section 5.1)
     e(REG, "/agents", Required(OBJ), "registry/agents", S001_51),
     e(REG, "/agents", NonEmpty, "registry/agents-empty", S001_E),
     e(REG, "/agents/*", Type(STR), J, S001_51),
     e(REG, "/agents/*", Check::Value(https_or_relative_url, "an https URL (or a reference relative to the registry's https URL): resolvers MUST restrict fetches to HTTPS"), "registry/url-https", S001_52),
     e(REG, "/agents/*", Endpoint, "addr/internal", S001_52),
-    // AWP (seed 002)
+    // AWP v0.2
     e(AWP, "/awp_version", Required(STR), "awp/required", S002_5),
-    e(AWP, "/awp_version", Check::Value(major_minor, "MAJOR.MINOR"), "awp/version", "seed 002 section 4"),
+    e(AWP, "/awp_version", Check::Value(major_minor, "MAJOR.MINOR"), "awp/version", "AWP v0.2 section 4"),
     e(AWP, "/domain", Required(STR), "awp/required", S002_5),
     e(AWP, "/domain", Custom(awp_domain), "addr/internal", S001_52),
     e(AWP, "/intent", Required(STR), "awp/required", S002_5),
@@ -1355,7 +1355,7 @@ pub const RULES: &[Rule] = &[
     e(AWP, "/auth/optional_for", Type(STRS), J, S002_7),
     e(AWP, "/auth/required_for/*", Custom(awp_known_action), "awp/action-unknown", S002_7),
     e(AWP, "/auth/optional_for/*", Custom(awp_known_action), "awp/action-unknown", S002_7),
-    e(AWP, "/entities", Type(OBJ), J, "seed 002 section 8"),
+    e(AWP, "/entities", Type(OBJ), J, "AWP v0.2 section 8"),
     e(AWP, "/actions/*", Type(OBJ), J, S002_9),
     e(AWP, "/actions/*/id", Required(STR), "awp/action-required", S002_9),
     e(AWP, "", Custom(awp_action_id_unique), "awp/action-id-duplicate", S002_9),
@@ -1387,28 +1387,28 @@ pub const RULES: &[Rule] = &[
     e(AWP, "/dependencies/*", Custom(awp_known_action_key), "awp/action-unknown", S002_11),
     e(AWP, "/dependencies/*/*", Custom(awp_known_action), "awp/action-unknown", S002_11),
     e(AWP, "", Custom(awp_dependency_cycle), "awp/dependency-cycle", S002_11),
-    e(AWP, "/agent_hints", Type(OBJ), J, "seed 002 section 12"),
+    e(AWP, "/agent_hints", Type(OBJ), J, "AWP v0.2 section 12"),
     e(AWP, "/agent_status", Type(OBJ), J, S002_13),
     e(AWP, "/agent_status/operational", Type(BOOL), J, S002_13),
     e(AWP, "/agent_status/degraded_actions", Type(STRS), J, S002_13),
     e(AWP, "/agent_status/degraded_actions/*", Custom(awp_known_action), "awp/action-unknown", S002_13),
     e(AWP, "", Custom(awp_synthetic), "awp/synthetic-origin", S002_14),
-    // Web of Agents (seed 000)
+    // the Web of Agents draft
     e(WOA, "", Custom(woa_version), "woa/version", S000_4),
     e(WOA, "/transports", Required(OBJ), "woa/required", S000_4),
     e(WOA, "/agents", Required(ARR), "woa/required", S000_4),
-    e(WOA, "/transports/*", Type(OBJ), J, "seed 000 section 4.3"),
+    e(WOA, "/transports/*", Type(OBJ), J, "the Web of Agents draft section 4.3"),
     e(WOA, "/transports/rest/base", Required(STR), "woa/rest-base-https", S000_431),
     e(WOA, "/transports/rest/base", Check::Value(https_url, "an absolute https URL"), "woa/rest-base-https", S000_431),
-    e(WOA, "/transports/rest/base", Endpoint, "addr/internal", "seed 000 section 8.2"),
+    e(WOA, "/transports/rest/base", Endpoint, "addr/internal", "the Web of Agents draft section 8.2"),
     e(WOA, "/transports/rest/invoke_path", Required(STR), "woa/rest-invoke-path", S000_431),
     e(WOA, "/transports/rest/invoke_path", Check::Value(|v| v.as_str().is_some_and(|p| p.starts_with('/')), "an absolute path beginning with \"/\""), "woa/rest-invoke-path", S000_431),
     e(WOA, "/transports/mcp/server", Required(STR), "woa/mcp-required", S000_432),
     e(WOA, "/transports/mcp/tool_namespace", Required(STR), "woa/mcp-required", S000_432),
     e(WOA, "/transports/mcp/tool_field", Required(STR), "woa/mcp-required", S000_432),
-    e(WOA, "/transports/mcp/server", Endpoint, "addr/internal", "seed 000 section 8.2"),
+    e(WOA, "/transports/mcp/server", Endpoint, "addr/internal", "the Web of Agents draft section 8.2"),
     e(WOA, "/transports/*", Custom(woa_private_name), "woa/private-transport-name", S000_433),
-    e(WOA, "/transports/*", Custom(woa_private_endpoints), "addr/internal", "seed 000 section 8.2"),
+    e(WOA, "/transports/*", Custom(woa_private_endpoints), "addr/internal", "the Web of Agents draft section 8.2"),
     e(WOA, "/agents/*", Type(OBJ), J, S000_41),
     e(WOA, "/agents/*/id", Required(STR), "woa/agent-required", S000_41),
     e(WOA, "/agents/*/id", Check::Value(woa_agent_id, "1*( ALPHA / DIGIT / \"-\" / \"_\" )"), "woa/agent-id", S000_41),
@@ -1430,7 +1430,7 @@ pub const RULES: &[Rule] = &[
     e(WOA, "/agents/*/operations/*/description", Required(STR), "woa/operation-required", S000_41),
     e(WOA, "/agents/*/operations/*/inputs", Schema, "woa/schema", S000_42),
     e(WOA, "/agents/*/operations/*/outputs", Schema, "woa/schema", S000_42),
-    // AgentCard (seed 003)
+    // the AgentCard draft
     e(CARD, "/agent_id", Required(STR), "agentcard/required", S003_F),
     e(CARD, "/agent_id", Check::Value(ulid, "a ULID: 26 characters of Crockford Base32 [0-9A-HJKMNP-TV-Z], at most 7ZZZZZZZZZZZZZZZZZZZZZZZZZ"), "agentcard/agent-id", S003_V),
     e(CARD, "/name", Required(STR), "agentcard/required", S003_F),
@@ -1452,18 +1452,18 @@ pub const RULES: &[Rule] = &[
     e(CARD, "/endpoint/url", Custom(agentcard_endpoint_url), "agentcard/endpoint-url", S003_E),
     e(CARD, "/endpoint/auth", Type(OBJ), J, S003_E),
     e(CARD, "/endpoint/auth/scheme", OneOf(&["none", "bearer", "api_key", "oauth2", "mtls"]), "agentcard/auth-scheme", S003_E),
-    e(CARD, "/pricing", Type(OBJ), J, "seed 003 \"pricing\""),
-    e(CARD, "/pricing/base_cost_joules", Type(NUM), J, "seed 003 \"pricing\""),
+    e(CARD, "/pricing", Type(OBJ), J, "the AgentCard draft \"pricing\""),
+    e(CARD, "/pricing/base_cost_joules", Type(NUM), J, "the AgentCard draft \"pricing\""),
     e(CARD, "/pricing/base_cost_joules", Check::Value(landauer, "0 or at least the Landauer limit 2.854e-21 J at 300 K"), "agentcard/landauer", S003_V),
     e(CARD, "/pricing/per_token_joules", Check::Value(non_negative, "a non-negative number"), "agentcard/per-token", S003_V),
-    e(CARD, "/metadata", Type(OBJ), J, "seed 003 \"metadata\""),
+    e(CARD, "/metadata", Type(OBJ), J, "the AgentCard draft \"metadata\""),
     e(CARD, "/metadata/pacr:trust_tier", OneOf(&["untrusted", "basic", "established", "verified", "banned"]), "agentcard/trust-tier", S003_V),
     e(CARD, "/goal_subscriptions", Type(ARR), J, S003_G),
     e(CARD, "/goal_subscriptions/*", Type(OBJ), J, S003_G),
     e(CARD, "/goal_subscriptions/*/goal_id", Required(STR), "agentcard/goal-required", S003_G),
     e(CARD, "/goal_subscriptions/*/description", Type(STR), J, S003_G),
     e(CARD, "/goal_subscriptions/*/priority", Check::Value(unit_interval, "a number in [0, 1]"), "agentcard/goal-priority", S003_G),
-    // AIDIP (seed 004)
+    // AIDIP
     e(AIDIP, "/name", Required(STR), "aidip/required", S004_M),
     e(AIDIP, "/description", Required(STR), "aidip/required", S004_M),
     e(AIDIP, "/endpoint", Required(STR), "aidip/required", S004_M),
@@ -1572,7 +1572,7 @@ pub fn is_semver(s: &str) -> bool {
     core_ok && pre_ok && build_ok
 }
 
-/// A problem in an agent:// depends graph (seed 001 section 7.1.4).
+/// A problem in an agent:// depends graph (draft-narvaneni-agent-uri-03 section 7.1.4).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DependsProblem {
     /// A cycle, as the path of agent URIs that closes it.
@@ -1583,7 +1583,7 @@ pub enum DependsProblem {
 
 /// Check a depends graph (agent URI → the agent URIs its skills depend on)
 /// for cycles, which tooling MUST reject, and for chains longer than
-/// `max_depth` (16 RECOMMENDED), seed 001 section 7.1.4. Iterative DFS; each
+/// `max_depth` (16 RECOMMENDED), draft-narvaneni-agent-uri-03 section 7.1.4. Iterative DFS; each
 /// cycle is reported once. A resolver that fetched several descriptors
 /// passes the union of their edges.
 pub fn check_depends_graph(
@@ -1639,7 +1639,7 @@ pub fn check_depends_graph(
     problems
 }
 
-/// The maximum depends traversal depth seed 001 section 7.1.4 recommends.
+/// The maximum depends traversal depth draft-narvaneni-agent-uri-03 section 7.1.4 recommends.
 pub const DEPENDS_MAX_DEPTH: usize = 16;
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The agent-descriptor formats agentsig knows (seeds 000 to 004), their publication
+//! The agent-descriptor formats agentsig knows (the agent:// draft, AWP v0.2, the Web of Agents draft, the AgentCard draft and AIDIP), their publication
 //! facts (well-known path, media type), detection and lint.
 //!
 //! | format | seed | where it is published | media type |
@@ -46,17 +46,17 @@ pub(crate) fn all_rules() -> impl Iterator<Item = &'static Rule> {
 /// A descriptor format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {
-    /// An agent:// agent descriptor (seed 001 section 7.1).
+    /// An agent:// agent descriptor (draft-narvaneni-agent-uri-03 section 7.1).
     AgentDescriptor,
-    /// An agent:// registry, `agents.json` (seed 001 section 5.1).
+    /// An agent:// registry, `agents.json` (draft-narvaneni-agent-uri-03 section 5.1).
     AgentsRegistry,
-    /// An Agent Web Protocol `agent.json` (seed 002).
+    /// An Agent Web Protocol `agent.json` (AWP v0.2).
     Awp,
-    /// A Web of Agents document, `woa.json` (seed 000).
+    /// A Web of Agents document, `woa.json` (the Web of Agents draft).
     Woa,
-    /// An AgentCard (seed 003).
+    /// An the AgentCard draft.
     AgentCard,
-    /// AIDIP agent metadata (seed 004).
+    /// AIDIP agent metadata (AIDIP).
     Aidip,
     /// An A2A Agent Card (A2A specification v1.0 section 8).
     A2a,

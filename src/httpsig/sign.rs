@@ -446,7 +446,7 @@ pub enum SignatureOnHttpError {
     Sign(#[from] SignError),
 }
 
-/// The response fields a static host must send with a descriptor (seed 001
+/// The response fields a static host must send with a descriptor (draft-narvaneni-agent-uri-03
 /// section 10.3): `Content-Type`, `Content-Digest` (sha-256 of the body,
 /// RFC 9530), and `Signature-Input`/`Signature` covering `@status`,
 /// `content-type` and `content-digest` with `created`, `expires` when
@@ -490,7 +490,7 @@ pub fn static_response_fields(
 
 /// The components agentsig signs when the caller names none: for a request
 /// `@method`, `@authority`, `@path` and, when present, `content-type` and
-/// `content-digest`; for a response the descriptor-response set of seed 001
+/// `content-digest`; for a response the descriptor-response set of draft-narvaneni-agent-uri-03
 /// section 10.3 (`@status`, `content-type`, `content-digest`).
 pub fn default_components(msg: &Message) -> Vec<ComponentId> {
     use super::components::Derived;

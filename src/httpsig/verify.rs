@@ -115,7 +115,7 @@ pub fn default_request_target_components() -> Vec<ComponentId> {
     .collect()
 }
 
-/// The components seed 001 section 10.3 requires on a descriptor response.
+/// The components draft-narvaneni-agent-uri-03 section 10.3 requires on a descriptor response.
 pub fn descriptor_response_components() -> Vec<ComponentId> {
     let mut v = vec![ComponentId::derived(Derived::Status)];
     v.extend(
@@ -156,7 +156,7 @@ impl HttpPolicy {
         }
     }
 
-    /// The descriptor-response policy (seed 001 section 10.3): covers
+    /// The descriptor-response policy (draft-narvaneni-agent-uri-03 section 10.3): covers
     /// `@status`, `content-type`, `content-digest`; `created` and `keyid`
     /// required; no maximum age (static descriptors are signed once, see
     /// docs/static-publishing.md) but `expires` is enforced when present.

@@ -475,7 +475,7 @@ pub struct Redirect {
     pub from: String,
     /// Where it pointed.
     pub to: String,
-    /// True when host or port changed (seed 001 section 5.3: reported).
+    /// True when host or port changed (draft-narvaneni-agent-uri-03 section 5.3: reported).
     pub authority_changed: bool,
 }
 

@@ -1,4 +1,4 @@
-//! Key discovery as a [`KeyResolver`]: the sources of seed 001 section 10.3,
+//! Key discovery as a [`KeyResolver`]: the sources of draft-narvaneni-agent-uri-03 section 10.3,
 //! in its order of precedence, each fetched through the SSRF-guarded
 //! [`Fetcher`]:
 //!
@@ -15,12 +15,12 @@
 //!    referenced from `assertionMethod` or `authentication`, with
 //!    `publicKeyJwk` or `publicKeyMultibase`). The DID must be bound to the
 //!    authority (the descriptor's `authentication.did`, or an `agent://`
-//!    DID authority, seed 001 section 4.3); a `kid` naming another DID is
+//!    DID authority, draft-narvaneni-agent-uri-03 section 4.3); a `kid` naming another DID is
 //!    refused ([`DiscoveryError::DidNotBound`]), never used as a source.
 //!
 //! The first source present is the only one used: a failure there is an
 //! error, never a silent fall-back to a weaker source ("Clients MUST prefer
-//! the metadata documents", seed 001 section 10.1).
+//! the metadata documents", draft-narvaneni-agent-uri-03 section 10.1).
 //!
 //! JWK Sets are handled like panva/jose's remote JWKS: fetched without
 //! redirects, HTTP caching (`Cache-Control` max-age / no-store / no-cache,
@@ -105,7 +105,7 @@ pub enum DiscoveryError {
     /// A signature names a DID key (`kid` `did:...`) that the key authority
     /// does not bind: a DID key counts only when the descriptor's
     /// `authentication.did` (or the `agent://` DID authority) names that
-    /// DID (seed 001 sections 4.3 and 10.3), never from the `kid` alone.
+    /// DID (draft-narvaneni-agent-uri-03 sections 4.3 and 10.3), never from the `kid` alone.
     #[error("the signature's key {kid:?} is a DID the descriptor does not bind (authentication.did names {bound})")]
     DidNotBound {
         /// The signature's `kid`.
@@ -233,7 +233,7 @@ pub fn rfc9728_resource_of(metadata_url: &str) -> Result<String, DiscoveryError>
     })
 }
 
-/// A source of keys (seed 001 section 10.3).
+/// A source of keys (draft-narvaneni-agent-uri-03 section 10.3).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum KeyAuthority {
@@ -250,13 +250,13 @@ pub enum KeyAuthority {
 }
 
 impl KeyAuthority {
-    /// The authority a descriptor names, in the order of seed 001 section
+    /// The authority a descriptor names, in the order of draft-narvaneni-agent-uri-03 section
     /// 10.3 (metadata first, then `jwksUri`, then inline `jwks`, then a DID
     /// bound by `authentication.did`); `None` when its `authentication`
     /// member names none.
     ///
     /// A DID key counts only when it is bound this way (or by an
-    /// `agent://` DID authority, seed 001 section 4.3): a signature whose
+    /// `agent://` DID authority, draft-narvaneni-agent-uri-03 section 4.3): a signature whose
     /// `kid` names a DID the authority does not bind is refused
     /// ([`DiscoveryError::DidNotBound`]).
     pub fn from_descriptor(descriptor: &Value) -> Option<KeyAuthority> {
@@ -896,7 +896,7 @@ impl KeyResolver for Discovery {
             }
             KeyAuthority::Did(d) => {
                 // Only the bound DID's keys count: a kid naming another DID
-                // is refused by name (seed 001 sections 4.3 and 10.3).
+                // is refused by name (draft-narvaneni-agent-uri-03 sections 4.3 and 10.3).
                 let base = d.split('#').next().unwrap_or(d);
                 if let Some(k) = req.kid.as_deref().or(req.did_url.as_deref()) {
                     let kb = k.split('#').next().unwrap_or(k);

@@ -2,7 +2,7 @@
 //! RFC 8414 / RFC 9728 metadata and DID documents all come through
 //! [`Fetcher::get`].
 //!
-//! # Security contract (agent:// draft, seed 001 section 5.2)
+//! # Security contract (agent:// draft, draft-narvaneni-agent-uri-03 section 5.2)
 //! * HTTPS only, at every hop; a redirect to another scheme is refused.
 //! * Before any connection, the host is checked with
 //!   [`classify_host`]: an IP literal
@@ -40,7 +40,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Default body-size cap: 1 MiB (descriptors, JWK Sets and metadata are
-/// small; seed 001 section 5.3 bounds).
+/// small; draft-narvaneni-agent-uri-03 section 5.3 bounds).
 pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
 /// Default number of redirects followed.
 pub const DEFAULT_MAX_REDIRECTS: usize = 3;
@@ -205,7 +205,7 @@ pub enum FetchError {
     /// A scheme other than `https` (first request or a redirect).
     #[error("refused: scheme {0:?} is not https")]
     NotHttps(String),
-    /// The host or one of its addresses is internal (seed 001 section 5.2).
+    /// The host or one of its addresses is internal (draft-narvaneni-agent-uri-03 section 5.2).
     #[error("refused before connecting: {host} is {class} ({addr})")]
     Refused {
         /// The host as written in the URL.

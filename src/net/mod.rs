@@ -2,7 +2,7 @@
 //! SSRF-guarded HTTPS [`Fetcher`] and key discovery over it
 //! ([`discovery`]).
 //!
-//! Seed 001 (agent:// draft) sections 5.2-5.3 and 10.3; RFC 8414, RFC 9728,
+//! draft-narvaneni-agent-uri-03 (the agent:// draft) sections 5.2-5.3 and 10.3; RFC 8414, RFC 9728,
 //! RFC 7517.
 
 pub mod cache;

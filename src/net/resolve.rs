@@ -1,4 +1,4 @@
-//! `agent://` resolution (seed 001 section 5.1) and verification of the
+//! `agent://` resolution (draft-narvaneni-agent-uri-03 section 5.1) and verification of the
 //! descriptor found, with the error conditions of section 9.2 kept
 //! distinct.
 //!
@@ -35,7 +35,7 @@ pub struct AgentUri {
     pub path: String,
 }
 
-/// Why resolution failed (seed 001 section 9.2).
+/// Why resolution failed (draft-narvaneni-agent-uri-03 section 9.2).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AgentResolveError {
@@ -203,7 +203,7 @@ pub fn resolve_agent(
 }
 
 impl Resolver {
-    /// Resolve `uri` (seed 001 section 5.1) and verify the descriptor found
+    /// Resolve `uri` (draft-narvaneni-agent-uri-03 section 5.1) and verify the descriptor found
     /// with this resolver's options; see [`resolve_agent`] and the module
     /// documentation.
     ///

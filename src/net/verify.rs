@@ -1,7 +1,7 @@
 //! `verify URL` as a library call: fetch a descriptor through the guarded
 //! [`Fetcher`], check its `Content-Digest` (RFC 9530), its RFC 9421
 //! response signature and/or the detached JWS published beside it
-//! (`URL.jws`, seed 001 section 10.3), with keys found by
+//! (`URL.jws`, draft-narvaneni-agent-uri-03 section 10.3), with keys found by
 //! [`Discovery`] (or given by the caller); for an A2A Agent Card, also its
 //! embedded signatures ([`super::card`]). Every fetch runs under the
 //! fetcher's per-fetch and per-operation deadlines; each failure has its
@@ -45,7 +45,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 #[non_exhaustive]
 pub struct UrlVerifyOptions {
     /// Fail when the descriptor carries neither an RFC 9421 signature nor
-    /// a detached JWS (seed 001 section 10.3: "MUST refuse to accept
+    /// a detached JWS (draft-narvaneni-agent-uri-03 section 10.3: "MUST refuse to accept
     /// unsigned descriptors when ... policy requires signed descriptors").
     pub require_signed: bool,
     /// Largest age of an RFC 9421 signature's `created`, in seconds.
@@ -57,7 +57,7 @@ pub struct UrlVerifyOptions {
     /// Verify as if the time were this (Unix seconds), for tests and audits.
     pub now: Option<i64>,
     /// The key authority used when the descriptor names none (a DID
-    /// authority's document, seed 001 section 10.3 item 3).
+    /// authority's document, draft-narvaneni-agent-uri-03 section 10.3 item 3).
     pub default_authority: Option<KeyAuthority>,
     /// Discovery bounds and caching (e.g. a cache directory).
     pub discovery: DiscoveryPolicy,
@@ -182,7 +182,7 @@ pub enum UrlVerifyError {
     #[error("no key to check the signature with: give --key PUBLIC-KEY or --jwks JWKS (an A2A card names no key source of its own; a draft-narvaneni-agent-uri-03 descriptor may name one in authentication: authorizationServer, protectedResourceMetadata, jwksUri, jwks or did)")]
     NoKeySource,
     /// A signature names a DID key (`did:key`, `did:jwk`, `did:web`) but
-    /// the descriptor binds no DID (`authentication.did`, seed 001 sections
+    /// the descriptor binds no DID (`authentication.did`, draft-narvaneni-agent-uri-03 sections
     /// 4.3 and 10.3): a DID key never counts from the `kid` alone.
     #[error("the signature names the DID key {0:?}, but the descriptor does not bind that DID (authentication.did) and no key was given")]
     DidNotBound(String),
@@ -672,7 +672,7 @@ impl Resolver {
         };
         let f = f?;
         let has_http_sig = f.headers.contains_key("signature");
-        // Seed 001 section 10.3: a response signature is the way for a
+        // draft-narvaneni-agent-uri-03 section 10.3: a response signature is the way for a
         // descriptor served over HTTP; with the option, the `.jws` is
         // looked for only without one.
         let skip_jws = has_http_sig && opts.skip_jws_when_http_signed;
@@ -773,7 +773,7 @@ impl Resolver {
                     .or_else(|| opts.default_authority.clone())
                     .or_else(|| default_authority.cloned());
                 let Some(a) = a else {
-                    // A DID kid is no key source by itself (seed 001
+                    // A DID kid is no key source by itself (draft-narvaneni-agent-uri-03
                     // sections 4.3, 10.3): say so rather than "no source".
                     return Err(match did_kid(&f, jws_text.as_deref()) {
                         Some(k) => UrlVerifyError::DidNotBound(k),

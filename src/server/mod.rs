@@ -3,7 +3,7 @@
 //! directory publisher behind `agentsig serve` ([`publish`]).
 //!
 //! Responses carry an RFC 9530 `Content-Digest` and an RFC 9421 signature
-//! over `@status`, `content-type` and `content-digest` (seed 001 section
+//! over `@status`, `content-type` and `content-digest` (draft-narvaneni-agent-uri-03 section
 //! 10.3), made with the current key of a [`KeyRing`]; the ring's JWK Set
 //! lists every key so that rotation never breaks a verifier.
 

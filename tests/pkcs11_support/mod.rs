@@ -100,7 +100,11 @@ fn made() -> Option<&'static Token> {
         if !on_path("softhsm2-util") || !on_path("pkcs11-tool") {
             return None;
         }
-        let dir = std::env::temp_dir().join(format!(
+        // Under cargo's directory for integration-test files, not the
+        // system's: the token is made once per process and lives in a
+        // static, which is never dropped, so it could not clean up after
+        // itself there.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
             "agentsig-pkcs11-{}-{}",
             std::process::id(),
             std::env::args()

@@ -11,7 +11,7 @@
 //! * a member is signed only if it covers the layer's mandatory set
 //!   (`@status`, `content-type` when the response has one, and
 //!   `content-digest`, as response components), so no requested signature
-//!   fits another response (seed 001 section 10.3);
+//!   fits another response (draft-narvaneni-agent-uri-03 section 10.3);
 //! * a member labelled like the default signature is skipped (the default
 //!   signature is never replaced or removed);
 //! * a member the signer cannot honour (a component the response or the
@@ -546,7 +546,7 @@ fn sign_parts_with(
 }
 
 /// The components every signature of this layer covers: `@status`,
-/// `content-type` (when present) and `content-digest` (seed 001 section
+/// `content-type` (when present) and `content-digest` (draft-narvaneni-agent-uri-03 section
 /// 10.3).
 fn mandatory(content_type: bool) -> Vec<ComponentId> {
     let mut c = vec![ComponentId::derived(crate::httpsig::Derived::Status)];
@@ -1280,7 +1280,7 @@ mod tests {
     /// The members of one `Accept-Signature` value are signed as the
     /// response requires, whichever response came before in the same
     /// second: a member without `content-type` is honoured only for
-    /// responses without one (seed 001 section 10.3).
+    /// responses without one (draft-narvaneni-agent-uri-03 section 10.3).
     #[tokio::test]
     async fn kept_members_are_checked_against_each_response() {
         let ring = ring();
