@@ -423,8 +423,8 @@ impl Verifier {
     ) -> Result<crate::httpsig::VerifyReport, crate::httpsig::HttpSigError> {
         crate::httpsig::verify(&self.cx, &self.http, msg, related)
     }
-    /// Check a served descriptor response as a resolver receives it (seed
-    /// 001 section 10.3): the RFC 9421 signature of `response` under
+    /// Check a served descriptor response as a resolver receives it (draft-narvaneni-agent-uri-03
+    /// section 10.3): the RFC 9421 signature of `response` under
     /// [`Verifier::http_policy`] (set
     /// [`HttpPolicy::descriptor_response`](crate::httpsig::HttpPolicy::descriptor_response)
     /// to require `@status`, `content-type` and `content-digest`); with the

@@ -2,8 +2,8 @@
 //!
 //! # Order of actors
 //! RFC 8693 section 4.1: "the outermost `act` claim is the current actor,
-//! and the most deeply nested `act` claim is the least recent actor". Seed
-//! 001 section 10.2 calls the inner `act` "downstream"; that contradicts the
+//! and the most deeply nested `act` claim is the least recent actor". draft-narvaneni-agent-uri-03
+//! section 10.2 calls the inner `act` "downstream"; that contradicts the
 //! RFC, and agentsig follows the RFC. [`Actor`] lists are kept in
 //! chronological order: index 0 is the least recent (deepest) actor, the last
 //! is the current (outermost) actor.
