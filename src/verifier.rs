@@ -274,8 +274,8 @@ impl Verifier {
     /// Cards) fetched through `fetch`, nested catalogs to
     /// [`CatalogOptions::max_depth`](crate::catalog::CatalogOptions::max_depth)
     /// levels with cycles refused. The `net` feature's
-    /// [`verify_catalog_url`](crate::net::catalog::verify_catalog_url)
-    /// supplies the SSRF-guarded fetcher.
+    /// `agentsig::net::catalog::verify_catalog_url` supplies the
+    /// SSRF-guarded fetcher.
     ///
     /// # Errors
     /// As [`Verifier::verify_catalog`].

@@ -11,7 +11,7 @@ pub enum Status {
     Verified,
     /// There is nothing signed to check (no manifest, no signature, an A2A
     /// card without signatures). A failure under
-    /// [`CatalogOptions::require_signed`].
+    /// [`CatalogOptions::require_signed`](super::CatalogOptions::require_signed).
     Unsigned,
     /// Not checked: an artifact of a media type agentsig does not know, or
     /// one referenced by `url` when nothing is fetched. Never a failure.

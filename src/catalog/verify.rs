@@ -4,7 +4,7 @@
 //! media type. One [`EntryResult`] per entry, nested catalogs included (to
 //! [`super::MAX_DEPTH`] levels). Entries referenced by `url` are reported
 //! [`Status::NotChecked`] unless a [`Fetch`] is given
-//! ([`verify_catalog_with`]); the `net` feature supplies the SSRF-guarded
+//! ([`Verifier::verify_catalog_from`](crate::Verifier::verify_catalog_from)); the `net` feature supplies the SSRF-guarded
 //! one.
 
 use super::manifest::verify_manifest;
@@ -53,7 +53,7 @@ impl EntryResult {
     }
 }
 
-/// What [`verify_catalog`] is asked to do, and its bounds.
+/// What [`Verifier::verify_catalog`](crate::Verifier::verify_catalog) is asked to do, and its bounds.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct CatalogOptions {
@@ -122,7 +122,7 @@ pub struct LintFinding {
     pub message: String,
 }
 
-/// The result of [`verify_catalog`].
+/// The result of [`Verifier::verify_catalog`](crate::Verifier::verify_catalog).
 #[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct CatalogReport {
