@@ -107,3 +107,30 @@ test('a detached JWS signed here verifies with jose', async () => {
     await assert.rejects(jose.flattenedVerify({ protected: protectedB64, payload: bad, signature }, pub));
   }
 });
+
+/** A delegation token minted by the CLI (warnings about the published test key go to stderr). */
+function mint() {
+  const r = run(['delegation', 'mint', '--key', 'keys/example-p256.pem', '--iss', 'https://as.example', '--sub', 'alice',
+    '--aud', 'https://api.example', '--scope', 'read', '--act', 'agent-a=read write']);
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.trim();
+}
+
+test('a delegation token minted by the CLI audits here; issuer and audience are enforced', async () => {
+  const token = mint();
+  const r = verifier.auditDelegation(token, { issuer: 'https://as.example', audience: 'https://api.example' });
+  assert.equal(r.verdict, 'verified');
+  assert.equal((await verifier.auditDelegationAsync([token])).verdict, 'verified');
+  assert.throws(() => verifier.auditDelegation(token, { issuer: 'https://other.example' }), a.NotVerified);
+  assert.throws(() => verifier.auditDelegation(token, { audience: 'https://other.example' }), a.NotVerified);
+});
+
+test('a delegation token signed by jose with the same claims audits here; a widened act scope does not', async () => {
+  const priv = await jose.importPKCS8(pem.toString(), 'ES256');
+  const claims = JSON.parse(Buffer.from(mint().split('.')[1], 'base64url'));
+  const sign = (c) => new jose.SignJWT(c).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: key.thumbprint }).sign(priv);
+  assert.equal(verifier.auditDelegation(await sign(claims)).verdict, 'verified');
+  // The token's scope may only narrow its actor's (RFC 8693 section 4.1 act chains).
+  const widened = await sign({ ...claims, scope: 'read admin' });
+  assert.throws(() => verifier.auditDelegation(widened), a.NotVerified);
+});
