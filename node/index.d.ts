@@ -141,6 +141,8 @@ export class Verifier {
   readonly options: { readonly [k: string]: unknown };
   readonly webBotAuthKeys: boolean;
   readonly hasReplayStore: boolean;
+  /** This verifier with a replay store (`'memory'`, a path, `'redis://...'`), every other setting kept. */
+  withReplayStore(store: string): Verifier;
   verifyDescriptor(doc: JsonInput, jws: string): Report;
   verifyDescriptorAsync(doc: JsonInput, jws: string): Promise<Report>;
   verifyCard(card: JsonInput, options?: { requireAll?: boolean }): Report;

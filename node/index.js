@@ -517,6 +517,8 @@ function signResponseAsync(st, hs, b, key, opts) {
 
 // ---------------------------------------------------------------- verifier
 
+const DERIVE = Symbol('Verifier.withReplayStore');
+
 const VERIFIER_OPTIONS = [
   'jwks', 'keys', 'algorithms', 'maxAge', 'maxAgeSeconds', 'skew', 'skewSeconds', 'replayStore',
   'strictLowS', 'now', 'nowSeconds', 'agents', 'agentKeys', 'fetchDirectories',
@@ -558,7 +560,14 @@ function keyTexts(list, what) {
 class Verifier {
   #native;
 
-  constructor(opts) {
+  constructor(opts, derived) {
+    if (opts === DERIVE) {
+      // withReplayStore: the native verifier and options it built.
+      this.#native = derived.native;
+      this.options = derived.options;
+      Object.freeze(this);
+      return;
+    }
     const o = options(opts, 'Verifier options', VERIFIER_OPTIONS);
     const agentKeys = o.agentKeys === undefined ? undefined : (() => {
       const a = o.agentKeys;
@@ -607,6 +616,14 @@ class Verifier {
    * 7.2.2). */
   get hasReplayStore() {
     return this.#native.hasReplayStore();
+  }
+
+  /** This verifier with the replay store `store` (`'memory'`, a file path,
+   * `'redis://...'`) in place of its own, every other setting kept. */
+  withReplayStore(store) {
+    const s = str(store, 'store', 8 * 1024);
+    const native = call(() => this.#native.withReplayStore(s));
+    return new Verifier(DERIVE, { native, options: deepFreeze({ ...this.options, replayStore: s }) });
   }
 
   #run(op, args, data, data2) {

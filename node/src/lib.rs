@@ -878,6 +878,27 @@ impl NativeVerifier {
         self.inner.inner.replay_store().is_some()
     }
 
+    /// This verifier with a replay store (`memory`, a file path,
+    /// `redis://...`) in place of its own, every other setting kept; the
+    /// store is shared by its RFC 9421 and Web Bot Auth verifications.
+    #[napi]
+    pub fn with_replay_store(&self, store: String) -> napi::Result<NativeVerifier> {
+        guarded(|| {
+            let url = if store == "memory" { "memory:" } else { &store };
+            let v = &self.inner;
+            let store = agentsig::replay::open_store(url, v.inner.now())
+                .map_err(|e| Failure::usage(format!("replay store: {e}")))?;
+            Ok(NativeVerifier {
+                inner: Arc::new(Inner {
+                    inner: v.inner.to_builder().replay_store(store.clone()).build(),
+                    wba: v.wba.clone().with_replay_store(store),
+                    directory: v.directory.clone(),
+                    fetch_deadline: v.fetch_deadline,
+                }),
+            })
+        })
+    }
+
     /// Verify: `op` is `descriptor`, `card`, `response`, `request` or
     /// `audit`; `args` the JSON arguments; `data` the document or body,
     /// `data2` the body of the related request (`response`). Returns the

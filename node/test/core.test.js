@@ -176,3 +176,21 @@ test('SigningKey: fromPem, kid, privatePem round trip; not constructible directl
   assert.throws(() => new a.SigningKey(), TypeError);
   assert.throws(() => a.SigningKey.generate('HS256').publicJwk(), a.BadKey);
 });
+
+test('withReplayStore: a Web Bot Auth nonce is accepted once; the original verifier is unchanged', () => {
+  const agent = 'https://bot.example';
+  const k = a.SigningKey.generate('EdDSA');
+  const base = new a.Verifier({ agentKeys: { [agent]: [k] } });
+  const once = base.withReplayStore('memory');
+  assert.equal(base.hasReplayStore, false);
+  assert.equal(once.hasReplayStore, true);
+  assert.equal(once.options.replayStore, 'memory');
+  assert.ok(Object.isFrozen(once.options));
+  const h = a.signRequest('GET', 'https://site.example/', [], undefined, k, { signatureAgent: agent });
+  assert.equal(once.verifyRequest('GET', 'https://site.example/', h, undefined, { webBotAuth: true }).verdict, 'verified');
+  assert.throws(() => once.verifyRequest('GET', 'https://site.example/', h, undefined, { webBotAuth: true }),
+    (e) => e instanceof a.PolicyRefused && e.code === 'replay');
+  // Without a store, the same request verifies again.
+  base.verifyRequest('GET', 'https://site.example/', h, undefined, { webBotAuth: true });
+  assert.equal(base.verifyRequest('GET', 'https://site.example/', h, undefined, { webBotAuth: true }).verdict, 'verified');
+});

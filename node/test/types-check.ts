@@ -31,3 +31,10 @@ new Verifier({ keys: [key], maxAge: 300 });
 // @ts-expect-error: a report is read-only
 r.verdict = 'verified';
 export { verdict, later };
+
+import { signatureMiddleware, type AgentIdentity } from '../express.js';
+const gate = signatureMiddleware(v, { authorities: ['example.com'], webBotAuth: false });
+// @ts-expect-error: the site's authorities are a list
+signatureMiddleware(v, { authorities: 'example.com' });
+const who: AgentIdentity | null | undefined = null;
+export { gate, who };
