@@ -45,8 +45,9 @@ export AGENTSIG_REQUIRE_INTEROP=1
 python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps --no-build-isolation ./python
 
 # The Node.js package (node/): `npm install` there installs its development
-# tools (@napi-rs/cli, typescript, jose) and runs its install script, the
-# release build of the addon (node/scripts/build.js, the workspace's target/).
+# tools (@napi-rs/cli, typescript, jose, express) and runs its install
+# script, the release build of the addon (node/scripts/build.js, in the
+# workspace's target/).
 node_ok=0
 if command -v npm >/dev/null 2>&1; then
   npm install --silent --no-audit --no-fund --prefix node
@@ -61,16 +62,7 @@ cargo test --all-targets --no-fail-fast "$@" 2>&1 | tee -a "$log"
 
 # The Python package's tests (python/tests): counted in the closing line;
 # a failure fails the script after that line is printed.
-py# The Node.js package (node/): `npm install` there installs its development
-# tools (@napi-rs/cli, typescript, jose) and runs its install script, the
-# release build of the addon (node/scripts/build.js, the workspace's target/).
-node_ok=0
-if command -v npm >/dev/null 2>&1; then
-  npm install --silent --no-audit --no-fund --prefix node
-  node_ok=1
-fi
-
-log=$(mktemp)
+pylog=$(mktemp)
 trap 'rm -f "$log" "$pylog"' EXIT
 pytest_rc=0
 python3 -m pytest python/tests -q -p no:cacheprovider 2>&1 | tee "$pylog" || pytest_rc=$?
@@ -83,7 +75,7 @@ node_rc=0
 if [ "$node_ok" -eq 1 ]; then
   (cd node && node --test --test-reporter=tap test/*.test.js test/*.test.mjs) >"$nodelog" 2>&1 || node_rc=$?
   grep -E '^# (tests|pass|fail)' "$nodelog" || true
-  if [ "$node_rc" -ne 0 ]; then grep -E '^not ok|^ +not ok' -A12 "$nodelog" | head -200 || true; fi
+  if [ "$node_rc" -ne 0 ]; then grep -E '^ *not ok' -A12 "$nodelog" | head -200 || true; fi
 else
   echo "node/: npm not found, the Node.js package's tests did not run"
   node_rc=1
