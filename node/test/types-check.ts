@@ -38,3 +38,9 @@ const gate = signatureMiddleware(v, { authorities: ['example.com'], webBotAuth: 
 signatureMiddleware(v, { authorities: 'example.com' });
 const who: AgentIdentity | null | undefined = null;
 export { gate, who };
+
+import { signingFetch } from '../fetch.js';
+const signedFetch: typeof fetch = signingFetch(key, { signatureAgent: 'https://bot.example', maxRedirects: 5 });
+// @ts-expect-error: the key is a SigningKey
+signingFetch('pem');
+export { signedFetch };
