@@ -99,3 +99,28 @@ test("redirect: 'manual' returns the redirect; too many redirects is a TypeError
     await s.close();
   }
 });
+
+test('a hop to another origin drops Authorization and Cookie; a same-origin hop keeps them', async () => {
+  const got = [];
+  const target = http.createServer((req, res) => {
+    got.push([req.url, req.headers.authorization ?? null, req.headers.cookie ?? null]);
+    res.end('ok');
+  });
+  await new Promise((r) => target.listen(0, '127.0.0.1', r));
+  const port = target.address().port;
+  const start = http.createServer((req, res) => {
+    got.push([req.url, req.headers.authorization ?? null, req.headers.cookie ?? null]);
+    res.writeHead(302, { Location: req.url === '/a' ? '/b' : `http://127.0.0.1:${port}/cross` });
+    res.end();
+  });
+  await new Promise((r) => start.listen(0, '127.0.0.1', r));
+  try {
+    const f = signingFetch(key);
+    const res = await f(`http://127.0.0.1:${start.address().port}/a`, { headers: { Authorization: 'Bearer t', Cookie: 'c=1' } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(got, [['/a', 'Bearer t', 'c=1'], ['/b', 'Bearer t', 'c=1'], ['/cross', null, null]]);
+  } finally {
+    await new Promise((r) => start.close(r));
+    await new Promise((r) => target.close(r));
+  }
+});
