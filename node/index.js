@@ -172,7 +172,9 @@ function options(o, what, allowed) {
  * finite numbers, booleans and null; bounded in depth (64) and in size (the
  * length of its JSON text, `max`). NaN and infinities (no JSON form, RFC 8259
  * section 6) and nesting too deep are BadInput; any other type (undefined, a
- * function, a symbol, a bigint, a Date, a Map, a class instance) a TypeError.
+ * function, a symbol, a bigint, a Date, a Map, a class instance) a TypeError,
+ * except that an object member whose value is undefined is left out, as
+ * JSON.stringify leaves it out.
  */
 function jsonText(v, what, max) {
   let left = max;
@@ -210,6 +212,9 @@ function jsonText(v, what, max) {
           throw new TypeError(`${what}: ${where} has symbol keys, which have no JSON form`);
         }
         for (const k of Object.keys(x)) {
+          // A member whose value is undefined is left out, as JSON.stringify
+          // leaves it out (SDKs build objects with such members).
+          if (x[k] === undefined) continue;
           spend(k.length + 3);
           walk(x[k], depth + 1, `${where}.${k}`);
         }

@@ -45,7 +45,7 @@ export AGENTSIG_REQUIRE_INTEROP=1
 python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps --no-build-isolation ./python
 
 # The Node.js package (node/): `npm install` there installs its development
-# tools (@napi-rs/cli, typescript, jose, express, web-bot-auth,
+# tools (@napi-rs/cli, typescript, jose, express, web-bot-auth, @a2a-js/sdk,
 # http-message-sig) and runs its install
 # script, the release build of the addon (node/scripts/build.js, in the
 # workspace's target/).

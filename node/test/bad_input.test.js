@@ -17,6 +17,10 @@ const jws = a.signDescriptor(doc, key);
 test('wrong argument types are TypeErrors, not plain Errors', () => {
   assert.throws(() => v.verifyDescriptor(doc, 42), TypeError);
   assert.throws(() => v.verifyDescriptor(undefined, jws), TypeError);
+  assert.throws(() => v.verifyDescriptor([undefined], jws), TypeError);
+  // An object member whose value is undefined is left out, as JSON.stringify does.
+  assert.equal(a.canonicalize({ b: undefined, a: 1 }).toString(), '{"a":1}');
+  assert.equal(v.verifyDescriptor({ ...doc, extra: undefined }, jws).verdict, 'verified');
   assert.throws(() => v.verifyDescriptor({ f() {} }, jws), TypeError);
   assert.throws(() => v.verifyDescriptor({ d: new Date() }, jws), TypeError);
   assert.throws(() => v.verifyDescriptor(new Map(), jws), TypeError);
