@@ -75,11 +75,13 @@ test('an RFC 9421 request signed here verifies with the CLI', () => {
   const dir = tmpdir();
   const file = path.join(dir, 'req.http');
   fs.writeFileSync(file, raw('POST', '/search?q=1', 'api.example', [...h, ['Content-Length', String(body.length)]], body));
-  const ok = run(['http', 'verify', file, '--jwks', jwksPath, '--json']);
+  const ok = run(['http', 'verify', file, '--jwks', jwksPath, '--authority', 'api.example', '--json']);
   assert.equal(ok.status, 0, ok.stdout + ok.stderr);
   assert.equal(JSON.parse(ok.stdout).verdict, 'verified');
+  // Verified for another site, the signature's @authority is not that site's.
+  assert.equal(run(['http', 'verify', file, '--jwks', jwksPath, '--authority', 'shop.example']).status, 1);
   fs.writeFileSync(file, raw('POST', '/search?q=1', 'api.example', [...h, ['Content-Length', String(body.length)]], '{"q":2}'));
-  assert.equal(run(['http', 'verify', file, '--jwks', jwksPath]).status, 1);
+  assert.equal(run(['http', 'verify', file, '--jwks', jwksPath, '--authority', 'api.example']).status, 1);
 });
 
 test('a detached JWS signed by jose over canonicalize() verifies here', async () => {
