@@ -44,6 +44,17 @@ export AGENTSIG_REQUIRE_INTEROP=1
 # workspace's target/), installed into the venv its tests run in.
 python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps --no-build-isolation ./python
 
+# The Node.js package (node/): `npm install` there installs its development
+# tools (@napi-rs/cli, typescript, jose, express, web-bot-auth, @a2a-js/sdk,
+# http-message-sig) and runs its install
+# script, the release build of the addon (node/scripts/build.js, in the
+# workspace's target/).
+node_ok=0
+if command -v npm >/dev/null 2>&1; then
+  npm install --silent --no-audit --no-fund --prefix node
+  node_ok=1
+fi
+
 log=$(mktemp)
 # The Rust tests get a temporary directory of their own: each test removes
 # what it creates there (tests/tmp_support), and anything left is reported
@@ -66,8 +77,24 @@ trap 'rm -f "$log" "$pylog"; rm -rf "$rust_tmp"' EXIT
 pytest_rc=0
 python3 -m pytest python/tests -q -p no:cacheprovider 2>&1 | tee "$pylog" || pytest_rc=$?
 
-# One closing line for the whole run: the sum over every test binary and
-# pytest's own summary ("N passed, M failed in Xs").
+# The Node.js package's tests (node/test, node:test): counted in the closing
+# line from the TAP reporter's "# pass N" and "# fail N" lines.
+nodelog=$(mktemp)
+trap 'rm -f "$log" "$pylog" "$nodelog"' EXIT
+node_rc=0
+if [ "$node_ok" -eq 1 ]; then
+  (cd node && node --test --test-reporter=tap test/*.test.js test/*.test.mjs) >"$nodelog" 2>&1 || node_rc=$?
+  grep -E '^# (tests|pass|fail)' "$nodelog" || true
+  if [ "$node_rc" -ne 0 ]; then grep -E '^ *not ok' -A12 "$nodelog" | head -200 || true; fi
+else
+  echo "node/: npm not found, the Node.js package's tests did not run"
+  node_rc=1
+fi
+read -r node_passed node_failed < <(awk '/^# pass / { p = $3 } /^# fail / { f = $3 } END { print p + 0, f + 0 }' "$nodelog")
+if [ "$node_rc" -ne 0 ] && [ "${node_failed:-0}" -eq 0 ]; then node_failed=1; fi
+
+# One closing line for the whole run: the sum over every test binary,
+# pytest's own summary ("N passed, M failed in Xs") and node:test's.
 read -r passed failed < <(awk '/^test result:/ {
   for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i }
 } END { print p + 0, f + 0 }' "$log")
@@ -75,6 +102,7 @@ read -r py_passed py_failed < <(tail -n 1 "$pylog" | awk '{
   for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^(failed|errors?)/) f += $i }
 } END { print p + 0, f + 0 }')
 if [ "$pytest_rc" -ne 0 ] && [ "${py_failed:-0}" -eq 0 ]; then py_failed=1; fi
-echo "agentsig: $(( ${passed:-0} + ${py_passed:-0} )) passed, $(( ${failed:-0} + ${py_failed:-0} )) failed"
+echo "agentsig: $(( ${passed:-0} + ${py_passed:-0} + ${node_passed:-0} )) passed, $(( ${failed:-0} + ${py_failed:-0} + ${node_failed:-0} )) failed"
 if [ "$tmp_left" -ne 0 ]; then exit 1; fi
-exit "$pytest_rc"
+if [ "$pytest_rc" -ne 0 ]; then exit "$pytest_rc"; fi
+exit "$node_rc"

@@ -1,0 +1,3 @@
+// The ES module form of fetch.js: the same objects.
+export * from './fetch.js';
+export { default } from './fetch.js';

@@ -1,0 +1,192 @@
+// Type declarations of the agentsig Node.js package (index.js, index.mjs),
+// written by hand: the addon's own generated declarations (`npm run build`
+// writes them to native.d.ts) describe the internal native half only.
+/// <reference types="node" />
+
+/** A JSON value as agentsig reads it. */
+export type Json = null | boolean | number | string | readonly Json[] | { readonly [k: string]: Json };
+
+/** JSON text as bytes (always JSON text), or a JavaScript value serialized exactly. */
+export type JsonInput = Uint8Array | ArrayBuffer | Json;
+
+/** Header fields: `[name, value]` pairs, Node's `req.rawHeaders` (the flat
+ * list), or a fetch `Headers`. Never a merged `req.headers` object. */
+export type HeadersInput = ReadonlyArray<readonly [string, string]> | readonly string[] | Headers;
+
+/** A body: bytes, or a string sent as its UTF-8 bytes. */
+export type BodyInput = Uint8Array | ArrayBuffer | string | null | undefined;
+
+/** A duration such as `"30s"`, `"5m"`, `"1h"`, `"1d"`. */
+export type Duration = `${number}${'s' | 'm' | 'h' | 'd'}`;
+
+/** One signature of a report (docs/report.md). */
+export interface SignatureReport {
+  readonly kind: string;
+  readonly id: string;
+  readonly verdict: string;
+  readonly algorithm?: string | null;
+  readonly kid?: string | null;
+  readonly key?: { readonly [k: string]: unknown } | null;
+  readonly covered?: readonly string[];
+  readonly [k: string]: unknown;
+}
+
+/** The report the CLI prints under `--json` (docs/report.schema.json), deep-frozen. */
+export interface Report {
+  readonly schema: string;
+  readonly command: string;
+  readonly subject: string | null;
+  readonly verdict: string;
+  readonly verified: boolean;
+  readonly signatures: readonly SignatureReport[];
+  readonly error?: { readonly code: string; readonly message: string } | null;
+  readonly [k: string]: unknown;
+}
+
+/** Base class of every agentsig error. */
+export class AgentsigError extends Error {
+  /** The stable code the CLI reports (docs/report.md). */
+  readonly code: string;
+  /** The report, when there is one. */
+  readonly report: Report | null;
+  constructor(message: string, code?: string, report?: Report | null);
+}
+/** Something did not verify; `.report` says what. */
+export class NotVerified extends AgentsigError {}
+/** Refused by the verifier's policy (too old, expired, replayed, an algorithm not allowed...). */
+export class PolicyRefused extends NotVerified {}
+/** A Web Bot Auth key directory could not be fetched. */
+export class FetchError extends NotVerified {}
+/** A key that cannot be used. */
+export class BadKey extends AgentsigError {}
+/** Input that is malformed, too large, or a usage error. */
+export class BadInput extends AgentsigError {}
+
+/** JOSE algorithm names (RFC 9421 names are accepted too). */
+export type Algorithm = 'ES256' | 'ES384' | 'EdDSA' | 'PS512' | 'RS256' | 'HS256' | (string & {});
+
+/** A private key bound to one algorithm. */
+export class SigningKey {
+  private constructor();
+  static generate(alg?: Algorithm): SigningKey;
+  static fromPem(pem: string | Uint8Array, options?: { kid?: string }): SigningKey;
+  /** The given kid, else the RFC 7638 thumbprint. */
+  readonly kid: string;
+  /** The RFC 7638 thumbprint of the public key. */
+  readonly thumbprint: string;
+  /** The JOSE name of the key's algorithm. */
+  readonly algorithm: string;
+  /** The public JWK (RFC 7517); BadKey for a shared secret. */
+  publicJwk(): { [k: string]: string };
+  /** PKCS#8 PEM, when the key has that form; else null. */
+  privatePem(): string | null;
+}
+
+/** A public key: a SigningKey, PEM text (or its bytes), or a JWK object. */
+export type KeyInput = SigningKey | string | Uint8Array | { readonly [k: string]: Json };
+/** A JWK Set: an object, its JSON text, or its bytes. */
+export type JwksInput = { readonly keys: readonly Json[] } | string | Uint8Array;
+
+/** The options of a Verifier (secure defaults; trusted keys required). */
+export interface VerifierOptions {
+  jwks?: JwksInput;
+  keys?: readonly KeyInput[];
+  /** Default: the asymmetric algorithms (ES256, ES384, EdDSA, PS512, RS256). */
+  algorithms?: readonly Algorithm[];
+  maxAge?: Duration;
+  maxAgeSeconds?: number;
+  skew?: Duration;
+  skewSeconds?: number;
+  /** `"memory"`, a file path, or `redis://...`/`rediss://...`. */
+  replayStore?: string;
+  strictLowS?: boolean;
+  now?: Date;
+  nowSeconds?: number;
+  /** Web Bot Auth: the agents (Signature-Agent values) accepted. */
+  agents?: readonly string[];
+  /** Web Bot Auth: each agent's keys (a JWK Set or a list of keys). */
+  agentKeys?: { readonly [agentUrl: string]: JwksInput | readonly KeyInput[] };
+  fetchDirectories?: boolean;
+  requireDirectoryProof?: boolean;
+  allowPrivateHosts?: readonly string[];
+  extraRootsPem?: readonly string[];
+}
+
+/** The request a response answers (for `;req` components). */
+export interface RequestInput {
+  method: string;
+  url: string;
+  headers?: HeadersInput;
+  body?: BodyInput;
+}
+
+export interface VerifyRequestOptions {
+  webBotAuth?: boolean;
+  /** The site's own authorities (`host[:port]`), RFC 9421 section 7.2.1. */
+  authorities?: readonly string[];
+  strict?: boolean;
+  scheme?: 'https' | 'http';
+}
+
+export interface AuditOptions {
+  issuer?: string | readonly string[];
+  audience?: string;
+  denyWarnings?: boolean;
+}
+
+/** Verifies descriptors, A2A cards, RFC 9421 messages and delegation chains. */
+export class Verifier {
+  constructor(options: VerifierOptions);
+  /** The options in effect, with the defaults filled in; frozen. */
+  readonly options: { readonly [k: string]: unknown };
+  readonly webBotAuthKeys: boolean;
+  readonly hasReplayStore: boolean;
+  /** This verifier with a replay store (`'memory'`, a path, `'redis://...'`), every other setting kept. */
+  withReplayStore(store: string): Verifier;
+  verifyDescriptor(doc: JsonInput, jws: string): Report;
+  verifyDescriptorAsync(doc: JsonInput, jws: string): Promise<Report>;
+  verifyCard(card: JsonInput, options?: { requireAll?: boolean }): Report;
+  verifyCardAsync(card: JsonInput, options?: { requireAll?: boolean }): Promise<Report>;
+  verifyResponse(status: number, headers: HeadersInput, body?: BodyInput, options?: { request?: RequestInput }): Report;
+  verifyResponseAsync(status: number, headers: HeadersInput, body?: BodyInput, options?: { request?: RequestInput }): Promise<Report>;
+  verifyRequest(method: string, url: string, headers: HeadersInput, body?: BodyInput, options?: VerifyRequestOptions): Report;
+  verifyRequestAsync(method: string, url: string, headers: HeadersInput, body?: BodyInput, options?: VerifyRequestOptions): Promise<Report>;
+  auditDelegation(tokens: string | readonly string[], options?: AuditOptions): Report;
+  auditDelegationAsync(tokens: string | readonly string[], options?: AuditOptions): Promise<Report>;
+}
+
+/** `[name, value]` pairs. */
+export type HeaderPairs = Array<[string, string]>;
+
+export interface SignRequestOptions {
+  /** Default: true when signatureAgent is given. */
+  webBotAuth?: boolean;
+  signatureAgent?: string;
+  expiresIn?: Duration;
+  expiresInSeconds?: number;
+  components?: readonly string[];
+  label?: string;
+  created?: Date;
+  createdSeconds?: number;
+}
+
+export interface SignResponseOptions {
+  label?: string;
+  created?: Date;
+  createdSeconds?: number;
+  expiresIn?: Duration;
+  expiresInSeconds?: number;
+}
+
+export function canonicalize(value: JsonInput): Buffer;
+export function signDescriptor(doc: JsonInput, key: SigningKey): string;
+export function signDescriptorAsync(doc: JsonInput, key: SigningKey): Promise<string>;
+export function signCard(card: JsonInput, key: SigningKey, options?: { force?: boolean }): { [k: string]: Json };
+export function signCardAsync(card: JsonInput, key: SigningKey, options?: { force?: boolean }): Promise<{ [k: string]: Json }>;
+export function signRequest(method: string, url: string, headers: HeadersInput, body: BodyInput, key: SigningKey, options?: SignRequestOptions): HeaderPairs;
+export function signRequestAsync(method: string, url: string, headers: HeadersInput, body: BodyInput, key: SigningKey, options?: SignRequestOptions): Promise<HeaderPairs>;
+export function signResponse(status: number, headers: HeadersInput, body: BodyInput, key: SigningKey, options?: SignResponseOptions): HeaderPairs;
+export function signResponseAsync(status: number, headers: HeadersInput, body: BodyInput, key: SigningKey, options?: SignResponseOptions): Promise<HeaderPairs>;
+
+/** The largest body, card or bundle a call accepts (bytes). */
+export const MAX_INPUT_BYTES: number;

@@ -1,0 +1,46 @@
+// Compiled (not run) by types.test.js with `tsc --noEmit --strict`: the
+// declarations in index.d.ts describe the API the tests exercise, and
+// reject what the JavaScript half rejects.
+import {
+  Verifier, SigningKey, canonicalize, signDescriptor, signRequest, signResponseAsync,
+  NotVerified, PolicyRefused, AgentsigError, type Report,
+} from '../index.js';
+
+const key: SigningKey = SigningKey.generate('EdDSA');
+const v = new Verifier({ keys: [key], maxAge: '5m', now: new Date() });
+const jws: string = signDescriptor({ name: 'x' }, key);
+const r: Report = v.verifyDescriptor({ name: 'x' }, jws);
+const verdict: string = r.verdict;
+const pairs: Array<[string, string]> = signRequest('GET', 'https://a.example/', [], undefined, key, { signatureAgent: 'https://bot.example' });
+v.verifyRequest('GET', '/', [...pairs, ['Host', 'a.example']], undefined, { scheme: 'https', authorities: ['a.example'] });
+const bytes: Buffer = canonicalize({ a: 1 });
+async function later(): Promise<boolean> {
+  const h = await signResponseAsync(200, [], 'ok', key);
+  return (await v.verifyResponseAsync(200, h, 'ok')).verified;
+}
+try {
+  v.verifyDescriptor(bytes, jws);
+} catch (e) {
+  if (e instanceof PolicyRefused || e instanceof NotVerified) console.log(e.code, e.report?.verdict);
+  else if (e instanceof AgentsigError) console.log(e.code);
+}
+// @ts-expect-error: a JWS is a string
+v.verifyDescriptor({}, 42);
+// @ts-expect-error: a duration is a string with its unit ("5m") or maxAgeSeconds
+new Verifier({ keys: [key], maxAge: 300 });
+// @ts-expect-error: a report is read-only
+r.verdict = 'verified';
+export { verdict, later };
+
+import { signatureMiddleware, type AgentIdentity } from '../express.js';
+const gate = signatureMiddleware(v, { authorities: ['example.com'], webBotAuth: false });
+// @ts-expect-error: the site's authorities are a list
+signatureMiddleware(v, { authorities: 'example.com' });
+const who: AgentIdentity | null | undefined = null;
+export { gate, who };
+
+import { signingFetch } from '../fetch.js';
+const signedFetch: typeof fetch = signingFetch(key, { signatureAgent: 'https://bot.example', maxRedirects: 5 });
+// @ts-expect-error: the key is a SigningKey
+signingFetch('pem');
+export { signedFetch };
