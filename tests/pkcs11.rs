@@ -390,6 +390,8 @@ fn http_sign_with_token_keys_verifies() {
                 out_path.to_str().unwrap(),
                 "--jwks",
                 &jwks,
+                "--authority",
+                "api.example",
             ],
         );
         ok(&v);
@@ -424,6 +426,8 @@ fn http_sign_with_token_keys_verifies() {
             out_path.to_str().unwrap(),
             "--jwks",
             &jwks,
+            "--authority",
+            "api.example",
         ],
     ));
 }
@@ -715,8 +719,9 @@ fn token_signatures_verify_with_joserfc_and_pyauth() {
                 alg.httpsig_name(),
                 "--key",
                 pem.to_str().unwrap(),
-                "--keyid",
-                &public.thumbprint(),
+                // One form: a thumbprint may begin with '-', which
+                // argparse would take for an option.
+                &format!("--keyid={}", public.thumbprint()),
                 "--message",
                 msg.to_str().unwrap(),
             ],

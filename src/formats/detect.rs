@@ -16,7 +16,7 @@ pub enum DetectError {
     #[error("the document is not a JSON object, so it is no descriptor of any format")]
     NotAnObject,
     /// No format's distinguishing members are present.
-    #[error("no known descriptor format recognized: it has none of the members that mark one (woa_version, awp_version, agent_id with an endpoint object, supportedInterfaces or defaultInputModes, agents, skills, operations); give --format with one of: agent (a draft-narvaneni-agent-uri-03 descriptor), agents-registry (its agents.json), woa (the Web of Agents draft), awp (AWP v0.2), agentcard (the AgentCard draft), aidip (AIDIP), a2a (an A2A Agent Card)")]
+    #[error("no known descriptor format recognized: it has none of the members that mark one (woa_version, awp_version, agent_id with an endpoint object, supportedInterfaces or defaultInputModes, agents, skills, operations); give --format with one of: agent (a draft-narvaneni-agent-uri-03 descriptor), agents-registry (its agents.json), woa (the Web of Agents draft), awp (AWP v0.2), agentcard (the AgentCard draft), aidip (AIDIP), a2a (an A2A Agent Card), ai-catalog (an AI Catalog), mcp-server-card (an MCP Server Card)")]
     Unrecognized,
 }
 
