@@ -128,6 +128,23 @@ pub(super) struct CacheEntry {
 }
 
 impl CacheEntry {
+    /// The entry for `key`'s bytes signed by `current` at `t`.
+    pub(super) fn of(
+        key: &DefaultKey<'_>,
+        current: &Arc<PublisherKey>,
+        t: i64,
+        sig: DefaultSignature,
+    ) -> CacheEntry {
+        CacheEntry {
+            status: key.status,
+            content_type: key.content_type.cloned(),
+            body: key.body.clone(),
+            key: current.clone(),
+            created: t,
+            sig,
+        }
+    }
+
     pub(super) fn same_content(&self, k: &DefaultKey<'_>) -> bool {
         self.status == k.status
             && self.content_type.as_ref() == k.content_type
@@ -280,10 +297,7 @@ impl SignCache {
         }
         // A poisoned slot only means another request panicked while
         // holding it; its entry is replaced below either way.
-        let mut slot = match self.slots[key.slot()].lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        let mut slot = lock(&self.slots[key.slot()]);
         let digest = match slot.as_ref() {
             Some(e) if e.same_content(key) => {
                 if e.created == t && Arc::ptr_eq(&e.key, current) {
@@ -300,18 +314,8 @@ impl SignCache {
             // other, then keep the result.
             drop(slot);
             let sig = DefaultSignature::make(cfg, current, t, key, None, None)?;
-            let mut slot = match self.slots[key.slot()].lock() {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
-            *slot = Some(CacheEntry {
-                status: key.status,
-                content_type: key.content_type.cloned(),
-                body: key.body.clone(),
-                key: current.clone(),
-                created: t,
-                sig: sig.clone(),
-            });
+            let mut slot = lock(&self.slots[key.slot()]);
+            *slot = Some(CacheEntry::of(key, current, t, sig.clone()));
             return Ok(sig);
         }
         // The same bytes in a new second (or under a new key): signed under
@@ -319,14 +323,7 @@ impl SignCache {
         // this second wait for this one signature instead of making their
         // own.
         let sig = DefaultSignature::make(cfg, current, t, key, digest, None)?;
-        *slot = Some(CacheEntry {
-            status: key.status,
-            content_type: key.content_type.cloned(),
-            body: key.body.clone(),
-            key: current.clone(),
-            created: t,
-            sig: sig.clone(),
-        });
+        *slot = Some(CacheEntry::of(key, current, t, sig.clone()));
         Ok(sig)
     }
 }
