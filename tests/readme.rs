@@ -101,3 +101,70 @@ fn every_command_the_table_names_exists() {
         }
     }
 }
+
+/// Every source draft is cited by its name (draft-narvaneni-agent-uri-03,
+/// the Web of Agents draft, AWP v0.2, the AgentCard draft, AIDIP), never by
+/// the number of a file a reader of the repository does not have, in the
+/// docs, the code's comments and messages, and the packages alike.
+#[test]
+fn drafts_are_cited_by_name_not_by_seed_number() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut stack = vec![
+        root.join("README.md"),
+        root.join("docs"),
+        root.join("src"),
+        root.join("python"),
+        root.join("node"),
+        root.join("examples"),
+    ];
+    let mut bad = Vec::new();
+    let mut read = 0;
+    while let Some(p) = stack.pop() {
+        if p.is_dir() {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if matches!(name, "node_modules" | "target" | "__pycache__") {
+                continue;
+            }
+            for e in std::fs::read_dir(&p).unwrap() {
+                stack.push(e.unwrap().path());
+            }
+            continue;
+        }
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !matches!(ext, "rs" | "md" | "py" | "pyi" | "js" | "mjs" | "ts") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        read += 1;
+        // A citation may be wrapped across comment lines: compare with the
+        // comment markers and line breaks folded to single spaces.
+        let folded: String = text
+            .lines()
+            .map(|l| {
+                l.trim()
+                    .trim_start_matches("//!")
+                    .trim_start_matches("///")
+                    .trim_start_matches("//")
+                    .trim()
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_ascii_lowercase();
+        for n in 0..5 {
+            if folded.contains(&format!("seed 00{n}")) || folded.contains(&format!("seeds 00{n}")) {
+                bad.push(format!("{}: seed 00{n}", p.display()));
+            }
+        }
+        if folded.contains("shared/seeds") {
+            bad.push(format!("{}: shared/seeds", p.display()));
+        }
+    }
+    assert!(read > 100, "only {read} files read");
+    assert!(
+        bad.is_empty(),
+        "cite the draft by its name:\n{}",
+        bad.join("\n")
+    );
+}
