@@ -138,9 +138,11 @@ impl Failure {
 
 /// Codes of a Web Bot Auth key directory that could not be fetched
 /// (`DirectoryError::code`): the network, TLS, the SSRF guard, the HTTP
-/// exchange (`docs/web-bot-auth.md`: "the fetch"); thrown as `FetchError`.
+/// exchange, or too many directory fetches under way (`directory-busy`)
+/// (`docs/web-bot-auth.md`: "the fetch"); thrown as `FetchError`.
 /// A directory fetched and refused for its content stays `NotVerified`.
-const FETCH_CODES: [&str; 6] = [
+const FETCH_CODES: [&str; 7] = [
+    "directory-busy",
     "directory-fetch-failed",
     "directory-refused",
     "directory-redirect",
