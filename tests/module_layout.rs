@@ -154,7 +154,10 @@ const LAYERS: &[(usize, &[&str])] = &[
             "catalog",
         ],
     ),
-    (6, &["verifier", "report", "webbotauth_report", "batch"]),
+    (
+        6,
+        &["verifier", "report", "webbotauth_report", "batch", "facade"],
+    ),
     (7, &["server", "net"]),
 ];
 
