@@ -3,17 +3,15 @@ catalog whose Trust Manifests the agentsig CLI signed verifies, a changed
 manifest raises NotVerified with the report, an oversized catalog is BadInput,
 and the report is the CLI's `verify CATALOG --json` report in every mode."""
 
-import http.server
 import json
 import os
 import pathlib
-import ssl
 import subprocess
-import threading
 
 import pytest
 
 import agentsig
+from conftest import https_server
 from test_directory import make_ca_and_leaf
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -145,33 +143,9 @@ def served(signed, tmp_path_factory):
     """The signed catalog served at https://localhost:PORT/.well-known/ai-catalog.json."""
     ca_pem, cert, key = make_ca_and_leaf(tmp_path_factory.mktemp("tls"))
     body = (signed / "cat.json").read_bytes()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - the stdlib's name
-            if self.path != "/.well-known/ai-catalog.json":
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "application/ai-catalog+json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(str(cert), str(key))
-    server.socket = ctx.wrap_socket(server.socket, server_side=True)
-    t = threading.Thread(target=server.serve_forever, daemon=True)
-    t.start()
-    try:
-        yield {"url": f"https://localhost:{server.server_address[1]}/.well-known/ai-catalog.json", "ca": ca_pem}
-    finally:
-        server.shutdown()
-        server.server_close()
-        t.join(timeout=10)
+    routes = {"/.well-known/ai-catalog.json": ([("Content-Type", "application/ai-catalog+json")], body)}
+    with https_server(cert, key, routes) as (port, _):
+        yield {"url": f"https://localhost:{port}/.well-known/ai-catalog.json", "ca": ca_pem}
 
 
 def test_a_catalog_fetched_by_url_verifies_as_the_file_does(signed, served):
