@@ -188,3 +188,11 @@ test('SigningKey.generateAsync makes a key on the libuv pool, RSA included', asy
   await assert.rejects(a.SigningKey.generateAsync('nope'), (e) => e instanceof a.BadInput && e.code === 'usage');
   await assert.rejects(a.SigningKey.generateAsync(3), TypeError);
 });
+
+test('the ES module entry point gives the same catalog calls', async () => {
+  const m = await import('../index.mjs');
+  assert.equal(m.Verifier, a.Verifier);
+  assert.equal(typeof m.Verifier.prototype.verifyCatalog, 'function');
+  assert.equal(typeof m.Verifier.prototype.verifyCatalogUrl, 'function');
+  assert.equal(typeof m.SigningKey.generateAsync, 'function');
+});
