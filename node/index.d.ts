@@ -55,7 +55,7 @@ export class AgentsigError extends Error {
 export class NotVerified extends AgentsigError {}
 /** Refused by the verifier's policy (too old, expired, replayed, an algorithm not allowed...). */
 export class PolicyRefused extends NotVerified {}
-/** A Web Bot Auth key directory could not be fetched. */
+/** A Web Bot Auth key directory or an AI Catalog could not be fetched. */
 export class FetchError extends NotVerified {}
 /** A key that cannot be used. */
 export class BadKey extends AgentsigError {}
@@ -69,6 +69,8 @@ export type Algorithm = 'ES256' | 'ES384' | 'EdDSA' | 'PS512' | 'RS256' | 'HS256
 export class SigningKey {
   private constructor();
   static generate(alg?: Algorithm): SigningKey;
+  /** `generate` on the libuv pool (an RSA key's prime search never holds the event loop). */
+  static generateAsync(alg?: Algorithm): Promise<SigningKey>;
   static fromPem(pem: string | Uint8Array, options?: { kid?: string }): SigningKey;
   /** The given kid, else the RFC 7638 thumbprint. */
   readonly kid: string;
@@ -128,13 +130,25 @@ export interface VerifyRequestOptions {
   scheme?: 'https' | 'http';
 }
 
+export interface VerifyCatalogOptions {
+  /** Every entry must carry a verified Trust Manifest. */
+  requireSigned?: boolean;
+}
+
+export interface VerifyCatalogUrlOptions extends VerifyCatalogOptions {
+  /** Hosts that may resolve to private addresses (internal catalogs, tests). */
+  allowPrivateHosts?: readonly string[];
+  /** Extra TLS roots (PEM). */
+  extraRootsPem?: readonly string[];
+}
+
 export interface AuditOptions {
   issuer?: string | readonly string[];
   audience?: string;
   denyWarnings?: boolean;
 }
 
-/** Verifies descriptors, A2A cards, RFC 9421 messages and delegation chains. */
+/** Verifies descriptors, A2A cards, RFC 9421 messages, delegation chains and AI Catalogs. */
 export class Verifier {
   constructor(options: VerifierOptions);
   /** The options in effect, with the defaults filled in; frozen. */
@@ -147,6 +161,11 @@ export class Verifier {
   verifyDescriptorAsync(doc: JsonInput, jws: string): Promise<Report>;
   verifyCard(card: JsonInput, options?: { requireAll?: boolean }): Report;
   verifyCardAsync(card: JsonInput, options?: { requireAll?: boolean }): Promise<Report>;
+  /** An AI Catalog, as `agentsig verify CATALOG --key K --json` (per-entry `details.entries`). */
+  verifyCatalog(catalog: JsonInput, options?: VerifyCatalogOptions): Report;
+  verifyCatalogAsync(catalog: JsonInput, options?: VerifyCatalogOptions): Promise<Report>;
+  /** The AI Catalog at an https URL, fetched (SSRF-guarded) on the libuv pool and verified. */
+  verifyCatalogUrl(url: string, options?: VerifyCatalogUrlOptions): Promise<Report>;
   verifyResponse(status: number, headers: HeadersInput, body?: BodyInput, options?: { request?: RequestInput }): Report;
   verifyResponseAsync(status: number, headers: HeadersInput, body?: BodyInput, options?: { request?: RequestInput }): Promise<Report>;
   verifyRequest(method: string, url: string, headers: HeadersInput, body?: BodyInput, options?: VerifyRequestOptions): Report;

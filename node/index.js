@@ -44,7 +44,7 @@ class NotVerified extends AgentsigError {}
 /** The signature may be genuine, but the verifier's policy refused it (too
  * old, expired, replayed, an algorithm not allowed...). */
 class PolicyRefused extends NotVerified {}
-/** A Web Bot Auth key directory could not be fetched. */
+/** A Web Bot Auth key directory or an AI Catalog could not be fetched. */
 class FetchError extends NotVerified {}
 /** A key that cannot be used (malformed, wrong type, a shared secret offered
  * as a public key). */
@@ -362,10 +362,20 @@ class SigningKey {
     Object.freeze(this);
   }
 
-  /** A new key for `alg` (default ES256). */
+  /** A new key for `alg` (default ES256). An RSA key (RS256, PS512) takes
+   * a search for two large primes, tens to hundreds of milliseconds: a
+   * server generates it with `generateAsync`. */
   static generate(alg = 'ES256') {
     const a = str(alg, 'alg', 64);
     return new SigningKey(CONSTRUCT, call(() => native.NativeKey.generate(a)));
+  }
+
+  /** `generate` on the libuv pool: the event loop does not wait for an RSA
+   * key's prime search. */
+  static generateAsync(alg = 'ES256') {
+    return callAsync(() => native.NativeKey.generateAsync(str(alg, 'alg', 64))).then(
+      (k) => new SigningKey(CONSTRUCT, k),
+    );
   }
 
   /** A private key from PEM (PKCS#8, SEC1, PKCS#1); `kid` names it in
@@ -664,6 +674,47 @@ class Verifier {
   }
   verifyCardAsync(card, opts) {
     return this.#runAsync('card', () => Verifier.#card(card, opts));
+  }
+
+  static #catalog(catalog, opts) {
+    const o = options(opts, 'verifyCatalog options', ['requireSigned']);
+    return [{ requireSigned: bool(o.requireSigned, 'requireSigned') }, jsonBytes(catalog, 'catalog', LIMITS.maxCatalogBytes)];
+  }
+  /**
+   * An AI Catalog (JSON text as bytes, or a JavaScript value), its Trust
+   * Manifests checked with this verifier's trusted keys, as `agentsig verify
+   * CATALOG --key K --json` reports it: one `catalog.entry` check and one
+   * `details.entries` result per entry. `requireSigned`: every entry must
+   * carry a verified Trust Manifest. Throws NotVerified (code
+   * `catalog.not-verified`, with `.report`), BadInput above 4 MiB or for
+   * JSON that is not strict.
+   */
+  verifyCatalog(catalog, opts) {
+    return this.#run('catalog', ...Verifier.#catalog(catalog, opts));
+  }
+  verifyCatalogAsync(catalog, opts) {
+    return this.#runAsync('catalog', () => Verifier.#catalog(catalog, opts));
+  }
+
+  static #catalogUrl(url, opts) {
+    const o = options(opts, 'verifyCatalogUrl options', ['requireSigned', 'allowPrivateHosts', 'extraRootsPem']);
+    return [{
+      url: str(url, 'url', 8 * 1024),
+      requireSigned: bool(o.requireSigned, 'requireSigned'),
+      allowPrivateHosts: strings(o.allowPrivateHosts, 'allowPrivateHosts', 1024),
+      extraRootsPem: strings(o.extraRootsPem, 'extraRootsPem', 1024 * 1024),
+    }];
+  }
+  /**
+   * The AI Catalog at an https `url`, fetched on the libuv pool through the
+   * SSRF-guarded fetcher with its nested catalogs and cards (bounded in
+   * depth, fetches, bytes and time) and verified as `verifyCatalog` does; a
+   * Promise only, since it fetches. A catalog that cannot be fetched rejects
+   * with FetchError (code `fetch.failed`). `allowPrivateHosts` and
+   * `extraRootsPem` loosen the fetcher for internal catalogs and tests.
+   */
+  verifyCatalogUrl(url, opts) {
+    return this.#runAsync('catalogUrl', () => Verifier.#catalogUrl(url, opts));
   }
 
   static #response(st, hs, b, opts) {

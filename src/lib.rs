@@ -128,6 +128,7 @@ pub mod delegation;
 pub mod descriptor;
 pub mod did;
 pub mod digest;
+pub mod facade;
 pub mod formats;
 pub mod httpsig;
 pub mod jcs;

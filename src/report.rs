@@ -446,6 +446,63 @@ impl Report {
         out
     }
 
+    /// The report of an AI Catalog verification: a check per lint error
+    /// (`catalog.lint` counting them, each finding by its own code), per
+    /// host Trust Manifest (`catalog.host-manifest`) and per entry
+    /// (`catalog.entry`), with the per-entry results in `details.entries`;
+    /// when anything failed, the error `catalog.not-verified` with the
+    /// first reason. The one shape of `agentsig verify CATALOG --json` and
+    /// of the bindings' `verify_catalog`.
+    pub fn from_catalog(
+        command: &str,
+        subject: Option<&str>,
+        r: &crate::catalog::CatalogReport,
+    ) -> Report {
+        use crate::catalog::Status;
+        let mut rep = Report::done(command, subject);
+        rep.set_verdict(Verdict::NotVerified);
+        let lint_errors = r.lint.iter().filter(|f| f.severity == "error").count();
+        rep.check(
+            "catalog.lint",
+            lint_errors == 0,
+            format!("AI Catalog lint: {lint_errors} error(s)"),
+        );
+        for f in &r.lint {
+            if f.severity == "error" {
+                rep.check(f.code, false, format!("{}: {}", f.pointer, f.message));
+            } else {
+                rep.warn(f.code, format!("{}: {}", f.pointer, f.message));
+            }
+        }
+        if let Some(h) = &r.host {
+            let ok = !matches!(h.status, Status::Failed | Status::Unsupported);
+            rep.check("catalog.host-manifest", ok, h.message.clone());
+        }
+        for e in &r.entries {
+            let what = format!(
+                "{} {}: artifact {} ({}); manifest {} ({})",
+                e.pointer,
+                e.identifier.as_deref().unwrap_or("?"),
+                e.artifact.status.as_str(),
+                e.artifact.message,
+                e.manifest.status.as_str(),
+                e.manifest.message
+            );
+            rep.check("catalog.entry", e.passed(r.require_signed), what);
+        }
+        rep.detail("format", "ai-catalog");
+        rep.detail("spec_version", &r.spec_version);
+        rep.detail("require_signed", r.require_signed);
+        rep.detail("host", &r.host);
+        rep.detail("entries", &r.entries);
+        if !r.verified() {
+            let why = r.first_failure().unwrap_or_else(|| "not verified".into());
+            rep.error = Some(Problem::new("catalog.not-verified", why));
+        }
+        rep.settle();
+        rep
+    }
+
     /// The report of a delegation audit; with `deny_warnings`, a failed
     /// warning fails the audit (one verdict for text, JSON and exit code).
     pub fn from_audit(

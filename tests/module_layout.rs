@@ -154,7 +154,10 @@ const LAYERS: &[(usize, &[&str])] = &[
             "catalog",
         ],
     ),
-    (6, &["verifier", "report", "webbotauth_report", "batch"]),
+    (
+        6,
+        &["verifier", "report", "webbotauth_report", "batch", "facade"],
+    ),
     (7, &["server", "net"]),
 ];
 
@@ -452,4 +455,44 @@ fn the_command_line_modules_import_no_circle() {
     }
     let c = cycles(&edges);
     assert!(c.is_empty(), "import cycles in src/cli:\n{}", c.join("\n"));
+}
+
+/// The Python and Node.js packages sit over the facade, like the command
+/// line, and hold no rule of their own: which failure is a `PolicyRefused`
+/// or a `FetchError`, a verifier's options and their defaults, how a
+/// request is assembled from its parts and which components are signed by
+/// default live in `agentsig::facade`, not in a binding.
+#[test]
+fn the_bindings_hold_no_rule_of_their_own() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Markers of the rules the facade holds: the classification tables, the
+    // policy built by hand, the request assembled from its parts, the
+    // default covered components, the Web Bot Auth profile's settings.
+    let rules = [
+        "POLICY_CODES",
+        "FETCH_CODES",
+        "fn policy_refusal",
+        "HttpPolicy::new",
+        "webbotauth::Policy",
+        "RequestLine::new",
+        "SignatureSpec::new",
+        "Derived::Authority",
+        "fn fill_covered",
+        "fn add_strict",
+        "AllowList::asymmetric",
+        "open_store(",
+        "resolve_agent_url",
+    ];
+    for binding in ["python/src/lib.rs", "node/src/lib.rs"] {
+        let text = std::fs::read_to_string(root.join(binding)).expect(binding);
+        let found: Vec<&&str> = rules.iter().filter(|r| text.contains(**r)).collect();
+        assert!(
+            found.is_empty(),
+            "{binding} holds rules of agentsig::facade: {found:?}"
+        );
+        assert!(
+            text.contains("agentsig::facade"),
+            "{binding} binds the facade"
+        );
+    }
 }

@@ -10,28 +10,11 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const path = require('node:path');
 const https = require('node:https');
-const { execFileSync } = require('node:child_process');
 const a = require('..');
-const { tmpdir } = require('./helpers.js');
+const { certificates } = require('./helpers.js');
 
 const URL_ = 'https://api.example/orders';
-
-function certificates() {
-  const dir = tmpdir();
-  const p = (f) => path.join(dir, f);
-  const ossl = (...args) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  ossl('req', '-x509', ...ec, '-keyout', p('ca.key'), '-out', p('ca.pem'), '-days', '1', '-subj', '/CN=agentsig test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
-  ossl('req', ...ec, '-keyout', p('leaf.key'), '-out', p('leaf.csr'), '-subj', '/CN=localhost');
-  fs.writeFileSync(p('leaf.ext'), 'subjectAltName=DNS:localhost\nbasicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\n');
-  ossl('x509', '-req', '-in', p('leaf.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial', '-out', p('leaf.pem'),
-    '-days', '1', '-extfile', p('leaf.ext'));
-  return { ca: fs.readFileSync(p('ca.pem'), 'utf8'), cert: fs.readFileSync(p('leaf.pem')), key: fs.readFileSync(p('leaf.key')) };
-}
 
 async function directory() {
   const { ca, cert, key: tlsKey } = certificates();

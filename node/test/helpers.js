@@ -26,4 +26,21 @@ function tmpdir() {
   return fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'agentsig-node-'));
 }
 
-module.exports = { node, repo, cli, run, tmpdir };
+/** A test CA (made with the openssl command) and a leaf certificate for
+ * localhost that it signed: `{ca, cert, key}` (PEM), for loopback HTTPS
+ * servers the fetcher trusts through `extraRootsPem`. */
+function certificates() {
+  const dir = tmpdir();
+  const p = (f) => path.join(dir, f);
+  const ossl = (...args) => require('node:child_process').execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  ossl('req', '-x509', ...ec, '-keyout', p('ca.key'), '-out', p('ca.pem'), '-days', '1', '-subj', '/CN=agentsig test CA',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  ossl('req', ...ec, '-keyout', p('leaf.key'), '-out', p('leaf.csr'), '-subj', '/CN=localhost');
+  fs.writeFileSync(p('leaf.ext'), 'subjectAltName=DNS:localhost\nbasicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\n');
+  ossl('x509', '-req', '-in', p('leaf.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial', '-out', p('leaf.pem'),
+    '-days', '1', '-extfile', p('leaf.ext'));
+  return { ca: fs.readFileSync(p('ca.pem'), 'utf8'), cert: fs.readFileSync(p('leaf.pem')), key: fs.readFileSync(p('leaf.key')) };
+}
+
+module.exports = { node, repo, cli, run, tmpdir, certificates };

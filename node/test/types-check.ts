@@ -30,7 +30,15 @@ v.verifyDescriptor({}, 42);
 new Verifier({ keys: [key], maxAge: 300 });
 // @ts-expect-error: a report is read-only
 r.verdict = 'verified';
-export { verdict, later };
+async function catalogs(): Promise<boolean> {
+  const k2: SigningKey = await SigningKey.generateAsync('RS256');
+  const c: Report = v.verifyCatalog({ specVersion: '1.0', entries: [] }, { requireSigned: true });
+  const u: Report = await v.verifyCatalogUrl('https://a.example/.well-known/ai-catalog.json', { allowPrivateHosts: ['a.example'] });
+  return c.verified && u.verified && k2.algorithm === 'RS256' && (await v.verifyCatalogAsync(Buffer.from('{}'))).verified;
+}
+// @ts-expect-error: requireSigned is a boolean
+v.verifyCatalog({}, { requireSigned: 'yes' });
+export { verdict, later, catalogs };
 
 import { signatureMiddleware, type AgentIdentity } from '../express.js';
 const gate = signatureMiddleware(v, { authorities: ['example.com'], webBotAuth: false });

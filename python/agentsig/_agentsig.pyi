@@ -115,6 +115,34 @@ class Verifier:
         """A descriptor against its detached JWS over RFC 8785 JCS."""
     def verify_card(self, card: Union[bytes, Dict[str, Any]], *, require_all: bool = False) -> Report:
         """An A2A Agent Card's embedded signatures."""
+    def verify_catalog(
+        self,
+        catalog: Union[bytes, str, Dict[str, Any]],
+        *,
+        require_signed: bool = False,
+    ) -> Report:
+        """An AI Catalog (JSON bytes or str, or a dict), its Trust Manifests
+        checked with this verifier's trusted keys, as ``agentsig verify
+        CATALOG --key K --json`` reports it: one ``catalog.entry`` check and
+        one ``details["entries"]`` result per entry. ``require_signed``:
+        every entry must carry a verified Trust Manifest. Raises
+        ``NotVerified`` (code ``catalog.not-verified``, with ``.report``)
+        when anything present does not verify, ``BadInput`` above 4 MiB or
+        for JSON that is not strict."""
+    def verify_catalog_url(
+        self,
+        url: str,
+        *,
+        require_signed: bool = False,
+        allow_private_hosts: Optional[Sequence[str]] = None,
+        extra_roots_pem: Optional[Sequence[str]] = None,
+    ) -> Report:
+        """The AI Catalog at ``url`` (https), fetched through the SSRF-guarded
+        fetcher with its nested catalogs and cards (bounded in depth,
+        fetches, bytes and time), verified as :meth:`verify_catalog` does.
+        A catalog that cannot be fetched raises ``FetchError`` (code
+        ``fetch.failed``). ``allow_private_hosts`` and ``extra_roots_pem``
+        loosen the fetcher for internal catalogs and tests."""
     def verify_response(
         self,
         status: int,

@@ -1,15 +1,20 @@
 //! `agentsig._agentsig`: the native half of the `agentsig` Python package
-//! (PyO3, abi3). It binds the settled Rust API: [`agentsig::Verifier`] and
-//! its `verify_*` methods, [`agentsig::SigningKey`], descriptor, A2A card and
-//! RFC 9421 signing, RFC 8785 canonicalization and the Web Bot Auth profile.
+//! (PyO3, abi3). It binds the library facade ([`agentsig::facade`]): the
+//! [`Facade`] verifier and its `verify_*` methods, [`agentsig::SigningKey`],
+//! descriptor, A2A card and RFC 9421 signing, RFC 8785 canonicalization,
+//! the Web Bot Auth profile and AI Catalogs. Every rule (which error a
+//! failure is, the options' defaults and the rules between them, how a
+//! request is assembled from its parts) lives in the facade; this file
+//! converts Python values and raises.
 //!
 //! # Contract
 //! * Every call copies its inputs into Rust values (after checking their
 //!   size against a bound, so an oversized input is refused before it is
 //!   copied), then runs without the GIL (`Python::detach`).
 //! * Success returns a report; anything else raises one of the exceptions
-//!   of `agentsig._errors` (Python), each with the stable `code` the CLI
-//!   reports (`docs/report.md`). The report is the very
+//!   of `agentsig._errors` (Python), the class named by the facade's
+//!   [`facade::ErrorKind`], each with the stable `code` the CLI reports
+//!   (`docs/report.md`). The report is the very
 //!   [`agentsig::report::Report`] the CLI prints under `--json`, converted
 //!   from its serde form, so the shapes cannot drift.
 //! * No input reaches an `unwrap`/`expect`: bad input is `BadInput`,
@@ -17,14 +22,16 @@
 
 #![forbid(unsafe_code)]
 
-use agentsig::clock::FixedClock;
-use agentsig::httpsig::message::{Field, RequestLine, MAX_FIELD_LINES, MAX_HEAD_BYTES};
-use agentsig::httpsig::{ComponentId, Derived, HttpPolicy, HttpSigError, Message, SignatureSpec};
-use agentsig::replay::ReplayStore;
-use agentsig::report::{Report, Verdict};
+use agentsig::facade::{
+    self, algorithm, jwk_key, load_public, refuse_secret, Facade, Failure, RequestCheck,
+    VerifierOptions,
+};
+use agentsig::httpsig::message::{MAX_FIELD_LINES, MAX_HEAD_BYTES};
+use agentsig::httpsig::Message;
+use agentsig::report::Report;
 use agentsig::trust::{KeySource, StaticKeys};
-use agentsig::webbotauth::{KeyDirectory, StaticDirectory, WebBotAuthVerifier};
-use agentsig::{Algorithm, AllowList, SigningKey, VerifyingKey};
+use agentsig::webbotauth::StaticDirectory;
+use agentsig::{Algorithm, SigningKey, VerifyingKey};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -35,9 +42,8 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// Largest HTTP body (and A2A card or delegation bundle) accepted by a
-/// call: 16 MiB, the CLI's bound on any input (`docs/report.md`,
-/// `input.unreadable`).
-pub const MAX_INPUT_BYTES: usize = 16 * 1024 * 1024;
+/// call: [`facade::MAX_INPUT_BYTES`], the CLI's bound on any input.
+pub const MAX_INPUT_BYTES: usize = facade::MAX_INPUT_BYTES;
 
 /// Largest JSON document (descriptor, A2A card, JSON given as a Python
 /// object): the library's default [`agentsig::policy::Limits`].
@@ -49,77 +55,25 @@ fn max_document_bytes() -> usize {
 /// `sign_card`, JWK dicts): the strict JSON parser's default depth.
 pub const MAX_DEPTH: usize = 64;
 
-/// Default lifetime of a request signature (`expires - created`), seconds:
-/// the Web Bot Auth default.
-pub const DEFAULT_EXPIRES_IN: u64 = agentsig::webbotauth::DEFAULT_LIFETIME;
+/// Default lifetime of a request signature (`expires - created`), seconds.
+pub const DEFAULT_EXPIRES_IN: u64 = facade::DEFAULT_EXPIRES_IN;
 
 // ---------------------------------------------------------------- errors
 
-/// What a failed call raises: an exception class of `agentsig._errors`,
-/// the stable code and the message, and the report when there is one.
-struct Failure {
-    class: &'static str,
-    code: String,
-    message: String,
-    report: Option<Box<Report>>,
+/// A facade [`Failure`] as the Python exception of `agentsig._errors`
+/// its kind names.
+trait IntoPyErr {
+    fn into_pyerr(self, py: Python<'_>) -> PyErr;
 }
 
-impl Failure {
-    fn bad_input(code: &str, message: impl Into<String>) -> Failure {
-        Failure {
-            class: "BadInput",
-            code: code.to_owned(),
-            message: message.into(),
-            report: None,
-        }
-    }
-    fn malformed(message: impl Into<String>) -> Failure {
-        Failure::bad_input("input.malformed", message)
-    }
-    fn too_large(what: &str, n: usize, max: usize) -> Failure {
-        Failure::bad_input(
-            "input.unreadable",
-            format!("{what} of {n} bytes is larger than the {max}-byte bound"),
-        )
-    }
-    fn bad_key(message: impl Into<String>) -> Failure {
-        Failure {
-            class: "BadKey",
-            code: "key.unusable".into(),
-            message: message.into(),
-            report: None,
-        }
-    }
-    fn usage(message: impl Into<String>) -> Failure {
-        Failure::bad_input("usage", message)
-    }
-    /// A report that did not verify: `PolicyRefused` when policy refused
-    /// it (see [`policy_refusal`]), else `NotVerified`.
-    fn not_verified(report: Report) -> Failure {
-        let (code, message) = match &report.error {
-            Some(p) => (p.code.clone(), p.message.clone()),
-            None => ("failed".to_owned(), "nothing verified".to_owned()),
-        };
-        Failure {
-            class: if FETCH_CODES.contains(&code.as_str()) {
-                "FetchError"
-            } else if policy_refusal(&report) {
-                "PolicyRefused"
-            } else {
-                "NotVerified"
-            },
-            message: format!("{}: not verified: {message}", report.command),
-            code,
-            report: Some(Box::new(report)),
-        }
-    }
+impl IntoPyErr for Failure {
     fn into_pyerr(self, py: Python<'_>) -> PyErr {
         let build = || -> PyResult<PyErr> {
             let report = match &self.report {
                 Some(r) => Some(report_object(py, r)?),
                 None => None,
             };
-            let cls = py.import("agentsig._errors")?.getattr(self.class)?;
+            let cls = py.import("agentsig._errors")?.getattr(self.kind.name())?;
             let inst = cls.call1((self.message.as_str(), self.code.as_str(), report))?;
             Ok(PyErr::from_value(inst))
         };
@@ -127,74 +81,11 @@ impl Failure {
     }
 }
 
-/// Codes of a Web Bot Auth key directory that could not be fetched
-/// (`DirectoryError::code`): the network, TLS, the SSRF guard, the HTTP
-/// exchange (`docs/web-bot-auth.md`: "the fetch"); raised as `FetchError`.
-/// A directory fetched and refused for its content stays `NotVerified`.
-const FETCH_CODES: [&str; 7] = [
-    "directory-busy",
-    "directory-fetch-failed",
-    "directory-refused",
-    "directory-redirect",
-    "directory-status",
-    "directory-too-large",
-    "directory-timeout",
-];
-
-/// Codes of policy refusals, beyond any signature whose verdict is
-/// `refused` (`docs/report.md`): the signature may be genuine, but the
-/// verifier's policy does not accept it (too old, expired, replayed, an
-/// algorithm not allowed, a widened delegation scope...).
-const POLICY_CODES: [&str; 14] = [
-    "alg-not-allowed",
-    "algorithm-not-allowed",
-    "too-old",
-    "expired",
-    "created-in-future",
-    "replay",
-    "tag-mismatch",
-    "required-component-not-covered",
-    "request-target-not-covered",
-    "typ-mismatch",
-    "key-header-offered",
-    "jwt.expired",
-    "jwt.replay",
-    "exchange.scope-widened",
-];
-
-/// Whether a report that did not verify was refused by policy rather than
-/// by a signature that does not match: no signature is `invalid`, and one
-/// is `refused` or the first reason has a policy code.
-fn policy_refusal(r: &Report) -> bool {
-    // Delegation codes are namespaced (`jwt.alg-not-allowed`,
-    // `act.scope-widened`): the last part names the rule.
-    let policy_code = |c: &str| {
-        POLICY_CODES.contains(&c)
-            || POLICY_CODES.contains(&c.rsplit('.').next().unwrap_or(c))
-            || c.contains("replay")
-            || c.contains("widen")
-    };
-    let code = r.error.as_ref().map_or("", |e| e.code.as_str());
-    if r.signatures.iter().any(|s| s.verdict == "invalid") && !policy_code(code) {
-        return false;
-    }
-    policy_code(code) || r.signatures.iter().any(|s| s.verdict == "refused")
-}
-
-type Out<T> = Result<T, Failure>;
+type Out<T> = facade::Outcome<T>;
 
 /// Run `f` without the GIL and convert its failure.
 fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> Out<T> + Send) -> PyResult<T> {
     py.detach(f).map_err(|e| e.into_pyerr(py))
-}
-
-/// A report that must be `verified`: the Python `Report`, or the failure.
-fn settle(r: Report) -> Out<Report> {
-    if r.verified {
-        Ok(r)
-    } else {
-        Err(Failure::not_verified(r))
-    }
 }
 
 // ------------------------------------------------------- JSON <-> Python
@@ -425,7 +316,7 @@ fn str_arg(py: Python<'_>, o: &Bound<'_, PyAny>, what: &str, max: usize) -> PyRe
 /// Header fields from a list of `(name, value)` pairs, a mapping, or an
 /// object with `multi_items()` (httpx, Starlette): names and values `str`
 /// or `bytes` (UTF-8), repeated fields kept in order; bounded by the RFC
-/// 9421 message limits (field lines, header section bytes).
+/// 9421 message limits ([`facade::check_headers`]).
 fn headers_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
     // Lists and tuples first: `hasattr` on them would raise and swallow an
     // AttributeError per call.
@@ -447,59 +338,35 @@ fn headers_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Vec<(String, St
     let mut total = 0usize;
     for item in items.try_iter()? {
         let item = item?;
-        if out.len() >= MAX_FIELD_LINES {
-            return Err(Failure::bad_input(
-                "input.unreadable",
-                format!("headers: more than {MAX_FIELD_LINES} field lines"),
-            )
-            .into_pyerr(py));
+        // Stop copying at the first line or byte past the bounds; the
+        // facade says which bound.
+        if out.len() > MAX_FIELD_LINES || total > MAX_HEAD_BYTES {
+            break;
         }
-        let (name, value) = if let Ok(t) = item.cast::<PyTuple>() {
-            if t.len() != 2 {
-                return Err(PyTypeError::new_err(
-                    "a header must be a (name, value) pair of two items",
-                ));
-            }
-            (
-                field_text(py, &t.get_item(0)?, "a header name")?,
-                field_text(py, &t.get_item(1)?, "a header value")?,
-            )
+        let pair = if let Ok(t) = item.cast::<PyTuple>() {
+            (t.len() == 2).then(|| Ok::<_, PyErr>((t.get_item(0)?, t.get_item(1)?)))
         } else if let Ok(l) = item.cast::<PyList>() {
-            if l.len() != 2 {
-                return Err(PyTypeError::new_err(
-                    "a header must be a (name, value) pair of two items",
-                ));
-            }
-            (
-                field_text(py, &l.get_item(0)?, "a header name")?,
-                field_text(py, &l.get_item(1)?, "a header value")?,
-            )
+            (l.len() == 2).then(|| Ok::<_, PyErr>((l.get_item(0)?, l.get_item(1)?)))
         } else {
             return Err(PyTypeError::new_err(format!(
                 "a header must be a (name, value) pair, not {}",
                 type_name(&item)
             )));
         };
+        let Some(pair) = pair else {
+            return Err(PyTypeError::new_err(
+                "a header must be a (name, value) pair of two items",
+            ));
+        };
+        let (n, v) = pair?;
+        let (name, value) = (
+            field_text(py, &n, "a header name")?,
+            field_text(py, &v, "a header value")?,
+        );
         total = total.saturating_add(name.len() + value.len() + 4);
-        if total > MAX_HEAD_BYTES {
-            return Err(
-                Failure::too_large("the header section", total, MAX_HEAD_BYTES).into_pyerr(py),
-            );
-        }
-        if name.is_empty() || !name.bytes().all(is_tchar) {
-            return Err(Failure::malformed(format!(
-                "{name:?} is not a field name (RFC 9110 section 5.1)"
-            ))
-            .into_pyerr(py));
-        }
-        if value.bytes().any(|c| c == b'\r' || c == b'\n' || c == 0) {
-            return Err(Failure::malformed(format!(
-                "the value of {name} holds CR, LF or NUL (RFC 9110 section 5.5)"
-            ))
-            .into_pyerr(py));
-        }
         out.push((name, value));
     }
+    facade::check_headers(&out).map_err(|e| e.into_pyerr(py))?;
     Ok(out)
 }
 
@@ -511,116 +378,6 @@ fn field_text(py: Python<'_>, o: &Bound<'_, PyAny>, what: &str) -> PyResult<Stri
         )));
     }
     str_arg(py, o, what, MAX_HEAD_BYTES)
-}
-
-fn is_tchar(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c)
-}
-
-fn fields(headers: &[(String, String)]) -> Vec<Field> {
-    headers
-        .iter()
-        .map(|(n, v)| Field {
-            name: n.to_ascii_lowercase(),
-            value: v.trim_matches([' ', '\t']).as_bytes().to_vec(),
-        })
-        .collect()
-}
-
-/// A request model to verify: `target` is an absolute http(s) URL, or, with
-/// `scheme`, an origin-form target (`/path?query`, RFC 9112 section 3.2.1)
-/// whose authority is the one `Host` field of `headers` (RFC 9112 section
-/// 3.2), so the message is built from the parts a server received rather
-/// than from one string glued together. A target with a fragment (`#`: a
-/// request target never has one, RFC 9112 section 3.2) and an absolute URL
-/// with userinfo (`user@host`, deprecated by RFC 9110 section 4.2.4, and
-/// which moves the authority a reader sees) are refused, so the target
-/// verified is the target served.
-fn verified_request_message(
-    method: &str,
-    target: &str,
-    scheme: Option<&str>,
-    headers: &[(String, String)],
-    body: Vec<u8>,
-) -> Out<Message> {
-    if target.contains('#') {
-        return Err(Failure::malformed(format!(
-            "{target:?} holds a fragment (#): a request target has none (RFC 9112 section 3.2); send the path and query only"
-        )));
-    }
-    let Some(scheme) = scheme else {
-        if let Some((_, rest)) = target.split_once("://") {
-            let end = rest.find(['/', '?']).unwrap_or(rest.len());
-            if rest[..end].contains('@') {
-                return Err(Failure::malformed(format!(
-                    "{target:?} holds userinfo (user@host): give the URL without it (RFC 9110 section 4.2.4)"
-                )));
-            }
-        }
-        return request_message(method, target, headers, body);
-    };
-    if !matches!(scheme, "https" | "http") {
-        return Err(Failure::usage(format!(
-            "scheme {scheme:?}: give \"https\" or \"http\""
-        )));
-    }
-    if !target.starts_with('/') {
-        return Err(Failure::malformed(format!(
-            "{target:?} is not an origin-form target (it must start with /, RFC 9112 section 3.2.1); with scheme= give the path and query, else an absolute URL"
-        )));
-    }
-    let hosts: Vec<&str> = headers
-        .iter()
-        .filter(|(n, _)| n.eq_ignore_ascii_case("host"))
-        .map(|(_, v)| v.trim_matches([' ', '\t']))
-        .collect();
-    let [host] = hosts[..] else {
-        return Err(Failure::malformed(format!(
-            "{} Host fields: an origin-form request carries exactly one (RFC 9112 section 3.2)",
-            hosts.len()
-        )));
-    };
-    agentsig::httpsig::authority::parse_authority(host)
-        .map_err(|e| Failure::malformed(format!("Host: {e}")))?;
-    let line = RequestLine::new(method, target, Some(host), scheme)
-        .map_err(|e| Failure::malformed(format!("request: {e}")))?;
-    Ok(Message::request(line, fields(headers), body))
-}
-
-/// A request model from its method, absolute URL, fields and body.
-fn request_message(
-    method: &str,
-    url: &str,
-    headers: &[(String, String)],
-    body: Vec<u8>,
-) -> Out<Message> {
-    if !(url.starts_with("https://") || url.starts_with("http://")) {
-        return Err(Failure::malformed(format!(
-            "{url:?} is not an absolute http(s) URL"
-        )));
-    }
-    let line = RequestLine::new(method, url, None, "https")
-        .map_err(|e| Failure::malformed(format!("request: {e}")))?;
-    if line.authority.is_empty() {
-        return Err(Failure::malformed(format!("{url:?} has no authority")));
-    }
-    Ok(Message::request(line, fields(headers), body))
-}
-
-fn has_field(m: &Message, name: &str) -> bool {
-    m.field_lines(name, false).next().is_some()
-}
-
-fn now_secs() -> i64 {
-    agentsig::clock::Clock::now(&agentsig::clock::SystemClock)
-}
-
-fn algorithm(name: &str) -> Out<Algorithm> {
-    Algorithm::from_any_name(name).ok_or_else(|| {
-        Failure::usage(format!(
-            "unknown algorithm {name:?} (JOSE names ES256, ES384, EdDSA, PS512, RS256, HS256, or RFC 9421 names)"
-        ))
-    })
 }
 
 // ------------------------------------------------------------------- keys
@@ -687,11 +444,7 @@ impl PySigningKey {
     /// The public JWK (RFC 7517) as a dict, with `alg`, `use` and `kid`.
     /// A shared secret (HS256) has no public form: `BadKey`.
     fn public_jwk<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        refuse_secret(self.key.verifying_key()).map_err(|e| e.into_pyerr(py))?;
-        let mut j = self.key.verifying_key().to_jwk().to_value();
-        if let (Value::Object(m), Some(k)) = (&mut j, self.key.kid()) {
-            m.insert("kid".into(), Value::String(k.to_owned()));
-        }
+        let j = facade::public_jwk(&self.key).map_err(|e| e.into_pyerr(py))?;
         to_py(py, &j)
     }
 
@@ -777,39 +530,6 @@ impl PyPublicKey {
     }
 }
 
-/// The JWK of a shared secret is the secret itself (`kty` `oct`, member
-/// `k`): it is never handed out as a "public" key.
-fn refuse_secret(key: &VerifyingKey) -> Out<()> {
-    if key.is_symmetric() {
-        return Err(Failure::bad_key(
-            "a shared secret (HS256) has no public JWK: its JWK would be the secret",
-        ));
-    }
-    Ok(())
-}
-
-fn load_public(text: &str) -> Out<VerifyingKey> {
-    if text.trim_start().starts_with('{') {
-        let v: Value =
-            serde_json::from_str(text).map_err(|e| Failure::bad_key(format!("JWK: {e}")))?;
-        return jwk_key(&v);
-    }
-    VerifyingKey::from_pem(text)
-        .or_else(|_| SigningKey::from_pem(text).map(|k| k.verifying_key().clone()))
-        .map_err(|e| Failure::bad_key(format!("key: {e}")))
-}
-
-fn jwk_key(v: &Value) -> Out<VerifyingKey> {
-    let j = agentsig::jwk::Jwk::from_value(v).map_err(|e| Failure::bad_key(format!("JWK: {e}")))?;
-    if j.kty == "oct" {
-        return Err(Failure::bad_key(
-            "JWK: a shared secret (kty oct) is not a public key",
-        ));
-    }
-    j.to_verifying_key(None)
-        .map_err(|e| Failure::bad_key(format!("JWK: {e}")))
-}
-
 /// The signing key of a `key` argument.
 fn signing_key(o: &Bound<'_, PyAny>) -> PyResult<Arc<SigningKey>> {
     o.cast::<PySigningKey>()
@@ -852,22 +572,9 @@ fn sign_descriptor(
     doc: &Bound<'_, PyAny>,
     key: &Bound<'_, PyAny>,
 ) -> PyResult<String> {
-    let max = agentsig::policy::Limits::default().max_document_bytes;
-    let doc = bytes_arg(py, doc, "doc", max)?;
+    let doc = bytes_arg(py, doc, "doc", max_document_bytes())?;
     let key = signing_key(key)?;
-    detached(py, move || {
-        agentsig::descriptor::sign(&doc, &key)
-            .map(|s| s.jws)
-            .map_err(|e| match e {
-                agentsig::descriptor::DescriptorError::Json(e) => {
-                    Failure::malformed(format!("descriptor is not strict I-JSON: {e}"))
-                }
-                agentsig::descriptor::DescriptorError::TooLarge(n) => {
-                    Failure::too_large("doc", n, max)
-                }
-                other => Failure::bad_key(other.to_string()),
-            })
-    })
+    detached(py, move || facade::sign_descriptor(&doc, &key))
 }
 
 /// Sign an A2A Agent Card (dict or JSON bytes) as the A2A SDKs do; returns
@@ -882,11 +589,7 @@ fn sign_card<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let v = card_value(py, card)?;
     let key = signing_key(key)?;
-    let signed = detached(py, move || {
-        agentsig::a2a::sign_card(&v, &key, &Map::new(), force)
-            .map(|s| s.card)
-            .map_err(|e| Failure::malformed(format!("A2A card: {e}")))
-    })?;
+    let signed = detached(py, move || facade::sign_card(&v, &key, force))?;
     to_py(py, &signed)
 }
 
@@ -915,8 +618,7 @@ fn pairs<'py>(py: Python<'py>, h: &[(String, String)]) -> PyResult<Bound<'py, Py
     Ok(l)
 }
 
-/// An HTTP status code: an `int` of three digits (RFC 9110 section 15;
-/// `@status` is its three-digit form, RFC 9421 section 2.2.9).
+/// An HTTP status code: an `int` of three digits ([`facade::status_code`]).
 fn status_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<u16> {
     if o.cast::<PyBool>().is_ok() || o.cast::<PyInt>().is_err() {
         return Err(PyTypeError::new_err(format!(
@@ -924,13 +626,7 @@ fn status_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<u16> {
             type_name(o)
         )));
     }
-    match o.extract::<i64>() {
-        Ok(n @ 100..=999) => Ok(n as u16),
-        _ => Err(Failure::malformed(format!(
-            "status {o} is not a three-digit HTTP status code (RFC 9110 section 15)"
-        ))
-        .into_pyerr(py)),
-    }
+    facade::status_code(o.extract::<i64>().unwrap_or(-1)).map_err(|e| e.into_pyerr(py))
 }
 
 /// Sign a response (RFC 9421 section 3.1) with `Content-Digest` (RFC
@@ -950,59 +646,17 @@ fn sign_response<'py>(
     expires_in: Option<u64>,
 ) -> PyResult<Bound<'py, PyList>> {
     let status = status_arg(py, status)?;
-    let mut h = headers_arg(py, headers)?;
+    let h = headers_arg(py, headers)?;
     let body = bytes_arg(py, body, "body", MAX_INPUT_BYTES)?;
     let key = signing_key(key)?;
-    let label = label.to_owned();
-    let added = detached(py, move || {
-        let mut msg = Message::response(status, fields(&h), body);
-        let mut added = Vec::new();
-        if !has_field(&msg, "content-digest") {
-            let d = agentsig::digest::content_digest(&msg.body);
-            msg.add_header("Content-Digest", &d);
-            added.push(("Content-Digest".to_owned(), d));
-        }
-        let created = created.unwrap_or_else(now_secs);
-        let mut spec = SignatureSpec::new(label).component(ComponentId::derived(Derived::Status));
-        for f in ["content-type", "content-digest"] {
-            if has_field(&msg, f) {
-                spec = spec.component(field_id(f)?);
-            }
-        }
-        added.extend(sign_spec(&msg, spec, &key, created, expires_in)?);
-        h.extend(added);
-        Ok(h)
+    let mut o = facade::ResponseSigning::default();
+    o.label = label.to_owned();
+    o.created = created;
+    o.expires_in = expires_in;
+    let signed = detached(py, move || {
+        facade::sign_response(status, &h, body, &key, &o)
     })?;
-    pairs(py, &added)
-}
-
-/// Sign `msg` (RFC 9421 section 3.1) over `spec`'s components with
-/// `created`, `expires` (`created + expires_in`, when given), `keyid` and
-/// `alg` from `key`: the `Signature-Input` and `Signature` fields to add.
-fn sign_spec(
-    msg: &Message,
-    spec: SignatureSpec,
-    key: &SigningKey,
-    created: i64,
-    expires_in: Option<u64>,
-) -> Out<[(String, String); 2]> {
-    let mut spec = spec
-        .created(created)
-        .keyid(&key.kid_or_thumbprint())
-        .alg(key.algorithm());
-    if let Some(e) = expires_in {
-        spec = spec.expires(created.saturating_add(i64::try_from(e).unwrap_or(i64::MAX)));
-    }
-    let s = agentsig::httpsig::sign(msg, None, &spec, key)
-        .map_err(|e| Failure::malformed(format!("RFC 9421 signing: {e}")))?;
-    Ok([
-        ("Signature-Input".to_owned(), s.signature_input),
-        ("Signature".to_owned(), s.signature),
-    ])
-}
-
-fn field_id(name: &str) -> Out<ComponentId> {
-    ComponentId::field(name).map_err(|e| Failure::malformed(e.to_string()))
+    pairs(py, &signed)
 }
 
 /// Sign a request: under the Web Bot Auth profile
@@ -1011,8 +665,8 @@ fn field_id(name: &str) -> Out<ComponentId> {
 /// nonce) when `signature_agent` is given (`web_bot_auth=None`, the default
 /// shared with `agentsig.httpx.SignatureAuth`, means exactly that), else plain RFC 9421 over `@method`, `@authority`,
 /// `@path` (`@query` when there is one), `content-type` when present and
-/// `content-digest` when there is a body. Returns the headers with the added
-/// fields.
+/// `content-digest` when there is a body ([`facade::sign_request`]).
+/// Returns the headers with the added fields.
 #[pyfunction]
 #[pyo3(signature = (method, url, headers, body, key, *, web_bot_auth = None, signature_agent = None, expires_in = DEFAULT_EXPIRES_IN, components = None, label = "sig1", created = None))]
 #[allow(clippy::too_many_arguments)]
@@ -1031,77 +685,33 @@ fn sign_request<'py>(
     created: Option<i64>,
 ) -> PyResult<Bound<'py, PyList>> {
     let url = str_arg(py, url, "url", 8 * 1024)?;
-    let mut h = headers_arg(py, headers)?;
+    let h = headers_arg(py, headers)?;
     let body = bytes_arg(py, body, "body", MAX_INPUT_BYTES)?;
     let key = signing_key(key)?;
     let method = method.to_owned();
-    let label = label.to_owned();
-    let web_bot_auth = web_bot_auth.unwrap_or(signature_agent.is_some());
-    let added = detached(py, move || {
-        let mut msg = request_message(&method, &url, &h, body)?;
-        let created = created.unwrap_or_else(now_secs);
-        if web_bot_auth {
-            let Some(agent) = signature_agent else {
-                return Err(Failure::usage(
-                    "Web Bot Auth needs signature_agent (the agent's https URL), or pass web_bot_auth=False",
-                ));
-            };
-            let mut o = agentsig::webbotauth::SignOptions::new(agent, created);
-            o.label = label;
-            o.lifetime = expires_in;
-            o.content_digest = true;
-            let s = agentsig::webbotauth::sign_message(&mut msg, &key, &o)
-                .map_err(|e| Failure::malformed(format!("Web Bot Auth: {e}")))?;
-            h.extend(s.fields);
-            return Ok(h);
-        }
-        let mut added = Vec::new();
-        if !msg.body.is_empty() && !has_field(&msg, "content-digest") {
-            let d = agentsig::digest::content_digest(&msg.body);
-            msg.add_header("Content-Digest", &d);
-            added.push(("Content-Digest".to_owned(), d));
-        }
-        let mut spec = SignatureSpec::new(label);
-        match components {
-            Some(cs) => {
-                for c in cs {
-                    spec = spec.component(
-                        ComponentId::parse(&c)
-                            .or_else(|_| ComponentId::parse(&format!("\"{c}\"")))
-                            .map_err(|e| Failure::usage(format!("component {c:?}: {e}")))?,
-                    );
-                }
-            }
-            None => {
-                for d in [Derived::Method, Derived::Authority, Derived::Path] {
-                    spec = spec.component(ComponentId::derived(d));
-                }
-                if request_query(&msg) {
-                    spec = spec.component(ComponentId::derived(Derived::Query));
-                }
-                for f in ["content-type", "content-digest"] {
-                    if has_field(&msg, f) {
-                        spec = spec.component(field_id(f)?);
-                    }
-                }
-            }
-        }
-        added.extend(sign_spec(&msg, spec, &key, created, Some(expires_in))?);
-        h.extend(added);
-        Ok(h)
+    let mut o = facade::RequestSigning::default();
+    o.web_bot_auth = web_bot_auth.unwrap_or(signature_agent.is_some());
+    if o.web_bot_auth && signature_agent.is_none() {
+        return Err(Failure::usage(
+            "Web Bot Auth needs signature_agent (the agent's https URL), or pass web_bot_auth=False",
+        )
+        .into_pyerr(py));
+    }
+    o.signature_agent = signature_agent;
+    o.expires_in = expires_in;
+    o.components = components;
+    o.label = label.to_owned();
+    o.created = created;
+    let signed = detached(py, move || {
+        facade::sign_request(&method, &url, &h, body, &key, &o)
     })?;
-    pairs(py, &added)
-}
-
-fn request_query(m: &Message) -> bool {
-    matches!(&m.kind, agentsig::httpsig::message::Kind::Request(l) if l.query.is_some())
+    pairs(py, &signed)
 }
 
 // --------------------------------------------------------------- verifier
 
 /// The trusted keys of a JWK Set given as a dict, str or bytes (RFC 7517
-/// section 5); a JWK Set never yields a shared secret (RFC 8725 section
-/// 3.1), and one with no usable key is refused.
+/// section 5), or a path-like naming its file ([`facade::jwks_keys`]).
 fn jwks_keys(py: Python<'_>, j: &Bound<'_, PyAny>, what: &str) -> PyResult<StaticKeys> {
     let bytes = if j.hasattr("__fspath__")? {
         // A path-like (`pathlib.Path`): the file holding the JWK Set.
@@ -1128,16 +738,7 @@ fn jwks_keys(py: Python<'_>, j: &Bound<'_, PyAny>, what: &str) -> PyResult<Stati
     } else {
         bytes_arg(py, j, what, MAX_INPUT_BYTES)?
     };
-    let set = StaticKeys::from_jwks(&bytes, KeySource::Jwks(what.into()), None)
-        .map_err(|e| Failure::bad_key(format!("{what}: JWK Set: {e}")).into_pyerr(py))?;
-    if set.keys.is_empty() {
-        return Err(Failure::bad_key(format!(
-            "{what}: JWK Set: no usable key ({} skipped)",
-            set.skipped.len()
-        ))
-        .into_pyerr(py));
-    }
-    Ok(set.keys)
+    facade::jwks_keys(&bytes, what, MAX_INPUT_BYTES).map_err(|e| e.into_pyerr(py))
 }
 
 /// The bytes of the file at `path`, refused beyond `max` bytes (read at
@@ -1187,12 +788,8 @@ fn key_list(py: Python<'_>, ks: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<V
 }
 
 /// The Web Bot Auth key sets given in advance: each agent (its
-/// `Signature-Agent` value: an origin, whose key directory is at the
-/// well-known path, or a JWK Set URL) with its keys, a JWK Set or a list
-/// of keys. A key verifies only the agent it is given for: the agent
-/// identity a verification reports is bound by its key set
-/// (draft-meunier-webbotauth-httpsig-protocol section 5.2), never by the
-/// `Signature-Agent` value alone.
+/// `Signature-Agent` value) with its keys, a JWK Set or a list of keys
+/// ([`facade::add_agent_keys`]).
 fn agent_key_sets(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<StaticDirectory> {
     let d = d.cast::<PyDict>().map_err(|_| {
         PyTypeError::new_err(format!(
@@ -1200,18 +797,17 @@ fn agent_key_sets(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<StaticDirect
             type_name(d)
         ))
     })?;
-    if d.len() > MAX_AGENTS {
+    if d.len() > facade::MAX_AGENTS {
         return Err(Failure::usage(format!(
-            "agent_keys: {} agents, at most {MAX_AGENTS}",
-            d.len()
+            "agent_keys: {} agents, at most {}",
+            d.len(),
+            facade::MAX_AGENTS
         ))
         .into_pyerr(py));
     }
     let mut dir = StaticDirectory::new();
     for (url, keys) in d.iter() {
         let url = str_arg(py, &url, "agent URL", agentsig::webbotauth::MAX_URL_LEN)?;
-        let agent = agentsig::webbotauth::resolve_agent_url(&url, None)
-            .map_err(|e| Failure::usage(format!("agent_keys: {e}")).into_pyerr(py))?;
         let keys = if keys.cast::<PyList>().is_ok() || keys.cast::<PyTuple>().is_ok() {
             key_list(py, &keys, "agent_keys values")?
         } else {
@@ -1221,30 +817,18 @@ fn agent_key_sets(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<StaticDirect
                 .map(|k| k.key.clone())
                 .collect()
         };
-        if keys.is_empty() {
-            return Err(Failure::bad_key(format!("agent_keys: no key for {url}")).into_pyerr(py));
-        }
-        dir.insert(&agent.key_set_url, keys);
+        facade::add_agent_keys(&mut dir, &url, keys, facade::Spelling::Snake)
+            .map_err(|e| e.into_pyerr(py))?;
     }
     Ok(dir)
 }
 
-/// Most agents `agent_keys` may name.
-const MAX_AGENTS: usize = 1024;
-
-/// Verifies descriptors, A2A cards, RFC 9421 messages and delegation
-/// chains with one configuration; thread-safe, reusable, releases the GIL
-/// while it verifies.
+/// Verifies descriptors, A2A cards, RFC 9421 messages, delegation chains
+/// and AI Catalogs with one configuration; thread-safe, reusable, releases
+/// the GIL while it verifies.
 #[pyclass(frozen, module = "agentsig._agentsig", name = "Verifier")]
 pub struct PyVerifier {
-    inner: agentsig::Verifier,
-    wba: WebBotAuthVerifier,
-    /// Where Web Bot Auth key sets come from: the keys given per agent
-    /// (`agent_keys`), or the agents' key directories fetched over HTTPS;
-    /// `None`: Web Bot Auth verification is not configured.
-    directory: Option<Arc<dyn KeyDirectory>>,
-    /// The deadline of one Web Bot Auth verification, every fetch included.
-    fetch_deadline: std::time::Duration,
+    inner: Facade,
 }
 
 #[pymethods]
@@ -1269,122 +853,41 @@ impl PyVerifier {
         allow_private_hosts: Option<Vec<String>>,
         extra_roots_pem: Option<Vec<String>>,
     ) -> PyResult<PyVerifier> {
-        let mut trusted = StaticKeys::new();
+        let mut o = VerifierOptions::default();
         if let Some(j) = jwks {
-            trusted.extend(jwks_keys(py, j, "jwks")?);
+            o.keys.extend(jwks_keys(py, j, "jwks")?);
         }
         if let Some(ks) = keys {
             for vk in key_list(py, ks, "keys")? {
-                trusted.add(vk, KeySource::Pinned);
+                o.keys.add(vk, KeySource::Pinned);
             }
         }
-        let agent_keys = agent_keys.map(|d| agent_key_sets(py, d)).transpose()?;
-        if agent_keys.is_some() && fetch_directories {
-            return Err(Failure::usage(
-                "agent_keys and fetch_directories=True are exclusive: keys given for an agent, or fetched from its directory",
-            )
-            .into_pyerr(py));
-        }
-        if trusted.is_empty() && agent_keys.is_none() && !fetch_directories {
-            return Err(Failure::usage(
-                "a Verifier needs trusted keys: pass jwks=... or keys=[...] (or, for Web Bot Auth only, agent_keys={...} or fetch_directories=True)",
-            )
-            .into_pyerr(py));
-        }
-        if !fetch_directories
-            && (require_directory_proof
-                || allow_private_hosts.is_some()
-                || extra_roots_pem.is_some())
-        {
-            return Err(Failure::usage(
-                "require_directory_proof, allow_private_hosts and extra_roots_pem need fetch_directories=True",
-            )
-            .into_pyerr(py));
-        }
-        let allow = match algorithms {
-            None => AllowList::asymmetric(),
-            Some(names) => {
-                let mut v = Vec::new();
-                for n in &names {
-                    v.push(algorithm(n).map_err(|e| e.into_pyerr(py))?);
-                }
-                if v.is_empty() {
-                    return Err(Failure::usage("algorithms is empty").into_pyerr(py));
-                }
-                AllowList::new(v)
-            }
-        };
-        let mut http = HttpPolicy::new();
-        http.max_age = max_age;
-        let mut b = agentsig::Verifier::builder(trusted)
-            .algorithms(allow.clone())
-            .strict_low_s(strict_low_s)
-            .http(http);
-        if let Some(s) = skew {
-            b = b.skew(s);
-        }
-        let start = now.unwrap_or_else(now_secs);
-        let store: Option<Arc<dyn ReplayStore>> = match replay_store.as_deref() {
-            None => None,
-            Some(url) => {
-                let url = if url == "memory" { "memory:" } else { url };
-                Some(
-                    agentsig::replay::open_store(url, start)
-                        .map_err(|e| Failure::usage(format!("replay store: {e}")).into_pyerr(py))?,
-                )
-            }
-        };
-        if let Some(s) = &store {
-            b = b.replay_store(s.clone());
-        }
-        if let Some(n) = now {
-            b = b.clock(FixedClock(n));
-        }
-        let inner = b.build();
-        let mut policy = agentsig::webbotauth::Policy::default();
-        policy.algorithms = AllowList::new(allow.iter().filter(|a| !a.is_symmetric()));
-        policy.skew = inner.skew();
-        policy.allowed_agents = agents;
-        if let Some(m) = max_age {
-            policy.max_validity = m.min(agentsig::webbotauth::MAX_LIFETIME);
-        }
-        let mut wba = WebBotAuthVerifier::new(policy);
-        if let Some(s) = store {
-            wba = wba.with_replay_store(s);
-        }
-        let mut fetch = agentsig::net::fetch::FetchPolicy::default();
-        let fetch_deadline = fetch.timeout;
-        let directory: Option<Arc<dyn KeyDirectory>> = if fetch_directories {
-            for h in allow_private_hosts.unwrap_or_default() {
-                fetch = fetch.allow_private_host(h);
-            }
-            for pem in extra_roots_pem.unwrap_or_default() {
-                fetch = fetch.extra_root_pem(pem.into_bytes());
-            }
-            let fetcher = agentsig::net::fetch::Fetcher::with_policy(fetch)
-                .map_err(|e| Failure::usage(format!("HTTPS client: {e}")).into_pyerr(py))?;
-            let mut client = agentsig::net::webbotauth::DirectoryClient::new(Arc::new(fetcher))
-                .require_proof(require_directory_proof);
-            if let Some(n) = now {
-                client = client.clock(FixedClock(n));
-            }
-            Some(Arc::new(client))
-        } else {
-            agent_keys.map(|d| Arc::new(d) as Arc<dyn KeyDirectory>)
-        };
-        Ok(PyVerifier {
-            inner,
-            wba,
-            directory,
-            fetch_deadline,
-        })
+        o.agent_keys = agent_keys.map(|d| agent_key_sets(py, d)).transpose()?;
+        o.algorithms = algorithms
+            .map(|names| names.iter().map(|n| algorithm(n)).collect::<Out<Vec<_>>>())
+            .transpose()
+            .map_err(|e| e.into_pyerr(py))?;
+        o.max_age = max_age;
+        o.skew = skew;
+        o.replay_store = replay_store;
+        o.strict_low_s = strict_low_s;
+        o.now = now;
+        o.agents = agents;
+        o.fetch_directories = fetch_directories;
+        o.require_directory_proof = require_directory_proof;
+        o.allow_private_hosts = allow_private_hosts;
+        o.extra_roots_pem = extra_roots_pem;
+        let inner = o
+            .build(Some(agentsig::net::facade::network()))
+            .map_err(|e| e.into_pyerr(py))?;
+        Ok(PyVerifier { inner })
     }
 
     /// Whether this verifier can verify Web Bot Auth requests: it was
     /// given `agent_keys` or `fetch_directories=True`.
     #[getter]
     fn web_bot_auth_keys(&self) -> bool {
-        self.directory.is_some()
+        self.inner.web_bot_auth_keys()
     }
 
     /// Verify a descriptor (JSON bytes) against its detached JWS over the
@@ -1395,38 +898,10 @@ impl PyVerifier {
         doc: &Bound<'py, PyAny>,
         jws: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let limits = *self.inner.limits();
+        let limits = *self.inner.verifier().limits();
         let doc = bytes_arg(py, doc, "doc", limits.max_document_bytes)?;
         let jws = str_arg(py, jws, "jws", limits.max_jws_bytes)?;
-        let r = detached(py, || {
-            use agentsig::descriptor::DescriptorError as E;
-            let r = match self.inner.verify_descriptor(&doc, &jws) {
-                Ok(r) => r,
-                Err(E::NotVerified(r)) => *r,
-                Err(E::TooLarge(n)) => {
-                    return Err(Failure::too_large("doc", n, limits.max_document_bytes))
-                }
-                Err(E::Json(e)) => {
-                    return Err(Failure::malformed(format!(
-                        "descriptor is not strict I-JSON: {e}"
-                    )))
-                }
-                Err(E::Jws(agentsig::jws::JwsError::PayloadDiffers)) => {
-                    let mut rep = Report::error(
-                        "verify",
-                        None,
-                        "payload-differs",
-                        "the JWS carries a payload that differs from the descriptor",
-                    );
-                    rep.set_verdict(Verdict::NotVerified);
-                    return Err(Failure::not_verified(rep));
-                }
-                Err(e) => return Err(Failure::malformed(format!("JWS: {e}"))),
-            };
-            let mut json = Report::from_jws("verify", None, &r.jws);
-            json.detail("canonical_sha256", r.canonical_sha256());
-            settle(json)
-        })?;
+        let r = detached(py, || self.inner.verify_descriptor(&doc, &jws))?;
         report_object(py, &r)
     }
 
@@ -1441,24 +916,63 @@ impl PyVerifier {
         require_all: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let v = card_value(py, card)?;
+        let r = detached(py, || self.inner.verify_card(&v, require_all))?;
+        report_object(py, &r)
+    }
+
+    /// Verify an AI Catalog (dict, JSON bytes or str) with this verifier's
+    /// trusted keys for every Trust Manifest: lint, each entry's manifest
+    /// (identity equal to the entry's `identifier`, a detached JWS over the
+    /// RFC 8785 form without `signature`), inline artifacts by their media
+    /// type, nested inline catalogs. The report is the one
+    /// `agentsig verify CATALOG --key K --json` prints (one `catalog.entry`
+    /// check and one `details.entries` result per entry); `require_signed`:
+    /// every entry must carry a verified Trust Manifest.
+    #[pyo3(signature = (catalog, *, require_signed = false))]
+    fn verify_catalog<'py>(
+        &self,
+        py: Python<'py>,
+        catalog: &Bound<'py, PyAny>,
+        require_signed: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let max = agentsig::catalog::MAX_CATALOG_BYTES;
+        let bytes = if catalog.cast::<PyDict>().is_ok() {
+            serde_json::to_vec(&json_value(py, catalog, max)?)
+                .map_err(|e| Failure::malformed(format!("catalog: {e}")).into_pyerr(py))?
+        } else if catalog.cast::<PyString>().is_ok() {
+            str_arg(py, catalog, "catalog", max)?.into_bytes()
+        } else {
+            bytes_arg(py, catalog, "catalog", max)?
+        };
         let r = detached(py, || {
-            use agentsig::a2a::A2aError as E;
-            let r = match self.inner.verify_agent_card_value(&v) {
-                Ok(r) => r,
-                Err(E::NotVerified(r)) => *r,
-                Err(E::Json(e)) => return Err(Failure::malformed(format!("card: {e}"))),
-                Err(e) => {
-                    let code = match e {
-                        E::NoSignatures => "a2a.no-signatures",
-                        E::BadSignature { .. } => "a2a.bad-signature-entry",
-                        _ => "a2a.malformed-card",
-                    };
-                    let mut rep = Report::error("verify", None, code, &e.to_string());
-                    rep.set_verdict(Verdict::NotVerified);
-                    return Err(Failure::not_verified(rep));
-                }
-            };
-            settle(Report::from_card("verify", None, &r, require_all))
+            self.inner.verify_catalog(&bytes, None, require_signed)
+        })?;
+        report_object(py, &r)
+    }
+
+    /// Fetch the AI Catalog at `url` (https; e.g.
+    /// `https://HOST/.well-known/ai-catalog.json`) through the SSRF-guarded
+    /// fetcher, with its nested catalogs and cards (bounded in depth,
+    /// fetches, bytes and time), and verify it as
+    /// [`verify_catalog`](Self::verify_catalog) does. A catalog that cannot
+    /// be fetched raises `FetchError`. `allow_private_hosts` and
+    /// `extra_roots_pem` loosen the fetcher for internal catalogs and tests.
+    #[pyo3(signature = (url, *, require_signed = false, allow_private_hosts = None, extra_roots_pem = None))]
+    fn verify_catalog_url<'py>(
+        &self,
+        py: Python<'py>,
+        url: &Bound<'py, PyAny>,
+        require_signed: bool,
+        allow_private_hosts: Option<Vec<String>>,
+        extra_roots_pem: Option<Vec<String>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let url = str_arg(py, url, "url", 8 * 1024)?;
+        let mut o = agentsig::net::facade::CatalogFetch::default();
+        o.require_signed = require_signed;
+        o.allow_private_hosts = allow_private_hosts.unwrap_or_default();
+        o.extra_roots_pem = extra_roots_pem.unwrap_or_default();
+        let r = detached(py, || {
+            agentsig::net::facade::verify_catalog_url(&self.inner, &url, &o)
         })?;
         report_object(py, &r)
     }
@@ -1499,12 +1013,10 @@ impl PyVerifier {
             }
         };
         let r = detached(py, || {
-            let msg = Message::response(status, fields(&h), body);
-            let rel = match related {
-                Some((m, u, rh, rb)) => Some(request_message(&m, &u, &rh, rb)?),
-                None => None,
-            };
-            self.http("http verify", &msg, rel.as_ref())
+            let rel = related
+                .as_ref()
+                .map(|(m, u, h, b)| (m.as_str(), u.as_str(), h.as_slice(), b.clone()));
+            self.inner.verify_response(status, &h, body, rel)
         })?;
         report_object(py, &r)
     }
@@ -1538,51 +1050,18 @@ impl PyVerifier {
         strict: bool,
         scheme: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let method = str_arg(py, method, "method", 64)?;
-        let url = str_arg(py, url, "url", 8 * 1024)?;
-        let h = headers_arg(py, headers)?;
-        let body = match body {
-            Some(b) => bytes_arg(py, b, "body", MAX_INPUT_BYTES)?,
-            None => Vec::new(),
-        };
-        let authorities = authorities.map(|a| authorities_arg(py, a)).transpose()?;
-        let r = detached(py, || {
-            let msg = verified_request_message(&method, &url, scheme.as_deref(), &h, body)?;
-            if web_bot_auth {
-                let Some(directory) = &self.directory else {
-                    return Err(Failure::usage(
-                        "Web Bot Auth needs the agents' keys: Verifier(agent_keys={agent_url: keys}) or Verifier(fetch_directories=True)",
-                    ));
-                };
-                let mut wba = self.wba.clone();
-                wba.policy.authorities = authorities;
-                if strict {
-                    add_strict(&mut wba.policy.required);
-                    wba.policy.require_nonce = true;
-                }
-                // Every key-directory fetch of this verification ends by the
-                // deadline, so a request naming slow directories cannot hold
-                // the caller for long.
-                let deadline = std::time::Instant::now() + self.fetch_deadline;
-                let rep = agentsig::net::fetch::with_deadline(deadline, || {
-                    wba.verify(&msg, directory.as_ref(), self.inner.now())
-                });
-                let mut report = rep.to_report("web-bot-auth verify", Some(&url));
-                fill_covered(&mut report, &msg);
-                return settle(report);
-            }
-            if authorities.is_none() && !strict {
-                return http_report(&self.inner, "http verify", &msg, None);
-            }
-            let mut hp = self.inner.http_policy().clone();
-            hp.authorities = authorities;
-            if strict {
-                add_strict(&mut hp.required);
-                hp.require_nonce = true;
-            }
-            let v = self.inner.to_builder().http(hp).build();
-            http_report(&v, "http verify", &msg, None)
-        })?;
+        let mut check = RequestCheck::default();
+        check.method = str_arg(py, method, "method", 64)?;
+        check.target = str_arg(py, url, "url", 8 * 1024)?;
+        check.headers = headers_arg(py, headers)?;
+        if let Some(b) = body {
+            check.body = bytes_arg(py, b, "body", MAX_INPUT_BYTES)?;
+        }
+        check.authorities = authorities.map(|a| authorities_arg(py, a)).transpose()?;
+        check.web_bot_auth = web_bot_auth;
+        check.strict = strict;
+        check.scheme = scheme;
+        let r = detached(py, || self.inner.verify_request(check))?;
         report_object(py, &r)
     }
 
@@ -1591,26 +1070,17 @@ impl PyVerifier {
     /// [`with_replay_store`](Self::with_replay_store).
     #[getter]
     fn has_replay_store(&self) -> bool {
-        self.inner.replay_store().is_some()
+        self.inner.verifier().replay_store().is_some()
     }
 
     /// This verifier with a replay store (`"memory"`, a file path,
     /// `redis://...`) in place of its own: every other setting is kept, and
     /// the store is shared by its RFC 9421 and Web Bot Auth verifications.
     fn with_replay_store(&self, py: Python<'_>, replay_store: &str) -> PyResult<PyVerifier> {
-        let url = if replay_store == "memory" {
-            "memory:"
-        } else {
-            replay_store
-        };
-        let store = agentsig::replay::open_store(url, self.inner.now())
-            .map_err(|e| Failure::usage(format!("replay store: {e}")).into_pyerr(py))?;
-        Ok(PyVerifier {
-            inner: self.inner.to_builder().replay_store(store.clone()).build(),
-            wba: self.wba.clone().with_replay_store(store),
-            directory: self.directory.clone(),
-            fetch_deadline: self.fetch_deadline,
-        })
+        self.inner
+            .with_replay_store(replay_store)
+            .map(|inner| PyVerifier { inner })
+            .map_err(|e| e.into_pyerr(py))
     }
 
     /// Audit a delegation chain (RFC 8693, RFC 9068, RFC 8725): one token or
@@ -1637,7 +1107,7 @@ impl PyVerifier {
                 ))
             })?),
         };
-        let max = self.inner.limits().max_jwt_bytes;
+        let max = self.inner.verifier().limits().max_jwt_bytes;
         let list: Vec<String> = if tokens.cast::<PyString>().is_ok() {
             vec![str_arg(py, tokens, "token", max)?]
         } else if tokens.cast::<PyList>().is_ok() || tokens.cast::<PyTuple>().is_ok() {
@@ -1661,35 +1131,8 @@ impl PyVerifier {
             )));
         };
         let r = detached(py, || {
-            let mut jwt = agentsig::policy::JwtPolicy::delegation();
-            if let Some(i) = issuer {
-                jwt = jwt.issuers(i);
-            }
-            if let Some(a) = audience {
-                jwt = jwt.audience(a);
-            }
-            let v = self
-                .inner
-                .to_builder()
-                .jwt(jwt)
-                .audit(
-                    self.inner
-                        .audit_policy()
-                        .clone()
-                        .deny_warnings(deny_warnings),
-                )
-                .build();
-            let refs: Vec<&str> = list.iter().map(String::as_str).collect();
-            let r = match v.audit_delegation(&refs) {
-                Ok(r) => r,
-                Err(e) => *e.report,
-            };
-            settle(Report::from_audit(
-                "delegation audit",
-                None,
-                &r,
-                deny_warnings,
-            ))
+            self.inner
+                .audit_delegation(&list, issuer, audience, deny_warnings)
         })?;
         report_object(py, &r)
     }
@@ -1698,6 +1141,7 @@ impl PyVerifier {
         format!(
             "<agentsig.Verifier algorithms={:?}>",
             self.inner
+                .verifier()
                 .algorithms()
                 .iter()
                 .map(Algorithm::jose_name)
@@ -1706,27 +1150,9 @@ impl PyVerifier {
     }
 }
 
-impl PyVerifier {
-    /// An RFC 9421 verification as the CLI's `http verify` reports it.
-    fn http(&self, command: &str, msg: &Message, related: Option<&Message>) -> Out<Report> {
-        http_report(&self.inner, command, msg, related)
-    }
-}
-
-/// The components `strict=True` requires beyond the profile's: `@method`
-/// and `@path`, so a captured signature cannot be spent on another method
-/// or resource (RFC 9421 section 7.2.1); with `require_nonce`, a replay
-/// store makes it good for one request (section 7.2.2).
-fn add_strict(required: &mut Vec<ComponentId>) {
-    for c in agentsig::httpsig::strict_request_components() {
-        if !required.contains(&c) {
-            required.push(c);
-        }
-    }
-}
-
 /// `authorities=[...]`: the site's own authorities, each `host[:port]`
-/// (RFC 3986 section 3.2), checked as the gates check them.
+/// (RFC 3986 section 3.2), at most the library's bound, checked by the
+/// facade ([`facade::authorities_policy`]).
 fn authorities_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     if o.cast::<PyString>().is_ok() || o.cast::<PyBytes>().is_ok() {
         return Err(PyTypeError::new_err(
@@ -1748,57 +1174,8 @@ fn authorities_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Vec<String>
             agentsig::httpsig::authority::MAX_AUTHORITY_LEN,
         )?);
     }
-    agentsig::httpsig::SiteAuthorities::only(&list)
-        .map(|a| a.to_policy().unwrap_or_default())
-        .map_err(|e| Failure::usage(format!("authorities: {e}")).into_pyerr(py))
-}
-
-/// A Web Bot Auth report lists no covered components (the profile's
-/// verifier keeps the identity, not the list): fill them in, for each
-/// signature that verified, from its `Signature-Input` member (RFC 9421
-/// section 4.1), so the identity says what the agent signed.
-fn fill_covered(report: &mut Report, msg: &Message) {
-    let lines: Vec<&[u8]> = msg.field_lines("signature-input", false).collect();
-    let Ok(dict) = agentsig::sfv::parse_dictionary_raw(&lines.join(&b", "[..])) else {
-        return;
-    };
-    for s in report
-        .signatures
-        .iter_mut()
-        .filter(|s| s.verdict == "valid")
-    {
-        let Some((_, entry)) = dict.0.iter().find(|(l, _)| *l == s.id) else {
-            continue;
-        };
-        let Some(list) = agentsig::httpsig::components::inner_list_items(entry) else {
-            continue;
-        };
-        if let Ok(c) = agentsig::httpsig::components::parse_covered(&list.items) {
-            // In the form the RFC 9421 report gives them (`Report::from_http`).
-            s.covered = c
-                .iter()
-                .map(|c| agentsig::report::unquote_component(&c.to_string()))
-                .collect();
-        }
-    }
-}
-
-/// An RFC 9421 verification by `v`, as the CLI's `http verify` reports it.
-fn http_report(
-    v: &agentsig::Verifier,
-    command: &str,
-    msg: &Message,
-    related: Option<&Message>,
-) -> Out<Report> {
-    match v.verify_http(msg, related) {
-        Ok(r) => settle(Report::from_http(command, None, &r)),
-        Err(HttpSigError::NotVerified(r)) => settle(Report::from_http(command, None, &r)),
-        Err(e) => {
-            let mut rep = Report::error(command, None, "header", &e.to_string());
-            rep.set_verdict(Verdict::NotVerified);
-            Err(Failure::not_verified(rep))
-        }
-    }
+    facade::authorities_policy(&list).map_err(|e| e.into_pyerr(py))?;
+    Ok(list)
 }
 
 /// Parse a saved raw HTTP response (what `curl -si URL` prints: status

@@ -1,6 +1,10 @@
 """Shared fixtures of the Python package's tests."""
 
+import contextlib
+import http.server
 import os
+import ssl
+import threading
 
 import pytest
 
@@ -43,3 +47,41 @@ def key(request):
 def verifier(key):
     # The key is trusted, and is the Web Bot Auth key of agent.example only.
     return agentsig.Verifier(keys=[key.public_key()], agent_keys={"https://agent.example": [key.public_key()]})
+
+
+@contextlib.contextmanager
+def https_server(cert, key, routes):
+    """A loopback HTTPS server (certificate ``cert``, key ``key``: files)
+    answering ``routes`` (path -> (headers, body)) with 200, anything else
+    404; yields ``(port, served)``, the paths asked for in order."""
+    served = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the stdlib's name
+            served.append(self.path)
+            if self.path not in routes:
+                self.send_error(404)
+                return
+            headers, body = routes[self.path]
+            self.send_response(200)
+            for name, value in headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(str(cert), str(key))
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield server.server_address[1], served
+    finally:
+        server.shutdown()
+        server.server_close()
+        t.join(timeout=10)

@@ -4,15 +4,12 @@ a test CA signed; the fetcher trusts that CA (extra_roots_pem) and lets
 localhost through its SSRF guard (allow_private_hosts) for the test only."""
 
 import datetime
-import http.server
 import json
-import ssl
-import threading
 
 import pytest
 
 import agentsig
-from conftest import peer
+from conftest import https_server, peer
 
 URL = "https://api.example/orders"
 MEDIA_TYPE = "application/http-message-signatures-directory+json"
@@ -73,40 +70,19 @@ def directory(tmp_path):
     agent_key = agentsig.SigningKey.generate("EdDSA")
     jwk = dict(agent_key.public_jwk(), kid=agent_key.thumbprint)
     body = json.dumps({"keys": [jwk]}).encode()
-    served = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - the stdlib's name
-            served.append(self.path)
-            if self.path != "/.well-known/http-message-signatures-directory":
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", MEDIA_TYPE)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "max-age=60")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(str(cert), str(key))
-    server.socket = ctx.wrap_socket(server.socket, server_side=True)
-    t = threading.Thread(target=server.serve_forever, daemon=True)
-    t.start()
-    try:
+    routes = {
+        "/.well-known/http-message-signatures-directory": (
+            [("Content-Type", MEDIA_TYPE), ("Cache-Control", "max-age=60")],
+            body,
+        )
+    }
+    with https_server(cert, key, routes) as (port, served):
         yield {
-            "agent": f"https://localhost:{server.server_address[1]}",
+            "agent": f"https://localhost:{port}",
             "key": agent_key,
             "ca": ca_pem,
             "served": served,
         }
-    finally:
-        server.shutdown()
-        t.join(timeout=10)
 
 
 def test_keys_come_from_the_fetched_directory(directory):

@@ -4,9 +4,7 @@
 //! [`agentsig::net::catalog`] (keys resolved from each manifest identity).
 
 use super::{CliError, CliResult, TrustedKeyArgs};
-use agentsig::catalog::{
-    self, CatalogOptions, CatalogReport, SignCatalogError, SignTarget, Status,
-};
+use agentsig::catalog::{self, CatalogOptions, CatalogReport, SignCatalogError, SignTarget};
 use agentsig::report::Report;
 use agentsig::verifier::Verifier;
 use std::process::ExitCode;
@@ -210,51 +208,9 @@ fn resolved(
     ))
 }
 
-/// The one report shape: a check per entry (and per host manifest, per
-/// lint error), the per-entry results in `details.entries`.
+/// The one report shape ([`Report::from_catalog`]).
 fn to_report(file: &str, r: &CatalogReport) -> Report {
-    let mut rep = Report::done("verify", Some(file));
-    rep.set_verdict(agentsig::report::Verdict::NotVerified);
-    let lint_errors = r.lint.iter().filter(|f| f.severity == "error").count();
-    rep.check(
-        "catalog.lint",
-        lint_errors == 0,
-        format!("AI Catalog lint: {lint_errors} error(s)"),
-    );
-    for f in &r.lint {
-        if f.severity == "error" {
-            rep.check(f.code, false, format!("{}: {}", f.pointer, f.message));
-        } else {
-            rep.warn(f.code, format!("{}: {}", f.pointer, f.message));
-        }
-    }
-    if let Some(h) = &r.host {
-        let ok = !matches!(h.status, Status::Failed | Status::Unsupported);
-        rep.check("catalog.host-manifest", ok, h.message.clone());
-    }
-    for e in &r.entries {
-        let what = format!(
-            "{} {}: artifact {} ({}); manifest {} ({})",
-            e.pointer,
-            e.identifier.as_deref().unwrap_or("?"),
-            e.artifact.status.as_str(),
-            e.artifact.message,
-            e.manifest.status.as_str(),
-            e.manifest.message
-        );
-        rep.check("catalog.entry", e.passed(r.require_signed), what);
-    }
-    rep.detail("format", "ai-catalog");
-    rep.detail("spec_version", &r.spec_version);
-    rep.detail("require_signed", r.require_signed);
-    rep.detail("host", &r.host);
-    rep.detail("entries", &r.entries);
-    if !r.verified() {
-        let why = r.first_failure().unwrap_or_else(|| "not verified".into());
-        rep.error = Some(agentsig::report::Problem::new("catalog.not-verified", why));
-    }
-    rep.settle();
-    rep
+    Report::from_catalog("verify", Some(file), r)
 }
 
 fn print_lines(file: &str, r: &CatalogReport) {

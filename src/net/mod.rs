@@ -10,6 +10,7 @@ pub mod card;
 pub mod catalog;
 pub mod discovery;
 pub mod disk;
+pub mod facade;
 pub mod fetch;
 pub mod resolve;
 pub mod verify;

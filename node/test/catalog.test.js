@@ -1,0 +1,198 @@
+// AI Catalogs (verifyCatalog, verifyCatalogAsync, verifyCatalogUrl): a
+// catalog whose Trust Manifests the agentsig CLI signed verifies, a changed
+// manifest throws NotVerified with the report, an oversized catalog is
+// BadInput, and the report is the CLI's `verify CATALOG --json` report in
+// every mode. The URL form fetches on the libuv pool from a loopback HTTPS
+// server in this very process (its certificate signed by a test CA).
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const https = require('node:https');
+const a = require('..');
+const { spawnSync } = require('node:child_process');
+const helpers = require('./helpers.js');
+
+const { run, tmpdir, certificates } = helpers;
+
+const entry = (identifier) => ({
+  identifier, displayName: 'X', version: '1', mediaType: 'application/zip', url: 'https://example.com/x',
+});
+
+/** A catalog of three entries, two of them signed by the CLI's key. */
+function signed() {
+  const dir = tmpdir();
+  const cli = (...args) => {
+    const r = spawnSync(helpers.cli(), args, { cwd: dir, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return r;
+  };
+  cli('keygen', '--out', 'k');
+  fs.writeFileSync(path.join(dir, 'cat.json'), JSON.stringify({ specVersion: '1.0', entries: [entry('urn:a'), entry('urn:b'), entry('urn:c')] }));
+  cli('sign', 'cat.json', '--key', 'k.pem', '--entry', 'urn:a');
+  cli('sign', 'cat.json', '--key', 'k.pem', '--entry', 'urn:b');
+  const verifier = new a.Verifier({ jwks: fs.readFileSync(path.join(dir, 'k.jwks.json')) });
+  return { dir, verifier, file: (n = 'cat.json') => path.join(dir, n), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The report of a call, whether it threw NotVerified or not. */
+function outcome(f) {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof a.NotVerified) return e.report;
+    throw e;
+  }
+}
+
+test('a catalog signed by the CLI verifies, as bytes or as a value, sync and async', async () => {
+  const s = signed();
+  try {
+    const text = fs.readFileSync(s.file());
+    for (const form of [text, JSON.parse(text)]) {
+      for (const r of [s.verifier.verifyCatalog(form), await s.verifier.verifyCatalogAsync(form)]) {
+        assert.equal(r.verdict, 'verified');
+        assert.deepEqual(r.details.entries.map((e) => e.manifest.status), ['verified', 'verified', 'unsigned']);
+        assert.equal(r.checks.filter((c) => c.code === 'catalog.entry').length, 3);
+        assert.ok(Object.isFrozen(r.details.entries[0]));
+      }
+    }
+    assert.throws(() => s.verifier.verifyCatalog(text, { requireSigned: true }), (e) => {
+      assert.ok(e instanceof a.NotVerified);
+      assert.equal(e.code, 'catalog.not-verified');
+      assert.match(e.report.error.message, /a verified Trust Manifest is required/);
+      return true;
+    });
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('a tampered manifest throws NotVerified naming the entry', async () => {
+  const s = signed();
+  try {
+    const doc = JSON.parse(fs.readFileSync(s.file(), 'utf8'));
+    doc.entries[1].trustManifest.termsOfServiceUrl = 'https://evil.example/';
+    const check = (e) => {
+      assert.equal(e.constructor, a.NotVerified);
+      assert.equal(e.code, 'catalog.not-verified');
+      assert.match(e.message, /\/entries\/1/);
+      assert.deepEqual(e.report.details.entries.map((x) => x.manifest.status), ['verified', 'failed', 'unsigned']);
+      const failed = e.report.checks.filter((c) => c.code === 'catalog.entry' && !c.passed);
+      assert.equal(failed.length, 1);
+      assert.match(failed[0].message, /urn:b/);
+      return true;
+    };
+    assert.throws(() => s.verifier.verifyCatalog(doc), check);
+    await assert.rejects(s.verifier.verifyCatalogAsync(doc), check);
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('a 10 MB catalog is BadInput, and so is JSON that is not strict', async () => {
+  const s = signed();
+  try {
+    const big = Buffer.from(`{"specVersion": "1.0", "entries": [], "pad": "${'x'.repeat(10 * 1024 * 1024)}"}`);
+    for (const f of [() => s.verifier.verifyCatalog(big), () => s.verifier.verifyCatalog(JSON.parse(big))]) {
+      assert.throws(f, (e) => e instanceof a.BadInput && e.code === 'input.unreadable');
+    }
+    await assert.rejects(s.verifier.verifyCatalogAsync(big), (e) => e instanceof a.BadInput);
+    for (const bad of ['{', '{"a": 1, "a": 2}']) {
+      assert.throws(() => s.verifier.verifyCatalog(Buffer.from(bad)), (e) => e instanceof a.BadInput && e.code === 'input.malformed');
+    }
+    assert.throws(() => s.verifier.verifyCatalog({}, { requireSigned: 'yes' }), TypeError);
+    assert.throws(() => s.verifier.verifyCatalog({}, { bogus: true }), TypeError);
+  } finally {
+    s.cleanup();
+  }
+});
+
+test("the report is the CLI's verify --json report in every mode", () => {
+  const s = signed();
+  try {
+    const doc = JSON.parse(fs.readFileSync(s.file(), 'utf8'));
+    const tampered = structuredClone(doc);
+    tampered.entries[0].trustManifest.identity = 'urn:other';
+    const lint = { specVersion: '1.0', entries: [entry('urn:a'), entry('urn:a')] };
+    const seen = new Set();
+    for (const [name, d] of [['signed', doc], ['tampered', tampered], ['lint', lint]]) {
+      fs.writeFileSync(s.file(`${name}.json`), JSON.stringify(d));
+      for (const requireSigned of [false, true]) {
+        const args = ['verify', s.file(`${name}.json`), '--jwks', s.file('k.jwks.json'), '--json'];
+        if (requireSigned) args.push('--require-signed');
+        const r = run(args);
+        const want = JSON.parse(r.stdout);
+        assert.equal(r.status, want.verified ? 0 : 1, r.stderr);
+        const got = outcome(() => s.verifier.verifyCatalog(fs.readFileSync(s.file(`${name}.json`)), { requireSigned }));
+        assert.equal(got.subject, null);
+        assert.deepEqual({ ...got, subject: want.subject }, want, `${name} requireSigned=${requireSigned}`);
+        seen.add(want.verdict);
+      }
+    }
+    assert.deepEqual([...seen].sort(), ['not-verified', 'verified']);
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('verifyCatalogUrl fetches on the libuv pool while the event loop serves the catalog', async () => {
+  const s = signed();
+  const { ca, cert, key } = certificates();
+  const body = fs.readFileSync(s.file());
+  const server = https.createServer({ cert, key }, (req, res) => {
+    if (req.url !== '/.well-known/ai-catalog.json') {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'application/ai-catalog+json' });
+    res.end(body);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const url = `https://localhost:${server.address().port}/.well-known/ai-catalog.json`;
+  try {
+    const loose = { allowPrivateHosts: ['localhost'], extraRootsPem: [ca] };
+    const r = await s.verifier.verifyCatalogUrl(url, loose);
+    assert.equal(r.verdict, 'verified');
+    assert.equal(r.subject, url);
+    // The same verdict per entry (the messages may say where it was fetched).
+    const statuses = (rep) => rep.details.entries.map((e) => [e.identifier, e.artifact.status, e.manifest.status]);
+    assert.deepEqual(statuses(r), statuses(s.verifier.verifyCatalog(body)));
+    await assert.rejects(s.verifier.verifyCatalogUrl(url, { ...loose, requireSigned: true }), (e) => e.code === 'catalog.not-verified');
+    // The SSRF guard is on by default: loopback is refused before any
+    // connection, a FetchError with a report.
+    await assert.rejects(s.verifier.verifyCatalogUrl(url, { extraRootsPem: [ca] }), (e) => {
+      assert.ok(e instanceof a.FetchError && e instanceof a.NotVerified);
+      assert.equal(e.code, 'fetch.failed');
+      assert.equal(e.report.error.code, 'fetch.failed');
+      return true;
+    });
+    await assert.rejects(s.verifier.verifyCatalogUrl('http://example.com/.well-known/ai-catalog.json'), a.BadInput);
+    await assert.rejects(s.verifier.verifyCatalogUrl(42), TypeError);
+  } finally {
+    await new Promise((r) => server.close(r));
+    s.cleanup();
+  }
+});
+
+test('SigningKey.generateAsync makes a key on the libuv pool, RSA included', async () => {
+  const [rsa, ec] = await Promise.all([a.SigningKey.generateAsync('RS256'), a.SigningKey.generateAsync()]);
+  assert.equal(rsa.algorithm, 'RS256');
+  assert.equal(ec.algorithm, 'ES256');
+  assert.ok(rsa instanceof a.SigningKey);
+  const v = new a.Verifier({ keys: [rsa] });
+  const doc = { name: 'x' };
+  assert.equal(v.verifyDescriptor(doc, a.signDescriptor(doc, rsa)).verdict, 'verified');
+  await assert.rejects(a.SigningKey.generateAsync('nope'), (e) => e instanceof a.BadInput && e.code === 'usage');
+  await assert.rejects(a.SigningKey.generateAsync(3), TypeError);
+});
+
+test('the ES module entry point gives the same catalog calls', async () => {
+  const m = await import('../index.mjs');
+  assert.equal(m.Verifier, a.Verifier);
+  assert.equal(typeof m.Verifier.prototype.verifyCatalog, 'function');
+  assert.equal(typeof m.Verifier.prototype.verifyCatalogUrl, 'function');
+  assert.equal(typeof m.SigningKey.generateAsync, 'function');
+});

@@ -1,0 +1,173 @@
+"""AI Catalogs (Verifier.verify_catalog, Verifier.verify_catalog_url): a
+catalog whose Trust Manifests the agentsig CLI signed verifies, a changed
+manifest raises NotVerified with the report, an oversized catalog is BadInput,
+and the report is the CLI's `verify CATALOG --json` report in every mode."""
+
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+import agentsig
+from conftest import https_server
+from test_directory import make_ca_and_leaf
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def cli():
+    """The agentsig CLI: AGENTSIG_BIN, else the workspace's debug or release build."""
+    for p in (os.environ.get("AGENTSIG_BIN"), REPO / "target/debug/agentsig", REPO / "target/release/agentsig"):
+        if p and pathlib.Path(p).is_file():
+            return str(p)
+    pytest.fail("the agentsig CLI is not built: run `cargo build` (or set AGENTSIG_BIN)")
+
+
+def run(cwd, *args):
+    return subprocess.run([cli(), *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def entry(identifier, version="1"):
+    return {
+        "identifier": identifier,
+        "displayName": "X",
+        "version": version,
+        "mediaType": "application/zip",
+        "url": "https://example.com/x",
+    }
+
+
+@pytest.fixture
+def signed(tmp_path):
+    """A catalog of three entries, two of them signed by the CLI's key."""
+    r = run(tmp_path, "keygen", "--out", "k")
+    assert r.returncode == 0, r.stderr
+    doc = {"specVersion": "1.0", "entries": [entry("urn:a"), entry("urn:b"), entry("urn:c")]}
+    (tmp_path / "cat.json").write_text(json.dumps(doc))
+    for e in ("urn:a", "urn:b"):
+        r = run(tmp_path, "sign", "cat.json", "--key", "k.pem", "--entry", e)
+        assert r.returncode == 0, r.stderr
+    return tmp_path
+
+
+def verifier(d):
+    return agentsig.Verifier(jwks=d / "k.jwks.json")
+
+
+def outcome(call):
+    """The report of a verify_* call, as a dict, whether it raised or not."""
+    try:
+        return call().to_dict()
+    except agentsig.NotVerified as e:
+        return e.report.to_dict()
+
+
+def test_a_catalog_signed_by_the_cli_verifies(signed):
+    text = (signed / "cat.json").read_bytes()
+    v = verifier(signed)
+    for form in (text, text.decode(), json.loads(text)):
+        r = v.verify_catalog(form)
+        assert r.verified and r.verdict == "verified"
+        assert [e["identifier"] for e in r.details["entries"]] == ["urn:a", "urn:b", "urn:c"]
+        assert [e["manifest"]["status"] for e in r.details["entries"]] == ["verified", "verified", "unsigned"]
+        assert sum(c["code"] == "catalog.entry" for c in r.checks) == 3
+    # The unsigned entry fails when every entry must be signed.
+    with pytest.raises(agentsig.NotVerified) as e:
+        v.verify_catalog(text, require_signed=True)
+    assert e.value.code == "catalog.not-verified"
+    assert "a verified Trust Manifest is required" in e.value.report.error["message"]
+
+
+def test_a_tampered_manifest_raises_not_verified_with_the_entry(signed):
+    doc = json.loads((signed / "cat.json").read_text())
+    doc["entries"][1]["trustManifest"]["termsOfServiceUrl"] = "https://evil.example/"
+    with pytest.raises(agentsig.NotVerified) as e:
+        verifier(signed).verify_catalog(json.dumps(doc).encode())
+    assert type(e.value) is agentsig.NotVerified  # neither a policy refusal nor a fetch failure
+    assert e.value.code == "catalog.not-verified" == e.value.report.error["code"]
+    assert "/entries/1" in str(e.value)
+    entries = e.value.report.details["entries"]
+    assert [x["manifest"]["status"] for x in entries] == ["verified", "failed", "unsigned"]
+    failed = [c for c in e.value.report.checks if c["code"] == "catalog.entry" and not c["passed"]]
+    assert len(failed) == 1 and "urn:b" in failed[0]["message"]
+    # A key from elsewhere verifies nothing.
+    other = agentsig.Verifier(keys=[agentsig.SigningKey.generate()])
+    with pytest.raises(agentsig.NotVerified):
+        other.verify_catalog((signed / "cat.json").read_bytes())
+
+
+def test_a_10_mb_catalog_is_bad_input(signed):
+    big = b'{"specVersion": "1.0", "entries": [], "pad": "' + b"x" * (10 * 1024 * 1024) + b'"}'
+    v = verifier(signed)
+    for form in (big, big.decode()):
+        with pytest.raises(agentsig.BadInput) as e:
+            v.verify_catalog(form)
+        assert e.value.code == "input.unreadable"
+    for bad in (b"{", b'{"a": 1, "a": 2}'):
+        with pytest.raises(agentsig.BadInput) as e:
+            v.verify_catalog(bad)
+        assert e.value.code == "input.malformed"
+    with pytest.raises(TypeError):
+        v.verify_catalog(3)
+
+
+def test_the_report_is_the_clis_in_every_mode(signed):
+    doc = json.loads((signed / "cat.json").read_text())
+    tampered = json.loads(json.dumps(doc))
+    tampered["entries"][0]["trustManifest"]["identity"] = "urn:other"
+    lint_error = {"specVersion": "1.0", "entries": [entry("urn:a"), entry("urn:a")]}
+    v = verifier(signed)
+    seen = set()
+    for name, d in (("signed", doc), ("tampered", tampered), ("lint", lint_error)):
+        path = signed / f"{name}.json"
+        path.write_text(json.dumps(d))
+        for require_signed in (False, True):
+            args = ["verify", path.name, "--jwks", "k.jwks.json", "--json"]
+            if require_signed:
+                args.append("--require-signed")
+            r = run(signed, *args)
+            want = json.loads(r.stdout)
+            got = outcome(lambda: v.verify_catalog(path.read_bytes(), require_signed=require_signed))
+            assert r.returncode == (0 if want["verified"] else 1), r.stderr
+            assert got["subject"] is None and want["subject"] == path.name
+            del got["subject"], want["subject"]
+            assert got == want, (name, require_signed)
+            seen.add(want["verdict"])
+    assert seen == {"verified", "not-verified"}
+
+
+@pytest.fixture
+def served(signed, tmp_path_factory):
+    """The signed catalog served at https://localhost:PORT/.well-known/ai-catalog.json."""
+    ca_pem, cert, key = make_ca_and_leaf(tmp_path_factory.mktemp("tls"))
+    body = (signed / "cat.json").read_bytes()
+    routes = {"/.well-known/ai-catalog.json": ([("Content-Type", "application/ai-catalog+json")], body)}
+    with https_server(cert, key, routes) as (port, _):
+        yield {"url": f"https://localhost:{port}/.well-known/ai-catalog.json", "ca": ca_pem}
+
+
+def test_a_catalog_fetched_by_url_verifies_as_the_file_does(signed, served):
+    v = verifier(signed)
+    r = v.verify_catalog_url(served["url"], allow_private_hosts=["localhost"], extra_roots_pem=[served["ca"]])
+    assert r.verified and r.subject == served["url"]
+    file_report = v.verify_catalog((signed / "cat.json").read_bytes())
+    # The same verdict per entry (the messages may say where it was fetched).
+    def statuses(rep):
+        return [(e["identifier"], e["artifact"]["status"], e["manifest"]["status"]) for e in rep.details["entries"]]
+
+    assert statuses(r) == statuses(file_report)
+    assert [c["passed"] for c in r.checks] == [c["passed"] for c in file_report.checks]
+    with pytest.raises(agentsig.NotVerified) as e:
+        v.verify_catalog_url(
+            served["url"], require_signed=True, allow_private_hosts=["localhost"], extra_roots_pem=[served["ca"]]
+        )
+    assert e.value.code == "catalog.not-verified"
+    # The SSRF guard is on by default: a loopback host is refused before any
+    # connection, as a fetch failure with a report.
+    with pytest.raises(agentsig.FetchError) as e:
+        v.verify_catalog_url(served["url"], extra_roots_pem=[served["ca"]])
+    assert e.value.code == "fetch.failed" and e.value.report.error["code"] == "fetch.failed"
+    with pytest.raises(agentsig.BadInput):
+        v.verify_catalog_url("http://example.com/.well-known/ai-catalog.json")

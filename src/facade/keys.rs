@@ -1,0 +1,141 @@
+//! Keys from the forms a binding is given: an algorithm name, PEM or JWK
+//! text, a JWK value, a JWK Set.
+
+use super::error::{Failure, Outcome};
+use crate::trust::{KeySource, StaticKeys};
+use crate::{Algorithm, SigningKey, VerifyingKey};
+use serde_json::Value;
+
+/// The algorithm named `name` (a JOSE name such as `ES256`, or an RFC 9421
+/// name such as `ecdsa-p256-sha256`).
+///
+/// # Errors
+/// `usage` for an unknown name.
+pub fn algorithm(name: &str) -> Outcome<Algorithm> {
+    Algorithm::from_any_name(name).ok_or_else(|| {
+        Failure::usage(format!(
+            "unknown algorithm {name:?} (JOSE names ES256, ES384, EdDSA, PS512, RS256, HS256, or RFC 9421 names)"
+        ))
+    })
+}
+
+/// Refuse a shared secret where a public key is handed out: the JWK of a
+/// secret (`kty` `oct`, member `k`) is the secret itself.
+///
+/// # Errors
+/// `key.unusable` for an HS256 key.
+pub fn refuse_secret(key: &VerifyingKey) -> Outcome<()> {
+    if key.is_symmetric() {
+        return Err(Failure::bad_key(
+            "a shared secret (HS256) has no public JWK: its JWK would be the secret",
+        ));
+    }
+    Ok(())
+}
+
+/// The public JWK (RFC 7517) of `key`, with `alg`, `use` and the `kid` it
+/// was given.
+///
+/// # Errors
+/// `key.unusable` for a shared secret ([`refuse_secret`]).
+pub fn public_jwk(key: &SigningKey) -> Outcome<Value> {
+    refuse_secret(key.verifying_key())?;
+    let mut j = key.verifying_key().to_jwk().to_value();
+    if let (Value::Object(m), Some(k)) = (&mut j, key.kid()) {
+        m.insert("kid".into(), Value::String(k.to_owned()));
+    }
+    Ok(j)
+}
+
+/// A public key from a JWK value (RFC 7517); a shared secret (`kty` `oct`)
+/// is not a public key.
+///
+/// # Errors
+/// `key.unusable`.
+pub fn jwk_key(v: &Value) -> Outcome<VerifyingKey> {
+    let j = crate::jwk::Jwk::from_value(v).map_err(|e| Failure::bad_key(format!("JWK: {e}")))?;
+    if j.kty == "oct" {
+        return Err(Failure::bad_key(
+            "JWK: a shared secret (kty oct) is not a public key",
+        ));
+    }
+    j.to_verifying_key(None)
+        .map_err(|e| Failure::bad_key(format!("JWK: {e}")))
+}
+
+/// A public key from PEM (SPKI, or a private key's PEM, whose public half
+/// is taken) or from a JWK's JSON text.
+///
+/// ```
+/// use agentsig::facade::load_public;
+/// let key = agentsig::SigningKey::from_ed25519_seed(&[7u8; 32])?;
+/// let jwk = key.verifying_key().to_jwk().to_value().to_string();
+/// assert_eq!(load_public(&jwk)?.thumbprint(), key.verifying_key().thumbprint());
+/// assert_eq!(load_public(r#"{"kty":"oct","k":"c2VjcmV0"}"#).unwrap_err().code, "key.unusable");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// `key.unusable`.
+pub fn load_public(text: &str) -> Outcome<VerifyingKey> {
+    if text.trim_start().starts_with('{') {
+        let v: Value =
+            serde_json::from_str(text).map_err(|e| Failure::bad_key(format!("JWK: {e}")))?;
+        return jwk_key(&v);
+    }
+    VerifyingKey::from_pem(text)
+        .or_else(|_| SigningKey::from_pem(text).map(|k| k.verifying_key().clone()))
+        .map_err(|e| Failure::bad_key(format!("key: {e}")))
+}
+
+/// The trusted keys of a JWK Set's JSON bytes (RFC 7517 section 5), named
+/// `what` in messages; a JWK Set never yields a shared secret (RFC 8725
+/// section 3.1), and one with no usable key is refused.
+///
+/// # Errors
+/// `input.unreadable` above `max` bytes, `key.unusable` for a set that
+/// cannot be read or holds no usable key.
+pub fn jwks_keys(bytes: &[u8], what: &str, max: usize) -> Outcome<StaticKeys> {
+    if bytes.len() > max {
+        return Err(Failure::too_large(what, bytes.len(), max));
+    }
+    let set = StaticKeys::from_jwks(bytes, KeySource::Jwks(what.into()), None)
+        .map_err(|e| Failure::bad_key(format!("{what}: JWK Set: {e}")))?;
+    if set.keys.is_empty() {
+        return Err(Failure::bad_key(format!(
+            "{what}: JWK Set: no usable key ({} skipped)",
+            set.skipped.len()
+        )));
+    }
+    Ok(set.keys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_secrets_and_sets() {
+        assert_eq!(algorithm("ES256").unwrap(), Algorithm::EcdsaP256Sha256);
+        assert_eq!(algorithm("nope").unwrap_err().code, "usage");
+        let hs = SigningKey::from_hmac_secret(b"0123456789abcdef0123456789abcdef").unwrap();
+        assert_eq!(public_jwk(&hs).unwrap_err().code, "key.unusable");
+        let ed = SigningKey::from_ed25519_seed(&[3u8; 32])
+            .unwrap()
+            .with_kid("k1");
+        assert_eq!(public_jwk(&ed).unwrap()["kid"], "k1");
+        let set = format!(r#"{{"keys":[{}]}}"#, ed.verifying_key().to_jwk().to_value());
+        assert_eq!(jwks_keys(set.as_bytes(), "jwks", 1 << 20).unwrap().len(), 1);
+        assert_eq!(
+            jwks_keys(br#"{"keys":[]}"#, "jwks", 1 << 20)
+                .unwrap_err()
+                .code,
+            "key.unusable"
+        );
+        assert_eq!(
+            jwks_keys(set.as_bytes(), "jwks", 4).unwrap_err().code,
+            "input.unreadable"
+        );
+        assert!(load_public("not a key").is_err());
+    }
+}

@@ -1,0 +1,655 @@
+//! The verifier a binding holds: the library [`Verifier`], the Web Bot Auth
+//! verifier and where its key sets come from, with one method per
+//! `verify_*` call of the bindings, each returning the report the CLI
+//! prints under `--json` or the [`Failure`] to raise.
+
+use super::error::{settle, Failure, Outcome};
+use super::message::{fields, request_message, verified_request_message, Headers};
+use super::options::{DirectoryFetch, Spelling, VerifierOptions};
+use crate::clock::FixedClock;
+use crate::httpsig::{ComponentId, HttpPolicy, HttpSigError, Message};
+use crate::replay::ReplayStore;
+use crate::report::{Report, Verdict};
+use crate::verifier::Verifier;
+use crate::webbotauth::{KeyDirectory, WebBotAuthVerifier};
+use crate::AllowList;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What the `net` feature supplies to a [`Facade`]: fetching Web Bot Auth
+/// key directories over HTTPS (SSRF-guarded), and a bound on the time every
+/// fetch of one verification may take together. The facade knows the
+/// rules; the network layer knows how to fetch.
+pub trait Network: Send + Sync {
+    /// A key directory client with `o`'s settings.
+    ///
+    /// # Errors
+    /// Why the HTTPS client could not be built (a bad root certificate).
+    fn directories(&self, o: &DirectoryFetch) -> Result<Arc<dyn KeyDirectory>, String>;
+    /// The longest one verification's fetches may take in all.
+    fn deadline(&self) -> Duration;
+    /// Run `f` with every fetch it makes ending by `deadline`.
+    fn within(&self, deadline: Instant, f: &mut dyn FnMut());
+}
+
+/// A verifier built from [`VerifierOptions`]: thread-safe, reusable.
+#[derive(Clone)]
+pub struct Facade {
+    inner: Verifier,
+    wba: WebBotAuthVerifier,
+    /// Where Web Bot Auth key sets come from: the keys given per agent, or
+    /// the agents' directories fetched over HTTPS; `None`: not configured.
+    directory: Option<Arc<dyn KeyDirectory>>,
+    net: Option<&'static dyn Network>,
+    spelling: Spelling,
+}
+
+impl std::fmt::Debug for Facade {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Facade")
+            .field("algorithms", self.inner.algorithms())
+            .field("web_bot_auth_keys", &self.directory.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A request to verify, as a server received it.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct RequestCheck {
+    /// The method.
+    pub method: String,
+    /// An absolute http(s) URL, or with `scheme` an origin-form target
+    /// ([`verified_request_message`]).
+    pub target: String,
+    /// `https` or `http` for an origin-form target.
+    pub scheme: Option<String>,
+    /// The header pairs, in received order.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+    /// Verify under the Web Bot Auth profile.
+    pub web_bot_auth: bool,
+    /// The site's own authorities (`host[:port]`): a signature must cover
+    /// `@authority` or `@target-uri`, naming one of them (RFC 9421 section
+    /// 7.2.1).
+    pub authorities: Option<Vec<String>>,
+    /// Also require `@method`, `@path` and a `nonce` (RFC 9421 sections
+    /// 7.2.1 and 7.2.2).
+    pub strict: bool,
+}
+
+impl VerifierOptions {
+    /// Build the verifier ([`VerifierOptions::check`] first). `net` fetches
+    /// key directories when `fetch_directories` is set (the `net`
+    /// feature's `agentsig::net::facade::network()`).
+    ///
+    /// # Errors
+    /// `usage` for options that break a rule, an unknown replay store, or
+    /// `fetch_directories` without `net`.
+    pub fn build(self, net: Option<&'static dyn Network>) -> Outcome<Facade> {
+        self.check()?;
+        let s = self.spelling;
+        let allow = match &self.algorithms {
+            None => AllowList::asymmetric(),
+            Some(list) => AllowList::new(list.iter().copied()),
+        };
+        let mut http = HttpPolicy::new();
+        http.max_age = self.max_age;
+        let mut b = Verifier::builder(self.keys)
+            .algorithms(allow.clone())
+            .strict_low_s(self.strict_low_s)
+            .http(http);
+        if let Some(sk) = self.skew {
+            b = b.skew(sk);
+        }
+        let start = self.now.unwrap_or_else(super::sign::now_secs);
+        let store = match &self.replay_store {
+            None => None,
+            Some(url) => Some(open_store(url, start)?),
+        };
+        if let Some(st) = &store {
+            b = b.replay_store(st.clone());
+        }
+        if let Some(n) = self.now {
+            b = b.clock(FixedClock(n));
+        }
+        let inner = b.build();
+        let mut policy = crate::webbotauth::Policy {
+            algorithms: AllowList::new(allow.iter().filter(|a| !a.is_symmetric())),
+            skew: inner.skew(),
+            allowed_agents: self.agents,
+            ..Default::default()
+        };
+        if let Some(m) = self.max_age {
+            policy.max_validity = m.min(crate::webbotauth::MAX_LIFETIME);
+        }
+        let mut wba = WebBotAuthVerifier::new(policy);
+        if let Some(st) = store {
+            wba = wba.with_replay_store(st);
+        }
+        let directory: Option<Arc<dyn KeyDirectory>> = if self.fetch_directories {
+            let Some(n) = net else {
+                return Err(Failure::usage(format!(
+                    "{} needs the net feature",
+                    s.set_true("fetch_directories")
+                )));
+            };
+            let o = DirectoryFetch {
+                require_proof: self.require_directory_proof,
+                allow_private_hosts: self.allow_private_hosts.unwrap_or_default(),
+                extra_roots_pem: self.extra_roots_pem.unwrap_or_default(),
+                now: self.now,
+            };
+            Some(
+                n.directories(&o)
+                    .map_err(|e| Failure::usage(format!("HTTPS client: {e}")))?,
+            )
+        } else {
+            self.agent_keys
+                .map(|d| Arc::new(d) as Arc<dyn KeyDirectory>)
+        };
+        Ok(Facade {
+            inner,
+            wba,
+            directory,
+            net,
+            spelling: s,
+        })
+    }
+}
+
+/// A replay store from its URL (`memory` or `memory:`, a file path,
+/// `redis://...`).
+fn open_store(url: &str, now: i64) -> Outcome<Arc<dyn ReplayStore>> {
+    let url = if url == "memory" { "memory:" } else { url };
+    crate::replay::open_store(url, now).map_err(|e| Failure::usage(format!("replay store: {e}")))
+}
+
+/// The components `strict` requires beyond the profile's: `@method` and
+/// `@path`, so a captured signature cannot be spent on another method or
+/// resource (RFC 9421 section 7.2.1); with `require_nonce`, a replay store
+/// makes it good for one request (section 7.2.2).
+fn add_strict(required: &mut Vec<ComponentId>) {
+    for c in crate::httpsig::strict_request_components() {
+        if !required.contains(&c) {
+            required.push(c);
+        }
+    }
+}
+
+/// The site's own authorities (`host[:port]`, RFC 3986 section 3.2) as the
+/// policy takes them.
+///
+/// # Errors
+/// `usage` for an authority that is not one.
+pub fn authorities_policy(list: &[String]) -> Outcome<Vec<String>> {
+    crate::httpsig::SiteAuthorities::only(list)
+        .map(|a| a.to_policy().unwrap_or_default())
+        .map_err(|e| Failure::usage(format!("authorities: {e}")))
+}
+
+/// A Web Bot Auth report lists no covered components (the profile's
+/// verifier keeps the identity, not the list): fill them in, for each
+/// signature that verified, from its `Signature-Input` member (RFC 9421
+/// section 4.1), so the identity says what the agent signed.
+fn fill_covered(report: &mut Report, msg: &Message) {
+    let lines: Vec<&[u8]> = msg.field_lines("signature-input", false).collect();
+    let Ok(dict) = crate::sfv::parse_dictionary_raw(&lines.join(&b", "[..])) else {
+        return;
+    };
+    for s in report
+        .signatures
+        .iter_mut()
+        .filter(|s| s.verdict == "valid")
+    {
+        let Some((_, entry)) = dict.0.iter().find(|(l, _)| *l == s.id) else {
+            continue;
+        };
+        let Some(list) = crate::httpsig::components::inner_list_items(entry) else {
+            continue;
+        };
+        if let Ok(c) = crate::httpsig::components::parse_covered(&list.items) {
+            // In the form the RFC 9421 report gives them (`Report::from_http`).
+            s.covered = c
+                .iter()
+                .map(|c| crate::report::unquote_component(&c.to_string()))
+                .collect();
+        }
+    }
+}
+
+/// An RFC 9421 verification by `v`, as the CLI's `http verify` reports it.
+fn http_report(v: &Verifier, msg: &Message, related: Option<&Message>) -> Outcome<Report> {
+    let command = "http verify";
+    match v.verify_http(msg, related) {
+        Ok(r) => settle(Report::from_http(command, None, &r)),
+        Err(HttpSigError::NotVerified(r)) => settle(Report::from_http(command, None, &r)),
+        Err(e) => {
+            let mut rep = Report::error(command, None, "header", &e.to_string());
+            rep.set_verdict(Verdict::NotVerified);
+            Err(Failure::not_verified(rep))
+        }
+    }
+}
+
+/// A report of `command` that failed with `code` before any signature was
+/// examined.
+fn refused(command: &str, code: &str, message: &str) -> Failure {
+    let mut rep = Report::error(command, None, code, message);
+    rep.set_verdict(Verdict::NotVerified);
+    Failure::not_verified(rep)
+}
+
+impl Facade {
+    /// The library verifier.
+    pub fn verifier(&self) -> &Verifier {
+        &self.inner
+    }
+
+    /// Whether Web Bot Auth key sets are configured (given per agent, or
+    /// fetched).
+    pub fn web_bot_auth_keys(&self) -> bool {
+        self.directory.is_some()
+    }
+
+    /// This verifier with the replay store at `url` in place of its own,
+    /// every other setting kept; the store is shared by its RFC 9421 and
+    /// Web Bot Auth verifications.
+    ///
+    /// # Errors
+    /// `usage` for a store that cannot be opened.
+    pub fn with_replay_store(&self, url: &str) -> Outcome<Facade> {
+        let store = open_store(url, self.inner.now())?;
+        Ok(Facade {
+            inner: self.inner.to_builder().replay_store(store.clone()).build(),
+            wba: self.wba.clone().with_replay_store(store),
+            ..self.clone()
+        })
+    }
+
+    /// Verify a descriptor against its detached JWS over the RFC 8785
+    /// canonical form (draft-narvaneni-agent-uri-03 section 10.3), as
+    /// `agentsig verify` reports it (`details.canonical_sha256`).
+    ///
+    /// # Errors
+    /// A [`Failure`]: not verified (with the report), or bad input.
+    pub fn verify_descriptor(&self, doc: &[u8], jws: &str) -> Outcome<Report> {
+        use crate::descriptor::DescriptorError as E;
+        let limits = *self.inner.limits();
+        if jws.len() > limits.max_jws_bytes {
+            return Err(Failure::too_large("jws", jws.len(), limits.max_jws_bytes));
+        }
+        let r = match self.inner.verify_descriptor(doc, jws) {
+            Ok(r) => r,
+            Err(E::NotVerified(r)) => *r,
+            Err(E::TooLarge(n)) => {
+                return Err(Failure::too_large("doc", n, limits.max_document_bytes))
+            }
+            Err(E::Json(e)) => {
+                return Err(Failure::malformed(format!(
+                    "descriptor is not strict I-JSON: {e}"
+                )))
+            }
+            Err(E::Jws(crate::jws::JwsError::PayloadDiffers)) => {
+                return Err(refused(
+                    "verify",
+                    "payload-differs",
+                    "the JWS carries a payload that differs from the descriptor",
+                ))
+            }
+            Err(e) => return Err(Failure::malformed(format!("JWS: {e}"))),
+        };
+        let mut json = Report::from_jws("verify", None, &r.jws);
+        json.detail("canonical_sha256", r.canonical_sha256());
+        settle(json)
+    }
+
+    /// Verify the embedded signatures of an A2A Agent Card; `require_all`:
+    /// every signature must verify.
+    ///
+    /// # Errors
+    /// A [`Failure`]: not verified (with the report), or bad input.
+    pub fn verify_card(&self, card: &Value, require_all: bool) -> Outcome<Report> {
+        use crate::a2a::A2aError as E;
+        let r = match self.inner.verify_agent_card_value(card) {
+            Ok(r) => r,
+            Err(E::NotVerified(r)) => *r,
+            Err(E::Json(e)) => return Err(Failure::malformed(format!("card: {e}"))),
+            Err(e) => {
+                let code = match e {
+                    E::NoSignatures => "a2a.no-signatures",
+                    E::BadSignature { .. } => "a2a.bad-signature-entry",
+                    _ => "a2a.malformed-card",
+                };
+                return Err(refused("verify", code, &e.to_string()));
+            }
+        };
+        settle(Report::from_card("verify", None, &r, require_all))
+    }
+
+    /// Verify the RFC 9421 signatures of a response with its covered
+    /// Content-Digest (RFC 9530); `related` is the request it answers
+    /// (method, absolute URL, headers, body), for `;req` components.
+    ///
+    /// # Errors
+    /// A [`Failure`]: not verified (with the report), or bad input.
+    pub fn verify_response(
+        &self,
+        status: u16,
+        headers: &Headers,
+        body: Vec<u8>,
+        related: Option<(&str, &str, &Headers, Vec<u8>)>,
+    ) -> Outcome<Report> {
+        let msg = Message::response(status, fields(headers), body);
+        let rel = match related {
+            Some((m, u, h, b)) => Some(request_message(m, u, h, b)?),
+            None => None,
+        };
+        http_report(&self.inner, &msg, rel.as_ref())
+    }
+
+    /// Verify the RFC 9421 signatures of a request with its covered
+    /// Content-Digest, plainly or under the Web Bot Auth profile (a
+    /// `tag="web-bot-auth"` signature covering `Signature-Agent`, keyid the
+    /// RFC 7638 thumbprint of a key of that agent;
+    /// draft-meunier-webbotauth-httpsig-protocol section 5.2).
+    ///
+    /// # Errors
+    /// A [`Failure`]: not verified, refused by policy, a key directory that
+    /// could not be fetched (each with the report), or bad input.
+    pub fn verify_request(&self, r: RequestCheck) -> Outcome<Report> {
+        let authorities = r
+            .authorities
+            .as_deref()
+            .map(authorities_policy)
+            .transpose()?;
+        let msg = verified_request_message(
+            &r.method,
+            &r.target,
+            r.scheme.as_deref(),
+            &r.headers,
+            r.body,
+        )?;
+        if r.web_bot_auth {
+            let Some(directory) = &self.directory else {
+                let s = self.spelling;
+                return Err(Failure::usage(format!(
+                    "Web Bot Auth needs the agents' keys: build the Verifier with {} or {}",
+                    s.name("agent_keys"),
+                    s.set_true("fetch_directories")
+                )));
+            };
+            let mut wba = self.wba.clone();
+            wba.policy.authorities = authorities;
+            if r.strict {
+                add_strict(&mut wba.policy.required);
+                wba.policy.require_nonce = true;
+            }
+            let now = self.inner.now();
+            let run = || wba.verify(&msg, directory.as_ref(), now);
+            // Every key-directory fetch of this verification ends by the
+            // deadline, so a request naming slow directories cannot hold
+            // the caller for long.
+            let rep = match self.net {
+                Some(n) => {
+                    let mut out = None;
+                    n.within(Instant::now() + n.deadline(), &mut || out = Some(run()));
+                    match out {
+                        Some(rep) => rep,
+                        None => run(),
+                    }
+                }
+                None => run(),
+            };
+            let mut report = rep.to_report("web-bot-auth verify", Some(&r.target));
+            fill_covered(&mut report, &msg);
+            return settle(report);
+        }
+        if authorities.is_none() && !r.strict {
+            return http_report(&self.inner, &msg, None);
+        }
+        let mut hp = self.inner.http_policy().clone();
+        hp.authorities = authorities;
+        if r.strict {
+            add_strict(&mut hp.required);
+            hp.require_nonce = true;
+        }
+        let v = self.inner.to_builder().http(hp).build();
+        http_report(&v, &msg, None)
+    }
+
+    /// Audit a delegation chain (RFC 8693, RFC 9068, RFC 8725), subject
+    /// token first, as `agentsig delegation audit` does; `issuer` and
+    /// `audience` are required of the tokens when given, `deny_warnings`
+    /// fails the audit on a warning.
+    ///
+    /// # Errors
+    /// A [`Failure`]: not verified or refused (with the report), or bad
+    /// input (no token, more than [`crate::policy::MAX_HOPS`], a token
+    /// above the JWT bound).
+    pub fn audit_delegation(
+        &self,
+        tokens: &[String],
+        issuer: Option<Vec<String>>,
+        audience: Option<String>,
+        deny_warnings: bool,
+    ) -> Outcome<Report> {
+        if tokens.is_empty() {
+            return Err(Failure::malformed("no token to audit"));
+        }
+        if tokens.len() > crate::policy::MAX_HOPS {
+            return Err(Failure::malformed(format!(
+                "{} tokens: a bundle holds at most {}",
+                tokens.len(),
+                crate::policy::MAX_HOPS
+            )));
+        }
+        let max = self.inner.limits().max_jwt_bytes;
+        if let Some(t) = tokens.iter().find(|t| t.len() > max) {
+            return Err(Failure::too_large("a token", t.len(), max));
+        }
+        let mut jwt = crate::policy::JwtPolicy::delegation();
+        if let Some(i) = issuer {
+            jwt = jwt.issuers(i);
+        }
+        if let Some(a) = audience {
+            jwt = jwt.audience(a);
+        }
+        let v = self
+            .inner
+            .to_builder()
+            .jwt(jwt)
+            .audit(
+                self.inner
+                    .audit_policy()
+                    .clone()
+                    .deny_warnings(deny_warnings),
+            )
+            .build();
+        let refs: Vec<&str> = tokens.iter().map(String::as_str).collect();
+        let r = match v.audit_delegation(&refs) {
+            Ok(r) => r,
+            Err(e) => *e.report,
+        };
+        settle(Report::from_audit(
+            "delegation audit",
+            None,
+            &r,
+            deny_warnings,
+        ))
+    }
+
+    /// Verify an AI Catalog document ([`Verifier::verify_catalog`]) with
+    /// this verifier's trusted keys for every manifest identity, as
+    /// `agentsig verify CATALOG --key K --json` reports it (one check and
+    /// one `details.entries` result per entry); `require_signed`: every
+    /// entry must carry a verified Trust Manifest.
+    ///
+    /// # Errors
+    /// A [`Failure`]: not verified (code `catalog.not-verified`, with the
+    /// report), or bad input (above [`crate::catalog::MAX_CATALOG_BYTES`],
+    /// not strict JSON).
+    pub fn verify_catalog(
+        &self,
+        catalog: &[u8],
+        subject: Option<&str>,
+        require_signed: bool,
+    ) -> Outcome<Report> {
+        let opts = crate::catalog::CatalogOptions::default().require_signed(require_signed);
+        let r = self
+            .inner
+            .verify_catalog(catalog, &opts)
+            .map_err(catalog_error)?;
+        settle(Report::from_catalog("verify", subject, &r))
+    }
+}
+
+/// A catalog that could not be read at all: too large (`input.unreadable`)
+/// or not strict JSON (`input.malformed`).
+pub fn catalog_error(e: crate::catalog::CatalogError) -> Failure {
+    match e {
+        crate::catalog::CatalogError::TooLarge { len, max } => {
+            Failure::too_large("the catalog", len, max)
+        }
+        other => Failure::malformed(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facade::{sign_request, ErrorKind, RequestSigning};
+    use crate::trust::KeySource;
+    use crate::SigningKey;
+    use serde_json::json;
+
+    const NOW: i64 = 1_760_000_000;
+
+    fn key() -> SigningKey {
+        SigningKey::from_ed25519_seed(&[8u8; 32]).unwrap()
+    }
+
+    fn facade(o: impl FnOnce(&mut VerifierOptions)) -> Facade {
+        let mut opts = VerifierOptions::default();
+        opts.keys
+            .add(key().verifying_key().clone(), KeySource::Pinned);
+        opts.now = Some(NOW);
+        o(&mut opts);
+        opts.build(None).unwrap()
+    }
+
+    fn signed_catalog() -> Value {
+        let entry = json!({"identifier": "urn:a", "displayName": "A", "mediaType": "application/zip", "url": "https://example.com/a"});
+        let mut doc = json!({"specVersion": "1.0", "entries": [entry]});
+        crate::catalog::sign_catalog(&mut doc, &key(), &crate::catalog::SignTarget::Every).unwrap();
+        doc
+    }
+
+    #[test]
+    fn a_signed_catalog_verifies_with_one_result_per_entry() {
+        let text = signed_catalog().to_string();
+        let r = facade(|_| {})
+            .verify_catalog(text.as_bytes(), None, true)
+            .unwrap();
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(j["verdict"], "verified");
+        assert_eq!(j["details"]["entries"][0]["manifest"]["status"], "verified");
+        assert_eq!(j["details"]["require_signed"], true);
+    }
+
+    #[test]
+    fn a_tampered_manifest_is_not_verified_with_the_report() {
+        let mut doc = signed_catalog();
+        doc["entries"][0]["trustManifest"]["termsOfServiceUrl"] = json!("https://evil.example/");
+        let f = facade(|_| {})
+            .verify_catalog(doc.to_string().as_bytes(), None, false)
+            .unwrap_err();
+        assert_eq!(
+            (f.kind, f.code.as_str()),
+            (ErrorKind::NotVerified, "catalog.not-verified")
+        );
+        let j = serde_json::to_value(f.report.unwrap()).unwrap();
+        assert_eq!(j["details"]["entries"][0]["manifest"]["status"], "failed");
+        assert!(j["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["code"] == "catalog.entry" && c["passed"] == false));
+    }
+
+    #[test]
+    fn an_oversized_or_broken_catalog_is_bad_input() {
+        let big = vec![b' '; crate::catalog::MAX_CATALOG_BYTES + 1];
+        let f = facade(|_| {})
+            .verify_catalog(&big, None, false)
+            .unwrap_err();
+        assert_eq!(
+            (f.kind, f.code.as_str()),
+            (ErrorKind::BadInput, "input.unreadable")
+        );
+        let f = facade(|_| {})
+            .verify_catalog(b"{", None, false)
+            .unwrap_err();
+        assert_eq!(
+            (f.kind, f.code.as_str()),
+            (ErrorKind::BadInput, "input.malformed")
+        );
+    }
+
+    fn signed_request(o: &RequestSigning) -> RequestCheck {
+        let h = sign_request("GET", "https://api.example/p", &[], Vec::new(), &key(), o).unwrap();
+        RequestCheck {
+            method: "GET".into(),
+            target: "https://api.example/p".into(),
+            headers: h,
+            ..RequestCheck::default()
+        }
+    }
+
+    #[test]
+    fn strict_and_authorities_are_policy_refusals() {
+        let o = RequestSigning {
+            created: Some(NOW),
+            components: Some(vec!["@authority".into()]),
+            ..Default::default()
+        };
+        let v = facade(|_| {});
+        assert!(v.verify_request(signed_request(&o)).unwrap().verified);
+        let mut strict = signed_request(&o);
+        strict.strict = true;
+        assert_eq!(
+            v.verify_request(strict).unwrap_err().kind,
+            ErrorKind::PolicyRefused
+        );
+        let mut elsewhere = signed_request(&o);
+        elsewhere.authorities = Some(vec!["other.example".into()]);
+        let f = v.verify_request(elsewhere).unwrap_err();
+        assert_eq!(
+            (f.kind, f.code.as_str()),
+            (ErrorKind::PolicyRefused, "wrong-authority")
+        );
+        let mut bad = signed_request(&o);
+        bad.authorities = Some(vec!["not an authority/".into()]);
+        assert_eq!(v.verify_request(bad).unwrap_err().code, "usage");
+    }
+
+    #[test]
+    fn web_bot_auth_needs_agent_keys_and_a_replay_store_is_shared() {
+        let o = RequestSigning {
+            created: Some(NOW),
+            ..Default::default()
+        };
+        let mut c = signed_request(&o);
+        c.web_bot_auth = true;
+        let f = facade(|_| {}).verify_request(c).unwrap_err();
+        assert_eq!(f.code, "usage");
+        assert!(f.message.contains("agent_keys"), "{}", f.message);
+        let v = facade(|_| {});
+        assert!(v.verifier().replay_store().is_none());
+        let r = v.with_replay_store("memory").unwrap();
+        assert!(r.verifier().replay_store().is_some());
+        assert_eq!(v.with_replay_store("bogus://x").unwrap_err().code, "usage");
+    }
+}

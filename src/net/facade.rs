@@ -1,0 +1,142 @@
+//! The network half of [`crate::facade`]: Web Bot Auth key directories
+//! fetched through the SSRF-guarded fetcher, each verification's fetches
+//! bounded by one deadline, and AI Catalogs verified by URL.
+
+use super::fetch::{FetchPolicy, Fetcher};
+use crate::clock::FixedClock;
+use crate::facade::{catalog_error, settle, DirectoryFetch, Facade, Failure, Network, Outcome};
+use crate::report::Report;
+use crate::webbotauth::KeyDirectory;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The [`Network`] of the `net` feature.
+struct Net;
+
+static NET: Net = Net;
+
+/// The network a binding gives [`crate::facade::VerifierOptions::build`].
+pub fn network() -> &'static dyn Network {
+    &NET
+}
+
+/// The fetch policy of `o`: the default (SSRF guard on, public TLS roots)
+/// with the private hosts and extra roots it names.
+fn policy(allow_private_hosts: &[String], extra_roots_pem: &[String]) -> FetchPolicy {
+    let mut p = FetchPolicy::default();
+    for h in allow_private_hosts {
+        p = p.allow_private_host(h.clone());
+    }
+    for pem in extra_roots_pem {
+        p = p.extra_root_pem(pem.clone().into_bytes());
+    }
+    p
+}
+
+impl Network for Net {
+    fn directories(&self, o: &DirectoryFetch) -> Result<Arc<dyn KeyDirectory>, String> {
+        let fetcher = Fetcher::with_policy(policy(&o.allow_private_hosts, &o.extra_roots_pem))
+            .map_err(|e| e.to_string())?;
+        let mut client = super::webbotauth::DirectoryClient::new(Arc::new(fetcher))
+            .require_proof(o.require_proof);
+        if let Some(n) = o.now {
+            client = client.clock(FixedClock(n));
+        }
+        Ok(Arc::new(client))
+    }
+
+    fn deadline(&self) -> Duration {
+        FetchPolicy::default().timeout
+    }
+
+    fn within(&self, deadline: Instant, f: &mut dyn FnMut()) {
+        super::fetch::with_deadline(deadline, f);
+    }
+}
+
+/// How [`verify_catalog_url`] fetches.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct CatalogFetch {
+    /// Every entry must carry a verified Trust Manifest.
+    pub require_signed: bool,
+    /// Hosts that may resolve to private addresses (tests, internal
+    /// catalogs); none by default.
+    pub allow_private_hosts: Vec<String>,
+    /// Extra TLS roots (PEM).
+    pub extra_roots_pem: Vec<String>,
+}
+
+/// Fetch the AI Catalog at `url` through the SSRF-guarded fetcher and
+/// verify it with `v`'s trusted keys ([`super::catalog::verify_catalog_url`]:
+/// nested catalogs and cards fetched, bounded in depth, fetches, bytes and
+/// time), as `agentsig verify URL --key K --json` reports it.
+///
+/// # Errors
+/// A [`Failure`]: `FetchError` (code `fetch.failed`, with a report) when
+/// the catalog cannot be fetched, not verified (code `catalog.not-verified`,
+/// with the report), or bad input (not `https`, too large, not JSON).
+pub fn verify_catalog_url(v: &Facade, url: &str, o: &CatalogFetch) -> Outcome<Report> {
+    use super::catalog::{CatalogKeys, CatalogUrlError};
+    if !url.starts_with("https://") {
+        return Err(Failure::malformed(format!(
+            "{}: a catalog is fetched over HTTPS only",
+            crate::text::quoted(url)
+        )));
+    }
+    let fetcher = Fetcher::with_policy(policy(&o.allow_private_hosts, &o.extra_roots_pem))
+        .map_err(|e| Failure::usage(format!("HTTPS client: {e}")))?;
+    let opts = crate::catalog::CatalogOptions::default().require_signed(o.require_signed);
+    match super::catalog::verify_catalog_url(v.verifier(), CatalogKeys::Given, &fetcher, url, &opts)
+    {
+        Ok(r) => settle(Report::from_catalog("verify", Some(url), &r)),
+        Err(CatalogUrlError::Fetch(e)) => {
+            let mut rep = Report::error("verify", Some(url), "fetch.failed", &e);
+            rep.set_verdict(crate::report::Verdict::NotVerified);
+            Err(Failure::not_verified(rep))
+        }
+        Err(CatalogUrlError::Catalog(e)) => Err(catalog_error(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facade::{ErrorKind, VerifierOptions};
+
+    fn facade() -> Facade {
+        let k = crate::SigningKey::from_ed25519_seed(&[6u8; 32]).unwrap();
+        let mut o = VerifierOptions::default();
+        o.keys
+            .add(k.verifying_key().clone(), crate::trust::KeySource::Pinned);
+        o.build(Some(network())).unwrap()
+    }
+
+    #[test]
+    fn a_catalog_url_on_a_private_address_is_a_fetch_error_without_a_connection() {
+        // 127.0.0.1 is refused by the SSRF guard before any connection
+        // (nothing listens there in this test).
+        let f = verify_catalog_url(
+            &facade(),
+            "https://127.0.0.1:9/.well-known/ai-catalog.json",
+            &CatalogFetch::default(),
+        )
+        .unwrap_err();
+        assert_eq!(f.kind, ErrorKind::FetchError);
+        assert_eq!(f.code, "fetch.failed");
+        assert!(f.report.is_some());
+        let f = verify_catalog_url(&facade(), "http://a.example/", &CatalogFetch::default())
+            .unwrap_err();
+        assert_eq!(f.kind, ErrorKind::BadInput);
+    }
+
+    #[test]
+    fn fetching_directories_needs_the_network() {
+        let o = VerifierOptions {
+            fetch_directories: true,
+            ..Default::default()
+        };
+        assert_eq!(o.clone().build(None).unwrap_err().code, "usage");
+        assert!(o.build(Some(network())).unwrap().web_bot_auth_keys());
+    }
+}
