@@ -311,6 +311,16 @@ pub(crate) fn text_response(status: StatusCode, msg: &str) -> Response<SignedBod
     r
 }
 
+/// `r` as an answer to come back later: 503 with `Retry-After: 1` (RFC
+/// 9110 sections 15.6.4 and 10.2.3), what a response or a key directory
+/// whose signing key cannot sign now (a PKCS#11 token away) gets.
+pub(crate) fn retry_later<B>(mut r: Response<B>) -> Response<B> {
+    *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
 async fn sign_response<B>(
     cfg: &SignConfig,
     cache: &SignCache,
@@ -375,13 +385,10 @@ where
             // 503 and Retry-After (RFC 9110 sections 15.6.4 and 10.2.3); a
             // later request reconnects.
             tracing::warn!("response not signed, the signing token is unavailable: {e}");
-            let mut r = text_response(
+            retry_later(text_response(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the signing key's token is unavailable; try again",
-            );
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            r
+            ))
         }
         Err(e) => {
             tracing::warn!("response not signed: {e}");
@@ -411,19 +418,7 @@ impl SignResponseError {
     /// True when the key's holder (a PKCS#11 token) failed to sign: a
     /// condition that passes, answered with 503, not 500.
     pub fn signer_unavailable(&self) -> bool {
-        #[cfg(feature = "pkcs11")]
-        {
-            matches!(
-                self,
-                SignResponseError::Sign(crate::httpsig::SignError::Key(
-                    crate::keys::KeyError::Pkcs11(_)
-                ))
-            )
-        }
-        #[cfg(not(feature = "pkcs11"))]
-        {
-            false
-        }
+        matches!(self, SignResponseError::Sign(e) if e.signer_unavailable())
     }
 }
 
