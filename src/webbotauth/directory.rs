@@ -156,6 +156,7 @@ pub(crate) enum ProofError {
 
 impl ProofError {
     /// True when the key's holder failed to sign and may succeed later.
+    #[cfg(feature = "server")]
     pub(crate) fn signer_unavailable(&self) -> bool {
         matches!(self, ProofError::Sign { err, .. } if err.signer_unavailable())
     }
