@@ -44,3 +44,9 @@ const signedFetch: typeof fetch = signingFetch(key, { signatureAgent: 'https://b
 // @ts-expect-error: the key is a SigningKey
 signingFetch('pem');
 export { signedFetch };
+// A key in a PKCS#11 token: an RFC 7512 URI, the options alg and kid.
+const tokenKey: SigningKey = SigningKey.fromPkcs11('pkcs11:token=t;object=k?module-path=/m.so', { alg: 'ES256', kid: 'k1' });
+const tokenKeyLater: Promise<SigningKey> = SigningKey.fromPkcs11Async('pkcs11:token=t;object=k', { kid: tokenKey.kid });
+// @ts-expect-error: the PIN is never an option (pin-source=file: or AGENTSIG_PKCS11_PIN)
+SigningKey.fromPkcs11('pkcs11:token=t', { pin: '1234' });
+void tokenKeyLater;
