@@ -988,6 +988,36 @@ mod tests {
         assert_eq!(created(&d), start);
     }
 
+    /// Bodies whose cache slots collide keep their own signatures: served
+    /// in turn within one second, each is signed once (with a key in a
+    /// PKCS#11 token, each signing is a token call).
+    #[tokio::test]
+    async fn bodies_sharing_a_slot_are_each_signed_once_per_second() {
+        let ring = ring();
+        let start = SystemClock.now();
+        let clock = Arc::new(ManualClock(start.into()));
+        let get = echo_layer(&ring, clock);
+        // Same length, the same first and last 64 bytes: one home slot.
+        let pad = "x".repeat(100);
+        let bodies: Vec<&'static str> = (0..3)
+            .map(|n| -> &'static str {
+                Box::leak(format!(r#"{{"p":"{pad}","n":"{n}","q":"{pad}"}}"#).into())
+            })
+            .collect();
+        let mut first = Vec::new();
+        for b in &bodies {
+            first.push(get(b, "application/json").await.0.headers["signature"].clone());
+        }
+        for _ in 0..3 {
+            for (b, sig) in bodies.iter().zip(&first) {
+                // ECDSA signatures are randomized: equal bytes, one signing.
+                let (p, body) = get(b, "application/json").await;
+                assert_eq!(&p.headers["signature"], sig, "{b}");
+                strict_ok(&ring, p, body);
+            }
+        }
+    }
+
     #[tokio::test]
     async fn other_bytes_or_type_never_get_the_cached_signature() {
         let ring = ring();
