@@ -50,3 +50,11 @@ const tokenKeyLater: Promise<SigningKey> = SigningKey.fromPkcs11Async('pkcs11:to
 // @ts-expect-error: the PIN is never an option (pin-source=file: or AGENTSIG_PKCS11_PIN)
 SigningKey.fromPkcs11('pkcs11:token=t', { pin: '1234' });
 void tokenKeyLater;
+// The Fastify plugin: its options, and what it sets on the request.
+import Fastify from 'fastify';
+import agentsigPlugin, { DEFAULT_MAX_DIRECTORY_WAITS } from '../fastify.js';
+const fastify = Fastify();
+fastify.register(agentsigPlugin, { verifier: v, authorities: ['a.example'], webBotAuth: true, maxDirectoryWaits: DEFAULT_MAX_DIRECTORY_WAITS });
+fastify.get('/', async (req) => ({ agent: req.agentsig?.agent ?? null, bytes: req.rawBody?.length ?? 0, why: req.agentsigError?.code }));
+// @ts-expect-error: the plugin needs a verifier
+fastify.register(agentsigPlugin, { authorities: ['a.example'] });
