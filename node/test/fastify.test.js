@@ -44,7 +44,7 @@ function send(port, path, method, headers, body) {
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString();
-        resolve({ status: res.statusCode, type: res.headers['content-type'], json: JSON.parse(text) });
+        resolve({ status: res.statusCode, type: res.headers['content-type'], retry: res.headers['retry-after'], json: JSON.parse(text) });
       });
     });
     req.on('error', reject);
@@ -147,4 +147,38 @@ test('the ES module form is the same plugin', async () => {
   assert.equal(m.default, agentsig);
   assert.equal(m.agentsig, agentsig);
   assert.equal(m.DEFAULT_MAX_BODY, 1024 * 1024);
+});
+
+test('past maxDirectoryWaits the plugin answers 503 directory-busy with Retry-After (counted on a tarpit)', async () => {
+  const net = require('node:net');
+  const accepted = [];
+  const pit = net.createServer((sock) => { accepted.push(sock); sock.on('error', () => {}); });
+  await new Promise((r) => pit.listen(0, '127.0.0.1', r));
+  const agent = `https://127.0.0.1:${pit.address().port}`;
+  const s = await serve({ verifier: new a.Verifier({ fetchDirectories: true, allowPrivateHosts: ['127.0.0.1'] }),
+    authorities: [SITE], webBotAuth: true, scheme: 'https', maxDirectoryWaits: 1 });
+  const answered = [];
+  const signed = () => a.signRequest('GET', `https://${SITE}/page`, [], undefined, agentKey, { signatureAgent: agent });
+  try {
+    // One waits on the tarpit (its connection counted), then two more are
+    // refused at once while it still waits.
+    const waiting = send(s.port, '/page', 'GET', signed()).then((r) => answered.push(r));
+    for (let i = 0; i < 6000 && accepted.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(accepted.length, 1);
+    for (let i = 0; i < 2; i++) {
+      const r = await send(s.port, '/page', 'GET', signed());
+      assert.equal(r.status, 503);
+      assert.equal(r.type, 'application/problem+json');
+      assert.equal(r.json.code, 'directory-busy');
+      assert.equal(r.retry, '1');
+    }
+    assert.equal(answered.length, 0, 'the first still waits');
+    for (const sock of accepted) sock.destroy();
+    await waiting;
+    assert.equal(answered[0].status, 401);
+  } finally {
+    for (const sock of accepted) sock.destroy();
+    await new Promise((r) => pit.close(r));
+    await s.close();
+  }
 });
