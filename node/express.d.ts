@@ -27,12 +27,16 @@ export interface SignatureMiddlewareOptions {
   maxBody?: number;
   scheme?: 'https' | 'http';
   requireTarget?: boolean;
+  /** Most verifications waiting on key-directory fetches at once (default
+   * half the libuv pool); beyond, 503 `directory-busy` with Retry-After. */
+  maxDirectoryWaits?: number;
 }
 
 export type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 export function signatureMiddleware(verifier: Verifier, options: SignatureMiddlewareOptions): Middleware;
 export const DEFAULT_MAX_BODY: number;
+export const DEFAULT_MAX_DIRECTORY_WAITS: number;
 
 declare module 'node:http' {
   interface IncomingMessage {

@@ -1,5 +1,5 @@
-// Connect-style middleware (Express, Connect, Fastify through @fastify/middie
-// or @fastify/express, a bare node:http handler) that verifies the RFC 9421
+// Connect-style middleware (Express, Connect, a bare node:http handler;
+// Fastify has its own plugin, agentsig/fastify) that verifies the RFC 9421
 // signatures of incoming requests before the app sees them, with the rules
 // of the Rust tower layers and the Python ASGI middleware:
 //
@@ -29,36 +29,14 @@
 //   one that fails is refused in both modes unless `admitInvalid: true`.
 //
 // Verification runs on the libuv pool (the Promise forms), so a key fetch
-// never holds the event loop.
+// never holds the event loop; at most `maxDirectoryWaits` verifications
+// that may wait on a key-directory fetch run at once (default half the
+// pool), and a request beyond gets 503 `directory-busy` with Retry-After
+// at once, as the Python ASGI middleware answers. The rules live in
+// gate.js, shared with agentsig/fastify.
 'use strict';
 
-const { Verifier, AgentsigError, BadInput } = require('./index.js');
-
-/** Largest request body read for verification (1 MiB, as the Rust layer). */
-const DEFAULT_MAX_BODY = 1024 * 1024;
-
-const OPTIONS = ['authorities', 'anyAuthority', 'require', 'admitInvalid', 'webBotAuth', 'strict', 'nonceStore',
-  'maxBody', 'scheme', 'requireTarget'];
-
-class Refused extends Error {
-  constructor(status, code, detail) {
-    super(detail);
-    this.status = status;
-    this.code = code;
-  }
-}
-
-const TITLES = { 400: 'Bad Request', 401: 'Unauthorized', 413: 'Content Too Large', 500: 'Internal Server Error' };
-
-/** An RFC 9457 problem response. */
-function problem(res, status, code, detail) {
-  const body = JSON.stringify({ type: 'about:blank', title: TITLES[status] || 'Error', status, code, detail });
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/problem+json');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.setHeader('Cache-Control', 'no-store');
-  res.end(body);
-}
+const { gate, problem, readBounded, Refused, DEFAULT_MAX_BODY, DEFAULT_MAX_DIRECTORY_WAITS } = require('./gate.js');
 
 /** The body, read once and bounded; a body a parser already read is refused
  * (the bytes signed are gone). */
@@ -67,43 +45,7 @@ function readBody(req, max) {
     return Promise.reject(new Refused(500, 'body-consumed',
       'the request body was read before the agentsig middleware: mount it before any body parser'));
   }
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    let size = 0;
-    const onData = (c) => {
-      size += c.length;
-      if (size > max) {
-        req.off('data', onData);
-        req.resume();
-        reject(new Refused(413, 'body-too-large', `request body larger than ${max} bytes`));
-        return;
-      }
-      chunks.push(c);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', reject);
-  });
-}
-
-function unsigned(raw) {
-  for (let i = 0; i < raw.length; i += 2) {
-    const n = raw[i].toLowerCase();
-    if (n === 'signature' || n === 'signature-input') return false;
-  }
-  return true;
-}
-
-function identity(sig, report, agent = null) {
-  return Object.freeze({
-    keyid: sig.kid ?? null,
-    label: sig.id ?? null,
-    algorithm: sig.algorithm ?? null,
-    covered: Object.freeze([...(sig.covered || [])]),
-    thumbprint: (sig.key && sig.key.thumbprint) || null,
-    agent,
-    report,
-  });
+  return readBounded(req, max);
 }
 
 /**
@@ -111,108 +53,38 @@ function identity(sig, report, agent = null) {
  * Options: `authorities` (required unless `anyAuthority: true`), `require`
  * (default true), `admitInvalid`, `webBotAuth`, `strict`, `nonceStore`
  * (default true), `maxBody` (default 1 MiB), `scheme` ('https'/'http': a
- * trusted proxy's; default the connection's), `requireTarget` (default true).
+ * trusted proxy's; default the connection's), `requireTarget` (default true),
+ * `maxDirectoryWaits` (default half the libuv pool).
  */
 function signatureMiddleware(verifier, opts = {}) {
-  if (!(verifier instanceof Verifier)) throw new TypeError('verifier must be an agentsig Verifier');
-  if (opts === null || typeof opts !== 'object') throw new TypeError('options must be an object');
-  for (const k of Object.keys(opts)) {
-    if (!OPTIONS.includes(k)) throw new TypeError(`unknown option ${JSON.stringify(k)} (the options are ${OPTIONS.join(', ')})`);
-  }
-  const o = { require: true, admitInvalid: false, webBotAuth: false, strict: false, nonceStore: true,
-    maxBody: DEFAULT_MAX_BODY, requireTarget: true, anyAuthority: false, ...opts };
-  let authorities;
-  if (o.anyAuthority) {
-    if (o.authorities !== undefined) throw new TypeError('give authorities or anyAuthority: true, not both');
-  } else {
-    if (o.authorities === undefined) {
-      throw new TypeError(
-        "signatureMiddleware needs the site's own authorities, authorities: ['example.com', ...]: a request an agent " +
-          "signed for another site, replayed here with that site's Host, verifies unless its covered @authority is " +
-          'checked against yours (RFC 9421 section 7.2.1); anyAuthority: true if the app checks the authority itself',
-      );
-    }
-    if (!Array.isArray(o.authorities)) throw new TypeError('authorities must be an array of host[:port] strings');
-    authorities = [...o.authorities];
-    // Checked now, by the library's rule (RFC 3986 section 3.2), so a bad
-    // one fails at startup rather than on every request.
-    try {
-      verifier.verifyRequest('GET', '/', [['host', 'localhost']], undefined, { scheme: 'https', authorities });
-    } catch (e) {
-      if (e instanceof BadInput && e.code === 'usage') throw e;
-    }
-  }
-  if (o.scheme !== undefined && o.scheme !== 'https' && o.scheme !== 'http') {
-    throw new TypeError("scheme must be 'https' or 'http' (a trusted proxy's), or left out (the connection's)");
-  }
-  if (!Number.isSafeInteger(o.maxBody) || o.maxBody < 0) throw new TypeError('maxBody must be a whole number of bytes');
-  if (o.webBotAuth && !verifier.webBotAuthKeys) {
-    throw new TypeError('webBotAuth: true needs a Verifier with the agents\' keys: agentKeys or fetchDirectories: true');
-  }
-  const v = o.nonceStore && !verifier.hasReplayStore ? verifier.withReplayStore('memory') : verifier;
-
-  function accept(report, body, hasQuery) {
-    if (o.webBotAuth) {
-      const wba = (report.details && report.details.web_bot_auth) || {};
-      const sig = report.signatures.find((s) => s.id === wba.label) || report.signatures[0];
-      return identity(sig, report, wba.agent ?? null);
-    }
-    for (const sig of report.signatures) {
-      if (sig.verdict !== 'valid') continue;
-      const covered = new Set(sig.covered || []);
-      if (body.length && !covered.has('content-digest')) continue;
-      if (o.requireTarget && !(covered.has('@method') && (covered.has('@target-uri') ||
-        (covered.has('@authority') && covered.has('@path') && (!hasQuery || covered.has('@query')))))) continue;
-      return identity(sig, report);
-    }
-    const need = [];
-    if (o.requireTarget) need.push(`@method and @authority with @path${hasQuery ? ' and @query' : ''} (or @target-uri)`);
-    if (body.length) need.push('content-digest (the request has content)');
-    throw new Refused(401, 'requirements', `no verified signature covers ${need.join(' and ')}`);
-  }
-
-  async function verify(req, body) {
-    const raw = req.rawHeaders;
-    if (unsigned(raw)) {
-      if (o.require) throw new Refused(401, 'unsigned', 'the request is not signed');
-      return null;
-    }
-    const target = req.originalUrl || req.url;
-    const scheme = o.scheme || (req.socket && req.socket.encrypted ? 'https' : 'http');
-    try {
-      const report = await v.verifyRequestAsync(req.method, target, raw, body, {
-        webBotAuth: o.webBotAuth, authorities, strict: o.strict, scheme,
-      });
-      return accept(report, body, target.includes('?'));
-    } catch (e) {
-      if (e instanceof BadInput && e.code === 'input.malformed') throw new Refused(400, 'request', e.message);
-      if (e instanceof AgentsigError) throw new Refused(401, e.code, e.message);
-      throw e;
-    }
-  }
-
+  const g = gate(verifier, opts, 'signatureMiddleware');
   return function agentsig(req, res, next) {
-    readBody(req, o.maxBody)
+    readBody(req, g.maxBody)
       .then(async (body) => {
         req.rawBody = body;
         req.body = body;
         req._body = true;
-        let id;
-        try {
-          id = await verify(req, body);
-        } catch (e) {
-          if (!(e instanceof Refused) || e.status !== 401 || !o.admitInvalid || e.code === 'unsigned') throw e;
-          req.agentsigError = Object.freeze({ code: e.code, detail: e.message });
-          id = null;
-        }
+        const { id, error } = await g.identify({
+          method: req.method,
+          target: req.originalUrl || req.url,
+          rawHeaders: req.rawHeaders,
+          encrypted: Boolean(req.socket && req.socket.encrypted),
+        }, body);
+        if (error) req.agentsigError = error;
         req.agentsig = id;
         next();
       })
       .catch((e) => {
-        if (e instanceof Refused) problem(res, e.status, e.code, e.message);
-        else next(e);
+        if (!(e instanceof Refused)) {
+          next(e);
+          return;
+        }
+        const p = problem(e.status, e.code, e.message);
+        res.statusCode = p.status;
+        for (const [n, v] of p.headers) res.setHeader(n, v);
+        res.end(p.body);
       });
   };
 }
 
-module.exports = { signatureMiddleware, DEFAULT_MAX_BODY };
+module.exports = { signatureMiddleware, DEFAULT_MAX_BODY, DEFAULT_MAX_DIRECTORY_WAITS };

@@ -72,6 +72,18 @@ export class SigningKey {
   /** `generate` on the libuv pool (an RSA key's prime search never holds the event loop). */
   static generateAsync(alg?: Algorithm): Promise<SigningKey>;
   static fromPem(pem: string | Uint8Array, options?: { kid?: string }): SigningKey;
+  /**
+   * The private key a PKCS#11 token holds, named by an RFC 7512 `pkcs11:`
+   * URI. The module comes from the URI's `module-path` (else
+   * `AGENTSIG_PKCS11_MODULE`), the PIN from its `pin-source=file:...` (else
+   * `AGENTSIG_PKCS11_PIN`); a URI carrying `pin-value` is refused. `alg` is
+   * needed for RSA keys (`PS512` or `RS256`); `kid` replaces the
+   * thumbprint. Throws `BadKey` naming the cause (pin-value, wrong PIN, no
+   * such token or key, a file that is not a PKCS#11 module).
+   */
+  static fromPkcs11(uri: string, options?: { alg?: Algorithm; kid?: string }): SigningKey;
+  /** `fromPkcs11` on the libuv pool: the event loop never waits on the token. */
+  static fromPkcs11Async(uri: string, options?: { alg?: Algorithm; kid?: string }): Promise<SigningKey>;
   /** The given kid, else the RFC 7638 thumbprint. */
   readonly kid: string;
   /** The RFC 7638 thumbprint of the public key. */

@@ -356,7 +356,7 @@ const CONSTRUCT = Symbol('SigningKey');
 class SigningKey {
   constructor(token, key) {
     if (token !== CONSTRUCT) {
-      throw new TypeError('use SigningKey.generate(alg) or SigningKey.fromPem(pem), not new SigningKey()');
+      throw new TypeError('use SigningKey.generate(alg), SigningKey.fromPem(pem) or SigningKey.fromPkcs11(uri), not new SigningKey()');
     }
     NATIVE.set(this, key);
     Object.freeze(this);
@@ -387,6 +387,26 @@ class SigningKey {
     return new SigningKey(CONSTRUCT, call(() => native.NativeKey.fromPem(text, kid)));
   }
 
+  /** The private key a PKCS#11 token holds, named by an RFC 7512
+   * `pkcs11:` URI: the module from its `module-path` (else
+   * AGENTSIG_PKCS11_MODULE), the PIN from its `pin-source=file:...` (else
+   * AGENTSIG_PKCS11_PIN); a URI carrying `pin-value` is refused. `alg` is
+   * needed for RSA keys (PS512 or RS256), `kid` replaces the thumbprint.
+   * Throws BadKey naming the cause. Loading talks to the token: in a
+   * server, use fromPkcs11Async. */
+  static fromPkcs11(uri, opts) {
+    const [u, alg, kid] = pkcs11Args(uri, opts);
+    return new SigningKey(CONSTRUCT, call(() => native.pkcs11Key(u, alg, kid)));
+  }
+
+  /** fromPkcs11 on the libuv pool: the event loop never waits on the token. */
+  static fromPkcs11Async(uri, opts) {
+    return callAsync(() => {
+      const [u, alg, kid] = pkcs11Args(uri, opts);
+      return native.pkcs11KeyAsync(u, alg, kid);
+    }).then((n) => new SigningKey(CONSTRUCT, n));
+  }
+
   /** The key id signatures carry: the given kid, else the thumbprint. */
   get kid() {
     return NATIVE.get(this).kid();
@@ -411,6 +431,17 @@ class SigningKey {
   toString() {
     return `SigningKey(${this.algorithm}, kid=${this.kid})`;
   }
+}
+
+/** The checked arguments of SigningKey.fromPkcs11: the URI (RFC 7512
+ * bounds it to 4096 bytes here), the algorithm and the kid. */
+function pkcs11Args(uri, opts) {
+  const o = options(opts, 'SigningKey.fromPkcs11 options', ['alg', 'kid']);
+  return [
+    str(uri, 'uri', 4096),
+    o.alg === undefined ? undefined : str(o.alg, 'alg', 64),
+    o.kid === undefined ? undefined : str(o.kid, 'kid', 1024),
+  ];
 }
 
 function nativeKey(k) {

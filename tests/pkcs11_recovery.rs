@@ -4,7 +4,10 @@
 //! library (what a restarted HSM client does to every session), takes the
 //! token's store away and brings it back, and changes the PIN so a
 //! reconnect cannot log in. One test in its own binary: these
-//! events reach every session of the process.
+//! events reach every session of the process. The Web Bot Auth key
+//! directory `serve` publishes fails closed too: 503 with Retry-After while
+//! its token key cannot sign a new proof, never a 500 nor an unsigned
+//! directory.
 
 mod pkcs11_support;
 
@@ -15,6 +18,26 @@ use cryptoki::error::{Error as CkError, RvError};
 use cryptoki::session::UserType;
 use cryptoki::types::AuthPin;
 use pkcs11_support::{serve_once, token, LABEL, PIN, SO_PIN};
+
+/// A GET of the key directory for `host` from `d`: its status, whether it
+/// carries a proof (a `Signature`), and its `Retry-After`.
+fn directory_once(
+    d: &agentsig::server::webbotauth::DirectoryPublisher,
+    host: &str,
+) -> (u16, bool, Option<String>) {
+    let req = http::Request::get(agentsig::webbotauth::WELL_KNOWN_PATH)
+        .header("host", host)
+        .body(())
+        .unwrap();
+    let r = d.respond(&req);
+    (
+        r.status().as_u16(),
+        r.headers().contains_key("signature"),
+        r.headers()
+            .get("retry-after")
+            .map(|v| v.to_str().unwrap().to_owned()),
+    )
+}
 
 fn other_client(module: &str) -> Pkcs11 {
     let c = Pkcs11::new(module).unwrap();
@@ -46,6 +69,24 @@ fn a_token_that_goes_away_and_comes_back_recovers_and_fails_closed_meanwhile() {
         agentsig::server::KeyRing::new(vec![served]).unwrap(),
     ));
     assert_eq!(serve_once(&layer, 1), (200, true));
+    // The same token key publishing the Web Bot Auth key directory. Its
+    // proofs are kept per authority, so each phase below asks for a host
+    // not asked before: the proof is made then, by the token.
+    let directory = agentsig::server::webbotauth::DirectoryPublisher::new(
+        vec![pkcs11::load(&t.uri("p256"), &LoadOptions::default()).unwrap()],
+        agentsig::httpsig::SiteAuthorities::only([
+            "before.example",
+            "away.example",
+            "back.example",
+            "pin.example",
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        directory_once(&directory, "before.example"),
+        (200, true, None)
+    );
 
     // 1. Logged out by another session (C_Logout ends the login of every
     // session of the application, PKCS#11 v2.40 section 5.6): the next
@@ -79,7 +120,16 @@ fn a_token_that_goes_away_and_comes_back_recovers_and_fails_closed_meanwhile() {
             Err(KeyError::Pkcs11(Pkcs11Error::TokenNotFound(_)))
         ));
         assert_eq!(serve_once(&layer, 10 + n), (503, false));
+        assert_eq!(
+            directory_once(&directory, "away.example"),
+            (503, false, Some("1".to_owned()))
+        );
     }
+    // A proof made before the token went away is still served.
+    assert_eq!(
+        directory_once(&directory, "before.example"),
+        (200, true, None)
+    );
 
     // 4. Back (the store restored, the HSM client restarted): the same key
     // objects sign again without being loaded again.
@@ -88,6 +138,14 @@ fn a_token_that_goes_away_and_comes_back_recovers_and_fails_closed_meanwhile() {
     other_client(&t.module).finalize().unwrap();
     sign_ok(b"back");
     assert_eq!(serve_once(&layer, 20), (200, true));
+    assert_eq!(
+        directory_once(&directory, "away.example"),
+        (200, true, None)
+    );
+    assert_eq!(
+        directory_once(&directory, "back.example"),
+        (200, true, None)
+    );
 
     // 5. The PIN changed while the process ran: the reconnect's login is
     // refused once, and never tried again (each refused login counts toward
@@ -112,6 +170,10 @@ fn a_token_that_goes_away_and_comes_back_recovers_and_fails_closed_meanwhile() {
             Err(KeyError::Pkcs11(Pkcs11Error::PinNotRetried(_)))
         ));
         assert_eq!(serve_once(&layer, 30 + n), (503, false));
+        assert_eq!(
+            directory_once(&directory, "pin.example"),
+            (503, false, Some("1".to_owned()))
+        );
     }
     assert_eq!(
         tk.login_attempts(),

@@ -44,6 +44,8 @@ use serde_json::{json, Map, Value};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+mod pkcs11;
+
 /// The prefix of the message of every error this module throws: the rest is
 /// the JSON failure the JavaScript half turns into a typed error.
 pub const MARK: &str = "\u{0}agentsig:";

@@ -52,3 +52,17 @@ const signedFetch: typeof fetch = signingFetch(key, { signatureAgent: 'https://b
 // @ts-expect-error: the key is a SigningKey
 signingFetch('pem');
 export { signedFetch };
+// A key in a PKCS#11 token: an RFC 7512 URI, the options alg and kid.
+const tokenKey: SigningKey = SigningKey.fromPkcs11('pkcs11:token=t;object=k?module-path=/m.so', { alg: 'ES256', kid: 'k1' });
+const tokenKeyLater: Promise<SigningKey> = SigningKey.fromPkcs11Async('pkcs11:token=t;object=k', { kid: tokenKey.kid });
+// @ts-expect-error: the PIN is never an option (pin-source=file: or AGENTSIG_PKCS11_PIN)
+SigningKey.fromPkcs11('pkcs11:token=t', { pin: '1234' });
+void tokenKeyLater;
+// The Fastify plugin: its options, and what it sets on the request.
+import Fastify from 'fastify';
+import agentsigPlugin, { DEFAULT_MAX_DIRECTORY_WAITS } from '../fastify.js';
+const fastify = Fastify();
+fastify.register(agentsigPlugin, { verifier: v, authorities: ['a.example'], webBotAuth: true, maxDirectoryWaits: DEFAULT_MAX_DIRECTORY_WAITS });
+fastify.get('/', async (req) => ({ agent: req.agentsig?.agent ?? null, bytes: req.rawBody?.length ?? 0, why: req.agentsigError?.code }));
+// @ts-expect-error: the plugin needs a verifier
+fastify.register(agentsigPlugin, { authorities: ['a.example'] });

@@ -27,6 +27,14 @@ class SigningKey:
     @staticmethod
     def from_pem(pem: Union[str, bytes], *, kid: Optional[str] = None) -> "SigningKey":
         """Load a PEM private key (PKCS#8, SEC1, PKCS#1). Raises ``BadKey``."""
+    @staticmethod
+    def from_pkcs11(uri: Union[str, bytes], *, alg: Optional[str] = None, kid: Optional[str] = None) -> "SigningKey":
+        """The private key a PKCS#11 token holds, named by an RFC 7512 ``pkcs11:`` URI:
+        the module from its ``module-path`` (else ``AGENTSIG_PKCS11_MODULE``), the PIN only
+        from its ``pin-source=file:/path`` or ``AGENTSIG_PKCS11_PIN``. ``alg`` is needed for
+        RSA keys (``PS512``, ``RS256``); ``kid`` replaces the thumbprint. Raises ``BadKey``
+        naming the cause: a URI carrying ``pin-value``, a wrong PIN, no such token or key,
+        a file that is not a PKCS#11 module."""
     @property
     def kid(self) -> str:
         """The ``kid`` given, else the RFC 7638 thumbprint."""

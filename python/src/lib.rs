@@ -41,6 +41,8 @@ use pyo3::types::{
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
+mod pkcs11;
+
 /// Largest HTTP body (and A2A card or delegation bundle) accepted by a
 /// call: [`facade::MAX_INPUT_BYTES`], the CLI's bound on any input.
 pub const MAX_INPUT_BYTES: usize = facade::MAX_INPUT_BYTES;
@@ -1216,6 +1218,7 @@ fn parse_response<'py>(py: Python<'py>, raw: &Bound<'py, PyAny>) -> PyResult<Bou
 #[pymodule]
 fn _agentsig(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySigningKey>()?;
+    pkcs11::register(m)?;
     m.add_class::<PyPublicKey>()?;
     m.add_class::<PyVerifier>()?;
     m.add_function(wrap_pyfunction!(canonicalize, m)?)?;

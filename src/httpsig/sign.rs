@@ -154,6 +154,23 @@ pub enum SignError {
     ExistingInput(sfv::SfError),
 }
 
+impl SignError {
+    /// True when the key's holder failed to sign (a PKCS#11 token away, its
+    /// login lost, a reconnect failed): a condition that passes, which a
+    /// server answers with 503 and Retry-After (RFC 9110 sections 15.6.4
+    /// and 10.2.3), not 500.
+    pub fn signer_unavailable(&self) -> bool {
+        #[cfg(feature = "pkcs11")]
+        {
+            matches!(self, SignError::Key(KeyError::Pkcs11(_)))
+        }
+        #[cfg(not(feature = "pkcs11"))]
+        {
+            false
+        }
+    }
+}
+
 /// A produced signature.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

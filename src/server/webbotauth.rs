@@ -15,10 +15,12 @@
 //!   built for the site's own authorities ([`SiteAuthorities`]) and has an
 //!   in-process replay store by default.
 
-use super::layer::{text_response, BoxError, SignedBody};
+use super::layer::{retry_later, text_response, BoxError, SignedBody};
 use crate::httpsig::{Message, SiteAuthorities};
 use crate::keys::SigningKey;
-use crate::webbotauth::directory::{directory_body, directory_headers, DEFAULT_PROOF_LIFETIME};
+use crate::webbotauth::directory::{
+    directory_body, proof_headers, ProofError, DEFAULT_PROOF_LIFETIME,
+};
 use crate::webbotauth::{KeyDirectory, Status, VerifiedAgent, WebBotAuthVerifier, WELL_KNOWN_PATH};
 use bytes::Bytes;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
@@ -96,25 +98,25 @@ impl DirectoryPublisher {
         &self.body
     }
 
-    fn headers_for(&self, authority: &str, now: i64) -> Option<Vec<(String, String)>> {
+    fn headers_for(&self, authority: &str, now: i64) -> Result<Vec<(String, String)>, ProofError> {
         if let Ok(map) = self.proofs.lock() {
             if let Some((h, created, expires)) = map.get(authority) {
                 // Re-sign once half the validity is spent.
                 if now < created + (expires - created) / 2 {
-                    return Some(h.clone());
+                    return Ok(h.clone());
                 }
             }
         }
         let expires = now.saturating_add(i64::try_from(self.proof_lifetime).unwrap_or(i64::MAX));
         let refs: Vec<&SigningKey> = self.keys.iter().collect();
-        let h = directory_headers(&self.body, authority, &refs, now, expires).ok()?;
+        let h = proof_headers(&self.body, authority, &refs, now, expires)?;
         if let Ok(mut map) = self.proofs.lock() {
             if map.len() >= MAX_AUTHORITIES {
                 map.clear();
             }
             map.insert(authority.to_owned(), (h.clone(), now, expires));
         }
-        Some(h)
+        Ok(h)
     }
 
     /// Answer a request for the directory: `GET` or `HEAD`, signed for the
@@ -157,14 +159,30 @@ impl DirectoryPublisher {
                 "this directory is not served for that Host",
             );
         }
-        let Some(h) = self.headers_for(
+        let h = match self.headers_for(
             &authority,
             crate::clock::Clock::now(&crate::clock::SystemClock),
-        ) else {
-            return plain(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "directory signing failed",
-            );
+        ) {
+            Ok(h) => h,
+            Err(e) if e.signer_unavailable() => {
+                // A key in a PKCS#11 token that cannot sign now: fail
+                // closed as signed responses do (src/server/layer), with
+                // 503 and Retry-After (RFC 9110 sections 15.6.4 and
+                // 10.2.3), never an unsigned directory; a later request
+                // reconnects.
+                tracing::warn!("key directory not signed, the signing token is unavailable: {e}");
+                return retry_later(plain(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the directory's signing key is unavailable; try again",
+                ));
+            }
+            Err(e) => {
+                tracing::warn!("key directory not signed: {e}");
+                return plain(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "directory signing failed",
+                );
+            }
         };
         let body = if req.method() == Method::HEAD {
             Bytes::new()

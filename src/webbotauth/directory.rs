@@ -106,6 +106,18 @@ pub fn sign_directory(
     created: i64,
     expires: i64,
 ) -> Result<Signed, DirectoryError> {
+    Ok(sign_proof(body, authority, key, label, created, expires)?)
+}
+
+/// [`sign_directory`], its failure kept as a [`ProofError`].
+fn sign_proof(
+    body: &[u8],
+    authority: &str,
+    key: &SigningKey,
+    label: &str,
+    created: i64,
+    expires: i64,
+) -> Result<Signed, ProofError> {
     let req = directory_request(authority)?;
     let mut res = Message::response(200, Vec::new(), body.to_vec());
     res.add_header("Content-Digest", &crate::digest::content_digest(body));
@@ -115,10 +127,57 @@ pub fn sign_directory(
         .keyid(&key.verifying_key().thumbprint())
         .tag(DIRECTORY_TAG);
     spec.components = directory_components();
-    crate::httpsig::sign(&res, Some(&req), &spec, key).map_err(|e| DirectoryError::Malformed {
-        url: authority.to_owned(),
-        message: e.to_string(),
+    crate::httpsig::sign(&res, Some(&req), &spec, key).map_err(|err| ProofError::Sign {
+        authority: authority.to_owned(),
+        err,
     })
+}
+
+/// Why a directory proof could not be made, kept apart from the public
+/// [`DirectoryError`] so that a server can tell a key that cannot sign now
+/// (a PKCS#11 token away: [`SignError::signer_unavailable`]) from a
+/// request it cannot answer.
+///
+/// [`SignError::signer_unavailable`]: crate::httpsig::SignError::signer_unavailable
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ProofError {
+    /// The request for the authority cannot be modelled.
+    #[error(transparent)]
+    Directory(DirectoryError),
+    /// A key could not sign the proof.
+    #[error("the directory proof for {authority} could not be signed: {err}")]
+    Sign {
+        /// The authority the proof was for.
+        authority: String,
+        /// Why.
+        err: crate::httpsig::SignError,
+    },
+}
+
+impl ProofError {
+    /// True when the key's holder failed to sign and may succeed later.
+    #[cfg(feature = "server")]
+    pub(crate) fn signer_unavailable(&self) -> bool {
+        matches!(self, ProofError::Sign { err, .. } if err.signer_unavailable())
+    }
+}
+
+impl From<DirectoryError> for ProofError {
+    fn from(e: DirectoryError) -> Self {
+        ProofError::Directory(e)
+    }
+}
+
+impl From<ProofError> for DirectoryError {
+    fn from(e: ProofError) -> Self {
+        match e {
+            ProofError::Directory(e) => e,
+            ProofError::Sign { authority, err } => DirectoryError::Malformed {
+                url: authority,
+                message: err.to_string(),
+            },
+        }
+    }
 }
 
 /// The header section of a directory response for `authority`:
@@ -137,10 +196,22 @@ pub fn directory_headers(
     created: i64,
     expires: i64,
 ) -> Result<Vec<(String, String)>, DirectoryError> {
+    Ok(proof_headers(body, authority, keys, created, expires)?)
+}
+
+/// [`directory_headers`], its failure kept as a [`ProofError`] (the
+/// server's directory answers 503 when a key cannot sign now).
+pub(crate) fn proof_headers(
+    body: &[u8],
+    authority: &str,
+    keys: &[&SigningKey],
+    created: i64,
+    expires: i64,
+) -> Result<Vec<(String, String)>, ProofError> {
     let mut inputs = Vec::new();
     let mut sigs = Vec::new();
     for (i, k) in keys.iter().enumerate() {
-        let s = sign_directory(body, authority, k, &format!("binding{i}"), created, expires)?;
+        let s = sign_proof(body, authority, k, &format!("binding{i}"), created, expires)?;
         inputs.push(s.signature_input);
         sigs.push(s.signature);
     }

@@ -109,6 +109,11 @@ impl DefaultSignature {
 /// Slots of a [`SignCache`] (for default and for requested signatures).
 pub(super) const CACHE_SLOTS: usize = 32;
 
+/// Slots a body's default signature may occupy: its own (by
+/// [`DefaultKey::slot`]) and the next ones, so that a few bodies whose
+/// slots collide do not evict each other.
+pub(super) const PROBE: usize = 4;
+
 /// Largest signature base of a requested signature a [`SignCache`] keeps.
 pub(super) const REQUESTED_MAX_BASE: usize = 4 * 1024;
 
@@ -158,7 +163,10 @@ impl CacheEntry {
 /// in full) the `Content-Digest`, computed once, and the signature of the
 /// current second and key, made at most once per second once the bytes
 /// are cached (requests racing on bytes not yet cached may each sign; they
-/// never wait for unrelated responses). A new second, a
+/// never wait for unrelated responses). A body may take its own slot or
+/// one of the [`PROBE`] `- 1` next ones, so up to [`CACHE_SLOTS`] bodies
+/// are kept at once whatever their slot hashes; beyond, the body signed
+/// longest ago is replaced. A new second, a
 /// new current key or other bytes always sign afresh, so no response
 /// carries a `created` other than the current second or a signature over
 /// other bytes.
@@ -295,35 +303,47 @@ impl SignCache {
         if key.body.len() > CACHE_MAX_BODY {
             return DefaultSignature::make(cfg, current, t, key, None, None);
         }
-        // A poisoned slot only means another request panicked while
-        // holding it; its entry is replaced below either way.
-        let mut slot = lock(&self.slots[key.slot()]);
-        let digest = match slot.as_ref() {
-            Some(e) if e.same_content(key) => {
-                if e.created == t && Arc::ptr_eq(&e.key, current) {
-                    return Ok(e.sig.clone());
+        // The body's own slot and the next ones (linear probing): bodies
+        // whose slots collide each keep their signature while the cache has
+        // room, rather than evicting each other on every request (which,
+        // with a key in a PKCS#11 token, would be a token call per
+        // request). A poisoned slot only means another request panicked
+        // while holding it; its entry is replaced either way.
+        let home = key.slot();
+        // Where new bytes go: an empty probed slot, else the one signed
+        // longest ago.
+        let mut victim: Option<(usize, i64)> = None;
+        for p in 0..PROBE {
+            let i = (home + p) % CACHE_SLOTS;
+            let mut slot = lock(&self.slots[i]);
+            let created = match slot.as_ref() {
+                Some(e) if e.same_content(key) => {
+                    if e.created == t && Arc::ptr_eq(&e.key, current) {
+                        return Ok(e.sig.clone());
+                    }
+                    // The same bytes in a new second (or under a new key):
+                    // signed under the slot's lock, so that the other
+                    // requests for these bytes in this second wait for
+                    // this one signature instead of making their own.
+                    let digest = Some(e.sig.digest.clone());
+                    let sig = DefaultSignature::make(cfg, current, t, key, digest, None)?;
+                    *slot = Some(CacheEntry::of(key, current, t, sig.clone()));
+                    return Ok(sig);
                 }
-                Some(e.sig.digest.clone())
+                Some(e) => e.created,
+                None => i64::MIN,
+            };
+            if victim.is_none_or(|(_, c)| created < c) {
+                victim = Some((i, created));
             }
-            _ => None,
-        };
-        if digest.is_none() {
-            // Other bytes than the slot holds (a new version, or a service
-            // whose every answer differs): digest and sign without holding
-            // the slot, so that unrelated responses never wait for each
-            // other, then keep the result.
-            drop(slot);
-            let sig = DefaultSignature::make(cfg, current, t, key, None, None)?;
-            let mut slot = lock(&self.slots[key.slot()]);
-            *slot = Some(CacheEntry::of(key, current, t, sig.clone()));
-            return Ok(sig);
         }
-        // The same bytes in a new second (or under a new key): signed under
-        // the slot's lock, so that the other requests for these bytes in
-        // this second wait for this one signature instead of making their
-        // own.
-        let sig = DefaultSignature::make(cfg, current, t, key, digest, None)?;
-        *slot = Some(CacheEntry::of(key, current, t, sig.clone()));
+        // Other bytes than any probed slot holds (a new version, or a
+        // service whose every answer differs): digest and sign without
+        // holding a slot, so that unrelated responses never wait for each
+        // other, then keep the result.
+        let sig = DefaultSignature::make(cfg, current, t, key, None, None)?;
+        let i = victim.map_or(home, |(i, _)| i);
+        *lock(&self.slots[i]) = Some(CacheEntry::of(key, current, t, sig.clone()));
         Ok(sig)
     }
 }

@@ -311,6 +311,16 @@ pub(crate) fn text_response(status: StatusCode, msg: &str) -> Response<SignedBod
     r
 }
 
+/// `r` as an answer to come back later: 503 with `Retry-After: 1` (RFC
+/// 9110 sections 15.6.4 and 10.2.3), what a response or a key directory
+/// whose signing key cannot sign now (a PKCS#11 token away) gets.
+pub(crate) fn retry_later<B>(mut r: Response<B>) -> Response<B> {
+    *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
 async fn sign_response<B>(
     cfg: &SignConfig,
     cache: &SignCache,
@@ -375,13 +385,10 @@ where
             // 503 and Retry-After (RFC 9110 sections 15.6.4 and 10.2.3); a
             // later request reconnects.
             tracing::warn!("response not signed, the signing token is unavailable: {e}");
-            let mut r = text_response(
+            retry_later(text_response(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the signing key's token is unavailable; try again",
-            );
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            r
+            ))
         }
         Err(e) => {
             tracing::warn!("response not signed: {e}");
@@ -411,19 +418,7 @@ impl SignResponseError {
     /// True when the key's holder (a PKCS#11 token) failed to sign: a
     /// condition that passes, answered with 503, not 500.
     pub fn signer_unavailable(&self) -> bool {
-        #[cfg(feature = "pkcs11")]
-        {
-            matches!(
-                self,
-                SignResponseError::Sign(crate::httpsig::SignError::Key(
-                    crate::keys::KeyError::Pkcs11(_)
-                ))
-            )
-        }
-        #[cfg(not(feature = "pkcs11"))]
-        {
-            false
-        }
+        matches!(self, SignResponseError::Sign(e) if e.signer_unavailable())
     }
 }
 
@@ -991,6 +986,36 @@ mod tests {
         clock.0.store(start, std::sync::atomic::Ordering::SeqCst);
         let (d, _) = get(r#"{"name":"a"}"#, "application/json").await;
         assert_eq!(created(&d), start);
+    }
+
+    /// Bodies whose cache slots collide keep their own signatures: served
+    /// in turn within one second, each is signed once (with a key in a
+    /// PKCS#11 token, each signing is a token call).
+    #[tokio::test]
+    async fn bodies_sharing_a_slot_are_each_signed_once_per_second() {
+        let ring = ring();
+        let start = SystemClock.now();
+        let clock = Arc::new(ManualClock(start.into()));
+        let get = echo_layer(&ring, clock);
+        // Same length, the same first and last 64 bytes: one home slot.
+        let pad = "x".repeat(100);
+        let bodies: Vec<&'static str> = (0..3)
+            .map(|n| -> &'static str {
+                Box::leak(format!(r#"{{"p":"{pad}","n":"{n}","q":"{pad}"}}"#).into())
+            })
+            .collect();
+        let mut first = Vec::new();
+        for b in &bodies {
+            first.push(get(b, "application/json").await.0.headers["signature"].clone());
+        }
+        for _ in 0..3 {
+            for (b, sig) in bodies.iter().zip(&first) {
+                // ECDSA signatures are randomized: equal bytes, one signing.
+                let (p, body) = get(b, "application/json").await;
+                assert_eq!(&p.headers["signature"], sig, "{b}");
+                strict_ok(&ring, p, body);
+            }
+        }
     }
 
     #[tokio::test]
