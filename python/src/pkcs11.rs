@@ -12,7 +12,7 @@
 //! * Loading and signing talk to the token and may block: both run without
 //!   the GIL, so other Python threads keep running meanwhile.
 
-use crate::{algorithm, str_arg, Failure, PySigningKey};
+use crate::{algorithm, str_arg, Failure, IntoPyErr, PySigningKey};
 use agentsig::keys::pkcs11::{self, MAX_URI};
 use agentsig::keys::LoadOptions;
 use pyo3::prelude::*;
