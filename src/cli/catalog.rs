@@ -115,6 +115,36 @@ pub fn is_catalog_url(url: &str) -> bool {
 /// them ([`agentsig::net::catalog::verify_catalog_url`]).
 #[cfg(feature = "net")]
 pub fn verify_url(v: &VerifyCatalog<'_>, url: &str) -> CliResult {
+    match fetch_and_verify(v, url)? {
+        Some(code) => Ok(code),
+        None => Err(CliError::failed(format!(
+            "{}: no catalog is published there (HTTP status 404 or 410)",
+            esc(url)
+        ))
+        .with_kind("fetch.failed")),
+    }
+}
+
+/// `verify https://HOST`: the host's well-known catalog `wk` verified as
+/// [`verify_url`] does, or `None` when the host answers 404 or 410 there
+/// (no catalog: the caller then verifies the origin URL as a descriptor,
+/// as before catalogs existed; docs/catalog.md).
+#[cfg(feature = "net")]
+pub fn verify_well_known(v: &VerifyCatalog<'_>, wk: &str) -> Result<Option<ExitCode>, CliError> {
+    let r = fetch_and_verify(v, wk)?;
+    if r.is_none() && !v.json {
+        errln!(
+            "note: {}: no AI Catalog there (HTTP status 404 or 410); verifying the URL itself as a descriptor",
+            esc(wk)
+        );
+    }
+    Ok(r)
+}
+
+/// Fetch the catalog at `url` and verify it: the exit code, or `None` when
+/// nothing is published there (404, 410).
+#[cfg(feature = "net")]
+fn fetch_and_verify(v: &VerifyCatalog<'_>, url: &str) -> Result<Option<ExitCode>, CliError> {
     use agentsig::net::catalog::{verify_catalog_url, CatalogKeys, CatalogUrlError};
     let Some(fetcher) = &v.fetcher else {
         return Err(CliError::usage(
@@ -132,12 +162,13 @@ pub fn verify_url(v: &VerifyCatalog<'_>, url: &str) -> CliResult {
     let opts = CatalogOptions::default().require_signed(v.require_signed);
     let report = match verify_catalog_url(&base, keys, fetcher, url, &opts) {
         Ok(r) => r,
+        Err(CatalogUrlError::NotServed(_)) => return Ok(None),
         Err(CatalogUrlError::Fetch(e)) => {
             return Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed"))
         }
         Err(e) => return Err(CliError::malformed(format!("{}: {e}", esc(url)))),
     };
-    finish(v, &report)
+    finish(v, &report).map(Some)
 }
 
 /// A verifier over `keys` with the command's algorithms, low-S and `typ`.
@@ -232,6 +263,10 @@ fn to_report(file: &str, r: &CatalogReport) -> Report {
         let ok = !matches!(h.status, Status::Failed | Status::Unsupported);
         rep.check("catalog.host-manifest", ok, h.message.clone());
     }
+    if let Some(h) = &r.host_identity {
+        let ok = !matches!(h.status, Status::Failed | Status::Unsupported);
+        rep.check("catalog.host-identity", ok, h.message.clone());
+    }
     for e in &r.entries {
         let what = format!(
             "{} {}: artifact {} ({}); manifest {} ({})",
@@ -248,6 +283,7 @@ fn to_report(file: &str, r: &CatalogReport) -> Report {
     rep.detail("spec_version", &r.spec_version);
     rep.detail("require_signed", r.require_signed);
     rep.detail("host", &r.host);
+    rep.detail("host_identity", &r.host_identity);
     rep.detail("entries", &r.entries);
     if !r.verified() {
         let why = r.first_failure().unwrap_or_else(|| "not verified".into());
@@ -271,6 +307,14 @@ fn print_lines(file: &str, r: &CatalogReport) {
     if let Some(h) = &r.host {
         errln!(
             "{}: host Trust Manifest: {}: {}",
+            esc(file),
+            h.status.as_str(),
+            esc(&h.message)
+        );
+    }
+    if let Some(h) = &r.host_identity {
+        errln!(
+            "{}: host identity: {}: {}",
             esc(file),
             h.status.as_str(),
             esc(&h.message)

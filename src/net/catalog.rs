@@ -22,7 +22,9 @@
 //! Considerations": fetched content is untrusted).
 
 use super::discovery::{Discovery, KeyAuthority};
-use super::fetch::Fetcher;
+use super::fetch::{FetchError, Fetcher};
+use super::verify::{Resolver, UrlVerifyError, UrlVerifyOptions};
+use crate::catalog::verify::SignedBody;
 use crate::catalog::{CatalogError, CatalogOptions, CatalogReport, Fetch, Outcome, Status};
 use crate::trust::{KeyRequest, KeyResolver, ResolveError, TrustedKey};
 use crate::verifier::Verifier;
@@ -207,16 +209,39 @@ struct NetFetch<'a> {
     fetcher: &'a Fetcher,
     total: usize,
     max_total: usize,
+    /// The base verifier's algorithm allow-list and low-S rule, for the
+    /// signatures of fetched cards.
+    algorithms: crate::alg::AllowList,
+    strict_low_s: bool,
+}
+
+impl NetFetch<'_> {
+    fn https_only(url: &str) -> Result<(), String> {
+        if url.starts_with("https://") {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} is not an https URL: entries are fetched over HTTPS only",
+                crate::text::quoted(url)
+            ))
+        }
+    }
+
+    fn add(&mut self, len: usize) -> Result<(), String> {
+        self.total += len;
+        if self.total > self.max_total {
+            return Err(format!(
+                "more than {} bytes fetched in all: not used",
+                self.max_total
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Fetch for NetFetch<'_> {
     fn fetch(&mut self, url: &str, accept: &str) -> Result<Vec<u8>, String> {
-        if !url.starts_with("https://") {
-            return Err(format!(
-                "{} is not an https URL: entries are fetched over HTTPS only",
-                crate::text::quoted(url)
-            ));
-        }
+        Self::https_only(url)?;
         let accept = format!("{accept}, application/json;q=0.5");
         let f = self
             .fetcher
@@ -225,15 +250,100 @@ impl Fetch for NetFetch<'_> {
         if f.status != 200 {
             return Err(format!("HTTP status {}", f.status));
         }
-        self.total += f.body.len();
-        if self.total > self.max_total {
-            return Err(format!(
-                "more than {} bytes fetched in all: not used",
-                self.max_total
-            ));
-        }
+        self.add(f.body.len())?;
         Ok(f.body)
     }
+
+    /// The card at `url` verified as `verify URL` verifies a descriptor
+    /// ([`Resolver::verify_url`]): its `Content-Digest` (RFC 9530), its
+    /// RFC 9421 response signature and its detached JWS at `URL.jws`
+    /// (draft-narvaneni-agent-uri-03 section 10.3), with `keys` only (the
+    /// entry identity's). The one verdict rule
+    /// ([`crate::policy::signatures_verified`]) decides: one signature
+    /// verified and none invalid; a signature no trusted key matches is
+    /// never passed.
+    fn fetch_signed(
+        &mut self,
+        url: &str,
+        _accept: &str,
+        keys: Arc<dyn KeyResolver>,
+    ) -> Result<SignedBody, String> {
+        Self::https_only(url)?;
+        let o = UrlVerifyOptions {
+            keys: Some(keys),
+            algorithms: Some(self.algorithms.clone()),
+            strict_low_s: self.strict_low_s,
+            sequential_fetches: true,
+            ..Default::default()
+        };
+        match Resolver::with_options(self.fetcher.clone(), o).verify_url(url) {
+            Ok(v) => {
+                self.add(v.body.len())?;
+                let signature = if v.signed() {
+                    let what: Vec<&str> = v
+                        .checked()
+                        .into_iter()
+                        .map(|c| match c {
+                            "rfc9421" => "RFC 9421 response signature",
+                            "jws" => "detached JWS",
+                            other => other,
+                        })
+                        .collect();
+                    let mut out =
+                        Outcome::new(Status::Verified, format!("{} verified", what.join(" and ")));
+                    if let Some(l) = v
+                        .http_signature
+                        .as_ref()
+                        .and_then(|h| h.results.iter().find(|l| l.is_valid()))
+                    {
+                        out.key_thumbprint = l.key_thumbprint.clone();
+                    } else if let Some(s) = v.jws.as_ref().and_then(|j| j.jws.valid_signature()) {
+                        out.kid = s.kid.clone();
+                        out.key_thumbprint = s.key_thumbprint.clone();
+                    }
+                    out
+                } else {
+                    Outcome::new(
+                        Status::Unsigned,
+                        format!(
+                            "served with neither an RFC 9421 response signature nor a detached JWS at {}.jws",
+                            v.url
+                        ),
+                    )
+                };
+                Ok(SignedBody::new(v.body, signature))
+            }
+            Err(UrlVerifyError::Fetch(e)) => Err(e.to_string()),
+            Err(e) => Ok(SignedBody::new(
+                Vec::new(),
+                Outcome::failed(format!("{e} ({})", e.code())),
+            )),
+        }
+    }
+}
+
+/// The well-known catalog URL of `url` when `url` is an origin (an `https`
+/// URL whose path is empty or `/`, with no query or fragment):
+/// `https://HOST[:PORT]/.well-known/ai-catalog.json` (AI Catalog "Well-Known
+/// URI": "Clients performing domain-level discovery SHOULD attempt to
+/// retrieve this well-known URL"; RFC 8615 section 3). `None` for any other
+/// URL, which names a document of its own.
+pub fn well_known_catalog_url(url: &str) -> Option<String> {
+    let u = url::Url::parse(url).ok()?;
+    if u.scheme() != "https"
+        || !matches!(u.path(), "" | "/")
+        || u.query().is_some()
+        || u.fragment().is_some()
+        || !u.username().is_empty()
+        || u.password().is_some()
+    {
+        return None;
+    }
+    Some(format!(
+        "{}{}",
+        u.origin().ascii_serialization(),
+        crate::catalog::WELL_KNOWN_PATH
+    ))
 }
 
 /// Fetch the catalog at `url` (e.g. `https://HOST/.well-known/ai-catalog.json`)
@@ -241,11 +351,16 @@ impl Fetch for NetFetch<'_> {
 /// ([`Verifier::verify_catalog_from`]): nested catalogs to
 /// [`CatalogOptions::max_depth`] levels, cycles refused, at most
 /// [`CatalogOptions::max_fetches`] fetches and [`MAX_TOTAL_BYTES`], the
-/// whole within [`DEADLINE`]. Keys: `base`'s own ([`CatalogKeys::Given`]) or
-/// each identity's ([`CatalogKeys::Resolved`]).
+/// whole within [`DEADLINE`]. MCP Server Cards by URL are verified with
+/// their response signature or detached JWS ([`Resolver::verify_url`]),
+/// the host identity against the origin the catalog was served from (after
+/// redirects). Keys: `base`'s own ([`CatalogKeys::Given`]) or each
+/// identity's ([`CatalogKeys::Resolved`]).
 ///
 /// # Errors
-/// [`CatalogUrlError`] when the root catalog cannot be fetched or read.
+/// [`CatalogUrlError`] when the root catalog cannot be fetched or read;
+/// [`CatalogUrlError::NotServed`] when the server answers 404 or 410 (no
+/// catalog there).
 pub fn verify_catalog_url(
     base: &Verifier,
     keys: CatalogKeys,
@@ -259,10 +374,20 @@ pub fn verify_catalog_url(
             fetcher,
             total: 0,
             max_total: MAX_TOTAL_BYTES,
+            algorithms: base.algorithms().clone(),
+            strict_low_s: base.strict_low_s(),
         };
-        let root = nf
-            .fetch(url, crate::catalog::MEDIA_TYPE)
-            .map_err(CatalogUrlError::Fetch)?;
+        NetFetch::https_only(url).map_err(CatalogUrlError::Fetch)?;
+        let accept = format!("{}, application/json;q=0.5", crate::catalog::MEDIA_TYPE);
+        let root = match fetcher.get_with(url, &[("accept", &accept)]) {
+            Ok(f) if f.status == 200 => f,
+            Ok(f) => return Err(CatalogUrlError::Fetch(format!("HTTP status {}", f.status))),
+            Err(FetchError::Status { status, .. }) if matches!(status, 404 | 410) => {
+                return Err(CatalogUrlError::NotServed(status))
+            }
+            Err(e) => return Err(CatalogUrlError::Fetch(e.to_string())),
+        };
+        nf.add(root.body.len()).map_err(CatalogUrlError::Fetch)?;
         let resolved;
         let v = match keys {
             CatalogKeys::Given => base,
@@ -271,9 +396,12 @@ pub fn verify_catalog_url(
                 &resolved
             }
         };
-        let mut report = v.verify_catalog_from(&root, url, &mut nf, opts)?;
+        // The URL the catalog was served from: the origin its host
+        // identity is checked against (AI Catalog "Verifying Host
+        // Identity" step 1).
+        let mut report = v.verify_catalog_from(&root.body, &root.url, &mut nf, opts)?;
         if keys == CatalogKeys::Resolved {
-            mark_unsupported(&mut report, host_identity(&root).as_deref());
+            mark_unsupported(&mut report, host_identity(&root.body).as_deref());
         }
         Ok(report)
     })
@@ -286,6 +414,9 @@ pub enum CatalogUrlError {
     /// The root catalog could not be fetched.
     #[error("the catalog could not be fetched: {0}")]
     Fetch(String),
+    /// The server answered 404 or 410: no catalog is published there.
+    #[error("no catalog is published there (HTTP status {0})")]
+    NotServed(u16),
     /// The root catalog is too large or not strict JSON.
     #[error(transparent)]
     Catalog(#[from] CatalogError),
