@@ -552,3 +552,106 @@ fn a_signed_host_manifest_verifies_with_the_host_identifiers_keys() {
         h.message
     );
 }
+
+// ---- 6. verify --batch with catalogs as sources ---------------------------
+
+/// A catalog given to `verify --batch` (its URL in a LIST file, or the
+/// catalog file itself) becomes one input per entry: each entry URL gets
+/// the verdict `verify URL` gives it alone, a nested catalog is expanded
+/// (a cycle refused), an opaque or inline entry is reported not checked;
+/// one line per entry, within the per-host bound.
+#[test]
+fn batch_expands_a_catalog_into_its_entries() {
+    let e = env();
+    let body = server_card();
+    let other = SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .expect("key")
+        .with_kid("k1");
+    e.srv.route("/good.json", card_resp(&body, &e.key));
+    e.srv.route("/bad.json", card_resp(&body, &other));
+    let root = e.url("/.well-known/ai-catalog.json");
+    let sub = json!({"specVersion": "1.0", "entries": [
+        {"identifier": "urn:bad", "displayName": "B", "mediaType": MCP, "url": e.url("/bad.json")},
+        {"identifier": "urn:loop", "displayName": "L", "mediaType": "application/ai-catalog+json", "url": root}]});
+    e.srv.route("/sub.json", Resp::json(&sub));
+    let cat = json!({"specVersion": "1.0", "entries": [
+        {"identifier": "urn:good", "displayName": "G", "mediaType": MCP, "url": e.url("/good.json")},
+        {"identifier": "urn:zip", "displayName": "Z", "mediaType": "application/zip", "url": e.url("/z.zip")},
+        {"identifier": "urn:inline", "displayName": "I", "mediaType": MCP,
+         "data": serde_json::from_slice::<Value>(&body).expect("card")},
+        {"identifier": "urn:sub", "displayName": "S", "mediaType": "application/ai-catalog+json", "url": e.url("/sub.json")}]});
+    e.srv.route(
+        "/.well-known/ai-catalog.json",
+        Resp::ok("application/ai-catalog+json", cat.to_string()),
+    );
+    let dir = std::env::temp_dir().join(format!("agentsig-crawl-batch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let jwks = dir.join("k.jwks.json");
+    std::fs::write(
+        &jwks,
+        agentsig::jwk::jwks_document(&[e.key.verifying_key()]).to_string(),
+    )
+    .expect("jwks");
+    let jwks = jwks.to_str().expect("path").to_owned();
+    let list = dir.join("list.txt");
+    std::fs::write(&list, format!("{root}\n")).expect("list");
+    let list_arg = list.to_str().expect("path").to_owned();
+    let batch = |extra: &[&str]| {
+        let mut args = vec!["verify", "--batch", &list_arg, "--jwks", &jwks, "--ordered"];
+        args.extend_from_slice(extra);
+        cli(&e, &args)
+    };
+    let o = batch(&["--per-host", "2"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 5, "one line per entry: {out}");
+    assert!(lines[0].contains("/good.json: verified ("), "{out}");
+    assert!(lines[1].contains("/z.zip: not checked"), "{out}");
+    assert!(
+        lines[2].contains("/entries/2: not checked") && lines[2].contains("inline"),
+        "{out}"
+    );
+    assert!(lines[3].contains("/bad.json: NOT verified"), "{out}");
+    assert!(lines[4].contains("cycle"), "{out}");
+    assert!(err.contains("3 of 5 verified, 2 failed"), "{err}");
+    assert!(
+        e.srv.most_open() <= 2,
+        "per-host bound: {}",
+        e.srv.most_open()
+    );
+    assert_eq!(
+        e.srv.hit_count("/z.zip"),
+        0,
+        "an opaque entry is not fetched"
+    );
+
+    // Each entry URL alone gets the same verdict.
+    for (path, code) in [("/good.json", 0), ("/bad.json", 1)] {
+        let o = cli(&e, &["verify", &e.url(path), "--jwks", &jwks]);
+        assert_eq!(o.status.code(), Some(code), "{path} alone");
+    }
+
+    // The catalog as a local file, in --json: the same entries, each
+    // report in the one shape with the catalog and the entry named.
+    let local = dir.join("ai-catalog.json");
+    std::fs::write(&local, cat.to_string()).expect("catalog");
+    std::fs::write(&list, format!("{}\n", local.display())).expect("list");
+    let o = batch(&["--json"]);
+    let reports: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    // The file is not the served root, so the nested catalog's link back
+    // to the served root expands that once (3 entries: its own nested
+    // catalog is not expanded twice), and the summary.
+    assert_eq!(reports.len(), 9, "{reports:?}");
+    assert_eq!(reports[0]["verdict"], "verified", "{}", reports[0]);
+    assert_eq!(
+        reports[0]["details"]["catalog_entry"],
+        format!("{}#/entries/0", local.display())
+    );
+    assert_eq!(reports[3]["verdict"], "not-verified", "{}", reports[3]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -102,13 +102,10 @@ pub struct VerifyCatalog<'a> {
     pub fetcher: Option<agentsig::net::fetch::Fetcher>,
 }
 
-/// Is `url` a catalog to verify as one: its path ends with
-/// `/ai-catalog.json` (the well-known `/.well-known/ai-catalog.json`, or
-/// any catalog named so; AI Catalog "Discovery").
+/// Is `url` a catalog to verify as one ([`agentsig::catalog::is_catalog_url`]).
 #[cfg(feature = "net")]
 pub fn is_catalog_url(url: &str) -> bool {
-    let path = url.split(['?', '#']).next().unwrap_or(url);
-    path.starts_with("https://") && path.ends_with("/ai-catalog.json")
+    catalog::is_catalog_url(url)
 }
 
 /// Fetch the catalog at `url`, its nested catalogs and cards, and verify

@@ -25,7 +25,9 @@ use super::discovery::{Discovery, KeyAuthority};
 use super::fetch::{FetchError, Fetcher};
 use super::verify::{Resolver, UrlVerifyError, UrlVerifyOptions};
 use crate::catalog::verify::SignedBody;
-use crate::catalog::{CatalogError, CatalogOptions, CatalogReport, Fetch, Outcome, Status};
+use crate::catalog::{
+    CatalogError, CatalogInput, CatalogOptions, CatalogReport, Fetch, Outcome, Status,
+};
 use crate::trust::{KeyRequest, KeyResolver, ResolveError, TrustedKey};
 use crate::verifier::Verifier;
 use serde_json::Value;
@@ -215,7 +217,17 @@ struct NetFetch<'a> {
     strict_low_s: bool,
 }
 
-impl NetFetch<'_> {
+impl<'a> NetFetch<'a> {
+    fn new(fetcher: &'a Fetcher) -> NetFetch<'a> {
+        NetFetch {
+            fetcher,
+            total: 0,
+            max_total: MAX_TOTAL_BYTES,
+            algorithms: crate::alg::AllowList::default(),
+            strict_low_s: false,
+        }
+    }
+
     fn https_only(url: &str) -> Result<(), String> {
         if url.starts_with("https://") {
             Ok(())
@@ -370,23 +382,10 @@ pub fn verify_catalog_url(
 ) -> Result<CatalogReport, CatalogUrlError> {
     let deadline = std::time::Instant::now() + DEADLINE;
     super::fetch::with_deadline(deadline, || {
-        let mut nf = NetFetch {
-            fetcher,
-            total: 0,
-            max_total: MAX_TOTAL_BYTES,
-            algorithms: base.algorithms().clone(),
-            strict_low_s: base.strict_low_s(),
-        };
-        NetFetch::https_only(url).map_err(CatalogUrlError::Fetch)?;
-        let accept = format!("{}, application/json;q=0.5", crate::catalog::MEDIA_TYPE);
-        let root = match fetcher.get_with(url, &[("accept", &accept)]) {
-            Ok(f) if f.status == 200 => f,
-            Ok(f) => return Err(CatalogUrlError::Fetch(format!("HTTP status {}", f.status))),
-            Err(FetchError::Status { status, .. }) if matches!(status, 404 | 410) => {
-                return Err(CatalogUrlError::NotServed(status))
-            }
-            Err(e) => return Err(CatalogUrlError::Fetch(e.to_string())),
-        };
+        let mut nf = NetFetch::new(fetcher);
+        nf.algorithms = base.algorithms().clone();
+        nf.strict_low_s = base.strict_low_s();
+        let root = fetch_root(fetcher, url)?;
         nf.add(root.body.len()).map_err(CatalogUrlError::Fetch)?;
         let resolved;
         let v = match keys {
@@ -405,6 +404,61 @@ pub fn verify_catalog_url(
         }
         Ok(report)
     })
+}
+
+/// Expand the catalog `bytes`, named `name` (its URL when it was
+/// fetched), into one input per entry for bulk verification
+/// ([`crate::catalog::expand_catalog`]), its nested catalogs by `url`
+/// fetched through `fetcher` under the bounds of `opts`, [`MAX_TOTAL_BYTES`]
+/// and [`DEADLINE`].
+///
+/// # Errors
+/// [`CatalogError`] when the document is too large or not strict JSON.
+pub fn expand_catalog_bytes(
+    fetcher: &Fetcher,
+    name: &str,
+    bytes: &[u8],
+    opts: &CatalogOptions,
+) -> Result<Vec<CatalogInput>, CatalogError> {
+    let doc = crate::catalog::verify::parse_catalog(bytes, opts)?;
+    let deadline = std::time::Instant::now() + DEADLINE;
+    Ok(super::fetch::with_deadline(deadline, || {
+        let mut nf = NetFetch::new(fetcher);
+        crate::catalog::expand_catalog(&doc, name, Some(&mut nf), opts)
+    }))
+}
+
+/// Fetch the catalog at `url` and expand it ([`expand_catalog_bytes`]).
+///
+/// # Errors
+/// [`CatalogUrlError`] when the catalog cannot be fetched or read.
+pub fn expand_catalog_url(
+    fetcher: &Fetcher,
+    url: &str,
+    opts: &CatalogOptions,
+) -> Result<Vec<CatalogInput>, CatalogUrlError> {
+    let root = fetch_root(fetcher, url)?;
+    if root.body.len() > MAX_TOTAL_BYTES {
+        return Err(CatalogUrlError::Fetch(format!(
+            "more than {MAX_TOTAL_BYTES} bytes"
+        )));
+    }
+    Ok(expand_catalog_bytes(fetcher, &root.url, &root.body, opts)?)
+}
+
+/// The root catalog at `url`: 200, or [`CatalogUrlError::NotServed`] for
+/// 404 and 410.
+fn fetch_root(fetcher: &Fetcher, url: &str) -> Result<super::fetch::Fetched, CatalogUrlError> {
+    NetFetch::https_only(url).map_err(CatalogUrlError::Fetch)?;
+    let accept = format!("{}, application/json;q=0.5", crate::catalog::MEDIA_TYPE);
+    match fetcher.get_with(url, &[("accept", &accept)]) {
+        Ok(f) if f.status == 200 => Ok(f),
+        Ok(f) => Err(CatalogUrlError::Fetch(format!("HTTP status {}", f.status))),
+        Err(FetchError::Status { status, .. }) if matches!(status, 404 | 410) => {
+            Err(CatalogUrlError::NotServed(status))
+        }
+        Err(e) => Err(CatalogUrlError::Fetch(e.to_string())),
+    }
 }
 
 /// Why a catalog URL could not be verified at all.
