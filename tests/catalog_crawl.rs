@@ -655,3 +655,33 @@ fn batch_expands_a_catalog_into_its_entries() {
     assert_eq!(reports[3]["verdict"], "not-verified", "{}", reports[3]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---- 7. Refusals over the network --------------------------------------------
+
+/// A 10 MB catalog served as the root or as a nested catalog is refused
+/// (the fetcher's body bound or the 4 MiB catalog bound, before parsing).
+#[test]
+fn a_served_10_mb_catalog_is_refused() {
+    let e = env();
+    let mut big = br#"{"specVersion":"1.0","entries":[],"metadata":{"pad":""#.to_vec();
+    big.resize(10 * 1000 * 1000, b'a');
+    big.extend_from_slice(br#""}}"#);
+    e.srv
+        .route("/big.json", Resp::ok("application/ai-catalog+json", big));
+    let r = e.serve_and_verify(
+        json!({"specVersion": "1.0", "entries": [e.entry("application/ai-catalog+json", "/big.json")]}),
+        CatalogOptions::default(),
+    );
+    assert!(!r.verified());
+    assert_eq!(r.entries[0].artifact.status, Status::Failed);
+    let m = r.entries[0].artifact.message.to_ascii_lowercase();
+    assert!(m.contains("exceeds") || m.contains("limit"), "{m}");
+    let root = verify_catalog_url(
+        &Verifier::builder(StaticKeys::new()).build(),
+        CatalogKeys::Resolved,
+        &fetcher(&e.ca),
+        &e.url("/big.json"),
+        &CatalogOptions::default(),
+    );
+    assert!(root.is_err(), "a 10 MB root catalog is not verified");
+}
