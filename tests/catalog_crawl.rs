@@ -500,6 +500,10 @@ fn the_host_identifier_must_name_the_origin_the_catalog_came_from() {
             false,
         ),
         ("urn:acme:host", false),
+        // Not a domain, and no panic on a character that straddles a
+        // prefix's byte boundary.
+        ("didé.example", false),
+        ("did:web:é.example", false),
     ] {
         let r = e.serve_and_verify(with_host(id), CatalogOptions::default());
         let h = r.host_identity.as_ref().expect("checked");

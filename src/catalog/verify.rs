@@ -382,7 +382,10 @@ fn did_web_host(did: &str) -> Option<String> {
 /// The domain an identity names: a `did:web` DID's, an `https` URL's host,
 /// or a bare domain itself; `None` for other DIDs and URIs.
 fn identity_domain(identity: &str) -> Option<String> {
-    if identity.len() >= 4 && identity[..4].eq_ignore_ascii_case("did:") {
+    if identity
+        .get(..4)
+        .is_some_and(|p| p.eq_ignore_ascii_case("did:"))
+    {
         return did_web_host(identity);
     }
     if identity.contains("://") {
