@@ -4,8 +4,13 @@
 //! media type. One [`EntryResult`] per entry, nested catalogs included (to
 //! [`super::MAX_DEPTH`] levels). Entries referenced by `url` are reported
 //! [`Status::NotChecked`] unless a [`Fetch`] is given
-//! ([`Verifier::verify_catalog_from`](crate::Verifier::verify_catalog_from)); the `net` feature supplies the SSRF-guarded
-//! one.
+//! ([`Verifier::verify_catalog_from`](crate::Verifier::verify_catalog_from));
+//! the `net` feature supplies the SSRF-guarded one. With it, the crawler's
+//! checks (AI Catalog "Verification Procedures"): MCP Server Cards by
+//! their own signatures ([`Fetch::fetch_signed`]), declared digests of
+//! fetched attestations and of the entry's `url` (provenance
+//! `sourceDigest`), `publisher-identity` attestation JWTs, and the host
+//! identity against the URL the catalog was served from.
 
 use super::manifest::verify_manifest;
 pub use super::outcome::{Outcome, Status};

@@ -19,7 +19,12 @@
 //! [`verify_catalog_url`] fetches a catalog and, through the same
 //! SSRF-guarded fetcher, its nested catalogs and cards (AI Catalog "Nested
 //! Catalog Entries": bounded depth, cycles detected; "Security
-//! Considerations": fetched content is untrusted).
+//! Considerations": fetched content is untrusted); an MCP Server Card by
+//! `url` is verified by [`Resolver::verify_url`], the code of `verify URL`
+//! (RFC 9421 response signature with RFC 9530 `Content-Digest`, or the
+//! detached JWS at `URL.jws`). [`well_known_catalog_url`] names a host's
+//! catalog (AI Catalog "Well-Known URI"); [`expand_catalog_url`] and
+//! [`expand_catalog_bytes`] make a catalog a source of `verify --batch`.
 
 use super::discovery::{Discovery, KeyAuthority};
 use super::fetch::{FetchError, Fetcher};
