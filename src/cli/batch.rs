@@ -304,6 +304,13 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
         } else {
             Verdict::NotVerified
         });
+        if failed > 0 {
+            // A report that is not verified says why (docs/report.md).
+            r.error = Some(agentsig::report::Problem::new(
+                "batch.not-all-verified",
+                format!("{failed} of {total} results not verified: see their lines"),
+            ));
+        }
         print_line(&r);
     } else {
         errln!("{verified} of {total} verified, {failed} failed");
