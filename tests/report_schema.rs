@@ -1736,7 +1736,7 @@ fn batch_json_lines_with_a_catalog_match_the_schema() {
     for f in ["agent.json", "agent.json.jws"] {
         std::fs::copy(d.join(f), d.join("in").join(f)).unwrap();
     }
-    t.write("in/unsigned.json", br#"{"name":"no jws"}"#.to_vec());
+    t.write("in/unsigned.json", br#"{"name":"no jws"}"#);
     let cat = json!({"specVersion": "1.0", "entries": [
         {"identifier": "urn:a", "displayName": "A", "mediaType": "application/zip", "url": "https://example.com/a.zip"},
         {"identifier": "urn:n", "displayName": "N", "mediaType": "application/ai-catalog+json",
