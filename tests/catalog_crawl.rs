@@ -631,6 +631,28 @@ fn batch_expands_a_catalog_into_its_entries() {
         "an opaque entry is not fetched"
     );
 
+    // The origin names the same catalog, as `verify https://HOST` alone
+    // reads it.
+    std::fs::write(&list, format!("{}\n", e.srv.url("agent.example", "/"))).expect("list");
+    let o = batch(&[]);
+    let again = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(again.lines().count(), 5, "{again}");
+    assert!(again.contains("/good.json: verified ("), "{again}");
+    // Without a catalog there, the origin is one descriptor, as alone.
+    e.srv.route(
+        "/.well-known/ai-catalog.json",
+        with_status(Resp::ok("text/plain", "none"), 404),
+    );
+    e.srv.route("/", Resp::json(&json!({"name": "root"})));
+    let o = batch(&[]);
+    let plain = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(plain.lines().count(), 1, "{plain}");
+    assert!(plain.contains("verified (NOT signed"), "{plain}");
+    e.srv.route(
+        "/.well-known/ai-catalog.json",
+        Resp::ok("application/ai-catalog+json", cat.to_string()),
+    );
+
     // Each entry URL alone gets the same verdict.
     for (path, code) in [("/good.json", 0), ("/bad.json", 1)] {
         let o = cli(&e, &["verify", &e.url(path), "--jwks", &jwks]);

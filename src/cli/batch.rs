@@ -644,15 +644,24 @@ impl Urls {
     /// URL` fetched) expands into its entries; anything else is one
     /// result, as `verify URL` gives it.
     fn verify_or_expand(&self, url: &str, json: bool) -> Vec<Outcome> {
-        use agentsig::net::catalog::{expand_catalog_url, CatalogUrlError};
-        if agentsig::catalog::is_catalog_url(url) {
-            return match expand_catalog_url(self.resolver.fetcher(), url, &self.catalog) {
-                Ok(inputs) => self.entries(url, &inputs, json),
-                Err(e @ CatalogUrlError::Fetch(_)) => {
-                    vec![Outcome::failed(url, "fetch.failed", e.to_string())]
+        use agentsig::net::catalog::{expand_catalog_url, well_known_catalog_url, CatalogUrlError};
+        // An origin names its well-known catalog, as `verify https://HOST`
+        // alone reads it; without one (404, 410) the origin is verified as
+        // a descriptor, as alone.
+        let well_known = well_known_catalog_url(url);
+        let catalog = match &well_known {
+            Some(wk) => Some(wk.as_str()),
+            None => agentsig::catalog::is_catalog_url(url).then_some(url),
+        };
+        if let Some(c) = catalog {
+            match expand_catalog_url(self.resolver.fetcher(), c, &self.catalog) {
+                Ok(inputs) => return self.entries(c, &inputs, json),
+                Err(CatalogUrlError::NotServed(_)) if well_known.is_some() => {}
+                Err(e @ (CatalogUrlError::Fetch(_) | CatalogUrlError::NotServed(_))) => {
+                    return vec![Outcome::failed(c, "fetch.failed", e.to_string())]
                 }
-                Err(e) => vec![Outcome::failed(url, "catalog.unreadable", e.to_string())],
-            };
+                Err(e) => return vec![Outcome::failed(c, "catalog.unreadable", e.to_string())],
+            }
         }
         match self.resolver.verify_url(url) {
             Ok(v) if is_catalog(&v.body) => self.expand_bytes(&v.url, &v.body, json),
