@@ -259,6 +259,20 @@ fn a_server_card_by_url_is_verified_by_its_response_signature() {
         a.message
     );
     assert!(r.entries[0].fetched);
+    // Asked for by its media type (MCP Server Card docs/discovery.md).
+    let asked = e
+        .srv
+        .hits
+        .lock()
+        .expect("hits")
+        .iter()
+        .find(|h| h.starts_with("GET /mcp/server-card "))
+        .map(|h| h.to_ascii_lowercase())
+        .expect("fetched");
+    assert!(
+        asked.contains("accept: application/mcp-server-card+json"),
+        "{asked}"
+    );
 }
 
 #[test]

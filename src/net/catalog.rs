@@ -282,11 +282,12 @@ impl Fetch for NetFetch<'_> {
     fn fetch_signed(
         &mut self,
         url: &str,
-        _accept: &str,
+        accept: &str,
         keys: Arc<dyn KeyResolver>,
     ) -> Result<SignedBody, String> {
         Self::https_only(url)?;
         let o = UrlVerifyOptions {
+            accept: Some(format!("{accept}, application/json;q=0.5")),
             keys: Some(keys),
             algorithms: Some(self.algorithms.clone()),
             strict_low_s: self.strict_low_s,
