@@ -211,6 +211,16 @@ fn verify_an_origin_finds_the_well_known_catalog_or_falls_back() {
     assert!(err.contains("no AI Catalog there"), "{err}");
     assert!(String::from_utf8_lossy(&o.stdout).contains("root descriptor"));
     assert_eq!(e.srv.hit_count("/"), 1);
+    // An HTML page served for any path is no catalog either.
+    e.srv.route(
+        "/.well-known/ai-catalog.json",
+        Resp::ok("text/html; charset=utf-8", "<!doctype html><p>home"),
+    );
+    let o = cli(&e, &["verify", origin]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("no AI Catalog there"), "{err}");
+    assert_eq!(e.srv.hit_count("/"), 2);
 }
 
 /// A well-known catalog the host fails to serve (a 500) is a failure, not

@@ -113,12 +113,8 @@ pub fn is_catalog_url(url: &str) -> bool {
 #[cfg(feature = "net")]
 pub fn verify_url(v: &VerifyCatalog<'_>, url: &str) -> CliResult {
     match fetch_and_verify(v, url)? {
-        Some(code) => Ok(code),
-        None => Err(CliError::failed(format!(
-            "{}: no catalog is published there (HTTP status 404 or 410)",
-            esc(url)
-        ))
-        .with_kind("fetch.failed")),
+        Ok(code) => Ok(code),
+        Err(e) => Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed")),
     }
 }
 
@@ -128,20 +124,28 @@ pub fn verify_url(v: &VerifyCatalog<'_>, url: &str) -> CliResult {
 /// as before catalogs existed; docs/catalog.md).
 #[cfg(feature = "net")]
 pub fn verify_well_known(v: &VerifyCatalog<'_>, wk: &str) -> Result<Option<ExitCode>, CliError> {
-    let r = fetch_and_verify(v, wk)?;
-    if r.is_none() && !v.json {
-        errln!(
-            "note: {}: no AI Catalog there (HTTP status 404 or 410); verifying the URL itself as a descriptor",
-            esc(wk)
-        );
+    match fetch_and_verify(v, wk)? {
+        Ok(code) => Ok(Some(code)),
+        Err(e) => {
+            if !v.json {
+                errln!(
+                    "note: {}: no AI Catalog there ({e}); verifying the URL itself as a descriptor",
+                    esc(wk)
+                );
+            }
+            Ok(None)
+        }
     }
-    Ok(r)
 }
 
-/// Fetch the catalog at `url` and verify it: the exit code, or `None` when
-/// nothing is published there (404, 410).
+/// Fetch the catalog at `url` and verify it: the exit code, or
+/// [`agentsig::net::catalog::CatalogUrlError::NotServed`] when nothing is
+/// published there.
 #[cfg(feature = "net")]
-fn fetch_and_verify(v: &VerifyCatalog<'_>, url: &str) -> Result<Option<ExitCode>, CliError> {
+fn fetch_and_verify(
+    v: &VerifyCatalog<'_>,
+    url: &str,
+) -> Result<Result<ExitCode, agentsig::net::catalog::CatalogUrlError>, CliError> {
     use agentsig::net::catalog::{verify_catalog_url, CatalogKeys, CatalogUrlError};
     let Some(fetcher) = &v.fetcher else {
         return Err(CliError::usage(
@@ -159,13 +163,13 @@ fn fetch_and_verify(v: &VerifyCatalog<'_>, url: &str) -> Result<Option<ExitCode>
     let opts = CatalogOptions::default().require_signed(v.require_signed);
     let report = match verify_catalog_url(&base, keys, fetcher, url, &opts) {
         Ok(r) => r,
-        Err(CatalogUrlError::NotServed(_)) => return Ok(None),
+        Err(e @ CatalogUrlError::NotServed(_)) => return Ok(Err(e)),
         Err(CatalogUrlError::Fetch(e)) => {
             return Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed"))
         }
         Err(e) => return Err(CliError::malformed(format!("{}: {e}", esc(url)))),
     };
-    finish(v, &report).map(Some)
+    finish(v, &report).map(Ok)
 }
 
 /// A verifier over `keys` with the command's algorithms, low-S and `typ`.

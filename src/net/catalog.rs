@@ -453,11 +453,14 @@ pub fn expand_catalog_url(
 }
 
 /// The root catalog at `url`: 200, or [`CatalogUrlError::NotServed`] for
-/// 404 and 410.
+/// 404 and 410, and for a 200 whose `Content-Type` is HTML (the page many
+/// sites serve for any path: no catalog document is there, AI Catalog
+/// "Well-Known URI": "If a valid AI Catalog document is returned").
 fn fetch_root(fetcher: &Fetcher, url: &str) -> Result<super::fetch::Fetched, CatalogUrlError> {
     NetFetch::https_only(url).map_err(CatalogUrlError::Fetch)?;
     let accept = format!("{}, application/json;q=0.5", crate::catalog::MEDIA_TYPE);
     match fetcher.get_with(url, &[("accept", &accept)]) {
+        Ok(f) if f.status == 200 && is_html(&f.headers) => Err(CatalogUrlError::NotServed(200)),
         Ok(f) if f.status == 200 => Ok(f),
         Ok(f) => Err(CatalogUrlError::Fetch(format!("HTTP status {}", f.status))),
         Err(FetchError::Status { status, .. }) if matches!(status, 404 | 410) => {
@@ -467,6 +470,13 @@ fn fetch_root(fetcher: &Fetcher, url: &str) -> Result<super::fetch::Fetched, Cat
     }
 }
 
+fn is_html(headers: &http::HeaderMap) -> bool {
+    headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| crate::catalog::media_type_is(t, "text/html"))
+}
+
 /// Why a catalog URL could not be verified at all.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -474,7 +484,8 @@ pub enum CatalogUrlError {
     /// The root catalog could not be fetched.
     #[error("the catalog could not be fetched: {0}")]
     Fetch(String),
-    /// The server answered 404 or 410: no catalog is published there.
+    /// The server answered 404 or 410, or an HTML page (status 200): no
+    /// catalog is published there.
     #[error("no catalog is published there (HTTP status {0})")]
     NotServed(u16),
     /// The root catalog is too large or not strict JSON.
