@@ -37,6 +37,17 @@ pub fn is_catalog_url(url: &str) -> bool {
     path.starts_with("https://") && path.ends_with("/ai-catalog.json")
 }
 
+/// Whether `document` is an AI Catalog by its content, as `verify FILE`
+/// detects it ([`crate::formats::detect_bytes`]); a document without a
+/// `"specVersion"` member name anywhere is not parsed for it.
+pub fn is_catalog_document(document: &[u8]) -> bool {
+    document.windows(13).any(|w| w == b"\"specVersion\"")
+        && matches!(
+            crate::formats::detect_bytes(document),
+            Ok((crate::formats::Format::AiCatalog, _))
+        )
+}
+
 /// Expand the catalog `doc`, named `name` (its URL when it was fetched:
 /// the root of cycle detection), into one [`CatalogInput`] per entry,
 /// nested catalogs included (by `url` fetched through `fetch`; without

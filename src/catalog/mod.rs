@@ -41,7 +41,7 @@ mod outcome;
 pub mod verify;
 
 pub use crate::formats::{AI_CATALOG_COMMIT, SERVER_CARD_COMMIT};
-pub use expand::{expand_catalog, is_catalog_url, CatalogInput, EntryCheck};
+pub use expand::{expand_catalog, is_catalog_document, is_catalog_url, CatalogInput, EntryCheck};
 pub use manifest::{
     canonical_manifest, sign_catalog, sign_manifest, ManifestError, SignCatalogError, SignTarget,
 };

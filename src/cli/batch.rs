@@ -202,7 +202,7 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
                     Ok(b) => b,
                     Err(e) => return vec![Outcome::failed(&path, input_code(&e), e.to_string())],
                 };
-                if is_catalog(&document) {
+                if agentsig::catalog::is_catalog_document(&document) {
                     #[cfg(feature = "net")]
                     return urls.expand_bytes(&path, &document, cx.json);
                     #[cfg(not(feature = "net"))]
@@ -371,16 +371,6 @@ fn local(v: Option<&Verifier>, files: &LocalFiles, path: &str, document: &[u8]) 
         }
     }
     o
-}
-
-/// Is `document` an AI Catalog (by its content, as `verify FILE` detects
-/// it): then its entries are the inputs.
-fn is_catalog(document: &[u8]) -> bool {
-    document.windows(13).any(|w| w == b"\"specVersion\"")
-        && matches!(
-            agentsig::formats::detect_bytes(document),
-            Ok((agentsig::formats::Format::AiCatalog, _))
-        )
 }
 
 /// A document (and its detached JWS, when given) as `verify FILE` checks
@@ -664,7 +654,9 @@ impl Urls {
             }
         }
         match self.resolver.verify_url(url) {
-            Ok(v) if is_catalog(&v.body) => self.expand_bytes(&v.url, &v.body, json),
+            Ok(v) if agentsig::catalog::is_catalog_document(&v.body) => {
+                self.expand_bytes(&v.url, &v.body, json)
+            }
             Ok(v) => vec![self.verified(url, &v, json)],
             Err(e) => vec![Outcome::failed(url, e.code(), e.to_string())],
         }
