@@ -355,6 +355,24 @@ fn a_server_card_signed_by_another_key_or_changed_fails() {
     );
 }
 
+/// A signed card whose entry identity has no key source agentsig can
+/// resolve (a URN) is unsupported: never passed, and not called a bad
+/// signature.
+#[test]
+fn a_signed_server_card_of_an_unresolvable_identity_is_unsupported() {
+    let e = env();
+    e.srv.route("/card.json", card_resp(&server_card(), &e.key));
+    let r = e.serve_and_verify(
+        json!({"specVersion": "1.0", "entries": [
+            {"identifier": "urn:acme:card", "displayName": "C", "mediaType": MCP, "url": e.url("/card.json")}]}),
+        CatalogOptions::default(),
+    );
+    assert!(!r.verified());
+    let a = &r.entries[0].artifact;
+    assert_eq!(a.status, Status::Unsupported, "{}", a.message);
+    assert!(a.message.contains("urn:acme:card"), "{}", a.message);
+}
+
 // ---- 3. Declared digests of fetched artifacts -----------------------------
 
 #[test]

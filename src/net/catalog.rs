@@ -171,6 +171,20 @@ fn mark_unsupported(report: &mut CatalogReport, host_identity: Option<&str>) {
     for e in &mut report.entries {
         let id = e.identifier.clone();
         patch(&mut e.manifest, id.as_deref());
+        // A server card signed for an identity with no key source: its
+        // signature could not be checked, which is not the same as bad.
+        if e.artifact.status == Status::Failed
+            && e.artifact.message.contains("(keys.resolve-failed)")
+        {
+            if let Some(IdentityKind::Unsupported(why)) =
+                id.as_deref().map(|i| identity_kind(i, None))
+            {
+                e.artifact = Outcome::new(
+                    Status::Unsupported,
+                    format!("the card's signature key resolution: {why}"),
+                );
+            }
+        }
     }
 }
 
