@@ -579,6 +579,8 @@ struct Urls {
     /// The bounds of a catalog given as an input (nesting, entries,
     /// fetches).
     catalog: agentsig::catalog::CatalogOptions,
+    /// `--per-host`: the threads that check one catalog's entries.
+    per_host: usize,
 }
 
 #[cfg(feature = "net")]
@@ -598,6 +600,7 @@ impl Urls {
         Ok(Urls {
             resolver: agentsig::net::Resolver::with_options(fetcher, o),
             catalog: agentsig::catalog::CatalogOptions::default(),
+            per_host,
         })
     }
 
@@ -675,9 +678,11 @@ impl Urls {
         }
     }
 
-    /// One result per entry, each checked by its media type
-    /// ([`agentsig::catalog::CatalogInput::check`]): an entry URL exactly
-    /// as `verify URL` alone checks it.
+    /// One result per entry, in catalog order, each checked by its media
+    /// type ([`agentsig::catalog::CatalogInput::check`]): an entry URL
+    /// exactly as `verify URL` alone checks it. The entries of one catalog
+    /// are checked `--per-host` at a time (the fetcher's per-host bound
+    /// holds whatever the threads).
     fn entries(
         &self,
         catalog: &str,
@@ -685,9 +690,13 @@ impl Urls {
         json: bool,
     ) -> Vec<Outcome> {
         use agentsig::catalog::EntryCheck;
-        inputs
-            .iter()
-            .map(|input| {
+        let mut out: Vec<Option<Outcome>> = Vec::new();
+        out.resize_with(inputs.len(), || None);
+        let opts = BatchOptions::with_threads(self.per_host.min(inputs.len()).max(1));
+        agentsig::batch::run_ordered(
+            inputs,
+            &opts,
+            |input| {
                 let mut o = match input.check() {
                     EntryCheck::VerifyUrl(u) => self.verify(u, json),
                     EntryCheck::Refused(why) => {
@@ -719,8 +728,10 @@ impl Urls {
                 }
                 o.line = format!("{} ({})", o.line, esc(&input.pointer));
                 o
-            })
-            .collect()
+            },
+            |i, o| out[i] = Some(o),
+        );
+        out.into_iter().flatten().collect()
     }
 }
 
