@@ -478,6 +478,10 @@ impl Report {
             let ok = !matches!(h.status, Status::Failed | Status::Unsupported);
             rep.check("catalog.host-manifest", ok, h.message.clone());
         }
+        if let Some(h) = &r.host_identity {
+            let ok = !matches!(h.status, Status::Failed | Status::Unsupported);
+            rep.check("catalog.host-identity", ok, h.message.clone());
+        }
         for e in &r.entries {
             let what = format!(
                 "{} {}: artifact {} ({}); manifest {} ({})",
@@ -494,6 +498,7 @@ impl Report {
         rep.detail("spec_version", &r.spec_version);
         rep.detail("require_signed", r.require_signed);
         rep.detail("host", &r.host);
+        rep.detail("host_identity", &r.host_identity);
         rep.detail("entries", &r.entries);
         if !r.verified() {
             let why = r.first_failure().unwrap_or_else(|| "not verified".into());

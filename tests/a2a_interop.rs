@@ -576,3 +576,66 @@ fn sdk_signed_cards_verify_with_the_cli() {
         }
     }
 }
+
+/// A2A cards signed by each SDK, inline in an AI Catalog whose entries
+/// carry Trust Manifests signed by agentsig with the same key (the
+/// identity's): the catalog verifies, each card by its SDK signature, and
+/// the catalog with one card changed after signing does not (that entry
+/// fails, the others still verify).
+#[test]
+fn sdk_signed_cards_in_a_catalog_verify() {
+    let tmp = Tmp::new("catalog");
+    'peer: for p in &PEERS {
+        for (alg, jwk_path) in key_files() {
+            let keys = resolver(&jwk_path);
+            let key = load_signing_key(&std::fs::read(&jwk_path).unwrap(), &LoadOptions::default())
+                .unwrap();
+            let mut entries = Vec::new();
+            for (i, (name, card)) in [("example", example_card()), ("tricky", tricky_card())]
+                .into_iter()
+                .enumerate()
+            {
+                let path = tmp.write(&format!("cat-{name}.json"), &card);
+                let Some((code, stdout, stderr)) = peer(p, &["sign", s(&path), s(&jwk_path)])
+                else {
+                    continue 'peer;
+                };
+                assert_eq!(code, 0, "{stderr}");
+                let signed: Value = serde_json::from_slice(&stdout).unwrap();
+                entries.push(json!({"identifier": format!("urn:example:agent:{i}"),
+                    "displayName": name, "mediaType": "application/a2a-agent-card+json",
+                    "data": signed}));
+            }
+            let mut doc = json!({"specVersion": "1.0", "entries": entries});
+            agentsig::catalog::sign_catalog(&mut doc, &key, &agentsig::catalog::SignTarget::Every)
+                .unwrap();
+            let opts = agentsig::catalog::CatalogOptions::default().require_signed(true);
+            let r = verifier(&keys)
+                .verify_catalog(doc.to_string().as_bytes(), &opts)
+                .unwrap();
+            assert!(r.verified(), "{} {alg}: {:?}", p.script, r.first_failure());
+            for e in &r.entries {
+                assert_eq!(
+                    e.artifact.status,
+                    agentsig::catalog::Status::Verified,
+                    "{} {alg}: {}",
+                    p.script,
+                    e.artifact.message
+                );
+            }
+            doc["entries"][1]["data"]["version"] = json!("9.9.9");
+            let r = verifier(&keys)
+                .verify_catalog(doc.to_string().as_bytes(), &opts)
+                .unwrap();
+            assert!(!r.verified(), "{} {alg}: a changed card verified", p.script);
+            assert_eq!(
+                r.entries[1].artifact.status,
+                agentsig::catalog::Status::Failed
+            );
+            assert_eq!(
+                r.entries[0].artifact.status,
+                agentsig::catalog::Status::Verified
+            );
+        }
+    }
+}

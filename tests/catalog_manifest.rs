@@ -339,7 +339,9 @@ fn inline_artifacts_by_media_type_and_require_signed() {
         st,
         vec![
             (Status::Verified, Status::Verified),
-            (Status::Verified, Status::Verified),
+            // An inline MCP Server Card lints clean but carries no
+            // signature of its own: unsigned, never "verified".
+            (Status::Unsigned, Status::Verified),
             (Status::NotChecked, Status::Unsigned)
         ]
     );

@@ -188,15 +188,9 @@ fn the_cli_verifies_a_catalog_url() {
     std::fs::write(&ca_file, ca.pem()).expect("ca");
     let url = srv.url("agent.example", "/.well-known/ai-catalog.json");
     let run = |extra: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_agentsig"))
-            .args(["verify", &url, "--ca-file"])
-            .arg(&ca_file)
-            .args(["--resolve-to", "agent.example=127.0.0.1"])
-            .args(extra)
-            .env("AGENTSIG_ALLOW_PRIVATE_NETWORKS", "1")
-            .env_remove("AGENTSIG_CA_FILE")
-            .output()
-            .expect("run")
+        let mut args = vec!["verify", url.as_str()];
+        args.extend_from_slice(extra);
+        net_support::agentsig_cli(&ca_file, &args)
     };
     let o = run(&["--require-signed"]);
     let out = String::from_utf8_lossy(&o.stdout);

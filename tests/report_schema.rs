@@ -1724,3 +1724,67 @@ fn catalog_reports_match_the_schema() {
     );
     c.validate();
 }
+
+/// `verify --batch DIR --json`: every JSON line (a descriptor, a catalog
+/// file's entries, a failure, the summary) in the one report shape; a
+/// summary with failures names why in `error`.
+#[test]
+fn batch_json_lines_with_a_catalog_match_the_schema() {
+    let t = setup("batch");
+    let d = &t.0;
+    std::fs::create_dir_all(d.join("in")).unwrap();
+    for f in ["agent.json", "agent.json.jws"] {
+        std::fs::copy(d.join(f), d.join("in").join(f)).unwrap();
+    }
+    t.write("in/unsigned.json", br#"{"name":"no jws"}"#);
+    let cat = json!({"specVersion": "1.0", "entries": [
+        {"identifier": "urn:a", "displayName": "A", "mediaType": "application/zip", "url": "https://example.com/a.zip"},
+        {"identifier": "urn:n", "displayName": "N", "mediaType": "application/ai-catalog+json",
+         "data": {"specVersion": "1.0", "entries": [
+            {"identifier": "urn:b", "displayName": "B", "mediaType": "application/zip", "data": {}}]}}]});
+    t.write("in/cat.json", serde_json::to_vec(&cat).unwrap());
+    let r = run_in(
+        d,
+        &[
+            "verify",
+            "--batch",
+            "in",
+            "--jwks",
+            "k.jwks.json",
+            "--json",
+            "--ordered",
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let lines: Vec<Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // agent.json, cat.json's two entries, unsigned.json, the summary.
+    assert_eq!(lines.len(), 5, "{}", r.stdout);
+    assert_eq!(lines[0]["verdict"], "verified", "{}", lines[0]);
+    assert_eq!(
+        lines[1]["details"]["catalog_entry"],
+        "in/cat.json#/entries/0"
+    );
+    assert_eq!(
+        lines[2]["details"]["catalog_entry"],
+        "in/cat.json#/entries/1/data/entries/0"
+    );
+    assert_eq!(lines[3]["verdict"], "not-verified");
+    let summary = &lines[4];
+    assert_eq!(summary["verdict"], "not-verified", "{summary}");
+    assert_eq!(
+        summary["error"]["code"], "batch.not-all-verified",
+        "{summary}"
+    );
+    let reports: Vec<(String, Value)> = lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| (format!("batch line {i}"), v))
+        .collect();
+    validate_all(&reports, true);
+}

@@ -44,7 +44,9 @@ use serde_json::{json, Map, Value};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-mod pkcs11;
+/// `SigningKey.fromPkcs11`: keys held in a PKCS#11 token (public, as every
+/// exported function of the addon is reachable from its root).
+pub mod pkcs11;
 
 /// The prefix of the message of every error this module throws: the rest is
 /// the JSON failure the JavaScript half turns into a typed error.

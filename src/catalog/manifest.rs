@@ -163,7 +163,7 @@ pub(crate) fn digest_refusals(manifest: &Value) -> Vec<String> {
 
 /// The content of a `data:` URI (RFC 2397: `data:[<mediatype>][;base64],<data>`),
 /// `None` for any other URI.
-fn data_uri_content(uri: &str) -> Option<Result<Vec<u8>, String>> {
+pub(crate) fn data_uri_content(uri: &str) -> Option<Result<Vec<u8>, String>> {
     let rest = uri
         .get(..5)
         .filter(|p| p.eq_ignore_ascii_case("data:"))

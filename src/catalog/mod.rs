@@ -22,7 +22,12 @@
 //!   declared digests that can be checked without fetching (`data:`
 //!   attestations), inline artifacts by their media type (A2A cards by
 //!   their embedded signatures, MCP Server Cards linted, nested catalogs
-//!   recursively to [`MAX_DEPTH`]), and a report per entry. Fetching
+//!   recursively to [`MAX_DEPTH`]), and a report per entry; given a
+//!   [`Fetch`], also entries by `url` (server cards by their response
+//!   signature or detached JWS), fetched digests, `publisher-identity`
+//!   JWTs and the host identity.
+//! * [`expand`]: a catalog as a source of inputs for bulk verification
+//!   (`verify --batch`), one per entry. Fetching
 //!   (entries by `url`, nested catalogs by URL, keys by identity) is the
 //!   `net` feature's.
 //!
@@ -30,11 +35,13 @@
 //! all, [`MAX_DEPTH`] levels of nesting (ADR 0001 of the catalog
 //! repository: 4 RECOMMENDED, the root catalog counting as level 1).
 
+pub mod expand;
 pub mod manifest;
 mod outcome;
 pub mod verify;
 
 pub use crate::formats::{AI_CATALOG_COMMIT, SERVER_CARD_COMMIT};
+pub use expand::{expand_catalog, is_catalog_document, is_catalog_url, CatalogInput, EntryCheck};
 pub use manifest::{
     canonical_manifest, sign_catalog, sign_manifest, ManifestError, SignCatalogError, SignTarget,
 };

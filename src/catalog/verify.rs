@@ -4,8 +4,13 @@
 //! media type. One [`EntryResult`] per entry, nested catalogs included (to
 //! [`super::MAX_DEPTH`] levels). Entries referenced by `url` are reported
 //! [`Status::NotChecked`] unless a [`Fetch`] is given
-//! ([`Verifier::verify_catalog_from`](crate::Verifier::verify_catalog_from)); the `net` feature supplies the SSRF-guarded
-//! one.
+//! ([`Verifier::verify_catalog_from`](crate::Verifier::verify_catalog_from));
+//! the `net` feature supplies the SSRF-guarded one. With it, the crawler's
+//! checks (AI Catalog "Verification Procedures"): MCP Server Cards by
+//! their own signatures ([`Fetch::fetch_signed`]), declared digests of
+//! fetched attestations and of the entry's `url` (provenance
+//! `sourceDigest`), `publisher-identity` attestation JWTs, and the host
+//! identity against the URL the catalog was served from.
 
 use super::manifest::verify_manifest;
 pub use super::outcome::{Outcome, Status};
@@ -40,16 +45,27 @@ pub struct EntryResult {
     pub artifact: Outcome,
     /// The Trust Manifest.
     pub manifest: Outcome,
+    /// Whether the artifact was fetched from its `url` (its own signature,
+    /// if any, is then the publisher's on the served bytes).
+    pub fetched: bool,
 }
 
 impl EntryResult {
     /// Does this entry pass: nothing failed or unsupported, and (with
-    /// `require_signed`) a verified manifest.
+    /// `require_signed`) a verified manifest and no artifact fetched
+    /// unsigned. An artifact fetched from its `url` is bytes the catalog's
+    /// signatures do not cover (AI Catalog "Trust Layers": a Trust
+    /// Manifest signature covers the manifest only), so under
+    /// `require_signed` it must carry its own signature, as `verify URL
+    /// --require-signed` requires of a descriptor; an inline artifact is
+    /// part of the catalog document.
     pub fn passed(&self, require_signed: bool) -> bool {
         let bad = |s: Status| matches!(s, Status::Failed | Status::Unsupported);
         !bad(self.artifact.status)
             && !bad(self.manifest.status)
-            && (!require_signed || self.manifest.status == Status::Verified)
+            && (!require_signed
+                || (self.manifest.status == Status::Verified
+                    && !(self.fetched && self.artifact.status == Status::Unsigned)))
     }
 }
 
@@ -132,6 +148,12 @@ pub struct CatalogReport {
     pub lint: Vec<LintFinding>,
     /// The host's Trust Manifest, when there is one.
     pub host: Option<Outcome>,
+    /// The host identity (AI Catalog "Verifying Host Identity"): checked
+    /// when the catalog was fetched over HTTPS and names a
+    /// `host.identifier`; [`Status::NotChecked`] for a catalog read from a
+    /// file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_identity: Option<Outcome>,
     /// One result per entry, in document order (a nested catalog's entries
     /// right after the entry that holds it).
     pub entries: Vec<EntryResult>,
@@ -144,10 +166,10 @@ impl CatalogReport {
     /// signed) verified, every entry [`EntryResult::passed`].
     pub fn verified(&self) -> bool {
         !self.lint.iter().any(|f| f.severity == "error")
-            && self
-                .host
-                .as_ref()
-                .is_none_or(|h| !matches!(h.status, Status::Failed | Status::Unsupported))
+            && [&self.host, &self.host_identity]
+                .into_iter()
+                .flatten()
+                .all(|h| !matches!(h.status, Status::Failed | Status::Unsupported))
             && self.entries.iter().all(|e| e.passed(self.require_signed))
     }
 
@@ -163,19 +185,29 @@ impl CatalogReport {
         {
             return Some(format!("host Trust Manifest: {}", h.message));
         }
+        if let Some(h) = self
+            .host_identity
+            .as_ref()
+            .filter(|h| matches!(h.status, Status::Failed | Status::Unsupported))
+        {
+            return Some(format!("host identity: {}", h.message));
+        }
         self.entries
             .iter()
             .find(|e| !e.passed(self.require_signed))
             .map(|e| {
-                let o = if matches!(e.artifact.status, Status::Failed | Status::Unsupported) {
-                    &e.artifact
+                let bad = |s: Status| matches!(s, Status::Failed | Status::Unsupported);
+                let msg = if bad(e.artifact.status) {
+                    e.artifact.message.clone()
+                } else if bad(e.manifest.status) {
+                    e.manifest.message.clone()
+                } else if e.manifest.status != Status::Verified {
+                    format!("{} (a verified Trust Manifest is required)", e.manifest.message)
                 } else {
-                    &e.manifest
-                };
-                let msg = if self.require_signed && o.status == Status::Unsigned {
-                    format!("{} (a verified Trust Manifest is required)", o.message)
-                } else {
-                    o.message.clone()
+                    format!(
+                        "{} (--require-signed: an artifact fetched by url must carry its own verified signature)",
+                        e.artifact.message
+                    )
                 };
                 format!("entry {}: {msg}", e.pointer)
             })
@@ -206,6 +238,51 @@ pub trait Fetch {
     /// # Errors
     /// A message saying why nothing was fetched.
     fn fetch(&mut self, url: &str, accept: &str) -> Result<Vec<u8>, String>;
+
+    /// The body at `url` with the signatures its publisher put on the
+    /// response or beside it, checked with `keys`: an RFC 9421 response
+    /// signature with its RFC 9530 `Content-Digest`, or a detached JWS at
+    /// `URL.jws` (as `verify URL` checks a descriptor). Used for MCP
+    /// Server Cards. The default checks nothing: the body with a
+    /// [`Status::NotChecked`] signature.
+    ///
+    /// # Errors
+    /// A message saying why nothing was fetched.
+    fn fetch_signed(
+        &mut self,
+        url: &str,
+        accept: &str,
+        keys: std::sync::Arc<dyn crate::trust::KeyResolver>,
+    ) -> Result<SignedBody, String> {
+        let _ = keys;
+        self.fetch(url, accept).map(|body| SignedBody {
+            body,
+            signature: Outcome::new(
+                Status::NotChecked,
+                "this fetcher checks no response signature",
+            ),
+        })
+    }
+}
+
+/// A document fetched by [`Fetch::fetch_signed`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct SignedBody {
+    /// The bytes served (empty when the signature failed).
+    pub body: Vec<u8>,
+    /// Its signatures: [`Status::Verified`] when one verified and none
+    /// failed, [`Status::Unsigned`] when it carries none,
+    /// [`Status::Failed`] otherwise (a signature by a key that is not
+    /// trusted included: it is never passed).
+    pub signature: Outcome,
+}
+
+impl SignedBody {
+    /// A body and the outcome of its signatures.
+    pub fn new(body: Vec<u8>, signature: Outcome) -> SignedBody {
+        SignedBody { body, signature }
+    }
 }
 
 /// Verify a catalog document under `cx` (keys, algorithm allow-list) and
@@ -257,17 +334,131 @@ pub(crate) fn verify_catalog_with<'a>(
                 .map(str::to_owned),
             lint: Vec::new(),
             host: None,
+            host_identity: None,
             entries: Vec::new(),
             require_signed: opts.require_signed,
         },
         seen_entries: 0,
     };
-    w.report.host = doc
-        .get("host")
-        .and_then(|h| h.get("trustManifest"))
-        .map(|m| verify_manifest(cx, policy, m, None));
+    if let Some(host) = doc.get("host") {
+        w.report.host = host_manifest(cx, policy, host);
+        w.report.host_identity = w.host_identity(host, url);
+    }
     w.catalog(&doc, "", 1);
     Ok(w.report)
+}
+
+/// The host of an `https://` URL, lowercased, without port or trailing
+/// dot; `None` for anything else (userinfo refused).
+fn https_host(url: &str) -> Option<String> {
+    let rest = url
+        .get(..8)?
+        .eq_ignore_ascii_case("https://")
+        .then(|| &url[8..])?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') {
+        return None;
+    }
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split(']').next()?
+    } else {
+        authority.split(':').next().unwrap_or("")
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    (!host.is_empty()).then_some(host)
+}
+
+/// The domain of a `did:web` DID (its first method-specific segment, a
+/// `%3A`-encoded port removed; did:web Method Specification "Create"),
+/// lowercased.
+fn did_web_host(did: &str) -> Option<String> {
+    let id = did
+        .get(..8)?
+        .eq_ignore_ascii_case("did:web:")
+        .then(|| &did[8..])?;
+    let first = id.split(':').next().unwrap_or("");
+    let host = match first.to_ascii_lowercase().find("%3a") {
+        Some(i) => first[..i].to_ascii_lowercase(),
+        None => first.to_ascii_lowercase(),
+    };
+    (!host.is_empty()).then_some(host)
+}
+
+/// The domain an identity names: a `did:web` DID's, an `https` URL's host,
+/// or a bare domain itself; `None` for other DIDs and URIs.
+fn identity_domain(identity: &str) -> Option<String> {
+    if identity
+        .get(..4)
+        .is_some_and(|p| p.eq_ignore_ascii_case("did:"))
+    {
+        return did_web_host(identity);
+    }
+    if identity.contains("://") {
+        return https_host(identity);
+    }
+    (!identity.contains([':', '/', '@']) && identity.contains('.'))
+        .then(|| identity.trim_end_matches('.').to_ascii_lowercase())
+}
+
+/// The host's Trust Manifest, verified with `host.identifier`'s keys (AI
+/// Catalog "Verifying Host Identity" step 3: "If host.trustManifest is
+/// present and signed, verify the signature"; "Identity": on the host the
+/// manifest identity SHOULD equal `host.identifier`). A signed manifest
+/// whose identity is another than `host.identifier` would prove that
+/// other identity's key, not the host's, so it fails; a domain
+/// `host.identifier` (no key of its own agentsig can resolve) accepts an
+/// identity on that domain (its `did:web`, or an `https` JWK Set URL on
+/// it).
+fn host_manifest(cx: &Context, policy: &JwsPolicy, host: &Value) -> Option<Outcome> {
+    let m = host.get("trustManifest")?;
+    let out = verify_manifest(cx, policy, m, None);
+    let (Some(identifier), Some(identity)) = (
+        host.get("identifier").and_then(Value::as_str),
+        m.get("identity").and_then(Value::as_str),
+    ) else {
+        return Some(out);
+    };
+    if out.status != Status::Verified || identity == identifier {
+        return Some(out);
+    }
+    let is_domain = !identifier.contains(':');
+    let same_domain = is_domain
+        && identity_domain(identity).is_some_and(|d| identity_domain(identifier) == Some(d));
+    if same_domain {
+        return Some(out);
+    }
+    Some(Outcome::failed(format!(
+        "the host Trust Manifest is signed by a key of {}, not of host.identifier {}: a signed host manifest must verify with host.identifier's keys (AI Catalog \"Verifying Host Identity\")",
+        crate::text::quoted(identity),
+        crate::text::quoted(identifier)
+    )))
+}
+
+/// The endpoints of a DID document's `service` entries (DID Core section
+/// 5.4: `serviceEndpoint` is a string, a map or a set of them).
+fn service_endpoints(doc: &Value) -> Vec<&str> {
+    fn strings<'v>(v: &'v Value, out: &mut Vec<&'v str>, depth: usize) {
+        match v {
+            Value::String(s) => out.push(s),
+            Value::Array(a) if depth < 3 => a.iter().for_each(|x| strings(x, out, depth + 1)),
+            Value::Object(o) if depth < 3 => o.values().for_each(|x| strings(x, out, depth + 1)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for s in doc
+        .get("service")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+        .iter()
+        .take(256)
+    {
+        if let Some(e) = s.get("serviceEndpoint") {
+            strings(e, &mut out, 0);
+        }
+    }
+    out
 }
 
 struct Walk<'a> {
@@ -337,6 +528,113 @@ impl Walk<'_> {
         }
     }
 
+    /// The host identity (AI Catalog "Verifying Host Identity" steps 1 and
+    /// 2): the catalog must have been fetched over HTTPS from the domain
+    /// `host.identifier` names (a domain, or an `https` URL's host), or,
+    /// for a DID, the DID document must name the hosting origin among its
+    /// `service` endpoints (a `did:web` of the hosting domain names it by
+    /// construction, so it passes without a fetch). `None` without
+    /// `host.identifier`.
+    fn host_identity(&mut self, host: &Value, url: Option<&str>) -> Option<Outcome> {
+        let identifier = host.get("identifier").and_then(Value::as_str)?;
+        let q = crate::text::quoted;
+        let Some(origin) = url.and_then(https_host) else {
+            return Some(Outcome::new(
+                Status::NotChecked,
+                format!(
+                    "host.identifier {} is not checked: the catalog was not fetched over HTTPS",
+                    q(identifier)
+                ),
+            ));
+        };
+        let lower = identifier.to_ascii_lowercase();
+        if !lower.starts_with("did:") {
+            return Some(match identity_domain(identifier) {
+                Some(d) if d == origin => Outcome::new(
+                    Status::Verified,
+                    format!("host.identifier {} is the hosting domain", q(identifier)),
+                ),
+                Some(d) => Outcome::failed(format!(
+                    "host.identifier names the domain {}, but the catalog was fetched from {} (AI Catalog \"Verifying Host Identity\" step 1)",
+                    q(&d),
+                    q(&origin)
+                )),
+                None => Outcome::failed(format!(
+                    "host.identifier {} is neither a DID nor a domain (AI Catalog \"Host Info\")",
+                    q(identifier)
+                )),
+            });
+        }
+        let Some(did_host) = did_web_host(identifier) else {
+            return Some(Outcome::new(
+                Status::Unsupported,
+                format!(
+                    "host.identifier {}: agentsig reads the service endpoints of did:web documents only",
+                    q(identifier)
+                ),
+            ));
+        };
+        if did_host == origin {
+            return Some(Outcome::new(
+                Status::Verified,
+                format!(
+                    "host.identifier {} is the did:web of the hosting domain",
+                    q(identifier)
+                ),
+            ));
+        }
+        let doc_url = match crate::did::did_web_url(identifier) {
+            Ok(u) => u,
+            Err(e) => return Some(Outcome::failed(format!("host.identifier: {e}"))),
+        };
+        if self.fetch.is_none() {
+            return Some(Outcome::new(
+                Status::NotChecked,
+                "host.identifier's DID document is not fetched",
+            ));
+        }
+        let doc = match self
+            .get(&doc_url, "application/did+json")
+            .and_then(|b| crate::json::parse_strict(&b).map_err(|e| e.to_string()))
+        {
+            Ok(d) => d,
+            Err(e) => {
+                return Some(Outcome::failed(format!(
+                    "host.identifier's DID document {}: {e}",
+                    q(&doc_url)
+                )))
+            }
+        };
+        if doc.get("id").and_then(Value::as_str) != Some(identifier) {
+            return Some(Outcome::failed(format!(
+                "the DID document at {} is not the document of {} (DID Core section 5.1.1: id)",
+                q(&doc_url),
+                q(identifier)
+            )));
+        }
+        Some(
+            if service_endpoints(&doc)
+                .iter()
+                .any(|e| https_host(e).as_deref() == Some(origin.as_str()))
+            {
+                Outcome::new(
+                    Status::Verified,
+                    format!(
+                        "host.identifier {}: its DID document names the hosting domain {} among its service endpoints",
+                        q(identifier),
+                        q(&origin)
+                    ),
+                )
+            } else {
+                Outcome::failed(format!(
+                    "host.identifier {}: its DID document names no service endpoint on the hosting domain {} (AI Catalog \"Verifying Host Identity\" step 2)",
+                    q(identifier),
+                    q(&origin)
+                ))
+            },
+        )
+    }
+
     fn entry(&mut self, entry: &Value, pointer: String, depth: usize) {
         let Some(obj) = entry.as_object() else {
             return; // a lint error already
@@ -353,14 +651,22 @@ impl Walk<'_> {
             },
         };
         if let Some(m) = obj.get("trustManifest") {
-            self.attestations(m, &mut manifest);
+            let publisher = obj
+                .get("publisher")
+                .and_then(|p| p.get("identifier"))
+                .and_then(Value::as_str);
+            self.attestations(m, publisher, &mut manifest);
         }
         let mut nested = None;
+        let mut fetched = false;
         let artifact = match (obj.get("data"), media_type) {
             (_, None) => Outcome::failed("the entry declares no media type (mediaType or type)"),
             (None, Some(mt)) => match obj.get("url").and_then(Value::as_str) {
                 Some(url) if self.fetch.is_some() => {
-                    self.by_url(url, mt, identifier, depth, &mut nested)
+                    let digests = source_digests(obj.get("trustManifest"), url);
+                    let (o, f) = self.by_url(url, mt, identifier, &digests, depth, &mut nested);
+                    fetched = f;
+                    o
                 }
                 _ => Outcome::new(
                     Status::NotChecked,
@@ -380,7 +686,7 @@ impl Walk<'_> {
                         Outcome::new(Status::Verified, format!("nested catalog (level {}): its entries follow", depth + 1))
                     }
                 } else {
-                    self.inline_artifact(data, mt, identifier)
+                    self.inline_artifact(data, mt, identifier, None)
                 }
             }
         };
@@ -395,6 +701,7 @@ impl Walk<'_> {
             depth,
             artifact,
             manifest,
+            fetched,
         });
         match nested {
             Some(Nested::Inline(data)) => self.catalog(data, &format!("{pointer}/data"), depth + 1),
@@ -407,52 +714,172 @@ impl Walk<'_> {
         }
     }
 
-    /// The attestations of `manifest` with a `digest` and an `https` `uri`,
-    /// fetched and checked when a [`Fetch`] is given (AI Catalog "Verifying
-    /// Attestations": "If digest is present, verify the fetched document
-    /// matches the declared digest"; `size`, when given, must match too).
-    /// The first mismatch fails `outcome`.
-    fn attestations(&mut self, manifest: &Value, outcome: &mut Outcome) {
-        if self.fetch.is_none() || matches!(outcome.status, Status::Failed | Status::Unsupported) {
+    /// The attestations of `manifest` (AI Catalog "Verifying
+    /// Attestations"), when a [`Fetch`] is given: one with a `digest` and
+    /// an `https` `uri` is fetched and checked ("If digest is present,
+    /// verify the fetched document matches the declared digest"; `size`,
+    /// when given, must match too); a `publisher-identity` one is fetched
+    /// (or read from its `data:` URI) and verified as a JWT
+    /// ([`Walk::publisher_identity`]). Others are reported as not checked
+    /// in the outcome's message. The first failure fails `outcome`.
+    fn attestations(&mut self, manifest: &Value, publisher: Option<&str>, outcome: &mut Outcome) {
+        if matches!(outcome.status, Status::Failed | Status::Unsupported) {
             return;
         }
         let Some(list) = manifest.get("attestations").and_then(Value::as_array) else {
             return;
         };
+        let mut notes = Vec::new();
         for (i, a) in list.iter().enumerate() {
-            let (Some(uri), Some(d)) = (
-                a.get("uri").and_then(Value::as_str),
-                a.get("digest").and_then(Value::as_str),
-            ) else {
-                continue;
-            };
-            if !uri.starts_with("https://") {
+            let uri = a.get("uri").and_then(Value::as_str).unwrap_or("");
+            let digest = a.get("digest").and_then(Value::as_str);
+            let kind = a.get("type").and_then(Value::as_str).unwrap_or("");
+            let identity_jwt = kind == "publisher-identity";
+            let is_https = uri.starts_with("https://");
+            if !(identity_jwt || is_https && digest.is_some()) {
+                if !uri.starts_with("data:") || digest.is_none() {
+                    notes.push(format!("attestation {i} ({kind}) not checked"));
+                }
                 continue;
             }
-            let accept = a.get("mediaType").and_then(Value::as_str).unwrap_or("*/*");
-            let problem = match self.get(uri, accept) {
-                Err(e) => Some(format!("could not be fetched: {e}")),
-                Ok(body) => match crate::formats::digest_problem(d, &body) {
-                    Err(p) => Some(p.to_string()),
-                    Ok(()) => a
-                        .get("size")
-                        .and_then(Value::as_u64)
-                        .filter(|n| usize::try_from(*n).ok() != Some(body.len()))
-                        .map(|n| format!("it is {} bytes, not the declared size {n}", body.len())),
-                },
+            let body = if is_https {
+                if self.fetch.is_none() {
+                    notes.push(format!("attestation {i} ({kind}) not fetched"));
+                    continue;
+                }
+                let accept = a.get("mediaType").and_then(Value::as_str).unwrap_or("*/*");
+                let problem = match self.get(uri, accept) {
+                    Err(e) => Err(format!("could not be fetched: {e}")),
+                    Ok(body) => match digest.map(|d| crate::formats::digest_problem(d, &body)) {
+                        Some(Err(p)) => Err(p.to_string()),
+                        _ => match a
+                            .get("size")
+                            .and_then(Value::as_u64)
+                            .filter(|n| usize::try_from(*n).ok() != Some(body.len()))
+                        {
+                            Some(n) => Err(format!(
+                                "it is {} bytes, not the declared size {n}",
+                                body.len()
+                            )),
+                            None => Ok(body),
+                        },
+                    },
+                };
+                match problem {
+                    Ok(b) => b,
+                    Err(p) => {
+                        *outcome = Outcome::failed(format!(
+                            "attestation {i} ({}): {p} (AI Catalog \"Verifying Attestations\")",
+                            crate::text::quoted(uri)
+                        ));
+                        return;
+                    }
+                }
+            } else {
+                // A `data:` URI's digest was checked with the manifest.
+                match super::manifest::data_uri_content(uri) {
+                    Some(Ok(b)) => b,
+                    _ => {
+                        *outcome = Outcome::failed(format!(
+                            "attestation {i} (publisher-identity): its uri is neither an https URL nor a data: URI"
+                        ));
+                        return;
+                    }
+                }
             };
-            if let Some(p) = problem {
-                *outcome = Outcome::failed(format!(
-                    "attestation {i} ({}): {p} (AI Catalog \"Verifying Attestations\")",
-                    crate::text::quoted(uri)
-                ));
-                return;
+            if identity_jwt {
+                let identity = manifest
+                    .get("identity")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                match self.publisher_identity(&body, publisher, identity) {
+                    Ok(note) => notes.push(format!("attestation {i}: {note}")),
+                    Err(p) => {
+                        *outcome = Outcome::failed(format!(
+                            "attestation {i} (publisher-identity): {p} (AI Catalog \"Verifying Publisher Identity\")"
+                        ));
+                        return;
+                    }
+                }
             }
+        }
+        if !notes.is_empty() {
+            outcome.message = format!("{}; {}", outcome.message, notes.join("; "));
+        }
+    }
+
+    /// A `publisher-identity` attestation (AI Catalog "Verifying Publisher
+    /// Identity"): a compact JWT (RFC 7519) verified by the JWT verifier
+    /// (RFC 8725 rules, the algorithm allow-list, `exp` required) with the
+    /// keys of its issuer, which must be the entry's
+    /// `publisher.identifier` ("Verify the JWT signature against the
+    /// publisher's public key (resolved from publisher.identifier)"): its
+    /// `iss` is that identifier (RFC 7519 section 4.1.1) and its `sub` the
+    /// manifest `identity` (section 4.1.2), the two claims that "bind the
+    /// publisher.identifier to the Trust Manifest's identity".
+    fn publisher_identity(
+        &self,
+        body: &[u8],
+        publisher: Option<&str>,
+        identity: &str,
+    ) -> Result<String, String> {
+        let Some(publisher) = publisher else {
+            return Err("the entry has no publisher.identifier for the attestation to bind".into());
+        };
+        let token = std::str::from_utf8(body)
+            .map_err(|_| "the attestation is not a UTF-8 JWT".to_owned())?
+            .trim();
+        let policy = crate::policy::JwtPolicy::default().issuers([publisher]);
+        let v = crate::jwt::verify(self.cx, &policy, token)
+            .map_err(|e| format!("JWT {}: {e}", e.code()))?;
+        match v.claims.get("sub").and_then(Value::as_str) {
+            Some(s) if s == identity => Ok(format!(
+                "publisher-identity JWT verified: {} binds the publisher {} to {}",
+                v.evidence.alg,
+                crate::text::quoted(publisher),
+                crate::text::quoted(identity)
+            )),
+            Some(s) => Err(format!(
+                "the JWT's sub {} is not the Trust Manifest identity {}",
+                crate::text::quoted(s),
+                crate::text::quoted(identity)
+            )),
+            None => Err(format!(
+                "the JWT has no sub claim naming the Trust Manifest identity {}",
+                crate::text::quoted(identity)
+            )),
         }
     }
 
     /// Fetch through [`Walk::fetch`], counting against the bound.
     fn get(&mut self, url: &str, accept: &str) -> Result<Vec<u8>, String> {
+        self.count()?;
+        match self.fetch.as_deref_mut() {
+            Some(f) => f.fetch(url, accept),
+            None => Err("nothing is fetched".into()),
+        }
+    }
+
+    /// [`Fetch::fetch_signed`] with `identifier`'s keys, counting against
+    /// the bound.
+    fn get_signed(
+        &mut self,
+        url: &str,
+        accept: &str,
+        identifier: Option<&str>,
+    ) -> Result<SignedBody, String> {
+        self.count()?;
+        let keys = match identifier {
+            Some(id) => super::manifest::context_for(self.cx, id).keys,
+            None => self.cx.keys.clone(),
+        };
+        match self.fetch.as_deref_mut() {
+            Some(f) => f.fetch_signed(url, accept, keys),
+            None => Err("nothing is fetched".into()),
+        }
+    }
+
+    fn count(&mut self) -> Result<(), String> {
         if self.fetches >= self.opts.max_fetches {
             return Err(format!(
                 "not fetched: the {}-fetch limit of this verification is reached",
@@ -460,95 +887,138 @@ impl Walk<'_> {
             ));
         }
         self.fetches += 1;
-        match self.fetch.as_deref_mut() {
-            Some(f) => f.fetch(url, accept),
-            None => Err("nothing is fetched".into()),
-        }
+        Ok(())
     }
 
     /// An entry referenced by `url`: a nested catalog (depth, cycle, seen
     /// before), an A2A card or MCP Server Card fetched and checked as an
-    /// inline one; other types are not fetched.
+    /// inline one (a server card with its response signature or detached
+    /// JWS too); an artifact of another type is fetched only when its
+    /// manifest declares its digest (`digests`). Every declared digest is
+    /// checked against the fetched bytes. The flag: whether the artifact
+    /// was fetched.
     fn by_url<'v>(
         &mut self,
         url: &str,
         mt: &str,
         identifier: Option<&str>,
+        digests: &[(usize, &str)],
         depth: usize,
         nested: &mut Option<Nested<'v>>,
-    ) -> Outcome {
+    ) -> (Outcome, bool) {
+        let q = crate::text::quoted;
         if media_type_is(mt, MEDIA_TYPE) {
             if self.path.iter().any(|p| p == url) {
-                return Outcome::failed(format!(
+                return (Outcome::failed(format!(
                     "cycle: the nested catalog {} is one of the catalogs that contain it (AI Catalog \"Nested Catalog Entries\")",
-                    crate::text::quoted(url)
-                ));
+                    q(url)
+                )), false);
             }
             if depth >= self.opts.max_depth {
-                return Outcome::failed(format!(
+                return (Outcome::failed(format!(
                     "a nested catalog at level {} is deeper than the {}-level limit (AI Catalog ADR 0001): not fetched",
                     depth + 1,
                     self.opts.max_depth
-                ));
+                )), false);
             }
             if self.done.contains(url) {
-                return Outcome::new(
-                    Status::NotChecked,
-                    format!(
-                        "nested catalog {} already verified above",
-                        crate::text::quoted(url)
+                return (
+                    Outcome::new(
+                        Status::NotChecked,
+                        format!("nested catalog {} already verified above", q(url)),
                     ),
+                    false,
                 );
             }
             self.done.insert(url.to_owned());
-            let doc = match self.get(url, MEDIA_TYPE) {
-                Ok(b) => match parse_catalog(&b, self.opts) {
-                    Ok(d) => d,
-                    Err(e) => {
-                        return Outcome::failed(format!(
-                            "nested catalog {}: {e}",
-                            crate::text::quoted(url)
-                        ))
-                    }
-                },
+            let doc = match self.get(url, MEDIA_TYPE).and_then(|b| {
+                check_digests(digests, &b)?;
+                parse_catalog(&b, self.opts).map_err(|e| e.to_string())
+            }) {
+                Ok(d) => d,
                 Err(e) => {
-                    return Outcome::failed(format!(
-                        "nested catalog {}: {e}",
-                        crate::text::quoted(url)
-                    ))
+                    return (
+                        Outcome::failed(format!("nested catalog {}: {e}", q(url))),
+                        true,
+                    )
                 }
             };
             *nested = Some(Nested::Fetched(url.to_owned(), doc));
-            return Outcome::new(
-                Status::Verified,
-                format!(
-                    "nested catalog (level {}) fetched: its entries follow",
-                    depth + 1
+            return (
+                Outcome::new(
+                    Status::Verified,
+                    format!(
+                        "nested catalog (level {}) fetched: its entries follow",
+                        depth + 1
+                    ),
                 ),
+                true,
             );
         }
-        if !(media_type_is(mt, A2A_CARD_MEDIA_TYPE)
-            || media_type_is(mt, MCP_SERVER_CARD_MEDIA_TYPE))
-        {
-            return Outcome::new(
-                Status::NotChecked,
-                format!("{mt}: a media type agentsig does not check, so not fetched"),
+        let a2a = media_type_is(mt, A2A_CARD_MEDIA_TYPE);
+        let mcp = media_type_is(mt, MCP_SERVER_CARD_MEDIA_TYPE);
+        if !(a2a || mcp || !digests.is_empty()) {
+            return (
+                Outcome::new(
+                    Status::NotChecked,
+                    format!("{mt}: a media type agentsig does not check and no declared digest, so not fetched"),
+                ),
+                false,
             );
         }
-        match self.get(url, mt) {
-            Ok(b) => match crate::json::parse_strict(&b) {
-                Ok(v) => self.inline_artifact(&v, mt, identifier),
-                Err(e) => Outcome::failed(format!(
-                    "{}: not strict JSON: {e}",
-                    crate::text::quoted(url)
-                )),
-            },
-            Err(e) => Outcome::failed(format!("{}: {e}", crate::text::quoted(url))),
+        let (body, signature) = if mcp {
+            match self.get_signed(url, mt, identifier) {
+                Ok(s) if s.signature.status == Status::Failed => {
+                    return (
+                        Outcome::failed(format!("{}: {}", q(url), s.signature.message)),
+                        true,
+                    )
+                }
+                Ok(s) => (s.body, Some(s.signature)),
+                Err(e) => return (Outcome::failed(format!("{}: {e}", q(url))), false),
+            }
+        } else {
+            match self.get(url, mt) {
+                Ok(b) => (b, None),
+                Err(e) => return (Outcome::failed(format!("{}: {e}", q(url))), false),
+            }
+        };
+        if let Err(e) = check_digests(digests, &body) {
+            return (Outcome::failed(format!("{}: {e}", q(url))), true);
         }
+        let mut o = if a2a || mcp {
+            match crate::json::parse_strict(&body) {
+                Ok(v) => self.inline_artifact(&v, mt, identifier, signature),
+                Err(e) => Outcome::failed(format!("{}: not strict JSON: {e}", q(url))),
+            }
+        } else {
+            Outcome::new(
+                Status::Verified,
+                format!("{mt}: not checked by its own rules"),
+            )
+        };
+        if !digests.is_empty() && o.status != Status::Failed {
+            o.message = format!(
+                "{}; {} declared provenance sourceDigest(s) match the fetched bytes (AI Catalog \"Verifying Artifact Integrity\")",
+                o.message,
+                digests.len()
+            );
+        }
+        (o, true)
     }
 
-    /// An inline artifact, checked by its own rules.
-    fn inline_artifact(&self, data: &Value, mt: &str, identifier: Option<&str>) -> Outcome {
+    /// An artifact, checked by its own rules: an A2A card by its embedded
+    /// signatures; an MCP Server Card linted, and verified only by a
+    /// signature of its own (`signature`: its response signature or
+    /// detached JWS when it was fetched; an inline card has neither, so it
+    /// is unsigned).
+    fn inline_artifact(
+        &self,
+        data: &Value,
+        mt: &str,
+        identifier: Option<&str>,
+        signature: Option<Outcome>,
+    ) -> Outcome {
         if media_type_is(mt, A2A_CARD_MEDIA_TYPE) {
             if data.get("signatures").is_none() {
                 return Outcome::new(Status::Unsigned, "A2A Agent Card without signatures");
@@ -580,18 +1050,31 @@ impl Walk<'_> {
         }
         if media_type_is(mt, MCP_SERVER_CARD_MEDIA_TYPE) {
             let r = formats::lint(Format::McpServerCard, data);
-            return match r.errors().next() {
-                None => Outcome::new(
-                    Status::Verified,
-                    "MCP Server Card lints clean (schema.json)",
-                ),
-                Some(f) => Outcome::failed(format!(
+            if let Some(f) = r.errors().next() {
+                return Outcome::failed(format!(
                     "MCP Server Card: {} at {}: {} ({} error(s))",
                     f.code,
                     f.pointer,
                     f.message,
                     r.errors().count()
-                )),
+                ));
+            }
+            return match signature {
+                None => Outcome::new(
+                    Status::Unsigned,
+                    "MCP Server Card lints clean (schema.json); inline, so it carries neither a response signature nor a detached JWS of its own",
+                ),
+                Some(s) if s.status == Status::Verified => Outcome {
+                    message: format!(
+                        "MCP Server Card lints clean (schema.json); {} (it proves who published the card, nothing about how the server behaves: MCP Server Card docs/discovery.md)",
+                        s.message
+                    ),
+                    ..s
+                },
+                Some(s) => Outcome::new(
+                    s.status,
+                    format!("MCP Server Card lints clean (schema.json); {}", s.message),
+                ),
             };
         }
         Outcome::new(
@@ -599,4 +1082,38 @@ impl Walk<'_> {
             format!("{mt}: a media type agentsig does not check (opaque to the catalog)"),
         )
     }
+}
+
+/// The provenance links of `manifest` that declare the digest of the
+/// entry's own `url` (`sourceId` equal to it) with a `sourceDigest`: AI
+/// Catalog "Verifying Artifact Integrity" ("Fetch the artifact content from
+/// the entry's url ... Compare the computed digest to the declared value").
+/// A link naming another source (a repository, a commit) declares the
+/// digest of something agentsig does not fetch: not checked.
+fn source_digests<'v>(manifest: Option<&'v Value>, url: &str) -> Vec<(usize, &'v str)> {
+    manifest
+        .and_then(|m| m.get("provenance"))
+        .and_then(Value::as_array)
+        .map(|links| {
+            links
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.get("sourceId").and_then(Value::as_str) == Some(url))
+                .filter_map(|(i, l)| Some((i, l.get("sourceDigest")?.as_str()?)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every declared digest against `body` (AI Catalog "Digest Format":
+/// weaker than SHA-256 refused; "Reject the artifact if they differ").
+fn check_digests(digests: &[(usize, &str)], body: &[u8]) -> Result<(), String> {
+    for (i, d) in digests {
+        crate::formats::digest_problem(d, body).map_err(|p| {
+            format!(
+                "provenance {i} sourceDigest: {p} (AI Catalog \"Verifying Artifact Integrity\")"
+            )
+        })?;
+    }
+    Ok(())
 }

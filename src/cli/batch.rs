@@ -195,9 +195,25 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
     let opts = BatchOptions::with_threads(threads);
     let mut progress = Progress::new();
     let (total, verified);
-    let work = |item: Item| -> Outcome {
-        match item {
-            Item::Local(path) => local(verifier.as_ref(), &files, &path),
+    let work = |item: Item| -> Vec<Outcome> {
+        let one = match item {
+            Item::Local(path) => {
+                let document = match files.read(&path) {
+                    Ok(b) => b,
+                    Err(e) => return vec![Outcome::failed(&path, input_code(&e), e.to_string())],
+                };
+                if agentsig::catalog::is_catalog_document(&document) {
+                    #[cfg(feature = "net")]
+                    return urls.expand_bytes(&path, &document, cx.json);
+                    #[cfg(not(feature = "net"))]
+                    return vec![Outcome::failed(
+                        &path,
+                        "batch.no-net",
+                        "a catalog's entries are fetched: this build has no network support (feature net)".into(),
+                    )];
+                }
+                local(verifier.as_ref(), &files, &path, &document)
+            }
             Item::Inline {
                 name,
                 descriptor,
@@ -213,14 +229,15 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
             ),
             Item::Bad { name, message } => Outcome::failed(&name, "batch.bad-input", message),
             #[cfg(feature = "net")]
-            Item::Url(url) => urls.verify(&url, cx.json),
+            Item::Url(url) => return urls.verify_or_expand(&url, cx.json),
             #[cfg(not(feature = "net"))]
             Item::Url(url) => Outcome::failed(
                 &url,
                 "batch.no-net",
                 "this build has no network support (feature net)".into(),
             ),
-        }
+        };
+        vec![one]
     };
     // The lines of a group of results are written with one `write(2)`
     // (one per line cost as much as a tenth of a verification), and each
@@ -237,18 +254,22 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
         &opts,
         order,
         work,
-        |i, o| {
-            let (t, v) = counts.get();
-            counts.set((t + 1, v + usize::from(o.verified)));
-            let mut out = out.borrow_mut();
-            if let (true, Some(mut r)) = (cx.json, o.report) {
-                r.detail("batch_index", i);
-                push_json_line(&mut out, &r);
-            } else {
-                // One input, one line: every control character of the
-                // line (a subject's newline above all) is escaped.
-                out.extend_from_slice(esc(&o.line).as_bytes());
-                out.push(b'\n');
+        |i, outcomes: Vec<Outcome>| {
+            // One line per result: one for an input, one per entry of a
+            // catalog given as an input.
+            for o in outcomes {
+                let (t, v) = counts.get();
+                counts.set((t + 1, v + usize::from(o.verified)));
+                let mut out = out.borrow_mut();
+                if let (true, Some(mut r)) = (cx.json, o.report) {
+                    r.detail("batch_index", i);
+                    push_json_line(&mut out, &r);
+                } else {
+                    // One result, one line: every control character of the
+                    // line (a subject's newline above all) is escaped.
+                    out.extend_from_slice(esc(&o.line).as_bytes());
+                    out.push(b'\n');
+                }
             }
         },
         || {
@@ -283,6 +304,13 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
         } else {
             Verdict::NotVerified
         });
+        if failed > 0 {
+            // A report that is not verified says why (docs/report.md).
+            r.error = Some(agentsig::report::Problem::new(
+                "batch.not-all-verified",
+                format!("{failed} of {total} results not verified: see their lines"),
+            ));
+        }
         print_line(&r);
     } else {
         errln!("{verified} of {total} verified, {failed} failed");
@@ -322,11 +350,7 @@ fn input_code(e: &InputError) -> &'static str {
 
 /// A local file as `verify FILE` checks it: `FILE.jws` beside it is read
 /// when present (an A2A card with embedded signatures needs none).
-fn local(v: Option<&Verifier>, files: &LocalFiles, path: &str) -> Outcome {
-    let document = match files.read(path) {
-        Ok(b) => b,
-        Err(e) => return Outcome::failed(path, input_code(&e), e.to_string()),
-    };
+fn local(v: Option<&Verifier>, files: &LocalFiles, path: &str, document: &[u8]) -> Outcome {
     let jws_path = format!("{path}.jws");
     let (jws, missing) = match files.read(&jws_path) {
         Ok(b) => match String::from_utf8(b) {
@@ -340,7 +364,7 @@ fn local(v: Option<&Verifier>, files: &LocalFiles, path: &str) -> Outcome {
         }
         Err(e) => return Outcome::failed(path, input_code(&e), e.to_string()),
     };
-    let mut o = check(v, path, &document, jws.as_deref(), || missing);
+    let mut o = check(v, path, document, jws.as_deref(), || missing);
     if let (Some(r), true) = (o.report.as_mut(), jws.is_some()) {
         if !r.details.contains_key("signed_card") {
             r.detail("jws", &jws_path);
@@ -552,6 +576,11 @@ impl Iterator for Lines {
 #[cfg(feature = "net")]
 struct Urls {
     resolver: agentsig::net::Resolver,
+    /// The bounds of a catalog given as an input (nesting, entries,
+    /// fetches).
+    catalog: agentsig::catalog::CatalogOptions,
+    /// `--per-host`: the threads that check one catalog's entries.
+    per_host: usize,
 }
 
 #[cfg(feature = "net")]
@@ -570,6 +599,8 @@ impl Urls {
         o.skip_jws_when_http_signed = response_signature_first;
         Ok(Urls {
             resolver: agentsig::net::Resolver::with_options(fetcher, o),
+            catalog: agentsig::catalog::CatalogOptions::default(),
+            per_host,
         })
     }
 
@@ -577,23 +608,130 @@ impl Urls {
     /// for `--json`.
     fn verify(&self, url: &str, json: bool) -> Outcome {
         match self.resolver.verify_url(url) {
-            Ok(v) => {
-                let line = if v.signed() {
-                    format!("{}: verified", esc(url))
-                } else {
-                    format!(
-                        "{}: verified (NOT signed: Content-Digest only; use --require-signed to refuse)",
-                        esc(url)
-                    )
-                };
-                Outcome {
-                    verified: true,
-                    report: json.then(|| super::net::success_report("verify", url, &v)),
-                    line,
-                }
-            }
+            Ok(v) => self.verified(url, &v, json),
             Err(e) => Outcome::failed(url, e.code(), e.to_string()),
         }
+    }
+
+    /// The result of a URL that verified.
+    fn verified(&self, url: &str, v: &agentsig::net::verify::UrlVerified, json: bool) -> Outcome {
+        let line = if v.signed() {
+            format!("{}: verified", esc(url))
+        } else {
+            format!(
+                "{}: verified (NOT signed: Content-Digest only; use --require-signed to refuse)",
+                esc(url)
+            )
+        };
+        Outcome {
+            verified: true,
+            report: json.then(|| super::net::success_report("verify", url, v)),
+            line,
+        }
+    }
+}
+
+#[cfg(feature = "net")]
+impl Urls {
+    /// A URL input: a catalog (by its URL form, or by the content `verify
+    /// URL` fetched) expands into its entries; anything else is one
+    /// result, as `verify URL` gives it.
+    fn verify_or_expand(&self, url: &str, json: bool) -> Vec<Outcome> {
+        use agentsig::net::catalog::{expand_catalog_url, well_known_catalog_url, CatalogUrlError};
+        // An origin names its well-known catalog, as `verify https://HOST`
+        // alone reads it; without one (404, 410) the origin is verified as
+        // a descriptor, as alone.
+        let well_known = well_known_catalog_url(url);
+        let catalog = match &well_known {
+            Some(wk) => Some(wk.as_str()),
+            None => agentsig::catalog::is_catalog_url(url).then_some(url),
+        };
+        if let Some(c) = catalog {
+            match expand_catalog_url(self.resolver.fetcher(), c, &self.catalog) {
+                Ok(inputs) => return self.entries(c, &inputs, json),
+                Err(CatalogUrlError::NotServed(_)) if well_known.is_some() => {}
+                Err(e @ (CatalogUrlError::Fetch(_) | CatalogUrlError::NotServed(_))) => {
+                    return vec![Outcome::failed(c, "fetch.failed", e.to_string())]
+                }
+                Err(e) => return vec![Outcome::failed(c, "catalog.unreadable", e.to_string())],
+            }
+        }
+        match self.resolver.verify_url(url) {
+            Ok(v) if agentsig::catalog::is_catalog_document(&v.body) => {
+                self.expand_bytes(&v.url, &v.body, json)
+            }
+            Ok(v) => vec![self.verified(url, &v, json)],
+            Err(e) => vec![Outcome::failed(url, e.code(), e.to_string())],
+        }
+    }
+
+    /// A catalog at hand (a local file, or a body fetched), named `name`.
+    fn expand_bytes(&self, name: &str, document: &[u8], json: bool) -> Vec<Outcome> {
+        match agentsig::net::catalog::expand_catalog_bytes(
+            self.resolver.fetcher(),
+            name,
+            document,
+            &self.catalog,
+        ) {
+            Ok(inputs) => self.entries(name, &inputs, json),
+            Err(e) => vec![Outcome::failed(name, "catalog.unreadable", e.to_string())],
+        }
+    }
+
+    /// One result per entry, in catalog order, each checked by its media
+    /// type ([`agentsig::catalog::CatalogInput::check`]): an entry URL
+    /// exactly as `verify URL` alone checks it. The entries of one catalog
+    /// are checked `--per-host` at a time (the fetcher's per-host bound
+    /// holds whatever the threads).
+    fn entries(
+        &self,
+        catalog: &str,
+        inputs: &[agentsig::catalog::CatalogInput],
+        json: bool,
+    ) -> Vec<Outcome> {
+        use agentsig::catalog::EntryCheck;
+        let mut out: Vec<Option<Outcome>> = Vec::new();
+        out.resize_with(inputs.len(), || None);
+        let opts = BatchOptions::with_threads(self.per_host.min(inputs.len()).max(1));
+        agentsig::batch::run_ordered(
+            inputs,
+            &opts,
+            |input| {
+                let mut o = match input.check() {
+                    EntryCheck::VerifyUrl(u) => self.verify(u, json),
+                    EntryCheck::Refused(why) => {
+                        Outcome::failed(&input.pointer, "catalog.entry-refused", why.to_owned())
+                    }
+                    EntryCheck::NotChecked(why) => {
+                        let subject = input.url.as_deref().unwrap_or(&input.pointer);
+                        let mut r = Report::error("verify", Some(subject), "", "");
+                        r.error = None;
+                        r.check("catalog.not-checked", true, why.clone());
+                        r.set_verdict(Verdict::Verified);
+                        Outcome {
+                            verified: true,
+                            line: format!("{}: not checked: {}", esc(subject), esc(&why)),
+                            report: Some(r),
+                        }
+                    }
+                    _ => Outcome::failed(
+                        &input.pointer,
+                        "catalog.entry-refused",
+                        "an entry this version cannot check".into(),
+                    ),
+                };
+                if let Some(r) = o.report.as_mut() {
+                    r.detail("catalog", catalog);
+                    r.detail("catalog_entry", &input.pointer);
+                    r.detail("identifier", &input.identifier);
+                    r.detail("media_type", &input.media_type);
+                }
+                o.line = format!("{} ({})", o.line, esc(&input.pointer));
+                o
+            },
+            |i, o| out[i] = Some(o),
+        );
+        out.into_iter().flatten().collect()
     }
 }
 

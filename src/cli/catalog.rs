@@ -100,19 +100,50 @@ pub struct VerifyCatalog<'a> {
     pub fetcher: Option<agentsig::net::fetch::Fetcher>,
 }
 
-/// Is `url` a catalog to verify as one: its path ends with
-/// `/ai-catalog.json` (the well-known `/.well-known/ai-catalog.json`, or
-/// any catalog named so; AI Catalog "Discovery").
+/// Is `url` a catalog to verify as one ([`agentsig::catalog::is_catalog_url`]).
 #[cfg(feature = "net")]
 pub fn is_catalog_url(url: &str) -> bool {
-    let path = url.split(['?', '#']).next().unwrap_or(url);
-    path.starts_with("https://") && path.ends_with("/ai-catalog.json")
+    catalog::is_catalog_url(url)
 }
 
 /// Fetch the catalog at `url`, its nested catalogs and cards, and verify
 /// them ([`agentsig::net::catalog::verify_catalog_url`]).
 #[cfg(feature = "net")]
 pub fn verify_url(v: &VerifyCatalog<'_>, url: &str) -> CliResult {
+    match fetch_and_verify(v, url)? {
+        Ok(code) => Ok(code),
+        Err(e) => Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed")),
+    }
+}
+
+/// `verify https://HOST`: the host's well-known catalog `wk` verified as
+/// [`verify_url`] does, or `None` when the host answers 404 or 410 there
+/// (no catalog: the caller then verifies the origin URL as a descriptor,
+/// as before catalogs existed; docs/catalog.md).
+#[cfg(feature = "net")]
+pub fn verify_well_known(v: &VerifyCatalog<'_>, wk: &str) -> Result<Option<ExitCode>, CliError> {
+    match fetch_and_verify(v, wk)? {
+        Ok(code) => Ok(Some(code)),
+        Err(e) => {
+            if !v.json {
+                errln!(
+                    "note: {}: no AI Catalog there ({e}); verifying the URL itself as a descriptor",
+                    esc(wk)
+                );
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// Fetch the catalog at `url` and verify it: the exit code, or
+/// [`agentsig::net::catalog::CatalogUrlError::NotServed`] when nothing is
+/// published there.
+#[cfg(feature = "net")]
+fn fetch_and_verify(
+    v: &VerifyCatalog<'_>,
+    url: &str,
+) -> Result<Result<ExitCode, agentsig::net::catalog::CatalogUrlError>, CliError> {
     use agentsig::net::catalog::{verify_catalog_url, CatalogKeys, CatalogUrlError};
     let Some(fetcher) = &v.fetcher else {
         return Err(CliError::usage(
@@ -130,12 +161,13 @@ pub fn verify_url(v: &VerifyCatalog<'_>, url: &str) -> CliResult {
     let opts = CatalogOptions::default().require_signed(v.require_signed);
     let report = match verify_catalog_url(&base, keys, fetcher, url, &opts) {
         Ok(r) => r,
+        Err(e @ CatalogUrlError::NotServed(_)) => return Ok(Err(e)),
         Err(CatalogUrlError::Fetch(e)) => {
             return Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed"))
         }
         Err(e) => return Err(CliError::malformed(format!("{}: {e}", esc(url)))),
     };
-    finish(v, &report)
+    finish(v, &report).map(Ok)
 }
 
 /// A verifier over `keys` with the command's algorithms, low-S and `typ`.
@@ -227,6 +259,14 @@ fn print_lines(file: &str, r: &CatalogReport) {
     if let Some(h) = &r.host {
         errln!(
             "{}: host Trust Manifest: {}: {}",
+            esc(file),
+            h.status.as_str(),
+            esc(&h.message)
+        );
+    }
+    if let Some(h) = &r.host_identity {
+        errln!(
+            "{}: host identity: {}: {}",
             esc(file),
             h.status.as_str(),
             esc(&h.message)

@@ -721,6 +721,16 @@ pub fn verify(a: VerifyArgs) -> CliResult {
         return super::catalog::verify_url(&catalog_args(&a)?, &a.file);
     }
     #[cfg(feature = "net")]
+    if a.response.is_none() {
+        if let Some(wk) = agentsig::net::catalog::well_known_catalog_url(&a.file) {
+            let mut c = catalog_args(&a)?;
+            c.file = &wk;
+            if let Some(code) = super::catalog::verify_well_known(&c, &wk)? {
+                return Ok(code);
+            }
+        }
+    }
+    #[cfg(feature = "net")]
     if is_url && a.response.is_none() {
         return super::net::verify_url_cmd(
             &a.file,

@@ -19,11 +19,20 @@
 //! [`verify_catalog_url`] fetches a catalog and, through the same
 //! SSRF-guarded fetcher, its nested catalogs and cards (AI Catalog "Nested
 //! Catalog Entries": bounded depth, cycles detected; "Security
-//! Considerations": fetched content is untrusted).
+//! Considerations": fetched content is untrusted); an MCP Server Card by
+//! `url` is verified by [`Resolver::verify_url`], the code of `verify URL`
+//! (RFC 9421 response signature with RFC 9530 `Content-Digest`, or the
+//! detached JWS at `URL.jws`). [`well_known_catalog_url`] names a host's
+//! catalog (AI Catalog "Well-Known URI"); [`expand_catalog_url`] and
+//! [`expand_catalog_bytes`] make a catalog a source of `verify --batch`.
 
 use super::discovery::{Discovery, KeyAuthority};
-use super::fetch::Fetcher;
-use crate::catalog::{CatalogError, CatalogOptions, CatalogReport, Fetch, Outcome, Status};
+use super::fetch::{FetchError, Fetcher};
+use super::verify::{Resolver, UrlVerifyError, UrlVerifyOptions};
+use crate::catalog::verify::SignedBody;
+use crate::catalog::{
+    CatalogError, CatalogInput, CatalogOptions, CatalogReport, Fetch, Outcome, Status,
+};
 use crate::trust::{KeyRequest, KeyResolver, ResolveError, TrustedKey};
 use crate::verifier::Verifier;
 use serde_json::Value;
@@ -162,6 +171,20 @@ fn mark_unsupported(report: &mut CatalogReport, host_identity: Option<&str>) {
     for e in &mut report.entries {
         let id = e.identifier.clone();
         patch(&mut e.manifest, id.as_deref());
+        // A server card signed for an identity with no key source: its
+        // signature could not be checked, which is not the same as bad.
+        if e.artifact.status == Status::Failed
+            && e.artifact.message.contains("(keys.resolve-failed)")
+        {
+            if let Some(IdentityKind::Unsupported(why)) =
+                id.as_deref().map(|i| identity_kind(i, None))
+            {
+                e.artifact = Outcome::new(
+                    Status::Unsupported,
+                    format!("the card's signature key resolution: {why}"),
+                );
+            }
+        }
     }
 }
 
@@ -207,16 +230,49 @@ struct NetFetch<'a> {
     fetcher: &'a Fetcher,
     total: usize,
     max_total: usize,
+    /// The base verifier's algorithm allow-list and low-S rule, for the
+    /// signatures of fetched cards.
+    algorithms: crate::alg::AllowList,
+    strict_low_s: bool,
+}
+
+impl<'a> NetFetch<'a> {
+    fn new(fetcher: &'a Fetcher) -> NetFetch<'a> {
+        NetFetch {
+            fetcher,
+            total: 0,
+            max_total: MAX_TOTAL_BYTES,
+            algorithms: crate::alg::AllowList::default(),
+            strict_low_s: false,
+        }
+    }
+
+    fn https_only(url: &str) -> Result<(), String> {
+        if url.starts_with("https://") {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} is not an https URL: entries are fetched over HTTPS only",
+                crate::text::quoted(url)
+            ))
+        }
+    }
+
+    fn add(&mut self, len: usize) -> Result<(), String> {
+        self.total += len;
+        if self.total > self.max_total {
+            return Err(format!(
+                "more than {} bytes fetched in all: not used",
+                self.max_total
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Fetch for NetFetch<'_> {
     fn fetch(&mut self, url: &str, accept: &str) -> Result<Vec<u8>, String> {
-        if !url.starts_with("https://") {
-            return Err(format!(
-                "{} is not an https URL: entries are fetched over HTTPS only",
-                crate::text::quoted(url)
-            ));
-        }
+        Self::https_only(url)?;
         let accept = format!("{accept}, application/json;q=0.5");
         let f = self
             .fetcher
@@ -225,15 +281,101 @@ impl Fetch for NetFetch<'_> {
         if f.status != 200 {
             return Err(format!("HTTP status {}", f.status));
         }
-        self.total += f.body.len();
-        if self.total > self.max_total {
-            return Err(format!(
-                "more than {} bytes fetched in all: not used",
-                self.max_total
-            ));
-        }
+        self.add(f.body.len())?;
         Ok(f.body)
     }
+
+    /// The card at `url` verified as `verify URL` verifies a descriptor
+    /// ([`Resolver::verify_url`]): its `Content-Digest` (RFC 9530), its
+    /// RFC 9421 response signature and its detached JWS at `URL.jws`
+    /// (draft-narvaneni-agent-uri-03 section 10.3), with `keys` only (the
+    /// entry identity's). The one verdict rule
+    /// ([`crate::policy::signatures_verified`]) decides: one signature
+    /// verified and none invalid; a signature no trusted key matches is
+    /// never passed.
+    fn fetch_signed(
+        &mut self,
+        url: &str,
+        accept: &str,
+        keys: Arc<dyn KeyResolver>,
+    ) -> Result<SignedBody, String> {
+        Self::https_only(url)?;
+        let o = UrlVerifyOptions {
+            accept: Some(format!("{accept}, application/json;q=0.5")),
+            keys: Some(keys),
+            algorithms: Some(self.algorithms.clone()),
+            strict_low_s: self.strict_low_s,
+            sequential_fetches: true,
+            ..Default::default()
+        };
+        match Resolver::with_options(self.fetcher.clone(), o).verify_url(url) {
+            Ok(v) => {
+                self.add(v.body.len())?;
+                let signature = if v.signed() {
+                    let what: Vec<&str> = v
+                        .checked()
+                        .into_iter()
+                        .map(|c| match c {
+                            "rfc9421" => "RFC 9421 response signature",
+                            "jws" => "detached JWS",
+                            other => other,
+                        })
+                        .collect();
+                    let mut out =
+                        Outcome::new(Status::Verified, format!("{} verified", what.join(" and ")));
+                    if let Some(l) = v
+                        .http_signature
+                        .as_ref()
+                        .and_then(|h| h.results.iter().find(|l| l.is_valid()))
+                    {
+                        out.key_thumbprint = l.key_thumbprint.clone();
+                    } else if let Some(s) = v.jws.as_ref().and_then(|j| j.jws.valid_signature()) {
+                        out.kid = s.kid.clone();
+                        out.key_thumbprint = s.key_thumbprint.clone();
+                    }
+                    out
+                } else {
+                    Outcome::new(
+                        Status::Unsigned,
+                        format!(
+                            "served with neither an RFC 9421 response signature nor a detached JWS at {}.jws",
+                            v.url
+                        ),
+                    )
+                };
+                Ok(SignedBody::new(v.body, signature))
+            }
+            Err(UrlVerifyError::Fetch(e)) => Err(e.to_string()),
+            Err(e) => Ok(SignedBody::new(
+                Vec::new(),
+                Outcome::failed(format!("{e} ({})", e.code())),
+            )),
+        }
+    }
+}
+
+/// The well-known catalog URL of `url` when `url` is an origin (an `https`
+/// URL whose path is empty or `/`, with no query or fragment):
+/// `https://HOST[:PORT]/.well-known/ai-catalog.json` (AI Catalog "Well-Known
+/// URI": "Clients performing domain-level discovery SHOULD attempt to
+/// retrieve this well-known URL"; RFC 8615 section 3). `None` for any other
+/// URL, which names a document of its own.
+pub fn well_known_catalog_url(url: &str) -> Option<String> {
+    let u = url::Url::parse(url).ok()?;
+    if u.scheme() != "https"
+        || !matches!(u.path(), "" | "/")
+        || u.query().is_some()
+        || u.fragment().is_some()
+        || !u.username().is_empty()
+        || u.password().is_some()
+    {
+        return None;
+    }
+    Some(format!(
+        "{}{}",
+        u.origin().ascii_serialization(),
+        crate::catalog::WELL_KNOWN_PATH
+    ))
 }
 
 /// Fetch the catalog at `url` (e.g. `https://HOST/.well-known/ai-catalog.json`)
@@ -241,11 +383,16 @@ impl Fetch for NetFetch<'_> {
 /// ([`Verifier::verify_catalog_from`]): nested catalogs to
 /// [`CatalogOptions::max_depth`] levels, cycles refused, at most
 /// [`CatalogOptions::max_fetches`] fetches and [`MAX_TOTAL_BYTES`], the
-/// whole within [`DEADLINE`]. Keys: `base`'s own ([`CatalogKeys::Given`]) or
-/// each identity's ([`CatalogKeys::Resolved`]).
+/// whole within [`DEADLINE`]. MCP Server Cards by URL are verified with
+/// their response signature or detached JWS ([`Resolver::verify_url`]),
+/// the host identity against the origin the catalog was served from (after
+/// redirects). Keys: `base`'s own ([`CatalogKeys::Given`]) or each
+/// identity's ([`CatalogKeys::Resolved`]).
 ///
 /// # Errors
-/// [`CatalogUrlError`] when the root catalog cannot be fetched or read.
+/// [`CatalogUrlError`] when the root catalog cannot be fetched or read;
+/// [`CatalogUrlError::NotServed`] when the server answers 404 or 410 (no
+/// catalog there).
 pub fn verify_catalog_url(
     base: &Verifier,
     keys: CatalogKeys,
@@ -255,14 +402,11 @@ pub fn verify_catalog_url(
 ) -> Result<CatalogReport, CatalogUrlError> {
     let deadline = std::time::Instant::now() + DEADLINE;
     super::fetch::with_deadline(deadline, || {
-        let mut nf = NetFetch {
-            fetcher,
-            total: 0,
-            max_total: MAX_TOTAL_BYTES,
-        };
-        let root = nf
-            .fetch(url, crate::catalog::MEDIA_TYPE)
-            .map_err(CatalogUrlError::Fetch)?;
+        let mut nf = NetFetch::new(fetcher);
+        nf.algorithms = base.algorithms().clone();
+        nf.strict_low_s = base.strict_low_s();
+        let root = fetch_root(fetcher, url)?;
+        nf.add(root.body.len()).map_err(CatalogUrlError::Fetch)?;
         let resolved;
         let v = match keys {
             CatalogKeys::Given => base,
@@ -271,12 +415,80 @@ pub fn verify_catalog_url(
                 &resolved
             }
         };
-        let mut report = v.verify_catalog_from(&root, url, &mut nf, opts)?;
+        // The URL the catalog was served from: the origin its host
+        // identity is checked against (AI Catalog "Verifying Host
+        // Identity" step 1).
+        let mut report = v.verify_catalog_from(&root.body, &root.url, &mut nf, opts)?;
         if keys == CatalogKeys::Resolved {
-            mark_unsupported(&mut report, host_identity(&root).as_deref());
+            mark_unsupported(&mut report, host_identity(&root.body).as_deref());
         }
         Ok(report)
     })
+}
+
+/// Expand the catalog `bytes`, named `name` (its URL when it was
+/// fetched), into one input per entry for bulk verification
+/// ([`crate::catalog::expand_catalog`]), its nested catalogs by `url`
+/// fetched through `fetcher` under the bounds of `opts`, [`MAX_TOTAL_BYTES`]
+/// and [`DEADLINE`].
+///
+/// # Errors
+/// [`CatalogError`] when the document is too large or not strict JSON.
+pub fn expand_catalog_bytes(
+    fetcher: &Fetcher,
+    name: &str,
+    bytes: &[u8],
+    opts: &CatalogOptions,
+) -> Result<Vec<CatalogInput>, CatalogError> {
+    let doc = crate::catalog::verify::parse_catalog(bytes, opts)?;
+    let deadline = std::time::Instant::now() + DEADLINE;
+    Ok(super::fetch::with_deadline(deadline, || {
+        let mut nf = NetFetch::new(fetcher);
+        crate::catalog::expand_catalog(&doc, name, Some(&mut nf), opts)
+    }))
+}
+
+/// Fetch the catalog at `url` and expand it ([`expand_catalog_bytes`]).
+///
+/// # Errors
+/// [`CatalogUrlError`] when the catalog cannot be fetched or read.
+pub fn expand_catalog_url(
+    fetcher: &Fetcher,
+    url: &str,
+    opts: &CatalogOptions,
+) -> Result<Vec<CatalogInput>, CatalogUrlError> {
+    let root = fetch_root(fetcher, url)?;
+    if root.body.len() > MAX_TOTAL_BYTES {
+        return Err(CatalogUrlError::Fetch(format!(
+            "more than {MAX_TOTAL_BYTES} bytes"
+        )));
+    }
+    Ok(expand_catalog_bytes(fetcher, &root.url, &root.body, opts)?)
+}
+
+/// The root catalog at `url`: 200, or [`CatalogUrlError::NotServed`] for
+/// 404 and 410, and for a 200 whose `Content-Type` is HTML (the page many
+/// sites serve for any path: no catalog document is there, AI Catalog
+/// "Well-Known URI": "If a valid AI Catalog document is returned").
+fn fetch_root(fetcher: &Fetcher, url: &str) -> Result<super::fetch::Fetched, CatalogUrlError> {
+    NetFetch::https_only(url).map_err(CatalogUrlError::Fetch)?;
+    let accept = format!("{}, application/json;q=0.5", crate::catalog::MEDIA_TYPE);
+    match fetcher.get_with(url, &[("accept", &accept)]) {
+        Ok(f) if f.status == 200 && is_html(&f.headers) => Err(CatalogUrlError::NotServed(200)),
+        Ok(f) if f.status == 200 => Ok(f),
+        Ok(f) => Err(CatalogUrlError::Fetch(format!("HTTP status {}", f.status))),
+        Err(FetchError::Status { status, .. }) if matches!(status, 404 | 410) => {
+            Err(CatalogUrlError::NotServed(status))
+        }
+        Err(e) => Err(CatalogUrlError::Fetch(e.to_string())),
+    }
+}
+
+fn is_html(headers: &http::HeaderMap) -> bool {
+    headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| crate::catalog::media_type_is(t, "text/html"))
 }
 
 /// Why a catalog URL could not be verified at all.
@@ -286,6 +498,10 @@ pub enum CatalogUrlError {
     /// The root catalog could not be fetched.
     #[error("the catalog could not be fetched: {0}")]
     Fetch(String),
+    /// The server answered 404 or 410, or an HTML page (status 200): no
+    /// catalog is published there.
+    #[error("no catalog is published there (HTTP status {0})")]
+    NotServed(u16),
     /// The root catalog is too large or not strict JSON.
     #[error(transparent)]
     Catalog(#[from] CatalogError),

@@ -90,6 +90,11 @@ pub fn verify_catalog_url(v: &Facade, url: &str, o: &CatalogFetch) -> Outcome<Re
     match super::catalog::verify_catalog_url(v.verifier(), CatalogKeys::Given, &fetcher, url, &opts)
     {
         Ok(r) => settle(Report::from_catalog("verify", Some(url), &r)),
+        Err(e @ CatalogUrlError::NotServed(_)) => {
+            let mut rep = Report::error("verify", Some(url), "fetch.failed", &e.to_string());
+            rep.set_verdict(crate::report::Verdict::NotVerified);
+            Err(Failure::not_verified(rep))
+        }
         Err(CatalogUrlError::Fetch(e)) => {
             let mut rep = Report::error("verify", Some(url), "fetch.failed", &e);
             rep.set_verdict(crate::report::Verdict::NotVerified);

@@ -105,6 +105,10 @@ pub struct UrlVerifyOptions {
     /// verifies and none invalid, and a response signature by a key that
     /// is not trusted is not checked (`verify --require-response-signature`).
     pub require_response_signature: bool,
+    /// The `Accept` field sent for the document; `None`: `application/json`.
+    /// An MCP Server Card is asked for as `application/mcp-server-card+json`
+    /// (MCP Server Card `docs/discovery.md`).
+    pub accept: Option<String>,
 }
 
 /// Why a URL did not verify. Each failure keeps its own variant.
@@ -656,7 +660,11 @@ impl Resolver {
     ) -> Result<UrlVerified, UrlVerifyError> {
         let opts = &*self.options;
         let fetcher = &self.fetcher;
-        const ACCEPT: &[(&str, &str)] = &[("accept", "application/json")];
+        let accept = [(
+            "accept",
+            opts.accept.as_deref().unwrap_or("application/json"),
+        )];
+        let accept: &[(&str, &str)] = &accept;
         // The descriptor and its detached JWS are fetched concurrently (one
         // round trip, not two: the draft's fewest) unless both are fresh in
         // the HTTP cache or the options ask for sequential fetches (bulk
@@ -665,9 +673,9 @@ impl Resolver {
         let early_jws_url = format!("{url}.jws");
         let (f, early_jws) = if opts.sequential_fetches || opts.skip_jws_when_http_signed {
             // The `.jws` beside the final URL, fetched below.
-            (fetcher.get_cached(url, ACCEPT), None)
+            (fetcher.get_cached(url, accept), None)
         } else {
-            let (f, j) = self.fetch_both(url, &early_jws_url, ACCEPT);
+            let (f, j) = self.fetch_both(url, &early_jws_url, accept);
             (f, Some(j))
         };
         let f = f?;

@@ -339,3 +339,18 @@ pub fn signed_resp(
     }
     r
 }
+
+/// Run the `agentsig` CLI with `args`, then `--ca-file CA_FILE` (the test
+/// CA written to a file) and `agent.example` resolved to loopback, private
+/// networks allowed (the test server is on 127.0.0.1).
+pub fn agentsig_cli(ca_file: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .args(args)
+        .arg("--ca-file")
+        .arg(ca_file)
+        .args(["--resolve-to", "agent.example=127.0.0.1"])
+        .env("AGENTSIG_ALLOW_PRIVATE_NETWORKS", "1")
+        .env_remove("AGENTSIG_CA_FILE")
+        .output()
+        .expect("run")
+}
