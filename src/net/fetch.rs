@@ -488,6 +488,8 @@ pub struct Fetcher {
     policy: Arc<FetchPolicy>,
     cache: Arc<HttpCache>,
     hosts: Arc<HostSlots>,
+    /// The fleet-wide second tier under `cache`, if any.
+    fleet: Option<Arc<super::fleet::FleetCache>>,
 }
 
 /// Fetches in flight per host (`host:port`), bounded by
@@ -574,6 +576,7 @@ impl Fetcher {
             policy,
             cache,
             hosts: Arc::default(),
+            fleet: None,
         })
     }
 
@@ -728,22 +731,136 @@ impl Fetcher {
         self.cached(url, headers, false)
     }
 
+    /// Share fetched documents with the other verifiers of a fleet through
+    /// `fleet`, a second tier under this fetcher's RFC 9111 cache (see
+    /// [`super::fleet`]): [`Fetcher::get_cached`] and
+    /// [`Fetcher::get_cached_exact`] (Web Bot Auth directories,
+    /// `Signature-Key` documents, DID documents, registries) and key
+    /// discovery (RFC 8414 / RFC 9728 metadata, JWK Sets) then ask the
+    /// origin once per freshness lifetime for the whole fleet. Clones made
+    /// before this call do not share it.
+    #[must_use]
+    pub fn with_fleet_cache(mut self, fleet: Arc<super::fleet::FleetCache>) -> Fetcher {
+        self.fleet = Some(fleet);
+        self
+    }
+
+    /// Share `f`, the answer to `headers` asked at `requested` outside
+    /// the cache (a forced refetch), with the fleet cache, if any.
+    pub(crate) fn share(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+        f: &Fetched,
+        requested: Instant,
+    ) {
+        if let Some(fleet) = &self.fleet {
+            fleet.offer(url, headers, f, requested, &self.policy.cache);
+        }
+    }
+
+    /// The fleet cache in use, if any.
+    pub fn fleet_cache(&self) -> Option<&Arc<super::fleet::FleetCache>> {
+        self.fleet.as_ref()
+    }
+
     fn cached(
         &self,
         url: &str,
         headers: &[(&str, &str)],
         follow: bool,
     ) -> Result<Fetched, FetchError> {
-        if !self.cache.enabled() {
+        if !self.cache.enabled() && self.fleet.is_none() {
             return self.fetch(url, headers, follow);
         }
-        let (etag, last_modified) = match self.cache.lookup(url, headers) {
-            Lookup::Fresh(f) => return served(&f),
+        let local = self.cache.lookup(url, headers);
+        if let Lookup::Fresh(f) = &local {
+            return served(f);
+        }
+        let Some(fleet) = &self.fleet else {
+            return self.from_origin(url, headers, follow, local);
+        };
+        let lock = match self.fleet_turn(fleet, url, headers) {
+            Turn::Answered(r) => return r,
+            Turn::Fetch(lock) => lock,
+        };
+        let requested = Instant::now();
+        let r = self.from_origin(url, headers, follow, local);
+        match &r {
+            Ok(f) => fleet.offer(url, headers, f, requested, &self.policy.cache),
+            Err(e) => fleet.offer_failure(url, e),
+        }
+        if let Some(t) = lock {
+            fleet.unlock(url, &t);
+        }
+        r
+    }
+
+    /// Wait for this process's turn to fetch `url` for the fleet: a fresh
+    /// shared entry or a shared failure answers at once; otherwise the
+    /// fetch lock is taken, or, while another process holds it, the store
+    /// is read again every [`FleetPolicy::poll`](super::fleet::FleetPolicy::poll)
+    /// until the deadline in force. The store failing means fetching
+    /// without it.
+    fn fleet_turn(
+        &self,
+        fleet: &super::fleet::FleetCache,
+        url: &str,
+        headers: &[(&str, &str)],
+    ) -> Turn {
+        use super::fleet::Shared;
+        let deadline =
+            current_deadline().unwrap_or_else(|| Instant::now() + self.policy.operation_timeout);
+        // The holder's fetch ends within its own deadline; the lock outlives
+        // it by a second, and expires by itself if the holder died.
+        let lock_ttl = self.policy.timeout + Duration::from_secs(1);
+        let mut waited = false;
+        loop {
+            match fleet.lookup(url, headers) {
+                None => return Turn::Fetch(None),
+                Some(Shared::Fresh(f)) => {
+                    self.cache.store(&f, headers, Instant::now());
+                    return Turn::Answered(served(&f));
+                }
+                Some(Shared::Failed(e)) => return Turn::Answered(Err(e)),
+                Some(Shared::Miss) => {}
+            }
+            match fleet.try_lock(url, lock_ttl) {
+                None => return Turn::Fetch(None),
+                Some(Some(t)) => return Turn::Fetch(Some(t)),
+                Some(None) => {}
+            }
+            if !waited {
+                fleet.waited();
+                waited = true;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Turn::Answered(Err(FetchError::Deadline {
+                    url: url.to_owned(),
+                    scope: "operation",
+                    limit: self.policy.operation_timeout,
+                }));
+            }
+            std::thread::sleep(fleet.fleet_policy().poll.min(left));
+        }
+    }
+
+    /// Ask the origin for `url`, conditionally when the local cache holds
+    /// a stale response with validators, and store the answer locally.
+    fn from_origin(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+        follow: bool,
+        local: Lookup,
+    ) -> Result<Fetched, FetchError> {
+        let (etag, last_modified) = match local {
             Lookup::Stale {
                 etag,
                 last_modified,
             } => (etag, last_modified),
-            Lookup::Miss => (None, None),
+            Lookup::Fresh(_) | Lookup::Miss => (None, None),
         };
         let requested = Instant::now();
         let mut h = headers.to_vec();
@@ -1087,6 +1204,14 @@ impl Deadline {
             limit: self.limit,
         }
     }
+}
+
+/// What [`Fetcher::fleet_turn`] decided.
+enum Turn {
+    /// The fleet answered (a fresh entry, a shared failure, the deadline).
+    Answered(Result<Fetched, FetchError>),
+    /// Fetch from the origin, holding the fleet's lock when `Some`.
+    Fetch(Option<crate::replay::blob::LockToken>),
 }
 
 /// A stored response as the caller sees it.

@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod discovery;
 pub mod disk;
 pub mod fetch;
+pub mod fleet;
 pub mod resolve;
 pub mod verify;
 pub mod webbotauth;
