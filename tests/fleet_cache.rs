@@ -293,3 +293,125 @@ fn an_unreachable_store_falls_back_to_fetching_and_is_reported_once() {
     }
     assert_eq!(srv.hit_count(WELL_KNOWN_PATH), 2, "each fetched for itself");
 }
+
+/// `agentsig http verify ... --key-cache STORE` as four processes at once:
+/// the directory host sees one fetch; the secret is refused when missing
+/// or short, and never taken from the command line.
+#[test]
+fn four_http_verify_processes_fetch_the_directory_once() {
+    let Some(r) = redis_support::Server::start("fleet-cli") else {
+        return;
+    };
+    let d = redis_support::tmp("fleet-cli-files");
+    let ca = Ca::new();
+    let srv = Server::start(&ca, &["agent.example"]);
+    std::fs::write(d.join("ca.pem"), ca.pem()).unwrap();
+    let st = Command::new(BIN)
+        .args(["keygen", "--alg", "ed25519", "--out"])
+        .arg(d.join("agent"))
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let pem = std::fs::read(d.join("agent.pem")).unwrap();
+    let k =
+        agentsig::keys::load_signing_key(&pem, &agentsig::keys::LoadOptions::default()).unwrap();
+    srv.route(WELL_KNOWN_PATH, directory(&srv, &[&k], 600));
+    std::fs::write(
+        d.join("req.http"),
+        b"GET /catalog HTTP/1.1\r\nHost: shop.example\r\n\r\n",
+    )
+    .unwrap();
+    let o = Command::new(BIN)
+        .args(["http", "sign"])
+        .arg(d.join("req.http"))
+        .arg("--key")
+        .arg(d.join("agent.pem"))
+        .args(["--profile", "web-bot-auth", "--signature-agent"])
+        .arg(srv.url("agent.example", ""))
+        .arg("--out")
+        .arg(d.join("signed.http"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let secret_file = d.join("fleet.secret");
+    std::fs::write(&secret_file, format!("{}\n", "ab".repeat(32))).unwrap();
+    let verify = |extra: &[&str], env: Option<&str>| {
+        let mut c = Command::new(BIN);
+        c.args(["http", "verify"])
+            .arg(d.join("signed.http"))
+            .args(["--profile", "web-bot-auth", "--authority", "shop.example"])
+            .args(["--allow-private-networks", "--ca-file"])
+            .arg(d.join("ca.pem"))
+            .args(["--resolve-to", "agent.example=127.0.0.1"])
+            .args(["--key-cache", &r.url()])
+            .args(extra)
+            .env_remove("AGENTSIG_FLEET_SECRET");
+        if let Some(v) = env {
+            c.env("AGENTSIG_FLEET_SECRET", v);
+        }
+        c.spawn_output()
+    };
+    let file = secret_file.to_str().unwrap().to_owned();
+    let procs: Vec<_> = (0..VERIFIERS)
+        .map(|_| verify(&["--fleet-secret-file", &file], None))
+        .collect();
+    for p in procs {
+        let o = p.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert_eq!(
+        srv.hit_count(WELL_KNOWN_PATH),
+        1,
+        "one fetch for four processes"
+    );
+    // The secret from the environment works alike (the entry is shared).
+    let o = verify(&[], Some(&"cd".repeat(16)))
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Another secret: the shared entry is refused, reported, and refetched.
+    assert!(String::from_utf8_lossy(&o.stderr).contains("MAC"));
+    assert_eq!(srv.hit_count(WELL_KNOWN_PATH), 2);
+    // No secret, or a short one: a usage error (exit 2), nothing fetched.
+    let o = verify(&[], None).wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("AGENTSIG_FLEET_SECRET"));
+    std::fs::write(&secret_file, "short\n").unwrap();
+    let o = verify(&["--fleet-secret-file", &file], None)
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("at least 32"));
+    assert_eq!(srv.hit_count(WELL_KNOWN_PATH), 2);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+const BIN: &str = env!("CARGO_BIN_EXE_agentsig");
+
+/// Spawn with its output captured.
+trait SpawnOutput {
+    fn spawn_output(&mut self) -> std::process::Child;
+}
+
+impl SpawnOutput for Command {
+    fn spawn_output(&mut self) -> std::process::Child {
+        self.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+}
