@@ -778,17 +778,21 @@ impl Fetcher {
             return served(f);
         }
         let Some(fleet) = &self.fleet else {
-            return self.from_origin(url, headers, follow, local);
+            return self.ask_origin(url, headers, follow, local);
         };
         let lock = match self.fleet_turn(fleet, url, headers) {
             Turn::Answered(r) => return r,
             Turn::Fetch(lock) => lock,
         };
         let requested = Instant::now();
-        let r = self.from_origin(url, headers, follow, local);
+        let r = self.ask_origin(url, headers, follow, local);
         match &r {
             Ok(f) => fleet.offer(url, headers, f, requested, &self.policy.cache),
-            Err(e) => fleet.offer_failure(url, e),
+            Err(e) => {
+                if let Some(f) = shared_failure(e) {
+                    fleet.offer_failure(url, f);
+                }
+            }
         }
         if let Some(t) = lock {
             fleet.unlock(url, &t);
@@ -822,7 +826,7 @@ impl Fetcher {
                     self.cache.store(&f, headers, Instant::now());
                     return Turn::Answered(served(&f));
                 }
-                Some(Shared::Failed(e)) => return Turn::Answered(Err(e)),
+                Some(Shared::Failed(f)) => return Turn::Answered(Err(from_shared(url, f))),
                 Some(Shared::Miss) => {}
             }
             match fleet.try_lock(url, lock_ttl) {
@@ -848,7 +852,7 @@ impl Fetcher {
 
     /// Ask the origin for `url`, conditionally when the local cache holds
     /// a stale response with validators, and store the answer locally.
-    fn from_origin(
+    fn ask_origin(
         &self,
         url: &str,
         headers: &[(&str, &str)],
@@ -1214,6 +1218,51 @@ enum Turn {
     Fetch(Option<crate::replay::blob::LockToken>),
 }
 
+/// A failure at the origin as the fleet cache shares it; `None` for a
+/// refusal made before connecting (the SSRF guard, a URL that is not
+/// https), which is this process's own policy.
+fn shared_failure(e: &FetchError) -> Option<super::fleet::Failure> {
+    if e.is_refusal() || matches!(e, FetchError::BadUrl(_) | FetchError::NotHttps(_)) {
+        return None;
+    }
+    let (status, too_large) = match e {
+        FetchError::Status { status, .. } => (Some(*status), None),
+        FetchError::TooLarge { limit, .. } => (None, Some(*limit)),
+        _ => (None, None),
+    };
+    Some(super::fleet::Failure {
+        status,
+        timeout: e.is_timeout(),
+        too_large,
+        message: e.to_string(),
+    })
+}
+
+/// The error a shared failure stands for, of the same kind as the one the
+/// process that met it saw, so that callers classify it alike.
+fn from_shared(url: &str, f: super::fleet::Failure) -> FetchError {
+    if let Some(status) = f.status {
+        return FetchError::Status {
+            url: url.to_owned(),
+            status,
+        };
+    }
+    if let Some(limit) = f.too_large {
+        return FetchError::TooLarge {
+            url: url.to_owned(),
+            limit,
+        };
+    }
+    FetchError::Transport {
+        url: url.to_owned(),
+        message: format!(
+            "another verifier of the fleet failed to fetch it less than the failure interval ago: {}",
+            crate::text::escape_controls(&f.message)
+        ),
+        timeout: f.timeout,
+    }
+}
+
 /// A stored response as the caller sees it.
 fn served(f: &Fetched) -> Result<Fetched, FetchError> {
     if f.status != 200 {
@@ -1255,5 +1304,40 @@ fn map_reqwest(url: &str, e: &reqwest::Error) -> FetchError {
         url: url.to_owned(),
         message,
         timeout: e.is_timeout(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A failure met at the origin is shared with the fleet and comes back
+    /// as an error of the same kind; a refusal before connecting is this
+    /// process's own policy and is not shared.
+    #[test]
+    fn origin_failures_are_shared_as_their_kind_and_refusals_are_not() {
+        let u = "https://agent.example/k";
+        let refused = FetchError::Refused {
+            host: "agent.example".into(),
+            class: "loopback",
+            addr: "127.0.0.1".into(),
+        };
+        assert_eq!(shared_failure(&refused), None);
+        assert_eq!(shared_failure(&FetchError::NotHttps("http".into())), None);
+        let timeout = FetchError::Deadline {
+            url: u.into(),
+            scope: "fetch",
+            limit: Duration::from_secs(1),
+        };
+        let back = from_shared(u, shared_failure(&timeout).unwrap());
+        assert!(back.is_timeout(), "{back}");
+        let status = FetchError::Status {
+            url: u.into(),
+            status: 503,
+        };
+        assert!(matches!(
+            from_shared(u, shared_failure(&status).unwrap()),
+            FetchError::Status { status: 503, .. }
+        ));
     }
 }

@@ -25,7 +25,7 @@
 //! A fetch that failed at the origin (timeout, transport error, a status
 //! other than 2xx, a body too large) is stored as a failure for
 //! [`FleetPolicy::failure_ttl`] (30 s by default, the
-//! [`DirectoryClient`](super::webbotauth::DirectoryClient)'s own): a
+//! `DirectoryClient`'s own, [`DEFAULT_FAILURE_TTL`]): a
 //! tarpit directory costs the fleet one fetch per interval. A refusal made
 //! before connecting (the SSRF guard, a URL that is not https) is each
 //! process's own policy and is not shared.
@@ -36,7 +36,7 @@
 //! fetches; the others poll the store for the entry (every
 //! [`FleetPolicy::poll`]) until the holder stores it, or stores a failure,
 //! or the lock expires (then one of them takes it), or their own operation
-//! deadline passes ([`FetchError::Deadline`]).
+//! deadline passes (a `FetchError::Deadline`).
 //!
 //! # Security contract
 //! Whoever can write to the store could otherwise choose the keys every
@@ -64,7 +64,6 @@
 //!   makes a signature verify or fail.
 
 use super::cache::{storable, vary_matches, CachePolicy, CacheStatus, Fetched};
-use super::fetch::FetchError;
 use crate::replay::blob::{BlobStore, LockToken};
 use base64::Engine as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -79,6 +78,9 @@ pub const MAX_SECRET_FILE: u64 = 4096;
 /// The environment variable the command line reads the fleet secret from
 /// (the secret itself) when no secret file is named.
 pub const FLEET_SECRET_ENV: &str = "AGENTSIG_FLEET_SECRET";
+/// Default time a failed fetch is shared: 30 s (also the time a
+/// `DirectoryClient` remembers a failure itself).
+pub const DEFAULT_FAILURE_TTL: Duration = Duration::from_secs(30);
 /// Most header fields of one shared entry.
 pub const MAX_ENTRY_FIELDS: usize = 64;
 /// Most bytes of the header fields of one shared entry.
@@ -232,7 +234,7 @@ impl Default for FleetPolicy {
     fn default() -> Self {
         FleetPolicy {
             max_ttl: CachePolicy::default().max_ttl,
-            failure_ttl: super::webbotauth::DEFAULT_FAILURE_TTL,
+            failure_ttl: DEFAULT_FAILURE_TTL,
             max_entry: 1024 * 1024 + 2 * MAX_ENTRY_FIELD_BYTES,
             poll: Duration::from_millis(20),
         }
@@ -303,7 +305,21 @@ pub(crate) enum Shared {
     /// A fresh response; its `Age` field says how old it is now.
     Fresh(Fetched),
     /// A failure another process met, still remembered.
-    Failed(FetchError),
+    Failed(Failure),
+}
+
+/// A fetch that failed at the origin, as it is shared: enough for the
+/// fetcher to give its callers an error of the same kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Failure {
+    /// The status, when the origin answered one other than 2xx.
+    pub(crate) status: Option<u16>,
+    /// Whether it was a timeout.
+    pub(crate) timeout: bool,
+    /// The body cap, when the body exceeded it.
+    pub(crate) too_large: Option<usize>,
+    /// What failed, as text.
+    pub(crate) message: String,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -514,7 +530,12 @@ impl FleetCache {
                 if elapsed >= ttl {
                     return Shared::Miss;
                 }
-                Shared::Failed(failure_error(url, status, timeout, too_large, &message))
+                Shared::Failed(Failure {
+                    status,
+                    timeout,
+                    too_large,
+                    message,
+                })
             }
             Stored::Response {
                 status,
@@ -606,31 +627,22 @@ impl FleetCache {
         self.put(url, &payload, left);
     }
 
-    /// Share that fetching `url` failed at the origin with `e`, for
-    /// [`FleetPolicy::failure_ttl`]; a refusal made before connecting is
-    /// this process's own and is not shared.
-    pub(crate) fn offer_failure(&self, url: &str, e: &FetchError) {
+    /// Share that fetching `url` failed at the origin (`f`), for
+    /// [`FleetPolicy::failure_ttl`].
+    pub(crate) fn offer_failure(&self, url: &str, f: Failure) {
         let ttl = self.policy.failure_ttl;
-        if ttl.is_zero()
-            || e.is_refusal()
-            || matches!(e, FetchError::BadUrl(_) | FetchError::NotHttps(_))
-        {
+        if ttl.is_zero() {
             return;
         }
-        let (status, too_large) = match e {
-            FetchError::Status { status, .. } => (Some(*status), None),
-            FetchError::TooLarge { limit, .. } => (None, Some(*limit)),
-            _ => (None, None),
-        };
         let payload = Payload {
             url: url.to_owned(),
             stored: unix_ms(SystemTime::now()),
             entry: Stored::Failure {
                 ttl_ms: ms(ttl),
-                status,
-                timeout: e.is_timeout(),
-                too_large,
-                message: e.to_string().chars().take(500).collect(),
+                status: f.status,
+                timeout: f.timeout,
+                too_large: f.too_large,
+                message: f.message.chars().take(500).collect(),
             },
         };
         self.put(url, &payload, ttl);
@@ -672,37 +684,6 @@ impl FleetCache {
         if let Err(e) = self.store.unlock(url.as_bytes(), t) {
             self.unavailable(&e);
         }
-    }
-}
-
-/// The error a shared failure stands for, of the same kind as the one the
-/// process that met it saw, so that callers classify it alike.
-fn failure_error(
-    url: &str,
-    status: Option<u16>,
-    timeout: bool,
-    too_large: Option<usize>,
-    message: &str,
-) -> FetchError {
-    if let Some(status) = status {
-        return FetchError::Status {
-            url: url.to_owned(),
-            status,
-        };
-    }
-    if let Some(limit) = too_large {
-        return FetchError::TooLarge {
-            url: url.to_owned(),
-            limit,
-        };
-    }
-    FetchError::Transport {
-        url: url.to_owned(),
-        message: format!(
-            "another verifier of the fleet failed to fetch it less than the failure interval ago: {}",
-            crate::text::escape_controls(message)
-        ),
-        timeout,
     }
 }
 
@@ -816,31 +797,20 @@ mod tests {
     }
 
     #[test]
-    fn failures_are_shared_for_the_failure_interval_but_refusals_are_not() {
+    fn failures_are_shared_for_the_failure_interval() {
         let store: Arc<dyn BlobStore> = Arc::new(MemoryBlobStore::new());
         let a = FleetCache::new(store.clone(), &secret(7));
-        a.offer_failure(
-            U,
-            &FetchError::Transport {
-                url: U.into(),
-                message: "timed out".into(),
-                timeout: true,
-            },
-        );
+        let timeout = Failure {
+            status: None,
+            timeout: true,
+            too_large: None,
+            message: "timed out".into(),
+        };
+        a.offer_failure(U, timeout.clone());
         match a.lookup(U, &[]) {
-            Some(Shared::Failed(e)) => assert!(e.is_timeout(), "{e}"),
+            Some(Shared::Failed(f)) => assert_eq!(f, timeout),
             other => panic!("{other:?}"),
         }
-        let v = "https://b.example/k";
-        a.offer_failure(
-            v,
-            &FetchError::Refused {
-                host: "b.example".into(),
-                class: "loopback",
-                addr: "127.0.0.1".into(),
-            },
-        );
-        assert!(matches!(a.lookup(v, &[]), Some(Shared::Miss)));
         let none = FleetCache::new(store, &secret(7)).policy(FleetPolicy {
             failure_ttl: Duration::ZERO,
             ..FleetPolicy::default()

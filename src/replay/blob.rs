@@ -67,12 +67,15 @@ pub trait BlobStore: Send + Sync + std::fmt::Debug {
 /// then the one closest to expiry).
 pub const MEMORY_BLOB_CAPACITY: usize = 4096;
 
+/// Values by name, each with the instant it expires.
+type Expiring<T> = HashMap<Vec<u8>, (T, Instant)>;
+
 /// A [`BlobStore`] in this process (tests, and several verifiers of one
 /// process sharing one cache), bounded by [`MEMORY_BLOB_CAPACITY`].
 #[derive(Debug, Default)]
 pub struct MemoryBlobStore {
-    values: Mutex<HashMap<Vec<u8>, (Vec<u8>, Instant)>>,
-    locks: Mutex<HashMap<Vec<u8>, (String, Instant)>>,
+    values: Mutex<Expiring<Vec<u8>>>,
+    locks: Mutex<Expiring<String>>,
     /// Tokens only need to be unique within this process.
     next_token: std::sync::atomic::AtomicU64,
 }
