@@ -161,7 +161,16 @@ impl FleetSecret {
             path: shown.clone(),
             message: e.to_string(),
         };
-        let f = std::fs::File::open(path).map_err(io)?;
+        let mut o = std::fs::OpenOptions::new();
+        o.read(true);
+        #[cfg(unix)]
+        {
+            // A FIFO does not block the open (it is then refused below as
+            // not a regular file).
+            use std::os::unix::fs::OpenOptionsExt;
+            o.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+        }
+        let f = o.open(path).map_err(io)?;
         let meta = f.metadata().map_err(io)?;
         if !meta.is_file() {
             return Err(FleetSecretError::NotPrivate {
