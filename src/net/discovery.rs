@@ -738,6 +738,7 @@ impl Discovery {
             }
             Err(e) => return Err(e.into()),
         };
+        let from_origin = f.cache != super::cache::CacheStatus::Fresh;
         let ttl = freshness(&f, &self.policy);
         let no_store = super::cache::directives(&f).no_store;
         if f.status == 304 {
@@ -768,7 +769,9 @@ impl Discovery {
             self.store_disk(url, &c);
         }
         st.sets.insert(url.to_owned(), c);
-        Ok(true)
+        // Taken from a cache (the fleet's): not a fetch, so an unknown
+        // `kid` may still force one.
+        Ok(from_origin)
     }
 
     fn did_keys(&self, d: &str) -> Result<StaticKeys, DiscoveryError> {
