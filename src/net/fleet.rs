@@ -2,7 +2,7 @@
 //! directories, `Signature-Key` `jwks_uri` documents, DID documents,
 //! RFC 8414 and RFC 9728 metadata and `agents.json` registries, shared by
 //! every verifier process of a fleet through one
-//! [`BlobStore`](crate::replay::blob::BlobStore) (the fleet's Redis: single
+//! [`BlobStore`] (the fleet's Redis: single
 //! server, Cluster or Sentinel), so that N processes fetch an agent's
 //! directory once per freshness lifetime instead of N times.
 //!
