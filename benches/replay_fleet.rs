@@ -9,7 +9,9 @@
 //! `redis-cli --cluster create`); prints `SKIPPED` when they are not
 //! installed. The stores are measured alternately, one verification each
 //! per round, so that load from other processes falls on all alike; the
-//! medians and their ratios are printed.
+//! medians and their ratios are printed. Then the throughput of 1, 2 and
+//! 4 verifiers (threads, each with its own `Verifier`) on every store, as
+//! ratios to the in-memory store at the same count, in the same run.
 
 use agentsig::replay::{MemoryReplayStore, RedisReplayStore, ReplayStore};
 use agentsig::trust::{KeySource, StaticKeys};
@@ -209,4 +211,62 @@ fn main() {
         "acknowledged writes (wait=1) : plain on the same primary = 1 : {:.2}",
         medians[3] / medians[2]
     );
+    scaling(&stores, &key, &keys, now);
+}
+
+/// Verifications per second with 1, 2 and 4 verifiers, each a thread with
+/// its own `Verifier` over the shared store (threads, not processes: the
+/// store sees one pooled connection per thread either way). For each count,
+/// short bursts (every thread verifying `PER_BURST` fresh tokens signed
+/// beforehand) alternate over the stores, so that load from other
+/// processes falls on all alike; the median burst rate of each store is
+/// printed with its ratio to the in-memory store at the same count.
+fn scaling(stores: &[(&str, Arc<dyn ReplayStore>)], key: &SigningKey, keys: &StaticKeys, now: i64) {
+    const PER_BURST: usize = 150;
+    const BURSTS: usize = 25;
+    let mut next = 0u64;
+    let mut sign = || {
+        next += 1;
+        let claims = serde_json::json!({
+            "iss": "https://as.example", "sub": "alice", "aud": "https://rs.example",
+            "jti": format!("scale-{next}"), "exp": now + 3600,
+        });
+        jwt::sign(claims.as_object().expect("object"), key, "JWT").expect("sign")
+    };
+    println!(
+        "\nverifiers (threads, each its own Verifier), median of {BURSTS} alternating bursts:"
+    );
+    for n in [1usize, 2, 4] {
+        let mut rates: Vec<Vec<f64>> = vec![Vec::new(); stores.len()];
+        for _ in 0..BURSTS {
+            for (si, (_, store)) in stores.iter().enumerate() {
+                let batches: Vec<Vec<String>> = (0..n)
+                    .map(|_| (0..PER_BURST).map(|_| sign()).collect())
+                    .collect();
+                let go = std::sync::Barrier::new(n + 1);
+                let start = std::thread::scope(|sc| {
+                    for tokens in &batches {
+                        let (go, store) = (&go, store.clone());
+                        sc.spawn(move || {
+                            let v = Verifier::builder(keys.clone()).replay_store(store).build();
+                            go.wait();
+                            for t in tokens {
+                                std::hint::black_box(v.verify_jwt(t).expect("verifies"));
+                            }
+                        });
+                    }
+                    go.wait();
+                    Instant::now()
+                });
+                rates[si].push((n * PER_BURST) as f64 / start.elapsed().as_secs_f64());
+            }
+        }
+        let medians: Vec<f64> = rates.into_iter().map(median).collect();
+        for ((name, _), r) in stores.iter().zip(&medians) {
+            println!(
+                "{n} x {name:24} {r:8.0} verifications/s   memory : {name} = 1 : {:.2} (time per verification)",
+                medians[0] / r
+            );
+        }
+    }
 }

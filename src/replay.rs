@@ -35,6 +35,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+pub mod blob;
 #[cfg(feature = "redis")]
 // Documented in its own module; its `# Errors` sections come with the move
 // to the `redis` crate (a separate change).

@@ -554,3 +554,89 @@ fn disk_cache_shared_between_resolvers() {
     assert_eq!(e.srv.hit_count("/ns"), 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// With a fleet key-set cache (here the in-process store, shared by four
+/// verifiers that each have their own fetcher), RFC 8414 metadata, the JWK
+/// Set it names and a did:web document are fetched once for the four;
+/// every verifier still verifies the signature with the keys it got. A
+/// forced refetch (an unknown `kid`) asks the origin and shares the new
+/// set, so the others take the rotated key without asking.
+#[test]
+fn a_fleet_cache_shares_metadata_jwks_and_did_documents() {
+    use agentsig::net::fleet::{FleetCache, FleetSecret};
+    use agentsig::replay::blob::{BlobStore, MemoryBlobStore};
+    use std::sync::Arc;
+    let e = env();
+    let k = key("k1");
+    let issuer = e.srv.url("as.example", "");
+    e.srv.route(
+        "/.well-known/oauth-authorization-server",
+        Resp::json(&json!({"issuer": issuer, "jwks_uri": e.srv.url("as.example", "/jwks")}))
+            .header("cache-control", "max-age=600"),
+    );
+    e.srv.route(
+        "/jwks",
+        Resp::json(&jwks(&[&k])).header("cache-control", "max-age=600"),
+    );
+    let store: Arc<dyn BlobStore> = Arc::new(MemoryBlobStore::new());
+    let secret = FleetSecret::from_bytes(vec![3; 32]).unwrap();
+    let fleet: Vec<Arc<FleetCache>> = (0..4)
+        .map(|_| Arc::new(FleetCache::new(store.clone(), &secret)))
+        .collect();
+    let discovery = |f: &Arc<FleetCache>| {
+        Discovery::new(
+            fetcher(&e).with_fleet_cache(f.clone()),
+            KeyAuthority::AuthorizationServer(issuer.clone()),
+        )
+    };
+    for f in &fleet {
+        assert!(verify_with(discovery(f), &sign(&k)).unwrap().verified());
+    }
+    assert_eq!(
+        e.srv.hit_count("/.well-known/oauth-authorization-server"),
+        1
+    );
+    assert_eq!(e.srv.hit_count("/jwks"), 1);
+    assert!(fleet[1..].iter().all(|f| f.stats().hits >= 2));
+    // A signature by a key the shared set lacks fails on every verifier:
+    // the shared bytes are checked like fetched ones.
+    let other = key("k1");
+    assert!(!verify_with(discovery(&fleet[0]), &sign(&other)).is_ok_and(|r| r.verified()));
+    // Rotation: the origin now serves k2; a verifier meeting kid k2 forces
+    // a refetch and shares it; another verifier then has k2 from the fleet.
+    let k2 = key("k2");
+    e.srv.route(
+        "/jwks",
+        Resp::json(&jwks(&[&k, &k2])).header("cache-control", "max-age=600"),
+    );
+    let before = e.srv.hit_count("/jwks");
+    assert!(verify_with(discovery(&fleet[0]), &sign(&k2))
+        .unwrap()
+        .verified());
+    assert_eq!(e.srv.hit_count("/jwks"), before + 1);
+    assert!(verify_with(discovery(&fleet[2]), &sign(&k2))
+        .unwrap()
+        .verified());
+    assert_eq!(e.srv.hit_count("/jwks"), before + 1, "taken from the fleet");
+    // did:web documents go through it too.
+    let did = format!("did:web:did.example%3A{}", e.srv.port);
+    let dk = key(&format!("{did}#key-1"));
+    e.srv.route(
+        "/.well-known/did.json",
+        Resp::json(&json!({
+            "id": did,
+            "verificationMethod": [{"id": format!("{did}#key-1"), "type": "JsonWebKey2020",
+                "controller": did, "publicKeyJwk": dk.verifying_key().to_jwk().to_value()}],
+            "assertionMethod": ["#key-1"],
+        }))
+        .header("cache-control", "max-age=600"),
+    );
+    for f in &fleet {
+        let d = Discovery::new(
+            fetcher(&e).with_fleet_cache(f.clone()),
+            KeyAuthority::Did(did.clone()),
+        );
+        assert!(verify_with(d, &sign(&dk)).unwrap().verified());
+    }
+    assert_eq!(e.srv.hit_count("/.well-known/did.json"), 1);
+}

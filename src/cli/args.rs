@@ -3,8 +3,10 @@
 //! module imports another for an argument type.
 
 use super::CliError;
+use agentsig::net::fleet::{FleetCache, FleetSecret, FLEET_SECRET_ENV};
 use agentsig::net::{FetchPolicy, Fetcher};
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Parse a duration: seconds, or a number with s, m, h or d.
@@ -50,6 +52,19 @@ pub struct FetchArgs {
     /// metadata, key sets; default 30 s).
     #[arg(long, value_name = "DURATION", value_parser = parse_deadline)]
     pub deadline: Option<u64>,
+    /// Share fetched key sets (Web Bot Auth directories, JWK Sets, DID documents, RFC 8414 /
+    /// RFC 9728 metadata) with the other verifiers of a fleet through STORE:
+    /// redis[s]://[USER:PASS@]HOST:PORT/DB, redis+cluster://HOST:PORT,...,
+    /// redis+sentinel://HOST:PORT,.../MASTER (docs/fleet.md). The fleet then asks an origin once
+    /// per freshness lifetime; every entry is authenticated with the fleet secret and verified
+    /// again on use. STORE unreachable: fetched directly (reported once).
+    #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
+    pub key_cache: Option<String>,
+    /// The fleet secret authenticating --key-cache entries: a file of at least 32 bytes, the
+    /// same on every verifier (e.g. `openssl rand -hex 32 > FILE`, mode 0600); or set
+    /// AGENTSIG_FLEET_SECRET to the secret itself. Never given on the command line.
+    #[arg(long, value_name = "FILE")]
+    pub fleet_secret_file: Option<String>,
 }
 
 /// A deadline in seconds, at least one.
@@ -63,7 +78,38 @@ fn parse_deadline(s: &str) -> Result<u64, String> {
 impl FetchArgs {
     /// The fetcher these options describe.
     pub fn fetcher(&self) -> Result<Fetcher, CliError> {
-        Fetcher::with_policy(self.policy()?).map_err(|e| CliError::usage(e.to_string()))
+        self.fetcher_with(self.policy()?)
+    }
+
+    /// A fetcher with `policy` (these options' policy, adjusted) and these
+    /// options' fleet cache.
+    pub fn fetcher_with(&self, policy: FetchPolicy) -> Result<Fetcher, CliError> {
+        let f = Fetcher::with_policy(policy).map_err(|e| CliError::usage(e.to_string()))?;
+        Ok(match self.fleet_cache()? {
+            Some(fleet) => f.with_fleet_cache(fleet),
+            None => f,
+        })
+    }
+
+    /// The fleet key-set cache of `--key-cache`, with its secret from
+    /// `--fleet-secret-file` or the environment.
+    fn fleet_cache(&self) -> Result<Option<Arc<FleetCache>>, CliError> {
+        let Some(url) = &self.key_cache else {
+            if self.fleet_secret_file.is_some() {
+                return Err(CliError::usage(
+                    "--fleet-secret-file is the secret of --key-cache STORE: give both",
+                ));
+            }
+            return Ok(None);
+        };
+        let secret = match &self.fleet_secret_file {
+            Some(path) => FleetSecret::from_file(std::path::Path::new(path)),
+            None => FleetSecret::from_env(FLEET_SECRET_ENV),
+        }
+        .map_err(|e| CliError::usage(format!("--key-cache: {e}")))?;
+        let fleet = FleetCache::open(url, &secret)
+            .map_err(|e| CliError::usage(format!("--key-cache: {e}")))?;
+        Ok(Some(Arc::new(fleet)))
     }
 
     /// The fetch policy these options describe.

@@ -591,8 +591,7 @@ impl Urls {
         response_signature_first: bool,
     ) -> Result<Urls, CliError> {
         let policy = cx.net.fetch.policy()?.max_connections_per_host(per_host);
-        let fetcher = agentsig::net::Fetcher::with_policy(policy)
-            .map_err(|e| CliError::usage(e.to_string()))?;
+        let fetcher = cx.net.fetch.fetcher_with(policy)?;
         let mut o = super::net::options(cx.net, cx.trust, cx.max_age, cx.now)?;
         // The descriptor and its `.jws` are fetched concurrently, as
         // `verify URL` does, within the per-host connection bound.

@@ -282,6 +282,77 @@ fn sent<'h>(headers: &[(&str, &'h str)], name: &str) -> Option<&'h str> {
         .map(|(_, v)| *v)
 }
 
+/// The RFC 9111 facts of a stored response: what the local cache and the
+/// fleet cache (`super::fleet`) keep beside the bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Facts {
+    /// `(name, value we sent)` for each field the response `Vary`s on.
+    pub(crate) vary: Vec<(String, Option<String>)>,
+    /// `corrected_initial_age` of section 4.2.3.
+    pub(crate) initial_age: Duration,
+    /// Freshness lifetime, capped by [`CachePolicy::max_ttl`] (zero:
+    /// validate before each use).
+    pub(crate) lifetime: Duration,
+}
+
+/// Whether section 3 lets a private cache under `policy` store `f` (a 200,
+/// 404 or 410 answer to `headers`, asked at `requested` and received at
+/// `received_at` / `received`), and its facts if so.
+pub(crate) fn storable(
+    policy: &CachePolicy,
+    f: &Fetched,
+    headers: &[(&str, &str)],
+    requested: Instant,
+    received_at: Instant,
+    received: SystemTime,
+) -> Option<Facts> {
+    if !f.redirects.is_empty() || !matches!(f.status, 200 | 404 | 410) {
+        return None;
+    }
+    if f.body.len() > policy.max_bytes / 8 {
+        return None;
+    }
+    let d = directives(f);
+    if d.no_store {
+        return None;
+    }
+    let vary = vary_names(f)?
+        .into_iter()
+        .map(|n| {
+            let v = sent(headers, &n).map(str::to_owned);
+            (n, v)
+        })
+        .collect();
+    let explicit = explicit_lifetime(f, &d, received);
+    let lifetime = if d.no_cache {
+        Duration::ZERO
+    } else {
+        match (explicit, f.status) {
+            (Some(l), _) => l,
+            (None, 404 | 410) => policy.negative_ttl,
+            (None, _) => Duration::ZERO,
+        }
+    }
+    .min(policy.max_ttl);
+    let validators = f.headers.contains_key("etag") || f.headers.contains_key("last-modified");
+    if lifetime.is_zero() && !(f.status == 200 && validators) {
+        // Neither reusable nor revalidatable: nothing to gain.
+        return None;
+    }
+    let delay = received_at.saturating_duration_since(requested);
+    Some(Facts {
+        initial_age: initial_age(f, received, delay),
+        vary,
+        lifetime,
+    })
+}
+
+/// Whether the request fields `headers` match the ones a stored response
+/// was selected with (section 4.1).
+pub(crate) fn vary_matches(vary: &[(String, Option<String>)], headers: &[(&str, &str)]) -> bool {
+    vary.iter().all(|(n, v)| sent(headers, n) == v.as_deref())
+}
+
 impl HttpCache {
     pub(crate) fn new(policy: CachePolicy) -> HttpCache {
         HttpCache {
@@ -307,7 +378,7 @@ impl HttpCache {
         let Some(e) = inner.map.get_mut(url) else {
             return Lookup::Miss;
         };
-        let matches = e.vary.iter().all(|(n, v)| sent(headers, n) == v.as_deref());
+        let matches = vary_matches(&e.vary, headers);
         if !matches {
             return Lookup::Miss;
         }
@@ -381,50 +452,17 @@ impl HttpCache {
         received_at: Instant,
         received: SystemTime,
     ) -> Option<Entry> {
-        if !f.redirects.is_empty() || !matches!(f.status, 200 | 404 | 410) {
-            return None;
-        }
-        if f.body.len() > self.policy.max_bytes / 8 {
-            return None;
-        }
-        let d = directives(f);
-        if d.no_store {
-            return None;
-        }
-        let vary = vary_names(f)?
-            .into_iter()
-            .map(|n| {
-                let v = sent(headers, &n).map(str::to_owned);
-                (n, v)
-            })
-            .collect();
-        let explicit = explicit_lifetime(f, &d, received);
-        let lifetime = if d.no_cache {
-            Duration::ZERO
-        } else {
-            match (explicit, f.status) {
-                (Some(l), _) => l,
-                (None, 404 | 410) => self.policy.negative_ttl,
-                (None, _) => Duration::ZERO,
-            }
-        }
-        .min(self.policy.max_ttl);
-        let validators = f.headers.contains_key("etag") || f.headers.contains_key("last-modified");
-        if lifetime.is_zero() && !(f.status == 200 && validators) {
-            // Neither reusable nor revalidatable: nothing to gain.
-            return None;
-        }
-        let delay = received_at.saturating_duration_since(requested);
+        let facts = storable(&self.policy, f, headers, requested, received_at, received)?;
         let mut response = f.clone();
         if f.status != 200 {
             response.body.clear();
         }
         Some(Entry {
-            initial_age: initial_age(f, received, delay),
+            initial_age: facts.initial_age,
             response: Arc::new(response),
-            vary,
+            vary: facts.vary,
             received: received_at,
-            lifetime,
+            lifetime: facts.lifetime,
             used: 0,
         })
     }
@@ -451,6 +489,9 @@ impl HttpCache {
             }
         }
         let mut updated = (*stored).clone();
+        // The stored `Age` described the stored response; the 304 is a new
+        // response whose age is its own (section 4.2.3).
+        updated.headers.remove(http::header::AGE);
         for name in not_modified.headers.keys() {
             if name == http::header::CONTENT_LENGTH {
                 continue;

@@ -421,9 +421,19 @@ fn freshness(f: &Fetched, p: &DiscoveryPolicy) -> Duration {
     }
     match d.max_age {
         None => p.default_ttl,
-        Some(Some(n)) => Duration::from_secs(n).min(p.max_ttl),
+        // RFC 9111 section 4.2.3: a response that has been cached (the
+        // fleet cache, a proxy) arrives with its `Age`, which counts.
+        Some(Some(n)) => Duration::from_secs(n.saturating_sub(age_of(f))).min(p.max_ttl),
         Some(None) => Duration::ZERO,
     }
+}
+
+/// The `Age` of a response in seconds (RFC 9111 section 5.1; an invalid
+/// value counts as none).
+fn age_of(f: &Fetched) -> u64 {
+    f.header("age")
+        .and_then(|a| a.trim().parse::<u64>().ok())
+        .unwrap_or(0)
 }
 
 /// Keep only the members of a JWK Set a verifier may use, then load them.
@@ -510,9 +520,14 @@ impl Discovery {
     }
 
     fn fetch_json(&self, url: &str) -> Result<Value, DiscoveryError> {
-        let f = self
-            .fetcher
-            .get_with(url, &[("accept", "application/json")])?;
+        let accept = [("accept", "application/json")];
+        // With a fleet cache, metadata and DID documents are shared like
+        // key sets (RFC 9111 freshness); without one, fetched each time.
+        let f = if self.fetcher.fleet_cache().is_some() {
+            self.fetcher.get_cached(url, &accept)?
+        } else {
+            self.fetcher.get_with(url, &accept)?
+        };
         serde_json::from_slice(&f.body).map_err(|e| DiscoveryError::BadDocument {
             url: f.url.clone(),
             message: format!("not JSON: {e}"),
@@ -700,7 +715,22 @@ impl Discovery {
         if let Some(l) = &lm {
             h.push(("if-modified-since", l));
         }
-        let f = match self.fetcher.get_exact(url, &h) {
+        // With a fleet cache, a set the fleet holds fresh is taken from it
+        // (verified below as a fetched one); a forced refetch (an unknown
+        // `kid`) asks the origin and shares what it got.
+        let requested = Instant::now();
+        let shared = self.fetcher.fleet_cache().is_some() && !force;
+        let got = if shared {
+            self.fetcher.get_cached_exact(url, &h[..1])
+        } else {
+            self.fetcher.get_exact(url, &h)
+        };
+        if !shared && force {
+            if let Ok(f) = &got {
+                self.fetcher.share(url, &h[..1], f, requested);
+            }
+        }
+        let f = match got {
             Ok(f) => f,
             Err(e @ FetchError::Status { status: 404, .. }) => {
                 st.not_found.insert(url.to_owned(), Instant::now());
@@ -708,6 +738,7 @@ impl Discovery {
             }
             Err(e) => return Err(e.into()),
         };
+        let from_origin = f.cache != super::cache::CacheStatus::Fresh;
         let ttl = freshness(&f, &self.policy);
         let no_store = super::cache::directives(&f).no_store;
         if f.status == 304 {
@@ -738,7 +769,9 @@ impl Discovery {
             self.store_disk(url, &c);
         }
         st.sets.insert(url.to_owned(), c);
-        Ok(true)
+        // Taken from a cache (the fleet's): not a fetch, so an unknown
+        // `kid` may still force one.
+        Ok(from_origin)
     }
 
     fn did_keys(&self, d: &str) -> Result<StaticKeys, DiscoveryError> {

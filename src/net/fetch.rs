@@ -488,6 +488,8 @@ pub struct Fetcher {
     policy: Arc<FetchPolicy>,
     cache: Arc<HttpCache>,
     hosts: Arc<HostSlots>,
+    /// The fleet-wide second tier under `cache`, if any.
+    fleet: Option<Arc<super::fleet::FleetCache>>,
 }
 
 /// Fetches in flight per host (`host:port`), bounded by
@@ -574,6 +576,7 @@ impl Fetcher {
             policy,
             cache,
             hosts: Arc::default(),
+            fleet: None,
         })
     }
 
@@ -728,22 +731,140 @@ impl Fetcher {
         self.cached(url, headers, false)
     }
 
+    /// Share fetched documents with the other verifiers of a fleet through
+    /// `fleet`, a second tier under this fetcher's RFC 9111 cache (see
+    /// [`super::fleet`]): [`Fetcher::get_cached`] and
+    /// [`Fetcher::get_cached_exact`] (Web Bot Auth directories,
+    /// `Signature-Key` documents, DID documents, registries) and key
+    /// discovery (RFC 8414 / RFC 9728 metadata, JWK Sets) then ask the
+    /// origin once per freshness lifetime for the whole fleet. Clones made
+    /// before this call do not share it.
+    #[must_use]
+    pub fn with_fleet_cache(mut self, fleet: Arc<super::fleet::FleetCache>) -> Fetcher {
+        self.fleet = Some(fleet);
+        self
+    }
+
+    /// Share `f`, the answer to `headers` asked at `requested` outside
+    /// the cache (a forced refetch), with the fleet cache, if any.
+    pub(crate) fn share(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+        f: &Fetched,
+        requested: Instant,
+    ) {
+        if let Some(fleet) = &self.fleet {
+            fleet.offer(url, headers, f, requested, &self.policy.cache);
+        }
+    }
+
+    /// The fleet cache in use, if any.
+    pub fn fleet_cache(&self) -> Option<&Arc<super::fleet::FleetCache>> {
+        self.fleet.as_ref()
+    }
+
     fn cached(
         &self,
         url: &str,
         headers: &[(&str, &str)],
         follow: bool,
     ) -> Result<Fetched, FetchError> {
-        if !self.cache.enabled() {
+        if !self.cache.enabled() && self.fleet.is_none() {
             return self.fetch(url, headers, follow);
         }
-        let (etag, last_modified) = match self.cache.lookup(url, headers) {
-            Lookup::Fresh(f) => return served(&f),
+        let local = self.cache.lookup(url, headers);
+        if let Lookup::Fresh(f) = &local {
+            return served(f);
+        }
+        let Some(fleet) = &self.fleet else {
+            return self.ask_origin(url, headers, follow, local);
+        };
+        let lock = match self.fleet_turn(fleet, url, headers) {
+            Turn::Answered(r) => return r,
+            Turn::Fetch(lock) => lock,
+        };
+        let requested = Instant::now();
+        let r = self.ask_origin(url, headers, follow, local);
+        match &r {
+            Ok(f) => fleet.offer(url, headers, f, requested, &self.policy.cache),
+            Err(e) => {
+                if let Some(f) = shared_failure(e) {
+                    fleet.offer_failure(url, f);
+                }
+            }
+        }
+        if let Some(t) = lock {
+            fleet.unlock(url, &t);
+        }
+        r
+    }
+
+    /// Wait for this process's turn to fetch `url` for the fleet: a fresh
+    /// shared entry or a shared failure answers at once; otherwise the
+    /// fetch lock is taken, or, while another process holds it, the store
+    /// is read again every [`FleetPolicy::poll`](super::fleet::FleetPolicy::poll)
+    /// until the deadline in force. The store failing means fetching
+    /// without it.
+    fn fleet_turn(
+        &self,
+        fleet: &super::fleet::FleetCache,
+        url: &str,
+        headers: &[(&str, &str)],
+    ) -> Turn {
+        use super::fleet::Shared;
+        let deadline =
+            current_deadline().unwrap_or_else(|| Instant::now() + self.policy.operation_timeout);
+        // The holder's fetch ends within its own deadline; the lock outlives
+        // it by a second, and expires by itself if the holder died.
+        let lock_ttl = self.policy.timeout + Duration::from_secs(1);
+        let mut waited = false;
+        loop {
+            match fleet.lookup(url, headers) {
+                None => return Turn::Fetch(None),
+                Some(Shared::Fresh(f)) => {
+                    self.cache.store(&f, headers, Instant::now());
+                    return Turn::Answered(served(&f));
+                }
+                Some(Shared::Failed(f)) => return Turn::Answered(Err(from_shared(url, f))),
+                Some(Shared::Miss) => {}
+            }
+            match fleet.try_lock(url, lock_ttl) {
+                None => return Turn::Fetch(None),
+                Some(Some(t)) => return Turn::Fetch(Some(t)),
+                Some(None) => {}
+            }
+            if !waited {
+                fleet.waited();
+                waited = true;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Turn::Answered(Err(FetchError::Deadline {
+                    url: url.to_owned(),
+                    scope: "operation",
+                    limit: self.policy.operation_timeout,
+                }));
+            }
+            std::thread::sleep(fleet.fleet_policy().poll.min(left));
+        }
+    }
+
+    /// Ask the origin for `url`, conditionally when the local cache holds
+    /// a stale response with validators, and store the answer locally.
+    fn ask_origin(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+        follow: bool,
+        local: Lookup,
+    ) -> Result<Fetched, FetchError> {
+        let (etag, last_modified) = match local {
             Lookup::Stale {
                 etag,
                 last_modified,
             } => (etag, last_modified),
-            Lookup::Miss => (None, None),
+            Lookup::Fresh(_) | Lookup::Miss => (None, None),
         };
         let requested = Instant::now();
         let mut h = headers.to_vec();
@@ -1089,6 +1210,59 @@ impl Deadline {
     }
 }
 
+/// What [`Fetcher::fleet_turn`] decided.
+enum Turn {
+    /// The fleet answered (a fresh entry, a shared failure, the deadline).
+    Answered(Result<Fetched, FetchError>),
+    /// Fetch from the origin, holding the fleet's lock when `Some`.
+    Fetch(Option<crate::replay::blob::LockToken>),
+}
+
+/// A failure at the origin as the fleet cache shares it; `None` for a
+/// refusal made before connecting (the SSRF guard, a URL that is not
+/// https), which is this process's own policy.
+fn shared_failure(e: &FetchError) -> Option<super::fleet::Failure> {
+    if e.is_refusal() || matches!(e, FetchError::BadUrl(_) | FetchError::NotHttps(_)) {
+        return None;
+    }
+    let (status, too_large) = match e {
+        FetchError::Status { status, .. } => (Some(*status), None),
+        FetchError::TooLarge { limit, .. } => (None, Some(*limit)),
+        _ => (None, None),
+    };
+    Some(super::fleet::Failure {
+        status,
+        timeout: e.is_timeout(),
+        too_large,
+        message: e.to_string(),
+    })
+}
+
+/// The error a shared failure stands for, of the same kind as the one the
+/// process that met it saw, so that callers classify it alike.
+fn from_shared(url: &str, f: super::fleet::Failure) -> FetchError {
+    if let Some(status) = f.status {
+        return FetchError::Status {
+            url: url.to_owned(),
+            status,
+        };
+    }
+    if let Some(limit) = f.too_large {
+        return FetchError::TooLarge {
+            url: url.to_owned(),
+            limit,
+        };
+    }
+    FetchError::Transport {
+        url: url.to_owned(),
+        message: format!(
+            "another verifier of the fleet failed to fetch it less than the failure interval ago: {}",
+            crate::text::escape_controls(&f.message)
+        ),
+        timeout: f.timeout,
+    }
+}
+
 /// A stored response as the caller sees it.
 fn served(f: &Fetched) -> Result<Fetched, FetchError> {
     if f.status != 200 {
@@ -1130,5 +1304,40 @@ fn map_reqwest(url: &str, e: &reqwest::Error) -> FetchError {
         url: url.to_owned(),
         message,
         timeout: e.is_timeout(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A failure met at the origin is shared with the fleet and comes back
+    /// as an error of the same kind; a refusal before connecting is this
+    /// process's own policy and is not shared.
+    #[test]
+    fn origin_failures_are_shared_as_their_kind_and_refusals_are_not() {
+        let u = "https://agent.example/k";
+        let refused = FetchError::Refused {
+            host: "agent.example".into(),
+            class: "loopback",
+            addr: "127.0.0.1".into(),
+        };
+        assert_eq!(shared_failure(&refused), None);
+        assert_eq!(shared_failure(&FetchError::NotHttps("http".into())), None);
+        let timeout = FetchError::Deadline {
+            url: u.into(),
+            scope: "fetch",
+            limit: Duration::from_secs(1),
+        };
+        let back = from_shared(u, shared_failure(&timeout).unwrap());
+        assert!(back.is_timeout(), "{back}");
+        let status = FetchError::Status {
+            url: u.into(),
+            status: 503,
+        };
+        assert!(matches!(
+            from_shared(u, shared_failure(&status).unwrap()),
+            FetchError::Status { status: 503, .. }
+        ));
     }
 }

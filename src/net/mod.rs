@@ -12,6 +12,7 @@ pub mod discovery;
 pub mod disk;
 pub mod facade;
 pub mod fetch;
+pub mod fleet;
 pub mod resolve;
 pub mod verify;
 pub mod webbotauth;

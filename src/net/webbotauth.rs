@@ -56,7 +56,7 @@ pub const MAX_SETS: usize = 1024;
 /// verification sharing one [`DirectoryClient`]: 8.
 pub const DEFAULT_MAX_FETCHES: usize = 8;
 /// Default time a failed fetch is remembered and not retried: 30 s.
-pub const DEFAULT_FAILURE_TTL: Duration = Duration::from_secs(30);
+pub const DEFAULT_FAILURE_TTL: Duration = super::fleet::DEFAULT_FAILURE_TTL;
 /// Most failed URLs remembered.
 pub const MAX_FAILURES: usize = 1024;
 

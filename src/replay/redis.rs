@@ -1222,14 +1222,14 @@ impl RedisReplayStore {
 /// Deletes KEYS[1] only while it holds ARGV[1] (this batch's token), so a
 /// roll-back never removes a key another verifier recorded after this
 /// batch's expired.
-static UNSET: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+pub(crate) static UNSET: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end\nreturn 0\n",
     )
 });
 
-/// 128 random bits, hex: a batch's token on a cluster.
-fn random_token() -> Result<String, String> {
+/// 128 random bits, hex: a batch's token on a cluster, a lock's token.
+pub(crate) fn random_token() -> Result<String, String> {
     let mut b = [0u8; 16];
     ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut b)
         .map_err(|_| "the system random number generator failed".to_owned())?;

@@ -287,7 +287,10 @@ impl BotAuthConfig {
     /// store, a bounded in-process one
     /// ([`MemoryReplayStore`](crate::replay::MemoryReplayStore)), so that a
     /// signature with a `nonce` is accepted once (RFC 9421 section 7.2.2).
-    /// A fleet of gates shares one store instead (`agentsig::replay::open_store`).
+    /// A fleet of gates shares one store instead (`agentsig::replay::open_store`),
+    /// and fetches each agent's key directory once for the whole fleet when
+    /// `directory` is a `DirectoryClient` over a fetcher with a fleet
+    /// key-set cache (`Fetcher::with_fleet_cache`, `agentsig::net::fleet`).
     pub fn new(
         verifier: WebBotAuthVerifier,
         directory: Arc<dyn KeyDirectory>,
