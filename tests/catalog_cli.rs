@@ -300,6 +300,29 @@ fn an_mcp_server_card_signs_and_verifies_as_a_descriptor() {
         &["verify", "server-card.json", "--jwks", "k.jwks.json"],
     );
     assert_eq!(code, 0, "{out}{err}");
+    // A detached compact JWS (RFC 7515 Appendix F) naming the key.
+    let jws = std::fs::read_to_string(t.path("server-card.json.jws")).expect("jws");
+    let parts: Vec<&str> = jws.trim().split('.').collect();
+    assert!(parts.len() == 3 && parts[1].is_empty(), "{jws}");
+    // Detected as an MCP Server Card, not by --format.
+    let (code, out, _) = run(
+        &t.0,
+        &["sign", "server-card.json", "--key", "k.pem", "--out", "-", "--json"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let rep: Value = serde_json::from_str(&out).expect("report");
+    assert_eq!(rep["details"]["format"], "mcp-server-card", "{out}");
+    assert_eq!(
+        rep["details"]["content_type"],
+        "application/mcp-server-card+json"
+    );
+    // A card changed after signing is not verified.
+    let mut changed = card.clone();
+    changed["description"] = json!("changed after signing");
+    std::fs::copy(t.path("server-card.json.jws"), t.path("changed.json.jws")).expect("copy");
+    t.write_json("changed.json", &changed);
+    let (code, out, err) = run(&t.0, &["verify", "changed.json", "--jwks", "k.jwks.json"]);
+    assert_eq!(code, 1, "{out}{err}");
     let mut bad = card.clone();
     bad["name"] = json!("no-slash");
     t.write_json("bad.json", &bad);
