@@ -307,7 +307,15 @@ fn an_mcp_server_card_signs_and_verifies_as_a_descriptor() {
     // Detected as an MCP Server Card, not by --format.
     let (code, out, _) = run(
         &t.0,
-        &["sign", "server-card.json", "--key", "k.pem", "--out", "-", "--json"],
+        &[
+            "sign",
+            "server-card.json",
+            "--key",
+            "k.pem",
+            "--out",
+            "-",
+            "--json",
+        ],
     );
     assert_eq!(code, 0, "{out}");
     let rep: Value = serde_json::from_str(&out).expect("report");
