@@ -208,23 +208,17 @@ pub trait Fetch {
     fn fetch(&mut self, url: &str, accept: &str) -> Result<Vec<u8>, String>;
 }
 
-/// Verify a catalog document under `cx` (keys, algorithm allow-list) and
-/// `policy`; the one public way is
-/// [`Verifier::verify_catalog`](crate::verifier::Verifier::verify_catalog).
-///
-/// # Errors
-/// [`CatalogError`] when the document is too large or not strict JSON;
-/// everything else is in the [`CatalogReport`].
-pub(crate) fn verify_catalog(
-    cx: &Context,
-    policy: &JwsPolicy,
-    bytes: &[u8],
-    opts: &CatalogOptions,
-) -> Result<CatalogReport, CatalogError> {
-    verify_catalog_with(cx, policy, bytes, opts, None, None)
+/// The root entry's manifest check, as [`Walk`] makes it: `None` for an
+/// entry without a manifest or without an identifier (the walk reports
+/// those itself). [`crate::Verifier::verify_catalog`] runs it over the root
+/// entries on all cores and gives the results to [`verify_catalog_doc`].
+pub(crate) fn root_manifest(cx: &Context, policy: &JwsPolicy, entry: &Value) -> Option<Outcome> {
+    let m = entry.get("trustManifest")?;
+    let id = entry.get("identifier").and_then(Value::as_str)?;
+    Some(verify_manifest(cx, policy, m, Some(id)))
 }
 
-/// [`verify_catalog`] of the catalog fetched from `url`, its entries
+/// [`Verifier::verify_catalog`](crate::Verifier::verify_catalog) of the catalog fetched from `url`, its entries
 /// referenced by `url` fetched through `fetch`: nested catalogs (to
 /// [`CatalogOptions::max_depth`] levels, a cycle refused, a catalog seen
 /// twice checked once), A2A cards and MCP Server Cards (checked as inline
@@ -242,6 +236,29 @@ pub(crate) fn verify_catalog_with<'a>(
     fetch: Option<&'a mut dyn Fetch>,
 ) -> Result<CatalogReport, CatalogError> {
     let doc = parse_catalog(bytes, opts)?;
+    Ok(verify_catalog_doc(
+        cx,
+        policy,
+        &doc,
+        opts,
+        url,
+        fetch,
+        Vec::new(),
+    ))
+}
+
+/// [`verify_catalog_with`] of a parsed document; `premade[i]`, when given,
+/// is the manifest check of root entry `i` ([`root_manifest`]), made
+/// beforehand (in parallel), used in place of checking it again.
+pub(crate) fn verify_catalog_doc<'a>(
+    cx: &'a Context,
+    policy: &'a JwsPolicy,
+    doc: &Value,
+    opts: &'a CatalogOptions,
+    url: Option<&str>,
+    fetch: Option<&'a mut dyn Fetch>,
+    premade: Vec<Option<Outcome>>,
+) -> CatalogReport {
     let mut w = Walk {
         cx,
         policy,
@@ -261,13 +278,14 @@ pub(crate) fn verify_catalog_with<'a>(
             require_signed: opts.require_signed,
         },
         seen_entries: 0,
+        premade,
     };
     w.report.host = doc
         .get("host")
         .and_then(|h| h.get("trustManifest"))
         .map(|m| verify_manifest(cx, policy, m, None));
-    w.catalog(&doc, "", 1);
-    Ok(w.report)
+    w.catalog(doc, "", 1);
+    w.report
 }
 
 struct Walk<'a> {
@@ -283,6 +301,8 @@ struct Walk<'a> {
     /// Every catalog URL fetched (or the root's): checked once.
     done: std::collections::BTreeSet<String>,
     fetches: usize,
+    /// Manifest checks of the root entries made beforehand, by index.
+    premade: Vec<Option<Outcome>>,
 }
 
 /// A nested catalog to walk after its entry's result: inline or fetched.
@@ -333,24 +353,29 @@ impl Walk<'_> {
                 return;
             }
             self.seen_entries += 1;
-            self.entry(entry, pointer, depth);
+            let pre = if base.is_empty() {
+                self.premade.get_mut(i).and_then(Option::take)
+            } else {
+                None
+            };
+            self.entry(entry, pointer, depth, pre);
         }
     }
 
-    fn entry(&mut self, entry: &Value, pointer: String, depth: usize) {
+    fn entry(&mut self, entry: &Value, pointer: String, depth: usize, pre: Option<Outcome>) {
         let Some(obj) = entry.as_object() else {
             return; // a lint error already
         };
         let identifier = obj.get("identifier").and_then(Value::as_str);
         let media_type = crate::formats::entry_media_type(obj).ok().flatten();
-        let mut manifest = match obj.get("trustManifest") {
-            None => Outcome::new(Status::Unsigned, "no Trust Manifest"),
-            Some(m) => match identifier {
-                Some(id) => verify_manifest(self.cx, self.policy, m, Some(id)),
-                None => {
-                    Outcome::failed("the entry has no identifier to bind its Trust Manifest to")
-                }
-            },
+        let mut manifest = match (pre, obj.get("trustManifest")) {
+            (Some(done), _) => done,
+            (None, None) => Outcome::new(Status::Unsigned, "no Trust Manifest"),
+            (None, Some(_)) if identifier.is_none() => {
+                Outcome::failed("the entry has no identifier to bind its Trust Manifest to")
+            }
+            (None, Some(_)) => root_manifest(self.cx, self.policy, entry)
+                .unwrap_or_else(|| Outcome::failed("the Trust Manifest could not be checked")),
         };
         if let Some(m) = obj.get("trustManifest") {
             self.attestations(m, &mut manifest);
