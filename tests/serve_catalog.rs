@@ -327,3 +327,32 @@ fn nothing_is_built_without_base_url_and_conflicts_are_named() {
         site.notes()
     );
 }
+
+/// A built catalog above the 4 MiB that catalog verifiers read
+/// (`catalog::MAX_CATALOG_BYTES`) is not served, and `serve` says why.
+#[test]
+fn a_built_catalog_too_large_to_verify_is_not_served() {
+    let dir = tmp_support::TempDir::new("serve-catalog-large");
+    for i in 0..5 {
+        let mut card = mcp_card("https://example.com");
+        card["title"] = json!("t".repeat(900_000));
+        card["name"] = json!(format!("com.example/w{i}"));
+        std::fs::write(
+            dir.join(format!("c{i}.json")),
+            serde_json::to_vec(&card).expect("json"),
+        )
+        .expect("card");
+    }
+    let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).expect("key");
+    let mut cfg = PublishConfig::new(&*dir, Arc::new(KeyRing::single(key).expect("ring")));
+    cfg.base_url = Some("https://example.com".into());
+    let site = server::publish::scan(&cfg).expect("scan");
+    assert!(site.get(catalog::WELL_KNOWN_PATH).is_none());
+    assert!(
+        site.notes()
+            .iter()
+            .any(|n| n.contains("not built") && n.contains("nested catalogs")),
+        "{:?}",
+        site.notes()
+    );
+}

@@ -876,6 +876,15 @@ fn discovery(
         let entry = match reused {
             Some(e) => Some(e),
             None => match super::catalog::sign_built_catalog(&unsigned, &cfg.keys.current().key) {
+                Ok(body) if body.len() > crate::catalog::MAX_CATALOG_BYTES => {
+                    site.notes.push(format!(
+                        "{wk}: not built: {} bytes for {} entries, above the {}-byte bound of agentsig's catalog verification; publish a catalog of your own with nested catalogs",
+                        body.len(),
+                        items.len(),
+                        crate::catalog::MAX_CATALOG_BYTES
+                    ));
+                    None
+                }
                 Ok(body) => Some(file_entry(body, crate::catalog::MEDIA_TYPE)),
                 Err(why) => {
                     site.notes.push(format!("{wk}: not built: {why}"));
