@@ -266,43 +266,7 @@ impl Verifier {
         catalog: &[u8],
         opts: &crate::catalog::CatalogOptions,
     ) -> Result<crate::catalog::CatalogReport, crate::catalog::CatalogError> {
-        let doc = crate::catalog::verify::parse_catalog(catalog, opts)?;
-        let premade = self.root_manifests_in_parallel(&doc, opts);
-        Ok(crate::catalog::verify::verify_catalog_doc(
-            &self.cx, &self.jws, &doc, opts, None, None, premade,
-        ))
-    }
-
-    /// The root entries' Trust Manifest checks on all cores
-    /// ([`crate::batch::run_ordered`], results by entry index), for a
-    /// catalog with at least 64 entries and more than one core; empty
-    /// otherwise (the walk then checks each manifest in turn). Within
-    /// [`CatalogOptions::max_entries`](crate::catalog::CatalogOptions::max_entries).
-    fn root_manifests_in_parallel(
-        &self,
-        doc: &serde_json::Value,
-        opts: &crate::catalog::CatalogOptions,
-    ) -> Vec<Option<crate::catalog::Outcome>> {
-        let Some(entries) = doc.get("entries").and_then(serde_json::Value::as_array) else {
-            return Vec::new();
-        };
-        let pool = crate::batch::BatchOptions::default();
-        if entries.len() < 64 || pool.threads < 2 {
-            return Vec::new();
-        }
-        let n = entries.len().min(opts.max_entries);
-        let mut out = vec![None; n];
-        crate::batch::run_ordered(
-            &entries[..n],
-            &pool,
-            |e| crate::catalog::verify::root_manifest(&self.cx, &self.jws, e),
-            |i, r| {
-                if let Some(slot) = out.get_mut(i) {
-                    *slot = r;
-                }
-            },
-        );
-        out
+        crate::catalog::verify::verify_catalog(&self.cx, &self.jws, catalog, opts)
     }
 
     /// [`Verifier::verify_catalog`] of the catalog fetched from `url`, its

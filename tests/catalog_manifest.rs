@@ -692,7 +692,7 @@ impl agentsig::trust::KeyResolver for Threads {
 }
 
 /// A catalog of 200 signed entries is checked with its manifests on all
-/// cores (`agentsig::batch`), and the report is the sequential one: one
+/// cores (scoped threads), and the report is the sequential one: one
 /// result per entry in document order, the tampered, mismatched and
 /// unsigned entries exactly where they are.
 #[test]

@@ -1691,7 +1691,7 @@ fn catalog_reports_match_the_schema() {
         json!([{"relation": "publishedFrom", "sourceId": doc["entries"][2]["url"]}]);
     t.write("digest.json", serde_json::to_vec(&doc).unwrap());
     std::fs::create_dir_all(t.path("site/skills")).unwrap();
-    t.write("site/skills/review.zip", b"PK zip".to_vec());
+    t.write("site/skills/review.zip", b"PK zip");
     let s = c.run(
         d,
         &[

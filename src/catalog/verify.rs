@@ -208,11 +208,79 @@ pub trait Fetch {
     fn fetch(&mut self, url: &str, accept: &str) -> Result<Vec<u8>, String>;
 }
 
+/// Verify a catalog document under `cx` (keys, algorithm allow-list) and
+/// `policy`, the root entries' manifests checked on all cores
+/// ([`parallel_manifests`]); the one public way is
+/// [`Verifier::verify_catalog`](crate::verifier::Verifier::verify_catalog).
+///
+/// # Errors
+/// [`CatalogError`] when the document is too large or not strict JSON;
+/// everything else is in the [`CatalogReport`].
+pub(crate) fn verify_catalog(
+    cx: &Context,
+    policy: &JwsPolicy,
+    bytes: &[u8],
+    opts: &CatalogOptions,
+) -> Result<CatalogReport, CatalogError> {
+    let doc = parse_catalog(bytes, opts)?;
+    let premade = parallel_manifests(cx, policy, &doc, opts);
+    Ok(verify_catalog_doc(
+        cx, policy, &doc, opts, None, None, premade,
+    ))
+}
+
+/// The root entries' manifest checks ([`root_manifest`]) on all cores, by
+/// entry index, for a catalog of at least 64 entries on more than one core
+/// (else empty: the walk checks each in turn). The entries are split into
+/// one contiguous share per thread (each check costs about one signature
+/// verification); results keep document order. Within
+/// [`CatalogOptions::max_entries`]. A catalog fetched by URL is not checked
+/// this way: its key fetches run under the caller's deadline, which is the
+/// calling thread's.
+fn parallel_manifests(
+    cx: &Context,
+    policy: &JwsPolicy,
+    doc: &Value,
+    opts: &CatalogOptions,
+) -> Vec<Option<Outcome>> {
+    let Some(entries) = doc.get("entries").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(16));
+    let entries = &entries[..entries.len().min(opts.max_entries)];
+    if entries.len() < 64 || threads < 2 {
+        return Vec::new();
+    }
+    let share = entries.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = entries
+            .chunks(share)
+            .map(|chunk| {
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|e| root_manifest(cx, policy, e))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(entries.len());
+        for w in workers {
+            match w.join() {
+                Ok(part) => out.extend(part),
+                // A check that panicked: the walk checks those entries
+                // again on this thread, so the panic is reported there.
+                Err(_) => return Vec::new(),
+            }
+        }
+        out
+    })
+}
+
 /// The root entry's manifest check, as [`Walk`] makes it: `None` for an
 /// entry without a manifest or without an identifier (the walk reports
-/// those itself). [`crate::Verifier::verify_catalog`] runs it over the root
-/// entries on all cores and gives the results to [`verify_catalog_doc`].
-pub(crate) fn root_manifest(cx: &Context, policy: &JwsPolicy, entry: &Value) -> Option<Outcome> {
+/// those itself).
+fn root_manifest(cx: &Context, policy: &JwsPolicy, entry: &Value) -> Option<Outcome> {
     let m = entry.get("trustManifest")?;
     let id = entry.get("identifier").and_then(Value::as_str)?;
     Some(verify_manifest(cx, policy, m, Some(id)))
@@ -250,7 +318,7 @@ pub(crate) fn verify_catalog_with<'a>(
 /// [`verify_catalog_with`] of a parsed document; `premade[i]`, when given,
 /// is the manifest check of root entry `i` ([`root_manifest`]), made
 /// beforehand (in parallel), used in place of checking it again.
-pub(crate) fn verify_catalog_doc<'a>(
+fn verify_catalog_doc<'a>(
     cx: &'a Context,
     policy: &'a JwsPolicy,
     doc: &Value,

@@ -27,7 +27,6 @@
 //! resolves to the serving keys while naming one artifact. The host's
 //! identifier and manifest identity are the JWK Set URL itself.
 
-use super::publish::JWKS_PATH;
 use crate::catalog::{self, SignTarget};
 use crate::formats::Format;
 use crate::keys::SigningKey;
@@ -101,15 +100,15 @@ pub struct Artifact<'a> {
     pub served_at: &'a str,
 }
 
-/// The catalog of `items` before signing: `specVersion` 1.0, the host
-/// (display name and identifier), one entry per item with an unsigned
+/// The catalog of `items` before signing, for the site at `base` whose JWK
+/// Set is at `jwks` (its full URL): `specVersion` 1.0, the host (display
+/// name and identifier), one entry per item with an unsigned
 /// manifest (identity = identifier, see the module documentation), in the
 /// order given. The entry's media type is written both as `mediaType` (the
 /// AI Catalog text) and `type` (its later name, in the MCP Server Card
 /// extension's `docs/discovery.md`), with the same value, so consumers of
 /// either text read it.
-pub fn unsigned_catalog(base: &str, items: &[Artifact<'_>]) -> Value {
-    let jwks = format!("{base}{JWKS_PATH}");
+pub fn unsigned_catalog(base: &str, jwks: &str, items: &[Artifact<'_>]) -> Value {
     let authority = base
         .split_once("://")
         .map_or(base, |(_, r)| r.split('/').next().unwrap_or(r));
@@ -130,7 +129,7 @@ pub fn unsigned_catalog(base: &str, items: &[Artifact<'_>]) -> Value {
         .collect();
     let mut host = Map::new();
     host.insert("displayName".into(), Value::String(authority.to_owned()));
-    host.insert("identifier".into(), Value::String(jwks.clone()));
+    host.insert("identifier".into(), Value::String(jwks.to_owned()));
     host.insert("trustManifest".into(), json!({ "identity": jwks }));
     json!({"specVersion": "1.0", "host": host, "entries": entries})
 }

@@ -868,7 +868,8 @@ fn discovery(
             })
             .collect();
         items.sort_by(|a, b| a.path.cmp(b.path));
-        let unsigned = super::catalog::unsigned_catalog(base, &items);
+        let unsigned =
+            super::catalog::unsigned_catalog(base, &format!("{base}{JWKS_PATH}"), &items);
         let reused = prev
             .and_then(|p| p.built_catalog.as_ref())
             .filter(|(u, _)| *u == unsigned)
