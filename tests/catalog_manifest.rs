@@ -692,9 +692,10 @@ impl agentsig::trust::KeyResolver for Threads {
 }
 
 /// A catalog of 200 signed entries is checked with its manifests on all
-/// cores (scoped threads), and the report is the sequential one: one
-/// result per entry in document order, the tampered, mismatched and
-/// unsigned entries exactly where they are.
+/// cores (scoped threads, the catalog's lint on one more), and the report
+/// is the sequential one: one result per entry in document order, the
+/// tampered, mismatched and unsigned entries exactly where they are, the
+/// lint error found.
 #[test]
 fn many_manifests_are_checked_in_parallel_in_document_order() {
     let k = key("k1");
@@ -709,6 +710,11 @@ fn many_manifests_are_checked_in_parallel_in_document_order() {
         .expect("manifest")
         .remove("signature");
     doc["entries"][150]["identifier"] = json!("urn:e:other");
+    // A lint error, found by the root catalog's lint made on its own thread.
+    doc["entries"][42]
+        .as_object_mut()
+        .expect("entry")
+        .remove("displayName");
     let resolver = std::sync::Arc::new(Threads {
         inner: StaticKeys::new().with(k.verifying_key().clone(), KeySource::Pinned),
         seen: Default::default(),
@@ -719,6 +725,14 @@ fn many_manifests_are_checked_in_parallel_in_document_order() {
         .verify_catalog(&bytes, &CatalogOptions::default())
         .expect("catalog");
     assert_eq!(r.entries.len(), 200);
+    assert!(
+        r.lint
+            .iter()
+            .any(|f| f.severity == "error" && f.pointer == "/entries/42/displayName"),
+        "{:?}",
+        r.lint
+    );
+    assert!(!r.verified());
     for (i, e) in r.entries.iter().enumerate() {
         assert_eq!(e.pointer, format!("/entries/{i}"));
         let want = match i {

@@ -229,10 +229,21 @@ pub(crate) fn verify_catalog(
     ))
 }
 
+/// Checks of the root catalog made before the walk, on other threads.
+#[derive(Default)]
+struct Premade {
+    /// The root catalog's lint.
+    lint: Option<formats::LintReport>,
+    /// The root entries' manifest checks, by entry index.
+    manifests: Vec<Option<Outcome>>,
+}
+
 /// The root entries' manifest checks ([`root_manifest`]) on all cores, by
-/// entry index, for a catalog of at least 64 entries on more than one core
-/// (else empty: the walk checks each in turn). The entries are split into
-/// one contiguous share per thread (each check costs about one signature
+/// entry index, with the root catalog's lint on one more thread meanwhile
+/// (it costs as much as a few dozen signature checks and needs none of
+/// them), for a catalog of at least 64 entries on more than one core (else
+/// nothing: the walk does it all in turn). The entries are split into one
+/// contiguous share per core (each check costs about one signature
 /// verification); results keep document order. Within
 /// [`CatalogOptions::max_entries`]. A catalog fetched by URL is not checked
 /// this way: its key fetches run under the caller's deadline, which is the
@@ -242,17 +253,18 @@ fn parallel_manifests(
     policy: &JwsPolicy,
     doc: &Value,
     opts: &CatalogOptions,
-) -> Vec<Option<Outcome>> {
+) -> Premade {
     let Some(entries) = doc.get("entries").and_then(Value::as_array) else {
-        return Vec::new();
+        return Premade::default();
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(16));
     let entries = &entries[..entries.len().min(opts.max_entries)];
     if entries.len() < 64 || threads < 2 {
-        return Vec::new();
+        return Premade::default();
     }
     let share = entries.len().div_ceil(threads);
     std::thread::scope(|s| {
+        let lint = s.spawn(|| formats::lint(Format::AiCatalog, doc));
         let workers: Vec<_> = entries
             .chunks(share)
             .map(|chunk| {
@@ -264,16 +276,22 @@ fn parallel_manifests(
                 })
             })
             .collect();
-        let mut out = Vec::with_capacity(entries.len());
+        let mut manifests = Vec::with_capacity(entries.len());
         for w in workers {
             match w.join() {
-                Ok(part) => out.extend(part),
+                Ok(part) => manifests.extend(part),
                 // A check that panicked: the walk checks those entries
                 // again on this thread, so the panic is reported there.
-                Err(_) => return Vec::new(),
+                Err(_) => {
+                    manifests.clear();
+                    break;
+                }
             }
         }
-        out
+        Premade {
+            lint: lint.join().ok(),
+            manifests,
+        }
     })
 }
 
@@ -311,13 +329,13 @@ pub(crate) fn verify_catalog_with<'a>(
         opts,
         url,
         fetch,
-        Vec::new(),
+        Premade::default(),
     ))
 }
 
-/// [`verify_catalog_with`] of a parsed document; `premade[i]`, when given,
-/// is the manifest check of root entry `i` ([`root_manifest`]), made
-/// beforehand (in parallel), used in place of checking it again.
+/// [`verify_catalog_with`] of a parsed document; what `premade` holds (the
+/// root catalog's lint, root entry `i`'s manifest check), made beforehand
+/// in parallel, is used in place of doing it again.
 fn verify_catalog_doc<'a>(
     cx: &'a Context,
     policy: &'a JwsPolicy,
@@ -325,7 +343,7 @@ fn verify_catalog_doc<'a>(
     opts: &'a CatalogOptions,
     url: Option<&str>,
     fetch: Option<&'a mut dyn Fetch>,
-    premade: Vec<Option<Outcome>>,
+    premade: Premade,
 ) -> CatalogReport {
     let mut w = Walk {
         cx,
@@ -369,8 +387,8 @@ struct Walk<'a> {
     /// Every catalog URL fetched (or the root's): checked once.
     done: std::collections::BTreeSet<String>,
     fetches: usize,
-    /// Manifest checks of the root entries made beforehand, by index.
-    premade: Vec<Option<Outcome>>,
+    /// Checks of the root catalog made beforehand.
+    premade: Premade,
 }
 
 /// A nested catalog to walk after its entry's result: inline or fetched.
@@ -391,7 +409,10 @@ impl Walk<'_> {
 
     /// Lint the catalog at `base` and check its entries.
     fn catalog(&mut self, doc: &Value, base: &str, depth: usize) {
-        let lint = formats::lint(Format::AiCatalog, doc);
+        let lint = match self.premade.lint.take().filter(|_| base.is_empty()) {
+            Some(l) => l,
+            None => formats::lint(Format::AiCatalog, doc),
+        };
         for f in lint.findings {
             self.report.lint.push(LintFinding {
                 code: f.code,
@@ -422,7 +443,7 @@ impl Walk<'_> {
             }
             self.seen_entries += 1;
             let pre = if base.is_empty() {
-                self.premade.get_mut(i).and_then(Option::take)
+                self.premade.manifests.get_mut(i).and_then(Option::take)
             } else {
                 None
             };
