@@ -338,7 +338,7 @@ pub enum SignCatalogError {
     IdentityMismatch(usize, String, String),
     /// A URL whose declared digest is to be filled maps to no readable
     /// file ([`super::digests`]).
-    #[error("{pointer}: {url} maps to {path}, which cannot be read ({why}): add the file, or correct the URL or the --digest-from mapping", url = crate::text::quoted(.url), path = .path.display())]
+    #[error("{pointer}: {url} maps to {path}, which cannot be read ({why}): add the file, or correct the URL or the --digest-from mapping", url = crate::text::quoted(.url), path = crate::text::quoted(&.path.display().to_string()))]
     DigestFile {
         /// RFC 6901 pointer of the member that declares the digest.
         pointer: String,
