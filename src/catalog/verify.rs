@@ -242,9 +242,10 @@ struct Premade {
 /// entry index, with the root catalog's lint on one more thread meanwhile
 /// (it costs as much as a few dozen signature checks and needs none of
 /// them), for a catalog of at least 64 entries on more than one core (else
-/// nothing: the walk does it all in turn). The entries are split into one
-/// contiguous share per core (each check costs about one signature
-/// verification); results keep document order. Within
+/// nothing: the walk does it all in turn). One worker per core takes
+/// batches of entries from a shared counter (each check costs about one
+/// signature verification); results go back to their entry's index, so
+/// document order is kept. Within
 /// [`CatalogOptions::max_entries`]. A catalog fetched by URL is not checked
 /// this way: its key fetches run under the caller's deadline, which is the
 /// calling thread's.
@@ -262,24 +263,43 @@ fn parallel_manifests(
     if entries.len() < 64 || threads < 2 {
         return Premade::default();
     }
-    let share = entries.len().div_ceil(threads);
+    // Work is taken in batches of 16 entries from a shared counter, so a
+    // core that also runs the lint (or another process) takes fewer.
+    const BATCH: usize = 16;
+    let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|s| {
         let lint = s.spawn(|| formats::lint(Format::AiCatalog, doc));
-        let workers: Vec<_> = entries
-            .chunks(share)
-            .map(|chunk| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let next = &next;
                 s.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|e| root_manifest(cx, policy, e))
-                        .collect::<Vec<_>>()
+                    let mut done = Vec::new();
+                    loop {
+                        let at = next.fetch_add(BATCH, std::sync::atomic::Ordering::Relaxed);
+                        let Some(batch) = entries.get(at..(at + BATCH).min(entries.len())) else {
+                            break;
+                        };
+                        if batch.is_empty() {
+                            break;
+                        }
+                        for (i, e) in batch.iter().enumerate() {
+                            done.push((at + i, root_manifest(cx, policy, e)));
+                        }
+                    }
+                    done
                 })
             })
             .collect();
-        let mut manifests = Vec::with_capacity(entries.len());
+        let mut manifests = vec![None; entries.len()];
         for w in workers {
             match w.join() {
-                Ok(part) => manifests.extend(part),
+                Ok(part) => {
+                    for (i, o) in part {
+                        if let Some(slot) = manifests.get_mut(i) {
+                            *slot = o;
+                        }
+                    }
+                }
                 // A check that panicked: the walk checks those entries
                 // again on this thread, so the panic is reported there.
                 Err(_) => {
