@@ -31,7 +31,7 @@ fi
 .venv/bin/python3 -m pip install --quiet --disable-pip-version-check "${PY_PACKAGES[@]}"
 
 if command -v npm >/dev/null 2>&1; then
-  npm install --silent --no-save --no-audit --no-fund --prefix tests/interop jose@6 @a2a-js/sdk@1.3 web-bot-auth@0.1 http-message-sig@0.3
+  npm install --silent --no-save --no-audit --no-fund --prefix tests/interop jose@6 @a2a-js/sdk@1.3 web-bot-auth@0.1 http-message-sig@0.3 ajv@8 ajv-formats@3
 fi
 
 # The tests call `python3`: make it the venv's interpreter.

@@ -229,7 +229,9 @@ pub fn pointer(path: &[String]) -> String {
     s
 }
 
-fn push_pointer_token(s: &mut String, token: &str) {
+/// Append `/` and `token` escaped as an RFC 6901 reference token (section 3:
+/// `~` as `~0`, `/` as `~1`) to `s`.
+pub(crate) fn push_pointer_token(s: &mut String, token: &str) {
     s.push('/');
     for c in token.chars() {
         match c {

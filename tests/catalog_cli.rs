@@ -300,6 +300,37 @@ fn an_mcp_server_card_signs_and_verifies_as_a_descriptor() {
         &["verify", "server-card.json", "--jwks", "k.jwks.json"],
     );
     assert_eq!(code, 0, "{out}{err}");
+    // A detached compact JWS (RFC 7515 Appendix F) naming the key.
+    let jws = std::fs::read_to_string(t.path("server-card.json.jws")).expect("jws");
+    let parts: Vec<&str> = jws.trim().split('.').collect();
+    assert!(parts.len() == 3 && parts[1].is_empty(), "{jws}");
+    // Detected as an MCP Server Card, not by --format.
+    let (code, out, _) = run(
+        &t.0,
+        &[
+            "sign",
+            "server-card.json",
+            "--key",
+            "k.pem",
+            "--out",
+            "-",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let rep: Value = serde_json::from_str(&out).expect("report");
+    assert_eq!(rep["details"]["format"], "mcp-server-card", "{out}");
+    assert_eq!(
+        rep["details"]["content_type"],
+        "application/mcp-server-card+json"
+    );
+    // A card changed after signing is not verified.
+    let mut changed = card.clone();
+    changed["description"] = json!("changed after signing");
+    std::fs::copy(t.path("server-card.json.jws"), t.path("changed.json.jws")).expect("copy");
+    t.write_json("changed.json", &changed);
+    let (code, out, err) = run(&t.0, &["verify", "changed.json", "--jwks", "k.jwks.json"]);
+    assert_eq!(code, 1, "{out}{err}");
     let mut bad = card.clone();
     bad["name"] = json!("no-slash");
     t.write_json("bad.json", &bad);
@@ -316,4 +347,157 @@ fn an_mcp_server_card_signs_and_verifies_as_a_descriptor() {
     );
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("mcp/name"), "{err}");
+}
+
+fn sha256_hex(b: &[u8]) -> String {
+    ring::digest::digest(&ring::digest::SHA256, b)
+        .as_ref()
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
+}
+
+/// `sign --digest-from DIR`: each attestation's `digest` and `size` and the
+/// artifact's provenance `sourceDigest` are filled from the local files
+/// before the manifest is signed, so the signature covers them; a `data:`
+/// attestation from its own content; a source repository left alone.
+#[test]
+fn sign_digest_from_fills_declared_digests_before_signing() {
+    let t = Tmp::new("digest");
+    let (code, _, err) = run(&t.0, &["keygen", "--out", "k"]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::create_dir_all(t.path("site/reports")).expect("dir");
+    std::fs::create_dir_all(t.path("cdn")).expect("dir");
+    std::fs::write(t.path("site/reports/soc2.pdf"), b"%PDF-1.7 report").expect("pdf");
+    std::fs::write(t.path("cdn/skill.zip"), b"PK\x03\x04 skill").expect("zip");
+    t.write_json(
+        "cat.json",
+        &json!({"specVersion": "1.0", "entries": [{
+            "identifier": "urn:example:skill", "displayName": "Skill",
+            "mediaType": "application/zip", "url": "https://cdn.example/skill.zip",
+            "trustManifest": {"identity": "urn:example:skill",
+                "attestations": [
+                    {"type": "SOC2-Type2", "uri": "https://example.com/reports/soc2.pdf", "mediaType": "application/pdf"},
+                    {"type": "note", "uri": "data:text/plain;base64,aGVsbG8=", "mediaType": "text/plain",
+                     "digest": "sha256:0000000000000000000000000000000000000000000000000000000000000000"}],
+                "provenance": [
+                    {"relation": "publishedFrom", "sourceId": "https://cdn.example/skill.zip"},
+                    {"relation": "derivedFrom", "sourceId": "https://github.com/example/skill"}]}}]}),
+    );
+    let (code, _, err) = run(
+        &t.0,
+        &[
+            "sign",
+            "cat.json",
+            "--key",
+            "k.pem",
+            "--digest-from",
+            "https://cdn.example/=cdn",
+            "--digest-from",
+            "https://example.com/=site",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let doc = t.read_json("cat.json");
+    let m = &doc["entries"][0]["trustManifest"];
+    assert_eq!(
+        m["attestations"][0]["digest"],
+        format!("sha256:{}", sha256_hex(b"%PDF-1.7 report"))
+    );
+    assert_eq!(m["attestations"][0]["size"], 15);
+    assert_eq!(
+        m["attestations"][1]["digest"],
+        format!("sha256:{}", sha256_hex(b"hello"))
+    );
+    assert_eq!(m["attestations"][1]["size"], 5);
+    assert_eq!(
+        m["provenance"][0]["sourceDigest"],
+        format!("sha256:{}", sha256_hex(b"PK\x03\x04 skill"))
+    );
+    assert!(m["provenance"][1].get("sourceDigest").is_none());
+    assert!(
+        err.contains("/entries/0/trustManifest/attestations/0/digest"),
+        "{err}"
+    );
+    let verify = |t: &Tmp| {
+        run(
+            &t.0,
+            &[
+                "verify",
+                "cat.json",
+                "--jwks",
+                "k.jwks.json",
+                "--require-signed",
+            ],
+        )
+    };
+    let (code, out, err) = verify(&t);
+    assert_eq!(code, 0, "{out}{err}");
+    // The signature covers the filled digest: another value fails.
+    let mut changed = doc.clone();
+    changed["entries"][0]["trustManifest"]["provenance"][0]["sourceDigest"] =
+        json!(format!("sha256:{}", sha256_hex(b"other")));
+    t.write_json("cat.json", &changed);
+    let (code, out, _) = verify(&t);
+    assert_eq!(code, 1, "{out}");
+}
+
+/// A referenced file that is missing (or a URL leaving the directory) is
+/// an error naming it, exit 2, and the catalog is left unchanged.
+#[test]
+fn sign_digest_from_refuses_a_missing_file_and_writes_nothing() {
+    let t = Tmp::new("digest-missing");
+    let (code, _, err) = run(&t.0, &["keygen", "--out", "k"]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::create_dir_all(t.path("site")).expect("dir");
+    let cat = |uri: &str| {
+        json!({"specVersion": "1.0", "entries": [{
+            "identifier": "urn:x", "displayName": "X", "mediaType": "application/zip",
+            "url": "https://example.com/x.zip",
+            "trustManifest": {"identity": "urn:x", "attestations": [
+                {"type": "SOC2-Type2", "uri": uri, "mediaType": "application/pdf"}]}}]})
+    };
+    for (uri, says) in [
+        ("https://example.com/reports/gone.pdf", "gone.pdf"),
+        (
+            "https://example.com/a/%2e%2e/%2e%2e/k.pem",
+            "would leave the directory",
+        ),
+    ] {
+        t.write_json("cat.json", &cat(uri));
+        let before = std::fs::read(t.path("cat.json")).expect("read");
+        let (code, _, err) = run(
+            &t.0,
+            &[
+                "sign",
+                "cat.json",
+                "--key",
+                "k.pem",
+                "--digest-from",
+                "site",
+            ],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(says) && err.contains(uri), "{err}");
+        assert!(
+            err.contains("/entries/0/trustManifest/attestations/0/uri"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(t.path("cat.json")).expect("read"), before);
+    }
+    // Not a catalog: the flag is refused.
+    t.write_json("agent.json", &json!({"name": "x"}));
+    let (code, _, err) = run(
+        &t.0,
+        &[
+            "sign",
+            "agent.json",
+            "--key",
+            "k.pem",
+            "--digest-from",
+            "site",
+            "--force",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
 }

@@ -188,3 +188,60 @@ fn agentsig_signed_manifest_verifies_in_peer(which: (&str, &str, &str, &str)) {
         which.0, out["verify"][1]
     );
 }
+
+/// The MCP Server Card examples of the extension
+/// (`tests/vectors/mcp-server-card`, copied from its
+/// `examples/ServerCard/{valid,invalid}`) against npm `ajv` (JSON Schema
+/// 2020-12) with `ajv-formats` and the extension's `schema.json`: every
+/// `valid/` card passes, every `invalid/` one fails, and agentsig's lint
+/// (`mcp-server-card`) gives the same answer on each.
+#[test]
+fn server_card_examples_agree_with_ajv_and_lint() {
+    let dir = root().join("tests/vectors/mcp-server-card");
+    let mut cards = Vec::new();
+    for sub in ["valid", "invalid"] {
+        let mut names: Vec<PathBuf> = std::fs::read_dir(dir.join(sub))
+            .expect("examples")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        names.sort();
+        assert!(!names.is_empty(), "no {sub} examples");
+        cards.extend(names.into_iter().map(|p| (sub == "valid", p)));
+    }
+    let request = json!({
+        "schema": dir.join("schema.json"),
+        "cards": cards.iter().map(|(_, p)| p).collect::<Vec<_>>(),
+    });
+    let ajv = (
+        "npm ajv",
+        "node",
+        "ajv_server_card.mjs",
+        "npm install --no-save --prefix tests/interop ajv@8 ajv-formats@3",
+    );
+    let Some(out) = peer(ajv, &request) else {
+        return;
+    };
+    let results = out["results"].as_array().expect("results");
+    assert_eq!(results.len(), cards.len());
+    for ((want_valid, path), r) in cards.iter().zip(results) {
+        assert_eq!(
+            r["valid"].as_bool(),
+            Some(*want_valid),
+            "ajv on {}: {}",
+            path.display(),
+            r["errors"]
+        );
+        let card: Value =
+            serde_json::from_slice(&std::fs::read(path).expect("card")).expect("json");
+        let lint = agentsig::formats::lint(agentsig::formats::Format::McpServerCard, &card);
+        let lint_valid = lint.errors().next().is_none();
+        assert_eq!(
+            lint_valid,
+            *want_valid,
+            "agentsig lint on {}: {:?}",
+            path.display(),
+            lint.errors().map(|f| f.code).collect::<Vec<_>>()
+        );
+    }
+}

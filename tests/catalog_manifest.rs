@@ -672,3 +672,90 @@ fn fetched_attestations_are_checked_against_their_digest() {
         .expect("read");
     assert!(r.verified(), "{:?}", r.first_failure());
 }
+
+/// A resolver that answers with `inner`'s keys and records the threads
+/// that asked.
+#[derive(Debug)]
+struct Threads {
+    inner: StaticKeys,
+    seen: std::sync::Mutex<std::collections::BTreeSet<String>>,
+}
+
+impl agentsig::trust::KeyResolver for Threads {
+    fn resolve(
+        &self,
+        req: &agentsig::trust::KeyRequest,
+    ) -> Result<Vec<agentsig::trust::TrustedKey>, agentsig::trust::ResolveError> {
+        if let Ok(mut s) = self.seen.lock() {
+            s.insert(format!("{:?}", std::thread::current().id()));
+        }
+        self.inner.resolve(req)
+    }
+}
+
+/// A catalog of 200 signed entries is checked with its manifests on all
+/// cores (scoped threads, the catalog's lint on one more), and the report
+/// is the sequential one: one result per entry in document order, the
+/// tampered, mismatched and unsigned entries exactly where they are, the
+/// lint error found.
+#[test]
+fn many_manifests_are_checked_in_parallel_in_document_order() {
+    let k = key("k1");
+    let entries: Vec<Value> = (0..200)
+        .map(|i| json!({"identifier": format!("urn:e:{i}"), "displayName": "E", "mediaType": "application/zip", "url": format!("https://example.com/{i}.zip")}))
+        .collect();
+    let mut doc = json!({"specVersion": "1.0", "entries": entries});
+    catalog::sign_catalog(&mut doc, &k, &catalog::SignTarget::Every).expect("sign");
+    doc["entries"][17]["trustManifest"]["privacyPolicyUrl"] = json!("https://evil.example/");
+    doc["entries"][101]["trustManifest"]
+        .as_object_mut()
+        .expect("manifest")
+        .remove("signature");
+    doc["entries"][150]["identifier"] = json!("urn:e:other");
+    // A lint error, found by the root catalog's lint made on its own thread.
+    doc["entries"][42]
+        .as_object_mut()
+        .expect("entry")
+        .remove("displayName");
+    let resolver = std::sync::Arc::new(Threads {
+        inner: StaticKeys::new().with(k.verifying_key().clone(), KeySource::Pinned),
+        seen: Default::default(),
+    });
+    let v = Verifier::builder(resolver.clone()).build();
+    let bytes = serde_json::to_vec(&doc).expect("json");
+    let r = v
+        .verify_catalog(&bytes, &CatalogOptions::default())
+        .expect("catalog");
+    assert_eq!(r.entries.len(), 200);
+    assert!(
+        r.lint
+            .iter()
+            .any(|f| f.severity == "error" && f.pointer == "/entries/42/displayName"),
+        "{:?}",
+        r.lint
+    );
+    assert!(!r.verified());
+    for (i, e) in r.entries.iter().enumerate() {
+        assert_eq!(e.pointer, format!("/entries/{i}"));
+        let want = match i {
+            17 | 150 => Status::Failed,
+            101 => Status::Unsigned,
+            _ => Status::Verified,
+        };
+        assert_eq!(e.manifest.status, want, "entry {i}: {}", e.manifest.message);
+        // The same outcome as checking that one manifest alone.
+        let alone = v.verify_trust_manifest(
+            &doc["entries"][i]["trustManifest"],
+            doc["entries"][i]["identifier"].as_str(),
+        );
+        assert_eq!(alone.status, e.manifest.status, "entry {i}");
+        assert_eq!(alone.message, e.manifest.message, "entry {i}");
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = resolver.seen.lock().expect("lock").len();
+    if cores > 1 {
+        // The catalog's checks ran on worker threads: besides this thread
+        // (the loop above), others asked for keys.
+        assert!(threads > 1, "keys asked from {threads} thread(s)");
+    }
+}

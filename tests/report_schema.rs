@@ -1684,6 +1684,33 @@ fn catalog_reports_match_the_schema() {
         s["details"]["manifests_signed"].as_array().map(Vec::len),
         Some(3)
     );
+    // --digest-from: the digests written, in the report.
+    let mut doc: Value =
+        serde_json::from_slice(&std::fs::read(t.path("cat.json")).unwrap()).unwrap();
+    doc["entries"][2]["trustManifest"]["provenance"] =
+        json!([{"relation": "publishedFrom", "sourceId": doc["entries"][2]["url"]}]);
+    t.write("digest.json", serde_json::to_vec(&doc).unwrap());
+    std::fs::create_dir_all(t.path("site/skills")).unwrap();
+    t.write("site/skills/review.zip", b"PK zip");
+    let s = c.run(
+        d,
+        &[
+            "sign",
+            "digest.json",
+            "--key",
+            "k.pem",
+            "--digest-from",
+            "site",
+            "--json",
+        ],
+        None,
+        want(0, "done", "sign").subject("digest.json"),
+    );
+    assert_eq!(
+        s["details"]["digests_filled"][0]["pointer"],
+        "/entries/2/trustManifest/provenance/0/sourceDigest",
+        "{s}"
+    );
     let v = c.run(
         d,
         &[

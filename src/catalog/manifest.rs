@@ -183,7 +183,7 @@ pub(crate) fn data_uri_content(uri: &str) -> Option<Result<Vec<u8>, String>> {
     Some(percent_decode(data))
 }
 
-fn percent_decode(s: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn percent_decode(s: &str) -> Result<Vec<u8>, String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -193,7 +193,7 @@ fn percent_decode(s: &str) -> Result<Vec<u8>, String> {
                 .get(i + 1..i + 3)
                 .and_then(|h| std::str::from_utf8(h).ok())
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or("a data: URI has a bad %-escape (RFC 3986 section 2.1)")?;
+                .ok_or("a bad %-escape (RFC 3986 section 2.1)")?;
             out.push(hex);
             i += 3;
         } else {
@@ -336,9 +336,68 @@ pub enum SignCatalogError {
     /// signing it would publish a manifest every consumer MUST reject.
     #[error("entry {0}: its Trust Manifest identity {q1} is not the entry identifier {q2} (AI Catalog \"Identity\"); fix the manifest", q1 = crate::text::quoted(.1), q2 = crate::text::quoted(.2))]
     IdentityMismatch(usize, String, String),
+    /// A URL whose declared digest is to be filled maps to no readable
+    /// file ([`super::digests`]).
+    #[error("{pointer}: {url} maps to {path}, which cannot be read ({why}): add the file, or correct the URL or the --digest-from mapping", url = crate::text::quoted(.url), path = crate::text::quoted(&.path.display().to_string()))]
+    DigestFile {
+        /// RFC 6901 pointer of the member that declares the digest.
+        pointer: String,
+        /// The URL referenced there.
+        url: String,
+        /// The local file it maps to.
+        path: std::path::PathBuf,
+        /// Why it cannot be read.
+        why: String,
+    },
+    /// A URL whose declared digest is to be filled cannot name a file under
+    /// the mapped directory (a `..` segment, a directory, a bad escape).
+    #[error("{pointer}: {url} names no file under the --digest-from directory: {why}", url = crate::text::quoted(.url))]
+    DigestUrl {
+        /// RFC 6901 pointer of the member that declares the digest.
+        pointer: String,
+        /// The URL referenced there.
+        url: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// Signing one manifest failed.
     #[error(transparent)]
     Manifest(#[from] ManifestError),
+}
+
+/// The indexes of the entries `target` names: every entry, or the one
+/// entry with the identifier (and version).
+///
+/// # Errors
+/// [`SignCatalogError::NoSuchEntry`] or [`SignCatalogError::Ambiguous`].
+pub(crate) fn chosen_entries(
+    entries: &[Value],
+    target: &SignTarget,
+) -> Result<Vec<usize>, SignCatalogError> {
+    let SignTarget::Entry {
+        identifier,
+        version,
+    } = target
+    else {
+        return Ok((0..entries.len()).collect());
+    };
+    let hits: Vec<usize> = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.get("identifier").and_then(Value::as_str) == Some(identifier))
+        .filter(|(_, e)| {
+            version.is_none() || e.get("version").and_then(Value::as_str) == version.as_deref()
+        })
+        .map(|(i, _)| i)
+        .collect();
+    match hits.len() {
+        0 => Err(SignCatalogError::NoSuchEntry(
+            identifier.clone(),
+            version.clone(),
+        )),
+        1 => Ok(hits),
+        n => Err(SignCatalogError::Ambiguous(identifier.clone(), n)),
+    }
 }
 
 /// Sign the Trust Manifests `target` names in `doc`, creating a missing
@@ -378,34 +437,7 @@ pub fn sign_catalog(
         .get_mut("entries")
         .and_then(Value::as_array_mut)
         .ok_or(SignCatalogError::NotACatalog)?;
-    let chosen: Vec<usize> = match target {
-        SignTarget::Entry {
-            identifier,
-            version,
-        } => {
-            let hits: Vec<usize> = entries
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| e.get("identifier").and_then(Value::as_str) == Some(identifier))
-                .filter(|(_, e)| {
-                    version.is_none()
-                        || e.get("version").and_then(Value::as_str) == version.as_deref()
-                })
-                .map(|(i, _)| i)
-                .collect();
-            match hits.len() {
-                0 => {
-                    return Err(SignCatalogError::NoSuchEntry(
-                        identifier.clone(),
-                        version.clone(),
-                    ))
-                }
-                1 => hits,
-                n => return Err(SignCatalogError::Ambiguous(identifier.clone(), n)),
-            }
-        }
-        _ => (0..entries.len()).collect(),
-    };
+    let chosen = chosen_entries(entries, target)?;
     for i in chosen {
         let Some(entry) = entries.get_mut(i).and_then(Value::as_object_mut) else {
             return Err(SignCatalogError::NoIdentifier(i));

@@ -1,4 +1,5 @@
-//! AI Catalogs and their Trust Manifests: sign and verify, without I/O.
+//! AI Catalogs and their Trust Manifests: sign and verify, without network
+//! I/O (the publisher's files that [`digests`] reads are the one exception).
 //!
 //! Text followed: `specification/ai-catalog.md` of `Agent-Card/ai-catalog`
 //! at commit [`AI_CATALOG_COMMIT`] (sections cited by heading), with the
@@ -31,17 +32,23 @@
 //!   (entries by `url`, nested catalogs by URL, keys by identity) is the
 //!   `net` feature's.
 //!
+//! * [`digests`]: `sign --digest-from`: declared digests (attestations'
+//!   `digest` and `size`, the artifact's provenance `sourceDigest`) filled
+//!   from the publisher's own files before signing.
+//!
 //! Bounded: [`MAX_CATALOG_BYTES`] per document, [`MAX_ENTRIES`] entries in
 //! all, [`MAX_DEPTH`] levels of nesting (ADR 0001 of the catalog
 //! repository: 4 RECOMMENDED, the root catalog counting as level 1).
 
 pub mod expand;
+pub mod digests;
 pub mod manifest;
 mod outcome;
 pub mod verify;
 
 pub use crate::formats::{AI_CATALOG_COMMIT, SERVER_CARD_COMMIT};
 pub use expand::{expand_catalog, is_catalog_document, is_catalog_url, CatalogInput, EntryCheck};
+pub use digests::{fill_digests, Filled, LocalFiles};
 pub use manifest::{
     canonical_manifest, sign_catalog, sign_manifest, ManifestError, SignCatalogError, SignTarget,
 };

@@ -286,7 +286,8 @@ impl SignedBody {
 }
 
 /// Verify a catalog document under `cx` (keys, algorithm allow-list) and
-/// `policy`; the one public way is
+/// `policy`, the root entries' manifests checked on all cores
+/// ([`parallel_manifests`]); the one public way is
 /// [`Verifier::verify_catalog`](crate::verifier::Verifier::verify_catalog).
 ///
 /// # Errors
@@ -298,10 +299,109 @@ pub(crate) fn verify_catalog(
     bytes: &[u8],
     opts: &CatalogOptions,
 ) -> Result<CatalogReport, CatalogError> {
-    verify_catalog_with(cx, policy, bytes, opts, None, None)
+    let doc = parse_catalog(bytes, opts)?;
+    let premade = parallel_manifests(cx, policy, &doc, opts);
+    Ok(verify_catalog_doc(
+        cx, policy, &doc, opts, None, None, premade,
+    ))
 }
 
-/// [`verify_catalog`] of the catalog fetched from `url`, its entries
+/// Checks of the root catalog made before the walk, on other threads.
+#[derive(Default)]
+struct Premade {
+    /// The root catalog's lint.
+    lint: Option<formats::LintReport>,
+    /// The root entries' manifest checks, by entry index.
+    manifests: Vec<Option<Outcome>>,
+}
+
+/// The root entries' manifest checks ([`root_manifest`]) on all cores, by
+/// entry index, with the root catalog's lint on one more thread meanwhile
+/// (it costs as much as a few dozen signature checks and needs none of
+/// them), for a catalog of at least 64 entries on more than one core (else
+/// nothing: the walk does it all in turn). One worker per core takes
+/// batches of entries from a shared counter (each check costs about one
+/// signature verification); results go back to their entry's index, so
+/// document order is kept. Within
+/// [`CatalogOptions::max_entries`]. A catalog fetched by URL is not checked
+/// this way: its key fetches run under the caller's deadline, which is the
+/// calling thread's.
+fn parallel_manifests(
+    cx: &Context,
+    policy: &JwsPolicy,
+    doc: &Value,
+    opts: &CatalogOptions,
+) -> Premade {
+    let Some(entries) = doc.get("entries").and_then(Value::as_array) else {
+        return Premade::default();
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(16));
+    let entries = &entries[..entries.len().min(opts.max_entries)];
+    if entries.len() < 64 || threads < 2 {
+        return Premade::default();
+    }
+    // Work is taken in batches of 16 entries from a shared counter, so a
+    // core that also runs the lint (or another process) takes fewer.
+    const BATCH: usize = 16;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        let lint = s.spawn(|| formats::lint(Format::AiCatalog, doc));
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let next = &next;
+                s.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let at = next.fetch_add(BATCH, std::sync::atomic::Ordering::Relaxed);
+                        let Some(batch) = entries.get(at..(at + BATCH).min(entries.len())) else {
+                            break;
+                        };
+                        if batch.is_empty() {
+                            break;
+                        }
+                        for (i, e) in batch.iter().enumerate() {
+                            done.push((at + i, root_manifest(cx, policy, e)));
+                        }
+                    }
+                    done
+                })
+            })
+            .collect();
+        let mut manifests = vec![None; entries.len()];
+        for w in workers {
+            match w.join() {
+                Ok(part) => {
+                    for (i, o) in part {
+                        if let Some(slot) = manifests.get_mut(i) {
+                            *slot = o;
+                        }
+                    }
+                }
+                // A check that panicked: the walk checks those entries
+                // again on this thread, so the panic is reported there.
+                Err(_) => {
+                    manifests.clear();
+                    break;
+                }
+            }
+        }
+        Premade {
+            lint: lint.join().ok(),
+            manifests,
+        }
+    })
+}
+
+/// The root entry's manifest check, as [`Walk`] makes it: `None` for an
+/// entry without a manifest or without an identifier (the walk reports
+/// those itself).
+fn root_manifest(cx: &Context, policy: &JwsPolicy, entry: &Value) -> Option<Outcome> {
+    let m = entry.get("trustManifest")?;
+    let id = entry.get("identifier").and_then(Value::as_str)?;
+    Some(verify_manifest(cx, policy, m, Some(id)))
+}
+
+/// [`Verifier::verify_catalog`](crate::Verifier::verify_catalog) of the catalog fetched from `url`, its entries
 /// referenced by `url` fetched through `fetch`: nested catalogs (to
 /// [`CatalogOptions::max_depth`] levels, a cycle refused, a catalog seen
 /// twice checked once), A2A cards and MCP Server Cards (checked as inline
@@ -319,6 +419,29 @@ pub(crate) fn verify_catalog_with<'a>(
     fetch: Option<&'a mut dyn Fetch>,
 ) -> Result<CatalogReport, CatalogError> {
     let doc = parse_catalog(bytes, opts)?;
+    Ok(verify_catalog_doc(
+        cx,
+        policy,
+        &doc,
+        opts,
+        url,
+        fetch,
+        Premade::default(),
+    ))
+}
+
+/// [`verify_catalog_with`] of a parsed document; what `premade` holds (the
+/// root catalog's lint, root entry `i`'s manifest check), made beforehand
+/// in parallel, is used in place of doing it again.
+fn verify_catalog_doc<'a>(
+    cx: &'a Context,
+    policy: &'a JwsPolicy,
+    doc: &Value,
+    opts: &'a CatalogOptions,
+    url: Option<&str>,
+    fetch: Option<&'a mut dyn Fetch>,
+    premade: Premade,
+) -> CatalogReport {
     let mut w = Walk {
         cx,
         policy,
@@ -339,13 +462,14 @@ pub(crate) fn verify_catalog_with<'a>(
             require_signed: opts.require_signed,
         },
         seen_entries: 0,
+        premade,
     };
     if let Some(host) = doc.get("host") {
         w.report.host = host_manifest(cx, policy, host);
         w.report.host_identity = w.host_identity(host, url);
     }
-    w.catalog(&doc, "", 1);
-    Ok(w.report)
+    w.catalog(doc, "", 1);
+    w.report
 }
 
 /// The host of an `https://` URL, lowercased, without port or trailing
@@ -474,6 +598,8 @@ struct Walk<'a> {
     /// Every catalog URL fetched (or the root's): checked once.
     done: std::collections::BTreeSet<String>,
     fetches: usize,
+    /// Checks of the root catalog made beforehand.
+    premade: Premade,
 }
 
 /// A nested catalog to walk after its entry's result: inline or fetched.
@@ -494,7 +620,10 @@ impl Walk<'_> {
 
     /// Lint the catalog at `base` and check its entries.
     fn catalog(&mut self, doc: &Value, base: &str, depth: usize) {
-        let lint = formats::lint(Format::AiCatalog, doc);
+        let lint = match self.premade.lint.take().filter(|_| base.is_empty()) {
+            Some(l) => l,
+            None => formats::lint(Format::AiCatalog, doc),
+        };
         for f in lint.findings {
             self.report.lint.push(LintFinding {
                 code: f.code,
@@ -524,7 +653,12 @@ impl Walk<'_> {
                 return;
             }
             self.seen_entries += 1;
-            self.entry(entry, pointer, depth);
+            let pre = if base.is_empty() {
+                self.premade.manifests.get_mut(i).and_then(Option::take)
+            } else {
+                None
+            };
+            self.entry(entry, pointer, depth, pre);
         }
     }
 
@@ -635,20 +769,20 @@ impl Walk<'_> {
         )
     }
 
-    fn entry(&mut self, entry: &Value, pointer: String, depth: usize) {
+    fn entry(&mut self, entry: &Value, pointer: String, depth: usize, pre: Option<Outcome>) {
         let Some(obj) = entry.as_object() else {
             return; // a lint error already
         };
         let identifier = obj.get("identifier").and_then(Value::as_str);
         let media_type = crate::formats::entry_media_type(obj).ok().flatten();
-        let mut manifest = match obj.get("trustManifest") {
-            None => Outcome::new(Status::Unsigned, "no Trust Manifest"),
-            Some(m) => match identifier {
-                Some(id) => verify_manifest(self.cx, self.policy, m, Some(id)),
-                None => {
-                    Outcome::failed("the entry has no identifier to bind its Trust Manifest to")
-                }
-            },
+        let mut manifest = match (pre, obj.get("trustManifest")) {
+            (Some(done), _) => done,
+            (None, None) => Outcome::new(Status::Unsigned, "no Trust Manifest"),
+            (None, Some(_)) if identifier.is_none() => {
+                Outcome::failed("the entry has no identifier to bind its Trust Manifest to")
+            }
+            (None, Some(_)) => root_manifest(self.cx, self.policy, entry)
+                .unwrap_or_else(|| Outcome::failed("the Trust Manifest could not be checked")),
         };
         if let Some(m) = obj.get("trustManifest") {
             let publisher = obj

@@ -25,18 +25,30 @@ pub fn target(entry: Option<&str>, version: Option<&str>, host: bool) -> SignTar
     }
 }
 
-/// Sign the Trust Manifests `target` names in the catalog `input` (read from
-/// `file`) with `key`, and write the catalog to `out` (default: in place;
-/// `-` for standard output).
+/// What `sign` does to a catalog: the file, where to write it, which
+/// manifests, and the local files declared digests are filled from.
+pub struct SignCatalog<'a> {
+    /// The catalog file named (`-`: standard input).
+    pub file: &'a str,
+    /// `--out` (default: in place; `-` for standard output).
+    pub out: Option<&'a str>,
+    /// `--entry`/`--version`/`--host`.
+    pub target: SignTarget,
+    /// `--digest-from` mappings.
+    pub digest_from: &'a [String],
+}
+
+/// Sign the Trust Manifests `s.target` names in the catalog `input` with
+/// `key`, after filling declared digests from `s.digest_from`, and write
+/// the catalog.
 pub fn sign(
-    file: &str,
+    s: &SignCatalog<'_>,
     input: &[u8],
-    out: Option<&str>,
     keys: &[agentsig::SigningKey],
-    target: &SignTarget,
     mut rep: Report,
     json: bool,
 ) -> CliResult {
+    let (file, out, target, digest_from) = (s.file, s.out, &s.target, s.digest_from);
     let [key] = keys else {
         return Err(CliError::usage(
             "a Trust Manifest signature is one compact JWS: give exactly one --key",
@@ -44,10 +56,32 @@ pub fn sign(
     };
     let mut doc = agentsig::json::parse_strict(input)
         .map_err(|e| CliError::malformed(format!("{}: {e}", esc(file))))?;
-    let signed = catalog::sign_catalog(&mut doc, key, target).map_err(|e| match e {
+    let refused = |e: SignCatalogError| match e {
         SignCatalogError::Manifest(m) => CliError::malformed(format!("{}: {m}", esc(file))),
         other => CliError::usage(format!("{}: {other}", esc(file))),
-    })?;
+    };
+    if !digest_from.is_empty() {
+        let mut files = catalog::LocalFiles::new();
+        digest_from.iter().for_each(|d| files.add(d));
+        let filled = catalog::fill_digests(&mut doc, target, &files).map_err(refused)?;
+        if !json {
+            for f in &filled {
+                errln!(
+                    "{}: {} = {} ({} bytes, {})",
+                    esc(file),
+                    f.pointer,
+                    f.digest,
+                    f.size,
+                    f.file.as_ref().map_or_else(
+                        || "data: URI".to_owned(),
+                        |p| esc(&p.display().to_string()).into_owned()
+                    )
+                );
+            }
+        }
+        rep.detail("digests_filled", &filled);
+    }
+    let signed = catalog::sign_catalog(&mut doc, key, target).map_err(refused)?;
     let mut text = serde_json::to_string_pretty(&doc)
         .map_err(|e| CliError::malformed(format!("{}: {e}", esc(file))))?;
     text.push('\n');

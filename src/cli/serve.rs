@@ -34,7 +34,12 @@ pub struct ServeArgs {
     /// PEM private key of the certificate.
     #[arg(long, requires = "tls_cert", value_name = "FILE")]
     tls_key: Option<std::path::PathBuf>,
-    /// URL prefix of the entries of a built /.well-known/agents.json (e.g. https://example.com).
+    /// The site's own URL (e.g. https://example.com): the prefix of the URLs in a built
+    /// /.well-known/agents.json, and what AI Catalog discovery needs: with it, each MCP Server
+    /// Card whose streamable-http remote URL is on this site is also served at
+    /// <that path>/server-card, and /.well-known/ai-catalog.json is built from the served
+    /// descriptors (unless DIR has its own), every entry's Trust Manifest signed by the first
+    /// --key, its identity BASE/.well-known/jwks.json#PATH (docs/serve.md).
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
     /// Serve RFC 8414 style metadata (issuer, jwks_uri) at
@@ -185,6 +190,17 @@ pub fn run(a: ServeArgs) -> CliResult {
                 path = %agentsig::text::escape_controls(path),
                 "left out of the built {}: {why}",
                 server::publish::AGENTS_PATH
+            );
+        }
+        for n in site.notes() {
+            tracing::warn!("{}", agentsig::text::escape_controls(n));
+        }
+        if publisher.config().base_url.is_none()
+            && site.get(agentsig::catalog::WELL_KNOWN_PATH).is_none()
+        {
+            tracing::info!(
+                "no {} and no MCP Server Card /server-card paths are built: give --base-url https://HOST (their URLs and Trust Manifest identities are absolute)",
+                agentsig::catalog::WELL_KNOWN_PATH
             );
         }
         tracing::info!(

@@ -163,6 +163,13 @@ pub struct SignArgs {
     /// host.identifier when missing).
     #[arg(long)]
     host: bool,
+    /// For an AI Catalog: before signing, fill the declared digests of the manifests signed from
+    /// local files: each attestation's `digest` (sha256) and `size`, and the `sourceDigest` of a
+    /// provenance link whose `sourceId` is the entry's `url`. DIR maps every URL's path under
+    /// DIR; PREFIX=DIR maps the URLs beginning with PREFIX. Repeatable, first match wins. A
+    /// mapped file that is missing is an error (exit 2) and nothing is written.
+    #[arg(long, allow_hyphen_values = true, value_name = "[PREFIX=]DIR")]
+    digest_from: Vec<String>,
 }
 
 impl SignArgs {
@@ -287,18 +294,18 @@ pub fn sign(a: SignArgs) -> CliResult {
     }
     if format == Some(agentsig::formats::Format::AiCatalog) && !a.detached {
         let target = super::catalog::target(a.entry.as_deref(), a.entry_version.as_deref(), a.host);
-        return super::catalog::sign(
-            &a.file,
-            &input,
-            a.out.as_deref(),
-            &keys,
-            &target,
-            rep,
-            a.json,
-        );
+        let what = super::catalog::SignCatalog {
+            file: &a.file,
+            out: a.out.as_deref(),
+            target,
+            digest_from: &a.digest_from,
+        };
+        return super::catalog::sign(&what, &input, &keys, rep, a.json);
     }
-    if a.entry.is_some() || a.host {
-        return Err(CliError::usage("--entry and --host apply to an AI Catalog"));
+    if a.entry.is_some() || a.host || !a.digest_from.is_empty() {
+        return Err(CliError::usage(
+            "--entry, --host and --digest-from apply to an AI Catalog",
+        ));
     }
     if a.a2a_v03_compat {
         return Err(CliError::usage(

@@ -357,10 +357,18 @@ fn select<'a>(doc: &'a Value, pattern: &str) -> Vec<Sel<'a>> {
     for seg in pattern.split('/').skip(1) {
         let mut next = Vec::new();
         for s in cur {
-            let child = |k: &str, v: &'a Value| Sel {
-                ptr: format!("{}{}", s.ptr, json::pointer(&[k.to_string()])),
-                key: k.to_string(),
-                val: v,
+            // The child's pointer written once, in place (RFC 6901 section
+            // 3: `~` as `~0`, `/` as `~1`): a catalog of thousands of
+            // entries selects thousands of values per rule.
+            let child = |k: &str, v: &'a Value| {
+                let mut ptr = String::with_capacity(s.ptr.len() + k.len() + 1);
+                ptr.push_str(&s.ptr);
+                json::push_pointer_token(&mut ptr, k);
+                Sel {
+                    ptr,
+                    key: k.to_owned(),
+                    val: v,
+                }
             };
             match (seg, s.val) {
                 ("*", Value::Array(a)) => {

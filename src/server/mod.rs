@@ -7,6 +7,7 @@
 //! 10.3), made with the current key of a [`KeyRing`]; the ring's JWK Set
 //! lists every key so that rotation never breaks a verifier.
 
+pub mod catalog;
 pub mod keys;
 pub mod layer;
 

@@ -150,6 +150,11 @@ pub struct Site {
     fingerprint: u64,
     /// Served `.json` files the built `agents.json` does not list, and why.
     unlisted: Vec<(String, String)>,
+    /// What the built discovery documents leave out, and why (logged).
+    notes: Vec<String>,
+    /// The built `/.well-known/ai-catalog.json` before signing and as
+    /// served: a rescan that builds the same catalog serves the same bytes.
+    built_catalog: Option<(Value, Entry)>,
 }
 
 impl Site {
@@ -182,6 +187,11 @@ impl Site {
     /// has its own `agents.json`).
     pub fn unlisted(&self) -> &[(String, String)] {
         &self.unlisted
+    }
+    /// What the built `/.well-known/ai-catalog.json` and `/server-card`
+    /// paths leave out, and why: what `serve` logs when it starts.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
     /// Paths of the served descriptors (`.json` files from the directory
     /// and the documents built from it), sorted.
@@ -652,6 +662,8 @@ fn build(cfg: &PublishConfig, found: Vec<Found>, prev: Option<&Site>) -> Site {
         sources: HashMap::new(),
         fingerprint: fingerprint(&found),
         unlisted: Vec::new(),
+        notes: Vec::new(),
+        built_catalog: None,
     };
     let mut plain_json: Vec<String> = Vec::new();
     let mut formats: Vec<(String, Format, Value)> = Vec::new();
@@ -729,6 +741,9 @@ fn build(cfg: &PublishConfig, found: Vec<Found>, prev: Option<&Site>) -> Site {
             }
         }
     }
+    if let Some(base) = cfg.base_url.as_deref() {
+        discovery(cfg, base.trim_end_matches('/'), &formats, prev, &mut site);
+    }
     if !site.entries.contains_key(AGENTS_PATH) {
         let base = cfg.base_url.as_deref().unwrap_or("").trim_end_matches('/');
         let mut agents = Map::new();
@@ -800,6 +815,96 @@ fn build(cfg: &PublishConfig, found: Vec<Found>, prev: Option<&Site>) -> Site {
         );
     }
     site
+}
+
+/// The documents of AI Catalog discovery ([`super::catalog`]): each MCP
+/// Server Card at its `/server-card` paths, and
+/// `/.well-known/ai-catalog.json` built from the served descriptors unless
+/// the directory has its own. What is left out is in [`Site::notes`], and
+/// logged on a rescan that newly leaves it out.
+fn discovery(
+    cfg: &PublishConfig,
+    base: &str,
+    formats: &[(String, Format, Value)],
+    prev: Option<&Site>,
+    site: &mut Site,
+) {
+    let mut claims: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (url, fmt, doc) in formats {
+        if *fmt == Format::McpServerCard {
+            for p in super::catalog::server_card_paths(base, doc) {
+                claims.entry(p).or_default().push(url);
+            }
+        }
+    }
+    let mut served_at: HashMap<&str, String> = HashMap::new();
+    for (path, urls) in claims {
+        match urls[..] {
+            [one] if !site.entries.contains_key(&path) => {
+                if let Some(e) = site.entries.get(one).cloned() {
+                    site.entries.insert(path.clone(), e);
+                    served_at.entry(one).or_insert(path);
+                }
+            }
+            [one] => site.notes.push(format!(
+                "{path}: the MCP Server Card {one} is not served there: a file of the directory has that path"
+            )),
+            _ => site.notes.push(format!(
+                "{path}: not served: several MCP Server Cards name it as their streamable-HTTP endpoint ({})",
+                urls.join(", ")
+            )),
+        }
+    }
+    let wk = crate::catalog::WELL_KNOWN_PATH;
+    if !site.entries.contains_key(wk) {
+        let mut items: Vec<super::catalog::Artifact<'_>> = formats
+            .iter()
+            .filter(|(_, fmt, _)| *fmt != Format::AgentsRegistry)
+            .map(|(url, fmt, doc)| super::catalog::Artifact {
+                path: url,
+                format: *fmt,
+                doc,
+                served_at: served_at.get(url.as_str()).map_or(url, String::as_str),
+            })
+            .collect();
+        items.sort_by(|a, b| a.path.cmp(b.path));
+        let unsigned =
+            super::catalog::unsigned_catalog(base, &format!("{base}{JWKS_PATH}"), &items);
+        let reused = prev
+            .and_then(|p| p.built_catalog.as_ref())
+            .filter(|(u, _)| *u == unsigned)
+            .map(|(_, e)| e.clone());
+        let entry = match reused {
+            Some(e) => Some(e),
+            None => match super::catalog::sign_built_catalog(&unsigned, &cfg.keys.current().key) {
+                Ok(body) if body.len() > crate::catalog::MAX_CATALOG_BYTES => {
+                    site.notes.push(format!(
+                        "{wk}: not built: {} bytes for {} entries, above the {}-byte bound of agentsig's catalog verification; publish a catalog of your own with nested catalogs",
+                        body.len(),
+                        items.len(),
+                        crate::catalog::MAX_CATALOG_BYTES
+                    ));
+                    None
+                }
+                Ok(body) => Some(file_entry(body, crate::catalog::MEDIA_TYPE)),
+                Err(why) => {
+                    site.notes.push(format!("{wk}: not built: {why}"));
+                    None
+                }
+            },
+        };
+        if let Some(e) = entry {
+            site.entries.insert(wk.to_owned(), e.clone());
+            site.built_catalog = Some((unsigned, e));
+        }
+    }
+    if let Some(prev) = prev {
+        for n in &site.notes {
+            if !prev.notes.contains(n) {
+                tracing::warn!("{}", crate::text::escape_controls(n));
+            }
+        }
+    }
 }
 
 /// Read at most `max` bytes from the descriptor that was checked.
