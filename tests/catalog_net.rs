@@ -218,3 +218,41 @@ fn the_cli_verifies_a_catalog_url() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Identities that differ only in their fragment name one JWK Set (the
+/// fragment is never sent, RFC 3986 section 3.5): 300 entries signed under
+/// `https://agent.example/jwks#entry-N` verify with one fetch of `/jwks`,
+/// past the bound of 256 distinct identities.
+#[test]
+fn identities_differing_in_their_fragment_share_one_jwk_set_fetch() {
+    let (_ca, srv, fetcher) = setup();
+    let key = key_served_at_jwks(&srv);
+    let jwks = srv.url("agent.example", "/jwks");
+    let entries: Vec<Value> = (0..300)
+        .map(|i| {
+            json!({"identifier": format!("{jwks}#entry-{i}"), "displayName": format!("Entry {i}"),
+                "mediaType": "application/example+json", "data": {"n": i}})
+        })
+        .collect();
+    let mut doc = json!({"specVersion": "1.0", "entries": entries});
+    catalog::sign_catalog(&mut doc, &key, &catalog::SignTarget::Every).expect("sign");
+    srv.route(
+        "/many.json",
+        Resp::ok("application/ai-catalog+json", doc.to_string()),
+    );
+    let r = resolved(
+        &fetcher,
+        &srv.url("agent.example", "/many.json"),
+        CatalogOptions::default(),
+    );
+    assert_eq!(r.entries.len(), 300);
+    for e in &r.entries {
+        assert_eq!(
+            e.manifest.status,
+            Status::Verified,
+            "{}",
+            e.manifest.message
+        );
+    }
+    assert_eq!(srv.hit_count("/jwks"), 1);
+}

@@ -40,15 +40,15 @@
 //! all, [`MAX_DEPTH`] levels of nesting (ADR 0001 of the catalog
 //! repository: 4 RECOMMENDED, the root catalog counting as level 1).
 
-pub mod expand;
 pub mod digests;
+pub mod expand;
 pub mod manifest;
 mod outcome;
 pub mod verify;
 
 pub use crate::formats::{AI_CATALOG_COMMIT, SERVER_CARD_COMMIT};
-pub use expand::{expand_catalog, is_catalog_document, is_catalog_url, CatalogInput, EntryCheck};
 pub use digests::{fill_digests, Filled, LocalFiles};
+pub use expand::{expand_catalog, is_catalog_document, is_catalog_url, CatalogInput, EntryCheck};
 pub use manifest::{
     canonical_manifest, sign_catalog, sign_manifest, ManifestError, SignCatalogError, SignTarget,
 };

@@ -105,9 +105,17 @@ impl KeyResolver for IdentityResolver {
         let Some(identity) = req.issuer.as_deref() else {
             return Ok(Vec::new());
         };
-        let authority = match identity_kind(identity, None) {
-            IdentityKind::Did => KeyAuthority::Did(identity.to_owned()),
-            IdentityKind::JwksUrl => KeyAuthority::JwksUri(identity.to_owned()),
+        // An `https` identity names the JWK Set at that URL; its fragment
+        // (`https://host/jwks.json#planner`, as `serve` names one entry
+        // per artifact under one key) is never sent (RFC 3986 section
+        // 3.5), so every identity differing only there shares one
+        // discovery: one fetch, one slot of the identity bound.
+        let (identity, authority) = match identity_kind(identity, None) {
+            IdentityKind::Did => (identity, KeyAuthority::Did(identity.to_owned())),
+            IdentityKind::JwksUrl => {
+                let url = identity.split('#').next().unwrap_or(identity);
+                (url, KeyAuthority::JwksUri(url.to_owned()))
+            }
             IdentityKind::Unsupported(why) => return Err(ResolveError::discovery(why)),
         };
         let d = {
