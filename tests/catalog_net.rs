@@ -218,3 +218,89 @@ fn the_cli_verifies_a_catalog_url() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A catalog of `size` bytes (padded with an extension member) whose one
+/// entry is a nested catalog at `nested`, or with no entry.
+fn padded_catalog(size: usize, nested: Option<&str>) -> Vec<u8> {
+    let entries = match nested {
+        Some(url) => json!([{"identifier": "urn:example:sub", "displayName": "Sub",
+            "mediaType": "application/ai-catalog+json", "url": url}]),
+        None => json!([]),
+    };
+    let mut doc = json!({"specVersion": "1.0", "entries": entries, "x-padding": ""});
+    let len = doc.to_string().len();
+    assert!(size >= len);
+    doc["x-padding"] = json!("a".repeat(size - len));
+    let bytes = doc.to_string().into_bytes();
+    assert_eq!(bytes.len(), size);
+    bytes
+}
+
+/// A catalog may be up to `catalog::MAX_CATALOG_BYTES` (4 MiB) read from a
+/// file; fetched, as the root, as a nested catalog, and as a `verify
+/// --batch` source, it gets the same limit (not the fetcher's 1 MiB
+/// default for descriptors and key sets), and one byte more is refused
+/// both ways. The fetcher's own cap still holds for every other fetch.
+#[test]
+fn a_catalog_has_the_same_size_limit_fetched_as_read_from_a_file() {
+    let (_ca, srv, fetcher) = setup();
+    let opts = CatalogOptions::default();
+    let max = catalog::MAX_CATALOG_BYTES;
+    assert!(max > agentsig::net::fetch::DEFAULT_MAX_BODY);
+    let sub_url = srv.url("agent.example", "/sub.json");
+    let root_url = srv.url("agent.example", "/.well-known/ai-catalog.json");
+    let big = 3 * 1024 * 1024;
+    let sub = padded_catalog(big, None);
+    let root = padded_catalog(big, Some(&sub_url));
+    let ctype = "application/ai-catalog+json";
+    srv.route("/sub.json", Resp::ok(ctype, sub.clone()));
+    srv.route(
+        "/.well-known/ai-catalog.json",
+        Resp::ok(ctype, root.clone()),
+    );
+
+    // As a file: verified.
+    let file = base().verify_catalog(&root, &opts);
+    assert!(file.is_ok(), "{:?}", file.err());
+    // By URL, the root and its nested catalog: the same verdict.
+    let r = resolved(&fetcher, &root_url, opts.clone());
+    assert!(r.verified(), "{:?}", r.first_failure());
+    assert_eq!(srv.hit_count("/sub.json"), 1, "the nested catalog fetched");
+    // As a batch source: expanded, the nested catalog fetched too.
+    let inputs = agentsig::net::catalog::expand_catalog_url(&fetcher, &root_url, &opts)
+        .expect("a 3 MiB catalog expands by URL");
+    assert!(
+        inputs.iter().all(|i| !format!("{i:?}").contains("exceeds")),
+        "{inputs:?}"
+    );
+    assert_eq!(
+        srv.hit_count("/sub.json"),
+        2,
+        "the nested catalog fetched again"
+    );
+    // Not a global raise: the same 3 MiB body fetched as anything else
+    // is refused at the fetcher's own cap.
+    let e = fetcher.get(&sub_url).expect_err("the default cap holds");
+    assert!(e.to_string().contains("exceeds"), "{e}");
+
+    // One byte over the catalog limit: refused as a file, as the root by
+    // URL, and as a nested catalog.
+    let over = padded_catalog(max + 1, None);
+    assert!(base().verify_catalog(&over, &opts).is_err());
+    srv.route(
+        "/.well-known/ai-catalog.json",
+        Resp::ok(ctype, over.clone()),
+    );
+    let e = verify_catalog_url(&base(), CatalogKeys::Resolved, &fetcher, &root_url, &opts)
+        .expect_err("the root over the limit");
+    assert!(e.to_string().contains(&max.to_string()), "{e}");
+    let e = agentsig::net::catalog::expand_catalog_url(&fetcher, &root_url, &opts)
+        .expect_err("the batch source over the limit");
+    assert!(e.to_string().contains(&max.to_string()), "{e}");
+    srv.route("/.well-known/ai-catalog.json", Resp::ok(ctype, root));
+    srv.route("/sub.json", Resp::ok(ctype, over));
+    let r = resolved(&fetcher, &root_url, opts);
+    assert!(!r.verified());
+    let why = r.first_failure().expect("why");
+    assert!(why.contains(&max.to_string()), "{why}");
+}
