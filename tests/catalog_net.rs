@@ -170,10 +170,11 @@ fn an_entry_on_a_private_address_is_refused_without_connecting() {
     assert_eq!(srv.accepted(), 1, "only the root catalog's connection");
 }
 
-/// `agentsig verify https://HOST/.well-known/ai-catalog.json`: the CLI
-/// fetches the catalog and its entries, one line per entry, exit 0/1.
-#[test]
-fn the_cli_verifies_a_catalog_url() {
+/// A server with a well-known catalog of one entry whose Trust Manifest is
+/// signed by the key of its `https` identity (a JWK Set it serves), and a
+/// directory `agentsig-catalog-TAG-PID` holding the test CA as `ca.pem`
+/// (for the CLI's `--ca-file`): the server, the directory, the CA file.
+fn served_signed_catalog(tag: &str) -> (Server, std::path::PathBuf, std::path::PathBuf) {
     let (ca, srv, _) = setup();
     let key = key_served_at_jwks(&srv);
     let identity = srv.url("agent.example", "/jwks");
@@ -182,10 +183,18 @@ fn the_cli_verifies_a_catalog_url() {
          "url": "https://agent.example/skill.zip"}]});
     catalog::sign_catalog(&mut cat, &key, &catalog::SignTarget::Every).expect("sign");
     srv.route("/.well-known/ai-catalog.json", Resp::json(&cat));
-    let dir = std::env::temp_dir().join(format!("agentsig-catalog-net-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("agentsig-catalog-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let ca_file = dir.join("ca.pem");
     std::fs::write(&ca_file, ca.pem()).expect("ca");
+    (srv, dir, ca_file)
+}
+
+/// `agentsig verify https://HOST/.well-known/ai-catalog.json`: the CLI
+/// fetches the catalog and its entries, one line per entry, exit 0/1.
+#[test]
+fn the_cli_verifies_a_catalog_url() {
+    let (srv, dir, ca_file) = served_signed_catalog("net");
     let url = srv.url("agent.example", "/.well-known/ai-catalog.json");
     let run = |extra: &[&str]| {
         let mut args = vec!["verify", url.as_str()];
@@ -303,4 +312,74 @@ fn a_catalog_has_the_same_size_limit_fetched_as_read_from_a_file() {
     assert!(!r.verified());
     let why = r.first_failure().expect("why");
     assert!(why.contains(&max.to_string()), "{why}");
+}
+
+/// Every `verify` option a catalog cannot honour is refused (exit 2, the
+/// flag and why named) for a catalog URL, before anything is fetched, and
+/// for an origin once its well-known URL answered a catalog; never a
+/// verdict computed as if the option were absent. The options a catalog
+/// honours (`--require-signed`, `--jwks`, `--typ`) still decide.
+#[test]
+fn verify_options_a_catalog_cannot_honour_are_refused_by_url() {
+    let (srv, dir, ca_file) = served_signed_catalog("flags");
+    let cache = dir.join("cache");
+    let cache = cache.to_str().expect("path");
+    let catalog_url = srv.url("agent.example", "/.well-known/ai-catalog.json");
+    let origin = srv.url("agent.example", "/");
+    // (the options, the flag the refusal names)
+    let refused: &[(&[&str], &str)] = &[
+        (&["--pin-store", "memory:"], "--pin-store"),
+        (&["--jws", "x.jws"], "--jws"),
+        (&["--require-all"], "--require-all"),
+        (&["--max-age", "5m"], "--max-age/--now"),
+        (&["--now", "1700000000"], "--max-age/--now"),
+        (&["--cache-dir", cache], "--cache-dir"),
+        (
+            &["--require-response-signature"],
+            "--require-response-signature",
+        ),
+        (&["--follow-jku"], "--follow-jku"),
+    ];
+    let run = |url: &str, extra: &[&str]| {
+        let mut args = vec!["verify", url];
+        args.extend_from_slice(extra);
+        let o = net_support::agentsig_cli(&ca_file, &args);
+        (
+            o.status.code(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            ),
+        )
+    };
+    for (opts, flag) in refused {
+        let before = srv.hit_count("/.well-known/ai-catalog.json");
+        let (code, out) = run(&catalog_url, opts);
+        assert_eq!(code, Some(2), "{opts:?}: {out}");
+        assert!(out.contains(&format!("{flag}: ")), "{opts:?}: {out}");
+        assert!(out.contains("AI Catalog"), "{opts:?}: {out}");
+        assert_eq!(
+            srv.hit_count("/.well-known/ai-catalog.json"),
+            before,
+            "{opts:?}: refused before fetching"
+        );
+        let (code, out) = run(&origin, opts);
+        assert_eq!(code, Some(2), "origin {opts:?}: {out}");
+        assert!(out.contains(&format!("{flag}: ")), "origin {opts:?}: {out}");
+        assert_eq!(
+            srv.hit_count("/.well-known/ai-catalog.json"),
+            before + 1,
+            "origin {opts:?}: the well-known catalog was read, then refused"
+        );
+    }
+    assert!(!std::path::Path::new(cache).exists(), "--cache-dir unused");
+    // Honoured: the verdict with them.
+    let (code, out) = run(&catalog_url, &["--require-signed"]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = run(&origin, &["--typ", "JOSE"]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = run(&catalog_url, &["--typ", "not-jose"]);
+    assert_eq!(code, Some(1), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -617,7 +617,7 @@ pub struct VerifyArgs {
     /// Key continuity: pin the descriptor's key on first sight and fail with pin.key-changed when
     /// it later verifies with another key. STORE is PATH or file:PATH (one machine),
     /// redis[s]://[USER:PASS@]HOST:PORT/DB (a fleet; rediss: TLS; or redis+cluster://HOST:PORT,..., redis+sentinel://HOST:PORT,.../MASTER, each with ?wait=N for acknowledged writes: docs/fleet.md), memory:. The identity is the descriptor's "id", else
-    /// "url", else "name".
+    /// "url", else "name". Refused with an AI Catalog, which names many identities (docs/catalog.md).
     #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
     pin_store: Option<String>,
     /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output, whatever
@@ -675,6 +675,41 @@ struct JwsOutcome {
     lines: Vec<String>,
 }
 
+/// The `verify` options given that an AI Catalog cannot honour, each with
+/// why (docs/catalog.md, "Options"): a catalog is refused with them rather
+/// than verified as if they were absent.
+fn catalog_unsupported(a: &VerifyArgs) -> Vec<(&'static str, &'static str)> {
+    let mut out = Vec::new();
+    if a.pin_store.is_some() {
+        out.push(("--pin-store", "a pin is the key of one identity, the descriptor's or card's (docs/fleet.md); a catalog names many identities, each checked against its Trust Manifest's own keys on every run. Verify one entry by its URL with --pin-store, or pin an identity with `agentsig pin add`"));
+    }
+    if a.jws.is_some() {
+        out.push(("--jws", "a catalog's signatures are its Trust Manifests' and each card's own, not one detached JWS"));
+    }
+    if a.require_all {
+        out.push(("--require-all", "it is the rule of one A2A card's embedded signatures; --require-signed asks every catalog entry for a verified Trust Manifest"));
+    }
+    if a.max_age.is_some() || a.now.is_some() {
+        out.push(("--max-age/--now", "the cards of a catalog are checked at the current time, with no bound on the age of their response signatures"));
+    }
+    #[cfg(feature = "net")]
+    {
+        if a.net.cache_dir.is_some() {
+            out.push(("--cache-dir", "the keys of a catalog's identities are fetched for this run only, never kept in DIR"));
+        }
+        if a.net.require_response_signature {
+            out.push(("--require-response-signature", "a card fetched from a catalog entry passes with its response signature or its detached JWS; use --require-signed to require one"));
+        }
+        if a.net.follow_jku {
+            out.push((
+                "--follow-jku",
+                "a catalog card's keys are its entry identity's (or --key/--jwks), never a jku",
+            ));
+        }
+    }
+    out
+}
+
 /// The options of `verify` an AI Catalog uses.
 fn catalog_args(a: &VerifyArgs) -> Result<super::catalog::VerifyCatalog<'_>, CliError> {
     Ok(super::catalog::VerifyCatalog {
@@ -685,6 +720,8 @@ fn catalog_args(a: &VerifyArgs) -> Result<super::catalog::VerifyCatalog<'_>, Cli
         require_signed: a.net.require_signed,
         #[cfg(not(feature = "net"))]
         require_signed: false,
+        ignore_key_headers: a.ignore_key_headers,
+        unsupported: catalog_unsupported(a),
         json: a.json,
         #[cfg(feature = "net")]
         fetcher: Some(a.net.fetch.fetcher()?),
@@ -732,6 +769,14 @@ pub fn verify(a: VerifyArgs) -> CliResult {
     }
     #[cfg(feature = "net")]
     if is_url && a.response.is_none() {
+        // A URL's detached JWS is fetched from URL.jws and an A2A card's
+        // signatures decide by the one verdict rule: neither option would
+        // change what `verify URL` checks.
+        if a.jws.is_some() || a.require_all {
+            return Err(CliError::usage(
+                "--jws and --require-all apply to a local FILE: a URL's detached JWS is fetched from URL.jws, and its signatures decide by the one verdict rule (docs/report.md); save the document and verify the FILE to use them",
+            ));
+        }
         return super::net::verify_url_cmd(
             &a.file,
             &a.net,
