@@ -428,8 +428,10 @@ fn saved_response_of_a_signed_card_checks_both_signatures() {
         .iter()
         .any(|c| c == "the A2A card's embedded signatures"));
 
-    // The card file's embedded signature broken: its signatures fail (and
-    // it is no longer the response body); both are named among the failures.
+    // The card file's embedded signature broken: it is no longer the
+    // response body, which is named among the failures; the verdict on
+    // the served bytes is `verify URL`'s, and the file's broken signature
+    // is listed.
     let mut bad = t.read("card.json");
     bad["signatures"][0]["signature"] = json!("AAAA");
     t.write("card.json", &bad);
@@ -443,7 +445,7 @@ fn saved_response_of_a_signed_card_checks_both_signatures() {
     ]);
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("failed: ") && out.contains("the A2A card's embedded signatures"),
+        out.contains("failed: ") && out.contains("signatures/0: INVALID"),
         "{out}"
     );
     assert!(

@@ -2,6 +2,9 @@
 //! consumer flows over a file, exit codes 0/1/2, and `examples/ai-catalog.json`
 //! (an A2A card and an MCP Server Card, with signed Trust Manifests).
 
+#[path = "b64_support/mod.rs"]
+mod b64;
+
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -500,4 +503,68 @@ fn sign_digest_from_refuses_a_missing_file_and_writes_nothing() {
         ],
     );
     assert_eq!(code, 2, "{err}");
+}
+
+/// `verify CATALOG-FILE` with an option no catalog can honour: refused
+/// (exit 2, the flag and why named), never verified as if it were absent.
+/// `--ignore-key-headers` is honoured: a Trust Manifest signature whose
+/// protected header offers a `jku` is refused by default and verified with
+/// the given key under the flag.
+#[test]
+fn verify_options_a_catalog_file_cannot_honour_are_refused() {
+    let jwks = format!("{ROOT}/keys/example-p256.jwks.json");
+    let refused: &[(&[&str], &str)] = &[
+        (&["--pin-store", "memory:"], "--pin-store"),
+        (&["--require-all"], "--require-all"),
+        (&["--max-age", "5m"], "--max-age and --now"),
+        (&["--now", "1700000000"], "--max-age and --now"),
+    ];
+    for (opts, flag) in refused {
+        let mut args = vec!["verify", "examples/ai-catalog.json", "--jwks", &jwks];
+        args.extend_from_slice(opts);
+        let (code, out, err) = run(Path::new(ROOT), &args);
+        assert_eq!(code, 2, "{opts:?}: {out}{err}");
+        assert!(err.contains(flag), "{opts:?}: {err}");
+    }
+    let (_, out, err) = run(
+        Path::new(ROOT),
+        &[
+            "verify",
+            "examples/ai-catalog.json",
+            "--jwks",
+            &jwks,
+            "--pin-store",
+            "memory:",
+        ],
+    );
+    assert!(
+        err.contains("AI Catalog") && err.contains("pin add"),
+        "{out}{err}"
+    );
+
+    // The host manifest re-signed with a `jku` in its protected header.
+    let key = agentsig::SigningKey::from_pem(
+        &std::fs::read_to_string(format!("{ROOT}/keys/example-p256.pem")).expect("key"),
+    )
+    .expect("pem");
+    let mut doc = example();
+    let manifest = &mut doc["host"]["trustManifest"];
+    let canonical = agentsig::catalog::canonical_manifest(manifest).expect("canonical");
+    let header = json!({"alg": "ES256", "kid": key.kid_or_thumbprint(),
+        "jku": "https://attacker.example/jwks.json", "typ": "JOSE"});
+    let protected = b64::encode(header.to_string().as_bytes());
+    let si = format!("{protected}.{}", b64::encode(&canonical));
+    let sig = key.sign(si.as_bytes()).expect("sign");
+    manifest["signature"] = json!(format!("{protected}..{}", b64::encode(&sig)));
+    let t = Tmp::new("key-headers");
+    t.write_json("cat.json", &doc);
+    let file = t.path("cat.json");
+    let file = file.to_str().expect("path");
+    let (code, out, err) = run(Path::new(ROOT), &["verify", file, "--jwks", &jwks]);
+    assert_eq!(code, 1, "a key header refuses the signature: {out}{err}");
+    let (code, out, err) = run(
+        Path::new(ROOT),
+        &["verify", file, "--jwks", &jwks, "--ignore-key-headers"],
+    );
+    assert_eq!(code, 0, "--ignore-key-headers honoured: {out}{err}");
 }

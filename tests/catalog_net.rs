@@ -170,10 +170,11 @@ fn an_entry_on_a_private_address_is_refused_without_connecting() {
     assert_eq!(srv.accepted(), 1, "only the root catalog's connection");
 }
 
-/// `agentsig verify https://HOST/.well-known/ai-catalog.json`: the CLI
-/// fetches the catalog and its entries, one line per entry, exit 0/1.
-#[test]
-fn the_cli_verifies_a_catalog_url() {
+/// A server with a well-known catalog of one entry whose Trust Manifest is
+/// signed by the key of its `https` identity (a JWK Set it serves), and a
+/// directory `agentsig-catalog-TAG-PID` holding the test CA as `ca.pem`
+/// (for the CLI's `--ca-file`): the server, the directory, the CA file.
+fn served_signed_catalog(tag: &str) -> (Server, std::path::PathBuf, std::path::PathBuf) {
     let (ca, srv, _) = setup();
     let key = key_served_at_jwks(&srv);
     let identity = srv.url("agent.example", "/jwks");
@@ -182,10 +183,18 @@ fn the_cli_verifies_a_catalog_url() {
          "url": "https://agent.example/skill.zip"}]});
     catalog::sign_catalog(&mut cat, &key, &catalog::SignTarget::Every).expect("sign");
     srv.route("/.well-known/ai-catalog.json", Resp::json(&cat));
-    let dir = std::env::temp_dir().join(format!("agentsig-catalog-net-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("agentsig-catalog-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let ca_file = dir.join("ca.pem");
     std::fs::write(&ca_file, ca.pem()).expect("ca");
+    (srv, dir, ca_file)
+}
+
+/// `agentsig verify https://HOST/.well-known/ai-catalog.json`: the CLI
+/// fetches the catalog and its entries, one line per entry, exit 0/1.
+#[test]
+fn the_cli_verifies_a_catalog_url() {
+    let (srv, dir, ca_file) = served_signed_catalog("net");
     let url = srv.url("agent.example", "/.well-known/ai-catalog.json");
     let run = |extra: &[&str]| {
         let mut args = vec!["verify", url.as_str()];
@@ -255,4 +264,160 @@ fn identities_differing_in_their_fragment_share_one_jwk_set_fetch() {
         );
     }
     assert_eq!(srv.hit_count("/jwks"), 1);
+}
+
+/// A catalog of `size` bytes (padded with an extension member) whose one
+/// entry is a nested catalog at `nested`, or with no entry.
+fn padded_catalog(size: usize, nested: Option<&str>) -> Vec<u8> {
+    let entries = match nested {
+        Some(url) => json!([{"identifier": "urn:example:sub", "displayName": "Sub",
+            "mediaType": "application/ai-catalog+json", "url": url}]),
+        None => json!([]),
+    };
+    let mut doc = json!({"specVersion": "1.0", "entries": entries, "x-padding": ""});
+    let len = doc.to_string().len();
+    assert!(size >= len);
+    doc["x-padding"] = json!("a".repeat(size - len));
+    let bytes = doc.to_string().into_bytes();
+    assert_eq!(bytes.len(), size);
+    bytes
+}
+
+/// A catalog may be up to `catalog::MAX_CATALOG_BYTES` (4 MiB) read from a
+/// file; fetched, as the root, as a nested catalog, and as a `verify
+/// --batch` source, it gets the same limit (not the fetcher's 1 MiB
+/// default for descriptors and key sets), and one byte more is refused
+/// both ways. The fetcher's own cap still holds for every other fetch.
+#[test]
+fn a_catalog_has_the_same_size_limit_fetched_as_read_from_a_file() {
+    let (_ca, srv, fetcher) = setup();
+    let opts = CatalogOptions::default();
+    let max = catalog::MAX_CATALOG_BYTES;
+    assert!(max > agentsig::net::fetch::DEFAULT_MAX_BODY);
+    let sub_url = srv.url("agent.example", "/sub.json");
+    let root_url = srv.url("agent.example", "/.well-known/ai-catalog.json");
+    let big = 3 * 1024 * 1024;
+    let sub = padded_catalog(big, None);
+    let root = padded_catalog(big, Some(&sub_url));
+    let ctype = "application/ai-catalog+json";
+    srv.route("/sub.json", Resp::ok(ctype, sub.clone()));
+    srv.route(
+        "/.well-known/ai-catalog.json",
+        Resp::ok(ctype, root.clone()),
+    );
+
+    // As a file: verified.
+    let file = base().verify_catalog(&root, &opts);
+    assert!(file.is_ok(), "{:?}", file.err());
+    // By URL, the root and its nested catalog: the same verdict.
+    let r = resolved(&fetcher, &root_url, opts.clone());
+    assert!(r.verified(), "{:?}", r.first_failure());
+    assert_eq!(srv.hit_count("/sub.json"), 1, "the nested catalog fetched");
+    // As a batch source: expanded, the nested catalog fetched too.
+    let inputs = agentsig::net::catalog::expand_catalog_url(&fetcher, &root_url, &opts)
+        .expect("a 3 MiB catalog expands by URL");
+    assert!(
+        inputs.iter().all(|i| !format!("{i:?}").contains("exceeds")),
+        "{inputs:?}"
+    );
+    assert_eq!(
+        srv.hit_count("/sub.json"),
+        2,
+        "the nested catalog fetched again"
+    );
+    // Not a global raise: the same 3 MiB body fetched as anything else
+    // is refused at the fetcher's own cap.
+    let e = fetcher.get(&sub_url).expect_err("the default cap holds");
+    assert!(e.to_string().contains("exceeds"), "{e}");
+
+    // One byte over the catalog limit: refused as a file, as the root by
+    // URL, and as a nested catalog.
+    let over = padded_catalog(max + 1, None);
+    assert!(base().verify_catalog(&over, &opts).is_err());
+    srv.route(
+        "/.well-known/ai-catalog.json",
+        Resp::ok(ctype, over.clone()),
+    );
+    let e = verify_catalog_url(&base(), CatalogKeys::Resolved, &fetcher, &root_url, &opts)
+        .expect_err("the root over the limit");
+    assert!(e.to_string().contains(&max.to_string()), "{e}");
+    let e = agentsig::net::catalog::expand_catalog_url(&fetcher, &root_url, &opts)
+        .expect_err("the batch source over the limit");
+    assert!(e.to_string().contains(&max.to_string()), "{e}");
+    srv.route("/.well-known/ai-catalog.json", Resp::ok(ctype, root));
+    srv.route("/sub.json", Resp::ok(ctype, over));
+    let r = resolved(&fetcher, &root_url, opts);
+    assert!(!r.verified());
+    let why = r.first_failure().expect("why");
+    assert!(why.contains(&max.to_string()), "{why}");
+}
+
+/// Every `verify` option a catalog cannot honour is refused (exit 2, the
+/// flag and why named) for a catalog URL, before anything is fetched, and
+/// for an origin once its well-known URL answered a catalog; never a
+/// verdict computed as if the option were absent. The options a catalog
+/// honours (`--require-signed`, `--jwks`, `--typ`) still decide.
+#[test]
+fn verify_options_a_catalog_cannot_honour_are_refused_by_url() {
+    let (srv, dir, ca_file) = served_signed_catalog("flags");
+    let cache = dir.join("cache");
+    let cache = cache.to_str().expect("path");
+    let catalog_url = srv.url("agent.example", "/.well-known/ai-catalog.json");
+    let origin = srv.url("agent.example", "/");
+    // (the options, the flag the refusal names)
+    let refused: &[(&[&str], &str)] = &[
+        (&["--pin-store", "memory:"], "--pin-store"),
+        (&["--jws", "x.jws"], "--jws"),
+        (&["--require-all"], "--require-all"),
+        (&["--max-age", "5m"], "--max-age/--now"),
+        (&["--now", "1700000000"], "--max-age/--now"),
+        (&["--cache-dir", cache], "--cache-dir"),
+        (
+            &["--require-response-signature"],
+            "--require-response-signature",
+        ),
+        (&["--follow-jku"], "--follow-jku"),
+    ];
+    let run = |url: &str, extra: &[&str]| {
+        let mut args = vec!["verify", url];
+        args.extend_from_slice(extra);
+        let o = net_support::agentsig_cli(&ca_file, &args);
+        (
+            o.status.code(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            ),
+        )
+    };
+    for (opts, flag) in refused {
+        let before = srv.hit_count("/.well-known/ai-catalog.json");
+        let (code, out) = run(&catalog_url, opts);
+        assert_eq!(code, Some(2), "{opts:?}: {out}");
+        assert!(out.contains(&format!("{flag}: ")), "{opts:?}: {out}");
+        assert!(out.contains("AI Catalog"), "{opts:?}: {out}");
+        assert_eq!(
+            srv.hit_count("/.well-known/ai-catalog.json"),
+            before,
+            "{opts:?}: refused before fetching"
+        );
+        let (code, out) = run(&origin, opts);
+        assert_eq!(code, Some(2), "origin {opts:?}: {out}");
+        assert!(out.contains(&format!("{flag}: ")), "origin {opts:?}: {out}");
+        assert_eq!(
+            srv.hit_count("/.well-known/ai-catalog.json"),
+            before + 1,
+            "origin {opts:?}: the well-known catalog was read, then refused"
+        );
+    }
+    assert!(!std::path::Path::new(cache).exists(), "--cache-dir unused");
+    // Honoured: the verdict with them.
+    let (code, out) = run(&catalog_url, &["--require-signed"]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = run(&origin, &["--typ", "JOSE"]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = run(&catalog_url, &["--typ", "not-jose"]);
+    assert_eq!(code, Some(1), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

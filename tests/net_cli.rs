@@ -92,6 +92,24 @@ fn verify_url_prints_the_verified_descriptor() {
     assert_eq!(r["details"]["descriptor"]["name"], "planner");
 }
 
+/// `--jws` and `--require-all` concern a local FILE: with a descriptor
+/// URL they are refused (exit 2) before anything is fetched, never
+/// ignored.
+#[test]
+fn verify_url_refuses_the_options_of_a_local_file() {
+    let e = env();
+    let url = e.srv.url("agents.example", "/planner.json");
+    for opts in [&["--jws", "x.jws"][..], &["--require-all"][..]] {
+        let mut args = vec!["verify", url.as_str()];
+        args.extend_from_slice(opts);
+        let o = run(&e, &args, true);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{opts:?}: {err}");
+        assert!(err.contains("apply to a local FILE"), "{opts:?}: {err}");
+    }
+    assert_eq!(e.srv.hit_count("/planner.json"), 0, "nothing fetched");
+}
+
 #[test]
 fn verify_url_unsigned_under_require_signed_fails() {
     let e = env();

@@ -2,11 +2,22 @@
 //! options. Every command module imports them from here, so no command
 //! module imports another for an argument type.
 
+//!
+//! The fetch options exist with the `net` feature only: without it no
+//! command fetches, and every flag that would (`--allow-private-networks`,
+//! `--ca-file`, ...) is absent rather than accepted and ignored.
+
+#[cfg(feature = "net")]
 use super::CliError;
+#[cfg(feature = "net")]
 use agentsig::net::fleet::{FleetCache, FleetSecret, FLEET_SECRET_ENV};
+#[cfg(feature = "net")]
 use agentsig::net::{FetchPolicy, Fetcher};
+#[cfg(feature = "net")]
 use std::net::IpAddr;
+#[cfg(feature = "net")]
 use std::sync::Arc;
+#[cfg(feature = "net")]
 use std::time::Duration;
 
 /// Parse a duration: seconds, or a number with s, m, h or d.
@@ -31,6 +42,7 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
 
 /// How to fetch: the SSRF opt-ins for development and tests, extra CA
 /// roots, pinned addresses (every command that fetches).
+#[cfg(feature = "net")]
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct FetchArgs {
     /// Allow fetching from loopback, private and link-local addresses (development and
@@ -68,6 +80,7 @@ pub struct FetchArgs {
 }
 
 /// A deadline in seconds, at least one.
+#[cfg(feature = "net")]
 fn parse_deadline(s: &str) -> Result<u64, String> {
     match parse_duration(s)? {
         0 => Err("a deadline must be at least 1 second".into()),
@@ -75,6 +88,7 @@ fn parse_deadline(s: &str) -> Result<u64, String> {
     }
 }
 
+#[cfg(feature = "net")]
 impl FetchArgs {
     /// The fetcher these options describe.
     pub fn fetcher(&self) -> Result<Fetcher, CliError> {

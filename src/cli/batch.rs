@@ -192,6 +192,14 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
     let urls = Urls::new(cx, per_host, args.response_signature_first)?;
     #[cfg(not(feature = "net"))]
     let _ = per_host;
+    // Only URLs carry a response signature whose age is checked: a build
+    // without `net` reads no URL, so the options would do nothing.
+    #[cfg(not(feature = "net"))]
+    if cx.max_age.is_some() || cx.now.is_some() {
+        return Err(CliError::usage(
+            "--max-age and --now apply to URLs, and this build has no network support (feature net)",
+        ));
+    }
     let opts = BatchOptions::with_threads(threads);
     let mut progress = Progress::new();
     let (total, verified);

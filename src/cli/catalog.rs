@@ -127,6 +127,13 @@ pub struct VerifyCatalog<'a> {
     pub typ: &'a [String],
     /// `--require-signed`.
     pub require_signed: bool,
+    /// `--ignore-key-headers`: a manifest signature's jku/jwk/x5u/x5c/x5t
+    /// header is ignored instead of refusing the signature.
+    pub ignore_key_headers: bool,
+    /// The `verify` options given that no catalog can honour (the flag
+    /// and why): a catalog with any of them is refused, exit 2
+    /// ([`refuse_unsupported`]).
+    pub unsupported: Vec<(&'static str, &'static str)>,
     /// `--json`.
     pub json: bool,
     /// The fetcher for resolving identities' keys.
@@ -140,10 +147,30 @@ pub fn is_catalog_url(url: &str) -> bool {
     catalog::is_catalog_url(url)
 }
 
+/// A usage error (exit 2) naming each option of
+/// [`VerifyCatalog::unsupported`] and why a catalog cannot honour it;
+/// never a verdict computed without it.
+pub fn refuse_unsupported(v: &VerifyCatalog<'_>) -> Result<(), CliError> {
+    if v.unsupported.is_empty() {
+        return Ok(());
+    }
+    let why: Vec<String> = v
+        .unsupported
+        .iter()
+        .map(|(flag, why)| format!("{flag}: {why}"))
+        .collect();
+    Err(CliError::usage(format!(
+        "{} is an AI Catalog, and these options do not apply to one (docs/catalog.md): {}",
+        esc(v.file),
+        why.join("; ")
+    )))
+}
+
 /// Fetch the catalog at `url`, its nested catalogs and cards, and verify
 /// them ([`agentsig::net::catalog::verify_catalog_url`]).
 #[cfg(feature = "net")]
 pub fn verify_url(v: &VerifyCatalog<'_>, url: &str) -> CliResult {
+    refuse_unsupported(v)?;
     match fetch_and_verify(v, url)? {
         Ok(code) => Ok(code),
         Err(e) => Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed")),
@@ -194,7 +221,13 @@ fn fetch_and_verify(
     };
     let opts = CatalogOptions::default().require_signed(v.require_signed);
     let report = match verify_catalog_url(&base, keys, fetcher, url, &opts) {
-        Ok(r) => r,
+        // An origin is known to name a catalog only now (its well-known
+        // URL answered one): the options it cannot honour are refused
+        // here, before any verdict.
+        Ok(r) => {
+            refuse_unsupported(v)?;
+            r
+        }
         Err(e @ CatalogUrlError::NotServed(_)) => return Ok(Err(e)),
         Err(CatalogUrlError::Fetch(e)) => {
             return Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed"))
@@ -210,6 +243,11 @@ fn verifier(v: &VerifyCatalog<'_>, keys: agentsig::trust::StaticKeys) -> Verifie
         .algorithms(v.trust.allow_list())
         .strict_low_s(v.trust.strict_low_s)
         .jws(policy(v.typ))
+        .key_headers(if v.ignore_key_headers {
+            agentsig::jws::KeyHeaderPolicy::Ignore
+        } else {
+            agentsig::jws::KeyHeaderPolicy::Refuse
+        })
         .build()
 }
 
@@ -238,6 +276,7 @@ fn finish(v: &VerifyCatalog<'_>, report: &CatalogReport) -> CliResult {
 
 /// Verify a catalog document and print one line per entry (or the report).
 pub fn verify(v: &VerifyCatalog<'_>, input: &[u8]) -> CliResult {
+    refuse_unsupported(v)?;
     let opts = CatalogOptions::default().require_signed(v.require_signed);
     let result = if v.trust.is_empty() {
         resolved(v, input, &opts)?

@@ -625,6 +625,7 @@ pub fn digest_cmd(a: DigestArgs) -> CliResult {
 }
 
 /// Read a saved response (`curl -i`) for `agentsig verify --response`.
+#[cfg(feature = "net")]
 pub fn read_saved_response(path: &str) -> Result<Message, CliError> {
     let m = read_message(path, "https")?;
     if m.is_request() {

@@ -181,15 +181,8 @@ fn success(command: &str, subject: &str, v: &UrlVerified, json: bool) -> CliResu
                 );
             }
         }
-        for n in &v.not_checked {
-            errln!(
-                "note: {} not checked: no trusted key matches it (it counts neither way; --require-response-signature demands the response signature)",
-                match *n {
-                    "rfc9421" => "the RFC 9421 response signature",
-                    "jws" => "the detached JWS",
-                    _ => "the A2A card signatures",
-                }
-            );
+        for n in not_checked_notes(v) {
+            errln!("{n}");
         }
         if v.signed() {
             errln!("{subject}: verified ({})", checked_text(v));
@@ -221,6 +214,63 @@ fn checked_text(v: &UrlVerified) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The options of `verify --response` that `verify URL` takes too.
+pub struct Served<'a> {
+    pub net: &'a NetArgs,
+    pub trust: &'a TrustedKeyArgs,
+    pub max_age: Option<u64>,
+    pub now: Option<i64>,
+    pub pin_store: Option<&'a str>,
+}
+
+/// `verify [FILE] --response SAVED.http`: the saved response `m` (served
+/// at `name`) and the detached JWS `jws` verified by the library as `verify
+/// URL --require-response-signature` verifies a fetched one
+/// ([`agentsig::net::Resolver::verify_served`]); keys from --key/--jwks,
+/// or discovered as `verify URL` discovers them.
+pub fn verify_served(
+    o: &Served<'_>,
+    name: &str,
+    m: &agentsig::httpsig::Message,
+    jws: Option<&str>,
+) -> Result<Result<UrlVerified, agentsig::net::verify::UrlVerifyError>, CliError> {
+    // The pin store is opened before anything is checked: an unusable
+    // store is a usage error.
+    open_pins(o.pin_store)?;
+    let mut opts = options(o.net, o.trust, o.max_age, o.now)?;
+    // --response verifies the response signature above all.
+    opts.require_response_signature = true;
+    let resolver = agentsig::net::Resolver::with_options(o.net.fetcher()?, opts);
+    Ok(resolver.verify_served(name, m, jws))
+}
+
+/// The key-continuity decision of `--pin-store` on a verified served
+/// response, as `verify URL` takes it ([`pin_decision`]).
+pub fn served_pin_decision(
+    pin_store: Option<&str>,
+    v: &UrlVerified,
+) -> Result<Option<agentsig::pin::PinDecision>, CliError> {
+    Ok(open_pins(pin_store)?.map(|pins| pin_decision(&pins, v)))
+}
+
+/// One note per signature that no trusted key matches (it counts neither
+/// way under the one verdict rule).
+pub fn not_checked_notes(v: &UrlVerified) -> Vec<String> {
+    v.not_checked
+        .iter()
+        .map(|n| {
+            format!(
+                "note: {} not checked: no trusted key matches it (it counts neither way; --require-response-signature demands the response signature)",
+                match *n {
+                    "rfc9421" => "the RFC 9421 response signature",
+                    "jws" => "the detached JWS",
+                    _ => "the A2A card signatures",
+                }
+            )
+        })
+        .collect()
 }
 
 /// `agentsig verify https://...`.

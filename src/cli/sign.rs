@@ -624,7 +624,7 @@ pub struct VerifyArgs {
     /// Key continuity: pin the descriptor's key on first sight and fail with pin.key-changed when
     /// it later verifies with another key. STORE is PATH or file:PATH (one machine),
     /// redis[s]://[USER:PASS@]HOST:PORT/DB (a fleet; rediss: TLS; or redis+cluster://HOST:PORT,..., redis+sentinel://HOST:PORT,.../MASTER, each with ?wait=N for acknowledged writes: docs/fleet.md), memory:. The identity is the descriptor's "id", else
-    /// "url", else "name".
+    /// "url", else "name". Refused with an AI Catalog, which names many identities (docs/catalog.md).
     #[arg(long, allow_hyphen_values = true, value_name = "STORE")]
     pin_store: Option<String>,
     /// Print one JSON report (agentsig.report/1, docs/report.md) on standard output, whatever
@@ -682,6 +682,41 @@ struct JwsOutcome {
     lines: Vec<String>,
 }
 
+/// The `verify` options given that an AI Catalog cannot honour, each with
+/// why (docs/catalog.md, "Options"): a catalog is refused with them rather
+/// than verified as if they were absent.
+fn catalog_unsupported(a: &VerifyArgs) -> Vec<(&'static str, &'static str)> {
+    let mut out = Vec::new();
+    if a.pin_store.is_some() {
+        out.push(("--pin-store", "a pin is the key of one identity, the descriptor's or card's (docs/fleet.md); a catalog names many identities, each checked against its Trust Manifest's own keys on every run. Verify one entry by its URL with --pin-store, or pin an identity with `agentsig pin add`"));
+    }
+    if a.jws.is_some() {
+        out.push(("--jws", "a catalog's signatures are its Trust Manifests' and each card's own, not one detached JWS"));
+    }
+    if a.require_all {
+        out.push(("--require-all", "it is the rule of one A2A card's embedded signatures; --require-signed asks every catalog entry for a verified Trust Manifest"));
+    }
+    if a.max_age.is_some() || a.now.is_some() {
+        out.push(("--max-age/--now", "the cards of a catalog are checked at the current time, with no bound on the age of their response signatures"));
+    }
+    #[cfg(feature = "net")]
+    {
+        if a.net.cache_dir.is_some() {
+            out.push(("--cache-dir", "the keys of a catalog's identities are fetched for this run only, never kept in DIR"));
+        }
+        if a.net.require_response_signature {
+            out.push(("--require-response-signature", "a card fetched from a catalog entry passes with its response signature or its detached JWS; use --require-signed to require one"));
+        }
+        if a.net.follow_jku {
+            out.push((
+                "--follow-jku",
+                "a catalog card's keys are its entry identity's (or --key/--jwks), never a jku",
+            ));
+        }
+    }
+    out
+}
+
 /// The options of `verify` an AI Catalog uses.
 fn catalog_args(a: &VerifyArgs) -> Result<super::catalog::VerifyCatalog<'_>, CliError> {
     Ok(super::catalog::VerifyCatalog {
@@ -692,6 +727,8 @@ fn catalog_args(a: &VerifyArgs) -> Result<super::catalog::VerifyCatalog<'_>, Cli
         require_signed: a.net.require_signed,
         #[cfg(not(feature = "net"))]
         require_signed: false,
+        ignore_key_headers: a.ignore_key_headers,
+        unsupported: catalog_unsupported(a),
         json: a.json,
         #[cfg(feature = "net")]
         fetcher: Some(a.net.fetch.fetcher()?),
@@ -739,6 +776,14 @@ pub fn verify(a: VerifyArgs) -> CliResult {
     }
     #[cfg(feature = "net")]
     if is_url && a.response.is_none() {
+        // A URL's detached JWS is fetched from URL.jws and an A2A card's
+        // signatures decide by the one verdict rule: neither option would
+        // change what `verify URL` checks.
+        if a.jws.is_some() || a.require_all {
+            return Err(CliError::usage(
+                "--jws and --require-all apply to a local FILE: a URL's detached JWS is fetched from URL.jws, and its signatures decide by the one verdict rule (docs/report.md); save the document and verify the FILE to use them",
+            ));
+        }
         return super::net::verify_url_cmd(
             &a.file,
             &a.net,
@@ -793,7 +838,8 @@ pub fn verify(a: VerifyArgs) -> CliResult {
         }
         (None, f) => format!("{f}.jws"),
     };
-    let o = check_jws(&a, &input, &jws_path).map_err(|e| e.with_detail("jws", &jws_path))?;
+    let o = check_jws(&a, &input, &jws_path, Pin::Decide)
+        .map_err(|e| e.with_detail("jws", &jws_path))?;
     if a.json {
         super::print_report(&o.json);
     } else {
@@ -818,7 +864,7 @@ pub fn verify(a: VerifyArgs) -> CliResult {
 /// when at least one is valid and none invalid under a trusted key, or with
 /// `--require-all` when every one is valid (docs/a2a.md).
 fn verify_a2a_card(a: &VerifyArgs, card: &serde_json::Value) -> CliResult {
-    let o = check_card(a, card)?;
+    let o = check_card(a, card, Pin::Decide)?;
     if a.json {
         super::print_report(&o.json);
     } else {
@@ -860,7 +906,17 @@ fn verify_a2a_card(a: &VerifyArgs, card: &serde_json::Value) -> CliResult {
 
 /// Check an A2A card's embedded signatures; prints nothing. A card without
 /// signatures, or one that is no valid card, is a failed outcome (exit 1).
-fn check_card(a: &VerifyArgs, card: &serde_json::Value) -> Result<JwsOutcome, CliError> {
+/// Whether a check takes the key-continuity decision of `--pin-store`
+/// itself, or leaves it to its caller (`--response`, whose verdict is the
+/// library's).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pin {
+    Decide,
+    #[cfg(feature = "net")]
+    Leave,
+}
+
+fn check_card(a: &VerifyArgs, card: &serde_json::Value, pin: Pin) -> Result<JwsOutcome, CliError> {
     let resolver = a.trust.resolver()?;
     let mut policy = JwsPolicy::default();
     if !a.typ.is_empty() {
@@ -905,7 +961,7 @@ fn check_card(a: &VerifyArgs, card: &serde_json::Value) -> Result<JwsOutcome, Cl
             Err(e) => lines.push(format!("signatures/{i}: REFUSED: {}", esc(&e.to_string()))),
         }
     }
-    if let (Some(url), true) = (&a.pin_store, verified) {
+    if let (Some(url), true, Pin::Decide) = (&a.pin_store, verified, pin) {
         let reports: Vec<&agentsig::jws::JwsReport> = report
             .signatures
             .iter()
@@ -963,10 +1019,25 @@ fn signature_line(s: &agentsig::jws::SignatureReport) -> String {
     line
 }
 
-/// `verify [FILE] --response SAVED.http`: the RFC 9421 signature of the
-/// saved response; with FILE, also that the response body is FILE's bytes
-/// exactly and, when FILE's detached JWS exists (or --jws names one), that
-/// JWS. The verdict covers only what was checked, and says what that was.
+/// `verify [FILE] --response SAVED.http` in a build without the `net`
+/// feature: refused, since the verdict on a served response is `verify
+/// URL`'s ([`agentsig::net::Resolver::verify_served`]).
+#[cfg(not(feature = "net"))]
+fn verify_response(_a: &VerifyArgs, _resp: &str) -> CliResult {
+    Err(CliError::usage(
+        "--response is verified as `verify URL` verifies what the URL served, which needs the net feature; `agentsig http verify SAVED.http` checks the RFC 9421 signature alone",
+    ))
+}
+
+/// `verify [FILE] --response SAVED.http`: the saved response verified as
+/// `verify URL --require-response-signature` verifies what the URL served
+/// (the library's [`agentsig::net::Resolver::verify_served`]: the
+/// `Content-Digest`, the RFC 9421 response signature, the detached JWS
+/// FILE.jws or --jws as URL.jws, an A2A card's embedded signatures, the one
+/// verdict rule); with FILE, also that the response body is FILE's bytes
+/// exactly. The lines and the report list every signature; the verdict is
+/// the library's, and says what was checked.
+#[cfg(feature = "net")]
 fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
     let m = super::http::read_saved_response(resp)?;
     let file = (!a.file.is_empty()).then_some(a.file.as_str());
@@ -1006,9 +1077,6 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
     })?;
     let mut checked = vec![format!("RFC 9421 signature of the response {resp}")];
     let mut failed: Vec<String> = Vec::new();
-    if !http.verified {
-        failed.push(format!("RFC 9421 signature of the response {resp}"));
-    }
     let mut lines = http.lines.clone();
     let body_matches = match (&input, file) {
         (Some(bytes), Some(f)) => {
@@ -1050,25 +1118,53 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
     let jws = match (&jws_path, &input, &card) {
         (Some(p), Some(bytes), _) => {
             checked.push(format!("detached JWS {p}"));
-            let o = check_jws(a, bytes, p)?;
-            if !o.verified {
-                failed.push(format!("detached JWS {p}"));
-            }
+            let o = check_jws(a, bytes, p, Pin::Leave)?;
             lines.extend(o.lines.iter().cloned());
             Some(o)
         }
         (None, Some(_), Some(card)) => {
-            let what = "the A2A card's embedded signatures".to_owned();
-            checked.push(what.clone());
-            let o = check_card(a, card)?;
-            if !o.verified {
-                failed.push(what);
-            }
+            checked.push("the A2A card's embedded signatures".to_owned());
+            let o = check_card(a, card, Pin::Leave)?;
             lines.extend(o.lines.iter().cloned());
             Some(o)
         }
         _ => None,
     };
+    // The verdict: `verify URL`'s on the same bytes (the saved response is
+    // what the URL served, FILE.jws what URL.jws served).
+    let jws_text = jws_path
+        .as_deref()
+        .map(|p| {
+            String::from_utf8(read_input(p)?)
+                .map_err(|_| CliError::malformed(format!("{p}: not UTF-8")))
+        })
+        .transpose()?;
+    let served = super::net::verify_served(
+        &super::net::Served {
+            net: &a.net,
+            trust: &a.trust,
+            max_age: a.max_age,
+            now: a.now,
+            pin_store: a.pin_store.as_deref(),
+        },
+        file.unwrap_or(resp),
+        &m,
+        jws_text.as_deref(),
+    )?;
+    let mut pin_check = None;
+    match &served {
+        Ok(v) => {
+            lines.extend(super::net::not_checked_notes(v));
+            if let Some(d) = super::net::served_pin_decision(a.pin_store.as_deref(), v)? {
+                lines.push(d.message.clone());
+                if !d.passed {
+                    failed.push(d.message.clone());
+                }
+                pin_check = Some(d);
+            }
+        }
+        Err(e) => failed.push(format!("{e} ({})", e.code())),
+    }
     let verified = failed.is_empty();
     let subject = file.unwrap_or(resp);
     if a.json {
@@ -1090,6 +1186,14 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
         }
         if let Some(f) = &media_warning {
             j.warn(f.code, f.message.clone());
+        }
+        match &served {
+            Ok(v) if !v.not_checked.is_empty() => j.detail("not_checked", &v.not_checked),
+            Ok(_) => {}
+            Err(e) => j.check(e.code(), false, e.to_string()),
+        }
+        if let Some(d) = &pin_check {
+            j.check(d.code, d.passed, d.message.clone());
         }
         j.detail("descriptor_file", file);
         j.detail("checked", &checked);
@@ -1142,7 +1246,12 @@ fn verify_response(a: &VerifyArgs, resp: &str) -> CliResult {
 }
 
 /// Check the detached JWS at `jws_path` over `input`; prints nothing.
-fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome, CliError> {
+fn check_jws(
+    a: &VerifyArgs,
+    input: &[u8],
+    jws_path: &str,
+    pin: Pin,
+) -> Result<JwsOutcome, CliError> {
     let jws_bytes = read_input(jws_path)?;
     let jws_text = String::from_utf8(jws_bytes)
         .map_err(|_| CliError::malformed(format!("{jws_path}: not UTF-8")))?;
@@ -1190,7 +1299,7 @@ fn check_jws(a: &VerifyArgs, input: &[u8], jws_path: &str) -> Result<JwsOutcome,
     json.detail("jws", jws_path);
     json.detail("canonical_sha256", report.canonical_sha256());
     let mut lines = Vec::new();
-    if let (Some(url), true) = (&a.pin_store, verified) {
+    if let (Some(url), true, Pin::Decide) = (&a.pin_store, verified, pin) {
         let (ok, code, message) = check_pins(url, input, &report.jws)?;
         json.check(code, ok, message.clone());
         lines.push(message);

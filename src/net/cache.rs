@@ -539,8 +539,10 @@ pub struct Fetched {
 }
 
 impl Fetched {
-    #[cfg(test)]
-    pub(crate) fn new_for_tests(
+    /// A response saved earlier, as `url` served it (no redirect, from the
+    /// origin): what [`super::verify::Resolver::verify_served`] checks, and
+    /// the canned answers of unit tests.
+    pub(crate) fn saved(
         url: &str,
         status: u16,
         headers: http::HeaderMap,
@@ -574,7 +576,7 @@ mod tests {
                 http::HeaderValue::from_str(v).unwrap(),
             );
         }
-        Fetched::new_for_tests("https://a.example/x", status, headers, b"body".to_vec())
+        Fetched::saved("https://a.example/x", status, headers, b"body".to_vec())
     }
 
     fn cache() -> HttpCache {

@@ -233,11 +233,15 @@ pub const DEADLINE: Duration = Duration::from_secs(120);
 /// The SSRF-guarded fetcher as a [`Fetch`]: `https` only (the fetcher
 /// refuses private, loopback and link-local addresses before connecting
 /// unless its policy allows them), each body bounded by the fetcher's
-/// policy and all of them by `max_total`.
+/// policy (a nested catalog by `max_catalog`) and all of them by
+/// `max_total`.
 struct NetFetch<'a> {
     fetcher: &'a Fetcher,
     total: usize,
     max_total: usize,
+    /// The largest catalog document ([`CatalogOptions::max_bytes`]): a
+    /// catalog fetched may be as large as one read from a file.
+    max_catalog: usize,
     /// The base verifier's algorithm allow-list and low-S rule, for the
     /// signatures of fetched cards.
     algorithms: crate::alg::AllowList,
@@ -245,11 +249,12 @@ struct NetFetch<'a> {
 }
 
 impl<'a> NetFetch<'a> {
-    fn new(fetcher: &'a Fetcher) -> NetFetch<'a> {
+    fn new(fetcher: &'a Fetcher, opts: &CatalogOptions) -> NetFetch<'a> {
         NetFetch {
             fetcher,
             total: 0,
             max_total: MAX_TOTAL_BYTES,
+            max_catalog: opts.max_bytes,
             algorithms: crate::alg::AllowList::default(),
             strict_low_s: false,
         }
@@ -281,11 +286,16 @@ impl<'a> NetFetch<'a> {
 impl Fetch for NetFetch<'_> {
     fn fetch(&mut self, url: &str, accept: &str) -> Result<Vec<u8>, String> {
         Self::https_only(url)?;
-        let accept = format!("{accept}, application/json;q=0.5");
-        let f = self
-            .fetcher
-            .get_with(url, &[("accept", &accept)])
-            .map_err(|e| e.to_string())?;
+        let wanted = format!("{accept}, application/json;q=0.5");
+        let headers = [("accept", wanted.as_str())];
+        // A document asked for as an AI Catalog (a nested catalog) has the
+        // catalog limit, as the root has; anything else the fetcher's own.
+        let f = if crate::catalog::media_type_is(accept, crate::catalog::MEDIA_TYPE) {
+            self.fetcher.get_with_limit(url, &headers, self.max_catalog)
+        } else {
+            self.fetcher.get_with(url, &headers)
+        }
+        .map_err(|e| e.to_string())?;
         if f.status != 200 {
             return Err(format!("HTTP status {}", f.status));
         }
@@ -410,10 +420,10 @@ pub fn verify_catalog_url(
 ) -> Result<CatalogReport, CatalogUrlError> {
     let deadline = std::time::Instant::now() + DEADLINE;
     super::fetch::with_deadline(deadline, || {
-        let mut nf = NetFetch::new(fetcher);
+        let mut nf = NetFetch::new(fetcher, opts);
         nf.algorithms = base.algorithms().clone();
         nf.strict_low_s = base.strict_low_s();
-        let root = fetch_root(fetcher, url)?;
+        let root = fetch_root(fetcher, url, opts)?;
         nf.add(root.body.len()).map_err(CatalogUrlError::Fetch)?;
         let resolved;
         let v = match keys {
@@ -451,7 +461,7 @@ pub fn expand_catalog_bytes(
     let doc = crate::catalog::verify::parse_catalog(bytes, opts)?;
     let deadline = std::time::Instant::now() + DEADLINE;
     Ok(super::fetch::with_deadline(deadline, || {
-        let mut nf = NetFetch::new(fetcher);
+        let mut nf = NetFetch::new(fetcher, opts);
         crate::catalog::expand_catalog(&doc, name, Some(&mut nf), opts)
     }))
 }
@@ -465,7 +475,7 @@ pub fn expand_catalog_url(
     url: &str,
     opts: &CatalogOptions,
 ) -> Result<Vec<CatalogInput>, CatalogUrlError> {
-    let root = fetch_root(fetcher, url)?;
+    let root = fetch_root(fetcher, url, opts)?;
     if root.body.len() > MAX_TOTAL_BYTES {
         return Err(CatalogUrlError::Fetch(format!(
             "more than {MAX_TOTAL_BYTES} bytes"
@@ -477,11 +487,19 @@ pub fn expand_catalog_url(
 /// The root catalog at `url`: 200, or [`CatalogUrlError::NotServed`] for
 /// 404 and 410, and for a 200 whose `Content-Type` is HTML (the page many
 /// sites serve for any path: no catalog document is there, AI Catalog
-/// "Well-Known URI": "If a valid AI Catalog document is returned").
-fn fetch_root(fetcher: &Fetcher, url: &str) -> Result<super::fetch::Fetched, CatalogUrlError> {
+/// "Well-Known URI": "If a valid AI Catalog document is returned"). Its
+/// body may be as large as a catalog read from a file
+/// ([`CatalogOptions::max_bytes`], by default
+/// [`crate::catalog::MAX_CATALOG_BYTES`]), not only the fetcher's default
+/// cap: the same document gets the same verdict fetched or read.
+fn fetch_root(
+    fetcher: &Fetcher,
+    url: &str,
+    opts: &CatalogOptions,
+) -> Result<super::fetch::Fetched, CatalogUrlError> {
     NetFetch::https_only(url).map_err(CatalogUrlError::Fetch)?;
     let accept = format!("{}, application/json;q=0.5", crate::catalog::MEDIA_TYPE);
-    match fetcher.get_with(url, &[("accept", &accept)]) {
+    match fetcher.get_with_limit(url, &[("accept", &accept)], opts.max_bytes) {
         Ok(f) if f.status == 200 && is_html(&f.headers) => Err(CatalogUrlError::NotServed(200)),
         Ok(f) if f.status == 200 => Ok(f),
         Ok(f) => Err(CatalogUrlError::Fetch(format!("HTTP status {}", f.status))),

@@ -685,7 +685,26 @@ impl Fetcher {
     /// a redirect is refused, the deadline passes, the body is too large, or the server answers
     /// other than 2xx.
     pub fn get_with(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, FetchError> {
-        self.fetch(url, headers, true)
+        self.fetch(url, headers, true, self.policy.max_body)
+    }
+
+    /// [`Fetcher::get_with`] with its own body cap, `max_body` bytes,
+    /// instead of [`FetchPolicy::max_body`]: for the one kind of document
+    /// whose format allows more than the fetcher's default (an AI Catalog,
+    /// up to [`crate::catalog::MAX_CATALOG_BYTES`]), so that its limit is
+    /// the same fetched as read from a file without raising the cap of
+    /// every other fetch (descriptors, key sets, metadata).
+    ///
+    /// # Errors
+    /// As [`Fetcher::get_with`]; a body above `max_body` is
+    /// [`FetchError::TooLarge`] naming `max_body`.
+    pub fn get_with_limit(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+        max_body: usize,
+    ) -> Result<Fetched, FetchError> {
+        self.fetch(url, headers, true, max_body)
     }
 
     /// GET `url` without following any redirect: a 3xx is
@@ -697,7 +716,7 @@ impl Fetcher {
     /// a redirect is refused, the deadline passes, the body is too large, or the server answers
     /// other than 2xx.
     pub fn get_exact(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, FetchError> {
-        self.fetch(url, headers, false)
+        self.fetch(url, headers, false, self.policy.max_body)
     }
 
     /// GET `url` through the RFC 9111 cache (see [`super::cache`]): a fresh
@@ -771,7 +790,7 @@ impl Fetcher {
         follow: bool,
     ) -> Result<Fetched, FetchError> {
         if !self.cache.enabled() && self.fleet.is_none() {
-            return self.fetch(url, headers, follow);
+            return self.fetch(url, headers, follow, self.policy.max_body);
         }
         let local = self.cache.lookup(url, headers);
         if let Lookup::Fresh(f) = &local {
@@ -874,7 +893,7 @@ impl Fetcher {
             // Section 4.3.1: If-Modified-Since only without an entity tag.
             h.push(("if-modified-since", l));
         }
-        let f = match self.fetch(url, &h, follow) {
+        let f = match self.fetch(url, &h, follow, self.policy.max_body) {
             Ok(f) => f,
             Err(FetchError::Status { url: u, status }) if matches!(status, 404 | 410) => {
                 if u == url {
@@ -901,7 +920,7 @@ impl Fetcher {
             }
             // Not usable: ask again without conditions.
             let requested = Instant::now();
-            let f = self.fetch(url, headers, follow)?;
+            let f = self.fetch(url, headers, follow, self.policy.max_body)?;
             if f.status == 304 {
                 return Err(FetchError::Status {
                     url: f.url,
@@ -928,11 +947,13 @@ impl Fetcher {
         }
     }
 
+    /// One GET, its body capped at `limit` bytes.
     fn fetch(
         &self,
         url: &str,
         headers: &[(&str, &str)],
         follow: bool,
+        limit: usize,
     ) -> Result<Fetched, FetchError> {
         let mut current = self.precheck(url)?;
         let dl = self.deadline();
@@ -942,7 +963,7 @@ impl Fetcher {
             && tokio::runtime::Handle::try_current().is_err()
         {
             return self.thread_client(|rt, client| {
-                rt.block_on(self.fetch_async(client, current, headers, follow, &dl))
+                rt.block_on(self.fetch_async(client, current, headers, follow, &dl, limit))
             })?;
         }
         let mut redirects = Vec::new();
@@ -974,9 +995,8 @@ impl Fetcher {
                 current = next;
                 continue;
             }
-            self.check_head(&current, status, resp.content_length())?;
+            self.check_head(&current, status, resp.content_length(), limit)?;
             let hdrs = resp.headers().clone();
-            let limit = self.policy.max_body;
             let mut body = Vec::new();
             let mut reader = resp.take(limit as u64 + 1);
             let mut chunk = [0u8; 16 * 1024];
@@ -1002,7 +1022,7 @@ impl Fetcher {
                     return Err(dl.error(&current));
                 }
             }
-            return self.done(current, status, hdrs, body, redirects);
+            return self.done(current, status, hdrs, body, redirects, limit);
         }
     }
 
@@ -1015,6 +1035,7 @@ impl Fetcher {
         headers: &[(&str, &str)],
         follow: bool,
         dl: &Deadline,
+        limit: usize,
     ) -> Result<Fetched, FetchError> {
         let mut redirects = Vec::new();
         loop {
@@ -1036,9 +1057,8 @@ impl Fetcher {
                 current = next;
                 continue;
             }
-            self.check_head(&current, status, resp.content_length())?;
+            self.check_head(&current, status, resp.content_length(), limit)?;
             let hdrs = std::mem::take(resp.headers_mut());
-            let limit = self.policy.max_body;
             let mut body = Vec::with_capacity(
                 resp.content_length()
                     .map_or(0, |n| usize::try_from(n).unwrap_or(limit).min(limit)),
@@ -1055,7 +1075,7 @@ impl Fetcher {
                     return Err(dl.error(&current));
                 }
             }
-            return self.done(current, status, hdrs, body, redirects);
+            return self.done(current, status, hdrs, body, redirects, limit);
         }
     }
 
@@ -1119,6 +1139,7 @@ impl Fetcher {
         current: &reqwest::Url,
         status: http::StatusCode,
         content_length: Option<u64>,
+        limit: usize,
     ) -> Result<(), FetchError> {
         if !status.is_success() && status.as_u16() != 304 {
             return Err(FetchError::Status {
@@ -1126,7 +1147,6 @@ impl Fetcher {
                 status: status.as_u16(),
             });
         }
-        let limit = self.policy.max_body;
         if content_length.is_some_and(|n| n > limit as u64) {
             return Err(FetchError::TooLarge {
                 url: current.to_string(),
@@ -1144,8 +1164,8 @@ impl Fetcher {
         headers: http::HeaderMap,
         body: Vec<u8>,
         redirects: Vec<Redirect>,
+        limit: usize,
     ) -> Result<Fetched, FetchError> {
-        let limit = self.policy.max_body;
         if body.len() > limit {
             return Err(FetchError::TooLarge {
                 url: current.to_string(),

@@ -712,7 +712,7 @@ mod tests {
             "content-type",
             http::HeaderValue::from_static("application/json"),
         );
-        Fetched::new_for_tests(url, 200, h, br#"{"keys":[]}"#.to_vec())
+        Fetched::saved(url, 200, h, br#"{"keys":[]}"#.to_vec())
     }
 
     const U: &str = "https://agent.example/.well-known/jwks.json";

@@ -182,6 +182,10 @@ pub enum UrlVerifyError {
     /// carries no RFC 9421 signature, or none by a trusted key.
     #[error("{0}: the response signature is required (--require-response-signature) and {1}")]
     ResponseSignatureRequired(String, &'static str),
+    /// A saved response that is no HTTP response
+    /// ([`Resolver::verify_served`]).
+    #[error("the saved response cannot be read: {0}")]
+    BadResponse(String),
     /// A signature is present but there is no key source.
     #[error("no key to check the signature with: give --key PUBLIC-KEY or --jwks JWKS (an A2A card names no key source of its own; a draft-narvaneni-agent-uri-03 descriptor may name one in authentication: authorizationServer, protectedResourceMetadata, jwksUri, jwks or did)")]
     NoKeySource,
@@ -216,6 +220,7 @@ impl UrlVerifyError {
             UrlVerifyError::Unsigned(_) => "descriptor.unsigned",
             UrlVerifyError::ResponseSignatureRequired(..) => "httpsig.required",
             UrlVerifyError::NoKeySource => "keys.no-source",
+            UrlVerifyError::BadResponse(_) => "response.malformed",
         }
     }
 }
@@ -322,6 +327,23 @@ impl Recording {
             None => UrlVerifyError::KeyResolve(e),
         })
     }
+}
+
+/// Compare `Content-Digest` with the body (RFC 9530), once: the RFC 9421
+/// check requires `content-digest` to be covered by the signature and
+/// relies on this comparison of the same bytes. Whether one was sent.
+fn check_digest(f: &Fetched) -> Result<bool, UrlVerifyError> {
+    let digest_lines: Vec<&[u8]> = f
+        .headers
+        .get_all("content-digest")
+        .iter()
+        .map(|v| v.as_bytes())
+        .collect();
+    if digest_lines.is_empty() {
+        return Ok(false);
+    }
+    crate::digest::verify_content_digest(&digest_lines, &f.body)?;
+    Ok(true)
 }
 
 /// The first key id of the response signatures and detached JWS that is a
@@ -688,19 +710,7 @@ impl Resolver {
         if !parsed.is_object {
             return Err(UrlVerifyError::NotJson(f.url.clone()));
         }
-        // RFC 9530: checked once here; the RFC 9421 check below requires
-        // `content-digest` to be covered by the signature and relies on
-        // this comparison of the same bytes.
-        let digest_lines: Vec<&[u8]> = f
-            .headers
-            .get_all("content-digest")
-            .iter()
-            .map(|v| v.as_bytes())
-            .collect();
-        let digest_checked = !digest_lines.is_empty();
-        if digest_checked {
-            crate::digest::verify_content_digest(&digest_lines, &f.body)?;
-        }
+        let digest_checked = check_digest(&f)?;
         let jws_url = format!("{}.jws", f.url);
         let jws_fetched = match early_jws {
             _ if skip_jws => None,
@@ -719,6 +729,88 @@ impl Resolver {
                 })
             }
         };
+        self.decide(
+            f,
+            parsed,
+            digest_checked,
+            jws_text,
+            skip_jws,
+            default_authority,
+        )
+    }
+
+    /// Verify a response as `url` served it, saved (`verify FILE
+    /// --response SAVED.http`): its status, header fields and body, and
+    /// the text of the detached JWS published beside it (`URL.jws`), if
+    /// any. The same checks and the same verdict as
+    /// [`verify_url`](Self::verify_url) on a fetch that got these bytes:
+    /// `Content-Digest` (RFC 9530), the RFC 9421 response signature, the
+    /// detached JWS, an A2A card's embedded signatures, the one verdict
+    /// rule ([`crate::policy::signatures_verified`]) and the options'
+    /// requirements. Nothing is fetched unless the keys are discovered
+    /// (no [`UrlVerifyOptions::keys`]).
+    ///
+    /// # Errors
+    /// [`UrlVerifyError`] as [`verify_url`](Self::verify_url) gives it;
+    /// [`UrlVerifyError::BadResponse`] for a request, or a header field
+    /// that is no valid HTTP field.
+    pub fn verify_served(
+        &self,
+        url: &str,
+        response: &Message,
+        jws: Option<&str>,
+    ) -> Result<UrlVerified, UrlVerifyError> {
+        let crate::httpsig::message::Kind::Response { status } = response.kind else {
+            return Err(UrlVerifyError::BadResponse(
+                "a request, not a response".into(),
+            ));
+        };
+        // The fetcher refuses any other answer (Fetcher::get_cached).
+        if !(200..300).contains(&status) {
+            return Err(UrlVerifyError::BadResponse(format!(
+                "HTTP status {status}: `verify URL` takes a 2xx answer only"
+            )));
+        }
+        let mut headers = http::HeaderMap::new();
+        for field in &response.headers {
+            let name = http::HeaderName::from_bytes(field.name.as_bytes());
+            let value = http::HeaderValue::from_bytes(&field.value);
+            let (Ok(name), Ok(value)) = (name, value) else {
+                return Err(UrlVerifyError::BadResponse(format!(
+                    "the header field {} is no valid HTTP field (RFC 9110 section 5)",
+                    crate::text::quoted(&field.name)
+                )));
+            };
+            headers.append(name, value);
+        }
+        let f = Fetched::saved(url, status, headers, response.body.clone());
+        let parsed = self.parse(url, &f.body, jws.is_some())?;
+        if !parsed.is_object {
+            return Err(UrlVerifyError::NotJson(f.url.clone()));
+        }
+        let digest_checked = check_digest(&f)?;
+        let jws = jws.map(|j| j.trim().to_owned());
+        self.decide(f, parsed, digest_checked, jws, false, None)
+    }
+
+    /// The verdict on a served descriptor `f` (its body strictly parsed,
+    /// its `Content-Digest` checked) and the detached JWS `jws_text`
+    /// published beside it: the one verdict rule
+    /// ([`crate::policy::signatures_verified`]) over the response
+    /// signature, the detached JWS and an A2A card's embedded signatures,
+    /// with the options' requirements.
+    fn decide(
+        &self,
+        f: Fetched,
+        parsed: Arc<Parsed>,
+        digest_checked: bool,
+        jws_text: Option<String>,
+        skip_jws: bool,
+        default_authority: Option<&KeyAuthority>,
+    ) -> Result<UrlVerified, UrlVerifyError> {
+        let opts = &*self.options;
+        let has_http_sig = f.headers.contains_key("signature");
+        let jws_url = format!("{}.jws", f.url);
         let mut out = UrlVerified {
             url: f.url.clone(),
             redirects: f.redirects.clone(),
@@ -737,6 +829,13 @@ impl Resolver {
         if !has_http_sig && jws_text.is_none() && card.is_none() {
             if opts.require_signed {
                 return Err(UrlVerifyError::Unsigned(f.url));
+            }
+            // Required whatever else is there, so also when nothing is.
+            if opts.require_response_signature {
+                return Err(UrlVerifyError::ResponseSignatureRequired(
+                    f.url,
+                    "the response carries no RFC 9421 signature",
+                ));
             }
             out.body = f.body;
             return Ok(out);
