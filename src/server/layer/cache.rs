@@ -164,7 +164,7 @@ impl CacheEntry {
 /// current second and key, made at most once per second once the bytes
 /// are cached (requests racing on bytes not yet cached may each sign; they
 /// never wait for unrelated responses). A body may take its own slot or
-/// one of the [`PROBE`] `- 1` next ones, so up to [`CACHE_SLOTS`] bodies
+/// one of the `PROBE - 1` next ones, so up to `CACHE_SLOTS` bodies
 /// are kept at once whatever their slot hashes; beyond, the body signed
 /// longest ago is replaced. A new second, a
 /// new current key or other bytes always sign afresh, so no response
