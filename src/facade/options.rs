@@ -114,6 +114,18 @@ pub struct VerifierOptions {
     pub allow_private_hosts: Option<Vec<String>>,
     /// Extra TLS roots (PEM) for fetching; needs `fetch_directories`.
     pub extra_roots_pem: Option<Vec<String>>,
+    /// The fleet key-set cache (`docs/fleet.md`): a store URL
+    /// (`redis://...`, `redis+cluster://...`, `redis+sentinel://...`,
+    /// `memory:`) shared by every verifier of a fleet, so that the fleet
+    /// fetches an agent's key set once per freshness lifetime; used by every
+    /// verification that fetches (Web Bot Auth directories, catalogs by
+    /// URL). Needs the fleet secret.
+    pub key_cache: Option<String>,
+    /// The file holding the fleet secret that authenticates `key_cache`
+    /// entries (at least 32 bytes, writable by its owner only); without
+    /// it, the `AGENTSIG_FLEET_SECRET` environment variable. The secret is
+    /// never an option value, so it stays out of argument lists and logs.
+    pub fleet_secret_file: Option<String>,
     /// How option names are spelled in messages.
     pub spelling: Spelling,
 }
@@ -121,7 +133,9 @@ pub struct VerifierOptions {
 impl VerifierOptions {
     /// Check the rules between options: keys of some kind are given,
     /// `agent_keys` and `fetch_directories` exclude each other, fetch
-    /// settings need fetching, the algorithm list is not empty.
+    /// settings need fetching, a fleet secret file needs a key cache, the
+    /// algorithm list is not empty. (The secret itself is read and checked
+    /// when the verifier is built.)
     ///
     /// # Errors
     /// `usage`, with the option names spelled as the caller spells them.
@@ -157,10 +171,56 @@ impl VerifierOptions {
                 s.set_true("fetch_directories")
             )));
         }
+        if self.fleet_secret_file.is_some() && self.key_cache.is_none() {
+            return Err(Failure::usage(format!(
+                "{} is the secret of {}: give both",
+                n("fleet_secret_file"),
+                n("key_cache")
+            )));
+        }
         if self.algorithms.as_ref().is_some_and(Vec::is_empty) {
             return Err(Failure::usage("algorithms is empty"));
         }
         Ok(())
+    }
+
+    /// The fleet key-set cache of `key_cache`, its secret read from
+    /// `fleet_secret_file` or else from `AGENTSIG_FLEET_SECRET`, as the
+    /// command line's `--key-cache` and `--fleet-secret-file` do
+    /// (`docs/fleet.md`). The store is not contacted: an unreachable store
+    /// is reported when used and the origin asked instead.
+    ///
+    /// # Errors
+    /// `usage` (BadInput) for no secret or an unknown store URL,
+    /// `input.unreadable` (BadInput) for a secret file that cannot be read,
+    /// `key.unusable` (BadKey) for a secret shorter than 32 bytes (the
+    /// HMAC-SHA-256 key length, RFC 2104 section 3) or a secret file that
+    /// its group or others can write (whoever can replace it chooses the
+    /// keys the fleet trusts).
+    #[cfg(feature = "net")]
+    pub fn fleet_cache(&self) -> Outcome<Option<std::sync::Arc<crate::net::fleet::FleetCache>>> {
+        use crate::net::fleet::{FleetCache, FleetSecret, FleetSecretError, FLEET_SECRET_ENV};
+        let s = self.spelling;
+        let Some(store) = &self.key_cache else {
+            return Ok(None);
+        };
+        let what = s.name("key_cache");
+        let secret = match &self.fleet_secret_file {
+            Some(path) => FleetSecret::from_file(std::path::Path::new(path)),
+            None => FleetSecret::from_env(FLEET_SECRET_ENV),
+        }
+        .map_err(|e| match e {
+            FleetSecretError::Missing { .. } => Failure::usage(format!(
+                "{what} needs the fleet secret: give {} (a file of at least 32 bytes, mode 0600, \
+                 the same on every verifier) or set {FLEET_SECRET_ENV}",
+                s.name("fleet_secret_file")
+            )),
+            FleetSecretError::Io { .. } => Failure::bad_input("input.unreadable", e.to_string()),
+            _ => Failure::bad_key(format!("{what}: {e}")),
+        })?;
+        let fleet =
+            FleetCache::open(store, &secret).map_err(|e| Failure::usage(format!("{what}: {e}")))?;
+        Ok(Some(std::sync::Arc::new(fleet)))
     }
 }
 
@@ -176,6 +236,10 @@ pub struct DirectoryFetch {
     pub extra_roots_pem: Vec<String>,
     /// A fixed time (Unix seconds) for the directory client's checks.
     pub now: Option<i64>,
+    /// The fleet key-set cache the directory fetcher shares
+    /// ([`VerifierOptions::fleet_cache`]).
+    #[cfg(feature = "net")]
+    pub fleet: Option<std::sync::Arc<crate::net::fleet::FleetCache>>,
 }
 
 /// Add the Web Bot Auth keys of the agent `url` (its `Signature-Agent`
@@ -249,8 +313,65 @@ mod tests {
         assert!(o.check().unwrap_err().message.contains("exclusive"));
 
         let mut o = with_key();
+        o.fleet_secret_file = Some("/run/secrets/fleet".into());
+        let e = o.check().unwrap_err();
+        assert_eq!(
+            (e.code.as_str(), e.message.as_str()),
+            (
+                "usage",
+                "fleet_secret_file is the secret of key_cache: give both"
+            )
+        );
+        o.spelling = Spelling::Camel;
+        assert!(o
+            .check()
+            .unwrap_err()
+            .message
+            .starts_with("fleetSecretFile"));
+        o.key_cache = Some("memory:".into());
+        assert!(o.check().is_ok());
+
+        let mut o = with_key();
         o.algorithms = Some(Vec::new());
         assert_eq!(o.check().unwrap_err().message, "algorithms is empty");
+    }
+
+    #[cfg(all(feature = "net", unix))]
+    #[test]
+    fn the_fleet_secret_is_checked_when_the_cache_is_made() {
+        use crate::facade::ErrorKind;
+        use std::os::unix::fs::PermissionsExt;
+        let dir =
+            std::env::temp_dir().join(format!("agentsig-fleet-secret-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, secret: &[u8], mode: u32| {
+            let p = dir.join(name);
+            std::fs::write(&p, secret).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            Some(p.display().to_string())
+        };
+        let mut o = with_key();
+        assert!(o.fleet_cache().unwrap().is_none());
+        o.key_cache = Some("memory:".into());
+        o.fleet_secret_file = file("short", &[7u8; 31], 0o600);
+        let e = o.fleet_cache().unwrap_err();
+        assert_eq!(e.kind, ErrorKind::BadKey);
+        assert!(e.message.contains("31 bytes"), "{}", e.message);
+        o.fleet_secret_file = file("open", &[7u8; 32], 0o620);
+        let e = o.fleet_cache().unwrap_err();
+        assert_eq!(e.kind, ErrorKind::BadKey);
+        assert!(
+            e.message.contains("group- or world-writable"),
+            "{}",
+            e.message
+        );
+        o.fleet_secret_file = Some(dir.join("absent").display().to_string());
+        assert_eq!(o.fleet_cache().unwrap_err().code, "input.unreadable");
+        o.fleet_secret_file = file("good", &[7u8; 32], 0o600);
+        assert!(o.fleet_cache().unwrap().is_some());
+        o.key_cache = Some("ftp://store.example".into());
+        assert_eq!(o.fleet_cache().unwrap_err().code, "usage");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

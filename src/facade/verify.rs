@@ -31,6 +31,21 @@ pub trait Network: Send + Sync {
     fn deadline(&self) -> Duration;
     /// Run `f` with every fetch it makes ending by `deadline`.
     fn within(&self, deadline: Instant, f: &mut dyn FnMut());
+    /// Verify an AI Catalog document with each Trust Manifest identity's
+    /// keys resolved through a fetcher with `o`'s settings (DID documents,
+    /// HTTPS JWK Sets; `agentsig::net::catalog::verify_catalog_resolved`),
+    /// `base` giving the algorithms, JWS policy, limits and low-S setting.
+    ///
+    /// # Errors
+    /// The outer error: why the HTTPS client could not be built; the
+    /// inner: the document is too large or not strict JSON.
+    fn verify_catalog_resolved(
+        &self,
+        base: &Verifier,
+        o: &DirectoryFetch,
+        catalog: &[u8],
+        opts: &crate::catalog::CatalogOptions,
+    ) -> Result<Result<crate::catalog::CatalogReport, crate::catalog::CatalogError>, String>;
 }
 
 /// A verifier built from [`VerifierOptions`]: thread-safe, reusable.
@@ -43,6 +58,15 @@ pub struct Facade {
     directory: Option<Arc<dyn KeyDirectory>>,
     net: Option<&'static dyn Network>,
     spelling: Spelling,
+    /// Whether trusted keys were given (`keys`, `jwks`): a catalog's
+    /// manifests are then checked with them, else each identity's keys are
+    /// resolved ([`Facade::resolves_catalog_keys`]).
+    keys_given: bool,
+    /// How this verifier fetches, when it may (`fetch_directories`).
+    fetching: Option<DirectoryFetch>,
+    /// The fleet key-set cache every fetch of this verifier shares.
+    #[cfg(feature = "net")]
+    fleet: Option<Arc<crate::net::fleet::FleetCache>>,
 }
 
 impl std::fmt::Debug for Facade {
@@ -91,12 +115,22 @@ impl VerifierOptions {
     pub fn build(self, net: Option<&'static dyn Network>) -> Outcome<Facade> {
         self.check()?;
         let s = self.spelling;
+        #[cfg(feature = "net")]
+        let fleet = self.fleet_cache()?;
+        #[cfg(not(feature = "net"))]
+        if self.key_cache.is_some() {
+            return Err(Failure::usage(format!(
+                "{} needs the net feature",
+                s.name("key_cache")
+            )));
+        }
         let allow = match &self.algorithms {
             None => AllowList::asymmetric(),
             Some(list) => AllowList::new(list.iter().copied()),
         };
         let mut http = HttpPolicy::new();
         http.max_age = self.max_age;
+        let keys_given = !self.keys.is_empty();
         let mut b = Verifier::builder(self.keys)
             .algorithms(allow.clone())
             .strict_low_s(self.strict_low_s)
@@ -129,6 +163,7 @@ impl VerifierOptions {
         if let Some(st) = store {
             wba = wba.with_replay_store(st);
         }
+        let mut fetching = None;
         let directory: Option<Arc<dyn KeyDirectory>> = if self.fetch_directories {
             let Some(n) = net else {
                 return Err(Failure::usage(format!(
@@ -141,11 +176,14 @@ impl VerifierOptions {
                 allow_private_hosts: self.allow_private_hosts.unwrap_or_default(),
                 extra_roots_pem: self.extra_roots_pem.unwrap_or_default(),
                 now: self.now,
+                #[cfg(feature = "net")]
+                fleet: fleet.clone(),
             };
-            Some(
-                n.directories(&o)
-                    .map_err(|e| Failure::usage(format!("HTTPS client: {e}")))?,
-            )
+            let d = n
+                .directories(&o)
+                .map_err(|e| Failure::usage(format!("HTTPS client: {e}")))?;
+            fetching = Some(o);
+            Some(d)
         } else {
             self.agent_keys
                 .map(|d| Arc::new(d) as Arc<dyn KeyDirectory>)
@@ -156,6 +194,10 @@ impl VerifierOptions {
             directory,
             net,
             spelling: s,
+            keys_given,
+            fetching,
+            #[cfg(feature = "net")]
+            fleet,
         })
     }
 }
@@ -252,6 +294,28 @@ impl Facade {
     /// fetched).
     pub fn web_bot_auth_keys(&self) -> bool {
         self.directory.is_some()
+    }
+
+    /// The fleet key-set cache its fetches share (`key_cache`), if any.
+    #[cfg(feature = "net")]
+    pub fn key_cache(&self) -> Option<&Arc<crate::net::fleet::FleetCache>> {
+        self.fleet.as_ref()
+    }
+
+    /// Whether a catalog's Trust Manifests are checked with each identity's
+    /// resolved keys rather than this verifier's own, the rule of
+    /// `agentsig verify CATALOG` (`docs/catalog.md`): keys given (`keys`,
+    /// `jwks`) are trusted for every identity; without them each identity's
+    /// keys are resolved (a DID document, an HTTPS JWK Set URL with the
+    /// `kid`), so the same catalog gets the same verdict from the command
+    /// line and from a binding.
+    pub fn resolves_catalog_keys(&self) -> bool {
+        !self.keys_given
+    }
+
+    /// The fetch settings of a verifier built with `fetch_directories`.
+    pub fn fetching(&self) -> Option<&DirectoryFetch> {
+        self.fetching.as_ref()
     }
 
     /// This verifier with the replay store at `url` in place of its own,
@@ -481,16 +545,19 @@ impl Facade {
         ))
     }
 
-    /// Verify an AI Catalog document ([`Verifier::verify_catalog`]) with
-    /// this verifier's trusted keys for every manifest identity, as
-    /// `agentsig verify CATALOG --key K --json` reports it (one check and
-    /// one `details.entries` result per entry); `require_signed`: every
-    /// entry must carry a verified Trust Manifest.
+    /// Verify an AI Catalog document ([`Verifier::verify_catalog`]) as
+    /// `agentsig verify CATALOG --json` reports it (one check and one
+    /// `details.entries` result per entry): with this verifier's trusted
+    /// keys for every manifest identity when it has some (`--key K`), else
+    /// with each identity's keys resolved through its fetcher
+    /// ([`Facade::resolves_catalog_keys`]; the verifier must fetch:
+    /// `fetch_directories`); `require_signed`: every entry must carry a
+    /// verified Trust Manifest.
     ///
     /// # Errors
     /// A [`Failure`]: not verified (code `catalog.not-verified`, with the
     /// report), or bad input (above [`crate::catalog::MAX_CATALOG_BYTES`],
-    /// not strict JSON).
+    /// not strict JSON; `usage` for no keys and no fetching).
     pub fn verify_catalog(
         &self,
         catalog: &[u8],
@@ -498,10 +565,21 @@ impl Facade {
         require_signed: bool,
     ) -> Outcome<Report> {
         let opts = crate::catalog::CatalogOptions::default().require_signed(require_signed);
-        let r = self
-            .inner
-            .verify_catalog(catalog, &opts)
-            .map_err(catalog_error)?;
+        let r = if self.resolves_catalog_keys() {
+            let (Some(net), Some(o)) = (self.net, &self.fetching) else {
+                return Err(Failure::usage(format!(
+                    "no keys: give {} or {}, or {} to resolve each Trust Manifest identity's keys",
+                    self.spelling.name("keys"),
+                    self.spelling.name("jwks"),
+                    self.spelling.set_true("fetch_directories")
+                )));
+            };
+            net.verify_catalog_resolved(&self.inner, o, catalog, &opts)
+                .map_err(|e| Failure::usage(format!("HTTPS client: {e}")))?
+        } else {
+            self.inner.verify_catalog(catalog, &opts)
+        }
+        .map_err(catalog_error)?;
         settle(Report::from_catalog("verify", subject, &r))
     }
 }
@@ -595,6 +673,32 @@ mod tests {
         assert_eq!(
             (f.kind, f.code.as_str()),
             (ErrorKind::BadInput, "input.malformed")
+        );
+    }
+
+    #[test]
+    fn without_keys_a_catalog_needs_a_verifier_that_fetches() {
+        let given = facade(|_| {});
+        assert!(!given.resolves_catalog_keys());
+        let mut dir = crate::webbotauth::StaticDirectory::new();
+        dir.insert(
+            "https://agent.example/keys",
+            vec![key().verifying_key().clone()],
+        );
+        let mut o = VerifierOptions {
+            agent_keys: Some(dir),
+            spelling: Spelling::Camel,
+            ..Default::default()
+        };
+        o.now = Some(NOW);
+        let wba_only = o.build(None).unwrap();
+        assert!(wba_only.resolves_catalog_keys());
+        let doc = serde_json::to_vec(&signed_catalog()).unwrap();
+        let f = wba_only.verify_catalog(&doc, None, false).unwrap_err();
+        assert_eq!((f.kind, f.code.as_str()), (ErrorKind::BadInput, "usage"));
+        assert_eq!(
+            f.message,
+            "no keys: give keys or jwks, or fetchDirectories: true to resolve each Trust Manifest identity's keys"
         );
     }
 

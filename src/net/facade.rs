@@ -3,9 +3,11 @@
 //! bounded by one deadline, and AI Catalogs verified by URL.
 
 use super::fetch::{FetchPolicy, Fetcher};
+use crate::catalog::{CatalogError, CatalogOptions, CatalogReport};
 use crate::clock::FixedClock;
 use crate::facade::{catalog_error, settle, DirectoryFetch, Facade, Failure, Network, Outcome};
 use crate::report::Report;
+use crate::verifier::Verifier;
 use crate::webbotauth::KeyDirectory;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,10 +35,24 @@ fn policy(allow_private_hosts: &[String], extra_roots_pem: &[String]) -> FetchPo
     p
 }
 
+/// The SSRF-guarded fetcher of `o`, sharing its fleet key-set cache.
+fn fetcher(o: &DirectoryFetch) -> Result<Fetcher, String> {
+    let f = Fetcher::with_policy(policy(&o.allow_private_hosts, &o.extra_roots_pem))
+        .map_err(|e| e.to_string())?;
+    Ok(with_fleet(f, o.fleet.as_ref()))
+}
+
+/// `f` sharing `fleet`, when there is one.
+fn with_fleet(f: Fetcher, fleet: Option<&Arc<super::fleet::FleetCache>>) -> Fetcher {
+    match fleet {
+        Some(c) => f.with_fleet_cache(c.clone()),
+        None => f,
+    }
+}
+
 impl Network for Net {
     fn directories(&self, o: &DirectoryFetch) -> Result<Arc<dyn KeyDirectory>, String> {
-        let fetcher = Fetcher::with_policy(policy(&o.allow_private_hosts, &o.extra_roots_pem))
-            .map_err(|e| e.to_string())?;
+        let fetcher = fetcher(o)?;
         let mut client = super::webbotauth::DirectoryClient::new(Arc::new(fetcher))
             .require_proof(o.require_proof);
         if let Some(n) = o.now {
@@ -51,6 +67,20 @@ impl Network for Net {
 
     fn within(&self, deadline: Instant, f: &mut dyn FnMut()) {
         super::fetch::with_deadline(deadline, f);
+    }
+
+    fn verify_catalog_resolved(
+        &self,
+        base: &Verifier,
+        o: &DirectoryFetch,
+        catalog: &[u8],
+        opts: &CatalogOptions,
+    ) -> Result<Result<CatalogReport, CatalogError>, String> {
+        let f = fetcher(o)?;
+        let deadline = Instant::now() + super::catalog::DEADLINE;
+        Ok(super::fetch::with_deadline(deadline, || {
+            super::catalog::verify_catalog_resolved(base, &f, catalog, opts)
+        }))
     }
 }
 
@@ -67,10 +97,13 @@ pub struct CatalogFetch {
     pub extra_roots_pem: Vec<String>,
 }
 
-/// Fetch the AI Catalog at `url` through the SSRF-guarded fetcher and
-/// verify it with `v`'s trusted keys ([`super::catalog::verify_catalog_url`]:
-/// nested catalogs and cards fetched, bounded in depth, fetches, bytes and
-/// time), as `agentsig verify URL --key K --json` reports it.
+/// Fetch the AI Catalog at `url` through the SSRF-guarded fetcher (sharing
+/// `v`'s fleet key-set cache, if any) and verify it
+/// ([`super::catalog::verify_catalog_url`]: nested catalogs and cards
+/// fetched, bounded in depth, fetches, bytes and time), as
+/// `agentsig verify URL --json` reports it: with `v`'s trusted keys for
+/// every manifest identity when it has some (`--key K`), else with each
+/// identity's keys resolved ([`Facade::resolves_catalog_keys`]).
 ///
 /// # Errors
 /// A [`Failure`]: `FetchError` (code `fetch.failed`, with a report) when
@@ -86,9 +119,14 @@ pub fn verify_catalog_url(v: &Facade, url: &str, o: &CatalogFetch) -> Outcome<Re
     }
     let fetcher = Fetcher::with_policy(policy(&o.allow_private_hosts, &o.extra_roots_pem))
         .map_err(|e| Failure::usage(format!("HTTPS client: {e}")))?;
-    let opts = crate::catalog::CatalogOptions::default().require_signed(o.require_signed);
-    match super::catalog::verify_catalog_url(v.verifier(), CatalogKeys::Given, &fetcher, url, &opts)
-    {
+    let fetcher = with_fleet(fetcher, v.key_cache());
+    let keys = if v.resolves_catalog_keys() {
+        CatalogKeys::Resolved
+    } else {
+        CatalogKeys::Given
+    };
+    let opts = CatalogOptions::default().require_signed(o.require_signed);
+    match super::catalog::verify_catalog_url(v.verifier(), keys, &fetcher, url, &opts) {
         Ok(r) => settle(Report::from_catalog("verify", Some(url), &r)),
         Err(e @ CatalogUrlError::NotServed(_)) => {
             let mut rep = Report::error("verify", Some(url), "fetch.failed", &e.to_string());
