@@ -584,7 +584,7 @@ fn build_verifier(o: &Args) -> Out<Facade> {
     opts.replay_store = o.str("replayStore")?;
     opts.agents = o.strings("agents")?;
     opts.key_cache = o.str("keyCache")?;
-    opts.fleet_secret_file = o.str("fleetSecretFile")?;
+    opts.fleet_secret_file = o.str("fleetSecretFile")?.map(std::path::PathBuf::from);
     opts.build(Some(agentsig::net::facade::network()))
 }
 

@@ -882,7 +882,7 @@ impl PyVerifier {
         o.allow_private_hosts = allow_private_hosts;
         o.extra_roots_pem = extra_roots_pem;
         o.key_cache = key_cache;
-        o.fleet_secret_file = fleet_secret_file.map(|p| p.to_string_lossy().into_owned());
+        o.fleet_secret_file = fleet_secret_file;
         let inner = o
             .build(Some(agentsig::net::facade::network()))
             .map_err(|e| e.into_pyerr(py))?;

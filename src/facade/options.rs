@@ -125,7 +125,7 @@ pub struct VerifierOptions {
     /// entries (at least 32 bytes, writable by its owner only); without
     /// it, the `AGENTSIG_FLEET_SECRET` environment variable. The secret is
     /// never an option value, so it stays out of argument lists and logs.
-    pub fleet_secret_file: Option<String>,
+    pub fleet_secret_file: Option<std::path::PathBuf>,
     /// How option names are spelled in messages.
     pub spelling: Spelling,
 }
@@ -206,7 +206,7 @@ impl VerifierOptions {
         };
         let what = s.name("key_cache");
         let secret = match &self.fleet_secret_file {
-            Some(path) => FleetSecret::from_file(std::path::Path::new(path)),
+            Some(path) => FleetSecret::from_file(path),
             None => FleetSecret::from_env(FLEET_SECRET_ENV),
         }
         .map_err(|e| match e {
@@ -348,7 +348,7 @@ mod tests {
             let p = dir.join(name);
             std::fs::write(&p, secret).unwrap();
             std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
-            Some(p.display().to_string())
+            Some(p)
         };
         let mut o = with_key();
         assert!(o.fleet_cache().unwrap().is_none());
@@ -365,7 +365,7 @@ mod tests {
             "{}",
             e.message
         );
-        o.fleet_secret_file = Some(dir.join("absent").display().to_string());
+        o.fleet_secret_file = Some(dir.join("absent"));
         assert_eq!(o.fleet_cache().unwrap_err().code, "input.unreadable");
         o.fleet_secret_file = file("good", &[7u8; 32], 0o600);
         assert!(o.fleet_cache().unwrap().is_some());
