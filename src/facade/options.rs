@@ -135,7 +135,8 @@ impl VerifierOptions {
     /// `agent_keys` and `fetch_directories` exclude each other, fetch
     /// settings need fetching, a fleet secret file needs a key cache, the
     /// algorithm list is not empty. (The secret itself is read and checked
-    /// when the verifier is built.)
+    /// by the network layer when the verifier is built, each failure turned
+    /// into an error by [`KeyCacheError::failure`].)
     ///
     /// # Errors
     /// `usage`, with the option names spelled as the caller spells them.
@@ -183,44 +184,61 @@ impl VerifierOptions {
         }
         Ok(())
     }
+}
 
-    /// The fleet key-set cache of `key_cache`, its secret read from
-    /// `fleet_secret_file` or else from `AGENTSIG_FLEET_SECRET`, as the
-    /// command line's `--key-cache` and `--fleet-secret-file` do
-    /// (`docs/fleet.md`). The store is not contacted: an unreachable store
-    /// is reported when used and the origin asked instead.
-    ///
-    /// # Errors
+/// The fleet key-set cache a [`crate::facade::Network`] made for
+/// `key_cache` (the `net` feature's `FleetCache`), opaque to the facade:
+/// the network layer hands it to every fetcher it builds.
+#[derive(Clone)]
+pub struct KeyCache(pub std::sync::Arc<dyn std::any::Any + Send + Sync>);
+
+impl std::fmt::Debug for KeyCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeyCache(..)")
+    }
+}
+
+/// Why the network layer could not make the fleet key-set cache; the
+/// facade turns each into the error a binding raises
+/// ([`KeyCacheError::failure`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyCacheError {
+    /// No secret file was named and the environment variable `var` is
+    /// unset or empty.
+    NoSecret {
+        /// The variable.
+        var: String,
+    },
+    /// The secret file could not be read (the message names it).
+    Unreadable(String),
+    /// The secret cannot be used: shorter than 32 bytes (the HMAC-SHA-256
+    /// key length, RFC 2104 section 3), or in a file its group or others
+    /// can write (whoever can replace it chooses the keys the fleet
+    /// trusts).
+    Unusable(String),
+    /// The store URL names no store.
+    Store(String),
+}
+
+impl KeyCacheError {
+    /// The error a binding raises, the option names spelled its way:
     /// `usage` (BadInput) for no secret or an unknown store URL,
-    /// `input.unreadable` (BadInput) for a secret file that cannot be read,
-    /// `key.unusable` (BadKey) for a secret shorter than 32 bytes (the
-    /// HMAC-SHA-256 key length, RFC 2104 section 3) or a secret file that
-    /// its group or others can write (whoever can replace it chooses the
-    /// keys the fleet trusts).
-    #[cfg(feature = "net")]
-    pub fn fleet_cache(&self) -> Outcome<Option<std::sync::Arc<crate::net::fleet::FleetCache>>> {
-        use crate::net::fleet::{FleetCache, FleetSecret, FleetSecretError, FLEET_SECRET_ENV};
-        let s = self.spelling;
-        let Some(store) = &self.key_cache else {
-            return Ok(None);
-        };
+    /// `input.unreadable` (BadInput) for an unreadable secret file,
+    /// `key.unusable` (BadKey) for a short secret or a secret file others
+    /// can write.
+    pub fn failure(self, s: Spelling) -> Failure {
         let what = s.name("key_cache");
-        let secret = match &self.fleet_secret_file {
-            Some(path) => FleetSecret::from_file(path),
-            None => FleetSecret::from_env(FLEET_SECRET_ENV),
-        }
-        .map_err(|e| match e {
-            FleetSecretError::Missing { .. } => Failure::usage(format!(
+        match self {
+            KeyCacheError::NoSecret { var } => Failure::usage(format!(
                 "{what} needs the fleet secret: give {} (a file of at least 32 bytes, mode 0600, \
-                 the same on every verifier) or set {FLEET_SECRET_ENV}",
+                 the same on every verifier) or set {var}",
                 s.name("fleet_secret_file")
             )),
-            FleetSecretError::Io { .. } => Failure::bad_input("input.unreadable", e.to_string()),
-            _ => Failure::bad_key(format!("{what}: {e}")),
-        })?;
-        let fleet =
-            FleetCache::open(store, &secret).map_err(|e| Failure::usage(format!("{what}: {e}")))?;
-        Ok(Some(std::sync::Arc::new(fleet)))
+            KeyCacheError::Unreadable(m) => Failure::bad_input("input.unreadable", m),
+            KeyCacheError::Unusable(m) => Failure::bad_key(format!("{what}: {m}")),
+            KeyCacheError::Store(m) => Failure::usage(format!("{what}: {m}")),
+        }
     }
 }
 
@@ -236,10 +254,8 @@ pub struct DirectoryFetch {
     pub extra_roots_pem: Vec<String>,
     /// A fixed time (Unix seconds) for the directory client's checks.
     pub now: Option<i64>,
-    /// The fleet key-set cache the directory fetcher shares
-    /// ([`VerifierOptions::fleet_cache`]).
-    #[cfg(feature = "net")]
-    pub fleet: Option<std::sync::Arc<crate::net::fleet::FleetCache>>,
+    /// The fleet key-set cache the fetcher shares (`key_cache`).
+    pub key_cache: Option<KeyCache>,
 }
 
 /// Add the Web Bot Auth keys of the agent `url` (its `Signature-Agent`
@@ -336,42 +352,33 @@ mod tests {
         assert_eq!(o.check().unwrap_err().message, "algorithms is empty");
     }
 
-    #[cfg(all(feature = "net", unix))]
     #[test]
-    fn the_fleet_secret_is_checked_when_the_cache_is_made() {
+    fn key_cache_errors_name_the_cause_in_both_spellings() {
         use crate::facade::ErrorKind;
-        use std::os::unix::fs::PermissionsExt;
-        let dir =
-            std::env::temp_dir().join(format!("agentsig-fleet-secret-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = |name: &str, secret: &[u8], mode: u32| {
-            let p = dir.join(name);
-            std::fs::write(&p, secret).unwrap();
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
-            Some(p)
-        };
-        let mut o = with_key();
-        assert!(o.fleet_cache().unwrap().is_none());
-        o.key_cache = Some("memory:".into());
-        o.fleet_secret_file = file("short", &[7u8; 31], 0o600);
-        let e = o.fleet_cache().unwrap_err();
-        assert_eq!(e.kind, ErrorKind::BadKey);
-        assert!(e.message.contains("31 bytes"), "{}", e.message);
-        o.fleet_secret_file = file("open", &[7u8; 32], 0o620);
-        let e = o.fleet_cache().unwrap_err();
-        assert_eq!(e.kind, ErrorKind::BadKey);
+        let e = KeyCacheError::NoSecret {
+            var: "AGENTSIG_FLEET_SECRET".into(),
+        }
+        .failure(Spelling::Camel);
+        assert_eq!((e.kind, e.code.as_str()), (ErrorKind::BadInput, "usage"));
         assert!(
-            e.message.contains("group- or world-writable"),
+            e.message
+                .starts_with("keyCache needs the fleet secret: give fleetSecretFile")
+                && e.message.ends_with("or set AGENTSIG_FLEET_SECRET"),
             "{}",
             e.message
         );
-        o.fleet_secret_file = Some(dir.join("absent"));
-        assert_eq!(o.fleet_cache().unwrap_err().code, "input.unreadable");
-        o.fleet_secret_file = file("good", &[7u8; 32], 0o600);
-        assert!(o.fleet_cache().unwrap().is_some());
-        o.key_cache = Some("ftp://store.example".into());
-        assert_eq!(o.fleet_cache().unwrap_err().code, "usage");
-        std::fs::remove_dir_all(&dir).unwrap();
+        let e = KeyCacheError::Unusable("too short".into()).failure(Spelling::Snake);
+        assert_eq!(
+            (e.kind, e.message.as_str()),
+            (ErrorKind::BadKey, "key_cache: too short")
+        );
+        let e = KeyCacheError::Unreadable("no such file".into()).failure(Spelling::Snake);
+        assert_eq!(e.code, "input.unreadable");
+        // Without a network there is no key cache.
+        let mut o = with_key();
+        o.key_cache = Some("memory:".into());
+        let e = o.build(None).unwrap_err();
+        assert_eq!(e.message, "key_cache needs the net feature");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use super::error::{settle, Failure, Outcome};
 use super::message::{fields, request_message, verified_request_message, Headers};
-use super::options::{DirectoryFetch, Spelling, VerifierOptions};
+use super::options::{DirectoryFetch, KeyCache, KeyCacheError, Spelling, VerifierOptions};
 use crate::clock::FixedClock;
 use crate::httpsig::{ComponentId, HttpPolicy, HttpSigError, Message};
 use crate::replay::ReplayStore;
@@ -31,6 +31,18 @@ pub trait Network: Send + Sync {
     fn deadline(&self) -> Duration;
     /// Run `f` with every fetch it makes ending by `deadline`.
     fn within(&self, deadline: Instant, f: &mut dyn FnMut());
+    /// The fleet key-set cache over the store `store`, authenticated with
+    /// the secret in `secret_file`, else in the environment variable the
+    /// command line reads (`AGENTSIG_FLEET_SECRET`); the store is not
+    /// contacted.
+    ///
+    /// # Errors
+    /// Why the secret or the store URL cannot be used.
+    fn key_cache(
+        &self,
+        store: &str,
+        secret_file: Option<&std::path::Path>,
+    ) -> Result<KeyCache, KeyCacheError>;
     /// Verify an AI Catalog document with each Trust Manifest identity's
     /// keys resolved through a fetcher with `o`'s settings (DID documents,
     /// HTTPS JWK Sets; `agentsig::net::catalog::verify_catalog_resolved`),
@@ -65,8 +77,7 @@ pub struct Facade {
     /// How this verifier fetches, when it may (`fetch_directories`).
     fetching: Option<DirectoryFetch>,
     /// The fleet key-set cache every fetch of this verifier shares.
-    #[cfg(feature = "net")]
-    fleet: Option<Arc<crate::net::fleet::FleetCache>>,
+    key_cache: Option<KeyCache>,
 }
 
 impl std::fmt::Debug for Facade {
@@ -115,15 +126,21 @@ impl VerifierOptions {
     pub fn build(self, net: Option<&'static dyn Network>) -> Outcome<Facade> {
         self.check()?;
         let s = self.spelling;
-        #[cfg(feature = "net")]
-        let fleet = self.fleet_cache()?;
-        #[cfg(not(feature = "net"))]
-        if self.key_cache.is_some() {
-            return Err(Failure::usage(format!(
-                "{} needs the net feature",
-                s.name("key_cache")
-            )));
-        }
+        let key_cache = match &self.key_cache {
+            None => None,
+            Some(store) => {
+                let Some(n) = net else {
+                    return Err(Failure::usage(format!(
+                        "{} needs the net feature",
+                        s.name("key_cache")
+                    )));
+                };
+                Some(
+                    n.key_cache(store, self.fleet_secret_file.as_deref())
+                        .map_err(|e| e.failure(s))?,
+                )
+            }
+        };
         let allow = match &self.algorithms {
             None => AllowList::asymmetric(),
             Some(list) => AllowList::new(list.iter().copied()),
@@ -176,8 +193,7 @@ impl VerifierOptions {
                 allow_private_hosts: self.allow_private_hosts.unwrap_or_default(),
                 extra_roots_pem: self.extra_roots_pem.unwrap_or_default(),
                 now: self.now,
-                #[cfg(feature = "net")]
-                fleet: fleet.clone(),
+                key_cache: key_cache.clone(),
             };
             let d = n
                 .directories(&o)
@@ -196,8 +212,7 @@ impl VerifierOptions {
             spelling: s,
             keys_given,
             fetching,
-            #[cfg(feature = "net")]
-            fleet,
+            key_cache,
         })
     }
 }
@@ -297,9 +312,8 @@ impl Facade {
     }
 
     /// The fleet key-set cache its fetches share (`key_cache`), if any.
-    #[cfg(feature = "net")]
-    pub fn key_cache(&self) -> Option<&Arc<crate::net::fleet::FleetCache>> {
-        self.fleet.as_ref()
+    pub fn key_cache(&self) -> Option<&KeyCache> {
+        self.key_cache.as_ref()
     }
 
     /// Whether a catalog's Trust Manifests are checked with each identity's

@@ -3,9 +3,13 @@
 //! bounded by one deadline, and AI Catalogs verified by URL.
 
 use super::fetch::{FetchPolicy, Fetcher};
+use super::fleet::{FleetCache, FleetSecret, FleetSecretError, FLEET_SECRET_ENV};
 use crate::catalog::{CatalogError, CatalogOptions, CatalogReport};
 use crate::clock::FixedClock;
-use crate::facade::{catalog_error, settle, DirectoryFetch, Facade, Failure, Network, Outcome};
+use crate::facade::{
+    catalog_error, settle, DirectoryFetch, Facade, Failure, KeyCache, KeyCacheError, Network,
+    Outcome,
+};
 use crate::report::Report;
 use crate::verifier::Verifier;
 use crate::webbotauth::KeyDirectory;
@@ -39,13 +43,14 @@ fn policy(allow_private_hosts: &[String], extra_roots_pem: &[String]) -> FetchPo
 fn fetcher(o: &DirectoryFetch) -> Result<Fetcher, String> {
     let f = Fetcher::with_policy(policy(&o.allow_private_hosts, &o.extra_roots_pem))
         .map_err(|e| e.to_string())?;
-    Ok(with_fleet(f, o.fleet.as_ref()))
+    Ok(with_fleet(f, o.key_cache.as_ref()))
 }
 
-/// `f` sharing `fleet`, when there is one.
-fn with_fleet(f: Fetcher, fleet: Option<&Arc<super::fleet::FleetCache>>) -> Fetcher {
-    match fleet {
-        Some(c) => f.with_fleet_cache(c.clone()),
+/// `f` sharing the fleet key-set cache `k`, when there is one (one this
+/// network made, [`Net::key_cache`]).
+fn with_fleet(f: Fetcher, k: Option<&KeyCache>) -> Fetcher {
+    match k.and_then(|k| k.0.clone().downcast::<FleetCache>().ok()) {
+        Some(c) => f.with_fleet_cache(c),
         None => f,
     }
 }
@@ -67,6 +72,25 @@ impl Network for Net {
 
     fn within(&self, deadline: Instant, f: &mut dyn FnMut()) {
         super::fetch::with_deadline(deadline, f);
+    }
+
+    fn key_cache(
+        &self,
+        store: &str,
+        secret_file: Option<&std::path::Path>,
+    ) -> Result<KeyCache, KeyCacheError> {
+        let secret = match secret_file {
+            Some(path) => FleetSecret::from_file(path),
+            None => FleetSecret::from_env(FLEET_SECRET_ENV),
+        }
+        .map_err(|e| match e {
+            FleetSecretError::Missing { var } => KeyCacheError::NoSecret { var },
+            FleetSecretError::Io { .. } => KeyCacheError::Unreadable(e.to_string()),
+            other => KeyCacheError::Unusable(other.to_string()),
+        })?;
+        let fleet =
+            FleetCache::open(store, &secret).map_err(|e| KeyCacheError::Store(e.to_string()))?;
+        Ok(KeyCache(Arc::new(fleet)))
     }
 
     fn verify_catalog_resolved(
@@ -147,12 +171,16 @@ mod tests {
     use super::*;
     use crate::facade::{ErrorKind, VerifierOptions};
 
-    fn facade() -> Facade {
+    fn with_key() -> VerifierOptions {
         let k = crate::SigningKey::from_ed25519_seed(&[6u8; 32]).unwrap();
         let mut o = VerifierOptions::default();
         o.keys
             .add(k.verifying_key().clone(), crate::trust::KeySource::Pinned);
-        o.build(Some(network())).unwrap()
+        o
+    }
+
+    fn facade() -> Facade {
+        with_key().build(Some(network())).unwrap()
     }
 
     #[test]
@@ -171,6 +199,56 @@ mod tests {
         let f = verify_catalog_url(&facade(), "http://a.example/", &CatalogFetch::default())
             .unwrap_err();
         assert_eq!(f.kind, ErrorKind::BadInput);
+    }
+
+    #[cfg(all(feature = "net", unix))]
+    #[test]
+    fn the_fleet_secret_is_checked_when_the_verifier_is_built() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir =
+            std::env::temp_dir().join(format!("agentsig-fleet-secret-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, secret: &[u8], mode: u32| {
+            let p = dir.join(name);
+            std::fs::write(&p, secret).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            Some(p)
+        };
+        let mut o = with_key();
+        assert!(o
+            .clone()
+            .build(Some(network()))
+            .unwrap()
+            .key_cache()
+            .is_none());
+        o.key_cache = Some("memory:".into());
+        o.fleet_secret_file = file("short", &[7u8; 31], 0o600);
+        let e = o.clone().build(Some(network())).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::BadKey);
+        assert!(e.message.contains("31 bytes"), "{}", e.message);
+        o.fleet_secret_file = file("open", &[7u8; 32], 0o620);
+        let e = o.clone().build(Some(network())).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::BadKey);
+        assert!(
+            e.message.contains("group- or world-writable"),
+            "{}",
+            e.message
+        );
+        o.fleet_secret_file = Some(dir.join("absent"));
+        assert_eq!(
+            o.clone().build(Some(network())).unwrap_err().code,
+            "input.unreadable"
+        );
+        o.fleet_secret_file = file("good", &[7u8; 32], 0o600);
+        assert!(o
+            .clone()
+            .build(Some(network()))
+            .unwrap()
+            .key_cache()
+            .is_some());
+        o.key_cache = Some("ftp://store.example".into());
+        assert_eq!(o.clone().build(Some(network())).unwrap_err().code, "usage");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
