@@ -214,20 +214,16 @@ mod tests {
             std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
             Some(p)
         };
+        let build = |o: &VerifierOptions| o.clone().build(Some(network()));
         let mut o = with_key();
-        assert!(o
-            .clone()
-            .build(Some(network()))
-            .unwrap()
-            .key_cache()
-            .is_none());
+        assert!(build(&o).unwrap().key_cache().is_none());
         o.key_cache = Some("memory:".into());
         o.fleet_secret_file = file("short", &[7u8; 31], 0o600);
-        let e = o.clone().build(Some(network())).unwrap_err();
+        let e = build(&o).unwrap_err();
         assert_eq!(e.kind, ErrorKind::BadKey);
         assert!(e.message.contains("31 bytes"), "{}", e.message);
         o.fleet_secret_file = file("open", &[7u8; 32], 0o620);
-        let e = o.clone().build(Some(network())).unwrap_err();
+        let e = build(&o).unwrap_err();
         assert_eq!(e.kind, ErrorKind::BadKey);
         assert!(
             e.message.contains("group- or world-writable"),
@@ -235,19 +231,11 @@ mod tests {
             e.message
         );
         o.fleet_secret_file = Some(dir.join("absent"));
-        assert_eq!(
-            o.clone().build(Some(network())).unwrap_err().code,
-            "input.unreadable"
-        );
+        assert_eq!(build(&o).unwrap_err().code, "input.unreadable");
         o.fleet_secret_file = file("good", &[7u8; 32], 0o600);
-        assert!(o
-            .clone()
-            .build(Some(network()))
-            .unwrap()
-            .key_cache()
-            .is_some());
+        assert!(build(&o).unwrap().key_cache().is_some());
         o.key_cache = Some("ftp://store.example".into());
-        assert_eq!(o.clone().build(Some(network())).unwrap_err().code, "usage");
+        assert_eq!(build(&o).unwrap_err().code, "usage");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
