@@ -4,7 +4,8 @@
 // that counts its fetches: two verifiers with the same store and secret fetch
 // an agent's key directory (and a catalog identity's JWK Set) once between
 // them; a verifier with another secret ignores their entries and fetches
-// again. The option rules raise BadInput or BadKey naming the cause. And
+// again, and so do two Express gates over such verifiers. The option rules
+// raise BadInput or BadKey naming the cause. And
 // without keys of its own a verifier resolves each Trust Manifest identity's
 // keys, with the report `agentsig verify URL --json` prints.
 'use strict';
@@ -47,13 +48,19 @@ function secretFile(dir, name, secret = 's'.repeat(40), mode = 0o600) {
   return p;
 }
 
-test('two verifiers with one key cache fetch a directory once; another secret fetches again', async (t) => {
-  const redis = await helpers.redisServer();
-  if (!redis) return t.skip('redis-server not installed');
+/** An agent key, its directory served by a loopback origin (`max-age=60`)
+ * and a temporary directory for secret files. */
+async function agentDirectory() {
   const key = a.SigningKey.generate('EdDSA');
   const body = JSON.stringify({ keys: [{ ...key.publicJwk(), kid: key.thumbprint }] });
   const o = await origin({ [DIRECTORY]: [{ 'Content-Type': 'application/http-message-signatures-directory+json', 'Cache-Control': 'max-age=60' }, body] });
-  const dir = helpers.tmpdir();
+  return { key, o, dir: helpers.tmpdir() };
+}
+
+test('two verifiers with one key cache fetch a directory once; another secret fetches again', async (t) => {
+  const redis = await helpers.redisServer();
+  if (!redis) return t.skip('redis-server not installed');
+  const { key, o, dir } = await agentDirectory();
   const saved = process.env.AGENTSIG_FLEET_SECRET;
   try {
     delete process.env.AGENTSIG_FLEET_SECRET;
@@ -160,6 +167,39 @@ test('without keys a catalog identity\'s JWK Set is resolved as the CLI does, an
     await verifier(secretFile(dir, 'other', 't'.repeat(40))).verifyCatalogUrl(url, fetchOpts);
     assert.equal(o.served.filter((p) => p === '/jwks.json').length, 4);
   } finally {
+    await o.close();
+    await redis.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('two Express gates whose verifiers share a key cache fetch the agent directory once', async (t) => {
+  const redis = await helpers.redisServer();
+  if (!redis) return t.skip('redis-server not installed');
+  const express = require('express');
+  const { signatureMiddleware } = require('../express.js');
+  const { key, o, dir } = await agentDirectory();
+  const fleet = secretFile(dir, 'fleet');
+  const servers = [];
+  try {
+    for (let i = 0; i < 2; i++) {
+      const v = new a.Verifier({ fetchDirectories: true, allowPrivateHosts: ['localhost'], extraRootsPem: [o.ca], keyCache: redis.url, fleetSecretFile: fleet });
+      const app = express();
+      let mw;
+      app.use((req, res, next) => mw(req, res, next));
+      app.get('/page', (req, res) => res.json({ agent: req.agentsig && req.agentsig.agent }));
+      const server = await new Promise((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)); });
+      servers.push(server);
+      const authority = `127.0.0.1:${server.address().port}`;
+      mw = signatureMiddleware(v, { authorities: [authority], webBotAuth: true, scheme: 'https' });
+      const h = a.signRequest('GET', `https://${authority}/page`, [], undefined, key, { signatureAgent: o.base });
+      const r = await fetch(`http://${authority}/page`, { headers: h.filter(([n]) => n.toLowerCase() !== 'host') });
+      assert.equal(r.status, 200, await r.clone().text());
+      assert.equal((await r.json()).agent, o.base);
+    }
+    assert.deepEqual(o.served, [DIRECTORY]);
+  } finally {
+    for (const s of servers) await new Promise((r) => s.close(r));
     await o.close();
     await redis.stop();
     fs.rmSync(dir, { recursive: true, force: true });
