@@ -11,7 +11,10 @@
 //! per round, so that load from other processes falls on all alike; the
 //! medians and their ratios are printed. Then the throughput of 1, 2 and
 //! 4 verifiers (threads, each with its own `Verifier`) on every store, as
-//! ratios to the in-memory store at the same count, in the same run.
+//! ratios to the in-memory store at the same count, in the same run; and
+//! the same with 1, 2 and 4 verifier *processes* (this bench re-executed as
+//! children, each with its own `Verifier`, store connection and memory
+//! store) on the cluster, beside the in-memory store at the same count.
 
 use agentsig::replay::{MemoryReplayStore, RedisReplayStore, ReplayStore};
 use agentsig::trust::{KeySource, StaticKeys};
@@ -129,9 +132,14 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == WORKER) {
+        worker(&args[i + 1..]);
+        return;
+    }
     // `cargo test --all-targets` builds and runs this without `--bench`:
     // the servers and the timing loop are for `cargo bench` only.
-    if !std::env::args().any(|a| a == "--bench") {
+    if !args.iter().any(|a| a == "--bench") {
         return;
     }
     let Some((_nodes, cluster_url)) = cluster() else {
@@ -212,6 +220,129 @@ fn main() {
         medians[3] / medians[2]
     );
     scaling(&stores, &key, &keys, now);
+    processes(&cluster_url);
+}
+
+/// The argument that makes this program a verifier process of
+/// [`processes`]: `WORKER STORE COUNT`.
+const WORKER: &str = "--fleet-worker";
+
+/// Verifications a verifier process makes before it is timed.
+const WARM_UP: usize = 200;
+
+/// One verifier process: its own key, `COUNT` (plus [`WARM_UP`]) fresh
+/// ES256 JWTs signed before it says `ready`, a `Verifier` over the replay store `STORE`
+/// (`memory:`: its own in-memory store); on a line on standard input it
+/// verifies them all and prints the seconds it took.
+fn worker(args: &[String]) {
+    use std::io::{BufRead, Write};
+    let (Some(url), Some(count)) = (args.first(), args.get(1).and_then(|n| n.parse().ok())) else {
+        eprintln!("usage: {WORKER} STORE COUNT");
+        std::process::exit(2);
+    };
+    let count: usize = count;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let store = agentsig::replay::open_store(url, now).expect("store");
+    let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).expect("keygen");
+    let keys = StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned);
+    let v = Verifier::builder(keys).replay_store(store).build();
+    let pid = std::process::id();
+    let tokens: Vec<String> = (0..count + WARM_UP)
+        .map(|i| {
+            let claims = serde_json::json!({
+                "iss": "https://as.example", "sub": "alice", "aud": "https://rs.example",
+                "jti": format!("proc-{pid}-{now}-{i}"), "exp": now + 3600,
+            });
+            jwt::sign(claims.as_object().expect("object"), &key, "JWT").expect("sign")
+        })
+        .collect();
+    // The first verifications are not timed: the connection is made, the
+    // cluster's slot map read and the code warm, as in a long-running
+    // verifier process.
+    for t in &tokens[..WARM_UP] {
+        std::hint::black_box(v.verify_jwt(t).expect("verifies"));
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "ready")
+        .and_then(|()| out.flush())
+        .expect("stdout");
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).expect("stdin");
+    let start = Instant::now();
+    for t in &tokens[WARM_UP..] {
+        std::hint::black_box(v.verify_jwt(t).expect("verifies"));
+    }
+    writeln!(out, "{}", start.elapsed().as_secs_f64()).expect("stdout");
+}
+
+/// Verifications per second with 1, 2 and 4 verifier processes (this
+/// program re-executed as [`worker`]s) on the cluster store, beside the
+/// in-memory store (each process its own) at the same count. A burst
+/// starts its processes, lets them connect and sign their tokens, then
+/// starts them together (one line on every standard input): process
+/// start-up is not timed. The burst's rate is the sum of its processes'
+/// rates; bursts alternate over the stores, and the median burst rate of
+/// each is printed with its ratio to the in-memory store.
+fn processes(cluster_url: &str) {
+    use std::io::{BufRead, BufReader, Write};
+    const PER_PROCESS: usize = 1000;
+    const BURSTS: usize = 9;
+    let exe = std::env::current_exe().expect("the bench's own path");
+    let stores = [("memory", "memory:"), ("cluster", cluster_url)];
+    println!("\nverifier processes (each its own Verifier and connection), median of {BURSTS} alternating bursts:");
+    for n in [1usize, 2, 4] {
+        let mut rates: Vec<Vec<f64>> = vec![Vec::new(); stores.len()];
+        for _ in 0..BURSTS {
+            for (si, (_, url)) in stores.iter().enumerate() {
+                let mut children: Vec<(Child, BufReader<std::process::ChildStdout>)> = (0..n)
+                    .map(|_| {
+                        let mut c = Command::new(&exe)
+                            .args([WORKER, url, &PER_PROCESS.to_string()])
+                            .stdin(Stdio::piped())
+                            .stdout(Stdio::piped())
+                            .spawn()
+                            .expect("a verifier process");
+                        let out = BufReader::new(c.stdout.take().expect("stdout"));
+                        (c, out)
+                    })
+                    .collect();
+                let mut line = String::new();
+                for (_, out) in &mut children {
+                    line.clear();
+                    out.read_line(&mut line).expect("ready");
+                    assert_eq!(line.trim(), "ready", "a verifier process did not start");
+                }
+                for (c, _) in &mut children {
+                    let stdin = c.stdin.as_mut().expect("stdin");
+                    stdin
+                        .write_all(b"go\n")
+                        .and_then(|()| stdin.flush())
+                        .expect("go");
+                }
+                let mut rate = 0.0;
+                for (mut c, mut out) in children {
+                    line.clear();
+                    out.read_line(&mut line).expect("elapsed");
+                    let secs: f64 = line.trim().parse().expect("seconds");
+                    rate += PER_PROCESS as f64 / secs;
+                    assert!(
+                        c.wait().expect("exit").success(),
+                        "a verifier process failed"
+                    );
+                }
+                rates[si].push(rate);
+            }
+        }
+        let medians: Vec<f64> = rates.into_iter().map(median).collect();
+        for ((name, _), r) in stores.iter().zip(&medians) {
+            println!(
+                "{n} x {name:24} {r:8.0} verifications/s   memory : {name} = 1 : {:.2} (time per verification, processes)",
+                medians[0] / r
+            );
+        }
+    }
 }
 
 /// Verifications per second with 1, 2 and 4 verifiers, each a thread with

@@ -124,6 +124,15 @@ export interface VerifierOptions {
   requireDirectoryProof?: boolean;
   allowPrivateHosts?: readonly string[];
   extraRootsPem?: readonly string[];
+  /** The fleet key-set cache (`redis://...`, `redis+cluster://...`,
+   * `redis+sentinel://...`) shared by every verifier of a fleet: an agent's
+   * key set is fetched once per freshness lifetime by the whole fleet
+   * (directories, catalogs by URL). Needs the fleet secret. */
+  keyCache?: string;
+  /** The file holding the fleet secret (at least 32 bytes, writable by its
+   * owner only); without it, the `AGENTSIG_FLEET_SECRET` environment
+   * variable. The secret itself is never an option value. */
+  fleetSecretFile?: string;
 }
 
 /** The request a response answers (for `;req` components). */
@@ -173,7 +182,8 @@ export class Verifier {
   verifyDescriptorAsync(doc: JsonInput, jws: string): Promise<Report>;
   verifyCard(card: JsonInput, options?: { requireAll?: boolean }): Report;
   verifyCardAsync(card: JsonInput, options?: { requireAll?: boolean }): Promise<Report>;
-  /** An AI Catalog, as `agentsig verify CATALOG --key K --json` (per-entry `details.entries`). */
+  /** An AI Catalog, as `agentsig verify CATALOG --json` (per-entry `details.entries`): with the
+   * verifier's keys when it has some, else each manifest identity's keys resolved (needs fetchDirectories). */
   verifyCatalog(catalog: JsonInput, options?: VerifyCatalogOptions): Report;
   verifyCatalogAsync(catalog: JsonInput, options?: VerifyCatalogOptions): Promise<Report>;
   /** The AI Catalog at an https URL, fetched (SSRF-guarded) on the libuv pool and verified. */

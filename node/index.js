@@ -568,7 +568,7 @@ const DERIVE = Symbol('Verifier.withReplayStore');
 const VERIFIER_OPTIONS = [
   'jwks', 'keys', 'algorithms', 'maxAge', 'maxAgeSeconds', 'skew', 'skewSeconds', 'replayStore',
   'strictLowS', 'now', 'nowSeconds', 'agents', 'agentKeys', 'fetchDirectories',
-  'requireDirectoryProof', 'allowPrivateHosts', 'extraRootsPem',
+  'requireDirectoryProof', 'allowPrivateHosts', 'extraRootsPem', 'keyCache', 'fleetSecretFile',
 ];
 
 /** A JWK Set as JSON text: an object, its JSON text (a string is never a
@@ -641,6 +641,8 @@ class Verifier {
       requireDirectoryProof: bool(o.requireDirectoryProof, 'requireDirectoryProof'),
       allowPrivateHosts: strings(o.allowPrivateHosts, 'allowPrivateHosts', 1024),
       extraRootsPem: strings(o.extraRootsPem, 'extraRootsPem', 1024 * 1024),
+      keyCache: o.keyCache === undefined ? undefined : str(o.keyCache, 'keyCache', 8 * 1024),
+      fleetSecretFile: o.fleetSecretFile === undefined ? undefined : str(o.fleetSecretFile, 'fleetSecretFile', 4096),
     };
     this.#native = call(() => new native.NativeVerifier(JSON.stringify(n)));
     /** The options in effect, with the secure defaults filled in; frozen. */
@@ -712,11 +714,14 @@ class Verifier {
     return [{ requireSigned: bool(o.requireSigned, 'requireSigned') }, jsonBytes(catalog, 'catalog', LIMITS.maxCatalogBytes)];
   }
   /**
-   * An AI Catalog (JSON text as bytes, or a JavaScript value), its Trust
-   * Manifests checked with this verifier's trusted keys, as `agentsig verify
-   * CATALOG --key K --json` reports it: one `catalog.entry` check and one
-   * `details.entries` result per entry. `requireSigned`: every entry must
-   * carry a verified Trust Manifest. Throws NotVerified (code
+   * An AI Catalog (JSON text as bytes, or a JavaScript value), as `agentsig
+   * verify CATALOG --json` reports it: one `catalog.entry` check and one
+   * `details.entries` result per entry. Its Trust Manifests are checked with
+   * this verifier's `keys`/`jwks` when it has some (as `--key K`), else with
+   * each identity's keys resolved (a DID document, an HTTPS JWK Set), which
+   * needs `fetchDirectories: true` (BadInput otherwise); use the Promise
+   * form then, since it fetches. `requireSigned`: every entry must carry a
+   * verified Trust Manifest. Throws NotVerified (code
    * `catalog.not-verified`, with `.report`), BadInput above 4 MiB or for
    * JSON that is not strict.
    */
@@ -739,7 +744,8 @@ class Verifier {
   /**
    * The AI Catalog at an https `url`, fetched on the libuv pool through the
    * SSRF-guarded fetcher with its nested catalogs and cards (bounded in
-   * depth, fetches, bytes and time) and verified as `verifyCatalog` does; a
+   * depth, fetches, bytes and time, sharing `keyCache`) and verified as
+   * `verifyCatalog` does (the same choice of keys); a
    * Promise only, since it fetches. A catalog that cannot be fetched rejects
    * with FetchError (code `fetch.failed`). `allowPrivateHosts` and
    * `extraRootsPem` loosen the fetcher for internal catalogs and tests.

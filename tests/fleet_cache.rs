@@ -183,6 +183,34 @@ fn four_verifiers_fetch_a_directory_once_per_freshness_lifetime() {
     one_fetch_per_lifetime(&r.url(), &[r.port]);
 }
 
+/// Two verifiers over `redis+sentinel://` (a primary and a replica under
+/// one sentinel, the client following the primary the sentinel names):
+/// one fetch between them, and the entry is on the primary.
+#[test]
+fn two_verifiers_over_sentinel_share_one_fetch() {
+    let Some((primary, _replica, sentinel)) = redis_support::sentinel_with_replica("fleet-sen")
+    else {
+        return;
+    };
+    let store = sentinel.url();
+    let ca = Ca::new();
+    let srv = Server::start(&ca, &["agent.example"]);
+    let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    srv.route(WELL_KNOWN_PATH, directory(&srv, &[&k], 60));
+    let vs: Vec<Verifier> = (0..2)
+        .map(|_| verifier(&ca, &store, &secret(7), Duration::from_secs(5)))
+        .collect();
+    for v in &vs {
+        assert_eq!(verify(v, &srv, &k).status(), Status::Verified);
+    }
+    assert_eq!(srv.hit_count(WELL_KNOWN_PATH), 1, "one fetch for the two");
+    assert_eq!(vs[1].fleet.stats().hits, 1, "the second took the entry");
+    assert_eq!(cached_entries(primary.port), 1, "stored on the primary");
+    for v in &vs {
+        assert!(v.reports.lock().unwrap().is_empty());
+    }
+}
+
 #[test]
 fn on_a_cluster_too() {
     let Some(c) = Cluster::start("fleet-cl") else {

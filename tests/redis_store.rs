@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 mod redis_support;
-use redis_support::{cluster_tools, redis_server, tmp, until, Cluster, Server};
+use redis_support::{
+    primary_and_replica, redis_server, sentinel_with_replica, tmp, Cluster, Server,
+};
 use std::sync::Arc;
 
 const BIN: &str = env!("CARGO_BIN_EXE_agentsig");
@@ -1277,26 +1279,6 @@ fn accepts_a_fresh_id(s: &RedisReplayStore, prefix: &str) -> bool {
     false
 }
 
-/// A primary and one replica (`--replicaof`), the link up.
-fn primary_and_replica(name: &str) -> Option<(Server, Server)> {
-    let primary = Server::start(&format!("{name}-p"))?;
-    let replica = Server::start_args(
-        &format!("{name}-r"),
-        vec![
-            "--replicaof".into(),
-            "127.0.0.1".into(),
-            primary.port.to_string(),
-        ],
-        None,
-    )?;
-    until("replica link up", || {
-        replica
-            .cli(&["INFO", "replication"])
-            .contains("master_link_status:up")
-    });
-    Some((primary, replica))
-}
-
 #[test]
 fn a_stopped_replica_makes_acknowledged_writes_refuse_and_a_resumed_one_accept() {
     let Some((primary, replica)) = primary_and_replica("ack-stop") else {
@@ -1343,90 +1325,12 @@ fn a_stopped_replica_makes_acknowledged_writes_refuse_and_a_resumed_one_accept()
     assert_eq!(replica.cli(&["DBSIZE"]), primary.cli(&["DBSIZE"]));
 }
 
-/// A sentinel (`redis-server CONF --sentinel`) monitoring one primary as
-/// `agentsig-primary`, killed and its directory removed on drop.
-struct Sentinel {
-    port: u16,
-    dir: PathBuf,
-    child: Child,
-}
-
-impl Drop for Sentinel {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-impl Sentinel {
-    fn start(name: &str, primary: &Server) -> Option<Sentinel> {
-        let bin = redis_server()?;
-        let dir = tmp(name);
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let conf = dir.join("sentinel.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "port {port}\nbind 127.0.0.1\ndir {}\nsentinel monitor agentsig-primary 127.0.0.1 {} 1\nsentinel down-after-milliseconds agentsig-primary 1000\nsentinel failover-timeout agentsig-primary 10000\n",
-                dir.display(),
-                primary.port
-            ),
-        )
-        .unwrap();
-        let child = Command::new(bin)
-            .arg(&conf)
-            .arg("--sentinel")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        Some(Sentinel { port, dir, child })
-    }
-
-    fn cli(&self, args: &[&str]) -> String {
-        let o = Command::new("redis-cli")
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8(o.stdout).unwrap()
-    }
-
-    fn primary_port(&self) -> String {
-        self.cli(&["SENTINEL", "GET-MASTER-ADDR-BY-NAME", "agentsig-primary"])
-            .lines()
-            .nth(1)
-            .unwrap_or("")
-            .to_owned()
-    }
-}
-
 #[test]
 fn sentinel_failover_keeps_an_acknowledged_nonce_a_replay() {
-    if cluster_tools("sentinel").is_none() {
-        return;
-    }
-    let Some((primary, replica)) = primary_and_replica("sentinel") else {
+    let Some((primary, replica, sentinel)) = sentinel_with_replica("sentinel") else {
         return;
     };
-    let Some(sentinel) = Sentinel::start("sentinel-s", &primary) else {
-        return;
-    };
-    until("the sentinel knows the replica", || {
-        sentinel.primary_port() == primary.port.to_string()
-            && sentinel
-                .cli(&["SENTINEL", "REPLICAS", "agentsig-primary"])
-                .contains(&replica.port.to_string())
-    });
-    let base = format!(
-        "redis+sentinel://127.0.0.1:{}/agentsig-primary",
-        sentinel.port
-    );
+    let base = sentinel.url();
     let acked = RedisReplayStore::open(&format!("{base}?wait=1&wait-timeout=2s")).unwrap();
     let plain = RedisReplayStore::open(&base).unwrap();
     assert_eq!(

@@ -583,6 +583,8 @@ fn build_verifier(o: &Args) -> Out<Facade> {
     opts.now = o.i64("nowSeconds")?;
     opts.replay_store = o.str("replayStore")?;
     opts.agents = o.strings("agents")?;
+    opts.key_cache = o.str("keyCache")?;
+    opts.fleet_secret_file = o.str("fleetSecretFile")?.map(std::path::PathBuf::from);
     opts.build(Some(agentsig::net::facade::network()))
 }
 

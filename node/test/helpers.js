@@ -43,4 +43,48 @@ function certificates() {
   return { ca: fs.readFileSync(p('ca.pem'), 'utf8'), cert: fs.readFileSync(p('leaf.pem')), key: fs.readFileSync(p('leaf.key')) };
 }
 
-module.exports = { node, repo, cli, run, tmpdir, certificates };
+/** A redis-server started on a loopback port (no persistence, its files in
+ * a temporary directory): `{url, stop}`, or `null` when redis-server is not
+ * installed and AGENTSIG_REQUIRE_INTEROP is unset (the caller skips). The
+ * caller stops it. */
+async function redisServer() {
+  const cp = require('node:child_process');
+  const which = cp.spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
+  const binary = which.status === 0 ? which.stdout.trim() : '';
+  if (!binary) {
+    if (process.env.AGENTSIG_REQUIRE_INTEROP === '1') {
+      throw new Error('redis-server not found and AGENTSIG_REQUIRE_INTEROP=1 (apt-get install -y redis-server)');
+    }
+    return null;
+  }
+  const net = require('node:net');
+  const port = await new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+  });
+  const dir = tmpdir();
+  const proc = cp.spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir], { stdio: 'ignore' });
+  const exited = new Promise((r) => proc.once('exit', r));
+  const stop = async () => {
+    proc.kill('SIGTERM');
+    await exited;
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  // Readiness: wait until the port accepts connections (not a timing assertion).
+  for (let i = 0; i < 200; i++) {
+    const up = await new Promise((r) => {
+      const c = net.connect(port, '127.0.0.1', () => { c.destroy(); r(true); });
+      c.on('error', () => r(false));
+    });
+    if (up) return { url: `redis://127.0.0.1:${port}/0`, stop };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await stop();
+  throw new Error(`redis-server did not listen on 127.0.0.1:${port}`);
+}
+
+module.exports = { node, repo, cli, run, tmpdir, certificates, redisServer };

@@ -90,6 +90,8 @@ class Verifier:
         require_directory_proof: bool = False,
         allow_private_hosts: Optional[Sequence[str]] = None,
         extra_roots_pem: Optional[Sequence[str]] = None,
+        key_cache: Optional[str] = None,
+        fleet_secret_file: Union[str, "os.PathLike[str]", None] = None,
     ) -> None:
         """``jwks``/``keys``: the trusted keys (at least one); ``jwks`` is the
         JWK Set itself (dict, JSON str or bytes), or a path-like
@@ -107,7 +109,15 @@ class Verifier:
         ``fetch_directories``: Web Bot Auth keys come
         from the agents' key directories, fetched over HTTPS (SSRF-guarded);
         ``require_directory_proof``, ``allow_private_hosts`` and
-        ``extra_roots_pem`` tune that fetcher."""
+        ``extra_roots_pem`` tune that fetcher. ``key_cache``: the fleet
+        key-set cache (``"redis://..."``, ``"redis+cluster://..."``,
+        ``"redis+sentinel://..."``) shared by every verifier of a fleet, so
+        the fleet fetches an agent's key set once per freshness lifetime
+        (directories, catalogs by URL); its entries are authenticated with
+        the fleet secret, read from ``fleet_secret_file`` (at least 32
+        bytes, writable by its owner only) or else from the
+        ``AGENTSIG_FLEET_SECRET`` environment variable, never passed as a
+        value."""
     @property
     def web_bot_auth_keys(self) -> bool:
         """Whether Web Bot Auth requests can be verified (``agent_keys`` or
@@ -129,10 +139,13 @@ class Verifier:
         *,
         require_signed: bool = False,
     ) -> Report:
-        """An AI Catalog (JSON bytes or str, or a dict), its Trust Manifests
-        checked with this verifier's trusted keys, as ``agentsig verify
-        CATALOG --key K --json`` reports it: one ``catalog.entry`` check and
-        one ``details["entries"]`` result per entry. ``require_signed``:
+        """An AI Catalog (JSON bytes or str, or a dict), as ``agentsig verify
+        CATALOG --json`` reports it: one ``catalog.entry`` check and one
+        ``details["entries"]`` result per entry. Its Trust Manifests are
+        checked with this verifier's ``keys``/``jwks`` when it has some (as
+        ``--key K``), else with each identity's keys resolved (a DID
+        document, an HTTPS JWK Set), which needs ``fetch_directories=True``
+        (``BadInput`` otherwise). ``require_signed``:
         every entry must carry a verified Trust Manifest. Raises
         ``NotVerified`` (code ``catalog.not-verified``, with ``.report``)
         when anything present does not verify, ``BadInput`` above 4 MiB or
@@ -147,7 +160,8 @@ class Verifier:
     ) -> Report:
         """The AI Catalog at ``url`` (https), fetched through the SSRF-guarded
         fetcher with its nested catalogs and cards (bounded in depth,
-        fetches, bytes and time), verified as :meth:`verify_catalog` does.
+        fetches, bytes and time), verified as :meth:`verify_catalog` does
+        (the same choice of keys; the fetches share ``key_cache``).
         A catalog that cannot be fetched raises ``FetchError`` (code
         ``fetch.failed``). ``allow_private_hosts`` and ``extra_roots_pem``
         loosen the fetcher for internal catalogs and tests."""

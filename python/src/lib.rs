@@ -836,7 +836,7 @@ pub struct PyVerifier {
 #[pymethods]
 impl PyVerifier {
     #[new]
-    #[pyo3(signature = (*, jwks = None, keys = None, algorithms = None, max_age = None, skew = None, replay_store = None, strict_low_s = false, now = None, agents = None, agent_keys = None, fetch_directories = false, require_directory_proof = false, allow_private_hosts = None, extra_roots_pem = None))]
+    #[pyo3(signature = (*, jwks = None, keys = None, algorithms = None, max_age = None, skew = None, replay_store = None, strict_low_s = false, now = None, agents = None, agent_keys = None, fetch_directories = false, require_directory_proof = false, allow_private_hosts = None, extra_roots_pem = None, key_cache = None, fleet_secret_file = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -854,6 +854,8 @@ impl PyVerifier {
         require_directory_proof: bool,
         allow_private_hosts: Option<Vec<String>>,
         extra_roots_pem: Option<Vec<String>>,
+        key_cache: Option<String>,
+        fleet_secret_file: Option<std::path::PathBuf>,
     ) -> PyResult<PyVerifier> {
         let mut o = VerifierOptions::default();
         if let Some(j) = jwks {
@@ -879,6 +881,8 @@ impl PyVerifier {
         o.require_directory_proof = require_directory_proof;
         o.allow_private_hosts = allow_private_hosts;
         o.extra_roots_pem = extra_roots_pem;
+        o.key_cache = key_cache;
+        o.fleet_secret_file = fleet_secret_file;
         let inner = o
             .build(Some(agentsig::net::facade::network()))
             .map_err(|e| e.into_pyerr(py))?;
@@ -922,14 +926,17 @@ impl PyVerifier {
         report_object(py, &r)
     }
 
-    /// Verify an AI Catalog (dict, JSON bytes or str) with this verifier's
-    /// trusted keys for every Trust Manifest: lint, each entry's manifest
-    /// (identity equal to the entry's `identifier`, a detached JWS over the
-    /// RFC 8785 form without `signature`), inline artifacts by their media
-    /// type, nested inline catalogs. The report is the one
-    /// `agentsig verify CATALOG --key K --json` prints (one `catalog.entry`
-    /// check and one `details.entries` result per entry); `require_signed`:
-    /// every entry must carry a verified Trust Manifest.
+    /// Verify an AI Catalog (dict, JSON bytes or str): lint, each entry's
+    /// manifest (identity equal to the entry's `identifier`, a detached JWS
+    /// over the RFC 8785 form without `signature`), inline artifacts by
+    /// their media type, nested inline catalogs. The keys are chosen as
+    /// `agentsig verify CATALOG` chooses them: this verifier's trusted keys
+    /// for every identity when it has `keys`/`jwks` (`--key K`), else each
+    /// identity's keys resolved (DID document, HTTPS JWK Set), which needs
+    /// `fetch_directories=True`. The report is the one the command prints
+    /// under `--json` (one `catalog.entry` check and one `details.entries`
+    /// result per entry); `require_signed`: every entry must carry a
+    /// verified Trust Manifest.
     #[pyo3(signature = (catalog, *, require_signed = false))]
     fn verify_catalog<'py>(
         &self,

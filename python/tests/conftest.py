@@ -3,8 +3,12 @@
 import contextlib
 import http.server
 import os
+import shutil
+import socket
 import ssl
+import subprocess
 import threading
+import time
 
 import pytest
 
@@ -85,3 +89,35 @@ def https_server(cert, key, routes):
         server.shutdown()
         server.server_close()
         t.join(timeout=10)
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    """A redis-server started on a loopback port for the test (stopped after
+    it); skipped when redis-server is not installed, unless
+    AGENTSIG_REQUIRE_INTEROP=1."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        if require_interop():
+            pytest.fail("redis-server not found and AGENTSIG_REQUIRE_INTEROP=1 (apt-get install -y redis-server)")
+        pytest.skip("redis-server not found")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        # Readiness: wait until the port accepts connections (not a timing assertion).
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

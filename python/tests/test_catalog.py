@@ -171,3 +171,83 @@ def test_a_catalog_fetched_by_url_verifies_as_the_file_does(signed, served):
     assert e.value.code == "fetch.failed" and e.value.report.error["code"] == "fetch.failed"
     with pytest.raises(agentsig.BadInput):
         v.verify_catalog_url("http://example.com/.well-known/ai-catalog.json")
+
+
+@pytest.fixture
+def resolved(tmp_path_factory):
+    """A catalog whose two manifests the CLI signed for an https JWK Set
+    identity (the entry identifier is the JWK Set's URL), served with that
+    JWK Set at https://localhost:PORT; a third entry is unsigned."""
+    d = tmp_path_factory.mktemp("resolved")
+    ca_pem, cert, key = make_ca_and_leaf(d)
+    (d / "ca.pem").write_text(ca_pem)
+    r = run(d, "keygen", "--out", "k")
+    assert r.returncode == 0, r.stderr
+    routes = {}
+    with https_server(cert, key, routes) as (port, served):
+        origin = f"https://localhost:{port}"
+        identity = origin + "/jwks.json"
+        doc = {"specVersion": "1.0", "entries": [entry(identity), entry(identity, "2"), entry("urn:c")]}
+        (d / "cat.json").write_text(json.dumps(doc))
+        for version in ("1", "2"):
+            r = run(d, "sign", "cat.json", "--key", "k.pem", "--entry", identity, "--version", version)
+            assert r.returncode == 0, r.stderr
+        jwks_headers = [("Content-Type", "application/jwk-set+json"), ("Cache-Control", "max-age=60")]
+        routes["/jwks.json"] = (jwks_headers, (d / "k.jwks.json").read_bytes())
+        cat_headers = [("Content-Type", "application/ai-catalog+json")]
+        routes["/.well-known/ai-catalog.json"] = (cat_headers, (d / "cat.json").read_bytes())
+        yield {"dir": d, "ca": ca_pem, "url": origin + "/.well-known/ai-catalog.json", "served": served}
+
+
+def resolving_verifier(ca_pem, **kw):
+    """A verifier with no keys of its own that may fetch: each manifest
+    identity's keys are resolved, as `agentsig verify CATALOG` without
+    --key resolves them."""
+    return agentsig.Verifier(fetch_directories=True, allow_private_hosts=["localhost"], extra_roots_pem=[ca_pem], **kw)
+
+
+def test_without_keys_each_identitys_keys_are_resolved_as_the_cli_does(resolved):
+    d = resolved["dir"]
+    v = resolving_verifier(resolved["ca"])
+    fetch = ["--ca-file", "ca.pem", "--allow-private-networks", "--json"]
+    tampered = json.loads((d / "cat.json").read_text())
+    tampered["entries"][1]["trustManifest"]["termsOfServiceUrl"] = "https://evil.example/"
+    (d / "tampered.json").write_text(json.dumps(tampered))
+    seen = set()
+    for name in ("cat.json", "tampered.json"):
+        for require_signed in (False, True):
+            extra = ["--require-signed"] if require_signed else []
+            r = run(d, "verify", name, *fetch, *extra)
+            want = json.loads(r.stdout)
+            assert r.returncode == (0 if want["verified"] else 1), r.stderr
+            got = outcome(lambda: v.verify_catalog((d / name).read_bytes(), require_signed=require_signed))
+            assert got["subject"] is None and want["subject"] == name
+            del got["subject"], want["subject"]
+            assert got == want, (name, require_signed)
+            seen.add(want["verdict"])
+    assert seen == {"verified", "not-verified"}
+    statuses = [e["manifest"]["status"] for e in v.verify_catalog((d / "cat.json").read_bytes()).details["entries"]]
+    assert statuses == ["verified", "verified", "unsigned"]
+
+    # By URL: the same report as `agentsig verify URL --json`.
+    r = run(d, "verify", resolved["url"], *fetch)
+    want = json.loads(r.stdout)
+    assert r.returncode == 0 and want["verified"], r.stderr
+    got = outcome(
+        lambda: v.verify_catalog_url(resolved["url"], allow_private_hosts=["localhost"], extra_roots_pem=[resolved["ca"]])
+    )
+    assert got == want
+
+    # With keys given, those keys are trusted for every identity (--key K):
+    # a key of another identity verifies no manifest.
+    other = agentsig.Verifier(keys=[agentsig.SigningKey.generate()])
+    with pytest.raises(agentsig.NotVerified):
+        other.verify_catalog((d / "cat.json").read_bytes())
+
+
+def test_without_keys_or_fetching_a_catalog_is_bad_input(signed):
+    k = agentsig.SigningKey.generate("EdDSA")
+    v = agentsig.Verifier(agent_keys={"https://agent.example": [k]})
+    with pytest.raises(agentsig.BadInput) as e:
+        v.verify_catalog((signed / "cat.json").read_bytes())
+    assert e.value.code == "usage" and "fetch_directories=True" in str(e.value)

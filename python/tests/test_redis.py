@@ -3,46 +3,13 @@ Verifiers (two processes of a fleet) share one store, so a request seen by
 one is refused by the other. Skipped when redis-server is not installed,
 unless AGENTSIG_REQUIRE_INTEROP=1."""
 
-import shutil
 import socket
-import subprocess
-import time
 
 import pytest
 
 import agentsig
-from conftest import require_interop
 
 URL = "https://api.example/orders"
-
-
-@pytest.fixture
-def redis_url(tmp_path):
-    binary = shutil.which("redis-server")
-    if binary is None:
-        if require_interop():
-            pytest.fail("redis-server not found and AGENTSIG_REQUIRE_INTEROP=1 (apt-get install -y redis-server)")
-        pytest.skip("redis-server not found")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        # Readiness: wait until the port accepts connections (not a timing assertion).
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_two_verifiers_share_one_redis_replay_store(redis_url):

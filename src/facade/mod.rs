@@ -49,7 +49,9 @@ pub use keys::{algorithm, jwk_key, jwks_keys, load_public, public_jwk, refuse_se
 pub use message::{
     check_headers, fields, request_message, status_code, verified_request_message, Headers,
 };
-pub use options::{add_agent_keys, DirectoryFetch, Spelling, VerifierOptions, MAX_AGENTS};
+pub use options::{
+    add_agent_keys, DirectoryFetch, KeyCache, KeyCacheError, Spelling, VerifierOptions, MAX_AGENTS,
+};
 pub use sign::{
     parse_json, sign_card, sign_descriptor, sign_request, sign_response, RequestSigning,
     ResponseSigning, DEFAULT_EXPIRES_IN,

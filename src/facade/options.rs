@@ -114,6 +114,18 @@ pub struct VerifierOptions {
     pub allow_private_hosts: Option<Vec<String>>,
     /// Extra TLS roots (PEM) for fetching; needs `fetch_directories`.
     pub extra_roots_pem: Option<Vec<String>>,
+    /// The fleet key-set cache (`docs/fleet.md`): a store URL
+    /// (`redis://...`, `redis+cluster://...`, `redis+sentinel://...`,
+    /// `memory:`) shared by every verifier of a fleet, so that the fleet
+    /// fetches an agent's key set once per freshness lifetime; used by every
+    /// verification that fetches (Web Bot Auth directories, catalogs by
+    /// URL). Needs the fleet secret.
+    pub key_cache: Option<String>,
+    /// The file holding the fleet secret that authenticates `key_cache`
+    /// entries (at least 32 bytes, writable by its owner only); without
+    /// it, the `AGENTSIG_FLEET_SECRET` environment variable. The secret is
+    /// never an option value, so it stays out of argument lists and logs.
+    pub fleet_secret_file: Option<std::path::PathBuf>,
     /// How option names are spelled in messages.
     pub spelling: Spelling,
 }
@@ -121,7 +133,10 @@ pub struct VerifierOptions {
 impl VerifierOptions {
     /// Check the rules between options: keys of some kind are given,
     /// `agent_keys` and `fetch_directories` exclude each other, fetch
-    /// settings need fetching, the algorithm list is not empty.
+    /// settings need fetching, a fleet secret file needs a key cache, the
+    /// algorithm list is not empty. (The secret itself is read and checked
+    /// by the network layer when the verifier is built, each failure turned
+    /// into an error by [`KeyCacheError::failure`].)
     ///
     /// # Errors
     /// `usage`, with the option names spelled as the caller spells them.
@@ -157,10 +172,73 @@ impl VerifierOptions {
                 s.set_true("fetch_directories")
             )));
         }
+        if self.fleet_secret_file.is_some() && self.key_cache.is_none() {
+            return Err(Failure::usage(format!(
+                "{} is the secret of {}: give both",
+                n("fleet_secret_file"),
+                n("key_cache")
+            )));
+        }
         if self.algorithms.as_ref().is_some_and(Vec::is_empty) {
             return Err(Failure::usage("algorithms is empty"));
         }
         Ok(())
+    }
+}
+
+/// The fleet key-set cache a [`crate::facade::Network`] made for
+/// `key_cache` (the `net` feature's `FleetCache`), opaque to the facade:
+/// the network layer hands it to every fetcher it builds.
+#[derive(Clone)]
+pub struct KeyCache(pub std::sync::Arc<dyn std::any::Any + Send + Sync>);
+
+impl std::fmt::Debug for KeyCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeyCache(..)")
+    }
+}
+
+/// Why the network layer could not make the fleet key-set cache; the
+/// facade turns each into the error a binding raises
+/// ([`KeyCacheError::failure`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyCacheError {
+    /// No secret file was named and the environment variable `var` is
+    /// unset or empty.
+    NoSecret {
+        /// The variable.
+        var: String,
+    },
+    /// The secret file could not be read (the message names it).
+    Unreadable(String),
+    /// The secret cannot be used: shorter than 32 bytes (the HMAC-SHA-256
+    /// key length, RFC 2104 section 3), or in a file its group or others
+    /// can write (whoever can replace it chooses the keys the fleet
+    /// trusts).
+    Unusable(String),
+    /// The store URL names no store.
+    Store(String),
+}
+
+impl KeyCacheError {
+    /// The error a binding raises, the option names spelled its way:
+    /// `usage` (BadInput) for no secret or an unknown store URL,
+    /// `input.unreadable` (BadInput) for an unreadable secret file,
+    /// `key.unusable` (BadKey) for a short secret or a secret file others
+    /// can write.
+    pub fn failure(self, s: Spelling) -> Failure {
+        let what = s.name("key_cache");
+        match self {
+            KeyCacheError::NoSecret { var } => Failure::usage(format!(
+                "{what} needs the fleet secret: give {} (a file of at least 32 bytes, mode 0600, \
+                 the same on every verifier) or set {var}",
+                s.name("fleet_secret_file")
+            )),
+            KeyCacheError::Unreadable(m) => Failure::bad_input("input.unreadable", m),
+            KeyCacheError::Unusable(m) => Failure::bad_key(format!("{what}: {m}")),
+            KeyCacheError::Store(m) => Failure::usage(format!("{what}: {m}")),
+        }
     }
 }
 
@@ -176,6 +254,8 @@ pub struct DirectoryFetch {
     pub extra_roots_pem: Vec<String>,
     /// A fixed time (Unix seconds) for the directory client's checks.
     pub now: Option<i64>,
+    /// The fleet key-set cache the fetcher shares (`key_cache`).
+    pub key_cache: Option<KeyCache>,
 }
 
 /// Add the Web Bot Auth keys of the agent `url` (its `Signature-Agent`
@@ -249,8 +329,56 @@ mod tests {
         assert!(o.check().unwrap_err().message.contains("exclusive"));
 
         let mut o = with_key();
+        o.fleet_secret_file = Some("/run/secrets/fleet".into());
+        let e = o.check().unwrap_err();
+        assert_eq!(
+            (e.code.as_str(), e.message.as_str()),
+            (
+                "usage",
+                "fleet_secret_file is the secret of key_cache: give both"
+            )
+        );
+        o.spelling = Spelling::Camel;
+        assert!(o
+            .check()
+            .unwrap_err()
+            .message
+            .starts_with("fleetSecretFile"));
+        o.key_cache = Some("memory:".into());
+        assert!(o.check().is_ok());
+
+        let mut o = with_key();
         o.algorithms = Some(Vec::new());
         assert_eq!(o.check().unwrap_err().message, "algorithms is empty");
+    }
+
+    #[test]
+    fn key_cache_errors_name_the_cause_in_both_spellings() {
+        use crate::facade::ErrorKind;
+        let e = KeyCacheError::NoSecret {
+            var: "AGENTSIG_FLEET_SECRET".into(),
+        }
+        .failure(Spelling::Camel);
+        assert_eq!((e.kind, e.code.as_str()), (ErrorKind::BadInput, "usage"));
+        assert!(
+            e.message
+                .starts_with("keyCache needs the fleet secret: give fleetSecretFile")
+                && e.message.ends_with("or set AGENTSIG_FLEET_SECRET"),
+            "{}",
+            e.message
+        );
+        let e = KeyCacheError::Unusable("too short".into()).failure(Spelling::Snake);
+        assert_eq!(
+            (e.kind, e.message.as_str()),
+            (ErrorKind::BadKey, "key_cache: too short")
+        );
+        let e = KeyCacheError::Unreadable("no such file".into()).failure(Spelling::Snake);
+        assert_eq!(e.code, "input.unreadable");
+        // Without a network there is no key cache.
+        let mut o = with_key();
+        o.key_cache = Some("memory:".into());
+        let e = o.build(None).unwrap_err();
+        assert_eq!(e.message, "key_cache needs the net feature");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use super::error::{settle, Failure, Outcome};
 use super::message::{fields, request_message, verified_request_message, Headers};
-use super::options::{DirectoryFetch, Spelling, VerifierOptions};
+use super::options::{DirectoryFetch, KeyCache, KeyCacheError, Spelling, VerifierOptions};
 use crate::clock::FixedClock;
 use crate::httpsig::{ComponentId, HttpPolicy, HttpSigError, Message};
 use crate::replay::ReplayStore;
@@ -31,6 +31,33 @@ pub trait Network: Send + Sync {
     fn deadline(&self) -> Duration;
     /// Run `f` with every fetch it makes ending by `deadline`.
     fn within(&self, deadline: Instant, f: &mut dyn FnMut());
+    /// The fleet key-set cache over the store `store`, authenticated with
+    /// the secret in `secret_file`, else in the environment variable the
+    /// command line reads (`AGENTSIG_FLEET_SECRET`); the store is not
+    /// contacted.
+    ///
+    /// # Errors
+    /// Why the secret or the store URL cannot be used.
+    fn key_cache(
+        &self,
+        store: &str,
+        secret_file: Option<&std::path::Path>,
+    ) -> Result<KeyCache, KeyCacheError>;
+    /// Verify an AI Catalog document with each Trust Manifest identity's
+    /// keys resolved through a fetcher with `o`'s settings (DID documents,
+    /// HTTPS JWK Sets; `agentsig::net::catalog::verify_catalog_resolved`),
+    /// `base` giving the algorithms, JWS policy, limits and low-S setting.
+    ///
+    /// # Errors
+    /// The outer error: why the HTTPS client could not be built; the
+    /// inner: the document is too large or not strict JSON.
+    fn verify_catalog_resolved(
+        &self,
+        base: &Verifier,
+        o: &DirectoryFetch,
+        catalog: &[u8],
+        opts: &crate::catalog::CatalogOptions,
+    ) -> Result<Result<crate::catalog::CatalogReport, crate::catalog::CatalogError>, String>;
 }
 
 /// A verifier built from [`VerifierOptions`]: thread-safe, reusable.
@@ -43,6 +70,14 @@ pub struct Facade {
     directory: Option<Arc<dyn KeyDirectory>>,
     net: Option<&'static dyn Network>,
     spelling: Spelling,
+    /// Whether trusted keys were given (`keys`, `jwks`): a catalog's
+    /// manifests are then checked with them, else each identity's keys are
+    /// resolved ([`Facade::resolves_catalog_keys`]).
+    keys_given: bool,
+    /// How this verifier fetches, when it may (`fetch_directories`).
+    fetching: Option<DirectoryFetch>,
+    /// The fleet key-set cache every fetch of this verifier shares.
+    key_cache: Option<KeyCache>,
 }
 
 impl std::fmt::Debug for Facade {
@@ -91,12 +126,28 @@ impl VerifierOptions {
     pub fn build(self, net: Option<&'static dyn Network>) -> Outcome<Facade> {
         self.check()?;
         let s = self.spelling;
+        let key_cache = match &self.key_cache {
+            None => None,
+            Some(store) => {
+                let Some(n) = net else {
+                    return Err(Failure::usage(format!(
+                        "{} needs the net feature",
+                        s.name("key_cache")
+                    )));
+                };
+                Some(
+                    n.key_cache(store, self.fleet_secret_file.as_deref())
+                        .map_err(|e| e.failure(s))?,
+                )
+            }
+        };
         let allow = match &self.algorithms {
             None => AllowList::asymmetric(),
             Some(list) => AllowList::new(list.iter().copied()),
         };
         let mut http = HttpPolicy::new();
         http.max_age = self.max_age;
+        let keys_given = !self.keys.is_empty();
         let mut b = Verifier::builder(self.keys)
             .algorithms(allow.clone())
             .strict_low_s(self.strict_low_s)
@@ -129,6 +180,7 @@ impl VerifierOptions {
         if let Some(st) = store {
             wba = wba.with_replay_store(st);
         }
+        let mut fetching = None;
         let directory: Option<Arc<dyn KeyDirectory>> = if self.fetch_directories {
             let Some(n) = net else {
                 return Err(Failure::usage(format!(
@@ -141,11 +193,13 @@ impl VerifierOptions {
                 allow_private_hosts: self.allow_private_hosts.unwrap_or_default(),
                 extra_roots_pem: self.extra_roots_pem.unwrap_or_default(),
                 now: self.now,
+                key_cache: key_cache.clone(),
             };
-            Some(
-                n.directories(&o)
-                    .map_err(|e| Failure::usage(format!("HTTPS client: {e}")))?,
-            )
+            let d = n
+                .directories(&o)
+                .map_err(|e| Failure::usage(format!("HTTPS client: {e}")))?;
+            fetching = Some(o);
+            Some(d)
         } else {
             self.agent_keys
                 .map(|d| Arc::new(d) as Arc<dyn KeyDirectory>)
@@ -156,6 +210,9 @@ impl VerifierOptions {
             directory,
             net,
             spelling: s,
+            keys_given,
+            fetching,
+            key_cache,
         })
     }
 }
@@ -252,6 +309,27 @@ impl Facade {
     /// fetched).
     pub fn web_bot_auth_keys(&self) -> bool {
         self.directory.is_some()
+    }
+
+    /// The fleet key-set cache its fetches share (`key_cache`), if any.
+    pub fn key_cache(&self) -> Option<&KeyCache> {
+        self.key_cache.as_ref()
+    }
+
+    /// Whether a catalog's Trust Manifests are checked with each identity's
+    /// resolved keys rather than this verifier's own, the rule of
+    /// `agentsig verify CATALOG` (`docs/catalog.md`): keys given (`keys`,
+    /// `jwks`) are trusted for every identity; without them each identity's
+    /// keys are resolved (a DID document, an HTTPS JWK Set URL with the
+    /// `kid`), so the same catalog gets the same verdict from the command
+    /// line and from a binding.
+    pub fn resolves_catalog_keys(&self) -> bool {
+        !self.keys_given
+    }
+
+    /// The fetch settings of a verifier built with `fetch_directories`.
+    pub fn fetching(&self) -> Option<&DirectoryFetch> {
+        self.fetching.as_ref()
     }
 
     /// This verifier with the replay store at `url` in place of its own,
@@ -481,16 +559,19 @@ impl Facade {
         ))
     }
 
-    /// Verify an AI Catalog document ([`Verifier::verify_catalog`]) with
-    /// this verifier's trusted keys for every manifest identity, as
-    /// `agentsig verify CATALOG --key K --json` reports it (one check and
-    /// one `details.entries` result per entry); `require_signed`: every
-    /// entry must carry a verified Trust Manifest.
+    /// Verify an AI Catalog document ([`Verifier::verify_catalog`]) as
+    /// `agentsig verify CATALOG --json` reports it (one check and one
+    /// `details.entries` result per entry): with this verifier's trusted
+    /// keys for every manifest identity when it has some (`--key K`), else
+    /// with each identity's keys resolved through its fetcher
+    /// ([`Facade::resolves_catalog_keys`]; the verifier must fetch:
+    /// `fetch_directories`); `require_signed`: every entry must carry a
+    /// verified Trust Manifest.
     ///
     /// # Errors
     /// A [`Failure`]: not verified (code `catalog.not-verified`, with the
     /// report), or bad input (above [`crate::catalog::MAX_CATALOG_BYTES`],
-    /// not strict JSON).
+    /// not strict JSON; `usage` for no keys and no fetching).
     pub fn verify_catalog(
         &self,
         catalog: &[u8],
@@ -498,10 +579,21 @@ impl Facade {
         require_signed: bool,
     ) -> Outcome<Report> {
         let opts = crate::catalog::CatalogOptions::default().require_signed(require_signed);
-        let r = self
-            .inner
-            .verify_catalog(catalog, &opts)
-            .map_err(catalog_error)?;
+        let r = if self.resolves_catalog_keys() {
+            let (Some(net), Some(o)) = (self.net, &self.fetching) else {
+                return Err(Failure::usage(format!(
+                    "no keys: give {} or {}, or {} to resolve each Trust Manifest identity's keys",
+                    self.spelling.name("keys"),
+                    self.spelling.name("jwks"),
+                    self.spelling.set_true("fetch_directories")
+                )));
+            };
+            net.verify_catalog_resolved(&self.inner, o, catalog, &opts)
+                .map_err(|e| Failure::usage(format!("HTTPS client: {e}")))?
+        } else {
+            self.inner.verify_catalog(catalog, &opts)
+        }
+        .map_err(catalog_error)?;
         settle(Report::from_catalog("verify", subject, &r))
     }
 }
@@ -595,6 +687,32 @@ mod tests {
         assert_eq!(
             (f.kind, f.code.as_str()),
             (ErrorKind::BadInput, "input.malformed")
+        );
+    }
+
+    #[test]
+    fn without_keys_a_catalog_needs_a_verifier_that_fetches() {
+        let given = facade(|_| {});
+        assert!(!given.resolves_catalog_keys());
+        let mut dir = crate::webbotauth::StaticDirectory::new();
+        dir.insert(
+            "https://agent.example/keys",
+            vec![key().verifying_key().clone()],
+        );
+        let mut o = VerifierOptions {
+            agent_keys: Some(dir),
+            spelling: Spelling::Camel,
+            ..Default::default()
+        };
+        o.now = Some(NOW);
+        let wba_only = o.build(None).unwrap();
+        assert!(wba_only.resolves_catalog_keys());
+        let doc = serde_json::to_vec(&signed_catalog()).unwrap();
+        let f = wba_only.verify_catalog(&doc, None, false).unwrap_err();
+        assert_eq!((f.kind, f.code.as_str()), (ErrorKind::BadInput, "usage"));
+        assert_eq!(
+            f.message,
+            "no keys: give keys or jwks, or fetchDirectories: true to resolve each Trust Manifest identity's keys"
         );
     }
 

@@ -3,9 +3,15 @@
 //! bounded by one deadline, and AI Catalogs verified by URL.
 
 use super::fetch::{FetchPolicy, Fetcher};
+use super::fleet::{FleetCache, FleetSecret, FleetSecretError, FLEET_SECRET_ENV};
+use crate::catalog::{CatalogError, CatalogOptions, CatalogReport};
 use crate::clock::FixedClock;
-use crate::facade::{catalog_error, settle, DirectoryFetch, Facade, Failure, Network, Outcome};
+use crate::facade::{
+    catalog_error, settle, DirectoryFetch, Facade, Failure, KeyCache, KeyCacheError, Network,
+    Outcome,
+};
 use crate::report::Report;
+use crate::verifier::Verifier;
 use crate::webbotauth::KeyDirectory;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,10 +39,25 @@ fn policy(allow_private_hosts: &[String], extra_roots_pem: &[String]) -> FetchPo
     p
 }
 
+/// The SSRF-guarded fetcher of `o`, sharing its fleet key-set cache.
+fn fetcher(o: &DirectoryFetch) -> Result<Fetcher, String> {
+    let f = Fetcher::with_policy(policy(&o.allow_private_hosts, &o.extra_roots_pem))
+        .map_err(|e| e.to_string())?;
+    Ok(with_fleet(f, o.key_cache.as_ref()))
+}
+
+/// `f` sharing the fleet key-set cache `k`, when there is one (one this
+/// network made, [`Net::key_cache`]).
+fn with_fleet(f: Fetcher, k: Option<&KeyCache>) -> Fetcher {
+    match k.and_then(|k| k.0.clone().downcast::<FleetCache>().ok()) {
+        Some(c) => f.with_fleet_cache(c),
+        None => f,
+    }
+}
+
 impl Network for Net {
     fn directories(&self, o: &DirectoryFetch) -> Result<Arc<dyn KeyDirectory>, String> {
-        let fetcher = Fetcher::with_policy(policy(&o.allow_private_hosts, &o.extra_roots_pem))
-            .map_err(|e| e.to_string())?;
+        let fetcher = fetcher(o)?;
         let mut client = super::webbotauth::DirectoryClient::new(Arc::new(fetcher))
             .require_proof(o.require_proof);
         if let Some(n) = o.now {
@@ -51,6 +72,39 @@ impl Network for Net {
 
     fn within(&self, deadline: Instant, f: &mut dyn FnMut()) {
         super::fetch::with_deadline(deadline, f);
+    }
+
+    fn key_cache(
+        &self,
+        store: &str,
+        secret_file: Option<&std::path::Path>,
+    ) -> Result<KeyCache, KeyCacheError> {
+        let secret = match secret_file {
+            Some(path) => FleetSecret::from_file(path),
+            None => FleetSecret::from_env(FLEET_SECRET_ENV),
+        }
+        .map_err(|e| match e {
+            FleetSecretError::Missing { var } => KeyCacheError::NoSecret { var },
+            FleetSecretError::Io { .. } => KeyCacheError::Unreadable(e.to_string()),
+            other => KeyCacheError::Unusable(other.to_string()),
+        })?;
+        let fleet =
+            FleetCache::open(store, &secret).map_err(|e| KeyCacheError::Store(e.to_string()))?;
+        Ok(KeyCache(Arc::new(fleet)))
+    }
+
+    fn verify_catalog_resolved(
+        &self,
+        base: &Verifier,
+        o: &DirectoryFetch,
+        catalog: &[u8],
+        opts: &CatalogOptions,
+    ) -> Result<Result<CatalogReport, CatalogError>, String> {
+        let f = fetcher(o)?;
+        let deadline = Instant::now() + super::catalog::DEADLINE;
+        Ok(super::fetch::with_deadline(deadline, || {
+            super::catalog::verify_catalog_resolved(base, &f, catalog, opts)
+        }))
     }
 }
 
@@ -67,10 +121,13 @@ pub struct CatalogFetch {
     pub extra_roots_pem: Vec<String>,
 }
 
-/// Fetch the AI Catalog at `url` through the SSRF-guarded fetcher and
-/// verify it with `v`'s trusted keys ([`super::catalog::verify_catalog_url`]:
-/// nested catalogs and cards fetched, bounded in depth, fetches, bytes and
-/// time), as `agentsig verify URL --key K --json` reports it.
+/// Fetch the AI Catalog at `url` through the SSRF-guarded fetcher (sharing
+/// `v`'s fleet key-set cache, if any) and verify it
+/// ([`super::catalog::verify_catalog_url`]: nested catalogs and cards
+/// fetched, bounded in depth, fetches, bytes and time), as
+/// `agentsig verify URL --json` reports it: with `v`'s trusted keys for
+/// every manifest identity when it has some (`--key K`), else with each
+/// identity's keys resolved ([`Facade::resolves_catalog_keys`]).
 ///
 /// # Errors
 /// A [`Failure`]: `FetchError` (code `fetch.failed`, with a report) when
@@ -86,9 +143,14 @@ pub fn verify_catalog_url(v: &Facade, url: &str, o: &CatalogFetch) -> Outcome<Re
     }
     let fetcher = Fetcher::with_policy(policy(&o.allow_private_hosts, &o.extra_roots_pem))
         .map_err(|e| Failure::usage(format!("HTTPS client: {e}")))?;
-    let opts = crate::catalog::CatalogOptions::default().require_signed(o.require_signed);
-    match super::catalog::verify_catalog_url(v.verifier(), CatalogKeys::Given, &fetcher, url, &opts)
-    {
+    let fetcher = with_fleet(fetcher, v.key_cache());
+    let keys = if v.resolves_catalog_keys() {
+        CatalogKeys::Resolved
+    } else {
+        CatalogKeys::Given
+    };
+    let opts = CatalogOptions::default().require_signed(o.require_signed);
+    match super::catalog::verify_catalog_url(v.verifier(), keys, &fetcher, url, &opts) {
         Ok(r) => settle(Report::from_catalog("verify", Some(url), &r)),
         Err(e @ CatalogUrlError::NotServed(_)) => {
             let mut rep = Report::error("verify", Some(url), "fetch.failed", &e.to_string());
@@ -109,12 +171,16 @@ mod tests {
     use super::*;
     use crate::facade::{ErrorKind, VerifierOptions};
 
-    fn facade() -> Facade {
+    fn with_key() -> VerifierOptions {
         let k = crate::SigningKey::from_ed25519_seed(&[6u8; 32]).unwrap();
         let mut o = VerifierOptions::default();
         o.keys
             .add(k.verifying_key().clone(), crate::trust::KeySource::Pinned);
-        o.build(Some(network())).unwrap()
+        o
+    }
+
+    fn facade() -> Facade {
+        with_key().build(Some(network())).unwrap()
     }
 
     #[test]
@@ -133,6 +199,44 @@ mod tests {
         let f = verify_catalog_url(&facade(), "http://a.example/", &CatalogFetch::default())
             .unwrap_err();
         assert_eq!(f.kind, ErrorKind::BadInput);
+    }
+
+    #[cfg(all(feature = "net", unix))]
+    #[test]
+    fn the_fleet_secret_is_checked_when_the_verifier_is_built() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir =
+            std::env::temp_dir().join(format!("agentsig-fleet-secret-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, secret: &[u8], mode: u32| {
+            let p = dir.join(name);
+            std::fs::write(&p, secret).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            Some(p)
+        };
+        let build = |o: &VerifierOptions| o.clone().build(Some(network()));
+        let mut o = with_key();
+        assert!(build(&o).unwrap().key_cache().is_none());
+        o.key_cache = Some("memory:".into());
+        o.fleet_secret_file = file("short", &[7u8; 31], 0o600);
+        let e = build(&o).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::BadKey);
+        assert!(e.message.contains("31 bytes"), "{}", e.message);
+        o.fleet_secret_file = file("open", &[7u8; 32], 0o620);
+        let e = build(&o).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::BadKey);
+        assert!(
+            e.message.contains("group- or world-writable"),
+            "{}",
+            e.message
+        );
+        o.fleet_secret_file = Some(dir.join("absent"));
+        assert_eq!(build(&o).unwrap_err().code, "input.unreadable");
+        o.fleet_secret_file = file("good", &[7u8; 32], 0o600);
+        assert!(build(&o).unwrap().key_cache().is_some());
+        o.key_cache = Some("ftp://store.example".into());
+        assert_eq!(build(&o).unwrap_err().code, "usage");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Redis servers started by the tests on loopback ports (a single server,
-//! a three-primary cluster), each stopped and its directory removed on
+//! a three-primary cluster, a primary with a replica under one sentinel),
+//! each stopped and its directory removed on
 //! drop. Skips with a message when `redis-server` is not installed, unless
 //! `AGENTSIG_REQUIRE_INTEROP=1` (CI), which makes a missing server a failure.
 #![allow(dead_code)]
@@ -317,5 +318,112 @@ impl Cluster {
                     .count()
             })
             .collect()
+    }
+}
+
+/// A primary and one replica (`--replicaof`), the link up.
+pub fn primary_and_replica(name: &str) -> Option<(Server, Server)> {
+    let primary = Server::start(&format!("{name}-p"))?;
+    let replica = Server::start_args(
+        &format!("{name}-r"),
+        vec![
+            "--replicaof".into(),
+            "127.0.0.1".into(),
+            primary.port.to_string(),
+        ],
+        None,
+    )?;
+    until("replica link up", || {
+        replica
+            .cli(&["INFO", "replication"])
+            .contains("master_link_status:up")
+    });
+    Some((primary, replica))
+}
+
+/// A primary and one replica under a sentinel that knows them both, or
+/// `None` (a skip) when `redis-server` or `redis-cli` is missing.
+pub fn sentinel_with_replica(name: &str) -> Option<(Server, Server, Sentinel)> {
+    cluster_tools(&format!("sentinel {name}"))?;
+    let (primary, replica) = primary_and_replica(name)?;
+    let sentinel = Sentinel::start(&format!("{name}-s"), &primary)?;
+    until("the sentinel knows the primary and its replica", || {
+        sentinel.primary_port() == primary.port.to_string()
+            && sentinel
+                .cli(&["SENTINEL", "REPLICAS", "agentsig-primary"])
+                .contains(&replica.port.to_string())
+    });
+    Some((primary, replica, sentinel))
+}
+
+/// A sentinel (`redis-server CONF --sentinel`) monitoring one primary as
+/// `agentsig-primary`, killed and its directory removed on drop.
+pub struct Sentinel {
+    /// Its port.
+    pub port: u16,
+    dir: PathBuf,
+    child: Child,
+}
+
+impl Drop for Sentinel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Sentinel {
+    /// A sentinel monitoring `primary`, or `None` without `redis-server`.
+    pub fn start(name: &str, primary: &Server) -> Option<Sentinel> {
+        let bin = redis_server()?;
+        let dir = tmp(name);
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let conf = dir.join("sentinel.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "port {port}\nbind 127.0.0.1\ndir {}\nsentinel monitor agentsig-primary 127.0.0.1 {} 1\nsentinel down-after-milliseconds agentsig-primary 1000\nsentinel failover-timeout agentsig-primary 10000\n",
+                dir.display(),
+                primary.port
+            ),
+        )
+        .unwrap();
+        let child = Command::new(bin)
+            .arg(&conf)
+            .arg("--sentinel")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Some(Sentinel { port, dir, child })
+    }
+
+    /// `redis-cli` against this sentinel: its standard output.
+    pub fn cli(&self, args: &[&str]) -> String {
+        let o = Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8(o.stdout).unwrap()
+    }
+
+    /// The store URL that follows the primary this sentinel names.
+    pub fn url(&self) -> String {
+        format!("redis+sentinel://127.0.0.1:{}/agentsig-primary", self.port)
+    }
+
+    /// The port of the primary it names now.
+    pub fn primary_port(&self) -> String {
+        self.cli(&["SENTINEL", "GET-MASTER-ADDR-BY-NAME", "agentsig-primary"])
+            .lines()
+            .nth(1)
+            .unwrap_or("")
+            .to_owned()
     }
 }
