@@ -22,8 +22,17 @@ function run(args, input) {
   return r;
 }
 
+// Every folder tmpdir() makes is removed when the test process exits, so a
+// test that stops early (or hands a folder to a helper) leaves nothing behind.
+const made = [];
+process.on('exit', () => {
+  for (const d of made) fs.rmSync(d, { recursive: true, force: true });
+});
+
 function tmpdir() {
-  return fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'agentsig-node-'));
+  const d = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'agentsig-node-'));
+  made.push(d);
+  return d;
 }
 
 /** A test CA (made with the openssl command) and a leaf certificate for
