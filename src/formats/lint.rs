@@ -143,9 +143,8 @@ pub fn lint_bytes(input: &[u8], format: Option<Format>) -> Result<LintReport, De
 pub fn lint(format: Format, doc: &Value) -> LintReport {
     let mut l = Linter::default();
     if doc.is_object() {
-        for rule in super::all_rules().filter(|r| r.format == format) {
-            run_rule(&mut l, rule, doc);
-        }
+        let rules: Vec<&Rule> = super::all_rules().filter(|r| r.format == format).collect();
+        run_rules(&mut l, &rules, doc);
     } else {
         l.push(
             "json/type",
@@ -255,8 +254,8 @@ pub struct Rule {
 pub struct Cx<'a> {
     l: &'a mut Linter,
     rule: &'a Rule,
-    ptr: String,
-    key: String,
+    ptr: &'a str,
+    key: &'a str,
     val: &'a Value,
     doc: &'a Value,
 }
@@ -287,6 +286,10 @@ impl Cx<'_> {
 #[derive(Default)]
 struct Linter {
     findings: Vec<Finding>,
+    /// The index of the rule each finding came from, beside `findings`.
+    rule_of: Vec<usize>,
+    /// The index of the rule being run.
+    rule: usize,
     /// AWP action ids, computed once per document (each reference to an
     /// action is looked up here, so the check stays linear).
     action_ids: Option<BTreeSet<String>>,
@@ -300,6 +303,22 @@ impl Linter {
             pointer: pointer.to_string(),
             message,
         });
+        self.rule_of.push(self.rule);
+    }
+
+    /// The findings in rule order, each rule's in the order it made them
+    /// (a stable sort by rule index).
+    fn in_rule_order(&mut self) {
+        if self.rule_of.windows(2).all(|w| w[0] <= w[1]) {
+            return;
+        }
+        let mut tagged: Vec<(usize, Finding)> = self
+            .rule_of
+            .drain(..)
+            .zip(self.findings.drain(..))
+            .collect();
+        tagged.sort_by_key(|(rule, _)| *rule);
+        (self.rule_of, self.findings) = tagged.into_iter().unzip();
     }
 
     /// An advertised network endpoint: internal hosts are errors, `http:`
@@ -347,37 +366,62 @@ struct Sel<'a> {
     val: &'a Value,
 }
 
+impl<'a> Sel<'a> {
+    /// The child `v` of this value under key `k`, its pointer written once,
+    /// in place (RFC 6901 section 3: `~` as `~0`, `/` as `~1`).
+    fn child(&self, k: &str, v: &'a Value) -> Sel<'a> {
+        let mut ptr = String::with_capacity(self.ptr.len() + k.len() + 1);
+        ptr.push_str(&self.ptr);
+        json::push_pointer_token(&mut ptr, k);
+        Sel {
+            ptr,
+            key: k.to_owned(),
+            val: v,
+        }
+    }
+
+    /// Every element of an array or member of an object, in order (what a
+    /// `*` segment selects).
+    fn children(&self) -> Vec<Sel<'a>> {
+        #[cfg(test)]
+        tests::CHILDREN.with(|n| {
+            n.set(n.get() + self.val.as_array().map_or(0, Vec::len));
+            n.set(n.get() + self.val.as_object().map_or(0, |o| o.len()));
+        });
+        match self.val {
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| self.child(&i.to_string(), v))
+                .collect(),
+            Value::Object(o) => o.iter().map(|(k, v)| self.child(k, v)).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 /// The values `pattern` selects in `doc` (see [`Rule::pointer`]).
 fn select<'a>(doc: &'a Value, pattern: &str) -> Vec<Sel<'a>> {
-    let mut cur = vec![Sel {
+    let root = Sel {
         ptr: String::new(),
         key: String::new(),
         val: doc,
-    }];
+    };
+    select_from(root, pattern)
+}
+
+/// The values `pattern` (relative: `""` is `start` itself) selects under
+/// `start`, in document order.
+fn select_from<'a>(start: Sel<'a>, pattern: &str) -> Vec<Sel<'a>> {
+    let mut cur = vec![start];
     for seg in pattern.split('/').skip(1) {
         let mut next = Vec::new();
         for s in cur {
-            // The child's pointer written once, in place (RFC 6901 section
-            // 3: `~` as `~0`, `/` as `~1`): a catalog of thousands of
-            // entries selects thousands of values per rule.
-            let child = |k: &str, v: &'a Value| {
-                let mut ptr = String::with_capacity(s.ptr.len() + k.len() + 1);
-                ptr.push_str(&s.ptr);
-                json::push_pointer_token(&mut ptr, k);
-                Sel {
-                    ptr,
-                    key: k.to_owned(),
-                    val: v,
-                }
-            };
             match (seg, s.val) {
-                ("*", Value::Array(a)) => {
-                    next.extend(a.iter().enumerate().map(|(i, v)| child(&i.to_string(), v)))
-                }
-                ("*", Value::Object(o)) => next.extend(o.iter().map(|(k, v)| child(k, v))),
+                ("*", _) => next.extend(s.children()),
                 (name, Value::Object(o)) => {
-                    if let Some(v) = o.get(name) {
-                        next.push(child(name, v));
+                    if let Some((k, v)) = o.get_key_value(name) {
+                        next.push(s.child(k, v));
                     }
                 }
                 _ => {}
@@ -386,6 +430,85 @@ fn select<'a>(doc: &'a Value, pattern: &str) -> Vec<Sel<'a>> {
         cur = next;
     }
     cur
+}
+
+/// What a rule selects: the parent of the member for
+/// [`Check::Required`] and [`Check::Recommended`], its pointer otherwise.
+fn selection(rule: &Rule) -> &'static str {
+    match rule.check {
+        Check::Required(_) | Check::Recommended => rule
+            .pointer
+            .rsplit_once('/')
+            .map_or("", |(parent, _)| parent),
+        _ => rule.pointer,
+    }
+}
+
+/// A selection `prefix/*rest` split at its first `*` segment: the rules
+/// that select under the elements of the same `prefix` (`/entries` for every
+/// `/entries/*/...` row) are run together, one pass over those elements.
+fn split_at_each(sel: &str) -> Option<(&str, &str)> {
+    let mut at = 0;
+    for seg in sel.split('/').skip(1) {
+        let start = at;
+        at += 1 + seg.len();
+        if seg == "*" {
+            return Some((sel.get(..start)?, sel.get(at..)?));
+        }
+    }
+    None
+}
+
+/// Run `rules` (one format's rows, in table order) over `doc`. The rows
+/// that select under the elements of one array or object are evaluated in
+/// one pass over those elements, each element by each such row in turn (a
+/// catalog of thousands of entries is walked once, not once per row); the
+/// findings are then put back in the order of running each row on its own,
+/// row after row: a row's findings are in document order either way.
+fn run_rules(l: &mut Linter, rules: &[&Rule], doc: &Value) {
+    let mut done = vec![false; rules.len()];
+    for (i, rule) in rules.iter().enumerate() {
+        if done[i] {
+            continue;
+        }
+        let Some((prefix, _)) = split_at_each(selection(rule)) else {
+            l.rule = i;
+            for s in select(doc, selection(rule)) {
+                run_rule_at(l, rule, &s, doc);
+            }
+            continue;
+        };
+        let group: Vec<(usize, &str)> = (i..rules.len())
+            .filter(|&j| !done[j])
+            .filter_map(|j| {
+                let (p, rest) = split_at_each(selection(rules[j]))?;
+                (p == prefix).then_some((j, rest))
+            })
+            .collect();
+        for &(j, _) in &group {
+            done[j] = true;
+        }
+        for container in select(doc, prefix) {
+            for element in container.children() {
+                for &(j, rest) in &group {
+                    l.rule = j;
+                    if rest.is_empty() {
+                        run_rule_at(l, rules[j], &element, doc);
+                    } else {
+                        let start = Sel {
+                            ptr: element.ptr.clone(),
+                            key: element.key.clone(),
+                            val: element.val,
+                        };
+                        for s in select_from(start, rest) {
+                            run_rule_at(l, rules[j], &s, doc);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    l.in_rule_order();
 }
 
 /// A value for a message: strings quoted and escaped, others as JSON, cut
@@ -410,86 +533,92 @@ fn member_name(key: &str) -> String {
     }
 }
 
-fn run_rule(l: &mut Linter, rule: &Rule, doc: &Value) {
+/// Run `rule` at one value it selects (for [`Check::Required`] and
+/// [`Check::Recommended`], the parent object of the member). Pointers and
+/// messages are written only for a finding.
+fn run_rule_at(l: &mut Linter, rule: &Rule, s: &Sel<'_>, doc: &Value) {
     let sec = rule.section;
-    match rule.check {
-        Check::Required(_) | Check::Recommended => {
-            let (parent, member) = rule.pointer.rsplit_once('/').unwrap_or(("", rule.pointer));
-            for s in select(doc, parent) {
-                let Some(o) = s.val.as_object() else { continue };
-                let p = format!("{}{}", s.ptr, json::pointer(&[member.to_string()]));
-                match (o.get(member), rule.check) {
-                    (None, Check::Recommended) => l.push(
-                        rule.code,
-                        rule.severity,
-                        &p,
-                        format!("{} is missing ({sec})", member_name(member)),
-                    ),
-                    (None, _) => l.push(
-                        rule.code,
-                        rule.severity,
-                        &p,
-                        format!("required member {} is missing ({sec})", member_name(member)),
-                    ),
-                    (Some(v), Check::Required(ty)) if !ty.fits(v) => l.push(
-                        "json/type",
-                        Severity::Error,
-                        &p,
-                        format!("{} must be {} ({sec})", member_name(member), ty.name()),
-                    ),
-                    _ => {}
-                }
-            }
+    if let Check::Required(_) | Check::Recommended = rule.check {
+        let member = rule
+            .pointer
+            .rsplit_once('/')
+            .map_or(rule.pointer, |(_, m)| m);
+        let Some(o) = s.val.as_object() else { return };
+        let p = || {
+            let mut p = s.ptr.clone();
+            json::push_pointer_token(&mut p, member);
+            p
+        };
+        match (o.get(member), rule.check) {
+            (None, Check::Recommended) => l.push(
+                rule.code,
+                rule.severity,
+                &p(),
+                format!("{} is missing ({sec})", member_name(member)),
+            ),
+            (None, _) => l.push(
+                rule.code,
+                rule.severity,
+                &p(),
+                format!("required member {} is missing ({sec})", member_name(member)),
+            ),
+            (Some(v), Check::Required(ty)) if !ty.fits(v) => l.push(
+                "json/type",
+                Severity::Error,
+                &p(),
+                format!("{} must be {} ({sec})", member_name(member), ty.name()),
+            ),
+            _ => {}
         }
-        check => {
-            for s in select(doc, rule.pointer) {
-                let name = member_name(&s.key);
-                let bad = match check {
-                    Check::Type(ty) => {
-                        (!ty.fits(s.val)).then(|| format!("{name} must be {}", ty.name()))
-                    }
-                    Check::OneOf(list) => (!s.val.as_str().is_some_and(|x| list.contains(&x)))
-                        .then(|| {
-                            format!("{name} {} is not one of {}", show(s.val), list.join(", "))
-                        }),
-                    Check::NonEmpty => {
-                        let empty = match s.val {
-                            Value::Array(a) => a.is_empty(),
-                            Value::Object(o) => o.is_empty(),
-                            _ => false,
-                        };
-                        empty.then(|| format!("{name} must have at least one entry"))
-                    }
-                    Check::Value(ok, what) => {
-                        (!ok(s.val)).then(|| format!("{name} {} must be {what}", show(s.val)))
-                    }
-                    Check::Schema => schema_problem(s.val, 0)
-                        .map(|p| format!("{name} is not a JSON Schema: {p}")),
-                    Check::Endpoint => {
-                        if let Some(u) = s.val.as_str() {
-                            l.endpoint(&s.ptr, u);
-                        }
-                        None
-                    }
-                    Check::Custom(f) => {
-                        let mut cx = Cx {
-                            l: &mut *l,
-                            rule,
-                            ptr: s.ptr.clone(),
-                            key: s.key.clone(),
-                            val: s.val,
-                            doc,
-                        };
-                        f(&mut cx);
-                        None
-                    }
-                    Check::Required(_) | Check::Recommended => None,
-                };
-                if let Some(m) = bad {
-                    l.push(rule.code, rule.severity, &s.ptr, format!("{m} ({sec})"));
-                }
-            }
+        return;
+    }
+    let name = || member_name(&s.key);
+    let bad = match rule.check {
+        Check::Type(ty) => (!ty.fits(s.val)).then(|| format!("{} must be {}", name(), ty.name())),
+        Check::OneOf(list) => (!s.val.as_str().is_some_and(|x| list.contains(&x))).then(|| {
+            format!(
+                "{} {} is not one of {}",
+                name(),
+                show(s.val),
+                list.join(", ")
+            )
+        }),
+        Check::NonEmpty => {
+            let empty = match s.val {
+                Value::Array(a) => a.is_empty(),
+                Value::Object(o) => o.is_empty(),
+                _ => false,
+            };
+            empty.then(|| format!("{} must have at least one entry", name()))
         }
+        Check::Value(ok, what) => {
+            (!ok(s.val)).then(|| format!("{} {} must be {what}", name(), show(s.val)))
+        }
+        Check::Schema => {
+            schema_problem(s.val, 0).map(|p| format!("{} is not a JSON Schema: {p}", name()))
+        }
+        Check::Endpoint => {
+            if let Some(u) = s.val.as_str() {
+                l.endpoint(&s.ptr, u);
+            }
+            None
+        }
+        Check::Custom(f) => {
+            let mut cx = Cx {
+                l: &mut *l,
+                rule,
+                ptr: &s.ptr,
+                key: &s.key,
+                val: s.val,
+                doc,
+            };
+            f(&mut cx);
+            None
+        }
+        Check::Required(_) | Check::Recommended => None,
+    };
+    if let Some(m) = bad {
+        l.push(rule.code, rule.severity, &s.ptr, format!("{m} ({sec})"));
     }
 }
 
@@ -726,7 +855,7 @@ fn transport_not_empty(v: &Value) -> bool {
 /// draft-narvaneni-agent-uri-03 section 7.1.2: each transport value is "a URI appropriate to
 /// that transport" (section 6.2).
 fn transport_scheme(cx: &mut Cx<'_>) {
-    let key = cx.key.clone();
+    let key = cx.key.to_owned();
     if !TRANSPORT_KEYS.contains(&key.as_str()) {
         return;
     }
@@ -802,11 +931,11 @@ fn awp_domain(cx: &mut Cx<'_>) {
 /// AWP v0.2 section 5.5: `endpoint` is required for transport and tool
 /// protocols (the registered a2a, mcp and acp).
 fn awp_protocol_endpoint(cx: &mut Cx<'_>) {
-    if ["a2a", "mcp", "acp"].contains(&cx.key.as_str())
+    if ["a2a", "mcp", "acp"].contains(&cx.key)
         && cx.val.is_object()
         && !cx.val.get("endpoint").is_some_and(Value::is_string)
     {
-        let k = cx.key.clone();
+        let k = cx.key.to_owned();
         cx.fail(
             "/endpoint",
             format!(
@@ -880,7 +1009,7 @@ fn awp_known_action(cx: &mut Cx<'_>) {
 
 /// A key of `dependencies` is an action id.
 fn awp_known_action_key(cx: &mut Cx<'_>) {
-    let k = cx.key.clone();
+    let k = cx.key.to_owned();
     if !awp_is_action(cx, &k) {
         cx.fail(
             "",
@@ -1036,7 +1165,7 @@ fn woa_transport_declared(cx: &mut Cx<'_>) {
 }
 
 fn woa_private_name(cx: &mut Cx<'_>) {
-    let k = cx.key.clone();
+    let k = cx.key.to_owned();
     if !matches!(k.as_str(), "rest" | "mcp") && !k.contains('.') {
         cx.fail(
             "",
@@ -1050,7 +1179,7 @@ fn woa_private_name(cx: &mut Cx<'_>) {
 
 /// The URLs a private transport configuration holds are endpoints too.
 fn woa_private_endpoints(cx: &mut Cx<'_>) {
-    if matches!(cx.key.as_str(), "rest" | "mcp") {
+    if matches!(cx.key, "rest" | "mcp") {
         return;
     }
     let Some(c) = cx.val.as_object() else { return };
@@ -1653,6 +1782,82 @@ pub const DEPENDS_MAX_DEPTH: usize = 16;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// Elements and members selected by a `*` segment on this thread.
+        pub(super) static CHILDREN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A catalog of `n` entries, each breaking several `/entries/*` rows.
+    fn faulty_catalog(n: usize) -> Value {
+        let entries: Vec<Value> = (0..n)
+            .map(|i| {
+                serde_json::json!({
+                    "identifier": if i % 3 == 0 { Value::from(7) } else { Value::from(format!("urn:x:{}", i % 5)) },
+                    "url": "https://a.example/x",
+                    "data": {},
+                    "tags": ["ok", 1],
+                    "metadata": {"": 1},
+                    "trustManifest": {
+                        "identity": "urn:other",
+                        "signature": "a.b.c",
+                        "attestations": [{"type": "t"}, {"uri": "u", "digest": "md5:00"}]
+                    }
+                })
+            })
+            .collect();
+        serde_json::json!({"specVersion": "1.0", "entries": entries})
+    }
+
+    /// The findings of running each row on its own, row after row, over
+    /// the whole document: the order the one-pass evaluation must keep.
+    fn row_by_row(format: Format, doc: &Value) -> Vec<Finding> {
+        let mut l = Linter::default();
+        for (i, rule) in super::super::all_rules()
+            .filter(|r| r.format == format)
+            .enumerate()
+        {
+            l.rule = i;
+            for s in select(doc, selection(rule)) {
+                run_rule_at(&mut l, rule, &s, doc);
+            }
+        }
+        l.findings
+    }
+
+    #[test]
+    fn catalog_entries_are_walked_once_for_all_rows() {
+        let doc = serde_json::json!({
+            "specVersion": "1.0",
+            "entries": (0..100).map(|i| serde_json::json!({
+                "identifier": format!("urn:x:{i}"), "displayName": "x",
+                "mediaType": "application/json", "data": {}
+            })).collect::<Vec<_>>()
+        });
+        CHILDREN.with(|n| n.set(0));
+        let r = lint(Format::AiCatalog, &doc);
+        assert!(r.findings.is_empty(), "{:?}", r.findings);
+        // Each entry is selected once, not once per `/entries/*` row
+        // (there are dozens of them).
+        assert_eq!(CHILDREN.with(std::cell::Cell::get), 100);
+    }
+
+    #[test]
+    fn one_pass_keeps_the_codes_pointers_and_order_of_row_by_row() {
+        let doc = faulty_catalog(12);
+        let one_pass = lint(Format::AiCatalog, &doc).findings;
+        assert!(one_pass.len() > 12 * 8, "{}", one_pass.len());
+        assert_eq!(one_pass, row_by_row(Format::AiCatalog, &doc));
+        // The first rows' findings come first: every entry's type error of
+        // `identifier` before any entry's `catalog/media-type`.
+        let first_media = one_pass
+            .iter()
+            .position(|f| f.code == "catalog/media-type")
+            .expect("media-type findings");
+        assert!(one_pass[..first_media]
+            .iter()
+            .any(|f| f.pointer == "/entries/9/identifier"));
+    }
 
     #[test]
     fn semver() {
