@@ -254,8 +254,7 @@ pub struct Rule {
 pub struct Cx<'a> {
     l: &'a mut Linter,
     rule: &'a Rule,
-    ptr: &'a str,
-    key: &'a str,
+    sel: &'a Sel<'a, 'a>,
     val: &'a Value,
     doc: &'a Value,
 }
@@ -265,20 +264,24 @@ impl Cx<'_> {
     pub(super) fn value(&self) -> &Value {
         self.val
     }
+    /// Its member name or array index.
+    fn key(&self) -> std::borrow::Cow<'_, str> {
+        self.sel.key()
+    }
     /// A finding of the rule at the selected value's pointer plus `suffix`.
     pub(super) fn fail(&mut self, suffix: &str, msg: String) {
-        let p = format!("{}{suffix}", self.ptr);
+        let p = format!("{}{suffix}", self.sel.ptr());
         let m = format!("{msg} ({})", self.rule.section);
         self.l.push(self.rule.code, self.rule.severity, &p, m);
     }
     /// A finding with another code (e.g. `json/type`).
     pub(super) fn fail_as(&mut self, code: &'static str, suffix: &str, msg: String) {
-        let p = format!("{}{suffix}", self.ptr);
+        let p = format!("{}{suffix}", self.sel.ptr());
         let m = format!("{msg} ({})", self.rule.section);
         self.l.push(code, Severity::Error, &p, m);
     }
     pub(super) fn endpoint(&mut self, suffix: &str, uri: &str) {
-        let p = format!("{}{suffix}", self.ptr);
+        let p = format!("{}{suffix}", self.sel.ptr());
         self.l.endpoint(&p, uri);
     }
 }
@@ -359,71 +362,67 @@ impl Linter {
     }
 }
 
-/// A selected value: its pointer, its key (member name or index) and value.
-struct Sel<'a> {
-    ptr: String,
-    key: String,
-    val: &'a Value,
+/// The key of a selected value in its parent.
+#[derive(Clone, Copy)]
+enum Key<'v> {
+    /// The document itself.
+    Root,
+    /// An array element.
+    Index(usize),
+    /// An object member.
+    Name(&'v str),
 }
 
-impl<'a> Sel<'a> {
-    /// The child `v` of this value under key `k`, its pointer written once,
-    /// in place (RFC 6901 section 3: `~` as `~0`, `/` as `~1`).
-    fn child(&self, k: &str, v: &'a Value) -> Sel<'a> {
-        let mut ptr = String::with_capacity(self.ptr.len() + k.len() + 1);
-        ptr.push_str(&self.ptr);
-        json::push_pointer_token(&mut ptr, k);
-        Sel {
-            ptr,
-            key: k.to_owned(),
-            val: v,
+/// A selected value, its key and its parent's selection: the RFC 6901
+/// pointer is written only for a finding ([`Sel::ptr`]), so a value that
+/// passes its rows costs no allocation.
+struct Sel<'s, 'v> {
+    up: Option<&'s Sel<'s, 'v>>,
+    key: Key<'v>,
+    val: &'v Value,
+}
+
+impl<'v> Sel<'_, 'v> {
+    /// The RFC 6901 pointer (section 3: `~` as `~0`, `/` as `~1`).
+    fn ptr(&self) -> String {
+        let mut keys = Vec::new();
+        let mut at = Some(self);
+        while let Some(s) = at {
+            keys.push(s.key);
+            at = s.up;
         }
+        let mut ptr = String::new();
+        for k in keys.into_iter().rev() {
+            match k {
+                Key::Root => {}
+                Key::Index(i) => json::push_pointer_token(&mut ptr, &i.to_string()),
+                Key::Name(n) => json::push_pointer_token(&mut ptr, n),
+            }
+        }
+        ptr
     }
 
-    /// Every element of an array or member of an object, in order (what a
-    /// `*` segment selects).
-    fn children(&self) -> Vec<Sel<'a>> {
-        #[cfg(test)]
-        tests::CHILDREN.with(|n| {
-            n.set(n.get() + self.val.as_array().map_or(0, Vec::len));
-            n.set(n.get() + self.val.as_object().map_or(0, |o| o.len()));
-        });
-        match self.val {
-            Value::Array(a) => a
-                .iter()
-                .enumerate()
-                .map(|(i, v)| self.child(&i.to_string(), v))
-                .collect(),
-            Value::Object(o) => o.iter().map(|(k, v)| self.child(k, v)).collect(),
-            _ => Vec::new(),
+    /// The member name or array index (`""` for the document).
+    fn key(&self) -> std::borrow::Cow<'v, str> {
+        match self.key {
+            Key::Root => "".into(),
+            Key::Index(i) => i.to_string().into(),
+            Key::Name(n) => n.into(),
         }
     }
 }
 
-/// The values `pattern` selects in `doc` (see [`Rule::pointer`]).
-fn select<'a>(doc: &'a Value, pattern: &str) -> Vec<Sel<'a>> {
-    let root = Sel {
-        ptr: String::new(),
-        key: String::new(),
-        val: doc,
-    };
-    select_from(root, pattern)
-}
-
-/// The values `pattern` (relative: `""` is `start` itself) selects under
-/// `start`, in document order.
-fn select_from<'a>(start: Sel<'a>, pattern: &str) -> Vec<Sel<'a>> {
-    let mut cur = vec![start];
+/// The values `pattern` selects in `doc` (see [`Rule::pointer`]), in
+/// document order.
+fn select<'v>(doc: &'v Value, pattern: &str) -> Vec<&'v Value> {
+    let mut cur = vec![doc];
     for seg in pattern.split('/').skip(1) {
         let mut next = Vec::new();
-        for s in cur {
-            match (seg, s.val) {
-                ("*", _) => next.extend(s.children()),
-                (name, Value::Object(o)) => {
-                    if let Some((k, v)) = o.get_key_value(name) {
-                        next.push(s.child(k, v));
-                    }
-                }
+        for v in cur {
+            match (seg, v) {
+                ("*", Value::Array(a)) => next.extend(a.iter()),
+                ("*", Value::Object(o)) => next.extend(o.values()),
+                (name, Value::Object(o)) => next.extend(o.get(name)),
                 _ => {}
             }
         }
@@ -444,71 +443,90 @@ fn selection(rule: &Rule) -> &'static str {
     }
 }
 
-/// A selection `prefix/*rest` split at its first `*` segment: the rules
-/// that select under the elements of the same `prefix` (`/entries` for every
-/// `/entries/*/...` row) are run together, one pass over those elements.
-fn split_at_each(sel: &str) -> Option<(&str, &str)> {
-    let mut at = 0;
-    for seg in sel.split('/').skip(1) {
-        let start = at;
-        at += 1 + seg.len();
-        if seg == "*" {
-            return Some((sel.get(..start)?, sel.get(at..)?));
-        }
-    }
-    None
+/// The rows of one format as a tree of their selections' segments: the
+/// rows that select a node, then the node's children by segment (`*` for
+/// every element or member).
+#[derive(Default)]
+struct Trie {
+    rows: Vec<usize>,
+    next: Vec<(&'static str, Trie)>,
 }
 
-/// Run `rules` (one format's rows, in table order) over `doc`. The rows
-/// that select under the elements of one array or object are evaluated in
-/// one pass over those elements, each element by each such row in turn (a
-/// catalog of thousands of entries is walked once, not once per row); the
-/// findings are then put back in the order of running each row on its own,
-/// row after row: a row's findings are in document order either way.
-fn run_rules(l: &mut Linter, rules: &[&Rule], doc: &Value) {
-    let mut done = vec![false; rules.len()];
-    for (i, rule) in rules.iter().enumerate() {
-        if done[i] {
-            continue;
-        }
-        let Some((prefix, _)) = split_at_each(selection(rule)) else {
-            l.rule = i;
-            for s in select(doc, selection(rule)) {
-                run_rule_at(l, rule, &s, doc);
-            }
-            continue;
-        };
-        let group: Vec<(usize, &str)> = (i..rules.len())
-            .filter(|&j| !done[j])
-            .filter_map(|j| {
-                let (p, rest) = split_at_each(selection(rules[j]))?;
-                (p == prefix).then_some((j, rest))
-            })
-            .collect();
-        for &(j, _) in &group {
-            done[j] = true;
-        }
-        for container in select(doc, prefix) {
-            for element in container.children() {
-                for &(j, rest) in &group {
-                    l.rule = j;
-                    if rest.is_empty() {
-                        run_rule_at(l, rules[j], &element, doc);
-                    } else {
-                        let start = Sel {
-                            ptr: element.ptr.clone(),
-                            key: element.key.clone(),
-                            val: element.val,
-                        };
-                        for s in select_from(start, rest) {
-                            run_rule_at(l, rules[j], &s, doc);
-                        }
+impl Trie {
+    fn of(rules: &[&Rule]) -> Trie {
+        let mut root = Trie::default();
+        for (i, rule) in rules.iter().enumerate() {
+            let mut node = &mut root;
+            for seg in selection(rule).split('/').skip(1) {
+                let k = match node.next.iter().position(|(s, _)| *s == seg) {
+                    Some(k) => k,
+                    None => {
+                        node.next.push((seg, Trie::default()));
+                        node.next.len() - 1
                     }
-                }
+                };
+                node = &mut node.next[k].1;
             }
+            node.rows.push(i);
+        }
+        root
+    }
+}
+
+/// Run `rules` (one format's rows, in table order) over `doc` in one walk:
+/// each value that several rows select (every entry of a catalog, for the
+/// dozens of `/entries/*` rows) is reached once and checked by each of
+/// them in turn. The findings are then put back in the order of running
+/// each row on its own, row after row; a row's findings are in document
+/// order either way.
+fn run_rules(l: &mut Linter, rules: &[&Rule], doc: &Value) {
+    let root = Sel {
+        up: None,
+        key: Key::Root,
+        val: doc,
+    };
+    visit(l, &Trie::of(rules), &root, rules, doc);
+    l.in_rule_order();
+}
+
+/// The rows of `node` at `s`, then its children's under the values they
+/// select. The recursion is as deep as the rows' pointers, not the input.
+fn visit(l: &mut Linter, node: &Trie, s: &Sel<'_, '_>, rules: &[&Rule], doc: &Value) {
+    for &j in &node.rows {
+        l.rule = j;
+        if let Some(rule) = rules.get(j) {
+            run_rule_at(l, rule, s, doc);
         }
     }
-    l.in_rule_order();
+    for (seg, child) in &node.next {
+        let at = |key, val| Sel {
+            up: Some(s),
+            key,
+            val,
+        };
+        match (*seg, s.val) {
+            ("*", Value::Array(a)) => {
+                #[cfg(test)]
+                tests::CHILDREN.with(|n| n.set(n.get() + a.len()));
+                for (i, v) in a.iter().enumerate() {
+                    visit(l, child, &at(Key::Index(i), v), rules, doc);
+                }
+            }
+            ("*", Value::Object(o)) => {
+                #[cfg(test)]
+                tests::CHILDREN.with(|n| n.set(n.get() + o.len()));
+                for (k, v) in o {
+                    visit(l, child, &at(Key::Name(k), v), rules, doc);
+                }
+            }
+            (name, Value::Object(o)) => {
+                if let Some((k, v)) = o.get_key_value(name) {
+                    visit(l, child, &at(Key::Name(k), v), rules, doc);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A value for a message: strings quoted and escaped, others as JSON, cut
@@ -536,7 +554,7 @@ fn member_name(key: &str) -> String {
 /// Run `rule` at one value it selects (for [`Check::Required`] and
 /// [`Check::Recommended`], the parent object of the member). Pointers and
 /// messages are written only for a finding.
-fn run_rule_at(l: &mut Linter, rule: &Rule, s: &Sel<'_>, doc: &Value) {
+fn run_rule_at(l: &mut Linter, rule: &Rule, s: &Sel<'_, '_>, doc: &Value) {
     let sec = rule.section;
     if let Check::Required(_) | Check::Recommended = rule.check {
         let member = rule
@@ -545,7 +563,7 @@ fn run_rule_at(l: &mut Linter, rule: &Rule, s: &Sel<'_>, doc: &Value) {
             .map_or(rule.pointer, |(_, m)| m);
         let Some(o) = s.val.as_object() else { return };
         let p = || {
-            let mut p = s.ptr.clone();
+            let mut p = s.ptr();
             json::push_pointer_token(&mut p, member);
             p
         };
@@ -572,7 +590,7 @@ fn run_rule_at(l: &mut Linter, rule: &Rule, s: &Sel<'_>, doc: &Value) {
         }
         return;
     }
-    let name = || member_name(&s.key);
+    let name = || member_name(&s.key());
     let bad = match rule.check {
         Check::Type(ty) => (!ty.fits(s.val)).then(|| format!("{} must be {}", name(), ty.name())),
         Check::OneOf(list) => (!s.val.as_str().is_some_and(|x| list.contains(&x))).then(|| {
@@ -599,7 +617,7 @@ fn run_rule_at(l: &mut Linter, rule: &Rule, s: &Sel<'_>, doc: &Value) {
         }
         Check::Endpoint => {
             if let Some(u) = s.val.as_str() {
-                l.endpoint(&s.ptr, u);
+                l.endpoint(&s.ptr(), u);
             }
             None
         }
@@ -607,8 +625,7 @@ fn run_rule_at(l: &mut Linter, rule: &Rule, s: &Sel<'_>, doc: &Value) {
             let mut cx = Cx {
                 l: &mut *l,
                 rule,
-                ptr: &s.ptr,
-                key: &s.key,
+                sel: s,
                 val: s.val,
                 doc,
             };
@@ -618,7 +635,7 @@ fn run_rule_at(l: &mut Linter, rule: &Rule, s: &Sel<'_>, doc: &Value) {
         Check::Required(_) | Check::Recommended => None,
     };
     if let Some(m) = bad {
-        l.push(rule.code, rule.severity, &s.ptr, format!("{m} ({sec})"));
+        l.push(rule.code, rule.severity, &s.ptr(), format!("{m} ({sec})"));
     }
 }
 
@@ -827,7 +844,7 @@ fn depends_graph(doc: &Value) -> BTreeMap<String, Vec<String>> {
         .to_string();
     let mut graph: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for s in select(doc, "/skills/*/depends/*/uri") {
-        if let Some(u) = s.val.as_str().filter(|u| is_agent_scheme(u)) {
+        if let Some(u) = s.as_str().filter(|u| is_agent_scheme(u)) {
             graph.entry(me.clone()).or_default().push(u.to_string());
         }
     }
@@ -855,7 +872,7 @@ fn transport_not_empty(v: &Value) -> bool {
 /// draft-narvaneni-agent-uri-03 section 7.1.2: each transport value is "a URI appropriate to
 /// that transport" (section 6.2).
 fn transport_scheme(cx: &mut Cx<'_>) {
-    let key = cx.key.to_owned();
+    let key = cx.key().into_owned();
     if !TRANSPORT_KEYS.contains(&key.as_str()) {
         return;
     }
@@ -931,11 +948,11 @@ fn awp_domain(cx: &mut Cx<'_>) {
 /// AWP v0.2 section 5.5: `endpoint` is required for transport and tool
 /// protocols (the registered a2a, mcp and acp).
 fn awp_protocol_endpoint(cx: &mut Cx<'_>) {
-    if ["a2a", "mcp", "acp"].contains(&cx.key)
+    if ["a2a", "mcp", "acp"].contains(&&*cx.key())
         && cx.val.is_object()
         && !cx.val.get("endpoint").is_some_and(Value::is_string)
     {
-        let k = cx.key.to_owned();
+        let k = cx.key().into_owned();
         cx.fail(
             "/endpoint",
             format!(
@@ -982,7 +999,7 @@ fn awp_is_action(cx: &mut Cx<'_>, id: &str) -> bool {
         .get_or_insert_with(|| {
             select(doc, "/actions/*/id")
                 .into_iter()
-                .filter_map(|s| s.val.as_str().map(str::to_string))
+                .filter_map(|s| s.as_str().map(str::to_string))
                 .collect()
         })
         .contains(id)
@@ -1009,7 +1026,7 @@ fn awp_known_action(cx: &mut Cx<'_>) {
 
 /// A key of `dependencies` is an action id.
 fn awp_known_action_key(cx: &mut Cx<'_>) {
-    let k = cx.key.to_owned();
+    let k = cx.key().into_owned();
     if !awp_is_action(cx, &k) {
         cx.fail(
             "",
@@ -1165,7 +1182,7 @@ fn woa_transport_declared(cx: &mut Cx<'_>) {
 }
 
 fn woa_private_name(cx: &mut Cx<'_>) {
-    let k = cx.key.to_owned();
+    let k = cx.key().into_owned();
     if !matches!(k.as_str(), "rest" | "mcp") && !k.contains('.') {
         cx.fail(
             "",
@@ -1179,7 +1196,7 @@ fn woa_private_name(cx: &mut Cx<'_>) {
 
 /// The URLs a private transport configuration holds are endpoints too.
 fn woa_private_endpoints(cx: &mut Cx<'_>) {
-    if matches!(cx.key, "rest" | "mcp") {
+    if matches!(&*cx.key(), "rest" | "mcp") {
         return;
     }
     let Some(c) = cx.val.as_object() else { return };
@@ -1813,16 +1830,27 @@ mod tests {
     /// the whole document: the order the one-pass evaluation must keep.
     fn row_by_row(format: Format, doc: &Value) -> Vec<Finding> {
         let mut l = Linter::default();
-        for (i, rule) in super::super::all_rules()
+        let rules: Vec<&Rule> = super::super::all_rules()
             .filter(|r| r.format == format)
-            .enumerate()
-        {
-            l.rule = i;
-            for s in select(doc, selection(rule)) {
-                run_rule_at(&mut l, rule, &s, doc);
-            }
+            .collect();
+        let root = Sel {
+            up: None,
+            key: Key::Root,
+            val: doc,
+        };
+        for i in 0..rules.len() {
+            // A tree of this one row: its values, in document order.
+            let mut one = Trie::of(&rules[i..=i]);
+            shift(&mut one, i);
+            visit(&mut l, &one, &root, &rules, doc);
         }
+        assert!(l.rule_of.windows(2).all(|w| w[0] <= w[1]));
         l.findings
+    }
+
+    fn shift(t: &mut Trie, by: usize) {
+        t.rows.iter_mut().for_each(|r| *r += by);
+        t.next.iter_mut().for_each(|(_, n)| shift(n, by));
     }
 
     #[test]
