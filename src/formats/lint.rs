@@ -7,7 +7,9 @@
 //!
 //! The rules are data: [`RULES`] holds one [`Rule`] per row (format, JSON
 //! pointer pattern, [`Check`], stable code, severity, seed section), and
-//! [`lint`] runs every row of the document's format. `docs/formats.md`
+//! [`lint`] runs every row of the document's format, all rows in one walk
+//! of the document (a value several rows select is reached once), the
+//! findings in row order. `docs/formats.md`
 //! lists every MUST / REQUIRED / SHALL of the drafts with the code that
 //! checks it, or why a static lint cannot.
 //!
