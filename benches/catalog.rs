@@ -97,6 +97,18 @@ fn main() {
         black_box(v.verify_catalog(black_box(&doc), &opts).expect("catalog"));
     };
 
+    // For an instruction counter (`valgrind --tool=callgrind`, which
+    // counts the same on a loaded machine): `CATALOG_BENCH_ONCE=verify`
+    // (or `floor`, or `setup`) runs that one call after the setup and
+    // stops; the cost of a call is its run's count minus `setup`'s.
+    if let Ok(which) = std::env::var("CATALOG_BENCH_ONCE") {
+        match which.as_str() {
+            "verify" => verify(),
+            "floor" => floor(),
+            _ => {}
+        }
+        return;
+    }
     let mut c = Criterion::default().configure_from_args();
     {
         let mut g = c.benchmark_group("catalog");

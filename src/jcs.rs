@@ -119,7 +119,21 @@ pub(crate) fn canonicalize_and_member(
 /// serialize).
 pub fn canonicalize_value(v: &Value) -> Result<Vec<u8>, JcsError> {
     let mut out = Vec::new();
-    write_value(v, &mut out)?;
+    write_value(v, None, &mut out)?;
+    Ok(out)
+}
+
+/// RFC 8785 canonical form of `v` without its top-level member `skip`
+/// (when `v` is an object): the same bytes as [`canonicalize_value`] of a
+/// copy of `v` with `skip` removed, without making the copy. For a signed
+/// object whose signature is one of its own members (an AI Catalog Trust
+/// Manifest's `signature`, AI Catalog "Trust Manifest Signatures").
+///
+/// # Errors
+/// [`JcsError`] as [`canonicalize_value`].
+pub fn canonicalize_value_without(v: &Value, skip: &str) -> Result<Vec<u8>, JcsError> {
+    let mut out = Vec::new();
+    write_value(v, Some(skip), &mut out)?;
     Ok(out)
 }
 
@@ -359,7 +373,8 @@ fn write_number(n: &Number, out: &mut Vec<u8>) -> Result<(), &'static str> {
     Ok(())
 }
 
-fn write_value(root: &Value, out: &mut Vec<u8>) -> Result<(), JcsError> {
+/// Write `root`; `skip` names a member of the root object left out.
+fn write_value(root: &Value, skip: Option<&str>, out: &mut Vec<u8>) -> Result<(), JcsError> {
     let mut stack: Vec<VFrame> = Vec::new();
     let mut v = root;
     'value: loop {
@@ -386,7 +401,11 @@ fn write_value(root: &Value, out: &mut Vec<u8>) -> Result<(), JcsError> {
             }
             Value::Object(o) => {
                 out.push(b'{');
-                let mut members: Vec<(&String, &Value)> = o.iter().collect();
+                let root = stack.is_empty();
+                let mut members: Vec<(&String, &Value)> = o
+                    .iter()
+                    .filter(|(k, _)| !(root && skip == Some(k.as_str())))
+                    .collect();
                 members.sort_unstable_by(|a, b| cmp_utf16(a.0.as_bytes(), b.0.as_bytes()));
                 stack.push(VFrame::Object {
                     members: members.into_iter(),
@@ -433,6 +452,43 @@ mod tests {
 
     fn c(s: &str) -> String {
         String::from_utf8(canonicalize(s.as_bytes()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn without_a_member_is_the_form_of_the_object_without_it() {
+        let v: Value = serde_json::from_str(
+            r#"{"signature":"x","b":{"signature":1,"z":[{"signature":2}]},"a":"\u00e9","sig":null}"#,
+        )
+        .unwrap();
+        let mut copy = v.as_object().unwrap().clone();
+        copy.remove("signature");
+        let expected = canonicalize_value(&Value::Object(copy)).unwrap();
+        assert_eq!(
+            canonicalize_value_without(&v, "signature").unwrap(),
+            expected
+        );
+        // Only the top-level member is left out: nested ones are signed.
+        assert_eq!(
+            String::from_utf8(expected).unwrap(),
+            r#"{"a":"é","b":{"signature":1,"z":[{"signature":2}]},"sig":null}"#
+        );
+        // Nothing but the member: an empty object; a non-object as is.
+        let only: Value = serde_json::json!({"signature": "x"});
+        assert_eq!(
+            canonicalize_value_without(&only, "signature").unwrap(),
+            b"{}"
+        );
+        let arr = serde_json::json!([{"signature": 1}]);
+        assert_eq!(
+            canonicalize_value_without(&arr, "signature").unwrap(),
+            canonicalize_value(&arr).unwrap()
+        );
+        // A number without a canonical form is still refused, with its place.
+        let bad = serde_json::json!({"signature": "x", "n": 9_007_199_254_740_993_u64});
+        assert!(matches!(
+            canonicalize_value_without(&bad, "signature"),
+            Err(JcsError::Number { pointer, .. }) if pointer == "/n"
+        ));
     }
 
     #[test]

@@ -448,6 +448,14 @@ fn too_many_entries_are_refused() {
         .contains("catalog/too-many-entries"));
 }
 
+/// Remove `member` from the object at the RFC 6901 pointer `parent`.
+fn remove_member(doc: &mut Value, parent: &str, member: &str) {
+    doc.pointer_mut(parent)
+        .and_then(Value::as_object_mut)
+        .expect("object")
+        .remove(member);
+}
+
 /// Catalogs referenced by `url`, fetched through a map (the `net` feature
 /// supplies the SSRF-guarded fetcher): counts the fetches.
 struct MapFetch {
@@ -707,16 +715,10 @@ fn many_manifests_are_checked_in_parallel_in_document_order() {
     let mut doc = json!({"specVersion": "1.0", "entries": entries});
     catalog::sign_catalog(&mut doc, &k, &catalog::SignTarget::Every).expect("sign");
     doc["entries"][17]["trustManifest"]["privacyPolicyUrl"] = json!("https://evil.example/");
-    doc["entries"][101]["trustManifest"]
-        .as_object_mut()
-        .expect("manifest")
-        .remove("signature");
+    remove_member(&mut doc, "/entries/101/trustManifest", "signature");
     doc["entries"][150]["identifier"] = json!("urn:e:other");
     // A lint error, found by the root catalog's lint made on its own thread.
-    doc["entries"][42]
-        .as_object_mut()
-        .expect("entry")
-        .remove("displayName");
+    remove_member(&mut doc, "/entries/42", "displayName");
     let resolver = std::sync::Arc::new(Threads {
         inner: StaticKeys::new().with(k.verifying_key().clone(), KeySource::Pinned),
         seen: Default::default(),
@@ -758,4 +760,79 @@ fn many_manifests_are_checked_in_parallel_in_document_order() {
         // (the loop above), others asked for keys.
         assert!(threads > 1, "keys asked from {threads} thread(s)");
     }
+}
+
+/// The root entries that the worker threads make whole (inline `data`, no
+/// attestations, not a nested catalog) give the report the walk gives on
+/// one thread, entry for entry, beside every other kind of entry: a nested
+/// inline catalog, a `data:` attestation, `type` for `mediaType`, a
+/// manifest of another identity, an unsigned one, no manifest.
+#[test]
+fn entries_made_on_the_workers_equal_the_walks() {
+    let k = key("k1");
+    let hello = "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824";
+    let entries: Vec<Value> = (0..120)
+        .map(|i| {
+            let id = format!("urn:e:{i}");
+            match i % 5 {
+                0 => json!({"identifier": id, "displayName": "E", "mediaType": "application/vnd.x+json", "version": "2.0", "data": {"n": i}}),
+                1 => json!({"identifier": id, "displayName": "E", "mediaType": "application/ai-catalog+json", "data": {"specVersion": "1.0", "entries": [
+                    {"identifier": format!("urn:inner:{i}"), "displayName": "I", "mediaType": "text/plain", "data": "x"}
+                ]}}),
+                2 => json!({"identifier": id, "displayName": "E", "mediaType": "application/vnd.x+json", "data": {}, "trustManifest": {
+                    "identity": format!("urn:e:{i}"),
+                    "attestations": [{"type": "audit", "uri": "data:,hello", "mediaType": "text/plain", "digest": hello}]
+                }}),
+                3 => json!({"identifier": id, "displayName": "E", "type": "application/vnd.x+json", "data": [1, 2]}),
+                _ => json!({"identifier": id, "displayName": "E", "mediaType": "application/vnd.x+json", "data": {}}),
+            }
+        })
+        .collect();
+    let mut doc = json!({"specVersion": "1.0", "entries": entries});
+    catalog::sign_catalog(&mut doc, &k, &catalog::SignTarget::Every).expect("sign");
+    doc["entries"][9]["trustManifest"]["identity"] = json!("urn:e:other");
+    remove_member(&mut doc, "/entries/14/trustManifest", "signature");
+    remove_member(&mut doc, "/entries/19", "trustManifest");
+    let v = Verifier::builder(StaticKeys::new().with(k.verifying_key().clone(), KeySource::Pinned))
+        .build();
+    let bytes = serde_json::to_vec(&doc).expect("json");
+    let opts = CatalogOptions::default();
+    // On all cores (at least 64 root entries) ...
+    let parallel = v.verify_catalog(&bytes, &opts).expect("catalog");
+    // ... and walked on this thread (a catalog verified by URL is: no entry
+    // here is fetched, nothing is by url).
+    let mut none = MapFetch {
+        docs: Default::default(),
+        fetched: Vec::new(),
+    };
+    let walked = v
+        .verify_catalog_from(
+            &bytes,
+            "https://catalog.example/ai-catalog.json",
+            &mut none,
+            &opts,
+        )
+        .expect("catalog");
+    assert!(none.fetched.is_empty(), "{:?}", none.fetched);
+    assert_eq!(parallel.entries.len(), 120 + 24);
+    assert_eq!(
+        serde_json::to_value(&parallel.entries).expect("json"),
+        serde_json::to_value(&walked.entries).expect("json")
+    );
+    assert_eq!(
+        serde_json::to_value(&parallel.lint).expect("json"),
+        serde_json::to_value(&walked.lint).expect("json")
+    );
+    let status = |i: usize| {
+        parallel
+            .entries
+            .iter()
+            .find(|e| e.pointer == format!("/entries/{i}"))
+            .map(|e| e.manifest.status)
+    };
+    assert_eq!(status(0), Some(Status::Verified));
+    assert_eq!(status(9), Some(Status::Failed));
+    assert_eq!(status(14), Some(Status::Unsigned));
+    assert_eq!(status(19), Some(Status::Unsigned));
+    assert!(!parallel.verified());
 }

@@ -44,10 +44,11 @@ pub enum ManifestError {
 /// [`ManifestError::NotAnObject`], or [`ManifestError::Canonical`] for a
 /// value RFC 8785 cannot serialize.
 pub fn canonical_manifest(manifest: &Value) -> Result<Vec<u8>, ManifestError> {
-    let obj = manifest.as_object().ok_or(ManifestError::NotAnObject)?;
-    let mut m = obj.clone();
-    m.remove("signature");
-    crate::jcs::canonicalize_value(&Value::Object(m))
+    if !manifest.is_object() {
+        return Err(ManifestError::NotAnObject);
+    }
+    // The member is skipped while writing: no copy of the manifest.
+    crate::jcs::canonicalize_value_without(manifest, "signature")
         .map_err(|e| ManifestError::Canonical(e.to_string()))
 }
 

@@ -7,7 +7,9 @@
 //!
 //! The rules are data: [`RULES`] holds one [`Rule`] per row (format, JSON
 //! pointer pattern, [`Check`], stable code, severity, seed section), and
-//! [`lint`] runs every row of the document's format. `docs/formats.md`
+//! [`lint`] runs every row of the document's format, all rows in one walk
+//! of the document (a value several rows select is reached once), the
+//! findings in row order. `docs/formats.md`
 //! lists every MUST / REQUIRED / SHALL of the drafts with the code that
 //! checks it, or why a static lint cannot.
 //!
@@ -143,9 +145,8 @@ pub fn lint_bytes(input: &[u8], format: Option<Format>) -> Result<LintReport, De
 pub fn lint(format: Format, doc: &Value) -> LintReport {
     let mut l = Linter::default();
     if doc.is_object() {
-        for rule in super::all_rules().filter(|r| r.format == format) {
-            run_rule(&mut l, rule, doc);
-        }
+        let rules: Vec<&Rule> = super::all_rules().filter(|r| r.format == format).collect();
+        run_rules(&mut l, &rules, doc);
     } else {
         l.push(
             "json/type",
@@ -255,8 +256,7 @@ pub struct Rule {
 pub struct Cx<'a> {
     l: &'a mut Linter,
     rule: &'a Rule,
-    ptr: String,
-    key: String,
+    sel: &'a Sel<'a, 'a>,
     val: &'a Value,
     doc: &'a Value,
 }
@@ -266,20 +266,24 @@ impl Cx<'_> {
     pub(super) fn value(&self) -> &Value {
         self.val
     }
+    /// Its member name or array index.
+    fn key(&self) -> std::borrow::Cow<'_, str> {
+        self.sel.key()
+    }
     /// A finding of the rule at the selected value's pointer plus `suffix`.
     pub(super) fn fail(&mut self, suffix: &str, msg: String) {
-        let p = format!("{}{suffix}", self.ptr);
+        let p = format!("{}{suffix}", self.sel.ptr());
         let m = format!("{msg} ({})", self.rule.section);
         self.l.push(self.rule.code, self.rule.severity, &p, m);
     }
     /// A finding with another code (e.g. `json/type`).
     pub(super) fn fail_as(&mut self, code: &'static str, suffix: &str, msg: String) {
-        let p = format!("{}{suffix}", self.ptr);
+        let p = format!("{}{suffix}", self.sel.ptr());
         let m = format!("{msg} ({})", self.rule.section);
         self.l.push(code, Severity::Error, &p, m);
     }
     pub(super) fn endpoint(&mut self, suffix: &str, uri: &str) {
-        let p = format!("{}{suffix}", self.ptr);
+        let p = format!("{}{suffix}", self.sel.ptr());
         self.l.endpoint(&p, uri);
     }
 }
@@ -287,6 +291,10 @@ impl Cx<'_> {
 #[derive(Default)]
 struct Linter {
     findings: Vec<Finding>,
+    /// The index of the rule each finding came from, beside `findings`.
+    rule_of: Vec<usize>,
+    /// The index of the rule being run.
+    rule: usize,
     /// AWP action ids, computed once per document (each reference to an
     /// action is looked up here, so the check stays linear).
     action_ids: Option<BTreeSet<String>>,
@@ -300,6 +308,22 @@ impl Linter {
             pointer: pointer.to_string(),
             message,
         });
+        self.rule_of.push(self.rule);
+    }
+
+    /// The findings in rule order, each rule's in the order it made them
+    /// (a stable sort by rule index).
+    fn in_rule_order(&mut self) {
+        if self.rule_of.windows(2).all(|w| w[0] <= w[1]) {
+            return;
+        }
+        let mut tagged: Vec<(usize, Finding)> = self
+            .rule_of
+            .drain(..)
+            .zip(self.findings.drain(..))
+            .collect();
+        tagged.sort_by_key(|(rule, _)| *rule);
+        (self.rule_of, self.findings) = tagged.into_iter().unzip();
     }
 
     /// An advertised network endpoint: internal hosts are errors, `http:`
@@ -340,52 +364,171 @@ impl Linter {
     }
 }
 
-/// A selected value: its pointer, its key (member name or index) and value.
-struct Sel<'a> {
-    ptr: String,
-    key: String,
-    val: &'a Value,
+/// The key of a selected value in its parent.
+#[derive(Clone, Copy)]
+enum Key<'v> {
+    /// The document itself.
+    Root,
+    /// An array element.
+    Index(usize),
+    /// An object member.
+    Name(&'v str),
 }
 
-/// The values `pattern` selects in `doc` (see [`Rule::pointer`]).
-fn select<'a>(doc: &'a Value, pattern: &str) -> Vec<Sel<'a>> {
-    let mut cur = vec![Sel {
-        ptr: String::new(),
-        key: String::new(),
-        val: doc,
-    }];
+/// A selected value, its key and its parent's selection: the RFC 6901
+/// pointer is written only for a finding ([`Sel::ptr`]), so a value that
+/// passes its rows costs no allocation.
+struct Sel<'s, 'v> {
+    up: Option<&'s Sel<'s, 'v>>,
+    key: Key<'v>,
+    val: &'v Value,
+}
+
+impl<'v> Sel<'_, 'v> {
+    /// The RFC 6901 pointer (section 3: `~` as `~0`, `/` as `~1`).
+    fn ptr(&self) -> String {
+        let mut keys = Vec::new();
+        let mut at = Some(self);
+        while let Some(s) = at {
+            keys.push(s.key);
+            at = s.up;
+        }
+        let mut ptr = String::new();
+        for k in keys.into_iter().rev() {
+            match k {
+                Key::Root => {}
+                Key::Index(i) => json::push_pointer_token(&mut ptr, &i.to_string()),
+                Key::Name(n) => json::push_pointer_token(&mut ptr, n),
+            }
+        }
+        ptr
+    }
+
+    /// The member name or array index (`""` for the document).
+    fn key(&self) -> std::borrow::Cow<'v, str> {
+        match self.key {
+            Key::Root => "".into(),
+            Key::Index(i) => i.to_string().into(),
+            Key::Name(n) => n.into(),
+        }
+    }
+}
+
+/// The values `pattern` selects in `doc` (see [`Rule::pointer`]), in
+/// document order.
+fn select<'v>(doc: &'v Value, pattern: &str) -> Vec<&'v Value> {
+    let mut cur = vec![doc];
     for seg in pattern.split('/').skip(1) {
         let mut next = Vec::new();
-        for s in cur {
-            // The child's pointer written once, in place (RFC 6901 section
-            // 3: `~` as `~0`, `/` as `~1`): a catalog of thousands of
-            // entries selects thousands of values per rule.
-            let child = |k: &str, v: &'a Value| {
-                let mut ptr = String::with_capacity(s.ptr.len() + k.len() + 1);
-                ptr.push_str(&s.ptr);
-                json::push_pointer_token(&mut ptr, k);
-                Sel {
-                    ptr,
-                    key: k.to_owned(),
-                    val: v,
-                }
-            };
-            match (seg, s.val) {
-                ("*", Value::Array(a)) => {
-                    next.extend(a.iter().enumerate().map(|(i, v)| child(&i.to_string(), v)))
-                }
-                ("*", Value::Object(o)) => next.extend(o.iter().map(|(k, v)| child(k, v))),
-                (name, Value::Object(o)) => {
-                    if let Some(v) = o.get(name) {
-                        next.push(child(name, v));
-                    }
-                }
+        for v in cur {
+            match (seg, v) {
+                ("*", Value::Array(a)) => next.extend(a.iter()),
+                ("*", Value::Object(o)) => next.extend(o.values()),
+                (name, Value::Object(o)) => next.extend(o.get(name)),
                 _ => {}
             }
         }
         cur = next;
     }
     cur
+}
+
+/// What a rule selects: the parent of the member for
+/// [`Check::Required`] and [`Check::Recommended`], its pointer otherwise.
+fn selection(rule: &Rule) -> &'static str {
+    match rule.check {
+        Check::Required(_) | Check::Recommended => rule
+            .pointer
+            .rsplit_once('/')
+            .map_or("", |(parent, _)| parent),
+        _ => rule.pointer,
+    }
+}
+
+/// The rows of one format as a tree of their selections' segments: the
+/// rows that select a node, then the node's children by segment (`*` for
+/// every element or member).
+#[derive(Default)]
+struct Trie {
+    rows: Vec<usize>,
+    next: Vec<(&'static str, Trie)>,
+}
+
+impl Trie {
+    fn of(rules: &[&Rule]) -> Trie {
+        let mut root = Trie::default();
+        for (i, rule) in rules.iter().enumerate() {
+            let mut node = &mut root;
+            for seg in selection(rule).split('/').skip(1) {
+                let k = match node.next.iter().position(|(s, _)| *s == seg) {
+                    Some(k) => k,
+                    None => {
+                        node.next.push((seg, Trie::default()));
+                        node.next.len() - 1
+                    }
+                };
+                node = &mut node.next[k].1;
+            }
+            node.rows.push(i);
+        }
+        root
+    }
+}
+
+/// Run `rules` (one format's rows, in table order) over `doc` in one walk:
+/// each value that several rows select (every entry of a catalog, for the
+/// dozens of `/entries/*` rows) is reached once and checked by each of
+/// them in turn. The findings are then put back in the order of running
+/// each row on its own, row after row; a row's findings are in document
+/// order either way.
+fn run_rules(l: &mut Linter, rules: &[&Rule], doc: &Value) {
+    let root = Sel {
+        up: None,
+        key: Key::Root,
+        val: doc,
+    };
+    visit(l, &Trie::of(rules), &root, rules, doc);
+    l.in_rule_order();
+}
+
+/// The rows of `node` at `s`, then its children's under the values they
+/// select. The recursion is as deep as the rows' pointers, not the input.
+fn visit(l: &mut Linter, node: &Trie, s: &Sel<'_, '_>, rules: &[&Rule], doc: &Value) {
+    for &j in &node.rows {
+        l.rule = j;
+        if let Some(rule) = rules.get(j) {
+            run_rule_at(l, rule, s, doc);
+        }
+    }
+    for (seg, child) in &node.next {
+        let at = |key, val| Sel {
+            up: Some(s),
+            key,
+            val,
+        };
+        match (*seg, s.val) {
+            ("*", Value::Array(a)) => {
+                #[cfg(test)]
+                tests::CHILDREN.with(|n| n.set(n.get() + a.len()));
+                for (i, v) in a.iter().enumerate() {
+                    visit(l, child, &at(Key::Index(i), v), rules, doc);
+                }
+            }
+            ("*", Value::Object(o)) => {
+                #[cfg(test)]
+                tests::CHILDREN.with(|n| n.set(n.get() + o.len()));
+                for (k, v) in o {
+                    visit(l, child, &at(Key::Name(k), v), rules, doc);
+                }
+            }
+            (name, Value::Object(o)) => {
+                if let Some((k, v)) = o.get_key_value(name) {
+                    visit(l, child, &at(Key::Name(k), v), rules, doc);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A value for a message: strings quoted and escaped, others as JSON, cut
@@ -410,86 +553,91 @@ fn member_name(key: &str) -> String {
     }
 }
 
-fn run_rule(l: &mut Linter, rule: &Rule, doc: &Value) {
+/// Run `rule` at one value it selects (for [`Check::Required`] and
+/// [`Check::Recommended`], the parent object of the member). Pointers and
+/// messages are written only for a finding.
+fn run_rule_at(l: &mut Linter, rule: &Rule, s: &Sel<'_, '_>, doc: &Value) {
     let sec = rule.section;
-    match rule.check {
-        Check::Required(_) | Check::Recommended => {
-            let (parent, member) = rule.pointer.rsplit_once('/').unwrap_or(("", rule.pointer));
-            for s in select(doc, parent) {
-                let Some(o) = s.val.as_object() else { continue };
-                let p = format!("{}{}", s.ptr, json::pointer(&[member.to_string()]));
-                match (o.get(member), rule.check) {
-                    (None, Check::Recommended) => l.push(
-                        rule.code,
-                        rule.severity,
-                        &p,
-                        format!("{} is missing ({sec})", member_name(member)),
-                    ),
-                    (None, _) => l.push(
-                        rule.code,
-                        rule.severity,
-                        &p,
-                        format!("required member {} is missing ({sec})", member_name(member)),
-                    ),
-                    (Some(v), Check::Required(ty)) if !ty.fits(v) => l.push(
-                        "json/type",
-                        Severity::Error,
-                        &p,
-                        format!("{} must be {} ({sec})", member_name(member), ty.name()),
-                    ),
-                    _ => {}
-                }
-            }
+    if let Check::Required(_) | Check::Recommended = rule.check {
+        let member = rule
+            .pointer
+            .rsplit_once('/')
+            .map_or(rule.pointer, |(_, m)| m);
+        let Some(o) = s.val.as_object() else { return };
+        let p = || {
+            let mut p = s.ptr();
+            json::push_pointer_token(&mut p, member);
+            p
+        };
+        match (o.get(member), rule.check) {
+            (None, Check::Recommended) => l.push(
+                rule.code,
+                rule.severity,
+                &p(),
+                format!("{} is missing ({sec})", member_name(member)),
+            ),
+            (None, _) => l.push(
+                rule.code,
+                rule.severity,
+                &p(),
+                format!("required member {} is missing ({sec})", member_name(member)),
+            ),
+            (Some(v), Check::Required(ty)) if !ty.fits(v) => l.push(
+                "json/type",
+                Severity::Error,
+                &p(),
+                format!("{} must be {} ({sec})", member_name(member), ty.name()),
+            ),
+            _ => {}
         }
-        check => {
-            for s in select(doc, rule.pointer) {
-                let name = member_name(&s.key);
-                let bad = match check {
-                    Check::Type(ty) => {
-                        (!ty.fits(s.val)).then(|| format!("{name} must be {}", ty.name()))
-                    }
-                    Check::OneOf(list) => (!s.val.as_str().is_some_and(|x| list.contains(&x)))
-                        .then(|| {
-                            format!("{name} {} is not one of {}", show(s.val), list.join(", "))
-                        }),
-                    Check::NonEmpty => {
-                        let empty = match s.val {
-                            Value::Array(a) => a.is_empty(),
-                            Value::Object(o) => o.is_empty(),
-                            _ => false,
-                        };
-                        empty.then(|| format!("{name} must have at least one entry"))
-                    }
-                    Check::Value(ok, what) => {
-                        (!ok(s.val)).then(|| format!("{name} {} must be {what}", show(s.val)))
-                    }
-                    Check::Schema => schema_problem(s.val, 0)
-                        .map(|p| format!("{name} is not a JSON Schema: {p}")),
-                    Check::Endpoint => {
-                        if let Some(u) = s.val.as_str() {
-                            l.endpoint(&s.ptr, u);
-                        }
-                        None
-                    }
-                    Check::Custom(f) => {
-                        let mut cx = Cx {
-                            l: &mut *l,
-                            rule,
-                            ptr: s.ptr.clone(),
-                            key: s.key.clone(),
-                            val: s.val,
-                            doc,
-                        };
-                        f(&mut cx);
-                        None
-                    }
-                    Check::Required(_) | Check::Recommended => None,
-                };
-                if let Some(m) = bad {
-                    l.push(rule.code, rule.severity, &s.ptr, format!("{m} ({sec})"));
-                }
-            }
+        return;
+    }
+    let name = || member_name(&s.key());
+    let bad = match rule.check {
+        Check::Type(ty) => (!ty.fits(s.val)).then(|| format!("{} must be {}", name(), ty.name())),
+        Check::OneOf(list) => (!s.val.as_str().is_some_and(|x| list.contains(&x))).then(|| {
+            format!(
+                "{} {} is not one of {}",
+                name(),
+                show(s.val),
+                list.join(", ")
+            )
+        }),
+        Check::NonEmpty => {
+            let empty = match s.val {
+                Value::Array(a) => a.is_empty(),
+                Value::Object(o) => o.is_empty(),
+                _ => false,
+            };
+            empty.then(|| format!("{} must have at least one entry", name()))
         }
+        Check::Value(ok, what) => {
+            (!ok(s.val)).then(|| format!("{} {} must be {what}", name(), show(s.val)))
+        }
+        Check::Schema => {
+            schema_problem(s.val, 0).map(|p| format!("{} is not a JSON Schema: {p}", name()))
+        }
+        Check::Endpoint => {
+            if let Some(u) = s.val.as_str() {
+                l.endpoint(&s.ptr(), u);
+            }
+            None
+        }
+        Check::Custom(f) => {
+            let mut cx = Cx {
+                l: &mut *l,
+                rule,
+                sel: s,
+                val: s.val,
+                doc,
+            };
+            f(&mut cx);
+            None
+        }
+        Check::Required(_) | Check::Recommended => None,
+    };
+    if let Some(m) = bad {
+        l.push(rule.code, rule.severity, &s.ptr(), format!("{m} ({sec})"));
     }
 }
 
@@ -698,7 +846,7 @@ fn depends_graph(doc: &Value) -> BTreeMap<String, Vec<String>> {
         .to_string();
     let mut graph: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for s in select(doc, "/skills/*/depends/*/uri") {
-        if let Some(u) = s.val.as_str().filter(|u| is_agent_scheme(u)) {
+        if let Some(u) = s.as_str().filter(|u| is_agent_scheme(u)) {
             graph.entry(me.clone()).or_default().push(u.to_string());
         }
     }
@@ -726,7 +874,7 @@ fn transport_not_empty(v: &Value) -> bool {
 /// draft-narvaneni-agent-uri-03 section 7.1.2: each transport value is "a URI appropriate to
 /// that transport" (section 6.2).
 fn transport_scheme(cx: &mut Cx<'_>) {
-    let key = cx.key.clone();
+    let key = cx.key().into_owned();
     if !TRANSPORT_KEYS.contains(&key.as_str()) {
         return;
     }
@@ -802,11 +950,11 @@ fn awp_domain(cx: &mut Cx<'_>) {
 /// AWP v0.2 section 5.5: `endpoint` is required for transport and tool
 /// protocols (the registered a2a, mcp and acp).
 fn awp_protocol_endpoint(cx: &mut Cx<'_>) {
-    if ["a2a", "mcp", "acp"].contains(&cx.key.as_str())
+    if ["a2a", "mcp", "acp"].contains(&&*cx.key())
         && cx.val.is_object()
         && !cx.val.get("endpoint").is_some_and(Value::is_string)
     {
-        let k = cx.key.clone();
+        let k = cx.key().into_owned();
         cx.fail(
             "/endpoint",
             format!(
@@ -853,7 +1001,7 @@ fn awp_is_action(cx: &mut Cx<'_>, id: &str) -> bool {
         .get_or_insert_with(|| {
             select(doc, "/actions/*/id")
                 .into_iter()
-                .filter_map(|s| s.val.as_str().map(str::to_string))
+                .filter_map(|s| s.as_str().map(str::to_string))
                 .collect()
         })
         .contains(id)
@@ -880,7 +1028,7 @@ fn awp_known_action(cx: &mut Cx<'_>) {
 
 /// A key of `dependencies` is an action id.
 fn awp_known_action_key(cx: &mut Cx<'_>) {
-    let k = cx.key.clone();
+    let k = cx.key().into_owned();
     if !awp_is_action(cx, &k) {
         cx.fail(
             "",
@@ -1036,7 +1184,7 @@ fn woa_transport_declared(cx: &mut Cx<'_>) {
 }
 
 fn woa_private_name(cx: &mut Cx<'_>) {
-    let k = cx.key.clone();
+    let k = cx.key().into_owned();
     if !matches!(k.as_str(), "rest" | "mcp") && !k.contains('.') {
         cx.fail(
             "",
@@ -1050,7 +1198,7 @@ fn woa_private_name(cx: &mut Cx<'_>) {
 
 /// The URLs a private transport configuration holds are endpoints too.
 fn woa_private_endpoints(cx: &mut Cx<'_>) {
-    if matches!(cx.key.as_str(), "rest" | "mcp") {
+    if matches!(&*cx.key(), "rest" | "mcp") {
         return;
     }
     let Some(c) = cx.val.as_object() else { return };
@@ -1653,6 +1801,93 @@ pub const DEPENDS_MAX_DEPTH: usize = 16;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// Elements and members selected by a `*` segment on this thread.
+        pub(super) static CHILDREN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A catalog of `n` entries, each breaking several `/entries/*` rows.
+    fn faulty_catalog(n: usize) -> Value {
+        let entries: Vec<Value> = (0..n)
+            .map(|i| {
+                serde_json::json!({
+                    "identifier": if i % 3 == 0 { Value::from(7) } else { Value::from(format!("urn:x:{}", i % 5)) },
+                    "url": "https://a.example/x",
+                    "data": {},
+                    "tags": ["ok", 1],
+                    "metadata": {"": 1},
+                    "trustManifest": {
+                        "identity": "urn:other",
+                        "signature": "a.b.c",
+                        "attestations": [{"type": "t"}, {"uri": "u", "digest": "md5:00"}]
+                    }
+                })
+            })
+            .collect();
+        serde_json::json!({"specVersion": "1.0", "entries": entries})
+    }
+
+    /// The findings of running each row on its own, row after row, over
+    /// the whole document: the order the one-pass evaluation must keep.
+    fn row_by_row(format: Format, doc: &Value) -> Vec<Finding> {
+        let mut l = Linter::default();
+        let rules: Vec<&Rule> = super::super::all_rules()
+            .filter(|r| r.format == format)
+            .collect();
+        let root = Sel {
+            up: None,
+            key: Key::Root,
+            val: doc,
+        };
+        for i in 0..rules.len() {
+            // A tree of this one row: its values, in document order.
+            let mut one = Trie::of(&rules[i..=i]);
+            shift(&mut one, i);
+            visit(&mut l, &one, &root, &rules, doc);
+        }
+        assert!(l.rule_of.windows(2).all(|w| w[0] <= w[1]));
+        l.findings
+    }
+
+    fn shift(t: &mut Trie, by: usize) {
+        t.rows.iter_mut().for_each(|r| *r += by);
+        t.next.iter_mut().for_each(|(_, n)| shift(n, by));
+    }
+
+    #[test]
+    fn catalog_entries_are_walked_once_for_all_rows() {
+        let doc = serde_json::json!({
+            "specVersion": "1.0",
+            "entries": (0..100).map(|i| serde_json::json!({
+                "identifier": format!("urn:x:{i}"), "displayName": "x",
+                "mediaType": "application/json", "data": {}
+            })).collect::<Vec<_>>()
+        });
+        CHILDREN.with(|n| n.set(0));
+        let r = lint(Format::AiCatalog, &doc);
+        assert!(r.findings.is_empty(), "{:?}", r.findings);
+        // Each entry is selected once, not once per `/entries/*` row
+        // (there are dozens of them).
+        assert_eq!(CHILDREN.with(std::cell::Cell::get), 100);
+    }
+
+    #[test]
+    fn one_pass_keeps_the_codes_pointers_and_order_of_row_by_row() {
+        let doc = faulty_catalog(12);
+        let one_pass = lint(Format::AiCatalog, &doc).findings;
+        assert!(one_pass.len() > 12 * 8, "{}", one_pass.len());
+        assert_eq!(one_pass, row_by_row(Format::AiCatalog, &doc));
+        // The first rows' findings come first: every entry's type error of
+        // `identifier` before any entry's `catalog/media-type`.
+        let first_media = one_pass
+            .iter()
+            .position(|f| f.code == "catalog/media-type")
+            .expect("media-type findings");
+        assert!(one_pass[..first_media]
+            .iter()
+            .any(|f| f.pointer == "/entries/9/identifier"));
+    }
 
     #[test]
     fn semver() {
