@@ -10,7 +10,7 @@
 #[cfg(feature = "net")]
 use super::CliError;
 #[cfg(feature = "net")]
-use agentsig::net::fleet::{FleetCache, FleetSecret, FLEET_SECRET_ENV};
+use agentsig::net::fleet::{FleetCache, FleetSecret};
 #[cfg(feature = "net")]
 use agentsig::net::{FetchPolicy, Fetcher};
 #[cfg(feature = "net")]
@@ -116,10 +116,9 @@ impl FetchArgs {
             }
             return Ok(None);
         };
-        let secret = match &self.fleet_secret_file {
-            Some(path) => FleetSecret::from_file(std::path::Path::new(path)),
-            None => FleetSecret::from_env(FLEET_SECRET_ENV),
-        }
+        let secret = FleetSecret::from_file_or_env(
+            self.fleet_secret_file.as_deref().map(std::path::Path::new),
+        )
         .map_err(|e| CliError::usage(format!("--key-cache: {e}")))?;
         let fleet = FleetCache::open(url, &secret)
             .map_err(|e| CliError::usage(format!("--key-cache: {e}")))?;

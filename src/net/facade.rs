@@ -3,7 +3,7 @@
 //! bounded by one deadline, and AI Catalogs verified by URL.
 
 use super::fetch::{FetchPolicy, Fetcher};
-use super::fleet::{FleetCache, FleetSecret, FleetSecretError, FLEET_SECRET_ENV};
+use super::fleet::{FleetCache, FleetSecret, FleetSecretError};
 use crate::catalog::{CatalogError, CatalogOptions, CatalogReport};
 use crate::clock::FixedClock;
 use crate::facade::{
@@ -79,11 +79,7 @@ impl Network for Net {
         store: &str,
         secret_file: Option<&std::path::Path>,
     ) -> Result<KeyCache, KeyCacheError> {
-        let secret = match secret_file {
-            Some(path) => FleetSecret::from_file(path),
-            None => FleetSecret::from_env(FLEET_SECRET_ENV),
-        }
-        .map_err(|e| match e {
+        let secret = FleetSecret::from_file_or_env(secret_file).map_err(|e| match e {
             FleetSecretError::Missing { var } => KeyCacheError::NoSecret { var },
             FleetSecretError::Io { .. } => KeyCacheError::Unreadable(e.to_string()),
             other => KeyCacheError::Unusable(other.to_string()),

@@ -220,6 +220,21 @@ impl FleetSecret {
             }),
         }
     }
+
+    /// The fleet secret of a verifier's options: from `file` when one is
+    /// named ([`FleetSecret::from_file`]), else from [`FLEET_SECRET_ENV`]
+    /// ([`FleetSecret::from_env`]); never from a command-line value.
+    ///
+    /// # Errors
+    /// Those of [`FleetSecret::from_file`] or [`FleetSecret::from_env`].
+    pub fn from_file_or_env(
+        file: Option<&std::path::Path>,
+    ) -> Result<FleetSecret, FleetSecretError> {
+        match file {
+            Some(path) => FleetSecret::from_file(path),
+            None => FleetSecret::from_env(FLEET_SECRET_ENV),
+        }
+    }
 }
 
 /// Settings of a [`FleetCache`].
