@@ -549,20 +549,15 @@ fn https_host(url: &str) -> Option<String> {
     (!host.is_empty()).then_some(host)
 }
 
-/// The domain of a `did:web` DID (its first method-specific segment, a
-/// `%3A`-encoded port removed; did:web Method Specification "Create"),
-/// lowercased.
+/// The domain of a `did:web` DID, lowercased: the host of the URL its DID
+/// document is read from ([`crate::did::did_web_url`], did:web Method
+/// Specification "Read (Resolve)"), so a DID that method refuses (an IP
+/// host, a bad `%3A` port) names no domain.
 fn did_web_host(did: &str) -> Option<String> {
-    let id = did
-        .get(..8)?
-        .eq_ignore_ascii_case("did:web:")
-        .then(|| &did[8..])?;
-    let first = id.split(':').next().unwrap_or("");
-    let host = match first.to_ascii_lowercase().find("%3a") {
-        Some(i) => first[..i].to_ascii_lowercase(),
-        None => first.to_ascii_lowercase(),
-    };
-    (!host.is_empty()).then_some(host)
+    crate::did::did_web_url(did)
+        .ok()
+        .as_deref()
+        .and_then(https_host)
 }
 
 /// The domain an identity names: a `did:web` DID's, an `https` URL's host,

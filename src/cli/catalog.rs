@@ -141,12 +141,6 @@ pub struct VerifyCatalog<'a> {
     pub fetcher: Option<agentsig::net::fetch::Fetcher>,
 }
 
-/// Is `url` a catalog to verify as one ([`agentsig::catalog::is_catalog_url`]).
-#[cfg(feature = "net")]
-pub fn is_catalog_url(url: &str) -> bool {
-    catalog::is_catalog_url(url)
-}
-
 /// A usage error (exit 2) naming each option of
 /// [`VerifyCatalog::unsupported`] and why a catalog cannot honour it;
 /// never a verdict computed without it.

@@ -761,7 +761,7 @@ pub fn verify(a: VerifyArgs) -> CliResult {
     }
     let is_url = a.file.starts_with("https://") || a.file.starts_with("http://");
     #[cfg(feature = "net")]
-    if super::catalog::is_catalog_url(&a.file) && a.response.is_none() {
+    if agentsig::catalog::is_catalog_url(&a.file) && a.response.is_none() {
         return super::catalog::verify_url(&catalog_args(&a)?, &a.file);
     }
     #[cfg(feature = "net")]
