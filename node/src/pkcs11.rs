@@ -13,39 +13,28 @@
 //!   `fromPkcs11Async` runs it on the libuv pool, as `signAsync` runs a
 //!   token signature there, so the event loop never waits on the token.
 
-use crate::{algorithm, guarded, Failure, NativeKey, Out};
-use agentsig::keys::pkcs11;
-use agentsig::keys::LoadOptions;
+use crate::{guarded, NativeKey, Out};
+use agentsig::facade::keys::load_pkcs11;
 use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Task};
 use napi_derive::napi;
 use std::sync::Arc;
 
-/// What a load needs: the URI and the options, checked before the load.
+/// What a load needs: the URI and the options, loaded by the library
+/// facade's [`load_pkcs11`] (its bounds and its errors).
 pub struct Pkcs11Load {
     uri: String,
-    opts: LoadOptions,
+    alg: Option<String>,
+    kid: Option<String>,
 }
 
 impl Pkcs11Load {
-    fn new(uri: String, alg: Option<String>, kid: Option<String>) -> Out<Pkcs11Load> {
-        if uri.len() > pkcs11::MAX_URI {
-            return Err(Failure::too_large("uri", uri.len(), pkcs11::MAX_URI));
-        }
-        let alg = alg.as_deref().map(algorithm).transpose()?;
-        Ok(Pkcs11Load {
-            uri,
-            opts: LoadOptions {
-                alg,
-                kid,
-                passphrase: None,
-            },
-        })
+    fn new(uri: String, alg: Option<String>, kid: Option<String>) -> Pkcs11Load {
+        Pkcs11Load { uri, alg, kid }
     }
 
     fn run(&self) -> Out<NativeKey> {
-        let key = pkcs11::load(&self.uri, &self.opts)
-            .map_err(|e| Failure::bad_key(format!("pkcs11 key: {e}")))?;
+        let key = load_pkcs11(&self.uri, self.alg.as_deref(), self.kid.clone())?;
         Ok(NativeKey { key: Arc::new(key) })
     }
 }
@@ -60,7 +49,7 @@ pub fn pkcs11_key(
     alg: Option<String>,
     kid: Option<String>,
 ) -> napi::Result<NativeKey> {
-    guarded(|| Pkcs11Load::new(uri, alg, kid)?.run())
+    guarded(|| Pkcs11Load::new(uri, alg, kid).run())
 }
 
 /// [`pkcs11_key`] on the libuv pool.
@@ -70,7 +59,7 @@ pub fn pkcs11_key_async(
     alg: Option<String>,
     kid: Option<String>,
 ) -> napi::Result<AsyncTask<Pkcs11Load>> {
-    guarded(|| Pkcs11Load::new(uri, alg, kid)).map(AsyncTask::new)
+    Ok(AsyncTask::new(Pkcs11Load::new(uri, alg, kid)))
 }
 
 impl Task for Pkcs11Load {

@@ -12,9 +12,9 @@
 //! * Loading and signing talk to the token and may block: both run without
 //!   the GIL, so other Python threads keep running meanwhile.
 
-use crate::{algorithm, str_arg, Failure, IntoPyErr, PySigningKey};
-use agentsig::keys::pkcs11::{self, MAX_URI};
-use agentsig::keys::LoadOptions;
+use crate::{str_arg, IntoPyErr, PySigningKey};
+use agentsig::facade::keys::load_pkcs11;
+use agentsig::keys::pkcs11::MAX_URI;
 use pyo3::prelude::*;
 use std::sync::Arc;
 
@@ -33,18 +33,9 @@ fn from_pkcs11(
     kid: Option<String>,
 ) -> PyResult<PySigningKey> {
     let uri = str_arg(py, uri, "uri", MAX_URI)?;
-    let alg = alg
-        .map(algorithm)
-        .transpose()
-        .map_err(|e| e.into_pyerr(py))?;
-    let opts = LoadOptions {
-        alg,
-        kid,
-        passphrase: None,
-    };
     let key = py
-        .detach(|| pkcs11::load(&uri, &opts))
-        .map_err(|e| Failure::bad_key(format!("pkcs11 key: {e}")).into_pyerr(py))?;
+        .detach(|| load_pkcs11(&uri, alg, kid))
+        .map_err(|e| e.into_pyerr(py))?;
     Ok(PySigningKey { key: Arc::new(key) })
 }
 

@@ -19,6 +19,31 @@ pub fn algorithm(name: &str) -> Outcome<Algorithm> {
     })
 }
 
+/// The private key a `pkcs11:` URI names (RFC 7512), as both bindings load
+/// it: `alg` (an [`algorithm`] name; needed for RSA keys) and `kid` (else
+/// the RFC 7638 thumbprint of the public key read from the token) as
+/// [`crate::keys::pkcs11::load`] takes them. Every failure to load (a
+/// malformed URI, a `pin-value`, no module or a file that is not one, no
+/// PIN or a wrong one, no such token or key) is `key.unusable` naming its
+/// cause. Loading talks to the token and may block.
+///
+/// # Errors
+/// `input.unreadable` for a URI over [`crate::keys::pkcs11::MAX_URI`]
+/// bytes, `usage` for an unknown `alg`, `key.unusable` as above.
+#[cfg(feature = "pkcs11")]
+pub fn load_pkcs11(uri: &str, alg: Option<&str>, kid: Option<String>) -> Outcome<SigningKey> {
+    use crate::keys::pkcs11;
+    if uri.len() > pkcs11::MAX_URI {
+        return Err(Failure::too_large("uri", uri.len(), pkcs11::MAX_URI));
+    }
+    let opts = crate::keys::LoadOptions {
+        alg: alg.map(algorithm).transpose()?,
+        kid,
+        passphrase: None,
+    };
+    pkcs11::load(uri, &opts).map_err(|e| Failure::bad_key(format!("pkcs11 key: {e}")))
+}
+
 /// Refuse a shared secret where a public key is handed out: the JWK of a
 /// secret (`kty` `oct`, member `k`) is the secret itself.
 ///
@@ -113,6 +138,29 @@ pub fn jwks_keys(bytes: &[u8], what: &str, max: usize) -> Outcome<StaticKeys> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both bindings load token keys through [`load_pkcs11`]: its bound,
+    /// its algorithm names and its one error kind for every load failure.
+    #[cfg(feature = "pkcs11")]
+    #[test]
+    fn pkcs11_loads_are_bounded_and_fail_as_bad_keys() {
+        use crate::facade::ErrorKind;
+        let long = format!("pkcs11:token={}", "a".repeat(crate::keys::pkcs11::MAX_URI));
+        let e = load_pkcs11(&long, None, None).unwrap_err();
+        assert_eq!(
+            (e.kind, e.code.as_str()),
+            (ErrorKind::BadInput, "input.unreadable")
+        );
+        let e = load_pkcs11("pkcs11:token=t", Some("no-such-alg"), None).unwrap_err();
+        assert_eq!(e.code, "usage");
+        let e = load_pkcs11("pkcs11:token=t;object=k?pin-value=1234", None, None).unwrap_err();
+        assert_eq!(
+            (e.kind, e.code.as_str()),
+            (ErrorKind::BadKey, "key.unusable")
+        );
+        assert!(e.message.starts_with("pkcs11 key: "), "{}", e.message);
+        assert!(e.message.contains("pin-value"), "{}", e.message);
+    }
 
     #[test]
     fn names_secrets_and_sets() {
