@@ -30,6 +30,22 @@ const STD_STRICT: GeneralPurpose = GeneralPurpose::new(
 #[error("invalid base64 encoding: {0}")]
 pub struct Base64Error(String);
 
+/// Whether every byte of `text` is of the base64url alphabet (RFC 4648
+/// section 5: `A`-`Z`, `a`-`z`, `0`-`9`, `-`, `_`; no padding), by table.
+pub fn is_url_alphabet(text: &str) -> bool {
+    const TABLE: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            t[b] = c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
+            b += 1;
+        }
+        t
+    };
+    text.bytes().all(|b| TABLE[usize::from(b)])
+}
+
 /// Encode as base64url without padding.
 ///
 /// Encoding has one correct output for an input, so it uses `base64-simd`

@@ -132,7 +132,8 @@ pub fn canonicalize_value(v: &Value) -> Result<Vec<u8>, JcsError> {
 /// # Errors
 /// [`JcsError`] as [`canonicalize_value`].
 pub fn canonicalize_value_without(v: &Value, skip: &str) -> Result<Vec<u8>, JcsError> {
-    let mut out = Vec::new();
+    // Room for a small object (a Trust Manifest) without regrowing.
+    let mut out = Vec::with_capacity(512);
     write_value(v, Some(skip), &mut out)?;
     Ok(out)
 }

@@ -219,6 +219,43 @@ pub fn parse_strict_with(input: &[u8], limits: &JsonLimits) -> Result<Value, Jso
     doc.to_value()
 }
 
+/// Objects with at most this many members are searched by comparing
+/// names (see [`member`]).
+const SCAN_MEMBERS: usize = 8;
+
+/// The member `name` of `o` with its key, as `Map::get_key_value` finds
+/// it. Most objects of a signed document have a few members, and comparing
+/// a few names costs less than hashing one (serde_json's ordered map hashes
+/// with SipHash), so a small object is searched by comparing names; names
+/// are unique in a map, so the member found is the same.
+#[inline]
+pub(crate) fn member_entry<'a>(
+    o: &'a Map<String, Value>,
+    name: &str,
+) -> Option<(&'a String, &'a Value)> {
+    if o.len() <= SCAN_MEMBERS {
+        o.iter().find(|(k, _)| k.as_str() == name)
+    } else {
+        o.get_key_value(name)
+    }
+}
+
+/// The member `name` of `o`, as `Map::get` finds it (see [`member_entry`]).
+#[inline]
+pub(crate) fn member<'a>(o: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    member_entry(o, name).map(|(_, v)| v)
+}
+
+/// The member `name` of `v` when it is an object, as `Value::get` finds it
+/// (see [`member_entry`]).
+#[inline]
+pub(crate) fn get<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
+    match v {
+        Value::Object(o) => member(o, name),
+        _ => None,
+    }
+}
+
 /// RFC 6901 JSON pointer of a path: `""` for the whole document, and each
 /// member name or array index escaped (`~` as `~0`, `/` as `~1`).
 pub fn pointer(path: &[String]) -> String {
@@ -378,8 +415,68 @@ impl<'a> Doc<'a> {
     /// Build a `serde_json::Value`, members in document order. Iterative:
     /// nodes are visited in reverse document order, so every container finds
     /// its children's values, in reverse, on top of the stack.
-    fn to_value(&self) -> Result<Value, JsonError> {
+    pub(crate) fn to_value(&self) -> Result<Value, JsonError> {
         self.subtree_value(0)
+    }
+
+    /// When the document is an object whose member `name` is an array: that
+    /// array's node and the node of each of its elements, in order. With
+    /// [`Doc::values`] and [`Doc::with_array`], the elements' values can be
+    /// built on several threads, and the document's value made from them is
+    /// the one [`Doc::to_value`] gives.
+    pub(crate) fn array_member(&self, name: &str) -> Option<(u32, Vec<u32>)> {
+        let Some(Node::Object { first, len, .. }) = self.nodes.first().copied() else {
+            return None;
+        };
+        let ms = self
+            .members
+            .get(first as usize..(first as usize).saturating_add(len as usize))?;
+        let m = ms.iter().find(|m| self.key(m) == name.as_bytes())?;
+        let Node::Array { end, len } = self.node(m.value).ok()? else {
+            return None;
+        };
+        let mut elements = Vec::with_capacity(len as usize);
+        let mut at = m.value.saturating_add(1);
+        while at < end {
+            elements.push(at);
+            at = self.subtree_end(at);
+        }
+        Some((m.value, elements))
+    }
+
+    /// The values of the subtrees rooted at `nodes`, in order.
+    pub(crate) fn values(&self, nodes: &[u32]) -> Result<Vec<Value>, JsonError> {
+        nodes.iter().map(|&n| self.subtree_value(n)).collect()
+    }
+
+    /// The value of the document (an object), the array at node `array`
+    /// (from [`Doc::array_member`]) being `elements`.
+    pub(crate) fn with_array(&self, array: u32, elements: Vec<Value>) -> Result<Value, JsonError> {
+        let Some(Node::Object { first, len, .. }) = self.nodes.first().copied() else {
+            return Err(internal());
+        };
+        let ms = self
+            .members
+            .get(first as usize..(first as usize).saturating_add(len as usize))
+            .ok_or_else(internal)?;
+        // Members in document order, as `subtree_value` builds them.
+        let mut order: Vec<&Member> = ms.iter().collect();
+        order.sort_unstable_by_key(|m| m.value);
+        let mut elements = Some(elements);
+        let mut map = Map::with_capacity(ms.len());
+        for m in order {
+            let name = std::str::from_utf8(self.key(m)).map_err(|_| internal())?;
+            let v = if m.value == array {
+                Value::Array(elements.take().ok_or_else(internal)?)
+            } else {
+                self.subtree_value(m.value)?
+            };
+            map.insert(name.to_owned(), v);
+        }
+        match elements {
+            None => Ok(Value::Object(map)),
+            Some(_) => Err(internal()),
+        }
     }
 
     /// The value of the subtree rooted at node `root` (see `to_value`).

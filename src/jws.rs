@@ -95,8 +95,10 @@ impl Default for SignOptions {
 pub struct ProtectedHeader {
     /// The base64url text as received (RFC 7515 section 7.1 `BASE64URL(UTF8(JWS Protected Header))`).
     pub encoded: String,
-    /// The decoded header parameters.
-    pub members: Map<String, Value>,
+    /// The decoded header parameters (shared: the copies
+    /// [`ProtectedHeader::decode`] gives of a header it decoded before
+    /// share them).
+    pub members: std::sync::Arc<Map<String, Value>>,
 }
 
 impl ProtectedHeader {
@@ -106,6 +108,33 @@ impl ProtectedHeader {
     /// [`JwsError`] when the JWS is malformed, too large, not canonical base64url, or the key
     /// cannot sign.
     pub fn decode(encoded: &str) -> Result<ProtectedHeader, JwsError> {
+        // Many JWSs in a row carry the same protected header (every
+        // manifest of a catalog signed with one key; a crawler's bulk
+        // verification): the last header decoded on this thread is kept,
+        // and the same text gives a copy of it. Decoding is a function of
+        // the text alone, so the copy is what decoding would give.
+        thread_local! {
+            static LAST: std::cell::RefCell<Option<ProtectedHeader>> =
+                const { std::cell::RefCell::new(None) };
+        }
+        let hit = LAST.with(|last| {
+            last.try_borrow()
+                .ok()
+                .and_then(|l| l.as_ref().filter(|h| h.encoded == encoded).cloned())
+        });
+        if let Some(h) = hit {
+            return Ok(h);
+        }
+        let h = Self::decode_uncached(encoded)?;
+        LAST.with(|last| {
+            if let Ok(mut l) = last.try_borrow_mut() {
+                *l = Some(h.clone());
+            }
+        });
+        Ok(h)
+    }
+
+    fn decode_uncached(encoded: &str) -> Result<ProtectedHeader, JwsError> {
         let bytes = b64::decode(encoded).map_err(|e| JwsError::Base64 {
             part: "protected header",
             detail: e.to_string(),
@@ -127,7 +156,7 @@ impl ProtectedHeader {
         match v {
             Value::Object(members) => Ok(ProtectedHeader {
                 encoded: encoded.to_owned(),
-                members,
+                members: std::sync::Arc::new(members),
             }),
             _ => Err(JwsError::HeaderJson("not a JSON object".into())),
         }
@@ -135,7 +164,7 @@ impl ProtectedHeader {
 
     /// The header parameter `name` when it is a JSON string.
     pub fn get_str(&self, name: &str) -> Option<&str> {
-        self.members.get(name).and_then(Value::as_str)
+        crate::json::member(&self.members, name).and_then(Value::as_str)
     }
 }
 
@@ -473,20 +502,22 @@ impl ParsedJws {
 }
 
 fn parse_compact(t: &str) -> Result<ParsedJws, JwsError> {
-    let parts: Vec<&str> = t.split('.').collect();
-    if parts.len() != 3 {
+    let mut parts = t.split('.');
+    let (Some(header), Some(payload), Some(signature), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
         return Err(JwsError::Malformed(format!(
             "compact JWS has {} parts, not 3 (JWE is not supported)",
-            parts.len()
+            t.split('.').count()
         )));
-    }
-    let protected = ProtectedHeader::decode(parts[0])?;
-    let signature = b64::decode(parts[2]).map_err(|e| JwsError::Base64 {
+    };
+    let protected = ProtectedHeader::decode(header)?;
+    let signature = b64::decode(signature).map_err(|e| JwsError::Base64 {
         part: "signature",
         detail: e.to_string(),
     })?;
     Ok(ParsedJws {
-        payload: (!parts[1].is_empty()).then(|| parts[1].to_owned()),
+        payload: (!payload.is_empty()).then(|| payload.to_owned()),
         signatures: vec![ParsedSignature {
             protected,
             unprotected: None,
@@ -605,7 +636,7 @@ fn check_header(
             }
         }
     }
-    let alg_name = match h.get("alg") {
+    let alg_name = match crate::json::member(h, "alg") {
         Some(Value::String(a)) => a.as_str(),
         Some(_) => return Err(Reason::AlgUnknown("(not a string)".into())),
         None => return Err(Reason::AlgMissing),
@@ -620,7 +651,7 @@ fn check_header(
     }
     // crit (RFC 7515 4.1.11)
     let mut crit_b64 = false;
-    if let Some(c) = h.get("crit") {
+    if let Some(c) = crate::json::member(h, "crit") {
         let arr = c
             .as_array()
             .ok_or_else(|| Reason::CritMalformed("not an array".into()))?;
@@ -648,7 +679,7 @@ fn check_header(
                     crate::text::quoted(name)
                 )));
             }
-            if !h.contains_key(name) {
+            if crate::json::member(h, name).is_none() {
                 return Err(Reason::CritMalformed(format!(
                     "{} is not in the protected header",
                     crate::text::quoted(name)
@@ -661,7 +692,7 @@ fn check_header(
             }
         }
     }
-    let b64 = match h.get("b64") {
+    let b64 = match crate::json::member(h, "b64") {
         None => true,
         Some(Value::Bool(b)) => {
             if !crit_b64 {
@@ -676,7 +707,9 @@ fn check_header(
     if v.key_headers == KeyHeaderPolicy::Refuse {
         let unprot = sig.unprotected.as_ref();
         for kh in KEY_HEADERS.iter().chain(["x5t#S256"].iter()) {
-            if h.contains_key(*kh) || unprot.is_some_and(|u| u.contains_key(*kh)) {
+            if crate::json::member(h, kh).is_some()
+                || unprot.is_some_and(|u| crate::json::member(u, kh).is_some())
+            {
                 return Err(Reason::KeyHeaderOffered((*kh).to_owned()));
             }
         }
@@ -820,11 +853,24 @@ pub(crate) fn verify(
     jws: &str,
     detached: Option<&[u8]>,
 ) -> Result<JwsReport, JwsVerifyError> {
+    verify_as(v, None, policy, jws, detached)
+}
+
+/// [`verify`] with `issuer` as the issuer of every key request (a
+/// catalog's Trust Manifest, whose keys are its identity's: a
+/// [`crate::trust::PerIssuer`] answers only with that identity's keys).
+pub(crate) fn verify_as(
+    v: &Context,
+    issuer: Option<&str>,
+    policy: &JwsPolicy,
+    jws: &str,
+    detached: Option<&[u8]>,
+) -> Result<JwsReport, JwsVerifyError> {
     if jws.len() > v.limits.max_jws_bytes {
         return Err(JwsError::TooLarge(jws.len()).into());
     }
     let parsed = ParsedJws::parse(jws)?;
-    let report = report_parsed(v, policy, &parsed, detached, None)?;
+    let report = report_parsed(v, policy, &parsed, detached, issuer)?;
     if report.verified() {
         Ok(report)
     } else {
@@ -1056,6 +1102,27 @@ pub fn sign_general_detached(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The header kept from the last decode is given back only for the
+    /// same text: two headers decoded in turn each get their own members,
+    /// and a text that fails to decode fails every time.
+    #[test]
+    fn a_kept_header_is_given_only_for_its_own_text() {
+        let a = b64::encode(br#"{"alg":"ES256","kid":"a"}"#);
+        let b = b64::encode(br#"{"alg":"EdDSA","kid":"b"}"#);
+        for _ in 0..3 {
+            let ha = ProtectedHeader::decode(&a).expect("a");
+            assert_eq!(ha.get_str("kid"), Some("a"));
+            assert_eq!(ha.encoded, a);
+            let hb = ProtectedHeader::decode(&b).expect("b");
+            assert_eq!(hb.get_str("kid"), Some("b"));
+            assert_eq!(hb.get_str("alg"), Some("EdDSA"));
+            assert_eq!(ProtectedHeader::decode(&b).expect("b again"), hb);
+        }
+        let dup = b64::encode(br#"{"alg":"ES256","alg":"none"}"#);
+        assert!(ProtectedHeader::decode(&dup).is_err());
+        assert!(ProtectedHeader::decode(&dup).is_err());
+    }
 
     /// The one-buffer signing input of a detached payload is byte for byte
     /// `BASE64URL(header) "." BASE64URL(payload)` (RFC 7515 section 5.1),

@@ -285,7 +285,7 @@ pub fn decode(text: &str, max_bytes: usize) -> Result<DecodedJwt, JwtError> {
         other => JwtError::Malformed(other.to_string()),
     })?;
     let header = match parsed.signatures.first() {
-        Some(s) => s.protected.members.clone(),
+        Some(s) => (*s.protected.members).clone(),
         None => return Err(JwtError::Malformed("no signature".into())),
     };
     if header.contains_key("b64") {

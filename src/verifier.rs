@@ -266,7 +266,7 @@ impl Verifier {
         catalog: &[u8],
         opts: &crate::catalog::CatalogOptions,
     ) -> Result<crate::catalog::CatalogReport, crate::catalog::CatalogError> {
-        crate::catalog::verify::verify_catalog(&self.cx, &self.jws, catalog, opts)
+        crate::catalog::parallel::verify_catalog(&self.cx, &self.jws, catalog, opts)
     }
 
     /// [`Verifier::verify_catalog`] of the catalog fetched from `url`, its

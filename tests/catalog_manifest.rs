@@ -836,3 +836,72 @@ fn entries_made_on_the_workers_equal_the_walks() {
     assert_eq!(status(19), Some(Status::Unsigned));
     assert!(!parallel.verified());
 }
+
+/// A catalog large enough to be verified on all cores gets the verdict of
+/// the serial parse and walk whatever its shape: a duplicate member deep in
+/// one entry is the strict parser's error (the whole input is checked
+/// before any value is built), and a document whose `entries` is not an
+/// array, or that is not an object, is reported as the walk on one thread
+/// reports it.
+#[test]
+fn a_large_catalog_of_any_shape_gets_the_serial_verdict() {
+    let entries: Vec<String> = (0..200)
+        .map(|i| {
+            let extra = if i == 150 { r#","displayName":"again""# } else { "" };
+            format!(
+                r#"{{"identifier":"urn:e:{i}","displayName":"E","mediaType":"application/zip","url":"https://example.com/{i}.zip"{extra}}}"#
+            )
+        })
+        .collect();
+    let v = Verifier::builder(StaticKeys::new()).build();
+    let opts = CatalogOptions::default();
+    let duplicate = format!(
+        r#"{{"specVersion":"1.0","entries":[{}]}}"#,
+        entries.join(",")
+    );
+    let serial = agentsig::json::parse_strict(duplicate.as_bytes()).expect_err("duplicate");
+    match v.verify_catalog(duplicate.as_bytes(), &opts) {
+        Err(catalog::CatalogError::Json(e)) => assert_eq!(e, serial),
+        other => panic!("{:?}", other.map(|r| r.entries.len())),
+    }
+
+    let plain: Vec<String> = (0..200)
+        .map(|i| {
+            format!(
+                r#"{{"identifier":"urn:e:{i}","displayName":"E","mediaType":"application/zip","url":"https://example.com/{i}.zip"}}"#
+            )
+        })
+        .collect();
+    let shapes = [
+        format!(
+            r#"{{"specVersion":"1.0","entries":{{"a":[{}]}}}}"#,
+            plain.join(",")
+        ),
+        format!(r#"[{}]"#, plain.join(",")),
+        format!(
+            r#"{{"specVersion":"1.0","other":[{}],"entries":[]}}"#,
+            plain.join(",")
+        ),
+    ];
+    for doc in &shapes {
+        let parallel = v.verify_catalog(doc.as_bytes(), &opts).expect("catalog");
+        let mut none = MapFetch {
+            docs: Default::default(),
+            fetched: Vec::new(),
+        };
+        let walked = v
+            .verify_catalog_from(
+                doc.as_bytes(),
+                "https://catalog.example/c.json",
+                &mut none,
+                &opts,
+            )
+            .expect("catalog");
+        assert_eq!(
+            serde_json::to_value(&parallel.lint).expect("json"),
+            serde_json::to_value(&walked.lint).expect("json")
+        );
+        assert_eq!(parallel.entries.len(), walked.entries.len());
+        assert!(!parallel.lint.is_empty() || doc.contains("\"other\""));
+    }
+}

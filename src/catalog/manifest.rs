@@ -12,7 +12,7 @@
 
 use super::outcome::{Outcome, Status};
 use crate::formats::ArtifactDigest;
-use crate::jws::{self, JwsError, JwsPolicy, JwsVerifyError, SignOptions};
+use crate::jws::{self, JwsError, JwsPolicy, JwsVerifyError, SignOptions, Verdict};
 use crate::keys::SigningKey;
 use crate::policy::Context;
 use crate::trust::{KeyRequest, KeyResolver, ResolveError, TrustedKey};
@@ -126,8 +126,7 @@ pub(crate) fn context_for(cx: &Context, identity: &str) -> Context {
 pub(crate) fn digest_refusals(manifest: &Value) -> Vec<String> {
     let mut out = Vec::new();
     let list = |k: &str| {
-        manifest
-            .get(k)
+        crate::json::get(manifest, k)
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or(&[])
@@ -216,7 +215,7 @@ pub(crate) fn verify_manifest(
     manifest: &Value,
     expected_identity: Option<&str>,
 ) -> Outcome {
-    let Some(identity) = manifest.get("identity").and_then(Value::as_str) else {
+    let Some(identity) = crate::json::get(manifest, "identity").and_then(Value::as_str) else {
         return Outcome::failed(
             "the Trust Manifest has no string \"identity\" (AI Catalog \"Identity\": REQUIRED)",
         );
@@ -237,7 +236,7 @@ pub(crate) fn verify_manifest(
             refusals.join("; ")
         ));
     }
-    let sig = match manifest.get("signature") {
+    let sig = match crate::json::get(manifest, "signature") {
         None => {
             return Outcome::new(
                 Status::Unsigned,
@@ -247,8 +246,12 @@ pub(crate) fn verify_manifest(
         Some(Value::String(s)) => s.as_str(),
         Some(_) => return Outcome::failed("the Trust Manifest \"signature\" is not a string"),
     };
-    let shape = sig.split('.').collect::<Vec<_>>();
-    if shape.len() != 3 || !shape[1].is_empty() {
+    let mut shape = sig.split('.');
+    let detached = matches!(
+        (shape.next(), shape.next(), shape.next(), shape.next()),
+        (Some(_), Some(""), Some(_), None)
+    );
+    if !detached {
         return Outcome::failed(
             "the Trust Manifest signature is not a compact JWS with detached payload (header..signature, RFC 7515 Appendix F)",
         );
@@ -257,8 +260,10 @@ pub(crate) fn verify_manifest(
         Ok(c) => c,
         Err(e) => return Outcome::failed(e.to_string()),
     };
-    let icx = context_for(cx, identity);
-    match jws::verify(&icx, policy, sig, Some(&canonical)) {
+    // The identity's keys (AI Catalog "Verification Procedures": the key
+    // the identity resolves to): the identity is the issuer of the key
+    // request, as [`IdentityKeys`] makes it.
+    match jws::verify_as(cx, Some(identity), policy, sig, Some(&canonical)) {
         Ok(r) => {
             let mut o = Outcome::new(
                 Status::Verified,
@@ -267,9 +272,13 @@ pub(crate) fn verify_manifest(
                     crate::text::quoted(identity)
                 ),
             );
-            if let Some(s) = r.valid_signature() {
-                o.kid = s.kid.clone();
-                o.key_thumbprint = s.key_thumbprint.clone();
+            if let Some(s) = r
+                .signatures
+                .into_iter()
+                .find(|s| s.verdict == Verdict::Valid)
+            {
+                o.kid = s.kid;
+                o.key_thumbprint = s.key_thumbprint;
             }
             o
         }

@@ -27,6 +27,9 @@
 //!   [`Fetch`], also entries by `url` (server cards by their response
 //!   signature or detached JWS), fetched digests, `publisher-identity`
 //!   JWTs and the host identity.
+//!   A catalog at hand of at least 64 entries is verified on all cores
+//!   (parsed, linted, its manifests checked and its memory freed in
+//!   parallel), with the report of the walk on one thread.
 //! * [`expand`]: a catalog as a source of inputs for bulk verification
 //!   (`verify --batch`), one per entry. Fetching
 //!   (entries by `url`, nested catalogs by URL, keys by identity) is the
@@ -44,6 +47,7 @@ pub mod digests;
 pub mod expand;
 pub mod manifest;
 mod outcome;
+pub(crate) mod parallel;
 pub mod verify;
 
 pub use crate::formats::{AI_CATALOG_COMMIT, SERVER_CARD_COMMIT};

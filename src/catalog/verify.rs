@@ -285,129 +285,20 @@ impl SignedBody {
     }
 }
 
-/// Verify a catalog document under `cx` (keys, algorithm allow-list) and
-/// `policy`, the root entries' manifests checked on all cores
-/// ([`parallel_manifests`]); the one public way is
-/// [`Verifier::verify_catalog`](crate::verifier::Verifier::verify_catalog).
-///
-/// # Errors
-/// [`CatalogError`] when the document is too large or not strict JSON;
-/// everything else is in the [`CatalogReport`].
-pub(crate) fn verify_catalog(
-    cx: &Context,
-    policy: &JwsPolicy,
-    bytes: &[u8],
-    opts: &CatalogOptions,
-) -> Result<CatalogReport, CatalogError> {
-    let doc = parse_catalog(bytes, opts)?;
-    let premade = parallel_manifests(cx, policy, &doc, opts);
-    Ok(verify_catalog_doc(
-        cx, policy, &doc, opts, None, None, premade,
-    ))
-}
-
 /// Checks of the root catalog made before the walk, on other threads.
 #[derive(Default)]
-struct Premade {
+pub(super) struct Premade {
     /// The root catalog's lint.
-    lint: Option<formats::LintReport>,
+    pub(super) lint: Option<formats::LintReport>,
     /// The root entries' checks, by entry index.
-    manifests: Vec<Option<Pre>>,
+    pub(super) manifests: Vec<Option<Pre>>,
 }
 
 /// A root entry's checks made beforehand: its whole result when it needs
 /// nothing of the walk ([`inline_entry`]), else its manifest check.
-enum Pre {
+pub(super) enum Pre {
     Entry(Box<EntryResult>),
     Manifest(Outcome),
-}
-
-/// The root entries' manifest checks ([`root_manifest`]) on all cores, by
-/// entry index (an entry that needs nothing of the walk made whole there,
-/// [`inline_entry`]), with the root catalog's lint on one more thread meanwhile
-/// (for 1,000 entries it costs about as much as twenty signature checks and
-/// needs none of them), for a catalog of at least 64 entries on more than one core (else
-/// nothing: the walk does it all in turn). One worker per core takes
-/// batches of entries from a shared counter (each check costs about one
-/// signature verification); results go back to their entry's index, so
-/// document order is kept. Within
-/// [`CatalogOptions::max_entries`]. A catalog fetched by URL is not checked
-/// this way: its key fetches run under the caller's deadline, which is the
-/// calling thread's.
-fn parallel_manifests(
-    cx: &Context,
-    policy: &JwsPolicy,
-    doc: &Value,
-    opts: &CatalogOptions,
-) -> Premade {
-    let Some(entries) = doc.get("entries").and_then(Value::as_array) else {
-        return Premade::default();
-    };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(16));
-    let entries = &entries[..entries.len().min(opts.max_entries)];
-    if entries.len() < 64 || threads < 2 {
-        return Premade::default();
-    }
-    // Work is taken in batches of 16 entries from a shared counter, so a
-    // core that also runs the lint (or another process) takes fewer.
-    const BATCH: usize = 16;
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        let lint = s.spawn(|| formats::lint(Format::AiCatalog, doc));
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                let next = &next;
-                s.spawn(move || {
-                    let mut done = Vec::new();
-                    loop {
-                        let at = next.fetch_add(BATCH, std::sync::atomic::Ordering::Relaxed);
-                        let Some(batch) = entries.get(at..(at + BATCH).min(entries.len())) else {
-                            break;
-                        };
-                        if batch.is_empty() {
-                            break;
-                        }
-                        for (i, e) in batch.iter().enumerate() {
-                            let pre = root_manifest(cx, policy, e).map(|m| match e.as_object() {
-                                Some(o) => {
-                                    let pointer = format!("/entries/{}", at + i);
-                                    match inline_entry(cx, policy, o, pointer, 1, m) {
-                                        Ok(r) => Pre::Entry(Box::new(r)),
-                                        Err((m, _)) => Pre::Manifest(m),
-                                    }
-                                }
-                                None => Pre::Manifest(m),
-                            });
-                            done.push((at + i, pre));
-                        }
-                    }
-                    done
-                })
-            })
-            .collect();
-        let mut manifests: Vec<Option<Pre>> = entries.iter().map(|_| None).collect();
-        for w in workers {
-            match w.join() {
-                Ok(part) => {
-                    for (i, o) in part {
-                        if let Some(slot) = manifests.get_mut(i) {
-                            *slot = o;
-                        }
-                    }
-                }
-                // A check that panicked: the walk checks those entries
-                // again on this thread, so the panic is reported there.
-                Err(_) => {
-                    manifests.clear();
-                    break;
-                }
-            }
-        }
-        Premade {
-            lint: lint.join().ok(),
-            manifests,
-        }
-    })
 }
 
 /// The result of an entry with inline `data` that is not a nested
@@ -415,7 +306,7 @@ fn parallel_manifests(
 /// nothing of it needs the walk (no fetch, no nesting), so a worker thread
 /// makes it whole. `Err` gives `manifest` and `pointer` back for any other
 /// entry.
-fn inline_entry(
+pub(super) fn inline_entry(
     cx: &Context,
     policy: &JwsPolicy,
     obj: &serde_json::Map<String, Value>,
@@ -424,23 +315,20 @@ fn inline_entry(
     manifest: Outcome,
 ) -> Result<EntryResult, (Outcome, String)> {
     let media_type = crate::formats::entry_media_type(obj).ok().flatten();
-    let (Some(data), Some(mt)) = (obj.get("data"), media_type) else {
+    let get = |k| crate::json::member(obj, k);
+    let (Some(data), Some(mt)) = (get("data"), media_type) else {
         return Err((manifest, pointer));
     };
-    let attested = obj
-        .get("trustManifest")
-        .is_some_and(|m| m.get("attestations").is_some());
+    let attested =
+        get("trustManifest").is_some_and(|m| crate::json::get(m, "attestations").is_some());
     if attested || media_type_is(mt, MEDIA_TYPE) {
         return Err((manifest, pointer));
     }
-    let identifier = obj.get("identifier").and_then(Value::as_str);
+    let identifier = get("identifier").and_then(Value::as_str);
     Ok(EntryResult {
         pointer,
         identifier: identifier.map(str::to_owned),
-        version: obj
-            .get("version")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        version: get("version").and_then(Value::as_str).map(str::to_owned),
         media_type: Some(mt.to_owned()),
         depth,
         artifact: inline_artifact(cx, policy, data, mt, identifier, None),
@@ -452,9 +340,9 @@ fn inline_entry(
 /// The root entry's manifest check, as [`Walk`] makes it: `None` for an
 /// entry without a manifest or without an identifier (the walk reports
 /// those itself).
-fn root_manifest(cx: &Context, policy: &JwsPolicy, entry: &Value) -> Option<Outcome> {
-    let m = entry.get("trustManifest")?;
-    let id = entry.get("identifier").and_then(Value::as_str)?;
+pub(super) fn root_manifest(cx: &Context, policy: &JwsPolicy, entry: &Value) -> Option<Outcome> {
+    let m = crate::json::get(entry, "trustManifest")?;
+    let id = crate::json::get(entry, "identifier").and_then(Value::as_str)?;
     Some(verify_manifest(cx, policy, m, Some(id)))
 }
 
@@ -490,7 +378,7 @@ pub(crate) fn verify_catalog_with<'a>(
 /// [`verify_catalog_with`] of a parsed document; what `premade` holds (the
 /// root catalog's lint, root entry `i`'s manifest check), made beforehand
 /// in parallel, is used in place of doing it again.
-fn verify_catalog_doc<'a>(
+pub(super) fn verify_catalog_doc<'a>(
     cx: &'a Context,
     policy: &'a JwsPolicy,
     doc: &Value,

@@ -269,7 +269,7 @@ fn metadata_keys(cx: &mut Cx<'_>) {
 pub(crate) fn entry_media_type(
     entry: &serde_json::Map<String, Value>,
 ) -> Result<Option<&str>, String> {
-    let get = |k: &str| match entry.get(k) {
+    let get = |k: &str| match crate::json::member(entry, k) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.as_str())),
         Some(_) => Err(format!("{k:?} must be a string")),
@@ -303,7 +303,8 @@ fn url_xor_data(cx: &mut Cx<'_>) {
     let Some(o) = cx.value().as_object() else {
         return;
     };
-    match (o.contains_key("url"), o.contains_key("data")) {
+    let has = |k| crate::json::member(o, k).is_some();
+    match (has("url"), has("data")) {
         (true, true) => cx.fail(
             "",
             "an entry has both \"url\" and \"data\": it MUST contain exactly one of them".into(),
@@ -323,10 +324,10 @@ fn unique_entries(cx: &mut Cx<'_>) {
     let mut seen: BTreeMap<(&str, Option<&str>), usize> = BTreeMap::new();
     let mut dups = Vec::new();
     for (i, e) in entries.iter().enumerate() {
-        let Some(id) = e.get("identifier").and_then(Value::as_str) else {
+        let Some(id) = crate::json::get(e, "identifier").and_then(Value::as_str) else {
             continue;
         };
-        let version = e.get("version").and_then(Value::as_str);
+        let version = crate::json::get(e, "version").and_then(Value::as_str);
         if let Some(first) = seen.insert((id, version), i) {
             seen.insert((id, version), first);
             dups.push((i, first, id.to_owned(), version.map(str::to_owned)));
@@ -351,11 +352,9 @@ fn unique_entries(cx: &mut Cx<'_>) {
 /// `(identifier, trustManifest.identity)` of an entry or host object, when
 /// both are strings and differ.
 fn identity_mismatch(v: &Value) -> Option<(String, String)> {
-    let id = v.get("identifier").and_then(Value::as_str)?;
-    let identity = v
-        .get("trustManifest")?
-        .get("identity")
-        .and_then(Value::as_str)?;
+    let id = crate::json::get(v, "identifier").and_then(Value::as_str)?;
+    let manifest = crate::json::get(v, "trustManifest")?;
+    let identity = crate::json::get(manifest, "identity").and_then(Value::as_str)?;
     (id != identity).then(|| (id.to_owned(), identity.to_owned()))
 }
 
@@ -389,13 +388,12 @@ fn host_identity(cx: &mut Cx<'_>) {
 /// is detached (Appendix F), each part non-empty base64url.
 fn compact_detached(v: &Value) -> bool {
     let Some(s) = v.as_str() else { return false };
-    let parts: Vec<&str> = s.split('.').collect();
-    let b64url = |p: &str| {
-        !p.is_empty()
-            && p.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    };
-    parts.len() == 3 && b64url(parts[0]) && parts[1].is_empty() && b64url(parts[2])
+    let b64url = |p: &str| !p.is_empty() && crate::b64::is_url_alphabet(p);
+    let mut parts = s.split('.');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(h), Some(""), Some(sig), None) => b64url(h) && b64url(sig),
+        _ => false,
+    }
 }
 
 /// A digest algorithm a Trust Manifest digest may name (AI Catalog "Digest

@@ -522,7 +522,7 @@ fn visit(l: &mut Linter, node: &Trie, s: &Sel<'_, '_>, rules: &[&Rule], doc: &Va
                 }
             }
             (name, Value::Object(o)) => {
-                if let Some((k, v)) = o.get_key_value(name) {
+                if let Some((k, v)) = crate::json::member_entry(o, name) {
                     visit(l, child, &at(Key::Name(k), v), rules, doc);
                 }
             }
@@ -569,7 +569,7 @@ fn run_rule_at(l: &mut Linter, rule: &Rule, s: &Sel<'_, '_>, doc: &Value) {
             json::push_pointer_token(&mut p, member);
             p
         };
-        match (o.get(member), rule.check) {
+        match (crate::json::member(o, member), rule.check) {
             (None, Check::Recommended) => l.push(
                 rule.code,
                 rule.severity,
