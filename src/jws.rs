@@ -135,6 +135,8 @@ impl ProtectedHeader {
     }
 
     fn decode_uncached(encoded: &str) -> Result<ProtectedHeader, JwsError> {
+        #[cfg(test)]
+        tests::DECODED.with(|n| n.set(n.get() + 1));
         let bytes = b64::decode(encoded).map_err(|e| JwsError::Base64 {
             part: "protected header",
             detail: e.to_string(),
@@ -1102,6 +1104,27 @@ pub fn sign_general_detached(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// Protected headers decoded (not given back from the one kept)
+        /// on this thread.
+        pub(super) static DECODED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A run of JWSs with one protected header (the manifests of a catalog
+    /// signed with one key) decodes it once, not once per JWS.
+    #[test]
+    fn one_header_text_is_decoded_once_in_a_run() {
+        let h = b64::encode(br#"{"alg":"ES256","kid":"run"}"#);
+        let before = DECODED.with(std::cell::Cell::get);
+        for _ in 0..100 {
+            assert_eq!(
+                ProtectedHeader::decode(&h).expect("header").get_str("kid"),
+                Some("run")
+            );
+        }
+        assert_eq!(DECODED.with(std::cell::Cell::get) - before, 1);
+    }
 
     /// The header kept from the last decode is given back only for the
     /// same text: two headers decoded in turn each get their own members,

@@ -167,9 +167,7 @@ pub(crate) fn check_identity(identity: &str) -> Result<(), PinError> {
 
 /// Whether `t` looks like a JWK thumbprint (base64url, 1 to 128 chars).
 pub fn is_thumbprint(t: &str) -> bool {
-    (1..=128).contains(&t.len())
-        && t.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    (1..=128).contains(&t.len()) && crate::b64::is_url_alphabet(t)
 }
 
 pub(crate) fn check_thumbprints(ts: &[&str]) -> Result<(), PinError> {

@@ -149,10 +149,14 @@ fn help(
 ) {
     while let Ok(command) = inbox.recv() {
         let reply = match command {
-            Command::Build(nodes) => Reply::Built(match shared.tape.get() {
-                Some(tape) => tape.values(&nodes),
-                None => Err(json::internal()),
-            }),
+            Command::Build(nodes) => {
+                #[cfg(test)]
+                tests::HELPERS_BUILT.fetch_add(nodes.len(), Relaxed);
+                Reply::Built(match shared.tape.get() {
+                    Some(tape) => tape.values(&nodes),
+                    None => Err(json::internal()),
+                })
+            }
             Command::Check => {
                 let guard = shared.doc.read().unwrap_or_else(PoisonError::into_inner);
                 let done = match (guard.as_ref().and_then(root_entries), shared.queue.get()) {
@@ -163,6 +167,8 @@ fn help(
                 Reply::Checked(done)
             }
             Command::Free(values) => {
+                #[cfg(test)]
+                tests::HELPERS_FREED.fetch_add(values.len(), Relaxed);
                 drop(values);
                 continue;
             }
@@ -353,4 +359,48 @@ fn check_batches(
         }
     }
     done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trust::{KeySource, StaticKeys};
+    use crate::{Algorithm, SigningKey, Verifier};
+
+    /// Root entries whose values a helper built, and freed (all tests).
+    pub(super) static HELPERS_BUILT: AtomicUsize = AtomicUsize::new(0);
+    pub(super) static HELPERS_FREED: AtomicUsize = AtomicUsize::new(0);
+
+    /// On more than one core, a large catalog's entries are built and
+    /// freed by the helpers too, not by the calling thread alone, and every
+    /// entry gets its result.
+    #[test]
+    fn helpers_build_and_free_a_share_of_the_entries() {
+        let key = SigningKey::generate(Algorithm::EcdsaP256Sha256).expect("key");
+        let entries: Vec<Value> = (0..200)
+            .map(|i| {
+                serde_json::json!({"identifier": format!("urn:e:{i}"), "displayName": "E",
+                    "mediaType": "application/vnd.x+json", "data": {"n": i}})
+            })
+            .collect();
+        let mut doc = serde_json::json!({"specVersion": "1.0", "entries": entries});
+        crate::catalog::sign_catalog(&mut doc, &key, &crate::catalog::SignTarget::Every)
+            .expect("sign");
+        let bytes = serde_json::to_vec(&doc).expect("json");
+        let v = Verifier::builder(
+            StaticKeys::new().with(key.verifying_key().clone(), KeySource::Pinned),
+        )
+        .build();
+        let built = HELPERS_BUILT.load(Relaxed);
+        let freed = HELPERS_FREED.load(Relaxed);
+        let r = v
+            .verify_catalog(&bytes, &CatalogOptions::default().require_signed(true))
+            .expect("catalog");
+        assert!(r.verified(), "{:?}", r.first_failure());
+        assert_eq!(r.entries.len(), 200);
+        if cores() > 1 {
+            assert!(HELPERS_BUILT.load(Relaxed) - built >= 200 / cores());
+            assert!(HELPERS_FREED.load(Relaxed) - freed >= 200 / cores());
+        }
+    }
 }

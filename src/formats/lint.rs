@@ -1333,11 +1333,8 @@ fn a2a_interfaces(cx: &mut Cx<'_>) {
 }
 
 fn base64url(v: &Value) -> bool {
-    v.as_str().is_some_and(|s| {
-        !s.is_empty()
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    })
+    v.as_str()
+        .is_some_and(|s| !s.is_empty() && crate::b64::is_url_alphabet(s))
 }
 
 // ---- the rule table ----

@@ -563,10 +563,7 @@ fn jws_media_type(body: &[u8]) -> Result<&'static str, String> {
     let [h, p, s] = parts[..] else {
         return Err("not a JWS: a compact JWS has three parts".to_owned());
     };
-    let b64url = |x: &str| {
-        x.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    };
+    let b64url = crate::b64::is_url_alphabet;
     if h.is_empty() || s.is_empty() || !b64url(h) || !b64url(p) || !b64url(s) {
         return Err("not a JWS: a compact JWS has three base64url parts".to_owned());
     }
