@@ -45,6 +45,44 @@ pub enum Verdict {
     /// `canon`, `digest`, `delegation mint`, `pin add`...) did its work
     /// (exit 0); what it produced is in `details`.
     Done,
+    /// Nothing failed, but no trusted key vouches for the content (or for
+    /// some artifact in it): no signature at all, or only signatures by
+    /// keys that are not trusted. `verified` is false. Exit 1 unless a
+    /// policy accepts it (`verify --allow-unsigned`, or `resolve` without
+    /// `--require-signed`: draft-narvaneni-agent-uri-03 section 10.3 lets
+    /// a policy accept unsigned descriptors), then exit 0.
+    Unsigned,
+    /// The keys (or the content) needed could not be fetched, so nothing
+    /// could be checked; `error` carries the fetch's reason (exit 1). Not
+    /// a bad signature: the signatures are `not-checked`.
+    Unavailable,
+}
+
+impl Verdict {
+    /// The verdict as the report writes it (`verified`, `not-verified`,
+    /// `error`, `done`, `unsigned`, `unavailable`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Verified => "verified",
+            Verdict::NotVerified => "not-verified",
+            Verdict::Error => "error",
+            Verdict::Done => "done",
+            Verdict::Unsigned => "unsigned",
+            Verdict::Unavailable => "unavailable",
+        }
+    }
+
+    /// The exit code of this verdict (docs/report.md): 0 for `verified`
+    /// and `done`, 2 for `error`, 1 otherwise; `unsigned` is 0 when
+    /// `accept_unsigned` (the caller's policy accepts unsigned documents).
+    pub fn exit_code(self, accept_unsigned: bool) -> u8 {
+        match self {
+            Verdict::Verified | Verdict::Done => 0,
+            Verdict::Unsigned if accept_unsigned => 0,
+            Verdict::Error => 2,
+            _ => 1,
+        }
+    }
 }
 
 /// A code and a sentence.
@@ -86,7 +124,8 @@ pub struct SignatureResult {
     /// Which signature: the JWS signature index, the RFC 9421 label, or the
     /// delegation hop index.
     pub id: String,
-    /// `valid`, `invalid`, `refused` or `no-trusted-key`.
+    /// `valid`, `invalid`, `refused`, `no-trusted-key`, or `not-checked`
+    /// (the keys could not be fetched: not a bad signature).
     pub verdict: &'static str,
     /// The algorithm claimed or used.
     pub algorithm: Option<String>,
@@ -244,7 +283,10 @@ impl Report {
     /// (A JWS with several signatures keeps its own rule; see
     /// [`Report::from_jws`].)
     pub fn settle(&mut self) {
-        if matches!(self.verdict, Verdict::Error | Verdict::Done) {
+        if matches!(
+            self.verdict,
+            Verdict::Error | Verdict::Done | Verdict::Unsigned | Verdict::Unavailable
+        ) {
             return;
         }
         let sig_ok = self.signatures.iter().all(|s| s.verdict == "valid");

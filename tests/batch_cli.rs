@@ -718,6 +718,8 @@ fn a_finished_result_is_printed_before_a_slower_earlier_one() {
         "--resolve-to",
         "agents.example=127.0.0.1",
         "--allow-private-networks",
+        // Unsigned descriptors: accepted as `unsigned` (the default refuses them).
+        "--allow-unsigned",
     ];
     let o = run(&t.0, &args, None);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
@@ -770,11 +772,16 @@ fn connections_to_one_host_are_bounded_across_workers() {
             "--resolve-to",
             "agents.example=127.0.0.1",
             "--allow-private-networks",
+            "--allow-unsigned",
         ],
         None,
     );
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
-    assert!(err(&o).contains("24 of 24 verified"), "{}", err(&o));
+    assert!(
+        err(&o).contains("0 of 24 verified, 24 accepted unsigned"),
+        "{}",
+        err(&o)
+    );
     assert!(
         srv.most_open() <= 2,
         "{} connections open at once",

@@ -89,7 +89,7 @@ fn pinned(keys: &[&SigningKey]) -> UrlVerifyOptions {
         s = s.with(k.verifying_key().clone(), KeySource::Pinned);
     }
     let mut o = UrlVerifyOptions::default();
-    o.require_signed = true;
+    // The default refuses an unsigned descriptor.
     o.keys = Some(Arc::new(s));
     o
 }
@@ -176,7 +176,7 @@ fn jku_only_on_opt_in_and_same_origin() {
     );
     let url = e.srv.url("agent.example", "/same.json");
     let mut o = UrlVerifyOptions::default();
-    o.require_signed = true;
+    // The default refuses an unsigned descriptor.
 
     // Without the opt-in: ignored, no key source, nothing fetched.
     let err = Resolver::with_options(e.fetcher.clone(), o.clone())

@@ -118,7 +118,141 @@ fn verify_url_unsigned_under_require_signed_fails() {
     assert_eq!(o.status.code(), Some(1));
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["error"]["code"], "descriptor.unsigned");
-    assert_eq!(run(&e, &["verify", &url], true).status.code(), Some(0));
+    assert_eq!(r["verdict"], "unsigned");
+}
+
+/// An unsigned descriptor is never "verified" (draft-narvaneni-agent-uri-03
+/// section 10.3 lets a policy accept it, under its own verdict): `verify`
+/// refuses it by default, `--allow-unsigned` accepts it as `unsigned`
+/// (exit 0, `verified: false`), and `resolve` returns it labelled
+/// `unsigned` unless `--require-signed`.
+#[test]
+fn an_unsigned_descriptor_is_unsigned_in_every_command() {
+    let e = env();
+    let url = e.srv.url("agents.example", "/plain.json");
+    let json = |o: &Output| -> Value { serde_json::from_slice(&o.stdout).unwrap() };
+    // verify: refused by default, text and JSON alike.
+    let o = run(&e, &["verify", &url], true);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty(), "an unsigned document is not printed");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("unsigned") && err.contains("--allow-unsigned"),
+        "{err}"
+    );
+    let o = run(&e, &["verify", &url, "--json"], true);
+    assert_eq!(o.status.code(), Some(1));
+    let r = json(&o);
+    assert_eq!(
+        (r["verdict"].as_str(), r["verified"].as_bool()),
+        (Some("unsigned"), Some(false))
+    );
+    assert_eq!(r["error"]["code"], "descriptor.unsigned");
+    // --allow-unsigned: accepted, as what it is.
+    let o = run(&e, &["verify", &url, "--allow-unsigned", "--json"], true);
+    assert_eq!(o.status.code(), Some(0));
+    let r = json(&o);
+    assert_eq!(
+        (r["verdict"].as_str(), r["verified"].as_bool()),
+        (Some("unsigned"), Some(false))
+    );
+    assert_eq!(r["details"]["descriptor"]["name"], "p");
+    let o = run(&e, &["verify", &url, "--allow-unsigned"], true);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(o.stdout, b"{\"name\":\"p\"}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unsigned"));
+    // --allow-unsigned with --require-signed is a contradiction.
+    let o = run(
+        &e,
+        &["verify", &url, "--allow-unsigned", "--require-signed"],
+        true,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    // resolve: labelled unsigned, refused under --require-signed.
+    e.srv.route(
+        "/.well-known/agents.json",
+        Resp::json(&json!({"agents": {"planner": "/planner.json", "plain": "/plain.json"}})),
+    );
+    let uri = format!("agent://agents.example:{}/plain", e.srv.port);
+    let o = run(&e, &["resolve", &uri, "--json"], true);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = json(&o);
+    assert_eq!(
+        (r["verdict"].as_str(), r["verified"].as_bool()),
+        (Some("unsigned"), Some(false))
+    );
+    let o = run(&e, &["resolve", &uri, "--require-signed", "--json"], true);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json(&o)["verdict"], "unsigned");
+    // A signed one is still verified.
+    let o = run(
+        &e,
+        &[
+            "verify",
+            &e.srv.url("agents.example", "/planner.json"),
+            "--json",
+        ],
+        true,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(json(&o)["verdict"], "verified");
+}
+
+/// A key set that cannot be fetched (a 500, a host that does not answer)
+/// is not a bad signature: the report is `unavailable` with the fetch's
+/// reason, its signature `not-checked`.
+#[test]
+fn an_unfetchable_key_set_is_unavailable_not_a_bad_signature() {
+    let e = env();
+    let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .unwrap()
+        .with_kid("k1");
+    // A closed port: bound, then dropped.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut err500 = Resp::ok("application/json", "oops");
+    err500.status = 500;
+    e.srv.route("/jwks500", err500);
+    for (name, jwks) in [
+        ("s500", e.srv.url("agents.example", "/jwks500")),
+        ("gone", format!("https://agents.example:{closed}/jwks")),
+    ] {
+        let body = serde_json::to_vec(&json!({"name": name, "authentication": {"jwksUri": jwks}}))
+            .unwrap();
+        let jws = descriptor::sign(&body, &key).unwrap().jws;
+        e.srv
+            .route(&format!("/{name}.json"), Resp::ok("application/json", body));
+        e.srv.route(
+            &format!("/{name}.json.jws"),
+            Resp::ok("application/jose", jws),
+        );
+        let url = e.srv.url("agents.example", &format!("/{name}.json"));
+        let o = run(&e, &["verify", &url, "--json"], true);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["verdict"], "unavailable", "{name}: {r}");
+        assert_eq!(r["verified"], false);
+        let code = r["error"]["code"].as_str().unwrap();
+        assert!(code.starts_with("discovery."), "{name}: {code}");
+        let sigs = r["signatures"].as_array().unwrap();
+        assert_eq!(sigs.len(), 1, "{name}: {r}");
+        assert_eq!(sigs[0]["verdict"], "not-checked", "{name}: {r}");
+        assert_eq!(sigs[0]["reason"]["code"], code, "{name}");
+        let o = run(&e, &["verify", &url], true);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("unavailable") && !err.contains("does not verify"),
+            "{name}: {err}"
+        );
+    }
 }
 
 #[test]
@@ -436,6 +570,17 @@ fn verify_url_keeps_key_continuity_with_a_pin_store() {
     assert_eq!(r["error"]["code"], "pin.key-changed", "{r}");
     let plain = e.srv.url("agents.example", "/plain.json");
     let (code, r) = code_of(&["verify", &plain, "--pin-store", store, "--json"]);
+    assert_eq!(code, Some(1), "{r}");
+    assert_eq!(r["error"]["code"], "descriptor.unsigned", "{r}");
+    // Accepted as unsigned, it still has no key to pin.
+    let (code, r) = code_of(&[
+        "verify",
+        &plain,
+        "--allow-unsigned",
+        "--pin-store",
+        store,
+        "--json",
+    ]);
     assert_eq!(code, Some(1), "{r}");
     assert_eq!(r["error"]["code"], "pin.no-key", "{r}");
     let _ = std::fs::remove_dir_all(&dir);

@@ -52,8 +52,8 @@ fn jwks(keys: &[&SigningKey]) -> Value {
 }
 
 fn strict() -> UrlVerifyOptions {
-    let mut o = UrlVerifyOptions::default();
-    o.require_signed = true;
+    let o = UrlVerifyOptions::default();
+    // The default refuses an unsigned descriptor.
     o
 }
 
@@ -122,14 +122,16 @@ fn discovery_and_fetch_failures_have_their_own_codes() {
     assert_eq!(err.code(), "discovery.fetch-failed", "{err}");
     assert!(
         matches!(
-            err,
-            UrlVerifyError::Discovery(DiscoveryError::Fetch(FetchError::Status {
-                status: 500,
-                ..
-            }))
+            &err,
+            UrlVerifyError::KeysUnavailable {
+                source: DiscoveryError::Fetch(FetchError::Status { status: 500, .. }),
+                signatures,
+            } if signatures.len() == 1 && signatures[0].verdict == "not-checked"
         ),
         "{err:?}"
     );
+    // The key set could not be fetched: not a bad signature.
+    assert_eq!(err.verdict(), agentsig::report::Verdict::Unavailable);
 
     let many: Vec<SigningKey> = (0..65).map(|i| key(&format!("m{i}"))).collect();
     e.srv.route(
@@ -261,7 +263,10 @@ fn slow_key_set_ends_at_the_deadline_with_a_timeout_code() {
     assert!(
         matches!(
             err,
-            UrlVerifyError::Discovery(DiscoveryError::Fetch(FetchError::Deadline { .. }))
+            UrlVerifyError::KeysUnavailable {
+                source: DiscoveryError::Fetch(FetchError::Deadline { .. }),
+                ..
+            }
         ),
         "{err:?}"
     );

@@ -61,8 +61,8 @@ fn jws(body: &[u8], key: &SigningKey) -> String {
 }
 
 fn strict() -> UrlVerifyOptions {
-    let mut o = UrlVerifyOptions::default();
-    o.require_signed = true;
+    let o = UrlVerifyOptions::default();
+    // The default refuses an unsigned descriptor.
     o
 }
 
@@ -187,7 +187,12 @@ fn unknown_key_fails() {
         &strict(),
     )
     .unwrap_err();
-    assert!(matches!(err, UrlVerifyError::HttpSignature(_)), "{err:?}");
+    // Nothing failed, but no trusted key vouches for it: unsigned.
+    assert!(
+        matches!(&err, UrlVerifyError::Untrusted(e) if matches!(**e, UrlVerifyError::HttpSignature(_))),
+        "{err:?}"
+    );
+    assert_eq!(err.verdict(), agentsig::report::Verdict::Unsigned);
     assert!(err.to_string().contains("no trusted key"), "{err}");
 }
 
@@ -199,8 +204,14 @@ fn unsigned_descriptor_under_require_signed() {
     let url = e.srv.url("agent.example", "/n.json");
     let err = verify_url(&e.fetcher, &url, &strict()).unwrap_err();
     assert!(matches!(err, UrlVerifyError::Unsigned(_)), "{err:?}");
-    let got = verify_url(&e.fetcher, &url, &UrlVerifyOptions::default()).unwrap();
+    // The default refuses it as well; accepted by policy, it is `unsigned`.
+    let err = verify_url(&e.fetcher, &url, &UrlVerifyOptions::default()).unwrap_err();
+    assert_eq!(err.verdict(), agentsig::report::Verdict::Unsigned);
+    let mut o = UrlVerifyOptions::default();
+    o.allow_unsigned = true;
+    let got = verify_url(&e.fetcher, &url, &o).unwrap();
     assert!(!got.signed());
+    assert_eq!(got.verdict(), agentsig::report::Verdict::Unsigned);
 }
 
 // --- RFC 9111 caching and the long-lived Resolver -------------------------

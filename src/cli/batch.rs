@@ -105,7 +105,10 @@ enum Item {
 
 /// The result of one input.
 struct Outcome {
+    /// Accepted: verified, or `unsigned` under `--allow-unsigned`.
     verified: bool,
+    /// Accepted as `unsigned`, not verified (docs/report.md).
+    unsigned: bool,
     /// The JSON report (absent for a verified URL in text mode).
     report: Option<Report>,
     /// The text line, its subject escaped ([`agentsig::text::escape_controls`]).
@@ -118,7 +121,21 @@ impl Outcome {
         report.set_verdict(Verdict::NotVerified);
         Outcome {
             verified: false,
+            unsigned: false,
             line: format!("{}: NOT verified: {}", esc(subject), esc(&message)),
+            report: Some(report),
+        }
+    }
+
+    /// A URL that did not verify, with the library's verdict (`unsigned`,
+    /// `unavailable`, `not-verified`), as `verify URL` reports it.
+    #[cfg(feature = "net")]
+    fn url_failed(subject: &str, e: &agentsig::net::verify::UrlVerifyError) -> Outcome {
+        let report = super::net::failure_report("verify", subject, e);
+        Outcome {
+            verified: false,
+            unsigned: false,
+            line: super::net::failure_text(&esc(subject), e.verdict(), &esc(&e.to_string())),
             report: Some(report),
         }
     }
@@ -135,6 +152,7 @@ impl Outcome {
         };
         Outcome {
             verified: report.verified,
+            unsigned: false,
             report: Some(report),
             line,
         }
@@ -251,7 +269,8 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
     // (one per line cost as much as a tenth of a verification), and each
     // group as soon as it is complete.
     let out = std::cell::RefCell::new(Vec::new());
-    let counts = std::cell::Cell::new((0usize, 0usize));
+    // (results, accepted, accepted as unsigned)
+    let counts = std::cell::Cell::new((0usize, 0usize, 0usize));
     let order = if args.ordered {
         Order::Input
     } else {
@@ -266,8 +285,12 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
             // One line per result: one for an input, one per entry of a
             // catalog given as an input.
             for o in outcomes {
-                let (t, v) = counts.get();
-                counts.set((t + 1, v + usize::from(o.verified)));
+                let (t, v, u) = counts.get();
+                counts.set((
+                    t + 1,
+                    v + usize::from(o.verified),
+                    u + usize::from(o.unsigned),
+                ));
                 let mut out = out.borrow_mut();
                 if let (true, Some(mut r)) = (cx.json, o.report) {
                     r.detail("batch_index", i);
@@ -281,7 +304,7 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
             }
         },
         || {
-            let (t, v) = counts.get();
+            let (t, v, _) = counts.get();
             progress.clear();
             let mut out = out.borrow_mut();
             let _ = std::io::stdout().lock().write_all(&out);
@@ -289,7 +312,8 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
             progress.show(t, v);
         },
     );
-    (total, verified) = counts.get();
+    let unsigned;
+    (total, verified, unsigned) = counts.get();
     progress.clear();
     let failed = total - verified;
     if total == 0 {
@@ -300,18 +324,31 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
         r.error = None;
         r.detail("batch", true);
         r.detail("total", total);
-        r.detail("verified_count", verified);
+        r.detail("verified_count", verified - unsigned);
+        r.detail("unsigned_count", unsigned);
         r.detail("failed", failed);
         r.check(
             "batch.all-verified",
             failed == 0,
-            format!("{verified} of {total} verified"),
+            format!(
+                "{} of {total} verified, {unsigned} accepted unsigned",
+                verified - unsigned
+            ),
         );
-        r.set_verdict(if failed == 0 {
-            Verdict::Verified
-        } else {
+        r.set_verdict(if failed > 0 {
             Verdict::NotVerified
+        } else if unsigned > 0 {
+            // Accepted by --allow-unsigned: never `verified`.
+            Verdict::Unsigned
+        } else {
+            Verdict::Verified
         });
+        if failed == 0 && unsigned > 0 {
+            r.error = Some(agentsig::report::Problem::new(
+                "batch.unsigned",
+                format!("{unsigned} of {total} results accepted unsigned (--allow-unsigned): no trusted key vouches for them"),
+            ));
+        }
         if failed > 0 {
             // A report that is not verified says why (docs/report.md).
             r.error = Some(agentsig::report::Problem::new(
@@ -321,7 +358,14 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
         }
         print_line(&r);
     } else {
-        errln!("{verified} of {total} verified, {failed} failed");
+        if unsigned == 0 {
+            errln!("{verified} of {total} verified, {failed} failed");
+        } else {
+            errln!(
+                "{} of {total} verified, {unsigned} accepted unsigned (--allow-unsigned), {failed} failed",
+                verified - unsigned
+            );
+        }
     }
     Ok(if failed == 0 {
         ExitCode::SUCCESS
@@ -616,7 +660,7 @@ impl Urls {
     fn verify(&self, url: &str, json: bool) -> Outcome {
         match self.resolver.verify_url(url) {
             Ok(v) => self.verified(url, &v, json),
-            Err(e) => Outcome::failed(url, e.code(), e.to_string()),
+            Err(e) => Outcome::url_failed(url, &e),
         }
     }
 
@@ -626,12 +670,13 @@ impl Urls {
             format!("{}: verified", esc(url))
         } else {
             format!(
-                "{}: verified (NOT signed: Content-Digest only; use --require-signed to refuse)",
+                "{}: unsigned, NOT verified (accepted by --allow-unsigned)",
                 esc(url)
             )
         };
         Outcome {
             verified: true,
+            unsigned: !v.signed(),
             report: json.then(|| super::net::success_report("verify", url, v)),
             line,
         }
@@ -668,7 +713,7 @@ impl Urls {
                 self.expand_bytes(&v.url, &v.body, json)
             }
             Ok(v) => vec![self.verified(url, &v, json)],
-            Err(e) => vec![Outcome::failed(url, e.code(), e.to_string())],
+            Err(e) => vec![Outcome::url_failed(url, &e)],
         }
     }
 
@@ -711,13 +756,17 @@ impl Urls {
                     }
                     EntryCheck::NotChecked(why) => {
                         let subject = input.url.as_deref().unwrap_or(&input.pointer);
-                        let mut r = Report::error("verify", Some(subject), "", "");
-                        r.error = None;
-                        r.check("catalog.not-checked", true, why.clone());
-                        r.set_verdict(Verdict::Verified);
+                        // Nothing failed, but no key vouches for the entry:
+                        // `unsigned`, accepted only under --allow-unsigned.
+                        let accepted = self.resolver.options().allow_unsigned;
+                        let mut r =
+                            Report::error("verify", Some(subject), "catalog.not-checked", &why);
+                        r.check("catalog.not-checked", accepted, why.clone());
+                        r.set_verdict(Verdict::Unsigned);
                         Outcome {
-                            verified: true,
-                            line: format!("{}: not checked: {}", esc(subject), esc(&why)),
+                            verified: accepted,
+                            unsigned: accepted,
+                            line: format!("{}: unsigned, not checked: {}", esc(subject), esc(&why)),
                             report: Some(r),
                         }
                     }

@@ -21,11 +21,19 @@ pub struct NetArgs {
     /// entries that are symlinks, not ours or group/world-writable are ignored.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<String>,
-    /// Fail when the descriptor is neither RFC 9421-signed nor has a detached JWS (URL.jws)
-    /// nor, for an A2A Agent Card, embedded signatures. For an AI Catalog: fail unless every
-    /// entry carries a verified Trust Manifest.
-    #[arg(long)]
+    /// Refuse a document no trusted key vouches for (verdict unsigned, exit 1). It is the
+    /// default of `verify`; `resolve` without it returns an unsigned descriptor labelled
+    /// unsigned (exit 0). For an AI Catalog: fail unless every entry carries a verified Trust
+    /// Manifest.
+    #[arg(long, conflicts_with = "allow_unsigned")]
     pub require_signed: bool,
+    /// Accept a document no trusted key vouches for (neither an RFC 9421 signature, nor a
+    /// detached JWS (URL.jws), nor an A2A card's embedded signatures, nor a verified Trust
+    /// Manifest for every catalog entry; or only signatures by keys that are not trusted): exit
+    /// 0 with the verdict unsigned, never verified (draft-narvaneni-agent-uri-03 section 10.3
+    /// lets a policy accept unsigned descriptors). By default `verify` refuses it (exit 1).
+    #[arg(long)]
+    pub allow_unsigned: bool,
     /// Fail unless the response carries an RFC 9421 signature that verifies with a trusted key,
     /// whatever else verifies. By default a URL is verified when at least one of its signatures
     /// (response signature, URL.jws, A2A card signatures) verifies and none is invalid; one by a
@@ -79,7 +87,7 @@ pub(super) fn options(
 ) -> Result<UrlVerifyOptions, CliError> {
     let mut o = UrlVerifyOptions::default();
     o.strict_low_s = trust.strict_low_s;
-    o.require_signed = net.require_signed;
+    o.allow_unsigned = net.allow_unsigned;
     o.require_response_signature = net.require_response_signature;
     o.follow_jku = net.follow_jku;
     if let Some(d) = &net.cache_dir {
@@ -150,11 +158,76 @@ pub(super) fn success_report(command: &str, subject: &str, v: &UrlVerified) -> R
     );
     r.detail("cache", v.cache);
     r.detail("descriptor", v.descriptor());
-    // The library's verdict (one signature verified, none invalid): a
-    // signature by an untrusted key listed above does not fail it.
-    r.set_verdict(Verdict::Verified);
-    r.error = None;
+    // The library's verdict (one signature verified, none invalid: a
+    // signature by an untrusted key listed above does not fail it), or
+    // `unsigned` for a descriptor no trusted key vouches for, accepted by
+    // policy (docs/report.md).
+    r.set_verdict(v.verdict());
+    r.error = if v.signed() {
+        None
+    } else {
+        Some(agentsig::report::Problem::new(
+            "descriptor.unsigned",
+            unsigned_text(v),
+        ))
+    };
     r
+}
+
+/// Why no trusted key vouches for `v`, for people.
+fn unsigned_text(v: &UrlVerified) -> String {
+    if v.not_checked.is_empty() {
+        format!(
+            "not signed: neither an RFC 9421 signature nor a detached JWS (Content-Digest {})",
+            if v.digest_checked {
+                "checked"
+            } else {
+                "absent"
+            }
+        )
+    } else {
+        "signed only by keys that are not trusted".to_owned()
+    }
+}
+
+/// The report of a URL that did not verify: its verdict is the library's
+/// ([`agentsig::net::verify::UrlVerifyError::verdict`]: `unsigned`,
+/// `unavailable` or `not-verified`), with the signatures it left
+/// `not-checked` when the keys could not be fetched.
+pub fn failure_report(
+    command: &str,
+    subject: &str,
+    e: &agentsig::net::verify::UrlVerifyError,
+) -> Report {
+    let mut r = Report::error(command, Some(subject), e.code(), &e.to_string());
+    r.set_verdict(e.verdict());
+    r.signatures = e.signatures().to_vec();
+    r
+}
+
+/// The text line of a URL that did not verify, its verdict first.
+pub fn failure_text(subject: &str, verdict: Verdict, message: &str) -> String {
+    match verdict {
+        Verdict::Unsigned => format!(
+            "{subject}: NOT verified: unsigned: {message} (--allow-unsigned accepts it as unsigned)"
+        ),
+        Verdict::Unavailable => format!("{subject}: NOT verified: unavailable: {message}"),
+        _ => format!("{subject}: NOT verified: {message}"),
+    }
+}
+
+fn url_failure(
+    command: &str,
+    subject: &str,
+    e: &agentsig::net::verify::UrlVerifyError,
+    json: bool,
+) -> CliResult {
+    if json {
+        super::print_report(&failure_report(command, subject, e));
+    } else {
+        errln!("{}", failure_text(subject, e.verdict(), &e.to_string()));
+    }
+    Ok(ExitCode::from(1))
 }
 
 fn failure(command: &str, subject: &str, code: &str, message: String, json: bool) -> CliResult {
@@ -188,12 +261,8 @@ fn success(command: &str, subject: &str, v: &UrlVerified, json: bool) -> CliResu
             errln!("{subject}: verified ({})", checked_text(v));
         } else {
             errln!(
-                "{subject}: NOT signed (Content-Digest {}); use --require-signed to refuse",
-                if v.digest_checked {
-                    "checked"
-                } else {
-                    "absent"
-                }
+                "{subject}: unsigned, NOT verified: {}; accepted by policy (--allow-unsigned, or resolve without --require-signed)",
+                unsigned_text(v)
             );
         }
         use std::io::Write as _;
@@ -288,7 +357,7 @@ pub fn verify_url_cmd(
     let o = options(net, trust, max_age, now)?;
     match verify_url(&f, url, &o) {
         Ok(v) => success_pinned("verify", url, &v, json, pins.as_ref()),
-        Err(e) => failure("verify", url, e.code(), e.to_string(), json),
+        Err(e) => url_failure("verify", url, &e, json),
     }
 }
 
@@ -377,7 +446,10 @@ fn pin_decision(pins: &agentsig::pin::Pins, v: &UrlVerified) -> agentsig::pin::P
 pub fn resolve(a: ResolveArgs) -> CliResult {
     let pins = open_pins(a.pin_store.as_deref())?;
     let f = a.net.fetcher()?;
-    let o = options(&a.net, &a.trust, a.max_age, None)?;
+    let mut o = options(&a.net, &a.trust, a.max_age, None)?;
+    // `resolve` returns an unsigned descriptor labelled `unsigned` unless
+    // --require-signed (draft-narvaneni-agent-uri-03 section 10.3).
+    o.allow_unsigned = !a.net.require_signed;
     match resolve_agent(&f, &a.uri, &o) {
         Ok(Resolution::Descriptor { verified, .. }) => {
             success_pinned("resolve", &a.uri, &verified, a.json, pins.as_ref())
@@ -410,6 +482,7 @@ pub fn resolve(a: ResolveArgs) -> CliResult {
         }
         Ok(_) => Err(CliError::failed("unsupported resolution result")),
         Err(e @ AgentResolveError::BadUri(_)) => Err(CliError::usage(e.to_string())),
+        Err(AgentResolveError::Verification(e)) => url_failure("resolve", &a.uri, &e, a.json),
         Err(e) => failure("resolve", &a.uri, e.code(), e.to_string(), a.json),
     }
 }

@@ -18,11 +18,13 @@
 //! use agentsig::net::{Fetcher, Resolver};
 //! use agentsig::net::verify::UrlVerifyOptions;
 //!
+//! // The default refuses an unsigned descriptor (UrlVerifyError::Unsigned);
+//! // `allow_unsigned` accepts it with the verdict `unsigned`.
 //! let mut opts = UrlVerifyOptions::default();
-//! opts.require_signed = true;
+//! opts.allow_unsigned = true;
 //! let resolver = Resolver::with_options(Fetcher::new()?, opts);
 //! let v = resolver.verify_url("https://example.com/agents/planner.json")?;
-//! println!("{} verified, name {}", v.url, v.descriptor()["name"]);
+//! println!("{}: {}, name {}", v.url, v.verdict().as_str(), v.descriptor()["name"]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -34,6 +36,7 @@ use crate::httpsig::message::Field;
 use crate::httpsig::HttpPolicy;
 use crate::httpsig::Message;
 use crate::policy::SignatureStatus;
+use crate::report::{SignatureResult, Verdict};
 use crate::trust::{KeyRequest, KeyResolver, ResolveError, TrustedKey};
 use crate::verifier::Verifier;
 use serde_json::Value;
@@ -44,10 +47,16 @@ use std::sync::{Arc, Mutex, OnceLock};
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct UrlVerifyOptions {
-    /// Fail when the descriptor carries neither an RFC 9421 signature nor
-    /// a detached JWS (draft-narvaneni-agent-uri-03 section 10.3: "MUST refuse to accept
-    /// unsigned descriptors when ... policy requires signed descriptors").
-    pub require_signed: bool,
+    /// Accept a descriptor that no trusted key vouches for (neither an
+    /// RFC 9421 signature, nor a detached JWS, nor an A2A card's embedded
+    /// signatures; or only signatures by keys that are not trusted), with
+    /// the verdict [`Verdict::Unsigned`] ([`UrlVerified::verdict`]). Off by
+    /// default: such a descriptor is refused ([`UrlVerifyError::Unsigned`],
+    /// [`UrlVerifyError::Untrusted`]). draft-narvaneni-agent-uri-03 section
+    /// 10.3 lets a policy accept unsigned descriptors ("MUST refuse to
+    /// accept unsigned descriptors when ... policy requires signed
+    /// descriptors"); it never makes them verified.
+    pub allow_unsigned: bool,
     /// Largest age of an RFC 9421 signature's `created`, in seconds.
     pub max_age: Option<u64>,
     /// Algorithms accepted (default: every asymmetric algorithm).
@@ -133,6 +142,24 @@ pub enum UrlVerifyError {
     /// no signature could be checked; see [`DiscoveryError::code`].
     #[error("key discovery failed: {0}")]
     Discovery(DiscoveryError),
+    /// The key set the signatures need could not be fetched (network, TLS,
+    /// HTTP status, deadline, SSRF refusal): no signature was checked, so
+    /// none is a bad signature; the verdict is [`Verdict::Unavailable`]
+    /// and each signature is `not-checked` with the fetch's reason.
+    #[error("keys unavailable: key discovery failed: {source}")]
+    KeysUnavailable {
+        /// Why the keys could not be fetched.
+        #[source]
+        source: DiscoveryError,
+        /// The signatures that could not be checked (`not-checked`).
+        signatures: Vec<SignatureResult>,
+    },
+    /// Every signature present is by a key that is not trusted (each
+    /// counts neither way) and [`UrlVerifyOptions::allow_unsigned`] is
+    /// off: no trusted key vouches for the descriptor, so it is refused
+    /// as [`Verdict::Unsigned`]; the inner error says which signature.
+    #[error(transparent)]
+    Untrusted(Box<UrlVerifyError>),
     /// The caller's key resolver failed (not a discovery error).
     #[error("{0}")]
     KeyResolve(ResolveError),
@@ -206,6 +233,8 @@ impl UrlVerifyError {
             UrlVerifyError::Fetch(_) => "fetch.failed",
             UrlVerifyError::JwsFetch { .. } => "fetch.jws-failed",
             UrlVerifyError::Discovery(e) => e.code(),
+            UrlVerifyError::KeysUnavailable { source, .. } => source.code(),
+            UrlVerifyError::Untrusted(e) => e.code(),
             UrlVerifyError::KeyResolve(_) => "keys.resolve-failed",
             UrlVerifyError::DidNotBound(_) => "keys.did-not-bound",
             UrlVerifyError::NotJson(_) | UrlVerifyError::BadJson { .. } => "descriptor.not-json",
@@ -225,8 +254,33 @@ impl UrlVerifyError {
     }
 }
 
-/// A verified (or, without `require_signed`, an unsigned but
-/// digest-checked) descriptor.
+impl UrlVerifyError {
+    /// The report verdict of this failure: [`Verdict::Unsigned`] when no
+    /// trusted key vouches for the descriptor and nothing failed,
+    /// [`Verdict::Unavailable`] when the descriptor, its detached JWS or
+    /// the keys could not be fetched, else [`Verdict::NotVerified`].
+    pub fn verdict(&self) -> Verdict {
+        match self {
+            UrlVerifyError::Unsigned(_) | UrlVerifyError::Untrusted(_) => Verdict::Unsigned,
+            UrlVerifyError::KeysUnavailable { .. }
+            | UrlVerifyError::Fetch(_)
+            | UrlVerifyError::JwsFetch { .. } => Verdict::Unavailable,
+            _ => Verdict::NotVerified,
+        }
+    }
+
+    /// The signatures examined before the failure, when it says which
+    /// ([`UrlVerifyError::KeysUnavailable`]: each `not-checked`).
+    pub fn signatures(&self) -> &[SignatureResult] {
+        match self {
+            UrlVerifyError::KeysUnavailable { signatures, .. } => signatures,
+            _ => &[],
+        }
+    }
+}
+
+/// A verified descriptor, or (with [`UrlVerifyOptions::allow_unsigned`])
+/// an unsigned but digest-checked one: see [`UrlVerified::verdict`].
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct UrlVerified {
@@ -261,6 +315,18 @@ pub struct UrlVerified {
 }
 
 impl UrlVerified {
+    /// [`Verdict::Verified`] when a trusted key vouches for the descriptor
+    /// (at least one signature verified, none invalid), else
+    /// [`Verdict::Unsigned`] (accepted under
+    /// [`UrlVerifyOptions::allow_unsigned`]).
+    pub fn verdict(&self) -> Verdict {
+        if self.signed() {
+            Verdict::Verified
+        } else {
+            Verdict::Unsigned
+        }
+    }
+
     /// Whether at least one signature verified.
     pub fn signed(&self) -> bool {
         self.http_signature.is_some() || self.jws.is_some() || self.card.is_some()
@@ -313,6 +379,30 @@ impl KeyResolver for Recording {
 }
 
 impl Recording {
+    /// The discovery failure behind a failed verification, if any, with
+    /// the signatures it left unchecked: a key set that could not be
+    /// fetched makes them `not-checked` with the fetch's reason
+    /// ([`UrlVerifyError::KeysUnavailable`]), never invalid.
+    fn failure_of(&self, signatures: Vec<SignatureResult>) -> Option<UrlVerifyError> {
+        match self.failure()? {
+            UrlVerifyError::Discovery(source @ DiscoveryError::Fetch(_)) => {
+                let reason = crate::report::Problem::new(source.code(), source.to_string());
+                let signatures = signatures
+                    .into_iter()
+                    .map(|mut s| {
+                        if s.verdict == "no-trusted-key" {
+                            s.verdict = "not-checked";
+                            s.reason = Some(reason.clone());
+                        }
+                        s
+                    })
+                    .collect();
+                Some(UrlVerifyError::KeysUnavailable { source, signatures })
+            }
+            other => Some(other),
+        }
+    }
+
     /// The discovery failure behind a failed verification, if any.
     fn failure(&self) -> Option<UrlVerifyError> {
         let e = self.error.lock().ok()?.clone()?;
@@ -447,7 +537,8 @@ impl Parsed {
 /// let r2 = resolver.clone();
 /// let t = std::thread::spawn(move || r2.resolve("agent://example.com/planner").is_ok());
 /// let v = resolver.verify_url("https://example.com/agents/planner.json")?;
-/// assert!(v.digest_checked || v.signed() || !resolver.options().require_signed);
+/// // Without `allow_unsigned`, only a descriptor a trusted key vouches for.
+/// assert!(v.signed() || resolver.options().allow_unsigned);
 /// let _ = t.join();
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -629,7 +720,16 @@ impl Resolver {
             b = b.clock(crate::clock::FixedClock(now));
         }
         b.build().verify_agent_card_value(card).map_err(|source| {
-            recording.failure().unwrap_or(UrlVerifyError::Card {
+            let sigs = match &source {
+                crate::a2a::A2aError::NotVerified(r) => r
+                    .signatures
+                    .iter()
+                    .flatten()
+                    .flat_map(crate::report::jws_signatures)
+                    .collect(),
+                _ => Vec::new(),
+            };
+            recording.failure_of(sigs).unwrap_or(UrlVerifyError::Card {
                 url: url.to_owned(),
                 source,
             })
@@ -827,15 +927,15 @@ impl Resolver {
         };
         let card = super::card::signed_card(&f.body);
         if !has_http_sig && jws_text.is_none() && card.is_none() {
-            if opts.require_signed {
-                return Err(UrlVerifyError::Unsigned(f.url));
-            }
             // Required whatever else is there, so also when nothing is.
             if opts.require_response_signature {
                 return Err(UrlVerifyError::ResponseSignatureRequired(
                     f.url,
                     "the response carries no RFC 9421 signature",
                 ));
+            }
+            if !opts.allow_unsigned {
+                return Err(UrlVerifyError::Unsigned(f.url));
             }
             out.body = f.body;
             return Ok(out);
@@ -863,8 +963,8 @@ impl Resolver {
                 ));
             }
             return match unchecked {
-                Some(e) => Err(e),
-                None => {
+                Some(e) if !opts.allow_unsigned => Err(UrlVerifyError::Untrusted(Box::new(e))),
+                _ => {
                     out.body = f.body;
                     Ok(out)
                 }
@@ -926,7 +1026,11 @@ impl Resolver {
             match r {
                 Ok(r) => out.http_signature = Some(r),
                 Err(e) => {
-                    if let Some(d) = recording.failure() {
+                    let sigs = e
+                        .report()
+                        .map(crate::report::http_signatures)
+                        .unwrap_or_default();
+                    if let Some(d) = recording.failure_of(sigs) {
                         return Err(d);
                     }
                     match e.report().map(http_status) {
@@ -963,7 +1067,13 @@ impl Resolver {
             match crate::descriptor::verify_canonical(v.context(), v.jws_policy(), canonical, &j) {
                 Ok(r) => out.jws = Some(r),
                 Err(source) => {
-                    if let Some(d) = recording.failure() {
+                    let sigs = match &source {
+                        crate::descriptor::DescriptorError::NotVerified(r) => {
+                            crate::report::jws_signatures(&r.jws)
+                        }
+                        _ => Vec::new(),
+                    };
+                    if let Some(d) = recording.failure_of(sigs) {
                         return Err(d);
                     }
                     let not_checked = matches!(&source,
@@ -983,9 +1093,9 @@ impl Resolver {
         }
         // Verified when at least one signature verified and none failed
         // (every failure returned above).
-        if !out.signed() {
+        if !out.signed() && !opts.allow_unsigned {
             if let Some(e) = unchecked {
-                return Err(e);
+                return Err(UrlVerifyError::Untrusted(Box::new(e)));
             }
         }
         out.body = body;
