@@ -114,6 +114,10 @@ export interface VerifierOptions {
   /** `"memory"`, a file path, or `redis://...`/`rediss://...`. */
   replayStore?: string;
   strictLowS?: boolean;
+  /** Accept a request or response with content whose signature does not cover
+   * content-digest (refused by default: anyone on the way could have changed the
+   * content; RFC 9421 section 7.2.8). The CLI's `--allow-uncovered-content`. */
+  allowUncoveredContent?: boolean;
   now?: Date;
   nowSeconds?: number;
   /** Web Bot Auth: the agents (Signature-Agent values) accepted. */
@@ -154,6 +158,10 @@ export interface VerifyRequestOptions {
 export interface VerifyCatalogOptions {
   /** Every entry must carry a verified Trust Manifest. */
   requireSigned?: boolean;
+  /** Return a catalog some entry of which no trusted key vouches for (nothing
+   * failed) with the verdict `unsigned` instead of throwing NotVerified (code
+   * `catalog.unsigned`): the CLI's `--allow-unsigned`. */
+  allowUnsigned?: boolean;
 }
 
 export interface VerifyCatalogUrlOptions extends VerifyCatalogOptions {

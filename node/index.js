@@ -569,6 +569,7 @@ const VERIFIER_OPTIONS = [
   'jwks', 'keys', 'algorithms', 'maxAge', 'maxAgeSeconds', 'skew', 'skewSeconds', 'replayStore',
   'strictLowS', 'now', 'nowSeconds', 'agents', 'agentKeys', 'fetchDirectories',
   'requireDirectoryProof', 'allowPrivateHosts', 'extraRootsPem', 'keyCache', 'fleetSecretFile',
+  'allowUncoveredContent',
 ];
 
 /** A JWK Set as JSON text: an object, its JSON text (a string is never a
@@ -634,6 +635,7 @@ class Verifier {
       skewSeconds: duration(o, 'skew', 'Verifier'),
       replayStore: o.replayStore === undefined ? undefined : str(o.replayStore, 'replayStore', 8 * 1024),
       strictLowS: bool(o.strictLowS, 'strictLowS'),
+      allowUncoveredContent: bool(o.allowUncoveredContent, 'allowUncoveredContent'),
       nowSeconds: time(o, 'now', 'Verifier'),
       agents: strings(o.agents, 'agents'),
       agentKeys,
@@ -710,8 +712,8 @@ class Verifier {
   }
 
   static #catalog(catalog, opts) {
-    const o = options(opts, 'verifyCatalog options', ['requireSigned']);
-    return [{ requireSigned: bool(o.requireSigned, 'requireSigned') }, jsonBytes(catalog, 'catalog', LIMITS.maxCatalogBytes)];
+    const o = options(opts, 'verifyCatalog options', ['requireSigned', 'allowUnsigned']);
+    return [{ requireSigned: bool(o.requireSigned, 'requireSigned'), allowUnsigned: bool(o.allowUnsigned, 'allowUnsigned') }, jsonBytes(catalog, 'catalog', LIMITS.maxCatalogBytes)];
   }
   /**
    * An AI Catalog (JSON text as bytes, or a JavaScript value), as `agentsig
@@ -733,10 +735,11 @@ class Verifier {
   }
 
   static #catalogUrl(url, opts) {
-    const o = options(opts, 'verifyCatalogUrl options', ['requireSigned', 'allowPrivateHosts', 'extraRootsPem']);
+    const o = options(opts, 'verifyCatalogUrl options', ['requireSigned', 'allowUnsigned', 'allowPrivateHosts', 'extraRootsPem']);
     return [{
       url: str(url, 'url', 8 * 1024),
       requireSigned: bool(o.requireSigned, 'requireSigned'),
+      allowUnsigned: bool(o.allowUnsigned, 'allowUnsigned'),
       allowPrivateHosts: strings(o.allowPrivateHosts, 'allowPrivateHosts', 1024),
       extraRootsPem: strings(o.extraRootsPem, 'extraRootsPem', 1024 * 1024),
     }];

@@ -547,6 +547,22 @@ impl Report {
             rep.error = Some(Problem::new("catalog.not-verified", why));
         }
         rep.settle();
+        if let Some(e) = catalog_unvouched(r) {
+            // Nothing failed, but no trusted key vouches for some entry:
+            // `unsigned` (refused unless accepted by policy), also under
+            // --require-signed, which refuses it.
+            rep.set_verdict(Verdict::Unsigned);
+            rep.error = Some(Problem::new(
+                "catalog.unsigned",
+                format!(
+                    "{} {}: no trusted key vouches for it (artifact {}, manifest {})",
+                    e.pointer,
+                    e.identifier.as_deref().unwrap_or("?"),
+                    e.artifact.status.as_str(),
+                    e.manifest.status.as_str()
+                ),
+            ));
+        }
         rep
     }
 
@@ -634,6 +650,31 @@ impl Report {
         }
         out
     }
+}
+
+/// The first entry of a catalog in which nothing failed that no trusted
+/// key vouches for: the entries `--require-signed` refuses (its Trust
+/// Manifest `unsigned` or `not-checked`, or an artifact fetched that is
+/// `unsigned` or `not-checked`; an artifact not fetched is vouched for by
+/// its verified manifest's digest). `None` when something failed (the
+/// catalog is then `not-verified`) or every entry is vouched for.
+pub fn catalog_unvouched(
+    r: &crate::catalog::CatalogReport,
+) -> Option<&crate::catalog::EntryResult> {
+    use crate::catalog::Status;
+    let bad = |s: Status| matches!(s, Status::Failed | Status::Unsupported);
+    let failed = r.lint.iter().any(|f| f.severity == "error")
+        || [&r.host, &r.host_identity]
+            .into_iter()
+            .flatten()
+            .any(|h| bad(h.status))
+        || r.entries.iter().any(|e| !e.passed(false));
+    if failed {
+        return None;
+    }
+    r.entries
+        .iter()
+        .find(|e| !e.passed(true) || (e.fetched && e.artifact.status == Status::NotChecked))
 }
 
 /// Per-signature results of a JWS.

@@ -136,8 +136,21 @@ fn publisher_flow_signs_entries_and_require_signed_follows() {
         "cat.json",
         &json!({"specVersion": "1.0", "entries": [entry("urn:a", "1"), entry("urn:a", "2"), entry("urn:b", "1")]}),
     );
-    // Unsigned entries pass unless --require-signed.
+    // Unsigned entries: the catalog is `unsigned`, refused unless
+    // --allow-unsigned (never verified).
     let (code, out, _) = run(&t.0, &["verify", "cat.json", "--jwks", "k.jwks.json"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("unsigned, NOT verified"), "{out}");
+    let (code, out, _) = run(
+        &t.0,
+        &[
+            "verify",
+            "cat.json",
+            "--jwks",
+            "k.jwks.json",
+            "--allow-unsigned",
+        ],
+    );
     assert_eq!(code, 0, "{out}");
     let (code, out, _) = run(
         &t.0,

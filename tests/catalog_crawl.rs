@@ -203,7 +203,7 @@ fn verify_an_origin_finds_the_well_known_catalog_or_falls_back() {
         "/.well-known/ai-catalog.json",
         with_status(Resp::ok("text/plain", "gone"), 404),
     );
-    let o = cli(&e, &["verify", origin]);
+    let o = cli(&e, &["verify", origin, "--allow-unsigned"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("no AI Catalog there"), "{err}");
@@ -214,7 +214,7 @@ fn verify_an_origin_finds_the_well_known_catalog_or_falls_back() {
         "/.well-known/ai-catalog.json",
         Resp::ok("text/html; charset=utf-8", "<!doctype html><p>home"),
     );
-    let o = cli(&e, &["verify", origin]);
+    let o = cli(&e, &["verify", origin, "--allow-unsigned"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("no AI Catalog there"), "{err}");

@@ -56,7 +56,8 @@ fn msg_with(extra: &str) -> Message {
 }
 
 fn header_err(extra: &str) -> HeaderError {
-    match verifier(HttpPolicy::new()).verify_http(&msg_with(extra), None) {
+    match verifier(HttpPolicy::new().allow_uncovered_content()).verify_http(&msg_with(extra), None)
+    {
         Err(HttpSigError::Header(e)) => e,
         other => panic!("expected a header error, got {other:?}"),
     }
@@ -114,7 +115,7 @@ fn malformed_signature_fields_are_header_errors() {
 
 #[test]
 fn per_label_structural_errors() {
-    let v = verifier(HttpPolicy::new());
+    let v = verifier(HttpPolicy::new().allow_uncovered_content());
     type Check = fn(&SigError) -> bool;
     let cases: Vec<(&str, Check)> = vec![
         ("Signature-Input: sig1=();created=1;keyid=\"k\"\r\nSignature: sig2=:YWJj:\r\n",
@@ -195,11 +196,11 @@ fn policy_refusals() {
             .http(p)
             .build()
     };
-    let v = at(HttpPolicy::new());
+    let v = at(HttpPolicy::new().allow_uncovered_content());
     let ok = signed(base().created(1_000_000).keyid("k").tag("t"), &key);
     assert!(v.verify_http(&ok, None).unwrap().all_valid());
 
-    let mut strict = HttpPolicy::new();
+    let mut strict = HttpPolicy::new().allow_uncovered_content();
     strict.required = vec![ComponentId::parse("@path").unwrap()];
     let r = refused(&at(strict), &ok);
     assert!(matches!(
@@ -207,7 +208,7 @@ fn policy_refusals() {
         Err(SigError::RequiredComponentNotCovered(_))
     ));
 
-    let mut tagged = HttpPolicy::new();
+    let mut tagged = HttpPolicy::new().allow_uncovered_content();
     tagged.expected_tag = Some("other".into());
     let r = refused(&at(tagged), &ok);
     assert!(matches!(
@@ -350,7 +351,7 @@ impl ReplayStore for Seen {
 fn nonce_replay_hook() {
     let key = ed_key();
     let seen = Arc::new(Seen::default());
-    let mut p = HttpPolicy::new();
+    let mut p = HttpPolicy::new().allow_uncovered_content();
     p.check_time = false;
     p.require_nonce = true;
     let v = Verifier::builder(keys())
@@ -390,7 +391,7 @@ fn unknown_parameters_are_signed_and_kept_in_order() {
         .param("zz-custom", agentsig::sfv::BareItem::Token("x".into()))
         .created(5);
     let m = signed(spec, &key);
-    let mut p = HttpPolicy::new();
+    let mut p = HttpPolicy::new().allow_uncovered_content();
     p.check_time = false;
     let r = verifier(p).verify_http(&m, None).unwrap();
     assert!(r.all_valid());
@@ -408,7 +409,7 @@ fn unknown_parameters_are_signed_and_kept_in_order() {
         .param("keyid", agentsig::sfv::BareItem::String("k".into()))
         .param("created", agentsig::sfv::BareItem::Integer(5));
     let m = signed(spec, &key);
-    let mut p = HttpPolicy::new();
+    let mut p = HttpPolicy::new().allow_uncovered_content();
     p.check_time = false;
     let r = verifier(p).verify_http(&m, None).unwrap();
     assert!(r.all_valid());
@@ -437,7 +438,7 @@ fn http_crate_round_trip_with_req() {
     assert!(String::from_utf8(s.base)
         .unwrap()
         .contains("\"@authority\": example.com\n\"@target-uri\": https://Example.com:443/foo?a=b"));
-    let mut p = HttpPolicy::new();
+    let mut p = HttpPolicy::new().allow_uncovered_content();
     p.check_time = false;
     assert!(req
         .verify_signature(&verifier(p.clone()))
@@ -477,7 +478,7 @@ fn http_crate_round_trip_with_req() {
 fn mutations_never_panic() {
     let raw =
         std::fs::read("tests/vectors/rfc9421/messages/s4.3-proxied-request-2sigs.http").unwrap();
-    let mut p = HttpPolicy::new();
+    let mut p = HttpPolicy::new().allow_uncovered_content();
     p.check_time = false;
     let v = verifier(p);
     let mut state: u64 = 0x9e3779b97f4a7c15;

@@ -94,7 +94,9 @@ fn spec(p: &Pair) -> SignatureSpec {
 
 fn verifier(p: &Pair) -> Verifier {
     let keys = StaticKeys::new().with(p.ours.verifying_key().clone(), KeySource::Pinned);
-    Verifier::builder(keys).http(HttpPolicy::new()).build()
+    Verifier::builder(keys)
+        .http(HttpPolicy::new().allow_uncovered_content())
+        .build()
 }
 
 fn peer_params(p: &Pair) -> HttpSignatureParams {

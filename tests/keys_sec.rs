@@ -293,7 +293,7 @@ fn ecdsa_high_s_accepted_by_default_refused_in_low_s_mode() {
                     .expect("header"),
             );
             for low_s in [false, true] {
-                let mut p = httpsig::HttpPolicy::new();
+                let mut p = httpsig::HttpPolicy::new().allow_uncovered_content();
                 p.check_time = false;
                 let v = Verifier::builder(keys.clone())
                     .http(p)

@@ -1176,7 +1176,46 @@ fn url_and_usage_error_reports_match_the_schema() {
         &refs,
         None,
         &env,
-        want(1, "not-verified", "verify").subject(&plain),
+        want(1, "unsigned", "verify").subject(&plain),
+    );
+    // Unsigned: refused by default, accepted (never verified) by policy.
+    let args = net(&["verify", &plain]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    c.run_env(
+        d,
+        &refs,
+        None,
+        &env,
+        want(1, "unsigned", "verify").subject(&plain),
+    );
+    let args = net(&["verify", &plain, "--allow-unsigned"]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    c.run_env(
+        d,
+        &refs,
+        None,
+        &env,
+        want(0, "unsigned", "verify").subject(&plain),
+    );
+    // A key set that cannot be fetched: unavailable, its signature
+    // not-checked with the fetch's reason.
+    let gone = serde_json::to_vec(&json!({
+        "name": "gone",
+        "authentication": {"jwksUri": srv.url("agents.example", "/no-jwks")}
+    }))
+    .unwrap();
+    let gone_jws = agentsig::descriptor::sign(&gone, &key).unwrap().jws;
+    srv.route("/gone.json", Resp::ok("application/json", gone));
+    srv.route("/gone.json.jws", Resp::ok("application/jose", gone_jws));
+    let gone_url = srv.url("agents.example", "/gone.json");
+    let args = net(&["verify", &gone_url]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    c.run_env(
+        d,
+        &refs,
+        None,
+        &env,
+        want(1, "unavailable", "verify").subject(&gone_url),
     );
     let args = net(&["resolve", &uri, "--require-signed"]);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -1251,6 +1290,17 @@ fn the_schema_refuses_reports_that_break_its_rules() {
     };
     m("verified flag disagrees", &|v| v["verified"] = json!(false));
     m("unknown verdict", &|v| v["verdict"] = json!("ok"));
+    m("unsigned but verified", &|v| {
+        v["verdict"] = json!("unsigned")
+    });
+    m("unsigned without a reason", &|v| {
+        v["verdict"] = json!("unsigned");
+        v["verified"] = json!(false);
+    });
+    m("unavailable without a reason", &|v| {
+        v["verdict"] = json!("unavailable");
+        v["verified"] = json!(false);
+    });
     m("unknown member", &|v| v["extra"] = json!(1));
     m("missing subject", &|v| {
         v.as_object_mut().unwrap().remove("subject");

@@ -108,7 +108,7 @@ fn vector_verifier(keys: &StaticKeys, label: &str) -> Verifier {
 }
 
 fn vector_policy(label: &str) -> HttpPolicy {
-    let mut p = HttpPolicy::new();
+    let mut p = HttpPolicy::new().allow_uncovered_content();
     p.check_time = false; // the RFC vectors are from 2021; proxy_sig has expired
     p.labels = Some(vec![label.to_owned()]);
     p.keep_base = true;
@@ -260,7 +260,7 @@ fn proxy_message_reports_each_label_separately() {
     // the authority; proxy_sig does. The result is per label, never "any valid".
     let keys = all_keys();
     let m = msg("messages/s4.3-proxied-request-2sigs.http");
-    let mut policy = HttpPolicy::new();
+    let mut policy = HttpPolicy::new().allow_uncovered_content();
     policy.check_time = false;
     let v = Verifier::builder(keys.clone())
         .algorithms(AllowList::all())
@@ -273,7 +273,7 @@ fn proxy_message_reports_each_label_separately() {
     assert!(!report.all_valid());
     assert_eq!(report.valid_labels(), vec!["proxy_sig"]);
     // With time checks on, proxy_sig has expired (expires=1618884540).
-    let mut timed = HttpPolicy::new();
+    let mut timed = HttpPolicy::new().allow_uncovered_content();
     timed.max_age = None;
     timed.labels = Some(vec!["proxy_sig".into()]);
     let v = Verifier::builder(keys)

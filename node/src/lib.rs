@@ -580,6 +580,7 @@ fn build_verifier(o: &Args) -> Out<Facade> {
     opts.max_age = o.u64("maxAgeSeconds")?;
     opts.skew = o.u64("skewSeconds")?;
     opts.strict_low_s = o.bool("strictLowS")?;
+    opts.allow_uncovered_content = o.bool("allowUncoveredContent")?;
     opts.now = o.i64("nowSeconds")?;
     opts.replay_store = o.str("replayStore")?;
     opts.agents = o.strings("agents")?;
@@ -657,10 +658,16 @@ impl Job {
                     args.str("audience")?,
                     args.bool("denyWarnings")?,
                 )?,
-                "catalog" => v.verify_catalog(&data, None, args.bool("requireSigned")?)?,
+                "catalog" => v.verify_catalog(
+                    &data,
+                    None,
+                    args.bool("requireSigned")?,
+                    args.bool("allowUnsigned")?,
+                )?,
                 "catalogUrl" => {
                     let mut o = agentsig::net::facade::CatalogFetch::default();
                     o.require_signed = args.bool("requireSigned")?;
+                    o.allow_unsigned = args.bool("allowUnsigned")?;
                     o.allow_private_hosts = args.strings("allowPrivateHosts")?.unwrap_or_default();
                     o.extra_roots_pem = args.strings("extraRootsPem")?.unwrap_or_default();
                     agentsig::net::facade::verify_catalog_url(&v, &args.need_str("url")?, &o)?

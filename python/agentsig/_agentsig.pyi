@@ -92,6 +92,7 @@ class Verifier:
         extra_roots_pem: Optional[Sequence[str]] = None,
         key_cache: Optional[str] = None,
         fleet_secret_file: Union[str, "os.PathLike[str]", None] = None,
+        allow_uncovered_content: bool = False,
     ) -> None:
         """``jwks``/``keys``: the trusted keys (at least one); ``jwks`` is the
         JWK Set itself (dict, JSON str or bytes), or a path-like
@@ -101,7 +102,11 @@ class Verifier:
         largest Web Bot Auth validity), seconds. ``skew``: tolerated clock
         difference (default 60 s). ``replay_store``: ``"memory"``, a file
         path, ``"redis://..."``/``"rediss://..."``. ``strict_low_s``: ECDSA
-        signatures must be low-S. ``now``: a fixed clock (tests).
+        signatures must be low-S. ``allow_uncovered_content``: accept a
+        request or response with content whose signature does not cover
+        ``content-digest`` (refused by default, as by the CLI, whose
+        ``--allow-uncovered-content`` this is: anyone on the way could have
+        changed the content; RFC 9421 section 7.2.8). ``now``: a fixed clock (tests).
         ``agents``: Web Bot Auth agent URLs accepted (default any whose
         signature verifies with its own key set). ``agent_keys``: each Web
         Bot Auth agent (its ``Signature-Agent`` URL) with its keys (a list or
@@ -138,6 +143,7 @@ class Verifier:
         catalog: Union[bytes, str, Dict[str, Any]],
         *,
         require_signed: bool = False,
+        allow_unsigned: bool = False,
     ) -> Report:
         """An AI Catalog (JSON bytes or str, or a dict), as ``agentsig verify
         CATALOG --json`` reports it: one ``catalog.entry`` check and one
@@ -155,6 +161,7 @@ class Verifier:
         url: str,
         *,
         require_signed: bool = False,
+        allow_unsigned: bool = False,
         allow_private_hosts: Optional[Sequence[str]] = None,
         extra_roots_pem: Optional[Sequence[str]] = None,
     ) -> Report:

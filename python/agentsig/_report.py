@@ -31,7 +31,8 @@ class Report:
 
     Attributes are the members of the CLI's JSON report: ``schema``,
     ``command``, ``subject``, ``verdict`` (``verified``, ``not-verified``,
-    ``error``), ``verified``, ``signatures``, ``checks``, ``error`` and
+    ``unsigned``: accepted by ``allow_unsigned``, never verified;
+    ``unavailable``; ``error``), ``verified``, ``signatures``, ``checks``, ``error`` and
     ``details`` (read-only views: tuples and mappings). Success is the
     absence of an exception: a report has no truth value.
     """

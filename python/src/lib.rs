@@ -836,7 +836,7 @@ pub struct PyVerifier {
 #[pymethods]
 impl PyVerifier {
     #[new]
-    #[pyo3(signature = (*, jwks = None, keys = None, algorithms = None, max_age = None, skew = None, replay_store = None, strict_low_s = false, now = None, agents = None, agent_keys = None, fetch_directories = false, require_directory_proof = false, allow_private_hosts = None, extra_roots_pem = None, key_cache = None, fleet_secret_file = None))]
+    #[pyo3(signature = (*, jwks = None, keys = None, algorithms = None, max_age = None, skew = None, replay_store = None, strict_low_s = false, now = None, agents = None, agent_keys = None, fetch_directories = false, require_directory_proof = false, allow_private_hosts = None, extra_roots_pem = None, key_cache = None, fleet_secret_file = None, allow_uncovered_content = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -856,6 +856,7 @@ impl PyVerifier {
         extra_roots_pem: Option<Vec<String>>,
         key_cache: Option<String>,
         fleet_secret_file: Option<std::path::PathBuf>,
+        allow_uncovered_content: bool,
     ) -> PyResult<PyVerifier> {
         let mut o = VerifierOptions::default();
         if let Some(j) = jwks {
@@ -883,6 +884,7 @@ impl PyVerifier {
         o.extra_roots_pem = extra_roots_pem;
         o.key_cache = key_cache;
         o.fleet_secret_file = fleet_secret_file;
+        o.allow_uncovered_content = allow_uncovered_content;
         let inner = o
             .build(Some(agentsig::net::facade::network()))
             .map_err(|e| e.into_pyerr(py))?;
@@ -936,13 +938,17 @@ impl PyVerifier {
     /// `fetch_directories=True`. The report is the one the command prints
     /// under `--json` (one `catalog.entry` check and one `details.entries`
     /// result per entry); `require_signed`: every entry must carry a
-    /// verified Trust Manifest.
-    #[pyo3(signature = (catalog, *, require_signed = false))]
+    /// verified Trust Manifest; `allow_unsigned`: a catalog some entry of
+    /// which no trusted key vouches for (nothing failed) is returned with
+    /// the verdict `unsigned` (`verified` false) instead of raising
+    /// `NotVerified` (code `catalog.unsigned`), as `--allow-unsigned`.
+    #[pyo3(signature = (catalog, *, require_signed = false, allow_unsigned = false))]
     fn verify_catalog<'py>(
         &self,
         py: Python<'py>,
         catalog: &Bound<'py, PyAny>,
         require_signed: bool,
+        allow_unsigned: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let max = agentsig::catalog::MAX_CATALOG_BYTES;
         let bytes = if catalog.cast::<PyDict>().is_ok() {
@@ -954,7 +960,8 @@ impl PyVerifier {
             bytes_arg(py, catalog, "catalog", max)?
         };
         let r = detached(py, || {
-            self.inner.verify_catalog(&bytes, None, require_signed)
+            self.inner
+                .verify_catalog(&bytes, None, require_signed, allow_unsigned)
         })?;
         report_object(py, &r)
     }
@@ -966,18 +973,21 @@ impl PyVerifier {
     /// [`verify_catalog`](Self::verify_catalog) does. A catalog that cannot
     /// be fetched raises `FetchError`. `allow_private_hosts` and
     /// `extra_roots_pem` loosen the fetcher for internal catalogs and tests.
-    #[pyo3(signature = (url, *, require_signed = false, allow_private_hosts = None, extra_roots_pem = None))]
+    #[pyo3(signature = (url, *, require_signed = false, allow_unsigned = false, allow_private_hosts = None, extra_roots_pem = None))]
+    #[allow(clippy::too_many_arguments)]
     fn verify_catalog_url<'py>(
         &self,
         py: Python<'py>,
         url: &Bound<'py, PyAny>,
         require_signed: bool,
+        allow_unsigned: bool,
         allow_private_hosts: Option<Vec<String>>,
         extra_roots_pem: Option<Vec<String>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let url = str_arg(py, url, "url", 8 * 1024)?;
         let mut o = agentsig::net::facade::CatalogFetch::default();
         o.require_signed = require_signed;
+        o.allow_unsigned = allow_unsigned;
         o.allow_private_hosts = allow_private_hosts.unwrap_or_default();
         o.extra_roots_pem = extra_roots_pem.unwrap_or_default();
         let r = detached(py, || {

@@ -766,7 +766,11 @@ impl Urls {
                         Outcome {
                             verified: accepted,
                             unsigned: accepted,
-                            line: format!("{}: unsigned, not checked: {}", esc(subject), esc(&why)),
+                            line: format!(
+                                "{}: not checked (unsigned): {}",
+                                esc(subject),
+                                esc(&why)
+                            ),
                             report: Some(r),
                         }
                     }

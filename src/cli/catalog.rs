@@ -127,6 +127,9 @@ pub struct VerifyCatalog<'a> {
     pub typ: &'a [String],
     /// `--require-signed`.
     pub require_signed: bool,
+    /// `--allow-unsigned`: a catalog some entry of which no trusted key
+    /// vouches for (nothing failed) is accepted, verdict `unsigned`.
+    pub allow_unsigned: bool,
     /// `--ignore-key-headers`: a manifest signature's jku/jwk/x5u/x5c/x5t
     /// header is ignored instead of refusing the signature.
     pub ignore_key_headers: bool,
@@ -255,17 +258,14 @@ fn policy(typ: &[String]) -> agentsig::jws::JwsPolicy {
 }
 
 fn finish(v: &VerifyCatalog<'_>, report: &CatalogReport) -> CliResult {
-    let ok = report.verified();
+    let rep = to_report(v.file, report);
     if v.json {
-        super::print_report(&to_report(v.file, report));
+        super::print_report(&rep);
     } else {
         print_lines(v.file, report);
     }
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    // `unsigned` is accepted only by --allow-unsigned (docs/report.md).
+    Ok(ExitCode::from(rep.verdict.exit_code(v.allow_unsigned)))
 }
 
 /// Verify a catalog document and print one line per entry (or the report).
@@ -356,7 +356,17 @@ fn print_lines(file: &str, r: &CatalogReport) {
         .iter()
         .filter(|e| e.passed(r.require_signed))
         .count();
-    if r.verified() {
+    if let Some(e) = agentsig::report::catalog_unvouched(r) {
+        let why = r
+            .first_failure()
+            .unwrap_or_else(|| format!("no trusted key vouches for {}", e.pointer));
+        outln!(
+            "{}: unsigned, NOT verified ({passed} of {} entries passed): {} (--allow-unsigned accepts it as unsigned)",
+            esc(file),
+            r.entries.len(),
+            esc(&why)
+        );
+    } else if r.verified() {
         outln!(
             "{}: verified ({passed} of {} entries)",
             esc(file),

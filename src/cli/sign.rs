@@ -727,6 +727,10 @@ fn catalog_args(a: &VerifyArgs) -> Result<super::catalog::VerifyCatalog<'_>, Cli
         require_signed: a.net.require_signed,
         #[cfg(not(feature = "net"))]
         require_signed: false,
+        #[cfg(feature = "net")]
+        allow_unsigned: a.net.allow_unsigned,
+        #[cfg(not(feature = "net"))]
+        allow_unsigned: false,
         ignore_key_headers: a.ignore_key_headers,
         unsupported: catalog_unsupported(a),
         json: a.json,

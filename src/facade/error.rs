@@ -163,7 +163,19 @@ impl Failure {
 /// # Errors
 /// The [`Failure`] of a report that did not verify.
 pub fn settle(report: Report) -> Outcome<Report> {
-    if report.verified {
+    settle_accepting(report, false)
+}
+
+/// [`settle`], with `accept_unsigned`: a report whose verdict is
+/// [`Verdict::Unsigned`](crate::report::Verdict::Unsigned) (nothing
+/// failed, no trusted key vouches) is returned, not raised: the caller's
+/// policy accepts unsigned documents (the command line's
+/// `--allow-unsigned`). It stays `unsigned`, `verified` false.
+///
+/// # Errors
+/// The [`Failure`] of a report that did not verify and is not accepted.
+pub fn settle_accepting(report: Report, accept_unsigned: bool) -> Outcome<Report> {
+    if report.verdict.exit_code(accept_unsigned) == 0 {
         Ok(report)
     } else {
         Err(Failure::not_verified(report))
@@ -225,7 +237,7 @@ pub fn is_policy_code(code: &str) -> bool {
 /// signature was `refused`; else [`ErrorKind::NotVerified`].
 pub fn classify(report: &Report) -> ErrorKind {
     let code = report.error.as_ref().map_or("", |e| e.code.as_str());
-    if FETCH_CODES.contains(&code) {
+    if FETCH_CODES.contains(&code) || report.verdict == crate::report::Verdict::Unavailable {
         return ErrorKind::FetchError;
     }
     let policy = is_policy_code(code);

@@ -95,6 +95,13 @@ pub struct VerifierOptions {
     pub replay_store: Option<String>,
     /// Refuse ECDSA signatures with a high S.
     pub strict_low_s: bool,
+    /// Accept a request or response with content whose signature does not
+    /// cover `content-digest` (refused by default: anyone on the way could
+    /// have changed the content; RFC 9421 section 7.2.8). The explicit
+    /// waiver of the command line's `--allow-uncovered-content`
+    /// ([`crate::httpsig::HttpPolicy::allow_uncovered_content`]); also
+    /// for Web Bot Auth.
+    pub allow_uncovered_content: bool,
     /// A fixed time (Unix seconds) in place of the system clock.
     pub now: Option<i64>,
     /// The Web Bot Auth agents allowed (their `Signature-Agent` URLs);

@@ -147,6 +147,9 @@ impl VerifierOptions {
         };
         let mut http = HttpPolicy::new();
         http.max_age = self.max_age;
+        // One default for a request in every surface: content must be
+        // covered through `content-digest` unless waived.
+        http.require_content_digest = !self.allow_uncovered_content;
         let keys_given = !self.keys.is_empty();
         let mut b = Verifier::builder(self.keys)
             .algorithms(allow.clone())
@@ -171,6 +174,7 @@ impl VerifierOptions {
             algorithms: AllowList::new(allow.iter().filter(|a| !a.is_symmetric())),
             skew: inner.skew(),
             allowed_agents: self.agents,
+            require_content_digest: !self.allow_uncovered_content,
             ..Default::default()
         };
         if let Some(m) = self.max_age {
@@ -565,7 +569,10 @@ impl Facade {
     /// keys for every manifest identity when it has some (`--key K`), else
     /// with each identity's keys resolved through its fetcher
     /// ([`Facade::resolves_catalog_keys`]; the verifier must fetch:
-    /// `fetch_directories`); `require_signed`: every entry must carry a
+    /// `fetch_directories`); `allow_unsigned`: a catalog some entry of
+    /// which no trusted key vouches for, with nothing failed, is returned
+    /// with the verdict `unsigned` instead of raised (code
+    /// `catalog.unsigned`); `require_signed`: every entry must carry a
     /// verified Trust Manifest.
     ///
     /// # Errors
@@ -577,6 +584,7 @@ impl Facade {
         catalog: &[u8],
         subject: Option<&str>,
         require_signed: bool,
+        allow_unsigned: bool,
     ) -> Outcome<Report> {
         let opts = crate::catalog::CatalogOptions::default().require_signed(require_signed);
         let r = if self.resolves_catalog_keys() {
@@ -594,7 +602,10 @@ impl Facade {
             self.inner.verify_catalog(catalog, &opts)
         }
         .map_err(catalog_error)?;
-        settle(Report::from_catalog("verify", subject, &r))
+        super::error::settle_accepting(
+            Report::from_catalog("verify", subject, &r),
+            allow_unsigned && !require_signed,
+        )
     }
 }
 
@@ -643,7 +654,7 @@ mod tests {
     fn a_signed_catalog_verifies_with_one_result_per_entry() {
         let text = signed_catalog().to_string();
         let r = facade(|_| {})
-            .verify_catalog(text.as_bytes(), None, true)
+            .verify_catalog(text.as_bytes(), None, true, false)
             .unwrap();
         let j = serde_json::to_value(&r).unwrap();
         assert_eq!(j["verdict"], "verified");
@@ -651,12 +662,42 @@ mod tests {
         assert_eq!(j["details"]["require_signed"], true);
     }
 
+    /// A catalog in which nothing failed but no trusted key vouches for an
+    /// entry is `unsigned`: raised by default, returned (never verified)
+    /// when the caller accepts unsigned documents, raised again under
+    /// `require_signed`.
+    #[test]
+    fn an_unsigned_catalog_is_unsigned_refused_unless_accepted() {
+        let mut doc = signed_catalog();
+        doc["entries"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"identifier": "urn:b", "displayName": "B", "mediaType": "application/zip", "url": "https://example.com/b"}));
+        let text = doc.to_string();
+        let f = facade(|_| {})
+            .verify_catalog(text.as_bytes(), None, false, false)
+            .unwrap_err();
+        assert_eq!(
+            (f.kind, f.code.as_str()),
+            (ErrorKind::NotVerified, "catalog.unsigned")
+        );
+        let r = facade(|_| {})
+            .verify_catalog(text.as_bytes(), None, false, true)
+            .unwrap();
+        assert_eq!((r.verdict, r.verified), (Verdict::Unsigned, false));
+        assert!(r.error.as_ref().unwrap().message.contains("urn:b"));
+        let f = facade(|_| {})
+            .verify_catalog(text.as_bytes(), None, true, true)
+            .unwrap_err();
+        assert_eq!(f.report.unwrap().verdict, Verdict::Unsigned);
+    }
+
     #[test]
     fn a_tampered_manifest_is_not_verified_with_the_report() {
         let mut doc = signed_catalog();
         doc["entries"][0]["trustManifest"]["termsOfServiceUrl"] = json!("https://evil.example/");
         let f = facade(|_| {})
-            .verify_catalog(doc.to_string().as_bytes(), None, false)
+            .verify_catalog(doc.to_string().as_bytes(), None, false, false)
             .unwrap_err();
         assert_eq!(
             (f.kind, f.code.as_str()),
@@ -675,14 +716,14 @@ mod tests {
     fn an_oversized_or_broken_catalog_is_bad_input() {
         let big = vec![b' '; crate::catalog::MAX_CATALOG_BYTES + 1];
         let f = facade(|_| {})
-            .verify_catalog(&big, None, false)
+            .verify_catalog(&big, None, false, false)
             .unwrap_err();
         assert_eq!(
             (f.kind, f.code.as_str()),
             (ErrorKind::BadInput, "input.unreadable")
         );
         let f = facade(|_| {})
-            .verify_catalog(b"{", None, false)
+            .verify_catalog(b"{", None, false, false)
             .unwrap_err();
         assert_eq!(
             (f.kind, f.code.as_str()),
@@ -708,7 +749,9 @@ mod tests {
         let wba_only = o.build(None).unwrap();
         assert!(wba_only.resolves_catalog_keys());
         let doc = serde_json::to_vec(&signed_catalog()).unwrap();
-        let f = wba_only.verify_catalog(&doc, None, false).unwrap_err();
+        let f = wba_only
+            .verify_catalog(&doc, None, false, false)
+            .unwrap_err();
         assert_eq!((f.kind, f.code.as_str()), (ErrorKind::BadInput, "usage"));
         assert_eq!(
             f.message,

@@ -81,10 +81,13 @@ pub struct HttpPolicy {
     /// A message with content must be signed over `content-digest` (any
     /// form but `;req`), so the content accepted is the content signed (RFC
     /// 9421 section 7.2.8, RFC 9530 section 2); refused as
-    /// [`SigError::RequiredComponentNotCovered`]. Default false in this
-    /// low-level policy (RFC 9421 itself leaves content uncovered in its
-    /// examples); `VerifyLayer`, `BotAuthLayer` and `agentsig http verify`
-    /// require it unless waived.
+    /// [`SigError::RequiredComponentNotCovered`]. Default true, as in
+    /// `VerifyLayer`, `BotAuthLayer`, `agentsig http verify` and the Python
+    /// and Node packages: one default policy for a request in every
+    /// surface. Waived explicitly by
+    /// [`HttpPolicy::allow_uncovered_content`] (the command line's
+    /// `--allow-uncovered-content`), e.g. to replay RFC 9421's own
+    /// examples, which leave their content uncovered.
     pub require_content_digest: bool,
 }
 
@@ -134,7 +137,8 @@ impl Default for HttpPolicy {
 
 impl HttpPolicy {
     /// Strict defaults: `created` and `keyid` required, 5 minutes maximum
-    /// age, no required components.
+    /// age, a message's content covered through `content-digest`, no other
+    /// required components.
     pub fn new() -> HttpPolicy {
         HttpPolicy {
             required: Vec::new(),
@@ -152,8 +156,25 @@ impl HttpPolicy {
             allow_empty_covered: false,
             request_target_one_of: default_request_target_components(),
             authorities: None,
-            require_content_digest: false,
+            require_content_digest: true,
         }
+    }
+
+    /// Accept a message with content whose signature does not cover
+    /// `content-digest` ([`HttpPolicy::require_content_digest`] off): the
+    /// content could then have been changed by anyone on the way (RFC 9421
+    /// section 7.2.8). The explicit waiver, named as the command line's
+    /// `--allow-uncovered-content` and the bindings' option.
+    ///
+    /// ```
+    /// use agentsig::httpsig::HttpPolicy;
+    /// assert!(HttpPolicy::new().require_content_digest);
+    /// assert!(!HttpPolicy::new().allow_uncovered_content().require_content_digest);
+    /// ```
+    #[must_use]
+    pub fn allow_uncovered_content(mut self) -> HttpPolicy {
+        self.require_content_digest = false;
+        self
     }
 
     /// The descriptor-response policy (draft-narvaneni-agent-uri-03 section 10.3): covers

@@ -324,6 +324,9 @@ impl Fetch for NetFetch<'_> {
             algorithms: Some(self.algorithms.clone()),
             strict_low_s: self.strict_low_s,
             sequential_fetches: true,
+            // An unsigned card is the entry's `unsigned` artifact status,
+            // which the catalog's verdict weighs (docs/report.md).
+            allow_unsigned: true,
             ..Default::default()
         };
         match Resolver::with_options(self.fetcher.clone(), o).verify_url(url) {
@@ -352,12 +355,21 @@ impl Fetch for NetFetch<'_> {
                         out.key_thumbprint = s.key_thumbprint.clone();
                     }
                     out
-                } else {
+                } else if v.not_checked.is_empty() {
                     Outcome::new(
                         Status::Unsigned,
                         format!(
                             "served with neither an RFC 9421 response signature nor a detached JWS at {}.jws",
                             v.url
+                        ),
+                    )
+                } else {
+                    // Not checked counts neither way: no trusted key vouches.
+                    Outcome::new(
+                        Status::Unsigned,
+                        format!(
+                            "signed only by keys the entry's identity does not hold ({} not checked)",
+                            v.not_checked.join(", ")
                         ),
                     )
                 };

@@ -7,8 +7,7 @@ use super::fleet::{FleetCache, FleetSecret, FleetSecretError};
 use crate::catalog::{CatalogError, CatalogOptions, CatalogReport};
 use crate::clock::FixedClock;
 use crate::facade::{
-    catalog_error, settle, DirectoryFetch, Facade, Failure, KeyCache, KeyCacheError, Network,
-    Outcome,
+    catalog_error, DirectoryFetch, Facade, Failure, KeyCache, KeyCacheError, Network, Outcome,
 };
 use crate::report::Report;
 use crate::verifier::Verifier;
@@ -110,6 +109,10 @@ impl Network for Net {
 pub struct CatalogFetch {
     /// Every entry must carry a verified Trust Manifest.
     pub require_signed: bool,
+    /// Accept a catalog some entry of which no trusted key vouches for
+    /// (nothing failed), with the verdict `unsigned` (the command line's
+    /// `--allow-unsigned`).
+    pub allow_unsigned: bool,
     /// Hosts that may resolve to private addresses (tests, internal
     /// catalogs); none by default.
     pub allow_private_hosts: Vec<String>,
@@ -147,7 +150,10 @@ pub fn verify_catalog_url(v: &Facade, url: &str, o: &CatalogFetch) -> Outcome<Re
     };
     let opts = CatalogOptions::default().require_signed(o.require_signed);
     match super::catalog::verify_catalog_url(v.verifier(), keys, &fetcher, url, &opts) {
-        Ok(r) => settle(Report::from_catalog("verify", Some(url), &r)),
+        Ok(r) => crate::facade::error::settle_accepting(
+            Report::from_catalog("verify", Some(url), &r),
+            o.allow_unsigned && !o.require_signed,
+        ),
         Err(e @ CatalogUrlError::NotServed(_)) => {
             let mut rep = Report::error("verify", Some(url), "fetch.failed", &e.to_string());
             rep.set_verdict(crate::report::Verdict::NotVerified);

@@ -1483,6 +1483,9 @@ impl WebBotAuthVerifier {
         hp.check_time = self.policy.check_time;
         hp.required = self.policy.required.clone();
         hp.required.push(component);
+        // The profile's own setting, waiver included (the content-digest
+        // requirement is added to `required` below).
+        hp.require_content_digest = false;
         if self.policy.require_content_digest && !msg.body.is_empty() {
             hp.required.push(
                 ComponentId::field("content-digest").map_err(|e| Error::Header(e.to_string()))?,

@@ -316,6 +316,7 @@ impl WebBotAuthVerifier {
         hp.require_keyid = false;
         hp.require_expires = true;
         hp.require_nonce = policy.require_nonce;
+        hp.require_content_digest = policy.require_content_digest;
         hp.max_age = None;
         hp.check_time = policy.check_time;
         hp.required = policy.required.clone();
