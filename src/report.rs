@@ -552,16 +552,21 @@ impl Report {
             // `unsigned` (refused unless accepted by policy), also under
             // --require-signed, which refuses it.
             rep.set_verdict(Verdict::Unsigned);
-            rep.error = Some(Problem::new(
-                "catalog.unsigned",
-                format!(
-                    "{} {}: no trusted key vouches for it (artifact {}, manifest {})",
-                    e.pointer,
-                    e.identifier.as_deref().unwrap_or("?"),
-                    e.artifact.status.as_str(),
-                    e.manifest.status.as_str()
-                ),
-            ));
+            // Under --require-signed the refusal keeps its reason
+            // (`catalog.not-verified`: "a verified Trust Manifest is
+            // required").
+            if !r.require_signed {
+                rep.error = Some(Problem::new(
+                    "catalog.unsigned",
+                    format!(
+                        "{} {}: no trusted key vouches for it (artifact {}, manifest {})",
+                        e.pointer,
+                        e.identifier.as_deref().unwrap_or("?"),
+                        e.artifact.status.as_str(),
+                        e.manifest.status.as_str()
+                    ),
+                ));
+            }
         }
         rep
     }

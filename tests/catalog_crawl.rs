@@ -659,7 +659,15 @@ fn batch_expands_a_catalog_into_its_entries() {
     );
     assert!(lines[3].contains("/bad.json: NOT verified"), "{out}");
     assert!(lines[4].contains("cycle"), "{out}");
-    assert!(err.contains("3 of 5 verified, 2 failed"), "{err}");
+    // The two entries not checked are `unsigned`: refused by default,
+    // accepted (never verified) with --allow-unsigned.
+    assert!(err.contains("1 of 5 verified, 4 failed"), "{err}");
+    let o = batch(&["--per-host", "2", "--allow-unsigned"]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        err.contains("1 of 5 verified, 2 accepted unsigned (--allow-unsigned), 2 failed"),
+        "{err}"
+    );
     assert!(
         e.srv.most_open() <= 2,
         "per-host bound: {}",
@@ -687,7 +695,13 @@ fn batch_expands_a_catalog_into_its_entries() {
     let o = batch(&[]);
     let plain = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(plain.lines().count(), 1, "{plain}");
-    assert!(plain.contains("verified (NOT signed"), "{plain}");
+    assert!(plain.contains("NOT verified: unsigned"), "{plain}");
+    let o = batch(&["--allow-unsigned"]);
+    let plain = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        plain.contains("unsigned, NOT verified (accepted by --allow-unsigned)"),
+        "{plain}"
+    );
     e.srv.route(
         "/.well-known/ai-catalog.json",
         Resp::ok("application/ai-catalog+json", cat.to_string()),

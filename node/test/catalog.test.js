@@ -51,8 +51,15 @@ test('a catalog signed by the CLI verifies, as bytes or as a value, sync and asy
   try {
     const text = fs.readFileSync(s.file());
     for (const form of [text, JSON.parse(text)]) {
-      for (const r of [s.verifier.verifyCatalog(form), await s.verifier.verifyCatalogAsync(form)]) {
-        assert.equal(r.verdict, 'verified');
+      // urn:c has no Trust Manifest: nothing failed, but no trusted key vouches
+      // for it, so the catalog is `unsigned` (docs/report.md): thrown by
+      // default, returned (never verified) with allowUnsigned.
+      assert.throws(() => s.verifier.verifyCatalog(form),
+        (e) => e instanceof a.NotVerified && e.code === 'catalog.unsigned' && e.report.verdict === 'unsigned');
+      const accept = { allowUnsigned: true };
+      for (const r of [s.verifier.verifyCatalog(form, accept), await s.verifier.verifyCatalogAsync(form, accept)]) {
+        assert.equal(r.verdict, 'unsigned');
+        assert.equal(r.verified, false);
         assert.deepEqual(r.details.entries.map((e) => e.manifest.status), ['verified', 'verified', 'unsigned']);
         assert.equal(r.checks.filter((c) => c.code === 'catalog.entry').length, 3);
         assert.ok(Object.isFrozen(r.details.entries[0]));
@@ -131,7 +138,7 @@ test("the report is the CLI's verify --json report in every mode", () => {
         seen.add(want.verdict);
       }
     }
-    assert.deepEqual([...seen].sort(), ['not-verified', 'verified']);
+    assert.deepEqual([...seen].sort(), ['not-verified', 'unsigned']);
   } finally {
     s.cleanup();
   }
@@ -154,12 +161,12 @@ test('verifyCatalogUrl fetches on the libuv pool while the event loop serves the
   const url = `https://localhost:${server.address().port}/.well-known/ai-catalog.json`;
   try {
     const loose = { allowPrivateHosts: ['localhost'], extraRootsPem: [ca] };
-    const r = await s.verifier.verifyCatalogUrl(url, loose);
-    assert.equal(r.verdict, 'verified');
+    const r = await s.verifier.verifyCatalogUrl(url, { ...loose, allowUnsigned: true });
+    assert.equal(r.verdict, 'unsigned');
     assert.equal(r.subject, url);
     // The same verdict per entry (the messages may say where it was fetched).
     const statuses = (rep) => rep.details.entries.map((e) => [e.identifier, e.artifact.status, e.manifest.status]);
-    assert.deepEqual(statuses(r), statuses(s.verifier.verifyCatalog(body)));
+    assert.deepEqual(statuses(r), statuses(s.verifier.verifyCatalog(body, { allowUnsigned: true })));
     await assert.rejects(s.verifier.verifyCatalogUrl(url, { ...loose, requireSigned: true }), (e) => e.code === 'catalog.not-verified');
     // The SSRF guard is on by default: loopback is refused before any
     // connection, a FetchError with a report.
