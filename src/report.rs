@@ -500,9 +500,13 @@ impl Report {
         rep.detail("host", &r.host);
         rep.detail("host_identity", &r.host_identity);
         rep.detail("entries", &r.entries);
-        if !r.verified() {
+        rep.detail("counts", r.counts());
+        if let Some(s) = &r.catalog_signature {
+            rep.detail("catalog_signature", s);
+        }
+        if let Some(code) = r.failure_code() {
             let why = r.first_failure().unwrap_or_else(|| "not verified".into());
-            rep.error = Some(Problem::new("catalog.not-verified", why));
+            rep.error = Some(Problem::new(code, why));
         }
         rep.settle();
         rep

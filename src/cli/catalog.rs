@@ -341,33 +341,56 @@ fn print_lines(file: &str, r: &CatalogReport) {
     }
     for e in &r.entries {
         errln!(
-            "{}: {} {}: artifact {}: {}; manifest {}: {}",
+            "{}: {} {}: artifact {}: {}; manifest {}: {}; binding {}",
             esc(file),
             e.pointer,
             esc(e.identifier.as_deref().unwrap_or("?")),
             e.artifact.status.as_str(),
             esc(&e.artifact.message),
             e.manifest.status.as_str(),
-            esc(&e.manifest.message)
+            esc(&e.manifest.message),
+            e.binding.as_str()
         );
     }
-    let passed = r
-        .entries
-        .iter()
-        .filter(|e| e.passed(r.require_signed))
-        .count();
-    if r.verified() {
-        outln!(
-            "{}: verified ({passed} of {} entries)",
+    if let Some(s) = &r.catalog_signature {
+        errln!(
+            "{}: catalog signature: {}: {}",
             esc(file),
-            r.entries.len()
+            s.status.as_str(),
+            esc(&s.message)
         );
+    }
+    outln!("{}", summary(file, r));
+}
+
+/// The one summary line: `verified` only when the catalog verified and
+/// every artifact is verified or bound ([`CatalogReport::all_bound`]);
+/// otherwise how many entries are bound, unbound and failed, and why.
+fn summary(file: &str, r: &CatalogReport) -> String {
+    let c = r.counts();
+    if r.all_bound() {
+        format!(
+            "{}: verified ({} of {} entries)",
+            esc(file),
+            c.bound,
+            c.total
+        )
+    } else if r.verified() {
+        format!(
+            "{}: not verified: {} of {} entries unbound (nothing a trusted key signed covers their artifact; --require-signed refuses them), nothing failed",
+            esc(file),
+            c.unbound,
+            c.total
+        )
     } else {
-        outln!(
-            "{}: NOT verified ({passed} of {} entries passed): {}",
+        format!(
+            "{}: NOT verified ({} of {} entries verified or bound, {} unbound, {} failed): {}",
             esc(file),
-            r.entries.len(),
+            c.bound,
+            c.total,
+            c.unbound,
+            c.failed,
             esc(&r.first_failure().unwrap_or_default())
-        );
+        )
     }
 }
