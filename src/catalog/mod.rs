@@ -56,8 +56,8 @@ pub use expand::{expand_catalog, is_catalog_document, is_catalog_url, CatalogInp
 pub use manifest::{
     canonical_manifest, sign_catalog, sign_manifest, ManifestError, SignCatalogError, SignTarget,
 };
-pub use outcome::{Outcome, Status};
-pub use verify::{CatalogError, CatalogOptions, CatalogReport, EntryResult, Fetch};
+pub use outcome::{Binding, Outcome, Status};
+pub use verify::{CatalogError, CatalogOptions, CatalogReport, EntryCounts, EntryResult, Fetch};
 
 /// The media type of an AI Catalog (AI Catalog "Media Type").
 pub const MEDIA_TYPE: &str = "application/ai-catalog+json";

@@ -338,6 +338,35 @@ pub trait Fetch {
     /// A message saying why nothing was fetched.
     fn fetch(&mut self, url: &str, accept: &str) -> Result<Vec<u8>, String>;
 
+    /// An entry's `url` as a reference resolved against `base`, the URL of
+    /// the catalog that holds it (RFC 3986 section 5). The default takes an
+    /// absolute URL as it is and refuses a relative one.
+    ///
+    /// # Errors
+    /// Why the reference names no URL.
+    fn resolve_reference(&self, base: Option<&str>, reference: &str) -> Result<String, String> {
+        let _ = base;
+        let scheme = reference.split(':').next().unwrap_or("");
+        if reference.contains(':')
+            && !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        {
+            Ok(reference.to_owned())
+        } else {
+            Err("a relative url, and no catalog URL to resolve it against".into())
+        }
+    }
+
+    /// Why `url` would be refused before any connection (draft-narvaneni-agent-uri-03
+    /// section 5.2: not `https`, or a private, loopback or link-local
+    /// host), or `None`. The default refuses nothing.
+    fn refusal(&self, url: &str) -> Option<String> {
+        let _ = url;
+        None
+    }
+
     /// The body at `url` with the signatures its publisher put on the
     /// response or beside it, checked with `keys`: an RFC 9421 response
     /// signature with its RFC 9530 `Content-Digest`, or a detached JWS at
@@ -936,14 +965,22 @@ impl Walk<'_> {
         let artifact = match (obj.get("data"), media_type) {
             (_, None) => Outcome::failed("the entry declares no media type (mediaType or type)"),
             (None, Some(mt)) => match obj.get("url").and_then(Value::as_str) {
-                Some(url) if self.fetch.is_some() => {
-                    let digests = source_digests(obj.get("trustManifest"), url);
-                    let (mut o, f) = self.by_url(url, mt, identifier, &digests, depth, &mut nested);
-                    fetched = f;
-                    let matched = if f { digests.len() } else { 0 };
-                    binding = bind(&mut o, &manifest, mt, matched, "the bytes fetched from its url");
-                    o
-                }
+                Some(raw) if self.fetch.is_some() => match self.entry_url(raw) {
+                    Err(o) => o,
+                    Ok(url) => {
+                        let m = obj.get("trustManifest");
+                        let mut digests = source_digests(m, &url);
+                        if url != raw {
+                            digests.extend(source_digests(m, raw));
+                        }
+                        let (mut o, f) =
+                            self.by_url(&url, mt, identifier, &digests, depth, &mut nested);
+                        fetched = f;
+                        let matched = if f { digests.len() } else { 0 };
+                        binding = bind(&mut o, &manifest, mt, matched, "the bytes fetched from its url");
+                        o
+                    }
+                },
                 _ => Outcome::new(
                     Status::NotChecked,
                     format!("{mt} referenced by url: not fetched (verify the catalog by its https URL to fetch entries)"),
@@ -1131,6 +1168,28 @@ impl Walk<'_> {
         }
     }
 
+    /// An entry's `url` resolved against the URL of the catalog holding it
+    /// (RFC 3986 section 5; the innermost catalog fetched, else the root's
+    /// URL), and refused, before any connection, when the fetcher would
+    /// refuse it: a [`Status::Failed`] outcome naming why, never an entry
+    /// passed over.
+    fn entry_url(&self, raw: &str) -> Result<String, Outcome> {
+        let q = crate::text::quoted;
+        let Some(f) = self.fetch.as_deref() else {
+            return Ok(raw.to_owned());
+        };
+        let url = f
+            .resolve_reference(self.path.last().map(String::as_str), raw)
+            .map_err(|e| Outcome::failed(format!("url {}: {e}", q(raw))))?;
+        match f.refusal(&url) {
+            Some(why) => Err(Outcome::failed(format!(
+                "{}: {why}: not fetched, no connection made (draft-narvaneni-agent-uri-03 section 5.2; --allow-private-networks opts in)",
+                q(&url)
+            ))),
+            None => Ok(url),
+        }
+    }
+
     /// Fetch through [`Walk::fetch`], counting against the bound.
     fn get(&mut self, url: &str, accept: &str) -> Result<Vec<u8>, String> {
         self.count()?;
@@ -1254,6 +1313,15 @@ impl Walk<'_> {
                         true,
                     )
                 }
+                Ok(s) if s.body.is_empty() && s.signature.status != Status::Verified => {
+                    return (
+                        Outcome::new(
+                            s.signature.status,
+                            format!("{}: {}", q(url), s.signature.message),
+                        ),
+                        true,
+                    )
+                }
                 Ok(s) => (s.body, Some(s.signature)),
                 Err(e) => return (Outcome::failed(format!("{}: {e}", q(url))), false),
             }
@@ -1320,6 +1388,13 @@ fn inline_artifact(
                 }
                 o
             }
+            // The one verdict rule (crate::policy::signatures_verified):
+            // signatures by keys that are not trusted are not checked,
+            // one that fails with a trusted key is invalid.
+            Err(crate::a2a::A2aError::NotVerified(r)) if !r.any_invalid() => Outcome::new(
+                Status::NotChecked,
+                "A2A Agent Card signed by no key trusted for this identity: not checked (A2A v1.0 section 8.4)",
+            ),
             Err(e) => Outcome::failed(format!("A2A Agent Card: {e}")),
         };
     }

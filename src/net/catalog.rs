@@ -303,6 +303,33 @@ impl Fetch for NetFetch<'_> {
         Ok(f.body)
     }
 
+    /// RFC 3986 section 5 reference resolution ([`url::Url::join`]).
+    fn resolve_reference(&self, base: Option<&str>, reference: &str) -> Result<String, String> {
+        if url::Url::parse(reference).is_ok() {
+            return Ok(reference.to_owned());
+        }
+        let base = base.ok_or("a relative url, and no catalog URL to resolve it against")?;
+        url::Url::parse(base)
+            .and_then(|b| b.join(reference))
+            .map(|u| u.to_string())
+            .map_err(|e| {
+                format!(
+                    "cannot be resolved against {}: {e}",
+                    crate::text::quoted(base)
+                )
+            })
+    }
+
+    /// The fetcher's own check before connecting ([`Fetcher::precheck`]):
+    /// not `https`, or a host (a name such as `localhost`, an IP literal)
+    /// that is private, loopback or link-local under its policy.
+    fn refusal(&self, url: &str) -> Option<String> {
+        match self.fetcher.precheck(url) {
+            Err(e) if e.is_refusal() => Some(e.to_string()),
+            _ => None,
+        }
+    }
+
     /// The card at `url` verified as `verify URL` verifies a descriptor
     /// ([`Resolver::verify_url`]): its `Content-Digest` (RFC 9530), its
     /// RFC 9421 response signature and its detached JWS at `URL.jws`
@@ -364,6 +391,19 @@ impl Fetch for NetFetch<'_> {
                 Ok(SignedBody::new(v.body, signature))
             }
             Err(UrlVerifyError::Fetch(e)) => Err(e.to_string()),
+            // A signature by a key that is not trusted is not checked; one
+            // that fails with a trusted key is invalid (the one verdict
+            // rule, as for `verify URL`).
+            Err(e) if e.not_checked() => Ok(SignedBody::new(
+                Vec::new(),
+                Outcome::new(
+                    Status::NotChecked,
+                    format!(
+                        "{e} ({}): signed by no key trusted for this identity, so not checked",
+                        e.code()
+                    ),
+                ),
+            )),
             Err(e) => Ok(SignedBody::new(
                 Vec::new(),
                 Outcome::failed(format!("{e} ({})", e.code())),

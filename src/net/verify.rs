@@ -197,6 +197,26 @@ pub enum UrlVerifyError {
 }
 
 impl UrlVerifyError {
+    /// Whether the only signatures were by keys that are not trusted (none
+    /// checked and failed): "not checked" under the one verdict rule
+    /// ([`crate::policy::signatures_verified`]), never "invalid".
+    pub fn not_checked(&self) -> bool {
+        match self {
+            UrlVerifyError::HttpSignature(e) => {
+                e.report().map(http_status) == Some(SignatureStatus::NotChecked)
+            }
+            UrlVerifyError::Jws {
+                source: crate::descriptor::DescriptorError::NotVerified(r),
+                ..
+            } => !r
+                .jws
+                .signatures
+                .iter()
+                .any(|s| s.verdict.status() != SignatureStatus::NotChecked),
+            e => card_not_checked(e),
+        }
+    }
+
     /// A stable code for reports.
     pub fn code(&self) -> &'static str {
         match self {
@@ -1024,12 +1044,7 @@ fn card_not_checked(e: &UrlVerifyError) -> bool {
         UrlVerifyError::Card {
             source: crate::a2a::A2aError::NotVerified(r),
             ..
-        } => !r
-            .signatures
-            .iter()
-            .filter_map(|x| x.as_ref().ok())
-            .flat_map(|x| x.signatures.iter())
-            .any(|s| s.verdict.status() == SignatureStatus::Invalid),
+        } => !r.any_invalid(),
         _ => false,
     }
 }
