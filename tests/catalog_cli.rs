@@ -718,3 +718,68 @@ fn verify_options_a_catalog_file_cannot_honour_are_refused() {
     );
     assert_eq!(code, 0, "--ignore-key-headers honoured: {out}{err}");
 }
+
+/// A did:key identity carries its key: given other keys (--jwks), its
+/// manifest still verifies with the key its DID encodes, and only with
+/// it; a manifest verified by a given key says it was the given JWK Set's,
+/// not "a key of" the identity it did not resolve.
+#[test]
+fn did_key_identities_keep_their_key_and_given_keys_are_named() {
+    let t = Tmp::new("didkey");
+    let (code, out, err) = run(&t.0, &["keygen", "--out", "k", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rep: Value = serde_json::from_str(&out).expect("json");
+    let did = rep["details"]["did_key"]
+        .as_str()
+        .expect("did:key")
+        .to_owned();
+    let (code, _, _) = run(&t.0, &["keygen", "--out", "other"]);
+    assert_eq!(code, 0);
+    t.write_json(
+        "did.json",
+        &json!({"specVersion": "1.0", "entries": [
+            {"identifier": did, "displayName": "X", "mediaType": "application/zip", "data": {"x": 1}}]}),
+    );
+    let kid = format!("{did}#{}", &did["did:key:".len()..]);
+    let (code, _, err) = run(&t.0, &["sign", "did.json", "--key", "k.pem", "--kid", &kid]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(
+        &t.0,
+        &[
+            "verify",
+            "did.json",
+            "--jwks",
+            "other.jwks.json",
+            "--require-signed",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    // Signed by the other key under the did:key identity: the given key is
+    // not trusted for it.
+    let (code, _, err) = run(&t.0, &["sign", "did.json", "--key", "other.pem"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&t.0, &["verify", "did.json", "--jwks", "other.jwks.json"]);
+    assert_eq!(code, 1, "{out}{err}");
+    // Keys from --jwks are named as such.
+    let jwks = format!("{ROOT}/keys/example-p256.jwks.json");
+    let (_, out, err) = run(
+        Path::new(ROOT),
+        &[
+            "verify",
+            "examples/catalog/ai-catalog.json",
+            "--jwks",
+            &jwks,
+        ],
+    );
+    assert!(
+        err.contains("JWK Set") && err.contains("was not resolved"),
+        "{out}{err}"
+    );
+    assert!(!err.contains("signed by a key of \"urn:"), "{err}");
+    let (code, help, _) = run(Path::new(ROOT), &["verify", "--help"]);
+    assert_eq!(code, 0);
+    assert!(
+        help.contains("did:key") && help.contains("AI Catalog"),
+        "{help}"
+    );
+}

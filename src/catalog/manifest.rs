@@ -15,7 +15,7 @@ use crate::formats::ArtifactDigest;
 use crate::jws::{self, JwsError, JwsPolicy, JwsVerifyError, SignOptions, Verdict};
 use crate::keys::SigningKey;
 use crate::policy::Context;
-use crate::trust::{KeyRequest, KeyResolver, ResolveError, TrustedKey};
+use crate::trust::{KeyRequest, KeyResolver, KeySource, ResolveError, TrustedKey};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -265,18 +265,15 @@ pub(crate) fn verify_manifest(
     // request, as [`IdentityKeys`] makes it.
     match jws::verify_as(cx, Some(identity), policy, sig, Some(&canonical)) {
         Ok(r) => {
-            let mut o = Outcome::new(
-                Status::Verified,
-                format!(
-                    "Trust Manifest signed by a key of {}",
-                    crate::text::quoted(identity)
-                ),
-            );
-            if let Some(s) = r
+            let valid = r
                 .signatures
                 .into_iter()
-                .find(|s| s.verdict == Verdict::Valid)
-            {
+                .find(|s| s.verdict == Verdict::Valid);
+            let mut o = Outcome::new(
+                Status::Verified,
+                signed_by(identity, valid.as_ref().and_then(|s| s.key_source.as_ref())),
+            );
+            if let Some(s) = valid {
                 o.kid = s.kid;
                 o.key_thumbprint = s.key_thumbprint;
             }
@@ -390,6 +387,64 @@ pub(crate) fn set_source_digest(
         links.push(Value::Object(l));
     }
     Ok(())
+}
+
+/// Whose key verified a manifest: the identity's own (resolved from it, or
+/// carried by a `did:key`/`did:jwk`), or a key the caller gave, trusted for
+/// every identity, whose source is named (the identity was then not
+/// resolved, and the report must not say the key is the identity's).
+fn signed_by(identity: &str, source: Option<&KeySource>) -> String {
+    let q = crate::text::quoted;
+    match source {
+        Some(s @ (KeySource::Jwks(_) | KeySource::File(_))) => format!(
+            "Trust Manifest signed by a key of the {s} given by the caller (trusted for every identity; {} was not resolved)",
+            q(identity)
+        ),
+        Some(KeySource::Pinned) => format!(
+            "Trust Manifest signed by a key given by the caller (trusted for every identity; {} was not resolved)",
+            q(identity)
+        ),
+        _ => format!("Trust Manifest signed by a key of {}", q(identity)),
+    }
+}
+
+/// Keys given by the caller (`--key`, `--jwks`: trusted for every identity
+/// of a catalog, in place of resolving them), except for identities that
+/// carry their key: a `did:key` or `did:jwk` identity is answered with the
+/// key its DID encodes, and only that key (did:key Method "Read", did:jwk
+/// Method "Read": resolution is decoding, no I/O). Given keys replace
+/// network resolution, not a self-certifying identifier.
+#[derive(Clone, Debug)]
+pub struct SelfCertifyingKeys {
+    given: Arc<dyn KeyResolver>,
+}
+
+impl SelfCertifyingKeys {
+    /// `given` for every identity but `did:key` and `did:jwk` ones.
+    pub fn new(given: Arc<dyn KeyResolver>) -> SelfCertifyingKeys {
+        SelfCertifyingKeys { given }
+    }
+}
+
+impl KeyResolver for SelfCertifyingKeys {
+    fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError> {
+        let Some(did) = req.issuer.as_deref() else {
+            return self.given.resolve(req);
+        };
+        let did = did.split('#').next().unwrap_or(did);
+        let key = if did.starts_with("did:key:") {
+            crate::did::decode_did_key(did)
+        } else if did.starts_with("did:jwk:") {
+            crate::did::decode_did_jwk(did)
+        } else {
+            return self.given.resolve(req);
+        };
+        let key = key.map_err(|e| ResolveError::discovery(format!("{did}: {e}")))?;
+        Ok(vec![TrustedKey::new(
+            key,
+            KeySource::Discovered(did.to_owned()),
+        )])
+    }
 }
 
 /// Which Trust Manifests of a catalog [`sign_catalog`] signs.

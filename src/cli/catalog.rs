@@ -231,18 +231,22 @@ fn fetch_and_verify(
     finish(v, &report).map(Ok)
 }
 
-/// A verifier over `keys` with the command's algorithms, low-S and `typ`.
+/// A verifier over `keys` with the command's algorithms, low-S and `typ`;
+/// `did:key` and `did:jwk` identities keep their own key
+/// ([`catalog::manifest::SelfCertifyingKeys`]).
 fn verifier(v: &VerifyCatalog<'_>, keys: agentsig::trust::StaticKeys) -> Verifier {
-    Verifier::builder(keys)
-        .algorithms(v.trust.allow_list())
-        .strict_low_s(v.trust.strict_low_s)
-        .jws(policy(v.typ))
-        .key_headers(if v.ignore_key_headers {
-            agentsig::jws::KeyHeaderPolicy::Ignore
-        } else {
-            agentsig::jws::KeyHeaderPolicy::Refuse
-        })
-        .build()
+    Verifier::builder(catalog::manifest::SelfCertifyingKeys::new(
+        std::sync::Arc::new(keys),
+    ))
+    .algorithms(v.trust.allow_list())
+    .strict_low_s(v.trust.strict_low_s)
+    .jws(policy(v.typ))
+    .key_headers(if v.ignore_key_headers {
+        agentsig::jws::KeyHeaderPolicy::Ignore
+    } else {
+        agentsig::jws::KeyHeaderPolicy::Refuse
+    })
+    .build()
 }
 
 fn policy(typ: &[String]) -> agentsig::jws::JwsPolicy {
