@@ -68,6 +68,13 @@ fn main() {
     let r = v.verify_catalog(&doc, &opts).expect("catalog");
     assert!(r.verified(), "{:?}", r.first_failure());
     assert_eq!(r.entries.len(), N);
+    // Every artifact bound by the digest its signed manifest declares (the
+    // RFC 8785 form of its data hashed and compared on every run).
+    assert_eq!(r.counts().bound, N);
+    assert!(r
+        .entries
+        .iter()
+        .all(|e| e.binding == catalog::Binding::ManifestDigest));
 
     let (input, sig) = floor_input(&doc);
     let spki = key.verifying_key().to_jwk().to_value();

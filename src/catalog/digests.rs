@@ -13,8 +13,10 @@
 //! * a provenance link's `sourceDigest` when its `sourceId` is the entry's
 //!   own `url`: the digest of the artifact the entry references (the catalog
 //!   text has no entry-level digest; a provenance link naming the artifact is
-//!   where a manifest binds its bytes). Links naming anything else (a source
-//!   repository) are left as they are.
+//!   where a manifest binds its bytes, [`super::Binding`]); the link is made,
+//!   with the relation [`super::manifest::BINDING_RELATION`], when the
+//!   manifest has none and the URL maps to a file. Links naming anything
+//!   else (a source repository) are left as they are.
 //!
 //! URLs map to files by [`LocalFiles`]: `DIR` maps every URL's path under
 //! DIR; `PREFIX=DIR` maps only URLs beginning with PREFIX, the rest of the

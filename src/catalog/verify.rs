@@ -11,6 +11,16 @@
 //! fetched attestations and of the entry's `url` (provenance
 //! `sourceDigest`), `publisher-identity` attestation JWTs, and the host
 //! identity against the URL the catalog was served from.
+//!
+//! Each entry's artifact gets a [`Binding`]: an entry passes under
+//! [`CatalogOptions::require_signed`] only with a verified manifest and a
+//! bound artifact (see [`super`], "The binding"). An entry `url` is
+//! resolved against the catalog's URL ([`Fetch::resolve_reference`], RFC
+//! 3986 section 5) and refused before any connection when the fetcher
+//! would refuse it ([`Fetch::refusal`]). A signature no trusted key
+//! matches is [`Status::NotChecked`], one that fails with a trusted key
+//! [`Status::Failed`] (the one verdict rule,
+//! [`crate::policy::signatures_verified`]).
 
 use super::manifest::verify_manifest;
 pub use super::outcome::{Binding, Outcome, Status};
