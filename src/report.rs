@@ -502,6 +502,8 @@ impl Report {
         rep.detail("entries", &r.entries);
         rep.detail("counts", r.counts());
         if let Some(s) = &r.catalog_signature {
+            let ok = !matches!(s.status, Status::Failed | Status::Unsupported);
+            rep.check("catalog.signature", ok, s.message.clone());
             rep.detail("catalog_signature", s);
         }
         if let Some(code) = r.failure_code() {

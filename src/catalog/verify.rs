@@ -201,7 +201,7 @@ impl CatalogReport {
     /// signed) verified, every entry [`EntryResult::passed`].
     pub fn verified(&self) -> bool {
         !self.lint.iter().any(|f| f.severity == "error")
-            && [&self.host, &self.host_identity]
+            && [&self.host, &self.host_identity, &self.catalog_signature]
                 .into_iter()
                 .flatten()
                 .all(|h| !matches!(h.status, Status::Failed | Status::Unsupported))
@@ -243,7 +243,7 @@ impl CatalogReport {
             return None;
         }
         let first_entry_only = !self.lint.iter().any(|f| f.severity == "error")
-            && [&self.host, &self.host_identity]
+            && [&self.host, &self.host_identity, &self.catalog_signature]
                 .into_iter()
                 .flatten()
                 .all(|h| !matches!(h.status, Status::Failed | Status::Unsupported));
@@ -300,6 +300,13 @@ impl CatalogReport {
             .filter(|h| matches!(h.status, Status::Failed | Status::Unsupported))
         {
             return Some(format!("host identity: {}", h.message));
+        }
+        if let Some(h) = self
+            .catalog_signature
+            .as_ref()
+            .filter(|h| matches!(h.status, Status::Failed | Status::Unsupported))
+        {
+            return Some(format!("catalog signature: {}", h.message));
         }
         self.entries
             .iter()

@@ -389,7 +389,7 @@ fn message_of(f: &Fetched) -> Message {
     message_with_body(f.status, &f.headers, f.body.clone())
 }
 
-fn message_with_body(status: u16, headers: &http::HeaderMap, body: Vec<u8>) -> Message {
+pub(crate) fn message_with_body(status: u16, headers: &http::HeaderMap, body: Vec<u8>) -> Message {
     let headers = headers
         .iter()
         .map(|(k, v)| Field {
@@ -1018,7 +1018,7 @@ impl Resolver {
 /// checked, any other failure is invalid (RFC 9421 section 3.2: each
 /// signature is verified on its own; the application decides which it
 /// requires).
-fn http_status(r: &crate::httpsig::VerifyReport) -> SignatureStatus {
+pub(crate) fn http_status(r: &crate::httpsig::VerifyReport) -> SignatureStatus {
     let statuses: Vec<SignatureStatus> = r
         .results
         .iter()
