@@ -5,7 +5,9 @@
 //!   media type agentsig does not check, so the time is the catalog's own)
 //!   and a Trust Manifest signed with ES256: parse, lint of every MUST,
 //!   each manifest's RFC 8785 form and JWS verification (the manifests
-//!   checked on all cores, scoped threads), one result per entry.
+//!   checked on all cores, scoped threads), each artifact's binding
+//!   (SHA-256 of the RFC 8785 form of its `data` against the provenance
+//!   `sourceDigest` its manifest declares), one result per entry.
 //! * `catalog/floor_1000_es256_2_threads`: 1,000 bare ring ECDSA P-256
 //!   verifies of one manifest's signing input, spread over 2 threads: the
 //!   least any verifier of those 1,000 signatures does on two cores.
@@ -68,6 +70,13 @@ fn main() {
     let r = v.verify_catalog(&doc, &opts).expect("catalog");
     assert!(r.verified(), "{:?}", r.first_failure());
     assert_eq!(r.entries.len(), N);
+    // Every artifact bound by the digest its signed manifest declares (the
+    // RFC 8785 form of its data hashed and compared on every run).
+    assert_eq!(r.counts().bound, N);
+    assert!(r
+        .entries
+        .iter()
+        .all(|e| e.binding == catalog::Binding::ManifestDigest));
 
     let (input, sig) = floor_input(&doc);
     let spki = key.verifying_key().to_jwk().to_value();

@@ -1421,6 +1421,18 @@ pub struct CardReport {
 }
 
 impl CardReport {
+    /// Whether a signature was checked with a trusted key and failed
+    /// ([`crate::policy::SignatureStatus::Invalid`]); without one, a card
+    /// that did not verify is "not checked", never invalid (the one verdict
+    /// rule, [`crate::policy::signatures_verified`]).
+    pub fn any_invalid(&self) -> bool {
+        self.signatures
+            .iter()
+            .filter_map(|r| r.as_ref().ok())
+            .flat_map(|r| r.signatures.iter())
+            .any(|s| s.verdict.status() == crate::policy::SignatureStatus::Invalid)
+    }
+
     /// At least one signature verified with a trusted key and none was
     /// invalid under a trusted key (a tampered card fails even if another
     /// signature is valid).

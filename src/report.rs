@@ -542,9 +542,15 @@ impl Report {
         rep.detail("host", &r.host);
         rep.detail("host_identity", &r.host_identity);
         rep.detail("entries", &r.entries);
-        if !r.verified() {
+        rep.detail("counts", r.counts());
+        if let Some(s) = &r.catalog_signature {
+            let ok = !matches!(s.status, Status::Failed | Status::Unsupported);
+            rep.check("catalog.signature", ok, s.message.clone());
+            rep.detail("catalog_signature", s);
+        }
+        if let Some(code) = r.failure_code() {
             let why = r.first_failure().unwrap_or_else(|| "not verified".into());
-            rep.error = Some(Problem::new("catalog.not-verified", why));
+            rep.error = Some(Problem::new(code, why));
         }
         rep.settle();
         if let Some(e) = catalog_unvouched(r) {
@@ -657,29 +663,28 @@ impl Report {
     }
 }
 
-/// The first entry of a catalog in which nothing failed that no trusted
-/// key vouches for: the entries `--require-signed` refuses (its Trust
-/// Manifest `unsigned` or `not-checked`, or an artifact fetched that is
-/// `unsigned` or `not-checked`; an artifact not fetched is vouched for by
-/// its verified manifest's digest). `None` when something failed (the
-/// catalog is then `not-verified`) or every entry is vouched for.
+/// The first entry of a catalog in which nothing failed whose artifact no
+/// trusted key vouches for: neither verified by its own signature, nor
+/// bound by a digest its verified Trust Manifest declares, nor covered by
+/// the host's signature over the whole catalog
+/// ([`Binding::is_bound`](crate::catalog::Binding::is_bound)). `None` when
+/// something failed (the catalog is then `not-verified`) or every artifact
+/// is vouched for.
 pub fn catalog_unvouched(
     r: &crate::catalog::CatalogReport,
 ) -> Option<&crate::catalog::EntryResult> {
     use crate::catalog::Status;
     let bad = |s: Status| matches!(s, Status::Failed | Status::Unsupported);
     let failed = r.lint.iter().any(|f| f.severity == "error")
-        || [&r.host, &r.host_identity]
+        || [&r.host, &r.host_identity, &r.catalog_signature]
             .into_iter()
             .flatten()
             .any(|h| bad(h.status))
-        || r.entries.iter().any(|e| !e.passed(false));
+        || r.entries.iter().any(|e| e.failed());
     if failed {
         return None;
     }
-    r.entries
-        .iter()
-        .find(|e| !e.passed(true) || (e.fetched && e.artifact.status == Status::NotChecked))
+    r.entries.iter().find(|e| !e.binding.is_bound())
 }
 
 /// Per-signature results of a JWS.

@@ -57,11 +57,27 @@ fn example() -> Value {
     .expect("json")
 }
 
-/// The shipped example verifies with the example key's JWK Set: its A2A card
-/// by its embedded signature, its MCP Server Card by lint, every manifest.
+/// The shipped example with the example key's JWK Set: its A2A card bound
+/// by its embedded signature, its inline MCP Server Card by the digest its
+/// signed manifest declares, every manifest verified; the skill referenced
+/// by `url` is not fetched from a file, so nothing binds its bytes: the
+/// summary says so, and `--require-signed` refuses it (`catalog.unbound`).
 #[test]
 fn the_example_catalog_verifies() {
     let jwks = format!("{ROOT}/keys/example-p256.jwks.json");
+    let (code, out, err) = run(
+        Path::new(ROOT),
+        &["verify", "examples/ai-catalog.json", "--jwks", &jwks],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("not verified: 1 of 3 entries unbound"),
+        "{out}"
+    );
+    assert!(err.contains("A2A Agent Card signature verified"), "{err}");
+    assert!(err.contains("MCP Server Card lints clean"), "{err}");
+    assert!(err.contains("binding manifest-digest"), "{err}");
+    assert!(err.contains("binding own-signature"), "{err}");
     let (code, out, err) = run(
         Path::new(ROOT),
         &[
@@ -70,12 +86,14 @@ fn the_example_catalog_verifies() {
             "--jwks",
             &jwks,
             "--require-signed",
+            "--json",
         ],
     );
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("verified (3 of 3 entries)"), "{out}");
-    assert!(err.contains("A2A Agent Card signature verified"), "{err}");
-    assert!(err.contains("MCP Server Card lints clean"), "{err}");
+    assert_eq!(code, 1, "{out}{err}");
+    let r: Value = serde_json::from_str(&out).expect("report");
+    assert_eq!(r["error"]["code"], "catalog.unbound", "{out}");
+    assert_eq!(r["details"]["counts"]["bound"], 2, "{out}");
+    assert_eq!(r["details"]["counts"]["unbound"], 1, "{out}");
     let (code, out, _) = run(Path::new(ROOT), &["lint", "examples/ai-catalog.json"]);
     assert_eq!(code, 0, "{out}");
     let doc = example();
@@ -87,6 +105,143 @@ fn the_example_catalog_verifies() {
         doc["entries"][1]["type"],
         "application/mcp-server-card+json"
     );
+}
+
+/// A Trust Manifest signature covers the manifest only: the inline MCP
+/// Server Card's `remotes` pointed at an attacker and the skill's `url`
+/// rewritten must not verify, though every manifest signature still does.
+#[test]
+fn a_replaced_inline_card_or_rewritten_url_is_not_verified() {
+    let t = Tmp::new("bind");
+    let jwks = format!("{ROOT}/keys/example-p256.jwks.json");
+    let mut doc = example();
+    doc["entries"][1]["data"]["remotes"] =
+        json!([{"type": "streamable-http", "url": "https://attacker.example/mcp"}]);
+    doc["entries"][2]["url"] = json!("https://attacker.example/evil.zip");
+    t.write_json("t.json", &doc);
+    for extra in [&[][..], &["--require-signed"][..]] {
+        let mut args = vec!["verify", "t.json", "--jwks", &jwks];
+        args.extend_from_slice(extra);
+        let (code, out, err) = run(&t.0, &args);
+        assert_eq!(code, 1, "{extra:?}: {out}{err}");
+        assert!(out.contains("NOT verified"), "{out}");
+        assert!(!out.contains(": verified"), "{out}");
+        assert!(
+            out.contains("/entries/1") && out.contains("sourceDigest"),
+            "{out}"
+        );
+        assert!(out.contains("1 unbound, 1 failed"), "{out}");
+    }
+    // The skill's url alone rewritten: unbound, refused under --require-signed.
+    let mut doc = example();
+    doc["entries"][2]["url"] = json!("https://attacker.example/evil.zip");
+    t.write_json("u.json", &doc);
+    let (code, out, _) = run(
+        &t.0,
+        &["verify", "u.json", "--jwks", &jwks, "--require-signed"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("/entries/2") && out.contains("unbound"),
+        "{out}"
+    );
+}
+
+/// A signed manifest copied onto another catalog over another inline card
+/// does not verify there: the digest it declares is the publisher's card's.
+#[test]
+fn a_manifest_copied_over_another_artifact_fails_the_binding() {
+    let t = Tmp::new("copy");
+    let jwks = format!("{ROOT}/keys/example-p256.jwks.json");
+    let publisher = example();
+    let entry = &publisher["entries"][1];
+    let mut card = entry["data"].clone();
+    card["description"] = json!("another server, the same manifest");
+    let copied = json!({"specVersion": "1.0", "entries": [{
+        "identifier": entry["identifier"], "displayName": "Copy",
+        "type": "application/mcp-server-card+json",
+        "data": card, "trustManifest": entry["trustManifest"]}]});
+    t.write_json("c.json", &copied);
+    let (code, out, err) = run(&t.0, &["verify", "c.json", "--jwks", &jwks, "--json"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let r: Value = serde_json::from_str(&out).expect("report");
+    let e = &r["details"]["entries"][0];
+    assert_eq!(e["manifest"]["status"], "verified", "{out}");
+    assert_eq!(e["artifact"]["status"], "failed", "{out}");
+    assert_eq!(e["binding"], "unbound", "{out}");
+    // The publisher's own card under that manifest is bound.
+    let mut same = copied.clone();
+    same["entries"][0]["data"] = entry["data"].clone();
+    t.write_json("s.json", &same);
+    let (code, out, err) = run(
+        &t.0,
+        &["verify", "s.json", "--jwks", &jwks, "--require-signed"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("verified (1 of 1 entries)"), "{out}");
+}
+
+/// A manifest signed without a binding (as before agentsig wrote one) over
+/// an inline card: its signature verifies, the card is unbound, and
+/// `--require-signed` refuses it with `catalog.unbound`.
+#[test]
+fn a_signed_manifest_without_a_binding_is_unbound() {
+    let t = Tmp::new("nobind");
+    let jwks = format!("{ROOT}/keys/example-p256.jwks.json");
+    let key = agentsig::SigningKey::from_pem(
+        &std::fs::read_to_string(format!("{ROOT}/keys/example-p256.pem")).expect("key"),
+    )
+    .expect("pem");
+    let mut doc = example();
+    let entries = doc["entries"].as_array_mut().expect("entries");
+    entries.truncate(2);
+    let m = &mut entries[1]["trustManifest"];
+    m.as_object_mut().expect("manifest").remove("provenance");
+    agentsig::catalog::sign_manifest(m, &key).expect("sign");
+    t.write_json("n.json", &doc);
+    let (code, out, err) = run(
+        &t.0,
+        &[
+            "verify",
+            "n.json",
+            "--jwks",
+            &jwks,
+            "--require-signed",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    let r: Value = serde_json::from_str(&out).expect("report");
+    assert_eq!(r["error"]["code"], "catalog.unbound", "{out}");
+    assert_eq!(r["details"]["entries"][1]["binding"], "unbound", "{out}");
+    assert_eq!(
+        r["details"]["entries"][1]["manifest"]["status"], "verified",
+        "{out}"
+    );
+    // `sign` writes the binding by default: signed again, it verifies.
+    let (code, _, err) = run(
+        &t.0,
+        &[
+            "sign",
+            "n.json",
+            "--key",
+            &format!("{ROOT}/keys/example-p256.pem"),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let signed = t.read_json("n.json");
+    let link = &signed["entries"][1]["trustManifest"]["provenance"][0];
+    assert_eq!(link["sourceId"], "urn:example:mcp:with-remote");
+    assert_eq!(link["relation"], "publishedFrom");
+    assert!(link["sourceDigest"]
+        .as_str()
+        .is_some_and(|d| d.starts_with("sha256:")));
+    let (code, out, err) = run(
+        &t.0,
+        &["verify", "n.json", "--jwks", &jwks, "--require-signed"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("verified (2 of 2 entries)"), "{out}");
 }
 
 #[test]
@@ -131,7 +286,9 @@ fn publisher_flow_signs_entries_and_require_signed_follows() {
     let t = Tmp::new("publish");
     let (code, _, err) = run(&t.0, &["keygen", "--out", "k"]);
     assert_eq!(code, 0, "{err}");
-    let entry = |id: &str, v: &str| json!({"identifier": id, "displayName": "X", "version": v, "mediaType": "application/zip", "url": "https://example.com/x"});
+    // Inline artifacts: `sign` binds each to its manifest (a url entry read
+    // from a file is not fetched, so nothing would bind it).
+    let entry = |id: &str, v: &str| json!({"identifier": id, "displayName": "X", "version": v, "mediaType": "application/zip", "data": {"v": v}});
     t.write_json(
         "cat.json",
         &json!({"specVersion": "1.0", "entries": [entry("urn:a", "1"), entry("urn:a", "2"), entry("urn:b", "1")]}),
@@ -256,7 +413,7 @@ fn keys_resolved_from_identities() {
         .as_str()
         .expect("did:key")
         .to_owned();
-    let entry = |id: &str| json!({"identifier": id, "displayName": "X", "mediaType": "application/zip", "url": "https://example.com/x"});
+    let entry = |id: &str| json!({"identifier": id, "displayName": "X", "mediaType": "application/zip", "data": {"x": 1}});
     t.write_json(
         "did.json",
         &json!({"specVersion": "1.0", "entries": [entry(&did)]}),
@@ -435,20 +592,13 @@ fn sign_digest_from_fills_declared_digests_before_signing() {
         err.contains("/entries/0/trustManifest/attestations/0/digest"),
         "{err}"
     );
-    let verify = |t: &Tmp| {
-        run(
-            &t.0,
-            &[
-                "verify",
-                "cat.json",
-                "--jwks",
-                "k.jwks.json",
-                "--require-signed",
-            ],
-        )
-    };
+    // Read from a file, the url entry is not fetched: its manifest
+    // verifies, its bytes are unbound (verified by URL they are fetched and
+    // checked against the digest).
+    let verify = |t: &Tmp| run(&t.0, &["verify", "cat.json", "--jwks", "k.jwks.json"]);
     let (code, out, err) = verify(&t);
     assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 of 1 entries unbound"), "{out}");
     // The signature covers the filled digest: another value fails.
     let mut changed = doc.clone();
     changed["entries"][0]["trustManifest"]["provenance"][0]["sourceDigest"] =
@@ -580,4 +730,69 @@ fn verify_options_a_catalog_file_cannot_honour_are_refused() {
         &["verify", file, "--jwks", &jwks, "--ignore-key-headers"],
     );
     assert_eq!(code, 0, "--ignore-key-headers honoured: {out}{err}");
+}
+
+/// A did:key identity carries its key: given other keys (--jwks), its
+/// manifest still verifies with the key its DID encodes, and only with
+/// it; a manifest verified by a given key says it was the given JWK Set's,
+/// not "a key of" the identity it did not resolve.
+#[test]
+fn did_key_identities_keep_their_key_and_given_keys_are_named() {
+    let t = Tmp::new("didkey");
+    let (code, out, err) = run(&t.0, &["keygen", "--out", "k", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rep: Value = serde_json::from_str(&out).expect("json");
+    let did = rep["details"]["did_key"]
+        .as_str()
+        .expect("did:key")
+        .to_owned();
+    let (code, _, _) = run(&t.0, &["keygen", "--out", "other"]);
+    assert_eq!(code, 0);
+    t.write_json(
+        "did.json",
+        &json!({"specVersion": "1.0", "entries": [
+            {"identifier": did, "displayName": "X", "mediaType": "application/zip", "data": {"x": 1}}]}),
+    );
+    let kid = format!("{did}#{}", &did["did:key:".len()..]);
+    let (code, _, err) = run(&t.0, &["sign", "did.json", "--key", "k.pem", "--kid", &kid]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(
+        &t.0,
+        &[
+            "verify",
+            "did.json",
+            "--jwks",
+            "other.jwks.json",
+            "--require-signed",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    // Signed by the other key under the did:key identity: the given key is
+    // not trusted for it.
+    let (code, _, err) = run(&t.0, &["sign", "did.json", "--key", "other.pem"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&t.0, &["verify", "did.json", "--jwks", "other.jwks.json"]);
+    assert_eq!(code, 1, "{out}{err}");
+    // Keys from --jwks are named as such.
+    let jwks = format!("{ROOT}/keys/example-p256.jwks.json");
+    let (_, out, err) = run(
+        Path::new(ROOT),
+        &[
+            "verify",
+            "examples/catalog/ai-catalog.json",
+            "--jwks",
+            &jwks,
+        ],
+    );
+    assert!(
+        err.contains("JWK Set") && err.contains("was not resolved"),
+        "{out}{err}"
+    );
+    assert!(!err.contains("signed by a key of \"urn:"), "{err}");
+    let (code, help, _) = run(Path::new(ROOT), &["verify", "--help"]);
+    assert_eq!(code, 0);
+    assert!(
+        help.contains("did:key") && help.contains("AI Catalog"),
+        "{help}"
+    );
 }

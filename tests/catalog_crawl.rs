@@ -169,9 +169,15 @@ fn cli(e: &Env, args: &[&str]) -> std::process::Output {
 #[test]
 fn verify_an_origin_finds_the_well_known_catalog_or_falls_back() {
     let e = env();
+    // The skill is bound by the digest its signed manifest declares.
+    let zip = b"PK\x03\x04 skill".to_vec();
+    e.srv
+        .route("/skill.zip", Resp::ok("application/zip", zip.clone()));
     let mut cat = json!({"specVersion": "1.0", "entries": [
         {"identifier": e.identity, "displayName": "Skill", "mediaType": "application/zip",
-         "url": "https://agent.example/skill.zip"}]});
+         "url": e.url("/skill.zip"), "trustManifest": {"identity": e.identity, "provenance": [
+            {"relation": "publishedFrom", "sourceId": e.url("/skill.zip"),
+             "sourceDigest": format!("sha256:{}", sha256(&zip))}]}}]});
     catalog::sign_catalog(&mut cat, &e.key, &SignTarget::Every).expect("sign");
     e.srv
         .route("/", Resp::json(&json!({"name": "root descriptor"})));
@@ -316,23 +322,30 @@ fn an_unsigned_server_card_by_url_fails_only_under_require_signed() {
     assert_eq!(r.entries[0].manifest.status, Status::Verified);
     let r = e.serve_and_verify(doc, CatalogOptions::default().require_signed(true));
     assert!(!r.verified());
+    assert_eq!(r.failure_code(), Some("catalog.unbound"));
     let why = r.first_failure().expect("why");
-    assert!(
-        why.contains("must carry its own verified signature"),
-        "{why}"
-    );
+    assert!(why.contains("unbound"), "{why}");
 }
 
-/// A card signed by a key the entry's identity does not publish, or whose
-/// body no longer matches its Content-Digest, fails its entry.
+/// A card signed by a key the entry's identity does not publish is not
+/// checked (the one verdict rule: an untrusted signer counts neither way),
+/// so nothing binds it; one whose body no longer matches its
+/// Content-Digest fails its entry.
 #[test]
-fn a_server_card_signed_by_another_key_or_changed_fails() {
+fn a_server_card_signed_by_another_key_is_not_checked_and_a_changed_one_fails() {
     let e = env();
     let body = server_card();
+    // Another key under the identity's kid: the trusted key is tried and
+    // fails (invalid); under a kid the identity does not publish: no
+    // trusted key, not checked.
     let other = SigningKey::generate(Algorithm::EcdsaP256Sha256)
         .expect("key")
         .with_kid("k1");
     e.srv.route("/a.json", card_resp(&body, &other));
+    let stranger = SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .expect("key")
+        .with_kid("stranger");
+    e.srv.route("/c.json", card_resp(&body, &stranger));
     let mut changed = card_resp(&body, &e.key);
     let mut tampered = body.clone();
     let i = tampered.iter().position(|b| *b == b'{').expect("{") + 1;
@@ -341,13 +354,26 @@ fn a_server_card_signed_by_another_key_or_changed_fails() {
     e.srv.route("/b.json", changed);
     let r = e.serve_and_verify(
         json!({"specVersion": "1.0", "entries": [e.entry(MCP, "/a.json"),
-            {"identifier": "urn:b", "displayName": "B", "mediaType": MCP, "url": e.url("/b.json")}]}),
+            {"identifier": "urn:b", "displayName": "B", "mediaType": MCP, "url": e.url("/b.json")},
+            {"identifier": format!("{}#c", e.identity), "displayName": "C", "mediaType": MCP, "url": e.url("/c.json")}]}),
         CatalogOptions::default(),
     );
     assert!(!r.verified());
-    for x in &r.entries {
-        assert_eq!(x.artifact.status, Status::Failed, "{}", x.artifact.message);
-    }
+    assert_eq!(r.entries[0].artifact.status, Status::Failed);
+    assert_eq!(r.entries[1].artifact.status, Status::Failed);
+    let c = &r.entries[2];
+    assert_eq!(
+        c.artifact.status,
+        Status::NotChecked,
+        "{}",
+        c.artifact.message
+    );
+    assert!(
+        c.artifact.message.contains("not checked"),
+        "{}",
+        c.artifact.message
+    );
+    assert_eq!(c.binding, catalog::Binding::Unbound);
     assert!(
         r.entries[1].artifact.message.contains("Content-Digest"),
         "{}",
@@ -371,6 +397,139 @@ fn a_signed_server_card_of_an_unresolvable_identity_is_unsupported() {
     let a = &r.entries[0].artifact;
     assert_eq!(a.status, Status::Unsupported, "{}", a.message);
     assert!(a.message.contains("urn:acme:card"), "{}", a.message);
+}
+
+/// An A2A card fetched by `url` and signed by a key other than the
+/// identity's is not checked, not failed (the verdict rule of the rest of
+/// the tool); signed by the identity's key it is bound by its own
+/// signature.
+#[test]
+fn an_a2a_card_by_url_signed_by_another_key_is_not_checked() {
+    let e = env();
+    let card: Value = serde_json::from_slice(
+        &std::fs::read(format!("{ROOT}/examples/catalog/a2a-agent-card.json")).expect("card"),
+    )
+    .expect("json");
+    let other = SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .expect("key")
+        .with_kid("other");
+    let by = |k: &SigningKey| {
+        let mut c = card.clone();
+        c.as_object_mut().expect("card").remove("signatures");
+        agentsig::a2a::sign_card(&c, k, &serde_json::Map::new(), true)
+            .expect("sign")
+            .card
+            .to_string()
+    };
+    const A2A: &str = "application/a2a-agent-card+json";
+    e.srv
+        .route("/other.json", Resp::ok("application/json", by(&other)));
+    e.srv
+        .route("/own.json", Resp::ok("application/json", by(&e.key)));
+    let doc = json!({"specVersion": "1.0", "entries": [e.entry(A2A, "/other.json"),
+        {"identifier": format!("{}#own", e.identity), "displayName": "O", "mediaType": A2A, "url": e.url("/own.json")}]});
+    let r = e.serve_and_verify(doc.clone(), CatalogOptions::default());
+    let a = &r.entries[0];
+    assert_eq!(
+        a.artifact.status,
+        Status::NotChecked,
+        "{}",
+        a.artifact.message
+    );
+    assert!(!a.failed());
+    assert_eq!(a.binding, catalog::Binding::Unbound);
+    let b = &r.entries[1];
+    assert_eq!(
+        b.artifact.status,
+        Status::Verified,
+        "{}",
+        b.artifact.message
+    );
+    assert_eq!(b.binding, catalog::Binding::OwnSignature);
+    let r = e.serve_and_verify(doc, CatalogOptions::default().require_signed(true));
+    assert!(!r.verified());
+    assert_eq!(r.counts().unbound, 1);
+    assert_eq!(r.counts().bound, 1);
+}
+
+/// A relative entry `url` is resolved against the catalog's URL (RFC 3986
+/// section 5) and checked like any other: fetched, its declared digest
+/// compared.
+#[test]
+fn a_relative_entry_url_is_resolved_against_the_catalog_url() {
+    let e = env();
+    let zip = b"PK\x03\x04 relative".to_vec();
+    e.srv
+        .route("/skills/r.zip", Resp::ok("application/zip", zip.clone()));
+    let entry = json!({"identifier": e.identity, "displayName": "R", "mediaType": "application/zip",
+        "url": "../skills/r.zip",
+        "trustManifest": {"identity": e.identity, "provenance": [
+            {"relation": "publishedFrom", "sourceId": "../skills/r.zip",
+             "sourceDigest": format!("sha256:{}", sha256(&zip))}]}});
+    let r = e.serve_and_verify(
+        json!({"specVersion": "1.0", "entries": [entry.clone()]}),
+        CatalogOptions::default().require_signed(true),
+    );
+    assert!(r.verified(), "{:?}", r.first_failure());
+    assert_eq!(r.entries[0].binding, catalog::Binding::ManifestDigest);
+    assert_eq!(e.srv.hit_count("/skills/r.zip"), 1);
+    // Another body there: the digest differs.
+    e.srv.route(
+        "/skills/r.zip",
+        Resp::ok("application/zip", b"evil".to_vec()),
+    );
+    let r = e.serve_and_verify(
+        json!({"specVersion": "1.0", "entries": [entry]}),
+        CatalogOptions::default(),
+    );
+    assert_eq!(r.entries[0].artifact.status, Status::Failed);
+}
+
+/// An entry `url` on a loopback or private address, without the opt-in, is
+/// failed with the reason, whatever its media type, and no connection is
+/// made.
+#[test]
+fn an_entry_url_on_a_private_address_fails_without_a_connection() {
+    let e = env();
+    let mut doc = json!({"specVersion": "1.0", "entries": [
+        {"identifier": "urn:a", "displayName": "A", "mediaType": "application/zip",
+         "url": format!("https://127.0.0.1:{}/x.zip", e.srv.port)},
+        {"identifier": "urn:b", "displayName": "B", "mediaType": MCP,
+         "url": format!("https://localhost:{}/card.json", e.srv.port)}]});
+    catalog::sign_catalog(&mut doc, &e.key, &SignTarget::Every).expect("sign");
+    e.srv.route(
+        "/.well-known/ai-catalog.json",
+        Resp::ok("application/ai-catalog+json", doc.to_string()),
+    );
+    // Only the test server's own names may be on loopback.
+    let f = Fetcher::with_policy(
+        FetchPolicy::default()
+            .extra_root_pem(e.ca.pem())
+            .allow_private_host("agent.example")
+            .pin("agent.example", loopback()),
+    )
+    .expect("fetcher");
+    let before = e.srv.accepted();
+    let r = verify_catalog_url(
+        &Verifier::builder(StaticKeys::new()).build(),
+        CatalogKeys::Resolved,
+        &f,
+        &e.url("/.well-known/ai-catalog.json"),
+        &CatalogOptions::default(),
+    )
+    .expect("root fetched");
+    for x in &r.entries {
+        assert_eq!(x.artifact.status, Status::Failed, "{}", x.artifact.message);
+        assert!(
+            x.artifact.message.contains("no connection made"),
+            "{}",
+            x.artifact.message
+        );
+    }
+    assert!(!r.verified());
+    assert_eq!(e.srv.hit_count("/x.zip") + e.srv.hit_count("/card.json"), 0);
+    // The root catalog only (one connection, maybe two for its keys).
+    assert!(e.srv.accepted() - before <= 2);
 }
 
 // ---- 3. Declared digests of fetched artifacts -----------------------------

@@ -189,6 +189,77 @@ fn agentsig_signed_manifest_verifies_in_peer(which: (&str, &str, &str, &str)) {
     );
 }
 
+/// The binding agentsig writes (a provenance link whose `sourceId` is the
+/// entry identifier and whose `sourceDigest` is SHA-256 of the RFC 8785
+/// form of the inline `data`) read by each peer: the catalog agentsig
+/// signs verifies manifest by manifest there, the peer's own RFC 8785 form
+/// of the data hashes to the declared digest, and a manifest the peer
+/// signs with that binding verifies in agentsig with the artifact bound.
+#[test]
+fn catalogs_signed_with_the_binding_interoperate() {
+    for p in PEERS {
+        catalog_binding_with_peer(p);
+    }
+}
+
+fn catalog_binding_with_peer(which: (&str, &str, &str, &str)) {
+    let private = private_jwk();
+    let kid = private["kid"]
+        .as_str()
+        .unwrap_or("test-key-ecc-p256")
+        .to_owned();
+    let key = jwk::parse_keys(private.to_string().as_bytes()).expect("jwk")[0]
+        .to_signing_key(None)
+        .expect("key");
+    let data = json!({"name": "Planner", "metadata": {"ünïcode": "€", "n": 1.5e3, "z": [true, null]},
+        "skills": [{"id": "plan", "tags": ["b", "a"]}]});
+    let mut doc = json!({"specVersion": "1.0", "entries": [{"identifier": IDENTITY,
+        "displayName": "Planner", "mediaType": "application/vnd.example.agent+json", "data": data}]});
+    catalog::sign_catalog(&mut doc, &key, &catalog::SignTarget::Every).expect("sign");
+    let m = doc["entries"][0]["trustManifest"].clone();
+    let link = &m["provenance"][0];
+    assert_eq!(link["sourceId"], IDENTITY);
+    let payload = catalog::canonical_manifest(&m).expect("jcs");
+    let req = json!({
+        "verify": [{"alg": "ES256", "jwk": public_jwk(&private), "jws": m["signature"],
+            "payload_b64u": b64u(&payload)}],
+        "sign": [{"alg": "ES256", "jwk": private, "kid": kid, "document": data.to_string()}]});
+    let Some(out) = peer(which, &req) else { return };
+    assert_eq!(
+        out["verify"][0]["ok"], true,
+        "{}: {}",
+        which.0, out["verify"][0]
+    );
+    let peer_jcs = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(out["sign"][0]["jcs_b64u"].as_str().expect("jcs"))
+        .expect("b64");
+    let digest = catalog::manifest::sha256_digest(&peer_jcs);
+    assert_eq!(link["sourceDigest"], digest.as_str(), "{}", which.0);
+
+    // The peer's manifest with that binding, in agentsig.
+    let mut theirs = json!({"identity": IDENTITY, "provenance": [
+        {"relation": "publishedFrom", "sourceId": IDENTITY, "sourceDigest": digest}]});
+    let req = json!({"sign": [{"alg": "ES256", "jwk": private, "kid": kid, "document": theirs.to_string()}]});
+    let Some(out) = peer(which, &req) else { return };
+    theirs["signature"] = out["sign"][0]["jws"].clone();
+    let mut doc2 = doc.clone();
+    doc2["entries"][0]["trustManifest"] = theirs;
+    let v = verifier(&private);
+    let opts = catalog::CatalogOptions::default().require_signed(true);
+    let r = v
+        .verify_catalog(doc2.to_string().as_bytes(), &opts)
+        .expect("read");
+    assert!(r.verified(), "{}: {:?}", which.0, r.first_failure());
+    assert_eq!(r.entries[0].binding, catalog::Binding::ManifestDigest);
+    // Over other data the peer's manifest fails the binding.
+    doc2["entries"][0]["data"]["name"] = json!("Other");
+    let r = v
+        .verify_catalog(doc2.to_string().as_bytes(), &opts)
+        .expect("read");
+    assert!(!r.verified(), "{}", which.0);
+    assert_eq!(r.entries[0].artifact.status, Status::Failed);
+}
+
 /// The MCP Server Card examples of the extension
 /// (`tests/vectors/mcp-server-card`, copied from its
 /// `examples/ServerCard/{valid,invalid}`) against npm `ajv` (JSON Schema

@@ -352,9 +352,36 @@ fn inline_artifacts_by_media_type_and_require_signed() {
         )
         .expect("read");
     assert!(!r.verified());
+    // The inline MCP Server Card's manifest verifies but declares no digest
+    // of it: nothing signed covers the card, so it is unbound.
+    let why = r.first_failure().expect("why");
+    assert!(
+        why.contains("/entries/1") && why.contains("unbound"),
+        "{why}"
+    );
+    assert_eq!(r.failure_code(), Some("catalog.unbound"));
+    assert_eq!((r.counts().bound, r.counts().unbound), (1, 2));
+    // Bound by the digest its manifest declares, it passes; the opaque
+    // entry without a manifest still does not.
+    let mut bound = doc.clone();
+    let mut m = m_b.clone();
+    catalog::manifest::bind_inline_data(&mut m, B, &bound["entries"][1]["data"]).expect("bind");
+    catalog::sign_manifest(&mut m, &kb).expect("sign");
+    bound["entries"][1]["trustManifest"] = m;
+    let r = v
+        .verify_catalog(
+            bound.to_string().as_bytes(),
+            &CatalogOptions::default().require_signed(true),
+        )
+        .expect("read");
+    assert_eq!(r.entries[1].binding, catalog::Binding::ManifestDigest);
+    assert_eq!(r.entries[1].artifact.status, Status::Verified);
     assert!(r.first_failure().expect("why").contains("/entries/2"));
+    assert_eq!(r.failure_code(), Some("catalog.not-verified"));
 
-    // The A2A card under B's identity (signed by A's key) fails.
+    // The A2A card under B's identity (signed by A's key): no key of B's
+    // matches its signature, so it is not checked (the one verdict rule:
+    // an unknown signer counts neither way), never verified nor bound.
     let mut doc2 = doc.clone();
     doc2["entries"][0]["identifier"] = json!(B);
     doc2["entries"][0]["trustManifest"] = m_b.clone();
@@ -365,6 +392,22 @@ fn inline_artifacts_by_media_type_and_require_signed() {
         .remove("trustManifest");
     let r = v
         .verify_catalog(doc2.to_string().as_bytes(), &CatalogOptions::default())
+        .expect("read");
+    assert_eq!(
+        r.entries[0].artifact.status,
+        Status::NotChecked,
+        "{}",
+        r.entries[0].artifact.message
+    );
+    assert_eq!(r.entries[0].binding, catalog::Binding::Unbound);
+    // Signed by a key of B's own and then changed: invalid, failed.
+    let mut doc4 = doc2.clone();
+    let signed_b =
+        agentsig::a2a::sign_card(&card, &kb, &serde_json::Map::new(), false).expect("card");
+    doc4["entries"][0]["data"] = signed_b.card;
+    doc4["entries"][0]["data"]["description"] = json!("changed");
+    let r = v
+        .verify_catalog(doc4.to_string().as_bytes(), &CatalogOptions::default())
         .expect("read");
     assert_eq!(
         r.entries[0].artifact.status,

@@ -178,9 +178,16 @@ fn served_signed_catalog(tag: &str) -> (Server, std::path::PathBuf, std::path::P
     let (ca, srv, _) = setup();
     let key = key_served_at_jwks(&srv);
     let identity = srv.url("agent.example", "/jwks");
+    // The skill is fetched from its url and bound by the digest its signed
+    // manifest declares.
+    let zip = b"PK\x03\x04 skill".to_vec();
+    srv.route("/skill.zip", Resp::ok("application/zip", zip.clone()));
+    let url = srv.url("agent.example", "/skill.zip");
     let mut cat = json!({"specVersion": "1.0", "entries": [
         {"identifier": identity, "displayName": "Skill", "mediaType": "application/zip",
-         "url": "https://agent.example/skill.zip"}]});
+         "url": url, "trustManifest": {"identity": identity, "provenance": [
+            {"relation": "publishedFrom", "sourceId": url,
+             "sourceDigest": catalog::manifest::sha256_digest(&zip)}]}}]});
     catalog::sign_catalog(&mut cat, &key, &catalog::SignTarget::Every).expect("sign");
     srv.route("/.well-known/ai-catalog.json", Resp::json(&cat));
     let dir = std::env::temp_dir().join(format!("agentsig-catalog-{tag}-{}", std::process::id()));

@@ -191,6 +191,15 @@ fn serve_builds_a_signed_catalog_that_verify_accepts_over_https() {
     for e in got {
         assert_eq!(e["manifest"]["status"], "verified", "{e:#}");
         assert_eq!(e["artifact"]["status"], "verified", "{e:#}");
+        assert_ne!(e["binding"], "unbound", "{e:#}");
+    }
+    // Each manifest declares the digest of the bytes served at its url.
+    for e in entries {
+        let link = &e["trustManifest"]["provenance"][0];
+        assert_eq!(link["sourceId"], e["url"], "{e:#}");
+        assert!(link["sourceDigest"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("sha256:")));
     }
     assert_eq!(rep["details"]["host"]["status"], "verified", "{rep:#}");
 
@@ -355,4 +364,56 @@ fn a_built_catalog_too_large_to_verify_is_not_served() {
         "{:?}",
         site.notes()
     );
+}
+
+/// A directory's own catalog served by `serve`: its RFC 9421 response
+/// signature by the host's key (`host.identifier`, the served JWK Set) is a
+/// signature over the whole catalog document, so an inline artifact whose
+/// manifest declares no digest of it is bound by it (`catalog-signature`)
+/// when the catalog is verified by URL, and unbound read from a file.
+#[test]
+fn a_served_catalog_signature_binds_its_inline_artifacts() {
+    let dir = tmp_support::TempDir::new("serve-catalog-sig");
+    let ca = Ca::new();
+    let site = dir.join("site");
+    std::fs::create_dir_all(site.join(".well-known")).expect("dir");
+    let publisher = SigningKey::generate(Algorithm::EcdsaP256Sha256).expect("key");
+    let did = agentsig::did::did_key(publisher.verifying_key()).expect("did:key");
+    let publisher = publisher.with_kid(format!("{did}#{}", &did["did:key:".len()..]));
+    let mut doc_file = None;
+    let srv = serve(&site, &ca, "127.0.0.1", |base| {
+        let mut m = catalog::manifest::new_manifest(&did);
+        catalog::sign_manifest(&mut m, &publisher).expect("sign");
+        let doc = serde_json::json!({"specVersion": "1.0",
+            "host": {"displayName": "H", "identifier": format!("{base}/.well-known/jwks.json")},
+            "entries": [{"identifier": did, "displayName": "W",
+                "type": catalog::MCP_SERVER_CARD_MEDIA_TYPE, "data": mcp_card("https://mcp.example.com"),
+                "trustManifest": m}]});
+        let path = site.join(".well-known/ai-catalog.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(&doc).expect("json")).expect("write");
+        doc_file = Some(path);
+    });
+    let url = format!("{}{}", srv.base, catalog::WELL_KNOWN_PATH);
+    let r = verify_resolved(&fetcher(&ca), &url);
+    assert!(r.verified(), "{:?}", r.first_failure());
+    assert_eq!(r.entries[0].binding, catalog::Binding::CatalogSignature);
+    let sig = r.catalog_signature.as_ref().expect("checked");
+    assert_eq!(sig.status, Status::Verified, "{}", sig.message);
+    // The same document from a file: nothing covers the inline card.
+    let bytes = std::fs::read(doc_file.expect("file")).expect("read");
+    let v = Verifier::builder(catalog::manifest::SelfCertifyingKeys::new(Arc::new(
+        StaticKeys::new(),
+    )))
+    .build();
+    let r = v
+        .verify_catalog(&bytes, &CatalogOptions::default().require_signed(true))
+        .expect("read");
+    assert_eq!(
+        r.entries[0].manifest.status,
+        Status::Verified,
+        "{}",
+        r.entries[0].manifest.message
+    );
+    assert_eq!(r.entries[0].binding, catalog::Binding::Unbound);
+    assert!(!r.verified());
 }

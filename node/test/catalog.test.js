@@ -17,7 +17,9 @@ const helpers = require('./helpers.js');
 const { run, tmpdir, certificates } = helpers;
 
 const entry = (identifier) => ({
-  identifier, displayName: 'X', version: '1', mediaType: 'application/zip', url: 'https://example.com/x',
+  // Inline, so that `sign` binds it to its manifest (an entry by url read
+  // from a file is not fetched: nothing would bind its bytes).
+  identifier, displayName: 'X', version: '1', mediaType: 'application/zip', data: { id: identifier },
 });
 
 /** A catalog of three entries, two of them signed by the CLI's key. */

@@ -35,7 +35,9 @@ def entry(identifier, version="1"):
         "displayName": "X",
         "version": version,
         "mediaType": "application/zip",
-        "url": "https://example.com/x",
+        # Inline, so that `sign` binds it to its manifest (an entry by url
+        # read from a file is not fetched: nothing would bind its bytes).
+        "data": {"id": identifier, "version": version},
     }
 
 

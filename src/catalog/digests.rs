@@ -13,8 +13,10 @@
 //! * a provenance link's `sourceDigest` when its `sourceId` is the entry's
 //!   own `url`: the digest of the artifact the entry references (the catalog
 //!   text has no entry-level digest; a provenance link naming the artifact is
-//!   where a manifest binds its bytes). Links naming anything else (a source
-//!   repository) are left as they are.
+//!   where a manifest binds its bytes, [`super::Binding`]); the link is made,
+//!   with the relation [`super::manifest::BINDING_RELATION`], when the
+//!   manifest has none and the URL maps to a file. Links naming anything
+//!   else (a source repository) are left as they are.
 //!
 //! URLs map to files by [`LocalFiles`]: `DIR` maps every URL's path under
 //! DIR; `PREFIX=DIR` maps only URLs beginning with PREFIX, the rest of the
@@ -23,7 +25,10 @@
 //! one part of [`crate::catalog`] that reads files: the publisher's own,
 //! named by the operator.
 
-use super::manifest::{chosen_entries, data_uri_content, percent_decode, SignCatalogError};
+use super::manifest::{
+    chosen_entries, data_uri_content, percent_decode, set_source_digest, sha256_digest,
+    sha256_format, SignCatalogError,
+};
 use super::SignTarget;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -136,15 +141,7 @@ fn digest_file(path: &Path) -> Result<(String, u64), String> {
         cx.update(&buf[..n]);
         size += n as u64;
     }
-    Ok((hex_digest(cx.finish().as_ref()), size))
-}
-
-fn hex_digest(d: &[u8]) -> String {
-    let mut s = String::from("sha256:");
-    for b in d {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
+    Ok((sha256_format(cx.finish().as_ref()), size))
 }
 
 /// Fill the declared digests of the manifests `target` names (see the
@@ -203,8 +200,7 @@ fn referenced(
             url: url.to_owned(),
             why,
         })?;
-        let d = ring::digest::digest(&ring::digest::SHA256, &bytes);
-        return Ok(Some((hex_digest(d.as_ref()), bytes.len() as u64, None)));
+        return Ok(Some((sha256_digest(&bytes), bytes.len() as u64, None)));
     }
     let Some(path) = files.path_for(url) else {
         return Ok(None);
@@ -256,6 +252,33 @@ fn fill_manifest(
     let Some(entry_url) = entry_url else {
         return Ok(());
     };
+    // The entry's own `url` is bound by a provenance link naming it: made
+    // when the manifest has none and the URL maps to a file.
+    let named = m
+        .get("provenance")
+        .and_then(Value::as_array)
+        .is_some_and(|l| {
+            l.iter()
+                .any(|p| p.get("sourceId").and_then(Value::as_str) == Some(entry_url))
+        });
+    if !named {
+        let pointer = format!("{base}/provenance/-");
+        if let Some((digest, size, file)) = referenced(entry_url, &pointer, files)? {
+            set_source_digest(m, entry_url, digest.clone())?;
+            let n = m
+                .get("provenance")
+                .and_then(Value::as_array)
+                .map_or(1, Vec::len);
+            filled.push(Filled {
+                pointer: format!("{base}/provenance/{}/sourceDigest", n - 1),
+                url: entry_url.to_owned(),
+                file,
+                digest,
+                size,
+            });
+        }
+        return Ok(());
+    }
     if let Some(list) = m.get_mut("provenance").and_then(Value::as_array_mut) {
         for (i, p) in list.iter_mut().enumerate() {
             if p.get("sourceId").and_then(Value::as_str) != Some(entry_url) {

@@ -15,7 +15,7 @@ use crate::formats::ArtifactDigest;
 use crate::jws::{self, JwsError, JwsPolicy, JwsVerifyError, SignOptions, Verdict};
 use crate::keys::SigningKey;
 use crate::policy::Context;
-use crate::trust::{KeyRequest, KeyResolver, ResolveError, TrustedKey};
+use crate::trust::{KeyRequest, KeyResolver, KeySource, ResolveError, TrustedKey};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -265,18 +265,15 @@ pub(crate) fn verify_manifest(
     // request, as [`IdentityKeys`] makes it.
     match jws::verify_as(cx, Some(identity), policy, sig, Some(&canonical)) {
         Ok(r) => {
-            let mut o = Outcome::new(
-                Status::Verified,
-                format!(
-                    "Trust Manifest signed by a key of {}",
-                    crate::text::quoted(identity)
-                ),
-            );
-            if let Some(s) = r
+            let valid = r
                 .signatures
                 .into_iter()
-                .find(|s| s.verdict == Verdict::Valid)
-            {
+                .find(|s| s.verdict == Verdict::Valid);
+            let mut o = Outcome::new(
+                Status::Verified,
+                signed_by(identity, valid.as_ref().and_then(|s| s.key_source.as_ref())),
+            );
+            if let Some(s) = valid {
                 o.kid = s.kid;
                 o.key_thumbprint = s.key_thumbprint;
             }
@@ -301,6 +298,152 @@ pub(crate) fn verify_manifest(
         Err(JwsVerifyError::Jws(e)) => {
             Outcome::failed(format!("the Trust Manifest signature is malformed: {e}"))
         }
+    }
+}
+
+/// The `relation` of the provenance link agentsig writes to bind an
+/// entry's artifact (AI Catalog "Provenance Link Object": a string
+/// describing the relationship, `publishedFrom` among its examples): the
+/// entry is published from the artifact the link names.
+pub const BINDING_RELATION: &str = "publishedFrom";
+
+/// SHA-256 of `bytes` in the catalog's digest format (AI Catalog "Digest
+/// Format": `sha256:` and lowercase hex).
+pub fn sha256_digest(bytes: &[u8]) -> String {
+    sha256_format(ring::digest::digest(&ring::digest::SHA256, bytes).as_ref())
+}
+
+/// A SHA-256 hash as `sha256:` and lowercase hex.
+pub(crate) fn sha256_format(hash: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(7 + 2 * hash.len());
+    s.push_str("sha256:");
+    for b in hash {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// The digest that binds inline `data` to its entry's manifest: SHA-256 of
+/// its RFC 8785 canonical form (the form the manifest signature itself
+/// uses, so the digest survives re-indenting and member reordering).
+///
+/// # Errors
+/// [`ManifestError::Canonical`] for a value RFC 8785 cannot serialize.
+pub fn inline_data_digest(data: &Value) -> Result<String, ManifestError> {
+    let c = crate::jcs::canonicalize_value(data)
+        .map_err(|e| ManifestError::Canonical(e.to_string()))?;
+    Ok(sha256_digest(&c))
+}
+
+/// Bind the inline `data` of the entry `identifier` to its manifest `m`:
+/// the provenance link whose `sourceId` is `identifier` gets `sourceDigest`
+/// = [`inline_data_digest`], made (relation [`BINDING_RELATION`]) when
+/// there is none. A verifier then refuses the manifest over any other
+/// `data` (AI Catalog "Verifying Artifact Integrity").
+///
+/// # Errors
+/// [`ManifestError`] when `m` is not an object or `data` cannot be
+/// canonicalized.
+pub fn bind_inline_data(
+    m: &mut Value,
+    identifier: &str,
+    data: &Value,
+) -> Result<(), ManifestError> {
+    let digest = inline_data_digest(data)?;
+    set_source_digest(m, identifier, digest)
+}
+
+/// Set `sourceDigest` of every provenance link of `m` whose `sourceId` is
+/// `source`, adding one link when there is none.
+pub(crate) fn set_source_digest(
+    m: &mut Value,
+    source: &str,
+    digest: String,
+) -> Result<(), ManifestError> {
+    let obj = m.as_object_mut().ok_or(ManifestError::NotAnObject)?;
+    let links = obj
+        .entry("provenance")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    let Some(links) = links.as_array_mut() else {
+        return Err(ManifestError::Canonical(
+            "its \"provenance\" is not an array".into(),
+        ));
+    };
+    let mut found = false;
+    for l in links.iter_mut() {
+        if l.get("sourceId").and_then(Value::as_str) == Some(source) {
+            if let Some(o) = l.as_object_mut() {
+                o.insert("sourceDigest".into(), Value::String(digest.clone()));
+                found = true;
+            }
+        }
+    }
+    if !found {
+        let mut l = Map::new();
+        l.insert("relation".into(), Value::String(BINDING_RELATION.into()));
+        l.insert("sourceId".into(), Value::String(source.to_owned()));
+        l.insert("sourceDigest".into(), Value::String(digest));
+        links.push(Value::Object(l));
+    }
+    Ok(())
+}
+
+/// Whose key verified a manifest: the identity's own (resolved from it, or
+/// carried by a `did:key`/`did:jwk`), or a key the caller gave, trusted for
+/// every identity, whose source is named (the identity was then not
+/// resolved, and the report must not say the key is the identity's).
+fn signed_by(identity: &str, source: Option<&KeySource>) -> String {
+    let q = crate::text::quoted;
+    match source {
+        Some(s @ (KeySource::Jwks(_) | KeySource::File(_))) => format!(
+            "Trust Manifest signed by a key of the {s} given by the caller (trusted for every identity; {} was not resolved)",
+            q(identity)
+        ),
+        Some(KeySource::Pinned) => format!(
+            "Trust Manifest signed by a key given by the caller (trusted for every identity; {} was not resolved)",
+            q(identity)
+        ),
+        _ => format!("Trust Manifest signed by a key of {}", q(identity)),
+    }
+}
+
+/// Keys given by the caller (`--key`, `--jwks`: trusted for every identity
+/// of a catalog, in place of resolving them), except for identities that
+/// carry their key: a `did:key` or `did:jwk` identity is answered with the
+/// key its DID encodes, and only that key (did:key Method "Read", did:jwk
+/// Method "Read": resolution is decoding, no I/O). Given keys replace
+/// network resolution, not a self-certifying identifier.
+#[derive(Clone, Debug)]
+pub struct SelfCertifyingKeys {
+    given: Arc<dyn KeyResolver>,
+}
+
+impl SelfCertifyingKeys {
+    /// `given` for every identity but `did:key` and `did:jwk` ones.
+    pub fn new(given: Arc<dyn KeyResolver>) -> SelfCertifyingKeys {
+        SelfCertifyingKeys { given }
+    }
+}
+
+impl KeyResolver for SelfCertifyingKeys {
+    fn resolve(&self, req: &KeyRequest) -> Result<Vec<TrustedKey>, ResolveError> {
+        let Some(did) = req.issuer.as_deref() else {
+            return self.given.resolve(req);
+        };
+        let did = did.split('#').next().unwrap_or(did);
+        let key = if did.starts_with("did:key:") {
+            crate::did::decode_did_key(did)
+        } else if did.starts_with("did:jwk:") {
+            crate::did::decode_did_jwk(did)
+        } else {
+            return self.given.resolve(req);
+        };
+        let key = key.map_err(|e| ResolveError::discovery(format!("{did}: {e}")))?;
+        Ok(vec![TrustedKey::new(
+            key,
+            KeySource::Discovered(did.to_owned()),
+        )])
     }
 }
 
@@ -457,6 +600,17 @@ pub fn sign_catalog(
             .and_then(Value::as_str)
             .ok_or(SignCatalogError::NoIdentifier(i))?
             .to_owned();
+        // Inline `data` (not a nested catalog, whose entries carry their
+        // own manifests) is bound by a digest of it ([`bind_inline_data`]).
+        let data = entry
+            .get("data")
+            .filter(|_| {
+                !crate::formats::entry_media_type(entry)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|mt| super::media_type_is(mt, super::MEDIA_TYPE))
+            })
+            .cloned();
         let m = entry
             .entry("trustManifest")
             .or_insert_with(|| new_manifest(&id));
@@ -469,6 +623,9 @@ pub fn sign_catalog(
                 ))
             }
             _ => {}
+        }
+        if let Some(data) = data.as_ref() {
+            bind_inline_data(m, &id, data)?;
         }
         sign_manifest(m, key)?;
         signed.push(format!("/entries/{i}/trustManifest"));

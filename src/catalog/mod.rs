@@ -39,6 +39,22 @@
 //!   `digest` and `size`, the artifact's provenance `sourceDigest`) filled
 //!   from the publisher's own files before signing.
 //!
+//! **The binding.** A Trust Manifest signature covers the manifest only
+//! ("Trust Manifest Signatures": it "can be verified independently of the
+//! artifact content"), so an entry is verified only when its artifact is
+//! bound ([`Binding`]): by a signature of its own, by a digest its
+//! verified manifest declares, or by a verified signature over the whole
+//! catalog. The digest uses the vocabulary of "Verifying Artifact
+//! Integrity" at [`AI_CATALOG_COMMIT`]: a provenance link whose `sourceId`
+//! names the artifact and whose `sourceDigest` is its digest. For an entry
+//! by `url` the link names the `url` (the text's own case); for inline
+//! `data`, which the text does not cover, it names the entry `identifier`
+//! (the text's name of the artifact, equal to the manifest `identity`) and
+//! the digest is SHA-256 of the RFC 8785 form of `data`, the canonical form
+//! the manifest signature itself uses ([`manifest::bind_inline_data`],
+//! written by [`sign_catalog`]). Any reader of the text reads the link; a
+//! manifest copied over another artifact fails it.
+//!
 //! Bounded: [`MAX_CATALOG_BYTES`] per document, [`MAX_ENTRIES`] entries in
 //! all, [`MAX_DEPTH`] levels of nesting (ADR 0001 of the catalog
 //! repository: 4 RECOMMENDED, the root catalog counting as level 1).
@@ -56,8 +72,8 @@ pub use expand::{expand_catalog, is_catalog_document, is_catalog_url, CatalogInp
 pub use manifest::{
     canonical_manifest, sign_catalog, sign_manifest, ManifestError, SignCatalogError, SignTarget,
 };
-pub use outcome::{Outcome, Status};
-pub use verify::{CatalogError, CatalogOptions, CatalogReport, EntryResult, Fetch};
+pub use outcome::{Binding, Outcome, Status};
+pub use verify::{CatalogError, CatalogOptions, CatalogReport, EntryCounts, EntryResult, Fetch};
 
 /// The media type of an AI Catalog (AI Catalog "Media Type").
 pub const MEDIA_TYPE: &str = "application/ai-catalog+json";

@@ -67,3 +67,50 @@ impl Outcome {
         Outcome::new(Status::Failed, message)
     }
 }
+
+/// What binds an entry's artifact (the bytes a consumer acts on) to a
+/// trusted key: a Trust Manifest signature covers the manifest only (AI
+/// Catalog "Trust Manifest Signatures": "verified independently of the
+/// artifact content"), so a verified manifest alone says nothing of the
+/// entry's `data` or of what its `url` serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Binding {
+    /// The artifact verified by a signature of its own: an A2A card's
+    /// embedded signatures (A2A v1.0 section 8.4), a fetched card's RFC
+    /// 9421 response signature or detached JWS.
+    OwnSignature,
+    /// A digest declared by the entry's verified Trust Manifest matches the
+    /// artifact: a provenance link naming it (`sourceId` the entry `url`,
+    /// or for inline `data` the entry `identifier`) whose `sourceDigest`
+    /// is the digest of the fetched bytes, or of the RFC 8785 form of
+    /// `data` (AI Catalog "Verifying Artifact Integrity").
+    ManifestDigest,
+    /// Inline `data` covered by a verified signature over the whole
+    /// catalog document by the host identity.
+    CatalogSignature,
+    /// A nested catalog: its entries are bound, or not, one by one.
+    Nested,
+    /// Nothing a trusted key signed covers the artifact.
+    Unbound,
+}
+
+impl Binding {
+    /// `"own-signature"`, `"manifest-digest"`, `"catalog-signature"`,
+    /// `"nested"`, `"unbound"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Binding::OwnSignature => "own-signature",
+            Binding::ManifestDigest => "manifest-digest",
+            Binding::CatalogSignature => "catalog-signature",
+            Binding::Nested => "nested",
+            Binding::Unbound => "unbound",
+        }
+    }
+
+    /// Anything but [`Binding::Unbound`].
+    pub fn is_bound(self) -> bool {
+        self != Binding::Unbound
+    }
+}

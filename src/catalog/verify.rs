@@ -11,9 +11,19 @@
 //! fetched attestations and of the entry's `url` (provenance
 //! `sourceDigest`), `publisher-identity` attestation JWTs, and the host
 //! identity against the URL the catalog was served from.
+//!
+//! Each entry's artifact gets a [`Binding`]: an entry passes under
+//! [`CatalogOptions::require_signed`] only with a verified manifest and a
+//! bound artifact (see [`super`], "The binding"). An entry `url` is
+//! resolved against the catalog's URL ([`Fetch::resolve_reference`], RFC
+//! 3986 section 5) and refused before any connection when the fetcher
+//! would refuse it ([`Fetch::refusal`]). A signature no trusted key
+//! matches is [`Status::NotChecked`], one that fails with a trusted key
+//! [`Status::Failed`] (the one verdict rule,
+//! [`crate::policy::signatures_verified`]).
 
 use super::manifest::verify_manifest;
-pub use super::outcome::{Outcome, Status};
+pub use super::outcome::{Binding, Outcome, Status};
 use super::{
     media_type_is, A2A_CARD_MEDIA_TYPE, MAX_CATALOG_BYTES, MAX_DEPTH, MAX_ENTRIES,
     MCP_SERVER_CARD_MEDIA_TYPE, MEDIA_TYPE,
@@ -48,25 +58,46 @@ pub struct EntryResult {
     /// Whether the artifact was fetched from its `url` (its own signature,
     /// if any, is then the publisher's on the served bytes).
     pub fetched: bool,
+    /// What binds the artifact to a trusted key ([`Binding`]):
+    /// [`Binding::Unbound`] when nothing signed covers it.
+    pub binding: Binding,
 }
 
 impl EntryResult {
     /// Does this entry pass: nothing failed or unsupported, and (with
-    /// `require_signed`) a verified manifest and no artifact fetched
-    /// unsigned. An artifact fetched from its `url` is bytes the catalog's
-    /// signatures do not cover (AI Catalog "Trust Layers": a Trust
-    /// Manifest signature covers the manifest only), so under
-    /// `require_signed` it must carry its own signature, as `verify URL
-    /// --require-signed` requires of a descriptor; an inline artifact is
-    /// part of the catalog document.
+    /// `require_signed`) a verified manifest and an artifact bound to a
+    /// trusted key ([`EntryResult::binding`]). A Trust Manifest signature
+    /// covers the manifest only (AI Catalog "Trust Manifest Signatures",
+    /// "Trust Layers"), so a verified manifest over an artifact nothing
+    /// signed covers does not make the entry verified.
     pub fn passed(&self, require_signed: bool) -> bool {
-        let bad = |s: Status| matches!(s, Status::Failed | Status::Unsupported);
-        !bad(self.artifact.status)
-            && !bad(self.manifest.status)
+        !self.failed()
             && (!require_signed
-                || (self.manifest.status == Status::Verified
-                    && !(self.fetched && self.artifact.status == Status::Unsigned)))
+                || (self.manifest.status == Status::Verified && self.binding.is_bound()))
     }
+
+    /// The artifact or the manifest failed, or cannot be checked
+    /// ([`Status::Unsupported`]).
+    pub fn failed(&self) -> bool {
+        let bad = |s: Status| matches!(s, Status::Failed | Status::Unsupported);
+        bad(self.artifact.status) || bad(self.manifest.status)
+    }
+}
+
+/// How many entries of a catalog are bound, unbound and failed
+/// ([`CatalogReport::counts`]); every entry is in exactly one of the three.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct EntryCounts {
+    /// Every entry, nested ones included.
+    pub total: usize,
+    /// Nothing failed and the artifact is verified by its own signature or
+    /// bound ([`Binding::is_bound`]).
+    pub bound: usize,
+    /// Nothing failed, but nothing signed covers the artifact.
+    pub unbound: usize,
+    /// The artifact or the manifest failed or is unsupported.
+    pub failed: usize,
 }
 
 /// What [`Verifier::verify_catalog`](crate::Verifier::verify_catalog) is asked to do, and its bounds.
@@ -159,6 +190,10 @@ pub struct CatalogReport {
     pub entries: Vec<EntryResult>,
     /// Whether every entry had to carry a verified manifest.
     pub require_signed: bool,
+    /// A signature over the whole catalog document by the host identity,
+    /// when one was checked ([`CatalogReport::apply_catalog_signature`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub catalog_signature: Option<Outcome>,
 }
 
 impl CatalogReport {
@@ -166,11 +201,85 @@ impl CatalogReport {
     /// signed) verified, every entry [`EntryResult::passed`].
     pub fn verified(&self) -> bool {
         !self.lint.iter().any(|f| f.severity == "error")
-            && [&self.host, &self.host_identity]
+            && [&self.host, &self.host_identity, &self.catalog_signature]
                 .into_iter()
                 .flatten()
                 .all(|h| !matches!(h.status, Status::Failed | Status::Unsupported))
             && self.entries.iter().all(|e| e.passed(self.require_signed))
+    }
+
+    /// The entries counted by what became of them ([`EntryCounts`]): the
+    /// one count the CLI summary and the bindings use.
+    pub fn counts(&self) -> EntryCounts {
+        let mut c = EntryCounts {
+            total: self.entries.len(),
+            ..EntryCounts::default()
+        };
+        for e in &self.entries {
+            if e.failed() {
+                c.failed += 1;
+            } else if e.binding.is_bound() {
+                c.bound += 1;
+            } else {
+                c.unbound += 1;
+            }
+        }
+        c
+    }
+
+    /// Every artifact verified or bound, and the catalog
+    /// [`verified`](Self::verified): what the word "verified" means for a
+    /// catalog whatever `require_signed` was.
+    pub fn all_bound(&self) -> bool {
+        self.verified() && self.counts().unbound == 0
+    }
+
+    /// The stable code of why it did not verify: `catalog.unbound` when the
+    /// first entry that did not pass has a verified manifest over an
+    /// artifact nothing signed covers (and nothing else failed first),
+    /// else `catalog.not-verified`; `None` when it verified.
+    pub fn failure_code(&self) -> Option<&'static str> {
+        if self.verified() {
+            return None;
+        }
+        let first_entry_only = !self.lint.iter().any(|f| f.severity == "error")
+            && [&self.host, &self.host_identity, &self.catalog_signature]
+                .into_iter()
+                .flatten()
+                .all(|h| !matches!(h.status, Status::Failed | Status::Unsupported));
+        let unbound = self
+            .entries
+            .iter()
+            .find(|e| !e.passed(self.require_signed))
+            .is_some_and(|e| {
+                !e.failed() && e.manifest.status == Status::Verified && !e.binding.is_bound()
+            });
+        Some(if first_entry_only && unbound {
+            "catalog.unbound"
+        } else {
+            "catalog.not-verified"
+        })
+    }
+
+    /// Count as [`Binding::CatalogSignature`] every unbound inline artifact
+    /// of the document itself (not of a catalog fetched from an entry's
+    /// `url`), when `signature` (a signature over the whole catalog
+    /// document by the host identity: its RFC 9421 response signature, or
+    /// a detached JWS of the catalog) verified; it is kept in
+    /// [`CatalogReport::catalog_signature`] either way.
+    pub fn apply_catalog_signature(&mut self, signature: Outcome) {
+        if signature.status == Status::Verified {
+            for e in &mut self.entries {
+                if e.binding == Binding::Unbound && !e.fetched && e.pointer.starts_with('/') {
+                    if let Some(m) = &e.media_type {
+                        if !media_type_is(m, MEDIA_TYPE) {
+                            e.binding = Binding::CatalogSignature;
+                        }
+                    }
+                }
+            }
+        }
+        self.catalog_signature = Some(signature);
     }
 
     /// The first reason it did not verify, for a one-line message.
@@ -192,6 +301,13 @@ impl CatalogReport {
         {
             return Some(format!("host identity: {}", h.message));
         }
+        if let Some(h) = self
+            .catalog_signature
+            .as_ref()
+            .filter(|h| matches!(h.status, Status::Failed | Status::Unsupported))
+        {
+            return Some(format!("catalog signature: {}", h.message));
+        }
         self.entries
             .iter()
             .find(|e| !e.passed(self.require_signed))
@@ -205,7 +321,7 @@ impl CatalogReport {
                     format!("{} (a verified Trust Manifest is required)", e.manifest.message)
                 } else {
                     format!(
-                        "{} (--require-signed: an artifact fetched by url must carry its own verified signature)",
+                        "{} (unbound: the Trust Manifest signature covers the manifest only, and neither a signature of the artifact's own, nor a provenance sourceDigest the manifest declares for it, nor a signature over the whole catalog covers the artifact; see docs/catalog.md)",
                         e.artifact.message
                     )
                 };
@@ -238,6 +354,35 @@ pub trait Fetch {
     /// # Errors
     /// A message saying why nothing was fetched.
     fn fetch(&mut self, url: &str, accept: &str) -> Result<Vec<u8>, String>;
+
+    /// An entry's `url` as a reference resolved against `base`, the URL of
+    /// the catalog that holds it (RFC 3986 section 5). The default takes an
+    /// absolute URL as it is and refuses a relative one.
+    ///
+    /// # Errors
+    /// Why the reference names no URL.
+    fn resolve_reference(&self, base: Option<&str>, reference: &str) -> Result<String, String> {
+        let _ = base;
+        let scheme = reference.split(':').next().unwrap_or("");
+        if reference.contains(':')
+            && !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        {
+            Ok(reference.to_owned())
+        } else {
+            Err("a relative url, and no catalog URL to resolve it against".into())
+        }
+    }
+
+    /// Why `url` would be refused before any connection (draft-narvaneni-agent-uri-03
+    /// section 5.2: not `https`, or a private, loopback or link-local
+    /// host), or `None`. The default refuses nothing.
+    fn refusal(&self, url: &str) -> Option<String> {
+        let _ = url;
+        None
+    }
 
     /// The body at `url` with the signatures its publisher put on the
     /// response or beside it, checked with `keys`: an RFC 9421 response
@@ -325,16 +470,103 @@ pub(super) fn inline_entry(
         return Err((manifest, pointer));
     }
     let identifier = get("identifier").and_then(Value::as_str);
+    let mut artifact = inline_artifact(cx, policy, data, mt, identifier, None);
+    let binding = bind_inline(
+        &mut artifact,
+        &manifest,
+        get("trustManifest"),
+        identifier,
+        data,
+        mt,
+    );
     Ok(EntryResult {
         pointer,
         identifier: identifier.map(str::to_owned),
         version: get("version").and_then(Value::as_str).map(str::to_owned),
         media_type: Some(mt.to_owned()),
         depth,
-        artifact: inline_artifact(cx, policy, data, mt, identifier, None),
+        artifact,
         manifest,
         fetched: false,
+        binding,
     })
+}
+
+/// The binding of an inline artifact (`data`, not a nested catalog): the
+/// provenance links of its manifest whose `sourceId` is the entry
+/// `identifier` declare, in `sourceDigest`, the digest of the RFC 8785
+/// canonical form of `data` (the catalog text's "Verifying Artifact
+/// Integrity" applied to an artifact carried inline: the canonical form is
+/// the one the Trust Manifest signature itself uses, so the digest does not
+/// depend on whitespace or member order). A digest that differs fails the
+/// artifact ("Reject the artifact if they differ"), signed manifest or
+/// not; one that matches binds it when the manifest verified.
+fn bind_inline(
+    artifact: &mut Outcome,
+    manifest: &Outcome,
+    manifest_value: Option<&Value>,
+    identifier: Option<&str>,
+    data: &Value,
+    mt: &str,
+) -> Binding {
+    let digests = identifier
+        .map(|id| source_digests(manifest_value, id))
+        .unwrap_or_default();
+    let matched = if digests.is_empty() || artifact.status == Status::Failed {
+        0
+    } else {
+        let checked = crate::jcs::canonicalize_value(data)
+            .map_err(|e| format!("the inline artifact has no RFC 8785 form: {e}"))
+            .and_then(|c| check_digests(&digests, &c));
+        if let Err(e) = checked {
+            *artifact = Outcome::failed(format!("inline data: {e}"));
+            return Binding::Unbound;
+        }
+        digests.len()
+    };
+    bind(artifact, manifest, mt, matched, "the RFC 8785 form of data")
+}
+
+/// What binds an artifact checked as `artifact`, with `matched` declared
+/// digests of its manifest matching it (of `what`): its own signature (an
+/// A2A card's or a fetched server card's, [`Status::Verified`]), else the
+/// digests when the manifest verified (the artifact is then reported
+/// verified: a trusted key vouches for its bytes), else nothing.
+fn bind(
+    artifact: &mut Outcome,
+    manifest: &Outcome,
+    mt: &str,
+    matched: usize,
+    what: &str,
+) -> Binding {
+    let own =
+        media_type_is(mt, A2A_CARD_MEDIA_TYPE) || media_type_is(mt, MCP_SERVER_CARD_MEDIA_TYPE);
+    if artifact.status == Status::Failed {
+        return Binding::Unbound;
+    }
+    if own && artifact.status == Status::Verified {
+        return Binding::OwnSignature;
+    }
+    if matched > 0 && manifest.status == Status::Verified {
+        if matches!(artifact.status, Status::Unsigned | Status::NotChecked) {
+            artifact.status = Status::Verified;
+        }
+        artifact.message = format!(
+            "{}; bound by the verified Trust Manifest: {matched} provenance sourceDigest(s) match {what} (AI Catalog \"Verifying Artifact Integrity\")",
+            artifact.message
+        );
+        return Binding::ManifestDigest;
+    }
+    if matched > 0 {
+        artifact.message = format!(
+            "{}; {matched} provenance sourceDigest(s) match {what}, but the Trust Manifest is not verified, so they guard against transport tampering only (AI Catalog \"Trust Layers\", Layer 1)",
+            artifact.message
+        );
+    }
+    if media_type_is(mt, MEDIA_TYPE) {
+        return Binding::Nested;
+    }
+    Binding::Unbound
 }
 
 /// The root entry's manifest check, as [`Walk`] makes it: `None` for an
@@ -405,6 +637,7 @@ pub(super) fn verify_catalog_doc<'a>(
             host_identity: None,
             entries: Vec::new(),
             require_signed: opts.require_signed,
+            catalog_signature: None,
         },
         seen_entries: 0,
         premade,
@@ -745,15 +978,26 @@ impl Walk<'_> {
         }
         let mut nested = None;
         let mut fetched = false;
+        let mut binding = Binding::Unbound;
         let artifact = match (obj.get("data"), media_type) {
             (_, None) => Outcome::failed("the entry declares no media type (mediaType or type)"),
             (None, Some(mt)) => match obj.get("url").and_then(Value::as_str) {
-                Some(url) if self.fetch.is_some() => {
-                    let digests = source_digests(obj.get("trustManifest"), url);
-                    let (o, f) = self.by_url(url, mt, identifier, &digests, depth, &mut nested);
-                    fetched = f;
-                    o
-                }
+                Some(raw) if self.fetch.is_some() => match self.entry_url(raw) {
+                    Err(o) => o,
+                    Ok(url) => {
+                        let m = obj.get("trustManifest");
+                        let mut digests = source_digests(m, &url);
+                        if url != raw {
+                            digests.extend(source_digests(m, raw));
+                        }
+                        let (mut o, f) =
+                            self.by_url(&url, mt, identifier, &digests, depth, &mut nested);
+                        fetched = f;
+                        let matched = if f { digests.len() } else { 0 };
+                        binding = bind(&mut o, &manifest, mt, matched, "the bytes fetched from its url");
+                        o
+                    }
+                },
                 _ => Outcome::new(
                     Status::NotChecked,
                     format!("{mt} referenced by url: not fetched (verify the catalog by its https URL to fetch entries)"),
@@ -769,10 +1013,13 @@ impl Walk<'_> {
                         ))
                     } else {
                         nested = Some(Nested::Inline(data));
+                        binding = Binding::Nested;
                         Outcome::new(Status::Verified, format!("nested catalog (level {}): its entries follow", depth + 1))
                     }
                 } else {
-                    inline_artifact(self.cx, self.policy, data, mt, identifier, None)
+                    let mut o = inline_artifact(self.cx, self.policy, data, mt, identifier, None);
+                    binding = bind_inline(&mut o, &manifest, obj.get("trustManifest"), identifier, data, mt);
+                    o
                 }
             }
         };
@@ -788,6 +1035,7 @@ impl Walk<'_> {
             artifact,
             manifest,
             fetched,
+            binding,
         });
         match nested {
             Some(Nested::Inline(data)) => self.catalog(data, &format!("{pointer}/data"), depth + 1),
@@ -937,6 +1185,28 @@ impl Walk<'_> {
         }
     }
 
+    /// An entry's `url` resolved against the URL of the catalog holding it
+    /// (RFC 3986 section 5; the innermost catalog fetched, else the root's
+    /// URL), and refused, before any connection, when the fetcher would
+    /// refuse it: a [`Status::Failed`] outcome naming why, never an entry
+    /// passed over.
+    fn entry_url(&self, raw: &str) -> Result<String, Outcome> {
+        let q = crate::text::quoted;
+        let Some(f) = self.fetch.as_deref() else {
+            return Ok(raw.to_owned());
+        };
+        let url = f
+            .resolve_reference(self.path.last().map(String::as_str), raw)
+            .map_err(|e| Outcome::failed(format!("url {}: {e}", q(raw))))?;
+        match f.refusal(&url) {
+            Some(why) => Err(Outcome::failed(format!(
+                "{}: {why}: not fetched, no connection made (draft-narvaneni-agent-uri-03 section 5.2; --allow-private-networks opts in)",
+                q(&url)
+            ))),
+            None => Ok(url),
+        }
+    }
+
     /// Fetch through [`Walk::fetch`], counting against the bound.
     fn get(&mut self, url: &str, accept: &str) -> Result<Vec<u8>, String> {
         self.count()?;
@@ -1060,6 +1330,15 @@ impl Walk<'_> {
                         true,
                     )
                 }
+                Ok(s) if s.body.is_empty() && s.signature.status != Status::Verified => {
+                    return (
+                        Outcome::new(
+                            s.signature.status,
+                            format!("{}: {}", q(url), s.signature.message),
+                        ),
+                        true,
+                    )
+                }
                 Ok(s) => (s.body, Some(s.signature)),
                 Err(e) => return (Outcome::failed(format!("{}: {e}", q(url))), false),
             }
@@ -1072,24 +1351,17 @@ impl Walk<'_> {
         if let Err(e) = check_digests(digests, &body) {
             return (Outcome::failed(format!("{}: {e}", q(url))), true);
         }
-        let mut o = if a2a || mcp {
+        let o = if a2a || mcp {
             match crate::json::parse_strict(&body) {
                 Ok(v) => inline_artifact(self.cx, self.policy, &v, mt, identifier, signature),
                 Err(e) => Outcome::failed(format!("{}: not strict JSON: {e}", q(url))),
             }
         } else {
             Outcome::new(
-                Status::Verified,
-                format!("{mt}: not checked by its own rules"),
+                Status::NotChecked,
+                format!("{mt}: fetched; not checked by rules of its own"),
             )
         };
-        if !digests.is_empty() && o.status != Status::Failed {
-            o.message = format!(
-                "{}; {} declared provenance sourceDigest(s) match the fetched bytes (AI Catalog \"Verifying Artifact Integrity\")",
-                o.message,
-                digests.len()
-            );
-        }
         (o, true)
     }
 }
@@ -1133,6 +1405,13 @@ fn inline_artifact(
                 }
                 o
             }
+            // The one verdict rule (crate::policy::signatures_verified):
+            // signatures by keys that are not trusted are not checked,
+            // one that fails with a trusted key is invalid.
+            Err(crate::a2a::A2aError::NotVerified(r)) if !r.any_invalid() => Outcome::new(
+                Status::NotChecked,
+                "A2A Agent Card signed by no key trusted for this identity: not checked (A2A v1.0 section 8.4)",
+            ),
             Err(e) => Outcome::failed(format!("A2A Agent Card: {e}")),
         };
     }

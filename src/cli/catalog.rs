@@ -234,18 +234,22 @@ fn fetch_and_verify(
     finish(v, &report).map(Ok)
 }
 
-/// A verifier over `keys` with the command's algorithms, low-S and `typ`.
+/// A verifier over `keys` with the command's algorithms, low-S and `typ`;
+/// `did:key` and `did:jwk` identities keep their own key
+/// ([`catalog::manifest::SelfCertifyingKeys`]).
 fn verifier(v: &VerifyCatalog<'_>, keys: agentsig::trust::StaticKeys) -> Verifier {
-    Verifier::builder(keys)
-        .algorithms(v.trust.allow_list())
-        .strict_low_s(v.trust.strict_low_s)
-        .jws(policy(v.typ))
-        .key_headers(if v.ignore_key_headers {
-            agentsig::jws::KeyHeaderPolicy::Ignore
-        } else {
-            agentsig::jws::KeyHeaderPolicy::Refuse
-        })
-        .build()
+    Verifier::builder(catalog::manifest::SelfCertifyingKeys::new(
+        std::sync::Arc::new(keys),
+    ))
+    .algorithms(v.trust.allow_list())
+    .strict_low_s(v.trust.strict_low_s)
+    .jws(policy(v.typ))
+    .key_headers(if v.ignore_key_headers {
+        agentsig::jws::KeyHeaderPolicy::Ignore
+    } else {
+        agentsig::jws::KeyHeaderPolicy::Refuse
+    })
+    .build()
 }
 
 fn policy(typ: &[String]) -> agentsig::jws::JwsPolicy {
@@ -341,43 +345,67 @@ fn print_lines(file: &str, r: &CatalogReport) {
     }
     for e in &r.entries {
         errln!(
-            "{}: {} {}: artifact {}: {}; manifest {}: {}",
+            "{}: {} {}: artifact {}: {}; manifest {}: {}; binding {}",
             esc(file),
             e.pointer,
             esc(e.identifier.as_deref().unwrap_or("?")),
             e.artifact.status.as_str(),
             esc(&e.artifact.message),
             e.manifest.status.as_str(),
-            esc(&e.manifest.message)
+            esc(&e.manifest.message),
+            e.binding.as_str()
         );
     }
-    let passed = r
-        .entries
-        .iter()
-        .filter(|e| e.passed(r.require_signed))
-        .count();
-    if let Some(e) = agentsig::report::catalog_unvouched(r) {
+    if let Some(s) = &r.catalog_signature {
+        errln!(
+            "{}: catalog signature: {}: {}",
+            esc(file),
+            s.status.as_str(),
+            esc(&s.message)
+        );
+    }
+    outln!("{}", summary(file, r));
+}
+
+/// The one summary line: `verified` only when the catalog verified and
+/// every artifact is verified or bound ([`CatalogReport::all_bound`]);
+/// `unsigned` when nothing failed but some artifact is unbound (no trusted
+/// key vouches for its bytes: refused unless `--allow-unsigned`), with how
+/// many; otherwise how many entries are bound, unbound and failed, and why.
+fn summary(file: &str, r: &CatalogReport) -> String {
+    let c = r.counts();
+    if r.all_bound() {
+        format!(
+            "{}: verified ({} of {} entries)",
+            esc(file),
+            c.bound,
+            c.total
+        )
+    } else if let Some(e) = agentsig::report::catalog_unvouched(r) {
         let why = r
             .first_failure()
             .unwrap_or_else(|| format!("no trusted key vouches for {}", e.pointer));
-        outln!(
-            "{}: unsigned, NOT verified ({passed} of {} entries passed): {} (--allow-unsigned accepts it as unsigned)",
+        let hint = if r.require_signed {
+            ""
+        } else {
+            " (--allow-unsigned accepts it as unsigned)"
+        };
+        format!(
+            "{}: unsigned, NOT verified: {} of {} entries unbound (nothing a trusted key signed covers their artifact), nothing failed: {}{hint}",
             esc(file),
-            r.entries.len(),
+            c.unbound,
+            c.total,
             esc(&why)
-        );
-    } else if r.verified() {
-        outln!(
-            "{}: verified ({passed} of {} entries)",
-            esc(file),
-            r.entries.len()
-        );
+        )
     } else {
-        outln!(
-            "{}: NOT verified ({passed} of {} entries passed): {}",
+        format!(
+            "{}: NOT verified ({} of {} entries verified or bound, {} unbound, {} failed): {}",
             esc(file),
-            r.entries.len(),
+            c.bound,
+            c.total,
+            c.unbound,
+            c.failed,
             esc(&r.first_failure().unwrap_or_default())
-        );
+        )
     }
 }

@@ -585,6 +585,10 @@ fn replace_file(path: &str, bytes: &[u8]) -> Result<(), CliError> {
 #[derive(Args)]
 pub struct VerifyArgs {
     /// Descriptor (JSON) to verify, or - for standard input (optional with --response).
+    /// An AI Catalog (file or URL, docs/catalog.md) is verified entry by entry; with it,
+    /// --key/--jwks keys are trusted for every Trust Manifest identity in place of resolving
+    /// each one (a did:key or did:jwk identity still verifies with the key it carries, and
+    /// only with it), and the report names the key set, not the identity.
     #[arg(default_value = "", hide_default_value = true)]
     file: String,
     /// Verify a saved HTTP response (status line, headers, body, e.g. from curl -i) with

@@ -303,6 +303,33 @@ impl Fetch for NetFetch<'_> {
         Ok(f.body)
     }
 
+    /// RFC 3986 section 5 reference resolution ([`url::Url::join`]).
+    fn resolve_reference(&self, base: Option<&str>, reference: &str) -> Result<String, String> {
+        if url::Url::parse(reference).is_ok() {
+            return Ok(reference.to_owned());
+        }
+        let base = base.ok_or("a relative url, and no catalog URL to resolve it against")?;
+        url::Url::parse(base)
+            .and_then(|b| b.join(reference))
+            .map(|u| u.to_string())
+            .map_err(|e| {
+                format!(
+                    "cannot be resolved against {}: {e}",
+                    crate::text::quoted(base)
+                )
+            })
+    }
+
+    /// The fetcher's own check before connecting ([`Fetcher::precheck`]):
+    /// not `https`, or a host (a name such as `localhost`, an IP literal)
+    /// that is private, loopback or link-local under its policy.
+    fn refusal(&self, url: &str) -> Option<String> {
+        match self.fetcher.precheck(url) {
+            Err(e) if e.is_refusal() => Some(e.to_string()),
+            _ => None,
+        }
+    }
+
     /// The card at `url` verified as `verify URL` verifies a descriptor
     /// ([`Resolver::verify_url`]): its `Content-Digest` (RFC 9530), its
     /// RFC 9421 response signature and its detached JWS at `URL.jws`
@@ -376,6 +403,19 @@ impl Fetch for NetFetch<'_> {
                 Ok(SignedBody::new(v.body, signature))
             }
             Err(UrlVerifyError::Fetch(e)) => Err(e.to_string()),
+            // A signature by a key that is not trusted is not checked; one
+            // that fails with a trusted key is invalid (the one verdict
+            // rule, as for `verify URL`).
+            Err(e) if e.not_checked() => Ok(SignedBody::new(
+                Vec::new(),
+                Outcome::new(
+                    Status::NotChecked,
+                    format!(
+                        "{e} ({}): signed by no key trusted for this identity, so not checked",
+                        e.code()
+                    ),
+                ),
+            )),
             Err(e) => Ok(SignedBody::new(
                 Vec::new(),
                 Outcome::failed(format!("{e} ({})", e.code())),
@@ -452,7 +492,67 @@ pub fn verify_catalog_url(
         if keys == CatalogKeys::Resolved {
             mark_unsupported(&mut report, host_identity(&root.body).as_deref());
         }
+        if let Some(o) = catalog_response_signature(v, &root) {
+            report.apply_catalog_signature(o);
+        }
         Ok(report)
+    })
+}
+
+/// The catalog's own RFC 9421 response signature (the one `agentsig serve`
+/// puts on every response: `@status`, `content-type` and `content-digest`
+/// covered, the RFC 9530 `Content-Digest` checked against the body), with
+/// the keys of the catalog's `host.identifier` only (the host identity, AI
+/// Catalog "Host Info"): a signature over the whole catalog document by the
+/// host, which binds its inline artifacts
+/// ([`CatalogReport::apply_catalog_signature`]). `None` when the response
+/// carries no signature or the catalog names no `host.identifier`. A
+/// signature no key of the host matches is not checked; one that fails
+/// with a key of the host is failed (the one verdict rule).
+fn catalog_response_signature(v: &Verifier, root: &super::fetch::Fetched) -> Option<Outcome> {
+    if !root.headers.contains_key("signature") {
+        return None;
+    }
+    let doc: Value = serde_json::from_slice(&root.body).ok()?;
+    let host = doc.get("host")?.get("identifier")?.as_str()?;
+    let keys = Arc::new(crate::catalog::manifest::IdentityKeys::new(
+        v.context().keys.clone(),
+        host,
+    ));
+    let mut http = crate::httpsig::HttpPolicy::new();
+    http.required = crate::httpsig::descriptor_response_components();
+    let hv = Verifier::builder_arc(keys)
+        .http(http)
+        .algorithms(v.algorithms().clone())
+        .strict_low_s(v.strict_low_s())
+        .build();
+    let m = super::verify::message_with_body(root.status, &root.headers, root.body.clone());
+    let q = crate::text::quoted;
+    Some(match hv.verify_http(&m, None) {
+        Ok(_) => Outcome::new(
+            Status::Verified,
+            format!(
+                "the catalog's RFC 9421 response signature verified with a key of host.identifier {}",
+                q(host)
+            ),
+        ),
+        Err(e) => match e.report().map(super::verify::http_status) {
+            Some(crate::policy::SignatureStatus::Verified) => Outcome::new(
+                Status::Verified,
+                format!(
+                    "the catalog's RFC 9421 response signature verified with a key of host.identifier {}",
+                    q(host)
+                ),
+            ),
+            Some(crate::policy::SignatureStatus::NotChecked) => Outcome::new(
+                Status::NotChecked,
+                format!(
+                    "the catalog's RFC 9421 response signature is by no key of host.identifier {}: not checked",
+                    q(host)
+                ),
+            ),
+            _ => Outcome::failed(format!("the catalog's RFC 9421 response signature: {e}")),
+        },
     })
 }
 

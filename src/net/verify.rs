@@ -224,6 +224,26 @@ pub enum UrlVerifyError {
 }
 
 impl UrlVerifyError {
+    /// Whether the only signatures were by keys that are not trusted (none
+    /// checked and failed): "not checked" under the one verdict rule
+    /// ([`crate::policy::signatures_verified`]), never "invalid".
+    pub fn not_checked(&self) -> bool {
+        match self {
+            UrlVerifyError::HttpSignature(e) => {
+                e.report().map(http_status) == Some(SignatureStatus::NotChecked)
+            }
+            UrlVerifyError::Jws {
+                source: crate::descriptor::DescriptorError::NotVerified(r),
+                ..
+            } => !r
+                .jws
+                .signatures
+                .iter()
+                .any(|s| s.verdict.status() != SignatureStatus::NotChecked),
+            e => card_not_checked(e),
+        }
+    }
+
     /// A stable code for reports.
     pub fn code(&self) -> &'static str {
         match self {
@@ -459,7 +479,7 @@ fn message_of(f: &Fetched) -> Message {
     message_with_body(f.status, &f.headers, f.body.clone())
 }
 
-fn message_with_body(status: u16, headers: &http::HeaderMap, body: Vec<u8>) -> Message {
+pub(crate) fn message_with_body(status: u16, headers: &http::HeaderMap, body: Vec<u8>) -> Message {
     let headers = headers
         .iter()
         .map(|(k, v)| Field {
@@ -1108,7 +1128,7 @@ impl Resolver {
 /// checked, any other failure is invalid (RFC 9421 section 3.2: each
 /// signature is verified on its own; the application decides which it
 /// requires).
-fn http_status(r: &crate::httpsig::VerifyReport) -> SignatureStatus {
+pub(crate) fn http_status(r: &crate::httpsig::VerifyReport) -> SignatureStatus {
     let statuses: Vec<SignatureStatus> = r
         .results
         .iter()
@@ -1134,12 +1154,7 @@ fn card_not_checked(e: &UrlVerifyError) -> bool {
         UrlVerifyError::Card {
             source: crate::a2a::A2aError::NotVerified(r),
             ..
-        } => !r
-            .signatures
-            .iter()
-            .filter_map(|x| x.as_ref().ok())
-            .flat_map(|x| x.signatures.iter())
-            .any(|s| s.verdict.status() == SignatureStatus::Invalid),
+        } => !r.any_invalid(),
         _ => false,
     }
 }

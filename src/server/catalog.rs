@@ -98,6 +98,10 @@ pub struct Artifact<'a> {
     /// Where it is fetched from, relative to the base URL: its path, or the
     /// `/server-card` path an MCP Server Card is served at.
     pub served_at: &'a str,
+    /// The SHA-256 digest (`sha256:hex`) of the exact bytes served there,
+    /// declared in the entry's manifest so that the manifest signature
+    /// binds them ([`crate::catalog::manifest::BINDING_RELATION`]).
+    pub digest: Option<String>,
 }
 
 /// The catalog of `items` before signing, for the site at `base` whose JWK
@@ -117,13 +121,22 @@ pub fn unsigned_catalog(base: &str, jwks: &str, items: &[Artifact<'_>]) -> Value
         .map(|a| {
             let id = format!("{jwks}#{}", a.path);
             let mt = entry_media_type(a.format);
+            let url = format!("{base}{}", a.served_at);
+            let mut manifest = json!({"identity": id});
+            if let Some(d) = &a.digest {
+                manifest["provenance"] = json!([{
+                    "relation": catalog::manifest::BINDING_RELATION,
+                    "sourceId": url,
+                    "sourceDigest": d,
+                }]);
+            }
             json!({
                 "identifier": id,
                 "displayName": display_name(a.path, a.doc),
                 "mediaType": mt,
                 "type": mt,
-                "url": format!("{base}{}", a.served_at),
-                "trustManifest": {"identity": id},
+                "url": url,
+                "trustManifest": manifest,
             })
         })
         .collect();

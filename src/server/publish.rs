@@ -857,11 +857,22 @@ fn discovery(
         let mut items: Vec<super::catalog::Artifact<'_>> = formats
             .iter()
             .filter(|(_, fmt, _)| *fmt != Format::AgentsRegistry)
-            .map(|(url, fmt, doc)| super::catalog::Artifact {
-                path: url,
-                format: *fmt,
-                doc,
-                served_at: served_at.get(url.as_str()).map_or(url, String::as_str),
+            .map(|(url, fmt, doc)| {
+                let at = served_at
+                    .get(url.as_str())
+                    .map_or(url.as_str(), String::as_str);
+                super::catalog::Artifact {
+                    path: url,
+                    format: *fmt,
+                    doc,
+                    served_at: at,
+                    digest: match site.entries.get(at) {
+                        Some(Entry::File { body, .. }) => {
+                            Some(crate::catalog::manifest::sha256_digest(body))
+                        }
+                        _ => None,
+                    },
+                }
             })
             .collect();
         items.sort_by(|a, b| a.path.cmp(b.path));
