@@ -664,8 +664,10 @@ impl Urls {
             }
         }
         match self.resolver.verify_url(url) {
-            Ok(v) if agentsig::catalog::is_catalog_document(&v.body) => {
-                self.expand_bytes(&v.url, &v.body, json)
+            // A catalog by its media type or content, as `verify URL`
+            // recognises one.
+            Err(agentsig::net::verify::UrlVerifyError::Catalog { url, body }) => {
+                self.expand_bytes(&url, &body, json)
             }
             Ok(v) => vec![self.verified(url, &v, json)],
             Err(e) => vec![Outcome::failed(url, e.code(), e.to_string())],
