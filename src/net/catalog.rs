@@ -27,7 +27,7 @@
 //! [`expand_catalog_bytes`] make a catalog a source of `verify --batch`.
 
 use super::discovery::{Discovery, KeyAuthority};
-use super::fetch::{FetchError, Fetcher};
+use super::fetch::{FetchBudget, FetchError, Fetcher};
 use super::verify::{Resolver, UrlVerifyError, UrlVerifyOptions};
 use crate::catalog::verify::SignedBody;
 use crate::catalog::{
@@ -218,6 +218,7 @@ pub fn verify_catalog_resolved(
     catalog: &[u8],
     opts: &CatalogOptions,
 ) -> Result<CatalogReport, CatalogError> {
+    let fetcher = &budgeted(fetcher, opts);
     let v = resolving(base, fetcher);
     let mut report = v.verify_catalog(catalog, opts)?;
     mark_unsupported(&mut report, host_identity(catalog).as_deref());
@@ -229,6 +230,31 @@ pub fn verify_catalog_resolved(
 pub const MAX_TOTAL_BYTES: usize = 32 * 1024 * 1024;
 /// Longest a whole catalog verification may take.
 pub const DEADLINE: Duration = Duration::from_secs(120);
+
+/// The bounds of one catalog job ([`FetchBudget`]): at most
+/// [`CatalogOptions::max_fetches`] requests (documents, nested catalogs,
+/// cards and their detached JWS, key sets, DID documents, publisher JWT
+/// issuers' keys, all together), [`MAX_TOTAL_BYTES`] in all and
+/// [`DEADLINE`]; a request past them is refused with the reason
+/// (`catalog.budget`). `verify --batch` over a catalog gives one budget to
+/// the expansion and the entry checks together.
+pub fn job_budget(opts: &CatalogOptions) -> Arc<FetchBudget> {
+    Arc::new(FetchBudget::new(
+        "one catalog (no option raises this bound)",
+        opts.max_fetches,
+        MAX_TOTAL_BYTES,
+        DEADLINE,
+    ))
+}
+
+/// `fetcher` counting toward a catalog job's bounds: its own budget when
+/// it carries one already (a job that began before), else a new one.
+fn budgeted(fetcher: &Fetcher, opts: &CatalogOptions) -> Fetcher {
+    match fetcher.budget() {
+        Some(_) => fetcher.clone(),
+        None => fetcher.with_budget(job_budget(opts)),
+    }
+}
 
 /// The SSRF-guarded fetcher as a [`Fetch`]: `https` only (the fetcher
 /// refuses private, loopback and link-local addresses before connecting
@@ -418,6 +444,7 @@ pub fn verify_catalog_url(
     url: &str,
     opts: &CatalogOptions,
 ) -> Result<CatalogReport, CatalogUrlError> {
+    let fetcher = &budgeted(fetcher, opts);
     let deadline = std::time::Instant::now() + DEADLINE;
     super::fetch::with_deadline(deadline, || {
         let mut nf = NetFetch::new(fetcher, opts);
@@ -459,6 +486,7 @@ pub fn expand_catalog_bytes(
     opts: &CatalogOptions,
 ) -> Result<Vec<CatalogInput>, CatalogError> {
     let doc = crate::catalog::verify::parse_catalog(bytes, opts)?;
+    let fetcher = &budgeted(fetcher, opts);
     let deadline = std::time::Instant::now() + DEADLINE;
     Ok(super::fetch::with_deadline(deadline, || {
         let mut nf = NetFetch::new(fetcher, opts);
@@ -475,6 +503,7 @@ pub fn expand_catalog_url(
     url: &str,
     opts: &CatalogOptions,
 ) -> Result<Vec<CatalogInput>, CatalogUrlError> {
+    let fetcher = &budgeted(fetcher, opts);
     let root = fetch_root(fetcher, url, opts)?;
     if root.body.len() > MAX_TOTAL_BYTES {
         return Err(CatalogUrlError::Fetch(format!(

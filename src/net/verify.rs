@@ -214,6 +214,11 @@ impl UrlVerifyError {
     /// A stable code for reports.
     pub fn code(&self) -> &'static str {
         match self {
+            UrlVerifyError::Fetch(FetchError::Budget { .. })
+            | UrlVerifyError::JwsFetch {
+                source: FetchError::Budget { .. },
+                ..
+            } => "catalog.budget",
             UrlVerifyError::Fetch(e) if e.is_refusal() => "fetch.ssrf-refused",
             UrlVerifyError::Fetch(FetchError::Dns { .. }) => "fetch.dns-failure",
             UrlVerifyError::Fetch(e) if e.is_timeout() => "fetch.timeout",
