@@ -661,10 +661,7 @@ impl Urls {
             match expand_catalog_url(job.fetcher(), c, &self.catalog) {
                 Ok(inputs) => return self.entries(&job, c, &inputs, json),
                 Err(CatalogUrlError::NotServed(_)) if well_known.is_some() => {}
-                Err(e @ (CatalogUrlError::Fetch(_) | CatalogUrlError::NotServed(_))) => {
-                    return vec![Outcome::failed(c, "fetch.failed", e.to_string())]
-                }
-                Err(e) => return vec![Outcome::failed(c, "catalog.unreadable", e.to_string())],
+                Err(e) => return vec![Outcome::failed(c, e.code(), e.to_string())],
             }
         }
         match self.resolver.verify_url(url) {

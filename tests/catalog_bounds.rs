@@ -1,15 +1,19 @@
+//! The bounds of a catalog fetched over HTTPS (loopback, the test CA).
+//!
 //! One catalog is one job with one set of bounds: every request it causes
 //! (the catalog, nested catalogs, entries, their detached JWS, key sets)
 //! counts toward [`CatalogOptions::max_fetches`], whether the catalog is
 //! verified (`verify URL`) or expanded and its entries checked (`verify
 //! --batch`). Proved by counting the requests the loopback server
-//! receives, never by timing.
+//! receives, never by timing. And the root catalog comes from the origin
+//! asked for: a cross-origin redirect is refused, a same-origin one is
+//! followed and the report names the URL whose bytes were checked.
 #![cfg(feature = "net")]
 
 mod net_support;
 
 use agentsig::catalog::{self, CatalogOptions, SignTarget, Status};
-use agentsig::net::catalog::{verify_catalog_url, CatalogKeys};
+use agentsig::net::catalog::{verify_catalog_url, CatalogKeys, CatalogUrlError};
 use agentsig::net::{FetchPolicy, Fetcher};
 use agentsig::trust::StaticKeys;
 use agentsig::{Algorithm, SigningKey, Verifier};
@@ -23,7 +27,8 @@ fn fetcher(ca: &Ca) -> Fetcher {
         FetchPolicy::default()
             .extra_root_pem(ca.pem())
             .allow_private_networks(true)
-            .pin("agent.example", loopback()),
+            .pin("agent.example", loopback())
+            .pin("other.example", loopback()),
     )
     .expect("fetcher")
 }
@@ -153,4 +158,96 @@ fn key_discovery_for_identities_counts_toward_the_catalog_bounds() {
         "{}",
         refused.manifest.message
     );
+}
+
+/// A catalog URL that redirects to another origin is refused
+/// (`fetch.redirect-cross-origin`): its host identity could only be checked
+/// against an origin the caller never named. A redirect within the origin
+/// is followed; the host identity is checked against that origin and the
+/// report names the URL whose content was checked.
+#[test]
+fn a_cross_origin_redirect_of_a_catalog_is_refused_and_the_checked_url_named() {
+    let ca = Ca::new();
+    let srv = Server::start(&ca, &["agent.example", "other.example"]);
+    let elsewhere = srv.url("other.example", "/cat.json");
+    // The other origin's catalog names the origin asked for as its host.
+    let cat = json!({"specVersion": "1.0", "host": {"displayName": "Agent", "identifier": "agent.example"},
+        "entries": [{"identifier": "urn:x", "displayName": "X", "mediaType": "application/zip",
+                     "url": "https://agent.example/x.zip"}]});
+    srv.route(
+        "/cat.json",
+        Resp::ok("application/ai-catalog+json", cat.to_string()),
+    );
+    srv.route("/.well-known/ai-catalog.json", Resp::redirect(&elsewhere));
+    let asked = srv.url("agent.example", "/.well-known/ai-catalog.json");
+    let base = Verifier::builder(StaticKeys::new()).build();
+    let f = fetcher(&ca);
+    match verify_catalog_url(
+        &base,
+        CatalogKeys::Resolved,
+        &f,
+        &asked,
+        &CatalogOptions::default(),
+    ) {
+        Err(e @ CatalogUrlError::CrossOrigin { .. }) => {
+            assert_eq!(e.code(), "fetch.redirect-cross-origin");
+            assert!(e.to_string().contains(&elsewhere), "{e}");
+        }
+        other => panic!("a cross-origin redirect was followed: {other:?}"),
+    }
+    // The CLI: exit 1 with the reason code.
+    let dir = std::env::temp_dir().join(format!("agentsig-bounds-redir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca.pem()).expect("ca");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .args(["verify", &asked, "--json", "--ca-file"])
+        .arg(&ca_file)
+        .args([
+            "--resolve-to",
+            "agent.example=127.0.0.1",
+            "--resolve-to",
+            "other.example=127.0.0.1",
+        ])
+        .env("AGENTSIG_ALLOW_PRIVATE_NETWORKS", "1")
+        .env_remove("AGENTSIG_CA_FILE")
+        .output()
+        .expect("run");
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("fetch.redirect-cross-origin"), "{out}");
+
+    // Within the origin: followed, and the checked URL named.
+    srv.route(
+        "/catalogs/new.json",
+        Resp::ok("application/ai-catalog+json", cat.to_string()),
+    );
+    let moved = srv.url("agent.example", "/catalogs/new.json");
+    srv.route("/.well-known/ai-catalog.json", Resp::redirect(&moved));
+    let r = verify_catalog_url(
+        &base,
+        CatalogKeys::Resolved,
+        &f,
+        &asked,
+        &CatalogOptions::default(),
+    )
+    .expect("a same-origin redirect is followed");
+    assert_eq!(r.url.as_deref(), Some(moved.as_str()));
+    assert_eq!(
+        r.host_identity.as_ref().map(|h| h.status),
+        Some(Status::Verified),
+        "{:?}",
+        r.host_identity
+    );
+    let rep = agentsig::report::Report::from_catalog("verify", Some(&asked), &r);
+    assert_eq!(
+        serde_json::to_value(&rep).expect("json")["details"]["checked_url"],
+        json!(moved)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
