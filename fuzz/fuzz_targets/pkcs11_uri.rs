@@ -15,7 +15,8 @@ fuzz_target!(|data: &[u8]| {
         assert!(s.len() <= MAX_URI);
         let _ = u.describe();
     }
-    if let Some(rest) = s.get(7..).filter(|_| s.is_char_boundary(7)) {
+    let scheme = s.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("pkcs11:"));
+    if let Some(rest) = s.get(7..).filter(|_| scheme) {
         let upper = format!("PKCS11:{rest}");
         let again = Pkcs11Uri::parse(&upper);
         match (&parsed, &again) {
