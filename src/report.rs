@@ -503,6 +503,10 @@ impl Report {
         use crate::catalog::Status;
         let mut rep = Report::done(command, subject);
         rep.set_verdict(Verdict::NotVerified);
+        if let Some(u) = &r.url {
+            // The URL whose bytes were checked (after same-origin redirects).
+            rep.detail("checked_url", u);
+        }
         let lint_errors = r.lint.iter().filter(|f| f.severity == "error").count();
         rep.check(
             "catalog.lint",

@@ -668,6 +668,60 @@ fn sign_digest_from_refuses_a_missing_file_and_writes_nothing() {
     assert_eq!(code, 2, "{err}");
 }
 
+/// `sign --digest-from DIR` never follows a symbolic link out of DIR: a
+/// link to a file outside (here the signing key) is refused with exit 2 and
+/// the catalog left unchanged; a link to another file inside DIR is read.
+#[cfg(unix)]
+#[test]
+fn sign_digest_from_never_follows_a_symlink_out_of_the_directory() {
+    let t = Tmp::new("digest-symlink");
+    let (code, _, err) = run(&t.0, &["keygen", "--out", "k"]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::create_dir_all(t.path("site/reports")).expect("dir");
+    std::fs::write(t.path("site/reports/real.pdf"), b"%PDF inside").expect("pdf");
+    std::os::unix::fs::symlink(t.path("k.pem"), t.path("site/reports/key.pdf")).expect("link");
+    std::os::unix::fs::symlink(t.path("site"), t.path("site/up")).expect("dir link");
+    std::os::unix::fs::symlink("real.pdf", t.path("site/reports/alias.pdf")).expect("link");
+    let cat = |uri: &str| {
+        json!({"specVersion": "1.0", "entries": [{
+            "identifier": "urn:x", "displayName": "X", "mediaType": "application/zip",
+            "url": "https://example.com/x.zip",
+            "trustManifest": {"identity": "urn:x", "attestations": [
+                {"type": "SOC2-Type2", "uri": uri, "mediaType": "application/pdf"}]}}]})
+    };
+    let sign = |t: &Tmp| {
+        run(
+            &t.0,
+            &[
+                "sign",
+                "cat.json",
+                "--key",
+                "k.pem",
+                "--digest-from",
+                "site",
+            ],
+        )
+    };
+    for uri in [
+        "https://example.com/reports/key.pdf",
+        "https://example.com/up/reports/key.pdf",
+    ] {
+        t.write_json("cat.json", &cat(uri));
+        let before = std::fs::read(t.path("cat.json")).expect("read");
+        let (code, _, err) = sign(&t);
+        assert_eq!(code, 2, "{uri}: {err}");
+        assert!(err.contains("symbolic link") && err.contains(uri), "{err}");
+        assert_eq!(std::fs::read(t.path("cat.json")).expect("read"), before);
+    }
+    t.write_json("cat.json", &cat("https://example.com/reports/alias.pdf"));
+    let (code, _, err) = sign(&t);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        t.read_json("cat.json")["entries"][0]["trustManifest"]["attestations"][0]["digest"],
+        format!("sha256:{}", sha256_hex(b"%PDF inside"))
+    );
+}
+
 /// `verify CATALOG-FILE` with an option no catalog can honour: refused
 /// (exit 2, the flag and why named), never verified as if it were absent.
 /// `--ignore-key-headers` is honoured: a Trust Manifest signature whose

@@ -177,6 +177,9 @@ const CASES: &[Case] = &[
     (CAT, "/entries/*", "catalog/url-or-data", &[("/entries/0/data", "{}")]),
     (CAT, "/entries/*", "catalog/url-or-data", &[("/entries/0/url", R)]),
     (CAT, "/entries/*/url", J, &[("/entries/0/url", "1")]),
+    (CAT, "/entries/*/url", "catalog/url-https", &[("/entries/0/url", r#""http://example.com/mcp/server-card""#)]),
+    (CAT, "/entries/*/url", "catalog/url-https", &[("/entries/2/url", r#""HTTP://example.com/review.zip""#)]),
+    (CAT, "/entries/*", "catalog/nesting-depth", &[("/entries/1/type", r#""application/ai-catalog+json""#), ("/entries/1/data", NEST_5)]),
     (CAT, "/entries/*/description", J, &[("/entries/0/description", "1")]),
     (CAT, "/entries/*/tags", J, &[("/entries/0/tags", r#""weather""#)]),
     (CAT, "/entries/*/version", J, &[("/entries/0/version", "1")]),
@@ -274,6 +277,48 @@ const CASES: &[Case] = &[
     (MCP, "/remotes/*/headers/*/variables/*", J, &[("/remotes/0/headers/0/variables/token", "1")]),
     (MCP, "/remotes/*/headers/*/variables/*/format", "mcp/enum", &[("/remotes/0/headers/0/variables/token/format", r#""x""#)]),
 ];
+
+/// Four inline catalogs below the root: the last is level 5.
+const NEST_5: &str = r#"{"specVersion": "1.0", "entries": [{"identifier": "urn:l3", "displayName": "3",
+  "mediaType": "application/ai-catalog+json", "data": {"specVersion": "1.0", "entries": [
+  {"identifier": "urn:l4", "displayName": "4", "mediaType": "application/ai-catalog+json",
+   "data": {"specVersion": "1.0", "entries": [{"identifier": "urn:l5", "displayName": "5",
+   "mediaType": "application/ai-catalog+json", "data": {"specVersion": "1.0", "entries": []}}]}}]}}]}"#;
+
+/// Inline nesting to level 4 (the RECOMMENDED maximum) is clean; level 5
+/// is an error at the pointer of the level-5 catalog, whether it is
+/// recognised by its media type or by its content.
+#[test]
+fn inline_nesting_deeper_than_four_levels_is_an_error() {
+    let with = |data: &str, ty: &str| {
+        let mut doc = example_of(CAT);
+        edit(&mut doc, "/entries/1/type", ty);
+        edit(&mut doc, "/entries/1/data", data);
+        lint(CAT, &doc)
+            .findings
+            .into_iter()
+            .filter(|f| f.code == "catalog/nesting-depth")
+            .collect::<Vec<_>>()
+    };
+    let deep = with(NEST_5, r#""application/ai-catalog+json""#);
+    assert_eq!(deep.len(), 1, "{deep:#?}");
+    assert_eq!(
+        deep[0].pointer,
+        "/entries/1/data/entries/0/data/entries/0/data/entries/0/data"
+    );
+    assert_eq!(deep[0].severity, agentsig::formats::Severity::Error);
+    assert!(
+        deep[0].message.contains("deeper than 4"),
+        "{}",
+        deep[0].message
+    );
+    // Recognised by content too (a wrong media type does not hide it).
+    assert_eq!(with(NEST_5, r#""application/json""#).len(), 1);
+    // Level 4 is within the limit.
+    let mut four: Value = serde_json::from_str(NEST_5).expect("json");
+    four["entries"][0]["data"]["entries"][0]["data"]["entries"] = serde_json::json!([]);
+    assert!(with(&four.to_string(), r#""application/ai-catalog+json""#).is_empty());
+}
 
 const LONG_256: &str = concat!(
     "\"",

@@ -235,6 +235,99 @@ fn the_cli_verifies_a_catalog_url() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A catalog at a path of its own (not `/ai-catalog.json`) is recognised
+/// by its media type (`application/ai-catalog+json`) or by its content, as
+/// `verify FILE` recognises one: `verify URL` checks its Trust Manifests (a
+/// tampered one fails), never passes it as an unsigned descriptor; a
+/// `verify --batch` line of such a URL expands into its entries.
+#[test]
+fn a_catalog_at_any_path_is_verified_as_a_catalog_by_media_type_or_content() {
+    let (srv, dir, ca_file) = served_signed_catalog("anypath");
+    let good = srv.url("agent.example", "/.well-known/ai-catalog.json");
+    let fetcher = {
+        let ca = std::fs::read(&ca_file).expect("ca");
+        Fetcher::with_policy(
+            FetchPolicy::default()
+                .extra_root_pem(ca)
+                .allow_private_networks(true)
+                .pin("agent.example", loopback()),
+        )
+        .expect("fetcher")
+    };
+    let mut signed: Value =
+        serde_json::from_slice(&fetcher.get(&good).expect("catalog").body).expect("json");
+    srv.route(
+        "/catalogs/good.json",
+        Resp::ok("application/ai-catalog+json", signed.to_string()),
+    );
+    // The manifest changed after signing.
+    signed["entries"][0]["trustManifest"]["metadata"] = json!({"tier": "gold"});
+    srv.route(
+        "/catalogs/finance.json",
+        Resp::ok("application/ai-catalog+json", signed.to_string()),
+    );
+    srv.route(
+        "/catalogs/plain.json",
+        Resp::ok("application/json", signed.to_string()),
+    );
+    // By media type alone: a body that is no readable catalog fails as one.
+    srv.route(
+        "/catalogs/typed.json",
+        Resp::ok("application/ai-catalog+json", "{\"name\": \"x\"}"),
+    );
+    let run = |path: &str, extra: &[&str]| {
+        let url = srv.url("agent.example", path);
+        let mut args = vec!["verify", url.as_str()];
+        args.extend_from_slice(extra);
+        let o = net_support::agentsig_cli(&ca_file, &args);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (o.status.code(), all)
+    };
+    let (code, out) = run("/catalogs/good.json", &["--require-signed"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("verified (1 of 1 entries)"), "{out}");
+    for path in ["/catalogs/finance.json", "/catalogs/plain.json"] {
+        let (code, out) = run(path, &[]);
+        assert_eq!(code, Some(1), "{path}: {out}");
+        assert!(!out.contains("NOT signed"), "{path}: {out}");
+    }
+    let (code, out) = run("/catalogs/typed.json", &[]);
+    assert_ne!(code, Some(0), "{out}");
+
+    // A batch line: the catalog by media type (no `specVersion`, so not
+    // by content) expands into its entries, each checked as alone.
+    srv.route(
+        "/catalogs/team.json",
+        Resp::ok(
+            "application/ai-catalog+json",
+            json!({"entries": [{"identifier": "urn:x", "displayName": "X",
+                "mediaType": "application/mcp-server-card+json",
+                "url": srv.url("agent.example", "/missing-card.json")}]})
+            .to_string(),
+        ),
+    );
+    let list = dir.join("list.txt");
+    std::fs::write(
+        &list,
+        format!("{}\n", srv.url("agent.example", "/catalogs/team.json")),
+    )
+    .expect("list");
+    let o = net_support::agentsig_cli(
+        &ca_file,
+        &["verify", "--batch", list.to_str().expect("path")],
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("/missing-card.json"), "{out}");
+    assert!(!out.contains("NOT signed"), "{out}");
+    assert_eq!(srv.hit_count("/missing-card.json"), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Identities that differ only in their fragment name one JWK Set (the
 /// fragment is never sent, RFC 3986 section 3.5): 300 entries signed under
 /// `https://agent.example/jwks#entry-N` verify with one fetch of `/jwks`,

@@ -221,3 +221,37 @@ fn did_web_authority_service_and_keys() {
     }
     let _ = &e.key;
 }
+
+/// `resolve` that meets an AI Catalog where a descriptor should be (by its
+/// media type, or by its content under `application/json`) refuses it with
+/// `descriptor.is-catalog`, never passing it as a descriptor with its Trust
+/// Manifests unchecked.
+#[test]
+fn a_catalog_where_a_descriptor_should_be_is_refused() {
+    let e = env();
+    let f = fetcher(&e, false);
+    let cat = json!({"specVersion": "1.0", "entries": []}).to_string();
+    e.srv.route(
+        "/.well-known/agents.json",
+        Resp::json(&json!({"agents": {
+            "typed": e.srv.url("registry.example", "/typed.json"),
+            "content": e.srv.url("registry.example", "/content.json"),
+        }})),
+    );
+    e.srv.route(
+        "/typed.json",
+        Resp::ok("application/ai-catalog+json", "{\"name\":\"x\"}"),
+    );
+    e.srv
+        .route("/content.json", Resp::ok("application/json", cat));
+    let plain = UrlVerifyOptions::default();
+    for name in ["typed", "content"] {
+        let uri = format!("agent://registry.example:{}/{name}/run", e.srv.port);
+        match resolve_agent(&f, &uri, &plain) {
+            Err(AgentResolveError::Verification(v)) => {
+                assert_eq!(v.code(), "descriptor.is-catalog", "{name}: {v}")
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+}

@@ -81,6 +81,12 @@ impl LocalFiles {
     /// The file `url` maps to: `None` when no mapping matches it (or it is
     /// not an `http(s)` URL), else the path or why the URL names no file.
     pub fn path_for(&self, url: &str) -> Option<Result<PathBuf, String>> {
+        self.mapped(url).map(|r| r.map(|(_, path)| path))
+    }
+
+    /// The directory of the mapping that matches `url` and the file below
+    /// it ([`LocalFiles::path_for`]).
+    fn mapped(&self, url: &str) -> Option<Result<(&Path, PathBuf), String>> {
         let rest = url
             .strip_prefix("https://")
             .or_else(|| url.strip_prefix("http://"))?;
@@ -93,7 +99,7 @@ impl LocalFiles {
                 },
                 None => path,
             };
-            return Some(under(dir, rel));
+            return Some(under(dir, rel).map(|p| (dir.as_path(), p)));
         }
         None
     }
@@ -122,14 +128,33 @@ fn under(dir: &Path, rel: &str) -> Result<PathBuf, String> {
     Ok(out)
 }
 
-/// SHA-256 and length of the regular file at `path`, read in chunks.
-fn digest_file(path: &Path) -> Result<(String, u64), String> {
+/// SHA-256 and length of the regular file at `path`, read in chunks; the
+/// file must lie inside `dir` once every symbolic link is resolved (a link
+/// inside the publisher's directory may name another file there, never one
+/// outside it, such as a key or a system file). The file opened is the
+/// resolved path, checked to be the same file after opening, so a link
+/// swapped in between is not followed out either.
+fn digest_file(dir: &Path, path: &Path) -> Result<(String, u64), String> {
     use std::io::Read;
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    let root =
+        std::fs::canonicalize(dir).map_err(|e| format!("the directory {}: {e}", dir.display()))?;
+    let real = std::fs::canonicalize(path).map_err(|e| e.to_string())?;
+    if !real.starts_with(&root) {
+        return Err(format!(
+            "a symbolic link leads out of the directory {} (to {}): not read",
+            dir.display(),
+            real.display()
+        ));
+    }
+    let meta = std::fs::symlink_metadata(&real).map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err("not a regular file".into());
     }
-    let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut f = std::fs::File::open(&real).map_err(|e| e.to_string())?;
+    let opened = f.metadata().map_err(|e| e.to_string())?;
+    if !same_file(&meta, &opened) {
+        return Err("the file changed while it was opened: not read".into());
+    }
     let mut cx = ring::digest::Context::new(&ring::digest::SHA256);
     let mut buf = vec![0u8; 64 * 1024];
     let mut size = 0u64;
@@ -142,6 +167,19 @@ fn digest_file(path: &Path) -> Result<(String, u64), String> {
         size += n as u64;
     }
     Ok((sha256_format(cx.finish().as_ref()), size))
+}
+
+/// Are two metadata of the same file (device and inode on Unix; length
+/// and kind elsewhere)?
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino() && b.is_file()
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.len() == b.len() && b.is_file()
 }
 
 /// Fill the declared digests of the manifests `target` names (see the
@@ -202,15 +240,15 @@ fn referenced(
         })?;
         return Ok(Some((sha256_digest(&bytes), bytes.len() as u64, None)));
     }
-    let Some(path) = files.path_for(url) else {
+    let Some(mapped) = files.mapped(url) else {
         return Ok(None);
     };
-    let path = path.map_err(|why| SignCatalogError::DigestUrl {
+    let (dir, path) = mapped.map_err(|why| SignCatalogError::DigestUrl {
         pointer: pointer.to_owned(),
         url: url.to_owned(),
         why,
     })?;
-    let (digest, size) = digest_file(&path).map_err(|why| SignCatalogError::DigestFile {
+    let (digest, size) = digest_file(dir, &path).map_err(|why| SignCatalogError::DigestFile {
         pointer: pointer.to_owned(),
         url: url.to_owned(),
         path: path.clone(),

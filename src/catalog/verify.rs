@@ -185,6 +185,11 @@ pub struct CatalogReport {
     /// file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_identity: Option<Outcome>,
+    /// The URL whose content was checked, when the catalog was fetched
+    /// (the URL asked for, or where it redirected within its origin);
+    /// `None` for a catalog at hand.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// One result per entry, in document order (a nested catalog's entries
     /// right after the entry that holds it).
     pub entries: Vec<EntryResult>,
@@ -635,6 +640,7 @@ pub(super) fn verify_catalog_doc<'a>(
             lint: Vec::new(),
             host: None,
             host_identity: None,
+            url: None,
             entries: Vec::new(),
             require_signed: opts.require_signed,
             catalog_signature: None,

@@ -655,10 +655,10 @@ impl Urls {
         })
     }
 
-    /// Verify one URL as `verify URL` does; the JSON report is built only
-    /// for `--json`.
-    fn verify(&self, url: &str, json: bool) -> Outcome {
-        match self.resolver.verify_url(url) {
+    /// Verify one URL as `verify URL` does, through `resolver`; the JSON
+    /// report is built only for `--json`.
+    fn verify(&self, resolver: &Resolver, url: &str, json: bool) -> Outcome {
+        match resolver.verify_url(url) {
             Ok(v) => self.verified(url, &v, json),
             Err(e) => Outcome::url_failed(url, &e),
         }
@@ -684,6 +684,9 @@ impl Urls {
 }
 
 #[cfg(feature = "net")]
+use agentsig::net::{catalog::job_budget, Resolver};
+
+#[cfg(feature = "net")]
 impl Urls {
     /// A URL input: a catalog (by its URL form, or by the content `verify
     /// URL` fetched) expands into its entries; anything else is one
@@ -699,33 +702,63 @@ impl Urls {
             None => agentsig::catalog::is_catalog_url(url).then_some(url),
         };
         if let Some(c) = catalog {
-            match expand_catalog_url(self.resolver.fetcher(), c, &self.catalog) {
-                Ok(inputs) => return self.entries(c, &inputs, json),
+            let job = self.job(job_budget(&self.catalog));
+            match expand_catalog_url(job.fetcher(), c, &self.catalog) {
+                Ok(inputs) => return self.entries(&job, c, &inputs, json),
                 Err(CatalogUrlError::NotServed(_)) if well_known.is_some() => {}
-                Err(e @ (CatalogUrlError::Fetch(_) | CatalogUrlError::NotServed(_))) => {
-                    return vec![Outcome::failed(c, "fetch.failed", e.to_string())]
-                }
-                Err(e) => return vec![Outcome::failed(c, "catalog.unreadable", e.to_string())],
+                Err(e) => return vec![Outcome::failed(c, e.code(), e.to_string())],
             }
         }
         match self.resolver.verify_url(url) {
-            Ok(v) if agentsig::catalog::is_catalog_document(&v.body) => {
-                self.expand_bytes(&v.url, &v.body, json)
+            // A catalog by its media type or content, as `verify URL`
+            // recognises one.
+            Err(agentsig::net::verify::UrlVerifyError::Catalog { url, body }) => {
+                // The catalog document was requested before it was known
+                // to be one, with its `.jws` beside it unless the options
+                // fetch that only later: requests of the job all the same.
+                let o = self.resolver.options();
+                let asked = if o.sequential_fetches || o.skip_jws_when_http_signed {
+                    1
+                } else {
+                    2
+                };
+                let budget = job_budget(&self.catalog);
+                budget.charge(asked, body.len());
+                self.expand_job(self.job(budget), &url, &body, json)
             }
             Ok(v) => vec![self.verified(url, &v, json)],
             Err(e) => vec![Outcome::url_failed(url, &e)],
         }
     }
 
-    /// A catalog at hand (a local file, or a body fetched), named `name`.
+    /// A catalog at hand (a local file), named `name`: one job.
     fn expand_bytes(&self, name: &str, document: &[u8], json: bool) -> Vec<Outcome> {
+        let job = self.job(job_budget(&self.catalog));
+        self.expand_job(job, name, document, json)
+    }
+
+    /// A resolver for one catalog job: this one's options over a fetcher
+    /// whose every request (nested catalogs, entries, their detached JWS,
+    /// key sets) counts toward `budget`, the bounds of a catalog
+    /// ([`agentsig::net::catalog::job_budget`]); the HTTP cache and the
+    /// connection pool stay shared.
+    fn job(&self, budget: std::sync::Arc<agentsig::net::FetchBudget>) -> Resolver {
+        Resolver::with_options(
+            self.resolver.fetcher().with_budget(budget),
+            self.resolver.options().clone(),
+        )
+    }
+
+    /// The catalog `document`, named `name`, expanded and its entries
+    /// checked within the bounds of `job`'s fetcher.
+    fn expand_job(&self, job: Resolver, name: &str, document: &[u8], json: bool) -> Vec<Outcome> {
         match agentsig::net::catalog::expand_catalog_bytes(
-            self.resolver.fetcher(),
+            job.fetcher(),
             name,
             document,
             &self.catalog,
         ) {
-            Ok(inputs) => self.entries(name, &inputs, json),
+            Ok(inputs) => self.entries(&job, name, &inputs, json),
             Err(e) => vec![Outcome::failed(name, "catalog.unreadable", e.to_string())],
         }
     }
@@ -737,6 +770,7 @@ impl Urls {
     /// holds whatever the threads).
     fn entries(
         &self,
+        job: &Resolver,
         catalog: &str,
         inputs: &[agentsig::catalog::CatalogInput],
         json: bool,
@@ -750,7 +784,7 @@ impl Urls {
             &opts,
             |input| {
                 let mut o = match input.check() {
-                    EntryCheck::VerifyUrl(u) => self.verify(u, json),
+                    EntryCheck::VerifyUrl(u) => self.verify(job, u, json),
                     EntryCheck::Refused(why) => {
                         Outcome::failed(&input.pointer, "catalog.entry-refused", why.to_owned())
                     }

@@ -229,6 +229,9 @@ fn fetch_and_verify(
         Err(CatalogUrlError::Fetch(e)) => {
             return Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed"))
         }
+        Err(e @ CatalogUrlError::CrossOrigin { .. }) => {
+            return Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind(e.code()))
+        }
         Err(e) => return Err(CliError::malformed(format!("{}: {e}", esc(url)))),
     };
     finish(v, &report).map(Ok)
@@ -317,6 +320,13 @@ fn to_report(file: &str, r: &CatalogReport) -> Report {
 }
 
 fn print_lines(file: &str, r: &CatalogReport) {
+    if let Some(u) = r.url.as_deref().filter(|u| *u != file) {
+        errln!(
+            "{}: the catalog checked is the one served at {}",
+            esc(file),
+            esc(u)
+        );
+    }
     for f in &r.lint {
         errln!(
             "{}: {} {} at {}: {}",

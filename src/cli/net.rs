@@ -342,7 +342,11 @@ pub fn not_checked_notes(v: &UrlVerified) -> Vec<String> {
         .collect()
 }
 
-/// `agentsig verify https://...`.
+/// `agentsig verify https://...`. A URL that serves an AI Catalog (by its
+/// media type or content, [`agentsig::net::verify::UrlVerifyError::Catalog`])
+/// is verified as one by `as_catalog`, as `verify FILE` verifies a catalog
+/// file.
+#[allow(clippy::too_many_arguments)]
 pub fn verify_url_cmd(
     url: &str,
     net: &NetArgs,
@@ -351,12 +355,14 @@ pub fn verify_url_cmd(
     now: Option<i64>,
     json: bool,
     pin_store: Option<&str>,
+    as_catalog: &dyn Fn() -> CliResult,
 ) -> CliResult {
     let pins = open_pins(pin_store)?;
     let f = net.fetcher()?;
     let o = options(net, trust, max_age, now)?;
     match verify_url(&f, url, &o) {
         Ok(v) => success_pinned("verify", url, &v, json, pins.as_ref()),
+        Err(agentsig::net::verify::UrlVerifyError::Catalog { .. }) => as_catalog(),
         Err(e) => url_failure("verify", url, &e, json),
     }
 }

@@ -800,6 +800,7 @@ pub fn verify(a: VerifyArgs) -> CliResult {
             a.now,
             a.json,
             a.pin_store.as_deref(),
+            &|| super::catalog::verify_url(&catalog_args(&a)?, &a.file),
         );
     }
     if (a.max_age.is_some() || a.now.is_some()) && a.response.is_none() && !is_url {

@@ -24,6 +24,8 @@
 //! | `catalog/media-type` | an entry has its media type as `mediaType` or `type`, and the two agree when both are given ("Catalog Entry"; discovery.md) |
 //! | `catalog/url-or-data` | an entry has exactly one of `url` and `data` ("Catalog Entry") |
 //! | `catalog/duplicate` | (`identifier`, `version`) unique, `identifier` alone when no `version` ("Multi-Version Entries") |
+//! | `catalog/url-https` | an entry `url` is not a plain `http:` URL: the catalog and its artifacts are served over HTTPS ("Trust Layers", Layer 0; "Security Considerations") |
+//! | `catalog/nesting-depth` | inline nested catalogs (an entry's `data`) go at most [`crate::catalog::MAX_DEPTH`] levels deep, the root counting as level 1 ("Nested Catalog Entries": "A depth limit of 4 is RECOMMENDED"; ADR 0001) |
 //! | `catalog/updated-at` | `updatedAt` is an RFC 3339 date-time ("Catalog Entry") |
 //! | `catalog/publisher-required` | a publisher has `identifier` and `displayName` ("Publisher Object") |
 //! | `catalog/metadata-key` | metadata keys are non-empty ("Key Naming") |
@@ -77,6 +79,9 @@ const C_TOP: &str = "AI Catalog \"Top-Level Structure\"";
 const C_VER: &str = "AI Catalog \"Version Handling\"";
 const C_HOST: &str = "AI Catalog \"Host Info\"";
 const C_ENTRY: &str = "AI Catalog \"Catalog Entry\"";
+const C_TLS: &str = "AI Catalog \"Trust Layers\" (Layer 0: served over HTTPS)";
+const C_NEST: &str =
+    "AI Catalog \"Nested Catalog Entries\" (ADR 0001: a maximum nesting depth of 4)";
 const C_MULTI: &str = "AI Catalog \"Multi-Version Entries\"";
 const C_PUB: &str = "AI Catalog \"Publisher Object\"";
 const C_META: &str = "AI Catalog \"Key Naming\"";
@@ -122,6 +127,8 @@ pub const CATALOG_RULES: &[Rule] = &[
     e(CAT, "/entries/*", Custom(entry_media_type_check), "catalog/media-type", C_ENTRY),
     e(CAT, "/entries/*", Custom(url_xor_data), "catalog/url-or-data", C_ENTRY),
     e(CAT, "/entries/*/url", Type(STR), J, C_ENTRY),
+    e(CAT, "/entries/*/url", Check::Value(not_plain_http, "an https URL: entries are served over HTTPS, a plain http: URL can be changed by anyone on the path"), "catalog/url-https", C_TLS),
+    e(CAT, "/entries/*", Custom(nesting_depth), "catalog/nesting-depth", C_NEST),
     e(CAT, "/entries/*/description", Type(STR), J, C_ENTRY),
     e(CAT, "/entries/*/tags", Type(STRS), J, C_ENTRY),
     e(CAT, "/entries/*/version", Type(STR), J, C_ENTRY),
@@ -296,6 +303,58 @@ fn entry_media_type_check(cx: &mut Cx<'_>) {
             "required member \"mediaType\" (or \"type\") is missing: every entry declares its artifact's media type".into(),
         ),
         Err(m) => cx.fail("", m),
+    }
+}
+
+/// Not a plain `http:` URL (scheme compared case-insensitively, RFC 3986
+/// section 3.1); other values are left to their own rows.
+fn not_plain_http(v: &Value) -> bool {
+    v.as_str().is_none_or(|u| {
+        !u.get(..5)
+            .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http:"))
+    })
+}
+
+/// The entry's inline `data` when it is a nested catalog: the entry's media
+/// type is the AI Catalog's, or the data has the catalog's two required
+/// members (`specVersion` and `entries`).
+fn inline_catalog(entry: &Value) -> Option<&Value> {
+    let o = entry.as_object()?;
+    let data = crate::json::member(o, "data")?;
+    let by_type = entry_media_type(o)
+        .ok()
+        .flatten()
+        .is_some_and(|t| crate::catalog::media_type_is(t, crate::catalog::MEDIA_TYPE));
+    let by_content = data.get("specVersion").is_some() && data.get("entries").is_some();
+    (by_type || by_content).then_some(data)
+}
+
+/// The pointer suffix (below `entry`, a catalog entry at `level`) of the
+/// first inline catalog deeper than [`crate::catalog::MAX_DEPTH`]. Stops at
+/// that level, so the walk is bounded whatever the document's depth.
+fn too_deep(entry: &Value, level: usize) -> Option<String> {
+    let data = inline_catalog(entry)?;
+    if level + 1 > crate::catalog::MAX_DEPTH {
+        return Some("/data".into());
+    }
+    let entries = data.get("entries")?.as_array()?;
+    entries
+        .iter()
+        .enumerate()
+        .find_map(|(i, e)| too_deep(e, level + 1).map(|rest| format!("/data/entries/{i}{rest}")))
+}
+
+/// An entry of the root catalog (level 1) whose inline nested catalogs go
+/// deeper than [`crate::catalog::MAX_DEPTH`] levels.
+fn nesting_depth(cx: &mut Cx<'_>) {
+    if let Some(suffix) = too_deep(cx.value(), 1) {
+        cx.fail(
+            &suffix,
+            format!(
+                "an inline catalog nested deeper than {} levels (the root catalog is level 1): consumers stop there; publish the deeper catalog by url or flatten the hierarchy",
+                crate::catalog::MAX_DEPTH
+            ),
+        );
     }
 }
 

@@ -27,7 +27,7 @@
 //! [`expand_catalog_bytes`] make a catalog a source of `verify --batch`.
 
 use super::discovery::{Discovery, KeyAuthority};
-use super::fetch::{FetchError, Fetcher};
+use super::fetch::{FetchBudget, FetchError, Fetcher};
 use super::verify::{Resolver, UrlVerifyError, UrlVerifyOptions};
 use crate::catalog::verify::SignedBody;
 use crate::catalog::{
@@ -218,6 +218,7 @@ pub fn verify_catalog_resolved(
     catalog: &[u8],
     opts: &CatalogOptions,
 ) -> Result<CatalogReport, CatalogError> {
+    let fetcher = &budgeted(fetcher, opts);
     let v = resolving(base, fetcher);
     let mut report = v.verify_catalog(catalog, opts)?;
     mark_unsupported(&mut report, host_identity(catalog).as_deref());
@@ -229,6 +230,31 @@ pub fn verify_catalog_resolved(
 pub const MAX_TOTAL_BYTES: usize = 32 * 1024 * 1024;
 /// Longest a whole catalog verification may take.
 pub const DEADLINE: Duration = Duration::from_secs(120);
+
+/// The bounds of one catalog job ([`FetchBudget`]): at most
+/// [`CatalogOptions::max_fetches`] requests (documents, nested catalogs,
+/// cards and their detached JWS, key sets, DID documents, publisher JWT
+/// issuers' keys, all together), [`MAX_TOTAL_BYTES`] in all and
+/// [`DEADLINE`]; a request past them is refused with the reason
+/// (`catalog.budget`). `verify --batch` over a catalog gives one budget to
+/// the expansion and the entry checks together.
+pub fn job_budget(opts: &CatalogOptions) -> Arc<FetchBudget> {
+    Arc::new(FetchBudget::new(
+        "one catalog (no option raises this bound)",
+        opts.max_fetches,
+        MAX_TOTAL_BYTES,
+        DEADLINE,
+    ))
+}
+
+/// `fetcher` counting toward a catalog job's bounds: its own budget when
+/// it carries one already (a job that began before), else a new one.
+fn budgeted(fetcher: &Fetcher, opts: &CatalogOptions) -> Fetcher {
+    match fetcher.budget() {
+        Some(_) => fetcher.clone(),
+        None => fetcher.with_budget(job_budget(opts)),
+    }
+}
 
 /// The SSRF-guarded fetcher as a [`Fetch`]: `https` only (the fetcher
 /// refuses private, loopback and link-local addresses before connecting
@@ -470,6 +496,7 @@ pub fn verify_catalog_url(
     url: &str,
     opts: &CatalogOptions,
 ) -> Result<CatalogReport, CatalogUrlError> {
+    let fetcher = &budgeted(fetcher, opts);
     let deadline = std::time::Instant::now() + DEADLINE;
     super::fetch::with_deadline(deadline, || {
         let mut nf = NetFetch::new(fetcher, opts);
@@ -489,6 +516,7 @@ pub fn verify_catalog_url(
         // identity is checked against (AI Catalog "Verifying Host
         // Identity" step 1).
         let mut report = v.verify_catalog_from(&root.body, &root.url, &mut nf, opts)?;
+        report.url = Some(root.url.clone());
         if keys == CatalogKeys::Resolved {
             mark_unsupported(&mut report, host_identity(&root.body).as_deref());
         }
@@ -571,6 +599,7 @@ pub fn expand_catalog_bytes(
     opts: &CatalogOptions,
 ) -> Result<Vec<CatalogInput>, CatalogError> {
     let doc = crate::catalog::verify::parse_catalog(bytes, opts)?;
+    let fetcher = &budgeted(fetcher, opts);
     let deadline = std::time::Instant::now() + DEADLINE;
     Ok(super::fetch::with_deadline(deadline, || {
         let mut nf = NetFetch::new(fetcher, opts);
@@ -587,6 +616,7 @@ pub fn expand_catalog_url(
     url: &str,
     opts: &CatalogOptions,
 ) -> Result<Vec<CatalogInput>, CatalogUrlError> {
+    let fetcher = &budgeted(fetcher, opts);
     let root = fetch_root(fetcher, url, opts)?;
     if root.body.len() > MAX_TOTAL_BYTES {
         return Err(CatalogUrlError::Fetch(format!(
@@ -596,7 +626,18 @@ pub fn expand_catalog_url(
     Ok(expand_catalog_bytes(fetcher, &root.url, &root.body, opts)?)
 }
 
-/// The root catalog at `url`: 200, or [`CatalogUrlError::NotServed`] for
+/// The root catalog at `url`, served from the origin asked for: a
+/// redirect to another origin is refused
+/// ([`CatalogUrlError::CrossOrigin`]). The host identity is checked
+/// against the origin the catalog came from (AI Catalog "Verifying Host
+/// Identity" step 1: "retrieved over HTTPS from the expected domain"); after
+/// a cross-origin redirect that would be an origin the caller never named,
+/// and checking it against the origin asked for instead would let an open
+/// redirect on that origin vouch for any content elsewhere. Either way a
+/// report would name one origin for another's bytes, so the redirect is
+/// refused and the caller can verify the URL it names directly.
+///
+/// 200, or [`CatalogUrlError::NotServed`] for
 /// 404 and 410, and for a 200 whose `Content-Type` is HTML (the page many
 /// sites serve for any path: no catalog document is there, AI Catalog
 /// "Well-Known URI": "If a valid AI Catalog document is returned"). Its
@@ -612,6 +653,12 @@ fn fetch_root(
     NetFetch::https_only(url).map_err(CatalogUrlError::Fetch)?;
     let accept = format!("{}, application/json;q=0.5", crate::catalog::MEDIA_TYPE);
     match fetcher.get_with_limit(url, &[("accept", &accept)], opts.max_bytes) {
+        Ok(f) if f.status == 200 && !same_origin(url, &f.url) => {
+            Err(CatalogUrlError::CrossOrigin {
+                asked: url.to_owned(),
+                served: f.url,
+            })
+        }
         Ok(f) if f.status == 200 && is_html(&f.headers) => Err(CatalogUrlError::NotServed(200)),
         Ok(f) if f.status == 200 => Ok(f),
         Ok(f) => Err(CatalogUrlError::Fetch(format!("HTTP status {}", f.status))),
@@ -622,11 +669,31 @@ fn fetch_root(
     }
 }
 
+/// Do `a` and `b` have one origin (scheme, host, port; RFC 6454 section
+/// 4)? Unparsable URLs have none.
+fn same_origin(a: &str, b: &str) -> bool {
+    match (url::Url::parse(a), url::Url::parse(b)) {
+        (Ok(a), Ok(b)) => a.origin() == b.origin() && a.origin().is_tuple(),
+        _ => false,
+    }
+}
+
 fn is_html(headers: &http::HeaderMap) -> bool {
     headers
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| crate::catalog::media_type_is(t, "text/html"))
+}
+
+impl CatalogUrlError {
+    /// A stable code for reports.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CatalogUrlError::Fetch(_) | CatalogUrlError::NotServed(_) => "fetch.failed",
+            CatalogUrlError::CrossOrigin { .. } => "fetch.redirect-cross-origin",
+            CatalogUrlError::Catalog(_) => "catalog.unreadable",
+        }
+    }
 }
 
 /// Why a catalog URL could not be verified at all.
@@ -640,6 +707,15 @@ pub enum CatalogUrlError {
     /// catalog is published there.
     #[error("no catalog is published there (HTTP status {0})")]
     NotServed(u16),
+    /// The catalog URL redirected to another origin: refused (the host
+    /// identity would be checked against an origin the caller never named).
+    #[error("{asked} redirected to another origin ({served}): refused, as the host identity can only be checked against the origin asked for (AI Catalog \"Verifying Host Identity\" step 1); verify {served} itself to check the catalog served there (fetch.redirect-cross-origin)")]
+    CrossOrigin {
+        /// The URL asked for.
+        asked: String,
+        /// Where it redirected.
+        served: String,
+    },
     /// The root catalog is too large or not strict JSON.
     #[error(transparent)]
     Catalog(#[from] CatalogError),

@@ -165,6 +165,11 @@ pub fn verify_catalog_url(v: &Facade, url: &str, o: &CatalogFetch) -> Outcome<Re
             Err(Failure::not_verified(rep))
         }
         Err(CatalogUrlError::Catalog(e)) => Err(catalog_error(e)),
+        Err(e) => {
+            let mut rep = Report::error("verify", Some(url), e.code(), &e.to_string());
+            rep.set_verdict(crate::report::Verdict::NotVerified);
+            Err(Failure::not_verified(rep))
+        }
     }
 }
 

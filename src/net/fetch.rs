@@ -262,6 +262,15 @@ pub enum FetchError {
     /// A redirect without a usable `Location`.
     #[error("redirect from {0} without a valid Location")]
     BadRedirect(String),
+    /// Refused before connecting: the job's bounds ([`FetchBudget`]) are
+    /// spent (requests, bytes or time).
+    #[error("{url}: not fetched: {why} (catalog.budget)")]
+    Budget {
+        /// The URL not fetched.
+        url: String,
+        /// Which bound, and its value.
+        why: String,
+    },
     /// A status other than 2xx (and not a followed redirect).
     #[error("{url} answered HTTP {status}")]
     Status {
@@ -490,6 +499,114 @@ pub struct Fetcher {
     hosts: Arc<HostSlots>,
     /// The fleet-wide second tier under `cache`, if any.
     fleet: Option<Arc<super::fleet::FleetCache>>,
+    /// The bounds of one job that every request of this fetcher (and of
+    /// its clones) counts toward, if any ([`Fetcher::with_budget`]).
+    budget: Option<Arc<FetchBudget>>,
+}
+
+/// The bounds of one job (a catalog verified or expanded, its entries
+/// checked): how many requests, how many body bytes in all, and a
+/// deadline, shared by every fetch made through a [`Fetcher`] that carries
+/// it, on any thread: documents, detached JWS, key sets, metadata, DID
+/// documents. A request past a bound is refused before connecting
+/// ([`FetchError::Budget`]); a fresh answer from the HTTP cache costs
+/// nothing.
+#[derive(Debug)]
+pub struct FetchBudget {
+    max_fetches: usize,
+    max_bytes: usize,
+    deadline: Instant,
+    limit: Duration,
+    /// Why this job is bounded, for the refusal message (e.g. "the
+    /// catalog").
+    what: &'static str,
+    fetches: std::sync::atomic::AtomicUsize,
+    bytes: std::sync::atomic::AtomicUsize,
+}
+
+impl FetchBudget {
+    /// At most `max_fetches` requests and `max_bytes` body bytes in all,
+    /// within `limit` from now; `what` names the job in refusals.
+    pub fn new(
+        what: &'static str,
+        max_fetches: usize,
+        max_bytes: usize,
+        limit: Duration,
+    ) -> FetchBudget {
+        FetchBudget {
+            max_fetches,
+            max_bytes,
+            deadline: Instant::now() + limit,
+            limit,
+            what,
+            fetches: Default::default(),
+            bytes: Default::default(),
+        }
+    }
+
+    /// Requests made (or refused) so far.
+    pub fn fetches(&self) -> usize {
+        self.fetches
+            .load(std::sync::atomic::Ordering::SeqCst)
+            .min(self.max_fetches)
+    }
+
+    /// Body bytes received so far.
+    pub fn bytes(&self) -> usize {
+        self.bytes.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Count `n` requests made outside this budget's fetcher (a document
+    /// fetched before the job was known to be one).
+    pub fn charge(&self, fetches: usize, bytes: usize) {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.fetches.fetch_add(fetches, SeqCst);
+        self.bytes.fetch_add(bytes, SeqCst);
+    }
+
+    /// Take one request from the budget, or say why not.
+    fn take(&self, url: &str) -> Result<(), FetchError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let refuse = |why: String| FetchError::Budget {
+            url: url.to_owned(),
+            why,
+        };
+        if Instant::now() >= self.deadline {
+            return Err(refuse(format!(
+                "{} took longer than {} s in all",
+                self.what,
+                self.limit.as_secs()
+            )));
+        }
+        if self.bytes.load(SeqCst) > self.max_bytes {
+            return Err(refuse(format!(
+                "more than {} bytes fetched in all for {}",
+                self.max_bytes, self.what
+            )));
+        }
+        if self.fetches.fetch_add(1, SeqCst) >= self.max_fetches {
+            return Err(refuse(format!(
+                "more than {} requests in all for {} (documents, detached JWS, key sets and DID documents together)",
+                self.max_fetches, self.what
+            )));
+        }
+        Ok(())
+    }
+
+    /// Count a body received.
+    fn received(&self, url: &str, len: usize) -> Result<(), FetchError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        if self.bytes.fetch_add(len, SeqCst) + len > self.max_bytes {
+            return Err(FetchError::Budget {
+                url: url.to_owned(),
+                why: format!(
+                    "more than {} bytes fetched in all for {}",
+                    self.max_bytes, self.what
+                ),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Fetches in flight per host (`host:port`), bounded by
@@ -577,6 +694,7 @@ impl Fetcher {
             cache,
             hosts: Arc::default(),
             fleet: None,
+            budget: None,
         })
     }
 
@@ -783,6 +901,22 @@ impl Fetcher {
         self.fleet.as_ref()
     }
 
+    /// A clone whose every request (and every request of its own clones)
+    /// counts toward `budget` ([`FetchBudget`]): the bounds of one job
+    /// whatever part of it fetches. The connection pool and HTTP cache
+    /// stay shared.
+    #[must_use]
+    pub fn with_budget(&self, budget: Arc<FetchBudget>) -> Fetcher {
+        let mut f = self.clone();
+        f.budget = Some(budget);
+        f
+    }
+
+    /// The job budget this fetcher counts toward, if any.
+    pub fn budget(&self) -> Option<&Arc<FetchBudget>> {
+        self.budget.as_ref()
+    }
+
     fn cached(
         &self,
         url: &str,
@@ -947,8 +1081,25 @@ impl Fetcher {
         }
     }
 
-    /// One GET, its body capped at `limit` bytes.
+    /// One GET, its body capped at `limit` bytes, counted toward the job
+    /// budget if any ([`Fetcher::with_budget`]).
     fn fetch(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+        follow: bool,
+        limit: usize,
+    ) -> Result<Fetched, FetchError> {
+        let Some(budget) = &self.budget else {
+            return self.fetch_unbudgeted(url, headers, follow, limit);
+        };
+        budget.take(url)?;
+        let f = self.fetch_unbudgeted(url, headers, follow, limit)?;
+        budget.received(url, f.body.len())?;
+        Ok(f)
+    }
+
+    fn fetch_unbudgeted(
         &self,
         url: &str,
         headers: &[(&str, &str)],
@@ -1083,6 +1234,15 @@ impl Fetcher {
     /// when that comes first.
     fn deadline(&self) -> Deadline {
         let own = Instant::now() + self.policy.timeout;
+        if let Some(b) = self.budget.as_ref().filter(|b| b.deadline < own) {
+            if current_deadline().is_none_or(|op| b.deadline <= op) {
+                return Deadline {
+                    at: b.deadline,
+                    scope: "job",
+                    limit: b.limit,
+                };
+            }
+        }
         match current_deadline() {
             Some(op) if op < own => Deadline {
                 at: op,
@@ -1242,7 +1402,12 @@ enum Turn {
 /// refusal made before connecting (the SSRF guard, a URL that is not
 /// https), which is this process's own policy.
 fn shared_failure(e: &FetchError) -> Option<super::fleet::Failure> {
-    if e.is_refusal() || matches!(e, FetchError::BadUrl(_) | FetchError::NotHttps(_)) {
+    if e.is_refusal()
+        || matches!(
+            e,
+            FetchError::BadUrl(_) | FetchError::NotHttps(_) | FetchError::Budget { .. }
+        )
+    {
         return None;
     }
     let (status, too_large) = match e {

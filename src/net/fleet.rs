@@ -507,6 +507,42 @@ impl FleetCache {
         Ok(payload)
     }
 
+    /// The entry decoder on its own, for the fuzz target
+    /// (`fuzz/fuzz_targets/fleet_entry.rs`): `value` as the store would
+    /// hold it for `url` (its MAC, then the payload), the MAC checked, the
+    /// payload parsed and judged as [`FleetCache`] judges a stored entry
+    /// for a request sending `headers`. With `seal`, `value` is a payload,
+    /// sealed first with this cache's key, so that the payload decoder is
+    /// reached. The fresh response it yields, if any; nothing is read from
+    /// or written to the store.
+    #[doc(hidden)]
+    pub fn decode_entry(
+        &self,
+        url: &str,
+        value: &[u8],
+        seal: bool,
+        headers: &[(&str, &str)],
+    ) -> Option<Fetched> {
+        let sealed;
+        let value = if seal {
+            let tag = ring::hmac::sign(&self.key, &Self::mac_input(url, value));
+            sealed = [tag.as_ref(), value].concat();
+            &sealed[..]
+        } else {
+            value
+        };
+        match self.open_sealed(url, value) {
+            Ok(p) => match self.usable(url, headers, p) {
+                Shared::Fresh(f) => Some(f),
+                Shared::Miss | Shared::Failed(_) => None,
+            },
+            Err(why) => {
+                self.reject(url, why);
+                None
+            }
+        }
+    }
+
     /// What the store holds for `url`, for a request sending `headers`;
     /// `None` when the store could not be read (reported).
     pub(crate) fn lookup(&self, url: &str, headers: &[(&str, &str)]) -> Option<Shared> {

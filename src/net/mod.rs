@@ -18,5 +18,5 @@ pub mod verify;
 pub mod webbotauth;
 
 pub use cache::{CachePolicy, CacheStatus};
-pub use fetch::{FetchError, FetchPolicy, Fetched, Fetcher};
+pub use fetch::{FetchBudget, FetchError, FetchPolicy, Fetched, Fetcher};
 pub use verify::Resolver;

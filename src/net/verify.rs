@@ -221,6 +221,20 @@ pub enum UrlVerifyError {
     /// 4.3 and 10.3): a DID key never counts from the `kid` alone.
     #[error("the signature names the DID key {0:?}, but the descriptor does not bind that DID (authentication.did) and no key was given")]
     DidNotBound(String),
+    /// The document at the URL is an AI Catalog, by its `Content-Type`
+    /// (`application/ai-catalog+json`, AI Catalog "Media Type") or by its
+    /// content ([`crate::catalog::is_catalog_document`]): a catalog is
+    /// verified as one (its Trust Manifests and entries,
+    /// [`super::catalog::verify_catalog_url`]), never passed as one
+    /// descriptor with its manifests unchecked. The body is kept for a
+    /// caller that goes on to read the catalog.
+    #[error("{url} is an AI Catalog (by its media type or its content): it is verified as a catalog, never as a descriptor")]
+    Catalog {
+        /// The URL finally fetched.
+        url: String,
+        /// The catalog as served.
+        body: Vec<u8>,
+    },
 }
 
 impl UrlVerifyError {
@@ -247,6 +261,11 @@ impl UrlVerifyError {
     /// A stable code for reports.
     pub fn code(&self) -> &'static str {
         match self {
+            UrlVerifyError::Fetch(FetchError::Budget { .. })
+            | UrlVerifyError::JwsFetch {
+                source: FetchError::Budget { .. },
+                ..
+            } => "catalog.budget",
             UrlVerifyError::Fetch(e) if e.is_refusal() => "fetch.ssrf-refused",
             UrlVerifyError::Fetch(FetchError::Dns { .. }) => "fetch.dns-failure",
             UrlVerifyError::Fetch(e) if e.is_timeout() => "fetch.timeout",
@@ -270,6 +289,7 @@ impl UrlVerifyError {
             UrlVerifyError::ResponseSignatureRequired(..) => "httpsig.required",
             UrlVerifyError::NoKeySource => "keys.no-source",
             UrlVerifyError::BadResponse(_) => "response.malformed",
+            UrlVerifyError::Catalog { .. } => "descriptor.is-catalog",
         }
     }
 }
@@ -488,6 +508,24 @@ pub(crate) fn message_with_body(status: u16, headers: &http::HeaderMap, body: Ve
         })
         .collect();
     Message::response(status, headers, body)
+}
+
+/// `f` unless it is an AI Catalog, by its `Content-Type` or its content
+/// ([`UrlVerifyError::Catalog`]): the same document gets the same verdict
+/// by URL as by file, where `verify FILE` detects a catalog by content.
+fn refuse_catalog(f: Fetched) -> Result<Fetched, UrlVerifyError> {
+    let by_type = f
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| crate::catalog::media_type_is(t, crate::catalog::MEDIA_TYPE));
+    if by_type || crate::catalog::is_catalog_document(&f.body) {
+        return Err(UrlVerifyError::Catalog {
+            url: f.url,
+            body: f.body,
+        });
+    }
+    Ok(f)
 }
 
 /// Fetch `url` and verify it; see the module documentation.
@@ -820,7 +858,7 @@ impl Resolver {
             let (f, j) = self.fetch_both(url, &early_jws_url, accept);
             (f, Some(j))
         };
-        let f = f?;
+        let f = refuse_catalog(f?)?;
         let has_http_sig = f.headers.contains_key("signature");
         // draft-narvaneni-agent-uri-03 section 10.3: a response signature is the way for a
         // descriptor served over HTTP; with the option, the `.jws` is
@@ -903,7 +941,7 @@ impl Resolver {
             };
             headers.append(name, value);
         }
-        let f = Fetched::saved(url, status, headers, response.body.clone());
+        let f = refuse_catalog(Fetched::saved(url, status, headers, response.body.clone()))?;
         let parsed = self.parse(url, &f.body, jws.is_some())?;
         if !parsed.is_object {
             return Err(UrlVerifyError::NotJson(f.url.clone()));

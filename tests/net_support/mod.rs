@@ -290,6 +290,10 @@ impl Server {
             .filter(|h| h.starts_with(&needle) && h.to_ascii_lowercase().contains("if-none-match:"))
             .count()
     }
+    /// Every request so far, whatever its path.
+    pub fn total_hits(&self) -> usize {
+        self.hits.lock().unwrap().len()
+    }
     pub fn hit_count(&self, path: &str) -> usize {
         let needle = format!("GET {path} ");
         self.hits
