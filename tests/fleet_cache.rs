@@ -295,6 +295,45 @@ fn a_tarpit_directory_costs_the_fleet_one_fetch_per_failure_interval() {
     assert!(served >= 1, "the failure was shared");
 }
 
+/// A fetch cut short by the caller's deadline says nothing of the
+/// directory: it is remembered neither in the process nor in the fleet, so
+/// a verification whose deadline an earlier slow key set spent does not
+/// lock the agent out of the next one, in this verifier or any other.
+#[test]
+fn a_fetch_cut_short_by_the_callers_deadline_is_not_remembered_or_shared() {
+    let Some(r) = redis_support::Server::start("fleet-spent") else {
+        return;
+    };
+    let ca = Ca::new();
+    let srv = Arc::new(Server::start(&ca, &["agent.example"]));
+    let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    srv.route(WELL_KNOWN_PATH, directory(&srv, &[&k], 600));
+    let vs = fleet(&ca, &r.url());
+    // The caller's deadline is spent before the key set is fetched.
+    let spent =
+        agentsig::net::fetch::with_deadline(std::time::Instant::now(), || verify(&vs[0], &srv, &k));
+    assert_ne!(spent.status(), Status::Verified);
+    let why = spent
+        .first_error()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    assert!(
+        why.contains("deadline"),
+        "the message names the deadline: {why}"
+    );
+    assert!(!why.contains("own deadline"), "not the fetch's own: {why}");
+    // Another verifier of the fleet, and the same one, fetch and verify.
+    assert_eq!(verify(&vs[1], &srv, &k).status(), Status::Verified);
+    assert_eq!(verify(&vs[0], &srv, &k).status(), Status::Verified);
+    let served: u64 = vs.iter().map(|v| v.fleet.stats().failures_served).sum();
+    assert_eq!(served, 0, "no failure was shared");
+    assert_eq!(
+        srv.hit_count(WELL_KNOWN_PATH),
+        1,
+        "one fetch, then the shared entry"
+    );
+}
+
 /// The store unreachable: every verifier fetches for itself and verifies
 /// (the cache is an optimisation), and it is reported once per verifier.
 #[test]

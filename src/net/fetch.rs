@@ -293,6 +293,15 @@ impl FetchError {
             FetchError::Deadline { .. } | FetchError::Transport { timeout: true, .. }
         )
     }
+    /// Whether the fetch ran out of the caller's time rather than its own:
+    /// the operation's deadline ([`with_deadline`],
+    /// [`FetchPolicy::operation_timeout`]) came before the fetch's own
+    /// ([`FetchPolicy::timeout`]) and ran out. Such a failure says nothing
+    /// of the origin (the fetch never had its full budget), so it is
+    /// neither remembered nor shared with a fleet.
+    pub fn is_caller_deadline(&self) -> bool {
+        matches!(self, FetchError::Deadline { scope, .. } if *scope == "operation")
+    }
     /// Whether this is an SSRF refusal (no connection was made).
     pub fn is_refusal(&self) -> bool {
         matches!(self, FetchError::Refused { .. } | FetchError::NotHttps(_))
@@ -1080,15 +1089,26 @@ impl Fetcher {
     }
 
     /// The deadline of a fetch starting now: its own, or the operation's
-    /// when that comes first.
+    /// when that comes first. The fetch counts as having had its full
+    /// budget (scope `"fetch"`, a failure the origin may be blamed for)
+    /// when the operation leaves it at least 95 % of its own time: a
+    /// caller whose deadline equals the fetch timeout, set a moment
+    /// before the fetch starts, does not make every timeout its own.
     fn deadline(&self) -> Deadline {
         let own = Instant::now() + self.policy.timeout;
         match current_deadline() {
-            Some(op) if op < own => Deadline {
-                at: op,
-                scope: "operation",
-                limit: self.policy.operation_timeout,
-            },
+            Some(op) if op < own => {
+                let (scope, limit) = if op + self.policy.timeout / 20 < own {
+                    ("operation", self.policy.operation_timeout)
+                } else {
+                    ("fetch", self.policy.timeout)
+                };
+                Deadline {
+                    at: op,
+                    scope,
+                    limit,
+                }
+            }
             _ => Deadline {
                 at: own,
                 scope: "fetch",
@@ -1240,9 +1260,16 @@ enum Turn {
 
 /// A failure at the origin as the fleet cache shares it; `None` for a
 /// refusal made before connecting (the SSRF guard, a URL that is not
-/// https), which is this process's own policy.
+/// https), which is this process's own policy, and for a fetch cut short
+/// by the caller's operation deadline ([`FetchError::is_caller_deadline`]):
+/// only a failure the origin caused within the fetch's own full budget is
+/// shared, or one slow document met first would make every verifier of
+/// the fleet fail the next one.
 fn shared_failure(e: &FetchError) -> Option<super::fleet::Failure> {
-    if e.is_refusal() || matches!(e, FetchError::BadUrl(_) | FetchError::NotHttps(_)) {
+    if e.is_refusal()
+        || e.is_caller_deadline()
+        || matches!(e, FetchError::BadUrl(_) | FetchError::NotHttps(_))
+    {
         return None;
     }
     let (status, too_large) = match e {
