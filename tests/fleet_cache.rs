@@ -405,7 +405,7 @@ fn four_http_verify_processes_fetch_the_directory_once() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let secret_file = d.join("fleet.secret");
-    std::fs::write(&secret_file, format!("{}\n", "ab".repeat(32))).unwrap();
+    write_private(&secret_file, format!("{}\n", "ab".repeat(32)).as_bytes());
     let verify = |extra: &[&str], env: Option<&str>| {
         let mut c = Command::new(BIN);
         c.args(["http", "verify"])
@@ -457,7 +457,7 @@ fn four_http_verify_processes_fetch_the_directory_once() {
     let o = verify(&[], None).wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("AGENTSIG_FLEET_SECRET"));
-    std::fs::write(&secret_file, "short\n").unwrap();
+    write_private(&secret_file, b"short\n");
     let o = verify(&["--fleet-secret-file", &file], None)
         .wait_with_output()
         .unwrap();
@@ -468,6 +468,14 @@ fn four_http_verify_processes_fetch_the_directory_once() {
 }
 
 const BIN: &str = env!("CARGO_BIN_EXE_agentsig");
+
+/// Write a secret file only its owner can read (a fleet secret file must
+/// be one).
+fn write_private(path: &std::path::Path, data: &[u8]) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, data).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
 
 /// Spawn with its output captured.
 trait SpawnOutput {

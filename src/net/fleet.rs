@@ -108,8 +108,9 @@ pub enum FleetSecretError {
         /// What failed.
         message: String,
     },
-    /// Someone else could replace the secret file.
-    #[error("fleet secret file {path} is {why}: it must be a regular file that only its owner can write (e.g. mode 0600)")]
+    /// The secret file is not a regular file, or others may read or
+    /// replace it.
+    #[error("fleet secret file {path} is {why}: it must be a regular file that only its owner can read and write (chmod 600)")]
     NotPrivate {
         /// The file.
         path: String,
@@ -148,56 +149,27 @@ impl FleetSecret {
     }
 
     /// The contents of `path` (one trailing newline removed), a regular
-    /// file of at most [`MAX_SECRET_FILE`] bytes that neither its group nor
-    /// others can write.
+    /// file of at most [`MAX_SECRET_FILE`] bytes that only its owner can
+    /// read or write (mode `0600` or `0400`: whoever reads the secret can
+    /// forge entries every verifier of the fleet accepts), opened without
+    /// blocking (a FIFO at the path is refused, not waited on).
     ///
     /// # Errors
-    /// [`FleetSecretError`] when the file cannot be read, is writable by
-    /// others, or is too short.
+    /// [`FleetSecretError`] when the file cannot be read, is not a regular
+    /// file, is open to its group or others, or is too short.
     pub fn from_file(path: &std::path::Path) -> Result<FleetSecret, FleetSecretError> {
-        use std::io::Read;
+        use crate::keys::secret_file::{read_private, SecretFileError};
         let shown = path.display().to_string();
-        let io = |e: std::io::Error| FleetSecretError::Io {
-            path: shown.clone(),
-            message: e.to_string(),
-        };
-        let mut o = std::fs::OpenOptions::new();
-        o.read(true);
-        #[cfg(unix)]
-        {
-            // A FIFO does not block the open (it is then refused below as
-            // not a regular file).
-            use std::os::unix::fs::OpenOptionsExt;
-            o.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
-        }
-        let f = o.open(path).map_err(io)?;
-        let meta = f.metadata().map_err(io)?;
-        if !meta.is_file() {
-            return Err(FleetSecretError::NotPrivate {
-                path: shown,
-                why: "not a regular file".into(),
-            });
-        }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            if meta.mode() & 0o022 != 0 {
-                return Err(FleetSecretError::NotPrivate {
-                    path: shown,
-                    why: format!("group- or world-writable (mode {:o})", meta.mode() & 0o7777),
-                });
-            }
-        }
-        let mut buf = zeroize::Zeroizing::new(Vec::new());
-        f.take(MAX_SECRET_FILE + 1)
-            .read_to_end(&mut buf)
-            .map_err(io)?;
-        if buf.len() as u64 > MAX_SECRET_FILE {
-            return Err(FleetSecretError::Io {
-                path: shown,
-                message: format!("larger than {MAX_SECRET_FILE} bytes"),
-            });
-        }
+        let mut buf = read_private(path, MAX_SECRET_FILE).map_err(|e| match e {
+            SecretFileError::Io(message) => FleetSecretError::Io {
+                path: shown.clone(),
+                message,
+            },
+            SecretFileError::NotPrivate(why) => FleetSecretError::NotPrivate {
+                path: shown.clone(),
+                why,
+            },
+        })?;
         if buf.last() == Some(&b'\n') {
             buf.pop();
             if buf.last() == Some(&b'\r') {
@@ -714,6 +686,27 @@ impl FleetCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fleet secret file others can read lets them forge entries: it
+    /// is refused, as one they can write is; mode 0600 is read.
+    #[cfg(unix)]
+    #[test]
+    fn a_secret_file_is_read_only_when_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let p = std::env::temp_dir().join(format!("agentsig-fleet-secret-{}", std::process::id()));
+        std::fs::write(&p, format!("{}\n", "ab".repeat(32))).unwrap();
+        for mode in [0o644, 0o640, 0o604, 0o622] {
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = FleetSecret::from_file(&p).map(|_| ()).unwrap_err();
+            assert!(
+                matches!(e, FleetSecretError::NotPrivate { .. }),
+                "{mode:o}: {e}"
+            );
+        }
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(FleetSecret::from_file(&p).is_ok());
+        let _ = std::fs::remove_file(&p);
+    }
     use crate::replay::blob::MemoryBlobStore;
 
     fn secret(b: u8) -> FleetSecret {

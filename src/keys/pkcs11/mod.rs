@@ -10,7 +10,9 @@
 //! * The module is loaded at run time (`dlopen`, through `cryptoki`): from
 //!   the URI's `module-path` (RFC 7512 section 2.3), else
 //!   [`MODULE_ENV`]. Nothing is linked at build time.
-//! * The PIN comes from the URI's `pin-source=file:...`, else [`PIN_ENV`];
+//! * The PIN comes from the URI's `pin-source=file:...` (a regular file only
+//!   its owner can read or write, opened without blocking), else [`PIN_ENV`]
+//!   (read once per process);
 //!   a URI carrying `pin-value` is refused ([`Pkcs11Error::PinValueRefused`]).
 //! * Mechanisms (PKCS#11 v3.0 Current Mechanisms, sections 2.3, 2.3.6 and
 //!   2.1): ECDSA P-256/P-384 as `CKM_ECDSA` over a hash computed here (the
@@ -237,9 +239,16 @@ fn module_path(uri: &Pkcs11Uri) -> Result<String, Pkcs11Error> {
 
 /// The PIN: from the URI's `pin-source` (a `file:` URI, RFC 8089), else
 /// [`PIN_ENV`], else none. One trailing line end is not part of it.
+///
+/// The file must be a regular file only its owner can read or write, and
+/// is opened without blocking (a FIFO at the path is refused, not waited
+/// on). [`PIN_ENV`] is read once per process: every later load (a second
+/// key, a reconnect) uses that value, whatever the environment says since.
 fn read_pin(uri: &Pkcs11Uri) -> Result<Option<AuthPin>, Pkcs11Error> {
     let Some(src) = &uri.pin_source else {
-        return Ok(std::env::var(PIN_ENV).ok().map(AuthPin::from));
+        static ENV_PIN: OnceLock<Option<zeroize::Zeroizing<String>>> = OnceLock::new();
+        let pin = ENV_PIN.get_or_init(|| std::env::var(PIN_ENV).ok().map(zeroize::Zeroizing::new));
+        return Ok(pin.as_ref().map(|p| AuthPin::from(p.as_str().to_owned())));
     };
     let fail = |detail: String| Pkcs11Error::PinSource {
         source_uri: src.clone(),
@@ -254,15 +263,13 @@ fn read_pin(uri: &Pkcs11Uri) -> Result<Option<AuthPin>, Pkcs11Error> {
     if !path.starts_with('/') {
         return Err(fail("the file: URI must hold an absolute path".into()));
     }
-    use std::io::Read as _;
-    let f = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-    let mut buf = zeroize::Zeroizing::new(Vec::new());
-    f.take(MAX_PIN_FILE + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| fail(e.to_string()))?;
-    if buf.len() as u64 > MAX_PIN_FILE {
-        return Err(fail(format!("larger than {MAX_PIN_FILE} bytes")));
-    }
+    use super::secret_file::{read_private, SecretFileError};
+    let buf = read_private(std::path::Path::new(path), MAX_PIN_FILE).map_err(|e| match e {
+        SecretFileError::Io(m) => fail(m),
+        SecretFileError::NotPrivate(why) => fail(format!(
+            "{why}: the PIN file must be a regular file only its owner can read and write (chmod 600)"
+        )),
+    })?;
     let mut end = buf.len();
     if buf[..end].ends_with(b"\n") {
         end -= 1;
