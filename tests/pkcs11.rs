@@ -582,6 +582,40 @@ fn command_errors_exit_2_name_the_cause_and_write_nothing() {
     }
 }
 
+/// `agentsig key public pkcs11:...` prints the token key's public JWK (the
+/// one pkcs11-tool reads); a URI the shell cut at `;` or `&`, and a file
+/// whose name begins with `pkcs11:`, get a hint instead of "No such file".
+#[test]
+fn key_public_reads_a_token_key_and_hints_at_a_cut_uri() {
+    let Some((t, _token)) = token() else { return };
+    let m = &t.module;
+    let pin = t.pin_file.display();
+    let uri =
+        format!("pkcs11:token=agentsig-test;object=p256?module-path={m}&pin-source=file:{pin}");
+    let o = agentsig(t, &["key", "public", &uri]);
+    let jwk: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
+    let want = t.public_key("p256", agentsig::Algorithm::EcdsaP256Sha256);
+    assert_eq!(jwk["kid"], want.thumbprint(), "{jwk}");
+    assert!(jwk.get("d").is_none());
+    // What the shell passes on of an unquoted URI: up to the first ';'.
+    for cut in [
+        "pkcs11:token=agentsig-test",
+        "pkcs11:object=p256?module-path=/x.so",
+    ] {
+        let o = agentsig(t, &["key", "public", cut]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{cut}: {stderr}");
+        assert!(stderr.contains("quote it"), "{cut}: {stderr}");
+        assert!(!stderr.contains("No such file"), "{cut}: {stderr}");
+    }
+    let file = "pkcs11:looks-like-a-uri.pem";
+    std::fs::write(t.dir.join(file), "x").unwrap();
+    let o = agentsig(t, &["key", "public", file]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("write ./"), "{stderr}");
+}
+
 /// `agentsig serve` with a token key: responses signed by the token verify
 /// under the JWK Set it serves, whose key is the token's public key.
 #[cfg(unix)]
