@@ -334,6 +334,61 @@ fn a_fetch_cut_short_by_the_callers_deadline_is_not_remembered_or_shared() {
     );
 }
 
+/// A fetch lock held past this verifier's own fetch budget (a holder that
+/// hung, or a lock set to outlast any fetch by whoever can write to the
+/// store) is ignored: the verifier fetches for itself instead of waiting
+/// until its operation deadline.
+#[test]
+fn a_lock_held_past_the_fetch_budget_is_ignored() {
+    let Some(r) = redis_support::Server::start("fleet-held-lock") else {
+        return;
+    };
+    let ca = Ca::new();
+    let srv = Arc::new(Server::start(&ca, &["agent.example"]));
+    let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    srv.route(WELL_KNOWN_PATH, directory(&srv, &[&k], 600));
+    let v = verifier(&ca, &r.url(), &secret(7), Duration::from_secs(1));
+    let name = fetcher(&ca, Duration::from_secs(1))
+        .with_fleet_cache(v.fleet.clone())
+        .fleet_name(&srv.url("agent.example", WELL_KNOWN_PATH));
+    let store = agentsig::replay::blob::open_blob_store(&r.url()).unwrap();
+    let held = store
+        .try_lock(name.as_bytes(), Duration::from_secs(600))
+        .unwrap();
+    assert!(held.is_some(), "the test holds the lock");
+    assert_eq!(verify(&v, &srv, &k).status(), Status::Verified);
+    assert_eq!(srv.hit_count(WELL_KNOWN_PATH), 1);
+    assert_eq!(v.fleet.stats().waits, 1, "it waited, then fetched");
+}
+
+/// An entry is shared only between verifiers whose fetch policy would
+/// fetch the same thing: one that does not trust the directory's CA never
+/// takes the keys another verifier fetched through a root it trusts.
+#[test]
+fn verifiers_whose_fetch_policies_differ_do_not_share_entries() {
+    let Some(r) = redis_support::Server::start("fleet-scope") else {
+        return;
+    };
+    let ca = Ca::new();
+    let srv = Arc::new(Server::start(&ca, &["agent.example"]));
+    let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    srv.route(WELL_KNOWN_PATH, directory(&srv, &[&k], 600));
+    let trusting = verifier(&ca, &r.url(), &secret(7), Duration::from_secs(5));
+    let other = verifier(&Ca::new(), &r.url(), &secret(7), Duration::from_secs(5));
+    assert_eq!(verify(&trusting, &srv, &k).status(), Status::Verified);
+    assert_ne!(
+        verify(&other, &srv, &k).status(),
+        Status::Verified,
+        "its own fetch fails: the server's CA is not among its roots"
+    );
+    assert_eq!(other.fleet.stats().hits, 0, "the entry was not shared");
+    // The same policy shares it.
+    let same = verifier(&ca, &r.url(), &secret(7), Duration::from_secs(5));
+    assert_eq!(verify(&same, &srv, &k).status(), Status::Verified);
+    assert_eq!(same.fleet.stats().hits, 1);
+    assert_eq!(srv.hit_count(WELL_KNOWN_PATH), 1);
+}
+
 /// The store unreachable: every verifier fetches for itself and verifies
 /// (the cache is an optimisation), and it is reported once per verifier.
 #[test]

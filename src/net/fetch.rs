@@ -499,6 +499,9 @@ pub struct Fetcher {
     hosts: Arc<HostSlots>,
     /// The fleet-wide second tier under `cache`, if any.
     fleet: Option<Arc<super::fleet::FleetCache>>,
+    /// The fetch-policy part of this fetcher's fleet entry names
+    /// ([`Fetcher::fleet_name`]).
+    fleet_scope: String,
 }
 
 /// Fetches in flight per host (`host:port`), bounded by
@@ -586,6 +589,7 @@ impl Fetcher {
             cache,
             hosts: Arc::default(),
             fleet: None,
+            fleet_scope: String::new(),
         })
     }
 
@@ -768,9 +772,24 @@ impl Fetcher {
     /// origin once per freshness lifetime for the whole fleet. Clones made
     /// before this call do not share it.
     #[must_use]
+    ///
+    /// An entry is shared only between fetchers whose policy would fetch
+    /// the same thing: the extra CA roots, the pinned addresses
+    /// (`--resolve-to`) and the internal addresses allowed are part of its
+    /// key (see [`Fetcher::fleet_name`]).
     pub fn with_fleet_cache(mut self, fleet: Arc<super::fleet::FleetCache>) -> Fetcher {
+        self.fleet_scope = super::fleet::policy_scope(&self.policy);
         self.fleet = Some(fleet);
         self
+    }
+
+    /// The name this fetcher's fleet cache entry (and fetch lock) for `url`
+    /// is stored under: `url` itself under the default fetch policy; under
+    /// a policy with extra CA roots, pinned addresses or internal
+    /// addresses allowed, a digest of those, a space, and `url`, so that
+    /// verifiers whose fetches could differ never share an entry.
+    pub fn fleet_name(&self, url: &str) -> String {
+        super::fleet::scoped(url, &self.fleet_scope)
     }
 
     /// Share `f`, the answer to `headers` asked at `requested` outside
@@ -783,7 +802,14 @@ impl Fetcher {
         requested: Instant,
     ) {
         if let Some(fleet) = &self.fleet {
-            fleet.offer(url, headers, f, requested, &self.policy.cache);
+            fleet.offer(
+                url,
+                &self.fleet_scope,
+                headers,
+                f,
+                requested,
+                &self.policy.cache,
+            );
         }
     }
 
@@ -815,15 +841,22 @@ impl Fetcher {
         let requested = Instant::now();
         let r = self.ask_origin(url, headers, follow, local);
         match &r {
-            Ok(f) => fleet.offer(url, headers, f, requested, &self.policy.cache),
+            Ok(f) => fleet.offer(
+                url,
+                &self.fleet_scope,
+                headers,
+                f,
+                requested,
+                &self.policy.cache,
+            ),
             Err(e) => {
                 if let Some(f) = shared_failure(e) {
-                    fleet.offer_failure(url, f);
+                    fleet.offer_failure(url, &self.fleet_scope, f);
                 }
             }
         }
         if let Some(t) = lock {
-            fleet.unlock(url, &t);
+            fleet.unlock(url, &self.fleet_scope, &t);
         }
         r
     }
@@ -831,9 +864,12 @@ impl Fetcher {
     /// Wait for this process's turn to fetch `url` for the fleet: a fresh
     /// shared entry or a shared failure answers at once; otherwise the
     /// fetch lock is taken, or, while another process holds it, the store
-    /// is read again every [`FleetPolicy::poll`](super::fleet::FleetPolicy::poll)
-    /// until the deadline in force. The store failing means fetching
-    /// without it.
+    /// is read again every [`FleetPolicy::poll`](super::fleet::FleetPolicy::poll),
+    /// for at most the lock's own lifetime under this fetcher's policy
+    /// (its fetch budget, [`FetchPolicy::timeout`], and a second): a
+    /// holder that has not stored an answer by then (hung, or a lock set
+    /// to outlast any fetch) is ignored and this process fetches without
+    /// the lock, within the deadline in force. The store failing means fetching without it.
     fn fleet_turn(
         &self,
         fleet: &super::fleet::FleetCache,
@@ -846,9 +882,9 @@ impl Fetcher {
         // The holder's fetch ends within its own deadline; the lock outlives
         // it by a second, and expires by itself if the holder died.
         let lock_ttl = self.policy.timeout + Duration::from_secs(1);
-        let mut waited = false;
+        let mut waiting_since = None;
         loop {
-            match fleet.lookup(url, headers) {
+            match fleet.lookup(url, &self.fleet_scope, headers) {
                 None => return Turn::Fetch(None),
                 Some(Shared::Fresh(f)) => {
                     self.cache.store(&f, headers, Instant::now());
@@ -857,15 +893,15 @@ impl Fetcher {
                 Some(Shared::Failed(f)) => return Turn::Answered(Err(from_shared(url, f))),
                 Some(Shared::Miss) => {}
             }
-            match fleet.try_lock(url, lock_ttl) {
+            match fleet.try_lock(url, &self.fleet_scope, lock_ttl) {
                 None => return Turn::Fetch(None),
                 Some(Some(t)) => return Turn::Fetch(Some(t)),
                 Some(None) => {}
             }
-            if !waited {
+            let since = *waiting_since.get_or_insert_with(|| {
                 fleet.waited();
-                waited = true;
-            }
+                Instant::now()
+            });
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Turn::Answered(Err(FetchError::Deadline {
@@ -873,6 +909,9 @@ impl Fetcher {
                     scope: "operation",
                     limit: self.policy.operation_timeout,
                 }));
+            }
+            if since.elapsed() >= lock_ttl {
+                return Turn::Fetch(None);
             }
             std::thread::sleep(fleet.fleet_policy().poll.min(left));
         }

@@ -346,6 +346,67 @@ enum Stored {
     },
 }
 
+/// The name `url`'s entry and lock are stored under for verifiers whose
+/// fetch policy has the scope `scope` ([`policy_scope`]): the URL itself
+/// for the default policy, else the scope, a space (which no URL holds)
+/// and the URL. The MAC covers it, so an entry does not move between
+/// scopes either.
+pub(crate) fn scoped(url: &str, scope: &str) -> String {
+    if scope.is_empty() {
+        url.to_owned()
+    } else {
+        format!("{scope} {url}")
+    }
+}
+
+/// What in a fetch policy decides what a fetch of a URL returns, beyond
+/// the URL: the extra CA roots trusted, the addresses pinned for names
+/// (`--resolve-to`), and the internal addresses allowed. Verifiers share
+/// an entry only when these are the same, so a verifier never takes a
+/// document from the fleet that its own fetch would not have accepted
+/// (a server its roots do not trust, an address it would not have
+/// asked, a private network it refuses). Empty for the default policy;
+/// else `scope-` and the SHA-256 of the three, in a canonical order.
+pub(crate) fn policy_scope(p: &super::FetchPolicy) -> String {
+    use sha2::Digest as _;
+    if p.extra_roots_pem.is_empty()
+        && p.pins.is_empty()
+        && !p.allow_private_networks
+        && p.private_hosts.is_empty()
+    {
+        return String::new();
+    }
+    let mut h = sha2::Sha256::new();
+    let mut part = |b: &[u8]| {
+        h.update((b.len() as u64).to_be_bytes());
+        h.update(b);
+    };
+    part(b"roots");
+    for pem in &p.extra_roots_pem {
+        part(pem);
+    }
+    part(b"pins");
+    let mut pins: Vec<_> = p.pins.iter().collect();
+    pins.sort();
+    for (host, addrs) in pins {
+        part(host.as_bytes());
+        let mut a: Vec<String> = addrs.iter().map(ToString::to_string).collect();
+        a.sort();
+        part(a.join(",").as_bytes());
+    }
+    part(b"private");
+    part(&[u8::from(p.allow_private_networks)]);
+    let mut hosts = p.private_hosts.clone();
+    hosts.sort();
+    for host in &hosts {
+        part(host.as_bytes());
+    }
+    format!(
+        "scope-{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&h.finalize()[..16])
+    )
+}
+
 fn unix_ms(t: SystemTime) -> u64 {
     t.duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -481,15 +542,21 @@ impl FleetCache {
 
     /// What the store holds for `url`, for a request sending `headers`;
     /// `None` when the store could not be read (reported).
-    pub(crate) fn lookup(&self, url: &str, headers: &[(&str, &str)]) -> Option<Shared> {
-        let got = match self.store.get(url.as_bytes(), self.policy.max_entry) {
+    pub(crate) fn lookup(
+        &self,
+        url: &str,
+        scope: &str,
+        headers: &[(&str, &str)],
+    ) -> Option<Shared> {
+        let name = scoped(url, scope);
+        let got = match self.store.get(name.as_bytes(), self.policy.max_entry) {
             Ok(g) => g,
             Err(e) => {
                 self.unavailable(&e);
                 return None;
             }
         };
-        let shared = match got.map(|v| self.open_sealed(url, &v)) {
+        let shared = match got.map(|v| self.open_sealed(&name, &v)) {
             None => Shared::Miss,
             Some(Err(why)) => {
                 self.reject(url, why);
@@ -580,6 +647,7 @@ impl FleetCache {
     pub(crate) fn offer(
         &self,
         url: &str,
+        scope: &str,
         headers: &[(&str, &str)],
         f: &Fetched,
         requested: Instant,
@@ -609,7 +677,7 @@ impl FleetCache {
             return;
         }
         let payload = Payload {
-            url: url.to_owned(),
+            url: scoped(url, scope),
             stored: unix_ms(received),
             entry: Stored::Response {
                 status: f.status,
@@ -620,18 +688,18 @@ impl FleetCache {
                 body: base64::engine::general_purpose::STANDARD.encode(&f.body),
             },
         };
-        self.put(url, &payload, left);
+        self.put(&payload, left);
     }
 
     /// Share that fetching `url` failed at the origin (`f`), for
     /// [`FleetPolicy::failure_ttl`].
-    pub(crate) fn offer_failure(&self, url: &str, f: Failure) {
+    pub(crate) fn offer_failure(&self, url: &str, scope: &str, f: Failure) {
         let ttl = self.policy.failure_ttl;
         if ttl.is_zero() {
             return;
         }
         let payload = Payload {
-            url: url.to_owned(),
+            url: scoped(url, scope),
             stored: unix_ms(SystemTime::now()),
             entry: Stored::Failure {
                 ttl_ms: ms(ttl),
@@ -641,15 +709,15 @@ impl FleetCache {
                 message: f.message.chars().take(500).collect(),
             },
         };
-        self.put(url, &payload, ttl);
+        self.put(&payload, ttl);
     }
 
-    fn put(&self, url: &str, payload: &Payload, ttl: Duration) {
+    fn put(&self, payload: &Payload, ttl: Duration) {
         let Some(v) = self.seal(payload) else { return };
         if v.len() > self.policy.max_entry {
             return;
         }
-        match self.store.put(url.as_bytes(), &v, ttl) {
+        match self.store.put(payload.url.as_bytes(), &v, ttl) {
             Ok(()) => {
                 self.counters.stores.fetch_add(1, Ordering::Relaxed);
             }
@@ -660,8 +728,13 @@ impl FleetCache {
     /// Take the fetch lock of `url` for `ttl`: `Some(Some(_))` taken,
     /// `Some(None)` held by another process, `None` the store failed
     /// (reported).
-    pub(crate) fn try_lock(&self, url: &str, ttl: Duration) -> Option<Option<LockToken>> {
-        match self.store.try_lock(url.as_bytes(), ttl) {
+    pub(crate) fn try_lock(
+        &self,
+        url: &str,
+        scope: &str,
+        ttl: Duration,
+    ) -> Option<Option<LockToken>> {
+        match self.store.try_lock(scoped(url, scope).as_bytes(), ttl) {
             Ok(t) => Some(t),
             Err(e) => {
                 self.unavailable(&e);
@@ -676,8 +749,8 @@ impl FleetCache {
     }
 
     /// Give the fetch lock of `url` back.
-    pub(crate) fn unlock(&self, url: &str, t: &LockToken) {
-        if let Err(e) = self.store.unlock(url.as_bytes(), t) {
+    pub(crate) fn unlock(&self, url: &str, scope: &str, t: &LockToken) {
+        if let Err(e) = self.store.unlock(scoped(url, scope).as_bytes(), t) {
             self.unavailable(&e);
         }
     }
@@ -742,8 +815,8 @@ mod tests {
         let mut f = response(U, "max-age=60");
         f.headers
             .insert(http::header::AGE, http::HeaderValue::from_static("20"));
-        a.offer(U, &[], &f, Instant::now(), &CachePolicy::default());
-        match b.lookup(U, &[]) {
+        a.offer(U, "", &[], &f, Instant::now(), &CachePolicy::default());
+        match b.lookup(U, "", &[]) {
             Some(Shared::Fresh(got)) => {
                 assert_eq!(got.body, f.body);
                 assert_eq!(got.header("age"), Some("20"));
@@ -755,12 +828,13 @@ mod tests {
         let stale = response("https://agent.example/other", "max-age=0");
         a.offer(
             stale.url.as_str(),
+            "",
             &[],
             &stale,
             Instant::now(),
             &CachePolicy::default(),
         );
-        assert!(matches!(b.lookup(&stale.url, &[]), Some(Shared::Miss)));
+        assert!(matches!(b.lookup(&stale.url, "", &[]), Some(Shared::Miss)));
         assert_eq!(b.stats().hits, 1);
     }
 
@@ -774,17 +848,19 @@ mod tests {
         let other = FleetCache::new(store.clone(), &secret(8));
         other.offer(
             U,
+            "",
             &[],
             &response(U, "max-age=60"),
             Instant::now(),
             &CachePolicy::default(),
         );
-        assert!(matches!(good.lookup(U, &[]), Some(Shared::Miss)));
+        assert!(matches!(good.lookup(U, "", &[]), Some(Shared::Miss)));
         assert_eq!(good.stats().rejected, 1);
         assert!(reports.lock().unwrap()[0].contains("MAC"));
         // A genuine entry moved to another URL's key.
         good.offer(
             U,
+            "",
             &[],
             &response(U, "max-age=60"),
             Instant::now(),
@@ -795,7 +871,7 @@ mod tests {
             .put(b"https://evil.example/k", &v, Duration::from_secs(60))
             .unwrap();
         assert!(matches!(
-            good.lookup("https://evil.example/k", &[]),
+            good.lookup("https://evil.example/k", "", &[]),
             Some(Shared::Miss)
         ));
         // One flipped byte of the body.
@@ -805,11 +881,11 @@ mod tests {
         store
             .put(U.as_bytes(), &t, Duration::from_secs(60))
             .unwrap();
-        assert!(matches!(good.lookup(U, &[]), Some(Shared::Miss)));
+        assert!(matches!(good.lookup(U, "", &[]), Some(Shared::Miss)));
         store
             .put(U.as_bytes(), b"short", Duration::from_secs(60))
             .unwrap();
-        assert!(matches!(good.lookup(U, &[]), Some(Shared::Miss)));
+        assert!(matches!(good.lookup(U, "", &[]), Some(Shared::Miss)));
         assert_eq!(good.stats().rejected, 4);
     }
 
@@ -823,8 +899,8 @@ mod tests {
             too_large: None,
             message: "timed out".into(),
         };
-        a.offer_failure(U, timeout.clone());
-        match a.lookup(U, &[]) {
+        a.offer_failure(U, "", timeout.clone());
+        match a.lookup(U, "", &[]) {
             Some(Shared::Failed(f)) => assert_eq!(f, timeout),
             other => panic!("{other:?}"),
         }
@@ -833,7 +909,7 @@ mod tests {
             ..FleetPolicy::default()
         });
         assert!(
-            matches!(none.lookup(U, &[]), Some(Shared::Miss)),
+            matches!(none.lookup(U, "", &[]), Some(Shared::Miss)),
             "zero shares none"
         );
     }
@@ -847,17 +923,18 @@ mod tests {
             .insert("vary", http::HeaderValue::from_static("Accept"));
         a.offer(
             U,
+            "",
             &[("accept", "application/json")],
             &f,
             Instant::now(),
             &CachePolicy::default(),
         );
         assert!(matches!(
-            a.lookup(U, &[("accept", "application/json")]),
+            a.lookup(U, "", &[("accept", "application/json")]),
             Some(Shared::Fresh(_))
         ));
         assert!(matches!(
-            a.lookup(U, &[("accept", "text/html")]),
+            a.lookup(U, "", &[("accept", "text/html")]),
             Some(Shared::Miss)
         ));
     }
