@@ -9,7 +9,11 @@
 // never sent to the next one. A 303, and a 301/302 of a POST, become a GET
 // without content (the Fetch standard's "HTTP-redirect fetch"); a hop to
 // another origin drops Authorization, Cookie and Proxy-Authorization, as
-// fetch does for Authorization.
+// fetch does for Authorization. A hop from https to http is refused: the
+// signed request (and whatever else it carries) would cross the network in
+// clear text, where anyone on the path can read it, replay it within its
+// validity, or answer in the server's name (RFC 9421 section 7.1.2 and
+// 7.2.2; a browser likewise blocks mixed content).
 'use strict';
 
 const { SigningKey, signRequestAsync, BadInput, MAX_INPUT_BYTES } = require('./index.js');
@@ -27,8 +31,9 @@ const OPTIONS = ['signatureAgent', 'webBotAuth', 'components', 'expiresIn', 'exp
  * `signingFetch(key, { signatureAgent: 'https://bot.example' })`: a function
  * with fetch's signature that signs each request it sends, following up to
  * `maxRedirects` (20) redirects itself, each hop signed for its target. A
- * request given `redirect: 'manual'` or `'error'` keeps that meaning.
- * `fetch`: the fetch to wrap (default the global one).
+ * request given `redirect: 'manual'` or `'error'` keeps that meaning. A
+ * redirect from https to http is a TypeError: no signed hop is sent in
+ * clear text after https. `fetch`: the fetch to wrap (default the global one).
  */
 function signingFetch(key, opts = {}) {
   if (!(key instanceof SigningKey)) throw new TypeError('key must be an agentsig SigningKey');
@@ -60,6 +65,10 @@ function signingFetch(key, opts = {}) {
       const next = new URL(location, url);
       if (next.protocol !== 'https:' && next.protocol !== 'http:') {
         throw new TypeError(`fetch: ${url} redirected to ${next.protocol} (only http and https are followed)`);
+      }
+      if (new URL(url).protocol === 'https:' && next.protocol === 'http:') {
+        await res.body?.cancel();
+        throw new TypeError(`fetch: ${url} redirected to ${next.origin} over plain http: a signed request is not sent in clear text after https (downgrade refused)`);
       }
       // The body of a redirect is not wanted: release the connection.
       await res.body?.cancel();

@@ -295,6 +295,100 @@ fn a_tarpit_directory_costs_the_fleet_one_fetch_per_failure_interval() {
     assert!(served >= 1, "the failure was shared");
 }
 
+/// A fetch cut short by the caller's deadline says nothing of the
+/// directory: it is remembered neither in the process nor in the fleet, so
+/// a verification whose deadline an earlier slow key set spent does not
+/// lock the agent out of the next one, in this verifier or any other.
+#[test]
+fn a_fetch_cut_short_by_the_callers_deadline_is_not_remembered_or_shared() {
+    let Some(r) = redis_support::Server::start("fleet-spent") else {
+        return;
+    };
+    let ca = Ca::new();
+    let srv = Arc::new(Server::start(&ca, &["agent.example"]));
+    let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    srv.route(WELL_KNOWN_PATH, directory(&srv, &[&k], 600));
+    let vs = fleet(&ca, &r.url());
+    // The caller's deadline is spent before the key set is fetched.
+    let spent =
+        agentsig::net::fetch::with_deadline(std::time::Instant::now(), || verify(&vs[0], &srv, &k));
+    assert_ne!(spent.status(), Status::Verified);
+    let why = spent
+        .first_error()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    assert!(
+        why.contains("deadline"),
+        "the message names the deadline: {why}"
+    );
+    assert!(!why.contains("own deadline"), "not the fetch's own: {why}");
+    // Another verifier of the fleet, and the same one, fetch and verify.
+    assert_eq!(verify(&vs[1], &srv, &k).status(), Status::Verified);
+    assert_eq!(verify(&vs[0], &srv, &k).status(), Status::Verified);
+    let served: u64 = vs.iter().map(|v| v.fleet.stats().failures_served).sum();
+    assert_eq!(served, 0, "no failure was shared");
+    assert_eq!(
+        srv.hit_count(WELL_KNOWN_PATH),
+        1,
+        "one fetch, then the shared entry"
+    );
+}
+
+/// A fetch lock held past this verifier's own fetch budget (a holder that
+/// hung, or a lock set to outlast any fetch by whoever can write to the
+/// store) is ignored: the verifier fetches for itself instead of waiting
+/// until its operation deadline.
+#[test]
+fn a_lock_held_past_the_fetch_budget_is_ignored() {
+    let Some(r) = redis_support::Server::start("fleet-held-lock") else {
+        return;
+    };
+    let ca = Ca::new();
+    let srv = Arc::new(Server::start(&ca, &["agent.example"]));
+    let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    srv.route(WELL_KNOWN_PATH, directory(&srv, &[&k], 600));
+    let v = verifier(&ca, &r.url(), &secret(7), Duration::from_secs(1));
+    let name = fetcher(&ca, Duration::from_secs(1))
+        .with_fleet_cache(v.fleet.clone())
+        .fleet_name(&srv.url("agent.example", WELL_KNOWN_PATH));
+    let store = agentsig::replay::blob::open_blob_store(&r.url()).unwrap();
+    let held = store
+        .try_lock(name.as_bytes(), Duration::from_secs(600))
+        .unwrap();
+    assert!(held.is_some(), "the test holds the lock");
+    assert_eq!(verify(&v, &srv, &k).status(), Status::Verified);
+    assert_eq!(srv.hit_count(WELL_KNOWN_PATH), 1);
+    assert_eq!(v.fleet.stats().waits, 1, "it waited, then fetched");
+}
+
+/// An entry is shared only between verifiers whose fetch policy would
+/// fetch the same thing: one that does not trust the directory's CA never
+/// takes the keys another verifier fetched through a root it trusts.
+#[test]
+fn verifiers_whose_fetch_policies_differ_do_not_share_entries() {
+    let Some(r) = redis_support::Server::start("fleet-scope") else {
+        return;
+    };
+    let ca = Ca::new();
+    let srv = Arc::new(Server::start(&ca, &["agent.example"]));
+    let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    srv.route(WELL_KNOWN_PATH, directory(&srv, &[&k], 600));
+    let trusting = verifier(&ca, &r.url(), &secret(7), Duration::from_secs(5));
+    let other = verifier(&Ca::new(), &r.url(), &secret(7), Duration::from_secs(5));
+    assert_eq!(verify(&trusting, &srv, &k).status(), Status::Verified);
+    assert_ne!(
+        verify(&other, &srv, &k).status(),
+        Status::Verified,
+        "its own fetch fails: the server's CA is not among its roots"
+    );
+    assert_eq!(other.fleet.stats().hits, 0, "the entry was not shared");
+    // The same policy shares it.
+    let same = verifier(&ca, &r.url(), &secret(7), Duration::from_secs(5));
+    assert_eq!(verify(&same, &srv, &k).status(), Status::Verified);
+    assert_eq!(same.fleet.stats().hits, 1);
+    assert_eq!(srv.hit_count(WELL_KNOWN_PATH), 1);
+}
+
 /// The store unreachable: every verifier fetches for itself and verifies
 /// (the cache is an optimisation), and it is reported once per verifier.
 #[test]
@@ -366,7 +460,7 @@ fn four_http_verify_processes_fetch_the_directory_once() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let secret_file = d.join("fleet.secret");
-    std::fs::write(&secret_file, format!("{}\n", "ab".repeat(32))).unwrap();
+    write_private(&secret_file, format!("{}\n", "ab".repeat(32)).as_bytes());
     let verify = |extra: &[&str], env: Option<&str>| {
         let mut c = Command::new(BIN);
         c.args(["http", "verify"])
@@ -418,7 +512,7 @@ fn four_http_verify_processes_fetch_the_directory_once() {
     let o = verify(&[], None).wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("AGENTSIG_FLEET_SECRET"));
-    std::fs::write(&secret_file, "short\n").unwrap();
+    write_private(&secret_file, b"short\n");
     let o = verify(&["--fleet-secret-file", &file], None)
         .wait_with_output()
         .unwrap();
@@ -429,6 +523,14 @@ fn four_http_verify_processes_fetch_the_directory_once() {
 }
 
 const BIN: &str = env!("CARGO_BIN_EXE_agentsig");
+
+/// Write a secret file only its owner can read (a fleet secret file must
+/// be one).
+fn write_private(path: &std::path::Path, data: &[u8]) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, data).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
 
 /// Spawn with its output captured.
 trait SpawnOutput {

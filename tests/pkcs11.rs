@@ -196,12 +196,50 @@ fn err(uri: &str, hint: Option<Algorithm>) -> Pkcs11Error {
     }
 }
 
+/// The PIN file must be a regular file only its owner can read or write,
+/// opened without blocking: one readable by others and a FIFO with no
+/// writer are refused at once (the FIFO does not hang the load).
+#[test]
+fn a_pin_file_others_can_read_or_a_fifo_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some((t, _token)) = token() else { return };
+    let m = &t.module;
+    let uri = |pin: &std::path::Path| {
+        format!(
+            "pkcs11:token=agentsig-test;object=p256?module-path={m}&pin-source=file:{}",
+            pin.display()
+        )
+    };
+    let open = t.dir.join("pin-readable");
+    std::fs::write(&open, format!("{PIN}\n")).unwrap();
+    for mode in [0o644, 0o640] {
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(mode)).unwrap();
+        match err(&uri(&open), None) {
+            Pkcs11Error::PinSource { detail, .. } => {
+                assert!(detail.contains("chmod 600"), "{detail}")
+            }
+            other => panic!("{mode:o}: {other:?}"),
+        }
+    }
+    let fifo = t.dir.join("pin-fifo");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    assert!(matches!(
+        err(&uri(&fifo), None),
+        Pkcs11Error::PinSource { detail, .. } if detail.contains("not a regular file")
+    ));
+}
+
 #[test]
 fn each_cause_of_failure_is_a_typed_error() {
     let Some((t, _token)) = token() else { return };
     let m = &t.module;
     let wrong_pin = t.dir.join("wrong-pin");
-    std::fs::write(&wrong_pin, "0000\n").unwrap();
+    pkcs11_support::write_private(&wrong_pin, b"0000\n");
     assert_eq!(
         err(
             &format!(
@@ -499,7 +537,7 @@ fn command_errors_exit_2_name_the_cause_and_write_nothing() {
     let m = &t.module;
     let pin = t.pin_file.display();
     let wrong = t.dir.join("cli-wrong-pin");
-    std::fs::write(&wrong, "9999").unwrap();
+    pkcs11_support::write_private(&wrong, b"9999");
     let notmod = t.dir.join("cli-not-a-module.so");
     std::fs::write(&notmod, "text").unwrap();
     for (uri, cause) in [
@@ -542,6 +580,40 @@ fn command_errors_exit_2_name_the_cause_and_write_nothing() {
         assert!(!out.exists(), "{uri}: a file was written");
         assert!(!std::path::Path::new(&format!("{doc}.headers")).exists());
     }
+}
+
+/// `agentsig key public pkcs11:...` prints the token key's public JWK (the
+/// one pkcs11-tool reads); a URI the shell cut at `;` or `&`, and a file
+/// whose name begins with `pkcs11:`, get a hint instead of "No such file".
+#[test]
+fn key_public_reads_a_token_key_and_hints_at_a_cut_uri() {
+    let Some((t, _token)) = token() else { return };
+    let m = &t.module;
+    let pin = t.pin_file.display();
+    let uri =
+        format!("pkcs11:token=agentsig-test;object=p256?module-path={m}&pin-source=file:{pin}");
+    let o = agentsig(t, &["key", "public", &uri]);
+    let jwk: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
+    let want = t.public_key("p256", agentsig::Algorithm::EcdsaP256Sha256);
+    assert_eq!(jwk["kid"], want.thumbprint(), "{jwk}");
+    assert!(jwk.get("d").is_none());
+    // What the shell passes on of an unquoted URI: up to the first ';'.
+    for cut in [
+        "pkcs11:token=agentsig-test",
+        "pkcs11:object=p256?module-path=/x.so",
+    ] {
+        let o = agentsig(t, &["key", "public", cut]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{cut}: {stderr}");
+        assert!(stderr.contains("quote it"), "{cut}: {stderr}");
+        assert!(!stderr.contains("No such file"), "{cut}: {stderr}");
+    }
+    let file = "pkcs11:looks-like-a-uri.pem";
+    std::fs::write(t.dir.join(file), "x").unwrap();
+    let o = agentsig(t, &["key", "public", file]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("write ./"), "{stderr}");
 }
 
 /// `agentsig serve` with a token key: responses signed by the token verify

@@ -124,3 +124,70 @@ test('a hop to another origin drops Authorization and Cookie; a same-origin hop 
     await new Promise((r) => target.close(r));
   }
 });
+
+/** A loopback HTTPS server with a self-signed certificate made for the
+ * test, and a fetch over node:https trusting it (the global fetch takes no
+ * CA per request). */
+async function httpsServer(handler) {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const https = require('node:https');
+  const { execFileSync } = require('node:child_process');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentsig-fetch-tls-'));
+  const keyFile = path.join(dir, 'key.pem');
+  const certFile = path.join(dir, 'cert.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
+    '-keyout', keyFile, '-out', certFile, '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-days', '1'],
+  { stdio: 'ignore' });
+  const cert = fs.readFileSync(certFile);
+  const s = https.createServer({ key: fs.readFileSync(keyFile), cert }, handler);
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const tlsFetch = (url, init) => {
+    if (!url.startsWith('https:')) return globalThis.fetch(url, init);
+    return new Promise((resolve, reject) => {
+      const req = https.request(url, { method: init.method, headers: init.headers, ca: cert }, (res) => {
+        res.resume();
+        const headers = new Headers();
+        for (const [n, v] of Object.entries(res.headers)) headers.set(n, Array.isArray(v) ? v.join(', ') : v);
+        resolve(new Response(null, { status: res.statusCode, headers }));
+      });
+      req.on('error', reject);
+      req.end(init.body);
+    });
+  };
+  return {
+    base: `https://127.0.0.1:${s.address().port}`,
+    tlsFetch,
+    close: () => new Promise((r) => { s.close(r); fs.rmSync(dir, { recursive: true, force: true }); }),
+  };
+}
+
+test('a redirect from https to http is refused: no signed hop is sent in clear text', async () => {
+  const clear = [];
+  const target = http.createServer((req, res) => {
+    clear.push([req.url, req.headers.signature ?? null]);
+    res.end('ok');
+  });
+  await new Promise((r) => target.listen(0, '127.0.0.1', r));
+  const port = target.address().port;
+  const signedAtTls = [];
+  const tls = await httpsServer((req, res) => {
+    signedAtTls.push(req.headers.signature !== undefined);
+    res.writeHead(302, { Location: `http://127.0.0.1:${port}/landing` });
+    res.end();
+  });
+  try {
+    const f = signingFetch(key, { signatureAgent: AGENT, fetch: tls.tlsFetch });
+    await assert.rejects(f(`${tls.base}/start`), (e) => e instanceof TypeError && /clear text/.test(e.message));
+    assert.deepEqual(signedAtTls, [true], 'the https hop was signed and sent');
+    assert.deepEqual(clear, [], 'nothing reached the http target');
+    // An http start stays http: the refusal is of the downgrade only.
+    const ok = await signingFetch(key, { signatureAgent: AGENT })(`http://127.0.0.1:${port}/plain`);
+    assert.equal(ok.status, 200);
+    assert.equal(clear.length, 1);
+  } finally {
+    await tls.close();
+    await new Promise((r) => target.close(r));
+  }
+});

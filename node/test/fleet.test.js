@@ -104,7 +104,10 @@ test('the key cache option rules, with BadInput or BadKey naming the cause', () 
     assert.throws(() => new a.Verifier({ keys, keyCache, fleetSecretFile: secretFile(dir, 'short', 'x'.repeat(31)) }),
       (e) => e instanceof a.BadKey && /31 bytes/.test(e.message));
     assert.throws(() => new a.Verifier({ keys, keyCache, fleetSecretFile: secretFile(dir, 'open', 's'.repeat(40), 0o622) }),
-      (e) => e instanceof a.BadKey && /group- or world-writable/.test(e.message));
+      (e) => e instanceof a.BadKey && /open to its group or others/.test(e.message));
+    // Readable by others is refused too: a reader could forge entries.
+    assert.throws(() => new a.Verifier({ keys, keyCache, fleetSecretFile: secretFile(dir, 'readable', 's'.repeat(40), 0o644) }),
+      (e) => e instanceof a.BadKey && /chmod 600/.test(e.message));
     assert.throws(() => new a.Verifier({ keys, keyCache, fleetSecretFile: 7 }), TypeError);
     assert.ok(new a.Verifier({ keys, keyCache, fleetSecretFile: secretFile(dir, 'good') }));
   } finally {

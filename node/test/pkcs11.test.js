@@ -57,7 +57,7 @@ test.before(() => {
   pinFile = path.join(dir, 'pin');
   fs.mkdirSync(path.join(dir, 'tokens'));
   fs.writeFileSync(conf, `directories.tokendir = ${path.join(dir, 'tokens')}\nobjectstore.backend = file\nlog.level = ERROR\n`);
-  fs.writeFileSync(pinFile, `${PIN}\n`);
+  fs.writeFileSync(pinFile, `${PIN}\n`, { mode: 0o600 });
   tool('softhsm2-util', ['--init-token', '--free', '--label', LABEL, '--pin', PIN, '--so-pin', '5678']);
   for (const [label, id, kt] of [['p256', '01', 'EC:prime256v1'], ['ed25519', '03', 'EC:edwards25519']]) {
     tool('pkcs11-tool', ['--module', MODULE, '--token-label', LABEL, '--login', '--pin', PIN,
@@ -144,7 +144,7 @@ test('a URI carrying pin-value is refused with the reason', { skip }, () => {
 
 test('a key that cannot be loaded is BadKey naming the cause', { skip }, () => {
   const wrong = path.join(dir, 'wrong-pin');
-  fs.writeFileSync(wrong, '0000\n');
+  fs.writeFileSync(wrong, '0000\n', { mode: 0o600 });
   const fake = path.join(dir, 'not-a-module.so');
   fs.writeFileSync(fake, 'not a shared library\n');
   const cases = [

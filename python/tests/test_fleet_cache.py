@@ -88,7 +88,11 @@ def test_the_key_cache_option_rules(tmp_path, monkeypatch):
     assert "31 bytes" in str(e.value) and "at least 32" in str(e.value)
     with pytest.raises(agentsig.BadKey) as e:
         agentsig.Verifier(keys=[k], key_cache=store, fleet_secret_file=secret_file(tmp_path, "open", mode=0o622))
-    assert "group- or world-writable" in str(e.value)
+    assert "open to its group or others" in str(e.value)
+    # Readable by others is refused too: a reader could forge entries.
+    with pytest.raises(agentsig.BadKey) as e:
+        agentsig.Verifier(keys=[k], key_cache=store, fleet_secret_file=secret_file(tmp_path, "readable", mode=0o644))
+    assert "chmod 600" in str(e.value)
     with pytest.raises(agentsig.BadInput) as e:
         agentsig.Verifier(keys=[k], key_cache=store, fleet_secret_file=tmp_path / "missing")
     assert e.value.code == "input.unreadable"

@@ -70,6 +70,7 @@ def token(tmp_path_factory):
     t = Token(root, module)
     t.conf.write_text(f"directories.tokendir = {root / 'tokens'}\nobjectstore.backend = file\nlog.level = ERROR\n")
     t.pin_file.write_text(PIN + "\n")
+    t.pin_file.chmod(0o600)
     subprocess.run(
         ["softhsm2-util", "--init-token", "--free", "--label", LABEL, "--pin", PIN, "--so-pin", SO_PIN],
         env=t.env(),
@@ -168,6 +169,7 @@ def test_a_key_that_cannot_be_loaded_is_bad_key_naming_the_cause(token, case, ca
     if case == "wrong-pin":
         wrong = token.root / "wrong-pin"
         wrong.write_text("0000\n")
+        wrong.chmod(0o600)
         uri = uri.replace(str(token.pin_file), str(wrong))
     elif case == "no-pin":
         uri = token.uri(pin=False)

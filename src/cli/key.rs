@@ -51,27 +51,14 @@ pub struct PublicArgs {
 
 pub fn run(c: KeyCommand) -> CliResult {
     let KeyCommand::Public(a) = c;
-    let data = read_key_material(&a.key)?;
-    let public = if agentsig::keys::holds_private_key(&data) {
-        load_signing_with(&a.key, a.alg, a.kid.as_deref(), a.passphrase.read()?)?
+    // A key in a PKCS#11 token (RFC 7512 URI): its public half, read from
+    // the token; the private key stays there.
+    let public = if super::is_pkcs11_spec(&a.key) {
+        load_signing_with(&a.key, a.alg, a.kid.as_deref(), None)?
             .verifying_key()
             .clone()
     } else {
-        let opts = agentsig::LoadOptions {
-            alg: a.alg,
-            kid: a.kid.clone(),
-            ..Default::default()
-        };
-        agentsig::keys::load_verifying_key(&data, &opts).map_err(|e| {
-            CliError::key(format!(
-                "{}: {e}{}",
-                agentsig::text::escape_controls(&a.key),
-                match e {
-                    agentsig::KeyError::AmbiguousKeySet(_) => " (give --kid KID to choose one)",
-                    _ => "",
-                }
-            ))
-        })?
+        public_of_material(&a)?
     };
     let public = match (&a.kid, public.kid()) {
         (Some(k), _) => public.with_kid(k.clone()),
@@ -104,4 +91,31 @@ pub fn run(c: KeyCommand) -> CliResult {
         super::print_json(set.as_ref().unwrap_or(&jwk));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The public key of a key file, a JWK or a JWK Set (`a.key` is not a
+/// `pkcs11:` URI).
+fn public_of_material(a: &PublicArgs) -> Result<agentsig::keys::VerifyingKey, CliError> {
+    let data = read_key_material(&a.key)?;
+    Ok(if agentsig::keys::holds_private_key(&data) {
+        load_signing_with(&a.key, a.alg, a.kid.as_deref(), a.passphrase.read()?)?
+            .verifying_key()
+            .clone()
+    } else {
+        let opts = agentsig::LoadOptions {
+            alg: a.alg,
+            kid: a.kid.clone(),
+            ..Default::default()
+        };
+        agentsig::keys::load_verifying_key(&data, &opts).map_err(|e| {
+            CliError::key(format!(
+                "{}: {e}{}",
+                agentsig::text::escape_controls(&a.key),
+                match e {
+                    agentsig::KeyError::AmbiguousKeySet(_) => " (give --kid KID to choose one)",
+                    _ => "",
+                }
+            ))
+        })?
+    })
 }

@@ -413,6 +413,12 @@ pub fn read_key_option(option: &str, spec: &str) -> Result<zeroize::Zeroizing<Ve
             .map_err(|_| CliError::key(format!("environment variable {var} is not UTF-8")))?;
         return Ok(zeroize::Zeroizing::new(s.into_bytes()));
     }
+    if is_pkcs11_spec(spec) && !std::path::Path::new(spec).exists() {
+        // Not echoed: the URI may carry a pin-value.
+        return Err(CliError::key(format!(
+            "the {option} value is a pkcs11: URI, which this option does not take (it reads a key file); for a token key's public key run: agentsig key public 'pkcs11:...' (quoted)"
+        )));
+    }
     if looks_like_key_text(spec) && !std::path::Path::new(spec).is_file() {
         return Err(CliError::key(format!(
             "the {option} value is not a readable path; it looks like key material (not shown): pass a path or env:NAME"
@@ -487,6 +493,29 @@ impl PassphraseArgs {
     }
 }
 
+/// True when a key spec is an RFC 7512 `pkcs11:` URI (the scheme is
+/// case-insensitive, RFC 3986 section 3.1).
+pub fn is_pkcs11_spec(spec: &str) -> bool {
+    spec.get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("pkcs11:"))
+}
+
+/// The hint added to a failed `pkcs11:` key load when the URI may have been
+/// cut by the shell: unquoted, `;` ends the command and `&` sends it to the
+/// background, so `pkcs11:token=t;object=k?module-path=m&pin-source=file:p`
+/// reaches agentsig as `pkcs11:token=t`. A file whose name begins with
+/// `pkcs11:` is read as a file only when written as a path (`./pkcs11:...`).
+#[cfg(feature = "pkcs11")]
+fn pkcs11_hint(spec: &str) -> &'static str {
+    if std::path::Path::new(spec).is_file() {
+        " (a file of that name exists: to read it as a key file, write ./ before its name)"
+    } else if !spec.contains(';') || !spec.contains('&') {
+        " (if the URI went on after a ';' or '&', quote it whole, as 'pkcs11:token=...;object=...?module-path=...&pin-source=file:...': unquoted, the shell ends the command at ';' and '&')"
+    } else {
+        ""
+    }
+}
+
 /// Load a signing key from a `--key` spec.
 ///
 /// A key file without a kid of its own (PEM, DER) takes the kid that
@@ -510,10 +539,7 @@ pub fn load_signing_with(
     kid: Option<&str>,
     passphrase: Option<zeroize::Zeroizing<Vec<u8>>>,
 ) -> Result<SigningKey, CliError> {
-    if spec
-        .get(..7)
-        .is_some_and(|p| p.eq_ignore_ascii_case("pkcs11:"))
-    {
+    if is_pkcs11_spec(spec) {
         return load_pkcs11(spec, alg, kid);
     }
     let data = read_key_material(spec)?;
@@ -559,7 +585,8 @@ fn load_pkcs11(
         kid: kid.map(str::to_owned),
         passphrase: None,
     };
-    agentsig::keys::pkcs11::load(spec, &opts).map_err(|e| CliError::key(format!("pkcs11 key: {e}")))
+    agentsig::keys::pkcs11::load(spec, &opts)
+        .map_err(|e| CliError::key(format!("pkcs11 key: {e}{}", pkcs11_hint(spec))))
 }
 
 /// Without feature `pkcs11`, a `pkcs11:` URI is refused with the reason.

@@ -31,6 +31,8 @@ mod generate;
 mod load;
 #[cfg(feature = "pkcs11")]
 pub mod pkcs11;
+#[cfg(any(feature = "net", feature = "pkcs11"))]
+pub(crate) mod secret_file;
 mod types;
 
 pub use error::{KeyError, VerifyError};

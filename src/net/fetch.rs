@@ -240,7 +240,7 @@ pub enum FetchError {
     Deadline {
         /// The URL being fetched.
         url: String,
-        /// `"fetch"` or `"operation"`.
+        /// `"fetch"`, `"operation"`, or `"job"` (a [`FetchBudget`]'s).
         scope: &'static str,
         /// The deadline's length.
         limit: Duration,
@@ -301,6 +301,16 @@ impl FetchError {
             self,
             FetchError::Deadline { .. } | FetchError::Transport { timeout: true, .. }
         )
+    }
+    /// Whether the fetch ran out of the caller's time rather than its own:
+    /// the operation's deadline ([`with_deadline`],
+    /// [`FetchPolicy::operation_timeout`]) or the job's ([`FetchBudget`])
+    /// came before the fetch's own
+    /// ([`FetchPolicy::timeout`]) and ran out. Such a failure says nothing
+    /// of the origin (the fetch never had its full budget), so it is
+    /// neither remembered nor shared with a fleet.
+    pub fn is_caller_deadline(&self) -> bool {
+        matches!(self, FetchError::Deadline { scope, .. } if *scope == "operation" || *scope == "job")
     }
     /// Whether this is an SSRF refusal (no connection was made).
     pub fn is_refusal(&self) -> bool {
@@ -499,6 +509,9 @@ pub struct Fetcher {
     hosts: Arc<HostSlots>,
     /// The fleet-wide second tier under `cache`, if any.
     fleet: Option<Arc<super::fleet::FleetCache>>,
+    /// The fetch-policy part of this fetcher's fleet entry names
+    /// ([`Fetcher::fleet_name`]).
+    fleet_scope: String,
     /// The bounds of one job that every request of this fetcher (and of
     /// its clones) counts toward, if any ([`Fetcher::with_budget`]).
     budget: Option<Arc<FetchBudget>>,
@@ -695,6 +708,7 @@ impl Fetcher {
             hosts: Arc::default(),
             fleet: None,
             budget: None,
+            fleet_scope: String::new(),
         })
     }
 
@@ -877,9 +891,24 @@ impl Fetcher {
     /// origin once per freshness lifetime for the whole fleet. Clones made
     /// before this call do not share it.
     #[must_use]
+    ///
+    /// An entry is shared only between fetchers whose policy would fetch
+    /// the same thing: the extra CA roots, the pinned addresses
+    /// (`--resolve-to`) and the internal addresses allowed are part of its
+    /// key (see [`Fetcher::fleet_name`]).
     pub fn with_fleet_cache(mut self, fleet: Arc<super::fleet::FleetCache>) -> Fetcher {
+        self.fleet_scope = super::fleet::policy_scope(&self.policy);
         self.fleet = Some(fleet);
         self
+    }
+
+    /// The name this fetcher's fleet cache entry (and fetch lock) for `url`
+    /// is stored under: `url` itself under the default fetch policy; under
+    /// a policy with extra CA roots, pinned addresses or internal
+    /// addresses allowed, a digest of those, a space, and `url`, so that
+    /// verifiers whose fetches could differ never share an entry.
+    pub fn fleet_name(&self, url: &str) -> String {
+        super::fleet::scoped(url, &self.fleet_scope)
     }
 
     /// Share `f`, the answer to `headers` asked at `requested` outside
@@ -892,7 +921,14 @@ impl Fetcher {
         requested: Instant,
     ) {
         if let Some(fleet) = &self.fleet {
-            fleet.offer(url, headers, f, requested, &self.policy.cache);
+            fleet.offer(
+                url,
+                &self.fleet_scope,
+                headers,
+                f,
+                requested,
+                &self.policy.cache,
+            );
         }
     }
 
@@ -940,15 +976,22 @@ impl Fetcher {
         let requested = Instant::now();
         let r = self.ask_origin(url, headers, follow, local);
         match &r {
-            Ok(f) => fleet.offer(url, headers, f, requested, &self.policy.cache),
+            Ok(f) => fleet.offer(
+                url,
+                &self.fleet_scope,
+                headers,
+                f,
+                requested,
+                &self.policy.cache,
+            ),
             Err(e) => {
                 if let Some(f) = shared_failure(e) {
-                    fleet.offer_failure(url, f);
+                    fleet.offer_failure(url, &self.fleet_scope, f);
                 }
             }
         }
         if let Some(t) = lock {
-            fleet.unlock(url, &t);
+            fleet.unlock(url, &self.fleet_scope, &t);
         }
         r
     }
@@ -956,9 +999,12 @@ impl Fetcher {
     /// Wait for this process's turn to fetch `url` for the fleet: a fresh
     /// shared entry or a shared failure answers at once; otherwise the
     /// fetch lock is taken, or, while another process holds it, the store
-    /// is read again every [`FleetPolicy::poll`](super::fleet::FleetPolicy::poll)
-    /// until the deadline in force. The store failing means fetching
-    /// without it.
+    /// is read again every [`FleetPolicy::poll`](super::fleet::FleetPolicy::poll),
+    /// for at most the lock's own lifetime under this fetcher's policy
+    /// (its fetch budget, [`FetchPolicy::timeout`], and a second): a
+    /// holder that has not stored an answer by then (hung, or a lock set
+    /// to outlast any fetch) is ignored and this process fetches without
+    /// the lock, within the deadline in force. The store failing means fetching without it.
     fn fleet_turn(
         &self,
         fleet: &super::fleet::FleetCache,
@@ -971,9 +1017,9 @@ impl Fetcher {
         // The holder's fetch ends within its own deadline; the lock outlives
         // it by a second, and expires by itself if the holder died.
         let lock_ttl = self.policy.timeout + Duration::from_secs(1);
-        let mut waited = false;
+        let mut waiting_since = None;
         loop {
-            match fleet.lookup(url, headers) {
+            match fleet.lookup(url, &self.fleet_scope, headers) {
                 None => return Turn::Fetch(None),
                 Some(Shared::Fresh(f)) => {
                     self.cache.store(&f, headers, Instant::now());
@@ -982,15 +1028,15 @@ impl Fetcher {
                 Some(Shared::Failed(f)) => return Turn::Answered(Err(from_shared(url, f))),
                 Some(Shared::Miss) => {}
             }
-            match fleet.try_lock(url, lock_ttl) {
+            match fleet.try_lock(url, &self.fleet_scope, lock_ttl) {
                 None => return Turn::Fetch(None),
                 Some(Some(t)) => return Turn::Fetch(Some(t)),
                 Some(None) => {}
             }
-            if !waited {
+            let since = *waiting_since.get_or_insert_with(|| {
                 fleet.waited();
-                waited = true;
-            }
+                Instant::now()
+            });
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Turn::Answered(Err(FetchError::Deadline {
@@ -998,6 +1044,9 @@ impl Fetcher {
                     scope: "operation",
                     limit: self.policy.operation_timeout,
                 }));
+            }
+            if since.elapsed() >= lock_ttl {
+                return Turn::Fetch(None);
             }
             std::thread::sleep(fleet.fleet_policy().poll.min(left));
         }
@@ -1231,7 +1280,11 @@ impl Fetcher {
     }
 
     /// The deadline of a fetch starting now: its own, or the operation's
-    /// when that comes first.
+    /// when that comes first. The fetch counts as having had its full
+    /// budget (scope `"fetch"`, a failure the origin may be blamed for)
+    /// when the operation leaves it at least 95 % of its own time: a
+    /// caller whose deadline equals the fetch timeout, set a moment
+    /// before the fetch starts, does not make every timeout its own.
     fn deadline(&self) -> Deadline {
         let own = Instant::now() + self.policy.timeout;
         if let Some(b) = self.budget.as_ref().filter(|b| b.deadline < own) {
@@ -1244,11 +1297,18 @@ impl Fetcher {
             }
         }
         match current_deadline() {
-            Some(op) if op < own => Deadline {
-                at: op,
-                scope: "operation",
-                limit: self.policy.operation_timeout,
-            },
+            Some(op) if op < own => {
+                let (scope, limit) = if op + self.policy.timeout / 20 < own {
+                    ("operation", self.policy.operation_timeout)
+                } else {
+                    ("fetch", self.policy.timeout)
+                };
+                Deadline {
+                    at: op,
+                    scope,
+                    limit,
+                }
+            }
             _ => Deadline {
                 at: own,
                 scope: "fetch",
@@ -1400,9 +1460,14 @@ enum Turn {
 
 /// A failure at the origin as the fleet cache shares it; `None` for a
 /// refusal made before connecting (the SSRF guard, a URL that is not
-/// https), which is this process's own policy.
+/// https), which is this process's own policy, and for a fetch cut short
+/// by the caller's operation deadline ([`FetchError::is_caller_deadline`]):
+/// only a failure the origin caused within the fetch's own full budget is
+/// shared, or one slow document met first would make every verifier of
+/// the fleet fail the next one.
 fn shared_failure(e: &FetchError) -> Option<super::fleet::Failure> {
     if e.is_refusal()
+        || e.is_caller_deadline()
         || matches!(
             e,
             FetchError::BadUrl(_) | FetchError::NotHttps(_) | FetchError::Budget { .. }

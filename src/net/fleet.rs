@@ -108,8 +108,9 @@ pub enum FleetSecretError {
         /// What failed.
         message: String,
     },
-    /// Someone else could replace the secret file.
-    #[error("fleet secret file {path} is {why}: it must be a regular file that only its owner can write (e.g. mode 0600)")]
+    /// The secret file is not a regular file, or others may read or
+    /// replace it.
+    #[error("fleet secret file {path} is {why}: it must be a regular file that only its owner can read and write (chmod 600)")]
     NotPrivate {
         /// The file.
         path: String,
@@ -148,56 +149,27 @@ impl FleetSecret {
     }
 
     /// The contents of `path` (one trailing newline removed), a regular
-    /// file of at most [`MAX_SECRET_FILE`] bytes that neither its group nor
-    /// others can write.
+    /// file of at most [`MAX_SECRET_FILE`] bytes that only its owner can
+    /// read or write (mode `0600` or `0400`: whoever reads the secret can
+    /// forge entries every verifier of the fleet accepts), opened without
+    /// blocking (a FIFO at the path is refused, not waited on).
     ///
     /// # Errors
-    /// [`FleetSecretError`] when the file cannot be read, is writable by
-    /// others, or is too short.
+    /// [`FleetSecretError`] when the file cannot be read, is not a regular
+    /// file, is open to its group or others, or is too short.
     pub fn from_file(path: &std::path::Path) -> Result<FleetSecret, FleetSecretError> {
-        use std::io::Read;
+        use crate::keys::secret_file::{read_private, SecretFileError};
         let shown = path.display().to_string();
-        let io = |e: std::io::Error| FleetSecretError::Io {
-            path: shown.clone(),
-            message: e.to_string(),
-        };
-        let mut o = std::fs::OpenOptions::new();
-        o.read(true);
-        #[cfg(unix)]
-        {
-            // A FIFO does not block the open (it is then refused below as
-            // not a regular file).
-            use std::os::unix::fs::OpenOptionsExt;
-            o.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
-        }
-        let f = o.open(path).map_err(io)?;
-        let meta = f.metadata().map_err(io)?;
-        if !meta.is_file() {
-            return Err(FleetSecretError::NotPrivate {
-                path: shown,
-                why: "not a regular file".into(),
-            });
-        }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            if meta.mode() & 0o022 != 0 {
-                return Err(FleetSecretError::NotPrivate {
-                    path: shown,
-                    why: format!("group- or world-writable (mode {:o})", meta.mode() & 0o7777),
-                });
-            }
-        }
-        let mut buf = zeroize::Zeroizing::new(Vec::new());
-        f.take(MAX_SECRET_FILE + 1)
-            .read_to_end(&mut buf)
-            .map_err(io)?;
-        if buf.len() as u64 > MAX_SECRET_FILE {
-            return Err(FleetSecretError::Io {
-                path: shown,
-                message: format!("larger than {MAX_SECRET_FILE} bytes"),
-            });
-        }
+        let mut buf = read_private(path, MAX_SECRET_FILE).map_err(|e| match e {
+            SecretFileError::Io(message) => FleetSecretError::Io {
+                path: shown.clone(),
+                message,
+            },
+            SecretFileError::NotPrivate(why) => FleetSecretError::NotPrivate {
+                path: shown.clone(),
+                why,
+            },
+        })?;
         if buf.last() == Some(&b'\n') {
             buf.pop();
             if buf.last() == Some(&b'\r') {
@@ -374,6 +346,67 @@ enum Stored {
     },
 }
 
+/// The name `url`'s entry and lock are stored under for verifiers whose
+/// fetch policy has the scope `scope` ([`policy_scope`]): the URL itself
+/// for the default policy, else the scope, a space (which no URL holds)
+/// and the URL. The MAC covers it, so an entry does not move between
+/// scopes either.
+pub(crate) fn scoped(url: &str, scope: &str) -> String {
+    if scope.is_empty() {
+        url.to_owned()
+    } else {
+        format!("{scope} {url}")
+    }
+}
+
+/// What in a fetch policy decides what a fetch of a URL returns, beyond
+/// the URL: the extra CA roots trusted, the addresses pinned for names
+/// (`--resolve-to`), and the internal addresses allowed. Verifiers share
+/// an entry only when these are the same, so a verifier never takes a
+/// document from the fleet that its own fetch would not have accepted
+/// (a server its roots do not trust, an address it would not have
+/// asked, a private network it refuses). Empty for the default policy;
+/// else `scope-` and the SHA-256 of the three, in a canonical order.
+pub(crate) fn policy_scope(p: &super::FetchPolicy) -> String {
+    use sha2::Digest as _;
+    if p.extra_roots_pem.is_empty()
+        && p.pins.is_empty()
+        && !p.allow_private_networks
+        && p.private_hosts.is_empty()
+    {
+        return String::new();
+    }
+    let mut h = sha2::Sha256::new();
+    let mut part = |b: &[u8]| {
+        h.update((b.len() as u64).to_be_bytes());
+        h.update(b);
+    };
+    part(b"roots");
+    for pem in &p.extra_roots_pem {
+        part(pem);
+    }
+    part(b"pins");
+    let mut pins: Vec<_> = p.pins.iter().collect();
+    pins.sort();
+    for (host, addrs) in pins {
+        part(host.as_bytes());
+        let mut a: Vec<String> = addrs.iter().map(ToString::to_string).collect();
+        a.sort();
+        part(a.join(",").as_bytes());
+    }
+    part(b"private");
+    part(&[u8::from(p.allow_private_networks)]);
+    let mut hosts = p.private_hosts.clone();
+    hosts.sort();
+    for host in &hosts {
+        part(host.as_bytes());
+    }
+    format!(
+        "scope-{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&h.finalize()[..16])
+    )
+}
+
 fn unix_ms(t: SystemTime) -> u64 {
     t.duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -545,15 +578,21 @@ impl FleetCache {
 
     /// What the store holds for `url`, for a request sending `headers`;
     /// `None` when the store could not be read (reported).
-    pub(crate) fn lookup(&self, url: &str, headers: &[(&str, &str)]) -> Option<Shared> {
-        let got = match self.store.get(url.as_bytes(), self.policy.max_entry) {
+    pub(crate) fn lookup(
+        &self,
+        url: &str,
+        scope: &str,
+        headers: &[(&str, &str)],
+    ) -> Option<Shared> {
+        let name = scoped(url, scope);
+        let got = match self.store.get(name.as_bytes(), self.policy.max_entry) {
             Ok(g) => g,
             Err(e) => {
                 self.unavailable(&e);
                 return None;
             }
         };
-        let shared = match got.map(|v| self.open_sealed(url, &v)) {
+        let shared = match got.map(|v| self.open_sealed(&name, &v)) {
             None => Shared::Miss,
             Some(Err(why)) => {
                 self.reject(url, why);
@@ -644,6 +683,7 @@ impl FleetCache {
     pub(crate) fn offer(
         &self,
         url: &str,
+        scope: &str,
         headers: &[(&str, &str)],
         f: &Fetched,
         requested: Instant,
@@ -673,7 +713,7 @@ impl FleetCache {
             return;
         }
         let payload = Payload {
-            url: url.to_owned(),
+            url: scoped(url, scope),
             stored: unix_ms(received),
             entry: Stored::Response {
                 status: f.status,
@@ -684,18 +724,18 @@ impl FleetCache {
                 body: base64::engine::general_purpose::STANDARD.encode(&f.body),
             },
         };
-        self.put(url, &payload, left);
+        self.put(&payload, left);
     }
 
     /// Share that fetching `url` failed at the origin (`f`), for
     /// [`FleetPolicy::failure_ttl`].
-    pub(crate) fn offer_failure(&self, url: &str, f: Failure) {
+    pub(crate) fn offer_failure(&self, url: &str, scope: &str, f: Failure) {
         let ttl = self.policy.failure_ttl;
         if ttl.is_zero() {
             return;
         }
         let payload = Payload {
-            url: url.to_owned(),
+            url: scoped(url, scope),
             stored: unix_ms(SystemTime::now()),
             entry: Stored::Failure {
                 ttl_ms: ms(ttl),
@@ -705,15 +745,15 @@ impl FleetCache {
                 message: f.message.chars().take(500).collect(),
             },
         };
-        self.put(url, &payload, ttl);
+        self.put(&payload, ttl);
     }
 
-    fn put(&self, url: &str, payload: &Payload, ttl: Duration) {
+    fn put(&self, payload: &Payload, ttl: Duration) {
         let Some(v) = self.seal(payload) else { return };
         if v.len() > self.policy.max_entry {
             return;
         }
-        match self.store.put(url.as_bytes(), &v, ttl) {
+        match self.store.put(payload.url.as_bytes(), &v, ttl) {
             Ok(()) => {
                 self.counters.stores.fetch_add(1, Ordering::Relaxed);
             }
@@ -724,8 +764,13 @@ impl FleetCache {
     /// Take the fetch lock of `url` for `ttl`: `Some(Some(_))` taken,
     /// `Some(None)` held by another process, `None` the store failed
     /// (reported).
-    pub(crate) fn try_lock(&self, url: &str, ttl: Duration) -> Option<Option<LockToken>> {
-        match self.store.try_lock(url.as_bytes(), ttl) {
+    pub(crate) fn try_lock(
+        &self,
+        url: &str,
+        scope: &str,
+        ttl: Duration,
+    ) -> Option<Option<LockToken>> {
+        match self.store.try_lock(scoped(url, scope).as_bytes(), ttl) {
             Ok(t) => Some(t),
             Err(e) => {
                 self.unavailable(&e);
@@ -740,8 +785,8 @@ impl FleetCache {
     }
 
     /// Give the fetch lock of `url` back.
-    pub(crate) fn unlock(&self, url: &str, t: &LockToken) {
-        if let Err(e) = self.store.unlock(url.as_bytes(), t) {
+    pub(crate) fn unlock(&self, url: &str, scope: &str, t: &LockToken) {
+        if let Err(e) = self.store.unlock(scoped(url, scope).as_bytes(), t) {
             self.unavailable(&e);
         }
     }
@@ -750,6 +795,27 @@ impl FleetCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fleet secret file others can read lets them forge entries: it
+    /// is refused, as one they can write is; mode 0600 is read.
+    #[cfg(unix)]
+    #[test]
+    fn a_secret_file_is_read_only_when_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let p = std::env::temp_dir().join(format!("agentsig-fleet-secret-{}", std::process::id()));
+        std::fs::write(&p, format!("{}\n", "ab".repeat(32))).unwrap();
+        for mode in [0o644, 0o640, 0o604, 0o622] {
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = FleetSecret::from_file(&p).map(|_| ()).unwrap_err();
+            assert!(
+                matches!(e, FleetSecretError::NotPrivate { .. }),
+                "{mode:o}: {e}"
+            );
+        }
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(FleetSecret::from_file(&p).is_ok());
+        let _ = std::fs::remove_file(&p);
+    }
     use crate::replay::blob::MemoryBlobStore;
 
     fn secret(b: u8) -> FleetSecret {
@@ -785,8 +851,8 @@ mod tests {
         let mut f = response(U, "max-age=60");
         f.headers
             .insert(http::header::AGE, http::HeaderValue::from_static("20"));
-        a.offer(U, &[], &f, Instant::now(), &CachePolicy::default());
-        match b.lookup(U, &[]) {
+        a.offer(U, "", &[], &f, Instant::now(), &CachePolicy::default());
+        match b.lookup(U, "", &[]) {
             Some(Shared::Fresh(got)) => {
                 assert_eq!(got.body, f.body);
                 assert_eq!(got.header("age"), Some("20"));
@@ -798,12 +864,13 @@ mod tests {
         let stale = response("https://agent.example/other", "max-age=0");
         a.offer(
             stale.url.as_str(),
+            "",
             &[],
             &stale,
             Instant::now(),
             &CachePolicy::default(),
         );
-        assert!(matches!(b.lookup(&stale.url, &[]), Some(Shared::Miss)));
+        assert!(matches!(b.lookup(&stale.url, "", &[]), Some(Shared::Miss)));
         assert_eq!(b.stats().hits, 1);
     }
 
@@ -817,17 +884,19 @@ mod tests {
         let other = FleetCache::new(store.clone(), &secret(8));
         other.offer(
             U,
+            "",
             &[],
             &response(U, "max-age=60"),
             Instant::now(),
             &CachePolicy::default(),
         );
-        assert!(matches!(good.lookup(U, &[]), Some(Shared::Miss)));
+        assert!(matches!(good.lookup(U, "", &[]), Some(Shared::Miss)));
         assert_eq!(good.stats().rejected, 1);
         assert!(reports.lock().unwrap()[0].contains("MAC"));
         // A genuine entry moved to another URL's key.
         good.offer(
             U,
+            "",
             &[],
             &response(U, "max-age=60"),
             Instant::now(),
@@ -838,7 +907,7 @@ mod tests {
             .put(b"https://evil.example/k", &v, Duration::from_secs(60))
             .unwrap();
         assert!(matches!(
-            good.lookup("https://evil.example/k", &[]),
+            good.lookup("https://evil.example/k", "", &[]),
             Some(Shared::Miss)
         ));
         // One flipped byte of the body.
@@ -848,11 +917,11 @@ mod tests {
         store
             .put(U.as_bytes(), &t, Duration::from_secs(60))
             .unwrap();
-        assert!(matches!(good.lookup(U, &[]), Some(Shared::Miss)));
+        assert!(matches!(good.lookup(U, "", &[]), Some(Shared::Miss)));
         store
             .put(U.as_bytes(), b"short", Duration::from_secs(60))
             .unwrap();
-        assert!(matches!(good.lookup(U, &[]), Some(Shared::Miss)));
+        assert!(matches!(good.lookup(U, "", &[]), Some(Shared::Miss)));
         assert_eq!(good.stats().rejected, 4);
     }
 
@@ -866,8 +935,8 @@ mod tests {
             too_large: None,
             message: "timed out".into(),
         };
-        a.offer_failure(U, timeout.clone());
-        match a.lookup(U, &[]) {
+        a.offer_failure(U, "", timeout.clone());
+        match a.lookup(U, "", &[]) {
             Some(Shared::Failed(f)) => assert_eq!(f, timeout),
             other => panic!("{other:?}"),
         }
@@ -876,7 +945,7 @@ mod tests {
             ..FleetPolicy::default()
         });
         assert!(
-            matches!(none.lookup(U, &[]), Some(Shared::Miss)),
+            matches!(none.lookup(U, "", &[]), Some(Shared::Miss)),
             "zero shares none"
         );
     }
@@ -890,17 +959,18 @@ mod tests {
             .insert("vary", http::HeaderValue::from_static("Accept"));
         a.offer(
             U,
+            "",
             &[("accept", "application/json")],
             &f,
             Instant::now(),
             &CachePolicy::default(),
         );
         assert!(matches!(
-            a.lookup(U, &[("accept", "application/json")]),
+            a.lookup(U, "", &[("accept", "application/json")]),
             Some(Shared::Fresh(_))
         ));
         assert!(matches!(
-            a.lookup(U, &[("accept", "text/html")]),
+            a.lookup(U, "", &[("accept", "text/html")]),
             Some(Shared::Miss)
         ));
     }

@@ -25,7 +25,8 @@
 //!   slow or silent directory is the cheapest way to hold a verifier):
 //!   each URL is fetched at most once at a time, and verifications that
 //!   need it meanwhile wait for that one fetch until their own deadline
-//!   (single flight); a failed fetch is remembered for
+//!   (single flight); a fetch that failed within its own full deadline
+//!   (not one cut short by the caller's deadline) is remembered for
 //!   [`DirectoryClient::failure_ttl`] and not retried before; at most
 //!   [`DirectoryClient::max_fetches`] fetches run at once over all
 //!   verifications, and a verification needing one more fails at once with
@@ -275,7 +276,12 @@ impl DirectoryClient {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(DirectoryError::Timeout(url.to_owned()));
+                return Err(DirectoryError::DeadlineSpent {
+                    url: url.to_owned(),
+                    deadline:
+                        "the verification's deadline, while waiting for the fetch in progress"
+                            .into(),
+                });
             }
             r = match flight.done.wait_timeout(r, left) {
                 Ok((g, _)) => g,
@@ -304,9 +310,14 @@ impl DirectoryClient {
     }
 
     /// Remember that fetching `url` failed, at most [`MAX_FAILURES`] URLs
-    /// (the expired ones, then the oldest, make room).
+    /// (the expired ones, then the oldest, make room). A fetch cut short by
+    /// the caller's deadline ([`DirectoryError::DeadlineSpent`]) is not
+    /// remembered: only a failure the directory caused within the fetch's
+    /// own full budget is, or a request naming a slow directory first
+    /// would lock every agent whose directory comes after it out for the
+    /// whole interval.
     fn remember_failure(&self, url: &str, e: &DirectoryError) {
-        if self.failure_ttl.is_zero() {
+        if self.failure_ttl.is_zero() || matches!(e, DirectoryError::DeadlineSpent { .. }) {
             return;
         }
         let mut map = lock(&self.failures);
@@ -520,6 +531,12 @@ fn map_fetch(url: &str, e: &FetchError) -> DirectoryError {
             url: url.to_owned(),
             status: *status,
         },
+        FetchError::Deadline { limit, .. } if e.is_caller_deadline() => {
+            DirectoryError::DeadlineSpent {
+                url: url.to_owned(),
+                deadline: format!("the verification's deadline ({} ms)", limit.as_millis()),
+            }
+        }
         e if e.is_timeout() => DirectoryError::Timeout(url.to_owned()),
         e if e.is_refusal() => DirectoryError::Refused {
             url: url.to_owned(),

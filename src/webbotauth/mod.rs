@@ -228,9 +228,21 @@ pub enum DirectoryError {
     /// The body is larger than the fetch limit.
     #[error("the key set at {0} is too large")]
     TooLarge(String),
-    /// No complete answer in time.
-    #[error("no complete answer from {0} in time")]
+    /// No complete answer within the fetch's own deadline: the directory
+    /// was given the fetcher's full time and did not answer in it.
+    #[error("no complete answer from {0} within the fetch's own deadline")]
     Timeout(String),
+    /// The key set was not fetched to the end because the deadline of the
+    /// verification in progress ran out first (a deadline the caller set,
+    /// spent before or during this fetch). It says nothing of the
+    /// directory, so it is neither remembered nor shared.
+    #[error("{url} was not fetched to the end: {deadline} ran out first")]
+    DeadlineSpent {
+        /// The key-set URL.
+        url: String,
+        /// The deadline that ran out, in words.
+        deadline: String,
+    },
     /// The well-known directory is not served as
     /// `application/http-message-signatures-directory+json` (section 5.5.1).
     #[error("{url} is served as {got:?}, not {MEDIA_TYPE}")]
@@ -310,7 +322,9 @@ impl DirectoryError {
             DirectoryError::Redirect(_) => "directory-redirect",
             DirectoryError::Status { .. } => "directory-status",
             DirectoryError::TooLarge(_) => "directory-too-large",
-            DirectoryError::Timeout(_) => "directory-timeout",
+            DirectoryError::Timeout(_) | DirectoryError::DeadlineSpent { .. } => {
+                "directory-timeout"
+            }
             DirectoryError::MediaType { .. } => "directory-media-type",
             DirectoryError::Malformed { .. } => "directory-malformed",
             DirectoryError::TooManyKeys(_) => "directory-too-many-keys",

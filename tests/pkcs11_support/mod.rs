@@ -71,6 +71,13 @@ fn skip(why: &str) -> Option<&'static Token> {
 
 /// The standard output of a command that succeeded; else a panic with
 /// both outputs.
+/// Write a secret file only its owner can read (a PIN file must be one).
+pub fn write_private(path: &Path, data: &[u8]) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, data).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
 pub fn stdout_of(what: &str, out: &std::process::Output) -> String {
     assert!(
         out.status.success(),
@@ -141,7 +148,7 @@ fn made() -> Option<&'static Token> {
                 SO_PIN,
             ]));
         let pin_file = dir.join("pin");
-        std::fs::write(&pin_file, format!("{PIN}\n")).unwrap();
+        write_private(&pin_file, format!("{PIN}\n").as_bytes());
         let t = Token {
             dir,
             conf,

@@ -10,7 +10,9 @@
 //! * The module is loaded at run time (`dlopen`, through `cryptoki`): from
 //!   the URI's `module-path` (RFC 7512 section 2.3), else
 //!   [`MODULE_ENV`]. Nothing is linked at build time.
-//! * The PIN comes from the URI's `pin-source=file:...`, else [`PIN_ENV`];
+//! * The PIN comes from the URI's `pin-source=file:...` (a regular file only
+//!   its owner can read or write, opened without blocking), else [`PIN_ENV`]
+//!   (read once per process);
 //!   a URI carrying `pin-value` is refused ([`Pkcs11Error::PinValueRefused`]).
 //! * Mechanisms (PKCS#11 v3.0 Current Mechanisms, sections 2.3, 2.3.6 and
 //!   2.1): ECDSA P-256/P-384 as `CKM_ECDSA` over a hash computed here (the
@@ -29,9 +31,14 @@
 //!   PIN the token refuses at a reconnect is not tried again
 //!   ([`Pkcs11Error::PinNotRetried`]): each refused login counts toward the
 //!   token's lockout.
-//! * An RSA signature is verified before it is returned: a faulty RSA-CRT
-//!   signature reveals the private key (Boneh, DeMillo and Lipton, "On the
-//!   Importance of Checking Cryptographic Protocols for Faults", 1997).
+//! * An RSA or Ed25519 signature is verified before it is returned: a
+//!   faulty RSA-CRT signature reveals the private key (Boneh, DeMillo and
+//!   Lipton, "On the Importance of Checking Cryptographic Protocols for
+//!   Faults", 1997), and so can a faulty deterministic signature, whose
+//!   nonce is the same for a message signed twice (Ed25519, RFC 8032
+//!   section 5.1.6; Ambrose et al., "Differential Attacks on Deterministic
+//!   Signatures", CT-RSA 2018). The check costs one verification per
+//!   signature (docs/benchmarks.md, "Signing through a PKCS#11 token").
 
 pub(crate) mod error;
 mod uri;
@@ -237,9 +244,16 @@ fn module_path(uri: &Pkcs11Uri) -> Result<String, Pkcs11Error> {
 
 /// The PIN: from the URI's `pin-source` (a `file:` URI, RFC 8089), else
 /// [`PIN_ENV`], else none. One trailing line end is not part of it.
+///
+/// The file must be a regular file only its owner can read or write, and
+/// is opened without blocking (a FIFO at the path is refused, not waited
+/// on). [`PIN_ENV`] is read once per process: every later load (a second
+/// key, a reconnect) uses that value, whatever the environment says since.
 fn read_pin(uri: &Pkcs11Uri) -> Result<Option<AuthPin>, Pkcs11Error> {
     let Some(src) = &uri.pin_source else {
-        return Ok(std::env::var(PIN_ENV).ok().map(AuthPin::from));
+        static ENV_PIN: OnceLock<Option<zeroize::Zeroizing<String>>> = OnceLock::new();
+        let pin = ENV_PIN.get_or_init(|| std::env::var(PIN_ENV).ok().map(zeroize::Zeroizing::new));
+        return Ok(pin.as_ref().map(|p| AuthPin::from(p.as_str().to_owned())));
     };
     let fail = |detail: String| Pkcs11Error::PinSource {
         source_uri: src.clone(),
@@ -254,15 +268,13 @@ fn read_pin(uri: &Pkcs11Uri) -> Result<Option<AuthPin>, Pkcs11Error> {
     if !path.starts_with('/') {
         return Err(fail("the file: URI must hold an absolute path".into()));
     }
-    use std::io::Read as _;
-    let f = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-    let mut buf = zeroize::Zeroizing::new(Vec::new());
-    f.take(MAX_PIN_FILE + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| fail(e.to_string()))?;
-    if buf.len() as u64 > MAX_PIN_FILE {
-        return Err(fail(format!("larger than {MAX_PIN_FILE} bytes")));
-    }
+    use super::secret_file::{read_private, SecretFileError};
+    let buf = read_private(std::path::Path::new(path), MAX_PIN_FILE).map_err(|e| match e {
+        SecretFileError::Io(m) => fail(m),
+        SecretFileError::NotPrivate(why) => fail(format!(
+            "{why}: the PIN file must be a regular file only its owner can read and write (chmod 600)"
+        )),
+    })?;
     let mut end = buf.len();
     if buf[..end].ends_with(b"\n") {
         end -= 1;
@@ -730,28 +742,35 @@ impl TokenKey {
         })
     }
 
-    /// Check the token's signature before it leaves: its length, and for
-    /// RSA that it verifies (the fault attack of the module documentation).
     fn check(&self, msg: &[u8], sig: Vec<u8>) -> Result<Vec<u8>, Pkcs11Error> {
-        if let Some(n) = self.alg.fixed_signature_len() {
-            if sig.len() != n {
-                return Err(Pkcs11Error::Device(format!(
-                    "the token returned a {}-byte {} signature, not {n} bytes",
-                    sig.len(),
-                    self.alg
-                )));
-            }
-        }
-        if matches!(self.alg, Algorithm::RsaPssSha512 | Algorithm::RsaV15Sha256)
-            && self.public.verify(msg, &sig).is_err()
-        {
-            return Err(Pkcs11Error::Device(
-                "the token's RSA signature does not verify under its public key: not released"
-                    .into(),
-            ));
-        }
-        Ok(sig)
+        release(&self.public, msg, sig)
     }
+}
+
+/// Check a token's signature of `msg` before it leaves: its length, and
+/// for RSA and Ed25519 that it verifies under the key's public key (the
+/// fault attacks of the module documentation; ECDSA's random nonce makes
+/// one faulty signature far less telling, and it is not checked).
+fn release(public: &VerifyingKey, msg: &[u8], sig: Vec<u8>) -> Result<Vec<u8>, Pkcs11Error> {
+    let alg = public.algorithm();
+    if let Some(n) = alg.fixed_signature_len() {
+        if sig.len() != n {
+            return Err(Pkcs11Error::Device(format!(
+                "the token returned a {}-byte {alg} signature, not {n} bytes",
+                sig.len()
+            )));
+        }
+    }
+    if matches!(
+        alg,
+        Algorithm::RsaPssSha512 | Algorithm::RsaV15Sha256 | Algorithm::Ed25519
+    ) && public.verify(msg, &sig).is_err()
+    {
+        return Err(Pkcs11Error::Device(format!(
+            "the token's {alg} signature does not verify under its public key: not released"
+        )));
+    }
+    Ok(sig)
 }
 
 impl super::types::ExternalKey for TokenKey {
@@ -936,6 +955,39 @@ impl SigningKey {
         match &self.inner {
             super::types::PrivateInner::External(k) => k.as_any().downcast_ref::<TokenKey>(),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A token's Ed25519 signature is released only when it verifies
+    /// (deterministic, so open to fault attacks as RSA-CRT is): one flipped
+    /// bit is kept back. (RSA is checked the same way; no RSA key is
+    /// generated here.)
+    #[test]
+    fn a_faulty_ed25519_signature_is_not_released() {
+        for alg in [Algorithm::Ed25519, Algorithm::EcdsaP256Sha256] {
+            let k = SigningKey::generate(alg).unwrap();
+            let sig = k.sign(PAIR_CHECK).unwrap();
+            assert_eq!(
+                release(k.verifying_key(), PAIR_CHECK, sig.clone()).unwrap(),
+                sig
+            );
+            if alg != Algorithm::Ed25519 {
+                continue;
+            }
+            let mut bad = sig;
+            bad[7] ^= 1;
+            assert!(
+                matches!(
+                    release(k.verifying_key(), PAIR_CHECK, bad),
+                    Err(Pkcs11Error::Device(m)) if m.contains("not released")
+                ),
+                "{alg}"
+            );
         }
     }
 }
