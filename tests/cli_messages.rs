@@ -183,3 +183,44 @@ fn a_json_error_shows_the_text_near_it() {
     );
     assert!(!out.contains("(at \"\")"), "{out}");
 }
+
+/// The three first mistakes of a new publisher name their fix: verifying
+/// before signing (no FILE.jws), a URL given to `--jwks`, a PEM key given
+/// to `--jwks`.
+#[test]
+fn first_mistakes_name_their_fix() {
+    let t = Tmp::new("first");
+    let agent = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/agent.json");
+    std::fs::copy(agent, t.path("agent.json")).unwrap();
+    assert_eq!(t.run(&["keygen", "--out", "k", "--kid", "k1"]).0, 0);
+    let (code, out) = t.run(&["verify", "agent.json", "--jwks", "k.jwks.json"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("agent.json: not signed: there is no agent.json.jws beside it; run `agentsig sign agent.json --key KEY`, or give `--jws`"),
+        "{out}"
+    );
+    assert_eq!(t.run(&["sign", "agent.json", "--key", "k.pem"]).0, 0);
+    let (code, out) = t.run(&[
+        "verify",
+        "agent.json",
+        "--jwks",
+        "https://example.com/jwks.json",
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("`--jwks` takes a file; discovery from a URL is `agentsig verify URL`"),
+        "{out}"
+    );
+    for pem in ["k.pem", "k.pub.pem"] {
+        let (code, out) = t.run(&["verify", "agent.json", "--jwks", pem]);
+        assert_eq!(code, 2, "{out}");
+        assert!(
+            out.contains(&format!(
+                "{pem}: a PEM key, not a JWK Set: use `--key {pem}`"
+            )),
+            "{out}"
+        );
+    }
+    let (code, out) = t.run(&["verify", "agent.json", "--key", "k.pub.pem"]);
+    assert_eq!(code, 0, "{out}");
+}

@@ -778,7 +778,24 @@ fn trusted_keys(
         }
     }
     for spec in jwks {
+        let is_url = ["https://", "http://"].iter().any(|p| {
+            spec.get(..p.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(p))
+        });
+        if is_url && !std::path::Path::new(spec).exists() {
+            return Err(CliError::usage(format!(
+                "{}: `--jwks` takes a file; discovery from a URL is `agentsig verify URL` (docs/net.md), or save the JWK Set and give its path",
+                agentsig::text::escape_controls(spec)
+            )));
+        }
         let data = read_key_option("--jwks", spec)?;
+        if data.trim_ascii_start().starts_with(b"-----BEGIN") {
+            return Err(CliError::key(format!(
+                "{}: a PEM key, not a JWK Set: use `--key {}` (or give the JWK Set `agentsig keygen` wrote beside it, PREFIX.jwks.json)",
+                agentsig::text::escape_controls(spec),
+                agentsig::text::escape_controls(spec)
+            )));
+        }
         set.add_jwks(spec, &data).map_err(|e| match e {
             TrustError::Key { source_name, error } => {
                 CliError::key(format!("{source_name}: {error}"))

@@ -1320,6 +1320,14 @@ fn check_jws(
     jws_path: &str,
     pin: Pin,
 ) -> Result<JwsOutcome, CliError> {
+    if a.jws.is_none() && !std::path::Path::new(jws_path).exists() {
+        return Err(CliError::unreadable(format!(
+            "{}: not signed: there is no {} beside it; run `agentsig sign {} --key KEY`, or give `--jws` the detached JWS",
+            esc(&a.file),
+            esc(jws_path),
+            esc(&a.file)
+        )));
+    }
     let jws_bytes = read_input(jws_path)?;
     let jws_text = String::from_utf8(jws_bytes)
         .map_err(|_| CliError::malformed(format!("{jws_path}: not UTF-8")))?;
