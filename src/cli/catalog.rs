@@ -233,7 +233,17 @@ fn fetch_and_verify(
 
 /// A verifier over `keys` with the command's algorithms, low-S and `typ`.
 fn verifier(v: &VerifyCatalog<'_>, keys: agentsig::trust::StaticKeys) -> Verifier {
+    // A local trial's --allow-private-networks also accepts the cards'
+    // endpoints on those hosts (Verifier::allow_internal_endpoints).
+    #[cfg(feature = "net")]
+    let local = v
+        .fetcher
+        .as_ref()
+        .is_some_and(|f| f.policy().allow_private_networks);
+    #[cfg(not(feature = "net"))]
+    let local = false;
     Verifier::builder(keys)
+        .allow_internal_endpoints(local)
         .algorithms(v.trust.allow_list())
         .strict_low_s(v.trust.strict_low_s)
         .jws(policy(v.typ))
