@@ -615,6 +615,11 @@ fn bearer_without_scopes_signs_in_both_card_shapes_and_verifies() {
             )),
             "{name}: {err}"
         );
+        // It names what was written, and where.
+        assert!(
+            err.contains(&format!("written to {name} as {{\"bearer\": {{}}}} in securityRequirements, which clients read, and signed as absent; the scheme itself, /securitySchemes/bearer, is signed")),
+            "{name}: {err}"
+        );
         assert!(!err.contains("warning"), "{name}: {err}");
         let signed = t.read(name);
         assert_eq!(

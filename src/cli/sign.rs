@@ -114,7 +114,7 @@ pub struct SignArgs {
     #[arg(long, allow_hyphen_values = true, value_name = "MEDIA-TYPE")]
     content_type: Option<String>,
     /// The descriptor format, instead of detecting it: agent, agents-registry, awp, woa,
-    /// agentcard, aidip, a2a.
+    /// agentcard, aidip, a2a, ai-catalog, mcp-server-card.
     #[arg(long, value_name = "FORMAT")]
     format: Option<agentsig::formats::Format>,
     /// Sign even when `agentsig lint` finds errors (a malformed descriptor, or endpoints on
@@ -455,9 +455,37 @@ fn sign_a2a_card(
         }
         card = signed.card;
     }
+    let out = match (&a.out, a.file.as_str()) {
+        (Some(o), _) => o.clone(),
+        (None, f) => f.to_owned(),
+    };
+    let written_to = if out == "-" {
+        "standard output".to_owned()
+    } else {
+        esc(&out).into_owned()
+    };
     for u in &uncovered {
+        if u.reason == a2a::SCOPELESS_REQUIREMENT {
+            // What was written: the requirement as given, beside a
+            // signature that covers it as absent.
+            let scheme = u
+                .pointer
+                .trim_end_matches("/list")
+                .rsplit('/')
+                .next()
+                .unwrap_or_default();
+            errln!(
+                "{}: note: member {} ({}): written to {written_to} as {{\"{}\": {{}}}} in securityRequirements, which clients read, and signed as absent; the scheme itself, /securitySchemes/{}, is signed",
+                esc(&a.file),
+                esc(&u.pointer),
+                u.reason,
+                esc(scheme),
+                esc(scheme)
+            );
+            continue;
+        }
         errln!(
-            "{}: {} {} ({}): {}, not signed",
+            "{}: {} {} ({}): removed, not signed",
             esc(&a.file),
             if u.security {
                 "warning: security-relevant member"
@@ -466,11 +494,6 @@ fn sign_a2a_card(
             },
             esc(&u.pointer),
             u.reason,
-            if u.reason == a2a::SCOPELESS_REQUIREMENT {
-                "kept"
-            } else {
-                "removed"
-            }
         );
     }
     if a.a2a_v03_compat {
@@ -482,10 +505,6 @@ fn sign_a2a_card(
     let mut text = serde_json::to_string_pretty(&card)
         .map_err(|e| CliError::usage(format!("{}: {e}", esc(&a.file))))?;
     text.push('\n');
-    let out = match (&a.out, a.file.as_str()) {
-        (Some(o), _) => o.clone(),
-        (None, f) => f.to_owned(),
-    };
     if out == "-" && a.json {
         rep.detail("signed_card", &card);
     } else if out == "-" {
