@@ -71,7 +71,18 @@ export class SigningKey {
   static generate(alg?: Algorithm): SigningKey;
   /** `generate` on the libuv pool (an RSA key's prime search never holds the event loop). */
   static generateAsync(alg?: Algorithm): Promise<SigningKey>;
-  static fromPem(pem: string | Uint8Array, options?: { kid?: string }): SigningKey;
+  /**
+   * A private key from PEM (PKCS#8, SEC1, PKCS#1). Its kid: `kid`, else the
+   * one `jwk` (its published JWK, or a JWK Set holding it) gives it, else
+   * its RFC 7638 thumbprint.
+   */
+  static fromPem(pem: string | Uint8Array, options?: { kid?: string; jwk?: string | Uint8Array | object }): SigningKey;
+  /**
+   * A private key from a PEM file, named as `agentsig sign --key` names it:
+   * `kid`, else the kid `agentsig keygen --kid` wrote beside `PREFIX.pem`
+   * (`PREFIX.jwk.json`, `PREFIX.jwks.json`), else its RFC 7638 thumbprint.
+   */
+  static fromFile(path: string, options?: { kid?: string }): SigningKey;
   /**
    * The private key a PKCS#11 token holds, named by an RFC 7512 `pkcs11:`
    * URI. The module comes from the URI's `module-path` (else

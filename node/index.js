@@ -381,10 +381,25 @@ class SigningKey {
   /** A private key from PEM (PKCS#8, SEC1, PKCS#1); `kid` names it in
    * signatures (default: its RFC 7638 thumbprint). */
   static fromPem(pem, opts) {
-    const o = options(opts, 'SigningKey.fromPem options', ['kid']);
+    const o = options(opts, 'SigningKey.fromPem options', ['kid', 'jwk']);
     const text = str(pem, 'pem', 1024 * 1024, true);
     const kid = o.kid === undefined ? undefined : str(o.kid, 'kid', 1024);
-    return new SigningKey(CONSTRUCT, call(() => native.NativeKey.fromPem(text, kid)));
+    let jwk;
+    if (o.jwk !== undefined) {
+      jwk = typeof o.jwk === 'object' && !(o.jwk instanceof Uint8Array) ? JSON.stringify(o.jwk) : str(o.jwk, 'jwk', 1024 * 1024, true);
+    }
+    return new SigningKey(CONSTRUCT, call(() => native.NativeKey.fromPem(text, kid, jwk)));
+  }
+
+  /** A private key from a PEM file, named as `agentsig sign --key` names
+   * it: `kid`, else the kid `agentsig keygen --kid` wrote beside
+   * PREFIX.pem (PREFIX.jwk.json, PREFIX.jwks.json), else its RFC 7638
+   * thumbprint. */
+  static fromFile(path, opts) {
+    const o = options(opts, 'SigningKey.fromFile options', ['kid']);
+    const p = str(path, 'path', 4096);
+    const kid = o.kid === undefined ? undefined : str(o.kid, 'kid', 1024);
+    return new SigningKey(CONSTRUCT, call(() => native.NativeKey.fromFile(p, kid)));
   }
 
   /** The private key a PKCS#11 token holds, named by an RFC 7512

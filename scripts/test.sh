@@ -25,12 +25,17 @@ PY_PACKAGES=(
   "httpx>=0.27"                       # the client of the httpx auth class
 )
 
+# Say what is about to happen before the quiet minutes of installing and
+# building: nothing is printed while pip, npm and cargo work.
+echo "== scripts/test.sh: installing the test peers and tools, then building, then testing (several quiet minutes each)"
+echo "-- PyPI into .venv/: ${PY_PACKAGES[*]%%[<>=\[]*}"
 if [ ! -x .venv/bin/python3 ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python3 -m pip install --quiet --disable-pip-version-check "${PY_PACKAGES[@]}"
 
 if command -v npm >/dev/null 2>&1; then
+  echo "-- npm into tests/interop/node_modules/: jose @a2a-js/sdk web-bot-auth http-message-sig ajv ajv-formats"
   npm install --silent --no-save --no-audit --no-fund --prefix tests/interop jose@6 @a2a-js/sdk@1.3 web-bot-auth@0.1 http-message-sig@0.3 ajv@8 ajv-formats@3
 fi
 
@@ -42,6 +47,7 @@ export AGENTSIG_REQUIRE_INTEROP=1
 # The Python package: one release build of the extension (pip runs maturin's
 # PEP 517 backend, the venv's maturin above, found on PATH, which shares the
 # workspace's target/), installed into the venv its tests run in.
+echo "-- the Python package (python/): a release build of its extension, installed into .venv/"
 python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps --no-build-isolation ./python
 
 # The Node.js package (node/): `npm install` there installs its development
@@ -51,6 +57,7 @@ python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --n
 # workspace's target/).
 node_ok=0
 if command -v npm >/dev/null 2>&1; then
+  echo "-- the Node.js package (node/): its development tools into node/node_modules/ and a release build of its addon"
   npm install --silent --no-audit --no-fund --prefix node
   node_ok=1
 fi

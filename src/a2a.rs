@@ -1113,6 +1113,139 @@ pub fn sign_card(
     })
 }
 
+/// A signature already on a card, as [`prepare_resign`] sorts it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PriorSignature {
+    /// Its index in the card's `signatures` array before re-signing.
+    pub index: usize,
+    /// The `kid` of its protected header, if it has one.
+    pub kid: Option<String>,
+}
+
+/// What re-signing a card does with the signatures already on it
+/// ([`prepare_resign`]).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Resign {
+    /// The card without the signatures to be replaced: sign this.
+    pub card: Value,
+    /// Earlier signatures by one of the signing keys (or all of them, when
+    /// every signature is dropped): removed, to be replaced.
+    pub replaced: Vec<PriorSignature>,
+    /// Signatures by other keys: kept as they are.
+    pub kept: Vec<PriorSignature>,
+    /// Whether the card's signed content changed since a replaced
+    /// signature was made: `Some(true)` when one of them no longer verifies
+    /// with its own key over the card's normal form, `Some(false)` when
+    /// every one still does, `None` when none was replaced by key (the
+    /// signers of the kept ones hold the only keys that could tell).
+    pub changed: Option<bool>,
+}
+
+impl Resign {
+    /// The kept signatures that no longer verify over the card's content as
+    /// it is now, as far as the signing keys can tell: every kept one when
+    /// [`Resign::changed`] is `Some(true)` (the content they covered, the
+    /// one a replaced signature covered too, has changed), else none.
+    pub fn stale(&self) -> &[PriorSignature] {
+        if self.changed == Some(true) {
+            &self.kept
+        } else {
+            &[]
+        }
+    }
+}
+
+/// Sort the signatures on a card before signing it again with `keys`: an
+/// entry whose protected `kid` is a signing key's kid or RFC 7638 thumbprint,
+/// or which verifies with a signing key over the card's normal form, is that
+/// key's earlier signature and is replaced (a card keeps one signature per
+/// key: an edited card's old one would be invalid under a trusted key, which
+/// fails the whole card, A2A specification v1.0 section 8.4 and
+/// RFC 7515 section 7.2.1); `replace_all` drops every entry. The others are
+/// kept, and [`Resign::changed`] says whether the content they were made over
+/// has changed, as the replaced signatures show.
+///
+/// # Errors
+/// [`A2aError`] when the card is no valid card or its `signatures` member is
+/// malformed.
+pub fn prepare_resign(
+    card: &Value,
+    keys: &[SigningKey],
+    replace_all: bool,
+) -> Result<Resign, A2aError> {
+    let sigs = existing_signatures(card)?;
+    let payload = if sigs.is_empty() {
+        Vec::new()
+    } else {
+        normalize(card)?.payload
+    };
+    let input_tail = crate::b64::encode(&payload);
+    let (mut replaced, mut kept, mut kept_entries) = (Vec::new(), Vec::new(), Vec::new());
+    let mut changed = None;
+    for (index, s) in sigs.into_iter().enumerate() {
+        let protected = s.get("protected").and_then(Value::as_str).unwrap_or("");
+        let header: Option<Map<String, Value>> = crate::b64::decode(protected)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let kid = header
+            .as_ref()
+            .and_then(|h| h.get("kid"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let alg = header
+            .as_ref()
+            .and_then(|h| h.get("alg"))
+            .and_then(Value::as_str)
+            .and_then(crate::alg::Algorithm::from_jose_name);
+        let sig = s
+            .get("signature")
+            .and_then(Value::as_str)
+            .and_then(|t| crate::b64::decode(t).ok());
+        let input = format!("{protected}.{input_tail}");
+        let verifies = |k: &SigningKey| {
+            alg == Some(k.algorithm())
+                && sig
+                    .as_ref()
+                    .is_some_and(|g| k.verifying_key().verify(input.as_bytes(), g).is_ok())
+        };
+        let by_kid = keys.iter().any(|k| {
+            kid.as_deref().is_some_and(|id| {
+                id == k.kid_or_thumbprint() || id == k.verifying_key().thumbprint()
+            })
+        });
+        let by_sig = keys.iter().any(verifies);
+        let prior = PriorSignature { index, kid };
+        if by_sig {
+            changed.get_or_insert(false);
+            replaced.push(prior);
+        } else if by_kid {
+            // Its kid names a signing key, yet it does not verify with that
+            // key over the card as it is: the card changed since.
+            changed = Some(true);
+            replaced.push(prior);
+        } else if replace_all {
+            replaced.push(prior);
+        } else {
+            kept.push(prior);
+            kept_entries.push(s);
+        }
+    }
+    let mut out = card.as_object().cloned().unwrap_or_default();
+    if kept_entries.is_empty() {
+        out.remove("signatures");
+    } else {
+        out.insert("signatures".into(), Value::Array(kept_entries));
+    }
+    Ok(Resign {
+        card: Value::Object(out),
+        replaced,
+        kept,
+        changed,
+    })
+}
+
 /// What to do about the members [`A2aError::UncoveredSecurity`] lists (its
 /// comma-separated pointers): a v0.3 member beside its v1.0 member is
 /// removed (the v1.0 one is signed) or regenerated after signing

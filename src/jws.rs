@@ -249,6 +249,10 @@ pub enum Reason {
     Discovery(String),
     /// No trusted key matches the `kid` (the `kid` received, if any).
     NoKeyForKid(Option<String>),
+    /// No trusted key has the `kid` received (the first), but it is the
+    /// RFC 7638 thumbprint of a trusted key published with another kid
+    /// (the second).
+    KidIsThumbprintOf(String, String),
     /// The signature does not verify with the trusted key.
     Signature(VerifyError),
     /// Strict low-S mode: the ECDSA signature is not in low-S form.
@@ -282,7 +286,7 @@ impl Reason {
             Reason::TypMismatch(_) => "typ-mismatch",
             Reason::BadKid(_) => "bad-kid",
             Reason::Discovery(_) => "discovery-failed",
-            Reason::NoKeyForKid(_) => "no-trusted-key",
+            Reason::NoKeyForKid(_) | Reason::KidIsThumbprintOf(..) => "no-trusted-key",
             Reason::Signature(_) => "signature-mismatch",
             Reason::HighS => "ecdsa-high-s",
         }
@@ -316,6 +320,9 @@ impl std::fmt::Display for Reason {
             // The resolver's message already says "key discovery failed".
             Reason::Discovery(d) => f.write_str(d),
             Reason::NoKeyForKid(k) => f.write_str(&crate::text::no_trusted_key(k.as_deref())),
+            Reason::KidIsThumbprintOf(k, p) => {
+                f.write_str(&crate::text::no_trusted_key_for(Some(k), Some(p)))
+            }
             Reason::Signature(e) => write!(f, "{e}"),
             Reason::HighS => f.write_str("the ECDSA signature is not in low-S form (strict low-S policy)"),
         }
@@ -954,7 +961,11 @@ pub(crate) fn report_parsed(
                     SelectError::Resolve(e) => {
                         (Verdict::NoTrustedKey, Reason::Discovery(e.to_string()))
                     }
-                    SelectError::NoTrustedKey { kid } => {
+                    SelectError::NoTrustedKey {
+                        kid: Some(kid),
+                        published_as: Some(p),
+                    } => (Verdict::NoTrustedKey, Reason::KidIsThumbprintOf(kid, p)),
+                    SelectError::NoTrustedKey { kid, .. } => {
                         (Verdict::NoTrustedKey, Reason::NoKeyForKid(kid))
                     }
                     SelectError::AlgMismatch { claimed, key, .. } => (

@@ -201,7 +201,7 @@ fn header_code(r: &Reason) -> &'static str {
         Reason::BadKid(_) => "jwt.bad-kid",
         Reason::HighS => "jwt.signature",
         Reason::Discovery(_) => "jwt.discovery",
-        Reason::NoKeyForKid(_) => "jwt.no-trusted-key",
+        Reason::NoKeyForKid(_) | Reason::KidIsThumbprintOf(..) => "jwt.no-trusted-key",
         Reason::Signature(_) => "jwt.signature",
     }
 }

@@ -275,6 +275,7 @@ pub struct Context {
     pub(crate) skew: u64,
     pub(crate) low_s: bool,
     pub(crate) key_headers: KeyHeaderPolicy,
+    pub(crate) internal_endpoints: bool,
 }
 
 impl Context {
@@ -291,7 +292,14 @@ impl Context {
             skew: DEFAULT_SKEW,
             low_s: false,
             key_headers: KeyHeaderPolicy::Refuse,
+            internal_endpoints: false,
         }
+    }
+    /// Whether endpoints on internal hosts (loopback, private,
+    /// link-local) in the documents checked are accepted, as for a local
+    /// trial ([`VerifierBuilder::allow_internal_endpoints`](crate::verifier::VerifierBuilder::allow_internal_endpoints)).
+    pub fn internal_endpoints(&self) -> bool {
+        self.internal_endpoints
     }
     /// The key resolver.
     pub fn keys(&self) -> &dyn KeyResolver {

@@ -107,9 +107,22 @@ pub fn quoted_opt(v: Option<&str>) -> String {
 /// RFC 9421 verifiers: `no trusted key has kid "X"`, or
 /// `no trusted key matches` when the signature names no key.
 pub fn no_trusted_key(kid: Option<&str>) -> String {
-    match kid {
-        Some(k) => format!("no trusted key has kid {}", quoted(k)),
-        None => "no trusted key matches".into(),
+    no_trusted_key_for(kid, None)
+}
+
+/// [`no_trusted_key`], saying which kid a trusted key is published under
+/// when the kid asked for is that key's RFC 7638 thumbprint: the signer
+/// named the key by its thumbprint, not by the kid its JWK Set gives it.
+pub fn no_trusted_key_for(kid: Option<&str>, published_as: Option<&str>) -> String {
+    match (kid, published_as) {
+        (Some(k), Some(p)) => format!(
+            "no trusted key has kid {}, but that is the RFC 7638 thumbprint of the trusted key published with kid {}: the signer named its key by thumbprint; sign with kid {} (the kid `agentsig keygen --kid` wrote beside the key)",
+            quoted(k),
+            quoted(p),
+            quoted(p)
+        ),
+        (Some(k), None) => format!("no trusted key has kid {}", quoted(k)),
+        (None, _) => "no trusted key matches".into(),
     }
 }
 

@@ -489,10 +489,13 @@ pub enum SelectError {
     #[error(transparent)]
     Resolve(#[from] ResolveError),
     /// No trusted key matches the request.
-    #[error("{}", crate::text::no_trusted_key(.kid.as_deref()))]
+    #[error("{}", crate::text::no_trusted_key_for(.kid.as_deref(), .published_as.as_deref()))]
     NoTrustedKey {
         /// The key id asked for.
         kid: Option<String>,
+        /// When that key id is the RFC 7638 thumbprint of a trusted key
+        /// published under another kid: that kid.
+        published_as: Option<String>,
     },
     /// Trusted keys match the key id, but none is bound to the claimed
     /// algorithm: an algorithm-substitution attempt or a misconfiguration.
@@ -565,6 +568,7 @@ pub fn select_and_verify(
     if candidates.is_empty() {
         return Err(SelectError::NoTrustedKey {
             kid: req.kid.clone(),
+            published_as: published_as(resolver, req),
         });
     }
     let chosen: Vec<&TrustedKey> = match req.alg {
@@ -587,6 +591,24 @@ pub fn select_and_verify(
         None => candidates.iter().collect(),
     };
     try_keys(&chosen, msg, sig, low_s)
+}
+
+/// The kid of the trusted key whose RFC 7638 thumbprint is the kid asked
+/// for, when it is published under another kid (a signer that named its
+/// key by thumbprint). Only a kid of a thumbprint's form (43 base64url
+/// characters, SHA-256) is looked up, among the keys the resolver gives
+/// without a kid.
+fn published_as(resolver: &dyn KeyResolver, req: &KeyRequest) -> Option<String> {
+    let kid = req.kid.as_deref()?;
+    if kid.len() != 43 || !crate::b64::is_url_alphabet(kid) {
+        return None;
+    }
+    let mut any = req.clone();
+    any.kid = None;
+    resolver.resolve(&any).ok()?.into_iter().find_map(|t| {
+        let k = t.key.kid()?;
+        (k != kid && t.key.thumbprint() == kid).then(|| k.to_owned())
+    })
 }
 
 fn try_keys(

@@ -595,6 +595,16 @@ impl VerifierBuilder {
         self.v.cx.low_s = on;
         self
     }
+    /// Accept endpoints on loopback, private and link-local hosts in the
+    /// documents checked (an MCP Server Card's `remotes[].url` in a
+    /// catalog), which their lint otherwise refuses (`addr/internal`): for a
+    /// local trial, with the fetcher's private-network opt-in
+    /// (`net::fetch::FetchPolicy::allow_private_networks`, `--allow-private-networks`).
+    /// Default: refused.
+    pub fn allow_internal_endpoints(mut self, on: bool) -> Self {
+        self.v.cx.internal_endpoints = on;
+        self
+    }
     /// What to do when a JWS offers `jku`/`jwk`/`x5u`/`x5c`/`x5t` (default:
     /// refuse; keys never come from them either way).
     pub fn key_headers(mut self, p: KeyHeaderPolicy) -> Self {

@@ -482,10 +482,95 @@ fn resigning_a_converted_v03_card_warns_about_its_existing_signatures() {
     let (code, _, err) = t.run(&["sign", "v1.json", "--key", "k.pem"]);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("existing signature"), "{err}");
+    // Signed again by the same key: its earlier signature is replaced.
     assert_eq!(
         t.read("v1.json")["signatures"].as_array().map(Vec::len),
+        Some(1)
+    );
+}
+
+/// The publisher's everyday loop: edit the card, sign it again. The same
+/// key's earlier signature is replaced (and said so), so the card verifies;
+/// a kept signature by another key that no longer covers the edited card is
+/// refused with the fixes named; `--replace` drops every old signature.
+#[test]
+fn edit_then_resign_replaces_the_earlier_signature() {
+    let t = Tmp::new("edit");
+    t.keygen("a", "key-a");
+    t.keygen("b", "key-b");
+    let ja: Value = t.read("a.jwks.json");
+    let jb: Value = t.read("b.jwks.json");
+    let both = json!({"keys": [ja["keys"][0].clone(), jb["keys"][0].clone()]});
+    t.write("ab.jwks.json", &both);
+    t.write("card.json", &example());
+    let (code, _, err) = t.run(&["sign", "card.json", "--key", "a.pem"]);
+    assert_eq!(code, 0, "{err}");
+
+    // Edit, sign again with the same key: one signature, verified.
+    let mut card = t.read("card.json");
+    card["description"] = json!("Edited after signing");
+    t.write("card.json", &card);
+    let (code, _, err) = t.run(&["sign", "card.json", "--key", "a.pem"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("replaced 1 earlier signature(s) (signed again by the same key): signatures/0 (kid key-a)"),
+        "{err}"
+    );
+    let card = t.read("card.json");
+    assert_eq!(card["signatures"].as_array().map(Vec::len), Some(1));
+    assert_eq!(card["description"], "Edited after signing");
+    let (code, out, err) = t.run(&["verify", "card.json", "--jwks", "a.jwks.json"]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // A second signer, unchanged content: kept, noted.
+    let (code, _, err) = t.run(&["sign", "card.json", "--key", "b.pem"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("kept 1 signature(s) by other keys: signatures/0 (kid key-a)"),
+        "{err}"
+    );
+    let (code, out, err) = t.run(&["verify", "card.json", "--jwks", "ab.jwks.json"]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // Edit again and sign with one key only: the other key's signature
+    // would be invalid under a trusted key, so nothing is written.
+    let mut card = t.read("card.json");
+    card["description"] = json!("Edited twice");
+    t.write("card.json", &card);
+    let (code, _, err) = t.run(&["sign", "card.json", "--key", "a.pem", "--json"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("signatures/1 (kid key-b)") && err.contains("--replace"),
+        "{err}"
+    );
+    assert_eq!(t.read("card.json"), card, "nothing written");
+
+    // Both keys at once: both replaced, the card verifies.
+    let (code, _, err) = t.run(&["sign", "card.json", "--key", "a.pem", "--key", "b.pem"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        t.read("card.json")["signatures"].as_array().map(Vec::len),
         Some(2)
     );
+    let (code, out, err) = t.run(&[
+        "verify",
+        "card.json",
+        "--jwks",
+        "ab.jwks.json",
+        "--require-all",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // --replace: every old signature dropped, one new one.
+    let (code, _, err) = t.run(&["sign", "card.json", "--key", "b.pem", "--replace"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("replaced 2 earlier signature(s) (--replace)"),
+        "{err}"
+    );
+    let card = t.read("card.json");
+    assert_eq!(card["signatures"].as_array().map(Vec::len), Some(1));
+    assert_eq!(protected(&card, 0)["kid"], "key-b");
 }
 
 /// A v1.0 card requiring bearer auth without scopes, the most common shape.
@@ -528,6 +613,11 @@ fn bearer_without_scopes_signs_in_both_card_shapes_and_verifies() {
             err.contains(&format!(
                 "note: member {pointer} (scheme required without scopes"
             )),
+            "{name}: {err}"
+        );
+        // It names what was written, and where.
+        assert!(
+            err.contains(&format!("written to {name} as {{\"bearer\": {{}}}} in securityRequirements, which clients read, and signed as absent; the scheme itself, /securitySchemes/bearer, is signed")),
             "{name}: {err}"
         );
         assert!(!err.contains("warning"), "{name}: {err}");

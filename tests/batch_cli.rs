@@ -969,3 +969,68 @@ fn every_local_input_gets_the_verdict_verify_file_gives_it() {
     // too, which fails with it (invalid, not "not checked").
     assert_eq!(verified, ["a00.json", "bare.json", "card.json"]);
 }
+
+/// `--offline`: local descriptors verified as usual; URL inputs, catalog
+/// entries and nested catalogs by `url` are not fetched and are reported as
+/// such, never as verified (exit 1).
+#[test]
+fn offline_fetches_nothing_and_says_so() {
+    let (t, _) = setup("offline", 1);
+    let catalog = serde_json::json!({
+        "specVersion": "1.0",
+        "entries": [
+            {"identifier": "urn:example:a", "displayName": "A",
+             "mediaType": "application/a2a-agent-card+json", "url": "https://card.invalid/a.json"},
+            {"identifier": "urn:example:n", "displayName": "N",
+             "mediaType": "application/ai-catalog+json", "url": "https://nested.invalid/ai-catalog.json"}
+        ]
+    });
+    std::fs::write(t.0.join("docs/ai-catalog.json"), catalog.to_string()).unwrap();
+    std::fs::write(t.0.join("list.txt"), "https://agent.invalid/agent.json\n").unwrap();
+    let o = run(
+        &t.0,
+        &[
+            "verify",
+            "--batch",
+            "docs",
+            "--jwks",
+            "keys.json",
+            "--offline",
+            "--json",
+            "--ordered",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let lines = json_lines(&o);
+    let text = serde_json::to_string(&lines).unwrap();
+    assert_eq!(lines[0]["verdict"], "verified", "{text}");
+    let offline: Vec<&Value> = lines
+        .iter()
+        .filter(|r| r["error"]["code"] == "batch.offline")
+        .collect();
+    assert_eq!(offline.len(), 2, "the card and the nested catalog: {text}");
+    assert!(offline.iter().all(|r| r["verdict"] == "not-verified"));
+    assert!(
+        !text.contains("dns") && !text.contains("DNS"),
+        "nothing fetched: {text}"
+    );
+    let o = run(
+        &t.0,
+        &[
+            "verify",
+            "--batch",
+            "list.txt",
+            "--jwks",
+            "keys.json",
+            "--offline",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("https://agent.invalid/agent.json: not fetched (--offline)"),
+        "{out}"
+    );
+}

@@ -183,3 +183,119 @@ fn a_json_error_shows_the_text_near_it() {
     );
     assert!(!out.contains("(at \"\")"), "{out}");
 }
+
+/// The three first mistakes of a new publisher name their fix: verifying
+/// before signing (no FILE.jws), a URL given to `--jwks`, a PEM key given
+/// to `--jwks`.
+#[test]
+fn first_mistakes_name_their_fix() {
+    let t = Tmp::new("first");
+    let agent = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/agent.json");
+    std::fs::copy(agent, t.path("agent.json")).unwrap();
+    assert_eq!(t.run(&["keygen", "--out", "k", "--kid", "k1"]).0, 0);
+    let (code, out) = t.run(&["verify", "agent.json", "--jwks", "k.jwks.json"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("agent.json: not signed: there is no agent.json.jws beside it; run `agentsig sign agent.json --key KEY`, or give `--jws`"),
+        "{out}"
+    );
+    assert_eq!(t.run(&["sign", "agent.json", "--key", "k.pem"]).0, 0);
+    let (code, out) = t.run(&[
+        "verify",
+        "agent.json",
+        "--jwks",
+        "https://example.com/jwks.json",
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("`--jwks` takes a file; discovery from a URL is `agentsig verify URL`"),
+        "{out}"
+    );
+    for pem in ["k.pem", "k.pub.pem"] {
+        let (code, out) = t.run(&["verify", "agent.json", "--jwks", pem]);
+        assert_eq!(code, 2, "{out}");
+        assert!(
+            out.contains(&format!(
+                "{pem}: a PEM key, not a JWK Set: use `--key {pem}`"
+            )),
+            "{out}"
+        );
+    }
+    let (code, out) = t.run(&["verify", "agent.json", "--key", "k.pub.pem"]);
+    assert_eq!(code, 0, "{out}");
+}
+
+/// Commands say what they did: `http sign --out` names the file and the
+/// fields it added; `serve --base-url` names the catalog and the
+/// `/server-card` paths it built; `sign --help` lists every `--format`.
+#[test]
+fn commands_say_what_they_wrote_and_built() {
+    let t = Tmp::new("said");
+    assert_eq!(t.run(&["keygen", "--out", "k", "--kid", "k1"]).0, 0);
+    std::fs::write(
+        t.path("req.http"),
+        "GET /x HTTP/1.1\r\nHost: api.example\r\n\r\n",
+    )
+    .unwrap();
+    let (code, out) = t.run(&[
+        "http",
+        "sign",
+        "req.http",
+        "--key",
+        "k.pem",
+        "--out",
+        "signed.http",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("signed req.http: wrote signed.http (")
+            && out.contains(
+                "Signature-Input, Signature added (label sig1, keyid k1, ecdsa-p256-sha256)"
+            ),
+        "{out}"
+    );
+
+    let (code, help) = t.run(&["sign", "--help"]);
+    assert_eq!(code, 0);
+    for f in agentsig::formats::ALL {
+        assert!(
+            help.contains(f.name()),
+            "sign --help lacks {}: {help}",
+            f.name()
+        );
+    }
+
+    std::fs::create_dir(t.path("site")).unwrap();
+    let card = serde_json::json!({
+        "$schema": "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json",
+        "name": "com.example/weather", "version": "1.0.0", "description": "Forecasts.",
+        "remotes": [{"type": "streamable-http", "url": "https://example.com/mcp"}]
+    });
+    std::fs::write(t.path("site/card.json"), card.to_string()).unwrap();
+    let log = std::fs::File::create(t.path("serve.log")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .args(["serve", "site", "--key", "k.pem", "--listen", "127.0.0.1:0"])
+        .args(["--base-url", "https://example.com"])
+        .current_dir(&t.0)
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let mut text = String::new();
+    for _ in 0..200 {
+        text = std::fs::read_to_string(t.path("serve.log")).unwrap_or_default();
+        if text.contains("serving site") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        text.contains("built /.well-known/ai-catalog.json from site: 1 entries"),
+        "{text}"
+    );
+    assert!(
+        text.contains("MCP Server Cards also served at /mcp/server-card"),
+        "{text}"
+    );
+}

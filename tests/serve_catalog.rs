@@ -325,6 +325,14 @@ fn nothing_is_built_without_base_url_and_conflicts_are_named() {
     let site = server::publish::scan(&cfg).expect("scan");
     assert!(site.get("/mcp/server-card").is_some());
     assert!(site.get(catalog::WELL_KNOWN_PATH).is_some());
+    // What serve says it built at start-up.
+    assert_eq!(site.server_card_paths(), ["/mcp/server-card"]);
+    assert_eq!(
+        site.built_catalog()
+            .and_then(|c| c["entries"].as_array())
+            .map(Vec::len),
+        Some(1)
+    );
     std::fs::copy(dir.join("a.json"), dir.join("b.json")).expect("b");
     let site = server::publish::scan(&cfg).expect("scan");
     assert!(site.get("/mcp/server-card").is_none());

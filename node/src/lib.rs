@@ -235,18 +235,31 @@ impl NativeKey {
     }
 
     /// Load a private key from PEM (PKCS#8, SEC1, PKCS#1); `kid` names it in
-    /// signatures (default: its RFC 7638 thumbprint).
+    /// signatures, else the kid `jwk` (its published JWK or a JWK Set
+    /// holding it) gives it, else its RFC 7638 thumbprint
+    /// ([`facade::keys::signing_key_from_pem`]).
     #[napi(factory)]
-    pub fn from_pem(pem: String, kid: Option<String>) -> napi::Result<NativeKey> {
+    pub fn from_pem(
+        pem: String,
+        kid: Option<String>,
+        jwk: Option<String>,
+    ) -> napi::Result<NativeKey> {
         guarded(|| {
             let key =
-                SigningKey::from_pem(&pem).map_err(|e| Failure::bad_key(format!("key: {e}")))?;
-            Ok(NativeKey {
-                key: Arc::new(match kid {
-                    Some(k) => key.with_kid(k),
-                    None => key,
-                }),
-            })
+                facade::keys::signing_key_from_pem(&pem, kid, jwk.as_deref().map(str::as_bytes))?;
+            Ok(NativeKey { key: Arc::new(key) })
+        })
+    }
+
+    /// Load a private key from a PEM file, named as `agentsig sign --key`
+    /// names it: `kid`, else the kid `agentsig keygen --kid` wrote beside
+    /// the file, else its RFC 7638 thumbprint
+    /// ([`facade::keys::signing_key_from_file`]).
+    #[napi(factory)]
+    pub fn from_file(path: String, kid: Option<String>) -> napi::Result<NativeKey> {
+        guarded(|| {
+            let key = facade::keys::signing_key_from_file(std::path::Path::new(&path), kid)?;
+            Ok(NativeKey { key: Arc::new(key) })
         })
     }
 

@@ -25,8 +25,18 @@ class SigningKey:
         """A new key: ``ES256`` (default), ``ES384``, ``EdDSA``, ``PS512``, ``RS256``
         (or the RFC 9421 names). Raises ``BadInput`` for an unknown name."""
     @staticmethod
-    def from_pem(pem: Union[str, bytes], *, kid: Optional[str] = None) -> "SigningKey":
-        """Load a PEM private key (PKCS#8, SEC1, PKCS#1). Raises ``BadKey``."""
+    def from_pem(
+        pem: Union[str, bytes], *, kid: Optional[str] = None, jwk: Optional[Union[str, bytes]] = None
+    ) -> "SigningKey":
+        """Load a PEM private key (PKCS#8, SEC1, PKCS#1). Its kid: ``kid``, else the one ``jwk``
+        (its published JWK, or a JWK Set holding it) gives it, else its RFC 7638 thumbprint.
+        Raises ``BadKey``."""
+    @staticmethod
+    def from_file(path: Union[str, "os.PathLike[str]"], *, kid: Optional[str] = None) -> "SigningKey":
+        """Load a PEM private key from a file, named as ``agentsig sign --key`` names it:
+        ``kid``, else the kid ``agentsig keygen --kid`` wrote beside ``PREFIX.pem``
+        (``PREFIX.jwk.json``, ``PREFIX.jwks.json``), else its RFC 7638 thumbprint.
+        Raises ``BadKey``, or ``BadInput`` for a file that cannot be read."""
     @staticmethod
     def from_pkcs11(uri: Union[str, bytes], *, alg: Optional[str] = None, kid: Optional[str] = None) -> "SigningKey":
         """The private key a PKCS#11 token holds, named by an RFC 7512 ``pkcs11:`` URI:

@@ -405,23 +405,41 @@ impl PySigningKey {
     }
 
     /// Load a private key from PEM (PKCS#8, SEC1, PKCS#1); `kid` names it
-    /// in signatures (default: its RFC 7638 thumbprint).
+    /// in signatures, else the kid `jwk` (its published JWK or a JWK Set
+    /// holding it) gives it, else its RFC 7638 thumbprint
+    /// ([`facade::keys::signing_key_from_pem`]).
     #[staticmethod]
-    #[pyo3(signature = (pem, *, kid = None))]
+    #[pyo3(signature = (pem, *, kid = None, jwk = None))]
     fn from_pem(
         py: Python<'_>,
         pem: &Bound<'_, PyAny>,
         kid: Option<String>,
+        jwk: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PySigningKey> {
         let pem = str_arg(py, pem, "pem", 1024 * 1024)?;
-        let key = SigningKey::from_pem(&pem)
-            .map_err(|e| Failure::bad_key(format!("key: {e}")).into_pyerr(py))?;
-        Ok(PySigningKey {
-            key: Arc::new(match kid {
-                Some(k) => key.with_kid(k),
-                None => key,
-            }),
-        })
+        let jwk = jwk
+            .map(|j| str_arg(py, j, "jwk", MAX_INPUT_BYTES))
+            .transpose()?;
+        let key = facade::keys::signing_key_from_pem(&pem, kid, jwk.as_deref().map(str::as_bytes))
+            .map_err(|e| e.into_pyerr(py))?;
+        Ok(PySigningKey { key: Arc::new(key) })
+    }
+
+    /// Load a private key from a PEM file, named as `agentsig sign --key`
+    /// names it: `kid`, else the kid `agentsig keygen --kid` wrote beside
+    /// the file (`PREFIX.jwk.json` or `PREFIX.jwks.json` for `PREFIX.pem`),
+    /// else its RFC 7638 thumbprint ([`facade::keys::signing_key_from_file`]).
+    #[staticmethod]
+    #[pyo3(signature = (path, *, kid = None))]
+    fn from_file(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        kid: Option<String>,
+    ) -> PyResult<PySigningKey> {
+        let key = py
+            .detach(|| facade::keys::signing_key_from_file(&path, kid))
+            .map_err(|e| e.into_pyerr(py))?;
+        Ok(PySigningKey { key: Arc::new(key) })
     }
 
     /// The key id signatures carry: the given `kid`, else the RFC 7638

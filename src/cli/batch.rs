@@ -65,6 +65,12 @@ pub struct BatchArgs {
     /// fetched concurrently, the verdict of `verify URL`.
     #[arg(long, requires = "batch")]
     pub response_signature_first: bool,
+    /// With --batch: fetch nothing. Local files and inline inputs are verified as usual; a URL
+    /// input, a catalog entry given by `url` and a nested catalog by `url` are not fetched and
+    /// are reported as such ("not fetched (--offline)"), never as verified: they count as not
+    /// verified in the summary and the exit code.
+    #[arg(long, requires = "batch")]
+    pub offline: bool,
 }
 
 /// What `verify` passes to the batch: its trust and policy options.
@@ -140,6 +146,20 @@ impl Outcome {
         }
     }
 
+    /// An input by URL that `--offline` does not fetch: not verified, and
+    /// said so.
+    fn offline(subject: &str) -> Outcome {
+        let message = "not fetched (--offline): nothing about it was checked";
+        let mut report = Report::error("verify", Some(subject), "batch.offline", message);
+        report.set_verdict(Verdict::NotVerified);
+        Outcome {
+            verified: false,
+            unsigned: false,
+            line: format!("{}: not fetched (--offline)", esc(subject)),
+            report: Some(report),
+        }
+    }
+
     fn of_report(subject: &str, report: Report) -> Outcome {
         let line = if report.verified {
             format!("{}: verified", esc(subject))
@@ -207,7 +227,7 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
         )
     };
     #[cfg(feature = "net")]
-    let urls = Urls::new(cx, per_host, args.response_signature_first)?;
+    let urls = Urls::new(cx, per_host, args.response_signature_first, args.offline)?;
     #[cfg(not(feature = "net"))]
     let _ = per_host;
     // Only URLs carry a response signature whose age is checked: a build
@@ -254,6 +274,7 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
                 },
             ),
             Item::Bad { name, message } => Outcome::failed(&name, "batch.bad-input", message),
+            Item::Url(url) if args.offline => Outcome::offline(&url),
             #[cfg(feature = "net")]
             Item::Url(url) => return urls.verify_or_expand(&url, cx.json),
             #[cfg(not(feature = "net"))]
@@ -358,11 +379,16 @@ pub fn run(list: &str, args: &BatchArgs, cx: &BatchContext<'_>) -> CliResult {
         }
         print_line(&r);
     } else {
+        let offline = if args.offline {
+            " (--offline: inputs by URL were not fetched, and count as not verified)"
+        } else {
+            ""
+        };
         if unsigned == 0 {
-            errln!("{verified} of {total} verified, {failed} failed");
+            errln!("{verified} of {total} verified, {failed} failed{offline}");
         } else {
             errln!(
-                "{} of {total} verified, {unsigned} accepted unsigned (--allow-unsigned), {failed} failed",
+                "{} of {total} verified, {unsigned} accepted unsigned (--allow-unsigned), {failed} failed{offline}",
                 verified - unsigned
             );
         }
@@ -633,6 +659,8 @@ struct Urls {
     catalog: agentsig::catalog::CatalogOptions,
     /// `--per-host`: the threads that check one catalog's entries.
     per_host: usize,
+    /// `--offline`: no entry or nested catalog is fetched.
+    offline: bool,
 }
 
 #[cfg(feature = "net")]
@@ -641,6 +669,7 @@ impl Urls {
         cx: &BatchContext<'_>,
         per_host: usize,
         response_signature_first: bool,
+        offline: bool,
     ) -> Result<Urls, CliError> {
         let policy = cx.net.fetch.policy()?.max_connections_per_host(per_host);
         let fetcher = cx.net.fetch.fetcher_with(policy)?;
@@ -650,8 +679,16 @@ impl Urls {
         o.skip_jws_when_http_signed = response_signature_first;
         Ok(Urls {
             resolver: agentsig::net::Resolver::with_options(fetcher, o),
-            catalog: agentsig::catalog::CatalogOptions::default(),
+            catalog: {
+                // Offline: a nested catalog by `url` is not fetched either.
+                let mut c = agentsig::catalog::CatalogOptions::default();
+                if offline {
+                    c.max_fetches = 0;
+                }
+                c
+            },
             per_host,
+            offline,
         })
     }
 
@@ -784,6 +821,16 @@ impl Urls {
             &opts,
             |input| {
                 let mut o = match input.check() {
+                    EntryCheck::VerifyUrl(u) if self.offline => Outcome::offline(u),
+                    // A nested catalog by `url`: refused for the fetch
+                    // limit of 0 that --offline sets.
+                    EntryCheck::Refused(_)
+                        if self.offline
+                            && input.media_type.as_deref()
+                                == Some(agentsig::catalog::MEDIA_TYPE) =>
+                    {
+                        Outcome::offline(input.url.as_deref().unwrap_or(&input.pointer))
+                    }
                     EntryCheck::VerifyUrl(u) => self.verify(job, u, json),
                     EntryCheck::Refused(why) => {
                         Outcome::failed(&input.pointer, "catalog.entry-refused", why.to_owned())

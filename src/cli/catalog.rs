@@ -241,18 +241,28 @@ fn fetch_and_verify(
 /// `did:key` and `did:jwk` identities keep their own key
 /// ([`catalog::manifest::SelfCertifyingKeys`]).
 fn verifier(v: &VerifyCatalog<'_>, keys: agentsig::trust::StaticKeys) -> Verifier {
+    // A local trial's --allow-private-networks also accepts the cards'
+    // endpoints on those hosts (Verifier::allow_internal_endpoints).
+    #[cfg(feature = "net")]
+    let local = v
+        .fetcher
+        .as_ref()
+        .is_some_and(|f| f.policy().allow_private_networks);
+    #[cfg(not(feature = "net"))]
+    let local = false;
     Verifier::builder(catalog::manifest::SelfCertifyingKeys::new(
         std::sync::Arc::new(keys),
     ))
-    .algorithms(v.trust.allow_list())
-    .strict_low_s(v.trust.strict_low_s)
-    .jws(policy(v.typ))
-    .key_headers(if v.ignore_key_headers {
-        agentsig::jws::KeyHeaderPolicy::Ignore
-    } else {
-        agentsig::jws::KeyHeaderPolicy::Refuse
-    })
-    .build()
+        .allow_internal_endpoints(local)
+        .algorithms(v.trust.allow_list())
+        .strict_low_s(v.trust.strict_low_s)
+        .jws(policy(v.typ))
+        .key_headers(if v.ignore_key_headers {
+            agentsig::jws::KeyHeaderPolicy::Ignore
+        } else {
+            agentsig::jws::KeyHeaderPolicy::Refuse
+        })
+        .build()
 }
 
 fn policy(typ: &[String]) -> agentsig::jws::JwsPolicy {

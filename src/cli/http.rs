@@ -257,7 +257,18 @@ fn sign(a: HttpSignArgs) -> CliResult {
             .write_all(&out)
             .map_err(|e| CliError::unwritable(format!("standard output: {e}")))?,
         Some(p) => {
-            std::fs::write(p, &out).map_err(|e| CliError::unwritable(format!("{p}: {e}")))?
+            std::fs::write(p, &out).map_err(|e| CliError::unwritable(format!("{p}: {e}")))?;
+            let added: Vec<&str> = extra.iter().map(|(n, _)| n.as_str()).collect();
+            errln!(
+                "signed {}: wrote {} ({} bytes): the message with {} added (label {}, keyid {}, {})",
+                agentsig::text::escape_controls(&a.file),
+                agentsig::text::escape_controls(p),
+                out.len(),
+                added.join(", "),
+                agentsig::text::escape_controls(&signed.label),
+                agentsig::text::escape_controls(&keyid),
+                key.algorithm().httpsig_name()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -656,42 +656,14 @@ pub fn published_test_key(spec: &str, key: &SigningKey) -> Option<String> {
         })
 }
 
-/// The JWKs `agentsig keygen` wrote beside the key at `spec`
-/// (`PREFIX.jwk.json`, then `PREFIX.jwks.json`, for `PREFIX.pem` or
-/// `PREFIX.pub.pem`).
-fn sibling_jwks(spec: &str) -> Vec<agentsig::jwk::Jwk> {
-    if spec.starts_with("env:") {
-        return Vec::new();
-    }
-    let Some(prefix) = spec.strip_suffix(".pem") else {
-        return Vec::new();
-    };
-    let prefix = prefix.strip_suffix(".pub").unwrap_or(prefix);
-    let mut out = Vec::new();
-    for suffix in [".jwk.json", ".jwks.json"] {
-        let Ok(text) = std::fs::read(format!("{prefix}{suffix}")) else {
-            continue;
-        };
-        if text.len() as u64 > MAX_INPUT {
-            continue;
-        }
-        if let Ok(keys) = agentsig::jwk::parse_keys(&text) {
-            out.extend(keys);
-        }
-    }
-    out
-}
-
-/// The kid recorded for `key` in the JWK beside the key file at `spec`:
-/// only from a JWK holding the same public key (RFC 7638 thumbprint).
+/// The kid recorded for `key` in the JWK beside the key file at `spec`
+/// (the library facade's one rule, `facade::keys::recorded_kid`); none for
+/// `env:NAME`.
 pub fn sibling_jwk_kid(spec: &str, key: &agentsig::VerifyingKey) -> Option<String> {
-    let tp = key.thumbprint();
-    sibling_jwks(spec).into_iter().find_map(|jwk| {
-        let kid = jwk.kid.clone()?;
-        let alg = jwk.alg.as_deref().and_then(Algorithm::from_jose_name);
-        let theirs = jwk.to_verifying_key(alg.or(Some(key.algorithm()))).ok()?;
-        (theirs.thumbprint() == tp).then_some(kid)
-    })
+    if spec.starts_with("env:") {
+        return None;
+    }
+    agentsig::facade::keys::recorded_kid(std::path::Path::new(spec), key)
 }
 
 /// A key loading error, with the flag or variable that fixes it named.
@@ -805,7 +777,24 @@ fn trusted_keys(
         }
     }
     for spec in jwks {
+        let is_url = ["https://", "http://"].iter().any(|p| {
+            spec.get(..p.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(p))
+        });
+        if is_url && !std::path::Path::new(spec).exists() {
+            return Err(CliError::usage(format!(
+                "{}: `--jwks` takes a file; discovery from a URL is `agentsig verify URL` (docs/net.md), or save the JWK Set and give its path",
+                agentsig::text::escape_controls(spec)
+            )));
+        }
         let data = read_key_option("--jwks", spec)?;
+        if data.trim_ascii_start().starts_with(b"-----BEGIN") {
+            return Err(CliError::key(format!(
+                "{}: a PEM key, not a JWK Set: use `--key {}` (or give the JWK Set `agentsig keygen` wrote beside it, PREFIX.jwks.json)",
+                agentsig::text::escape_controls(spec),
+                agentsig::text::escape_controls(spec)
+            )));
+        }
         set.add_jwks(spec, &data).map_err(|e| match e {
             TrustError::Key { source_name, error } => {
                 CliError::key(format!("{source_name}: {error}"))

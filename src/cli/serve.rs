@@ -203,6 +203,27 @@ pub fn run(a: ServeArgs) -> CliResult {
                 agentsig::catalog::WELL_KNOWN_PATH
             );
         }
+        // What --base-url built, so the publisher sees which URLs exist.
+        let cards = site.server_card_paths();
+        if let Some(c) = site.built_catalog() {
+            let entries = c.get("entries").and_then(|e| e.as_array()).map_or(0, Vec::len);
+            tracing::info!(
+                "built {} from {}: {entries} entries, each with a signed Trust Manifest",
+                agentsig::catalog::WELL_KNOWN_PATH,
+                a.dir.display()
+            );
+        } else if site.get(agentsig::catalog::WELL_KNOWN_PATH).is_some() {
+            tracing::info!(
+                "serving the directory's own catalog at {}",
+                agentsig::catalog::WELL_KNOWN_PATH
+            );
+        }
+        if !cards.is_empty() {
+            tracing::info!(
+                "MCP Server Cards also served at {}",
+                agentsig::text::escape_controls(&cards.join(", "))
+            );
+        }
         tracing::info!(
             "serving {} ({} paths) on {scheme}://{addr}/ ; keys at {scheme}://{addr}{}",
             a.dir.display(),

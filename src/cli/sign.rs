@@ -78,6 +78,10 @@ pub struct SignArgs {
     /// A2A clients and SDKs do not read that file.
     #[arg(long)]
     detached: bool,
+    /// For an A2A Agent Card: drop every signature already on the card, not only the earlier
+    /// ones by the signing keys (which are always replaced), and sign it anew.
+    #[arg(long, conflicts_with = "detached")]
+    replace: bool,
     /// For an A2A Agent Card: sign even when security-relevant members would be left
     /// unsigned (v0.3 url, preferredTransport, additionalInterfaces, protocolVersion, security,
     /// supportsAuthenticatedExtendedCard beside their v1.0 equivalents; security declarations
@@ -110,7 +114,7 @@ pub struct SignArgs {
     #[arg(long, allow_hyphen_values = true, value_name = "MEDIA-TYPE")]
     content_type: Option<String>,
     /// The descriptor format, instead of detecting it: agent, agents-registry, awp, woa,
-    /// agentcard, aidip, a2a.
+    /// agentcard, aidip, a2a, ai-catalog, mcp-server-card.
     #[arg(long, value_name = "FORMAT")]
     format: Option<agentsig::formats::Format>,
     /// Sign even when `agentsig lint` finds errors (a malformed descriptor, or endpoints on
@@ -424,22 +428,9 @@ fn sign_a2a_card(
             "--json-serialization, --unencoded-payload and --typ apply to a detached JWS; an A2A card's embedded signatures always use typ JOSE and a base64url payload (add --detached for a detached JWS)",
         ));
     }
-    let mut card = agentsig::json::parse_strict(input)
+    let card = agentsig::json::parse_strict(input)
         .map_err(|e| CliError::usage(format!("{}: {e}", esc(&a.file))))?;
-    // Signatures already on the card cover its normal form; when this card
-    // holds v0.3 members that the normal form converts, a signature made
-    // over the unconverted reading (the JS SDK's) will not verify on the
-    // card as rewritten.
-    let had = card
-        .get("signatures")
-        .and_then(serde_json::Value::as_array)
-        .map_or(0, Vec::len);
-    if had > 0 && a2a::normalize(&card).is_ok_and(|n| n.converted_v03) {
-        errln!(
-            "{}: warning: the card's {had} existing signature(s) are kept, but it is rewritten with its v0.3 members converted: a signature made over the unconverted card will no longer verify; check with `agentsig verify`",
-            esc(&a.file)
-        );
-    }
+    let mut card = resign(a, &card, keys, &mut rep)?;
     let mut uncovered = Vec::new();
     for (i, key) in keys.iter().enumerate() {
         let sign = if a.a2a_v03_compat {
@@ -464,9 +455,37 @@ fn sign_a2a_card(
         }
         card = signed.card;
     }
+    let out = match (&a.out, a.file.as_str()) {
+        (Some(o), _) => o.clone(),
+        (None, f) => f.to_owned(),
+    };
+    let written_to = if out == "-" {
+        "standard output".to_owned()
+    } else {
+        esc(&out).into_owned()
+    };
     for u in &uncovered {
+        if u.reason == a2a::SCOPELESS_REQUIREMENT {
+            // What was written: the requirement as given, beside a
+            // signature that covers it as absent.
+            let scheme = u
+                .pointer
+                .trim_end_matches("/list")
+                .rsplit('/')
+                .next()
+                .unwrap_or_default();
+            errln!(
+                "{}: note: member {} ({}): written to {written_to} as {{\"{}\": {{}}}} in securityRequirements, which clients read, and signed as absent; the scheme itself, /securitySchemes/{}, is signed",
+                esc(&a.file),
+                esc(&u.pointer),
+                u.reason,
+                esc(scheme),
+                esc(scheme)
+            );
+            continue;
+        }
         errln!(
-            "{}: {} {} ({}): {}, not signed",
+            "{}: {} {} ({}): removed, not signed",
             esc(&a.file),
             if u.security {
                 "warning: security-relevant member"
@@ -475,11 +494,6 @@ fn sign_a2a_card(
             },
             esc(&u.pointer),
             u.reason,
-            if u.reason == a2a::SCOPELESS_REQUIREMENT {
-                "kept"
-            } else {
-                "removed"
-            }
         );
     }
     if a.a2a_v03_compat {
@@ -491,10 +505,6 @@ fn sign_a2a_card(
     let mut text = serde_json::to_string_pretty(&card)
         .map_err(|e| CliError::usage(format!("{}: {e}", esc(&a.file))))?;
     text.push('\n');
-    let out = match (&a.out, a.file.as_str()) {
-        (Some(o), _) => o.clone(),
-        (None, f) => f.to_owned(),
-    };
     if out == "-" && a.json {
         rep.detail("signed_card", &card);
     } else if out == "-" {
@@ -557,6 +567,83 @@ fn sign_a2a_card(
         super::print_report(&rep);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The signatures already on a card about to be signed again
+/// (`a2a::prepare_resign`): earlier ones by the signing keys are replaced
+/// and said so, all of them with --replace. A kept signature by another key
+/// that no longer verifies over the card's content (the signing keys' own
+/// earlier signatures show the content changed) is refused, not warned
+/// about: written, it would be an invalid signature under a trusted key,
+/// which fails the whole card (docs/a2a.md); the message names the fixes.
+fn resign(
+    a: &SignArgs,
+    card: &serde_json::Value,
+    keys: &[agentsig::SigningKey],
+    rep: &mut Report,
+) -> Result<serde_json::Value, CliError> {
+    let plan = a2a::prepare_resign(card, keys, a.replace)
+        .map_err(|e| CliError::usage(format!("{}: {e}", esc(&a.file))))?;
+    let list = |v: &[a2a::PriorSignature]| {
+        v.iter()
+            .map(|p| match &p.kid {
+                Some(k) => format!("signatures/{} (kid {})", p.index, esc(k)),
+                None => format!("signatures/{} (no kid)", p.index),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let stale = plan.stale();
+    if !stale.is_empty() {
+        return Err(CliError::failed(format!(
+            "{}: not signed: the card changed since its signatures were made (the signing key's own earlier signature no longer verifies over it), so the kept {} by other keys would no longer verify and `agentsig verify` would fail the card; sign with every key at once (--key A --key B), or drop them with --replace",
+            esc(&a.file),
+            list(stale)
+        ))
+        .with_kind("a2a.stale-signature"));
+    }
+    if !plan.replaced.is_empty() {
+        let why = if a.replace {
+            "--replace"
+        } else {
+            "signed again by the same key"
+        };
+        errln!(
+            "{}: replaced {} earlier signature(s) ({why}): {}",
+            esc(&a.file),
+            plan.replaced.len(),
+            list(&plan.replaced)
+        );
+        rep.detail(
+            "replaced_signatures",
+            plan.replaced.iter().map(|p| p.index).collect::<Vec<_>>(),
+        );
+    }
+    if !plan.kept.is_empty() {
+        let how = if plan.changed == Some(false) {
+            "the card's content is unchanged since they were made"
+        } else {
+            "their keys are not here to check them: if the card was edited since they were made, they no longer verify; sign with every key at once, or drop them with --replace"
+        };
+        errln!(
+            "{}: kept {} signature(s) by other keys: {} ({how})",
+            esc(&a.file),
+            plan.kept.len(),
+            list(&plan.kept)
+        );
+    }
+    // Signatures already on the card cover its normal form; when this card
+    // holds v0.3 members that the normal form converts, a signature made
+    // over the unconverted reading (the JS SDK's) will not verify on the
+    // card as rewritten.
+    let had = plan.kept.len();
+    if had > 0 && a2a::normalize(&plan.card).is_ok_and(|n| n.converted_v03) {
+        errln!(
+            "{}: warning: the card's {had} existing signature(s) are kept, but it is rewritten with its v0.3 members converted: a signature made over the unconverted card will no longer verify; check with `agentsig verify`",
+            esc(&a.file)
+        );
+    }
+    Ok(plan.card)
 }
 
 /// Replace `path` with `bytes` through a new temporary file beside it and a
@@ -1261,6 +1348,14 @@ fn check_jws(
     jws_path: &str,
     pin: Pin,
 ) -> Result<JwsOutcome, CliError> {
+    if a.jws.is_none() && !std::path::Path::new(jws_path).exists() {
+        return Err(CliError::unreadable(format!(
+            "{}: not signed: there is no {} beside it; run `agentsig sign {} --key KEY`, or give `--jws` the detached JWS",
+            esc(&a.file),
+            esc(jws_path),
+            esc(&a.file)
+        )));
+    }
     let jws_bytes = read_input(jws_path)?;
     let jws_text = String::from_utf8(jws_bytes)
         .map_err(|_| CliError::malformed(format!("{jws_path}: not UTF-8")))?;

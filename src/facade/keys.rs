@@ -44,6 +44,101 @@ pub fn load_pkcs11(uri: &str, alg: Option<&str>, kid: Option<String>) -> Outcome
     pkcs11::load(uri, &opts).map_err(|e| Failure::bad_key(format!("pkcs11 key: {e}")))
 }
 
+/// The JWK files `agentsig keygen --out PREFIX` writes beside `PREFIX.pem`
+/// (and `PREFIX.pub.pem`): `PREFIX.jwk.json`, then `PREFIX.jwks.json`.
+/// None for a file of another name.
+pub fn key_sidecars(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Some(name) = path.to_str().and_then(|p| p.strip_suffix(".pem")) else {
+        return Vec::new();
+    };
+    let prefix = name.strip_suffix(".pub").unwrap_or(name);
+    [".jwk.json", ".jwks.json"]
+        .iter()
+        .map(|s| std::path::PathBuf::from(format!("{prefix}{s}")))
+        .collect()
+}
+
+/// The kid `key` is published under in `jwk`, the JSON of a JWK or a JWK Set
+/// (RFC 7517): the `kid` of the member holding the same public key (RFC 7638
+/// thumbprint), if it has one. A key is published under one kid and signs
+/// with it, so a verifier holding the published set finds it.
+pub fn published_kid(jwk: &[u8], key: &VerifyingKey) -> Option<String> {
+    let tp = key.thumbprint();
+    crate::jwk::parse_keys(jwk).ok()?.into_iter().find_map(|j| {
+        let kid = j.kid.clone()?;
+        let alg = j.alg.as_deref().and_then(Algorithm::from_jose_name);
+        let theirs = j.to_verifying_key(alg.or(Some(key.algorithm()))).ok()?;
+        (theirs.thumbprint() == tp).then_some(kid)
+    })
+}
+
+/// The kid recorded for `key` beside its key file at `path`
+/// ([`key_sidecars`], [`published_kid`]): the one rule by which the command
+/// line and both bindings name a key loaded from a file. Files larger than
+/// [`crate::keys::MAX_KEY_FILE`] are skipped.
+pub fn recorded_kid(path: &std::path::Path, key: &VerifyingKey) -> Option<String> {
+    key_sidecars(path).into_iter().find_map(|p| {
+        let meta = std::fs::metadata(&p).ok()?;
+        if meta.len() > crate::keys::MAX_KEY_FILE {
+            return None;
+        }
+        published_kid(&std::fs::read(&p).ok()?, key)
+    })
+}
+
+/// A signing key from PEM text (PKCS#8, SEC1, PKCS#1), named as it is
+/// published: `kid` when given, else the kid `jwk` (the JSON of its JWK or
+/// of a JWK Set holding it) gives the same public key, else none (its RFC
+/// 7638 thumbprint is used).
+///
+/// ```
+/// use agentsig::facade::keys::signing_key_from_pem;
+/// let key = agentsig::SigningKey::generate(agentsig::Algorithm::EcdsaP256Sha256)?;
+/// let pem = key.pkcs8_pem().expect("an ECDSA key has a PKCS#8 form");
+/// let mut jwk = key.verifying_key().to_jwk().to_value();
+/// jwk["kid"] = "publisher-1".into();
+/// let loaded = signing_key_from_pem(&pem, None, Some(jwk.to_string().as_bytes()))?;
+/// assert_eq!(loaded.kid(), Some("publisher-1"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// `key.unusable` when the PEM holds no usable private key.
+pub fn signing_key_from_pem(
+    pem: &str,
+    kid: Option<String>,
+    jwk: Option<&[u8]>,
+) -> Outcome<SigningKey> {
+    let key = SigningKey::from_pem(pem).map_err(|e| Failure::bad_key(format!("key: {e}")))?;
+    let kid = kid.or_else(|| jwk.and_then(|j| published_kid(j, key.verifying_key())));
+    Ok(match kid {
+        Some(k) => key.with_kid(k),
+        None => key,
+    })
+}
+
+/// A signing key from a PEM file at `path`, named as `agentsig sign --key`
+/// names it: `kid` when given, else the kid `agentsig keygen --kid` recorded
+/// beside the file ([`recorded_kid`]), else none (its RFC 7638 thumbprint).
+///
+/// # Errors
+/// `input.unreadable` when the file cannot be read, `key.unusable` when it
+/// holds no usable private key.
+pub fn signing_key_from_file(path: &std::path::Path, kid: Option<String>) -> Outcome<SigningKey> {
+    let key =
+        SigningKey::from_file(path, &crate::keys::LoadOptions::default()).map_err(|e| match e {
+            crate::keys::KeyError::Io { .. } => {
+                Failure::bad_input("input.unreadable", e.to_string())
+            }
+            other => Failure::bad_key(format!("key: {other}")),
+        })?;
+    let kid = kid.or_else(|| recorded_kid(path, key.verifying_key()));
+    Ok(match kid {
+        Some(k) => key.with_kid(k),
+        None => key,
+    })
+}
+
 /// Refuse a shared secret where a public key is handed out: the JWK of a
 /// secret (`kty` `oct`, member `k`) is the secret itself.
 ///

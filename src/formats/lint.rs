@@ -284,7 +284,7 @@ impl Cx<'_> {
     }
     pub(super) fn endpoint(&mut self, suffix: &str, uri: &str) {
         let p = format!("{}{suffix}", self.sel.ptr());
-        self.l.endpoint(&p, uri);
+        self.l.endpoint(&p, uri, self.rule.format);
     }
 }
 
@@ -326,9 +326,18 @@ impl Linter {
         (self.rule_of, self.findings) = tagged.into_iter().unzip();
     }
 
+    /// Why an advertised endpoint on an internal host is an error, citing the
+    /// text of the format's own specification.
+    fn internal_endpoint_rule(format: Format) -> &'static str {
+        match format {
+        Format::McpServerCard => "a published card must not advertise private endpoints (the MCP Server Card draft, docs/discovery.md \"Security Considerations\", Information Disclosure; repository modelcontextprotocol/experimental-ext-server-card); to try it on this machine, keep a public host name in the card and map it here with --resolve-to HOST=127.0.0.1, or verify with --allow-private-networks, which accepts such endpoints",
+        _ => "clients refuse it (draft-narvaneni-agent-uri-03 section 5.2, the Web of Agents draft section 8.2)",
+    }
+    }
+
     /// An advertised network endpoint: internal hosts are errors, `http:`
     /// a warning.
-    fn endpoint(&mut self, pointer: &str, uri: &str) {
+    fn endpoint(&mut self, pointer: &str, uri: &str, format: Format) {
         let Some(host) = uri_host(uri) else {
             return;
         };
@@ -346,10 +355,11 @@ impl Linter {
                 Severity::Error,
                 pointer,
                 format!(
-                    "endpoint {} names a {} host {}: clients refuse it (draft-narvaneni-agent-uri-03 section 5.2, the Web of Agents draft section 8.2)",
+                    "endpoint {} names a {} host {}: {}",
                     crate::text::quoted(uri),
                     class.label(),
-                    crate::text::quoted(host)
+                    crate::text::quoted(host),
+                    Self::internal_endpoint_rule(format)
                 ),
             );
         }
@@ -619,7 +629,7 @@ fn run_rule_at(l: &mut Linter, rule: &Rule, s: &Sel<'_, '_>, doc: &Value) {
         }
         Check::Endpoint => {
             if let Some(u) = s.val.as_str() {
-                l.endpoint(&s.ptr(), u);
+                l.endpoint(&s.ptr(), u, rule.format);
             }
             None
         }

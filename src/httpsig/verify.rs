@@ -359,10 +359,13 @@ pub enum SigError {
     Resolve(#[from] ResolveError),
     /// No trusted key matches the `keyid` (and `alg`): keys come only from
     /// the resolver (RFC 9421 section 3.2 step 6).
-    #[error("{}", crate::text::no_trusted_key(keyid.as_deref()))]
+    #[error("{}", crate::text::no_trusted_key_for(keyid.as_deref(), published_as.as_deref()))]
     NoTrustedKey {
         /// The `keyid` parameter, if the signature has one.
         keyid: Option<String>,
+        /// When that `keyid` is the RFC 7638 thumbprint of a trusted key
+        /// published with another kid: that kid.
+        published_as: Option<String>,
     },
     /// The `alg` parameter differs from the algorithm the trusted key is
     /// bound to (RFC 9421 section 3.2 step 6; section 7.3.6).
@@ -888,7 +891,10 @@ fn verify_label(
     }
     let ev = selected.map_err(|e| match e {
         SelectError::Resolve(e) => SigError::Resolve(e),
-        SelectError::NoTrustedKey { kid } => SigError::NoTrustedKey { keyid: kid },
+        SelectError::NoTrustedKey { kid, published_as } => SigError::NoTrustedKey {
+            keyid: kid,
+            published_as,
+        },
         SelectError::AlgMismatch { claimed, key, .. } => SigError::AlgMismatch {
             param: claimed,
             key,

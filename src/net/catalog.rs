@@ -147,8 +147,8 @@ pub enum CatalogKeys {
     Resolved,
 }
 
-/// A verifier with `base`'s algorithm allow-list, JWS policy, limits and
-/// ECDSA settings, over each identity's resolved keys.
+/// A verifier with `base`'s algorithm allow-list, JWS policy, limits,
+/// ECDSA and internal-endpoint settings, over each identity's resolved keys.
 fn resolving(base: &Verifier, fetcher: &Fetcher) -> Verifier {
     Verifier::builder(IdentityResolver::new(fetcher.clone()))
         .algorithms(base.algorithms().clone())
@@ -156,6 +156,7 @@ fn resolving(base: &Verifier, fetcher: &Fetcher) -> Verifier {
         .limits(*base.limits())
         .strict_low_s(base.strict_low_s())
         .key_headers(base.key_headers())
+        .allow_internal_endpoints(base.context().internal_endpoints())
         .build()
 }
 

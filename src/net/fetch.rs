@@ -206,7 +206,7 @@ pub enum FetchError {
     #[error("refused: scheme {0:?} is not https")]
     NotHttps(String),
     /// The host or one of its addresses is internal (draft-narvaneni-agent-uri-03 section 5.2).
-    #[error("refused before connecting: {host} is {class} ({addr})")]
+    #[error("refused before connecting: {host} is {class} ({addr}); internal hosts are never fetched by default (draft-narvaneni-agent-uri-03 section 5.2): to try a server on this machine, opt in with --allow-private-networks (AGENTSIG_ALLOW_PRIVATE_NETWORKS=1)")]
     Refused {
         /// The host as written in the URL.
         host: String,
@@ -1526,6 +1526,18 @@ fn served(f: &Fetched) -> Result<Fetched, FetchError> {
     Ok(out)
 }
 
+/// What to do about a TLS failure a local trial meets: a certificate from
+/// a local CA (rustls `UnknownIssuer`), a server speaking plain HTTP.
+fn transport_hint(message: &str) -> &'static str {
+    if message.contains("UnknownIssuer") {
+        "; the server's certificate is issued by a CA this verifier does not trust: for a local CA, give its certificate with --ca-file FILE (AGENTSIG_CA_FILE)"
+    } else if message.contains("InvalidContentType") {
+        "; the server does not speak TLS: agentsig fetches over HTTPS only (serve with --tls-cert and --tls-key)"
+    } else {
+        ""
+    }
+}
+
 /// Turn a reqwest error back into a typed error, finding a resolver refusal
 /// or DNS failure in its source chain.
 fn map_reqwest(url: &str, e: &reqwest::Error) -> FetchError {
@@ -1550,6 +1562,7 @@ fn map_reqwest(url: &str, e: &reqwest::Error) -> FetchError {
         message.push_str(&inner.to_string());
         s = inner.source();
     }
+    message.push_str(transport_hint(&message));
     FetchError::Transport {
         url: url.to_owned(),
         message,

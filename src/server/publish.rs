@@ -193,6 +193,19 @@ impl Site {
     pub fn notes(&self) -> &[String] {
         &self.notes
     }
+    /// The `/.well-known/ai-catalog.json` built from the directory (before
+    /// its manifests were signed), when one was built: none when the
+    /// directory has its own catalog, or without a base URL.
+    pub fn built_catalog(&self) -> Option<&Value> {
+        self.built_catalog.as_ref().map(|(v, _)| v)
+    }
+    /// The `/server-card` paths MCP Server Cards are served at, sorted.
+    pub fn server_card_paths(&self) -> Vec<&str> {
+        self.paths()
+            .into_iter()
+            .filter(|p| p.ends_with("/server-card"))
+            .collect()
+    }
     /// Paths of the served descriptors (`.json` files from the directory
     /// and the documents built from it), sorted.
     pub fn documents(&self) -> Vec<&str> {
