@@ -157,6 +157,10 @@ struct Shared {
     reclaimed: AtomicU64,
     last_claim_ms: AtomicU64,
     idle: AtomicUsize,
+    /// The entries being verified now, renewed by the heartbeat.
+    held: Mutex<std::collections::BTreeSet<String>>,
+    /// Threads still running.
+    running: AtomicUsize,
 }
 
 /// A report's verdict word and reason code, as the statistics count them.
@@ -190,6 +194,7 @@ pub fn run_worker(
     let threads = opts.threads.max(1);
     let failure: Mutex<Option<ReplayError>> = Mutex::new(None);
     let epoch = Instant::now();
+    shared.running.store(threads, Ordering::SeqCst);
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
@@ -199,8 +204,10 @@ pub fn run_worker(
                         f.get_or_insert(e);
                     }
                 }
+                shared.running.fetch_sub(1, Ordering::SeqCst);
             });
         }
+        s.spawn(|| heartbeat(queue, opts, &shared));
     });
     if let Some(e) = failure.into_inner().ok().flatten() {
         return Err(e);
@@ -212,6 +219,29 @@ pub fn run_worker(
         retried: shared.retried.load(Ordering::SeqCst),
         reclaimed: shared.reclaimed.load(Ordering::SeqCst),
     })
+}
+
+/// Renew the entries this worker is verifying, three times per lease,
+/// until its threads are done: an input that takes longer than the lease
+/// (permit waits, a slow host) is not taken over while its worker lives.
+fn heartbeat(queue: &CrawlQueue, opts: &WorkerOptions, shared: &Shared) {
+    let every = (opts.lease / 3).max(Duration::from_millis(50));
+    let tick = Duration::from_millis(50).min(every);
+    let mut last = Instant::now();
+    while shared.running.load(Ordering::SeqCst) > 0 {
+        std::thread::sleep(tick);
+        if last.elapsed() < every {
+            continue;
+        }
+        last = Instant::now();
+        let ids: Vec<String> = match shared.held.lock() {
+            Ok(h) => h.iter().cloned().collect(),
+            Err(_) => return,
+        };
+        // Redis unreachable: the entries' leases run out and others take
+        // them over (the results stay one per input).
+        let _ = queue.renew(&opts.consumer, &ids);
+    }
 }
 
 /// One thread of a worker: take (or take over) an entry, verify, finish.
@@ -269,7 +299,14 @@ fn thread_loop(
             continue;
         }
         for e in entries {
-            if let Err(err) = one(queue, opts, verify, on_result, shared, &e) {
+            if let Ok(mut h) = shared.held.lock() {
+                h.insert(e.entry.clone());
+            }
+            let r = one(queue, opts, verify, on_result, shared, &e);
+            if let Ok(mut h) = shared.held.lock() {
+                h.remove(&e.entry);
+            }
+            if let Err(err) = r {
                 // The entry stays pending: another attempt after the lease.
                 tolerate(err, &mut failing_since)?;
             }

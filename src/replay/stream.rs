@@ -556,6 +556,31 @@ impl CrawlQueue {
         Ok(got)
     }
 
+    /// Keep the entries `ids` (held by `consumer`, being verified) from
+    /// being taken over: their idle time starts again (`XCLAIM ... 0
+    /// JUSTID`). A worker's heartbeat, so the lease measures whether a
+    /// worker lives, not how long one input takes.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn renew(&self, consumer: &str, ids: &[String]) -> Result<(), ReplayError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let inputs = self.key("inputs");
+        let mut args: Vec<&[u8]> = vec![
+            b"XCLAIM",
+            &inputs,
+            GROUP.as_bytes(),
+            consumer.as_bytes(),
+            b"0",
+        ];
+        args.extend(ids.iter().map(String::as_bytes));
+        args.push(b"JUSTID");
+        self.client.query(&args, None)?;
+        Ok(())
+    }
+
     /// Start an attempt at `e`: the attempts started so far (this one
     /// included), or `None` when the input has a result already (the entry
     /// is then acknowledged: a duplicate).
