@@ -53,7 +53,7 @@ fn worker(dir: &Path, redis: &str, name: &str, consumer: &str, jsonl: &str) -> C
             "2",
             "--consumer",
             consumer,
-            "--jsonl",
+            "--results-out",
             jsonl,
             "--ca-file",
             "ca.pem",

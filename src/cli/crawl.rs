@@ -33,7 +33,7 @@ pub enum CrawlCommand {
     /// is not queued again.
     Add(AddArgs),
     /// Run a worker: take inputs from the queue, verify each as `verify URL` does, write one
-    /// result per input to the results stream (and --jsonl), expand catalogs into the queue.
+    /// result per input to the results stream (and --results-out), expand catalogs into the queue.
     /// Run as many as you like, on any machines, with the same options.
     Work(Box<WorkArgs>),
     /// Queue depth, rate, results by verdict and reason code, per-host waits.
@@ -106,9 +106,9 @@ pub struct WorkArgs {
     /// Exit once every input of the crawl has its result (default: wait for more).
     #[arg(long)]
     pub until_empty: bool,
-    /// Also append each result this worker writes to FILE (one JSON report a line).
+    /// Also append each result this worker writes to FILE (JSON Lines: one report a line).
     #[arg(long, value_name = "FILE")]
-    pub jsonl: Option<String>,
+    pub results_out: Option<String>,
     /// This worker's name in the consumer group (default: host name and process id).
     #[arg(long, value_name = "NAME")]
     pub consumer: Option<String>,
@@ -374,13 +374,13 @@ fn work(a: &WorkArgs) -> CliResult {
         resolver: agentsig::net::Resolver::with_options(fetcher, options),
         catalog: CatalogOptions::default(),
     };
-    let jsonl = match &a.jsonl {
+    let jsonl = match &a.results_out {
         Some(p) => Some(Mutex::new(
             std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(p)
-                .map_err(|e| CliError::unwritable(format!("--jsonl {p}: {e}")))?,
+                .map_err(|e| CliError::unwritable(format!("--results-out {p}: {e}")))?,
         )),
         None => None,
     };
