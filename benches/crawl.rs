@@ -105,7 +105,9 @@ fn main() {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     println!(
         "crawl bench: {n} inputs, {cores} cores, load {}",
-        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
     );
 
     // verify --batch, one process.

@@ -83,7 +83,10 @@ fn cli(dir: &Path, args: &[&str]) -> std::process::Output {
 
 fn stderr_of(c: Child) -> (Option<i32>, String) {
     let o = c.wait_with_output().expect("wait");
-    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -152,7 +155,12 @@ fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input
     std::fs::write(dir.join("urls.txt"), &list).unwrap();
     let name = "crawl-test";
     let o = cli(&dir, &["crawl", "add", name, "--redis", &redis, "urls.txt"]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let queue = CrawlQueue::open(&redis, name).unwrap();
     assert_eq!(queue.status().unwrap().inputs, urls.len() as u64);
 
@@ -200,7 +208,10 @@ fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input
         let r: Value = serde_json::from_slice(report).unwrap();
         assert_eq!(r["subject"], json!(input));
         assert_eq!(r["details"]["crawl_input"], json!(input_id(input)));
-        assert!(by_input.insert(input.clone(), r).is_none(), "second result for {input}");
+        assert!(
+            by_input.insert(input.clone(), r).is_none(),
+            "second result for {input}"
+        );
     }
     let expected: HashSet<&String> = urls.iter().collect();
     assert_eq!(by_input.keys().collect::<HashSet<_>>(), expected);
@@ -234,13 +245,19 @@ fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input
         }
     }
     let verified = by_input.values().filter(|r| r["verified"] == true).count();
-    assert_eq!(verified, (0..n).filter(|i| i % 10 != 3 && i % 50 != 7).count());
+    assert_eq!(
+        verified,
+        (0..n).filter(|i| i % 10 != 3 && i % 50 != 7).count()
+    );
     // The host that keeps failing: two attempts, then its failure and
     // reason are its result.
     for u in &urls[n..] {
         let r = &by_input[u];
         assert_eq!(r["error"]["code"], "crawl.gave-up", "{r}");
-        assert!(r["error"]["message"].as_str().unwrap().contains("503"), "{r}");
+        assert!(
+            r["error"]["message"].as_str().unwrap().contains("503"),
+            "{r}"
+        );
         assert_eq!(r["details"]["crawl_attempts"], 2, "{r}");
     }
 
@@ -248,7 +265,9 @@ fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input
     // result.
     queue.add_raw(&urls[5]).unwrap();
     let o = cli(&dir, &["crawl", "add", name, "--redis", &redis, "urls.txt"]);
-    assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("0 of {} inputs queued", urls.len())));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&format!("0 of {} inputs queued", urls.len()))
+    );
     let (code, err) = stderr_of(worker(&dir, &redis, name, "w3", "w3.jsonl"));
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("0 results written"), "{err}");
@@ -257,7 +276,10 @@ fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input
 
     // `crawl status --json` is a report; the JSON Lines of the surviving
     // workers hold their results.
-    let o = cli(&dir, &["crawl", "status", name, "--redis", &redis, "--json"]);
+    let o = cli(
+        &dir,
+        &["crawl", "status", name, "--redis", &redis, "--json"],
+    );
     let s: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(s["command"], "crawl status");
     assert_eq!(s["details"]["results"], urls.len());

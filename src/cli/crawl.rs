@@ -156,12 +156,18 @@ pub fn run(c: CrawlCommand) -> CliResult {
         CrawlCommand::Status(a) => status(&a),
         CrawlCommand::Stop(a) => {
             a.queue()?.set_stopped(true).map_err(store)?;
-            errln!("crawl {} stopped: workers exit after the input at hand", a.name);
+            errln!(
+                "crawl {} stopped: workers exit after the input at hand",
+                a.name
+            );
             Ok(ExitCode::SUCCESS)
         }
         CrawlCommand::Resume(a) => {
             a.queue()?.set_stopped(false).map_err(store)?;
-            errln!("crawl {} resumed: start workers with `agentsig crawl work`", a.name);
+            errln!(
+                "crawl {} resumed: start workers with `agentsig crawl work`",
+                a.name
+            );
             Ok(ExitCode::SUCCESS)
         }
         CrawlCommand::Results(a) => {
@@ -202,14 +208,16 @@ fn add(a: &AddArgs) -> CliResult {
         Box::new(std::io::BufReader::new(std::io::stdin()))
     } else {
         Box::new(std::io::BufReader::new(
-            std::fs::File::open(&a.list).map_err(|e| CliError::unreadable(format!("{}: {e}", a.list)))?,
+            std::fs::File::open(&a.list)
+                .map_err(|e| CliError::unreadable(format!("{}: {e}", a.list)))?,
         ))
     };
     q.create().map_err(|e| CliError::failed(e.to_string()))?;
     let (mut read, mut queued) = (0u64, 0u64);
     let mut batch = Vec::new();
     for (n, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| CliError::unreadable(format!("{} line {}: {e}", a.list, n + 1)))?;
+        let line =
+            line.map_err(|e| CliError::unreadable(format!("{} line {}: {e}", a.list, n + 1)))?;
         if line.len() > MAX_LINE {
             return Err(CliError::malformed(format!(
                 "{} line {}: longer than {MAX_LINE} bytes",
@@ -222,11 +230,15 @@ fn add(a: &AddArgs) -> CliResult {
             batch.push(i);
         }
         if batch.len() >= 1000 {
-            queued += q.add(&batch, 0).map_err(|e| CliError::failed(e.to_string()))?;
+            queued += q
+                .add(&batch, 0)
+                .map_err(|e| CliError::failed(e.to_string()))?;
             batch.clear();
         }
     }
-    queued += q.add(&batch, 0).map_err(|e| CliError::failed(e.to_string()))?;
+    queued += q
+        .add(&batch, 0)
+        .map_err(|e| CliError::failed(e.to_string()))?;
     errln!(
         "{queued} of {read} inputs queued in crawl {} ({} already there)",
         a.crawl.name,
@@ -314,7 +326,10 @@ fn expanded(input: &str, catalog: &str, inputs: &[CatalogInput]) -> Step {
     r.check(
         "crawl.catalog-expanded",
         true,
-        format!("{} entries queued, each verified as its own input", entries.len()),
+        format!(
+            "{} entries queued, each verified as its own input",
+            entries.len()
+        ),
     );
     r.detail("catalog", catalog);
     if !other.is_empty() {
@@ -338,7 +353,11 @@ fn consumer_name() -> String {
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
         .take(64)
         .collect();
-    format!("{}-{}", if host.is_empty() { "worker" } else { &host }, std::process::id())
+    format!(
+        "{}-{}",
+        if host.is_empty() { "worker" } else { &host },
+        std::process::id()
+    )
 }
 
 fn work(a: &WorkArgs) -> CliResult {
@@ -347,7 +366,9 @@ fn work(a: &WorkArgs) -> CliResult {
         return Err(CliError::usage("--per-host must be at least 1"));
     }
     if !(a.rate.is_finite() && a.rate >= 0.0) {
-        return Err(CliError::usage("--rate must be a number of connections per second, 0 or more"));
+        return Err(CliError::usage(
+            "--rate must be a number of connections per second, 0 or more",
+        ));
     }
     let threads = match a.jobs {
         Some(0) => return Err(CliError::usage("-j must be at least 1")),
@@ -434,9 +455,10 @@ fn progress(queue: &CrawlQueue, done: &AtomicU64, verified: &AtomicU64, finished
     let mut shown = false;
     while !finished.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(1000));
-        let depth = queue
-            .queued()
-            .map_or_else(|e| format!("queue unknown: {e}"), |n| format!("{n} in the queue"));
+        let depth = queue.queued().map_or_else(
+            |e| format!("queue unknown: {e}"),
+            |n| format!("{n} in the queue"),
+        );
         let _ = write!(
             std::io::stderr().lock(),
             "\r\x1b[2K{} results by this worker, {} verified; {depth}",

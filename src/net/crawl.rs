@@ -324,7 +324,9 @@ fn next_entries(
     epoch: Instant,
 ) -> Result<Vec<CrawlEntry>, ReplayError> {
     let now = u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let every = u64::try_from((opts.lease / 4).as_millis()).unwrap_or(u64::MAX).max(50);
+    let every = u64::try_from((opts.lease / 4).as_millis())
+        .unwrap_or(u64::MAX)
+        .max(50);
     let last = shared.last_claim_ms.load(Ordering::SeqCst);
     if (last == 0 || now.saturating_sub(last) >= every)
         && shared
@@ -334,7 +336,9 @@ fn next_entries(
     {
         let got = queue.claim_stale(&opts.consumer, opts.lease, 1)?;
         if !got.is_empty() {
-            shared.reclaimed.fetch_add(got.len() as u64, Ordering::SeqCst);
+            shared
+                .reclaimed
+                .fetch_add(got.len() as u64, Ordering::SeqCst);
             // Look again soon: a dead worker may have left more.
             shared.last_claim_ms.store(1, Ordering::SeqCst);
             return Ok(got);
@@ -404,7 +408,8 @@ fn one(
         report.detail("crawl_entries_queued", entries.len());
     }
     let (verdict, code) = labels(&report);
-    let json = serde_json::to_vec(&report).map_err(|err| ReplayError::Unavailable(err.to_string()))?;
+    let json =
+        serde_json::to_vec(&report).map_err(|err| ReplayError::Unavailable(err.to_string()))?;
     let rec = ResultRecord {
         report: &json,
         verdict: &verdict,
@@ -444,7 +449,12 @@ impl FleetGate {
     /// Permits of `queue`'s crawl: `limit` per host, connections at least
     /// `interval` apart, each permit leased for `lease` (longer than one
     /// fetch's deadline).
-    pub fn new(queue: Arc<CrawlQueue>, limit: usize, interval: Duration, lease: Duration) -> FleetGate {
+    pub fn new(
+        queue: Arc<CrawlQueue>,
+        limit: usize,
+        interval: Duration,
+        lease: Duration,
+    ) -> FleetGate {
         FleetGate {
             queue,
             limit: limit.max(1),
@@ -549,7 +559,10 @@ mod tests {
     fn retry_after_values() {
         let now = std::time::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
         assert_eq!(retry_after("120", now), Some(Duration::from_secs(120)));
-        assert_eq!(retry_after("99999999999999999999", now), Some(MAX_RETRY_AFTER));
+        assert_eq!(
+            retry_after("99999999999999999999", now),
+            Some(MAX_RETRY_AFTER)
+        );
         let later = httpdate::fmt_http_date(now + Duration::from_secs(30));
         assert_eq!(retry_after(&later, now), Some(Duration::from_secs(30)));
         let past = httpdate::fmt_http_date(now - Duration::from_secs(30));

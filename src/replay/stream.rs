@@ -411,7 +411,14 @@ impl CrawlQueue {
     pub fn create(&self) -> Result<(), ReplayError> {
         let inputs = self.key("inputs");
         match self.client.query(
-            &[b"XGROUP", b"CREATE", &inputs, GROUP.as_bytes(), b"0", b"MKSTREAM"],
+            &[
+                b"XGROUP",
+                b"CREATE",
+                &inputs,
+                GROUP.as_bytes(),
+                b"0",
+                b"MKSTREAM",
+            ],
             None,
         ) {
             Ok(_) => Ok(()),
@@ -435,9 +442,9 @@ impl CrawlQueue {
             let mut argv: Vec<&[u8]> = Vec::new();
             for (id, input) in ids.iter().zip(chunk) {
                 if input.len() > MAX_INPUT {
-                    return Err(self.client.unavailable(format!(
-                        "an input longer than {MAX_INPUT} bytes"
-                    )));
+                    return Err(self
+                        .client
+                        .unavailable(format!("an input longer than {MAX_INPUT} bytes")));
                 }
                 argv.extend([id.as_bytes(), input.as_bytes(), d.as_bytes()]);
             }
@@ -685,10 +692,7 @@ impl CrawlQueue {
             self.key("done"),
         ];
         let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-        let (depth, attempt) = (
-            e.depth.to_string(),
-            e.attempt.saturating_add(1).to_string(),
-        );
+        let (depth, attempt) = (e.depth.to_string(), e.attempt.saturating_add(1).to_string());
         let reason: String = reason.chars().take(1000).collect();
         self.client.eval(
             &RETRY,
@@ -724,7 +728,10 @@ impl CrawlQueue {
         lease: Duration,
     ) -> Result<Permit, ReplayError> {
         let h = host_hash(host);
-        let keys = [self.key(&format!("host:{h}")), self.key(&format!("next:{h}"))];
+        let keys = [
+            self.key(&format!("host:{h}")),
+            self.key(&format!("next:{h}")),
+        ];
         let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
         let (limit, iv, lease) = (
             limit.max(1).to_string(),
@@ -763,7 +770,10 @@ impl CrawlQueue {
         delay: Duration,
     ) -> Result<(), ReplayError> {
         let h = host_hash(host);
-        let keys = [self.key(&format!("host:{h}")), self.key(&format!("next:{h}"))];
+        let keys = [
+            self.key(&format!("host:{h}")),
+            self.key(&format!("next:{h}")),
+        ];
         let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
         let d = millis(delay).to_string();
         self.client
@@ -892,7 +902,14 @@ impl CrawlQueue {
             Err(ReplayError::Unavailable(m)) if m.contains("NOGROUP") => {}
             Err(e) => return Err(e),
         }
-        let recent = q(&[b"XREVRANGE", &self.key("results"), b"+", b"-", b"COUNT", b"1000"])?;
+        let recent = q(&[
+            b"XREVRANGE",
+            &self.key("results"),
+            b"+",
+            b"-",
+            b"COUNT",
+            b"1000",
+        ])?;
         let ids: Vec<u64> = array(&recent)
             .iter()
             .filter_map(|e| array(e).first().and_then(text).and_then(|t| id_ms(&t)))
@@ -926,7 +943,8 @@ impl CrawlQueue {
                 .map_or(0, |(_, n)| *n);
             s.host_waits.push((k.clone(), *ms, n));
         }
-        s.host_waits.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        s.host_waits
+            .sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         Ok(s)
     }
 
@@ -957,7 +975,10 @@ mod tests {
         let q = CrawlQueue::open("redis://127.0.0.1:1/0", "daily").unwrap();
         assert_eq!(q.key_name("inputs"), "agentsig:crawl:{daily}:inputs");
         assert_eq!(input_id("https://a.example/").len(), 32);
-        assert_ne!(input_id("https://a.example/"), input_id("https://b.example/"));
+        assert_ne!(
+            input_id("https://a.example/"),
+            input_id("https://b.example/")
+        );
         assert_eq!(host_hash("a.example:443").len(), 24);
     }
 
