@@ -555,6 +555,18 @@ mod tests {
     use super::*;
     use crate::net::FetchError;
 
+    /// Redis unreachable: no permit, so no connection (fail closed).
+    #[test]
+    fn no_permit_without_redis() {
+        let q = Arc::new(CrawlQueue::open("redis://127.0.0.1:1/0", "t").unwrap());
+        let g = FleetGate::new(q, 2, Duration::ZERO, Duration::from_secs(5));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        match g.acquire("a.example:443", deadline) {
+            Ok(_) => panic!("a permit without Redis"),
+            Err(e) => assert!(e.contains("127.0.0.1:1"), "{e}"),
+        }
+    }
+
     #[test]
     fn retry_after_values() {
         let now = std::time::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
