@@ -41,6 +41,9 @@ pub mod blob;
 // to the `redis` crate (a separate change).
 #[allow(clippy::missing_errors_doc)]
 pub mod redis;
+/// The shared state of a verification crawl, in Redis Streams.
+#[cfg(feature = "redis")]
+pub mod stream;
 #[cfg(feature = "redis")]
 pub use self::redis::{AckWrites, RedisConfig, RedisReplayStore, RedisTopology};
 

@@ -41,6 +41,8 @@ macro_rules! errln {
 mod args;
 mod batch;
 mod catalog;
+#[cfg(all(feature = "net", feature = "redis"))]
+mod crawl;
 mod delegation;
 mod http;
 mod key;
@@ -127,6 +129,11 @@ enum Command {
     /// verify the descriptor with keys found by discovery (draft-narvaneni-agent-uri-03 sections 5.1, 10.3).
     #[cfg(feature = "net")]
     Resolve(net::ResolveArgs),
+    /// A verification crawl over a fleet of workers on Redis Streams: add inputs, run workers
+    /// on any machines, watch the status (docs/crawl.md).
+    #[cfg(all(feature = "net", feature = "redis"))]
+    #[command(subcommand)]
+    Crawl(crawl::CrawlCommand),
     /// Web Bot Auth key directory (draft-ietf-webbotauth-httpsig-protocol-00 section 5.5).
     #[command(subcommand)]
     Directory(webbotauth::DirectoryCommand),
@@ -246,6 +253,8 @@ pub fn main() -> ExitCode {
         Command::Pin(c) => pin::run(c),
         #[cfg(feature = "net")]
         Command::Resolve(a) => net::resolve(a),
+        #[cfg(all(feature = "net", feature = "redis"))]
+        Command::Crawl(c) => crawl::run(c),
     };
     match result {
         Ok(code) => code,
@@ -288,6 +297,8 @@ fn subject_of(c: &Command) -> Option<String> {
         Command::Pin(c) => c.subject(),
         #[cfg(feature = "net")]
         Command::Resolve(a) => Some(a.uri.clone()),
+        #[cfg(all(feature = "net", feature = "redis"))]
+        Command::Crawl(c) => c.subject(),
         Command::Directory(c) => c.subject(),
     }
 }

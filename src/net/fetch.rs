@@ -122,6 +122,31 @@ pub struct FetchPolicy {
     /// answer with an error status has its (small) body read so that its
     /// connection is reused rather than left half-read.
     pub max_connections_per_host: Option<usize>,
+    /// A bound on connections shared beyond this process (a crawl fleet's
+    /// per-host permits, `agentsig::net::crawl`): every connection is
+    /// opened under a permit of its host taken before connecting and given
+    /// back once its answer is read. With a gate no connection outlives its
+    /// permit: requests carry `Connection: close` (RFC 9112 section 9.6)
+    /// and no idle connection is kept. `None` (the default): none.
+    pub gate: Option<Arc<dyn ConnectionGate>>,
+}
+
+/// Permits to open connections, shared by a fleet ([`FetchPolicy::gate`]).
+pub trait ConnectionGate: Send + Sync + std::fmt::Debug {
+    /// Wait, until `deadline` at most, for a permit to open one connection
+    /// to `host` (`host:port`).
+    ///
+    /// # Errors
+    /// Why no permit was given (the wait ran out, the fleet's store is
+    /// unreachable): the fetch then fails without connecting.
+    fn acquire(&self, host: &str, deadline: Instant) -> Result<Box<dyn ConnectionPermit>, String>;
+}
+
+/// One permit of a [`ConnectionGate`], given back on drop.
+pub trait ConnectionPermit: Send {
+    /// The answer's status and its `Retry-After` field value (RFC 9110
+    /// section 10.2.3), if any.
+    fn answered(&mut self, status: u16, retry_after: Option<&str>);
 }
 
 impl Default for FetchPolicy {
@@ -138,6 +163,7 @@ impl Default for FetchPolicy {
             pins: HashMap::new(),
             cache: CachePolicy::default(),
             max_connections_per_host: None,
+            gate: None,
         }
     }
 }
@@ -188,6 +214,12 @@ impl FetchPolicy {
     /// ([`FetchPolicy::max_connections_per_host`]; at least one).
     pub fn max_connections_per_host(mut self, n: usize) -> Self {
         self.max_connections_per_host = Some(n.max(1));
+        self
+    }
+    /// Open every connection under a permit of `gate`
+    /// ([`FetchPolicy::gate`]).
+    pub fn gate(mut self, gate: Arc<dyn ConnectionGate>) -> Self {
+        self.gate = Some(gate);
         self
     }
     fn private_ok(&self, host: &str) -> bool {
@@ -439,6 +471,10 @@ macro_rules! client_builder {
         if let Some(n) = policy.max_connections_per_host {
             // Never more idle connections kept than may be open at all.
             b = b.pool_max_idle_per_host(n);
+        }
+        if policy.gate.is_some() {
+            // A connection lives no longer than its permit.
+            b = b.pool_max_idle_per_host(0);
         }
         let mut err = None;
         for pem in &policy.extra_roots_pem {
@@ -1159,6 +1195,7 @@ impl Fetcher {
         let dl = self.deadline();
         let bound = self.policy.max_connections_per_host;
         if bound.is_none()
+            && self.policy.gate.is_none()
             && USE_THREAD_CLIENT.with(Cell::get)
             && tokio::runtime::Handle::try_current().is_err()
         {
@@ -1180,12 +1217,23 @@ impl Fetcher {
             };
             // A per-request timeout is a total deadline in reqwest (the
             // client-wide one bounds each read only).
+            let mut permit = match &self.policy.gate {
+                Some(g) => Some(self.permit(g.as_ref(), &current, &dl)?),
+                None => None,
+            };
             let mut req = self.client.get(current.clone()).timeout(remaining);
             for (k, v) in headers {
                 req = req.header(*k, *v);
             }
+            if permit.is_some() {
+                req = req.header(reqwest::header::CONNECTION, "close");
+            }
             let mut resp = req.send().map_err(|e| dl.map(&current, &e))?;
             let status = resp.status();
+            if let Some(p) = permit.as_mut() {
+                let ra = resp.headers().get(reqwest::header::RETRY_AFTER);
+                p.answered(status.as_u16(), ra.and_then(|v| v.to_str().ok()));
+            }
             if bound.is_some() && !status.is_success() {
                 drain_small(&mut resp);
             }
@@ -1224,6 +1272,27 @@ impl Fetcher {
             }
             return self.done(current, status, hdrs, body, redirects, limit);
         }
+    }
+
+    /// A permit of `gate` to connect to `url`'s host, within the deadline.
+    fn permit(
+        &self,
+        gate: &dyn ConnectionGate,
+        url: &reqwest::Url,
+        dl: &Deadline,
+    ) -> Result<Box<dyn ConnectionPermit>, FetchError> {
+        let host = format!(
+            "{}:{}",
+            url.host_str().unwrap_or_default(),
+            url.port_or_known_default().unwrap_or(443)
+        );
+        gate.acquire(&host, dl.at)
+            .map_err(|m| FetchError::Transport {
+                url: url.to_string(),
+                message: format!("no connection permit: {m}"),
+                // Worth trying again later, like a timeout.
+                timeout: true,
+            })
     }
 
     /// [`Fetcher::fetch`] on this thread's own async client

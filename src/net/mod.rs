@@ -8,6 +8,8 @@
 pub mod cache;
 pub mod card;
 pub mod catalog;
+#[cfg(feature = "redis")]
+pub mod crawl;
 pub mod discovery;
 pub mod disk;
 pub mod facade;
@@ -18,5 +20,7 @@ pub mod verify;
 pub mod webbotauth;
 
 pub use cache::{CachePolicy, CacheStatus};
-pub use fetch::{FetchBudget, FetchError, FetchPolicy, Fetched, Fetcher};
+pub use fetch::{
+    ConnectionGate, ConnectionPermit, FetchBudget, FetchError, FetchPolicy, Fetched, Fetcher,
+};
 pub use verify::Resolver;

@@ -1,0 +1,552 @@
+//! `agentsig crawl add | work | status | stop | resume | results`: a
+//! verification crawl run by any number of worker processes on any number
+//! of machines over one Redis (server, Cluster or Sentinel), each input
+//! verified exactly as `verify URL` verifies it ([`agentsig::net::Resolver`],
+//! the fetch options and fleet key-set cache of `verify`), one result per
+//! input in the report shape. The queue is [`agentsig::replay::stream`],
+//! the worker [`agentsig::net::crawl`] (docs/crawl.md).
+
+use super::args::FetchArgs;
+use super::net::NetArgs;
+use super::{CliError, CliResult, TrustedKeyArgs};
+use agentsig::catalog::{CatalogInput, CatalogOptions, EntryCheck};
+use agentsig::net::crawl::{
+    failed_report, is_transient, run_worker, FleetGate, Step, WorkerOptions, DEFAULT_LEASE,
+    DEFAULT_MAX_ATTEMPTS,
+};
+use agentsig::replay::stream::{CrawlEntry, CrawlQueue};
+use agentsig::report::{Report, Verdict};
+use clap::{Args, Subcommand};
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Longest input line read by `crawl add`.
+const MAX_LINE: usize = 8 * 1024;
+
+#[derive(Subcommand)]
+pub enum CrawlCommand {
+    /// Queue inputs: LIST is a file of https URLs or origins (one a line; empty lines and lines
+    /// starting with # skipped), or - for standard input. An input already queued in this crawl
+    /// is not queued again.
+    Add(AddArgs),
+    /// Run a worker: take inputs from the queue, verify each as `verify URL` does, write one
+    /// result per input to the results stream (and --results-out), expand catalogs into the queue.
+    /// Run as many as you like, on any machines, with the same options.
+    Work(Box<WorkArgs>),
+    /// Queue depth, rate, results by verdict and reason code, per-host waits.
+    Status(StatusArgs),
+    /// Stop the crawl: workers finish the input at hand and exit; nothing is lost.
+    Stop(CrawlArgs),
+    /// Resume a stopped crawl (then start workers again).
+    Resume(CrawlArgs),
+    /// Print every result (one JSON report a line), oldest first.
+    Results(CrawlArgs),
+}
+
+/// Where the crawl lives.
+#[derive(Args, Clone, Debug)]
+pub struct CrawlArgs {
+    /// The crawl's name (1 to 64 of A-Z a-z 0-9 . _ -): its keys are agentsig:crawl:{NAME}:*,
+    /// one Redis Cluster slot.
+    pub name: String,
+    /// The Redis: redis[s]://[USER:PASS@]HOST:PORT/DB, redis+cluster://HOST:PORT,...,
+    /// redis+sentinel://HOST:PORT,.../MASTER, each with ?wait=N for acknowledged writes
+    /// (docs/fleet.md); or env:NAME to read it from an environment variable (a password then
+    /// stays off the command line).
+    #[arg(long, allow_hyphen_values = true, value_name = "URL")]
+    pub redis: String,
+}
+
+impl CrawlArgs {
+    fn queue(&self) -> Result<CrawlQueue, CliError> {
+        let url = match self.redis.strip_prefix("env:") {
+            Some(var) => std::env::var(var)
+                .map_err(|_| CliError::usage(format!("--redis env:{var}: not set")))?,
+            None => self.redis.clone(),
+        };
+        CrawlQueue::open(&url, &self.name).map_err(|e| CliError::usage(format!("--redis: {e}")))
+    }
+}
+
+#[derive(Args)]
+pub struct AddArgs {
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
+    /// A file of inputs (one a line), or - for standard input.
+    #[arg(allow_hyphen_values = true)]
+    pub list: String,
+}
+
+#[derive(Args)]
+pub struct WorkArgs {
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
+    /// Threads, each verifying one input at a time (default 4).
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Most connections open at once to one host, summed over every worker of the crawl on
+    /// every machine (held in Redis; default 2).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub per_host: usize,
+    /// Most new connections per second to one host, over the whole crawl (default 0: no bound
+    /// beyond --per-host). A Retry-After answer puts off the host's next connection.
+    #[arg(long, value_name = "N", default_value_t = 0.0)]
+    pub rate: f64,
+    /// An input pending this long with a worker is taken over by another (the worker died):
+    /// DURATION, default 60s. Keep it above --deadline.
+    #[arg(long, value_name = "DURATION", value_parser = super::args::parse_duration)]
+    pub lease: Option<u64>,
+    /// Attempts at one input (a timeout, 5xx, 429, a lost worker) before its failure is its
+    /// result (default 3).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ATTEMPTS)]
+    pub max_attempts: u32,
+    /// Exit once every input of the crawl has its result (default: wait for more).
+    #[arg(long)]
+    pub until_empty: bool,
+    /// Also append each result this worker writes to FILE (JSON Lines: one report a line).
+    #[arg(long, value_name = "FILE")]
+    pub results_out: Option<String>,
+    /// This worker's name in the consumer group (default: host name and process id).
+    #[arg(long, value_name = "NAME")]
+    pub consumer: Option<String>,
+    /// Largest age of an RFC 9421 signature's created: DURATION (seconds, or 5m, 12h, 30d).
+    #[arg(long, value_parser = super::args::parse_duration, value_name = "DURATION")]
+    pub max_age: Option<u64>,
+    #[command(flatten)]
+    pub net: NetArgs,
+    #[command(flatten)]
+    pub trust: TrustedKeyArgs,
+}
+
+#[derive(Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
+    /// Print one JSON report (agentsig.report/1) with the figures in details.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl CrawlCommand {
+    /// The crawl's name, for the report's `subject`.
+    pub fn subject(&self) -> Option<String> {
+        Some(
+            match self {
+                CrawlCommand::Add(a) => &a.crawl.name,
+                CrawlCommand::Work(a) => &a.crawl.name,
+                CrawlCommand::Status(a) => &a.crawl.name,
+                CrawlCommand::Stop(a) | CrawlCommand::Resume(a) | CrawlCommand::Results(a) => {
+                    &a.name
+                }
+            }
+            .clone(),
+        )
+    }
+}
+
+/// `agentsig crawl ...`.
+pub fn run(c: CrawlCommand) -> CliResult {
+    let store = |e: agentsig::replay::ReplayError| CliError::failed(e.to_string());
+    match c {
+        CrawlCommand::Add(a) => add(&a),
+        CrawlCommand::Work(a) => work(&a),
+        CrawlCommand::Status(a) => status(&a),
+        CrawlCommand::Stop(a) => {
+            a.queue()?.set_stopped(true).map_err(store)?;
+            errln!(
+                "crawl {} stopped: workers exit after the input at hand",
+                a.name
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        CrawlCommand::Resume(a) => {
+            a.queue()?.set_stopped(false).map_err(store)?;
+            errln!(
+                "crawl {} resumed: start workers with `agentsig crawl work`",
+                a.name
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        CrawlCommand::Results(a) => {
+            let q = a.queue()?;
+            let mut after = "0".to_owned();
+            let mut out = std::io::stdout().lock();
+            loop {
+                let page = q.results(&after, 1000).map_err(store)?;
+                let Some(last) = page.last() else { break };
+                after = last.0.clone();
+                for (_, _, report) in &page {
+                    let _ = out.write_all(report);
+                    let _ = out.write_all(b"\n");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// An input line as the crawl queues it: an https URL as is; a bare host
+/// name is its https origin.
+fn normalize(line: &str) -> Option<String> {
+    let t = line.trim();
+    if t.is_empty() || t.starts_with('#') {
+        return None;
+    }
+    Some(if t.contains("://") {
+        t.to_owned()
+    } else {
+        format!("https://{t}")
+    })
+}
+
+fn add(a: &AddArgs) -> CliResult {
+    let q = a.crawl.queue()?;
+    let reader: Box<dyn BufRead> = if a.list == "-" {
+        Box::new(std::io::BufReader::new(std::io::stdin()))
+    } else {
+        Box::new(std::io::BufReader::new(
+            std::fs::File::open(&a.list)
+                .map_err(|e| CliError::unreadable(format!("{}: {e}", a.list)))?,
+        ))
+    };
+    q.create().map_err(|e| CliError::failed(e.to_string()))?;
+    let (mut read, mut queued) = (0u64, 0u64);
+    let mut batch = Vec::new();
+    for (n, line) in reader.lines().enumerate() {
+        let line =
+            line.map_err(|e| CliError::unreadable(format!("{} line {}: {e}", a.list, n + 1)))?;
+        if line.len() > MAX_LINE {
+            return Err(CliError::malformed(format!(
+                "{} line {}: longer than {MAX_LINE} bytes",
+                a.list,
+                n + 1
+            )));
+        }
+        if let Some(i) = normalize(&line) {
+            read += 1;
+            batch.push(i);
+        }
+        if batch.len() >= 1000 {
+            queued += q
+                .add(&batch, 0)
+                .map_err(|e| CliError::failed(e.to_string()))?;
+            batch.clear();
+        }
+    }
+    queued += q
+        .add(&batch, 0)
+        .map_err(|e| CliError::failed(e.to_string()))?;
+    errln!(
+        "{queued} of {read} inputs queued in crawl {} ({} already there)",
+        a.crawl.name,
+        read - queued
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One input's verification, as `verify URL` (and `verify --batch`) gives
+/// it: an origin or catalog URL is expanded into its entries (queued),
+/// anything else is verified by the shared resolver.
+struct Verify {
+    resolver: agentsig::net::Resolver,
+    catalog: CatalogOptions,
+}
+
+impl Verify {
+    fn step(&self, e: &CrawlEntry) -> Step {
+        use agentsig::net::catalog::{expand_catalog_url, well_known_catalog_url, CatalogUrlError};
+        let url = e.input.as_str();
+        let well_known = well_known_catalog_url(url);
+        let catalog = match &well_known {
+            Some(wk) => Some(wk.as_str()),
+            None => agentsig::catalog::is_catalog_url(url).then_some(url),
+        };
+        if let Some(c) = catalog {
+            match expand_catalog_url(self.resolver.fetcher(), c, &self.catalog) {
+                Ok(inputs) => return expanded(url, c, &inputs),
+                Err(CatalogUrlError::NotServed(_)) if well_known.is_some() => {}
+                Err(e @ CatalogUrlError::Fetch(_)) => {
+                    return Step::Retry {
+                        code: "fetch.failed".into(),
+                        reason: e.to_string(),
+                    }
+                }
+                Err(e @ CatalogUrlError::NotServed(_)) => {
+                    return result(failed_report(url, "fetch.failed", &e.to_string()))
+                }
+                Err(e) => return result(failed_report(url, "catalog.unreadable", &e.to_string())),
+            }
+        }
+        match self.resolver.verify_url(url) {
+            Ok(v) if agentsig::catalog::is_catalog_document(&v.body) => {
+                match agentsig::net::catalog::expand_catalog_bytes(
+                    self.resolver.fetcher(),
+                    &v.url,
+                    &v.body,
+                    &self.catalog,
+                ) {
+                    Ok(inputs) => expanded(url, &v.url, &inputs),
+                    Err(e) => result(failed_report(url, "catalog.unreadable", &e.to_string())),
+                }
+            }
+            Ok(v) => result(super::net::success_report("verify", url, &v)),
+            Err(e) if is_transient(&e) => Step::Retry {
+                code: e.code().into(),
+                reason: e.to_string(),
+            },
+            Err(e) => result(failed_report(url, e.code(), &e.to_string())),
+        }
+    }
+}
+
+fn result(r: Report) -> Step {
+    Step::Result(Box::new(r))
+}
+
+/// A catalog's own result (`done`: it was read and its entries queued;
+/// each entry gets its own result) and its entry URLs. Entries this
+/// version checks without a URL fetch (refused or not checked ones) are
+/// listed in the catalog's result with why.
+fn expanded(input: &str, catalog: &str, inputs: &[CatalogInput]) -> Step {
+    let mut r = Report::error("verify", Some(input), "", "");
+    r.error = None;
+    let mut entries = Vec::new();
+    let mut other = Vec::new();
+    for i in inputs {
+        match i.check() {
+            EntryCheck::VerifyUrl(u) => entries.push(u.to_owned()),
+            EntryCheck::Refused(why) => other.push(serde_json::json!({"entry": i.pointer, "refused": why})),
+            EntryCheck::NotChecked(why) => other.push(serde_json::json!({"entry": i.pointer, "not_checked": why})),
+            _ => other.push(serde_json::json!({"entry": i.pointer, "refused": "an entry this version cannot check"})),
+        }
+    }
+    r.check(
+        "crawl.catalog-expanded",
+        true,
+        format!(
+            "{} entries queued, each verified as its own input",
+            entries.len()
+        ),
+    );
+    r.detail("catalog", catalog);
+    if !other.is_empty() {
+        r.detail("catalog_entries_not_queued", other);
+    }
+    r.set_verdict(Verdict::Done);
+    Step::Expand {
+        report: Box::new(r),
+        entries,
+    }
+}
+
+/// The default consumer name: host name and process id.
+fn consumer_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .unwrap_or_default();
+    let host: String = host
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
+        .take(64)
+        .collect();
+    format!(
+        "{}-{}",
+        if host.is_empty() { "worker" } else { &host },
+        std::process::id()
+    )
+}
+
+fn work(a: &WorkArgs) -> CliResult {
+    let queue = Arc::new(a.crawl.queue()?);
+    if a.per_host == 0 {
+        return Err(CliError::usage("--per-host must be at least 1"));
+    }
+    if !(a.rate.is_finite() && a.rate >= 0.0) {
+        return Err(CliError::usage(
+            "--rate must be a number of connections per second, 0 or more",
+        ));
+    }
+    let threads = match a.jobs {
+        Some(0) => return Err(CliError::usage("-j must be at least 1")),
+        Some(n) => n,
+        None => 4,
+    };
+    let lease = a.lease.map_or(DEFAULT_LEASE, Duration::from_secs);
+    let fetch: &FetchArgs = &a.net.fetch;
+    let policy = fetch.policy()?;
+    let interval = if a.rate > 0.0 {
+        Duration::from_secs_f64((1.0 / a.rate).min(3600.0))
+    } else {
+        Duration::ZERO
+    };
+    // A permit outlives no fetch: leased for one fetch's deadline and more.
+    let permit_lease = policy.timeout + Duration::from_secs(5);
+    let gate = FleetGate::new(queue.clone(), a.per_host, interval, permit_lease);
+    let policy = policy
+        .max_connections_per_host(a.per_host)
+        .gate(Arc::new(gate));
+    let fetcher = fetch.fetcher_with(policy)?;
+    let options = super::net::options(&a.net, &a.trust, a.max_age, None)?;
+    let v = Verify {
+        resolver: agentsig::net::Resolver::with_options(fetcher, options),
+        catalog: CatalogOptions::default(),
+    };
+    let jsonl = match &a.results_out {
+        Some(p) => Some(Mutex::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| CliError::unwritable(format!("--results-out {p}: {e}")))?,
+        )),
+        None => None,
+    };
+    let mut opts = WorkerOptions::new(a.consumer.clone().unwrap_or_else(consumer_name));
+    opts.threads = threads;
+    opts.lease = lease;
+    opts.max_attempts = a.max_attempts.max(1);
+    opts.max_depth = u32::try_from(CatalogOptions::default().max_depth).unwrap_or(8);
+    opts.until_empty = a.until_empty;
+    let done = AtomicU64::new(0);
+    let verified = AtomicU64::new(0);
+    let on_result = |_: &CrawlEntry, r: &Report| {
+        done.fetch_add(1, Ordering::Relaxed);
+        if r.verified {
+            verified.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(f) = &jsonl {
+            let mut line = serde_json::to_vec(r).unwrap_or_else(|_| b"{}".to_vec());
+            line.push(b'\n');
+            if let Ok(mut f) = f.lock() {
+                let _ = f.write_all(&line);
+            }
+        }
+    };
+    let stop = AtomicBool::new(false);
+    let finished = AtomicBool::new(false);
+    let step = |e: &CrawlEntry| v.step(e);
+    let outcome = std::thread::scope(|s| {
+        if std::io::stderr().is_terminal() {
+            s.spawn(|| progress(&queue, &done, &verified, &finished));
+        }
+        let r = run_worker(&queue, &opts, &step, &on_result, &stop);
+        finished.store(true, Ordering::SeqCst);
+        r
+    });
+    let counts = outcome.map_err(|e| CliError::failed(format!("crawl {}: {e}", a.crawl.name)))?;
+    errln!(
+        "worker {}: {} results written ({} verified), {} retried, {} taken over, {} duplicates skipped",
+        opts.consumer,
+        counts.results,
+        counts.verified,
+        counts.retried,
+        counts.reclaimed,
+        counts.duplicates
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A progress line on standard error (a terminal), once a second.
+fn progress(queue: &CrawlQueue, done: &AtomicU64, verified: &AtomicU64, finished: &AtomicBool) {
+    let mut shown = false;
+    while !finished.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(1000));
+        let depth = queue.queued().map_or_else(
+            |e| format!("queue unknown: {e}"),
+            |n| format!("{n} in the queue"),
+        );
+        let _ = write!(
+            std::io::stderr().lock(),
+            "\r\x1b[2K{} results by this worker, {} verified; {depth}",
+            done.load(Ordering::Relaxed),
+            verified.load(Ordering::Relaxed),
+        );
+        shown = true;
+    }
+    if shown {
+        let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+    }
+}
+
+fn status(a: &StatusArgs) -> CliResult {
+    let q = a.crawl.queue()?;
+    let s = q.status().map_err(|e| CliError::failed(e.to_string()))?;
+    if a.json {
+        let mut r = Report::error("crawl status", Some(&a.crawl.name), "", "");
+        r.error = None;
+        r.detail("queued", s.queued);
+        r.detail("pending", s.pending);
+        r.detail(
+            "pending_by_worker",
+            s.pending_by_worker
+                .iter()
+                .map(|(w, n)| (w.clone(), serde_json::json!(n)))
+                .collect::<serde_json::Map<_, _>>(),
+        );
+        r.detail("results", s.results);
+        r.detail("inputs", s.inputs);
+        if let Some((rate, since)) = s.recent_rate {
+            r.detail("results_per_second", rate);
+            r.detail("ms_since_last_result", since);
+        }
+        let counters: serde_json::Map<String, serde_json::Value> = s
+            .counters
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::json!(v)))
+            .collect();
+        r.detail("counters", counters);
+        r.detail(
+            "host_waits",
+            s.host_waits
+                .iter()
+                .map(|(h, ms, n)| serde_json::json!({"host": h, "waited_ms": ms, "waits": n}))
+                .collect::<Vec<_>>(),
+        );
+        r.detail("stopped", s.stopped);
+        r.set_verdict(Verdict::Done);
+        super::print_report(&r);
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        "crawl {}{}\n  inputs {}  results {}  queued {} ({} pending with workers)\n",
+        a.crawl.name,
+        if s.stopped { " (stopped)" } else { "" },
+        s.inputs,
+        s.results,
+        s.queued,
+        s.pending
+    );
+    if let Some((rate, since)) = s.recent_rate {
+        outln!("  rate {rate:.1} results/s (last 1000), last result {since} ms ago\n");
+    }
+    for (w, n) in &s.pending_by_worker {
+        outln!("  pending with {w}: {n}\n");
+    }
+    for (k, v) in &s.counters {
+        outln!("  {k}: {v}\n");
+    }
+    for (h, ms, n) in s.host_waits.iter().take(10) {
+        outln!("  waits for {h}: {n} waits, {ms} ms in all\n");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize;
+
+    #[test]
+    fn inputs_are_urls_or_origins() {
+        assert_eq!(normalize("  # comment"), None);
+        assert_eq!(normalize(""), None);
+        assert_eq!(normalize("a.example").as_deref(), Some("https://a.example"));
+        assert_eq!(
+            normalize("https://a.example/agent.json ").as_deref(),
+            Some("https://a.example/agent.json")
+        );
+    }
+}

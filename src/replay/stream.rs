@@ -1,0 +1,1011 @@
+//! The state of a verification crawl shared by a fleet of workers, held in
+//! Redis Streams (one server, Cluster or Sentinel, through the same client
+//! as the replay store: [`super::redis`]). This layer stores inputs,
+//! results and leases as bytes and counters; it parses no report and
+//! decides nothing about a verdict (the worker, `agentsig::net::crawl`,
+//! does).
+//!
+//! # Keys
+//! Every key of the crawl `NAME` is `agentsig:crawl:{NAME}:...`: the hash
+//! tag `{NAME}` puts them all in one Redis Cluster slot, so each Lua script
+//! below runs atomically on one node (Redis Cluster specification, "Hash
+//! tags").
+//! * `inputs`: the input stream; each entry holds `id` (the SHA-256 of the
+//!   input, hex, 32 characters), `input`, `depth` (0 for an input added by
+//!   an operator, one more per catalog level) and `attempt`. The consumer
+//!   group `workers` hands each entry to one worker (`XREADGROUP ... >`);
+//!   an entry stays pending until that worker acknowledges it, and one
+//!   pending longer than the lease is taken over by another worker
+//!   (`XAUTOCLAIM`), so a worker killed mid-input loses nothing.
+//! * `results`: the result stream; one entry per input (`id`, `input`,
+//!   `verdict`, `code`, `attempts`, `report`: the JSON report).
+//! * `done`: hash from input id to its result's stream id: the idempotency
+//!   record. The finishing script writes a result only when the input has
+//!   none, in the same script as the `XADD` and the `XACK`, so a replayed
+//!   or duplicated queue entry, or an input finished by two workers after
+//!   a lease ran out, gives one result.
+//! * `seen`: set of the input ids ever queued (an input added twice, or a
+//!   catalog entry found twice, is queued once).
+//! * `tries`, `why`: attempts started per input, and the reason of its last
+//!   failed attempt (a bounded retry ends in a result carrying that reason).
+//! * `stats`: counters (`verdict:WORD`, `code:CODE`, `queued`, `retried`,
+//!   `reclaimed`); `waits`: per-host milliseconds spent waiting for a
+//!   connection permit, and `waited:HOST` the count of such waits.
+//! * `state`: `stopped` while the crawl is stopped.
+//! * `host:HASH` (a sorted set of permit tokens scored by their lease's end)
+//!   and `next:HASH` (the earliest time of the next connection): the
+//!   fleet-wide per-host connection bound and request rate.
+//!
+//! # Exactly one result, across a failover
+//! A script's writes replicate as one unit (`MULTI`/`EXEC` effects), so a
+//! replica has either the result, its `done` record and the
+//! acknowledgement, or none of them. A failover that loses the finishing
+//! script leaves the entry pending on the promoted replica: it is claimed
+//! after the lease and finished again, once. With acknowledged writes
+//! (`?wait=N` on the URL: Redis `WAIT` after each finishing script) a
+//! worker moves on only once N replicas have the result.
+//!
+//! # Fail closed
+//! Every failure is [`ReplayError::Unavailable`]. A worker that cannot
+//! reach Redis takes no input, opens no connection (no permit), and
+//! acknowledges nothing.
+
+use super::redis::{always, RedisClient, RedisConfig, Reply};
+use super::ReplayError;
+use sha2::{Digest, Sha256};
+use std::time::Duration;
+
+/// The consumer group of the workers.
+pub const GROUP: &str = "workers";
+/// The longest crawl name.
+pub const MAX_NAME: usize = 64;
+/// The longest input (a URL or an origin).
+pub const MAX_INPUT: usize = 8 * 1024;
+/// The largest report stored for one input.
+pub const MAX_REPORT: usize = 256 * 1024;
+
+/// One input taken from the queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CrawlEntry {
+    /// The entry's stream id (`1700000000000-0`).
+    pub entry: String,
+    /// The input's id (hex SHA-256 of the input, 32 characters).
+    pub id: String,
+    /// The input (a URL or an origin).
+    pub input: String,
+    /// Catalog depth: 0 for an input an operator added.
+    pub depth: u32,
+    /// Attempts before this entry was queued (0 for a first try).
+    pub attempt: u32,
+}
+
+/// What the finishing script did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finished {
+    /// The result was written and the entry acknowledged.
+    Written,
+    /// The input already had a result: nothing written, the entry
+    /// acknowledged (a duplicate).
+    Duplicate,
+}
+
+/// A result to record for one input: bytes and labels, as the worker
+/// decided them.
+#[derive(Clone, Copy, Debug)]
+pub struct ResultRecord<'a> {
+    /// The report, JSON.
+    pub report: &'a [u8],
+    /// The verdict word, counted in the statistics.
+    pub verdict: &'a str,
+    /// The reason code (empty when none), counted in the statistics.
+    pub code: &'a str,
+    /// Attempts it took.
+    pub attempts: u32,
+}
+
+/// A permit request's answer ([`CrawlQueue::host_acquire`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Permit {
+    /// Granted: the holder may open one connection.
+    Granted,
+    /// Every permit of the host is held; ask again shortly.
+    Full,
+    /// The host's request rate or a `Retry-After` allows the next
+    /// connection only in this many milliseconds.
+    NotBefore(u64),
+}
+
+/// The figures `agentsig crawl status` shows.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct CrawlStatus {
+    /// Entries in the input stream not yet finished (waiting or pending).
+    pub queued: u64,
+    /// Entries handed to a worker and not yet acknowledged.
+    pub pending: u64,
+    /// Pending entries per worker.
+    pub pending_by_worker: Vec<(String, u64)>,
+    /// Results written.
+    pub results: u64,
+    /// Inputs ever queued.
+    pub inputs: u64,
+    /// Results per second over the last (at most 1000) results, and the
+    /// milliseconds since the last one.
+    pub recent_rate: Option<(f64, u64)>,
+    /// The counters (`verdict:WORD`, `code:CODE`, `queued`, `retried`,
+    /// `reclaimed`).
+    pub counters: Vec<(String, i64)>,
+    /// Per host: milliseconds spent waiting for a permit, and the number of
+    /// waits.
+    pub host_waits: Vec<(String, u64, u64)>,
+    /// Whether the crawl is stopped.
+    pub stopped: bool,
+}
+
+/// The state of one crawl (see the module documentation). Cheap to share
+/// behind an `Arc`: each thread takes its own pooled connection.
+#[derive(Debug)]
+pub struct CrawlQueue {
+    client: RedisClient,
+    prefix: String,
+}
+
+/// Why a crawl name is refused.
+fn check_name(name: &str) -> Result<(), ReplayError> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.');
+    if ok {
+        Ok(())
+    } else {
+        Err(ReplayError::Unavailable(format!(
+            "crawl name {:?}: 1 to {MAX_NAME} characters of A-Z a-z 0-9 . _ -",
+            crate::text::escape_controls(&name.chars().take(80).collect::<String>())
+        )))
+    }
+}
+
+/// The id of an input: hex of the first 16 bytes of its SHA-256.
+pub fn input_id(input: &str) -> String {
+    Sha256::digest(input.as_bytes())[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The key suffix of a host (`host:port`): the hex SHA-256 of its text, so
+/// a hostile host name cannot inject into the key space.
+fn host_hash(host: &str) -> String {
+    Sha256::digest(host.as_bytes())[..12]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Adds inputs not seen before: KEYS = seen, inputs, stats; ARGV = triples
+/// (id, input, depth). Returns how many were queued.
+static ADD: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "local n = 0
+for i = 1, #ARGV, 3 do
+  if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
+    redis.call('XADD', KEYS[2], '*', 'id', ARGV[i], 'input', ARGV[i+1], 'depth', ARGV[i+2], 'attempt', '0')
+    n = n + 1
+  end
+end
+if n > 0 then redis.call('HINCRBY', KEYS[3], 'queued', n) end
+return n
+",
+    )
+});
+
+/// Starts an attempt: KEYS = done, tries, inputs; ARGV = id, entry, group.
+/// An input with a result already is acknowledged and -1 returned; else
+/// the attempts started so far, this one included.
+static START: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  redis.call('XACK', KEYS[3], ARGV[3], ARGV[2])
+  redis.call('XDEL', KEYS[3], ARGV[2])
+  return -1
+end
+return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+",
+    )
+});
+
+/// Finishes an input: KEYS = done, results, inputs, stats, seen, tries,
+/// why; ARGV = id, entry, group, input, report, verdict, code, attempts,
+/// depth of children, then the children as (id, input) pairs. Writes the
+/// result only when the input has none (1; else 0), queues the children
+/// not seen before, acknowledges and deletes the entry: all or nothing.
+static FINISH: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "local wrote = 0
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  local rid = redis.call('XADD', KEYS[2], '*', 'id', ARGV[1], 'input', ARGV[4], 'verdict', ARGV[6], 'code', ARGV[7], 'attempts', ARGV[8], 'report', ARGV[5])
+  redis.call('HSET', KEYS[1], ARGV[1], rid)
+  redis.call('HINCRBY', KEYS[4], 'verdict:' .. ARGV[6], 1)
+  if ARGV[7] ~= '' then redis.call('HINCRBY', KEYS[4], 'code:' .. ARGV[7], 1) end
+  local n = 0
+  for i = 10, #ARGV, 2 do
+    if redis.call('SADD', KEYS[5], ARGV[i]) == 1 then
+      redis.call('XADD', KEYS[3], '*', 'id', ARGV[i], 'input', ARGV[i+1], 'depth', ARGV[9], 'attempt', '0')
+      n = n + 1
+    end
+  end
+  if n > 0 then redis.call('HINCRBY', KEYS[4], 'queued', n) end
+  redis.call('HDEL', KEYS[6], ARGV[1])
+  redis.call('HDEL', KEYS[7], ARGV[1])
+  wrote = 1
+end
+redis.call('XACK', KEYS[3], ARGV[3], ARGV[2])
+redis.call('XDEL', KEYS[3], ARGV[2])
+return wrote
+",
+    )
+});
+
+/// Queues another attempt: KEYS = inputs, why, stats, done; ARGV = id,
+/// entry, group, input, depth, attempt, reason. The new entry and the
+/// acknowledgement of the old one are one unit; an input that has a
+/// result meanwhile is only acknowledged.
+static RETRY: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 0 then
+  redis.call('XADD', KEYS[1], '*', 'id', ARGV[1], 'input', ARGV[4], 'depth', ARGV[5], 'attempt', ARGV[6])
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[7])
+  redis.call('HINCRBY', KEYS[3], 'retried', 1)
+end
+redis.call('XACK', KEYS[1], ARGV[3], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+return 1
+",
+    )
+});
+
+/// A connection permit: KEYS = host set, next time; ARGV = token, limit,
+/// interval ms, lease ms. The server's clock (`TIME`) is the one clock of
+/// the fleet. Returns 0 (granted), -1 (full) or the milliseconds until the
+/// next connection may start.
+static ACQUIRE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local nb = tonumber(redis.call('GET', KEYS[2]) or '0')
+if nb > now then return nb - now end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
+local lease = tonumber(ARGV[4])
+redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], lease + 1000)
+local iv = tonumber(ARGV[3])
+if iv > 0 then redis.call('SET', KEYS[2], now + iv, 'PX', iv + 1000) end
+return 0
+",
+    )
+});
+
+/// Gives a permit back: KEYS = host set, next time; ARGV = token, delay
+/// ms (a `Retry-After`; 0: none). The host's next connection is put off
+/// by the delay (never brought forward).
+static RELEASE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "redis.call('ZREM', KEYS[1], ARGV[1])
+local d = tonumber(ARGV[2])
+if d > 0 then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local nb = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if now + d > nb then redis.call('SET', KEYS[2], now + d, 'PX', d + 1000) end
+end
+return 1
+",
+    )
+});
+
+fn int(r: &Reply) -> Option<i64> {
+    match r {
+        Reply::Int(i) => Some(*i),
+        Reply::Bulk(Some(b)) => std::str::from_utf8(b).ok()?.parse().ok(),
+        Reply::Status(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+fn text(r: &Reply) -> Option<String> {
+    match r {
+        Reply::Bulk(Some(b)) => String::from_utf8(b.clone()).ok(),
+        Reply::Status(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn array(r: &Reply) -> &[Reply] {
+    match r {
+        Reply::Array(Some(a)) => a,
+        _ => &[],
+    }
+}
+
+/// The field/value list of a hash or a stream entry, as pairs.
+fn pairs(r: &Reply) -> Vec<(String, &Reply)> {
+    array(r)
+        .chunks(2)
+        .filter_map(|c| match c {
+            [k, v] => Some((text(k)?, v)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// One stream entry (`[id, [field, value, ...]]`) as an input; `None` for
+/// a deleted or malformed one.
+fn entry(r: &Reply) -> Option<CrawlEntry> {
+    let [id, fields] = array(r) else {
+        return None;
+    };
+    let f = pairs(fields);
+    let get = |k: &str| f.iter().find(|(n, _)| n == k).and_then(|(_, v)| text(v));
+    Some(CrawlEntry {
+        entry: text(id)?,
+        id: get("id")?,
+        input: get("input")?,
+        depth: get("depth").and_then(|d| d.parse().ok()).unwrap_or(0),
+        attempt: get("attempt").and_then(|d| d.parse().ok()).unwrap_or(0),
+    })
+}
+
+/// The milliseconds of a stream id (`MS-SEQ`).
+fn id_ms(id: &str) -> Option<u64> {
+    id.split('-').next()?.parse().ok()
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl CrawlQueue {
+    /// The crawl `name` in the Redis of `url` (any store URL of
+    /// [`RedisConfig`]: `redis://`, `rediss://`, `redis+cluster://`,
+    /// `redis+sentinel://`, with `?wait=N` for acknowledged writes). Does
+    /// not connect.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] for a bad URL or name.
+    pub fn open(url: &str, name: &str) -> Result<CrawlQueue, ReplayError> {
+        CrawlQueue::with_config(RedisConfig::from_url(url)?, name)
+    }
+
+    /// The crawl `name` with explicit Redis settings.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] for a bad name.
+    pub fn with_config(mut cfg: RedisConfig, name: &str) -> Result<CrawlQueue, ReplayError> {
+        check_name(name)?;
+        // A blocking read waits up to one second on the server.
+        cfg.io_timeout = cfg.io_timeout.max(Duration::from_secs(3));
+        Ok(CrawlQueue {
+            client: RedisClient::new(cfg),
+            prefix: format!("agentsig:crawl:{{{name}}}:"),
+        })
+    }
+
+    fn key(&self, k: &str) -> Vec<u8> {
+        format!("{}{k}", self.prefix).into_bytes()
+    }
+
+    /// The key of one of the crawl's streams or hashes, for tests and
+    /// operators (`inputs`, `results`, `done`, ...).
+    pub fn key_name(&self, k: &str) -> String {
+        format!("{}{k}", self.prefix)
+    }
+
+    /// Create the input stream and its consumer group, if not there yet.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn create(&self) -> Result<(), ReplayError> {
+        let inputs = self.key("inputs");
+        match self.client.query(
+            &[
+                b"XGROUP",
+                b"CREATE",
+                &inputs,
+                GROUP.as_bytes(),
+                b"0",
+                b"MKSTREAM",
+            ],
+            None,
+        ) {
+            Ok(_) => Ok(()),
+            Err(ReplayError::Unavailable(m)) if m.contains("BUSYGROUP") => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Queue `inputs` at catalog depth `depth`, each once in the crawl's
+    /// life (an input queued before is not queued again). Returns how many
+    /// were queued.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached or an
+    /// input is longer than [`MAX_INPUT`].
+    pub fn add(&self, inputs: &[String], depth: u32) -> Result<u64, ReplayError> {
+        let mut total = 0;
+        let d = depth.to_string();
+        for chunk in inputs.chunks(500) {
+            let ids: Vec<String> = chunk.iter().map(|i| input_id(i)).collect();
+            let mut argv: Vec<&[u8]> = Vec::new();
+            for (id, input) in ids.iter().zip(chunk) {
+                if input.len() > MAX_INPUT {
+                    return Err(self
+                        .client
+                        .unavailable(format!("an input longer than {MAX_INPUT} bytes")));
+                }
+                argv.extend([id.as_bytes(), input.as_bytes(), d.as_bytes()]);
+            }
+            let keys = [self.key("seen"), self.key("inputs"), self.key("stats")];
+            let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+            let r = self
+                .client
+                .eval(&ADD, &keys, &argv, Some((keys[1], always)))?;
+            total += int(&r).and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
+        }
+        Ok(total)
+    }
+
+    /// Append one entry to the input stream as it is, bypassing the
+    /// once-per-crawl rule of [`CrawlQueue::add`]: the duplicate a replayed
+    /// client or a failover can produce (for tests of idempotency).
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn add_raw(&self, input: &str) -> Result<(), ReplayError> {
+        let id = input_id(input);
+        self.client.query(
+            &[
+                b"XADD",
+                &self.key("inputs"),
+                b"*",
+                b"id",
+                id.as_bytes(),
+                b"input",
+                input.as_bytes(),
+                b"depth",
+                b"0",
+                b"attempt",
+                b"0",
+            ],
+            None,
+        )?;
+        Ok(())
+    }
+
+    /// Up to `count` new entries for `consumer`, waiting at most `block`
+    /// for one to arrive.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn take(
+        &self,
+        consumer: &str,
+        count: usize,
+        block: Duration,
+    ) -> Result<Vec<CrawlEntry>, ReplayError> {
+        let (count, block) = (count.max(1).to_string(), millis(block).to_string());
+        let r = self.client.query(
+            &[
+                b"XREADGROUP",
+                b"GROUP",
+                GROUP.as_bytes(),
+                consumer.as_bytes(),
+                b"COUNT",
+                count.as_bytes(),
+                b"BLOCK",
+                block.as_bytes(),
+                b"STREAMS",
+                &self.key("inputs"),
+                b">",
+            ],
+            None,
+        )?;
+        Ok(array(&r)
+            .iter()
+            .flat_map(|s| array(s).get(1).map(array).unwrap_or_default())
+            .filter_map(entry)
+            .collect())
+    }
+
+    /// Take over up to `count` entries pending with any worker for longer
+    /// than `lease` (`XAUTOCLAIM`): the inputs of a worker that died or
+    /// stalled.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn claim_stale(
+        &self,
+        consumer: &str,
+        lease: Duration,
+        count: usize,
+    ) -> Result<Vec<CrawlEntry>, ReplayError> {
+        let (count, lease) = (count.max(1).to_string(), millis(lease).to_string());
+        let r = self.client.query(
+            &[
+                b"XAUTOCLAIM",
+                &self.key("inputs"),
+                GROUP.as_bytes(),
+                consumer.as_bytes(),
+                lease.as_bytes(),
+                b"0-0",
+                b"COUNT",
+                count.as_bytes(),
+            ],
+            None,
+        )?;
+        let got: Vec<CrawlEntry> = array(&r)
+            .get(1)
+            .map(array)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(entry)
+            .collect();
+        if !got.is_empty() {
+            let n = got.len().to_string();
+            let _ = self.client.query(
+                &[b"HINCRBY", &self.key("stats"), b"reclaimed", n.as_bytes()],
+                None,
+            );
+        }
+        Ok(got)
+    }
+
+    /// Keep the entries `ids` (held by `consumer`, being verified) from
+    /// being taken over: their idle time starts again (`XCLAIM ... 0
+    /// JUSTID`). A worker's heartbeat, so the lease measures whether a
+    /// worker lives, not how long one input takes.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn renew(&self, consumer: &str, ids: &[String]) -> Result<(), ReplayError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let inputs = self.key("inputs");
+        let mut args: Vec<&[u8]> = vec![
+            b"XCLAIM",
+            &inputs,
+            GROUP.as_bytes(),
+            consumer.as_bytes(),
+            b"0",
+        ];
+        args.extend(ids.iter().map(String::as_bytes));
+        args.push(b"JUSTID");
+        self.client.query(&args, None)?;
+        Ok(())
+    }
+
+    /// Start an attempt at `e`: the attempts started so far (this one
+    /// included), or `None` when the input has a result already (the entry
+    /// is then acknowledged: a duplicate).
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn start(&self, e: &CrawlEntry) -> Result<Option<u32>, ReplayError> {
+        let keys = [self.key("done"), self.key("tries"), self.key("inputs")];
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let r = self.client.eval(
+            &START,
+            &keys,
+            &[e.id.as_bytes(), e.entry.as_bytes(), GROUP.as_bytes()],
+            None,
+        )?;
+        match int(&r) {
+            Some(-1) => Ok(None),
+            Some(n) => Ok(Some(u32::try_from(n).unwrap_or(u32::MAX))),
+            None => Err(self.client.unavailable(format!("unexpected reply {r:?}"))),
+        }
+    }
+
+    /// The reason recorded for the last failed attempt at input `id`.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn last_failure(&self, id: &str) -> Result<Option<String>, ReplayError> {
+        let r = self
+            .client
+            .query(&[b"HGET", &self.key("why"), id.as_bytes()], None)?;
+        Ok(text(&r))
+    }
+
+    /// Record the one result of `e` (unless it has one), queue `children`
+    /// (catalog entries, at depth `e.depth + 1`) and acknowledge `e`, all in
+    /// one script; with acknowledged writes, only after the replicas have it.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached, the
+    /// report is larger than [`MAX_REPORT`] or the write was not
+    /// acknowledged: the entry then stays pending and is finished again.
+    pub fn finish(
+        &self,
+        e: &CrawlEntry,
+        result: &ResultRecord<'_>,
+        children: &[String],
+    ) -> Result<Finished, ReplayError> {
+        if result.report.len() > MAX_REPORT {
+            return Err(self
+                .client
+                .unavailable(format!("a report larger than {MAX_REPORT} bytes")));
+        }
+        let keys = [
+            self.key("done"),
+            self.key("results"),
+            self.key("inputs"),
+            self.key("stats"),
+            self.key("seen"),
+            self.key("tries"),
+            self.key("why"),
+        ];
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let attempts = result.attempts.to_string();
+        let depth = e.depth.saturating_add(1).to_string();
+        let ids: Vec<String> = children.iter().map(|c| input_id(c)).collect();
+        let mut argv: Vec<&[u8]> = vec![
+            e.id.as_bytes(),
+            e.entry.as_bytes(),
+            GROUP.as_bytes(),
+            e.input.as_bytes(),
+            result.report,
+            result.verdict.as_bytes(),
+            result.code.as_bytes(),
+            attempts.as_bytes(),
+            depth.as_bytes(),
+        ];
+        for (id, c) in ids.iter().zip(children) {
+            if c.len() <= MAX_INPUT {
+                argv.extend([id.as_bytes(), c.as_bytes()]);
+            }
+        }
+        let r = self
+            .client
+            .eval(&FINISH, &keys, &argv, Some((keys[1], always)))?;
+        match int(&r) {
+            Some(1) => Ok(Finished::Written),
+            Some(0) => Ok(Finished::Duplicate),
+            _ => Err(self.client.unavailable(format!("unexpected reply {r:?}"))),
+        }
+    }
+
+    /// Queue another attempt at `e` (attempt + 1) with the reason this one
+    /// failed, and acknowledge `e`.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn retry(&self, e: &CrawlEntry, reason: &str) -> Result<(), ReplayError> {
+        let keys = [
+            self.key("inputs"),
+            self.key("why"),
+            self.key("stats"),
+            self.key("done"),
+        ];
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let (depth, attempt) = (e.depth.to_string(), e.attempt.saturating_add(1).to_string());
+        let reason: String = reason.chars().take(1000).collect();
+        self.client.eval(
+            &RETRY,
+            &keys,
+            &[
+                e.id.as_bytes(),
+                e.entry.as_bytes(),
+                GROUP.as_bytes(),
+                e.input.as_bytes(),
+                depth.as_bytes(),
+                attempt.as_bytes(),
+                reason.as_bytes(),
+            ],
+            Some((keys[0], always)),
+        )?;
+        Ok(())
+    }
+
+    /// Ask for a permit to open one connection to `host` (`host:port`):
+    /// at most `limit` held at once by the whole fleet, connections started
+    /// at least `interval` apart; a permit not given back ends by itself
+    /// after `lease` (its holder died).
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached: no
+    /// permit (fail closed).
+    pub fn host_acquire(
+        &self,
+        host: &str,
+        token: &str,
+        limit: usize,
+        interval: Duration,
+        lease: Duration,
+    ) -> Result<Permit, ReplayError> {
+        let h = host_hash(host);
+        let keys = [
+            self.key(&format!("host:{h}")),
+            self.key(&format!("next:{h}")),
+        ];
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let (limit, iv, lease) = (
+            limit.max(1).to_string(),
+            millis(interval).to_string(),
+            millis(lease).max(1).to_string(),
+        );
+        let r = self.client.eval(
+            &ACQUIRE,
+            &keys,
+            &[
+                token.as_bytes(),
+                limit.as_bytes(),
+                iv.as_bytes(),
+                lease.as_bytes(),
+            ],
+            None,
+        )?;
+        match int(&r) {
+            Some(0) => Ok(Permit::Granted),
+            Some(-1) => Ok(Permit::Full),
+            Some(n) if n > 0 => Ok(Permit::NotBefore(n.unsigned_abs())),
+            _ => Err(self.client.unavailable(format!("unexpected reply {r:?}"))),
+        }
+    }
+
+    /// Give back the permit `token` of `host`; with `delay` (a
+    /// `Retry-After`), the host's next connection waits that long.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached (the
+    /// permit then ends with its lease).
+    pub fn host_release(
+        &self,
+        host: &str,
+        token: &str,
+        delay: Duration,
+    ) -> Result<(), ReplayError> {
+        let h = host_hash(host);
+        let keys = [
+            self.key(&format!("host:{h}")),
+            self.key(&format!("next:{h}")),
+        ];
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let d = millis(delay).to_string();
+        self.client
+            .eval(&RELEASE, &keys, &[token.as_bytes(), d.as_bytes()], None)?;
+        Ok(())
+    }
+
+    /// Count `ms` milliseconds waited for a permit of `host`.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn host_waited(&self, host: &str, ms: u64) -> Result<(), ReplayError> {
+        let host: String = host.chars().take(300).collect();
+        let ms = ms.to_string();
+        let waits = self.key("waits");
+        let count = format!("waited:{host}");
+        self.client
+            .query(&[b"HINCRBY", &waits, host.as_bytes(), ms.as_bytes()], None)?;
+        self.client
+            .query(&[b"HINCRBY", &waits, count.as_bytes(), b"1"], None)?;
+        Ok(())
+    }
+
+    /// Stop (`true`) or resume the crawl: workers finish the input at hand
+    /// and take no other while it is stopped.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn set_stopped(&self, stopped: bool) -> Result<(), ReplayError> {
+        let k = self.key("state");
+        if stopped {
+            self.client.query(&[b"SET", &k, b"stopped"], None)?;
+        } else {
+            self.client.query(&[b"DEL", &k], None)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the crawl is stopped.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn stopped(&self) -> Result<bool, ReplayError> {
+        let r = self.client.query(&[b"GET", &self.key("state")], None)?;
+        Ok(text(&r).as_deref() == Some("stopped"))
+    }
+
+    /// Entries not yet finished (waiting or pending).
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn queued(&self) -> Result<u64, ReplayError> {
+        let r = self.client.query(&[b"XLEN", &self.key("inputs")], None)?;
+        Ok(int(&r).and_then(|n| u64::try_from(n).ok()).unwrap_or(0))
+    }
+
+    /// The results, oldest first, from stream id `after` (exclusive; `"0"`
+    /// for the first), at most `count`: (stream id, input, report JSON).
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn results(
+        &self,
+        after: &str,
+        count: usize,
+    ) -> Result<Vec<(String, String, Vec<u8>)>, ReplayError> {
+        let start = format!("({after}");
+        let start = if after == "0" { "-".to_owned() } else { start };
+        let count = count.max(1).to_string();
+        let r = self.client.query(
+            &[
+                b"XRANGE",
+                &self.key("results"),
+                start.as_bytes(),
+                b"+",
+                b"COUNT",
+                count.as_bytes(),
+            ],
+            None,
+        )?;
+        Ok(array(&r)
+            .iter()
+            .filter_map(|e| {
+                let [id, fields] = array(e) else { return None };
+                let f = pairs(fields);
+                let get = |k: &str| f.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
+                let report = match get("report")? {
+                    Reply::Bulk(Some(b)) => b.clone(),
+                    _ => return None,
+                };
+                Some((text(id)?, text(get("input")?)?, report))
+            })
+            .collect())
+    }
+
+    /// The figures of `agentsig crawl status`.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn status(&self) -> Result<CrawlStatus, ReplayError> {
+        let q = |args: &[&[u8]]| self.client.query(args, None);
+        let count = |r: Reply| int(&r).and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
+        let inputs = self.key("inputs");
+        let mut s = CrawlStatus {
+            queued: count(q(&[b"XLEN", &inputs])?),
+            results: count(q(&[b"XLEN", &self.key("results")])?),
+            inputs: count(q(&[b"SCARD", &self.key("seen")])?),
+            stopped: self.stopped()?,
+            ..CrawlStatus::default()
+        };
+        match q(&[b"XPENDING", &inputs, GROUP.as_bytes()]) {
+            Ok(r) => {
+                let a = array(&r);
+                s.pending = a.first().map_or(0, |n| int(n).unwrap_or(0).unsigned_abs());
+                if let Some(w) = a.get(3) {
+                    for c in array(w) {
+                        if let [name, n] = array(c) {
+                            s.pending_by_worker.push((
+                                text(name).unwrap_or_default(),
+                                int(n).unwrap_or(0).unsigned_abs(),
+                            ));
+                        }
+                    }
+                }
+            }
+            Err(ReplayError::Unavailable(m)) if m.contains("NOGROUP") => {}
+            Err(e) => return Err(e),
+        }
+        let recent = q(&[
+            b"XREVRANGE",
+            &self.key("results"),
+            b"+",
+            b"-",
+            b"COUNT",
+            b"1000",
+        ])?;
+        let ids: Vec<u64> = array(&recent)
+            .iter()
+            .filter_map(|e| array(e).first().and_then(text).and_then(|t| id_ms(&t)))
+            .collect();
+        let time = q(&[b"TIME"])?;
+        let now = array(&time)
+            .first()
+            .and_then(int)
+            .map(|s| s.unsigned_abs() * 1000);
+        if let (Some(&last), Some(&first), Some(now)) = (ids.first(), ids.last(), now) {
+            let span = last.saturating_sub(first).max(1);
+            #[allow(clippy::cast_precision_loss)]
+            let rate = (ids.len().saturating_sub(1)) as f64 * 1000.0 / span as f64;
+            s.recent_rate = Some((rate, now.saturating_sub(last)));
+        }
+        for (k, v) in pairs(&q(&[b"HGETALL", &self.key("stats")])?) {
+            s.counters.push((k, int(v).unwrap_or(0)));
+        }
+        s.counters.sort();
+        let waits = pairs(&q(&[b"HGETALL", &self.key("waits")])?)
+            .into_iter()
+            .map(|(k, v)| (k, int(v).unwrap_or(0).unsigned_abs()))
+            .collect::<Vec<_>>();
+        for (k, ms) in &waits {
+            if k.starts_with("waited:") {
+                continue;
+            }
+            let n = waits
+                .iter()
+                .find(|(c, _)| c.strip_prefix("waited:") == Some(k))
+                .map_or(0, |(_, n)| *n);
+            s.host_waits.push((k.clone(), *ms, n));
+        }
+        s.host_waits
+            .sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        Ok(s)
+    }
+
+    /// Delete every key of the crawl (its queue, results and counters).
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn delete(&self) -> Result<(), ReplayError> {
+        for k in [
+            "inputs", "results", "done", "seen", "tries", "why", "stats", "waits", "state",
+        ] {
+            self.client.query(&[b"DEL", &self.key(k)], None)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_ids() {
+        assert!(check_name("daily-2026.12.02_a").is_ok());
+        for bad in ["", "a{b}", "a b", "x:y", &"n".repeat(65)] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+        let q = CrawlQueue::open("redis://127.0.0.1:1/0", "daily").unwrap();
+        assert_eq!(q.key_name("inputs"), "agentsig:crawl:{daily}:inputs");
+        assert_eq!(input_id("https://a.example/").len(), 32);
+        assert_ne!(
+            input_id("https://a.example/"),
+            input_id("https://b.example/")
+        );
+        assert_eq!(host_hash("a.example:443").len(), 24);
+    }
+
+    #[test]
+    fn stream_entries_are_read_field_by_field() {
+        let b = |s: &str| Reply::Bulk(Some(s.as_bytes().to_vec()));
+        let e = Reply::Array(Some(vec![
+            b("1-0"),
+            Reply::Array(Some(vec![
+                b("id"),
+                b("abc"),
+                b("input"),
+                b("https://a.example/"),
+                b("depth"),
+                b("2"),
+                b("attempt"),
+                b("1"),
+            ])),
+        ]));
+        let got = entry(&e).unwrap();
+        assert_eq!(
+            (got.entry.as_str(), got.id.as_str(), got.depth, got.attempt),
+            ("1-0", "abc", 2, 1)
+        );
+        // A deleted entry (nil fields) or a malformed one is skipped.
+        assert!(entry(&Reply::Array(Some(vec![b("1-0"), Reply::Bulk(None)]))).is_none());
+        assert!(entry(&b("x")).is_none());
+        assert_eq!(id_ms("1700000000123-4"), Some(1_700_000_000_123));
+    }
+}

@@ -1,0 +1,297 @@
+//! `agentsig crawl` on a real three-primary Redis Cluster: three worker
+//! processes (the real binary) over signed descriptors served on loopback
+//! with a test CA; one worker is killed with SIGKILL mid-run. Every input
+//! still ends with exactly one result, each with the verdict `verify URL`
+//! gives it (the library's resolver, over a sample); the per-host bound
+//! holds at the server across all workers; a duplicated queue entry and a
+//! second `crawl add` of the same list give no second result; an input that
+//! keeps failing is retried a bounded number of times, then recorded with
+//! its reason. Counts, never timings.
+
+#[path = "net_support/mod.rs"]
+mod net_support;
+#[path = "redis_support/mod.rs"]
+mod redis_support;
+
+use agentsig::net::{FetchPolicy, Fetcher, Resolver};
+use agentsig::replay::stream::{input_id, CrawlQueue};
+use agentsig::{descriptor, Algorithm, SigningKey};
+use net_support::{Ca, Resp, Server};
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// Inputs of the run: `CRAWL_TEST_INPUTS` to change (default 1000).
+fn inputs() -> usize {
+    std::env::var("CRAWL_TEST_INPUTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000)
+}
+
+const PER_HOST: usize = 3;
+const SECRET: &str = "0123456789abcdef0123456789abcdef-crawl-test";
+
+fn worker(dir: &Path, redis: &str, name: &str, consumer: &str, jsonl: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .current_dir(dir)
+        .args([
+            "crawl",
+            "work",
+            name,
+            "--redis",
+            redis,
+            "--until-empty",
+            "-j",
+            "3",
+            "--per-host",
+            &PER_HOST.to_string(),
+            "--lease",
+            "3s",
+            "--max-attempts",
+            "2",
+            "--consumer",
+            consumer,
+            "--results-out",
+            jsonl,
+            "--ca-file",
+            "ca.pem",
+            "--resolve-to",
+            "agents.example=127.0.0.1",
+            "--resolve-to",
+            "flaky.example=127.0.0.1",
+            "--allow-private-networks",
+            "--key-cache",
+            redis,
+        ])
+        .env("AGENTSIG_FLEET_SECRET", SECRET)
+        .env_remove("AGENTSIG_CA_FILE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn worker")
+}
+
+fn cli(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run")
+}
+
+fn stderr_of(c: Child) -> (Option<i32>, String) {
+    let o = c.wait_with_output().expect("wait");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input() {
+    let Some(cluster) = redis_support::Cluster::start("crawl") else {
+        return;
+    };
+    let redis = cluster.url("");
+    let dir = redis_support::tmp("crawl-work");
+    let ca = Ca::new();
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    let srv = Server::start(&ca, &["agents.example"]);
+    let flaky = Server::start(&ca, &["flaky.example"]);
+    let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .unwrap()
+        .with_kid("k1");
+    let mut j = key.verifying_key().to_jwk().to_value();
+    j["use"] = json!("sig");
+    srv.route(
+        "/jwks",
+        Resp::json(&json!({ "keys": [j] })).header("cache-control", "max-age=600"),
+    );
+    let n = inputs();
+    let mut list = String::new();
+    let mut urls = Vec::new();
+    for i in 0..n {
+        let body = serde_json::to_vec(&json!({
+            "name": format!("agent {i}"),
+            "authentication": {"jwksUri": srv.url("agents.example", "/jwks")}
+        }))
+        .unwrap();
+        let jws = descriptor::sign(&body, &key).unwrap().jws;
+        // One in ten is served with another body than its JWS signed; one
+        // in fifty is not there at all.
+        let path = format!("/a{i}.json");
+        if i % 50 != 7 {
+            let served = if i % 10 == 3 {
+                format!("{{\"name\":\"x{i}\"}}").into_bytes()
+            } else {
+                body
+            };
+            srv.route(&path, Resp::ok("application/json", served));
+            srv.route(&format!("{path}.jws"), Resp::ok("application/jose", jws));
+        }
+        let u = srv.url("agents.example", &path);
+        list.push_str(&u);
+        list.push('\n');
+        urls.push(u);
+    }
+    // Three inputs on a host that always answers 503 with Retry-After.
+    for i in 0..3 {
+        let path = format!("/busy{i}.json");
+        flaky.route(
+            &path,
+            Resp {
+                status: 503,
+                ..Resp::ok("text/plain", "busy")
+            }
+            .header("retry-after", "1"),
+        );
+        let u = flaky.url("flaky.example", &path);
+        list.push_str(&u);
+        list.push('\n');
+        urls.push(u);
+    }
+    std::fs::write(dir.join("urls.txt"), &list).unwrap();
+    let name = "crawl-test";
+    let o = cli(&dir, &["crawl", "add", name, "--redis", &redis, "urls.txt"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let queue = CrawlQueue::open(&redis, name).unwrap();
+    assert_eq!(queue.status().unwrap().inputs, urls.len() as u64);
+
+    let mut workers: Vec<Child> = (0..3)
+        .map(|i| worker(&dir, &redis, name, &format!("w{i}"), &format!("w{i}.jsonl")))
+        .collect();
+    // Kill the first worker once a quarter of the results are in, while it
+    // holds inputs (a probe, not a timing).
+    redis_support::until("a quarter of the results", || {
+        queue.status().unwrap().results >= (urls.len() / 4) as u64
+    });
+    let held = queue
+        .status()
+        .unwrap()
+        .pending_by_worker
+        .iter()
+        .find(|(w, _)| w == "w0")
+        .map_or(0, |(_, n)| *n);
+    workers[0].kill().unwrap();
+    let _ = workers[0].wait();
+    let mut logs = Vec::new();
+    for w in workers.drain(1..) {
+        let (code, err) = stderr_of(w);
+        assert_eq!(code, Some(0), "{err}");
+        logs.push(err);
+    }
+    let status = queue.status().unwrap();
+    assert_eq!(status.queued, 0, "{status:?}");
+    let counter = |k: &str| {
+        status
+            .counters
+            .iter()
+            .find(|(c, _)| c == k)
+            .map_or(0, |(_, v)| *v)
+    };
+    if held > 0 {
+        assert!(counter("reclaimed") >= 1, "{status:?} {logs:?}");
+    }
+
+    // Exactly one result per input.
+    let results = queue.results("0", 100_000).unwrap();
+    assert_eq!(results.len(), urls.len(), "{status:?}");
+    let mut by_input: HashMap<String, Value> = HashMap::new();
+    for (_, input, report) in &results {
+        let r: Value = serde_json::from_slice(report).unwrap();
+        assert_eq!(r["subject"], json!(input));
+        assert_eq!(r["details"]["crawl_input"], json!(input_id(input)));
+        assert!(
+            by_input.insert(input.clone(), r).is_none(),
+            "second result for {input}"
+        );
+    }
+    let expected: HashSet<&String> = urls.iter().collect();
+    assert_eq!(by_input.keys().collect::<HashSet<_>>(), expected);
+
+    // The per-host bound, counted at the servers, across all workers.
+    assert!(
+        srv.most_open() <= PER_HOST,
+        "{} connections open at once",
+        srv.most_open()
+    );
+    assert!(flaky.most_open() <= PER_HOST);
+
+    // Each verdict is the one `verify URL` gives (the library, the same
+    // options), on a sample of every kind.
+    let policy = FetchPolicy::default()
+        .allow_private_networks(true)
+        .extra_root_pem(ca.pem())
+        .pin("agents.example", net_support::loopback());
+    let resolver = Resolver::new(Fetcher::with_policy(policy).unwrap());
+    for (i, u) in urls.iter().enumerate().take(n) {
+        if i % 7 != 0 && i % 10 != 3 && i % 50 != 7 {
+            continue;
+        }
+        let r = &by_input[u];
+        match resolver.verify_url(u) {
+            Ok(_) => assert_eq!(r["verdict"], "verified", "{u}: {r}"),
+            Err(e) => {
+                assert_eq!(r["verified"], false, "{u}: {r}");
+                assert_eq!(r["error"]["code"], e.code(), "{u}: {r}");
+            }
+        }
+    }
+    let verified = by_input.values().filter(|r| r["verified"] == true).count();
+    assert_eq!(
+        verified,
+        (0..n).filter(|i| i % 10 != 3 && i % 50 != 7).count()
+    );
+    // The host that keeps failing: two attempts, then its failure and
+    // reason are its result.
+    for u in &urls[n..] {
+        let r = &by_input[u];
+        assert_eq!(r["error"]["code"], "crawl.gave-up", "{r}");
+        assert!(
+            r["error"]["message"].as_str().unwrap().contains("503"),
+            "{r}"
+        );
+        assert_eq!(r["details"]["crawl_attempts"], 2, "{r}");
+    }
+
+    // A duplicated queue entry and the same list added again: no second
+    // result.
+    queue.add_raw(&urls[5]).unwrap();
+    let o = cli(&dir, &["crawl", "add", name, "--redis", &redis, "urls.txt"]);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&format!("0 of {} inputs queued", urls.len()))
+    );
+    let (code, err) = stderr_of(worker(&dir, &redis, name, "w3", "w3.jsonl"));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("0 results written"), "{err}");
+    assert!(err.contains("1 duplicates skipped"), "{err}");
+    assert_eq!(queue.results("0", 100_000).unwrap().len(), urls.len());
+
+    // `crawl status --json` is a report; the JSON Lines of the surviving
+    // workers hold their results.
+    let o = cli(
+        &dir,
+        &["crawl", "status", name, "--redis", &redis, "--json"],
+    );
+    let s: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s["command"], "crawl status");
+    assert_eq!(s["details"]["results"], urls.len());
+    assert_eq!(s["details"]["queued"], 0);
+    let lines: usize = (1..3)
+        .map(|i| {
+            std::fs::read_to_string(dir.join(format!("w{i}.jsonl")))
+                .unwrap()
+                .lines()
+                .count()
+        })
+        .sum();
+    assert!(lines > 0 && lines <= urls.len());
+    let _ = std::fs::remove_dir_all(&dir);
+}
