@@ -69,11 +69,24 @@ fn the_example_catalog_verifies() {
         Path::new(ROOT),
         &["verify", "examples/ai-catalog.json", "--jwks", &jwks],
     );
-    assert_eq!(code, 0, "{out}{err}");
+    // Unbound, nothing failed: `unsigned`, refused unless accepted.
+    assert_eq!(code, 1, "{out}{err}");
     assert!(
-        out.contains("not verified: 1 of 3 entries unbound"),
+        out.contains("unsigned, NOT verified: 1 of 3 entries unbound"),
         "{out}"
     );
+    let (code, out2, err2) = run(
+        Path::new(ROOT),
+        &[
+            "verify",
+            "examples/ai-catalog.json",
+            "--jwks",
+            &jwks,
+            "--allow-unsigned",
+        ],
+    );
+    assert_eq!(code, 0, "{out2}{err2}");
+    assert!(out2.contains("1 of 3 entries unbound"), "{out2}");
     assert!(err.contains("A2A Agent Card signature verified"), "{err}");
     assert!(err.contains("MCP Server Card lints clean"), "{err}");
     assert!(err.contains("binding manifest-digest"), "{err}");
@@ -595,7 +608,18 @@ fn sign_digest_from_fills_declared_digests_before_signing() {
     // Read from a file, the url entry is not fetched: its manifest
     // verifies, its bytes are unbound (verified by URL they are fetched and
     // checked against the digest).
-    let verify = |t: &Tmp| run(&t.0, &["verify", "cat.json", "--jwks", "k.jwks.json"]);
+    let verify = |t: &Tmp| {
+        run(
+            &t.0,
+            &[
+                "verify",
+                "cat.json",
+                "--jwks",
+                "k.jwks.json",
+                "--allow-unsigned",
+            ],
+        )
+    };
     let (code, out, err) = verify(&t);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("1 of 1 entries unbound"), "{out}");
@@ -682,6 +706,8 @@ fn sign_digest_from_never_follows_a_symlink_out_of_the_directory() {
     std::os::unix::fs::symlink(t.path("k.pem"), t.path("site/reports/key.pdf")).expect("link");
     std::os::unix::fs::symlink(t.path("site"), t.path("site/up")).expect("dir link");
     std::os::unix::fs::symlink("real.pdf", t.path("site/reports/alias.pdf")).expect("link");
+    // The entry's own artifact, whose digest sign binds by default.
+    std::fs::write(t.path("site/x.zip"), b"PK zip").expect("zip");
     let cat = |uri: &str| {
         json!({"specVersion": "1.0", "entries": [{
             "identifier": "urn:x", "displayName": "X", "mediaType": "application/zip",
@@ -781,9 +807,14 @@ fn verify_options_a_catalog_file_cannot_honour_are_refused() {
     assert_eq!(code, 1, "a key header refuses the signature: {out}{err}");
     let (code, out, err) = run(
         Path::new(ROOT),
-        &["verify", file, "--jwks", &jwks, "--ignore-key-headers"],
+        &["verify", file, "--jwks", &jwks, "--ignore-key-headers", "--json"],
     );
-    assert_eq!(code, 0, "--ignore-key-headers honoured: {out}{err}");
+    // Honoured: the host manifest verifies; the catalog stays `unsigned`
+    // only for its unbound skill (a url entry read from a file).
+    assert_eq!(code, 1, "--ignore-key-headers honoured: {out}{err}");
+    let r: Value = serde_json::from_str(&out).expect("report");
+    assert_eq!(r["verdict"], "unsigned", "{out}");
+    assert_eq!(r["details"]["host"]["status"], "verified", "{out}");
 }
 
 /// A did:key identity carries its key: given other keys (--jwks), its
