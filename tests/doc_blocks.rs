@@ -15,8 +15,9 @@
 //!   (and runs) or ```` ```text ```` (a synopsis). Transcripts (`$ agentsig
 //!   ...` followed by the output) are read, not pasted.
 
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 #[path = "tmp_support/mod.rs"]
 mod tmp;
@@ -164,24 +165,40 @@ fn pasted_command_blocks_run_as_written() {
         for b in runnable {
             ran += 1;
             eprintln!("running {}:{}", f.display(), b.line);
-            let o = Command::new("timeout")
+            // Its own process group, its output in files: a server the
+            // block left running (a failure before its `kill`) neither
+            // holds a pipe open nor outlives the block.
+            let out_path = dir.join(".block.out");
+            let err_path = dir.join(".block.err");
+            let mut child = Command::new("timeout")
                 .args([BLOCK_SECONDS, "bash", "-e", "-o", "pipefail", "-c", &b.body])
                 .current_dir(&*dir)
                 .env("PATH", &path)
                 .env("HOME", &*dir)
                 .env_remove("AGENTSIG_ALLOW_PRIVATE_NETWORKS")
                 .env_remove("AGENTSIG_CA_FILE")
-                .output()
+                .stdin(Stdio::null())
+                .stdout(std::fs::File::create(&out_path).unwrap())
+                .stderr(std::fs::File::create(&err_path).unwrap())
+                .process_group(0)
+                .spawn()
                 .unwrap();
-            if !o.status.success() {
+            let status = child.wait().unwrap();
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .stderr(Stdio::null())
+                .status();
+            let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+            let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+            if !status.success() {
                 failed.push(format!(
                     "{}:{} exited {:?}\n--- block\n{}--- stdout\n{}--- stderr\n{}",
                     f.display(),
                     b.line,
-                    o.status.code(),
+                    status.code(),
                     b.body,
-                    String::from_utf8_lossy(&o.stdout),
-                    String::from_utf8_lossy(&o.stderr)
+                    stdout,
+                    stderr
                 ));
             }
         }
