@@ -347,20 +347,7 @@ impl DirectoryClient {
         let now = self.clock.now();
         let f = self.get_200(u, ACCEPT)?;
         let ctype = f.header("content-type").unwrap_or("");
-        let essence = ctype
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        let ok_type = match url.discovery {
-            Discovery::Directory => essence == MEDIA_TYPE,
-            Discovery::JwksUri => {
-                essence == MEDIA_TYPE
-                    || essence == "application/jwk-set+json"
-                    || essence == "application/json"
-            }
-        };
+        let ok_type = crate::webbotauth::media_type_accepted(url.discovery, ctype);
         if !ok_type {
             return Err(DirectoryError::MediaType {
                 url: u.clone(),
