@@ -314,7 +314,12 @@ pub fn verifier(o: &Args, net: Option<&'static dyn Network>) -> Outcome<Facade> 
     opts.extra_roots_pem = o.strings("extraRootsPem")?;
     opts.algorithms = o
         .strings("algorithms")?
-        .map(|names| names.iter().map(|n| algorithm(n)).collect::<Outcome<Vec<_>>>())
+        .map(|names| {
+            names
+                .iter()
+                .map(|n| algorithm(n))
+                .collect::<Outcome<Vec<_>>>()
+        })
         .transpose()?;
     opts.max_age = o.u64("maxAgeSeconds")?;
     opts.skew = o.u64("skewSeconds")?;
@@ -490,4 +495,99 @@ fn key_sets(m: &Map<String, Value>) -> Outcome<StaticDirectory> {
         }
     }
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_760_000_000;
+    const AGENT: &str = "https://bot.example";
+    const DIRECTORY: &str = "https://bot.example/.well-known/http-message-signatures-directory";
+
+    fn key() -> SigningKey {
+        SigningKey::from_ed25519_seed(&[9u8; 32]).unwrap()
+    }
+
+    /// A request signed under Web Bot Auth for `AGENT`, as `verify` args.
+    fn request(key_sets: Value) -> Args {
+        let signing = Args::parse(
+            &json!({"method": "GET", "url": "https://site.example/p", "headers": [],
+                    "webBotAuth": true, "signatureAgent": AGENT, "created": NOW})
+            .to_string(),
+        )
+        .unwrap();
+        let pairs: Vec<Vec<String>> =
+            serde_json::from_str(&sign(&key(), "request", &signing, Vec::new()).unwrap()).unwrap();
+        let flat: Vec<String> = pairs.into_iter().flatten().collect();
+        Args::parse(
+            &json!({"method": "GET", "url": "https://site.example/p", "headers": flat,
+                    "webBotAuth": true, "keySets": key_sets})
+            .to_string(),
+        )
+        .unwrap()
+    }
+
+    fn wba_verifier() -> Facade {
+        let o = json!({"agentKeys": {}, "nowSeconds": NOW}).to_string();
+        verifier(&Args::parse(&o).unwrap(), None).unwrap()
+    }
+
+    fn directory_body() -> String {
+        json!({"keys": [crate::webbotauth::directory::directory_jwk(key().verifying_key())]})
+            .to_string()
+    }
+
+    #[test]
+    fn the_key_set_urls_of_a_request_are_its_signature_agent_directories() {
+        let a = request(json!({}));
+        let urls: Value = serde_json::from_str(&key_set_urls(&a).unwrap()).unwrap();
+        assert_eq!(
+            urls,
+            json!([{"agent": AGENT, "keySetUrl": DIRECTORY, "directory": true}])
+        );
+        let none = Args::parse(r#"{"headers": ["Signature-Agent", "http://plain.example"]}"#);
+        assert_eq!(key_set_urls(&none.unwrap()).unwrap(), "[]");
+    }
+
+    #[test]
+    fn a_fetched_key_set_verifies_only_with_the_directory_media_type() {
+        let v = wba_verifier();
+        let ok = request(json!({DIRECTORY: {"body": directory_body(),
+            "contentType": "application/http-message-signatures-directory+json; charset=utf-8"}}));
+        let r = verify(&v, "request", &ok, Vec::new(), Vec::new()).unwrap();
+        assert!(r.contains(r#""verdict":"verified""#), "{r}");
+        // The same keys served as plain JSON at a well-known directory are
+        // refused (section 5.5), so the agent's keys are not available.
+        let plain = request(json!({DIRECTORY: {"body": directory_body(),
+            "contentType": "application/json"}}));
+        let f = verify(&v, "request", &plain, Vec::new(), Vec::new()).unwrap_err();
+        assert!(f.kind.is_verdict(), "{:?}: {}", f.kind, f.message);
+        assert!(!f.report.unwrap().verified);
+        let bad = request(json!({DIRECTORY: "a body without its type"}));
+        assert_eq!(
+            verify(&v, "request", &bad, Vec::new(), Vec::new())
+                .unwrap_err()
+                .code,
+            "usage"
+        );
+    }
+
+    #[test]
+    fn media_types_by_discovery() {
+        use crate::webbotauth::{media_type_accepted, Discovery};
+        assert!(media_type_accepted(
+            Discovery::Directory,
+            "Application/HTTP-Message-Signatures-Directory+JSON"
+        ));
+        assert!(!media_type_accepted(
+            Discovery::Directory,
+            "application/jwk-set+json"
+        ));
+        assert!(media_type_accepted(
+            Discovery::JwksUri,
+            "application/json; charset=utf-8"
+        ));
+        assert!(!media_type_accepted(Discovery::JwksUri, "text/html"));
+    }
 }

@@ -39,7 +39,7 @@
 use super::cache::CacheStatus;
 use super::fetch::{FetchError, Fetcher};
 use crate::webbotauth::directory::{parse_key_set, verify_directory};
-use crate::webbotauth::{AgentUrl, DirectoryError, Discovery, KeyDirectory, KeySet, MEDIA_TYPE};
+use crate::webbotauth::{AgentUrl, DirectoryError, KeyDirectory, KeySet};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};

@@ -137,9 +137,8 @@ impl NativeVerifier {
     /// half; durations and times in seconds).
     #[wasm_bindgen(constructor)]
     pub fn new(options: &str) -> Result<NativeVerifier, JsError> {
-        out((|| calls::verifier(&Args::parse(options)?, None))()).map(|f| NativeVerifier {
-            inner: Arc::new(f),
-        })
+        out((|| calls::verifier(&Args::parse(options)?, None))())
+            .map(|f| NativeVerifier { inner: Arc::new(f) })
     }
 
     /// Whether Web Bot Auth key sets were given (`agentKeys`).
