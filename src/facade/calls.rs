@@ -19,7 +19,7 @@
 //! let args = serde_json::json!({"jws": jws}).to_string();
 //! let report = calls::verify(&v, "descriptor", &Args::parse(&args)?, doc.to_vec(), Vec::new())?;
 //! assert!(report.contains(r#""verdict":"verified""#));
-//! # Ok::<(), agentsig::facade::Failure>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use super::{
