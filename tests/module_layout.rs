@@ -457,8 +457,8 @@ fn the_command_line_modules_import_no_circle() {
     assert!(c.is_empty(), "import cycles in src/cli:\n{}", c.join("\n"));
 }
 
-/// The Python and Node.js packages sit over the facade, like the command
-/// line, and hold no rule of their own: which failure is a `PolicyRefused`
+/// The Python, Node.js and WebAssembly packages sit over the facade, like
+/// the command line, and hold no rule of their own: which failure is a `PolicyRefused`
 /// or a `FetchError`, a verifier's options and their defaults, how a
 /// request is assembled from its parts and which components are signed by
 /// default live in `agentsig::facade`, not in a binding.
@@ -483,7 +483,7 @@ fn the_bindings_hold_no_rule_of_their_own() {
         "open_store(",
         "resolve_agent_url",
     ];
-    for binding in ["python/src/lib.rs", "node/src/lib.rs"] {
+    for binding in ["python/src/lib.rs", "node/src/lib.rs", "wasm/src/lib.rs"] {
         let text = std::fs::read_to_string(root.join(binding)).expect(binding);
         let found: Vec<&&str> = rules.iter().filter(|r| text.contains(**r)).collect();
         assert!(

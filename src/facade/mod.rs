@@ -13,6 +13,8 @@
 //!   their default components.
 //! * [`verify`]: the [`Facade`] verifier, one method per `verify_*` call,
 //!   each returning the report the CLI prints under `--json`.
+//! * [`calls`]: the same calls with JSON-text arguments and results, for a
+//!   binding whose host half speaks JSON (the WebAssembly package).
 //!
 //! The network (Web Bot Auth key directories, catalogs by URL) is the `net`
 //! feature's, which supplies a [`Network`] (`agentsig::net::facade`).
@@ -37,6 +39,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod calls;
 pub mod error;
 pub mod keys;
 pub mod message;

@@ -351,6 +351,18 @@ impl Facade {
         })
     }
 
+    /// This verifier with the Web Bot Auth key sets of `sets` in place of
+    /// its own, every other setting (and the replay store) kept: for a host
+    /// that fetches the agents' key sets itself (the WebAssembly package,
+    /// through the runtime's `fetch`) and hands them over for one
+    /// verification.
+    pub fn with_key_sets(&self, sets: Arc<dyn KeyDirectory>) -> Facade {
+        Facade {
+            directory: Some(sets),
+            ..self.clone()
+        }
+    }
+
     /// Verify a descriptor against its detached JWS over the RFC 8785
     /// canonical form (draft-narvaneni-agent-uri-03 section 10.3), as
     /// `agentsig verify` reports it (`details.canonical_sha256`).

@@ -40,7 +40,7 @@
 use super::cache::CacheStatus;
 use super::fetch::{FetchError, Fetcher};
 use crate::webbotauth::directory::{parse_key_set, verify_directory};
-use crate::webbotauth::{AgentUrl, DirectoryError, Discovery, KeyDirectory, KeySet, MEDIA_TYPE};
+use crate::webbotauth::{AgentUrl, DirectoryError, KeyDirectory, KeySet};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -358,20 +358,7 @@ impl DirectoryClient {
         let now = self.clock.now();
         let f = self.get_200(u, ACCEPT)?;
         let ctype = f.header("content-type").unwrap_or("");
-        let essence = ctype
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        let ok_type = match url.discovery {
-            Discovery::Directory => essence == MEDIA_TYPE,
-            Discovery::JwksUri => {
-                essence == MEDIA_TYPE
-                    || essence == "application/jwk-set+json"
-                    || essence == "application/json"
-            }
-        };
+        let ok_type = crate::webbotauth::media_type_accepted(url.discovery, ctype);
         if !ok_type {
             return Err(DirectoryError::MediaType {
                 url: u.clone(),

@@ -352,6 +352,28 @@ pub enum Discovery {
     JwksUri,
 }
 
+/// Whether a fetched key set's `Content-Type` is one its discovery admits
+/// (section 5.5): the directory media type ([`MEDIA_TYPE`]) at a
+/// well-known directory; that, `application/jwk-set+json` (RFC 7517
+/// section 8.5.2) or `application/json` at a JWK Set URL. Parameters and
+/// case are ignored (RFC 9110 section 8.3.1).
+pub fn media_type_accepted(discovery: Discovery, content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    match discovery {
+        Discovery::Directory => essence == MEDIA_TYPE,
+        Discovery::JwksUri => {
+            essence == MEDIA_TYPE
+                || essence == "application/jwk-set+json"
+                || essence == "application/json"
+        }
+    }
+}
+
 /// Whether the allow-list entry `allowed` admits the resolved agent `url`.
 /// An origin admits that origin's well-known directory only (whose keys
 /// carry `kid` = thumbprint and the directory's own proof); a key set at

@@ -1,0 +1,198 @@
+//! `agentsig_wasm`: the WebAssembly half of the `agentsig` package for
+//! Workers, Deno, edge runtimes and web pages (wasm-bindgen). It binds the
+//! library facade's JSON calls ([`agentsig::facade::calls`]), as the
+//! Node.js addon binds the facade: every rule (which error a failure is,
+//! the options' defaults, how a request is assembled from its parts) lives
+//! in the facade; this file converts arguments and throws.
+//!
+//! # Contract
+//! * The JavaScript half (`agentsig.js`) checks every argument's type and
+//!   bound before it is copied into the module's memory, and hands this
+//!   module strings, one JSON text of options or arguments, and bytes.
+//! * Success returns a string: the report as the CLI prints it under
+//!   `--json`, a JWS, or a JSON text. Failure throws an `Error` whose
+//!   message is [`MARK`] followed by a JSON object `{class, code, message,
+//!   report}` ([`calls::failure_json`]), which the JavaScript half turns
+//!   into the typed error (`NotVerified`, `PolicyRefused`, `FetchError`,
+//!   `BadKey`, `BadInput`).
+//! * No input reaches an `unwrap`/`expect`: a panic would be a trap of the
+//!   module (`wasm32-unknown-unknown` aborts on panic).
+//! * No I/O: key sets that must be fetched are fetched by the JavaScript
+//!   half with the runtime's `fetch` ([`key_set_urls`] says which) and
+//!   handed over as the `keySets` argument.
+
+#![forbid(unsafe_code)]
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+use agentsig::facade::calls::{self, Args};
+use agentsig::facade::{self, algorithm, Facade, Failure, Outcome};
+use agentsig::SigningKey;
+use std::sync::Arc;
+use wasm_bindgen::prelude::*;
+
+/// The prefix of the message of every error this module throws: the rest is
+/// the JSON failure the JavaScript half turns into a typed error.
+pub const MARK: &str = "\u{0}agentsig:";
+
+/// The error thrown to JavaScript: [`MARK`] and the failure as JSON.
+fn thrown(f: Failure) -> JsError {
+    JsError::new(&format!("{MARK}{}", calls::failure_json(f)))
+}
+
+fn out<T>(r: Outcome<T>) -> Result<T, JsError> {
+    r.map_err(thrown)
+}
+
+/// The bytes of an argument, checked against `max` (the JavaScript half
+/// checks first; this is the second line).
+fn bounded(b: Option<Vec<u8>>, what: &str, max: usize) -> Outcome<Vec<u8>> {
+    let b = b.unwrap_or_default();
+    if b.len() > max {
+        return Err(Failure::too_large(what, b.len(), max));
+    }
+    Ok(b)
+}
+
+/// A private key bound to one algorithm (the module half of `SigningKey`).
+#[wasm_bindgen]
+pub struct NativeKey {
+    key: Arc<SigningKey>,
+}
+
+#[wasm_bindgen]
+impl NativeKey {
+    /// A new key for `alg` (JOSE or RFC 9421 name); randomness from the
+    /// runtime's `crypto.getRandomValues`.
+    pub fn generate(alg: &str) -> Result<NativeKey, JsError> {
+        out((|| {
+            let alg = algorithm(alg)?;
+            let key = SigningKey::generate(alg)
+                .map_err(|e| Failure::bad_key(format!("cannot generate a {alg:?} key: {e}")))?;
+            Ok(NativeKey { key: Arc::new(key) })
+        })())
+    }
+
+    /// A private key from PEM (PKCS#8, SEC1, PKCS#1); `kid` names it in
+    /// signatures (default: its RFC 7638 thumbprint).
+    #[wasm_bindgen(js_name = fromPem)]
+    pub fn from_pem(pem: &str, kid: Option<String>) -> Result<NativeKey, JsError> {
+        out((|| {
+            let key =
+                SigningKey::from_pem(pem).map_err(|e| Failure::bad_key(format!("key: {e}")))?;
+            Ok(NativeKey {
+                key: Arc::new(match kid {
+                    Some(k) => key.with_kid(k),
+                    None => key,
+                }),
+            })
+        })())
+    }
+
+    /// The key id signatures carry: the given kid, else the thumbprint.
+    pub fn kid(&self) -> String {
+        self.key.kid_or_thumbprint()
+    }
+
+    /// The RFC 7638 thumbprint of the public key.
+    pub fn thumbprint(&self) -> String {
+        self.key.verifying_key().thumbprint()
+    }
+
+    /// The JOSE name of the key's one algorithm.
+    pub fn algorithm(&self) -> String {
+        self.key.algorithm().jose_name().to_owned()
+    }
+
+    /// The public JWK (RFC 7517) as JSON text; a shared secret has none.
+    #[wasm_bindgen(js_name = publicJwk)]
+    pub fn public_jwk(&self) -> Result<String, JsError> {
+        out(facade::public_jwk(&self.key).map(|j| j.to_string()))
+    }
+
+    /// The private key as PKCS#8 PEM, when it has that form.
+    #[wasm_bindgen(js_name = privatePem)]
+    pub fn private_pem(&self) -> Option<String> {
+        self.key.pkcs8_pem().map(|p| p.to_string())
+    }
+
+    /// Sign ([`calls::sign`]): `op` is `descriptor`, `card`, `request` or
+    /// `response`, `args` the JSON arguments, `data` the document or body.
+    pub fn sign(&self, op: &str, args: &str, data: Option<Vec<u8>>) -> Result<String, JsError> {
+        out((|| {
+            let data = bounded(data, "the input", calls::max_input(op))?;
+            calls::sign(&self.key, op, &Args::parse(args)?, data)
+        })())
+    }
+}
+
+/// A verifier (the module half of `Verifier`).
+#[wasm_bindgen]
+pub struct NativeVerifier {
+    inner: Arc<Facade>,
+}
+
+#[wasm_bindgen]
+impl NativeVerifier {
+    /// A verifier from its options (JSON text, normalized by the JavaScript
+    /// half; durations and times in seconds).
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: &str) -> Result<NativeVerifier, JsError> {
+        out((|| calls::verifier(&Args::parse(options)?, None))())
+            .map(|f| NativeVerifier { inner: Arc::new(f) })
+    }
+
+    /// Whether Web Bot Auth key sets were given (`agentKeys`).
+    #[wasm_bindgen(js_name = webBotAuthKeys)]
+    pub fn web_bot_auth_keys(&self) -> bool {
+        self.inner.web_bot_auth_keys()
+    }
+
+    /// Whether nonces are checked against a replay store.
+    #[wasm_bindgen(js_name = hasReplayStore)]
+    pub fn has_replay_store(&self) -> bool {
+        self.inner.verifier().replay_store().is_some()
+    }
+
+    /// This verifier with a replay store (`memory`) in place of its own.
+    #[wasm_bindgen(js_name = withReplayStore)]
+    pub fn with_replay_store(&self, store: &str) -> Result<NativeVerifier, JsError> {
+        out(self.inner.with_replay_store(store)).map(|f| NativeVerifier { inner: Arc::new(f) })
+    }
+
+    /// Verify ([`calls::verify`]); the report's `--json` text.
+    pub fn run(
+        &self,
+        op: &str,
+        args: &str,
+        data: Option<Vec<u8>>,
+        data2: Option<Vec<u8>>,
+    ) -> Result<String, JsError> {
+        out((|| {
+            let data = bounded(data, "the input", calls::max_input(op))?;
+            let data2 = bounded(data2, "the request body", facade::MAX_INPUT_BYTES)?;
+            calls::verify(&self.inner, op, &Args::parse(args)?, data, data2)
+        })())
+    }
+}
+
+/// RFC 8785 canonical form of a JSON text (strict I-JSON).
+#[wasm_bindgen]
+pub fn canonicalize(doc: Vec<u8>) -> Result<Vec<u8>, JsError> {
+    out((|| {
+        let b = bounded(Some(doc), "the document", calls::max_input("descriptor"))?;
+        agentsig::jcs::canonicalize(&b).map_err(|e| Failure::malformed(format!("JSON: {e}")))
+    })())
+}
+
+/// The bounds the JavaScript half checks, as JSON text ([`calls::limits`]).
+#[wasm_bindgen]
+pub fn limits() -> String {
+    calls::limits()
+}
+
+/// The key sets a request's `Signature-Agent` names, as JSON
+/// ([`calls::key_set_urls`]); `args` is `{headers}`.
+#[wasm_bindgen(js_name = keySetUrls)]
+pub fn key_set_urls(args: &str) -> Result<String, JsError> {
+    out((|| calls::key_set_urls(&Args::parse(args)?))())
+}
