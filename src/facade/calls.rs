@@ -393,7 +393,12 @@ pub fn verify(v: &Facade, op: &str, a: &Args, data: Vec<u8>, data2: Vec<u8>) -> 
             a.str("audience")?,
             a.bool("denyWarnings")?,
         )?,
-        "catalog" => v.verify_catalog(&data, None, a.bool("requireSigned")?)?,
+        "catalog" => v.verify_catalog(
+            &data,
+            None,
+            a.bool("requireSigned")?,
+            a.bool("allowUnsigned")?,
+        )?,
         _ => return Err(Failure::usage(format!("unknown operation {op:?}"))),
     };
     report_text(&r)
