@@ -146,7 +146,7 @@ async function httpsServer(handler) {
   const tlsFetch = (url, init) => {
     if (!url.startsWith('https:')) return globalThis.fetch(url, init);
     return new Promise((resolve, reject) => {
-      const req = https.request(url, { method: init.method, headers: init.headers, ca: cert }, (res) => {
+      const req = https.request(url, { method: init.method, headers: Object.fromEntries(init.headers), ca: cert }, (res) => {
         res.resume();
         const headers = new Headers();
         for (const [n, v] of Object.entries(res.headers)) headers.set(n, Array.isArray(v) ? v.join(', ') : v);
