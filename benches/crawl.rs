@@ -68,7 +68,7 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(2000);
-    let dir = redis_support::tmp("crawl-bench");
+    let dir = redis_support::tmp("crawl-bench-work");
     let ca = Ca::new();
     std::fs::write(dir.join("ca.pem"), ca.pem()).expect("ca");
     let srv = Server::start_keep_alive(&ca, &[HOST]);
