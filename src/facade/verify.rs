@@ -656,7 +656,9 @@ mod tests {
     }
 
     fn signed_catalog() -> Value {
-        let entry = json!({"identifier": "urn:a", "displayName": "A", "mediaType": "application/zip", "url": "https://example.com/a"});
+        // Inline, so that signing binds it (a url entry at hand is not
+        // fetched: nothing binds its bytes).
+        let entry = json!({"identifier": "urn:a", "displayName": "A", "mediaType": "application/zip", "data": {"a": 1}});
         let mut doc = json!({"specVersion": "1.0", "entries": [entry]});
         crate::catalog::sign_catalog(&mut doc, &key(), &crate::catalog::SignTarget::Every).unwrap();
         doc
@@ -671,6 +673,7 @@ mod tests {
         let j = serde_json::to_value(&r).unwrap();
         assert_eq!(j["verdict"], "verified");
         assert_eq!(j["details"]["entries"][0]["manifest"]["status"], "verified");
+        assert_eq!(j["details"]["entries"][0]["binding"], "manifest-digest");
         assert_eq!(j["details"]["require_signed"], true);
     }
 
