@@ -146,7 +146,7 @@ fn key_discovery_for_identities_counts_toward_the_catalog_bounds() {
         .iter()
         .filter(|e| e.manifest.status == Status::Verified)
         .count();
-    assert!(verified >= 1 && verified < 20, "{verified} verified");
+    assert!((1..20).contains(&verified), "{verified} verified");
     assert!(!r.verified());
     let refused = r
         .entries

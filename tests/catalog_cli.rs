@@ -807,7 +807,14 @@ fn verify_options_a_catalog_file_cannot_honour_are_refused() {
     assert_eq!(code, 1, "a key header refuses the signature: {out}{err}");
     let (code, out, err) = run(
         Path::new(ROOT),
-        &["verify", file, "--jwks", &jwks, "--ignore-key-headers", "--json"],
+        &[
+            "verify",
+            file,
+            "--jwks",
+            &jwks,
+            "--ignore-key-headers",
+            "--json",
+        ],
     );
     // Honoured: the host manifest verifies; the catalog stays `unsigned`
     // only for its unbound skill (a url entry read from a file).

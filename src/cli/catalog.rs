@@ -253,16 +253,16 @@ fn verifier(v: &VerifyCatalog<'_>, keys: agentsig::trust::StaticKeys) -> Verifie
     Verifier::builder(catalog::manifest::SelfCertifyingKeys::new(
         std::sync::Arc::new(keys),
     ))
-        .allow_internal_endpoints(local)
-        .algorithms(v.trust.allow_list())
-        .strict_low_s(v.trust.strict_low_s)
-        .jws(policy(v.typ))
-        .key_headers(if v.ignore_key_headers {
-            agentsig::jws::KeyHeaderPolicy::Ignore
-        } else {
-            agentsig::jws::KeyHeaderPolicy::Refuse
-        })
-        .build()
+    .allow_internal_endpoints(local)
+    .algorithms(v.trust.allow_list())
+    .strict_low_s(v.trust.strict_low_s)
+    .jws(policy(v.typ))
+    .key_headers(if v.ignore_key_headers {
+        agentsig::jws::KeyHeaderPolicy::Ignore
+    } else {
+        agentsig::jws::KeyHeaderPolicy::Refuse
+    })
+    .build()
 }
 
 fn policy(typ: &[String]) -> agentsig::jws::JwsPolicy {
