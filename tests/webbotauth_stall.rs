@@ -392,3 +392,105 @@ fn signature_key_fetches_are_bounded_like_directories() {
     // Two signers, one metadata fetch each (the tarpit closes them).
     assert_eq!(tarpit.connections() - before, 2);
 }
+
+/// Two `Signature-Agent` labels, the first naming a directory that never
+/// answers, the second a healthy signed one: the labels' key sets are
+/// fetched together, each under the whole verification deadline, so the
+/// tarpit does not spend the healthy label's time. The request verifies
+/// with the second label, and the healthy directory was fetched exactly
+/// once (counted at its server; the tarpit is let go once it was).
+#[test]
+fn a_tarpit_label_does_not_spend_another_labels_deadline() {
+    use agentsig::webbotauth::directory::{directory_body, directory_headers};
+    use agentsig::webbotauth::{sign_message, Status, MEDIA_TYPE, WELL_KNOWN_PATH};
+    use net_support::{Ca, Resp, Server};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let ca = Ca::new();
+    let srv = Server::start(&ca, &["agent.example"]);
+    let tarpit = Tarpit::start(|| {});
+    let good = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    let stalled = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    let body = directory_body(&[good.verifying_key()]);
+    let authority = format!("agent.example:{}", srv.port);
+    let mut dir = Resp::ok(MEDIA_TYPE, body.clone());
+    dir.headers.clear();
+    for (n, v) in directory_headers(&body, &authority, &[&good], now() - 10, now() + 3600).unwrap()
+    {
+        dir = dir.header(&n.to_ascii_lowercase(), &v);
+    }
+    srv.route(WELL_KNOWN_PATH, dir);
+    let long = Duration::from_secs(300);
+    let f = Fetcher::with_policy(
+        FetchPolicy::default()
+            .extra_root_pem(ca.pem())
+            .allow_private_networks(true)
+            .pin("tarpit.example", loopback())
+            .pin("agent.example", loopback())
+            .timeouts(long, long)
+            .operation_timeout(long),
+    )
+    .unwrap();
+    let client = DirectoryClient::new(Arc::new(f));
+
+    let mut m =
+        Message::parse(b"GET /page HTTP/1.1\r\nHost: site.example\r\n\r\n", "https").unwrap();
+    let mut first = SignOptions::new(tarpit.url("/keys/stall.json"), now());
+    first.label = "sig1".into();
+    sign_message(&mut m, &stalled, &first).unwrap();
+    let mut second = SignOptions::new(srv.url("agent.example", ""), now());
+    second.label = "sig2".into();
+    sign_message(&mut m, &good, &second).unwrap();
+
+    let done = AtomicBool::new(false);
+    let report = std::thread::scope(|s| {
+        // Lets the tarpit go once the healthy directory was fetched (or the
+        // verification ended), so that the test waits for no deadline.
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) && srv.hit_count(WELL_KNOWN_PATH) == 0 {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            tarpit.release();
+        });
+        // One deadline for the whole verification, as `BotAuthLayer` sets.
+        let r = agentsig::net::fetch::with_deadline(
+            std::time::Instant::now() + Duration::from_secs(10),
+            || WebBotAuthVerifier::new(Policy::default()).verify(&m, &client, now()),
+        );
+        done.store(true, Ordering::Relaxed);
+        r
+    });
+    assert_eq!(
+        report.status(),
+        Status::Verified,
+        "{:?}",
+        report.first_error()
+    );
+    let v = report.verified().unwrap();
+    assert_eq!(v.label, "sig2");
+    assert_eq!(v.key_set_url, srv.url("agent.example", WELL_KNOWN_PATH));
+    assert_eq!(srv.hit_count(WELL_KNOWN_PATH), 1);
+    // The tarpit label was asked at most once, and did not verify.
+    assert!(tarpit.connections() <= 1);
+    assert!(report.labels[0].result.is_err());
+}
+
+/// A key set cut short by the verification's deadline names that deadline
+/// (its length as the caller set it), not the fetcher's own timeouts.
+#[test]
+fn a_deadline_failure_names_the_deadline_that_ran_out() {
+    let tarpit = Tarpit::start(|| {});
+    let k = SigningKey::generate(Algorithm::Ed25519).unwrap();
+    let m = message(&signed_request(&k, &tarpit.url("/keys/late.json"), now()));
+    let dir = client();
+    let r = agentsig::net::fetch::with_deadline(
+        std::time::Instant::now() + Duration::from_millis(300),
+        || WebBotAuthVerifier::new(Policy::default()).verify(&m, &dir, now()),
+    );
+    let e = r.first_error().expect("the tarpit never answers");
+    let text = e.to_string();
+    assert!(
+        text.contains("the verification's deadline (300 ms)"),
+        "{text}"
+    );
+}

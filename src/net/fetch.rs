@@ -52,16 +52,47 @@ pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_OPERATION_TIMEOUT: Duration = Duration::from_secs(30);
 
 thread_local! {
-    /// The deadline of the operation running on this thread, if any.
-    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// The deadline of the operation running on this thread, if any, with
+    /// its length (what a failure past it names).
+    static DEADLINE: Cell<Option<OperationDeadline>> = const { Cell::new(None) };
+}
+
+/// An operation deadline in force ([`with_deadline`]): when it ends, and
+/// the length it was given, which a fetch failing past it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OperationDeadline {
+    pub(crate) at: Instant,
+    pub(crate) limit: Duration,
 }
 
 /// Run `f` with every fetch made on this thread bounded by `deadline` too
 /// (the earlier of it and any deadline already in force). A fetch past it
-/// fails with [`FetchError::Deadline`]. Work handed to another thread must
-/// carry [`current_deadline`] over itself.
+/// fails with [`FetchError::Deadline`], naming the length of the deadline
+/// that ran out. Work handed to another thread must carry
+/// [`current_deadline`] over itself.
 pub fn with_deadline<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
-    struct Restore(Option<Instant>);
+    within(
+        OperationDeadline {
+            at: deadline,
+            // Whole milliseconds, rounded up: the length as the caller set it.
+            limit: Duration::from_millis(
+                u64::try_from(
+                    deadline
+                        .saturating_duration_since(Instant::now())
+                        .as_micros()
+                        .div_ceil(1000),
+                )
+                .unwrap_or(u64::MAX),
+            ),
+        },
+        f,
+    )
+}
+
+/// [`with_deadline`] with the deadline (and the length it names) taken
+/// from another thread's [`operation_deadline`].
+pub(crate) fn within<T>(deadline: OperationDeadline, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<OperationDeadline>);
     impl Drop for Restore {
         fn drop(&mut self) {
             DEADLINE.with(|d| d.set(self.0));
@@ -69,12 +100,21 @@ pub fn with_deadline<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
     }
     let prev = DEADLINE.with(Cell::get);
     let _restore = Restore(prev);
-    DEADLINE.with(|d| d.set(Some(prev.map_or(deadline, |p| p.min(deadline)))));
+    let next = match prev {
+        Some(p) if p.at <= deadline.at => p,
+        _ => deadline,
+    };
+    DEADLINE.with(|d| d.set(Some(next)));
     f()
 }
 
 /// The operation deadline in force on this thread ([`with_deadline`]).
 pub fn current_deadline() -> Option<Instant> {
+    DEADLINE.with(Cell::get).map(|d| d.at)
+}
+
+/// The operation deadline in force on this thread, with its length.
+pub(crate) fn operation_deadline() -> Option<OperationDeadline> {
     DEADLINE.with(Cell::get)
 }
 
@@ -1078,7 +1118,7 @@ impl Fetcher {
                 return Turn::Answered(Err(FetchError::Deadline {
                     url: url.to_owned(),
                     scope: "operation",
-                    limit: self.policy.operation_timeout,
+                    limit: operation_deadline().map_or(self.policy.operation_timeout, |d| d.limit),
                 }));
             }
             if since.elapsed() >= lock_ttl {
@@ -1365,15 +1405,15 @@ impl Fetcher {
                 };
             }
         }
-        match current_deadline() {
-            Some(op) if op < own => {
-                let (scope, limit) = if op + self.policy.timeout / 20 < own {
-                    ("operation", self.policy.operation_timeout)
+        match operation_deadline() {
+            Some(op) if op.at < own => {
+                let (scope, limit) = if op.at + self.policy.timeout / 20 < own {
+                    ("operation", op.limit)
                 } else {
                     ("fetch", self.policy.timeout)
                 };
                 Deadline {
-                    at: op,
+                    at: op.at,
                     scope,
                     limit,
                 }

@@ -551,6 +551,55 @@ impl KeyDirectory for DirectoryClient {
             }
         }
     }
+
+    /// Each set on its own thread, at most
+    /// [`MAX_KEY_SETS_PER_REQUEST`](crate::webbotauth::MAX_KEY_SETS_PER_REQUEST)
+    /// at a time, each under the whole deadline in force on the calling
+    /// thread ([`with_deadline`](super::fetch::with_deadline)), so that a
+    /// directory that never answers, named by one `Signature-Agent` label,
+    /// does not spend the time of another label's healthy directory. The
+    /// call as a whole is still bounded by that one deadline (and each set
+    /// by the fetcher's
+    /// [`operation_timeout`](super::FetchPolicy::operation_timeout)), and the
+    /// fetches by [`DirectoryClient::max_fetches`].
+    fn key_sets(&self, urls: &[&AgentUrl]) -> Vec<Result<Arc<KeySet>, DirectoryError>> {
+        let deadline = super::fetch::operation_deadline();
+        let one = |u: &AgentUrl| match deadline {
+            Some(d) => super::fetch::within(d, || self.key_set(u)),
+            None => self.key_set(u),
+        };
+        let one = &one;
+        let mut out = Vec::with_capacity(urls.len());
+        for chunk in urls.chunks(crate::webbotauth::MAX_KEY_SETS_PER_REQUEST) {
+            let Some((first, rest)) = chunk.split_first() else {
+                continue;
+            };
+            std::thread::scope(|s| {
+                let spawned: Vec<_> = rest
+                    .iter()
+                    .map(|u| {
+                        std::thread::Builder::new()
+                            .name("agentsig-key-set".into())
+                            .spawn_scoped(s, move || one(u))
+                    })
+                    .collect();
+                out.push(one(first));
+                for (u, h) in rest.iter().zip(spawned) {
+                    out.push(match h {
+                        Ok(h) => h.join().unwrap_or_else(|_| {
+                            Err(DirectoryError::Fetch {
+                                url: u.key_set_url.clone(),
+                                message: "the fetching thread failed".into(),
+                            })
+                        }),
+                        // No thread: fetched here, after the others.
+                        Err(_) => one(u),
+                    });
+                }
+            });
+        }
+        out
+    }
 }
 
 /// `Signature-Key` `jwks_uri` (draft-hardt-httpbis-signature-key-07, an

@@ -260,7 +260,9 @@ pub struct BotAuthConfig {
     pub scheme: &'static str,
     /// Total time the verification of one request may spend fetching key
     /// sets (every fetch it makes ends by then; default 10 s), so that a
-    /// request naming slow directories cannot hold a worker for long.
+    /// request naming slow directories cannot hold a worker for long. The
+    /// key sets of its labels are fetched concurrently, each under the whole
+    /// of it ([`crate::webbotauth::KeyDirectory::key_sets`]).
     pub verify_deadline: std::time::Duration,
 }
 

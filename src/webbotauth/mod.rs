@@ -975,6 +975,18 @@ pub trait KeyDirectory: Send + Sync {
     /// progress, unless the last good set for the URL is still within its `max_stale`; a failure
     /// is answered again, without fetching, for its `failure_ttl`.
     fn key_set(&self, url: &AgentUrl) -> Result<Arc<KeySet>, DirectoryError>;
+
+    /// The key sets published at each of `urls`, in the same order:
+    /// [`KeyDirectory::key_set`] of each, one after the other. A directory
+    /// that fetches overrides it to fetch them concurrently, each under the
+    /// whole deadline of the verification, so that a directory that never
+    /// answers does not spend the time of the others
+    /// (`crate::net::webbotauth::DirectoryClient` does).
+    /// [`WebBotAuthVerifier::verify`] asks once per request, for the distinct
+    /// key sets of the signatures that passed every check needing no key.
+    fn key_sets(&self, urls: &[&AgentUrl]) -> Vec<Result<Arc<KeySet>, DirectoryError>> {
+        urls.iter().map(|u| self.key_set(u)).collect()
+    }
 }
 
 /// A [`KeyDirectory`] that consults at most [`MAX_KEY_SETS_PER_REQUEST`]
@@ -988,6 +1000,31 @@ impl KeyDirectory for Budgeted<'_> {
     fn key_set(&self, url: &AgentUrl) -> Result<Arc<KeySet>, DirectoryError> {
         self.consulted.admit(&url.key_set_url)?;
         self.inner.key_set(url)
+    }
+
+    fn key_sets(&self, urls: &[&AgentUrl]) -> Vec<Result<Arc<KeySet>, DirectoryError>> {
+        // The first admitted sets are consulted together; the further ones
+        // are refused without asking the directory.
+        let admitted: Vec<Result<(), DirectoryError>> = urls
+            .iter()
+            .map(|u| self.consulted.admit(&u.key_set_url))
+            .collect();
+        let asked: Vec<&AgentUrl> = urls
+            .iter()
+            .zip(&admitted)
+            .filter(|(_, a)| a.is_ok())
+            .map(|(u, _)| *u)
+            .collect();
+        let mut sets = self.inner.key_sets(&asked).into_iter();
+        urls.iter()
+            .zip(admitted)
+            .map(|(u, a)| match a {
+                Ok(()) => sets
+                    .next()
+                    .unwrap_or_else(|| Err(DirectoryError::NotKnown(u.key_set_url.clone()))),
+                Err(e) => Err(e),
+            })
+            .collect()
     }
 }
 
@@ -1417,27 +1454,60 @@ impl WebBotAuthVerifier {
             inner: dir,
             consulted: KeySetBudget::default(),
         };
-        for c in candidates {
-            let mut agent = None;
-            let result = self.verify_label(msg, &c, agents.as_ref(), &dir, now, &mut agent);
+        // Every check needing no key first, for every label: a signature
+        // that fails one makes no fetch. Then the distinct key sets of the
+        // others, asked for together (a fetching directory fetches them
+        // concurrently, each under the whole deadline, so that a directory
+        // that never answers, named by one label, does not spend the time
+        // of another's); then each label against its set.
+        let prepared: Vec<(Option<String>, Result<Prepared, Error>)> = candidates
+            .iter()
+            .map(|c| {
+                let mut agent = None;
+                let p = self.prepare_label(msg, c, agents.as_ref(), now, &mut agent);
+                (agent, p)
+            })
+            .collect();
+        let mut urls: Vec<&AgentUrl> = Vec::new();
+        for p in prepared.iter().filter_map(|(_, p)| p.as_ref().ok()) {
+            if !urls.iter().any(|u| u.key_set_url == p.url.key_set_url) {
+                urls.push(&p.url);
+            }
+        }
+        let sets = dir.key_sets(&urls);
+        for (c, (agent, p)) in candidates.into_iter().zip(prepared.iter()) {
+            let result = match p {
+                Err(e) => Err(e.clone()),
+                Ok(p) => {
+                    let set = urls
+                        .iter()
+                        .position(|u| u.key_set_url == p.url.key_set_url)
+                        .and_then(|i| sets.get(i).cloned())
+                        .unwrap_or_else(|| {
+                            Err(DirectoryError::NotKnown(p.url.key_set_url.clone()))
+                        });
+                    self.finish_label(msg, p, set, now)
+                }
+            };
             report.labels.push(LabelOutcome {
                 label: c.label,
-                agent,
+                agent: agent.clone(),
                 result,
             });
         }
         report
     }
 
-    fn verify_label(
+    /// Every check of the label `c` that needs no key (section 5.4 and
+    /// RFC 9421 section 3.2 up to the choice of the key).
+    fn prepare_label(
         &self,
         msg: &Message,
         c: &Candidate,
         agents: Option<&SignatureAgent>,
-        dir: &dyn KeyDirectory,
         now: i64,
         agent_out: &mut Option<String>,
-    ) -> Result<VerifiedAgent, Error> {
+    ) -> Result<Prepared, Error> {
         if self.policy.require_tls {
             if let crate::httpsig::message::Kind::Request(line) = &msg.kind {
                 if !line.scheme.eq_ignore_ascii_case("https") {
@@ -1535,9 +1605,34 @@ impl WebBotAuthVerifier {
         // The key set may be a fetch the request itself names: it is made
         // only for a signature that passes every check needing no key.
         self.precheck(msg, &hp, now)?;
-        let set = dir.key_set(&url)?;
-        let key = set.get(&keyid).ok_or_else(|| {
-            if set.withheld.contains(&keyid) {
+        Ok(Prepared {
+            label: c.label.clone(),
+            url,
+            keyid,
+            hp,
+            legacy: agents.legacy,
+        })
+    }
+
+    /// The rest of the checks of a label that passed
+    /// [`WebBotAuthVerifier::prepare_label`], against its key set.
+    fn finish_label(
+        &self,
+        msg: &Message,
+        p: &Prepared,
+        set: Result<Arc<KeySet>, DirectoryError>,
+        now: i64,
+    ) -> Result<VerifiedAgent, Error> {
+        let Prepared {
+            label,
+            url,
+            keyid,
+            hp,
+            legacy,
+        } = p;
+        let set = set?;
+        let key = set.get(keyid).ok_or_else(|| {
+            if set.withheld.contains(keyid) {
                 Error::Directory(DirectoryError::KeyNotProven {
                     url: url.key_set_url.clone(),
                     keyid: keyid.clone(),
@@ -1550,19 +1645,28 @@ impl WebBotAuthVerifier {
             }
         })?;
         let trusted = TrustedKey::new(key.clone(), KeySource::Discovered(url.key_set_url.clone()));
-        let r = self.verify_one(msg, &hp, trusted, now)?;
+        let r = self.verify_one(msg, hp, trusted, now)?;
         Ok(VerifiedAgent {
-            label: c.label.clone(),
-            agent: url.agent,
-            key_set_url: url.key_set_url,
-            keyid,
+            label: label.clone(),
+            agent: url.agent.clone(),
+            key_set_url: url.key_set_url.clone(),
+            keyid: keyid.clone(),
             alg: key.algorithm().httpsig_name(),
             created: r.created.unwrap_or_default(),
             expires: r.expires.unwrap_or_default(),
             nonce: r.nonce,
-            legacy: agents.legacy,
+            legacy: *legacy,
         })
     }
+}
+
+/// A label that passed every check needing no key, waiting for its key set.
+struct Prepared {
+    label: String,
+    url: AgentUrl,
+    keyid: String,
+    hp: HttpPolicy,
+    legacy: bool,
 }
 
 struct Candidate {
