@@ -1013,6 +1013,31 @@ impl SigningKey {
     }
 }
 
+/// A signing key whose every signature fails with `err`, as a token that
+/// does not answer: for the tests of what its callers do then.
+#[cfg(test)]
+pub(crate) fn failing_key(err: Pkcs11Error) -> SigningKey {
+    struct Failing(Pkcs11Error);
+    impl super::types::ExternalKey for Failing {
+        fn sign(&self, _: &[u8]) -> Result<Vec<u8>, KeyError> {
+            Err(KeyError::Pkcs11(self.0.clone()))
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+    let alg = Algorithm::Ed25519;
+    let public = SigningKey::generate(alg)
+        .map(|k| k.verifying_key().clone())
+        .unwrap_or_else(|e| panic!("{e}"));
+    SigningKey {
+        alg,
+        inner: super::types::PrivateInner::External(Arc::new(Failing(err))),
+        public,
+        pkcs8: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1043,30 +1068,5 @@ mod tests {
                 "{alg}"
             );
         }
-    }
-}
-
-/// A signing key whose every signature fails with `err`, as a token that
-/// does not answer: for the tests of what its callers do then.
-#[cfg(test)]
-pub(crate) fn failing_key(err: Pkcs11Error) -> SigningKey {
-    struct Failing(Pkcs11Error);
-    impl super::types::ExternalKey for Failing {
-        fn sign(&self, _: &[u8]) -> Result<Vec<u8>, KeyError> {
-            Err(KeyError::Pkcs11(self.0.clone()))
-        }
-        fn as_any(&self) -> &dyn std::any::Any {
-            self
-        }
-    }
-    let alg = Algorithm::Ed25519;
-    let public = SigningKey::generate(alg)
-        .map(|k| k.verifying_key().clone())
-        .unwrap_or_else(|e| panic!("{e}"));
-    SigningKey {
-        alg,
-        inner: super::types::PrivateInner::External(Arc::new(Failing(err))),
-        public,
-        pkcs8: None,
     }
 }

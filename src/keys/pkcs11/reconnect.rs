@@ -74,7 +74,11 @@ impl Reconnect {
             let mut cur = lock(&self.current);
             // An attempt that has returned (its thread not yet cleared
             // it) is over: this caller starts a new one.
-            if cur.attempt.as_ref().is_some_and(|a| lock(&a.done).is_some()) {
+            if cur
+                .attempt
+                .as_ref()
+                .is_some_and(|a| lock(&a.done).is_some())
+            {
                 *cur = Current::default();
             }
             match &cur.attempt {
@@ -123,7 +127,11 @@ impl Reconnect {
         }
         drop(done);
         let mut cur = lock(&self.current);
-        if cur.attempt.as_ref().is_some_and(|a| Arc::ptr_eq(a, &attempt)) {
+        if cur
+            .attempt
+            .as_ref()
+            .is_some_and(|a| Arc::ptr_eq(a, &attempt))
+        {
             cur.stuck = true;
         }
         Err(Pkcs11Error::TimedOut(format!(
