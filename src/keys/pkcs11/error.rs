@@ -74,6 +74,11 @@ pub enum Pkcs11Error {
     /// nothing was signed. Later calls reconnect.
     #[error("the token is unavailable, nothing was signed: {0}")]
     Unavailable(String),
+    /// A reconnect to the token did not return within the reconnect timeout
+    /// (a hung token or library), or an earlier one is still stuck: nothing
+    /// was signed. A later call reconnects once the stuck call returns.
+    #[error("the token is not answering, nothing was signed: {0}")]
+    TimedOut(String),
     /// The key on the token no longer has the public key it had when it was
     /// loaded (the token was re-provisioned): refused, so a signature never
     /// carries the wrong `kid`.

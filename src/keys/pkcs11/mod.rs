@@ -27,7 +27,11 @@
 //!   device removed, library finalized, logged out) the pool is dropped and
 //!   the next call reconnects: find the token, log in, find the key, check
 //!   its public key is still the one loaded. Meanwhile every call fails
-//!   ([`Pkcs11Error::Unavailable`]): nothing is ever returned unsigned. A
+//!   ([`Pkcs11Error::Unavailable`]): nothing is ever returned unsigned. The
+//!   reconnect runs on a helper thread, one at a time, and signers wait for
+//!   it at most [`RECONNECT_TIMEOUT`]; a token that hangs fails them with
+//!   [`Pkcs11Error::TimedOut`], at once while the stuck call has not
+//!   returned. A
 //!   PIN the token refuses at a reconnect is not tried again
 //!   ([`Pkcs11Error::PinNotRetried`]): each refused login counts toward the
 //!   token's lockout.
@@ -41,9 +45,11 @@
 //!   signature (docs/benchmarks.md, "Signing through a PKCS#11 token").
 
 pub(crate) mod error;
+mod reconnect;
 mod uri;
 
 pub use error::Pkcs11Error;
+pub use reconnect::RECONNECT_TIMEOUT;
 pub use uri::{Pkcs11Uri, MAX_URI};
 
 use super::{KeyError, LoadOptions, SigningKey, VerifyingKey};
@@ -110,11 +116,12 @@ pub struct TokenKeyInfo {
 pub struct TokenKey {
     ctx: Pkcs11,
     uri: Pkcs11Uri,
-    pin: Option<AuthPin>,
+    pin: Arc<Option<AuthPin>>,
     alg: Algorithm,
     public: VerifyingKey,
     info: TokenKeyInfo,
-    state: Mutex<State>,
+    state: Arc<Mutex<State>>,
+    reconnect: reconnect::Reconnect,
     /// Signatures the token made (C_Sign calls that succeeded).
     signatures: std::sync::atomic::AtomicU64,
 }
@@ -578,6 +585,60 @@ fn mechanism(alg: Algorithm, msg: &[u8]) -> Result<(Mechanism<'static>, Vec<u8>)
     })
 }
 
+/// What a reconnect needs, owned: it runs on a helper thread that may
+/// outlive the signer waiting for it (a hung token).
+struct Target {
+    ctx: Pkcs11,
+    uri: Pkcs11Uri,
+    pin: Arc<Option<AuthPin>>,
+    alg: Algorithm,
+    thumbprint: String,
+    state: Arc<Mutex<State>>,
+}
+
+impl Target {
+    /// Find the slot, log in, find the key and check its public key, then
+    /// pool the session: the state after a (re)connect.
+    fn connect(self) -> Result<(), Pkcs11Error> {
+        let slot = match find_slot(&self.ctx, &self.uri) {
+            Err(CkOr::Ck(CkError::Pkcs11(RvError::CryptokiNotInitialized, _))) => {
+                // The library was finalized (a restarted HSM client):
+                // initialize it again, then look again.
+                initialize(&self.ctx).map_err(ck)?;
+                find_slot(&self.ctx, &self.uri)?
+            }
+            other => other?,
+        };
+        let session = self.ctx.open_ro_session(slot).map_err(ck)?;
+        {
+            let mut st = lock(&self.state);
+            st.opened += 1;
+            st.logins += 1;
+        }
+        match login(&self.ctx, slot, &session, self.pin.as_ref().as_ref()) {
+            Err(CkOr::Ck(CkError::Pkcs11(RvError::PinIncorrect | RvError::PinLocked, f))) => {
+                lock(&self.state).pin_refused = true;
+                return Err(Pkcs11Error::PinNotRetried(format!(
+                    "{f}: the token refused the PIN"
+                )));
+            }
+            other => other?,
+        }
+        let key = find_private(&session, &self.uri)?;
+        let (public, _) = read_public(&session, key, Some(self.alg))?;
+        if public.thumbprint() != self.thumbprint {
+            return Err(Pkcs11Error::KeyChanged {
+                loaded: self.thumbprint,
+                now: public.thumbprint(),
+            });
+        }
+        let mut st = lock(&self.state);
+        st.conn = Some((slot, key));
+        st.idle.push(session);
+        Ok(())
+    }
+}
+
 impl TokenKey {
     /// The algorithm the key signs with.
     pub fn algorithm(&self) -> Algorithm {
@@ -608,70 +669,56 @@ impl TokenKey {
         lock(&self.state).logins
     }
 
-    /// Find the slot, log in, find the key and check its public key: the
-    /// state after a (re)connect, with a session to sign with.
-    fn connect(&self, st: &mut State) -> Result<Session, CkOr> {
-        if st.pin_refused {
+    /// How many reconnects this key has started (each on a helper thread,
+    /// one at a time).
+    pub fn reconnects(&self) -> u64 {
+        self.reconnect.attempts()
+    }
+
+    /// A pooled session and the key handle, and the generation they belong
+    /// to, when connected.
+    fn pooled(&self) -> Result<Option<(Session, ObjectHandle, u64)>, CkOr> {
+        let mut st = lock(&self.state);
+        let Some((slot, key)) = st.conn else {
+            return Ok(None);
+        };
+        let s = match st.idle.pop() {
+            Some(s) => s,
+            None => {
+                let s = self.ctx.open_ro_session(slot)?;
+                st.opened += 1;
+                s
+            }
+        };
+        Ok(Some((s, key, st.generation)))
+    }
+
+    /// A session and the key handle, and the generation they belong to:
+    /// reconnects first when not connected, waiting for it at most the
+    /// reconnect timeout.
+    fn checkout(&self) -> Result<(Session, ObjectHandle, u64), CkOr> {
+        if let Some(c) = self.pooled()? {
+            return Ok(c);
+        }
+        if lock(&self.state).pin_refused {
             return Err(CkOr::Err(Pkcs11Error::PinNotRetried(
                 "the token refused the PIN at an earlier reconnect".into(),
             )));
         }
-        let slot = match find_slot(&self.ctx, &self.uri) {
-            Err(CkOr::Ck(CkError::Pkcs11(RvError::CryptokiNotInitialized, _))) => {
-                // The library was finalized (a restarted HSM client):
-                // initialize it again, then look again.
-                initialize(&self.ctx)?;
-                find_slot(&self.ctx, &self.uri)?
-            }
-            other => other?,
+        let target = Target {
+            ctx: self.ctx.clone(),
+            uri: self.uri.clone(),
+            pin: self.pin.clone(),
+            alg: self.alg,
+            thumbprint: self.public.thumbprint(),
+            state: self.state.clone(),
         };
-        let session = self.ctx.open_ro_session(slot)?;
-        st.opened += 1;
-        st.logins += 1;
-        match login(&self.ctx, slot, &session, self.pin.as_ref()) {
-            Err(CkOr::Ck(CkError::Pkcs11(RvError::PinIncorrect | RvError::PinLocked, f))) => {
-                st.pin_refused = true;
-                return Err(CkOr::Err(Pkcs11Error::PinNotRetried(format!(
-                    "{f}: the token refused the PIN"
-                ))));
-            }
-            other => other?,
-        }
-        let key = find_private(&session, &self.uri)?;
-        let (public, _) = read_public(&session, key, Some(self.alg))?;
-        if public.thumbprint() != self.public.thumbprint() {
-            return Err(Pkcs11Error::KeyChanged {
-                loaded: self.public.thumbprint(),
-                now: public.thumbprint(),
-            }
-            .into());
-        }
-        st.conn = Some((slot, key));
-        Ok(session)
-    }
-
-    /// A session and the key handle, and the generation they belong to.
-    fn checkout(&self) -> Result<(Session, ObjectHandle, u64), CkOr> {
-        let mut st = lock(&self.state);
-        if let Some((slot, key)) = st.conn {
-            let s = match st.idle.pop() {
-                Some(s) => s,
-                None => {
-                    let s = self.ctx.open_ro_session(slot)?;
-                    st.opened += 1;
-                    s
-                }
-            };
-            return Ok((s, key, st.generation));
-        }
-        let s = self.connect(&mut st)?;
-        let key = st
-            .conn
-            .map(|c| c.1)
-            .ok_or(CkOr::Err(Pkcs11Error::Unavailable(
-                "no key handle after connecting".into(),
-            )))?;
-        Ok((s, key, st.generation))
+        self.reconnect
+            .run(move || target.connect())
+            .map_err(CkOr::Err)?;
+        self.pooled()?.ok_or(CkOr::Err(Pkcs11Error::Unavailable(
+            "the token went away again after reconnecting".into(),
+        )))
     }
 
     fn checkin(&self, s: Session, generation: u64) {
@@ -708,6 +755,12 @@ impl TokenKey {
                 Err(CkOr::Ck(e)) if transient(&e) => {
                     self.reset(lock(&self.state).generation);
                     last = Some(ck(e));
+                    continue;
+                }
+                Err(CkOr::Err(e @ Pkcs11Error::Unavailable(_))) => {
+                    // The token is not back yet: one more reconnect.
+                    self.reset(lock(&self.state).generation);
+                    last = Some(e);
                     continue;
                 }
                 Err(e) => {
@@ -828,11 +881,12 @@ fn load_inner(uri: &str, opts: &LoadOptions) -> Result<SigningKey, Pkcs11Error> 
     let tk = TokenKey {
         ctx,
         uri: parsed,
-        pin,
+        pin: Arc::new(pin),
         alg: public.algorithm(),
         public: public.clone(),
         info,
-        state: Mutex::new(st),
+        state: Arc::new(Mutex::new(st)),
+        reconnect: reconnect::Reconnect::new(RECONNECT_TIMEOUT),
         signatures: Default::default(),
     };
     // The pair check: the private key signs, the public key read beside it
@@ -956,6 +1010,31 @@ impl SigningKey {
             super::types::PrivateInner::External(k) => k.as_any().downcast_ref::<TokenKey>(),
             _ => None,
         }
+    }
+}
+
+/// A signing key whose every signature fails with `err`, as a token that
+/// does not answer: for the tests of what its callers do then.
+#[cfg(test)]
+pub(crate) fn failing_key(err: Pkcs11Error) -> SigningKey {
+    struct Failing(Pkcs11Error);
+    impl super::types::ExternalKey for Failing {
+        fn sign(&self, _: &[u8]) -> Result<Vec<u8>, KeyError> {
+            Err(KeyError::Pkcs11(self.0.clone()))
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+    let alg = Algorithm::Ed25519;
+    let public = SigningKey::generate(alg)
+        .map(|k| k.verifying_key().clone())
+        .unwrap_or_else(|e| panic!("{e}"));
+    SigningKey {
+        alg,
+        inner: super::types::PrivateInner::External(Arc::new(Failing(err))),
+        public,
+        pkcs8: None,
     }
 }
 

@@ -632,6 +632,22 @@ mod tests {
         assert!(si.contains(&format!("keyid=\"{}\"", ring.current().keyid)));
     }
 
+    /// A token that does not answer a reconnect (the wait for it timed
+    /// out): the response is not sent unsigned but answered 503 with
+    /// Retry-After (RFC 9110 sections 15.6.4 and 10.2.3).
+    #[cfg(feature = "pkcs11")]
+    #[tokio::test]
+    async fn a_hung_token_is_answered_503_with_retry_after() {
+        use crate::keys::pkcs11::{failing_key, Pkcs11Error};
+        let k = failing_key(Pkcs11Error::TimedOut("a reconnect did not return".into()));
+        let ring = Arc::new(KeyRing::single(k).unwrap());
+        let (parts, body) = run(SignLayer::new(ring), Request::new(()), br#"{"name":"a"}"#).await;
+        assert_eq!(parts.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(parts.headers[header::RETRY_AFTER], "1");
+        assert!(!parts.headers.contains_key("signature"));
+        assert!(!body.as_ref().starts_with(br#"{"name""#));
+    }
+
     #[tokio::test]
     async fn tampered_body_does_not_verify() {
         let ring = ring();
