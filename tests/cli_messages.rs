@@ -2,7 +2,12 @@
 //! failed and what to do (the key's thumbprint and the JWS kid for a wrong
 //! key, the rewritten fields and --print-base for a broken response
 //! signature, --max-age, the formats lint knows, the public key to give
-//! verify, the text near a JSON error).
+//! verify, the text near a JSON error), and the three refusals met when
+//! trying a server on this machine (a loopback host, a local CA, an MCP
+//! Server Card's endpoint on an internal host) each name their flag.
+
+#[cfg(feature = "net")]
+mod net_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -20,6 +25,8 @@ impl Tmp {
             .args(args)
             .current_dir(&self.0)
             .env_remove("AGENTSIG_PASSPHRASE")
+            .env_remove("AGENTSIG_ALLOW_PRIVATE_NETWORKS")
+            .env_remove("AGENTSIG_CA_FILE")
             .output()
             .unwrap();
         let text =
@@ -298,4 +305,143 @@ fn commands_say_what_they_wrote_and_built() {
         text.contains("MCP Server Cards also served at /mcp/server-card"),
         "{text}"
     );
+}
+
+/// Verifying a URL on a loopback host without the opt-in: refused before
+/// connecting, and the refusal names `--allow-private-networks`.
+#[cfg(feature = "net")]
+#[test]
+fn a_loopback_url_refusal_names_allow_private_networks() {
+    let t = Tmp::new("loopback");
+    let srv = net_support::Server::start(&net_support::Ca::new(), &["localhost"]);
+    for host in ["localhost", "127.0.0.1"] {
+        let (code, out) = t.run(&["verify", &srv.url(host, "/agent.json")]);
+        assert_eq!(code, 1, "{host}: {out}");
+        assert!(
+            out.contains("is loopback") && out.contains("opt in with --allow-private-networks"),
+            "{host}: {out}"
+        );
+    }
+    assert_eq!(srv.accepted(), 0);
+}
+
+/// A server whose certificate a CA the verifier does not trust issued:
+/// rustls's `UnknownIssuer`, and the failure names `--ca-file`.
+#[cfg(feature = "net")]
+#[test]
+fn an_unknown_issuer_names_ca_file() {
+    let t = Tmp::new("issuer");
+    let srv = net_support::Server::start(&net_support::Ca::new(), &["agent.example"]);
+    srv.route(
+        "/agent.json",
+        net_support::Resp::ok("application/json", "{}"),
+    );
+    let (code, out) = t.run(&[
+        "verify",
+        &srv.url("agent.example", "/agent.json"),
+        "--allow-private-networks",
+        "--resolve-to",
+        "agent.example=127.0.0.1",
+    ]);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        out.contains("UnknownIssuer") && out.contains("give its certificate with --ca-file FILE"),
+        "{out}"
+    );
+}
+
+/// An MCP Server Card whose remote is on a loopback host.
+const LOOPBACK_MCP_CARD: &str = r#"{"$schema": "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json",
+ "name": "io.example/weather", "version": "1.0.0", "description": "Weather",
+ "remotes": [{"type": "streamable-http", "url": "https://127.0.0.1:8443/mcp"}]}"#;
+
+/// The `addr/internal` message on an MCP Server Card cites the MCP
+/// Server Card draft, not the agent URI drafts, and names the flags of a
+/// local trial.
+fn assert_cites_the_mcp_draft(out: &str) {
+    assert!(
+        out.contains("addr/internal")
+            && out.contains("the MCP Server Card draft")
+            && out.contains("--resolve-to HOST=127.0.0.1")
+            && out.contains("--allow-private-networks")
+            && !out.contains("draft-narvaneni-agent-uri"),
+        "{out}"
+    );
+}
+
+/// An AI Catalog of one entry, the loopback MCP Server Card inline.
+fn catalog_with_the_card() -> String {
+    let card: serde_json::Value = serde_json::from_str(LOOPBACK_MCP_CARD).unwrap();
+    serde_json::json!({"specVersion": "1.0", "entries": [
+        {"identifier": "urn:example:weather", "displayName": "Weather",
+         "mediaType": "application/mcp-server-card+json", "data": card}]})
+    .to_string()
+}
+
+#[test]
+fn an_mcp_card_endpoint_on_loopback_cites_the_mcp_draft_and_names_resolve_to() {
+    let t = Tmp::new("mcp");
+    std::fs::write(t.path("card.json"), LOOPBACK_MCP_CARD).unwrap();
+    let (code, out) = t.run(&["lint", "card.json"]);
+    assert_eq!(code, 1, "{out}");
+    assert_cites_the_mcp_draft(&out);
+    // Inside a catalog: the entry fails with the same message...
+    std::fs::write(t.path("catalog.json"), catalog_with_the_card()).unwrap();
+    let (code, out) = t.run(&["verify", "catalog.json", "--allow-unsigned"]);
+    assert_eq!(code, 1, "{out}");
+    assert_cites_the_mcp_draft(&out);
+}
+
+/// ...and a local trial's `--allow-private-networks` accepts the endpoint
+/// (`Verifier::allow_internal_endpoints`), for a catalog read from a file
+/// and for one served on this machine: the card is then unsigned, not
+/// failed, and says why it passed.
+#[cfg(feature = "net")]
+#[test]
+fn a_local_trial_of_a_catalog_passes_the_mcp_endpoint_lint() {
+    let t = Tmp::new("mcp-local");
+    std::fs::write(t.path("catalog.json"), catalog_with_the_card()).unwrap();
+    let (code, out) = t.run(&[
+        "verify",
+        "catalog.json",
+        "--allow-unsigned",
+        "--allow-private-networks",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("accepted for a local trial") && !out.contains("addr/internal"),
+        "{out}"
+    );
+
+    let ca = net_support::Ca::new();
+    std::fs::write(t.path("ca.pem"), ca.pem()).unwrap();
+    let srv = net_support::Server::start(&ca, &["agent.example"]);
+    srv.route(
+        "/card.json",
+        net_support::Resp::ok("application/mcp-server-card+json", LOOPBACK_MCP_CARD),
+    );
+    let catalog = serde_json::json!({"specVersion": "1.0", "entries": [
+        {"identifier": "urn:example:weather", "displayName": "Weather",
+         "mediaType": "application/mcp-server-card+json",
+         "url": srv.url("agent.example", "/card.json")}]});
+    srv.route(
+        "/.well-known/ai-catalog.json",
+        net_support::Resp::ok("application/ai-catalog+json", catalog.to_string()),
+    );
+    let (code, out) = t.run(&[
+        "verify",
+        &srv.url("agent.example", "/.well-known/ai-catalog.json"),
+        "--allow-unsigned",
+        "--allow-private-networks",
+        "--ca-file",
+        "ca.pem",
+        "--resolve-to",
+        "agent.example=127.0.0.1",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("accepted for a local trial") && !out.contains("addr/internal"),
+        "{out}"
+    );
+    assert_eq!(srv.hit_count("/card.json"), 1);
 }
