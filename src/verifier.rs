@@ -266,7 +266,21 @@ impl Verifier {
         catalog: &[u8],
         opts: &crate::catalog::CatalogOptions,
     ) -> Result<crate::catalog::CatalogReport, crate::catalog::CatalogError> {
-        crate::catalog::parallel::verify_catalog(&self.cx, &self.jws, catalog, opts)
+        crate::catalog::parallel::verify_catalog(&self.catalog_context(), &self.jws, catalog, opts)
+    }
+
+    /// This verifier's context for a catalog: `did:key` and `did:jwk`
+    /// identities answered with the key their identifier encodes (did:key
+    /// and did:jwk Method "Read": decoding, no I/O), whatever keys were
+    /// given, which replace network resolution but never a self-certifying
+    /// identifier ([`crate::catalog::manifest::SelfCertifyingKeys`]). Every
+    /// surface (CLI, library, Python, Node) verifies catalogs through here.
+    fn catalog_context(&self) -> Context {
+        let mut cx = self.cx.clone();
+        cx.keys = Arc::new(crate::catalog::manifest::SelfCertifyingKeys::new(
+            self.cx.keys.clone(),
+        ));
+        cx
     }
 
     /// [`Verifier::verify_catalog`] of the catalog fetched from `url`, its
@@ -287,7 +301,7 @@ impl Verifier {
         opts: &crate::catalog::CatalogOptions,
     ) -> Result<crate::catalog::CatalogReport, crate::catalog::CatalogError> {
         crate::catalog::verify::verify_catalog_with(
-            &self.cx,
+            &self.catalog_context(),
             &self.jws,
             catalog,
             opts,
@@ -745,5 +759,39 @@ mod tests {
     #[test]
     fn verifier_is_shareable() {
         assert_send_sync_clone::<Verifier>();
+    }
+
+    /// A `did:key` identity's manifest verifies with the key its DID
+    /// encodes even when the library is given other keys, and the same
+    /// manifest signed by a given key (not the DID's) does not verify.
+    #[test]
+    fn a_did_key_identity_keeps_its_key_when_other_keys_are_given() {
+        use crate::keys::SigningKey;
+        let own = SigningKey::from_ed25519_seed(&[3u8; 32]).expect("key");
+        let given = SigningKey::from_ed25519_seed(&[4u8; 32]).expect("key");
+        let did = crate::did::did_key(own.verifying_key()).expect("did:key");
+        let mut keys = crate::trust::StaticKeys::new();
+        keys.add(
+            given.verifying_key().clone(),
+            crate::trust::KeySource::Pinned,
+        );
+        let v = Verifier::builder(keys).build();
+        let catalog = |signer: &SigningKey| {
+            let mut m = serde_json::json!({"identity": did});
+            crate::catalog::sign_manifest(&mut m, signer).expect("sign");
+            serde_json::json!({"specVersion": "1.0", "host": {"displayName": "H", "trustManifest": m}, "entries": []})
+                .to_string()
+        };
+        let opts = crate::catalog::CatalogOptions::default();
+        let r = v
+            .verify_catalog(catalog(&own).as_bytes(), &opts)
+            .expect("report");
+        let host = r.host.as_ref().expect("host outcome");
+        assert_eq!(host.status, crate::catalog::Status::Verified, "{host:?}");
+        let r = v
+            .verify_catalog(catalog(&given).as_bytes(), &opts)
+            .expect("report");
+        let host = r.host.as_ref().expect("host outcome");
+        assert_ne!(host.status, crate::catalog::Status::Verified, "{host:?}");
     }
 }

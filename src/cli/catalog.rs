@@ -239,7 +239,7 @@ fn fetch_and_verify(
 
 /// A verifier over `keys` with the command's algorithms, low-S and `typ`;
 /// `did:key` and `did:jwk` identities keep their own key
-/// ([`catalog::manifest::SelfCertifyingKeys`]).
+/// ([`Verifier::verify_catalog`] answers them with the key they encode).
 fn verifier(v: &VerifyCatalog<'_>, keys: agentsig::trust::StaticKeys) -> Verifier {
     // A local trial's --allow-private-networks also accepts the cards'
     // endpoints on those hosts (Verifier::allow_internal_endpoints).
@@ -250,19 +250,17 @@ fn verifier(v: &VerifyCatalog<'_>, keys: agentsig::trust::StaticKeys) -> Verifie
         .is_some_and(|f| f.policy().allow_private_networks);
     #[cfg(not(feature = "net"))]
     let local = false;
-    Verifier::builder(catalog::manifest::SelfCertifyingKeys::new(
-        std::sync::Arc::new(keys),
-    ))
-    .allow_internal_endpoints(local)
-    .algorithms(v.trust.allow_list())
-    .strict_low_s(v.trust.strict_low_s)
-    .jws(policy(v.typ))
-    .key_headers(if v.ignore_key_headers {
-        agentsig::jws::KeyHeaderPolicy::Ignore
-    } else {
-        agentsig::jws::KeyHeaderPolicy::Refuse
-    })
-    .build()
+    Verifier::builder(keys)
+        .allow_internal_endpoints(local)
+        .algorithms(v.trust.allow_list())
+        .strict_low_s(v.trust.strict_low_s)
+        .jws(policy(v.typ))
+        .key_headers(if v.ignore_key_headers {
+            agentsig::jws::KeyHeaderPolicy::Ignore
+        } else {
+            agentsig::jws::KeyHeaderPolicy::Refuse
+        })
+        .build()
 }
 
 fn policy(typ: &[String]) -> agentsig::jws::JwsPolicy {
