@@ -1,6 +1,6 @@
 //! The state of a verification crawl shared by a fleet of workers, held in
 //! Redis Streams (one server, Cluster or Sentinel, through the same client
-//! as the replay store: [`super::redis`]). This layer stores inputs,
+//! as the replay store: [`crate::replay::redis`]). This layer stores inputs,
 //! results and leases as bytes and counters; it parses no report and
 //! decides nothing about a verdict (the worker, `agentsig::net::crawl`,
 //! does).
