@@ -418,9 +418,11 @@ impl Fetch for NetFetch<'_> {
                         ),
                     )
                 } else {
-                    // Not checked counts neither way: no trusted key vouches.
+                    // A signature by a key that is not trusted is not
+                    // checked (the one verdict rule): it counts neither way,
+                    // and no trusted key vouches for the bytes.
                     Outcome::new(
-                        Status::Unsigned,
+                        Status::NotChecked,
                         format!(
                             "signed only by keys the entry's identity does not hold ({} not checked)",
                             v.not_checked.join(", ")

@@ -233,7 +233,7 @@ mod tests {
         let e = build(&o).unwrap_err();
         assert_eq!(e.kind, ErrorKind::BadKey);
         assert!(
-            e.message.contains("group- or world-writable"),
+            e.message.contains("open to its group or others"),
             "{}",
             e.message
         );

@@ -802,7 +802,8 @@ mod tests {
     #[test]
     fn a_secret_file_is_read_only_when_private() {
         use std::os::unix::fs::PermissionsExt;
-        let p = std::env::temp_dir().join(format!("agentsig-fleet-secret-{}", std::process::id()));
+        let p =
+            std::env::temp_dir().join(format!("agentsig-fleet-secret-file-{}", std::process::id()));
         std::fs::write(&p, format!("{}\n", "ab".repeat(32))).unwrap();
         for mode in [0o644, 0o640, 0o604, 0o622] {
             std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
