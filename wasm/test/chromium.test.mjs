@@ -74,8 +74,20 @@ test('the corpus gives the CLI reports and typed errors in headless Chromium', {
     assert.ok(got.total >= 20, `${got.total} cases`);
   } finally {
     clearTimeout(timer);
+    // Chromium's helper processes may still write to the profile for a
+    // moment after the main process dies: wait for the exit, then remove
+    // the directory with retries. A leftover temp directory is not a test
+    // failure; it is reported.
+    const exited = browser.exitCode !== null || browser.signalCode !== null
+      ? Promise.resolve()
+      : new Promise((r) => browser.once('exit', r));
     browser.kill('SIGKILL');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
     server.close();
-    fs.rmSync(profile, { recursive: true, force: true });
+    try {
+      fs.rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    } catch (e) {
+      console.error(`# could not remove the Chromium profile ${profile}: ${e.message}`);
+    }
   }
 });
