@@ -50,6 +50,37 @@ fn process_cpu(pid: u32) -> f64 {
     (tick(11) + tick(12)) / hz
 }
 
+/// Redis commands served since the last call, per command (`INFO
+/// commandstats`, then `CONFIG RESETSTAT`), most called first.
+fn redis_calls(port: u16) -> Vec<(String, u64)> {
+    let cli = |args: &[&str]| {
+        Command::new("redis-cli")
+            .args(["-p", &port.to_string()])
+            .args(args)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    };
+    let info = cli(&["INFO", "commandstats"]);
+    cli(&["CONFIG", "RESETSTAT"]);
+    let mut calls: Vec<(String, u64)> = info
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
+            let n = rest
+                .strip_prefix("calls=")?
+                .split(',')
+                .next()?
+                .parse()
+                .ok()?;
+            Some((name.to_owned(), n))
+        })
+        .filter(|(name, _)| name != "config|resetstat" && name != "info")
+        .collect();
+    calls.sort_by(|a, b| b.1.cmp(&a.1));
+    calls
+}
+
 fn fetch_args(dir: &Path) -> Vec<String> {
     vec![
         "--ca-file".into(),
@@ -143,6 +174,7 @@ fn main() {
             .expect("add");
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let (add_cpu, add_redis) = (children_cpu() - c0, process_cpu(redis_pid) - r0);
+        redis_calls(redis.port);
         let (c0, r0, t0) = (children_cpu(), process_cpu(redis_pid), Instant::now());
         let children: Vec<_> = (0..workers)
             .map(|w| {
@@ -163,6 +195,17 @@ fn main() {
         let wall = t0.elapsed().as_secs_f64();
         let (cpu, rcpu) = (children_cpu() - c0, process_cpu(redis_pid) - r0);
         let per = cpu / n as f64;
+        let calls = redis_calls(redis.port);
+        let total: u64 = calls.iter().map(|c| c.1).sum();
+        println!(
+            "  Redis commands per input: {:.2} ({})",
+            total as f64 / n as f64,
+            calls
+                .iter()
+                .map(|(c, k)| format!("{c} {:.2}", *k as f64 / n as f64))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         println!(
             "crawl, {workers} worker process(es): {:.0} inputs/s, {:.0} us CPU per input in the \
              workers ({:.2}x verify --batch), {:.0} us in redis-server; crawl add: {:.1} us + {:.1} us in redis-server per input",

@@ -26,6 +26,11 @@ use std::time::Duration;
 /// Longest input line read by `crawl add`.
 const MAX_LINE: usize = 8 * 1024;
 
+/// Longest reuse of one per-host permit by one worker: other workers
+/// waiting for the host get one within a turn and a linger (well within a
+/// fetch's deadline).
+const PERMIT_TURN: Duration = Duration::from_secs(10);
+
 #[derive(Subcommand)]
 pub enum CrawlCommand {
     /// Queue inputs: LIST is a file of https URLs or origins (one a line; empty lines and lines
@@ -385,7 +390,10 @@ fn work(a: &WorkArgs) -> CliResult {
     };
     // A permit outlives no fetch: leased for one fetch's deadline and more.
     let permit_lease = policy.timeout + Duration::from_secs(5);
-    let gate = FleetGate::new(queue.clone(), a.per_host, interval, permit_lease);
+    // A worker keeps its connections to a host (and their permits) for
+    // the host's next inputs, each permit for one turn at most.
+    let gate = FleetGate::new(queue.clone(), a.per_host, interval, permit_lease)
+        .keep_connections(policy.kept_connection_linger(), PERMIT_TURN);
     let policy = policy
         .max_connections_per_host(a.per_host)
         .gate(Arc::new(gate));
@@ -437,6 +445,9 @@ fn work(a: &WorkArgs) -> CliResult {
         finished.store(true, Ordering::SeqCst);
         r
     });
+    // The fetcher and its connections closed, its kept permits go back to
+    // the fleet.
+    drop(v);
     let counts = outcome.map_err(|e| CliError::failed(format!("crawl {}: {e}", a.crawl.name)))?;
     errln!(
         "worker {}: {} results written ({} verified), {} retried, {} taken over, {} duplicates skipped",

@@ -113,6 +113,9 @@ pub struct WorkerOptions {
     pub until_empty: bool,
     /// How long one read waits for a new entry.
     pub block: Duration,
+    /// Entries one thread takes at once (one Redis round trip), then
+    /// verifies one after the other.
+    pub batch: usize,
 }
 
 impl WorkerOptions {
@@ -127,6 +130,7 @@ impl WorkerOptions {
             max_depth: 8,
             until_empty: false,
             block: Duration::from_millis(500),
+            batch: 4,
         }
     }
 }
@@ -298,11 +302,11 @@ fn thread_loop(
             }
             continue;
         }
-        for e in entries {
-            if let Ok(mut h) = shared.held.lock() {
-                h.insert(e.entry.clone());
-            }
-            let r = one(queue, opts, verify, on_result, shared, &e);
+        if let Ok(mut h) = shared.held.lock() {
+            h.extend(entries.iter().map(|(e, _)| e.entry.clone()));
+        }
+        for (e, started) in entries {
+            let r = one(queue, opts, verify, on_result, shared, &e, started);
             if let Ok(mut h) = shared.held.lock() {
                 h.remove(&e.entry);
             }
@@ -315,14 +319,20 @@ fn thread_loop(
     Ok(())
 }
 
+/// An entry taken, with its attempt when started already (`Some(None)`:
+/// a duplicate, acknowledged).
+type Taken = (CrawlEntry, Option<Option<u32>>);
+
 /// Entries pending past the lease with any worker (checked by one thread
-/// of this worker about four times per lease), else new ones.
+/// of this worker about four times per lease), else new ones: up to
+/// [`WorkerOptions::batch`] started in one round trip, or, when there are
+/// none, one waited for.
 fn next_entries(
     queue: &CrawlQueue,
     opts: &WorkerOptions,
     shared: &Shared,
     epoch: Instant,
-) -> Result<Vec<CrawlEntry>, ReplayError> {
+) -> Result<Vec<Taken>, ReplayError> {
     let now = u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
     let every = u64::try_from((opts.lease / 4).as_millis())
         .unwrap_or(u64::MAX)
@@ -341,10 +351,18 @@ fn next_entries(
                 .fetch_add(got.len() as u64, Ordering::SeqCst);
             // Look again soon: a dead worker may have left more.
             shared.last_claim_ms.store(1, Ordering::SeqCst);
-            return Ok(got);
+            return Ok(got.into_iter().map(|e| (e, None)).collect());
         }
     }
-    queue.take(&opts.consumer, 1, opts.block)
+    let got = queue.take_started(&opts.consumer, opts.batch)?;
+    if !got.is_empty() {
+        return Ok(got.into_iter().map(|(e, n)| (e, Some(n))).collect());
+    }
+    Ok(queue
+        .take(&opts.consumer, 1, opts.block)?
+        .into_iter()
+        .map(|e| (e, None))
+        .collect())
 }
 
 /// Verify one entry and record its outcome.
@@ -355,8 +373,13 @@ fn one(
     on_result: &(dyn Fn(&CrawlEntry, &Report) + Sync),
     shared: &Shared,
     e: &CrawlEntry,
+    started: Option<Option<u32>>,
 ) -> Result<(), ReplayError> {
-    let Some(attempts) = queue.start(e)? else {
+    let started = match started {
+        Some(s) => s,
+        None => queue.start(e)?,
+    };
+    let Some(attempts) = started else {
         shared.duplicates.fetch_add(1, Ordering::SeqCst);
         return Ok(());
     };
@@ -433,90 +456,453 @@ fn one(
 
 /// The fleet-wide per-host connection permits of a crawl (see the module
 /// documentation), for [`FetchPolicy::gate`](super::FetchPolicy::gate).
+///
+/// With keeping on ([`FleetGate::keep_connections`]) a permit given back by
+/// a fetch stays with this process, so that its kept-alive connection is
+/// reused for the host's next inputs without a new TLS handshake or a
+/// Redis round trip: it goes back to the fleet once unused for
+/// [`FleetGate::linger`] (every connection it covered is closed by then),
+/// and it is reused for at most [`FleetGate::turn`], so that other workers
+/// waiting for the host get their turn. Waiting for a permit is a blocking
+/// `BLPOP` on the host's wake list, woken when one is given back anywhere
+/// in the fleet ([`CrawlQueue::host_wait`]), not a poll.
 #[derive(Debug, Clone)]
 pub struct FleetGate {
     queue: Arc<CrawlQueue>,
     /// Most connections open to one host at once, over the whole fleet.
     pub limit: usize,
     /// Least time between two connections to one host (the per-host
-    /// request rate; zero: no bound).
+    /// request rate; zero: no bound). A bound here turns keeping off.
     pub interval: Duration,
     /// A permit's lease: it ends by itself after this (its holder died).
     pub lease: Duration,
+    /// How long a permit given back stays held by this process before it
+    /// goes back to the fleet ([`FetchPolicy::kept_connection_linger`](
+    /// super::FetchPolicy::kept_connection_linger)); zero: none.
+    pub linger: Duration,
+    /// Longest time one permit is reused by this process.
+    pub turn: Duration,
+    local: Arc<Local>,
+}
+
+/// How often a kept permit's lease is extended while it is reused.
+const RENEW_EVERY: Duration = Duration::from_secs(5);
+/// Longest single wait on the fleet (a holder that died frees its permit
+/// with its lease, without a wake).
+const WAIT_SLICE: Duration = Duration::from_millis(200);
+
+/// The permits this process holds, per host.
+#[derive(Debug)]
+struct Local {
+    queue: Arc<CrawlQueue>,
+    limit: usize,
+    state: Mutex<LocalState>,
+    /// A permit came back or was granted: for this process's waiters.
+    changed: std::sync::Condvar,
+    /// A fetch started waiting: for the manager.
+    wanted: std::sync::Condvar,
+}
+
+#[derive(Debug, Default)]
+struct LocalState {
+    hosts: std::collections::HashMap<String, HostState>,
+    /// Whether the thread that asks the fleet for waiters runs.
+    manager: bool,
+    /// Waits for a permit not yet counted in Redis: per host,
+    /// milliseconds and waits (the manager adds them about once a second).
+    waits: std::collections::HashMap<String, (u64, u64)>,
+}
+
+#[derive(Debug, Default)]
+struct HostState {
+    /// Given back, ready for reuse: most recently used last.
+    idle: Vec<Held>,
+    /// Past their turn: not reused, back to the fleet after the linger.
+    retiring: Vec<Held>,
+    /// Fetches of this process waiting for a permit.
+    waiting: usize,
+    /// No connection before this (a `Retry-After`).
+    not_before: Option<Instant>,
+}
+
+/// A permit held by this process.
+#[derive(Debug)]
+struct Held {
+    token: String,
+    granted: Instant,
+    renewed: Instant,
+    idle_since: Instant,
+}
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        // The fetcher (and its connections) is gone: every kept permit
+        // goes back to the fleet.
+        let (hosts, waits) = match self.state.get_mut() {
+            Ok(s) => (std::mem::take(&mut s.hosts), std::mem::take(&mut s.waits)),
+            Err(_) => return,
+        };
+        for (host, (ms, n)) in waits {
+            let _ = self.queue.host_waited(&host, ms, n);
+        }
+        for (host, h) in hosts {
+            for p in h.idle.into_iter().chain(h.retiring) {
+                let _ = self
+                    .queue
+                    .host_release(&host, &p.token, Duration::ZERO, self.limit);
+            }
+        }
+    }
 }
 
 impl FleetGate {
     /// Permits of `queue`'s crawl: `limit` per host, connections at least
     /// `interval` apart, each permit leased for `lease` (longer than one
-    /// fetch's deadline).
+    /// fetch's deadline). Keeping is off ([`FleetGate::keep_connections`]).
     pub fn new(
         queue: Arc<CrawlQueue>,
         limit: usize,
         interval: Duration,
         lease: Duration,
     ) -> FleetGate {
+        let limit = limit.max(1);
         FleetGate {
+            local: Arc::new(Local {
+                queue: queue.clone(),
+                limit,
+                state: Mutex::default(),
+                changed: std::sync::Condvar::new(),
+                wanted: std::sync::Condvar::new(),
+            }),
             queue,
-            limit: limit.max(1),
+            limit,
             interval,
             lease,
+            linger: Duration::ZERO,
+            turn: Duration::ZERO,
+        }
+    }
+
+    /// Keep permits given back for reuse by this process (see the type's
+    /// documentation): `linger` is the fetch policy's
+    /// [`kept_connection_linger`](super::FetchPolicy::kept_connection_linger),
+    /// `turn` the longest reuse of one permit. The lease grows by the
+    /// linger. Ignored when the gate bounds the request rate.
+    pub fn keep_connections(mut self, linger: Duration, turn: Duration) -> FleetGate {
+        if self.interval.is_zero() {
+            self.linger = linger;
+            self.turn = turn;
+            self.lease += linger + RENEW_EVERY;
+        }
+        self
+    }
+
+    fn keeps(&self) -> bool {
+        !self.linger.is_zero()
+    }
+
+    /// One permit request to the fleet, with the token it was asked for.
+    fn ask(&self, host: &str) -> Result<(Permit, String), String> {
+        let token = crate::replay::redis::random_token()?;
+        let p = self
+            .queue
+            .host_acquire(host, &token, self.limit, self.interval, self.lease)
+            .map_err(|e| e.to_string())?;
+        Ok((p, token))
+    }
+
+    /// Count a wait for a permit of `host` that began at `start`, if it
+    /// lasted: kept here for the manager to add, or added at once.
+    fn count_wait(&self, host: &str, start: Instant) {
+        let waited = start.elapsed();
+        if waited < Duration::from_millis(1) {
+            return;
+        }
+        let ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX);
+        if self.keeps() {
+            if let Ok(mut st) = self.local.state.lock() {
+                let w = st.waits.entry(host.to_owned()).or_default();
+                *w = (w.0.saturating_add(ms), w.1.saturating_add(1));
+                return;
+            }
+        }
+        let _ = self.queue.host_waited(host, ms, 1);
+    }
+
+    fn granted(&self, host: &str, token: String, start: Instant) -> Box<dyn ConnectionPermit> {
+        self.count_wait(host, start);
+        let now = Instant::now();
+        Box::new(FleetPermit {
+            gate: self.clone(),
+            host: host.to_owned(),
+            held: Some(Held {
+                token,
+                granted: now,
+                renewed: now,
+                idle_since: now,
+            }),
+            delay: Duration::ZERO,
+        })
+    }
+
+    fn no_permit(&self, host: &str, start: Instant) -> String {
+        format!(
+            "{host}: no connection permit within the deadline ({} ms waited; at most {} open to one host across the fleet)",
+            start.elapsed().as_millis(),
+            self.limit
+        )
+    }
+
+    /// Without keeping: ask the fleet until granted, waiting for a wake.
+    fn acquire_each(
+        &self,
+        host: &str,
+        deadline: Instant,
+        start: Instant,
+    ) -> Result<Box<dyn ConnectionPermit>, String> {
+        loop {
+            let (p, token) = self.ask(host)?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            match p {
+                Permit::Granted => return Ok(self.granted(host, token, start)),
+                Permit::Full if !left.is_zero() => {
+                    self.queue
+                        .host_wait(&[host.to_owned()], left.min(WAIT_SLICE))
+                        .map_err(|e| e.to_string())?;
+                }
+                Permit::NotBefore(ms) if Duration::from_millis(ms) < left => {
+                    std::thread::sleep(Duration::from_millis(ms));
+                }
+                _ => return Err(self.no_permit(host, start)),
+            }
+        }
+    }
+
+    /// Start the thread that asks the fleet for this process's waiters and
+    /// gives back permits unused for the linger, once.
+    fn start_manager(&self, st: &mut LocalState) {
+        if st.manager {
+            return;
+        }
+        st.manager = true;
+        let (gate, local) = (self.clone_detached(), Arc::downgrade(&self.local));
+        std::thread::spawn(move || manage(&gate, &local));
+    }
+
+    /// This gate's settings without its share of the local state (the
+    /// manager holds that weakly, so that dropping the fetcher gives the
+    /// kept permits back).
+    fn clone_detached(&self) -> Settings {
+        Settings {
+            queue: self.queue.clone(),
+            limit: self.limit,
+            interval: self.interval,
+            lease: self.lease,
+            linger: self.linger,
         }
     }
 }
 
-/// Time to sleep before asking again for a permit of a full host: 2 to 9
-/// ms, varied so that the workers waiting do not ask in step.
-fn poll_pause() -> Duration {
-    let n = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    Duration::from_millis(2 + u64::from(n % 8))
+/// The settings the manager thread works with.
+struct Settings {
+    queue: Arc<CrawlQueue>,
+    limit: usize,
+    interval: Duration,
+    lease: Duration,
+    linger: Duration,
+}
+
+/// The manager of a keeping gate (see [`FleetGate`]): gives back permits
+/// unused for the linger (or past their turn and unused as long), and for
+/// each host with fetches waiting and no permit at hand, asks the fleet,
+/// or waits for a wake of those hosts. Ends with the gate.
+fn manage(s: &Settings, local: &std::sync::Weak<Local>) {
+    let mut counted = Instant::now();
+    loop {
+        let Some(l) = local.upgrade() else { return };
+        let mut give_back = Vec::new();
+        let mut want = Vec::new();
+        let mut waits = std::collections::HashMap::new();
+        {
+            let Ok(mut st) = l.state.lock() else { return };
+            let now = Instant::now();
+            if now.duration_since(counted) >= Duration::from_secs(1) {
+                counted = now;
+                waits = std::mem::take(&mut st.waits);
+            }
+            for (host, h) in &mut st.hosts {
+                for list in [&mut h.idle, &mut h.retiring] {
+                    list.retain(|p| {
+                        let keep = now.duration_since(p.idle_since) < s.linger;
+                        if !keep {
+                            give_back.push((host.clone(), p.token.clone()));
+                        }
+                        keep
+                    });
+                }
+                if h.not_before.is_some_and(|t| t <= now) {
+                    h.not_before = None;
+                }
+                if h.waiting > 0 && h.idle.is_empty() && h.not_before.is_none() {
+                    want.push(host.clone());
+                }
+            }
+            st.hosts.retain(|_, h| {
+                !(h.idle.is_empty()
+                    && h.retiring.is_empty()
+                    && h.waiting == 0
+                    && h.not_before.is_none())
+            });
+        }
+        drop(l);
+        for (host, (ms, n)) in waits {
+            let _ = s.queue.host_waited(&host, ms, n);
+        }
+        for (host, token) in give_back {
+            // Unreachable Redis: the permit ends with its lease.
+            let _ = s.queue.host_release(&host, &token, Duration::ZERO, s.limit);
+        }
+        let mut full = Vec::new();
+        for host in want {
+            let Ok(token) = crate::replay::redis::random_token() else {
+                continue;
+            };
+            let got = s
+                .queue
+                .host_acquire(&host, &token, s.limit, s.interval, s.lease);
+            let Some(l) = local.upgrade() else {
+                if matches!(got, Ok(Permit::Granted)) {
+                    let _ = s.queue.host_release(&host, &token, Duration::ZERO, s.limit);
+                }
+                return;
+            };
+            let Ok(mut st) = l.state.lock() else { return };
+            let h = st.hosts.entry(host.clone()).or_default();
+            let now = Instant::now();
+            match got {
+                Ok(Permit::Granted) => h.idle.push(Held {
+                    token,
+                    granted: now,
+                    renewed: now,
+                    idle_since: now,
+                }),
+                Ok(Permit::Full) => full.push(host),
+                Ok(Permit::NotBefore(ms)) => {
+                    h.not_before = Some(now + Duration::from_millis(ms));
+                }
+                // Fail closed: the waiters run out of time.
+                Err(_) => {}
+            }
+            l.changed.notify_all();
+        }
+        if !full.is_empty() {
+            if s.queue.host_wait(&full, WAIT_SLICE).is_err() {
+                std::thread::sleep(WAIT_SLICE);
+            }
+            continue;
+        }
+        let Some(l) = local.upgrade() else { return };
+        let Ok(st) = l.state.lock() else { return };
+        // Woken by a new waiter; otherwise look again for permits to give
+        // back (a tenth of the linger at most late).
+        let tick = (s.linger / 10).clamp(Duration::from_millis(10), WAIT_SLICE);
+        let _ = l.wanted.wait_timeout(st, tick);
+    }
 }
 
 impl ConnectionGate for FleetGate {
     fn acquire(&self, host: &str, deadline: Instant) -> Result<Box<dyn ConnectionPermit>, String> {
-        let token = crate::replay::redis::random_token()?;
         let start = Instant::now();
-        loop {
-            let wait = match self
-                .queue
-                .host_acquire(host, &token, self.limit, self.interval, self.lease)
-                .map_err(|e| e.to_string())?
-            {
-                Permit::Granted => {
-                    let waited = start.elapsed();
-                    if waited >= Duration::from_millis(1) {
-                        let ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX);
-                        let _ = self.queue.host_waited(host, ms);
-                    }
-                    return Ok(Box::new(FleetPermit {
-                        queue: self.queue.clone(),
-                        host: host.to_owned(),
-                        token,
-                        delay: Duration::ZERO,
-                    }));
-                }
-                Permit::Full => poll_pause(),
-                Permit::NotBefore(ms) => Duration::from_millis(ms),
-            };
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() || wait > left {
-                return Err(format!(
-                    "{host}: no connection permit within the deadline ({} ms waited; at most {} open to one host across the fleet)",
-                    start.elapsed().as_millis(),
-                    self.limit
-                ));
-            }
-            std::thread::sleep(wait);
+        if !self.keeps() {
+            return self.acquire_each(host, deadline, start);
         }
+        let (mut asked, mut queued) = (false, false);
+        let lock = || self.local.state.lock().map_err(|_| "permit lock poisoned");
+        let mut st = lock()?;
+        loop {
+            let now = Instant::now();
+            let h = st.hosts.entry(host.to_owned()).or_default();
+            // A fetch that finds others of this process waiting for the
+            // host waits behind them.
+            let open = h.not_before.is_none_or(|t| t <= now) && (queued || h.waiting == 0);
+            let mut kept = None;
+            while open {
+                match h.idle.pop() {
+                    Some(p) if now.duration_since(p.granted) >= self.turn => h.retiring.push(p),
+                    p => {
+                        kept = p;
+                        break;
+                    }
+                }
+            }
+            let ask_now = open && kept.is_none() && !asked && h.waiting == 0;
+            if let Some(mut p) = kept {
+                drop(st);
+                if p.renewed.elapsed() >= RENEW_EVERY {
+                    match self.queue.host_renew(host, &p.token, self.lease) {
+                        Ok(true) => p.renewed = Instant::now(),
+                        // Its lease ran out (Redis was away): no longer
+                        // ours; look again.
+                        Ok(false) => {
+                            st = lock()?;
+                            continue;
+                        }
+                        Err(e) => return Err(e.to_string()),
+                    }
+                }
+                self.count_wait(host, start);
+                return Ok(Box::new(FleetPermit {
+                    gate: self.clone(),
+                    host: host.to_owned(),
+                    held: Some(p),
+                    delay: Duration::ZERO,
+                }));
+            }
+            if ask_now {
+                // Nobody here waits for the host: ask the fleet at once.
+                asked = true;
+                drop(st);
+                let (p, token) = self.ask(host)?;
+                if p == Permit::Granted {
+                    return Ok(self.granted(host, token, start));
+                }
+                st = lock()?;
+                if let Permit::NotBefore(ms) = p {
+                    st.hosts.entry(host.to_owned()).or_default().not_before =
+                        Some(Instant::now() + Duration::from_millis(ms));
+                }
+                continue;
+            }
+            let left = deadline.saturating_duration_since(now);
+            if left.is_zero() {
+                return Err(self.no_permit(host, start));
+            }
+            st.hosts.entry(host.to_owned()).or_default().waiting += 1;
+            self.start_manager(&mut st);
+            self.local.wanted.notify_one();
+            st = self
+                .local
+                .changed
+                .wait_timeout(st, left.min(WAIT_SLICE))
+                .map_err(|_| "permit lock poisoned")?
+                .0;
+            let h = st.hosts.entry(host.to_owned()).or_default();
+            h.waiting = h.waiting.saturating_sub(1);
+            queued = true;
+        }
+    }
+
+    fn keeps_connections(&self) -> bool {
+        self.keeps()
     }
 }
 
-/// A held permit; given back (with any `Retry-After` delay) on drop.
+/// A held permit; on drop kept for reuse (or given back, with any
+/// `Retry-After` delay).
 struct FleetPermit {
-    queue: Arc<CrawlQueue>,
+    gate: FleetGate,
     host: String,
-    token: String,
+    held: Option<Held>,
     delay: Duration,
 }
 
@@ -545,8 +931,38 @@ impl ConnectionPermit for FleetPermit {
 
 impl Drop for FleetPermit {
     fn drop(&mut self) {
-        // Unreachable Redis: the permit ends with its lease.
-        let _ = self.queue.host_release(&self.host, &self.token, self.delay);
+        let Some(mut p) = self.held.take() else {
+            return;
+        };
+        let g = &self.gate;
+        if !self.delay.is_zero() {
+            // The fleet's next connection to the host waits; unreachable
+            // Redis: the permit ends with its lease.
+            let token = if g.keeps() { "" } else { p.token.as_str() };
+            let _ = g.queue.host_release(&self.host, token, self.delay, g.limit);
+        } else if !g.keeps() {
+            let _ = g
+                .queue
+                .host_release(&self.host, &p.token, Duration::ZERO, g.limit);
+        }
+        if !g.keeps() {
+            return;
+        }
+        if let Ok(mut st) = g.local.state.lock() {
+            let h = st.hosts.entry(self.host.clone()).or_default();
+            let now = Instant::now();
+            if !self.delay.is_zero() {
+                h.not_before = Some(now + self.delay);
+            }
+            p.idle_since = now;
+            if now.duration_since(p.granted) >= g.turn {
+                h.retiring.push(p);
+            } else {
+                h.idle.push(p);
+            }
+            g.start_manager(&mut st);
+        }
+        g.local.changed.notify_all();
     }
 }
 

@@ -163,13 +163,20 @@ pub struct FetchPolicy {
     /// connection is reused rather than left half-read.
     pub max_connections_per_host: Option<usize>,
     /// A bound on connections shared beyond this process (a crawl fleet's
-    /// per-host permits, `agentsig::net::crawl`): every connection is
-    /// opened under a permit of its host taken before connecting and given
-    /// back once its answer is read. With a gate no connection outlives its
-    /// permit: requests carry `Connection: close` (RFC 9112 section 9.6)
-    /// and no idle connection is kept. `None` (the default): none.
+    /// per-host permits, `agentsig::net::crawl`): every request is made
+    /// under a permit of its host taken before connecting and given back
+    /// once its answer is read. A gate that keeps connections
+    /// ([`ConnectionGate::keeps_connections`]) lets a connection stay open,
+    /// idle, for reuse after its permit is given back, for at most
+    /// [`FetchPolicy::kept_connection_linger`]; otherwise requests carry
+    /// `Connection: close` (RFC 9112 section 9.6) and no idle connection is
+    /// kept. `None` (the default): none.
     pub gate: Option<Arc<dyn ConnectionGate>>,
 }
+
+/// How long an idle connection stays in the pool of a fetcher whose gate
+/// keeps connections ([`ConnectionGate::keeps_connections`]).
+pub const GATED_IDLE_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// Permits to open connections, shared by a fleet ([`FetchPolicy::gate`]).
 pub trait ConnectionGate: Send + Sync + std::fmt::Debug {
@@ -180,6 +187,16 @@ pub trait ConnectionGate: Send + Sync + std::fmt::Debug {
     /// Why no permit was given (the wait ran out, the fleet's store is
     /// unreachable): the fetch then fails without connecting.
     fn acquire(&self, host: &str, deadline: Instant) -> Result<Box<dyn ConnectionPermit>, String>;
+
+    /// Whether connections are kept alive for reuse past their permit. The
+    /// gate then promises to count a permit given back (dropped) as held
+    /// by this process for at least [`FetchPolicy::kept_connection_linger`]
+    /// unless it hands it out again here: every connection this fetcher
+    /// has open to a host is covered by a permit this process holds.
+    /// Default `false`: every request carries `Connection: close`.
+    fn keeps_connections(&self) -> bool {
+        false
+    }
 }
 
 /// One permit of a [`ConnectionGate`], given back on drop.
@@ -261,6 +278,16 @@ impl FetchPolicy {
     pub fn gate(mut self, gate: Arc<dyn ConnectionGate>) -> Self {
         self.gate = Some(gate);
         self
+    }
+    /// How long after its permit was given back a connection opened under
+    /// it may still be open when the gate keeps connections
+    /// ([`ConnectionGate::keeps_connections`]): the pool closes an idle
+    /// connection within twice [`GATED_IDLE_TIMEOUT`] (its reaper runs
+    /// once per timeout), and a connection still being opened when the
+    /// request that started it took another one goes idle at most
+    /// [`FetchPolicy::connect_timeout`] later.
+    pub fn kept_connection_linger(&self) -> Duration {
+        2 * GATED_IDLE_TIMEOUT + self.connect_timeout + Duration::from_millis(100)
     }
     fn private_ok(&self, host: &str) -> bool {
         self.allow_private_networks || self.private_hosts.iter().any(|h| h == host)
@@ -512,9 +539,15 @@ macro_rules! client_builder {
             // Never more idle connections kept than may be open at all.
             b = b.pool_max_idle_per_host(n);
         }
-        if policy.gate.is_some() {
+        match &policy.gate {
+            // Idle connections closed soon, so that the permits that cover
+            // them go back to the fleet soon.
+            Some(g) if g.keeps_connections() => {
+                b = b.pool_idle_timeout(GATED_IDLE_TIMEOUT);
+            }
             // A connection lives no longer than its permit.
-            b = b.pool_max_idle_per_host(0);
+            Some(_) => b = b.pool_max_idle_per_host(0),
+            None => {}
         }
         let mut err = None;
         for pem in &policy.extra_roots_pem {
@@ -1265,7 +1298,13 @@ impl Fetcher {
             for (k, v) in headers {
                 req = req.header(*k, *v);
             }
-            if permit.is_some() {
+            if permit.is_some()
+                && !self
+                    .policy
+                    .gate
+                    .as_ref()
+                    .is_some_and(|g| g.keeps_connections())
+            {
                 req = req.header(reqwest::header::CONNECTION, "close");
             }
             let mut resp = req.send().map_err(|e| dl.map(&current, &e))?;

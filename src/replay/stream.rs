@@ -217,6 +217,40 @@ return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
     )
 });
 
+/// Takes up to ARGV[3] new entries for consumer ARGV[2] of group ARGV[1]
+/// and starts an attempt at each, in one step: KEYS = inputs, done, tries.
+/// Returns `{entry id, fields, n}` per entry, n as [`START`] returns it
+/// (-1: the input has a result already, the entry is acknowledged).
+static TAKE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[3], 'STREAMS', KEYS[1], '>')
+local out = {}
+if not r then return out end
+for _, e in ipairs(r[1][2]) do
+  local f = e[2]
+  local id = nil
+  if f then
+    for i = 1, #f, 2 do
+      if f[i] == 'id' then id = f[i + 1] end
+    end
+  end
+  local n = -2
+  if id then
+    if redis.call('HEXISTS', KEYS[2], id) == 1 then
+      redis.call('XACK', KEYS[1], ARGV[1], e[1])
+      redis.call('XDEL', KEYS[1], e[1])
+      n = -1
+    else
+      n = redis.call('HINCRBY', KEYS[3], id, 1)
+    end
+  end
+  table.insert(out, {e[1], f or {}, n})
+end
+return out
+",
+    )
+});
+
 /// Finishes an input: KEYS = done, results, inputs, stats, seen, tries,
 /// why; ARGV = id, entry, group, input, report, verdict, code, attempts,
 /// depth of children, then the children as (id, input) pairs. Writes the
@@ -289,12 +323,18 @@ return 0
     )
 });
 
-/// Gives a permit back: KEYS = host set, next time; ARGV = token, delay
-/// ms (a `Retry-After`; 0: none). The host's next connection is put off
-/// by the delay (never brought forward).
+/// Gives a permit back: KEYS = host set, next time, wake list; ARGV =
+/// token (empty: none, only the delay), delay ms (a `Retry-After`; 0:
+/// none), limit. The host's next connection is put off by the delay (never
+/// brought forward); a permit given back wakes one worker waiting for the
+/// host (`BLPOP` on the wake list, which holds at most `limit` wakes).
 static RELEASE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
-        "redis.call('ZREM', KEYS[1], ARGV[1])
+        "if ARGV[1] ~= '' and redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
+  redis.call('RPUSH', KEYS[3], '1')
+  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[3]), -1)
+  redis.call('PEXPIRE', KEYS[3], 60000)
+end
 local d = tonumber(ARGV[2])
 if d > 0 then
   local t = redis.call('TIME')
@@ -302,6 +342,33 @@ if d > 0 then
   local nb = tonumber(redis.call('GET', KEYS[2]) or '0')
   if now + d > nb then redis.call('SET', KEYS[2], now + d, 'PX', d + 1000) end
 end
+return 1
+",
+    )
+});
+
+/// Extends a held permit: KEYS = host set; ARGV = token, lease ms.
+/// Returns 1, or 0 when the token is no longer held.
+static RENEW: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease = tonumber(ARGV[2])
+if redis.call('ZADD', KEYS[1], 'XX', 'CH', now + lease, ARGV[1]) == 0 and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  return 0
+end
+if redis.call('PTTL', KEYS[1]) < lease + 1000 then redis.call('PEXPIRE', KEYS[1], lease + 1000) end
+return 1
+",
+    )
+});
+
+/// Counts waits for a permit: KEYS = waits; ARGV = host, ms, count
+/// field, waits. One round trip for both counters.
+static WAITED: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HINCRBY', KEYS[1], ARGV[3], ARGV[4])
 return 1
 ",
     )
@@ -517,6 +584,46 @@ impl CrawlQueue {
             .iter()
             .flat_map(|s| array(s).get(1).map(array).unwrap_or_default())
             .filter_map(entry)
+            .collect())
+    }
+
+    /// Up to `count` new entries for `consumer` without waiting, each with
+    /// its attempt started as [`CrawlQueue::start`] starts it, in one round
+    /// trip: `(entry, attempts)`, attempts `None` for an input that has a
+    /// result already (the entry is then acknowledged: a duplicate).
+    /// Empty when no new entry is there (then wait with
+    /// [`CrawlQueue::take`]).
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn take_started(
+        &self,
+        consumer: &str,
+        count: usize,
+    ) -> Result<Vec<(CrawlEntry, Option<u32>)>, ReplayError> {
+        let keys = [self.key("inputs"), self.key("done"), self.key("tries")];
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let count = count.max(1).to_string();
+        let r = self.client.eval(
+            &TAKE,
+            &keys,
+            &[GROUP.as_bytes(), consumer.as_bytes(), count.as_bytes()],
+            None,
+        )?;
+        Ok(array(&r)
+            .iter()
+            .filter_map(|t| {
+                let [id, fields, n] = array(t) else {
+                    return None;
+                };
+                let e = entry(&Reply::Array(Some(vec![id.clone(), fields.clone()])))?;
+                let started = match int(n)? {
+                    -1 => None,
+                    n if n > 0 => Some(u32::try_from(n).unwrap_or(u32::MAX)),
+                    _ => return None,
+                };
+                Some((e, started))
+            })
             .collect())
     }
 
@@ -757,8 +864,10 @@ impl CrawlQueue {
         }
     }
 
-    /// Give back the permit `token` of `host`; with `delay` (a
-    /// `Retry-After`), the host's next connection waits that long.
+    /// Give back the permit `token` of `host` (an empty token: none, only
+    /// the delay), waking one worker waiting for the host
+    /// ([`CrawlQueue::host_wait`]); with `delay` (a `Retry-After`), the
+    /// host's next connection waits that long.
     ///
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached (the
@@ -768,32 +877,100 @@ impl CrawlQueue {
         host: &str,
         token: &str,
         delay: Duration,
+        limit: usize,
     ) -> Result<(), ReplayError> {
         let h = host_hash(host);
         let keys = [
             self.key(&format!("host:{h}")),
             self.key(&format!("next:{h}")),
+            self.key(&format!("wake:{h}")),
         ];
         let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-        let d = millis(delay).to_string();
-        self.client
-            .eval(&RELEASE, &keys, &[token.as_bytes(), d.as_bytes()], None)?;
+        let (d, limit) = (millis(delay).to_string(), limit.max(1).to_string());
+        self.client.eval(
+            &RELEASE,
+            &keys,
+            &[token.as_bytes(), d.as_bytes(), limit.as_bytes()],
+            None,
+        )?;
         Ok(())
     }
 
-    /// Count `ms` milliseconds waited for a permit of `host`.
+    /// Extend the lease of the permit `token` of `host` to `lease` from now
+    /// (a permit kept for reuse). `false` when the permit is no longer
+    /// held (its lease ran out).
     ///
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
-    pub fn host_waited(&self, host: &str, ms: u64) -> Result<(), ReplayError> {
+    pub fn host_renew(
+        &self,
+        host: &str,
+        token: &str,
+        lease: Duration,
+    ) -> Result<bool, ReplayError> {
+        let h = host_hash(host);
+        let keys = [self.key(&format!("host:{h}"))];
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let lease = millis(lease).max(1).to_string();
+        let r = self
+            .client
+            .eval(&RENEW, &keys, &[token.as_bytes(), lease.as_bytes()], None)?;
+        Ok(int(&r) == Some(1))
+    }
+
+    /// Wait, at most `timeout`, until a permit of one of `hosts` is given
+    /// back anywhere in the fleet (`BLPOP` on their wake lists): the host
+    /// woken, if any. A permit whose holder died ends with its lease
+    /// without a wake: wait again after a short timeout.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn host_wait(
+        &self,
+        hosts: &[String],
+        timeout: Duration,
+    ) -> Result<Option<String>, ReplayError> {
+        if hosts.is_empty() {
+            return Ok(None);
+        }
+        let keys: Vec<Vec<u8>> = hosts
+            .iter()
+            .map(|h| self.key(&format!("wake:{}", host_hash(h))))
+            .collect();
+        let secs = format!("{:.3}", timeout.as_secs_f64().max(0.001));
+        let mut args: Vec<&[u8]> = vec![b"BLPOP"];
+        args.extend(keys.iter().map(Vec::as_slice));
+        args.push(secs.as_bytes());
+        let r = self.client.query(&args, None)?;
+        let woken = array(&r).first().and_then(text);
+        Ok(woken.and_then(|k| {
+            keys.iter()
+                .position(|w| w.as_slice() == k.as_bytes())
+                .map(|i| hosts[i].clone())
+        }))
+    }
+
+    /// Count `waits` waits for a permit of `host`, `ms` milliseconds in
+    /// all.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn host_waited(&self, host: &str, ms: u64, waits: u64) -> Result<(), ReplayError> {
         let host: String = host.chars().take(300).collect();
-        let ms = ms.to_string();
-        let waits = self.key("waits");
+        let (ms, waits) = (ms.to_string(), waits.to_string());
+        let key = self.key("waits");
         let count = format!("waited:{host}");
-        self.client
-            .query(&[b"HINCRBY", &waits, host.as_bytes(), ms.as_bytes()], None)?;
-        self.client
-            .query(&[b"HINCRBY", &waits, count.as_bytes(), b"1"], None)?;
+        self.client.eval(
+            &WAITED,
+            &[key.as_slice()],
+            &[
+                host.as_bytes(),
+                ms.as_bytes(),
+                count.as_bytes(),
+                waits.as_bytes(),
+            ],
+            None,
+        )?;
         Ok(())
     }
 
