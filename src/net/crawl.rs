@@ -523,6 +523,11 @@ struct HostState {
     waiting: usize,
     /// No connection before this (a `Retry-After`).
     not_before: Option<Instant>,
+    /// Permits this process holds (in use, idle or retiring).
+    held: usize,
+    /// The fleet said the host is full, and no permit was given back
+    /// since: wait for a wake rather than ask.
+    full: bool,
 }
 
 /// A permit held by this process.
@@ -731,6 +736,7 @@ fn manage(s: &Settings, local: &std::sync::Weak<Local>) {
                 waits = std::mem::take(&mut st.waits);
             }
             for (host, h) in &mut st.hosts {
+                let before = h.idle.len() + h.retiring.len();
                 for list in [&mut h.idle, &mut h.retiring] {
                     list.retain(|p| {
                         let keep = now.duration_since(p.idle_since) < s.linger;
@@ -740,18 +746,23 @@ fn manage(s: &Settings, local: &std::sync::Weak<Local>) {
                         keep
                     });
                 }
+                if h.waiting == 0 {
+                    // Asked again at the next need.
+                    h.full = false;
+                }
                 if h.not_before.is_some_and(|t| t <= now) {
                     h.not_before = None;
                 }
-                if h.waiting > 0 && h.idle.is_empty() && h.not_before.is_none() {
+                h.held = h
+                    .held
+                    .saturating_sub(before - h.idle.len() - h.retiring.len());
+                if h.waiting > 0 && h.idle.is_empty() && h.not_before.is_none() && h.held < s.limit
+                {
                     want.push(host.clone());
                 }
             }
             st.hosts.retain(|_, h| {
-                !(h.idle.is_empty()
-                    && h.retiring.is_empty()
-                    && h.waiting == 0
-                    && h.not_before.is_none())
+                !(h.held == 0 && h.waiting == 0 && h.not_before.is_none() && !h.full)
             });
         }
         drop(l);
@@ -780,13 +791,20 @@ fn manage(s: &Settings, local: &std::sync::Weak<Local>) {
             let h = st.hosts.entry(host.clone()).or_default();
             let now = Instant::now();
             match got {
-                Ok(Permit::Granted) => h.idle.push(Held {
-                    token,
-                    granted: now,
-                    renewed: now,
-                    idle_since: now,
-                }),
-                Ok(Permit::Full) => full.push(host),
+                Ok(Permit::Granted) => {
+                    h.held += 1;
+                    h.full = false;
+                    h.idle.push(Held {
+                        token,
+                        granted: now,
+                        renewed: now,
+                        idle_since: now,
+                    });
+                }
+                Ok(Permit::Full) => {
+                    h.full = true;
+                    full.push(host);
+                }
                 Ok(Permit::NotBefore(ms)) => {
                     h.not_before = Some(now + Duration::from_millis(ms));
                 }
@@ -796,8 +814,19 @@ fn manage(s: &Settings, local: &std::sync::Weak<Local>) {
             l.changed.notify_all();
         }
         if !full.is_empty() {
-            if s.queue.host_wait(&full, WAIT_SLICE).is_err() {
-                std::thread::sleep(WAIT_SLICE);
+            match s.queue.host_wait(&full, WAIT_SLICE) {
+                Ok(Some(woken)) => {
+                    let Some(l) = local.upgrade() else { return };
+                    let mut st = match l.state.lock() {
+                        Ok(st) => st,
+                        Err(_) => return,
+                    };
+                    if let Some(h) = st.hosts.get_mut(&woken) {
+                        h.full = false;
+                    }
+                }
+                Ok(None) => {}
+                Err(_) => std::thread::sleep(WAIT_SLICE),
             }
             continue;
         }
@@ -835,7 +864,14 @@ impl ConnectionGate for FleetGate {
                     }
                 }
             }
-            let ask_now = open && kept.is_none() && !asked && h.waiting == 0;
+            // Nobody here waits for the host, and the fleet may have a
+            // permit: ask at once.
+            let ask_now = open
+                && kept.is_none()
+                && !asked
+                && h.waiting == 0
+                && !h.full
+                && h.held < self.limit;
             if let Some(mut p) = kept {
                 drop(st);
                 if p.renewed.elapsed() >= RENEW_EVERY {
@@ -845,6 +881,8 @@ impl ConnectionGate for FleetGate {
                         // ours; look again.
                         Ok(false) => {
                             st = lock()?;
+                            let h = st.hosts.entry(host.to_owned()).or_default();
+                            h.held = h.held.saturating_sub(1);
                             continue;
                         }
                         Err(e) => return Err(e.to_string()),
@@ -859,17 +897,22 @@ impl ConnectionGate for FleetGate {
                 }));
             }
             if ask_now {
-                // Nobody here waits for the host: ask the fleet at once.
                 asked = true;
                 drop(st);
                 let (p, token) = self.ask(host)?;
-                if p == Permit::Granted {
-                    return Ok(self.granted(host, token, start));
-                }
                 st = lock()?;
-                if let Permit::NotBefore(ms) = p {
-                    st.hosts.entry(host.to_owned()).or_default().not_before =
-                        Some(Instant::now() + Duration::from_millis(ms));
+                let h = st.hosts.entry(host.to_owned()).or_default();
+                match p {
+                    Permit::Granted => {
+                        h.held += 1;
+                        h.full = false;
+                        drop(st);
+                        return Ok(self.granted(host, token, start));
+                    }
+                    Permit::Full => h.full = true,
+                    Permit::NotBefore(ms) => {
+                        h.not_before = Some(Instant::now() + Duration::from_millis(ms));
+                    }
                 }
                 continue;
             }
