@@ -756,6 +756,57 @@ fn a_signed_host_manifest_verifies_with_the_host_identifiers_keys() {
     );
 }
 
+/// The one rule of `verify --batch` and `agentsig crawl` for a URL input
+/// (`verify_or_expand`): an origin's well-known catalog and a URL that
+/// serves a catalog (by its media type, at any path) expand into their
+/// entries; an origin without a catalog (404) is verified as a descriptor,
+/// as `verify URL` alone does; a missing document is its failure.
+#[test]
+fn one_rule_takes_a_url_input_as_verify_url_does() {
+    use agentsig::net::catalog::{verify_or_expand, UrlInput};
+    let e = env();
+    let resolver = agentsig::net::Resolver::new(fetcher(&e.ca));
+    let opts = CatalogOptions::default();
+    let origin = format!("https://agent.example:{}", e.srv.port);
+    let cat = json!({"specVersion": "1.0", "entries": [e.entry(MCP, "/good.json"), e.entry(MCP, "/two.json")]});
+    // No well-known catalog: the origin is a document, as alone.
+    match verify_or_expand(&resolver, &origin, &opts) {
+        UrlInput::Document(r) => assert!(r.is_err()),
+        other => panic!("{other:?}"),
+    }
+    // A catalog served at a path that does not look like one.
+    e.srv.route(
+        "/feed.json",
+        Resp::ok("application/ai-catalog+json", cat.to_string()),
+    );
+    match verify_or_expand(&resolver, &e.url("/feed.json"), &opts) {
+        UrlInput::Catalog { url, entries, .. } => {
+            assert_eq!(url, e.url("/feed.json"));
+            assert_eq!(entries.len(), 2);
+        }
+        other => panic!("{other:?}"),
+    }
+    // The well-known catalog of the origin.
+    e.srv.route(
+        "/.well-known/ai-catalog.json",
+        Resp::ok("application/ai-catalog+json", cat.to_string()),
+    );
+    match verify_or_expand(&resolver, &origin, &opts) {
+        UrlInput::Catalog { url, entries, .. } => {
+            assert_eq!(url, e.url("/.well-known/ai-catalog.json"));
+            assert_eq!(entries.len(), 2);
+        }
+        other => panic!("{other:?}"),
+    }
+    match verify_or_expand(&resolver, &e.url("/missing.json"), &opts) {
+        UrlInput::Document(r) => {
+            let err = r.expect_err("missing");
+            assert_eq!(err.code(), "fetch.failed");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 // ---- 6. verify --batch with catalogs as sources ---------------------------
 
 /// A catalog given to `verify --batch` (its URL in a LIST file, or the

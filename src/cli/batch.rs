@@ -725,46 +725,26 @@ use agentsig::net::{catalog::job_budget, Resolver};
 
 #[cfg(feature = "net")]
 impl Urls {
-    /// A URL input: a catalog (by its URL form, or by the content `verify
-    /// URL` fetched) expands into its entries; anything else is one
-    /// result, as `verify URL` gives it.
+    /// A URL input, by the library's one rule
+    /// ([`agentsig::net::catalog::verify_or_expand`]): a catalog expands
+    /// into one result per entry; anything else is one result, as `verify
+    /// URL` gives it.
     fn verify_or_expand(&self, url: &str, json: bool) -> Vec<Outcome> {
-        use agentsig::net::catalog::{expand_catalog_url, well_known_catalog_url, CatalogUrlError};
-        // An origin names its well-known catalog, as `verify https://HOST`
-        // alone reads it; without one (404, 410) the origin is verified as
-        // a descriptor, as alone.
-        let well_known = well_known_catalog_url(url);
-        let catalog = match &well_known {
-            Some(wk) => Some(wk.as_str()),
-            None => agentsig::catalog::is_catalog_url(url).then_some(url),
-        };
-        if let Some(c) = catalog {
-            let job = self.job(job_budget(&self.catalog));
-            match expand_catalog_url(job.fetcher(), c, &self.catalog) {
-                Ok(inputs) => return self.entries(&job, c, &inputs, json),
-                Err(CatalogUrlError::NotServed(_)) if well_known.is_some() => {}
-                Err(e) => return vec![Outcome::failed(c, e.code(), e.to_string())],
+        use agentsig::net::catalog::{verify_or_expand, UrlInput};
+        match verify_or_expand(&self.resolver, url, &self.catalog) {
+            UrlInput::Document(r) => match *r {
+                Ok(v) => vec![self.verified(url, &v, json)],
+                Err(e) => vec![Outcome::url_failed(url, &e)],
+            },
+            UrlInput::Catalog { url, entries, job } => self.entries(&job, &url, &entries, json),
+            UrlInput::CatalogFailed { url, error } => {
+                vec![Outcome::failed(&url, error.code(), error.to_string())]
             }
-        }
-        match self.resolver.verify_url(url) {
-            // A catalog by its media type or content, as `verify URL`
-            // recognises one.
-            Err(agentsig::net::verify::UrlVerifyError::Catalog { url, body }) => {
-                // The catalog document was requested before it was known
-                // to be one, with its `.jws` beside it unless the options
-                // fetch that only later: requests of the job all the same.
-                let o = self.resolver.options();
-                let asked = if o.sequential_fetches || o.skip_jws_when_http_signed {
-                    1
-                } else {
-                    2
-                };
-                let budget = job_budget(&self.catalog);
-                budget.charge(asked, body.len());
-                self.expand_job(self.job(budget), &url, &body, json)
-            }
-            Ok(v) => vec![self.verified(url, &v, json)],
-            Err(e) => vec![Outcome::url_failed(url, &e)],
+            _ => vec![Outcome::failed(
+                url,
+                "batch.bad-input",
+                "an input this version cannot check".into(),
+            )],
         }
     }
 

@@ -252,9 +252,13 @@ fn add(a: &AddArgs) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One input's verification, as `verify URL` (and `verify --batch`) gives
-/// it: an origin or catalog URL is expanded into its entries (queued),
-/// anything else is verified by the shared resolver.
+/// One input's verification, by the rule `verify URL` and `verify
+/// --batch` follow ([`agentsig::net::catalog::verify_or_expand`]): a
+/// catalog (an origin's well-known one, a catalog URL, or one recognised in
+/// what a URL served) is expanded into its entries (queued), anything else
+/// is verified by the shared resolver. A failure worth trying again (a
+/// timeout, 5xx, 429, no permit, a catalog that could not be fetched) is
+/// retried.
 struct Verify {
     resolver: agentsig::net::Resolver,
     catalog: CatalogOptions,
@@ -262,47 +266,35 @@ struct Verify {
 
 impl Verify {
     fn step(&self, e: &CrawlEntry) -> Step {
-        use agentsig::net::catalog::{expand_catalog_url, well_known_catalog_url, CatalogUrlError};
+        use agentsig::net::catalog::{verify_or_expand, CatalogUrlError, UrlInput};
         let url = e.input.as_str();
-        let well_known = well_known_catalog_url(url);
-        let catalog = match &well_known {
-            Some(wk) => Some(wk.as_str()),
-            None => agentsig::catalog::is_catalog_url(url).then_some(url),
-        };
-        if let Some(c) = catalog {
-            match expand_catalog_url(self.resolver.fetcher(), c, &self.catalog) {
-                Ok(inputs) => return expanded(url, c, &inputs),
-                Err(CatalogUrlError::NotServed(_)) if well_known.is_some() => {}
-                Err(e @ CatalogUrlError::Fetch(_)) => {
-                    return Step::Retry {
-                        code: "fetch.failed".into(),
-                        reason: e.to_string(),
-                    }
-                }
-                Err(e @ CatalogUrlError::NotServed(_)) => {
-                    return result(failed_report(url, "fetch.failed", &e.to_string()))
-                }
-                Err(e) => return result(failed_report(url, "catalog.unreadable", &e.to_string())),
-            }
-        }
-        match self.resolver.verify_url(url) {
-            Ok(v) if agentsig::catalog::is_catalog_document(&v.body) => {
-                match agentsig::net::catalog::expand_catalog_bytes(
-                    self.resolver.fetcher(),
-                    &v.url,
-                    &v.body,
-                    &self.catalog,
-                ) {
-                    Ok(inputs) => expanded(url, &v.url, &inputs),
-                    Err(e) => result(failed_report(url, "catalog.unreadable", &e.to_string())),
-                }
-            }
-            Ok(v) => result(super::net::success_report("verify", url, &v)),
-            Err(e) if is_transient(&e) => Step::Retry {
-                code: e.code().into(),
-                reason: e.to_string(),
+        match verify_or_expand(&self.resolver, url, &self.catalog) {
+            UrlInput::Document(r) => match *r {
+                Ok(v) => result(super::net::success_report("verify", url, &v)),
+                Err(e) if is_transient(&e) => Step::Retry {
+                    code: e.code().into(),
+                    reason: e.to_string(),
+                },
+                Err(e) => result(super::net::failure_report("verify", url, &e)),
             },
-            Err(e) => result(failed_report(url, e.code(), &e.to_string())),
+            UrlInput::Catalog {
+                url: c, entries, ..
+            } => expanded(url, &c, &entries),
+            UrlInput::CatalogFailed {
+                error: error @ CatalogUrlError::Fetch(_),
+                ..
+            } => Step::Retry {
+                code: error.code().into(),
+                reason: error.to_string(),
+            },
+            UrlInput::CatalogFailed { error, .. } => {
+                result(failed_report(url, error.code(), &error.to_string()))
+            }
+            _ => result(failed_report(
+                url,
+                "crawl.bad-input",
+                "an input this version cannot check",
+            )),
         }
     }
 }

@@ -699,6 +699,118 @@ impl CatalogUrlError {
     }
 }
 
+/// What one URL input of a bulk run is, by the rule `verify URL` applies
+/// to it alone ([`verify_or_expand`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum UrlInput {
+    /// Not a catalog: the URL verified as [`Resolver::verify_url`]
+    /// verifies it, or why not.
+    Document(Box<Result<super::verify::UrlVerified, UrlVerifyError>>),
+    /// An AI Catalog (named by its URL, an origin's well-known catalog, or
+    /// recognised in what the URL served): its entries, read within the
+    /// catalog bounds ([`CatalogOptions`]).
+    Catalog {
+        /// The catalog's URL.
+        url: String,
+        /// Its entries, each checked by its media type
+        /// ([`CatalogInput::check`]).
+        entries: Vec<CatalogInput>,
+        /// A resolver whose every fetch counts toward this catalog's
+        /// bounds ([`job_budget`]): to check the entries with.
+        job: Resolver,
+    },
+    /// A catalog that could not be read.
+    CatalogFailed {
+        /// The catalog's URL.
+        url: String,
+        /// Why.
+        error: CatalogUrlError,
+    },
+}
+
+/// One URL input, as `verify URL` alone takes it (AI Catalog
+/// "Discovering Catalogs": an origin names its well-known catalog): an
+/// origin's well-known catalog or a catalog URL is read and expanded into
+/// its entries; an origin without one (404, 410) is verified as a
+/// descriptor, as alone; a URL that serves a catalog (by its media type or
+/// content) is expanded too; anything else is verified by `resolver`. The
+/// one rule of `verify --batch` and `agentsig crawl`, so that an input gets
+/// the same verdict in every mode.
+///
+/// ```no_run
+/// use agentsig::catalog::CatalogOptions;
+/// use agentsig::net::catalog::{verify_or_expand, UrlInput};
+/// use agentsig::net::{Fetcher, Resolver};
+///
+/// let resolver = Resolver::new(Fetcher::new()?);
+/// match verify_or_expand(&resolver, "https://agents.example", &CatalogOptions::default()) {
+///     UrlInput::Document(r) => println!("verified: {}", r.is_ok()),
+///     UrlInput::Catalog { entries, .. } => println!("{} entries", entries.len()),
+///     UrlInput::CatalogFailed { error, .. } => println!("{error}"),
+///     _ => {}
+/// }
+/// # Ok::<(), agentsig::net::FetchError>(())
+/// ```
+pub fn verify_or_expand(resolver: &Resolver, url: &str, opts: &CatalogOptions) -> UrlInput {
+    let job = |budget: Arc<FetchBudget>| {
+        Resolver::with_options(
+            resolver.fetcher().with_budget(budget),
+            resolver.options().clone(),
+        )
+    };
+    let well_known = well_known_catalog_url(url);
+    let catalog = match &well_known {
+        Some(wk) => Some(wk.as_str()),
+        None => crate::catalog::is_catalog_url(url).then_some(url),
+    };
+    if let Some(c) = catalog {
+        let job = job(job_budget(opts));
+        match expand_catalog_url(job.fetcher(), c, opts) {
+            Ok(entries) => {
+                return UrlInput::Catalog {
+                    url: c.to_owned(),
+                    entries,
+                    job,
+                }
+            }
+            Err(CatalogUrlError::NotServed(_)) if well_known.is_some() => {}
+            Err(error) => {
+                return UrlInput::CatalogFailed {
+                    url: c.to_owned(),
+                    error,
+                }
+            }
+        }
+    }
+    match resolver.verify_url(url) {
+        // A catalog by its media type or content, as `verify URL`
+        // recognises one.
+        Err(UrlVerifyError::Catalog { url, body }) => {
+            // The catalog document was requested before it was known to be
+            // one, with its `.jws` beside it unless the options fetch that
+            // only later: requests of the job all the same.
+            let o = resolver.options();
+            let asked = if o.sequential_fetches || o.skip_jws_when_http_signed {
+                1
+            } else {
+                2
+            };
+            let budget = job_budget(opts);
+            budget.charge(asked, body.len());
+            let job = job(budget);
+            match expand_catalog_bytes(job.fetcher(), &url, &body, opts) {
+                Ok(entries) => UrlInput::Catalog { url, entries, job },
+                Err(e) => UrlInput::CatalogFailed {
+                    url,
+                    error: CatalogUrlError::Catalog(e),
+                },
+            }
+        }
+        r => UrlInput::Document(Box::new(r)),
+    }
+}
+
 /// Why a catalog URL could not be verified at all.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
