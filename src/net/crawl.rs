@@ -165,6 +165,8 @@ struct Shared {
     held: Mutex<std::collections::BTreeSet<String>>,
     /// Threads still running.
     running: AtomicUsize,
+    /// Signalled when the last thread ends (the heartbeat then stops).
+    ended: (Mutex<()>, std::sync::Condvar),
 }
 
 /// A report's verdict word and reason code, as the statistics count them.
@@ -208,7 +210,10 @@ pub fn run_worker(
                         f.get_or_insert(e);
                     }
                 }
-                shared.running.fetch_sub(1, Ordering::SeqCst);
+                if shared.running.fetch_sub(1, Ordering::SeqCst) == 1 {
+                    let _guard = shared.ended.0.lock();
+                    shared.ended.1.notify_all();
+                }
             });
         }
         s.spawn(|| heartbeat(queue, opts, &shared));
@@ -230,14 +235,19 @@ pub fn run_worker(
 /// (permit waits, a slow host) is not taken over while its worker lives.
 fn heartbeat(queue: &CrawlQueue, opts: &WorkerOptions, shared: &Shared) {
     let every = (opts.lease / 3).max(Duration::from_millis(50));
-    let tick = Duration::from_millis(50).min(every);
-    let mut last = Instant::now();
+    let Ok(mut guard) = shared.ended.0.lock() else {
+        return;
+    };
     while shared.running.load(Ordering::SeqCst) > 0 {
-        std::thread::sleep(tick);
-        if last.elapsed() < every {
-            continue;
+        // Asleep until the next renewal or the end of the threads (no
+        // wakeup in between: a worker's CPU goes to its inputs).
+        guard = match shared.ended.1.wait_timeout(guard, every) {
+            Ok((g, _)) => g,
+            Err(_) => return,
+        };
+        if shared.running.load(Ordering::SeqCst) == 0 {
+            return;
         }
-        last = Instant::now();
         let ids: Vec<String> = match shared.held.lock() {
             Ok(h) => h.iter().cloned().collect(),
             Err(_) => return,
