@@ -4,7 +4,8 @@
 //! 127.0.0.1 (the tests' server, a test CA), verified
 //! * by `verify --batch LIST -j 2 --per-host 4`, one process;
 //! * by a crawl on one redis-server: `crawl add`, then 1, 2 and 4 worker
-//!   processes (`crawl work --until-empty -j 2 --per-host 4`).
+//!   processes (`crawl work --until-empty -j 2 --per-host 4`), one without
+//!   and each with `--keep-connections`.
 //!
 //! Printed per run: inputs per second (wall) and CPU per input, user +
 //! system, of the agentsig processes (`getrusage(RUSAGE_CHILDREN)` around
@@ -175,7 +176,10 @@ fn main() {
         batch_cpu * 1e6
     );
 
-    for (round, workers) in [1usize, 2, 4].into_iter().enumerate() {
+    for (round, (workers, keep)) in [(1usize, false), (1, true), (2, true), (4, true)]
+        .into_iter()
+        .enumerate()
+    {
         let name = format!("bench-{round}");
         let (c0, r0) = (children_cpu(), process_cpu(redis_pid));
         let o = Command::new(bin)
@@ -192,6 +196,7 @@ fn main() {
                 Command::new(bin)
                     .args(["crawl", "work", &name, "--redis", &url, "--until-empty"])
                     .args(["-j", "2", "--per-host", "4", "--consumer", &format!("w{w}")])
+                    .args(keep.then_some("--keep-connections"))
                     .args(fetch_args(&dir))
                     .stdout(Stdio::null())
                     .stderr(Stdio::piped())
@@ -209,9 +214,10 @@ fn main() {
         let calls = redis_calls(redis.port);
         let total: u64 = calls.iter().map(|c| c.1).sum();
         println!(
-            "crawl, {workers} worker process(es): {:.0} inputs/s, {:.0} us CPU per input in the \
+            "crawl, {workers} worker process(es){}: {:.0} inputs/s, {:.0} us CPU per input in the \
              workers + {:.0} us in redis-server = {:.2}x verify --batch (workers alone {:.2}x); \
              crawl add: {:.1} us + {:.1} us in redis-server per input",
+            if keep { " --keep-connections" } else { "" },
             n as f64 / wall,
             per * 1e6,
             rcpu / n as f64 * 1e6,
