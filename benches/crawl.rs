@@ -80,7 +80,7 @@ fn redis_calls(port: u16) -> Vec<(String, u64)> {
         })
         .filter(|(name, _)| name != "config|resetstat" && name != "info")
         .collect();
-    calls.sort_by(|a, b| b.1.cmp(&a.1));
+    calls.sort_by_key(|c| std::cmp::Reverse(c.1));
     calls
 }
 

@@ -22,8 +22,12 @@
 //! * Politeness over the whole fleet: at most [`FleetGate::limit`]
 //!   connections open to one host (`host:port`) at once, summed over every
 //!   worker on every machine, each connection opened under a permit held in
-//!   Redis and closed before the permit is given back (no connection is
-//!   kept alive past it: [`FetchPolicy::gate`](super::FetchPolicy::gate));
+//!   Redis and closed before the permit goes back to the fleet (by default
+//!   no connection is kept alive past its fetch; with
+//!   [`FleetGate::keep_connections`] a worker keeps the permit as long as a
+//!   connection opened under it may be open: [`FetchPolicy::gate`](
+//!   super::FetchPolicy::gate)); a fetch that finds the host full waits for
+//!   a permit given back (a wake), not by polling;
 //!   connections to one host started at least [`FleetGate::interval`]
 //!   apart; a `Retry-After` (RFC 9110 section 10.2.3) puts off the host's
 //!   next connection by its delay (at most [`MAX_RETRY_AFTER`]). Redis
@@ -865,13 +869,14 @@ impl ConnectionGate for FleetGate {
             // host waits behind them.
             let open = h.not_before.is_none_or(|t| t <= now) && (queued || h.waiting == 0);
             let mut kept = None;
-            while open {
-                match h.idle.pop() {
-                    Some(p) if now.duration_since(p.granted) >= self.turn => h.retiring.push(p),
-                    p => {
-                        kept = p;
+            if open {
+                // Past their turn: not reused, back to the fleet later.
+                while let Some(p) = h.idle.pop() {
+                    if now.duration_since(p.granted) < self.turn {
+                        kept = Some(p);
                         break;
                     }
+                    h.retiring.push(p);
                 }
             }
             // Nobody here waits for the host, and the fleet may have a
