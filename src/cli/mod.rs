@@ -45,6 +45,9 @@ mod catalog;
 mod crawl;
 mod delegation;
 mod http;
+#[cfg(feature = "server")]
+#[allow(dead_code)] // called by `inspect --serve` (the inspect command)
+pub(crate) mod inspect_serve;
 mod key;
 mod keygen;
 mod lint;
