@@ -117,6 +117,10 @@ function signature(s, now) {
   if (r) sec.append(r);
   if (s.params && Object.keys(s.params).length) sec.append(el('h4', null, s.form === 'jws' ? 'Protected header' : 'Parameters'), params(s.params, now));
   if (Array.isArray(s.base) && s.base.length) sec.append(el('h4', null, 'Signature base'), base(s.base));
+  else if (s.base_error) sec.append(el('h4', null, 'Signature base'), el('p', 'note warn', `Not rebuilt: ${s.base_error}`));
+  if (Array.isArray(s.covered) && s.covered.length && !(Array.isArray(s.base) && s.base.length)) {
+    sec.append(el('p', 'note', 'covered: ', el('code', null, s.covered.join(' '))));
+  }
   if (s.canonical) {
     sec.append(copyable('RFC 8785 canonical form (what the JWS signs)', s.canonical));
     if (s.canonical_sha256) sec.append(el('p', 'digest', 'SHA-256: ', el('code', null, s.canonical_sha256)));
@@ -231,17 +235,28 @@ function chainList(chain, now) {
 
 // -------------------------------------------------------------- the catalog
 
+/** An entry's verdict word: the library's, else whether its checks passed. */
+function entryVerdict(e) {
+  if (typeof e.verdict === 'string') return e.verdict;
+  return e.passed === true ? 'passed' : e.passed === false ? 'failed' : 'unknown';
+}
+
+const text = (v) => (v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+
 function entry(e) {
   const li = el('li', 'entry');
   li.setAttribute('role', 'treeitem');
-  li.dataset.identifier = e.identifier ?? '';
-  li.dataset.verdict = e.verdict ?? '';
-  const head = el('div', 'entry-head', badge(e.verdict), ' ', el('code', 'ident', e.identifier ?? '(no identifier)'));
-  if (e.media_type) head.append(' ', el('span', 'media', e.media_type));
+  const v = entryVerdict(e);
+  li.dataset.identifier = text(e.identifier);
+  li.dataset.verdict = v;
+  const head = el('div', 'entry-head', badge(v), ' ', el('code', 'ident', text(e.identifier) || '(no identifier)'));
+  if (e.media_type) head.append(' ', el('span', 'media', text(e.media_type)));
   li.append(head);
   const facts = el('div', 'facts');
-  facts.append(el('span', `fact binding-${String(e.binding ?? '').replace(/[^a-z-]/g, '')}`, `artifact: ${e.binding ?? 'unknown'}`));
-  facts.append(el('span', 'fact', `manifest: ${e.manifest ?? 'absent'}`));
+  facts.append(el('span', `fact binding-${text(e.binding).replace(/[^a-z-]/g, '')}`, `binding: ${text(e.binding) || 'unknown'}`));
+  if (e.artifact !== undefined && e.artifact !== null) facts.append(el('span', 'fact', `artifact: ${text(e.artifact)}`));
+  facts.append(el('span', 'fact', `manifest: ${text(e.manifest) || 'absent'}`));
+  if (e.pointer) facts.append(el('code', 'fact pointer', e.pointer));
   li.append(facts);
   const r = reasonLine(e.reason, e.message);
   if (r) li.append(r);
