@@ -7,6 +7,9 @@
 
 const SVG = 'http://www.w3.org/2000/svg';
 
+/** A JSON value as text: a string as it is, anything else as JSON. */
+const text = (v) => (v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+
 /** An element `tag` with class `cls` and children (strings become text). */
 export function el(tag, cls, ...children) {
   const e = document.createElement(tag);
@@ -148,8 +151,8 @@ export function chainSvg(chain, now) {
   const failing = chain.find((c) => c.ok === false);
   root.append(svg('title', {}, `Delegation chain of ${hops} hop${hops === 1 ? '' : 's'}${failing ? `; hop ${failing.hop} fails: ${failing.reason || ''}` : ''}`));
   const defs = svg('defs');
-  const marker = svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 5, refY: 9, markerWidth: 8, markerHeight: 8, orient: 'auto-start-reverse' });
-  marker.append(svg('path', { d: 'M0,0 L10,0 L5,10 z', class: 'arrowhead' }));
+  const marker = svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto' });
+  marker.append(svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrowhead' }));
   defs.append(marker);
   root.append(defs);
   const times = chain.flatMap((c) => [c.iat, c.exp]).filter((t) => typeof t === 'number');
@@ -166,11 +169,11 @@ export function chainSvg(chain, now) {
     g.append(svg('title', {}, `hop ${c.hop ?? i}: ${c.actor ?? c.subject ?? ''}${c.reason ? ` — ${c.reason}: ${c.message || ''}` : ''}`));
     g.append(svg('rect', { x: 4, y, width: W - 8, height: HOP_H, rx: 10, class: 'box' }));
     g.append(svg('text', { x: 18, y: y + 22, class: 'hoplabel' }, `hop ${c.hop ?? i}${c.ok === false ? '  ✗ fails' : c.ok === true ? '  ✓' : ''}`));
-    const who = c.actor ? `${clip(c.actor, 34)} acts for ${clip(c.subject, 30)}` : clip(c.subject, 60);
-    g.append(svg('text', { x: 120, y: y + 22, class: 'actor' }, who));
-    g.append(svg('text', { x: 18, y: y + 42, class: 'issuer' }, `issued by ${clip(c.issuer, 80)}`));
+    const who = c.actor ? `${clip(text(c.actor), 34)} acts for ${clip(text(c.subject), 30)}` : clip(text(c.subject), 60);
+    g.append(svg('text', { x: 150, y: y + 22, class: 'actor' }, who));
+    g.append(svg('text', { x: 18, y: y + 42, class: 'issuer' }, `issued by ${clip(text(c.issuer), 80)}`));
     // Scopes: a scope absent from the previous hop widens the grant.
-    const scopes = Array.isArray(c.scope) ? c.scope : [];
+    const scopes = scopeList(c.scope);
     let sx = 18;
     const sy = y + 52;
     for (const s of scopes) {
@@ -201,12 +204,19 @@ export function chainSvg(chain, now) {
     }
     if (i > 0) {
       const ay = y - GAP;
-      g.append(svg('line', { x1: W / 2, y1: ay + 2, x2: W / 2, y2: y - 4, class: 'link', 'marker-end': 'url(#arrow)' }));
+      g.append(svg('line', { x1: W / 2, y1: ay + 4, x2: W / 2, y2: y - 3, class: 'link', 'marker-end': 'url(#arrow)' }));
+      g.append(svg('text', { x: W / 2 + 10, y: y - GAP / 2 + 4, class: 'muted' }, 'delegates to'));
     }
     root.append(g);
     prev = scopes;
   });
   return root;
+}
+
+/** A hop's scope values: a list, or a space-separated string (RFC 8693 section 4.2). */
+function scopeList(s) {
+  if (Array.isArray(s)) return s.map(String);
+  return typeof s === 'string' ? s.split(' ').filter(Boolean) : [];
 }
 
 function chainList(chain, now) {
@@ -216,13 +226,13 @@ function chainList(chain, now) {
     li.dataset.hop = String(c.hop ?? '');
     li.dataset.ok = String(c.ok);
     li.append(
-      el('strong', null, `hop ${c.hop}`), ' ', badge(c.ok === false ? 'not-verified' : c.ok === true ? 'verified' : 'not-checked'), ' ',
-      el('span', null, c.actor ? `${c.actor} acts for ${c.subject ?? ''}` : String(c.subject ?? '')),
+      el('strong', null, `hop ${c.hop}`), ' ', badge(c.ok === false ? 'failed' : c.ok === true ? 'passed' : 'unknown'), ' ',
+      el('span', null, c.actor ? `${text(c.actor)} acts for ${text(c.subject)}` : text(c.subject)),
     );
     const d = el('dl', 'params');
     const row = (k, v) => d.append(el('div', null, el('dt', null, k), el('dd', null, v)));
-    if (c.issuer) row('issuer', el('code', null, c.issuer));
-    if (Array.isArray(c.scope)) row('scope', el('code', null, c.scope.join(' ') || '(none)'));
+    if (c.issuer) row('issuer', el('code', null, text(c.issuer)));
+    if (c.scope !== null && c.scope !== undefined) row('scope', el('code', null, scopeList(c.scope).join(' ') || '(none)'));
     if (typeof c.iat === 'number') row('iat', timeCell(c.iat, now));
     if (typeof c.exp === 'number') row('exp', timeCell(c.exp, now));
     li.append(d);
@@ -241,8 +251,6 @@ function entryVerdict(e) {
   return e.passed === true ? 'passed' : e.passed === false ? 'failed' : 'unknown';
 }
 
-const text = (v) => (v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v));
-
 function entry(e) {
   const li = el('li', 'entry');
   li.setAttribute('role', 'treeitem');
@@ -253,11 +261,16 @@ function entry(e) {
   if (e.media_type) head.append(' ', el('span', 'media', text(e.media_type)));
   li.append(head);
   const facts = el('div', 'facts');
-  facts.append(el('span', `fact binding-${text(e.binding).replace(/[^a-z-]/g, '')}`, `binding: ${text(e.binding) || 'unknown'}`));
-  if (e.artifact !== undefined && e.artifact !== null) facts.append(el('span', 'fact', `artifact: ${text(e.artifact)}`));
-  facts.append(el('span', 'fact', `manifest: ${text(e.manifest) || 'absent'}`));
+  const notes = el('ul', 'status-notes');
+  facts.append(el('span', `fact binding-${text(e.binding).replace(/[^a-z-]/g, '')}`, `binding: ${text(e.binding) || 'none'}`));
+  for (const [k, v] of [['artifact', e.artifact], ['manifest', e.manifest]]) {
+    const st = status(v);
+    facts.append(el('span', `fact st-${st.word.replace(/[^a-z-]/g, '')}`, `${k}: ${st.word}`));
+    if (st.message) notes.append(el('li', null, el('strong', null, `${k}: `), st.message));
+  }
   if (e.pointer) facts.append(el('code', 'fact pointer', e.pointer));
   li.append(facts);
+  if (notes.childElementCount) li.append(notes);
   const r = reasonLine(e.reason, e.message);
   if (r) li.append(r);
   if (Array.isArray(e.children) && e.children.length) {
@@ -269,12 +282,27 @@ function entry(e) {
   return li;
 }
 
+/** A status: a word, or an object {status, message} (the report's). */
+function status(v) {
+  if (v === null || v === undefined) return { word: 'absent', message: '' };
+  if (typeof v === 'string') return { word: v, message: '' };
+  return { word: text(v.status) || 'unknown', message: text(v.message) };
+}
+
 function catalogTree(catalog) {
+  const top = el('dl', 'params catalog-top');
+  for (const [k, v] of [['host Trust Manifest', catalog.host], ['host identity', catalog.host_identity], ['catalog signature', catalog.catalog_signature]]) {
+    if (!(k in catalog) && v === undefined) continue;
+    const st = status(v);
+    const dd = el('dd', null, badge(st.word));
+    if (st.message) dd.append(' ', el('span', 'note', st.message));
+    top.append(el('div', null, el('dt', null, k), dd));
+  }
   const ul = el('ul', 'tree root');
   ul.setAttribute('role', 'tree');
   ul.setAttribute('aria-label', 'Catalog entries');
   for (const e of catalog.entries || []) ul.append(entry(e));
-  return ul;
+  return el('div', null, top, ul);
 }
 
 // --------------------------------------------------------------- the result
@@ -302,7 +330,8 @@ export function renderReport(report, now) {
   head.dataset.kind = ins.kind ?? '';
   head.append(el('h2', null, KIND_NAMES[ins.kind] || ins.kind || 'input'), ' ', badge(ins.verdict ?? report.verdict));
   if (report.subject) head.append(el('p', 'subject', 'subject: ', el('code', null, report.subject)));
-  const err = report.error;
+  if (ins.command) head.append(el('p', 'subject', 'the verdict of ', el('code', null, `agentsig ${ins.command}`), ' on this input'));
+  const err = ins.error || report.error;
   if (err && (err.code || err.message)) head.append(reasonLine(err.code, err.message));
   out.append(head);
 
