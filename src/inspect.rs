@@ -297,7 +297,11 @@ pub fn detect(input: &[u8], jws_given: bool) -> Option<Kind> {
             && l.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
     };
-    let mut lines = t.lines().map(str::trim).filter(|l| !l.is_empty()).peekable();
+    let mut lines = t
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .peekable();
     (lines.peek().is_some() && lines.all(jwt)).then_some(Kind::Delegation)
 }
 
@@ -541,8 +545,8 @@ fn descriptor(
 /// payload is the RFC 8785 form of the signed card the verifier reports
 /// (`details.signed_card`, A2A v1.0 section 8.4.2).
 fn card(input: &[u8], v: &Facade, o: &InspectOptions) -> Outcome<(Report, Vec<SignatureView>)> {
-    let value = crate::json::parse_strict(input)
-        .map_err(|e| Failure::malformed(format!("card: {e}")))?;
+    let value =
+        crate::json::parse_strict(input).map_err(|e| Failure::malformed(format!("card: {e}")))?;
     let report = settled(v.verify_card(&value, o.require_all))?;
     let payload = report
         .details
@@ -552,11 +556,10 @@ fn card(input: &[u8], v: &Facade, o: &InspectOptions) -> Outcome<(Report, Vec<Si
     let mut views = Vec::new();
     for s in &report.signatures {
         let mut sv = view("jws", s);
-        let protected = s
-            .id
-            .parse::<usize>()
-            .ok()
-            .and_then(|i| entries?.get(i)?.get("protected")?.as_str());
+        let protected =
+            s.id.parse::<usize>()
+                .ok()
+                .and_then(|i| entries?.get(i)?.get("protected")?.as_str());
         if let (Some(p), Some(pl)) = (protected, &payload) {
             jws_parts(&mut sv, p, pl);
         }

@@ -191,13 +191,19 @@ pub fn component_source(c: &ComponentId) -> String {
             format!("derived component: {what}{named} (RFC 9421 section {sec})")
         }
         Target::Field(f) => {
-            let place = if c.tr { "trailer field" } else { "header field" };
+            let place = if c.tr {
+                "trailer field"
+            } else {
+                "header field"
+            };
             let mut t = format!("{place} {f}");
             if c.sf {
                 t.push_str(", re-serialized as a structured field (RFC 9421 section 2.1.1)");
             }
             if let Some(k) = &c.key {
-                t.push_str(&format!(", the Dictionary member {k:?} (RFC 9421 section 2.1.2)"));
+                t.push_str(&format!(
+                    ", the Dictionary member {k:?} (RFC 9421 section 2.1.2)"
+                ));
             }
             if c.bs {
                 t.push_str(", each field line as a Byte Sequence (RFC 9421 section 2.1.3)");
