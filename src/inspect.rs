@@ -518,6 +518,11 @@ fn descriptor(
     v: &Facade,
     o: &InspectOptions,
 ) -> Outcome<(Report, Vec<SignatureView>)> {
+    if let Err(e) = crate::json::parse_strict(input) {
+        return Err(Failure::malformed(format!(
+            "the document is not strict I-JSON: {e}"
+        )));
+    }
     let Some(jws) = &o.jws else {
         return Err(Failure::usage(
             "a descriptor is signed by a detached JWS over its RFC 8785 form \
