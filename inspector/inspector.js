@@ -188,10 +188,13 @@ export function command(s) {
   return lines.join('\n');
 }
 
-/** The key set URL an input names, to prefill "Fetch keys": the request's
- * Signature-Agent (the library's reading, through the package) or a JSON
- * document's jwks_uri / jwksUri member. */
-function keyUrlOf(input) {
+/** The key set URL an input names, to prefill "Fetch keys" (a suggestion
+ * only; the verdict is the library's): a JSON document's jwks_uri / jwksUri
+ * member, or the first URL in a request's Signature-Agent field with the
+ * Web Bot Auth key directory's well-known path when it names an origin
+ * (draft-ietf-webbotauth-httpsig-protocol-00; the library decides which key
+ * set actually verifies). */
+export function keyUrlOf(input) {
   const t = input.trimStart();
   if (t.startsWith('{')) {
     try {
@@ -202,16 +205,14 @@ function keyUrlOf(input) {
       return '';
     }
   }
-  if (agentsig && agentsig.keySetUrls && /^[A-Z]+ \S+ HTTP\/\d/.test(t)) {
-    const headers = [];
-    for (const line of t.split(/\r?\n/).slice(1)) {
-      if (!line) break;
-      const i = line.indexOf(':');
-      if (i > 0) headers.push(line.slice(0, i).trim(), line.slice(i + 1).trim());
-    }
+  for (const line of t.split(/\r?\n/).slice(1)) {
+    if (!line) break;
+    const m = /^signature-agent\s*:\s*(.*)$/i.exec(line);
+    const url = m && /"(https:\/\/[^"]+)"/.exec(m[1]);
+    if (!url) continue;
     try {
-      const urls = agentsig.keySetUrls(headers);
-      return urls && urls.length ? urls[0] : '';
+      const u = new URL(url[1]);
+      return u.pathname === '/' ? `${u.origin}/.well-known/http-message-signatures-directory` : u.href;
     } catch {
       return '';
     }
