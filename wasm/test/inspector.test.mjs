@@ -78,19 +78,29 @@ export function fixtures() {
   add('AI Catalog', catalog);
   add('AI Catalog with an entry changed', catalog.replace('Converts amounts between currencies', 'Moves amounts between accounts'));
 
-  // A delegation token with its act chain (RFC 8693 section 4.1).
-  const tok = run(['delegation', 'mint', '--key', pemPath, '--iss', 'https://issuer.example', '--sub', 'alice', '--aud', 'https://api.example',
-    '--scope', 'read write', '--act', 'planner=read write', '--act', 'booker=read', '--ttl', '900']).trim();
-  add('delegation chain', tok);
-  const [h, p, s] = tok.split('.');
+  // A delegation chain (RFC 8693 section 4.1), subject token first: the
+  // planner, then the booker, then the payer act for alice, the scope
+  // narrowing at each hop.
+  const mint = (aud, scope, acts, mayAct, ttl, jti) => run(['delegation', 'mint', '--key', pemPath, '--iss', 'https://as.example', '--sub', 'alice',
+    '--aud', aud, '--scope', scope, ...acts.flatMap((a) => ['--act', a]), ...(mayAct ? ['--may-act', mayAct] : []), '--ttl', String(ttl), '--jti', jti]).trim();
+  const [P, B, Y] = ['https://planner.example', 'https://booker.example', 'https://pay.example'];
+  const t0 = mint('https://booker.example', 'read write book', [P], B, 3600, 't0');
+  const t1 = mint('https://pay.example', 'read book', [P, B], Y, 1800, 't1');
+  const t2 = mint('https://api.example', 'book', [P, B, Y], null, 600, 't2');
+  add('delegation chain', [t0, t1, t2].join('\n'));
+  const wide = mint('https://api.example', 'book admin', [P, B, Y], null, 600, 't2');
+  add('delegation chain whose last hop widens the scope', [t0, t1, wide].join('\n'));
+  const [h, p, sig] = t1.split('.');
   const claims = JSON.parse(Buffer.from(p, 'base64url'));
-  claims.scope = 'read write admin';
-  add('delegation chain with a widened scope', [h, Buffer.from(JSON.stringify(claims)).toString('base64url'), s].join('.'));
+  claims.scope = 'read write book pay';
+  add('delegation chain with a token changed after signing', [t0, [h, Buffer.from(JSON.stringify(claims)).toString('base64url'), sig].join('.'), t2].join('\n'));
   return out;
 }
 
 /** The CLI's inspection of a fixture. */
-function cliInspect(f, dir) {
+function cliInspect(f, parent) {
+  // A directory per fixture: the CLI reads FILE.jws beside FILE by default.
+  const dir = fs.mkdtempSync(path.join(parent, 'f-'));
   const put = (name, text) => {
     const p = path.join(dir, name);
     fs.writeFileSync(p, text);
@@ -110,6 +120,7 @@ function verdicts(report) {
   const entry = (e) => [String(e.identifier ?? ''), entryVerdict(e), ...(e.children || []).map(entry)];
   return {
     verdict: ins.verdict,
+    error: (ins.error && ins.error.code) || '',
     signatures: (ins.signatures || []).map((s) => [s.label, s.verdict, s.reason ?? '']),
     chain: (ins.chain || []).map((c) => [c.hop, c.ok, c.reason ?? '']),
     catalog: ((ins.catalog && ins.catalog.entries) || []).map(entry),
@@ -144,13 +155,14 @@ function read(d) {
     ...[...li.querySelectorAll(':scope > ul > li.entry')].map(entry)];
   return {
     verdict: text(d.querySelector('#verdict > .badge')),
+    error: text(d.querySelector('#verdict > .reason > .code')),
     signatures: [...d.querySelectorAll('section.sig')].map((s) => [text(s.querySelector('h3 .label')), text(s.querySelector('h3 .badge')), text(s.querySelector(':scope > .reason > .code'))]),
     chain: [...d.querySelectorAll('li.hop-row')].map((li) => [Number(li.dataset.hop), li.dataset.ok === 'true', text(li.querySelector(':scope > .reason > .code'))]),
     catalog: [...d.querySelectorAll('ul.tree.root > li.entry')].map(entry),
     chainSvgHops: d.querySelectorAll('svg.chain g.hop').length,
     badHopsMarked: d.querySelectorAll('svg.chain g.hop.bad').length,
     baseLines: [...d.querySelectorAll('ol.base li')].length,
-    error: text(d.querySelector('#verdict.error .reason')),
+    pageError: text(d.querySelector('#verdict.error .reason')),
   };
 }
 try {
@@ -248,8 +260,8 @@ test('the inspector page renders the verdicts of agentsig inspect, for valid and
     assert.equal(got.error, undefined, got.error);
     assert.equal(got.results.length, fx.length);
     fx.forEach((f, i) => {
-      const { chainSvgHops, badHopsMarked, baseLines, error, ...seen } = got.results[i];
-      assert.deepEqual(seen, want[i], `${f.name}: the page shows other verdicts than the CLI${error ? ` (page error: ${error})` : ''}`);
+      const { chainSvgHops, badHopsMarked, baseLines, pageError, ...seen } = got.results[i];
+      assert.deepEqual(seen, want[i], `${f.name}: the page shows other verdicts than the CLI${pageError ? ` (page error: ${pageError})` : ''}`);
       // What is drawn beside the verdicts: the chain's hops (the failing
       // one marked) and the signature base.
       assert.equal(chainSvgHops, want[i].chain.length, `${f.name}: chain hops drawn`);
