@@ -9,93 +9,15 @@
 //
 // Usage: node --test wasm/test/inspector.test.mjs   (the CLI: AGENTSIG_BIN,
 // else target/debug/agentsig; the package: scripts/wasm-build.sh)
-// Writes the screenshots of docs/ with AGENTSIG_INSPECTOR_SCREENSHOTS=DIR.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
-import http from 'node:http';
 import path from 'node:path';
-import { spawn, spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
+import { chrome, chromium, cli, fixtures, link, repo, serve } from './inspector-fixtures.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '../..');
-const chromium = ['chromium', 'chromium-browser', 'google-chrome'].find((c) => spawnSync('which', [c]).status === 0);
-const cli = [process.env.AGENTSIG_BIN, path.join(repo, 'target/debug/agentsig'), path.join(repo, 'target/release/agentsig')]
-  .find((p) => p && fs.existsSync(p));
 const built = fs.existsSync(path.join(repo, 'wasm/dist/agentsig_wasm_bg.wasm'));
-
-const pemPath = path.join(repo, 'keys/example-p256.pem');
-const jwksPath = path.join(repo, 'keys/example-p256.jwks.json');
-const jwks = fs.readFileSync(jwksPath, 'utf8');
-
-const run = (args, input) => {
-  const r = spawnSync(cli, args, { input, encoding: 'utf8', cwd: repo });
-  if (r.error) throw r.error;
-  if (r.status !== 0) throw new Error(`agentsig ${args.join(' ')}: exit ${r.status}: ${r.stderr}`);
-  return r.stdout;
-};
-
-/** The fixtures: {name, input, jws?, keys}, valid and tampered, every kind. */
-export function fixtures() {
-  const out = [];
-  const add = (name, input, extra = {}) => out.push({ name, input, keys: jwks, ...extra });
-  const crlf = (lines, body = '') => `${lines.join('\r\n')}\r\n\r\n${body}`;
-  const digest = (b) => `sha-256=:${crypto.createHash('sha256').update(b).digest('base64')}:`;
-
-  // RFC 9421 request, with the parameters the page shows.
-  const req = run(['http', 'sign', '-', '--key', pemPath, '--expires-in', '5m', '--nonce', 'n-0f3a9c', '--tag', 'inspector-test'],
-    crlf(['GET /search?q=agents HTTP/1.1', 'Host: api.example', 'Accept: application/json']));
-  add('request', req);
-  add('request replayed on another path', req.replace('GET /search?q=agents', 'GET /admin?q=agents'));
-
-  // RFC 9421 response with RFC 9530 Content-Digest.
-  const body = '{"status":"ok","items":[1,2,3]}';
-  const res = run(['http', 'sign', '-', '--key', pemPath, '--expires-in', '5m'],
-    crlf(['HTTP/1.1 200 OK', 'Content-Type: application/json', `Content-Digest: ${digest(body)}`, `Content-Length: ${body.length}`], body));
-  add('response', res);
-  add('response with its body changed', res.replace('[1,2,3]', '[1,2,4]'));
-
-  // A descriptor and its detached JWS over the RFC 8785 form.
-  const doc = fs.readFileSync(path.join(repo, 'examples/agent.json'), 'utf8');
-  const jws = run(['sign', '-', '--key', pemPath], doc).trim();
-  add('descriptor', doc, { jws });
-  const obj = JSON.parse(doc);
-  obj.name = `${obj.name ?? 'agent'} (changed)`;
-  add('descriptor changed after signing', JSON.stringify(obj, null, 2), { jws });
-
-  // An A2A Agent Card with its embedded signature.
-  const card = run(['sign', '-', '--key', pemPath], fs.readFileSync(path.join(repo, 'examples/a2a-agent-card.json')));
-  add('A2A card', card);
-  const c = JSON.parse(card);
-  c.description = `${c.description ?? ''} Now also wires money.`;
-  add('A2A card changed after signing', JSON.stringify(c, null, 2));
-
-  // An AI Catalog with Trust Manifests.
-  const catalog = fs.readFileSync(path.join(repo, 'examples/catalog/ai-catalog.json'), 'utf8');
-  add('AI Catalog', catalog);
-  add('AI Catalog with an entry changed', catalog.replace('Converts amounts between currencies', 'Moves amounts between accounts'));
-
-  // A delegation chain (RFC 8693 section 4.1), subject token first: the
-  // planner, then the booker, then the payer act for alice, the scope
-  // narrowing at each hop.
-  const mint = (aud, scope, acts, mayAct, ttl, jti) => run(['delegation', 'mint', '--key', pemPath, '--iss', 'https://as.example', '--sub', 'alice',
-    '--aud', aud, '--scope', scope, ...acts.flatMap((a) => ['--act', a]), ...(mayAct ? ['--may-act', mayAct] : []), '--ttl', String(ttl), '--jti', jti]).trim();
-  const [P, B, Y] = ['https://planner.example', 'https://booker.example', 'https://pay.example'];
-  const t0 = mint('https://booker.example', 'read write book', [P], B, 3600, 't0');
-  const t1 = mint('https://pay.example', 'read book', [P, B], Y, 1800, 't1');
-  const t2 = mint('https://api.example', 'book', [P, B, Y], null, 600, 't2');
-  add('delegation chain', [t0, t1, t2].join('\n'));
-  const wide = mint('https://api.example', 'book admin', [P, B, Y], null, 600, 't2');
-  add('delegation chain whose last hop widens the scope', [t0, t1, wide].join('\n'));
-  const [h, p, sig] = t1.split('.');
-  const claims = JSON.parse(Buffer.from(p, 'base64url'));
-  claims.scope = 'read write book pay';
-  add('delegation chain with a token changed after signing', [t0, [h, Buffer.from(JSON.stringify(claims)).toString('base64url'), sig].join('.'), t2].join('\n'));
-  return out;
-}
 
 /** The CLI's inspection of a fixture. */
 function cliInspect(f, parent) {
@@ -182,54 +104,6 @@ try {
   await post({ error: String(e && e.stack || e) });
 }
 </script>`;
-
-const TYPES = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.html': 'text/html', '.css': 'text/css' };
-
-/** A loopback server of the page and the package, in the repository's
- * layout, plus `extra` routes. */
-export function serve(extra = {}) {
-  const files = {};
-  for (const f of fs.readdirSync(path.join(repo, 'inspector'))) files[`/inspector/${f}`] = path.join(repo, 'inspector', f);
-  for (const f of ['browser.js', 'agentsig.js', 'fetch.js', 'limits.js', 'dist/agentsig_wasm.js', 'dist/agentsig_wasm_bg.wasm']) {
-    files[`/wasm/${f}`] = path.join(repo, 'wasm', f);
-  }
-  const server = http.createServer((req, res) => {
-    const url = req.url.split('#')[0];
-    if (extra[url] && typeof extra[url] === 'function') return extra[url](req, res);
-    const p = url === '/inspector/' ? files['/inspector/index.html'] : files[url];
-    const data = extra[url] ?? (p && fs.readFileSync(p));
-    if (data === undefined) return res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': TYPES[path.extname(url)] || 'text/html' });
-    res.end(data);
-  });
-  return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
-}
-
-export const link = (f) => `/inspector/index.html#i=${Buffer.from(JSON.stringify({ input: f.input, jws: f.jws, keys: f.keys })).toString('base64url')}`;
-
-/** Runs headless Chromium on `url` with `args`; resolves on its exit. */
-export function chrome(url, args = [], { timeoutMs = 120_000 } = {}) {
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'agentsig-inspector-'));
-  const browser = spawn(chromium, [
-    '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`, ...args, url,
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  browser.stderr.on('data', (c) => (stderr += c));
-  const exited = new Promise((r) => browser.once('exit', r));
-  const timer = setTimeout(() => browser.kill('SIGKILL'), timeoutMs);
-  const stop = async () => {
-    clearTimeout(timer);
-    if (browser.exitCode === null && browser.signalCode === null) browser.kill('SIGKILL');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
-    try {
-      fs.rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
-    } catch (e) {
-      console.error(`# could not remove the Chromium profile ${profile}: ${e.message}`);
-    }
-  };
-  return { exited, stop, stderr: () => stderr };
-}
 
 const skip = (!chromium && 'chromium is not installed') || (!cli && 'the agentsig CLI is not built') || (!built && 'wasm/dist is not built (scripts/wasm-build.sh)');
 
