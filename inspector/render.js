@@ -128,7 +128,14 @@ function signature(s, now) {
     sec.append(copyable('RFC 8785 canonical form (what the JWS signs)', s.canonical));
     if (s.canonical_sha256) sec.append(el('p', 'digest', 'SHA-256: ', el('code', null, s.canonical_sha256)));
   }
-  if (s.signing_input) sec.append(copyable('JWS signing input', s.signing_input, 'mono wrap'));
+  if (s.signing_input) {
+    // Long and rarely read: folded, a click (or Enter) away.
+    const d = el('details', 'block');
+    const pre = el('pre', 'mono', s.signing_input);
+    pre.tabIndex = 0;
+    d.append(el('summary', null, 'JWS signing input (RFC 7515 section 5.1)'), pre);
+    sec.append(d);
+  }
   return sec;
 }
 
@@ -335,15 +342,6 @@ export function renderReport(report, now) {
   if (err && (err.code || err.message)) head.append(reasonLine(err.code, err.message));
   out.append(head);
 
-  const sigs = Array.isArray(ins.signatures) ? ins.signatures : [];
-  if (sigs.length) {
-    const s = el('section', 'sigs');
-    s.append(el('h2', null, `Signatures (${sigs.length})`));
-    for (const x of sigs) s.append(signature(x, now));
-    out.append(s);
-  } else if (ins.kind !== 'delegation' && ins.kind !== 'ai-catalog') {
-    out.append(el('p', 'note', 'No signature in this input.'));
-  }
   if (Array.isArray(ins.chain) && ins.chain.length) {
     const s = el('section', 'card chain-view');
     s.append(el('h2', null, `Delegation chain (${ins.chain.length} hop${ins.chain.length === 1 ? '' : 's'})`));
@@ -356,6 +354,15 @@ export function renderReport(report, now) {
     s.append(el('h2', null, `Catalog (${ins.catalog.entries.length} entr${ins.catalog.entries.length === 1 ? 'y' : 'ies'})`));
     s.append(catalogTree(ins.catalog));
     out.append(s);
+  }
+  const sigs = Array.isArray(ins.signatures) ? ins.signatures : [];
+  if (sigs.length) {
+    const s = el('section', 'sigs');
+    s.append(el('h2', null, `Signatures (${sigs.length})`));
+    for (const x of sigs) s.append(signature(x, now));
+    out.append(s);
+  } else if (ins.kind !== 'delegation' && ins.kind !== 'ai-catalog') {
+    out.append(el('p', 'note', 'No signature in this input.'));
   }
   const raw = el('details', 'raw');
   raw.append(el('summary', null, 'The report (agentsig inspect --json)'), el('pre', 'mono', JSON.stringify(report, null, 2)));

@@ -5,6 +5,7 @@
 //
 // Usage: node wasm/test/inspector-screenshots.mjs [OUT_DIR (default docs/)]
 //   (needs the CLI built and scripts/wasm-build.sh run, as the test does)
+import fs from 'node:fs';
 import path from 'node:path';
 import { chrome, fixtures, link, repo, serve } from './inspector-fixtures.mjs';
 
@@ -21,6 +22,7 @@ const shots = [
   ['inspector-catalog.png', pick('AI Catalog with an entry changed'), '1280,1500'],
   ['inspector-phone.png', pick('request'), '390,1600'],
 ];
+fs.mkdirSync(out, { recursive: true });
 const server = await serve();
 try {
   for (const [file, f, size] of shots) {
