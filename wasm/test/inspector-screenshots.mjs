@@ -17,10 +17,10 @@ const pick = (name) => {
   return f;
 };
 const shots = [
-  ['inspector-request.png', pick('request'), '1280,1500'],
-  ['inspector-delegation.png', pick('delegation chain whose last hop widens the scope'), '1280,1500'],
-  ['inspector-catalog.png', pick('AI Catalog with an entry changed'), '1280,1500'],
-  ['inspector-phone.png', pick('request'), '390,1600'],
+  ['inspector-request.png', pick('request'), '1280,1000'],
+  ['inspector-delegation.png', pick('delegation chain whose last hop widens the scope'), '1280,1320'],
+  ['inspector-catalog.png', pick('AI Catalog with an entry changed'), '1280,1000'],
+  ['inspector-phone.png', pick('request'), '390,1400'],
 ];
 fs.mkdirSync(out, { recursive: true });
 const server = await serve();
