@@ -40,6 +40,12 @@ export function fixtures() {
   add('request', req);
   add('request replayed on another path', req.replace('GET /search?q=agents', 'GET /admin?q=agents'));
 
+  // A Web Bot Auth request (draft-ietf-webbotauth-httpsig-protocol-00).
+  const wba = run(['http', 'sign', '-', '--key', pemPath, '--profile', 'web-bot-auth', '--signature-agent', 'https://crawler.example'],
+    crlf(['GET /catalog HTTP/1.1', 'Host: shop.example', 'User-Agent: crawler/1.0']));
+  add('Web Bot Auth request', wba);
+  add('Web Bot Auth request replayed on another path', wba.replace('GET /catalog', 'GET /checkout'));
+
   // RFC 9421 response with RFC 9530 Content-Digest.
   const body = '{"status":"ok","items":[1,2,3]}';
   const res = run(['http', 'sign', '-', '--key', pemPath, '--expires-in', '5m'],
@@ -61,6 +67,14 @@ export function fixtures() {
   const c = JSON.parse(card);
   c.description = `${c.description ?? ''} Now also wires money.`;
   add('A2A card changed after signing', JSON.stringify(c, null, 2));
+
+  // An MCP Server Card with its detached JWS.
+  const mcp = fs.readFileSync(path.join(repo, 'examples/catalog/mcp-server-card.json'), 'utf8');
+  const mcpJws = fs.readFileSync(path.join(repo, 'examples/catalog/mcp-server-card.json.jws'), 'utf8').trim();
+  add('MCP Server Card', mcp, { jws: mcpJws });
+  const m = JSON.parse(mcp);
+  m.remotes[0].url = 'https://attacker.example/mcp';
+  add('MCP Server Card pointed elsewhere', JSON.stringify(m, null, 2), { jws: mcpJws });
 
   // An AI Catalog with Trust Manifests.
   const catalog = fs.readFileSync(path.join(repo, 'examples/catalog/ai-catalog.json'), 'utf8');
