@@ -33,9 +33,19 @@ function unb64url(s) {
   return b;
 }
 
+/** The fields as loaded from a link: a textarea's value normalizes CR LF to
+ * LF (HTML, "API value"), which would change an HTTP body's bytes, so a
+ * field not edited since is read from here. */
+let loaded = {};
+const lf = (t) => t.replace(/\r\n?/g, '\n');
+
 function state() {
   const s = {};
-  for (const [k, f] of Object.entries(fields)) if (f.value) s[k] = f.value;
+  for (const [k, f] of Object.entries(fields)) {
+    const raw = loaded[k];
+    const v = typeof raw === 'string' && lf(raw) === f.value ? raw : f.value;
+    if (v) s[k] = v;
+  }
   return s;
 }
 
@@ -56,7 +66,11 @@ function fragment(s) {
 }
 
 function load(s) {
-  for (const [k, f] of Object.entries(fields)) f.value = typeof s[k] === 'string' ? s[k] : '';
+  loaded = {};
+  for (const [k, f] of Object.entries(fields)) {
+    f.value = typeof s[k] === 'string' ? s[k] : '';
+    if (typeof s[k] === 'string') loaded[k] = s[k];
+  }
 }
 
 // ------------------------------------------------------------------- keys
@@ -133,8 +147,10 @@ async function copy(text, what) {
   }
 }
 
+/** A string single-quoted for a POSIX shell (taken literally). */
+const quote = (w) => `'${w.replaceAll("'", "'\\''")}'`;
 /** A shell word, single-quoted when it needs quoting. */
-const sh = (w) => (/^[A-Za-z0-9_./:=@-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`);
+const sh = (w) => (/^[A-Za-z0-9_./:=@-]+$/.test(w) ? w : quote(w));
 
 const FILE_NAMES = {
   'http-request': 'request.http',
@@ -154,15 +170,12 @@ function guessName(input) {
   return 'input.txt';
 }
 
-/** The command line doing the same inspection: heredocs writing the fields
- * to files, then `agentsig inspect`. */
+/** The command line doing the same inspection: each field written to a
+ * file byte for byte (printf, single-quoted: no expansion, no added
+ * newline), then `agentsig inspect`. */
 export function command(s) {
   const lines = [];
-  const file = (name, text) => {
-    let end = 'AGENTSIG_EOF';
-    while (text.split('\n').includes(end)) end += '_';
-    lines.push(`cat > ${name} <<'${end}'`, text.replace(/\n$/, ''), end);
-  };
+  const file = (name, text) => lines.push(`printf '%s' ${quote(text)} > ${name}`);
   const name = (s.kind && FILE_NAMES[s.kind]) || guessName(s.input || '');
   const args = ['agentsig', 'inspect', name];
   file(name, s.input || '');

@@ -52,6 +52,11 @@ export function fixtures() {
     crlf(['HTTP/1.1 200 OK', 'Content-Type: application/json', `Content-Digest: ${digest(body)}`, `Content-Length: ${body.length}`], body));
   add('response', res);
   add('response with its body changed', res.replace('[1,2,3]', '[1,2,4]'));
+  // CR LF inside the body: the page must inspect the link's bytes, not the
+  // textarea's LF-normalized value.
+  const text = 'line one\r\nline two\r\n';
+  add('response whose body holds CR LF', run(['http', 'sign', '-', '--key', pemPath],
+    crlf(['HTTP/1.1 200 OK', 'Content-Type: text/plain', `Content-Digest: ${digest(text)}`, `Content-Length: ${text.length}`], text)));
 
   // A descriptor and its detached JWS over the RFC 8785 form.
   const doc = fs.readFileSync(path.join(repo, 'examples/agent.json'), 'utf8');

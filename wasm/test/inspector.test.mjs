@@ -85,6 +85,7 @@ function read(d) {
     badHopsMarked: d.querySelectorAll('svg.chain g.hop.bad').length,
     baseLines: [...d.querySelectorAll('ol.base li')].length,
     pageError: text(d.querySelector('#verdict.error .reason')),
+    command: (d.getElementById('copy-command').click(), text(d.getElementById('command'))),
   };
 }
 try {
@@ -134,13 +135,22 @@ test('the inspector page renders the verdicts of agentsig inspect, for valid and
     assert.equal(got.error, undefined, got.error);
     assert.equal(got.results.length, fx.length);
     fx.forEach((f, i) => {
-      const { chainSvgHops, badHopsMarked, baseLines, pageError, ...seen } = got.results[i];
+      const { chainSvgHops, badHopsMarked, baseLines, pageError, command, ...seen } = got.results[i];
       assert.deepEqual(seen, want[i], `${f.name}: the page shows other verdicts than the CLI${pageError ? ` (page error: ${pageError})` : ''}`);
       // What is drawn beside the verdicts: the chain's hops (the failing
       // one marked) and the signature base.
       assert.equal(chainSvgHops, want[i].chain.length, `${f.name}: chain hops drawn`);
       assert.equal(badHopsMarked, want[i].chain.filter((c) => c[1] === false).length, `${f.name}: failing hops marked`);
       if (f.name === 'request' || f.name === 'response') assert.ok(baseLines >= 3, `${f.name}: signature base lines shown`);
+      // "Copy as command": the script it shows, run, gives the CLI's verdict.
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentsig-inspector-cmd-'));
+      try {
+        const r = spawnSync('bash', ['-c', `set -e\nagentsig() { "$AGENTSIG" "$@"; }\n${command}`], { cwd: dir, encoding: 'utf8', env: { ...process.env, AGENTSIG: cli } });
+        assert.equal(r.status, want[i].verdict === 'verified' ? 0 : 1, `${f.name}: the copied command:\n${command}\n${r.stderr}`);
+        assert.match(r.stdout, new RegExp(want[i].verdict === 'verified' ? ': verified$' : ': NOT verified', 'm'), `${f.name}: the copied command's verdict`);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
     const kinds = new Set(want.map((w, i) => `${fx[i].name.split(' ')[0]}:${w.verdict}`));
     assert.ok([...kinds].some((k) => k.endsWith(':verified')) && [...kinds].some((k) => !k.endsWith(':verified')), `valid and tampered: ${[...kinds]}`);
