@@ -708,3 +708,64 @@ sys.exit(1 if bad else 0)
     }
     println!("SKIPPED JSON Schema validation: {why}");
 }
+
+/// The facade call the WebAssembly package binds (`calls::verify` with op
+/// `inspect`) computes the inspection the command line prints, for every
+/// fixture: same kind, verdicts, reasons, base lines, canonical forms,
+/// chain and catalog statuses (messages may name the key's source, which
+/// differs: a file here, a pinned key there).
+#[test]
+fn the_facade_call_computes_what_the_command_line_prints() {
+    use agentsig::facade::calls::{self, Args};
+    let cases = [
+        ("http-request.http", "agent"),
+        ("http-request-tampered.http", "agent"),
+        ("web-bot-auth.http", "agent"),
+        ("web-bot-auth-tampered.http", "agent"),
+        ("http-response.http", "site"),
+        ("http-response-tampered.http", "site"),
+        ("descriptor.json", "publisher"),
+        ("descriptor-tampered.json", "publisher"),
+        ("a2a-card.json", "publisher"),
+        ("a2a-card-tampered.json", "publisher"),
+        ("ai-catalog.json", "publisher"),
+        ("ai-catalog-tampered.json", "publisher"),
+        ("delegation.txt", "issuer"),
+        ("delegation-tampered.txt", "issuer"),
+    ];
+    let strip = |v: &Value| -> Value {
+        let mut v = v.clone();
+        fn walk(v: &mut Value) {
+            match v {
+                Value::Object(m) => {
+                    m.remove("message");
+                    m.values_mut().for_each(walk);
+                }
+                Value::Array(a) => a.iter_mut().for_each(walk),
+                _ => {}
+            }
+        }
+        walk(&mut v);
+        v
+    };
+    for (file, k) in cases {
+        let cli = inspect(file, k, &[]);
+        let pem = std::fs::read_to_string(format!("{ROOT}/{}", key(k))).expect("key");
+        let mut args = json!({"keys": [pem], "nowSeconds": 1_764_600_060});
+        if let Ok(j) = std::fs::read_to_string(format!("{ROOT}/{D}/{file}.jws")) {
+            args["jws"] = json!(j.trim());
+        }
+        let a = Args::parse(&args.to_string()).expect("args");
+        let v = calls::verifier(&a, None).expect("verifier");
+        let data = std::fs::read(format!("{ROOT}/{D}/{file}")).expect("input");
+        let text = calls::verify(&v, "inspect", &a, data, Vec::new()).expect("inspect");
+        let lib: Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(lib["command"], "inspect");
+        assert_eq!(lib["verdict"], cli.json["verdict"], "{file}");
+        assert_eq!(
+            strip(&lib["details"]["inspection"]),
+            strip(&cli.json["details"]["inspection"]),
+            "{file}"
+        );
+    }
+}
