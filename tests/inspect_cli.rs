@@ -769,3 +769,45 @@ fn the_facade_call_computes_what_the_command_line_prints() {
         );
     }
 }
+
+/// A catalog of many entries, some nested, is inspected in one pass: every
+/// entry appears once, in document order, children under their parent.
+#[test]
+fn a_large_catalog_keeps_every_entry_in_order() {
+    let mcp = |i: usize| {
+        json!({"identifier": format!("urn:example:e{i}"), "mediaType": "application/mcp-server-card+json",
+               "data": {"name": format!("io.example/e{i}"), "version": "1.0.0", "description": "x"}})
+    };
+    let inner: Vec<Value> = (0..50).map(mcp).collect();
+    let mut entries: Vec<Value> = (0..2000).map(mcp).collect();
+    entries.insert(
+        3,
+        json!({"identifier": "urn:example:nested", "mediaType": "application/ai-catalog+json",
+               "data": {"specVersion": "1.0", "entries": inner}}),
+    );
+    let cat = json!({"specVersion": "1.0", "entries": entries});
+    let r = run(
+        &[
+            "inspect",
+            "-",
+            "--key",
+            &key("publisher"),
+            "--json",
+            "--allow-unsigned",
+        ],
+        Some(cat.to_string().as_bytes()),
+    );
+    let e = r.json["details"]["inspection"]["catalog"]["entries"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}{}", r.stdout, r.stderr))
+        .clone();
+    assert_eq!(e.len(), 2001);
+    assert_eq!(e[3]["pointer"], "/entries/3");
+    let kids = e[3]["children"].as_array().expect("children");
+    assert_eq!(kids.len(), 50);
+    for (j, k) in kids.iter().enumerate() {
+        assert_eq!(k["pointer"], format!("/entries/3/data/entries/{j}"));
+    }
+    assert_eq!(e[4]["pointer"], "/entries/4");
+    assert_eq!(e[2000]["pointer"], "/entries/2000");
+}
