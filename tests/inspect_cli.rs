@@ -811,3 +811,47 @@ fn a_large_catalog_keeps_every_entry_in_order() {
     assert_eq!(e[4]["pointer"], "/entries/4");
     assert_eq!(e[2000]["pointer"], "/entries/2000");
 }
+
+/// Never a panic: every fixture truncated, with a byte flipped, and with a
+/// line break inserted, at spread positions, is inspected (a report or a
+/// typed failure), in process so that a panic fails the test.
+#[test]
+fn mutated_inputs_never_panic() {
+    use agentsig::facade::calls::{self, Args};
+    let files = [
+        ("http-request.http", "agent"),
+        ("web-bot-auth.http", "agent"),
+        ("http-response.http", "site"),
+        ("descriptor.json", "publisher"),
+        ("a2a-card.json", "publisher"),
+        ("ai-catalog.json", "publisher"),
+        ("delegation.txt", "issuer"),
+    ];
+    let mut runs = 0;
+    for (file, k) in files {
+        let pem = std::fs::read_to_string(format!("{ROOT}/{}", key(k))).expect("key");
+        let mut args = json!({"keys": [pem], "nowSeconds": 1_764_600_060});
+        if let Ok(j) = std::fs::read_to_string(format!("{ROOT}/{D}/{file}.jws")) {
+            args["jws"] = json!(j.trim());
+        }
+        let a = Args::parse(&args.to_string()).expect("args");
+        let v = calls::verifier(&a, None).expect("verifier");
+        let data = std::fs::read(format!("{ROOT}/{D}/{file}")).expect("input");
+        let step = (data.len() / 24).max(1);
+        for i in (0..data.len()).step_by(step) {
+            let mut flipped = data.clone();
+            flipped[i] ^= 0x20;
+            let mut broken = data.clone();
+            broken.insert(i, b'\n');
+            for input in [data[..i].to_vec(), flipped, broken] {
+                runs += 1;
+                if let Ok(text) = calls::verify(&v, "inspect", &a, input, Vec::new()) {
+                    let r: Value = serde_json::from_str(&text).expect("a report");
+                    assert_eq!(r["command"], "inspect");
+                    assert!(r["details"]["inspection"].is_object(), "{r}");
+                }
+            }
+        }
+    }
+    assert!(runs > 400, "{runs}");
+}
