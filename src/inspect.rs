@@ -163,6 +163,10 @@ pub struct Inspection {
     /// The catalog's entries as a tree.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub catalog: Option<CatalogView>,
+    /// The report's checks that did not pass (errors and warnings), for a
+    /// text form; in the report they are its `checks`.
+    #[serde(skip)]
+    pub failed_checks: Vec<crate::report::CheckResult>,
 }
 
 /// One signature, what it covers and how it was judged.
@@ -364,6 +368,12 @@ pub fn inspect(input: &[u8], v: &Facade, o: &InspectOptions) -> Outcome<(Report,
         signatures,
         chain,
         catalog,
+        failed_checks: report
+            .checks
+            .iter()
+            .filter(|c| !c.passed)
+            .cloned()
+            .collect(),
     };
     report.command = COMMAND.to_owned();
     report.detail("inspection", &i);

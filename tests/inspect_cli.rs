@@ -522,6 +522,15 @@ fn text_output_shows_the_base_the_times_and_the_tree() {
     assert!(r.stdout.contains("(in 4 min)"), "{}", r.stdout);
     assert!(r.stdout.ends_with(": verified\n"), "{}", r.stdout);
 
+    let f = format!("{D}/http-request-tampered.http");
+    let r = run(&["inspect", &f, "--key", &key("agent"), "--now", NOW], None);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("\nerror content-digest: signature sig1:"),
+        "{}",
+        r.stdout
+    );
+
     let f = format!("{D}/delegation-tampered.txt");
     let r = run(
         &["inspect", &f, "--key", &key("issuer"), "--now", NOW],

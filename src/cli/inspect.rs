@@ -227,6 +227,9 @@ fn text(file: &str, i: &Inspection, now: i64) -> Vec<String> {
         out.push("catalog entries:".into());
         entries(&mut out, &c.entries, 1);
     }
+    for c in &i.failed_checks {
+        out.push(format!("{} {}: {}", c.severity, c.code, esc(&c.message)));
+    }
     match &i.error {
         Some(e) if i.verdict != "verified" => out.push(format!(
             "{}: {} ({}: {})",
