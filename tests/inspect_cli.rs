@@ -864,3 +864,40 @@ fn mutated_inputs_never_panic() {
     }
     assert!(runs > 400, "{runs}");
 }
+
+/// The committed reports (`NAME.report.json`, which the inspector page's
+/// tests and docs/inspect.md read) are what `inspect --json` prints today:
+/// regenerate them with scripts/inspect-fixtures.sh when the shape changes.
+#[test]
+fn the_committed_reports_are_current() {
+    let dir = std::fs::read_dir(format!("{ROOT}/{D}")).expect("fixtures");
+    let mut n = 0;
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".report.json") else {
+            continue;
+        };
+        let (input, k) = [
+            ("http-request", ".http", "agent"),
+            ("web-bot-auth", ".http", "agent"),
+            ("http-response", ".http", "site"),
+            ("descriptor", ".json", "publisher"),
+            ("a2a-card", ".json", "publisher"),
+            ("ai-catalog", ".json", "publisher"),
+            ("delegation", ".txt", "issuer"),
+        ]
+        .iter()
+        .find(|(p, _, _)| stem.starts_with(p))
+        .map(|(_, ext, k)| (format!("{stem}{ext}"), *k))
+        .unwrap_or_else(|| panic!("no input for {name}"));
+        let r = inspect(&input, k, &[]);
+        let want: Value =
+            serde_json::from_slice(&std::fs::read(e.path()).expect("report")).expect("json");
+        assert_eq!(
+            r.json, want,
+            "{name} is stale: run scripts/inspect-fixtures.sh"
+        );
+        n += 1;
+    }
+    assert_eq!(n, 14);
+}
