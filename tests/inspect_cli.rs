@@ -901,3 +901,39 @@ fn the_committed_reports_are_current() {
     }
     assert_eq!(n, 14);
 }
+
+/// The time rules are `http verify`'s defaults (300 s of age, 60 s of
+/// skew): at the edges and past them, the same verdict.
+#[test]
+fn time_limits_are_the_http_verify_defaults() {
+    let f = format!("{D}/http-response.http");
+    let k = key("site");
+    // created 1764600000, no expires.
+    for now in ["1764600360", "1764600361", "1764599940", "1764599939"] {
+        let i = run(&["inspect", &f, "--key", &k, "--now", now, "--json"], None);
+        let judge = run(
+            &["http", "verify", &f, "--key", &k, "--now", now, "--json"],
+            None,
+        );
+        same_verdict(now, &i, &judge);
+    }
+    let i = run(
+        &["inspect", &f, "--key", &k, "--now", "1764600361", "--json"],
+        None,
+    );
+    assert_eq!(i.json["error"]["code"], "too-old", "{}", i.stdout);
+    let i = run(
+        &[
+            "inspect",
+            &f,
+            "--key",
+            &k,
+            "--now",
+            "1764609999",
+            "--no-max-age",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(i.json["verdict"], "verified", "{}", i.stdout);
+}
