@@ -163,6 +163,10 @@ pub struct Inspection {
     /// The catalog's entries as a tree.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub catalog: Option<CatalogView>,
+    /// The report's checks that did not pass (errors and warnings), for a
+    /// text form; in the report they are its `checks`.
+    #[serde(skip)]
+    pub failed_checks: Vec<crate::report::CheckResult>,
 }
 
 /// One signature, what it covers and how it was judged.
@@ -364,6 +368,12 @@ pub fn inspect(input: &[u8], v: &Facade, o: &InspectOptions) -> Outcome<(Report,
         signatures,
         chain,
         catalog,
+        failed_checks: report
+            .checks
+            .iter()
+            .filter(|c| !c.passed)
+            .cloned()
+            .collect(),
     };
     report.command = COMMAND.to_owned();
     report.detail("inspection", &i);
@@ -680,24 +690,45 @@ fn catalog_tree(r: &Report) -> CatalogView {
     }
 }
 
-/// Nest entries in document order: each goes under the last entry whose
-/// pointer is a prefix of its own (`/entries/0` holds `/entries/0/data/entries/1`).
+/// Nest entries: an entry whose pointer is `P/data/entries/N` goes under
+/// the entry at `P` (a nested inline catalog, AI Catalog "Nested
+/// Catalogs"); one whose parent is not listed stays at the top. Linear in
+/// the number of entries.
 fn nest(flat: Vec<EntryView>) -> Vec<EntryView> {
-    fn insert(list: &mut Vec<EntryView>, e: EntryView, depth: usize) {
-        if depth < crate::catalog::MAX_DEPTH {
-            if let Some(parent) = list
-                .iter_mut()
-                .rev()
-                .find(|p| e.pointer.starts_with(&format!("{}/", p.pointer)))
-            {
-                return insert(&mut parent.children, e, depth + 1);
+    let index: std::collections::HashMap<String, usize> = flat
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.pointer.clone(), i))
+        .collect();
+    let parent: Vec<Option<usize>> = flat
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            e.pointer
+                .rsplit_once("/data/entries/")
+                .and_then(|(p, _)| index.get(p).copied())
+                .filter(|&p| p < i)
+        })
+        .collect();
+    let mut slots: Vec<Option<EntryView>> = flat.into_iter().map(Some).collect();
+    // Children come after their parent: attach from the last entry back,
+    // so each child is complete when it is moved under its parent.
+    let mut roots = Vec::new();
+    for i in (0..slots.len()).rev() {
+        let Some(mut e) = slots.get_mut(i).and_then(Option::take) else {
+            continue;
+        };
+        // Its children (all after it) were pushed last first.
+        e.children.reverse();
+        match parent.get(i).copied().flatten() {
+            Some(p) => {
+                if let Some(Some(pe)) = slots.get_mut(p) {
+                    pe.children.push(e);
+                }
             }
+            None => roots.push(e),
         }
-        list.push(e);
     }
-    let mut out = Vec::new();
-    for e in flat {
-        insert(&mut out, e, 0);
-    }
-    out
+    roots.reverse();
+    roots
 }

@@ -522,6 +522,15 @@ fn text_output_shows_the_base_the_times_and_the_tree() {
     assert!(r.stdout.contains("(in 4 min)"), "{}", r.stdout);
     assert!(r.stdout.ends_with(": verified\n"), "{}", r.stdout);
 
+    let f = format!("{D}/http-request-tampered.http");
+    let r = run(&["inspect", &f, "--key", &key("agent"), "--now", NOW], None);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("\nerror content-digest: signature sig1:"),
+        "{}",
+        r.stdout
+    );
+
     let f = format!("{D}/delegation-tampered.txt");
     let r = run(
         &["inspect", &f, "--key", &key("issuer"), "--now", NOW],
@@ -707,4 +716,224 @@ sys.exit(1 if bad else 0)
         panic!("JSON Schema validation required but unavailable: {why}");
     }
     println!("SKIPPED JSON Schema validation: {why}");
+}
+
+/// The facade call the WebAssembly package binds (`calls::verify` with op
+/// `inspect`) computes the inspection the command line prints, for every
+/// fixture: same kind, verdicts, reasons, base lines, canonical forms,
+/// chain and catalog statuses (messages may name the key's source, which
+/// differs: a file here, a pinned key there).
+#[test]
+fn the_facade_call_computes_what_the_command_line_prints() {
+    use agentsig::facade::calls::{self, Args};
+    let cases = [
+        ("http-request.http", "agent"),
+        ("http-request-tampered.http", "agent"),
+        ("web-bot-auth.http", "agent"),
+        ("web-bot-auth-tampered.http", "agent"),
+        ("http-response.http", "site"),
+        ("http-response-tampered.http", "site"),
+        ("descriptor.json", "publisher"),
+        ("descriptor-tampered.json", "publisher"),
+        ("a2a-card.json", "publisher"),
+        ("a2a-card-tampered.json", "publisher"),
+        ("ai-catalog.json", "publisher"),
+        ("ai-catalog-tampered.json", "publisher"),
+        ("delegation.txt", "issuer"),
+        ("delegation-tampered.txt", "issuer"),
+    ];
+    let strip = |v: &Value| -> Value {
+        let mut v = v.clone();
+        fn walk(v: &mut Value) {
+            match v {
+                Value::Object(m) => {
+                    m.remove("message");
+                    m.values_mut().for_each(walk);
+                }
+                Value::Array(a) => a.iter_mut().for_each(walk),
+                _ => {}
+            }
+        }
+        walk(&mut v);
+        v
+    };
+    for (file, k) in cases {
+        let cli = inspect(file, k, &[]);
+        let pem = std::fs::read_to_string(format!("{ROOT}/{}", key(k))).expect("key");
+        let mut args = json!({"keys": [pem], "nowSeconds": 1_764_600_060});
+        if let Ok(j) = std::fs::read_to_string(format!("{ROOT}/{D}/{file}.jws")) {
+            args["jws"] = json!(j.trim());
+        }
+        let a = Args::parse(&args.to_string()).expect("args");
+        let v = calls::verifier(&a, None).expect("verifier");
+        let data = std::fs::read(format!("{ROOT}/{D}/{file}")).expect("input");
+        let text = calls::verify(&v, "inspect", &a, data, Vec::new()).expect("inspect");
+        let lib: Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(lib["command"], "inspect");
+        assert_eq!(lib["verdict"], cli.json["verdict"], "{file}");
+        assert_eq!(
+            strip(&lib["details"]["inspection"]),
+            strip(&cli.json["details"]["inspection"]),
+            "{file}"
+        );
+    }
+}
+
+/// A catalog of many entries, some nested, is inspected in one pass: every
+/// entry appears once, in document order, children under their parent.
+#[test]
+fn a_large_catalog_keeps_every_entry_in_order() {
+    let mcp = |i: usize| {
+        json!({"identifier": format!("urn:example:e{i}"), "mediaType": "application/mcp-server-card+json",
+               "data": {"name": format!("io.example/e{i}"), "version": "1.0.0", "description": "x"}})
+    };
+    let inner: Vec<Value> = (0..50).map(mcp).collect();
+    let mut entries: Vec<Value> = (0..2000).map(mcp).collect();
+    entries.insert(
+        3,
+        json!({"identifier": "urn:example:nested", "mediaType": "application/ai-catalog+json",
+               "data": {"specVersion": "1.0", "entries": inner}}),
+    );
+    let cat = json!({"specVersion": "1.0", "entries": entries});
+    let r = run(
+        &[
+            "inspect",
+            "-",
+            "--key",
+            &key("publisher"),
+            "--json",
+            "--allow-unsigned",
+        ],
+        Some(cat.to_string().as_bytes()),
+    );
+    let e = r.json["details"]["inspection"]["catalog"]["entries"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}{}", r.stdout, r.stderr))
+        .clone();
+    assert_eq!(e.len(), 2001);
+    assert_eq!(e[3]["pointer"], "/entries/3");
+    let kids = e[3]["children"].as_array().expect("children");
+    assert_eq!(kids.len(), 50);
+    for (j, k) in kids.iter().enumerate() {
+        assert_eq!(k["pointer"], format!("/entries/3/data/entries/{j}"));
+    }
+    assert_eq!(e[4]["pointer"], "/entries/4");
+    assert_eq!(e[2000]["pointer"], "/entries/2000");
+}
+
+/// Never a panic: every fixture truncated, with a byte flipped, and with a
+/// line break inserted, at spread positions, is inspected (a report or a
+/// typed failure), in process so that a panic fails the test.
+#[test]
+fn mutated_inputs_never_panic() {
+    use agentsig::facade::calls::{self, Args};
+    let files = [
+        ("http-request.http", "agent"),
+        ("web-bot-auth.http", "agent"),
+        ("http-response.http", "site"),
+        ("descriptor.json", "publisher"),
+        ("a2a-card.json", "publisher"),
+        ("ai-catalog.json", "publisher"),
+        ("delegation.txt", "issuer"),
+    ];
+    let mut runs = 0;
+    for (file, k) in files {
+        let pem = std::fs::read_to_string(format!("{ROOT}/{}", key(k))).expect("key");
+        let mut args = json!({"keys": [pem], "nowSeconds": 1_764_600_060});
+        if let Ok(j) = std::fs::read_to_string(format!("{ROOT}/{D}/{file}.jws")) {
+            args["jws"] = json!(j.trim());
+        }
+        let a = Args::parse(&args.to_string()).expect("args");
+        let v = calls::verifier(&a, None).expect("verifier");
+        let data = std::fs::read(format!("{ROOT}/{D}/{file}")).expect("input");
+        let step = (data.len() / 24).max(1);
+        for i in (0..data.len()).step_by(step) {
+            let mut flipped = data.clone();
+            flipped[i] ^= 0x20;
+            let mut broken = data.clone();
+            broken.insert(i, b'\n');
+            for input in [data[..i].to_vec(), flipped, broken] {
+                runs += 1;
+                if let Ok(text) = calls::verify(&v, "inspect", &a, input, Vec::new()) {
+                    let r: Value = serde_json::from_str(&text).expect("a report");
+                    assert_eq!(r["command"], "inspect");
+                    assert!(r["details"]["inspection"].is_object(), "{r}");
+                }
+            }
+        }
+    }
+    assert!(runs > 400, "{runs}");
+}
+
+/// The committed reports (`NAME.report.json`, which the inspector page's
+/// tests and docs/inspect.md read) are what `inspect --json` prints today:
+/// regenerate them with scripts/inspect-fixtures.sh when the shape changes.
+#[test]
+fn the_committed_reports_are_current() {
+    let dir = std::fs::read_dir(format!("{ROOT}/{D}")).expect("fixtures");
+    let mut n = 0;
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".report.json") else {
+            continue;
+        };
+        let (input, k) = [
+            ("http-request", ".http", "agent"),
+            ("web-bot-auth", ".http", "agent"),
+            ("http-response", ".http", "site"),
+            ("descriptor", ".json", "publisher"),
+            ("a2a-card", ".json", "publisher"),
+            ("ai-catalog", ".json", "publisher"),
+            ("delegation", ".txt", "issuer"),
+        ]
+        .iter()
+        .find(|(p, _, _)| stem.starts_with(p))
+        .map(|(_, ext, k)| (format!("{stem}{ext}"), *k))
+        .unwrap_or_else(|| panic!("no input for {name}"));
+        let r = inspect(&input, k, &[]);
+        let want: Value =
+            serde_json::from_slice(&std::fs::read(e.path()).expect("report")).expect("json");
+        assert_eq!(
+            r.json, want,
+            "{name} is stale: run scripts/inspect-fixtures.sh"
+        );
+        n += 1;
+    }
+    assert_eq!(n, 14);
+}
+
+/// The time rules are `http verify`'s defaults (300 s of age, 60 s of
+/// skew): at the edges and past them, the same verdict.
+#[test]
+fn time_limits_are_the_http_verify_defaults() {
+    let f = format!("{D}/http-response.http");
+    let k = key("site");
+    // created 1764600000, no expires.
+    for now in ["1764600360", "1764600361", "1764599940", "1764599939"] {
+        let i = run(&["inspect", &f, "--key", &k, "--now", now, "--json"], None);
+        let judge = run(
+            &["http", "verify", &f, "--key", &k, "--now", now, "--json"],
+            None,
+        );
+        same_verdict(now, &i, &judge);
+    }
+    let i = run(
+        &["inspect", &f, "--key", &k, "--now", "1764600361", "--json"],
+        None,
+    );
+    assert_eq!(i.json["error"]["code"], "too-old", "{}", i.stdout);
+    let i = run(
+        &[
+            "inspect",
+            &f,
+            "--key",
+            &k,
+            "--now",
+            "1764609999",
+            "--no-max-age",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(i.json["verdict"], "verified", "{}", i.stdout);
 }

@@ -111,18 +111,6 @@ export interface AuditOptions {
   denyWarnings?: boolean;
 }
 
-/** The options of an inspection (docs/inspect.md). */
-export interface InspectOptions {
-  kind?: 'http-request' | 'http-response' | 'descriptor' | 'a2a-card' | 'ai-catalog' | 'mcp-server-card' | 'delegation';
-  jws?: string | Uint8Array;
-  scheme?: 'https' | 'http';
-  authorities?: readonly string[];
-  noMaxAge?: boolean;
-  request?: string | Uint8Array;
-  requireAll?: boolean;
-  allowUnsigned?: boolean;
-}
-
 export class Verifier {
   constructor(options: VerifierOptions);
   readonly options: { readonly [k: string]: unknown };
@@ -165,6 +153,18 @@ export interface SignResponseOptions {
   createdSeconds?: number;
   expiresIn?: Duration;
   expiresInSeconds?: number;
+}
+
+/** The options of an inspection (docs/inspect.md). */
+export interface InspectOptions {
+  kind?: 'http-request' | 'http-response' | 'descriptor' | 'a2a-card' | 'ai-catalog' | 'mcp-server-card' | 'delegation';
+  jws?: string | Uint8Array;
+  scheme?: 'https' | 'http';
+  authorities?: readonly string[];
+  noMaxAge?: boolean;
+  request?: string | Uint8Array;
+  requireAll?: boolean;
+  allowUnsigned?: boolean;
 }
 
 export function canonicalize(value: JsonInput): Uint8Array;

@@ -36,7 +36,12 @@ VERDICTS
   The verdicts and reason codes are exactly those of the command that judges the input:
   `agentsig http verify FILE --any-authority` (or --authority), `agentsig verify FILE --jws F`,
   `agentsig verify CARD`, `agentsig verify CATALOG`, `agentsig delegation audit`. Keys are the
-  ones given (--key, --jwks): nothing is fetched.
+  ones given (--key, --jwks): nothing is fetched, so a Web Bot Auth request is checked as plain
+  RFC 9421 with the agent's key given, and a catalog's identities are not resolved.
+
+EXIT CODES
+  0 verified; 1 not verified (or unsigned without --allow-unsigned); 2 unreadable input, input
+  of no known kind, a descriptor without its JWS, or a usage error.
 
 EXAMPLES
   agentsig inspect request.http --key agent.pub.pem
@@ -243,6 +248,9 @@ fn text(file: &str, i: &Inspection, now: i64) -> Vec<String> {
         }
         out.push("catalog entries:".into());
         entries(&mut out, &c.entries, 1);
+    }
+    for c in &i.failed_checks {
+        out.push(format!("{} {}: {}", c.severity, c.code, esc(&c.message)));
     }
     match &i.error {
         Some(e) if i.verdict != "verified" => out.push(format!(

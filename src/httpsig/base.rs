@@ -252,6 +252,56 @@ mod tests {
         assert_eq!(cache.base_bytes, 16 * bases[0].len());
     }
 
+    /// The lines joined are the base; each names its component and source.
+    #[test]
+    fn base_lines_are_the_base_with_their_sources() {
+        let raw = "GET /p?a=1&b=2 HTTP/1.1\r\nHost: e.example\r\nX: a=1, b=2\r\n\r\n";
+        let m = Message::parse(raw.as_bytes(), "https").unwrap();
+        let ids = [
+            "\"@method\"",
+            "\"@query-param\";name=\"b\"",
+            "\"x\";sf",
+            "\"x\";key=\"a\"",
+            "\"x\";bs",
+        ];
+        let covered: Vec<ComponentId> =
+            ids.iter().map(|c| ComponentId::parse(c).unwrap()).collect();
+        let pv = signature_params_value(&covered, &Vec::new());
+        let base = signature_base(&m, None, &covered, &pv, &|_| None).unwrap();
+        let lines = base_lines(&base, &covered);
+        let joined: Vec<&str> = lines.iter().map(|l| l.line.as_str()).collect();
+        assert_eq!(joined.join("\n").as_bytes(), &base[..]);
+        let comps: Vec<&str> = lines.iter().map(|l| l.component.as_str()).collect();
+        assert_eq!(
+            comps,
+            [
+                "@method",
+                "@query-param;name=\"b\"",
+                "x;sf",
+                "x;key=\"a\"",
+                "x;bs",
+                "@signature-params"
+            ]
+        );
+        assert!(lines[0]
+            .source
+            .contains("request method (RFC 9421 section 2.2.1)"));
+        assert!(lines[1]
+            .source
+            .contains("one query parameter \"b\" (RFC 9421 section 2.2.8)"));
+        assert!(lines[2]
+            .source
+            .contains("structured field (RFC 9421 section 2.1.1)"));
+        assert!(lines[3].source.contains("Dictionary member \"a\""));
+        assert!(lines[4]
+            .source
+            .contains("Byte Sequence (RFC 9421 section 2.1.3)"));
+        assert!(lines[5].source.contains("RFC 9421 section 2.3"));
+        let req = ComponentId::parse("\"content-digest\";req").unwrap();
+        assert!(component_source(&req)
+            .starts_with("header field content-digest, taken from the request"));
+    }
+
     /// The budget counts every base built for the message.
     #[test]
     fn budget_is_shared_by_the_bases_of_one_message() {
