@@ -129,15 +129,18 @@ export function serve(extra = {}) {
 
 export const link = (f) => `/inspector/index.html#i=${Buffer.from(JSON.stringify({ input: f.input, jws: f.jws, keys: f.keys })).toString('base64url')}`;
 
-/** Runs headless Chromium on `url` with `args`; resolves on its exit. */
-export function chrome(url, args = [], { timeoutMs = 120_000 } = {}) {
+/** Runs headless Chromium on `url` with `args`: `exited` resolves on its
+ * exit, `output` to its standard output when `stdout` is set. */
+export function chrome(url, args = [], { timeoutMs = 120_000, stdout = false } = {}) {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'agentsig-inspector-'));
   const browser = spawn(chromium, [
     '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`, ...args, url,
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  ], { stdio: ['ignore', stdout ? 'pipe' : 'ignore', 'pipe'] });
   let stderr = '';
+  let out = '';
   browser.stderr.on('data', (c) => (stderr += c));
+  if (stdout) browser.stdout.on('data', (c) => (out += c));
   const exited = new Promise((r) => browser.once('exit', r));
   const timer = setTimeout(() => browser.kill('SIGKILL'), timeoutMs);
   const stop = async () => {
@@ -150,6 +153,6 @@ export function chrome(url, args = [], { timeoutMs = 120_000 } = {}) {
       console.error(`# could not remove the Chromium profile ${profile}: ${e.message}`);
     }
   };
-  return { exited, stop, stderr: () => stderr };
+  return { exited, stop, stderr: () => stderr, output: exited.then(() => out) };
 }
 

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chrome, chromium, cli, fixtures, link, repo, serve } from './inspector-fixtures.mjs';
 
 const built = fs.existsSync(path.join(repo, 'wasm/dist/agentsig_wasm_bg.wasm'));
@@ -158,5 +158,37 @@ test('the inspector page renders the verdicts of agentsig inspect, for valid and
     clearTimeout(timer);
     await b.stop();
     server.close();
+  }
+});
+
+test('agentsig inspect --serve serves the page and the package on loopback; --dump-dom shows the CLI verdict', { skip }, async () => {
+  const srv = spawn(cli, ['inspect', '--serve', '--port', '0', '--assets', path.join(repo, 'wasm')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    const url = await new Promise((resolve, reject) => {
+      let out = '';
+      srv.stdout.on('data', (c) => {
+        out += c;
+        const m = /http:\/\/127\.0\.0\.1:\d+\/inspector\//.exec(out);
+        if (m) resolve(m[0]);
+      });
+      srv.once('exit', (code) => reject(new Error(`inspect --serve exited ${code}`)));
+    });
+    const fx = fixtures().filter((f) => ['delegation chain', 'descriptor changed after signing'].includes(f.name));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentsig-inspector-cli-'));
+    try {
+      for (const f of fx) {
+        const want = verdicts(cliInspect(f, dir)).verdict;
+        const page = new URL(link(f).replace('/inspector/', ''), url).href;
+        const b = chrome(page, ['--virtual-time-budget=15000', '--dump-dom'], { stdout: true });
+        const dom = await b.output;
+        await b.stop();
+        assert.match(dom, /data-state="rendered"/, `${f.name}: the served page rendered`);
+        assert.match(dom, new RegExp(`id="verdict" data-verdict="${want}"`), `${f.name}: the served page shows ${want}`);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  } finally {
+    srv.kill('SIGINT');
   }
 });
