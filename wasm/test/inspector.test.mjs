@@ -100,7 +100,18 @@ try {
     results.push(read(await wait(frame)));
     frame.remove();
   }
-  await post({ results });
+  // "Fetch keys" where the browser cannot read the key set (here: a name
+  // port that refuses connections: to a page a CORS refusal looks the same): a clear note.
+  const frame = document.createElement('iframe');
+  frame.src = links[0];
+  document.body.append(frame);
+  const d = await wait(frame);
+  d.getElementById('keyurl').value = 'https://127.0.0.1:9/.well-known/jwks.json';
+  d.getElementById('fetch-keys').click();
+  const t0 = Date.now();
+  while (!/CORS/.test(text(d.getElementById('fetch-note'))) && Date.now() - t0 < 20000) await new Promise((r) => setTimeout(r, 50));
+  const fetchNote = text(d.getElementById('fetch-note'));
+  await post({ results, fetchNote });
 } catch (e) {
   await post({ error: String(e && e.stack || e) });
 }
@@ -152,6 +163,7 @@ test('the inspector page renders the verdicts of agentsig inspect, for valid and
         fs.rmSync(dir, { recursive: true, force: true });
       }
     });
+    assert.match(got.fetchNote, /could not read https:\/\/127\.0\.0\.1:9\/.*CORS/, 'the note when the browser cannot fetch a key set');
     const kinds = new Set(want.map((w, i) => `${fx[i].name.split(' ')[0]}:${w.verdict}`));
     assert.ok([...kinds].some((k) => k.endsWith(':verified')) && [...kinds].some((k) => !k.endsWith(':verified')), `valid and tampered: ${[...kinds]}`);
   } finally {
