@@ -100,8 +100,9 @@ try {
     results.push(read(await wait(frame)));
     frame.remove();
   }
-  // "Fetch keys" where the browser cannot read the key set (here: a name
-  // port that refuses connections: to a page a CORS refusal looks the same): a clear note.
+  // "Fetch keys" where the browser cannot read the key set (here a loopback
+  // port that refuses connections; to a page a CORS refusal looks the
+  // same): a clear note.
   const frame = document.createElement('iframe');
   frame.src = links[0];
   document.body.append(frame);
