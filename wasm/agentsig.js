@@ -530,6 +530,19 @@ function signResponseAsync(st, hs, b, key, opts) {
 
 const DERIVE = Symbol('Verifier.withReplayStore');
 
+/** The options of `inspect` beside a verifier's. */
+const INSPECT_OPTIONS = ['kind', 'jws', 'scheme', 'authorities', 'noMaxAge', 'request', 'requireAll', 'allowUnsigned'];
+
+/** `Verifier.inspect` with a verifier built from the same options: the
+ * verifier's (`keys`, `jwks`, `now`...) and the inspection's (`kind`, `jws`...). */
+function inspect(input, opts) {
+  const o = options(opts, 'inspect options', [...VERIFIER_OPTIONS, ...INSPECT_OPTIONS]);
+  const v = {};
+  const a = {};
+  for (const [k, val] of Object.entries(o)) (INSPECT_OPTIONS.includes(k) ? a : v)[k] = val;
+  return new Verifier(v).inspect(input, a);
+}
+
 const VERIFIER_OPTIONS = [
   'jwks', 'keys', 'algorithms', 'maxAge', 'maxAgeSeconds', 'skew', 'skewSeconds', 'replayStore',
   'strictLowS', 'now', 'nowSeconds', 'agents', 'agentKeys', 'fetchDirectories',
@@ -802,6 +815,31 @@ class Verifier {
       denyWarnings: bool(o.denyWarnings, 'denyWarnings'),
     }];
   }
+  static #inspect(input, opts, maxAgeSeconds) {
+    const o = options(opts, 'inspect options', INSPECT_OPTIONS);
+    const text = (k, max) => (o[k] === undefined ? undefined : str(o[k], k, max, true));
+    return [{
+      kind: text('kind', 64),
+      jws: text('jws', LIMITS.maxJwsBytes),
+      scheme: text('scheme', 16),
+      authorities: strings(o.authorities, 'authorities', 1024),
+      maxAgeSeconds,
+      noMaxAge: bool(o.noMaxAge, 'noMaxAge'),
+      request: text('request', LIMITS.maxInputBytes),
+      requireAll: bool(o.requireAll, 'requireAll'),
+      allowUnsigned: bool(o.allowUnsigned, 'allowUnsigned'),
+    }, body(input, 'input')];
+  }
+  /** What was signed and how each signature was judged, as `agentsig
+   * inspect --json` reports it (docs/inspect.md): the report of the command
+   * that judges the input, whatever its verdict, with the analysis in
+   * `details.inspection`. `input` is the text or bytes of a raw HTTP
+   * message, a descriptor (`jws`: its detached JWS), an A2A card, an AI
+   * Catalog, or delegation tokens one a line. */
+  inspect(input, opts) {
+    return this.#run('inspect', ...Verifier.#inspect(input, opts, this.options.maxAgeSeconds));
+  }
+
   /** An RFC 8693 act chain (one token or a list, subject token first), as
    * `agentsig delegation audit`. */
   auditDelegation(tokens, opts) {
@@ -816,6 +854,7 @@ export {
   Verifier,
   SigningKey,
   canonicalize,
+  inspect,
   signDescriptor,
   signDescriptorAsync,
   signCard,
