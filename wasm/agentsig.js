@@ -17,6 +17,7 @@
 import * as native from './dist/agentsig_wasm.js';
 import { fetchBounded, fetchKeySets, FetchFailed } from './fetch.js';
 import { LIMITS } from './limits.js';
+import { withWebCrypto } from './webcrypto.js';
 
 const MARK = '\u0000agentsig:';
 /** Deepest nesting of a JavaScript value taken as JSON. */
@@ -572,6 +573,8 @@ class Verifier {
   #native;
   /** fetchDirectories: key sets fetched here with the runtime's fetch. */
   #fetching;
+  /** Public keys imported into the runtime's WebCrypto (webcrypto.js). */
+  #keys = new Map();
 
   constructor(opts, derived) {
     if (opts === DERIVE) {
@@ -657,7 +660,14 @@ class Verifier {
         const wanted = JSON.parse(native.keySetUrls(JSON.stringify({ headers: args.headers })));
         args.keySets = await fetchKeySets(wanted, { maxBytes: LIMITS.maxKeySetBytes });
       }
-      return this.#native.run(op, JSON.stringify(args), data, data2);
+      // The Promise form: the runtime's WebCrypto computes the signature
+      // checks (webcrypto.js); the module judges.
+      const text = JSON.stringify(args);
+      return withWebCrypto(
+        (o, probe) => (o ? this.#native.runWith(o, probe, op, text, data, data2) : this.#native.run(op, text, data, data2)),
+        this.#keys,
+        this.#native.hasReplayStore(),
+      );
     }).then(report);
   }
 

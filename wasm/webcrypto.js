@@ -1,0 +1,138 @@
+// The runtime's WebCrypto as the signature primitive of a verification
+// (W3C Web Cryptography API, `SubtleCrypto.verify`): native Ed25519 and
+// ECDSA P-256/P-384 run several times faster than the module's own
+// compiled code. Every rule stays in the module (src/keys/oracle.rs): a
+// probing pass of the verification records the signature checks it could
+// not answer; they are run here, in parallel, and the verification runs
+// again with the verdicts, which the module matches on every byte of key,
+// message and signature. A check WebCrypto cannot make (an algorithm or a
+// key it does not support, an error) is answered "not known" and computed
+// by the module. RSA and HMAC always run in the module.
+import * as native from './dist/agentsig_wasm.js';
+
+const subtle = typeof crypto === 'object' && crypto && crypto.subtle ? crypto.subtle : null;
+
+/** Probing passes before a final pass that computes what is left. */
+const MAX_PROBES = 4;
+/** Imported public keys kept per verifier. */
+const MAX_KEYS = 256;
+
+const PARAMS = {
+  1: { name: 'ES256', imp: { name: 'ECDSA', namedCurve: 'P-256' }, ver: { name: 'ECDSA', hash: 'SHA-256' } },
+  2: { name: 'ES384', imp: { name: 'ECDSA', namedCurve: 'P-384' }, ver: { name: 'ECDSA', hash: 'SHA-384' } },
+  3: { name: 'EdDSA', imp: { name: 'Ed25519' }, ver: { name: 'Ed25519' } },
+};
+
+/** The algorithms this runtime's WebCrypto verifies (probed once: a
+ * runtime without Ed25519 keeps it in the module). */
+const supported = (async () => {
+  if (!subtle) return '';
+  const probes = {
+    ES256: () => subtle.generateKey(PARAMS[1].imp, false, ['sign', 'verify']),
+    ES384: () => subtle.generateKey(PARAMS[2].imp, false, ['sign', 'verify']),
+    EdDSA: () => subtle.importKey('raw', new Uint8Array(32).fill(1), PARAMS[3].imp, false, ['verify']),
+  };
+  const ok = [];
+  for (const [alg, f] of Object.entries(probes)) {
+    try {
+      await f();
+      ok.push(alg);
+    } catch {
+      // not in this runtime: the module computes it
+    }
+  }
+  return ok.join(',');
+})();
+
+const hex = (b) => {
+  let s = '';
+  for (let i = 0; i < b.length; i++) s += (b[i] < 16 ? '0' : '') + b[i].toString(16);
+  return s;
+};
+
+/** The pending checks of `NativeOracle.pending`'s encoding. */
+function decode(blob) {
+  const dv = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
+  const out = [];
+  let at = 0;
+  const part = () => {
+    const n = dv.getUint32(at, true);
+    at += 4;
+    const b = blob.subarray(at, at + n);
+    at += n;
+    return b;
+  };
+  while (at < blob.length) {
+    const code = blob[at++];
+    out.push({ code, key: part(), msg: part(), sig: part() });
+  }
+  return out;
+}
+
+/** The CryptoKey of a public key, imported once per verifier (`keys`);
+ * null when this runtime cannot import it. */
+function importKey(keys, code, raw) {
+  const id = `${code}:${hex(raw)}`;
+  let k = keys.get(id);
+  if (k === undefined) {
+    if (keys.size >= MAX_KEYS) keys.clear();
+    k = subtle.importKey('raw', raw, PARAMS[code].imp, false, ['verify']).catch(() => null);
+    keys.set(id, k);
+  }
+  return k;
+}
+
+/** Verdict bytes for the pending checks: 1 verified, 0 not, 2 not known. */
+async function answer(blob, keys) {
+  const qs = decode(blob);
+  const verdicts = await Promise.all(
+    qs.map(async (q) => {
+      try {
+        const k = await importKey(keys, q.code, q.key);
+        if (!k) return 2;
+        return (await subtle.verify(PARAMS[q.code].ver, k, q.sig, q.msg)) ? 1 : 0;
+      } catch {
+        return 2;
+      }
+    }),
+  );
+  return Uint8Array.from(verdicts);
+}
+
+/**
+ * Run `pass(oracle, probe)` (one synchronous call of the module that
+ * returns its result or throws) with WebCrypto answering the signature
+ * checks. `keys` caches the verifier's imported keys; `replay`: the
+ * verifier has a replay store (the final pass is then always a pass of its
+ * own, the only one that records a nonce). Returns or throws what the final
+ * pass did.
+ */
+async function withWebCrypto(pass, keys, replay) {
+  const algs = await supported;
+  if (!algs) return pass(null, false);
+  const o = new native.NativeOracle(algs);
+  try {
+    for (let round = 0; ; round++) {
+      const probe = round < MAX_PROBES && !(replay && round > 0);
+      let result;
+      let error;
+      let failed = false;
+      try {
+        result = pass(o, probe);
+      } catch (e) {
+        if (typeof WebAssembly === 'object' && e instanceof WebAssembly.RuntimeError) throw e;
+        error = e;
+        failed = true;
+      }
+      if (!probe || (o.pendingCount() === 0 && !o.deferredReplay())) {
+        if (failed) throw error;
+        return result;
+      }
+      if (o.pendingCount() > 0) o.answer(await answer(o.pending(), keys));
+    }
+  } finally {
+    o.free();
+  }
+}
+
+export { withWebCrypto };
