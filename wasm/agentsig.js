@@ -58,13 +58,16 @@ function deepFreeze(v) {
   return v;
 }
 
+/** The typed error of a native failure's text (MARK and its JSON). */
+function failure(text) {
+  const f = JSON.parse(text.slice(MARK.length));
+  const Cls = CLASSES[f.class] || AgentsigError;
+  return new Cls(f.message, f.code, f.report === null ? null : deepFreeze(f.report));
+}
+
 /** The typed error of a native failure; anything else as it is. */
 function typed(e) {
-  if (e instanceof Error && typeof e.message === 'string' && e.message.startsWith(MARK)) {
-    const f = JSON.parse(e.message.slice(MARK.length));
-    const Cls = CLASSES[f.class] || AgentsigError;
-    return new Cls(f.message, f.code, f.report === null ? null : deepFreeze(f.report));
-  }
+  if (e instanceof Error && typeof e.message === 'string' && e.message.startsWith(MARK)) return failure(e.message);
   if (typeof WebAssembly === 'object' && e instanceof WebAssembly.RuntimeError) {
     // A trap (a bug of the module, never an input's doing by contract).
     return new BadInput(`agentsig failed internally on this input (${e.message}); please report it with the input`, 'internal');
@@ -663,11 +666,13 @@ class Verifier {
       // The Promise form: the runtime's WebCrypto computes the signature
       // checks (webcrypto.js); the module judges.
       const text = JSON.stringify(args);
-      return withWebCrypto(
+      const got = await withWebCrypto(
         (o, probe) => (o ? this.#native.runWith(o, probe, op, text, data, data2) : this.#native.run(op, text, data, data2)),
         this.#keys,
         this.#native.hasReplayStore(),
       );
+      if (got.startsWith(MARK)) throw failure(got);
+      return got;
     }).then(report);
   }
 

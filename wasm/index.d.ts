@@ -111,6 +111,12 @@ export interface AuditOptions {
   denyWarnings?: boolean;
 }
 
+/**
+ * The Promise forms (`...Async`) make their Ed25519 and ECDSA P-256/P-384
+ * signature checks with the runtime's WebCrypto (`crypto.subtle.verify`),
+ * several times faster than the synchronous forms, which run every
+ * primitive in WebAssembly; the rules and reports are the same.
+ */
 export class Verifier {
   constructor(options: VerifierOptions);
   readonly options: { readonly [k: string]: unknown };

@@ -3,9 +3,10 @@
 // ECDSA P-256/P-384 run several times faster than the module's own
 // compiled code. Every rule stays in the module (src/keys/oracle.rs): a
 // probing pass of the verification records the signature checks it could
-// not answer; they are run here, in parallel, and the verification runs
-// again with the verdicts, which the module matches on every byte of key,
-// message and signature. A check WebCrypto cannot make (an algorithm or a
+// not answer, assuming they verify; they are run here, in parallel. If all
+// verify, the pass ran on true answers and its result stands; otherwise the
+// verification runs again with the verdicts, which the module matches on
+// every byte of key, message and signature. A check WebCrypto cannot make (an algorithm or a
 // key it does not support, an error) is answered "not known" and computed
 // by the module. RSA and HMAC always run in the module.
 import * as native from './dist/agentsig_wasm.js';
@@ -100,12 +101,12 @@ async function answer(blob, keys) {
 }
 
 /**
- * Run `pass(oracle, probe)` (one synchronous call of the module that
- * returns its result or throws) with WebCrypto answering the signature
- * checks. `keys` caches the verifier's imported keys; `replay`: the
- * verifier has a replay store (the final pass is then always a pass of its
- * own, the only one that records a nonce). Returns or throws what the final
- * pass did.
+ * Run `pass(oracle, probe)` (one synchronous call of the module:
+ * `NativeVerifier.runWith`, or `run` when `oracle` is null) with WebCrypto
+ * answering the signature checks. `keys` caches the verifier's imported
+ * keys; `replay`: the verifier has a replay store (the final pass is then
+ * always a pass of its own, the only one that records a nonce). Returns
+ * what the final pass returned.
  */
 async function withWebCrypto(pass, keys, replay) {
   const algs = await supported;
@@ -114,21 +115,15 @@ async function withWebCrypto(pass, keys, replay) {
   try {
     for (let round = 0; ; round++) {
       const probe = round < MAX_PROBES && !(replay && round > 0);
-      let result;
-      let error;
-      let failed = false;
-      try {
-        result = pass(o, probe);
-      } catch (e) {
-        if (typeof WebAssembly === 'object' && e instanceof WebAssembly.RuntimeError) throw e;
-        error = e;
-        failed = true;
+      const result = pass(o, probe);
+      const deferred = o.deferredReplay();
+      if (!probe || (o.pendingCount() === 0 && !deferred)) return result;
+      if (o.pendingCount() > 0) {
+        const verdicts = await answer(o.pending(), keys);
+        o.answer(verdicts);
+        // Every assumption held: the pass ran on the true answers.
+        if (!deferred && verdicts.every((v) => v === 1)) return result;
       }
-      if (!probe || (o.pendingCount() === 0 && !o.deferredReplay())) {
-        if (failed) throw error;
-        return result;
-      }
-      if (o.pendingCount() > 0) o.answer(await answer(o.pending(), keys));
     }
   } finally {
     o.free();

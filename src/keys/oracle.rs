@@ -9,13 +9,15 @@
 //! `(algorithm, public key, message, signature)` the primitive is asked
 //! about is looked up among the answers given so far, matched on every byte.
 //! In a probing pass an unanswered check is recorded ([`Oracle::pending`])
-//! and counts as not verified, so the pass's result is to be thrown away
-//! unless it asked nothing new; replay stores are not consulted in a probing
-//! pass ([`defer_replay`]) so that a discarded pass records no nonce. In a
+//! and assumed to verify: the pass's result stands only if the caller's
+//! primitive then verifies every recorded check (the pass then ran on true
+//! answers: a valid signature costs one pass), and is thrown away
+//! otherwise; replay stores are not consulted in a probing pass
+//! ([`defer_replay`]) so that a pass on assumptions records no nonce. In a
 //! final pass an unanswered check is computed here as without an oracle.
-//! The caller answers the recorded checks ([`Oracle::answer`]) and runs
-//! again. Answers live only as long as the one [`Oracle`]: never across
-//! verifications.
+//! The caller answers the recorded checks ([`Oracle::answer`]) and, unless
+//! all verified, runs again. Answers live only as long as the one
+//! [`Oracle`]: never across verifications.
 //!
 //! What the crate checks before asking (so that the outside primitive need
 //! only compute the equation): the signature's length, and for Ed25519 a
@@ -143,7 +145,8 @@ pub(crate) fn ask(alg: Algorithm, key: &[u8], msg: &[u8], sig: &[u8]) -> Option<
                 sig: sig.to_vec(),
             });
         }
-        Some(false)
+        // Assumed; the pass stands only if the caller confirms it.
+        Some(true)
     })
 }
 
@@ -176,8 +179,8 @@ mod tests {
             let vk = k.verifying_key();
             let sig = k.sign(b"m").unwrap();
             let mut o = Oracle::new(vec![alg]);
-            // Probing: not answered, so not verified, and recorded.
-            assert!(o.run(true, || vk.verify(b"m", &sig)).is_err());
+            // Probing: not answered, so assumed and recorded.
+            assert!(o.run(true, || vk.verify(b"m", &sig)).is_ok());
             assert_eq!(o.pending().len(), 1);
             assert_eq!(o.pending()[0].msg, b"m");
             // A false answer is obeyed (the caller's primitive said no)...
@@ -185,7 +188,7 @@ mod tests {
             assert!(o.run(true, || vk.verify(b"m", &sig)).is_err());
             assert!(o.pending().is_empty());
             // ...but never for other bytes: another message is asked anew.
-            assert!(o.run(true, || vk.verify(b"n", &sig)).is_err());
+            assert!(o.run(true, || vk.verify(b"n", &sig)).is_ok());
             assert_eq!(o.pending().len(), 1);
             // A final pass computes what it was not told.
             assert!(o.run(false, || vk.verify(b"n", &sig)).is_err());
@@ -214,6 +217,9 @@ mod tests {
         }
         let mut o = Oracle::new(vec![Algorithm::Ed25519]);
         assert!(o.run(true, || vk.verify(b"m", &sig)).is_err());
+        assert!(o.pending().is_empty());
+        // A signature of the wrong length is refused before asking too.
+        assert!(o.run(true, || vk.verify(b"m", &sig[..63])).is_err());
         assert!(o.pending().is_empty());
     }
 

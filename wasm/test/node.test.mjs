@@ -52,3 +52,40 @@ test('JCS: the RFC 8785 form, and a wrong type is a TypeError, not a trap', () =
   assert.throws(() => a.signDescriptor({}, 'not a key'), TypeError);
   assert.throws(() => new a.Verifier({ replayStore: '/tmp/x' , keys: [] }), a.AgentsigError);
 });
+
+test('the Promise forms make each signature check once with the runtime WebCrypto; a replay store records the nonce once', async () => {
+  const real = crypto.subtle.verify;
+  let calls = 0;
+  crypto.subtle.verify = function (...args) {
+    calls++;
+    return real.apply(this, args);
+  };
+  try {
+    const key = a.SigningKey.generate('EdDSA');
+    const agent = 'https://bot.example';
+    const url = 'https://site.example/page';
+    const opts = { webBotAuth: true, authorities: ['site.example'] };
+    const h = a.signRequest('GET', url, [], undefined, key, { signatureAgent: agent });
+    const v = new a.Verifier({ agentKeys: { [agent]: [key] } });
+    assert.equal((await v.verifyRequestAsync('GET', url, h, undefined, opts)).verdict, 'verified');
+    assert.equal(calls, 1);
+    // A changed signature: WebCrypto says no, the module reports it as the sync form does.
+    const bad = h.map(([n, val]) => [n, n.toLowerCase() === 'signature' ? val.replace(/:[A-Za-z0-9+/]{4}/, ':AAAA') : val]);
+    const want = (() => { try { v.verifyRequest('GET', url, bad, undefined, opts); } catch (e) { return e; } })();
+    await assert.rejects(v.verifyRequestAsync('GET', url, bad, undefined, opts), (e) => e instanceof a.NotVerified && e.code === want.code);
+    assert.equal(calls, 2);
+    // With a replay store the nonce is recorded by the final pass only.
+    const r = new a.Verifier({ agentKeys: { [agent]: [key] }, replayStore: 'memory' });
+    assert.equal((await r.verifyRequestAsync('GET', url, h, undefined, opts)).verdict, 'verified');
+    await assert.rejects(r.verifyRequestAsync('GET', url, h, undefined, opts), a.PolicyRefused);
+    // ES256 descriptors too.
+    const ek = a.SigningKey.generate('ES256');
+    const doc = { name: 'planner' };
+    const ev = new a.Verifier({ keys: [ek] });
+    calls = 0;
+    assert.equal((await ev.verifyDescriptorAsync(doc, a.signDescriptor(doc, ek))).verdict, 'verified');
+    assert.equal(calls, 1);
+  } finally {
+    crypto.subtle.verify = real;
+  }
+});
