@@ -46,6 +46,19 @@ test('Web Bot Auth: signed here, verified here with the agent keys; a replay is 
   assert.throws(() => v.verifyRequest('GET', url, h, undefined, { webBotAuth: true, authorities: ['site.example'] }), a.PolicyRefused);
 });
 
+test('the Promise form gives the sync form verdict for every algorithm, the runtime crypto checking or not', async () => {
+  for (const alg of ['ES256', 'ES384', 'EdDSA', 'PS512', 'RS256']) {
+    const key = a.SigningKey.generate(alg);
+    const v = new a.Verifier({ keys: [key] });
+    const doc = { name: 'planner', alg };
+    const jws = a.signDescriptor(doc, key);
+    assert.deepEqual(await v.verifyDescriptorAsync(doc, jws), v.verifyDescriptor(doc, jws));
+    const other = { ...doc, name: 'evil' };
+    const sync = (() => { try { v.verifyDescriptor(other, jws); } catch (e) { return e; } })();
+    await assert.rejects(v.verifyDescriptorAsync(other, jws), (e) => e instanceof a.NotVerified && e.code === sync.code);
+  }
+});
+
 test('JCS: the RFC 8785 form, and a wrong type is a TypeError, not a trap', () => {
   assert.equal(new TextDecoder().decode(a.canonicalize({ b: 1, a: [1e21, 'x'] })), '{"a":[1e+21,"x"],"b":1}');
   assert.throws(() => a.canonicalize(new Uint8Array([0x7b])), a.BadInput);
