@@ -28,9 +28,11 @@ const med = (v) => [...v].sort((p, q) => p - q)[Math.floor(v.length / 2)];
 /** The three in five interleaved rounds (a busy machine slows them alike): the
  * medians, and the median of the per-round ratios. */
 async function compare(log, secs, name, ours, theirs, floor, goal) {
-  await ours();
-  await theirs();
-  await floor();
+  // Warm-up, a fifth of the time: the engines compile WebAssembly and
+  // JavaScript with a baseline compiler first and optimize hot functions
+  // later (V8's Liftoff, then TurboFan); the rounds measure the steady
+  // state a server runs in.
+  for (const f of [ours, theirs, floor]) await round(f, (secs * 1000) / 15);
   const o = [];
   const t = [];
   const f = [];
