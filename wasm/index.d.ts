@@ -113,9 +113,10 @@ export interface AuditOptions {
 
 /**
  * The Promise forms (`...Async`) make their Ed25519 and ECDSA P-256/P-384
- * signature checks with the runtime's WebCrypto (`crypto.subtle.verify`),
- * several times faster than the synchronous forms, which run every
- * primitive in WebAssembly; the rules and reports are the same.
+ * signature checks with the runtime's crypto (`crypto.subtle.verify`;
+ * `node:crypto` in Node.js): ECDSA about three times as fast as the
+ * synchronous forms, which run every primitive in WebAssembly. The rules
+ * and reports are the same.
  */
 export class Verifier {
   constructor(options: VerifierOptions);
