@@ -663,17 +663,20 @@ class Verifier {
         const wanted = JSON.parse(native.keySetUrls(JSON.stringify({ headers: args.headers })));
         args.keySets = await fetchKeySets(wanted, { maxBytes: LIMITS.maxKeySetBytes });
       }
-      // The Promise form: the runtime's WebCrypto computes the signature
-      // checks (webcrypto.js); the module judges.
-      const text = JSON.stringify(args);
-      const got = await withWebCrypto(
-        (o, probe) => (o ? this.#native.runWith(o, probe, op, text, data, data2) : this.#native.run(op, text, data, data2)),
-        this.#keys,
-        this.#native.hasReplayStore(),
-      );
-      if (got.startsWith(MARK)) throw failure(got);
-      return got;
+      return this.#runChecked(op, args, data, data2);
     }).then(report);
+  }
+  /** The Promise forms' run: the runtime's crypto makes the signature
+   * checks (webcrypto.js); the module judges. */
+  async #runChecked(op, args, data, data2) {
+    const text = JSON.stringify(args);
+    const got = await withWebCrypto(
+      (o, probe) => (o ? this.#native.runWith(o, probe, op, text, data, data2) : this.#native.run(op, text, data, data2)),
+      this.#keys,
+      this.#native.hasReplayStore(),
+    );
+    if (got.startsWith(MARK)) throw failure(got);
+    return got;
   }
 
   static #descriptor(doc, jws) {
@@ -743,7 +746,7 @@ class Verifier {
         if (e instanceof FetchFailed) throw new FetchError(`catalog: ${e.message}`, 'fetch.failed');
         throw e;
       }
-      return this.#native.run('catalog', JSON.stringify(args), encoder.encode(got.body), undefined);
+      return this.#runChecked('catalog', args, encoder.encode(got.body), undefined);
     }).then(report);
   }
 

@@ -7,6 +7,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import os from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as a from '../index.js';
@@ -102,5 +103,37 @@ test('the Promise forms make each signature check once with the runtime crypto; 
     assert.equal(calls, 1);
   } finally {
     nodeCrypto.verify = real;
+  }
+});
+
+test('an AI Catalog signed by the CLI: the Promise forms and the URL form give the sync report, and a changed manifest is refused alike', async () => {
+  const repo = path.resolve(here, '../..');
+  const bin = [process.env.AGENTSIG_BIN, path.join(repo, 'target/debug/agentsig'), path.join(repo, 'target/release/agentsig')]
+    .find((p) => p && fs.existsSync(p));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentsig-wasm-catalog-'));
+  const real = globalThis.fetch;
+  try {
+    const cli = (...args) => execFileSync(bin, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    cli('keygen', '--out', 'k');
+    const entry = (identifier) => ({ identifier, displayName: 'X', version: '1', mediaType: 'application/zip', data: { id: identifier } });
+    fs.writeFileSync(path.join(dir, 'cat.json'), JSON.stringify({ specVersion: '1.0', entries: [entry('urn:a'), entry('urn:b')] }));
+    cli('sign', 'cat.json', '--key', 'k.pem', '--entry', 'urn:a');
+    cli('sign', 'cat.json', '--key', 'k.pem', '--entry', 'urn:b');
+    const v = new a.Verifier({ jwks: fs.readFileSync(path.join(dir, 'k.jwks.json')) });
+    const text = fs.readFileSync(path.join(dir, 'cat.json'));
+    const sync = v.verifyCatalog(text);
+    assert.equal(sync.verdict, 'verified');
+    assert.deepEqual(await v.verifyCatalogAsync(text), sync);
+    globalThis.fetch = async () => new Response(text, { status: 200, headers: { 'content-type': 'application/json' } });
+    assert.deepEqual(await v.verifyCatalogUrl('https://catalog.example/ai-catalog.json'), sync);
+    // A changed entry: its manifest no longer vouches for it.
+    const changed = JSON.parse(text);
+    changed.entries[1].data.id = 'urn:evil';
+    const want = (() => { try { v.verifyCatalog(changed); } catch (e) { return e; } })();
+    assert.ok(want instanceof a.NotVerified);
+    await assert.rejects(v.verifyCatalogAsync(changed), (e) => e instanceof a.NotVerified && e.code === want.code && JSON.stringify(e.report) === JSON.stringify(want.report));
+  } finally {
+    globalThis.fetch = real;
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });
