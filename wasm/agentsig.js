@@ -17,6 +17,7 @@
 import * as native from './dist/agentsig_wasm.js';
 import { fetchBounded, fetchKeySets, FetchFailed } from './fetch.js';
 import { LIMITS } from './limits.js';
+import { withWebCrypto } from './webcrypto.js';
 
 const MARK = '\u0000agentsig:';
 /** Deepest nesting of a JavaScript value taken as JSON. */
@@ -57,13 +58,16 @@ function deepFreeze(v) {
   return v;
 }
 
+/** The typed error of a native failure's text (MARK and its JSON). */
+function failure(text) {
+  const f = JSON.parse(text.slice(MARK.length));
+  const Cls = CLASSES[f.class] || AgentsigError;
+  return new Cls(f.message, f.code, f.report === null ? null : deepFreeze(f.report));
+}
+
 /** The typed error of a native failure; anything else as it is. */
 function typed(e) {
-  if (e instanceof Error && typeof e.message === 'string' && e.message.startsWith(MARK)) {
-    const f = JSON.parse(e.message.slice(MARK.length));
-    const Cls = CLASSES[f.class] || AgentsigError;
-    return new Cls(f.message, f.code, f.report === null ? null : deepFreeze(f.report));
-  }
+  if (e instanceof Error && typeof e.message === 'string' && e.message.startsWith(MARK)) return failure(e.message);
   if (typeof WebAssembly === 'object' && e instanceof WebAssembly.RuntimeError) {
     // A trap (a bug of the module, never an input's doing by contract).
     return new BadInput(`agentsig failed internally on this input (${e.message}); please report it with the input`, 'internal');
@@ -585,6 +589,8 @@ class Verifier {
   #native;
   /** fetchDirectories: key sets fetched here with the runtime's fetch. */
   #fetching;
+  /** Public keys imported into the runtime's WebCrypto (webcrypto.js). */
+  #keys = new Map();
 
   constructor(opts, derived) {
     if (opts === DERIVE) {
@@ -670,8 +676,20 @@ class Verifier {
         const wanted = JSON.parse(native.keySetUrls(JSON.stringify({ headers: args.headers })));
         args.keySets = await fetchKeySets(wanted, { maxBytes: LIMITS.maxKeySetBytes });
       }
-      return this.#native.run(op, JSON.stringify(args), data, data2);
+      return this.#runChecked(op, args, data, data2);
     }).then(report);
+  }
+  /** The Promise forms' run: the runtime's crypto makes the signature
+   * checks (webcrypto.js); the module judges. */
+  async #runChecked(op, args, data, data2) {
+    const text = JSON.stringify(args);
+    const got = await withWebCrypto(
+      (o, probe) => (o ? this.#native.runWith(o, probe, op, text, data, data2) : this.#native.run(op, text, data, data2)),
+      this.#keys,
+      this.#native.hasReplayStore(),
+    );
+    if (got.startsWith(MARK)) throw failure(got);
+    return got;
   }
 
   static #descriptor(doc, jws) {
@@ -741,7 +759,7 @@ class Verifier {
         if (e instanceof FetchFailed) throw new FetchError(`catalog: ${e.message}`, 'fetch.failed');
         throw e;
       }
-      return this.#native.run('catalog', JSON.stringify(args), encoder.encode(got.body), undefined);
+      return this.#runChecked('catalog', args, encoder.encode(got.body), undefined);
     }).then(report);
   }
 
