@@ -100,9 +100,9 @@ pub struct InspectArgs {
     /// Port for --serve (0: a free one).
     #[arg(long, requires = "serve", default_value_t = 8421, value_name = "N")]
     pub port: u16,
-    /// The WebAssembly package for --serve: a directory holding browser.js, agentsig.js,
-    /// fetch.js, limits.js and dist/ (scripts/wasm-build.sh builds it); default: the wasm/
-    /// directory of the source tree this binary was built from.
+    /// The WebAssembly package for --serve: its directory (package.json and the scripts it
+    /// lists, dist/ built by scripts/wasm-build.sh); default: the wasm/ directory of the source
+    /// tree this binary was built from.
     #[arg(long, requires = "serve", value_name = "DIR")]
     pub assets: Option<std::path::PathBuf>,
 }

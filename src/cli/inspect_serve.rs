@@ -1,8 +1,9 @@
 //! `agentsig inspect --serve [--port N] [--assets DIR]`: the inspector page
 //! (inspector/, embedded in the binary) and the WebAssembly package it runs
-//! on (the package directory `wasm/` with its built `dist/`, read from
-//! `--assets`, by default the `wasm/` directory of the source tree the binary
-//! was built from) over HTTP on loopback only (127.0.0.1).
+//! on (the scripts and module the package's `package.json` lists, its
+//! `dist/` built by scripts/wasm-build.sh, read from `--assets`, by default
+//! the `wasm/` directory of the source tree the binary was built from) over
+//! HTTP on loopback only (127.0.0.1).
 //!
 //! The URL layout is the repository's (`/inspector/`, `/wasm/...`), so the
 //! page imports `../wasm/browser.js` the same way when the repository is
@@ -45,16 +46,16 @@ const PAGE: &[(&str, &str, &[u8])] = &[
     ),
 ];
 
-/// The WebAssembly package's files the page loads, relative to `--assets`
-/// (the browser entry and what it imports; wasm/package.json `files`).
-const PACKAGE: &[(&str, &str)] = &[
-    ("browser.js", "text/javascript; charset=utf-8"),
-    ("agentsig.js", "text/javascript; charset=utf-8"),
-    ("fetch.js", "text/javascript; charset=utf-8"),
-    ("limits.js", "text/javascript; charset=utf-8"),
-    ("dist/agentsig_wasm.js", "text/javascript; charset=utf-8"),
-    ("dist/agentsig_wasm_bg.wasm", "application/wasm"),
-];
+/// The content type of a package file, by its extension.
+fn content_type(file: &str) -> Option<&'static str> {
+    if file.ends_with(".js") {
+        Some("text/javascript; charset=utf-8")
+    } else if file.ends_with(".wasm") {
+        Some("application/wasm")
+    } else {
+        None
+    }
+}
 
 /// The Content-Security-Policy sent with every file (the page repeats it in
 /// a meta tag for static hosting; `frame-ancestors` works only as a header).
@@ -80,18 +81,38 @@ fn files(assets: &Path) -> Result<Files, CliError> {
     for (path, ty, body) in PAGE {
         m.insert((*path).to_owned(), (*ty, Bytes::from_static(body)));
     }
-    for (rel, ty) in PACKAGE {
-        let p = assets.join(rel);
-        let body = std::fs::read(&p).map_err(|e| {
+    // The package's scripts and module, as its package.json `files` lists
+    // them (the browser entry imports the others).
+    let read = |p: &Path| {
+        std::fs::read(p).map_err(|e| {
             CliError::usage(format!(
                 "{}: {e}: the inspector needs the WebAssembly package built: run \
                  scripts/wasm-build.sh in the agentsig source tree (it writes wasm/dist), or give \
-                 --assets DIR, a directory holding browser.js, agentsig.js, fetch.js, limits.js \
-                 and dist/",
+                 --assets DIR, the package directory (package.json, browser.js and dist/)",
                 p.display()
             ))
-        })?;
-        m.insert(format!("/wasm/{rel}"), (*ty, Bytes::from(body)));
+        })
+    };
+    let manifest: serde_json::Value = serde_json::from_slice(&read(&assets.join("package.json"))?)
+        .map_err(|e| CliError::usage(format!("{}: {e}", assets.join("package.json").display())))?;
+    let listed = manifest["files"].as_array().cloned().unwrap_or_default();
+    for rel in listed.iter().filter_map(|f| f.as_str()) {
+        let Some(ty) = content_type(rel) else {
+            continue;
+        };
+        if rel.contains("..") || rel.starts_with('/') {
+            continue;
+        }
+        let body = read(&assets.join(rel))?;
+        m.insert(format!("/wasm/{rel}"), (ty, Bytes::from(body)));
+    }
+    for needed in ["/wasm/browser.js", "/wasm/dist/agentsig_wasm_bg.wasm"] {
+        if !m.contains_key(needed) {
+            return Err(CliError::usage(format!(
+                "{}: the package.json files list no {needed}",
+                assets.display()
+            )));
+        }
     }
     Ok(m)
 }

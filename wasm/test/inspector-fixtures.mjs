@@ -9,6 +9,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { packageFiles } from './workerd.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const repo = path.resolve(here, '../..');
@@ -112,7 +113,7 @@ const TYPES = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 
 export function serve(extra = {}) {
   const files = {};
   for (const f of fs.readdirSync(path.join(repo, 'inspector'))) files[`/inspector/${f}`] = path.join(repo, 'inspector', f);
-  for (const f of ['browser.js', 'agentsig.js', 'fetch.js', 'limits.js', 'dist/agentsig_wasm.js', 'dist/agentsig_wasm_bg.wasm']) {
+  for (const f of packageFiles()) {
     files[`/wasm/${f}`] = path.join(repo, 'wasm', f);
   }
   const server = http.createServer((req, res) => {
