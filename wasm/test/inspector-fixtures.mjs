@@ -66,6 +66,8 @@ export function fixtures() {
   const obj = JSON.parse(doc);
   obj.name = `${obj.name ?? 'agent'} (changed)`;
   add('descriptor changed after signing', JSON.stringify(obj, null, 2), { jws });
+  // The key pasted as PEM instead of a JWK Set.
+  add('descriptor, its key as PEM', doc, { jws, keys: fs.readFileSync(path.join(repo, 'keys/example-p256.pub.pem'), 'utf8') });
 
   // An A2A Agent Card with its embedded signature.
   const card = run(['sign', '-', '--key', pemPath], fs.readFileSync(path.join(repo, 'examples/a2a-agent-card.json')));

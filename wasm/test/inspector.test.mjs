@@ -28,7 +28,8 @@ function cliInspect(f, parent) {
     fs.writeFileSync(p, text);
     return p;
   };
-  const args = ['inspect', put('input', f.input), '--jwks', put('keys.json', f.keys), '--json'];
+  const pem = f.keys.startsWith('-----');
+  const args = ['inspect', put('input', f.input), pem ? '--key' : '--jwks', put(pem ? 'keys.pem' : 'keys.json', f.keys), '--json'];
   if (f.jws) args.push('--jws', put('input.jws', f.jws));
   const r = spawnSync(cli, args, { encoding: 'utf8', cwd: repo });
   if (r.error) throw r.error;
