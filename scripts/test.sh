@@ -4,6 +4,7 @@
 # .venv/ and tests/interop/node/node_modules/ (both git-ignored).
 #
 # Usage: bash scripts/test.sh [extra cargo test args]
+#        AGENTSIG_PEERS_ONLY=1 bash scripts/test.sh   (install the peers only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +38,12 @@ fi
 if command -v npm >/dev/null 2>&1; then
   echo "-- npm into tests/interop/node_modules/: jose @a2a-js/sdk web-bot-auth http-message-sig ajv ajv-formats"
   npm install --silent --no-save --no-audit --no-fund --prefix tests/interop jose@6 @a2a-js/sdk@1.3 web-bot-auth@0.1 http-message-sig@0.3 ajv@8 ajv-formats@3
+fi
+# AGENTSIG_PEERS_ONLY=1: install the peers and stop (.ci/run does this in
+# the background while it builds; the second call above is then a quick
+# check that finds everything installed).
+if [ "${AGENTSIG_PEERS_ONLY:-}" = 1 ]; then
+  exit 0
 fi
 
 # The tests call `python3`: make it the venv's interpreter.

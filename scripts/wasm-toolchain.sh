@@ -48,7 +48,6 @@ if ! "$WASM_TOOLS/bin/wasm-bindgen" --version 2>/dev/null | grep -q " $WBG_VERSI
   echo "== cargo install wasm-bindgen-cli $WBG_VERSION into $WASM_TOOLS (minutes)" >&2
   # Its own lock file first; where the registry index lacks a version it
   # names (a mirror behind crates.io), the newest compatible versions.
-  export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-1}
   cargo install --locked --quiet --root "$WASM_TOOLS" --version "=$WBG_VERSION" wasm-bindgen-cli >&2 ||
     cargo install --quiet --root "$WASM_TOOLS" --version "=$WBG_VERSION" wasm-bindgen-cli >&2
 fi

@@ -131,6 +131,7 @@ pub mod digest;
 pub mod facade;
 pub mod formats;
 pub mod httpsig;
+pub mod inspect;
 pub mod jcs;
 pub mod json;
 pub mod jwk;

@@ -156,7 +156,14 @@ const LAYERS: &[(usize, &[&str])] = &[
     ),
     (
         6,
-        &["verifier", "report", "webbotauth_report", "batch", "facade"],
+        &[
+            "verifier",
+            "report",
+            "webbotauth_report",
+            "batch",
+            "facade",
+            "inspect",
+        ],
     ),
     (7, &["server", "net"]),
 ];

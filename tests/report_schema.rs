@@ -1335,6 +1335,49 @@ fn the_schema_refuses_reports_that_break_its_rules() {
 /// Web Bot Auth: `directory build`, and `http sign`/`http verify` with
 /// `--profile web-bot-auth` (keys from a local copy of the directory, so
 /// no network), success and failure, all in the one shape.
+/// `inspect --json`: verified, not verified, and unreadable input (the
+/// inputs of tests/fixtures/inspect; tests/inspect_cli.rs holds the rest).
+#[test]
+fn inspect_reports_match_the_schema() {
+    let t = setup("inspect");
+    let d = &t.0;
+    let fx = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/inspect");
+    let mut c = Cases::default();
+    let k = format!("{fx}/keys/agent.pub.pem");
+    let ok = format!("{fx}/http-request.http");
+    let v = c.run(
+        d,
+        &["inspect", &ok, "--key", &k, "--now", "1764600060", "--json"],
+        None,
+        want(0, "verified", "inspect").subject(&ok),
+    );
+    assert_eq!(v["details"]["inspection"]["kind"], "http-request", "{v}");
+    let bad = format!("{fx}/http-request-tampered.http");
+    c.run(
+        d,
+        &[
+            "inspect",
+            &bad,
+            "--key",
+            &k,
+            "--now",
+            "1764600060",
+            "--json",
+        ],
+        None,
+        want(1, "not-verified", "inspect")
+            .subject(&bad)
+            .error("content-digest"),
+    );
+    c.run(
+        d,
+        &["inspect", "-", "--key", &k, "--json"],
+        Some(b"not a message"),
+        want(2, "error", "inspect").error("input.malformed"),
+    );
+    c.validate();
+}
+
 #[test]
 fn web_bot_auth_reports_match_the_schema() {
     let t = setup("wba");
@@ -1474,6 +1517,7 @@ fn every_subcommand_in_help_is_covered() {
         "verify",
         "http sign",
         "http verify",
+        "inspect",
         "digest",
         "delegation audit",
         "delegation mint",

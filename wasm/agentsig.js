@@ -17,6 +17,7 @@
 import * as native from './dist/agentsig_wasm.js';
 import { fetchBounded, fetchKeySets, FetchFailed } from './fetch.js';
 import { LIMITS } from './limits.js';
+import { withWebCrypto } from './webcrypto.js';
 
 const MARK = '\u0000agentsig:';
 /** Deepest nesting of a JavaScript value taken as JSON. */
@@ -57,13 +58,16 @@ function deepFreeze(v) {
   return v;
 }
 
+/** The typed error of a native failure's text (MARK and its JSON). */
+function failure(text) {
+  const f = JSON.parse(text.slice(MARK.length));
+  const Cls = CLASSES[f.class] || AgentsigError;
+  return new Cls(f.message, f.code, f.report === null ? null : deepFreeze(f.report));
+}
+
 /** The typed error of a native failure; anything else as it is. */
 function typed(e) {
-  if (e instanceof Error && typeof e.message === 'string' && e.message.startsWith(MARK)) {
-    const f = JSON.parse(e.message.slice(MARK.length));
-    const Cls = CLASSES[f.class] || AgentsigError;
-    return new Cls(f.message, f.code, f.report === null ? null : deepFreeze(f.report));
-  }
+  if (e instanceof Error && typeof e.message === 'string' && e.message.startsWith(MARK)) return failure(e.message);
   if (typeof WebAssembly === 'object' && e instanceof WebAssembly.RuntimeError) {
     // A trap (a bug of the module, never an input's doing by contract).
     return new BadInput(`agentsig failed internally on this input (${e.message}); please report it with the input`, 'internal');
@@ -530,6 +534,19 @@ function signResponseAsync(st, hs, b, key, opts) {
 
 const DERIVE = Symbol('Verifier.withReplayStore');
 
+/** The options of `inspect` beside a verifier's. */
+const INSPECT_OPTIONS = ['kind', 'jws', 'scheme', 'authorities', 'noMaxAge', 'request', 'requireAll', 'allowUnsigned'];
+
+/** `Verifier.inspect` with a verifier built from the same options: the
+ * verifier's (`keys`, `jwks`, `now`...) and the inspection's (`kind`, `jws`...). */
+function inspect(input, opts) {
+  const o = options(opts, 'inspect options', [...VERIFIER_OPTIONS, ...INSPECT_OPTIONS]);
+  const v = {};
+  const a = {};
+  for (const [k, val] of Object.entries(o)) (INSPECT_OPTIONS.includes(k) ? a : v)[k] = val;
+  return new Verifier(v).inspect(input, a);
+}
+
 const VERIFIER_OPTIONS = [
   'jwks', 'keys', 'algorithms', 'maxAge', 'maxAgeSeconds', 'skew', 'skewSeconds', 'replayStore',
   'strictLowS', 'now', 'nowSeconds', 'agents', 'agentKeys', 'fetchDirectories',
@@ -572,6 +589,8 @@ class Verifier {
   #native;
   /** fetchDirectories: key sets fetched here with the runtime's fetch. */
   #fetching;
+  /** Public keys imported into the runtime's WebCrypto (webcrypto.js). */
+  #keys = new Map();
 
   constructor(opts, derived) {
     if (opts === DERIVE) {
@@ -657,8 +676,20 @@ class Verifier {
         const wanted = JSON.parse(native.keySetUrls(JSON.stringify({ headers: args.headers })));
         args.keySets = await fetchKeySets(wanted, { maxBytes: LIMITS.maxKeySetBytes });
       }
-      return this.#native.run(op, JSON.stringify(args), data, data2);
+      return this.#runChecked(op, args, data, data2);
     }).then(report);
+  }
+  /** The Promise forms' run: the runtime's crypto makes the signature
+   * checks (webcrypto.js); the module judges. */
+  async #runChecked(op, args, data, data2) {
+    const text = JSON.stringify(args);
+    const got = await withWebCrypto(
+      (o, probe) => (o ? this.#native.runWith(o, probe, op, text, data, data2) : this.#native.run(op, text, data, data2)),
+      this.#keys,
+      this.#native.hasReplayStore(),
+    );
+    if (got.startsWith(MARK)) throw failure(got);
+    return got;
   }
 
   static #descriptor(doc, jws) {
@@ -728,7 +759,7 @@ class Verifier {
         if (e instanceof FetchFailed) throw new FetchError(`catalog: ${e.message}`, 'fetch.failed');
         throw e;
       }
-      return this.#native.run('catalog', JSON.stringify(args), encoder.encode(got.body), undefined);
+      return this.#runChecked('catalog', args, encoder.encode(got.body), undefined);
     }).then(report);
   }
 
@@ -802,6 +833,31 @@ class Verifier {
       denyWarnings: bool(o.denyWarnings, 'denyWarnings'),
     }];
   }
+  static #inspect(input, opts, maxAgeSeconds) {
+    const o = options(opts, 'inspect options', INSPECT_OPTIONS);
+    const text = (k, max) => (o[k] === undefined ? undefined : str(o[k], k, max, true));
+    return [{
+      kind: text('kind', 64),
+      jws: text('jws', LIMITS.maxJwsBytes),
+      scheme: text('scheme', 16),
+      authorities: strings(o.authorities, 'authorities', 1024),
+      maxAgeSeconds,
+      noMaxAge: bool(o.noMaxAge, 'noMaxAge'),
+      request: text('request', LIMITS.maxInputBytes),
+      requireAll: bool(o.requireAll, 'requireAll'),
+      allowUnsigned: bool(o.allowUnsigned, 'allowUnsigned'),
+    }, body(input, 'input')];
+  }
+  /** What was signed and how each signature was judged, as `agentsig
+   * inspect --json` reports it (docs/inspect.md): the report of the command
+   * that judges the input, whatever its verdict, with the analysis in
+   * `details.inspection`. `input` is the text or bytes of a raw HTTP
+   * message, a descriptor (`jws`: its detached JWS), an A2A card, an AI
+   * Catalog, or delegation tokens one a line. */
+  inspect(input, opts) {
+    return this.#run('inspect', ...Verifier.#inspect(input, opts, this.options.maxAgeSeconds));
+  }
+
   /** An RFC 8693 act chain (one token or a list, subject token first), as
    * `agentsig delegation audit`. */
   auditDelegation(tokens, opts) {
@@ -816,6 +872,7 @@ export {
   Verifier,
   SigningKey,
   canonicalize,
+  inspect,
   signDescriptor,
   signDescriptorAsync,
   signCard,

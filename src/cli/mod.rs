@@ -45,6 +45,9 @@ mod catalog;
 mod crawl;
 mod delegation;
 mod http;
+mod inspect;
+#[cfg(feature = "server")]
+mod inspect_serve;
 mod key;
 mod keygen;
 mod lint;
@@ -114,6 +117,10 @@ enum Command {
     Http(http::HttpCommand),
     /// Print the RFC 9530 Content-Digest of a file.
     Digest(http::DigestArgs),
+    /// Show what was signed and how each signature was judged: an RFC 9421 message's signature
+    /// base line by line with each line's source, a JWS's canonical form, a delegation chain's
+    /// hops, an AI Catalog's entries (docs/inspect.md).
+    Inspect(inspect::InspectArgs),
     /// Audit, mint and exchange RFC 8693 delegation tokens (nested act, scope narrowing).
     #[command(subcommand)]
     Delegation(delegation::DelegationCommand),
@@ -246,6 +253,7 @@ pub fn main() -> ExitCode {
         Command::Verify(a) => sign::verify(a),
         Command::Http(c) => http::run(c),
         Command::Digest(a) => http::digest_cmd(a),
+        Command::Inspect(a) => inspect::run(a),
         Command::Directory(c) => webbotauth::run_directory(c),
         Command::Delegation(c) => delegation::run(c),
         #[cfg(feature = "server")]
@@ -291,6 +299,7 @@ fn subject_of(c: &Command) -> Option<String> {
         Command::Verify(a) => a.subject(),
         Command::Http(c) => c.subject(),
         Command::Digest(a) => a.subject(),
+        Command::Inspect(a) => a.subject(),
         Command::Delegation(c) => c.subject(),
         #[cfg(feature = "server")]
         Command::Serve(a) => a.subject(),

@@ -338,15 +338,16 @@ pub fn verifier(o: &Args, net: Option<&'static dyn Network>) -> Outcome<Facade> 
 /// `headers`, `scheme`, `webBotAuth`, `authorities`, `strict`, and
 /// `keySets`: the Web Bot Auth key sets the host fetched, see
 /// [`key_set_urls`]), `audit`
-/// (`tokens`, `issuer`, `audience`, `denyWarnings`) or `catalog`
-/// (`requireSigned`); `data` the document or body. The report's `--json`
-/// text.
+/// (`tokens`, `issuer`, `audience`, `denyWarnings`), `catalog`
+/// (`requireSigned`) or `inspect` ([`inspect`]: the report whatever the
+/// verdict); `data` the document or body. The report's `--json` text.
 ///
 /// # Errors
 /// The verification's [`Failure`]; `usage` for an unknown operation or a
 /// bad argument.
 pub fn verify(v: &Facade, op: &str, a: &Args, data: Vec<u8>, data2: Vec<u8>) -> Outcome<String> {
     let r = match op {
+        "inspect" => return inspect(v, a, data),
         "descriptor" => v.verify_descriptor(&data, &a.need_str("jws")?)?,
         "card" => v.verify_card(&parse_json(&data, "card")?, a.bool("requireAll")?)?,
         "response" => {
@@ -402,6 +403,44 @@ pub fn verify(v: &Facade, op: &str, a: &Args, data: Vec<u8>, data2: Vec<u8>) -> 
         _ => return Err(Failure::usage(format!("unknown operation {op:?}"))),
     };
     report_text(&r)
+}
+
+/// Inspect `data` with `v` ([`crate::inspect::inspect`]): the report of
+/// `agentsig inspect --json` as text, whatever the verdict, with the
+/// analysis in `details.inspection` (docs/inspect.md). Arguments: `kind`
+/// (`http-request`, `http-response`, `descriptor`, `a2a-card`,
+/// `ai-catalog`, `mcp-server-card`, `delegation`; default detected), `jws`
+/// (a descriptor's detached JWS), `scheme`, `authorities`, `maxAgeSeconds`
+/// (default 300, the command line's) or `noMaxAge`, `request` (the raw
+/// request a response answers), `requireAll`, `allowUnsigned`.
+///
+/// # Errors
+/// `usage` for a bad argument; the inspection's [`Failure`] for input that
+/// cannot be inspected (a verdict is not an error: it is in the report).
+pub fn inspect(v: &Facade, a: &Args, data: Vec<u8>) -> Outcome<String> {
+    use crate::inspect::{InspectOptions, Kind};
+    let kind = match a.str("kind")? {
+        None => None,
+        Some(k) => {
+            Some(Kind::from_name(&k).ok_or_else(|| Failure::usage(format!("unknown kind {k:?}")))?)
+        }
+    };
+    let o = InspectOptions {
+        kind,
+        jws: a.str("jws")?,
+        scheme: a.str("scheme")?.unwrap_or_else(|| "https".into()),
+        authorities: a.strings("authorities")?,
+        max_age: if a.bool("noMaxAge")? {
+            None
+        } else {
+            Some(a.u64("maxAgeSeconds")?.unwrap_or(300))
+        },
+        request: a.str("request")?.map(String::into_bytes),
+        require_all: a.bool("requireAll")?,
+        allow_unsigned: a.bool("allowUnsigned")?,
+    };
+    let (report, _) = crate::inspect::inspect(&data, v, &o)?;
+    report_text(&report)
 }
 
 /// The key sets a request's `Signature-Agent` field names (RFC 9651

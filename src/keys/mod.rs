@@ -29,6 +29,8 @@ pub(crate) mod error;
 mod from_jwk;
 mod generate;
 mod load;
+#[cfg(feature = "verify-oracle")]
+pub mod oracle;
 #[cfg(feature = "pkcs11")]
 pub mod pkcs11;
 #[cfg(any(feature = "net", feature = "pkcs11"))]

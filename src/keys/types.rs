@@ -24,6 +24,37 @@ pub struct LoadOptions {
 // ---------------------------------------------------------------------------
 // Public keys
 
+/// The order L of Ed25519's base point (RFC 8032 section 5.1), little-endian.
+#[cfg(feature = "verify-oracle")]
+pub(super) const ED25519_L: [u8; 32] = [
+    0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+];
+
+/// Whether the little-endian number `n` is below `bound` (a 32-byte
+/// `S` against L: RFC 8032 section 5.1.7 step 1).
+#[cfg(feature = "verify-oracle")]
+fn ed25519_canonical(n: &[u8], bound: &[u8; 32]) -> bool {
+    for (a, b) in n.iter().rev().zip(bound.iter().rev()) {
+        if a != b {
+            return a < b;
+        }
+    }
+    false
+}
+
+/// Whether an encoded Ed25519 point's y is below p = 2^255 - 19 (RFC 8032
+/// section 5.1.3 step 1), the sign bit set aside.
+#[cfg(feature = "verify-oracle")]
+fn ed25519_canonical_point(b: &[u8; 32]) -> bool {
+    let mut y = *b;
+    y[31] &= 0x7f;
+    let mut p = [0xffu8; 32];
+    p[0] = 0xed;
+    p[31] = 0x7f;
+    ed25519_canonical(&y, &p)
+}
+
 #[derive(Clone)]
 pub(super) enum PublicInner {
     /// Uncompressed SEC1 point, validated on the curve.
@@ -116,9 +147,17 @@ impl VerifyingKey {
         }
         let ok = match &self.inner {
             PublicInner::EcP256(p) => {
+                #[cfg(feature = "verify-oracle")]
+                if let Some(v) = super::oracle::ask(self.alg, p, msg, sig) {
+                    return v.then_some(()).ok_or(VerifyError::Mismatch);
+                }
                 rsig::UnparsedPublicKey::new(&rsig::ECDSA_P256_SHA256_FIXED, p).verify(msg, sig)
             }
             PublicInner::EcP384(p) => {
+                #[cfg(feature = "verify-oracle")]
+                if let Some(v) = super::oracle::ask(self.alg, p, msg, sig) {
+                    return v.then_some(()).ok_or(VerifyError::Mismatch);
+                }
                 rsig::UnparsedPublicKey::new(&rsig::ECDSA_P384_SHA384_FIXED, p).verify(msg, sig)
             }
             PublicInner::Ed25519(p) => {
@@ -133,6 +172,16 @@ impl VerifyingKey {
                 let r: &[u8; 32] = sig[..32].try_into().map_err(|_| VerifyError::Mismatch)?;
                 if ed25519_small_order(r) {
                     return Err(VerifyError::Mismatch);
+                }
+                // The rest of RFC 8032 section 5.1.7 may be computed by the
+                // runtime (feature `verify-oracle`): only for a canonical S
+                // and a canonically encoded key, which an outside
+                // implementation then cannot judge differently.
+                #[cfg(feature = "verify-oracle")]
+                if ed25519_canonical(&sig[32..], &ED25519_L) && ed25519_canonical_point(&p.bytes) {
+                    if let Some(v) = super::oracle::ask(self.alg, &p.bytes, msg, sig) {
+                        return v.then_some(()).ok_or(VerifyError::Mismatch);
+                    }
                 }
                 let sig =
                     ed25519_dalek::Signature::from_slice(sig).map_err(|_| VerifyError::Mismatch)?;

@@ -26,7 +26,8 @@
 
 use agentsig::facade::calls::{self, Args};
 use agentsig::facade::{self, algorithm, Facade, Failure, Outcome};
-use agentsig::SigningKey;
+use agentsig::keys::oracle;
+use agentsig::{Algorithm, SigningKey};
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
@@ -167,11 +168,115 @@ impl NativeVerifier {
         data: Option<Vec<u8>>,
         data2: Option<Vec<u8>>,
     ) -> Result<String, JsError> {
+        oracle::clear();
         out((|| {
             let data = bounded(data, "the input", calls::max_input(op))?;
             let data2 = bounded(data2, "the request body", facade::MAX_INPUT_BYTES)?;
             calls::verify(&self.inner, op, &Args::parse(args)?, data, data2)
         })())
+    }
+
+    /// [`NativeVerifier::run`] with `oracle` answering the signature
+    /// primitive: a probing pass (`probe`) leaves the checks it could not
+    /// answer in the oracle, a final pass computes them here. A failure is
+    /// returned, not thrown: [`MARK`] and the failure as JSON (an `Error`
+    /// made in the module costs a stack trace of wasm frames, about a
+    /// millisecond in V8, more than the verification). A probing pass
+    /// that passed over a replay store (its result is never the final
+    /// one) returns the empty string; one with checks pending returns the
+    /// result on their assumption, which stands only if all verify.
+    #[wasm_bindgen(js_name = runWith)]
+    pub fn run_with(
+        &self,
+        oracle: &mut NativeOracle,
+        probe: bool,
+        op: &str,
+        args: &str,
+        data: Option<Vec<u8>>,
+        data2: Option<Vec<u8>>,
+    ) -> String {
+        let r = oracle.inner.run(probe, || {
+            let data = bounded(data, "the input", calls::max_input(op))?;
+            let data2 = bounded(data2, "the request body", facade::MAX_INPUT_BYTES)?;
+            calls::verify(&self.inner, op, &Args::parse(args)?, data, data2)
+        });
+        if probe && oracle.inner.deferred_replay() {
+            return String::new();
+        }
+        match r {
+            Ok(report) => report,
+            Err(f) => format!("{MARK}{}", calls::failure_json(f)),
+        }
+    }
+}
+
+/// The answers of the runtime's WebCrypto for one verification
+/// ([`oracle::Oracle`]): the JavaScript half runs the checks a probing pass
+/// left pending (`pending`) with `crypto.subtle.verify` and hands back the
+/// verdicts (`answer`); the rules stay in the library.
+#[wasm_bindgen]
+pub struct NativeOracle {
+    inner: oracle::Oracle,
+}
+
+/// The code of an algorithm in [`NativeOracle::pending`]'s encoding.
+fn oracle_code(a: Algorithm) -> u8 {
+    match a {
+        Algorithm::EcdsaP256Sha256 => 1,
+        Algorithm::EcdsaP384Sha384 => 2,
+        _ => 3,
+    }
+}
+
+#[wasm_bindgen]
+impl NativeOracle {
+    /// An oracle answering for `algs` (JOSE names, comma-separated: the
+    /// ones the runtime's WebCrypto verifies; of ES256, ES384, EdDSA).
+    #[wasm_bindgen(constructor)]
+    pub fn new(algs: &str) -> NativeOracle {
+        let algs = algs.split(',').filter_map(|a| algorithm(a).ok()).collect();
+        NativeOracle {
+            inner: oracle::Oracle::new(algs),
+        }
+    }
+
+    /// How many checks the last probing pass left unanswered.
+    #[wasm_bindgen(js_name = pendingCount)]
+    pub fn pending_count(&self) -> usize {
+        self.inner.pending().len()
+    }
+
+    /// Whether the last probing pass passed over a replay store.
+    #[wasm_bindgen(js_name = deferredReplay)]
+    pub fn deferred_replay(&self) -> bool {
+        self.inner.deferred_replay()
+    }
+
+    /// The unanswered checks, each as an algorithm code (1 ES256, 2 ES384,
+    /// 3 EdDSA) and three little-endian u32-length-prefixed byte strings:
+    /// the public key (uncompressed SEC1 point or Ed25519's 32 bytes), the
+    /// message, the signature (`r || s` or Ed25519's 64 bytes).
+    pub fn pending(&self) -> Vec<u8> {
+        let mut b = Vec::new();
+        for q in self.inner.pending() {
+            b.push(oracle_code(q.alg));
+            for part in [&q.key, &q.msg, &q.sig] {
+                let n = u32::try_from(part.len()).unwrap_or(u32::MAX);
+                b.extend_from_slice(&n.to_le_bytes());
+                b.extend_from_slice(part);
+            }
+        }
+        b
+    }
+
+    /// The verdicts of the pending checks, in order: 1 verified, 0 not,
+    /// any other byte not known (computed here on the next pass).
+    pub fn answer(&mut self, verdicts: &[u8]) {
+        self.inner.answer(verdicts.iter().map(|v| match v {
+            1 => Some(true),
+            0 => Some(false),
+            _ => None,
+        }));
     }
 }
 

@@ -7,6 +7,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import os from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as a from '../index.js';
@@ -46,9 +47,93 @@ test('Web Bot Auth: signed here, verified here with the agent keys; a replay is 
   assert.throws(() => v.verifyRequest('GET', url, h, undefined, { webBotAuth: true, authorities: ['site.example'] }), a.PolicyRefused);
 });
 
+test('the Promise form gives the sync form verdict for every algorithm, the runtime crypto checking or not', async () => {
+  for (const alg of ['ES256', 'ES384', 'EdDSA', 'PS512', 'RS256']) {
+    const key = a.SigningKey.generate(alg);
+    const v = new a.Verifier({ keys: [key] });
+    const doc = { name: 'planner', alg };
+    const jws = a.signDescriptor(doc, key);
+    assert.deepEqual(await v.verifyDescriptorAsync(doc, jws), v.verifyDescriptor(doc, jws));
+    const other = { ...doc, name: 'evil' };
+    const sync = (() => { try { v.verifyDescriptor(other, jws); } catch (e) { return e; } })();
+    await assert.rejects(v.verifyDescriptorAsync(other, jws), (e) => e instanceof a.NotVerified && e.code === sync.code);
+  }
+});
+
 test('JCS: the RFC 8785 form, and a wrong type is a TypeError, not a trap', () => {
   assert.equal(new TextDecoder().decode(a.canonicalize({ b: 1, a: [1e21, 'x'] })), '{"a":[1e+21,"x"],"b":1}');
   assert.throws(() => a.canonicalize(new Uint8Array([0x7b])), a.BadInput);
   assert.throws(() => a.signDescriptor({}, 'not a key'), TypeError);
   assert.throws(() => new a.Verifier({ replayStore: '/tmp/x' , keys: [] }), a.AgentsigError);
+});
+
+test('the Promise forms make each signature check once with the runtime crypto; a replay store records the nonce once', async () => {
+  // In Node.js the checks go to node:crypto's verify (index.js).
+  const nodeCrypto = (await import('node:crypto')).default;
+  const real = nodeCrypto.verify;
+  let calls = 0;
+  nodeCrypto.verify = function (...args) {
+    calls++;
+    return real.apply(this, args);
+  };
+  try {
+    const key = a.SigningKey.generate('EdDSA');
+    const agent = 'https://bot.example';
+    const url = 'https://site.example/page';
+    const opts = { webBotAuth: true, authorities: ['site.example'] };
+    const h = a.signRequest('GET', url, [], undefined, key, { signatureAgent: agent });
+    const v = new a.Verifier({ agentKeys: { [agent]: [key] } });
+    assert.equal((await v.verifyRequestAsync('GET', url, h, undefined, opts)).verdict, 'verified');
+    assert.equal(calls, 1);
+    // A changed signature: WebCrypto says no, the module reports it as the sync form does.
+    const bad = h.map(([n, val]) => [n, n.toLowerCase() === 'signature' ? val.replace(/:[A-Za-z0-9+/]{4}/, ':AAAA') : val]);
+    const want = (() => { try { v.verifyRequest('GET', url, bad, undefined, opts); } catch (e) { return e; } })();
+    await assert.rejects(v.verifyRequestAsync('GET', url, bad, undefined, opts), (e) => e instanceof a.NotVerified && e.code === want.code);
+    assert.equal(calls, 2);
+    // With a replay store the nonce is recorded by the final pass only.
+    const r = new a.Verifier({ agentKeys: { [agent]: [key] }, replayStore: 'memory' });
+    assert.equal((await r.verifyRequestAsync('GET', url, h, undefined, opts)).verdict, 'verified');
+    await assert.rejects(r.verifyRequestAsync('GET', url, h, undefined, opts), a.PolicyRefused);
+    // ES256 descriptors too.
+    const ek = a.SigningKey.generate('ES256');
+    const doc = { name: 'planner' };
+    const ev = new a.Verifier({ keys: [ek] });
+    calls = 0;
+    assert.equal((await ev.verifyDescriptorAsync(doc, a.signDescriptor(doc, ek))).verdict, 'verified');
+    assert.equal(calls, 1);
+  } finally {
+    nodeCrypto.verify = real;
+  }
+});
+
+test('an AI Catalog signed by the CLI: the Promise forms and the URL form give the sync report, and a changed manifest is refused alike', async () => {
+  const repo = path.resolve(here, '../..');
+  const bin = [process.env.AGENTSIG_BIN, path.join(repo, 'target/debug/agentsig'), path.join(repo, 'target/release/agentsig')]
+    .find((p) => p && fs.existsSync(p));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentsig-wasm-catalog-'));
+  const real = globalThis.fetch;
+  try {
+    const cli = (...args) => execFileSync(bin, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    cli('keygen', '--out', 'k');
+    const entry = (identifier) => ({ identifier, displayName: 'X', version: '1', mediaType: 'application/zip', data: { id: identifier } });
+    fs.writeFileSync(path.join(dir, 'cat.json'), JSON.stringify({ specVersion: '1.0', entries: [entry('urn:a'), entry('urn:b')] }));
+    cli('sign', 'cat.json', '--key', 'k.pem', '--entry', 'urn:a');
+    cli('sign', 'cat.json', '--key', 'k.pem', '--entry', 'urn:b');
+    const v = new a.Verifier({ jwks: fs.readFileSync(path.join(dir, 'k.jwks.json')) });
+    const text = fs.readFileSync(path.join(dir, 'cat.json'));
+    const sync = v.verifyCatalog(text);
+    assert.equal(sync.verdict, 'verified');
+    assert.deepEqual(await v.verifyCatalogAsync(text), sync);
+    globalThis.fetch = async () => new Response(text, { status: 200, headers: { 'content-type': 'application/json' } });
+    assert.deepEqual(await v.verifyCatalogUrl('https://catalog.example/ai-catalog.json'), sync);
+    // A changed entry: its manifest no longer vouches for it.
+    const changed = JSON.parse(text);
+    changed.entries[1].data.id = 'urn:evil';
+    const want = (() => { try { v.verifyCatalog(changed); } catch (e) { return e; } })();
+    assert.ok(want instanceof a.NotVerified);
+    await assert.rejects(v.verifyCatalogAsync(changed), (e) => e instanceof a.NotVerified && e.code === want.code && JSON.stringify(e.report) === JSON.stringify(want.report));
+  } finally {
+    globalThis.fetch = real;
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

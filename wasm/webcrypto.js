@@ -1,0 +1,184 @@
+// The runtime's WebCrypto as the signature primitive of a verification
+// (W3C Web Cryptography API, `SubtleCrypto.verify`): native Ed25519 and
+// ECDSA P-256/P-384 run several times faster than the module's own
+// compiled code. Every rule stays in the module (src/keys/oracle.rs): a
+// probing pass of the verification records the signature checks it could
+// not answer, assuming they verify; they are run here, in parallel. If all
+// verify, the pass ran on true answers and its result stands; otherwise the
+// verification runs again with the verdicts, which the module matches on
+// every byte of key, message and signature. A check WebCrypto cannot make (an algorithm or a
+// key it does not support, an error) is answered "not known" and computed
+// by the module. RSA and HMAC always run in the module. In Node.js the
+// checks are made with `node:crypto` (synchronous; useNodeCrypto).
+import * as native from './dist/agentsig_wasm.js';
+
+const subtle = typeof crypto === 'object' && crypto && crypto.subtle ? crypto.subtle : null;
+
+/** Node.js's own `node:crypto` when the Node.js entry (index.js) gives it:
+ * its `verify` is synchronous, where Node.js's WebCrypto hands each check
+ * to a pool thread and back (most of a check's time on a busy machine). */
+let nodeCrypto = null;
+/** Make the checks with Node.js's `node:crypto` (the same OpenSSL as its
+ * WebCrypto). */
+function useNodeCrypto(c) {
+  nodeCrypto = c;
+}
+
+/** The SubjectPublicKeyInfo (RFC 5280, RFC 8410, RFC 5480) DER prefix of
+ * each algorithm's raw public key, for `node:crypto`. */
+const SPKI = {
+  1: '3059301306072a8648ce3d020106082a8648ce3d030107034200',
+  2: '3076301006072a8648ce3d020106052b81040022036200',
+  3: '302a300506032b6570032100',
+};
+const NODE_HASH = { 1: 'sha256', 2: 'sha384', 3: null };
+
+/** Probing passes before a final pass that computes what is left. */
+const MAX_PROBES = 4;
+/** Imported public keys kept per verifier. */
+const MAX_KEYS = 256;
+
+const PARAMS = {
+  1: { name: 'ES256', imp: { name: 'ECDSA', namedCurve: 'P-256' }, ver: { name: 'ECDSA', hash: 'SHA-256' } },
+  2: { name: 'ES384', imp: { name: 'ECDSA', namedCurve: 'P-384' }, ver: { name: 'ECDSA', hash: 'SHA-384' } },
+  3: { name: 'EdDSA', imp: { name: 'Ed25519' }, ver: { name: 'Ed25519' } },
+};
+
+/** The algorithms this runtime's WebCrypto verifies (probed once: a
+ * runtime without Ed25519 keeps it in the module). */
+const supported = (async () => {
+  if (!subtle) return '';
+  const probes = {
+    ES256: () => subtle.generateKey(PARAMS[1].imp, false, ['sign', 'verify']),
+    ES384: () => subtle.generateKey(PARAMS[2].imp, false, ['sign', 'verify']),
+    EdDSA: () => subtle.importKey('raw', new Uint8Array(32).fill(1), PARAMS[3].imp, false, ['verify']),
+  };
+  const ok = [];
+  for (const [alg, f] of Object.entries(probes)) {
+    try {
+      await f();
+      ok.push(alg);
+    } catch {
+      // not in this runtime: the module computes it
+    }
+  }
+  return ok.join(',');
+})();
+
+const hex = (b) => {
+  let s = '';
+  for (let i = 0; i < b.length; i++) s += (b[i] < 16 ? '0' : '') + b[i].toString(16);
+  return s;
+};
+
+/** The pending checks of `NativeOracle.pending`'s encoding. */
+function decode(blob) {
+  const dv = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
+  const out = [];
+  let at = 0;
+  const part = () => {
+    const n = dv.getUint32(at, true);
+    at += 4;
+    const b = blob.subarray(at, at + n);
+    at += n;
+    return b;
+  };
+  while (at < blob.length) {
+    const code = blob[at++];
+    out.push({ code, key: part(), msg: part(), sig: part() });
+  }
+  return out;
+}
+
+/** The CryptoKey of a public key, imported once per verifier (`keys`);
+ * null when this runtime cannot import it. */
+function importKey(keys, code, raw) {
+  const id = `${code}:${hex(raw)}`;
+  let k = keys.get(id);
+  if (k === undefined) {
+    if (keys.size >= MAX_KEYS) keys.clear();
+    k = subtle.importKey('raw', raw, PARAMS[code].imp, false, ['verify']).catch(() => null);
+    keys.set(id, k);
+  }
+  return k;
+}
+
+/** The `node:crypto` KeyObject of a public key, made once per verifier. */
+function nodeKey(keys, code, raw) {
+  const id = `n${code}:${hex(raw)}`;
+  let k = keys.get(id);
+  if (k === undefined) {
+    if (keys.size >= MAX_KEYS) keys.clear();
+    const der = new Uint8Array(SPKI[code].length / 2 + raw.length);
+    for (let i = 0; i < SPKI[code].length; i += 2) der[i / 2] = parseInt(SPKI[code].slice(i, i + 2), 16);
+    der.set(raw, SPKI[code].length / 2);
+    try {
+      k = nodeCrypto.createPublicKey({ key: der, format: 'der', type: 'spki' });
+    } catch {
+      k = null;
+    }
+    keys.set(id, k);
+  }
+  return k;
+}
+
+/** Verdict bytes for the pending checks: 1 verified, 0 not, 2 not known. */
+async function answer(blob, keys) {
+  const qs = decode(blob);
+  if (nodeCrypto) {
+    return Uint8Array.from(qs, (q) => {
+      try {
+        const k = nodeKey(keys, q.code, q.key);
+        if (!k) return 2;
+        const key = q.code === 3 ? k : { key: k, dsaEncoding: 'ieee-p1363' };
+        return nodeCrypto.verify(NODE_HASH[q.code], q.msg, key, q.sig) ? 1 : 0;
+      } catch {
+        return 2;
+      }
+    });
+  }
+  const verdicts = await Promise.all(
+    qs.map(async (q) => {
+      try {
+        const k = await importKey(keys, q.code, q.key);
+        if (!k) return 2;
+        return (await subtle.verify(PARAMS[q.code].ver, k, q.sig, q.msg)) ? 1 : 0;
+      } catch {
+        return 2;
+      }
+    }),
+  );
+  return Uint8Array.from(verdicts);
+}
+
+/**
+ * Run `pass(oracle, probe)` (one synchronous call of the module:
+ * `NativeVerifier.runWith`, or `run` when `oracle` is null) with WebCrypto
+ * answering the signature checks. `keys` caches the verifier's imported
+ * keys; `replay`: the verifier has a replay store (the final pass is then
+ * always a pass of its own, the only one that records a nonce). Returns
+ * what the final pass returned.
+ */
+async function withWebCrypto(pass, keys, replay) {
+  const algs = await supported;
+  if (!algs) return pass(null, false);
+  const o = new native.NativeOracle(algs);
+  try {
+    for (let round = 0; ; round++) {
+      const probe = round < MAX_PROBES && !(replay && round > 0);
+      const result = pass(o, probe);
+      const deferred = o.deferredReplay();
+      if (!probe || (o.pendingCount() === 0 && !deferred)) return result;
+      if (o.pendingCount() > 0) {
+        const verdicts = await answer(o.pending(), keys);
+        o.answer(verdicts);
+        // Every assumption held: the pass ran on the true answers.
+        if (!deferred && verdicts.every((v) => v === 1)) return result;
+      }
+    }
+  } finally {
+    o.free();
+  }
+}
+
+export { withWebCrypto, useNodeCrypto };
