@@ -1219,6 +1219,10 @@ pub struct VerifiedAgent {
     pub nonce: Option<String>,
     /// Whether the Signature-Agent field was the legacy sf-string.
     pub legacy: bool,
+    /// The covered components, serialized as RFC 9421 section 2.3 writes
+    /// them (for the report, which lists them).
+    #[serde(skip)]
+    pub(crate) covered: Vec<String>,
 }
 
 /// The result for one `web-bot-auth` label.
@@ -1678,6 +1682,7 @@ impl WebBotAuthVerifier {
             expires: r.expires.unwrap_or_default(),
             nonce: r.nonce,
             legacy: *legacy,
+            covered: r.covered,
         })
     }
 }
