@@ -65,6 +65,11 @@ const supported = (async () => {
   return ok.join(',');
 })();
 
+/** Oracles free for the next verification (their answers reset). */
+const oracles = [];
+/** Oracles kept for reuse. */
+const MAX_ORACLES = 8;
+
 /** `supported`, once settled. */
 let supportedNow = null;
 
@@ -176,7 +181,11 @@ async function withWebCrypto(pass, keys, replay) {
   // per verification.
   const algs = supportedNow ?? (supportedNow = await supported);
   if (!algs) return pass(null, false);
-  const o = new native.NativeOracle(algs);
+  // An oracle of the pool, reset after use: its answers never reach
+  // another verification; one in use is never shared (each Promise form
+  // in flight holds its own).
+  const o = oracles.pop() ?? new native.NativeOracle(algs);
+  let reusable = false;
   try {
     for (let round = 0; ; round++) {
       const probe = round < MAX_PROBES && !(replay && round > 0);
@@ -191,7 +200,14 @@ async function withWebCrypto(pass, keys, replay) {
       }
     }
   } finally {
-    o.free();
+    try {
+      o.reset();
+      reusable = oracles.length < MAX_ORACLES;
+    } catch {
+      // not reusable
+    }
+    if (reusable) oracles.push(o);
+    else o.free();
   }
 }
 
