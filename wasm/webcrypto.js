@@ -65,11 +65,16 @@ const supported = (async () => {
   return ok.join(',');
 })();
 
-const hex = (b) => {
-  let s = '';
-  for (let i = 0; i < b.length; i++) s += (b[i] < 16 ? '0' : '') + b[i].toString(16);
-  return s;
-};
+/** Oracles free for the next verification (their answers reset). */
+const oracles = [];
+/** Oracles kept for reuse. */
+const MAX_ORACLES = 8;
+
+/** `supported`, once settled. */
+let supportedNow = null;
+
+/** A key's bytes as a string, the key of its cache entry. */
+const keyId = (code, b) => String.fromCharCode(code, ...b);
 
 /** The pending checks of `NativeOracle.pending`'s encoding. */
 function decode(blob) {
@@ -90,22 +95,43 @@ function decode(blob) {
   return out;
 }
 
-/** The CryptoKey of a public key, imported once per verifier (`keys`);
- * null when this runtime cannot import it. */
+/** The CryptoKey of a public key, imported once per verifier (`keys`):
+ * the key itself once imported, a Promise of it (null when this runtime
+ * cannot import it) before. */
 function importKey(keys, code, raw) {
-  const id = `${code}:${hex(raw)}`;
+  const id = keyId(code, raw);
   let k = keys.get(id);
   if (k === undefined) {
     if (keys.size >= MAX_KEYS) keys.clear();
-    k = subtle.importKey('raw', raw, PARAMS[code].imp, false, ['verify']).catch(() => null);
+    k = subtle.importKey('raw', raw, PARAMS[code].imp, false, ['verify']).then(
+      (key) => {
+        if (keys.get(id) === k) keys.set(id, key);
+        return key;
+      },
+      () => null,
+    );
     keys.set(id, k);
   }
   return k;
 }
 
+/** The verdict byte of one check made with WebCrypto. */
+async function subtleVerdict(keys, q) {
+  try {
+    let k = importKey(keys, q.code, q.key);
+    if (k === null) return 2;
+    // An imported key is used as is: one await (the verification) per check.
+    if (typeof k.then === 'function') k = await k;
+    if (!k) return 2;
+    return (await subtle.verify(PARAMS[q.code].ver, k, q.sig, q.msg)) ? 1 : 0;
+  } catch {
+    return 2;
+  }
+}
+
 /** The `node:crypto` KeyObject of a public key, made once per verifier. */
 function nodeKey(keys, code, raw) {
-  const id = `n${code}:${hex(raw)}`;
+  const id = keyId(code + 16, raw);
   let k = keys.get(id);
   if (k === undefined) {
     if (keys.size >= MAX_KEYS) keys.clear();
@@ -137,18 +163,9 @@ async function answer(blob, keys) {
       }
     });
   }
-  const verdicts = await Promise.all(
-    qs.map(async (q) => {
-      try {
-        const k = await importKey(keys, q.code, q.key);
-        if (!k) return 2;
-        return (await subtle.verify(PARAMS[q.code].ver, k, q.sig, q.msg)) ? 1 : 0;
-      } catch {
-        return 2;
-      }
-    }),
-  );
-  return Uint8Array.from(verdicts);
+  // One check (a request's one signature): no Promise.all around it.
+  if (qs.length === 1) return Uint8Array.of(await subtleVerdict(keys, qs[0]));
+  return Uint8Array.from(await Promise.all(qs.map((q) => subtleVerdict(keys, q))));
 }
 
 /**
@@ -160,9 +177,15 @@ async function answer(blob, keys) {
  * what the final pass returned.
  */
 async function withWebCrypto(pass, keys, replay) {
-  const algs = await supported;
+  // Once probed, the answer is taken as is: no await (a microtask turn)
+  // per verification.
+  const algs = supportedNow ?? (supportedNow = await supported);
   if (!algs) return pass(null, false);
-  const o = new native.NativeOracle(algs);
+  // An oracle of the pool, reset after use: its answers never reach
+  // another verification; one in use is never shared (each Promise form
+  // in flight holds its own).
+  const o = oracles.pop() ?? new native.NativeOracle(algs);
+  let reusable = false;
   try {
     for (let round = 0; ; round++) {
       const probe = round < MAX_PROBES && !(replay && round > 0);
@@ -177,7 +200,14 @@ async function withWebCrypto(pass, keys, replay) {
       }
     }
   } finally {
-    o.free();
+    try {
+      o.reset();
+      reusable = oracles.length < MAX_ORACLES;
+    } catch {
+      // not reusable
+    }
+    if (reusable) oracles.push(o);
+    else o.free();
   }
 }
 

@@ -253,31 +253,29 @@ pub fn authorities_policy(list: &[String]) -> Outcome<Vec<String>> {
 
 /// A Web Bot Auth report lists no covered components (the profile's
 /// verifier keeps the identity, not the list): fill them in, for each
-/// signature that verified, from its `Signature-Input` member (RFC 9421
-/// section 4.1), so the identity says what the agent signed.
-fn fill_covered(report: &mut Report, msg: &Message) {
-    let lines: Vec<&[u8]> = msg.field_lines("signature-input", false).collect();
-    let Ok(dict) = crate::sfv::parse_dictionary_raw(&lines.join(&b", "[..])) else {
-        return;
-    };
+/// signature that verified, from the components its verification read
+/// in its `Signature-Input` member (RFC 9421 section 4.1), so the identity
+/// says what the agent signed.
+fn fill_covered(report: &mut Report, wba: &crate::webbotauth::Report) {
     for s in report
         .signatures
         .iter_mut()
         .filter(|s| s.verdict == "valid")
     {
-        let Some((_, entry)) = dict.0.iter().find(|(l, _)| *l == s.id) else {
+        let Some(v) = wba
+            .labels
+            .iter()
+            .find(|l| l.label == s.id)
+            .and_then(|l| l.result.as_ref().ok())
+        else {
             continue;
         };
-        let Some(list) = crate::httpsig::components::inner_list_items(entry) else {
-            continue;
-        };
-        if let Ok(c) = crate::httpsig::components::parse_covered(&list.items) {
-            // In the form the RFC 9421 report gives them (`Report::from_http`).
-            s.covered = c
-                .iter()
-                .map(|c| crate::report::unquote_component(&c.to_string()))
-                .collect();
-        }
+        // In the form the RFC 9421 report gives them (`Report::from_http`).
+        s.covered = v
+            .covered
+            .iter()
+            .map(|c| crate::report::unquote_component(c))
+            .collect();
     }
 }
 
@@ -498,7 +496,7 @@ impl Facade {
                 None => run(),
             };
             let mut report = rep.to_report("web-bot-auth verify", Some(&r.target));
-            fill_covered(&mut report, &msg);
+            fill_covered(&mut report, &rep);
             return settle(report);
         }
         if authorities.is_none() && !r.strict {

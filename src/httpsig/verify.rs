@@ -720,11 +720,81 @@ fn verify_label(
     policy: &HttpPolicy,
     msg: &Message,
     related: Option<&Message>,
-    (inputs, sigs): (&sfv::Dictionary, &sfv::Dictionary),
+    received: (&sfv::Dictionary, &sfv::Dictionary),
     label: &str,
     r: &mut LabelResult,
     cache: &mut super::components::FieldCache,
 ) -> Result<(), SigError> {
+    let checked = check_label(v, policy, msg, related, received, label, r, cache)?;
+    finish_label(v, policy, msg, related, &checked, r)
+}
+
+/// A label that passed every check of RFC 9421 section 3.2 made before the
+/// choice of its key (steps 1 to 5 and 7): what the rest of its
+/// verification needs, so that a caller deciding whether to look a key up
+/// (Web Bot Auth, which fetches key sets) parses and rebuilds nothing twice.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckedLabel {
+    covered: Vec<ComponentId>,
+    base: Vec<u8>,
+    sig: Vec<u8>,
+    req: KeyRequest,
+}
+
+/// The checks of one `label` of `msg` that need no key, under `v` and
+/// `policy`, as [`report`] makes them for a policy selecting that label:
+/// the label's result so far, and the label ready for
+/// [`finish_checked`] or the check that failed.
+pub(crate) fn check_one(
+    v: &Context,
+    policy: &HttpPolicy,
+    msg: &Message,
+    label: &str,
+) -> Result<(LabelResult, Result<CheckedLabel, SigError>), HeaderError> {
+    let inputs = read_dict(msg, "signature-input")?.ok_or(HeaderError::NoSignatureInput)?;
+    let sigs = read_dict(msg, "signature")?.ok_or(HeaderError::NoSignature)?;
+    let mut cache = super::components::FieldCache::default();
+    let mut r = LabelResult::new(label);
+    let checked = check_label(
+        v,
+        policy,
+        msg,
+        None,
+        (&inputs, &sigs),
+        label,
+        &mut r,
+        &mut cache,
+    );
+    Ok((r, checked))
+}
+
+/// The rest of the verification of a label [`check_one`] passed (the key's
+/// choice and the signature, section 3.2 step 6 and 8; Content-Digest;
+/// the nonce), under `v`, which must hold `check_one`'s algorithms, skew
+/// and time: `r` is `check_one`'s result, completed here with the outcome.
+pub(crate) fn finish_checked(
+    v: &Context,
+    policy: &HttpPolicy,
+    msg: &Message,
+    checked: &CheckedLabel,
+    mut r: LabelResult,
+) -> LabelResult {
+    r.outcome = finish_label(v, policy, msg, None, checked, &mut r);
+    r
+}
+
+/// Section 3.2 steps 1 to 5 and 7 for `label`: everything before the key.
+#[allow(clippy::too_many_arguments)]
+fn check_label(
+    v: &Context,
+    policy: &HttpPolicy,
+    msg: &Message,
+    related: Option<&Message>,
+    (inputs, sigs): (&sfv::Dictionary, &sfv::Dictionary),
+    label: &str,
+    r: &mut LabelResult,
+    cache: &mut super::components::FieldCache,
+) -> Result<CheckedLabel, SigError> {
     let input = match inputs.get(label) {
         Some(i) => i,
         None if sigs.get(label).is_some() => {
@@ -878,16 +948,40 @@ fn verify_label(
     // Section 3.2 step 7: rebuild the base from the received Inner List.
     let lookup = super::sf_type_lookup(&policy.sf_types);
     let base = signature_base_cached(msg, related, &covered, &params_value, &lookup, cache)?;
-    // Section 3.2 step 6: keyid and alg select among trusted keys.
     let req = KeyRequest {
         kid: r.keyid.clone(),
         alg: alg_param,
         ..KeyRequest::default()
     };
+    Ok(CheckedLabel {
+        covered,
+        base,
+        sig: sig_bytes.clone(),
+        req,
+    })
+}
+
+/// Section 3.2 steps 6 and 8, Content-Digest and the nonce, for a label
+/// [`check_label`] passed.
+fn finish_label(
+    v: &Context,
+    policy: &HttpPolicy,
+    msg: &Message,
+    related: Option<&Message>,
+    checked: &CheckedLabel,
+    r: &mut LabelResult,
+) -> Result<(), SigError> {
+    let CheckedLabel {
+        covered,
+        base,
+        sig,
+        req,
+    } = checked;
+    // Section 3.2 step 6: keyid and alg select among trusted keys.
     let selected =
-        crate::trust::select_and_verify(&*v.keys, &v.algorithms, &req, &base, sig_bytes, v.low_s);
+        crate::trust::select_and_verify(&*v.keys, &v.algorithms, req, base, sig, v.low_s);
     if policy.keep_base {
-        r.signature_base = Some(base);
+        r.signature_base = Some(base.clone());
     }
     let ev = selected.map_err(|e| match e {
         SelectError::Resolve(e) => SigError::Resolve(e),
@@ -917,7 +1011,7 @@ fn verify_label(
     // section 2 allows the field in trailers), checked against the same
     // content, since a trailer digest is over the content as sent.
     if policy.check_content_digest {
-        for c in &covered {
+        for c in covered {
             if c.field_name() != Some("content-digest") {
                 continue;
             }

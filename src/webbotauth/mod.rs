@@ -1219,6 +1219,10 @@ pub struct VerifiedAgent {
     pub nonce: Option<String>,
     /// Whether the Signature-Agent field was the legacy sf-string.
     pub legacy: bool,
+    /// The covered components, serialized as RFC 9421 section 2.3 writes
+    /// them (for the report, which lists them).
+    #[serde(skip)]
+    pub(crate) covered: Vec<String>,
 }
 
 /// The result for one `web-bot-auth` label.
@@ -1320,7 +1324,31 @@ impl WebBotAuthVerifier {
     ) -> Result<crate::httpsig::LabelResult, Error> {
         let mut cx = self.context(Arc::new(OneKey(trusted)), now);
         cx.replay = self.replay.clone();
-        let r = Self::one_result(&cx, hp, msg)?;
+        let rep =
+            crate::httpsig::report(&cx, hp, msg, None).map_err(|e| Error::Header(e.to_string()))?;
+        let r = rep
+            .results
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::Header("no result".into()))?;
+        r.outcome.clone().map_err(Error::Signature)?;
+        Ok(r)
+    }
+
+    /// The rest of the RFC 9421 verification (section 3.2) of a label that
+    /// passed [`WebBotAuthVerifier::precheck`], with `trusted` as the only
+    /// key, under this verifier's algorithms, skew and replay store, at
+    /// `now` (the precheck's).
+    fn verify_prepared(
+        &self,
+        msg: &Message,
+        p: &Prepared,
+        trusted: TrustedKey,
+        now: i64,
+    ) -> Result<crate::httpsig::LabelResult, Error> {
+        let mut cx = self.context(Arc::new(OneKey(trusted)), now);
+        cx.replay = self.replay.clone();
+        let r = crate::httpsig::finish_checked(&cx, &p.hp, msg, &p.checked, p.result.clone());
         r.outcome.clone().map_err(Error::Signature)?;
         Ok(r)
     }
@@ -1335,34 +1363,30 @@ impl WebBotAuthVerifier {
         cx
     }
 
-    /// The result of the one label `hp` selects.
-    fn one_result(
-        cx: &crate::policy::Context,
-        hp: &HttpPolicy,
-        msg: &Message,
-    ) -> Result<crate::httpsig::LabelResult, Error> {
-        let rep =
-            crate::httpsig::report(cx, hp, msg, None).map_err(|e| Error::Header(e.to_string()))?;
-        rep.results
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::Header("no result".into()))
-    }
-
-    /// Every RFC 9421 check of the label `hp` selects that needs no key
+    /// Every RFC 9421 check of `label` under `hp` that needs no key
     /// (section 3.2 steps 1 to 5 and 7: the fields, the label, the
     /// parameters, the tag, the time window, the covered components, the
-    /// authority, the signature base), without the replay store: `Ok` when
-    /// the label reaches the choice of its key, so that fetching that key
-    /// can make a difference.
-    fn precheck(&self, msg: &Message, hp: &HttpPolicy, now: i64) -> Result<(), Error> {
+    /// authority, the signature base), without the replay store: the label
+    /// when it reaches the choice of its key, so that fetching that key can
+    /// make a difference, with what its keyed check reuses (nothing is
+    /// parsed or rebuilt twice).
+    fn precheck(
+        &self,
+        msg: &Message,
+        hp: &HttpPolicy,
+        label: &str,
+        now: i64,
+    ) -> Result<(crate::httpsig::LabelResult, crate::httpsig::CheckedLabel), Error> {
         let probe = Arc::new(Probe::default());
         let cx = self.context(probe.clone(), now);
-        let r = Self::one_result(&cx, hp, msg)?;
-        if probe.0.load(std::sync::atomic::Ordering::Relaxed) {
-            return Ok(());
+        let (r, checked) = crate::httpsig::check_one(&cx, hp, msg, label)
+            .map_err(|e| Error::Header(e.to_string()))?;
+        let checked = checked.map_err(Error::Signature)?;
+        let probed = crate::httpsig::finish_checked(&cx, hp, msg, &checked, r.clone());
+        if !probe.0.load(std::sync::atomic::Ordering::Relaxed) {
+            probed.outcome.map_err(Error::Signature)?;
         }
-        r.outcome.map_err(Error::Signature)
+        Ok((r, checked))
     }
 
     /// The report of a request that can be decided without any key set,
@@ -1604,13 +1628,15 @@ impl WebBotAuthVerifier {
         hp.authorities = self.policy.authorities.clone();
         // The key set may be a fetch the request itself names: it is made
         // only for a signature that passes every check needing no key.
-        self.precheck(msg, &hp, now)?;
+        let (result, checked) = self.precheck(msg, &hp, &c.label, now)?;
         Ok(Prepared {
             label: c.label.clone(),
             url,
             keyid,
             hp,
             legacy: agents.legacy,
+            result,
+            checked,
         })
     }
 
@@ -1627,8 +1653,8 @@ impl WebBotAuthVerifier {
             label,
             url,
             keyid,
-            hp,
             legacy,
+            ..
         } = p;
         let set = set?;
         let key = set.get(keyid).ok_or_else(|| {
@@ -1645,7 +1671,7 @@ impl WebBotAuthVerifier {
             }
         })?;
         let trusted = TrustedKey::new(key.clone(), KeySource::Discovered(url.key_set_url.clone()));
-        let r = self.verify_one(msg, hp, trusted, now)?;
+        let r = self.verify_prepared(msg, p, trusted, now)?;
         Ok(VerifiedAgent {
             label: label.clone(),
             agent: url.agent.clone(),
@@ -1656,6 +1682,7 @@ impl WebBotAuthVerifier {
             expires: r.expires.unwrap_or_default(),
             nonce: r.nonce,
             legacy: *legacy,
+            covered: r.covered,
         })
     }
 }
@@ -1667,6 +1694,10 @@ struct Prepared {
     keyid: String,
     hp: HttpPolicy,
     legacy: bool,
+    /// The label's RFC 9421 result up to the choice of its key.
+    result: crate::httpsig::LabelResult,
+    /// What its keyed check reuses.
+    checked: crate::httpsig::CheckedLabel,
 }
 
 struct Candidate {

@@ -217,6 +217,7 @@ impl NativeVerifier {
 #[wasm_bindgen]
 pub struct NativeOracle {
     inner: oracle::Oracle,
+    algs: Vec<Algorithm>,
 }
 
 /// The code of an algorithm in [`NativeOracle::pending`]'s encoding.
@@ -234,10 +235,17 @@ impl NativeOracle {
     /// ones the runtime's WebCrypto verifies; of ES256, ES384, EdDSA).
     #[wasm_bindgen(constructor)]
     pub fn new(algs: &str) -> NativeOracle {
-        let algs = algs.split(',').filter_map(|a| algorithm(a).ok()).collect();
+        let algs: Vec<Algorithm> = algs.split(',').filter_map(|a| algorithm(a).ok()).collect();
         NativeOracle {
-            inner: oracle::Oracle::new(algs),
+            inner: oracle::Oracle::new(algs.clone()),
+            algs,
         }
+    }
+
+    /// Forget every answer and pending check, for the next verification
+    /// (answers never outlive the verification they were given for).
+    pub fn reset(&mut self) {
+        self.inner = oracle::Oracle::new(self.algs.clone());
     }
 
     /// How many checks the last probing pass left unanswered.

@@ -83,8 +83,14 @@ test('the Promise forms make each signature check once with the runtime crypto; 
     const opts = { webBotAuth: true, authorities: ['site.example'] };
     const h = a.signRequest('GET', url, [], undefined, key, { signatureAgent: agent });
     const v = new a.Verifier({ agentKeys: { [agent]: [key] } });
-    assert.equal((await v.verifyRequestAsync('GET', url, h, undefined, opts)).verdict, 'verified');
+    const ok = await v.verifyRequestAsync('GET', url, h, undefined, opts);
+    assert.equal(ok.verdict, 'verified');
     assert.equal(calls, 1);
+    // The covered components of the valid signature, as its Signature-Input lists them.
+    const input = h.find(([n]) => n.toLowerCase() === 'signature-input')[1];
+    const listed = input.slice(input.indexOf('(') + 1, input.indexOf(')')).split(' ').map((c) => c.replace(/^"([^"]*)"/, '$1'));
+    assert.deepEqual(ok.signatures[0].covered, listed);
+    assert.deepEqual(v.verifyRequest('GET', url, h, undefined, opts).signatures[0].covered, listed);
     // A changed signature: WebCrypto says no, the module reports it as the sync form does.
     const bad = h.map(([n, val]) => [n, n.toLowerCase() === 'signature' ? val.replace(/:[A-Za-z0-9+/]{4}/, ':AAAA') : val]);
     const want = (() => { try { v.verifyRequest('GET', url, bad, undefined, opts); } catch (e) { return e; } })();
