@@ -173,6 +173,7 @@ const CASES: &[Case] = &[
     (CAT, "/entries/*/identifier", "catalog/entry-required", &[("/entries/0/identifier", R)]),
     (CAT, "/entries/*/displayName", "catalog/entry-required", &[("/entries/0/displayName", R)]),
     (CAT, "/entries/*", "catalog/media-type", &[("/entries/0/mediaType", R)]),
+    (CAT, "/entries/*", "mcp/required", &[("/entries/1/data/name", R)]),
     (CAT, "/entries/*", "catalog/media-type", &[("/entries/2/type", r#""application/zip""#)]),
     (CAT, "/entries/*", "catalog/url-or-data", &[("/entries/0/data", "{}")]),
     (CAT, "/entries/*", "catalog/url-or-data", &[("/entries/0/url", R)]),
@@ -318,6 +319,78 @@ fn inline_nesting_deeper_than_four_levels_is_an_error() {
     let mut four: Value = serde_json::from_str(NEST_5).expect("json");
     four["entries"][0]["data"]["entries"][0]["data"]["entries"] = serde_json::json!([]);
     assert!(with(&four.to_string(), r#""application/ai-catalog+json""#).is_empty());
+}
+
+/// An inline MCP Server Card (an entry's `data`) is linted as a card file
+/// is: each finding under its own code, at the card's pointer in the
+/// catalog; also inside an inline nested catalog. A card by `url` and the
+/// data of another media type are not linted as cards.
+#[test]
+fn inline_server_cards_are_linted_as_card_files_at_their_pointer() {
+    let mut card = example_of(MCP);
+    edit(&mut card, "/name", r#""a/b/c""#);
+    edit(&mut card, "/remotes/0/type", r#""stdio""#);
+    let as_file: Vec<(&str, String)> = lint(MCP, &card)
+        .findings
+        .iter()
+        .map(|f| (f.code, f.pointer.clone()))
+        .collect();
+    assert_eq!(
+        as_file,
+        [
+            ("mcp/name", "/name".to_owned()),
+            ("mcp/enum", "/remotes/0/type".to_owned())
+        ]
+    );
+    let of = |doc: &Value| -> Vec<(&'static str, String, Severity)> {
+        lint(CAT, doc)
+            .findings
+            .into_iter()
+            .map(|f| (f.code, f.pointer, f.severity))
+            .collect()
+    };
+    let mut doc = example_of(CAT);
+    edit(&mut doc, "/entries/1/data", &card.to_string());
+    assert_eq!(
+        of(&doc),
+        [
+            (
+                "mcp/name",
+                "/entries/1/data/name".to_owned(),
+                Severity::Error
+            ),
+            (
+                "mcp/enum",
+                "/entries/1/data/remotes/0/type".to_owned(),
+                Severity::Error
+            )
+        ]
+    );
+    // Inside an inline nested catalog (level 2).
+    let nested = serde_json::json!({
+        "specVersion": "1.0",
+        "entries": [doc["entries"][1].clone()]
+    });
+    let mut outer = example_of(CAT);
+    edit(
+        &mut outer,
+        "/entries/1/type",
+        r#""application/ai-catalog+json""#,
+    );
+    edit(&mut outer, "/entries/1/data", &nested.to_string());
+    assert_eq!(
+        of(&outer)
+            .iter()
+            .map(|(c, p, _)| (*c, p.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            ("mcp/name", "/entries/1/data/entries/0/data/name"),
+            ("mcp/enum", "/entries/1/data/entries/0/data/remotes/0/type")
+        ]
+    );
+    // The same bad card under another media type is not a Server Card.
+    edit(&mut doc, "/entries/1/type", r#""application/json""#);
+    assert!(of(&doc).is_empty(), "{:#?}", of(&doc));
 }
 
 const LONG_256: &str = concat!(

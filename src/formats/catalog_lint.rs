@@ -129,6 +129,7 @@ pub const CATALOG_RULES: &[Rule] = &[
     e(CAT, "/entries/*/url", Type(STR), J, C_ENTRY),
     e(CAT, "/entries/*/url", Check::Value(not_plain_http, "an https URL: entries are served over HTTPS, a plain http: URL can be changed by anyone on the path"), "catalog/url-https", C_TLS),
     e(CAT, "/entries/*", Custom(nesting_depth), "catalog/nesting-depth", C_NEST),
+    e(CAT, "/entries/*", Custom(inline_server_cards), "mcp/required", M_SC),
     e(CAT, "/entries/*/description", Type(STR), J, C_ENTRY),
     e(CAT, "/entries/*/tags", Type(STRS), J, C_ENTRY),
     e(CAT, "/entries/*/version", Type(STR), J, C_ENTRY),
@@ -355,6 +356,52 @@ fn nesting_depth(cx: &mut Cx<'_>) {
                 crate::catalog::MAX_DEPTH
             ),
         );
+    }
+}
+
+/// Each inline MCP Server Card of the entry (its `data`, when its media
+/// type is the Server Card's), and of the inline catalogs it nests down to
+/// [`crate::catalog::MAX_DEPTH`] levels, linted by the `mcp/` rows as a
+/// card file is (MCP Server Card `schema.json` `$defs/ServerCard`), each
+/// finding under its own code at its pointer in the catalog ("Catalog
+/// Entry": an entry's `data` is the artifact itself).
+fn inline_server_cards(cx: &mut Cx<'_>) {
+    let mut found = Vec::new();
+    server_cards(cx.value(), 1, String::new(), &mut found);
+    let found: Vec<(String, Value)> = found.into_iter().map(|(p, v)| (p, v.clone())).collect();
+    for (suffix, card) in &found {
+        cx.lint_inline(suffix, MCP, card);
+    }
+}
+
+/// The inline Server Cards below `entry` (a catalog entry at `level`),
+/// each with its pointer suffix; bounded by [`crate::catalog::MAX_DEPTH`].
+fn server_cards<'v>(
+    entry: &'v Value,
+    level: usize,
+    at: String,
+    out: &mut Vec<(String, &'v Value)>,
+) {
+    let Some(o) = entry.as_object() else {
+        return;
+    };
+    let Some(data) = crate::json::member(o, "data") else {
+        return;
+    };
+    let card = entry_media_type(o).ok().flatten().is_some_and(|t| {
+        crate::catalog::media_type_is(t, crate::catalog::MCP_SERVER_CARD_MEDIA_TYPE)
+    });
+    if card {
+        out.push((format!("{at}/data"), data));
+    } else if level < crate::catalog::MAX_DEPTH {
+        if let Some(entries) = inline_catalog(entry)
+            .and_then(|d| d.get("entries"))
+            .and_then(Value::as_array)
+        {
+            for (i, e) in entries.iter().enumerate() {
+                server_cards(e, level + 1, format!("{at}/data/entries/{i}"), out);
+            }
+        }
     }
 }
 

@@ -282,6 +282,18 @@ impl Cx<'_> {
         let m = format!("{msg} ({})", self.rule.section);
         self.l.push(code, Severity::Error, &p, m);
     }
+    /// Lint `doc` as `format` ([`lint`]), as a file of its own would be,
+    /// and report each finding with its own code at the selected value's
+    /// pointer plus `suffix` plus the finding's pointer: an inline
+    /// artifact (an AI Catalog entry's `data`) gets the findings its file
+    /// would, located in the catalog.
+    pub(super) fn lint_inline(&mut self, suffix: &str, format: Format, doc: &Value) {
+        let base = format!("{}{suffix}", self.sel.ptr());
+        for f in lint(format, doc).findings {
+            let p = format!("{base}{}", f.pointer);
+            self.l.push(f.code, f.severity, &p, f.message);
+        }
+    }
     pub(super) fn endpoint(&mut self, suffix: &str, uri: &str) {
         let p = format!("{}{suffix}", self.sel.ptr());
         self.l.endpoint(&p, uri, self.rule.format);
