@@ -266,7 +266,25 @@ impl Verifier {
         catalog: &[u8],
         opts: &crate::catalog::CatalogOptions,
     ) -> Result<crate::catalog::CatalogReport, crate::catalog::CatalogError> {
-        crate::catalog::parallel::verify_catalog(&self.catalog_context(), &self.jws, catalog, opts)
+        let cx = self.catalog_context();
+        let mut r = crate::catalog::parallel::verify_catalog(&cx, &self.jws, catalog, opts)?;
+        self.apply_catalog_jws(&cx, &mut r, catalog, opts);
+        Ok(r)
+    }
+
+    /// The catalog's detached JWS ([`CatalogOptions::catalog_jws`](crate::catalog::CatalogOptions::catalog_jws)),
+    /// when given, checked and applied to `report`.
+    fn apply_catalog_jws(
+        &self,
+        cx: &Context,
+        report: &mut crate::catalog::CatalogReport,
+        catalog: &[u8],
+        opts: &crate::catalog::CatalogOptions,
+    ) {
+        if let Some(jws) = &opts.catalog_jws {
+            let o = crate::catalog::manifest::verify_catalog_jws(cx, &self.jws, catalog, jws);
+            report.apply_catalog_signature(o);
+        }
     }
 
     /// This verifier's context for a catalog: `did:key` and `did:jwk`
@@ -300,14 +318,17 @@ impl Verifier {
         fetch: &mut dyn crate::catalog::Fetch,
         opts: &crate::catalog::CatalogOptions,
     ) -> Result<crate::catalog::CatalogReport, crate::catalog::CatalogError> {
-        crate::catalog::verify::verify_catalog_with(
-            &self.catalog_context(),
+        let cx = self.catalog_context();
+        let mut r = crate::catalog::verify::verify_catalog_with(
+            &cx,
             &self.jws,
             catalog,
             opts,
             Some(url),
             Some(fetch),
-        )
+        )?;
+        self.apply_catalog_jws(&cx, &mut r, catalog, opts);
+        Ok(r)
     }
 
     /// Verify one Trust Manifest (see [`Verifier::verify_catalog`]); when

@@ -888,3 +888,81 @@ fn did_key_identities_keep_their_key_and_given_keys_are_named() {
         "{help}"
     );
 }
+
+/// The catalog's detached JWS (`FILE.jws`, over the RFC 8785 form of the
+/// whole document, draft-narvaneni-agent-uri-03 section 10.3): `sign`
+/// writes it beside the catalog; verified with a trusted key it binds an
+/// inline card no manifest binds (`catalog-signature`); the card changed
+/// after signing is no longer bound and the JWS fails the catalog; by a key
+/// not trusted it is not checked; without it the card stays unbound.
+#[test]
+fn the_catalog_jws_binds_inline_entries() {
+    let t = Tmp::new("catjws");
+    let jwks = format!("{ROOT}/keys/example-p256.jwks.json");
+    let pem = format!("{ROOT}/keys/example-p256.pem");
+    let mut doc = example();
+    let entries = doc["entries"].as_array_mut().expect("entries");
+    entries.truncate(2);
+    entries.remove(0);
+    entries[0]
+        .as_object_mut()
+        .expect("entry")
+        .remove("trustManifest");
+    t.write_json("c.json", &doc);
+    let verify = |extra: &[&str]| {
+        let mut args = vec!["verify", "c.json", "--jwks", &jwks, "--json"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = run(&t.0, &args);
+        let r: Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
+        (code, r)
+    };
+    // Unsigned: no JWS, the inline card unbound.
+    let (code, r) = verify(&[]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["details"]["entries"][0]["binding"], "unbound", "{r}");
+    assert!(r["details"].get("catalog_signature").is_none(), "{r}");
+    // `sign --host` writes c.json.jws; the card is bound by it.
+    let (code, _, err) = run(&t.0, &["sign", "c.json", "--host", "--key", &pem]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("c.json.jws"), "{err}");
+    let jws = std::fs::read_to_string(t.path("c.json.jws")).expect("jws");
+    assert_eq!(jws.trim().split('.').nth(1), Some(""), "detached: {jws}");
+    let (code, r) = verify(&[]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["verdict"], "verified", "{r}");
+    assert_eq!(
+        r["details"]["entries"][0]["binding"], "catalog-signature",
+        "{r}"
+    );
+    assert_eq!(
+        r["details"]["catalog_signature"]["status"], "verified",
+        "{r}"
+    );
+    // The inline card changed after signing: not bound, and the JWS by a
+    // trusted key fails the catalog.
+    let signed = t.read_json("c.json");
+    let mut changed = signed.clone();
+    changed["entries"][0]["data"]["remotes"][0]["url"] = json!("https://attacker.example/mcp");
+    t.write_json("c.json", &changed);
+    let (code, r) = verify(&[]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["details"]["entries"][0]["binding"], "unbound", "{r}");
+    assert_eq!(r["details"]["catalog_signature"]["status"], "failed", "{r}");
+    // A JWS by a key the verifier does not trust: not checked, unbound.
+    t.write_json("c.json", &signed);
+    let (code, _, _) = run(&t.0, &["keygen", "--out", "other"]);
+    assert_eq!(code, 0);
+    let (code, _, err) = run(&t.0, &["sign", "c.json", "--key", "other.pem"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, r) = verify(&[]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["details"]["entries"][0]["binding"], "unbound", "{r}");
+    assert_eq!(
+        r["details"]["catalog_signature"]["status"], "not-checked",
+        "{r}"
+    );
+    // Removed: unsigned again.
+    std::fs::remove_file(t.path("c.json.jws")).expect("rm");
+    let (_, r) = verify(&[]);
+    assert_eq!(r["details"]["entries"][0]["binding"], "unbound", "{r}");
+}

@@ -264,21 +264,9 @@ pub(crate) fn verify_manifest(
     // the identity resolves to): the identity is the issuer of the key
     // request, as [`IdentityKeys`] makes it.
     match jws::verify_as(cx, Some(identity), policy, sig, Some(&canonical)) {
-        Ok(r) => {
-            let valid = r
-                .signatures
-                .into_iter()
-                .find(|s| s.verdict == Verdict::Valid);
-            let mut o = Outcome::new(
-                Status::Verified,
-                signed_by(identity, valid.as_ref().and_then(|s| s.key_source.as_ref())),
-            );
-            if let Some(s) = valid {
-                o.kid = s.kid;
-                o.key_thumbprint = s.key_thumbprint;
-            }
-            o
-        }
+        Ok(r) => verified_by(r, |s| {
+            signed_by(identity, s.and_then(|s| s.key_source.as_ref()))
+        }),
         Err(JwsVerifyError::NotVerified(r)) => {
             let why = r
                 .signatures
@@ -297,6 +285,93 @@ pub(crate) fn verify_manifest(
         }
         Err(JwsVerifyError::Jws(e)) => {
             Outcome::failed(format!("the Trust Manifest signature is malformed: {e}"))
+        }
+    }
+}
+
+/// A verified outcome of the JWS `r`, its message made from the signature
+/// that verified, whose `kid` and key thumbprint it carries.
+fn verified_by(
+    r: jws::JwsReport,
+    message: impl FnOnce(Option<&jws::SignatureReport>) -> String,
+) -> Outcome {
+    let valid = r
+        .signatures
+        .into_iter()
+        .find(|s| s.verdict == Verdict::Valid);
+    let mut o = Outcome::new(Status::Verified, message(valid.as_ref()));
+    if let Some(s) = valid {
+        o.kid = s.kid;
+        o.key_thumbprint = s.key_thumbprint;
+    }
+    o
+}
+
+/// Check `jws`, a detached JWS over the RFC 8785 form of the whole catalog
+/// document `catalog` (the form of a descriptor's detached JWS,
+/// draft-narvaneni-agent-uri-03 section 10.3; `agentsig sign` writes it as
+/// `ai-catalog.json.jws`), with the keys of the catalog's `host.identifier`
+/// only (AI Catalog "Host Info": the host identity vouches for the
+/// document). By the one verdict rule: verified with a key of the host;
+/// not checked when no key of the host matches (or the catalog names no
+/// `host.identifier`); failed when it does not verify with a key of the
+/// host, or cannot be read.
+pub(crate) fn verify_catalog_jws(
+    cx: &Context,
+    policy: &JwsPolicy,
+    catalog: &[u8],
+    jws: &str,
+) -> Outcome {
+    let q = crate::text::quoted;
+    let host = crate::json::parse_strict(catalog).ok().and_then(|d| {
+        d.get("host")
+            .and_then(|h| h.get("identifier"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    });
+    let Some(host) = host else {
+        return Outcome::new(
+            Status::NotChecked,
+            "the catalog's detached JWS: the catalog names no host.identifier whose keys could check it: not checked",
+        );
+    };
+    let canonical = match crate::jcs::canonicalize(catalog) {
+        Ok(c) => c,
+        Err(e) => return Outcome::failed(format!("the catalog's detached JWS: {e}")),
+    };
+    match jws::verify_as(cx, Some(&host), policy, jws.trim(), Some(&canonical)) {
+        Ok(r) => verified_by(r, |_| {
+            format!(
+                "the catalog's detached JWS verified with a key of host.identifier {}",
+                q(&host)
+            )
+        }),
+        Err(JwsVerifyError::NotVerified(r)) => {
+            let invalid = r
+                .signatures
+                .iter()
+                .find(|s| s.verdict.status() == crate::policy::SignatureStatus::Invalid);
+            let mut o = match invalid {
+                Some(s) => Outcome::failed(format!(
+                    "the catalog's detached JWS does not verify with a key of host.identifier {}: {}",
+                    q(&host),
+                    s.reason
+                        .as_ref()
+                        .map_or_else(|| s.verdict.as_str().to_owned(), |r| format!("{r} ({})", r.code()))
+                )),
+                None => Outcome::new(
+                    Status::NotChecked,
+                    format!(
+                        "the catalog's detached JWS is by no key of host.identifier {}: not checked",
+                        q(&host)
+                    ),
+                ),
+            };
+            o.kid = r.signatures.first().and_then(|s| s.kid.clone());
+            o
+        }
+        Err(JwsVerifyError::Jws(e)) => {
+            Outcome::failed(format!("the catalog's detached JWS is malformed: {e}"))
         }
     }
 }

@@ -114,6 +114,15 @@ pub struct CatalogOptions {
     pub max_depth: usize,
     /// Most documents fetched through a [`Fetch`] ([`super::MAX_FETCHES`]).
     pub max_fetches: usize,
+    /// The catalog's detached JWS (`ai-catalog.json.jws` beside the file,
+    /// `URL.jws` beside a URL): a JWS over the RFC 8785 form of the whole
+    /// document, the form of a descriptor's (draft-narvaneni-agent-uri-03
+    /// section 10.3), checked with the keys of `host.identifier` only. When
+    /// it verifies it binds every inline artifact of the document
+    /// ([`CatalogReport::apply_catalog_signature`]); by a key not trusted
+    /// for the host it is not checked; failing with a trusted key it fails
+    /// the catalog.
+    pub catalog_jws: Option<String>,
 }
 
 impl Default for CatalogOptions {
@@ -124,6 +133,7 @@ impl Default for CatalogOptions {
             max_entries: MAX_ENTRIES,
             max_depth: MAX_DEPTH,
             max_fetches: super::MAX_FETCHES,
+            catalog_jws: None,
         }
     }
 }
@@ -132,6 +142,12 @@ impl CatalogOptions {
     /// Require a verified Trust Manifest on every entry.
     pub fn require_signed(mut self, on: bool) -> Self {
         self.require_signed = on;
+        self
+    }
+
+    /// Check `jws`, the catalog's detached JWS ([`CatalogOptions::catalog_jws`]).
+    pub fn catalog_jws(mut self, jws: Option<String>) -> Self {
+        self.catalog_jws = jws;
         self
     }
 }
@@ -271,9 +287,33 @@ impl CatalogReport {
     /// `url`), when `signature` (a signature over the whole catalog
     /// document by the host identity: its RFC 9421 response signature, or
     /// a detached JWS of the catalog) verified; it is kept in
-    /// [`CatalogReport::catalog_signature`] either way.
+    /// [`CatalogReport::catalog_signature`] either way. With two (a
+    /// response signature and a detached JWS) the one kept is a failed one
+    /// (it fails the catalog, the one verdict rule), else a verified one.
     pub fn apply_catalog_signature(&mut self, signature: Outcome) {
+        let rank = |o: &Outcome| match o.status {
+            Status::Failed | Status::Unsupported => 2,
+            Status::Verified => 1,
+            _ => 0,
+        };
+        if let Some(kept) = &self.catalog_signature {
+            if rank(kept) >= rank(&signature) {
+                if signature.status == Status::Verified {
+                    self.bind_inline_to_catalog();
+                }
+                return;
+            }
+        }
         if signature.status == Status::Verified {
+            self.bind_inline_to_catalog();
+        }
+        self.catalog_signature = Some(signature);
+    }
+
+    /// Every unbound inline artifact of the document itself becomes
+    /// [`Binding::CatalogSignature`].
+    fn bind_inline_to_catalog(&mut self) {
+        {
             for e in &mut self.entries {
                 if e.binding == Binding::Unbound && !e.fetched && e.pointer.starts_with('/') {
                     if let Some(m) = &e.media_type {
@@ -284,7 +324,6 @@ impl CatalogReport {
                 }
             }
         }
-        self.catalog_signature = Some(signature);
     }
 
     /// The first reason it did not verify, for a one-line message.

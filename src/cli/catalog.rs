@@ -86,14 +86,43 @@ pub fn sign(
         .map_err(|e| CliError::malformed(format!("{}: {e}", esc(file))))?;
     text.push('\n');
     let out = out.unwrap_or(file);
+    // The detached JWS over the whole document (draft-narvaneni-agent-uri-03
+    // section 10.3, the descriptors' form), checked with the keys of
+    // host.identifier: written whenever the catalog is, so a `.jws` beside
+    // it never goes stale; none when no host.identifier names whose keys
+    // would check it.
+    let has_host = doc
+        .get("host")
+        .and_then(|h| h.get("identifier"))
+        .is_some_and(serde_json::Value::is_string);
+    let catalog_jws = if has_host {
+        let signed = agentsig::descriptor::sign(text.as_bytes(), key)
+            .map_err(|e| CliError::usage(format!("{}: {e}", esc(file))))?;
+        Some(signed.jws)
+    } else {
+        None
+    };
+    let jws_file = format!("{out}.jws");
     if out == "-" && json {
         rep.detail("catalog", &doc);
+        if let Some(j) = &catalog_jws {
+            rep.detail("catalog_jws", j);
+        }
     } else if out == "-" {
         out!("{text}");
     } else {
         std::fs::write(out, text.as_bytes())
             .map_err(|e| CliError::unwritable(format!("{out}: {e}")))?;
         rep.detail("catalog_file", out);
+        if let Some(j) = &catalog_jws {
+            std::fs::write(&jws_file, format!("{j}\n"))
+                .map_err(|e| CliError::unwritable(format!("{jws_file}: {e}")))?;
+            rep.detail("jws_file", &jws_file);
+        } else if std::path::Path::new(&jws_file).exists() {
+            // A JWS over the previous document would fail the catalog.
+            std::fs::remove_file(&jws_file)
+                .map_err(|e| CliError::unwritable(format!("{jws_file}: {e}")))?;
+        }
     }
     rep.detail("manifests_signed", &signed);
     if json {
@@ -106,10 +135,14 @@ pub fn sign(
             signed.join(", "),
             key.algorithm().jose_name(),
             esc(&key.kid_or_thumbprint()),
-            if out == "-" {
-                String::new()
-            } else {
-                format!("; wrote {}", esc(out))
+            match (out, &catalog_jws) {
+                ("-", _) => String::new(),
+                (_, Some(_)) => format!(
+                    "; wrote {} and its detached JWS {}",
+                    esc(out),
+                    esc(&jws_file)
+                ),
+                _ => format!("; wrote {}", esc(out)),
             }
         );
     }
@@ -137,6 +170,8 @@ pub struct VerifyCatalog<'a> {
     /// and why): a catalog with any of them is refused, exit 2
     /// ([`refuse_unsupported`]).
     pub unsupported: Vec<(&'static str, &'static str)>,
+    /// The catalog file's detached JWS (`--jws`, or `FILE.jws` beside it).
+    pub catalog_jws: Option<String>,
     /// `--json`.
     pub json: bool,
     /// The fetcher for resolving identities' keys.
@@ -286,7 +321,9 @@ fn finish(v: &VerifyCatalog<'_>, report: &CatalogReport) -> CliResult {
 /// Verify a catalog document and print one line per entry (or the report).
 pub fn verify(v: &VerifyCatalog<'_>, input: &[u8]) -> CliResult {
     refuse_unsupported(v)?;
-    let opts = CatalogOptions::default().require_signed(v.require_signed);
+    let opts = CatalogOptions::default()
+        .require_signed(v.require_signed)
+        .catalog_jws(v.catalog_jws.clone());
     let result = if v.trust.is_empty() {
         resolved(v, input, &opts)?
     } else {

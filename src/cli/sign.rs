@@ -697,7 +697,8 @@ pub struct VerifyArgs {
     net: super::net::NetArgs,
     /// The detached JWS; default FILE.jws. An A2A Agent Card is verified by the signatures in
     /// its `signatures` array instead (docs/a2a.md), unless --jws is given, or it has no
-    /// `signatures` member and FILE.jws exists.
+    /// `signatures` member and FILE.jws exists. An AI Catalog FILE's detached JWS is over the whole
+    /// document and checked with the keys of its host.identifier (docs/catalog.md).
     #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     jws: Option<String>,
     /// For an A2A Agent Card: require every entry of `signatures` to be valid under a trusted
@@ -781,8 +782,8 @@ fn catalog_unsupported(a: &VerifyArgs) -> Vec<(&'static str, &'static str)> {
     if a.pin_store.is_some() {
         out.push(("--pin-store", "a pin is the key of one identity, the descriptor's or card's (docs/fleet.md); a catalog names many identities, each checked against its Trust Manifest's own keys on every run. Verify one entry by its URL with --pin-store, or pin an identity with `agentsig pin add`"));
     }
-    if a.jws.is_some() {
-        out.push(("--jws", "a catalog's signatures are its Trust Manifests' and each card's own, not one detached JWS"));
+    if a.jws.is_some() && (a.file.starts_with("https://") || a.file.starts_with("http://")) {
+        out.push(("--jws", "a catalog URL's detached JWS is fetched from URL.jws; save the catalog and verify the FILE to give another one"));
     }
     if a.require_all {
         out.push(("--require-all", "it is the rule of one A2A card's embedded signatures; --require-signed asks every catalog entry for a verified Trust Manifest"));
@@ -809,6 +810,30 @@ fn catalog_unsupported(a: &VerifyArgs) -> Vec<(&'static str, &'static str)> {
 }
 
 /// The options of `verify` an AI Catalog uses.
+/// The detached JWS of a catalog FILE (draft-narvaneni-agent-uri-03
+/// section 10.3 form, over the whole document): `--jws`, else `FILE.jws`
+/// when it exists; none for standard input or a URL (whose `URL.jws` is
+/// fetched).
+fn catalog_jws(a: &VerifyArgs) -> Result<Option<String>, CliError> {
+    let is_url = a.file.starts_with("https://") || a.file.starts_with("http://");
+    let path = match &a.jws {
+        _ if is_url => return Ok(None),
+        Some(p) => p.clone(),
+        None if a.file == "-" => return Ok(None),
+        None => {
+            let p = format!("{}.jws", a.file);
+            if !std::path::Path::new(&p).exists() {
+                return Ok(None);
+            }
+            p
+        }
+    };
+    let bytes = read_input(&path)?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| CliError::unreadable(format!("{}: not UTF-8 text", esc(&path))))
+}
+
 fn catalog_args(a: &VerifyArgs) -> Result<super::catalog::VerifyCatalog<'_>, CliError> {
     Ok(super::catalog::VerifyCatalog {
         file: &a.file,
@@ -824,6 +849,7 @@ fn catalog_args(a: &VerifyArgs) -> Result<super::catalog::VerifyCatalog<'_>, Cli
         allow_unsigned: false,
         ignore_key_headers: a.ignore_key_headers,
         unsupported: catalog_unsupported(a),
+        catalog_jws: catalog_jws(a)?,
         json: a.json,
         #[cfg(feature = "net")]
         fetcher: Some(a.net.fetch.fetcher()?),
@@ -904,12 +930,10 @@ pub fn verify(a: VerifyArgs) -> CliResult {
         ));
     }
     let input = read_input(&a.file)?;
+    if let Ok((agentsig::formats::Format::AiCatalog, _)) = agentsig::formats::detect_bytes(&input) {
+        return super::catalog::verify(&catalog_args(&a)?, &input);
+    }
     if a.jws.is_none() {
-        if let Ok((agentsig::formats::Format::AiCatalog, _)) =
-            agentsig::formats::detect_bytes(&input)
-        {
-            return super::catalog::verify(&catalog_args(&a)?, &input);
-        }
         if let Ok((agentsig::formats::Format::A2a, card)) = agentsig::formats::detect_bytes(&input)
         {
             let detached_beside = a.file != "-"

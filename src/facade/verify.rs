@@ -596,7 +596,30 @@ impl Facade {
         require_signed: bool,
         allow_unsigned: bool,
     ) -> Outcome<Report> {
-        let opts = crate::catalog::CatalogOptions::default().require_signed(require_signed);
+        self.verify_catalog_signed(catalog, None, subject, require_signed, allow_unsigned)
+    }
+
+    /// [`Facade::verify_catalog`] with the catalog's detached JWS
+    /// (`ai-catalog.json.jws`: a JWS over the RFC 8785 form of the whole
+    /// document, draft-narvaneni-agent-uri-03 section 10.3), checked with
+    /// the keys of `host.identifier` only: verified, it binds every inline
+    /// artifact of the document (binding `catalog-signature`); by a key not
+    /// trusted it is not checked; failing with a trusted key it fails the
+    /// catalog ([`crate::catalog::CatalogOptions::catalog_jws`]).
+    ///
+    /// # Errors
+    /// As [`Facade::verify_catalog`].
+    pub fn verify_catalog_signed(
+        &self,
+        catalog: &[u8],
+        catalog_jws: Option<&str>,
+        subject: Option<&str>,
+        require_signed: bool,
+        allow_unsigned: bool,
+    ) -> Outcome<Report> {
+        let opts = crate::catalog::CatalogOptions::default()
+            .require_signed(require_signed)
+            .catalog_jws(catalog_jws.map(str::to_owned));
         let r = if self.resolves_catalog_keys() {
             let (Some(net), Some(o)) = (self.net, &self.fetching) else {
                 return Err(Failure::usage(format!(
@@ -673,6 +696,47 @@ mod tests {
         assert_eq!(j["details"]["entries"][0]["manifest"]["status"], "verified");
         assert_eq!(j["details"]["entries"][0]["binding"], "manifest-digest");
         assert_eq!(j["details"]["require_signed"], true);
+    }
+
+    /// The catalog's detached JWS by a trusted key binds an inline entry
+    /// no manifest binds; the entry changed after signing is no longer
+    /// bound and the JWS fails the catalog; without the JWS it is unbound.
+    #[test]
+    fn the_catalog_jws_binds_inline_entries() {
+        let doc = json!({"specVersion": "1.0", "host": {"displayName": "H", "identifier": "did:web:h.example"},
+            "entries": [{"identifier": "urn:a", "displayName": "A", "mediaType": "application/zip", "data": {"a": 1}}]});
+        let text = doc.to_string();
+        let jws = crate::descriptor::sign(text.as_bytes(), &key())
+            .unwrap()
+            .jws;
+        let binding = |r: &Report| {
+            serde_json::to_value(r).unwrap()["details"]["entries"][0]["binding"].clone()
+        };
+        let r = facade(|_| {})
+            .verify_catalog_signed(text.as_bytes(), Some(&jws), None, false, false)
+            .unwrap();
+        assert_eq!(binding(&r), "catalog-signature");
+        let mut changed = doc.clone();
+        changed["entries"][0]["data"]["a"] = json!(2);
+        let f = facade(|_| {})
+            .verify_catalog_signed(
+                changed.to_string().as_bytes(),
+                Some(&jws),
+                None,
+                false,
+                true,
+            )
+            .unwrap_err();
+        assert_eq!(f.code, "catalog.not-verified");
+        let r = f.report.expect("report");
+        assert_eq!(binding(&r), "unbound");
+        let r = facade(|_| {})
+            .verify_catalog_signed(text.as_bytes(), None, None, false, true)
+            .unwrap();
+        assert_eq!(
+            (binding(&r), r.verdict),
+            (json!("unbound"), Verdict::Unsigned)
+        );
     }
 
     /// A catalog in which nothing failed but no trusted key vouches for an
