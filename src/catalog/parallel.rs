@@ -29,7 +29,7 @@ use super::verify::{
     inline_entry, parse_catalog, root_manifest, verify_catalog_doc, CatalogError, CatalogOptions,
     CatalogReport, Pre, Premade,
 };
-use crate::formats::{self, Format};
+use crate::formats;
 use crate::json::{self, Doc, JsonError, JsonLimits};
 use crate::jws::JwsPolicy;
 use crate::policy::Context;
@@ -238,7 +238,7 @@ fn lead<'a>(
         .iter()
         .map(|h| h.commands.send(Command::Check).is_ok())
         .collect();
-    let lint = formats::lint(Format::AiCatalog, doc);
+    let lint = formats::lint_catalog_own(doc);
     let mut manifests: Vec<Option<Pre>> = entries.iter().map(|_| None).collect();
     let mut place = |part: Vec<(usize, Option<Pre>)>| {
         for (i, pre) in part {

@@ -840,7 +840,7 @@ impl Walk<'_> {
     fn catalog(&mut self, doc: &Value, base: &str, depth: usize) {
         let lint = match self.premade.lint.take().filter(|_| base.is_empty()) {
             Some(l) => l,
-            None => formats::lint(Format::AiCatalog, doc),
+            None => formats::lint_catalog_own(doc),
         };
         for f in lint.findings {
             self.report.lint.push(LintFinding {

@@ -143,9 +143,23 @@ pub fn lint_bytes(input: &[u8], format: Option<Format>) -> Result<LintReport, De
 
 /// Lint a parsed document as `format`: every row of [`RULES`] for it.
 pub fn lint(format: Format, doc: &Value) -> LintReport {
+    lint_where(format, doc, |_| true)
+}
+
+/// [`lint`] of an AI Catalog without the rows that lint its inline MCP
+/// Server Cards: the catalog verifier checks each such card itself as the
+/// entry's artifact, under its own options (a local trial's internal
+/// endpoints), so its findings are not reported twice.
+pub(crate) fn lint_catalog_own(doc: &Value) -> LintReport {
+    lint_where(Format::AiCatalog, doc, |r| !r.code.starts_with("mcp/"))
+}
+
+fn lint_where(format: Format, doc: &Value, keep: impl Fn(&Rule) -> bool) -> LintReport {
     let mut l = Linter::default();
     if doc.is_object() {
-        let rules: Vec<&Rule> = super::all_rules().filter(|r| r.format == format).collect();
+        let rules: Vec<&Rule> = super::all_rules()
+            .filter(|r| r.format == format && keep(r))
+            .collect();
         run_rules(&mut l, &rules, doc);
     } else {
         l.push(

@@ -20,6 +20,7 @@ mod lint;
 
 pub use addr::{classify_host, HostClass};
 pub use detect::{detect, detect_bytes, DetectError};
+pub(crate) use lint::lint_catalog_own;
 pub use lint::{
     agent_uri_problem, check_before_signing, check_depends_graph, is_rfc3339, is_semver, lint,
     lint_bytes, rules_for, schema_problem, served_media_type, served_media_type_finding,
