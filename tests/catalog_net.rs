@@ -167,7 +167,56 @@ fn an_entry_on_a_private_address_is_refused_without_connecting() {
             "{m}"
         );
     }
-    assert_eq!(srv.accepted(), 1, "only the root catalog's connection");
+    assert_eq!(
+        srv.accepted(),
+        2,
+        "only the root catalog's connections (the catalog and its URL.jws)"
+    );
+}
+
+/// The catalog's detached JWS at `URL.jws` (draft-narvaneni-agent-uri-03
+/// section 10.3, as for a descriptor), checked with the keys of
+/// `host.identifier`: verified, it binds an inline entry no manifest binds;
+/// over a catalog changed after signing it fails the catalog and binds
+/// nothing; absent, the entry stays unbound.
+#[test]
+fn a_catalog_url_jws_binds_inline_entries() {
+    let (_ca, srv, fetcher) = setup();
+    let key = key_served_at_jwks(&srv);
+    let identity = srv.url("agent.example", "/jwks");
+    let cat = json!({"specVersion": "1.0", "host": {"displayName": "H", "identifier": identity},
+        "entries": [{"identifier": "urn:a", "displayName": "A", "mediaType": "application/zip", "data": {"a": 1}}]});
+    let url = srv.url("agent.example", "/.well-known/ai-catalog.json");
+    srv.route("/.well-known/ai-catalog.json", Resp::json(&cat));
+    let r = resolved(&fetcher, &url, CatalogOptions::default());
+    assert_eq!(r.entries[0].binding, catalog::Binding::Unbound);
+    assert!(r.catalog_signature.is_none(), "{:?}", r.catalog_signature);
+    let jws = agentsig::descriptor::sign(cat.to_string().as_bytes(), &key)
+        .expect("sign")
+        .jws;
+    srv.route(
+        "/.well-known/ai-catalog.json.jws",
+        Resp::ok("application/jose", jws.into_bytes()),
+    );
+    let r = resolved(&fetcher, &url, CatalogOptions::default());
+    assert_eq!(
+        r.catalog_signature.as_ref().map(|o| o.status),
+        Some(Status::Verified),
+        "{:?}",
+        r.catalog_signature
+    );
+    assert_eq!(r.entries[0].binding, catalog::Binding::CatalogSignature);
+    assert!(r.verified(), "{:?}", r.first_failure());
+    let mut changed = cat.clone();
+    changed["entries"][0]["data"]["a"] = json!(2);
+    srv.route("/.well-known/ai-catalog.json", Resp::json(&changed));
+    let r = resolved(&fetcher, &url, CatalogOptions::default());
+    assert_eq!(r.entries[0].binding, catalog::Binding::Unbound);
+    assert_eq!(
+        r.catalog_signature.as_ref().map(|o| o.status),
+        Some(Status::Failed)
+    );
+    assert!(!r.verified());
 }
 
 /// A server with a well-known catalog of one entry whose Trust Manifest is

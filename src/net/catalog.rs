@@ -507,6 +507,16 @@ pub fn verify_catalog_url(
         nf.strict_low_s = base.strict_low_s();
         let root = fetch_root(fetcher, url, opts)?;
         nf.add(root.body.len()).map_err(CatalogUrlError::Fetch)?;
+        // The catalog's detached JWS beside its final URL, as a
+        // descriptor's (draft-narvaneni-agent-uri-03 section 10.3).
+        let (jws, jws_failed) = match fetch_catalog_jws(fetcher, &root.url) {
+            Ok(j) => (j, None),
+            Err(why) => (None, Some(why)),
+        };
+        if let Some(j) = &jws {
+            nf.add(j.len()).map_err(CatalogUrlError::Fetch)?;
+        }
+        let opts = &opts.clone().catalog_jws(jws);
         let resolved;
         let v = match keys {
             CatalogKeys::Given => base,
@@ -526,9 +536,36 @@ pub fn verify_catalog_url(
         if let Some(o) = catalog_response_signature(v, &root) {
             report.apply_catalog_signature(o);
         }
+        if let Some(why) = jws_failed {
+            report.apply_catalog_signature(Outcome::failed(why));
+        }
         Ok(report)
     })
 }
+
+/// The catalog's detached JWS at `URL.jws` (the `.jws` of a descriptor,
+/// draft-narvaneni-agent-uri-03 section 10.3): `None` when the server
+/// answers 404 or 410 (there is none); an error message when fetching it
+/// failed otherwise, which fails the catalog as for a descriptor.
+fn fetch_catalog_jws(fetcher: &Fetcher, url: &str) -> Result<Option<String>, String> {
+    let jws_url = format!("{url}.jws");
+    match fetcher.get_with_limit(&jws_url, &[], MAX_CATALOG_JWS_BYTES) {
+        Ok(f) if f.status == 200 => Ok(Some(String::from_utf8_lossy(&f.body).trim().to_owned())),
+        Ok(f) if matches!(f.status, 404 | 410) => Ok(None),
+        Ok(f) => Err(format!(
+            "the catalog's detached JWS {jws_url}: HTTP status {}",
+            f.status
+        )),
+        Err(FetchError::Status {
+            status: 404 | 410, ..
+        }) => Ok(None),
+        Err(e) => Err(format!("the catalog's detached JWS {jws_url}: {e}")),
+    }
+}
+
+/// Largest catalog detached JWS read: 64 KiB (a general JWS of a few
+/// signatures fits many times over).
+const MAX_CATALOG_JWS_BYTES: usize = 64 * 1024;
 
 /// The catalog's own RFC 9421 response signature (the one `agentsig serve`
 /// puts on every response: `@status`, `content-type` and `content-digest`
