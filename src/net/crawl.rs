@@ -499,6 +499,9 @@ pub struct FleetGate {
     local: Arc<Local>,
 }
 
+/// How often a keeping worker asks whether others wait for the hosts it
+/// holds permits of ([`CrawlQueue::host_wanted`]).
+const CONTENTION_EVERY: Duration = Duration::from_millis(100);
 /// How often a kept permit's lease is extended while it is reused.
 const RENEW_EVERY: Duration = Duration::from_secs(5);
 /// Longest single wait on the fleet (a holder that died frees its permit
@@ -542,6 +545,12 @@ struct HostState {
     /// The fleet said the host is full, and no permit was given back
     /// since: wait for a wake rather than ask.
     full: bool,
+    /// Another fetch in the fleet found the host full within the last
+    /// second ([`CrawlQueue::host_wanted`]): permits that covered a kept
+    /// connection are not reused (they go back after the linger), and a
+    /// permit handed out covers one request with `Connection: close` and
+    /// goes back to the fleet as soon as its answer is read.
+    contended: bool,
 }
 
 /// A permit held by this process.
@@ -551,6 +560,8 @@ struct Held {
     granted: Instant,
     renewed: Instant,
     idle_since: Instant,
+    /// It covered a request whose connection may have stayed open.
+    used: bool,
 }
 
 impl Drop for Local {
@@ -648,7 +659,13 @@ impl FleetGate {
         let _ = self.queue.host_waited(host, ms, 1);
     }
 
-    fn granted(&self, host: &str, token: String, start: Instant) -> Box<dyn ConnectionPermit> {
+    fn granted(
+        &self,
+        host: &str,
+        token: String,
+        start: Instant,
+        closing: bool,
+    ) -> Box<dyn ConnectionPermit> {
         self.count_wait(host, start);
         let now = Instant::now();
         Box::new(FleetPermit {
@@ -659,8 +676,10 @@ impl FleetGate {
                 granted: now,
                 renewed: now,
                 idle_since: now,
+                used: false,
             }),
             delay: Duration::ZERO,
+            closing,
         })
     }
 
@@ -683,7 +702,7 @@ impl FleetGate {
             let (p, token) = self.ask(host)?;
             let left = deadline.saturating_duration_since(Instant::now());
             match p {
-                Permit::Granted => return Ok(self.granted(host, token, start)),
+                Permit::Granted => return Ok(self.granted(host, token, start, true)),
                 Permit::Full if !left.is_zero() => {
                     self.queue
                         .host_wait(&[host.to_owned()], left.min(WAIT_SLICE))
@@ -736,14 +755,51 @@ struct Settings {
 /// each host with fetches waiting and no permit at hand, asks the fleet,
 /// or waits for a wake of those hosts. Ends with the gate.
 fn manage(s: &Settings, local: &std::sync::Weak<Local>) {
-    let mut counted = Instant::now();
+    let (mut counted, mut looked) = (Instant::now(), Instant::now());
     loop {
         let Some(l) = local.upgrade() else { return };
+        // Whether other fetches in the fleet wait for the hosts this
+        // process holds permits of (one round trip, a few times a second).
+        let holding: Vec<String> = match l.state.lock() {
+            Ok(st) if looked.elapsed() >= CONTENTION_EVERY => st
+                .hosts
+                .iter()
+                .filter(|(_, h)| h.held > 0)
+                .map(|(host, _)| host.clone())
+                .collect(),
+            Ok(_) => Vec::new(),
+            Err(_) => return,
+        };
+        let wanted = if holding.is_empty() {
+            None
+        } else {
+            looked = Instant::now();
+            // Unreachable Redis: as before (the permits end with their
+            // leases if it stays away).
+            s.queue.host_wanted(&holding).ok()
+        };
         let mut give_back = Vec::new();
         let mut want = Vec::new();
         let mut waits = std::collections::HashMap::new();
         {
             let Ok(mut st) = l.state.lock() else { return };
+            if let Some(wanted) = wanted {
+                for (host, w) in holding.iter().zip(wanted) {
+                    let Some(h) = st.hosts.get_mut(host) else {
+                        continue;
+                    };
+                    h.contended = w;
+                    if w {
+                        // Kept connections' permits go back after the
+                        // linger; fresh ones are still handed out.
+                        let (used, fresh): (Vec<Held>, Vec<Held>) = std::mem::take(&mut h.idle)
+                            .into_iter()
+                            .partition(|p| p.used);
+                        h.idle = fresh;
+                        h.retiring.extend(used);
+                    }
+                }
+            }
             let now = Instant::now();
             if now.duration_since(counted) >= Duration::from_secs(1) {
                 counted = now;
@@ -813,6 +869,7 @@ fn manage(s: &Settings, local: &std::sync::Weak<Local>) {
                         granted: now,
                         renewed: now,
                         idle_since: now,
+                        used: false,
                     });
                 }
                 Ok(Permit::Full) => {
@@ -869,10 +926,13 @@ impl ConnectionGate for FleetGate {
             // host waits behind them.
             let open = h.not_before.is_none_or(|t| t <= now) && (queued || h.waiting == 0);
             let mut kept = None;
+            let closing = h.contended;
             if open {
-                // Past their turn: not reused, back to the fleet later.
+                // Past their turn, or covering a kept connection while
+                // others wait for the host: not reused, back to the fleet
+                // after the linger.
                 while let Some(p) = h.idle.pop() {
-                    if now.duration_since(p.granted) < self.turn {
+                    if now.duration_since(p.granted) < self.turn && !(closing && p.used) {
                         kept = Some(p);
                         break;
                     }
@@ -909,6 +969,7 @@ impl ConnectionGate for FleetGate {
                     host: host.to_owned(),
                     held: Some(p),
                     delay: Duration::ZERO,
+                    closing,
                 }));
             }
             if ask_now {
@@ -921,8 +982,9 @@ impl ConnectionGate for FleetGate {
                     Permit::Granted => {
                         h.held += 1;
                         h.full = false;
+                        let closing = h.contended;
                         drop(st);
-                        return Ok(self.granted(host, token, start));
+                        return Ok(self.granted(host, token, start, closing));
                     }
                     Permit::Full => h.full = true,
                     Permit::NotBefore(ms) => {
@@ -962,6 +1024,9 @@ struct FleetPermit {
     host: String,
     held: Option<Held>,
     delay: Duration,
+    /// Its request carries `Connection: close` and it goes back to the
+    /// fleet on drop (no keeping, or others wait for the host).
+    closing: bool,
 }
 
 /// The delay of a `Retry-After` value: delay-seconds or an HTTP-date (RFC
@@ -985,6 +1050,10 @@ impl ConnectionPermit for FleetPermit {
             self.delay = d;
         }
     }
+
+    fn keep_alive(&self) -> bool {
+        !self.closing
+    }
 }
 
 impl Drop for FleetPermit {
@@ -993,12 +1062,15 @@ impl Drop for FleetPermit {
             return;
         };
         let g = &self.gate;
+        // A closing permit's request carried `Connection: close`: its
+        // connection is closed once the answer is read (or dropped
+        // unread), so the permit goes back at once.
         if !self.delay.is_zero() {
             // The fleet's next connection to the host waits; unreachable
             // Redis: the permit ends with its lease.
-            let token = if g.keeps() { "" } else { p.token.as_str() };
+            let token = if self.closing { p.token.as_str() } else { "" };
             let _ = g.queue.host_release(&self.host, token, self.delay, g.limit);
-        } else if !g.keeps() {
+        } else if self.closing {
             let _ = g
                 .queue
                 .host_release(&self.host, &p.token, Duration::ZERO, g.limit);
@@ -1012,8 +1084,16 @@ impl Drop for FleetPermit {
             if !self.delay.is_zero() {
                 h.not_before = Some(now + self.delay);
             }
+            if self.closing {
+                h.held = h.held.saturating_sub(1);
+                drop(st);
+                g.local.changed.notify_all();
+                g.local.wanted.notify_one();
+                return;
+            }
             p.idle_since = now;
-            if now.duration_since(p.granted) >= g.turn {
+            p.used = true;
+            if now.duration_since(p.granted) >= g.turn || h.contended {
                 h.retiring.push(p);
             } else {
                 h.idle.push(p);
