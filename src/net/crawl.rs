@@ -26,8 +26,11 @@
 //!   no connection is kept alive past its fetch; with
 //!   [`FleetGate::keep_connections`] a worker keeps the permit as long as a
 //!   connection opened under it may be open: [`FetchPolicy::gate`](
-//!   super::FetchPolicy::gate)); a fetch that finds the host full waits for
-//!   a permit given back (a wake), not by polling;
+//!   super::FetchPolicy::gate); once another fetch in the fleet finds the
+//!   host full, such permits are not reused and each later request to the
+//!   host closes its connection and gives its permit back at once); a
+//!   fetch that finds the host full waits for a permit given back (a
+//!   wake), not by polling;
 //!   connections to one host started at least [`FleetGate::interval`]
 //!   apart; a `Retry-After` (RFC 9110 section 10.2.3) puts off the host's
 //!   next connection by its delay (at most [`MAX_RETRY_AFTER`]). Redis
@@ -477,7 +480,12 @@ fn one(
 /// Redis round trip: it goes back to the fleet once unused for
 /// [`FleetGate::linger`] (every connection it covered is closed by then),
 /// and it is reused for at most [`FleetGate::turn`], so that other workers
-/// waiting for the host get their turn. Waiting for a permit is a blocking
+/// waiting for the host get their turn. Sooner: once a fetch elsewhere
+/// finds the host full ([`CrawlQueue::host_wanted`], asked ten
+/// times a second), permits that covered a kept connection are no
+/// longer reused (they go back after the linger), and a permit handed out
+/// covers one request sent with `Connection: close` (RFC 9112 section 9.6)
+/// and goes back as soon as its answer is read. Waiting for a permit is a blocking
 /// `BLPOP` on the host's wake list, woken when one is given back anywhere
 /// in the fleet ([`CrawlQueue::host_wait`]), not a poll.
 #[derive(Debug, Clone)]
