@@ -26,10 +26,12 @@ use std::time::Duration;
 /// Longest input line read by `crawl add`.
 const MAX_LINE: usize = 8 * 1024;
 
-/// Longest reuse of one per-host permit by one worker: other workers
-/// waiting for the host get one within a turn and a linger (well within a
-/// fetch's deadline).
-const PERMIT_TURN: Duration = Duration::from_secs(10);
+/// Longest reuse of one per-host permit by one worker. Other workers
+/// waiting for the host do not wait for it: the holder gives its kept
+/// permits back within a linger once it sees them waiting. A long turn
+/// keeps a worker from asking for fresh permits while its old ones still
+/// linger, which would fill the host for the other workers.
+const PERMIT_TURN: Duration = Duration::from_secs(60);
 
 #[derive(Subcommand)]
 pub enum CrawlCommand {
@@ -113,7 +115,7 @@ pub struct WorkArgs {
     pub until_empty: bool,
     /// Close every connection after its request and give its fleet permit back at once. By
     /// default a worker keeps connections alive for a host's next inputs, each under a fleet
-    /// permit it holds while the connection may be open (reused for 10 s at most, then given
+    /// permit it holds while the connection may be open (reused for 60 s at most, then given
     /// back once its connections are closed), saving a TLS handshake and two Redis round trips
     /// per fetch; when another worker finds the host full, the holder stops reusing the
     /// permits of its kept connections (they go back once those are closed, about 6 s) and
