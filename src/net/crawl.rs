@@ -480,8 +480,8 @@ fn one(
 /// Redis round trip: it goes back to the fleet once unused for
 /// [`FleetGate::linger`] (every connection it covered is closed by then),
 /// and it is reused for at most [`FleetGate::turn`], so that other workers
-/// waiting for the host get their turn. Sooner: once a fetch elsewhere
-/// finds the host full ([`CrawlQueue::host_wanted`], asked ten
+/// waiting for the host get their turn. Sooner: once a fetch of a worker
+/// holding no usable permit of the host finds it full ([`CrawlQueue::host_wanted`], asked ten
 /// times a second), permits that covered a kept connection are no
 /// longer reused (they go back after the linger), and a permit handed out
 /// covers one request sent with `Connection: close` (RFC 9112 section 9.6)
@@ -553,8 +553,8 @@ struct HostState {
     /// The fleet said the host is full, and no permit was given back
     /// since: wait for a wake rather than ask.
     full: bool,
-    /// Another fetch in the fleet found the host full within the last
-    /// second ([`CrawlQueue::host_wanted`]): permits that covered a kept
+    /// A worker holding no usable permit of the host found it full within
+    /// the last second ([`CrawlQueue::host_wanted`]): permits that covered a kept
     /// connection are not reused (they go back after the linger), and a
     /// permit handed out covers one request with `Connection: close` and
     /// goes back to the fleet as soon as its answer is read.
@@ -639,12 +639,13 @@ impl FleetGate {
         !self.linger.is_zero()
     }
 
-    /// One permit request to the fleet, with the token it was asked for.
-    fn ask(&self, host: &str) -> Result<(Permit, String), String> {
+    /// One permit request to the fleet, with the token it was asked for
+    /// (`starved`: this process holds no usable permit of the host).
+    fn ask(&self, host: &str, starved: bool) -> Result<(Permit, String), String> {
         let token = crate::replay::redis::random_token()?;
         let p = self
             .queue
-            .host_acquire(host, &token, self.limit, self.interval, self.lease)
+            .host_acquire(host, &token, self.limit, self.interval, self.lease, starved)
             .map_err(|e| e.to_string())?;
         Ok((p, token))
     }
@@ -707,7 +708,7 @@ impl FleetGate {
         start: Instant,
     ) -> Result<Box<dyn ConnectionPermit>, String> {
         loop {
-            let (p, token) = self.ask(host)?;
+            let (p, token) = self.ask(host, true)?;
             let left = deadline.saturating_duration_since(Instant::now());
             match p {
                 Permit::Granted => return Ok(self.granted(host, token, start, true)),
@@ -836,7 +837,7 @@ fn manage(s: &Settings, local: &std::sync::Weak<Local>) {
                     .saturating_sub(before - h.idle.len() - h.retiring.len());
                 if h.waiting > 0 && h.idle.is_empty() && h.not_before.is_none() && h.held < s.limit
                 {
-                    want.push(host.clone());
+                    want.push((host.clone(), h.held <= h.retiring.len()));
                 }
             }
             st.hosts.retain(|_, h| {
@@ -852,13 +853,13 @@ fn manage(s: &Settings, local: &std::sync::Weak<Local>) {
             let _ = s.queue.host_release(&host, &token, Duration::ZERO, s.limit);
         }
         let mut full = Vec::new();
-        for host in want {
+        for (host, starved) in want {
             let Ok(token) = crate::replay::redis::random_token() else {
                 continue;
             };
             let got = s
                 .queue
-                .host_acquire(&host, &token, s.limit, s.interval, s.lease);
+                .host_acquire(&host, &token, s.limit, s.interval, s.lease, starved);
             let Some(l) = local.upgrade() else {
                 if matches!(got, Ok(Permit::Granted)) {
                     let _ = s.queue.host_release(&host, &token, Duration::ZERO, s.limit);
@@ -982,8 +983,9 @@ impl ConnectionGate for FleetGate {
             }
             if ask_now {
                 asked = true;
+                let starved = h.held <= h.retiring.len();
                 drop(st);
-                let (p, token) = self.ask(host)?;
+                let (p, token) = self.ask(host, starved)?;
                 st = lock()?;
                 let h = st.hosts.entry(host.to_owned()).or_default();
                 match p {

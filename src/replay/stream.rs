@@ -302,11 +302,12 @@ return 1
 });
 
 /// A connection permit: KEYS = host set, next time, wanted flag; ARGV =
-/// token, limit, interval ms, lease ms. The server's clock (`TIME`) is the
-/// one clock of the fleet. Returns 0 (granted), -1 (full: the wanted flag
-/// is then set for a second, so that holders keeping permits give them
-/// back, [`CrawlQueue::host_wanted`]) or the milliseconds until the next
-/// connection may start.
+/// token, limit, interval ms, lease ms, starved (1: the asker holds no
+/// usable permit of the host). The server's clock (`TIME`) is the one
+/// clock of the fleet. Returns 0 (granted), -1 (full: for a starved asker
+/// the wanted flag is then set for a second, so that holders keeping
+/// permits give them back, [`CrawlQueue::host_wanted`]) or the
+/// milliseconds until the next connection may start.
 static ACQUIRE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         "local t = redis.call('TIME')
@@ -315,7 +316,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local nb = tonumber(redis.call('GET', KEYS[2]) or '0')
 if nb > now then return nb - now end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
-  redis.call('SET', KEYS[3], '1', 'PX', 1000)
+  if ARGV[5] == '1' then redis.call('SET', KEYS[3], '1', 'PX', 1000) end
   return -1
 end
 local lease = tonumber(ARGV[4])
@@ -826,7 +827,10 @@ impl CrawlQueue {
     /// Ask for a permit to open one connection to `host` (`host:port`):
     /// at most `limit` held at once by the whole fleet, connections started
     /// at least `interval` apart; a permit not given back ends by itself
-    /// after `lease` (its holder died).
+    /// after `lease` (its holder died). `starved`: the asker holds no
+    /// usable permit of the host, so a full host is flagged as wanted
+    /// ([`CrawlQueue::host_wanted`]); an asker that has one makes progress
+    /// with it and does not take others' kept permits away.
     ///
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached: no
@@ -838,6 +842,7 @@ impl CrawlQueue {
         limit: usize,
         interval: Duration,
         lease: Duration,
+        starved: bool,
     ) -> Result<Permit, ReplayError> {
         let h = host_hash(host);
         let keys = [
@@ -859,6 +864,7 @@ impl CrawlQueue {
                 limit.as_bytes(),
                 iv.as_bytes(),
                 lease.as_bytes(),
+                if starved { b"1" } else { b"0" },
             ],
             None,
         )?;
