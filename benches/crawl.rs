@@ -4,8 +4,8 @@
 //! 127.0.0.1 (the tests' server, a test CA), verified
 //! * by `verify --batch LIST -j 2 --per-host 4`, one process;
 //! * by a crawl on one redis-server: `crawl add`, then 1, 2 and 4 worker
-//!   processes (`crawl work --until-empty -j 2 --per-host 4`), one without
-//!   and each with `--keep-connections`.
+//!   processes (`crawl work --until-empty -j 2 --per-host 4`), keeping
+//!   connections (the default), and one with `--no-keep-connections`.
 //!
 //! Printed per run: inputs per second (wall) and CPU per input, user +
 //! system, of the agentsig processes (`getrusage(RUSAGE_CHILDREN)` around
@@ -196,7 +196,7 @@ fn main() {
                 Command::new(bin)
                     .args(["crawl", "work", &name, "--redis", &url, "--until-empty"])
                     .args(["-j", "2", "--per-host", "4", "--consumer", &format!("w{w}")])
-                    .args(keep.then_some("--keep-connections"))
+                    .args((!keep).then_some("--no-keep-connections"))
                     .args(fetch_args(&dir))
                     .stdout(Stdio::null())
                     .stderr(Stdio::piped())
@@ -217,7 +217,7 @@ fn main() {
             "crawl, {workers} worker process(es){}: {:.0} inputs/s, {:.0} us CPU per input in the \
              workers + {:.0} us in redis-server = {:.2}x verify --batch (workers alone {:.2}x); \
              crawl add: {:.1} us + {:.1} us in redis-server per input",
-            if keep { " --keep-connections" } else { "" },
+            if keep { "" } else { " --no-keep-connections" },
             n as f64 / wall,
             per * 1e6,
             rcpu / n as f64 * 1e6,

@@ -295,3 +295,56 @@ fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input
     assert!(lines > 0 && lines <= urls.len());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Keeping connections is fair: a worker that keeps reusing a permit
+/// gives it back soon after another worker finds the host full (within the
+/// linger, here 300 ms, once it sees the host's `wanted` flag), not after
+/// its turn (here 60 s, far past the waiter's 8 s deadline). One permit
+/// for the host across both workers throughout.
+#[test]
+fn a_kept_permit_goes_back_when_another_worker_waits() {
+    use agentsig::net::crawl::FleetGate;
+    use agentsig::net::ConnectionGate;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    let Some(redis) = redis_support::Server::start("crawl-fair") else {
+        eprintln!("skipped: no redis-server");
+        return;
+    };
+    let gate = || {
+        let q = Arc::new(CrawlQueue::open(&redis.url(), "fair").unwrap());
+        FleetGate::new(q, 1, Duration::ZERO, Duration::from_secs(30))
+            .keep_connections(Duration::from_millis(300), Duration::from_secs(60))
+    };
+    let (a, b) = (gate(), gate());
+    let host = "agents.example:443";
+    let deadline = || Instant::now() + Duration::from_secs(8);
+    let p = a.acquire(host, deadline()).expect("first permit");
+    assert!(p.keep_alive(), "no one waits: the connection is kept");
+    drop(p);
+
+    // `a` keeps reusing its permit, one fetch after another.
+    let stop = Arc::new(AtomicBool::new(false));
+    let busy = {
+        let (a, stop) = (a.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                if let Ok(_p) = a.acquire(host, Instant::now() + Duration::from_secs(8)) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    // `b` finds the host full, flags it, and gets a permit within its
+    // deadline.
+    let q = CrawlQueue::open(&redis.url(), "fair").unwrap();
+    let p = b
+        .acquire(host, deadline())
+        .expect("a kept permit given back");
+    assert_eq!(q.host_wanted(&[host.to_owned()]).unwrap(), vec![true]);
+    drop(p);
+    stop.store(true, Ordering::SeqCst);
+    busy.join().unwrap();
+}

@@ -26,10 +26,12 @@ use std::time::Duration;
 /// Longest input line read by `crawl add`.
 const MAX_LINE: usize = 8 * 1024;
 
-/// Longest reuse of one per-host permit by one worker: other workers
-/// waiting for the host get one within a turn and a linger (well within a
-/// fetch's deadline).
-const PERMIT_TURN: Duration = Duration::from_secs(10);
+/// Longest reuse of one per-host permit by one worker. Other workers
+/// waiting for the host do not wait for it: the holder gives its kept
+/// permits back within a linger once it sees them waiting. A long turn
+/// keeps a worker from asking for fresh permits while its old ones still
+/// linger, which would fill the host for the other workers.
+const PERMIT_TURN: Duration = Duration::from_secs(60);
 
 #[derive(Subcommand)]
 pub enum CrawlCommand {
@@ -111,12 +113,17 @@ pub struct WorkArgs {
     /// Exit once every input of the crawl has its result (default: wait for more).
     #[arg(long)]
     pub until_empty: bool,
-    /// Keep connections alive for a host's next inputs, each under a fleet permit this worker
-    /// holds while the connection may be open (a permit is reused for 10 s at most, then given
-    /// back once its connections are closed). Saves a TLS handshake and two Redis round trips
-    /// per fetch; for crawls over many hosts: on one host shared by many workers, a worker may
-    /// wait a turn and its connections' linger (about 6 s more) for a permit.
+    /// Close every connection after its request and give its fleet permit back at once. By
+    /// default a worker keeps connections alive for a host's next inputs, each under a fleet
+    /// permit it holds while the connection may be open (reused for 60 s at most, then given
+    /// back once its connections are closed), saving a TLS handshake and two Redis round trips
+    /// per fetch; when another worker finds the host full, the holder stops reusing the
+    /// permits of its kept connections (they go back once those are closed, about 6 s) and
+    /// closes each later connection to the host after its request.
     #[arg(long)]
+    pub no_keep_connections: bool,
+    /// Keep connections alive (the default; kept for scripts that name it).
+    #[arg(long, hide = true, conflicts_with = "no_keep_connections")]
     pub keep_connections: bool,
     /// Also append each result this worker writes to FILE (JSON Lines: one report a line).
     #[arg(long, value_name = "FILE")]
@@ -389,11 +396,11 @@ fn work(a: &WorkArgs) -> CliResult {
     };
     // A permit outlives no fetch: leased for one fetch's deadline and more.
     let permit_lease = policy.timeout + Duration::from_secs(5);
-    // With --keep-connections a worker keeps its connections to a host
-    // (and their permits) for the host's next inputs, each permit for one
-    // turn at most.
+    // Unless --no-keep-connections, a worker keeps its connections to a
+    // host (and their permits) for the host's next inputs, each permit for
+    // one turn at most, and gives them back when others wait for the host.
     let mut gate = FleetGate::new(queue.clone(), a.per_host, interval, permit_lease);
-    if a.keep_connections {
+    if !a.no_keep_connections {
         gate = gate.keep_connections(policy.kept_connection_linger(), PERMIT_TURN);
     }
     let policy = policy

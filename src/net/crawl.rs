@@ -26,8 +26,11 @@
 //!   no connection is kept alive past its fetch; with
 //!   [`FleetGate::keep_connections`] a worker keeps the permit as long as a
 //!   connection opened under it may be open: [`FetchPolicy::gate`](
-//!   super::FetchPolicy::gate)); a fetch that finds the host full waits for
-//!   a permit given back (a wake), not by polling;
+//!   super::FetchPolicy::gate); once another fetch in the fleet finds the
+//!   host full, such permits are not reused and each later request to the
+//!   host closes its connection and gives its permit back at once); a
+//!   fetch that finds the host full waits for a permit given back (a
+//!   wake), not by polling;
 //!   connections to one host started at least [`FleetGate::interval`]
 //!   apart; a `Retry-After` (RFC 9110 section 10.2.3) puts off the host's
 //!   next connection by its delay (at most [`MAX_RETRY_AFTER`]). Redis
@@ -477,7 +480,12 @@ fn one(
 /// Redis round trip: it goes back to the fleet once unused for
 /// [`FleetGate::linger`] (every connection it covered is closed by then),
 /// and it is reused for at most [`FleetGate::turn`], so that other workers
-/// waiting for the host get their turn. Waiting for a permit is a blocking
+/// waiting for the host get their turn. Sooner: once a fetch of a worker
+/// holding no usable permit of the host finds it full ([`CrawlQueue::host_wanted`], asked ten
+/// times a second), permits that covered a kept connection are no
+/// longer reused (they go back after the linger), and a permit handed out
+/// covers one request sent with `Connection: close` (RFC 9112 section 9.6)
+/// and goes back as soon as its answer is read. Waiting for a permit is a blocking
 /// `BLPOP` on the host's wake list, woken when one is given back anywhere
 /// in the fleet ([`CrawlQueue::host_wait`]), not a poll.
 #[derive(Debug, Clone)]
@@ -499,6 +507,9 @@ pub struct FleetGate {
     local: Arc<Local>,
 }
 
+/// How often a keeping worker asks whether others wait for the hosts it
+/// holds permits of ([`CrawlQueue::host_wanted`]).
+const CONTENTION_EVERY: Duration = Duration::from_millis(100);
 /// How often a kept permit's lease is extended while it is reused.
 const RENEW_EVERY: Duration = Duration::from_secs(5);
 /// Longest single wait on the fleet (a holder that died frees its permit
@@ -542,6 +553,12 @@ struct HostState {
     /// The fleet said the host is full, and no permit was given back
     /// since: wait for a wake rather than ask.
     full: bool,
+    /// A worker holding no usable permit of the host found it full within
+    /// the last second ([`CrawlQueue::host_wanted`]): permits that covered a kept
+    /// connection are not reused (they go back after the linger), and a
+    /// permit handed out covers one request with `Connection: close` and
+    /// goes back to the fleet as soon as its answer is read.
+    contended: bool,
 }
 
 /// A permit held by this process.
@@ -551,6 +568,8 @@ struct Held {
     granted: Instant,
     renewed: Instant,
     idle_since: Instant,
+    /// It covered a request whose connection may have stayed open.
+    used: bool,
 }
 
 impl Drop for Local {
@@ -620,12 +639,13 @@ impl FleetGate {
         !self.linger.is_zero()
     }
 
-    /// One permit request to the fleet, with the token it was asked for.
-    fn ask(&self, host: &str) -> Result<(Permit, String), String> {
+    /// One permit request to the fleet, with the token it was asked for
+    /// (`starved`: this process holds no usable permit of the host).
+    fn ask(&self, host: &str, starved: bool) -> Result<(Permit, String), String> {
         let token = crate::replay::redis::random_token()?;
         let p = self
             .queue
-            .host_acquire(host, &token, self.limit, self.interval, self.lease)
+            .host_acquire(host, &token, self.limit, self.interval, self.lease, starved)
             .map_err(|e| e.to_string())?;
         Ok((p, token))
     }
@@ -648,7 +668,13 @@ impl FleetGate {
         let _ = self.queue.host_waited(host, ms, 1);
     }
 
-    fn granted(&self, host: &str, token: String, start: Instant) -> Box<dyn ConnectionPermit> {
+    fn granted(
+        &self,
+        host: &str,
+        token: String,
+        start: Instant,
+        closing: bool,
+    ) -> Box<dyn ConnectionPermit> {
         self.count_wait(host, start);
         let now = Instant::now();
         Box::new(FleetPermit {
@@ -659,8 +685,10 @@ impl FleetGate {
                 granted: now,
                 renewed: now,
                 idle_since: now,
+                used: false,
             }),
             delay: Duration::ZERO,
+            closing,
         })
     }
 
@@ -680,10 +708,10 @@ impl FleetGate {
         start: Instant,
     ) -> Result<Box<dyn ConnectionPermit>, String> {
         loop {
-            let (p, token) = self.ask(host)?;
+            let (p, token) = self.ask(host, true)?;
             let left = deadline.saturating_duration_since(Instant::now());
             match p {
-                Permit::Granted => return Ok(self.granted(host, token, start)),
+                Permit::Granted => return Ok(self.granted(host, token, start, true)),
                 Permit::Full if !left.is_zero() => {
                     self.queue
                         .host_wait(&[host.to_owned()], left.min(WAIT_SLICE))
@@ -736,14 +764,51 @@ struct Settings {
 /// each host with fetches waiting and no permit at hand, asks the fleet,
 /// or waits for a wake of those hosts. Ends with the gate.
 fn manage(s: &Settings, local: &std::sync::Weak<Local>) {
-    let mut counted = Instant::now();
+    let (mut counted, mut looked) = (Instant::now(), Instant::now());
     loop {
         let Some(l) = local.upgrade() else { return };
+        // Whether other fetches in the fleet wait for the hosts this
+        // process holds permits of (one round trip, a few times a second).
+        let holding: Vec<String> = match l.state.lock() {
+            Ok(st) if looked.elapsed() >= CONTENTION_EVERY => st
+                .hosts
+                .iter()
+                .filter(|(_, h)| h.held > 0)
+                .map(|(host, _)| host.clone())
+                .collect(),
+            Ok(_) => Vec::new(),
+            Err(_) => return,
+        };
+        let wanted = if holding.is_empty() {
+            None
+        } else {
+            looked = Instant::now();
+            // Unreachable Redis: as before (the permits end with their
+            // leases if it stays away).
+            s.queue.host_wanted(&holding).ok()
+        };
         let mut give_back = Vec::new();
         let mut want = Vec::new();
         let mut waits = std::collections::HashMap::new();
         {
             let Ok(mut st) = l.state.lock() else { return };
+            if let Some(wanted) = wanted {
+                for (host, w) in holding.iter().zip(wanted) {
+                    let Some(h) = st.hosts.get_mut(host) else {
+                        continue;
+                    };
+                    h.contended = w;
+                    if w {
+                        // Kept connections' permits go back after the
+                        // linger; fresh ones are still handed out.
+                        let (used, fresh): (Vec<Held>, Vec<Held>) = std::mem::take(&mut h.idle)
+                            .into_iter()
+                            .partition(|p| p.used);
+                        h.idle = fresh;
+                        h.retiring.extend(used);
+                    }
+                }
+            }
             let now = Instant::now();
             if now.duration_since(counted) >= Duration::from_secs(1) {
                 counted = now;
@@ -772,7 +837,7 @@ fn manage(s: &Settings, local: &std::sync::Weak<Local>) {
                     .saturating_sub(before - h.idle.len() - h.retiring.len());
                 if h.waiting > 0 && h.idle.is_empty() && h.not_before.is_none() && h.held < s.limit
                 {
-                    want.push(host.clone());
+                    want.push((host.clone(), h.held <= h.retiring.len()));
                 }
             }
             st.hosts.retain(|_, h| {
@@ -788,13 +853,13 @@ fn manage(s: &Settings, local: &std::sync::Weak<Local>) {
             let _ = s.queue.host_release(&host, &token, Duration::ZERO, s.limit);
         }
         let mut full = Vec::new();
-        for host in want {
+        for (host, starved) in want {
             let Ok(token) = crate::replay::redis::random_token() else {
                 continue;
             };
             let got = s
                 .queue
-                .host_acquire(&host, &token, s.limit, s.interval, s.lease);
+                .host_acquire(&host, &token, s.limit, s.interval, s.lease, starved);
             let Some(l) = local.upgrade() else {
                 if matches!(got, Ok(Permit::Granted)) {
                     let _ = s.queue.host_release(&host, &token, Duration::ZERO, s.limit);
@@ -813,6 +878,7 @@ fn manage(s: &Settings, local: &std::sync::Weak<Local>) {
                         granted: now,
                         renewed: now,
                         idle_since: now,
+                        used: false,
                     });
                 }
                 Ok(Permit::Full) => {
@@ -869,10 +935,13 @@ impl ConnectionGate for FleetGate {
             // host waits behind them.
             let open = h.not_before.is_none_or(|t| t <= now) && (queued || h.waiting == 0);
             let mut kept = None;
+            let closing = h.contended;
             if open {
-                // Past their turn: not reused, back to the fleet later.
+                // Past their turn, or covering a kept connection while
+                // others wait for the host: not reused, back to the fleet
+                // after the linger.
                 while let Some(p) = h.idle.pop() {
-                    if now.duration_since(p.granted) < self.turn {
+                    if now.duration_since(p.granted) < self.turn && !(closing && p.used) {
                         kept = Some(p);
                         break;
                     }
@@ -909,20 +978,23 @@ impl ConnectionGate for FleetGate {
                     host: host.to_owned(),
                     held: Some(p),
                     delay: Duration::ZERO,
+                    closing,
                 }));
             }
             if ask_now {
                 asked = true;
+                let starved = h.held <= h.retiring.len();
                 drop(st);
-                let (p, token) = self.ask(host)?;
+                let (p, token) = self.ask(host, starved)?;
                 st = lock()?;
                 let h = st.hosts.entry(host.to_owned()).or_default();
                 match p {
                     Permit::Granted => {
                         h.held += 1;
                         h.full = false;
+                        let closing = h.contended;
                         drop(st);
-                        return Ok(self.granted(host, token, start));
+                        return Ok(self.granted(host, token, start, closing));
                     }
                     Permit::Full => h.full = true,
                     Permit::NotBefore(ms) => {
@@ -962,6 +1034,9 @@ struct FleetPermit {
     host: String,
     held: Option<Held>,
     delay: Duration,
+    /// Its request carries `Connection: close` and it goes back to the
+    /// fleet on drop (no keeping, or others wait for the host).
+    closing: bool,
 }
 
 /// The delay of a `Retry-After` value: delay-seconds or an HTTP-date (RFC
@@ -985,6 +1060,10 @@ impl ConnectionPermit for FleetPermit {
             self.delay = d;
         }
     }
+
+    fn keep_alive(&self) -> bool {
+        !self.closing
+    }
 }
 
 impl Drop for FleetPermit {
@@ -993,12 +1072,15 @@ impl Drop for FleetPermit {
             return;
         };
         let g = &self.gate;
+        // A closing permit's request carried `Connection: close`: its
+        // connection is closed once the answer is read (or dropped
+        // unread), so the permit goes back at once.
         if !self.delay.is_zero() {
             // The fleet's next connection to the host waits; unreachable
             // Redis: the permit ends with its lease.
-            let token = if g.keeps() { "" } else { p.token.as_str() };
+            let token = if self.closing { p.token.as_str() } else { "" };
             let _ = g.queue.host_release(&self.host, token, self.delay, g.limit);
-        } else if !g.keeps() {
+        } else if self.closing {
             let _ = g
                 .queue
                 .host_release(&self.host, &p.token, Duration::ZERO, g.limit);
@@ -1012,8 +1094,16 @@ impl Drop for FleetPermit {
             if !self.delay.is_zero() {
                 h.not_before = Some(now + self.delay);
             }
+            if self.closing {
+                h.held = h.held.saturating_sub(1);
+                drop(st);
+                g.local.changed.notify_all();
+                g.local.wanted.notify_one();
+                return;
+            }
             p.idle_since = now;
-            if now.duration_since(p.granted) >= g.turn {
+            p.used = true;
+            if now.duration_since(p.granted) >= g.turn || h.contended {
                 h.retiring.push(p);
             } else {
                 h.idle.push(p);

@@ -204,6 +204,16 @@ pub trait ConnectionPermit: Send {
     /// The answer's status and its `Retry-After` field value (RFC 9110
     /// section 10.2.3), if any.
     fn answered(&mut self, status: u16, retry_after: Option<&str>);
+
+    /// Whether the connection used under this permit may stay open for
+    /// reuse after it (only where the gate keeps connections,
+    /// [`ConnectionGate::keeps_connections`]). `false` (the default): the
+    /// request carries `Connection: close` (RFC 9112 section 9.6), so the
+    /// connection is closed once its answer is read and the permit may go
+    /// back to the fleet at once.
+    fn keep_alive(&self) -> bool {
+        false
+    }
 }
 
 impl Default for FetchPolicy {
@@ -1298,13 +1308,7 @@ impl Fetcher {
             for (k, v) in headers {
                 req = req.header(*k, *v);
             }
-            if permit.is_some()
-                && !self
-                    .policy
-                    .gate
-                    .as_ref()
-                    .is_some_and(|g| g.keeps_connections())
-            {
+            if permit.as_ref().is_some_and(|p| !p.keep_alive()) {
                 req = req.header(reqwest::header::CONNECTION, "close");
             }
             let mut resp = req.send().map_err(|e| dl.map(&current, &e))?;

@@ -301,10 +301,13 @@ return 1
     )
 });
 
-/// A connection permit: KEYS = host set, next time; ARGV = token, limit,
-/// interval ms, lease ms. The server's clock (`TIME`) is the one clock of
-/// the fleet. Returns 0 (granted), -1 (full) or the milliseconds until the
-/// next connection may start.
+/// A connection permit: KEYS = host set, next time, wanted flag; ARGV =
+/// token, limit, interval ms, lease ms, starved (1: the asker holds no
+/// usable permit of the host). The server's clock (`TIME`) is the one
+/// clock of the fleet. Returns 0 (granted), -1 (full: for a starved asker
+/// the wanted flag is then set for a second, so that holders keeping
+/// permits give them back, [`CrawlQueue::host_wanted`]) or the
+/// milliseconds until the next connection may start.
 static ACQUIRE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         "local t = redis.call('TIME')
@@ -312,7 +315,10 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local nb = tonumber(redis.call('GET', KEYS[2]) or '0')
 if nb > now then return nb - now end
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+  if ARGV[5] == '1' then redis.call('SET', KEYS[3], '1', 'PX', 1000) end
+  return -1
+end
 local lease = tonumber(ARGV[4])
 redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
 redis.call('PEXPIRE', KEYS[1], lease + 1000)
@@ -821,7 +827,10 @@ impl CrawlQueue {
     /// Ask for a permit to open one connection to `host` (`host:port`):
     /// at most `limit` held at once by the whole fleet, connections started
     /// at least `interval` apart; a permit not given back ends by itself
-    /// after `lease` (its holder died).
+    /// after `lease` (its holder died). `starved`: the asker holds no
+    /// usable permit of the host, so a full host is flagged as wanted
+    /// ([`CrawlQueue::host_wanted`]); an asker that has one makes progress
+    /// with it and does not take others' kept permits away.
     ///
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached: no
@@ -833,11 +842,13 @@ impl CrawlQueue {
         limit: usize,
         interval: Duration,
         lease: Duration,
+        starved: bool,
     ) -> Result<Permit, ReplayError> {
         let h = host_hash(host);
         let keys = [
             self.key(&format!("host:{h}")),
             self.key(&format!("next:{h}")),
+            self.key(&format!("wanted:{h}")),
         ];
         let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
         let (limit, iv, lease) = (
@@ -853,6 +864,7 @@ impl CrawlQueue {
                 limit.as_bytes(),
                 iv.as_bytes(),
                 lease.as_bytes(),
+                if starved { b"1" } else { b"0" },
             ],
             None,
         )?;
@@ -948,6 +960,30 @@ impl CrawlQueue {
                 .position(|w| w.as_slice() == k.as_bytes())
                 .map(|i| hosts[i].clone())
         }))
+    }
+
+    /// Which of `hosts` a fetch somewhere in the fleet found full within
+    /// the last second ([`CrawlQueue::host_acquire`] answered
+    /// [`Permit::Full`]): a holder keeping permits of such a host gives
+    /// them back rather than reuse them.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn host_wanted(&self, hosts: &[String]) -> Result<Vec<bool>, ReplayError> {
+        if hosts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<Vec<u8>> = hosts
+            .iter()
+            .map(|h| self.key(&format!("wanted:{}", host_hash(h))))
+            .collect();
+        let mut args: Vec<&[u8]> = vec![b"MGET"];
+        args.extend(keys.iter().map(Vec::as_slice));
+        let r = self.client.query(&args, None)?;
+        let set = array(&r);
+        Ok((0..hosts.len())
+            .map(|i| set.get(i).and_then(text).is_some())
+            .collect())
     }
 
     /// Count `waits` waits for a permit of `host`, `ms` milliseconds in
