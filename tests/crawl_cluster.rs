@@ -244,10 +244,19 @@ fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input
             }
         }
     }
-    let verified = by_input.values().filter(|r| r["verified"] == true).count();
-    assert_eq!(
-        verified,
-        (0..n).filter(|i| i % 10 != 3 && i % 50 != 7).count()
+    // Every input served with the body its JWS signed verifies, and no
+    // other: the reports that disagree are printed whole.
+    let wrong: Vec<&Value> = urls
+        .iter()
+        .enumerate()
+        .take(n)
+        .filter(|(i, u)| (by_input[*u]["verified"] == true) != (i % 10 != 3 && i % 50 != 7))
+        .map(|(_, u)| &by_input[u])
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{} wrong verdicts: {wrong:#?}",
+        wrong.len()
     );
     // The host that keeps failing: two attempts, then its failure and
     // reason are its result.
@@ -347,4 +356,78 @@ fn a_kept_permit_goes_back_when_another_worker_waits() {
     drop(p);
     stop.store(true, Ordering::SeqCst);
     busy.join().unwrap();
+}
+
+/// An attempt that found no connection permit within its deadline (the
+/// host's permits held by the fleet, e.g. by a worker killed while holding
+/// them) never reached the origin: it is put off without counting, so the
+/// input still gets its verdict with one attempt allowed; past
+/// `MAX_POSTPONED` such attempts they count, so an input never waits
+/// forever.
+#[test]
+fn an_attempt_without_a_permit_is_put_off_without_counting() {
+    use agentsig::net::crawl::{run_worker, Step, WorkerOptions, MAX_POSTPONED};
+    use agentsig::replay::stream::CrawlEntry;
+    use agentsig::report::Report;
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    let Some(redis) = redis_support::Server::start("crawl-postpone") else {
+        eprintln!("skipped: no redis-server");
+        return;
+    };
+    let queue = CrawlQueue::open(&redis.url(), "postpone").unwrap();
+    queue.create().unwrap();
+    let inputs = [
+        "https://busy.example/a.json".to_owned(),
+        "https://held.example/b.json".to_owned(),
+    ];
+    assert_eq!(queue.add(&inputs, 0).unwrap(), 2);
+    let calls: HashMap<&str, AtomicU32> = inputs
+        .iter()
+        .map(|i| (i.as_str(), AtomicU32::new(0)))
+        .collect();
+    let no_permit = || Step::Postpone {
+        code: "fetch.timeout".into(),
+        reason: "no connection permit within the deadline".into(),
+    };
+    // The first input finds no permit three times, then verifies; the
+    // second never finds one.
+    let verify = |e: &CrawlEntry| {
+        let n = calls[e.input.as_str()].fetch_add(1, Ordering::SeqCst) + 1;
+        if e.input.contains("busy") && n > 3 {
+            let mut r = Report::done("verify", Some(&e.input));
+            r.set_verdict(agentsig::report::Verdict::Verified);
+            Step::Result(Box::new(r))
+        } else {
+            no_permit()
+        }
+    };
+    let mut opts = WorkerOptions::new("w");
+    opts.threads = 1;
+    opts.max_attempts = 1;
+    opts.until_empty = true;
+    let counts = run_worker(&queue, &opts, &verify, &|_, _| {}, &AtomicBool::new(false)).unwrap();
+    assert_eq!(counts.results, 2);
+    assert_eq!(calls[inputs[0].as_str()].load(Ordering::SeqCst), 4);
+    assert_eq!(
+        calls[inputs[1].as_str()].load(Ordering::SeqCst),
+        MAX_POSTPONED + 1
+    );
+    assert_eq!(counts.postponed, u64::from(3 + MAX_POSTPONED));
+    let results = queue.results("0", 10).unwrap();
+    let by: HashMap<&str, Value> = results
+        .iter()
+        .map(|(_, i, r)| (i.as_str(), serde_json::from_slice(r).unwrap()))
+        .collect();
+    let busy = &by[inputs[0].as_str()];
+    assert_eq!(busy["verdict"], "verified", "{busy}");
+    assert_eq!(busy["details"]["crawl_attempts"], 1, "{busy}");
+    let held = &by[inputs[1].as_str()];
+    assert_eq!(held["error"]["code"], "crawl.gave-up", "{held}");
+    assert!(
+        held["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no connection permit"),
+        "{held}"
+    );
 }

@@ -11,8 +11,8 @@ use super::net::NetArgs;
 use super::{CliError, CliResult, TrustedKeyArgs};
 use agentsig::catalog::{CatalogInput, CatalogOptions, EntryCheck};
 use agentsig::net::crawl::{
-    failed_report, is_transient, run_worker, FleetGate, Step, WorkerOptions, DEFAULT_LEASE,
-    DEFAULT_MAX_ATTEMPTS,
+    failed_report, is_back_pressure, is_transient, run_worker, FleetGate, Step, WorkerOptions,
+    DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS,
 };
 use agentsig::replay::stream::{CrawlEntry, CrawlQueue};
 use agentsig::report::{Report, Verdict};
@@ -285,6 +285,10 @@ impl Verify {
         match verify_or_expand(&self.resolver, url, &self.catalog) {
             UrlInput::Document(r) => match *r {
                 Ok(v) => result(super::net::success_report("verify", url, &v)),
+                Err(e) if is_back_pressure(&e) => Step::Postpone {
+                    code: e.code().into(),
+                    reason: e.to_string(),
+                },
                 Err(e) if is_transient(&e) => Step::Retry {
                     code: e.code().into(),
                     reason: e.to_string(),
@@ -459,11 +463,12 @@ fn work(a: &WorkArgs) -> CliResult {
     drop(v);
     let counts = outcome.map_err(|e| CliError::failed(format!("crawl {}: {e}", a.crawl.name)))?;
     errln!(
-        "worker {}: {} results written ({} verified), {} retried, {} taken over, {} duplicates skipped",
+        "worker {}: {} results written ({} verified), {} retried, {} put off for want of a connection permit, {} taken over, {} duplicates skipped",
         opts.consumer,
         counts.results,
         counts.verified,
         counts.retried,
+        counts.postponed,
         counts.reclaimed,
         counts.duplicates
     );

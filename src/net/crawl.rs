@@ -15,10 +15,17 @@
 //!   another worker takes them over once they have been pending for the
 //!   lease ([`CrawlQueue::claim_stale`]).
 //! * An input whose verification fails for a reason worth retrying (a
-//!   timeout, a 5xx or 429 answer, no connection permit) is queued again,
-//!   at most [`WorkerOptions::max_attempts`] attempts in all (a worker lost
+//!   timeout, a 5xx or 429 answer) is queued again, at most
+//!   [`WorkerOptions::max_attempts`] attempts in all (a worker lost
 //!   mid-input counts as one); then its result records the failure and its
 //!   reason (`crawl.gave-up`). Nothing is dropped.
+//! * A fetch that found no connection permit within its deadline never
+//!   reached the origin: the host's permits were held by the fleet (a
+//!   worker killed while holding permits keeps them until their lease ends).
+//!   Such an attempt is put off without counting
+//!   ([`CrawlQueue::postpone`]), at most [`MAX_POSTPONED`] times per input
+//!   (later ones count), so a dead worker's permits cost its hosts' inputs
+//!   time, never their verdicts.
 //! * Politeness over the whole fleet: at most [`FleetGate::limit`]
 //!   connections open to one host (`host:port`) at once, summed over every
 //!   worker on every machine, each connection opened under a permit held in
@@ -50,6 +57,11 @@ use std::time::{Duration, Instant};
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
 /// Default attempts at one input.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+/// Attempts at one input put off without counting because no connection
+/// permit came ([`Step::Postpone`]); later ones count as attempts. With
+/// the default deadlines this outlasts a dead worker's permit lease many
+/// times over.
+pub const MAX_POSTPONED: u32 = 20;
 /// Default lease: an entry pending this long is taken over by another
 /// worker. Longer than one `verify URL` operation (30 s) plus its permit
 /// waits.
@@ -71,9 +83,18 @@ pub enum Step {
         /// Its entries' URLs (already within the catalog bounds).
         entries: Vec<String>,
     },
-    /// A failure worth trying again later (a timeout, 5xx, 429, no
-    /// permit): its code and reason.
+    /// A failure worth trying again later (a timeout, 5xx, 429): its code
+    /// and reason.
     Retry {
+        /// The reason code (`fetch.timeout`).
+        code: String,
+        /// The reason.
+        reason: String,
+    },
+    /// No connection permit came within the deadline ([`is_back_pressure`]):
+    /// the attempt is put off without counting, up to [`MAX_POSTPONED`]
+    /// times, then counts as a [`Step::Retry`].
+    Postpone {
         /// The reason code (`fetch.timeout`).
         code: String,
         /// The reason.
@@ -81,15 +102,29 @@ pub enum Step {
     },
 }
 
+/// The fetch failure behind `e`, if a fetch of the descriptor, its `.jws`
+/// or its keys failed.
+fn fetch_failure(e: &UrlVerifyError) -> Option<&super::fetch::FetchError> {
+    match e {
+        UrlVerifyError::Fetch(f) | UrlVerifyError::JwsFetch { source: f, .. } => Some(f),
+        UrlVerifyError::Discovery(super::discovery::DiscoveryError::Fetch(f)) => Some(f),
+        _ => None,
+    }
+}
+
 /// Whether trying `e` again later may succeed: a timeout, a DNS failure,
 /// a 5xx or 429 answer, no connection permit, for the descriptor, its
 /// `.jws` or its keys.
 pub fn is_transient(e: &UrlVerifyError) -> bool {
-    match e {
-        UrlVerifyError::Fetch(f) | UrlVerifyError::JwsFetch { source: f, .. } => f.is_transient(),
-        UrlVerifyError::Discovery(super::discovery::DiscoveryError::Fetch(f)) => f.is_transient(),
-        _ => false,
-    }
+    fetch_failure(e).is_some_and(super::fetch::FetchError::is_transient)
+}
+
+/// Whether `e` is only that no connection permit came within the deadline
+/// ([`FetchError::NoPermit`](super::fetch::FetchError::NoPermit)): the
+/// origin was never asked, so the attempt is put off without counting
+/// ([`Step::Postpone`]).
+pub fn is_back_pressure(e: &UrlVerifyError) -> bool {
+    fetch_failure(e).is_some_and(super::fetch::FetchError::is_no_permit)
 }
 
 /// A failed input's report, the shape `verify --batch` gives one:
@@ -154,6 +189,8 @@ pub struct WorkerCounts {
     pub duplicates: u64,
     /// Attempts queued again.
     pub retried: u64,
+    /// Attempts put off without counting: no connection permit came.
+    pub postponed: u64,
     /// Entries taken over from another worker.
     pub reclaimed: u64,
 }
@@ -165,6 +202,7 @@ struct Shared {
     verified: AtomicU64,
     duplicates: AtomicU64,
     retried: AtomicU64,
+    postponed: AtomicU64,
     reclaimed: AtomicU64,
     last_claim_ms: AtomicU64,
     idle: AtomicUsize,
@@ -233,6 +271,7 @@ pub fn run_worker(
         verified: shared.verified.load(Ordering::SeqCst),
         duplicates: shared.duplicates.load(Ordering::SeqCst),
         retried: shared.retried.load(Ordering::SeqCst),
+        postponed: shared.postponed.load(Ordering::SeqCst),
         reclaimed: shared.reclaimed.load(Ordering::SeqCst),
     })
 }
@@ -412,7 +451,15 @@ fn one(
         );
         (r, Vec::new())
     } else {
-        match verify(e) {
+        let mut step = verify(e);
+        if let Step::Postpone { code, reason } = step {
+            if queue.postpone(e, &format!("{code}: {reason}"), MAX_POSTPONED)? {
+                shared.postponed.fetch_add(1, Ordering::SeqCst);
+                return Ok(());
+            }
+            step = Step::Retry { code, reason };
+        }
+        match step {
             Step::Result(r) => (*r, Vec::new()),
             Step::Expand { report, entries } => {
                 let mut r = *report;
@@ -424,7 +471,9 @@ fn one(
                 };
                 (r, entries)
             }
-            Step::Retry { code, reason } if attempts >= opts.max_attempts => {
+            Step::Retry { code, reason } | Step::Postpone { code, reason }
+                if attempts >= opts.max_attempts =>
+            {
                 let r = failed_report(
                     &e.input,
                     "crawl.gave-up",
@@ -432,7 +481,7 @@ fn one(
                 );
                 (r, Vec::new())
             }
-            Step::Retry { code, reason } => {
+            Step::Retry { code, reason } | Step::Postpone { code, reason } => {
                 queue.retry(e, &format!("{code}: {reason}"))?;
                 shared.retried.fetch_add(1, Ordering::SeqCst);
                 return Ok(());
@@ -1166,6 +1215,15 @@ mod tests {
         });
         assert!(!is_transient(&missing));
         assert!(!is_transient(&UrlVerifyError::NoKeySource));
+        // No permit: transient, and put off without counting; a timeout at
+        // the origin counts.
+        let no_permit = UrlVerifyError::Fetch(FetchError::NoPermit {
+            url: "https://a.example/".into(),
+            message: "a.example:443: no connection permit within the deadline".into(),
+        });
+        assert!(is_transient(&no_permit) && is_back_pressure(&no_permit));
+        assert!(!is_back_pressure(&timeout) && !is_back_pressure(&unavailable));
+        assert_eq!(no_permit.code(), "fetch.timeout");
         let r = failed_report("https://a.example/", "crawl.gave-up", "3 attempts");
         assert_eq!(labels(&r), ("not-verified".into(), "crawl.gave-up".into()));
     }

@@ -342,6 +342,19 @@ pub enum FetchError {
         /// A timeout (worth retrying later).
         timeout: bool,
     },
+    /// No connection permit of the gate ([`FetchPolicy::gate`]) came
+    /// before the deadline: the bound on connections to one host
+    /// (a crawl fleet's, across its workers) was held by others all that
+    /// time. The fetch never reached the origin, so this says nothing of
+    /// it: worth trying again later, and never remembered or shared as
+    /// the origin's failure.
+    #[error("fetching {url} failed: no connection permit: {message}")]
+    NoPermit {
+        /// The URL.
+        url: String,
+        /// The gate's reason (the host, the wait, the bound).
+        message: String,
+    },
     /// No complete answer before the deadline: the total of one fetch
     /// ([`FetchPolicy::timeout`]) or that of the whole operation
     /// ([`FetchPolicy::operation_timeout`], [`with_deadline`]).
@@ -398,7 +411,7 @@ impl FetchError {
     pub fn is_transient(&self) -> bool {
         match self {
             FetchError::Transport { timeout, .. } => *timeout,
-            FetchError::Deadline { .. } => true,
+            FetchError::Deadline { .. } | FetchError::NoPermit { .. } => true,
             FetchError::Dns { .. } => true,
             FetchError::Status { status, .. } => *status >= 500 || *status == 429,
             _ => false,
@@ -408,8 +421,16 @@ impl FetchError {
     pub fn is_timeout(&self) -> bool {
         matches!(
             self,
-            FetchError::Deadline { .. } | FetchError::Transport { timeout: true, .. }
+            FetchError::Deadline { .. }
+                | FetchError::NoPermit { .. }
+                | FetchError::Transport { timeout: true, .. }
         )
+    }
+    /// Whether the fetch waited in vain for a connection permit
+    /// ([`FetchError::NoPermit`]): back-pressure of this process's gate,
+    /// not a failure of the origin.
+    pub fn is_no_permit(&self) -> bool {
+        matches!(self, FetchError::NoPermit { .. })
     }
     /// Whether the fetch ran out of the caller's time rather than its own:
     /// the operation's deadline ([`with_deadline`],
@@ -1370,11 +1391,9 @@ impl Fetcher {
             url.port_or_known_default().unwrap_or(443)
         );
         gate.acquire(&host, dl.at)
-            .map_err(|m| FetchError::Transport {
+            .map_err(|message| FetchError::NoPermit {
                 url: url.to_string(),
-                message: format!("no connection permit: {m}"),
-                // Worth trying again later, like a timeout.
-                timeout: true,
+                message,
             })
     }
 
@@ -1613,7 +1632,8 @@ enum Turn {
 /// A failure at the origin as the fleet cache shares it; `None` for a
 /// refusal made before connecting (the SSRF guard, a URL that is not
 /// https), which is this process's own policy, and for a fetch cut short
-/// by the caller's operation deadline ([`FetchError::is_caller_deadline`]):
+/// by the caller's operation deadline ([`FetchError::is_caller_deadline`])
+/// or that never got a connection permit ([`FetchError::NoPermit`]):
 /// only a failure the origin caused within the fetch's own full budget is
 /// shared, or one slow document met first would make every verifier of
 /// the fleet fail the next one.
@@ -1622,7 +1642,10 @@ fn shared_failure(e: &FetchError) -> Option<super::fleet::Failure> {
         || e.is_caller_deadline()
         || matches!(
             e,
-            FetchError::BadUrl(_) | FetchError::NotHttps(_) | FetchError::Budget { .. }
+            FetchError::BadUrl(_)
+                | FetchError::NotHttps(_)
+                | FetchError::Budget { .. }
+                | FetchError::NoPermit { .. }
         )
     {
         return None;
@@ -1739,6 +1762,13 @@ mod tests {
         };
         assert_eq!(shared_failure(&refused), None);
         assert_eq!(shared_failure(&FetchError::NotHttps("http".into())), None);
+        // No permit of the gate came: the origin was never asked.
+        let no_permit = FetchError::NoPermit {
+            url: u.into(),
+            message: "agent.example:443: no connection permit within the deadline".into(),
+        };
+        assert!(no_permit.is_transient() && no_permit.is_no_permit());
+        assert_eq!(shared_failure(&no_permit), None);
         let timeout = FetchError::Deadline {
             url: u.into(),
             scope: "fetch",

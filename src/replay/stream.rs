@@ -27,7 +27,9 @@
 //! * `seen`: set of the input ids ever queued (an input added twice, or a
 //!   catalog entry found twice, is queued once).
 //! * `tries`, `why`: attempts started per input, and the reason of its last
-//!   failed attempt (a bounded retry ends in a result carrying that reason).
+//!   failed attempt (a bounded retry ends in a result carrying that reason);
+//!   `postponed`: per input, the attempts put off without counting because
+//!   no connection permit came ([`CrawlQueue::postpone`]).
 //! * `stats`: counters (`verdict:WORD`, `code:CODE`, `queued`, `retried`,
 //!   `reclaimed`); `waits`: per-host milliseconds spent waiting for a
 //!   connection permit, and `waited:HOST` the count of such waits.
@@ -293,6 +295,29 @@ static RETRY: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
   redis.call('XADD', KEYS[1], '*', 'id', ARGV[1], 'input', ARGV[4], 'depth', ARGV[5], 'attempt', ARGV[6])
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[7])
   redis.call('HINCRBY', KEYS[3], 'retried', 1)
+end
+redis.call('XACK', KEYS[1], ARGV[3], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+return 1
+",
+    )
+});
+
+/// Puts an attempt off without counting it: KEYS = inputs, why, stats,
+/// done, postponed, tries; ARGV = id, entry, group, input, depth, attempt,
+/// reason, most put off. Past the most, nothing is written and 0 returned
+/// (the attempt counts: the caller retries it). Else the attempt started
+/// is taken back from `tries`, the entry queued again as it was, the old
+/// one acknowledged, all as one unit; 1 returned (also for an input that
+/// has a result meanwhile, only acknowledged).
+static POSTPONE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 0 then
+  if redis.call('HINCRBY', KEYS[5], ARGV[1], 1) > tonumber(ARGV[8]) then return 0 end
+  redis.call('HINCRBY', KEYS[6], ARGV[1], -1)
+  redis.call('XADD', KEYS[1], '*', 'id', ARGV[1], 'input', ARGV[4], 'depth', ARGV[5], 'attempt', ARGV[6])
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[7])
+  redis.call('HINCRBY', KEYS[3], 'postponed', 1)
 end
 redis.call('XACK', KEYS[1], ARGV[3], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
@@ -792,36 +817,77 @@ impl CrawlQueue {
         }
     }
 
+    /// Put the attempt started at `e` off without counting it (no
+    /// connection permit came: the origin was never asked): queue `e` again
+    /// as it is, with `reason`, take the attempt back from the input's
+    /// count and acknowledge `e`. At most `most` times per input: past
+    /// that `false` is returned and nothing written (the attempt counts;
+    /// [`CrawlQueue::retry`] it).
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn postpone(&self, e: &CrawlEntry, reason: &str, most: u32) -> Result<bool, ReplayError> {
+        let most = most.to_string();
+        let r = self.requeue(
+            &POSTPONE,
+            e,
+            e.attempt,
+            reason,
+            &["postponed", "tries"],
+            &most,
+        )?;
+        match int(&r) {
+            Some(1) => Ok(true),
+            Some(0) => Ok(false),
+            _ => Err(self.client.unavailable(format!("unexpected reply {r:?}"))),
+        }
+    }
+
     /// Queue another attempt at `e` (attempt + 1) with the reason this one
     /// failed, and acknowledge `e`.
     ///
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
     pub fn retry(&self, e: &CrawlEntry, reason: &str) -> Result<(), ReplayError> {
-        let keys = [
-            self.key("inputs"),
-            self.key("why"),
-            self.key("stats"),
-            self.key("done"),
-        ];
-        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-        let (depth, attempt) = (e.depth.to_string(), e.attempt.saturating_add(1).to_string());
-        let reason: String = reason.chars().take(1000).collect();
-        self.client.eval(
-            &RETRY,
-            &keys,
-            &[
-                e.id.as_bytes(),
-                e.entry.as_bytes(),
-                GROUP.as_bytes(),
-                e.input.as_bytes(),
-                depth.as_bytes(),
-                attempt.as_bytes(),
-                reason.as_bytes(),
-            ],
-            Some((keys[0], always)),
-        )?;
+        self.requeue(&RETRY, e, e.attempt.saturating_add(1), reason, &[], "")?;
         Ok(())
+    }
+
+    /// Run `script` ([`RETRY`] or [`POSTPONE`]) over `e`: KEYS = inputs,
+    /// why, stats, done, then `more_keys`; ARGV = id, entry, group, input,
+    /// depth, `attempt`, reason (at most 1,000 characters), then `more`
+    /// when not empty.
+    fn requeue(
+        &self,
+        script: &redis::Script,
+        e: &CrawlEntry,
+        attempt: u32,
+        reason: &str,
+        more_keys: &[&str],
+        more: &str,
+    ) -> Result<Reply, ReplayError> {
+        let keys: Vec<Vec<u8>> = ["inputs", "why", "stats", "done"]
+            .iter()
+            .chain(more_keys)
+            .map(|k| self.key(k))
+            .collect();
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let (depth, attempt) = (e.depth.to_string(), attempt.to_string());
+        let reason: String = reason.chars().take(1000).collect();
+        let mut argv: Vec<&[u8]> = vec![
+            e.id.as_bytes(),
+            e.entry.as_bytes(),
+            GROUP.as_bytes(),
+            e.input.as_bytes(),
+            depth.as_bytes(),
+            attempt.as_bytes(),
+            reason.as_bytes(),
+        ];
+        if !more.is_empty() {
+            argv.push(more.as_bytes());
+        }
+        self.client
+            .eval(script, &keys, &argv, Some((keys[0], always)))
     }
 
     /// Ask for a permit to open one connection to `host` (`host:port`):
@@ -1167,7 +1233,16 @@ impl CrawlQueue {
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
     pub fn delete(&self) -> Result<(), ReplayError> {
         for k in [
-            "inputs", "results", "done", "seen", "tries", "why", "stats", "waits", "state",
+            "inputs",
+            "results",
+            "done",
+            "seen",
+            "tries",
+            "postponed",
+            "why",
+            "stats",
+            "waits",
+            "state",
         ] {
             self.client.query(&[b"DEL", &self.key(k)], None)?;
         }
