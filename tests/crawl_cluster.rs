@@ -431,3 +431,73 @@ fn an_attempt_without_a_permit_is_put_off_without_counting() {
         "{held}"
     );
 }
+
+/// A thread writes the results of the inputs it took together, with its
+/// next take, in one script call: one result per input (a duplicated
+/// entry in the same batch only acknowledged), each entry acknowledged
+/// with its result, every result of a batch written by the time the next
+/// batch is verified, and about one script call per batch, not one per
+/// input (counted at the server: `INFO commandstats`).
+#[test]
+fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
+    use agentsig::net::crawl::{run_worker, Step, WorkerOptions};
+    use agentsig::replay::stream::CrawlEntry;
+    use agentsig::report::{Report, Verdict};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let Some(redis) = redis_support::Server::start("crawl-batch") else {
+        eprintln!("skipped: no redis-server");
+        return;
+    };
+    let queue = CrawlQueue::open(&redis.url(), "batch").unwrap();
+    queue.create().unwrap();
+    let inputs: Vec<String> = (0..40)
+        .map(|i| format!("https://agents.example/a{i}.json"))
+        .collect();
+    // A raw duplicate taken in the same batch as its first copy (both
+    // verified, the second result only acknowledged), and one taken after
+    // its input's result is in (acknowledged when taken).
+    assert_eq!(queue.add(&inputs[..1], 0).unwrap(), 1);
+    queue.add_raw(&inputs[0]).unwrap();
+    assert_eq!(queue.add(&inputs[1..], 0).unwrap(), 39);
+    queue.add_raw(&inputs[39]).unwrap();
+    let stats = |what: &str| -> u64 {
+        let info = redis.cli(&["INFO", "commandstats"]);
+        info.lines()
+            .find_map(|l| l.strip_prefix(&format!("cmdstat_{what}:calls=")))
+            .and_then(|r| r.split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    redis.cli(&["CONFIG", "RESETSTAT"]);
+    let verified = AtomicUsize::new(0);
+    let verify = |e: &CrawlEntry| {
+        // The results of every earlier batch (4 inputs) are in by now.
+        let n = verified.fetch_add(1, Ordering::SeqCst);
+        let written = queue.results("0", 100).unwrap().len();
+        // (One fewer: the duplicate in the first batch has no result.)
+        assert!(
+            written + 1 >= n / 4 * 4,
+            "{written} results before input {n}"
+        );
+        let mut r = Report::done("verify", Some(&e.input));
+        r.set_verdict(Verdict::Verified);
+        Step::Result(Box::new(r))
+    };
+    let mut opts = WorkerOptions::new("w");
+    opts.threads = 1;
+    opts.until_empty = true;
+    let counts = run_worker(&queue, &opts, &verify, &|_, _| {}, &AtomicBool::new(false)).unwrap();
+    assert_eq!(counts.results, 40);
+    assert_eq!(counts.duplicates, 2);
+    let results = queue.results("0", 100).unwrap();
+    let ids: HashSet<&str> = results.iter().map(|(_, i, _)| i.as_str()).collect();
+    assert_eq!((results.len(), ids.len()), (40, 40));
+    assert_eq!(queue.queued().unwrap(), 0, "every entry acknowledged");
+    // 12 takes (of 4 entries, the last one of none) write the 11
+    // batches; a finishing call per input made 52.
+    let scripts = stats("evalsha") + stats("eval");
+    assert!(
+        (11..=16).contains(&scripts),
+        "{scripts} script calls for 40 inputs"
+    );
+}

@@ -9,8 +9,15 @@
 //! * Every input ends with exactly one result in the results stream: the
 //!   finishing script writes a result only for an input that has none and
 //!   acknowledges the entry in the same atomic step
-//!   ([`CrawlQueue::finish`]); a duplicated entry, or one finished twice
-//!   after its lease ran out, adds nothing.
+//!   ([`CrawlQueue::finish_and_take`]); a duplicated entry, or one finished
+//!   twice after its lease ran out, adds nothing. A thread writes the
+//!   results of the entries it took (up to [`WorkerOptions::batch`])
+//!   together, in the script call that takes its next ones: one round trip
+//!   per batch. A result waits for the rest of its batch, and once it has
+//!   waited [`MAX_RESULT_DELAY`] it is written before the thread's next
+//!   input (so never longer than that plus one input's verification);
+//!   until written, its entry stays pending and renewed, so a worker killed
+//!   meanwhile loses nothing.
 //! * A worker killed mid-input loses nothing: its entries stay pending and
 //!   another worker takes them over once they have been pending for the
 //!   lease ([`CrawlQueue::claim_stale`]).
@@ -45,7 +52,9 @@
 
 use super::fetch::{ConnectionGate, ConnectionPermit};
 use super::verify::UrlVerifyError;
-use crate::replay::stream::{CrawlEntry, CrawlQueue, Finished, Permit, ResultRecord};
+use crate::replay::stream::{
+    CrawlEntry, CrawlQueue, Finished, FinishedAndTaken, Finishing, Permit, ResultRecord,
+};
 use crate::replay::ReplayError;
 use crate::report::{Report, Verdict};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -156,7 +165,8 @@ pub struct WorkerOptions {
     /// How long one read waits for a new entry.
     pub block: Duration,
     /// Entries one thread takes at once (one Redis round trip), then
-    /// verifies one after the other.
+    /// verifies one after the other; their results are written together
+    /// with the next take.
     pub batch: usize,
 }
 
@@ -246,10 +256,17 @@ pub fn run_worker(
     let failure: Mutex<Option<ReplayError>> = Mutex::new(None);
     let epoch = Instant::now();
     shared.running.store(threads, Ordering::SeqCst);
+    let cx = Ctx {
+        queue,
+        opts,
+        verify,
+        on_result,
+        shared: &shared,
+    };
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
-                if let Err(e) = thread_loop(queue, opts, verify, on_result, stop, &shared, epoch) {
+                if let Err(e) = thread_loop(&cx, stop, epoch) {
                     stop.store(true, Ordering::SeqCst);
                     if let Ok(mut f) = failure.lock() {
                         f.get_or_insert(e);
@@ -304,16 +321,57 @@ fn heartbeat(queue: &CrawlQueue, opts: &WorkerOptions, shared: &Shared) {
     }
 }
 
-/// One thread of a worker: take (or take over) an entry, verify, finish.
-fn thread_loop(
-    queue: &CrawlQueue,
-    opts: &WorkerOptions,
-    verify: &(dyn Fn(&CrawlEntry) -> Step + Sync),
-    on_result: &(dyn Fn(&CrawlEntry, &Report) + Sync),
+/// Longest time a thread keeps a result before writing it: results of one
+/// batch are written together with the next take
+/// ([`CrawlQueue::finish_and_take`]), or sooner when the batch's other
+/// inputs take longer than this.
+pub const MAX_RESULT_DELAY: Duration = Duration::from_secs(1);
+
+/// A result decided and not yet written: it is written with the thread's
+/// next take (one round trip for the batch), atomically with the
+/// acknowledgement of its entry, so until then the entry stays pending and
+/// held (renewed by the heartbeat).
+struct Decided {
+    entry: CrawlEntry,
+    report: Report,
+    json: Vec<u8>,
+    verdict: String,
+    code: String,
+    attempts: u32,
+    children: Vec<String>,
+    at: Instant,
+}
+
+/// What every thread of a worker works with.
+struct Ctx<'a> {
+    queue: &'a CrawlQueue,
+    opts: &'a WorkerOptions,
+    verify: &'a (dyn Fn(&CrawlEntry) -> Step + Sync),
+    on_result: &'a (dyn Fn(&CrawlEntry, &Report) + Sync),
+    shared: &'a Shared,
+}
+
+/// One thread of a worker: take (or take over) entries, verify them,
+/// write their results with the next take.
+fn thread_loop(cx: &Ctx<'_>, stop: &AtomicBool, epoch: Instant) -> Result<(), ReplayError> {
+    let mut decided: Vec<Decided> = Vec::new();
+    let r = work_loop(cx, stop, epoch, &mut decided);
+    if r.is_ok() {
+        // Stopped: the results at hand are written before the thread ends.
+        write_results(cx, &mut decided, 0)?;
+    } else {
+        forget(cx.shared, &mut decided);
+    }
+    r
+}
+
+fn work_loop(
+    cx: &Ctx<'_>,
     stop: &AtomicBool,
-    shared: &Shared,
     epoch: Instant,
+    decided: &mut Vec<Decided>,
 ) -> Result<(), ReplayError> {
+    let (queue, opts, shared) = (cx.queue, cx.opts, cx.shared);
     let mut failing_since: Option<Instant> = None;
     let mut last_stop_check = Instant::now();
     // Redis unreachable: keep trying for the grace period, then give up.
@@ -337,7 +395,7 @@ fn thread_loop(
                 }
             }
         }
-        let entries = match next_entries(queue, opts, shared, epoch) {
+        let (entries, stopped) = match next_entries(cx, epoch, decided) {
             Ok(e) => e,
             Err(e) => {
                 tolerate(e, &mut failing_since)?;
@@ -345,6 +403,13 @@ fn thread_loop(
             }
         };
         failing_since = None;
+        if let Some(stopped) = stopped {
+            // The take script read the crawl's state.
+            last_stop_check = Instant::now();
+            if stopped {
+                return Ok(());
+            }
+        }
         if entries.is_empty() {
             if opts.until_empty {
                 shared.idle.fetch_add(1, Ordering::SeqCst);
@@ -362,17 +427,95 @@ fn thread_loop(
             h.extend(entries.iter().map(|(e, _)| e.entry.clone()));
         }
         for (e, started) in entries {
-            let r = one(queue, opts, verify, on_result, shared, &e, started);
-            if let Ok(mut h) = shared.held.lock() {
-                h.remove(&e.entry);
+            // A result is not kept past the bound while the batch's other
+            // inputs take long.
+            if decided
+                .first()
+                .is_some_and(|d| d.at.elapsed() >= MAX_RESULT_DELAY)
+            {
+                if let Err(err) = write_results(cx, decided, 0) {
+                    tolerate(err, &mut failing_since)?;
+                }
             }
-            if let Err(err) = r {
+            let r = one(cx, &e, started);
+            let release = !matches!(r, Ok(Some(_)));
+            match r {
+                Ok(Some(d)) => decided.push(d),
+                Ok(None) => {}
                 // The entry stays pending: another attempt after the lease.
-                tolerate(err, &mut failing_since)?;
+                Err(err) => tolerate(err, &mut failing_since)?,
+            }
+            if release {
+                if let Ok(mut h) = shared.held.lock() {
+                    h.remove(&e.entry);
+                }
             }
         }
     }
     Ok(())
+}
+
+/// Stop renewing the entries of results that could not be written: they
+/// stay pending and are taken over after the lease.
+fn forget(shared: &Shared, decided: &mut Vec<Decided>) {
+    if let Ok(mut h) = shared.held.lock() {
+        for d in decided.iter() {
+            h.remove(&d.entry.entry);
+        }
+    }
+    decided.clear();
+}
+
+/// Write the results at hand and take up to `take` new entries, in one
+/// round trip ([`CrawlQueue::finish_and_take`]): the entries taken, and
+/// whether the crawl is stopped (then nothing is taken).
+fn write_results(
+    cx: &Ctx<'_>,
+    decided: &mut Vec<Decided>,
+    take: usize,
+) -> Result<FinishedAndTaken, ReplayError> {
+    let shared = cx.shared;
+    if decided.is_empty() && take == 0 {
+        return Ok(FinishedAndTaken::default());
+    }
+    let done: Vec<Finishing<'_>> = decided
+        .iter()
+        .map(|d| Finishing {
+            entry: &d.entry,
+            result: ResultRecord {
+                report: &d.json,
+                verdict: &d.verdict,
+                code: &d.code,
+                attempts: d.attempts,
+            },
+            children: &d.children,
+        })
+        .collect();
+    let r = cx.queue.finish_and_take(&done, &cx.opts.consumer, take);
+    drop(done);
+    let r = match r {
+        Ok(r) => r,
+        Err(e) => {
+            forget(shared, decided);
+            return Err(e);
+        }
+    };
+    for (d, f) in decided.iter().zip(&r.finished) {
+        match f {
+            Finished::Written => {
+                shared.results.fetch_add(1, Ordering::SeqCst);
+                if d.report.verified {
+                    shared.verified.fetch_add(1, Ordering::SeqCst);
+                }
+                (cx.on_result)(&d.entry, &d.report);
+            }
+            Finished::Duplicate => {
+                shared.duplicates.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+    forget(shared, decided);
+    Ok(r)
 }
 
 /// An entry taken, with its attempt when started already (`Some(None)`:
@@ -380,15 +523,16 @@ fn thread_loop(
 type Taken = (CrawlEntry, Option<Option<u32>>);
 
 /// Entries pending past the lease with any worker (checked by one thread
-/// of this worker about four times per lease), else new ones: up to
-/// [`WorkerOptions::batch`] started in one round trip, or, when there are
-/// none, one waited for.
+/// of this worker about four times per lease), else new ones: the results
+/// at hand written and up to [`WorkerOptions::batch`] entries started in
+/// one round trip, or, when there are none, one waited for. With the
+/// entries, whether the crawl is stopped, when the take said.
 fn next_entries(
-    queue: &CrawlQueue,
-    opts: &WorkerOptions,
-    shared: &Shared,
+    cx: &Ctx<'_>,
     epoch: Instant,
-) -> Result<Vec<Taken>, ReplayError> {
+    decided: &mut Vec<Decided>,
+) -> Result<(Vec<Taken>, Option<bool>), ReplayError> {
+    let (queue, opts, shared) = (cx.queue, cx.opts, cx.shared);
     let now = u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
     let every = u64::try_from((opts.lease / 4).as_millis())
         .unwrap_or(u64::MAX)
@@ -400,6 +544,7 @@ fn next_entries(
             .compare_exchange(last, now.max(1), Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
     {
+        write_results(cx, decided, 0)?;
         let got = queue.claim_stale(&opts.consumer, opts.lease, 1)?;
         if !got.is_empty() {
             shared
@@ -407,39 +552,40 @@ fn next_entries(
                 .fetch_add(got.len() as u64, Ordering::SeqCst);
             // Look again soon: a dead worker may have left more.
             shared.last_claim_ms.store(1, Ordering::SeqCst);
-            return Ok(got.into_iter().map(|e| (e, None)).collect());
+            return Ok((got.into_iter().map(|e| (e, None)).collect(), None));
         }
     }
-    let got = queue.take_started(&opts.consumer, opts.batch)?;
-    if !got.is_empty() {
-        return Ok(got.into_iter().map(|(e, n)| (e, Some(n))).collect());
+    let got = write_results(cx, decided, opts.batch.max(1))?;
+    if got.stopped || !got.taken.is_empty() {
+        let taken = got.taken.into_iter().map(|(e, n)| (e, Some(n))).collect();
+        return Ok((taken, Some(got.stopped)));
     }
-    Ok(queue
+    let waited = queue
         .take(&opts.consumer, 1, opts.block)?
         .into_iter()
         .map(|e| (e, None))
-        .collect())
+        .collect();
+    Ok((waited, Some(false)))
 }
 
-/// Verify one entry and record its outcome.
+/// Verify one entry and decide its outcome: a result to write (with the
+/// thread's next take), or nothing more to do (a duplicate, or an attempt
+/// queued again).
 fn one(
-    queue: &CrawlQueue,
-    opts: &WorkerOptions,
-    verify: &(dyn Fn(&CrawlEntry) -> Step + Sync),
-    on_result: &(dyn Fn(&CrawlEntry, &Report) + Sync),
-    shared: &Shared,
+    cx: &Ctx<'_>,
     e: &CrawlEntry,
     started: Option<Option<u32>>,
-) -> Result<(), ReplayError> {
+) -> Result<Option<Decided>, ReplayError> {
+    let (queue, opts, shared) = (cx.queue, cx.opts, cx.shared);
     let started = match started {
         Some(s) => s,
         None => queue.start(e)?,
     };
     let Some(attempts) = started else {
         shared.duplicates.fetch_add(1, Ordering::SeqCst);
-        return Ok(());
+        return Ok(None);
     };
-    let (mut report, entries) = if attempts > opts.max_attempts {
+    let (mut report, children) = if attempts > opts.max_attempts {
         // Earlier attempts were lost with their workers or failed.
         let why = queue.last_failure(&e.id)?.unwrap_or_else(|| {
             "the workers holding it stopped before finishing (its lease ran out)".into()
@@ -451,11 +597,11 @@ fn one(
         );
         (r, Vec::new())
     } else {
-        let mut step = verify(e);
+        let mut step = (cx.verify)(e);
         if let Step::Postpone { code, reason } = step {
             if queue.postpone(e, &format!("{code}: {reason}"), MAX_POSTPONED)? {
                 shared.postponed.fetch_add(1, Ordering::SeqCst);
-                return Ok(());
+                return Ok(None);
             }
             step = Step::Retry { code, reason };
         }
@@ -484,7 +630,7 @@ fn one(
             Step::Retry { code, reason } | Step::Postpone { code, reason } => {
                 queue.retry(e, &format!("{code}: {reason}"))?;
                 shared.retried.fetch_add(1, Ordering::SeqCst);
-                return Ok(());
+                return Ok(None);
             }
         }
     };
@@ -493,31 +639,22 @@ fn one(
     if e.depth > 0 {
         report.detail("crawl_depth", e.depth);
     }
-    if !entries.is_empty() {
-        report.detail("crawl_entries_queued", entries.len());
+    if !children.is_empty() {
+        report.detail("crawl_entries_queued", children.len());
     }
     let (verdict, code) = labels(&report);
     let json =
         serde_json::to_vec(&report).map_err(|err| ReplayError::Unavailable(err.to_string()))?;
-    let rec = ResultRecord {
-        report: &json,
-        verdict: &verdict,
-        code: &code,
+    Ok(Some(Decided {
+        entry: e.clone(),
+        report,
+        json,
+        verdict,
+        code,
         attempts,
-    };
-    match queue.finish(e, &rec, &entries)? {
-        Finished::Written => {
-            shared.results.fetch_add(1, Ordering::SeqCst);
-            if report.verified {
-                shared.verified.fetch_add(1, Ordering::SeqCst);
-            }
-            on_result(e, &report);
-        }
-        Finished::Duplicate => {
-            shared.duplicates.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-    Ok(())
+        children,
+        at: Instant::now(),
+    }))
 }
 
 /// The fleet-wide per-host connection permits of a crawl (see the module

@@ -23,7 +23,9 @@
 //!   record. The finishing script writes a result only when the input has
 //!   none, in the same script as the `XADD` and the `XACK`, so a replayed
 //!   or duplicated queue entry, or an input finished by two workers after
-//!   a lease ran out, gives one result.
+//!   a lease ran out, gives one result. One call of the script finishes
+//!   several entries (a worker thread's batch), each by that rule, and
+//!   takes the thread's next entries ([`CrawlQueue::finish_and_take`]).
 //! * `seen`: set of the input ids ever queued (an input added twice, or a
 //!   catalog entry found twice, is queued once).
 //! * `tries`, `why`: attempts started per input, and the reason of its last
@@ -104,6 +106,31 @@ pub struct ResultRecord<'a> {
     pub code: &'a str,
     /// Attempts it took.
     pub attempts: u32,
+}
+
+/// One input's result to record with [`CrawlQueue::finish_and_take`].
+#[derive(Clone, Copy, Debug)]
+pub struct Finishing<'a> {
+    /// The entry it finishes.
+    pub entry: &'a CrawlEntry,
+    /// Its result.
+    pub result: ResultRecord<'a>,
+    /// Catalog entries found, queued at `entry.depth + 1` (each input once
+    /// in the crawl's life).
+    pub children: &'a [String],
+}
+
+/// What [`CrawlQueue::finish_and_take`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FinishedAndTaken {
+    /// Per result given, in order: written, or a duplicate.
+    pub finished: Vec<Finished>,
+    /// The entries taken, each with its attempt started (`None`: the input
+    /// has a result already and the entry was acknowledged).
+    pub taken: Vec<(CrawlEntry, Option<u32>)>,
+    /// The crawl is stopped: nothing was taken.
+    pub stopped: bool,
 }
 
 /// A permit request's answer ([`CrawlQueue::host_acquire`]).
@@ -219,68 +246,87 @@ return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
     )
 });
 
-/// Takes up to ARGV[3] new entries for consumer ARGV[2] of group ARGV[1]
-/// and starts an attempt at each, in one step: KEYS = inputs, done, tries.
-/// Returns `{entry id, fields, n}` per entry, n as [`START`] returns it
-/// (-1: the input has a result already, the entry is acknowledged).
-static TAKE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+/// Finishes a thread's inputs, then takes its next ones, in one step (each
+/// part may be empty): KEYS = done, results, inputs, stats, seen, tries,
+/// why, state; ARGV = group, consumer, most to take, results to record,
+/// then per result 9 fields (id, entry, input, report, verdict, code,
+/// attempts, depth of its children, number of children) and its children
+/// as (id, input) pairs.
+///
+/// Each result is written only when its input has none, with its `done`
+/// record, its counters and its children not seen before queued, and its
+/// entry acknowledged and deleted either way: the script runs as one unit,
+/// so every result in it is written atomically with its acknowledgement.
+/// Then, unless the crawl is stopped, up to the most new entries are read
+/// for the consumer and an attempt started at each (an input that has a
+/// result already is only acknowledged). Returns `{written, taken,
+/// stopped}`: per result 1 (written) or 0 (a duplicate, only
+/// acknowledged); per entry taken `{entry id, fields, n}`, n the attempts
+/// started at its input, this one included, or -1 (a duplicate,
+/// acknowledged); stopped 1 when the crawl is stopped (nothing taken).
+static FINISH_TAKE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
-        "local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[3], 'STREAMS', KEYS[1], '>')
-local out = {}
-if not r then return out end
-for _, e in ipairs(r[1][2]) do
-  local f = e[2]
-  local id = nil
-  if f then
-    for i = 1, #f, 2 do
-      if f[i] == 'id' then id = f[i + 1] end
+        "local group, consumer = ARGV[1], ARGV[2]
+local count, n = tonumber(ARGV[3]), tonumber(ARGV[4])
+local written = {}
+local i = 5
+for _ = 1, n do
+  local id, entry, nc = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 8])
+  local w = 0
+  if redis.call('HEXISTS', KEYS[1], id) == 0 then
+    local rid = redis.call('XADD', KEYS[2], '*', 'id', id, 'input', ARGV[i + 2], 'verdict', ARGV[i + 4], 'code', ARGV[i + 5], 'attempts', ARGV[i + 6], 'report', ARGV[i + 3])
+    redis.call('HSET', KEYS[1], id, rid)
+    redis.call('HINCRBY', KEYS[4], 'verdict:' .. ARGV[i + 4], 1)
+    if ARGV[i + 5] ~= '' then redis.call('HINCRBY', KEYS[4], 'code:' .. ARGV[i + 5], 1) end
+    local q = 0
+    for j = i + 9, i + 8 + 2 * nc, 2 do
+      if redis.call('SADD', KEYS[5], ARGV[j]) == 1 then
+        redis.call('XADD', KEYS[3], '*', 'id', ARGV[j], 'input', ARGV[j + 1], 'depth', ARGV[i + 7], 'attempt', '0')
+        q = q + 1
+      end
     end
+    if q > 0 then redis.call('HINCRBY', KEYS[4], 'queued', q) end
+    redis.call('HDEL', KEYS[6], id)
+    redis.call('HDEL', KEYS[7], id)
+    w = 1
   end
-  local n = -2
-  if id then
-    if redis.call('HEXISTS', KEYS[2], id) == 1 then
-      redis.call('XACK', KEYS[1], ARGV[1], e[1])
-      redis.call('XDEL', KEYS[1], e[1])
-      n = -1
-    else
-      n = redis.call('HINCRBY', KEYS[3], id, 1)
-    end
-  end
-  table.insert(out, {e[1], f or {}, n})
+  redis.call('XACK', KEYS[3], group, entry)
+  redis.call('XDEL', KEYS[3], entry)
+  table.insert(written, w)
+  i = i + 9 + 2 * nc
 end
-return out
-",
-    )
-});
-
-/// Finishes an input: KEYS = done, results, inputs, stats, seen, tries,
-/// why; ARGV = id, entry, group, input, report, verdict, code, attempts,
-/// depth of children, then the children as (id, input) pairs. Writes the
-/// result only when the input has none (1; else 0), queues the children
-/// not seen before, acknowledges and deletes the entry: all or nothing.
-static FINISH: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
-    redis::Script::new(
-        "local wrote = 0
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
-  local rid = redis.call('XADD', KEYS[2], '*', 'id', ARGV[1], 'input', ARGV[4], 'verdict', ARGV[6], 'code', ARGV[7], 'attempts', ARGV[8], 'report', ARGV[5])
-  redis.call('HSET', KEYS[1], ARGV[1], rid)
-  redis.call('HINCRBY', KEYS[4], 'verdict:' .. ARGV[6], 1)
-  if ARGV[7] ~= '' then redis.call('HINCRBY', KEYS[4], 'code:' .. ARGV[7], 1) end
-  local n = 0
-  for i = 10, #ARGV, 2 do
-    if redis.call('SADD', KEYS[5], ARGV[i]) == 1 then
-      redis.call('XADD', KEYS[3], '*', 'id', ARGV[i], 'input', ARGV[i+1], 'depth', ARGV[9], 'attempt', '0')
-      n = n + 1
+local taken = {}
+local stopped = 0
+if count > 0 then
+  if redis.call('GET', KEYS[8]) == 'stopped' then
+    stopped = 1
+  else
+    local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', KEYS[3], '>')
+    if r then
+      for _, e in ipairs(r[1][2]) do
+        local f = e[2]
+        local id = nil
+        if f then
+          for k = 1, #f, 2 do
+            if f[k] == 'id' then id = f[k + 1] end
+          end
+        end
+        local t = -2
+        if id then
+          if redis.call('HEXISTS', KEYS[1], id) == 1 then
+            redis.call('XACK', KEYS[3], group, e[1])
+            redis.call('XDEL', KEYS[3], e[1])
+            t = -1
+          else
+            t = redis.call('HINCRBY', KEYS[6], id, 1)
+          end
+        end
+        table.insert(taken, {e[1], f or {}, t})
+      end
     end
   end
-  if n > 0 then redis.call('HINCRBY', KEYS[4], 'queued', n) end
-  redis.call('HDEL', KEYS[6], ARGV[1])
-  redis.call('HDEL', KEYS[7], ARGV[1])
-  wrote = 1
 end
-redis.call('XACK', KEYS[3], ARGV[3], ARGV[2])
-redis.call('XDEL', KEYS[3], ARGV[2])
-return wrote
+return {written, taken, stopped}
 ",
     )
 });
@@ -618,46 +664,6 @@ impl CrawlQueue {
             .collect())
     }
 
-    /// Up to `count` new entries for `consumer` without waiting, each with
-    /// its attempt started as [`CrawlQueue::start`] starts it, in one round
-    /// trip: `(entry, attempts)`, attempts `None` for an input that has a
-    /// result already (the entry is then acknowledged: a duplicate).
-    /// Empty when no new entry is there (then wait with
-    /// [`CrawlQueue::take`]).
-    ///
-    /// # Errors
-    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
-    pub fn take_started(
-        &self,
-        consumer: &str,
-        count: usize,
-    ) -> Result<Vec<(CrawlEntry, Option<u32>)>, ReplayError> {
-        let keys = [self.key("inputs"), self.key("done"), self.key("tries")];
-        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-        let count = count.max(1).to_string();
-        let r = self.client.eval(
-            &TAKE,
-            &keys,
-            &[GROUP.as_bytes(), consumer.as_bytes(), count.as_bytes()],
-            None,
-        )?;
-        Ok(array(&r)
-            .iter()
-            .filter_map(|t| {
-                let [id, fields, n] = array(t) else {
-                    return None;
-                };
-                let e = entry(&Reply::Array(Some(vec![id.clone(), fields.clone()])))?;
-                let started = match int(n)? {
-                    -1 => None,
-                    n if n > 0 => Some(u32::try_from(n).unwrap_or(u32::MAX)),
-                    _ => return None,
-                };
-                Some((e, started))
-            })
-            .collect())
-    }
-
     /// Take over up to `count` entries pending with any worker for longer
     /// than `lease` (`XAUTOCLAIM`): the inputs of a worker that died or
     /// stalled.
@@ -762,59 +768,147 @@ impl CrawlQueue {
     /// Record the one result of `e` (unless it has one), queue `children`
     /// (catalog entries, at depth `e.depth + 1`) and acknowledge `e`, all in
     /// one script; with acknowledged writes, only after the replicas have it.
+    /// One [`CrawlQueue::finish_and_take`] that takes nothing.
     ///
     /// # Errors
-    /// [`ReplayError::Unavailable`] when Redis cannot be reached, the
-    /// report is larger than [`MAX_REPORT`] or the write was not
-    /// acknowledged: the entry then stays pending and is finished again.
+    /// As [`CrawlQueue::finish_and_take`]: the entry then stays pending and
+    /// is finished again.
     pub fn finish(
         &self,
         e: &CrawlEntry,
         result: &ResultRecord<'_>,
         children: &[String],
     ) -> Result<Finished, ReplayError> {
-        if result.report.len() > MAX_REPORT {
+        let done = [Finishing {
+            entry: e,
+            result: *result,
+            children,
+        }];
+        let r = self.finish_and_take(&done, "", 0)?;
+        r.finished
+            .first()
+            .copied()
+            .ok_or_else(|| self.client.unavailable("no reply for the result"))
+    }
+
+    /// In one script call, one round trip: record the result of each of
+    /// `done` as [`CrawlQueue::finish`] does (each written only when its
+    /// input has none, atomically with the acknowledgement of its entry),
+    /// then, unless the crawl is stopped, take up to `take` new entries for
+    /// `consumer` and start an attempt at each (`(entry, attempts)`,
+    /// attempts `None` for an input that has a result already: the entry
+    /// is then acknowledged, a duplicate). Nothing taken when `take` is 0
+    /// or no new entry is there (then wait with [`CrawlQueue::take`]).
+    /// With acknowledged writes and results in `done`, the call returns
+    /// only once the replicas have them.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached, a report
+    /// is larger than [`MAX_REPORT`] or the write was not acknowledged: the
+    /// entries of `done` then stay pending (or are finished on the primary
+    /// only) and are finished again after their lease, once; entries the
+    /// script took are taken over after their lease.
+    pub fn finish_and_take(
+        &self,
+        done: &[Finishing<'_>],
+        consumer: &str,
+        take: usize,
+    ) -> Result<FinishedAndTaken, ReplayError> {
+        if done.iter().any(|f| f.result.report.len() > MAX_REPORT) {
             return Err(self
                 .client
                 .unavailable(format!("a report larger than {MAX_REPORT} bytes")));
         }
         let keys = [
-            self.key("done"),
-            self.key("results"),
-            self.key("inputs"),
-            self.key("stats"),
-            self.key("seen"),
-            self.key("tries"),
-            self.key("why"),
-        ];
+            "done", "results", "inputs", "stats", "seen", "tries", "why", "state",
+        ]
+        .map(|k| self.key(k));
         let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-        let attempts = result.attempts.to_string();
-        let depth = e.depth.saturating_add(1).to_string();
-        let ids: Vec<String> = children.iter().map(|c| input_id(c)).collect();
+        // The numbers each result needs as text, and its children's ids.
+        let text: Vec<[String; 2]> = done
+            .iter()
+            .map(|f| {
+                [
+                    f.result.attempts.to_string(),
+                    f.entry.depth.saturating_add(1).to_string(),
+                ]
+            })
+            .collect();
+        let children: Vec<Vec<(String, &String)>> = done
+            .iter()
+            .map(|f| {
+                f.children
+                    .iter()
+                    .filter(|c| c.len() <= MAX_INPUT)
+                    .map(|c| (input_id(c), c))
+                    .collect()
+            })
+            .collect();
+        let counts: Vec<String> = children.iter().map(|c| c.len().to_string()).collect();
+        let (take_n, n) = (take.to_string(), done.len().to_string());
         let mut argv: Vec<&[u8]> = vec![
-            e.id.as_bytes(),
-            e.entry.as_bytes(),
             GROUP.as_bytes(),
-            e.input.as_bytes(),
-            result.report,
-            result.verdict.as_bytes(),
-            result.code.as_bytes(),
-            attempts.as_bytes(),
-            depth.as_bytes(),
+            consumer.as_bytes(),
+            take_n.as_bytes(),
+            n.as_bytes(),
         ];
-        for (id, c) in ids.iter().zip(children) {
-            if c.len() <= MAX_INPUT {
+        for (((f, [attempts, depth]), kids), count) in
+            done.iter().zip(&text).zip(&children).zip(&counts)
+        {
+            argv.extend([
+                f.entry.id.as_bytes(),
+                f.entry.entry.as_bytes(),
+                f.entry.input.as_bytes(),
+                f.result.report,
+                f.result.verdict.as_bytes(),
+                f.result.code.as_bytes(),
+                attempts.as_bytes(),
+                depth.as_bytes(),
+                count.as_bytes(),
+            ]);
+            for (id, c) in kids {
                 argv.extend([id.as_bytes(), c.as_bytes()]);
             }
         }
-        let r = self
-            .client
-            .eval(&FINISH, &keys, &argv, Some((keys[1], always)))?;
-        match int(&r) {
-            Some(1) => Ok(Finished::Written),
-            Some(0) => Ok(Finished::Duplicate),
-            _ => Err(self.client.unavailable(format!("unexpected reply {r:?}"))),
+        // Only results need the replicas' acknowledgement (a take alone
+        // starts attempts, which a lost write only counts once less).
+        let ack = (!done.is_empty()).then_some((keys[1], always as fn(&_) -> bool));
+        let r = self.client.eval(&FINISH_TAKE, &keys, &argv, ack)?;
+        let unexpected = || self.client.unavailable(format!("unexpected reply {r:?}"));
+        let [written, taken, stopped] = array(&r) else {
+            return Err(unexpected());
+        };
+        let finished = array(written)
+            .iter()
+            .map(|w| match int(w) {
+                Some(1) => Ok(Finished::Written),
+                Some(0) => Ok(Finished::Duplicate),
+                _ => Err(unexpected()),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if finished.len() != done.len() {
+            return Err(unexpected());
         }
+        let taken = array(taken)
+            .iter()
+            .filter_map(|t| {
+                let [id, fields, n] = array(t) else {
+                    return None;
+                };
+                let e = entry(&Reply::Array(Some(vec![id.clone(), fields.clone()])))?;
+                let started = match int(n)? {
+                    -1 => None,
+                    n if n > 0 => Some(u32::try_from(n).unwrap_or(u32::MAX)),
+                    _ => return None,
+                };
+                Some((e, started))
+            })
+            .collect();
+        Ok(FinishedAndTaken {
+            finished,
+            taken,
+            stopped: int(stopped) == Some(1),
+        })
     }
 
     /// Put the attempt started at `e` off without counting it (no
