@@ -7,14 +7,19 @@
 //!   processes (`crawl work --until-empty -j 2 --per-host 4`), keeping
 //!   connections (the default), and one with `--no-keep-connections`.
 //!
-//! Printed per run: inputs per second (wall) and CPU per input, user +
+//! Measured per run: inputs per second (wall) and CPU per input, user +
 //! system, of the agentsig processes (`getrusage(RUSAGE_CHILDREN)` around
 //! them), and of redis-server (`/proc/PID/stat`; append-only file flushed
-//! once a second), their sum against the batch's, and the Redis commands
-//! per input (`INFO commandstats`). On a shared machine the
-//! CPU per input is the figure to read: wall time depends on what the other
-//! users run. No assertion. Run: `cargo bench --bench crawl` (`-- N` for
-//! another number of inputs, default 2000).
+//! once a second), and the Redis commands per input (`INFO
+//! commandstats`). Each crawl run comes right after a `verify --batch` run
+//! of its own and is compared with it (both see about the same load on a
+//! shared machine); the whole is repeated for a few rounds
+//! (`CRAWL_BENCH_ROUNDS`, default 3) and the median of each figure over the
+//! rounds printed, so that a burst of load in one run does not skew the
+//! ratio. On a shared machine the CPU per input is the figure to read:
+//! wall time depends on what the other users run. No assertion. Run:
+//! `cargo bench --bench crawl` (`-- N` for another number of inputs,
+//! default 2000).
 
 #[path = "../tests/net_support/mod.rs"]
 mod net_support;
@@ -94,6 +99,123 @@ fn fetch_args(dir: &Path) -> Vec<String> {
     ]
 }
 
+/// One measured run: wall seconds, CPU seconds per input.
+#[derive(Clone, Copy, Default)]
+struct Batch {
+    wall: f64,
+    cpu: f64,
+}
+
+/// One crawl run: wall seconds; CPU seconds per input of the workers, of
+/// redis-server, and of `crawl add` (both); the `verify --batch` CPU per
+/// input it is compared with; Redis script calls and commands per input.
+#[derive(Clone, Default)]
+struct Run {
+    wall: f64,
+    cpu: f64,
+    redis: f64,
+    add: f64,
+    add_redis: f64,
+    batch: f64,
+    scripts: f64,
+    commands: f64,
+    calls: String,
+}
+
+fn label(workers: usize, keep: bool) -> String {
+    format!(
+        "crawl, {workers} worker process(es){}",
+        if keep { "" } else { " --no-keep-connections" }
+    )
+}
+
+/// `verify --batch`, one process.
+fn verify_batch(bin: &str, list: &Path, dir: &Path, n: usize) -> Batch {
+    let (c0, t0) = (children_cpu(), Instant::now());
+    let o = Command::new(bin)
+        .args(["verify", "--batch"])
+        .arg(list)
+        .args(["-j", "2", "--per-host", "4"])
+        .args(fetch_args(dir))
+        .stdout(Stdio::null())
+        .output()
+        .expect("batch");
+    let (wall, cpu) = (t0.elapsed().as_secs_f64(), children_cpu() - c0);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Batch {
+        wall,
+        cpu: cpu / n as f64,
+    }
+}
+
+/// `crawl add`, then `workers` worker processes until the queue is empty.
+#[allow(clippy::too_many_arguments)]
+fn crawl(
+    bin: &str,
+    url: &str,
+    name: &str,
+    list: &Path,
+    dir: &Path,
+    n: usize,
+    workers: usize,
+    keep: bool,
+    redis_pid: u32,
+    port: u16,
+) -> Run {
+    let (c0, r0) = (children_cpu(), process_cpu(redis_pid));
+    let o = Command::new(bin)
+        .args(["crawl", "add", name, "--redis", url])
+        .arg(list)
+        .output()
+        .expect("add");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (add, add_redis) = (children_cpu() - c0, process_cpu(redis_pid) - r0);
+    redis_calls(port);
+    let (c0, r0, t0) = (children_cpu(), process_cpu(redis_pid), Instant::now());
+    let children: Vec<_> = (0..workers)
+        .map(|w| {
+            Command::new(bin)
+                .args(["crawl", "work", name, "--redis", url, "--until-empty"])
+                .args(["-j", "2", "--per-host", "4", "--consumer", &format!("w{w}")])
+                .args((!keep).then_some("--no-keep-connections"))
+                .args(fetch_args(dir))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("worker")
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().expect("wait");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    let (cpu, rcpu) = (children_cpu() - c0, process_cpu(redis_pid) - r0);
+    let calls = redis_calls(port);
+    let per = |k: u64| k as f64 / n as f64;
+    let total: u64 = calls.iter().map(|c| c.1).sum();
+    let scripts: u64 = calls
+        .iter()
+        .filter(|c| c.0 == "evalsha" || c.0 == "eval")
+        .map(|c| c.1)
+        .sum();
+    Run {
+        wall,
+        cpu: cpu / n as f64,
+        redis: rcpu / n as f64,
+        add: add / n as f64,
+        add_redis: add_redis / n as f64,
+        batch: 0.0,
+        scripts: per(scripts),
+        commands: per(total),
+        calls: calls
+            .iter()
+            .map(|(c, k)| format!("{c} {:.2}", per(*k)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
 fn main() {
     if redis_support::redis_server().is_none() {
         return;
@@ -157,84 +279,76 @@ fn main() {
             .trim()
     );
 
-    // verify --batch, one process.
-    let (c0, t0) = (children_cpu(), Instant::now());
-    let o = Command::new(bin)
-        .args(["verify", "--batch"])
-        .arg(&list_path)
-        .args(["-j", "2", "--per-host", "4"])
-        .args(fetch_args(&dir))
-        .stdout(Stdio::null())
-        .output()
-        .expect("batch");
-    let (wall, cpu) = (t0.elapsed().as_secs_f64(), children_cpu() - c0);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let batch_cpu = cpu / n as f64;
+    let rounds: usize = std::env::var("CRAWL_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(if benching { 3 } else { 1 })
+        .max(1);
+    let configs = [(1usize, false), (1, true), (2, true), (4, true)];
+    let mut runs: Vec<Vec<Run>> = vec![Vec::new(); configs.len()];
+    let mut batches = Vec::new();
+    for round in 0..rounds {
+        // Each configuration right after a `verify --batch` of its own, so
+        // that both see about the same load on a shared machine.
+        for (c, &(workers, keep)) in configs.iter().enumerate() {
+            let batch = verify_batch(bin, &list_path, &dir, n);
+            batches.push(batch);
+            let name = format!("bench-{round}-{c}");
+            let run = crawl(
+                bin, &url, &name, &list_path, &dir, n, workers, keep, redis_pid, redis.port,
+            );
+            println!(
+                "round {}: verify --batch {:.0} inputs/s, {:.0} us CPU per input; {}: {:.0} inputs/s, \
+                 {:.0} us CPU per input in the workers + {:.0} us in redis-server = {:.2}x",
+                round + 1,
+                n as f64 / batch.wall,
+                batch.cpu * 1e6,
+                label(workers, keep),
+                n as f64 / run.wall,
+                run.cpu * 1e6,
+                run.redis * 1e6,
+                (run.cpu + run.redis) / batch.cpu,
+            );
+            runs[c].push(Run {
+                batch: batch.cpu,
+                ..run
+            });
+            let _ =
+                agentsig::replay::stream::CrawlQueue::open(&url, &name).and_then(|q| q.delete());
+        }
+    }
+    let med = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "\nmedians of {rounds} round(s), {n} inputs (each ratio against the verify --batch run just before it):"
+    );
     println!(
         "verify --batch, 1 process: {:.0} inputs/s, {:.0} us CPU per input",
-        n as f64 / wall,
-        batch_cpu * 1e6
+        n as f64 / med(batches.iter().map(|b| b.wall).collect()),
+        med(batches.iter().map(|b| b.cpu).collect()) * 1e6
     );
-
-    for (round, (workers, keep)) in [(1usize, false), (1, true), (2, true), (4, true)]
-        .into_iter()
-        .enumerate()
-    {
-        let name = format!("bench-{round}");
-        let (c0, r0) = (children_cpu(), process_cpu(redis_pid));
-        let o = Command::new(bin)
-            .args(["crawl", "add", &name, "--redis", &url])
-            .arg(&list_path)
-            .output()
-            .expect("add");
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let (add_cpu, add_redis) = (children_cpu() - c0, process_cpu(redis_pid) - r0);
-        redis_calls(redis.port);
-        let (c0, r0, t0) = (children_cpu(), process_cpu(redis_pid), Instant::now());
-        let children: Vec<_> = (0..workers)
-            .map(|w| {
-                Command::new(bin)
-                    .args(["crawl", "work", &name, "--redis", &url, "--until-empty"])
-                    .args(["-j", "2", "--per-host", "4", "--consumer", &format!("w{w}")])
-                    .args((!keep).then_some("--no-keep-connections"))
-                    .args(fetch_args(&dir))
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .expect("worker")
-            })
-            .collect();
-        for c in children {
-            let o = c.wait_with_output().expect("wait");
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (&(workers, keep), rs) in configs.iter().zip(&runs) {
+        let m = |f: fn(&Run) -> f64| med(rs.iter().map(f).collect());
+        println!(
+            "{}: {:.0} inputs/s, {:.0} us CPU per input in the workers + {:.0} us in redis-server; \
+             {:.2}x verify --batch (workers alone {:.2}x); Redis script calls {:.2}, commands {:.2} per input; \
+             crawl add {:.1} us + {:.1} us in redis-server per input",
+            label(workers, keep),
+            n as f64 / m(|r| r.wall),
+            m(|r| r.cpu) * 1e6,
+            m(|r| r.redis) * 1e6,
+            m(|r| (r.cpu + r.redis) / r.batch),
+            m(|r| r.cpu / r.batch),
+            m(|r| r.scripts),
+            m(|r| r.commands),
+            m(|r| r.add) * 1e6,
+            m(|r| r.add_redis) * 1e6,
+        );
+        if let Some(r) = rs.last() {
+            println!("  Redis commands per input, last round: {}", r.calls);
         }
-        let wall = t0.elapsed().as_secs_f64();
-        let (cpu, rcpu) = (children_cpu() - c0, process_cpu(redis_pid) - r0);
-        let per = cpu / n as f64;
-        let calls = redis_calls(redis.port);
-        let total: u64 = calls.iter().map(|c| c.1).sum();
-        println!(
-            "crawl, {workers} worker process(es){}: {:.0} inputs/s, {:.0} us CPU per input in the \
-             workers + {:.0} us in redis-server = {:.2}x verify --batch (workers alone {:.2}x); \
-             crawl add: {:.1} us + {:.1} us in redis-server per input",
-            if keep { "" } else { " --no-keep-connections" },
-            n as f64 / wall,
-            per * 1e6,
-            rcpu / n as f64 * 1e6,
-            (cpu + rcpu) / n as f64 / batch_cpu,
-            per / batch_cpu,
-            add_cpu / n as f64 * 1e6,
-            add_redis / n as f64 * 1e6,
-        );
-        println!(
-            "  Redis commands per input: {:.2} ({})",
-            total as f64 / n as f64,
-            calls
-                .iter()
-                .map(|(c, k)| format!("{c} {:.2}", *k as f64 / n as f64))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
     }
     println!(
         "server connections accepted over all runs: {} (kept alive: a worker reuses its connections to a host under its fleet permits)",
