@@ -405,7 +405,14 @@ fn an_attempt_without_a_permit_is_put_off_without_counting() {
     opts.threads = 1;
     opts.max_attempts = 1;
     opts.until_empty = true;
-    let counts = run_worker(&queue, &opts, &verify, &|_, _| {}, &AtomicBool::new(false)).unwrap();
+    let counts = run_worker(
+        &queue,
+        &opts,
+        &verify,
+        &|_, _, _| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap();
     assert_eq!(counts.results, 2);
     assert_eq!(calls[inputs[0].as_str()].load(Ordering::SeqCst), 4);
     assert_eq!(
@@ -486,7 +493,14 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
     let mut opts = WorkerOptions::new("w");
     opts.threads = 1;
     opts.until_empty = true;
-    let counts = run_worker(&queue, &opts, &verify, &|_, _| {}, &AtomicBool::new(false)).unwrap();
+    let counts = run_worker(
+        &queue,
+        &opts,
+        &verify,
+        &|_, _, _| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap();
     assert_eq!(counts.results, 40);
     assert_eq!(counts.duplicates, 2);
     let results = queue.results("0", 100).unwrap();

@@ -434,13 +434,15 @@ fn work(a: &WorkArgs) -> CliResult {
     opts.until_empty = a.until_empty;
     let done = AtomicU64::new(0);
     let verified = AtomicU64::new(0);
-    let on_result = |_: &CrawlEntry, r: &Report| {
+    let on_result = |_: &CrawlEntry, r: &Report, json: &[u8]| {
         done.fetch_add(1, Ordering::Relaxed);
         if r.verified {
             verified.fetch_add(1, Ordering::Relaxed);
         }
         if let Some(f) = &jsonl {
-            let mut line = serde_json::to_vec(r).unwrap_or_else(|_| b"{}".to_vec());
+            // The report as the results stream holds it, serialized once.
+            let mut line = Vec::with_capacity(json.len() + 1);
+            line.extend_from_slice(json);
             line.push(b'\n');
             if let Ok(mut f) = f.lock() {
                 let _ = f.write_all(&line);

@@ -225,19 +225,16 @@ struct Shared {
 }
 
 /// A report's verdict word and reason code, as the statistics count them.
-fn labels(r: &Report) -> (String, String) {
-    let verdict = serde_json::to_value(r.verdict)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
+fn labels(r: &Report) -> (&'static str, String) {
     let code = r.error.as_ref().map(|p| p.code.clone()).unwrap_or_default();
-    (verdict, code)
+    (r.verdict.as_str(), code)
 }
 
 /// Run a worker on `queue` until it is stopped ([`CrawlQueue::set_stopped`]
 /// or `stop`), or, with [`WorkerOptions::until_empty`], until every input
 /// has its result. `verify` gives each input's [`Step`]; `on_result` sees
-/// each result this worker wrote (for JSON Lines, a progress line).
+/// each result this worker wrote, with its JSON as the results stream holds
+/// it (for JSON Lines, a progress line).
 ///
 /// # Errors
 /// [`ReplayError::Unavailable`] when Redis stayed unreachable for
@@ -247,7 +244,7 @@ pub fn run_worker(
     queue: &CrawlQueue,
     opts: &WorkerOptions,
     verify: &(dyn Fn(&CrawlEntry) -> Step + Sync),
-    on_result: &(dyn Fn(&CrawlEntry, &Report) + Sync),
+    on_result: &(dyn Fn(&CrawlEntry, &Report, &[u8]) + Sync),
     stop: &AtomicBool,
 ) -> Result<WorkerCounts, ReplayError> {
     queue.create()?;
@@ -335,7 +332,7 @@ struct Decided {
     entry: CrawlEntry,
     report: Report,
     json: Vec<u8>,
-    verdict: String,
+    verdict: &'static str,
     code: String,
     attempts: u32,
     children: Vec<String>,
@@ -347,7 +344,7 @@ struct Ctx<'a> {
     queue: &'a CrawlQueue,
     opts: &'a WorkerOptions,
     verify: &'a (dyn Fn(&CrawlEntry) -> Step + Sync),
-    on_result: &'a (dyn Fn(&CrawlEntry, &Report) + Sync),
+    on_result: &'a (dyn Fn(&CrawlEntry, &Report, &[u8]) + Sync),
     shared: &'a Shared,
 }
 
@@ -484,7 +481,7 @@ fn write_results(
             entry: &d.entry,
             result: ResultRecord {
                 report: &d.json,
-                verdict: &d.verdict,
+                verdict: d.verdict,
                 code: &d.code,
                 attempts: d.attempts,
             },
@@ -507,7 +504,7 @@ fn write_results(
                 if d.report.verified {
                     shared.verified.fetch_add(1, Ordering::SeqCst);
                 }
-                (cx.on_result)(&d.entry, &d.report);
+                (cx.on_result)(&d.entry, &d.report, &d.json);
             }
             Finished::Duplicate => {
                 shared.duplicates.fetch_add(1, Ordering::SeqCst);
@@ -1362,6 +1359,6 @@ mod tests {
         assert!(!is_back_pressure(&timeout) && !is_back_pressure(&unavailable));
         assert_eq!(no_permit.code(), "fetch.timeout");
         let r = failed_report("https://a.example/", "crawl.gave-up", "3 attempts");
-        assert_eq!(labels(&r), ("not-verified".into(), "crawl.gave-up".into()));
+        assert_eq!(labels(&r), ("not-verified", "crawl.gave-up".into()));
     }
 }
