@@ -208,6 +208,114 @@ impl NativeVerifier {
             Err(f) => format!("{MARK}{}", calls::failure_json(f)),
         }
     }
+
+    /// Verify a request ([`calls::verify_request`], the `request`
+    /// operation of [`NativeVerifier::run`]) handed over without JSON: the
+    /// hot call of a Web Bot Auth gate. `text` is the request's strings
+    /// joined, `lens` their lengths (UTF-16 code units): the method, the
+    /// URL, the scheme (empty unless `flags` says it is given), then
+    /// `authorities` authorities, then the header fields as name, value,
+    /// name, value... `flags`: 1 Web Bot Auth, 2 strict, 4 a scheme, 8
+    /// authorities given. `key_sets`: the key sets fetched, as JSON
+    /// ([`calls::verify`]'s `keySets`). `oracle` and `probe` as for
+    /// [`NativeVerifier::run_with`] (an oracle answering for no algorithm
+    /// and no probe: every primitive here, as `run`); the result too: the
+    /// report's `--json` text or [`MARK`] and the failure as JSON.
+    #[allow(clippy::too_many_arguments)]
+    pub fn request(
+        &self,
+        oracle: &mut NativeOracle,
+        probe: bool,
+        text: &str,
+        lens: &[u32],
+        authorities: u32,
+        flags: u32,
+        key_sets: Option<String>,
+        body: Option<Vec<u8>>,
+    ) -> String {
+        let r = oracle.inner.run(probe, || {
+            let check = request_check(text, lens, authorities, flags, body)?;
+            calls::verify_request(&self.inner, check, key_sets.as_deref())
+        });
+        if probe && oracle.inner.deferred_replay() {
+            return String::new();
+        }
+        match r {
+            Ok(report) => report,
+            Err(f) => format!("{MARK}{}", calls::failure_json(f)),
+        }
+    }
+}
+
+/// The strings of `text` cut at `lens`, lengths in UTF-16 code units (a
+/// JavaScript string's `length`): the parts a caller joined into one
+/// string, handed over in one copy. The lengths must cover `text` exactly.
+fn cut(text: &str, lens: &[u32]) -> Outcome<Vec<String>> {
+    let mut out = Vec::with_capacity(lens.len());
+    let mut chars = text.char_indices().peekable();
+    let mut start = 0;
+    for &n in lens {
+        let mut units = 0u32;
+        while units < n {
+            let Some((_, c)) = chars.next() else { break };
+            units = units.saturating_add(u32::try_from(c.len_utf16()).unwrap_or(2));
+        }
+        let end = chars.peek().map_or(text.len(), |(i, _)| *i);
+        if units != n {
+            return Err(Failure::usage(
+                "the request's parts do not match their lengths",
+            ));
+        }
+        out.push(text[start..end].to_owned());
+        start = end;
+    }
+    if start != text.len() {
+        return Err(Failure::usage(
+            "the request's parts do not match their lengths",
+        ));
+    }
+    Ok(out)
+}
+
+/// [`NativeVerifier::request`]'s `flags`: verify under Web Bot Auth.
+const WEB_BOT_AUTH: u32 = 1;
+/// [`NativeVerifier::request`]'s `flags`: `strict`.
+const STRICT: u32 = 2;
+/// [`NativeVerifier::request`]'s `flags`: the third part is `scheme`.
+const SCHEME: u32 = 4;
+/// [`NativeVerifier::request`]'s `flags`: `authorities` were given.
+const AUTHORITIES: u32 = 8;
+
+/// The request of [`NativeVerifier::request`]'s parts.
+fn request_check(
+    text: &str,
+    lens: &[u32],
+    authorities: u32,
+    flags: u32,
+    body: Option<Vec<u8>>,
+) -> Outcome<agentsig::facade::RequestCheck> {
+    let mut parts = cut(text, lens)?.into_iter();
+    let n = usize::try_from(authorities).unwrap_or(usize::MAX);
+    let (Some(method), Some(target), Some(scheme)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(Failure::usage("the request has no method, url or scheme"));
+    };
+    let auth: Vec<String> = parts.by_ref().take(n).collect();
+    if auth.len() != n {
+        return Err(Failure::usage(
+            "the request has fewer authorities than announced",
+        ));
+    }
+    let mut r = agentsig::facade::RequestCheck::default();
+    r.method = method;
+    r.target = target;
+    r.scheme = (flags & SCHEME != 0).then_some(scheme);
+    r.authorities = (flags & AUTHORITIES != 0).then_some(auth);
+    r.headers = calls::header_pairs(parts.collect(), "headers")?;
+    r.body = bounded(body, "the input", calls::max_input("request"))?;
+    r.web_bot_auth = flags & WEB_BOT_AUTH != 0;
+    r.strict = flags & STRICT != 0;
+    Ok(r)
 }
 
 /// The answers of the runtime's WebCrypto for one verification
