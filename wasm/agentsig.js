@@ -96,6 +96,12 @@ function callAsync(f) {
 }
 
 const report = (text) => deepFreeze(JSON.parse(text));
+/** The report of a pass's result: the report's text, or MARK and a
+ * failure (thrown as its typed error). */
+const settled = (text) => {
+  if (text.startsWith(MARK)) throw failure(text);
+  return report(text);
+};
 
 /** An oracle that answers for no algorithm: a pass with it computes every
  * signature check in the module (the synchronous forms). */
@@ -701,9 +707,7 @@ class Verifier {
 
   #run(op, args, data, data2) {
     if (op === 'request') {
-      const got = call(() => this.#requestPass(null, false, requestParts(args), data));
-      if (got.startsWith(MARK)) throw failure(got);
-      return report(got);
+      return settled(call(() => this.#requestPass(null, false, requestParts(args), data)));
     }
     return report(call(() => this.#native.run(op, JSON.stringify(args), data, data2)));
   }
@@ -714,18 +718,32 @@ class Verifier {
     return this.#native.request(o ?? bareOracle(), probe, p.text, p.lens, p.authorities, p.flags, p.keySets, data);
   }
   #runAsync(op, prepare) {
-    return callAsync(async () => {
-      const [args, data, data2] = prepare();
-      if (op === 'request' && args.webBotAuth && this.#fetching) {
+    let args;
+    let data;
+    let data2;
+    try {
+      [args, data, data2] = prepare();
+    } catch (e) {
+      return Promise.reject(typed(e));
+    }
+    if (op === 'request' && args.webBotAuth && this.#fetching) {
+      return callAsync(async () => {
         const wanted = JSON.parse(native.keySetUrls(JSON.stringify({ headers: args.headers })));
         args.keySets = await fetchKeySets(wanted, { maxBytes: LIMITS.maxKeySetBytes });
-      }
-      return this.#runChecked(op, args, data, data2);
-    }).then(report);
+        return this.#runChecked(op, args, data, data2);
+      });
+    }
+    try {
+      const got = this.#runChecked(op, args, data, data2);
+      return got instanceof Promise ? got.catch((e) => Promise.reject(typed(e))) : Promise.resolve(got);
+    } catch (e) {
+      return Promise.reject(typed(e));
+    }
   }
   /** The Promise forms' run: the runtime's crypto makes the signature
-   * checks (webcrypto.js); the module judges. */
-  async #runChecked(op, args, data, data2) {
+   * checks (webcrypto.js); the module judges. The report, or a Promise of
+   * it while the runtime's crypto answers. */
+  #runChecked(op, args, data, data2) {
     let pass;
     if (op === 'request') {
       const p = requestParts(args);
@@ -734,9 +752,8 @@ class Verifier {
       const text = JSON.stringify(args);
       pass = (o, probe) => (o ? this.#native.runWith(o, probe, op, text, data, data2) : this.#native.run(op, text, data, data2));
     }
-    const got = await withWebCrypto(pass, this.#keys, this.#replay);
-    if (got.startsWith(MARK)) throw failure(got);
-    return got;
+    const got = withWebCrypto(pass, this.#keys, this.#replay);
+    return typeof got === 'string' ? settled(got) : got.then(settled);
   }
 
   static #descriptor(doc, jws) {
@@ -807,7 +824,7 @@ class Verifier {
         throw e;
       }
       return this.#runChecked('catalog', args, encoder.encode(got.body), undefined);
-    }).then(report);
+    });
   }
 
   static #response(st, hs, b, opts) {
