@@ -174,7 +174,12 @@ pub fn max_input(op: &str) -> usize {
 /// # Errors
 /// `internal` if it cannot be serialized.
 pub fn report_text(r: &Report) -> Outcome<String> {
-    serde_json::to_string(r).map_err(|e| Failure::bad_input("internal", format!("report: {e}")))
+    // A report is rarely under 1 KiB: room for it at once rather than
+    // growing from serde_json's 128 bytes.
+    let mut out = Vec::with_capacity(1024);
+    serde_json::to_writer(&mut out, r)
+        .map_err(|e| Failure::bad_input("internal", format!("report: {e}")))?;
+    String::from_utf8(out).map_err(|e| Failure::bad_input("internal", format!("report: {e}")))
 }
 
 /// A failure as the JSON object a binding's host half turns into its typed
