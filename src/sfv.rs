@@ -826,6 +826,43 @@ mod tests {
     }
 
     #[test]
+    fn duplicates_and_last_wins_alike_below_and_above_the_small_bound() {
+        for n in [3, SMALL, SMALL + 1, 40] {
+            let keys: Vec<String> = (0..n).map(|i| format!("k{i}")).collect();
+            let text = keys.join(", ");
+            let d = parse_dictionary_raw(text.as_bytes()).unwrap();
+            assert_eq!(d.first_duplicate(), None, "{n}");
+            let dup = format!("{text}, k1=2, k0=3");
+            let d = parse_dictionary_raw(dup.as_bytes()).unwrap();
+            assert_eq!(d.first_duplicate(), Some("k1"), "{n}");
+            let norm = d.normalized();
+            assert_eq!(norm.0.len(), n, "{n}");
+            assert_eq!(norm.0[0].0, "k0");
+            assert!(matches!(&norm.0[0].1, Entry::Item(i) if i.bare == BareItem::Integer(3)));
+            assert!(matches!(&norm.0[1].1, Entry::Item(i) if i.bare == BareItem::Integer(2)));
+        }
+    }
+
+    #[test]
+    fn strings_with_escapes_and_runs() {
+        let d = parse_dictionary_raw(br#"a="plain run", b="x\"y\\z", c="""#).unwrap();
+        let s = |k: &str| match d.get(k) {
+            Some(Entry::Item(Item {
+                bare: BareItem::String(s),
+                ..
+            })) => s.clone(),
+            e => panic!("{e:?}"),
+        };
+        assert_eq!(s("a"), "plain run");
+        assert_eq!(s("b"), r#"x"y\z"#);
+        assert_eq!(s("c"), "");
+        assert!(parse_dictionary_raw(b"a=\"\x01\"").is_err());
+        assert!(parse_dictionary_raw("a=\"caf\u{e9}\"".as_bytes()).is_err());
+        assert!(parse_dictionary_raw(br#"a="\n""#).is_err());
+        assert!(parse_dictionary_raw(br#"a="open"#).is_err());
+    }
+
+    #[test]
     fn dictionary_round_trip() {
         assert_eq!(
             rt_dict("a=1,    b=2;x=1;y=2,   c=(a   b   c)"),

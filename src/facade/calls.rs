@@ -126,7 +126,7 @@ impl Args {
 /// # Errors
 /// `usage` for an odd list; the header checks' failures.
 pub fn header_pairs(flat: Vec<String>, what: &str) -> Outcome<Vec<(String, String)>> {
-    if flat.len() % 2 != 0 {
+    if !flat.len().is_multiple_of(2) {
         return Err(Failure::usage(format!("{what}: an odd number of items")));
     }
     let mut pairs = Vec::with_capacity(flat.len() / 2);

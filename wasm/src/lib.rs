@@ -439,3 +439,82 @@ pub fn limits() -> String {
 pub fn key_set_urls(args: &str) -> Result<String, JsError> {
     out((|| calls::key_set_urls(&Args::parse(args)?))())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lens(parts: &[&str]) -> Vec<u32> {
+        parts
+            .iter()
+            .map(|p| u32::try_from(p.encode_utf16().count()).unwrap_or(u32::MAX))
+            .collect()
+    }
+
+    #[test]
+    fn parts_are_cut_at_their_utf16_lengths() {
+        let parts = [
+            "GET",
+            "https://a.example/",
+            "",
+            "x-a",
+            "caf\u{e9}",
+            "x-b",
+            "\u{1f600}!",
+        ];
+        assert_eq!(
+            cut(&parts.concat(), &lens(&parts)).ok(),
+            Some(parts.map(String::from).to_vec())
+        );
+        let ascii = ["GET", "https://a.example/", "", "x-a", "b"];
+        assert_eq!(
+            cut(&ascii.concat(), &lens(&ascii)).ok(),
+            Some(ascii.map(String::from).to_vec())
+        );
+        // Lengths that fall short of the text, run past it, or split a
+        // surrogate pair are refused.
+        for (t, l) in [
+            ("abc", &[1u32, 1][..]),
+            ("abc", &[2, 2][..]),
+            ("a\u{1f600}", &[2, 1][..]),
+            ("a\u{e9}", &[1, 2][..]),
+        ] {
+            assert_eq!(
+                cut(t, l).err().map(|f| f.code),
+                Some("usage".into()),
+                "{t:?} {l:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_request_of_parts_takes_its_options_from_the_flags() {
+        let parts = [
+            "POST",
+            "/p",
+            "https",
+            "site.example",
+            "Host",
+            "site.example",
+        ];
+        let r = request_check(
+            &parts.concat(),
+            &lens(&parts),
+            1,
+            WEB_BOT_AUTH | SCHEME | AUTHORITIES,
+            None,
+        );
+        let Ok(r) = r else { panic!("{:?}", r.err()) };
+        assert_eq!((r.method.as_str(), r.target.as_str()), ("POST", "/p"));
+        assert_eq!(r.scheme.as_deref(), Some("https"));
+        assert_eq!(r.authorities, Some(vec!["site.example".to_owned()]));
+        assert_eq!(r.headers, [("Host".to_owned(), "site.example".to_owned())]);
+        assert!(r.web_bot_auth && !r.strict);
+        // Without the authorities flag the fourth part is a header name:
+        // an odd list of fields.
+        let r = request_check(&parts.concat(), &lens(&parts), 0, STRICT, None);
+        assert_eq!(r.err().map(|f| f.code), Some("usage".into()));
+        let r = request_check("GETx", &[3, 1], 0, 0, None);
+        assert_eq!(r.err().map(|f| f.code), Some("usage".into()));
+    }
+}
