@@ -735,14 +735,15 @@ class Verifier {
     }
     try {
       const got = this.#runChecked(op, args, data, data2);
-      return got instanceof Promise ? got.catch((e) => Promise.reject(typed(e))) : Promise.resolve(got);
+      return got instanceof Promise ? got : Promise.resolve(got);
     } catch (e) {
       return Promise.reject(typed(e));
     }
   }
   /** The Promise forms' run: the runtime's crypto makes the signature
    * checks (webcrypto.js); the module judges. The report, or a Promise of
-   * it while the runtime's crypto answers. */
+   * it while the runtime's crypto answers; a failure is thrown (or
+   * rejected) as its typed error. */
   #runChecked(op, args, data, data2) {
     let pass;
     if (op === 'request') {
@@ -752,8 +753,7 @@ class Verifier {
       const text = JSON.stringify(args);
       pass = (o, probe) => (o ? this.#native.runWith(o, probe, op, text, data, data2) : this.#native.run(op, text, data, data2));
     }
-    const got = withWebCrypto(pass, this.#keys, this.#replay);
-    return typeof got === 'string' ? settled(got) : got.then(settled);
+    return withWebCrypto(pass, this.#keys, this.#replay, settled, typed);
   }
 
   static #descriptor(doc, jws) {

@@ -181,38 +181,32 @@ function answer(blob, keys) {
       }
     });
   }
-  // One check (a request's one signature): no Promise.all around it.
-  if (qs.length === 1) return subtleVerdict(keys, qs[0]).then((v) => Uint8Array.of(v));
+  // One check (a request's one signature): no Promise.all around it, and
+  // with its key imported, the verification's own Promise and one reaction.
+  if (qs.length === 1) {
+    const q = qs[0];
+    let k;
+    try {
+      k = importKey(keys, q.code, q.key);
+    } catch {
+      k = null;
+    }
+    if (k && typeof k.then !== 'function') {
+      try {
+        return subtle.verify(PARAMS[q.code].ver, k, q.sig, q.msg).then(
+          (ok) => Uint8Array.of(ok ? 1 : 0),
+          () => Uint8Array.of(2),
+        );
+      } catch {
+        return Uint8Array.of(2);
+      }
+    }
+    return subtleVerdict(keys, q).then((v) => Uint8Array.of(v));
+  }
   return Promise.all(qs.map((q) => subtleVerdict(keys, q))).then((v) => Uint8Array.from(v));
 }
 
 const allVerified = (verdicts) => verdicts.every((v) => v === 1);
-
-/** The passes of one verification with oracle `o` from `round` on: the
- * final pass's result, or a Promise of it while WebCrypto answers. */
-function rounds(o, round, pass, keys, replay) {
-  for (; ; round++) {
-    const probe = round < MAX_PROBES && !(replay && round > 0);
-    const result = pass(o, probe);
-    const deferred = o.deferredReplay();
-    const pending = o.pendingCount();
-    if (!probe || (pending === 0 && !deferred)) return result;
-    if (pending > 0) {
-      const verdicts = answer(o.pending(), keys);
-      if (!(verdicts instanceof Uint8Array)) {
-        const next = round + 1;
-        return verdicts.then((v) => {
-          o.answer(v);
-          // Every assumption held: the pass ran on the true answers.
-          if (!deferred && allVerified(v)) return result;
-          return rounds(o, next, pass, keys, replay);
-        });
-      }
-      o.answer(verdicts);
-      if (!deferred && allVerified(verdicts)) return result;
-    }
-  }
-}
 
 /** Give an oracle back to the pool, its answers forgotten. */
 function release(o) {
@@ -233,44 +227,86 @@ function release(o) {
  * `oracle` is null) with WebCrypto answering the signature checks. `keys`
  * caches the verifier's imported keys; `replay`: the verifier has a replay
  * store (the final pass is then always a pass of its own, the only one that
- * records a nonce). Returns what the final pass returned, or a Promise of
- * it when a check is WebCrypto's (no more Promises than the checks need:
- * each costs a turn of the microtask queue, which a runtime such as
+ * records a nonce). Returns `finish` of what the final pass returned, or a
+ * Promise of it when a check is WebCrypto's; what is thrown goes through
+ * `fail` (both applied here, so that no Promise is chained for them: each
+ * reaction costs a turn of the microtask queue, which a runtime such as
  * workerd makes dear).
  */
-function withWebCrypto(pass, keys, replay) {
+function withWebCrypto(pass, keys, replay, finish = (r) => r, fail = (e) => e) {
   if (supportedNow === null) {
     return supported.then((algs) => {
       supportedNow = algs;
-      return withWebCrypto(pass, keys, replay);
+      return withWebCrypto(pass, keys, replay, finish, fail);
     });
   }
-  if (!supportedNow) return pass(null, false);
-  // An oracle of the pool, reset after use: its answers never reach
-  // another verification; one in use is never shared (each Promise form
-  // in flight holds its own).
+  if (!supportedNow) {
+    try {
+      return finish(pass(null, false));
+    } catch (e) {
+      throw fail(e);
+    }
+  }
+  // An oracle of the pool, given back once (reset) when the verification
+  // is decided: its answers never reach another verification; one in use
+  // is never shared (each Promise form in flight holds its own).
   const o = oracles.pop() ?? new native.NativeOracle(supportedNow);
-  let r;
-  try {
-    r = rounds(o, 0, pass, keys, replay);
-  } catch (e) {
-    release(o);
-    throw e;
-  }
-  if (typeof r === 'string') {
-    release(o);
-    return r;
-  }
-  return r.then(
-    (v) => {
+  let held = true;
+  const done = () => {
+    if (held) {
+      held = false;
       release(o);
-      return v;
-    },
-    (e) => {
-      release(o);
-      throw e;
-    },
-  );
+    }
+  };
+  const step = (from) => {
+    try {
+      for (let round = from; ; round++) {
+        const probe = round < MAX_PROBES && !(replay && round > 0);
+        const result = pass(o, probe);
+        const deferred = o.deferredReplay();
+        const pending = o.pendingCount();
+        if (!probe || (pending === 0 && !deferred)) {
+          done();
+          return finish(result);
+        }
+        if (pending > 0) {
+          const verdicts = answer(o.pending(), keys);
+          if (!(verdicts instanceof Uint8Array)) {
+            const next = round + 1;
+            return verdicts.then(
+              (v) => {
+                try {
+                  o.answer(v);
+                  // Every assumption held: the pass ran on the true answers.
+                  if (!deferred && allVerified(v)) {
+                    done();
+                    return finish(result);
+                  }
+                } catch (e) {
+                  done();
+                  throw fail(e);
+                }
+                return step(next);
+              },
+              (e) => {
+                done();
+                throw fail(e);
+              },
+            );
+          }
+          o.answer(verdicts);
+          if (!deferred && allVerified(verdicts)) {
+            done();
+            return finish(result);
+          }
+        }
+      }
+    } catch (e) {
+      done();
+      throw fail(e);
+    }
+  };
+  return step(0);
 }
 
 export { withWebCrypto, useNodeCrypto };
