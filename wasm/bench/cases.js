@@ -25,7 +25,8 @@ async function round(f, ms) {
 
 const med = (v) => [...v].sort((p, q) => p - q)[Math.floor(v.length / 2)];
 
-/** Calls of each side before the rounds, at least (within WARM_MS). */
+/** Calls of each side before the rounds, at least (within the time a
+ * bench is given, `secs`, and at most WARM_MS). */
 const WARM_CALLS = 5000;
 /** The longest warm-up of one side. */
 const WARM_MS = 3000;
@@ -41,7 +42,7 @@ async function compare(log, secs, name, ours, theirs, floor, goal) {
   // time-only warm-up of 133 ms left the rounds measuring the tier-up).
   // The rounds measure the steady state a server runs in.
   for (const f of [ours, theirs, floor]) {
-    const until = performance.now() + WARM_MS;
+    const until = performance.now() + Math.min(WARM_MS, secs * 1000);
     let n = 0;
     const t = await round(f, (secs * 1000) / 15);
     n += Math.round((t * secs) / 15);
