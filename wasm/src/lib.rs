@@ -8,7 +8,10 @@
 //! # Contract
 //! * The JavaScript half (`agentsig.js`) checks every argument's type and
 //!   bound before it is copied into the module's memory, and hands this
-//!   module strings, one JSON text of options or arguments, and bytes.
+//!   module strings, one JSON text of options or arguments, and bytes; a
+//!   request to verify, the hot call of a Web Bot Auth gate, crosses
+//!   without JSON ([`NativeVerifier::request`]: its strings joined, their
+//!   lengths, flags).
 //! * Success returns a string: the report as the CLI prints it under
 //!   `--json`, a JWS, or a JSON text. Failure throws an `Error` whose
 //!   message is [`MARK`] followed by a JSON object `{class, code, message,
