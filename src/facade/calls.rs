@@ -339,7 +339,8 @@ pub fn verifier(o: &Args, net: Option<&'static dyn Network>) -> Outcome<Facade> 
 /// `keySets`: the Web Bot Auth key sets the host fetched, see
 /// [`key_set_urls`]), `audit`
 /// (`tokens`, `issuer`, `audience`, `denyWarnings`), `catalog`
-/// (`requireSigned`) or `inspect` ([`inspect`]: the report whatever the
+/// (`requireSigned`, `allowUnsigned`, `jws`: the catalog's detached JWS,
+/// [`Facade::verify_catalog_signed`]) or `inspect` ([`inspect`]: the report whatever the
 /// verdict); `data` the document or body. The report's `--json` text.
 ///
 /// # Errors
@@ -394,8 +395,9 @@ pub fn verify(v: &Facade, op: &str, a: &Args, data: Vec<u8>, data2: Vec<u8>) -> 
             a.str("audience")?,
             a.bool("denyWarnings")?,
         )?,
-        "catalog" => v.verify_catalog(
+        "catalog" => v.verify_catalog_signed(
             &data,
+            a.str("jws")?.as_deref(),
             None,
             a.bool("requireSigned")?,
             a.bool("allowUnsigned")?,
