@@ -351,7 +351,15 @@ pub fn inspect(input: &[u8], v: &Facade, o: &InspectOptions) -> Outcome<(Report,
             ("verify", r, s, Vec::new(), None)
         }
         Kind::AiCatalog => {
-            let r = settled(v.verify_catalog(input, None, false, o.allow_unsigned))?;
+            // The catalog's detached JWS (FILE.jws, draft-narvaneni-agent-uri-03
+            // section 10.3) binds its inline artifacts, as for `verify FILE`.
+            let r = settled(v.verify_catalog_signed(
+                input,
+                o.jws.as_deref(),
+                None,
+                false,
+                o.allow_unsigned,
+            ))?;
             let c = catalog_tree(&r);
             ("verify", r, Vec::new(), Vec::new(), Some(c))
         }
