@@ -106,7 +106,7 @@ impl Kind {
 pub struct InspectOptions {
     /// The kind, instead of detecting it from the content.
     pub kind: Option<Kind>,
-    /// The detached JWS of a descriptor or MCP Server Card.
+    /// The detached JWS of a descriptor, MCP Server Card or AI Catalog.
     pub jws: Option<String>,
     /// The scheme an origin-form request was received over (default `https`).
     pub scheme: String,

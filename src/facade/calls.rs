@@ -412,7 +412,7 @@ pub fn verify(v: &Facade, op: &str, a: &Args, data: Vec<u8>, data2: Vec<u8>) -> 
 /// analysis in `details.inspection` (docs/inspect.md). Arguments: `kind`
 /// (`http-request`, `http-response`, `descriptor`, `a2a-card`,
 /// `ai-catalog`, `mcp-server-card`, `delegation`; default detected), `jws`
-/// (a descriptor's detached JWS), `scheme`, `authorities`, `maxAgeSeconds`
+/// (a descriptor's or catalog's detached JWS), `scheme`, `authorities`, `maxAgeSeconds`
 /// (default 300, the command line's) or `noMaxAge`, `request` (the raw
 /// request a response answers), `requireAll`, `allowUnsigned`.
 ///
