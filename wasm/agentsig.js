@@ -22,6 +22,9 @@ import { withWebCrypto } from './webcrypto.js';
 const MARK = '\u0000agentsig:';
 /** Deepest nesting of a JavaScript value taken as JSON. */
 const MAX_DEPTH = 64;
+/** Largest catalog detached JWS fetched from `URL.jws`: 64 KiB, as
+ * `agentsig verify URL` (`agentsig::net::catalog`). */
+const CATALOG_JWS_FETCH_BYTES = 64 * 1024;
 
 // ------------------------------------------------------------------ errors
 
@@ -782,8 +785,12 @@ class Verifier {
   }
 
   static #catalog(catalog, opts) {
-    const o = options(opts, 'verifyCatalog options', ['requireSigned']);
-    return [{ requireSigned: bool(o.requireSigned, 'requireSigned') }, jsonBytes(catalog, 'catalog', LIMITS.maxCatalogBytes)];
+    const o = options(opts, 'verifyCatalog options', ['requireSigned', 'allowUnsigned', 'jws']);
+    return [{
+      requireSigned: bool(o.requireSigned, 'requireSigned'),
+      allowUnsigned: bool(o.allowUnsigned, 'allowUnsigned'),
+      jws: o.jws === undefined ? undefined : str(o.jws, 'jws', LIMITS.maxJwsBytes),
+    }, jsonBytes(catalog, 'catalog', LIMITS.maxCatalogBytes)];
   }
   /**
    * An AI Catalog (JSON text as bytes, or a JavaScript value), as `agentsig
@@ -793,9 +800,15 @@ class Verifier {
    * each identity's keys resolved (a DID document, an HTTPS JWK Set), which
    * needs `fetchDirectories: true` (BadInput otherwise); use the Promise
    * form then, since it fetches. `requireSigned`: every entry must carry a
-   * verified Trust Manifest. Throws NotVerified (code
-   * `catalog.not-verified`, with `.report`), BadInput above 4 MiB or for
-   * JSON that is not strict.
+   * verified Trust Manifest; `allowUnsigned`: a catalog no trusted key
+   * vouches for in part (nothing failed) is returned with the verdict
+   * `unsigned`. `jws`: the catalog's detached JWS (`ai-catalog.json.jws`,
+   * over the RFC 8785 form of the whole document,
+   * draft-narvaneni-agent-uri-03 section 10.3), checked with the keys of
+   * `host.identifier`: verified, it binds every inline artifact, as
+   * `agentsig verify FILE --jws`. Throws NotVerified (code
+   * `catalog.not-verified`, with `.report`), BadInput above 4 MiB, for a
+   * `jws` above 1 MiB or for JSON that is not strict.
    */
   verifyCatalog(catalog, opts) {
     return this.#run('catalog', ...Verifier.#catalog(catalog, opts));
@@ -806,10 +819,12 @@ class Verifier {
 
   /**
    * The AI Catalog at an https `url`, fetched with the runtime's `fetch`
-   * (no redirect followed, at most 4 MiB, within 30 s) and verified as
-   * `verifyCatalog` does; a Promise only, since it fetches. A catalog that
-   * cannot be fetched rejects with FetchError (code `fetch.failed`). Nested
-   * catalogs are not fetched here.
+   * (no redirect followed, at most 4 MiB, within 30 s) with its detached
+   * JWS at `URL.jws` (at most 64 KiB; 404 or 410: none, as for `agentsig
+   * verify URL`), and verified as `verifyCatalog` does; a Promise only,
+   * since it fetches. A catalog, or a JWS, that cannot be fetched rejects
+   * with FetchError (code `fetch.failed`). Nested catalogs are not fetched
+   * here.
    */
   verifyCatalogUrl(url, opts) {
     return callAsync(async () => {
@@ -819,9 +834,14 @@ class Verifier {
       let got;
       try {
         got = await fetchBounded(u, { max: LIMITS.maxCatalogBytes, accept: 'application/json' });
+        // The catalog's detached JWS beside it (draft-narvaneni-agent-uri-03
+        // section 10.3); no redirect is followed, so `u` is the final URL.
+        // At most 64 KiB, the bound of the library's fetcher for it.
+        args.jws = (await fetchBounded(`${u}.jws`, { max: CATALOG_JWS_FETCH_BYTES, accept: 'application/jose' })).body.trim();
       } catch (e) {
-        if (e instanceof FetchFailed) throw new FetchError(`catalog: ${e.message}`, 'fetch.failed');
-        throw e;
+        if (got && e instanceof FetchFailed && (e.status === 404 || e.status === 410)) args.jws = undefined;
+        else if (e instanceof FetchFailed) throw new FetchError(`catalog${got ? "'s detached JWS" : ''}: ${e.message}`, 'fetch.failed');
+        else throw e;
       }
       return this.#runChecked('catalog', args, encoder.encode(got.body), undefined);
     });

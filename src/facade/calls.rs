@@ -354,7 +354,8 @@ pub fn verifier(o: &Args, net: Option<&'static dyn Network>) -> Outcome<Facade> 
 /// `keySets`: the Web Bot Auth key sets the host fetched, see
 /// [`key_set_urls`]), `audit`
 /// (`tokens`, `issuer`, `audience`, `denyWarnings`), `catalog`
-/// (`requireSigned`) or `inspect` ([`inspect`]: the report whatever the
+/// (`requireSigned`, `allowUnsigned`, `jws`: the catalog's detached JWS,
+/// [`Facade::verify_catalog_signed`]) or `inspect` ([`inspect`]: the report whatever the
 /// verdict); `data` the document or body. The report's `--json` text.
 ///
 /// # Errors
@@ -401,8 +402,9 @@ pub fn verify(v: &Facade, op: &str, a: &Args, data: Vec<u8>, data2: Vec<u8>) -> 
             a.str("audience")?,
             a.bool("denyWarnings")?,
         )?,
-        "catalog" => v.verify_catalog(
+        "catalog" => v.verify_catalog_signed(
             &data,
+            a.str("jws")?.as_deref(),
             None,
             a.bool("requireSigned")?,
             a.bool("allowUnsigned")?,
@@ -449,7 +451,7 @@ fn request_with(v: &Facade, r: RequestCheck, key_sets: Option<&Value>) -> Outcom
 /// analysis in `details.inspection` (docs/inspect.md). Arguments: `kind`
 /// (`http-request`, `http-response`, `descriptor`, `a2a-card`,
 /// `ai-catalog`, `mcp-server-card`, `delegation`; default detected), `jws`
-/// (a descriptor's detached JWS), `scheme`, `authorities`, `maxAgeSeconds`
+/// (a descriptor's or catalog's detached JWS), `scheme`, `authorities`, `maxAgeSeconds`
 /// (default 300, the command line's) or `noMaxAge`, `request` (the raw
 /// request a response answers), `requireAll`, `allowUnsigned`.
 ///
