@@ -173,9 +173,14 @@ export interface VerifyCatalogOptions {
    * failed) with the verdict `unsigned` instead of throwing NotVerified (code
    * `catalog.unsigned`): the CLI's `--allow-unsigned`. */
   allowUnsigned?: boolean;
+  /** The catalog's detached JWS (`ai-catalog.json.jws`, over the RFC 8785 form of the whole
+   * document), checked with the keys of `host.identifier`: verified, it binds every inline
+   * artifact, as `agentsig verify FILE --jws`. At most 1 MiB. */
+  jws?: string;
 }
 
-export interface VerifyCatalogUrlOptions extends VerifyCatalogOptions {
+/** The URL form fetches the catalog's JWS from `URL.jws` itself, as `agentsig verify URL` does. */
+export interface VerifyCatalogUrlOptions extends Omit<VerifyCatalogOptions, 'jws'> {
   /** Hosts that may resolve to private addresses (internal catalogs, tests). */
   allowPrivateHosts?: readonly string[];
   /** Extra TLS roots (PEM). */
@@ -205,7 +210,8 @@ export class Verifier {
    * verifier's keys when it has some, else each manifest identity's keys resolved (needs fetchDirectories). */
   verifyCatalog(catalog: JsonInput, options?: VerifyCatalogOptions): Report;
   verifyCatalogAsync(catalog: JsonInput, options?: VerifyCatalogOptions): Promise<Report>;
-  /** The AI Catalog at an https URL, fetched (SSRF-guarded) on the libuv pool and verified. */
+  /** The AI Catalog at an https URL, fetched (SSRF-guarded) on the libuv pool and verified, with
+   * its detached JWS from `URL.jws` beside the final URL (404 or 410: none). */
   verifyCatalogUrl(url: string, options?: VerifyCatalogUrlOptions): Promise<Report>;
   verifyResponse(status: number, headers: HeadersInput, body?: BodyInput, options?: { request?: RequestInput }): Report;
   verifyResponseAsync(status: number, headers: HeadersInput, body?: BodyInput, options?: { request?: RequestInput }): Promise<Report>;

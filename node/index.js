@@ -727,8 +727,12 @@ class Verifier {
   }
 
   static #catalog(catalog, opts) {
-    const o = options(opts, 'verifyCatalog options', ['requireSigned', 'allowUnsigned']);
-    return [{ requireSigned: bool(o.requireSigned, 'requireSigned'), allowUnsigned: bool(o.allowUnsigned, 'allowUnsigned') }, jsonBytes(catalog, 'catalog', LIMITS.maxCatalogBytes)];
+    const o = options(opts, 'verifyCatalog options', ['requireSigned', 'allowUnsigned', 'jws']);
+    return [{
+      requireSigned: bool(o.requireSigned, 'requireSigned'),
+      allowUnsigned: bool(o.allowUnsigned, 'allowUnsigned'),
+      jws: o.jws === undefined ? undefined : str(o.jws, 'jws', LIMITS.maxJwsBytes),
+    }, jsonBytes(catalog, 'catalog', LIMITS.maxCatalogBytes)];
   }
   /**
    * An AI Catalog (JSON text as bytes, or a JavaScript value), as `agentsig
@@ -738,9 +742,13 @@ class Verifier {
    * each identity's keys resolved (a DID document, an HTTPS JWK Set), which
    * needs `fetchDirectories: true` (BadInput otherwise); use the Promise
    * form then, since it fetches. `requireSigned`: every entry must carry a
-   * verified Trust Manifest. Throws NotVerified (code
-   * `catalog.not-verified`, with `.report`), BadInput above 4 MiB or for
-   * JSON that is not strict.
+   * verified Trust Manifest. `jws`: the catalog's detached JWS
+   * (`ai-catalog.json.jws`, over the RFC 8785 form of the whole document,
+   * draft-narvaneni-agent-uri-03 section 10.3), checked with the keys of
+   * `host.identifier`: verified, it binds every inline artifact, as
+   * `agentsig verify FILE --jws`. Throws NotVerified (code
+   * `catalog.not-verified`, with `.report`), BadInput above 4 MiB, for a
+   * `jws` above 1 MiB or for JSON that is not strict.
    */
   verifyCatalog(catalog, opts) {
     return this.#run('catalog', ...Verifier.#catalog(catalog, opts));
@@ -763,7 +771,9 @@ class Verifier {
    * The AI Catalog at an https `url`, fetched on the libuv pool through the
    * SSRF-guarded fetcher with its nested catalogs and cards (bounded in
    * depth, fetches, bytes and time, sharing `keyCache`) and verified as
-   * `verifyCatalog` does (the same choice of keys); a
+   * `verifyCatalog` does (the same choice of keys), with the catalog's
+   * detached JWS fetched from `URL.jws` beside its final URL as `agentsig
+   * verify URL` does (404 or 410: none; another failure fails the catalog); a
    * Promise only, since it fetches. A catalog that cannot be fetched rejects
    * with FetchError (code `fetch.failed`). `allowPrivateHosts` and
    * `extraRootsPem` loosen the fetcher for internal catalogs and tests.

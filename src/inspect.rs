@@ -106,7 +106,7 @@ impl Kind {
 pub struct InspectOptions {
     /// The kind, instead of detecting it from the content.
     pub kind: Option<Kind>,
-    /// The detached JWS of a descriptor or MCP Server Card.
+    /// The detached JWS of a descriptor, MCP Server Card or AI Catalog.
     pub jws: Option<String>,
     /// The scheme an origin-form request was received over (default `https`).
     pub scheme: String,
@@ -351,7 +351,15 @@ pub fn inspect(input: &[u8], v: &Facade, o: &InspectOptions) -> Outcome<(Report,
             ("verify", r, s, Vec::new(), None)
         }
         Kind::AiCatalog => {
-            let r = settled(v.verify_catalog(input, None, false, o.allow_unsigned))?;
+            // The catalog's detached JWS (FILE.jws, draft-narvaneni-agent-uri-03
+            // section 10.3) binds its inline artifacts, as for `verify FILE`.
+            let r = settled(v.verify_catalog_signed(
+                input,
+                o.jws.as_deref(),
+                None,
+                false,
+                o.allow_unsigned,
+            ))?;
             let c = catalog_tree(&r);
             ("verify", r, Vec::new(), Vec::new(), Some(c))
         }

@@ -278,6 +278,12 @@ impl Report {
         );
     }
 
+    /// Add a detail that is already a JSON value (no copy through the
+    /// serializer).
+    pub fn detail_value(&mut self, key: &str, value: serde_json::Value) {
+        self.details.insert(key.to_owned(), value);
+    }
+
     /// Recompute the verdict: verified when at least one signature or check
     /// exists, every signature is valid and no error-severity check failed.
     /// (A JWS with several signatures keeps its own rule; see

@@ -135,8 +135,21 @@ impl Dictionary {
     }
 }
 
+/// Up to this many keys, a key is looked up by comparing it with the
+/// others (at most `SMALL * SMALL / 2` comparisons, cheaper than hashing
+/// such a few); beyond, in a hash map, so that the work stays linear.
+const SMALL: usize = 16;
+
 /// First key seen twice, in one pass.
-fn first_dup<'a>(keys: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+fn first_dup<'a>(keys: impl Iterator<Item = &'a str> + Clone) -> Option<&'a str> {
+    if keys.clone().nth(SMALL).is_none() {
+        let mut seen: Vec<&str> = Vec::with_capacity(SMALL);
+        return keys.into_iter().find(|k| {
+            let dup = seen.contains(k);
+            seen.push(k);
+            dup
+        });
+    }
     let mut seen = std::collections::HashSet::new();
     keys.into_iter().find(|k| !seen.insert(*k))
 }
@@ -144,6 +157,16 @@ fn first_dup<'a>(keys: impl Iterator<Item = &'a str>) -> Option<&'a str> {
 /// RFC 9651 sections 4.2.2 and 4.2.3.2: last value wins, first position kept.
 /// One pass with a key -> output index map.
 fn last_wins<V: Clone>(members: &[(String, V)]) -> Vec<(String, V)> {
+    if members.len() <= SMALL {
+        let mut out: Vec<(String, V)> = Vec::with_capacity(members.len());
+        for (k, v) in members {
+            match out.iter_mut().find(|(o, _)| o == k) {
+                Some(slot) => slot.1 = v.clone(),
+                None => out.push((k.clone(), v.clone())),
+            }
+        }
+        return out;
+    }
     let mut index: std::collections::HashMap<&str, usize> =
         std::collections::HashMap::with_capacity(members.len());
     let mut out: Vec<(String, V)> = Vec::with_capacity(members.len());
@@ -436,6 +459,15 @@ impl<'a> P<'a> {
         self.i += 1; // '"'
         let mut out = String::new();
         loop {
+            // A run of printable ASCII other than '"' and '\\', copied at once.
+            let run = self.s[self.i..]
+                .iter()
+                .take_while(|c| matches!(c, 0x20..=0x7e) && !matches!(c, b'"' | b'\\'))
+                .count();
+            if run > 0 {
+                push_ascii(&mut out, &self.s[self.i..self.i + run]);
+                self.i += run;
+            }
             match self.peek() {
                 None => return self.err("unterminated string"),
                 Some(b'"') => {
@@ -543,7 +575,18 @@ impl<'a> P<'a> {
 }
 
 fn ascii(b: &[u8]) -> String {
-    b.iter().map(|&c| char::from(c)).collect()
+    let mut s = String::with_capacity(b.len());
+    push_ascii(&mut s, b);
+    s
+}
+
+/// Append bytes as the characters of their values (the parser hands over
+/// ASCII, copied at once).
+fn push_ascii(out: &mut String, b: &[u8]) {
+    match std::str::from_utf8(b) {
+        Ok(t) if b.is_ascii() => out.push_str(t),
+        _ => out.extend(b.iter().map(|&c| char::from(c))),
+    }
 }
 
 /// RFC 9110 tchar.
@@ -780,6 +823,43 @@ mod tests {
         let mut o = String::new();
         write_dictionary(&mut o, &parse_dictionary(s.as_bytes()).unwrap());
         o
+    }
+
+    #[test]
+    fn duplicates_and_last_wins_alike_below_and_above_the_small_bound() {
+        for n in [3, SMALL, SMALL + 1, 40] {
+            let keys: Vec<String> = (0..n).map(|i| format!("k{i}")).collect();
+            let text = keys.join(", ");
+            let d = parse_dictionary_raw(text.as_bytes()).unwrap();
+            assert_eq!(d.first_duplicate(), None, "{n}");
+            let dup = format!("{text}, k1=2, k0=3");
+            let d = parse_dictionary_raw(dup.as_bytes()).unwrap();
+            assert_eq!(d.first_duplicate(), Some("k1"), "{n}");
+            let norm = d.normalized();
+            assert_eq!(norm.0.len(), n, "{n}");
+            assert_eq!(norm.0[0].0, "k0");
+            assert!(matches!(&norm.0[0].1, Entry::Item(i) if i.bare == BareItem::Integer(3)));
+            assert!(matches!(&norm.0[1].1, Entry::Item(i) if i.bare == BareItem::Integer(2)));
+        }
+    }
+
+    #[test]
+    fn strings_with_escapes_and_runs() {
+        let d = parse_dictionary_raw(br#"a="plain run", b="x\"y\\z", c="""#).unwrap();
+        let s = |k: &str| match d.get(k) {
+            Some(Entry::Item(Item {
+                bare: BareItem::String(s),
+                ..
+            })) => s.clone(),
+            e => panic!("{e:?}"),
+        };
+        assert_eq!(s("a"), "plain run");
+        assert_eq!(s("b"), r#"x"y\z"#);
+        assert_eq!(s("c"), "");
+        assert!(parse_dictionary_raw(b"a=\"\x01\"").is_err());
+        assert!(parse_dictionary_raw("a=\"caf\u{e9}\"".as_bytes()).is_err());
+        assert!(parse_dictionary_raw(br#"a="\n""#).is_err());
+        assert!(parse_dictionary_raw(br#"a="open"#).is_err());
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl Report {
             });
         }
         let v = self.verified();
-        r.detail(
+        r.detail_value(
             "web_bot_auth",
             serde_json::json!({
                 "status": status,

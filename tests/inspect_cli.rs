@@ -13,6 +13,7 @@
 use serde_json::{json, Value};
 use std::io::Write;
 use std::process::{Command, Stdio};
+mod tmp_support;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const D: &str = "tests/fixtures/inspect";
@@ -417,6 +418,44 @@ fn catalogs_match_verify_as_a_tree() {
     assert_eq!(bad["passed"], false, "{bad}");
     assert_eq!(bad["artifact"]["status"], "failed", "{bad}");
     validate(&reports);
+}
+
+/// A catalog's detached JWS (`FILE.jws`, which `sign --host` writes) binds
+/// its inline entry in `inspect` as in `verify FILE`: the same verdict and
+/// binding with the JWS beside it, and without it.
+#[test]
+fn a_catalog_jws_binds_as_verify_does() {
+    let t = tmp_support::TempDir::new("inspect-catjws");
+    let p = |n: &str| t.join(n).to_string_lossy().into_owned();
+    assert_eq!(run(&["keygen", "--out", &p("k")], None).code, 0);
+    let doc = json!({"specVersion": "1.0", "host": {"displayName": "H", "identifier": "urn:example:host"},
+        "entries": [{"identifier": "urn:a", "displayName": "A", "mediaType": "application/zip", "data": {"a": 1}}]});
+    std::fs::write(p("c.json"), doc.to_string()).expect("write");
+    let s = run(
+        &["sign", &p("c.json"), "--host", "--key", &p("k.pem")],
+        None,
+    );
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    let mut seen = Vec::new();
+    for with_jws in [true, false] {
+        if !with_jws {
+            std::fs::remove_file(p("c.json.jws")).expect("rm");
+        }
+        let k = p("k.pub.pem");
+        let i = run(&["inspect", &p("c.json"), "--key", &k, "--json"], None);
+        let judge = run(&["verify", &p("c.json"), "--key", &k, "--json"], None);
+        same_verdict("catalog jws", &i, &judge);
+        let binding = &i.json["details"]["inspection"]["catalog"]["entries"][0]["binding"];
+        assert_eq!(binding, &judge.json["details"]["entries"][0]["binding"]);
+        seen.push((i.json["verdict"].clone(), binding.clone()));
+    }
+    assert_eq!(
+        seen,
+        [
+            (json!("verified"), json!("catalog-signature")),
+            (json!("unsigned"), json!("unbound"))
+        ]
+    );
 }
 
 /// Nested inline catalogs are children of their entry.

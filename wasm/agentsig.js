@@ -22,6 +22,9 @@ import { withWebCrypto } from './webcrypto.js';
 const MARK = '\u0000agentsig:';
 /** Deepest nesting of a JavaScript value taken as JSON. */
 const MAX_DEPTH = 64;
+/** Largest catalog detached JWS fetched from `URL.jws`: 64 KiB, as
+ * `agentsig verify URL` (`agentsig::net::catalog`). */
+const CATALOG_JWS_FETCH_BYTES = 64 * 1024;
 
 // ------------------------------------------------------------------ errors
 
@@ -96,6 +99,41 @@ function callAsync(f) {
 }
 
 const report = (text) => deepFreeze(JSON.parse(text));
+/** The report of a pass's result: the report's text, or MARK and a
+ * failure (thrown as its typed error). */
+const settled = (text) => {
+  if (text.startsWith(MARK)) throw failure(text);
+  return report(text);
+};
+
+/** An oracle that answers for no algorithm: a pass with it computes every
+ * signature check in the module (the synchronous forms). */
+let bare = null;
+const bareOracle = () => bare ?? (bare = new native.NativeOracle(''));
+
+/**
+ * The arguments of a request verification (`Verifier.#request`) as the
+ * module's `request` call takes them (src/lib.rs), without JSON: the
+ * strings (method, URL, scheme or '', the authorities, the header names and
+ * values) joined, their lengths in UTF-16 code units, how many
+ * authorities, and the flags (1 webBotAuth, 2 strict, 4 a scheme, 8
+ * authorities given); the fetched key sets (`keySets`) as JSON.
+ */
+function requestParts(a) {
+  const parts = [a.method, a.url, a.scheme ?? ''];
+  if (a.authorities) for (const x of a.authorities) parts.push(x);
+  for (const x of a.headers) parts.push(x);
+  const lens = new Uint32Array(parts.length);
+  for (let i = 0; i < parts.length; i++) lens[i] = parts[i].length;
+  const flags = (a.webBotAuth ? 1 : 0) | (a.strict ? 2 : 0) | (a.scheme !== undefined ? 4 : 0) | (a.authorities ? 8 : 0);
+  return {
+    text: parts.join(''),
+    lens,
+    authorities: a.authorities ? a.authorities.length : 0,
+    flags,
+    keySets: a.keySets === undefined ? undefined : JSON.stringify(a.keySets),
+  };
+}
 
 // --------------------------------------------------------------- arguments
 
@@ -591,11 +629,14 @@ class Verifier {
   #fetching;
   /** Public keys imported into the runtime's WebCrypto (webcrypto.js). */
   #keys = new Map();
+  /** Whether the native verifier has a replay store (fixed at its making). */
+  #replay;
 
   constructor(opts, derived) {
     if (opts === DERIVE) {
       // withReplayStore: the native verifier and options it built.
       this.#native = derived.native;
+      this.#replay = this.#native.hasReplayStore();
       this.#fetching = derived.fetching;
       this.options = derived.options;
       Object.freeze(this);
@@ -637,6 +678,7 @@ class Verifier {
     this.#fetching = n.fetchDirectories;
     // The module does no I/O: this file fetches the key sets it names.
     this.#native = call(() => new native.NativeVerifier(JSON.stringify({ ...n, fetchDirectories: false, agentKeys: n.fetchDirectories ? n.agentKeys ?? {} : n.agentKeys })));
+    this.#replay = this.#native.hasReplayStore();
     /** The options in effect, with the secure defaults filled in; frozen. */
     this.options = deepFreeze({
       ...n,
@@ -667,29 +709,54 @@ class Verifier {
   }
 
   #run(op, args, data, data2) {
+    if (op === 'request') {
+      return settled(call(() => this.#requestPass(null, false, requestParts(args), data)));
+    }
     return report(call(() => this.#native.run(op, JSON.stringify(args), data, data2)));
   }
+  /** One pass of the module over a request, its parts handed over without
+   * JSON (`requestParts`); `o` null: no oracle, every primitive in the
+   * module. */
+  #requestPass(o, probe, p, data) {
+    return this.#native.request(o ?? bareOracle(), probe, p.text, p.lens, p.authorities, p.flags, p.keySets, data);
+  }
   #runAsync(op, prepare) {
-    return callAsync(async () => {
-      const [args, data, data2] = prepare();
-      if (op === 'request' && args.webBotAuth && this.#fetching) {
+    let args;
+    let data;
+    let data2;
+    try {
+      [args, data, data2] = prepare();
+    } catch (e) {
+      return Promise.reject(typed(e));
+    }
+    if (op === 'request' && args.webBotAuth && this.#fetching) {
+      return callAsync(async () => {
         const wanted = JSON.parse(native.keySetUrls(JSON.stringify({ headers: args.headers })));
         args.keySets = await fetchKeySets(wanted, { maxBytes: LIMITS.maxKeySetBytes });
-      }
-      return this.#runChecked(op, args, data, data2);
-    }).then(report);
+        return this.#runChecked(op, args, data, data2);
+      });
+    }
+    try {
+      const got = this.#runChecked(op, args, data, data2);
+      return got instanceof Promise ? got : Promise.resolve(got);
+    } catch (e) {
+      return Promise.reject(typed(e));
+    }
   }
   /** The Promise forms' run: the runtime's crypto makes the signature
-   * checks (webcrypto.js); the module judges. */
-  async #runChecked(op, args, data, data2) {
-    const text = JSON.stringify(args);
-    const got = await withWebCrypto(
-      (o, probe) => (o ? this.#native.runWith(o, probe, op, text, data, data2) : this.#native.run(op, text, data, data2)),
-      this.#keys,
-      this.#native.hasReplayStore(),
-    );
-    if (got.startsWith(MARK)) throw failure(got);
-    return got;
+   * checks (webcrypto.js); the module judges. The report, or a Promise of
+   * it while the runtime's crypto answers; a failure is thrown (or
+   * rejected) as its typed error. */
+  #runChecked(op, args, data, data2) {
+    let pass;
+    if (op === 'request') {
+      const p = requestParts(args);
+      pass = (o, probe) => this.#requestPass(o, probe, p, data);
+    } else {
+      const text = JSON.stringify(args);
+      pass = (o, probe) => (o ? this.#native.runWith(o, probe, op, text, data, data2) : this.#native.run(op, text, data, data2));
+    }
+    return withWebCrypto(pass, this.#keys, this.#replay, settled, typed);
   }
 
   static #descriptor(doc, jws) {
@@ -718,8 +785,12 @@ class Verifier {
   }
 
   static #catalog(catalog, opts) {
-    const o = options(opts, 'verifyCatalog options', ['requireSigned']);
-    return [{ requireSigned: bool(o.requireSigned, 'requireSigned') }, jsonBytes(catalog, 'catalog', LIMITS.maxCatalogBytes)];
+    const o = options(opts, 'verifyCatalog options', ['requireSigned', 'allowUnsigned', 'jws']);
+    return [{
+      requireSigned: bool(o.requireSigned, 'requireSigned'),
+      allowUnsigned: bool(o.allowUnsigned, 'allowUnsigned'),
+      jws: o.jws === undefined ? undefined : str(o.jws, 'jws', LIMITS.maxJwsBytes),
+    }, jsonBytes(catalog, 'catalog', LIMITS.maxCatalogBytes)];
   }
   /**
    * An AI Catalog (JSON text as bytes, or a JavaScript value), as `agentsig
@@ -729,9 +800,15 @@ class Verifier {
    * each identity's keys resolved (a DID document, an HTTPS JWK Set), which
    * needs `fetchDirectories: true` (BadInput otherwise); use the Promise
    * form then, since it fetches. `requireSigned`: every entry must carry a
-   * verified Trust Manifest. Throws NotVerified (code
-   * `catalog.not-verified`, with `.report`), BadInput above 4 MiB or for
-   * JSON that is not strict.
+   * verified Trust Manifest; `allowUnsigned`: a catalog no trusted key
+   * vouches for in part (nothing failed) is returned with the verdict
+   * `unsigned`. `jws`: the catalog's detached JWS (`ai-catalog.json.jws`,
+   * over the RFC 8785 form of the whole document,
+   * draft-narvaneni-agent-uri-03 section 10.3), checked with the keys of
+   * `host.identifier`: verified, it binds every inline artifact, as
+   * `agentsig verify FILE --jws`. Throws NotVerified (code
+   * `catalog.not-verified`, with `.report`), BadInput above 4 MiB, for a
+   * `jws` above 1 MiB or for JSON that is not strict.
    */
   verifyCatalog(catalog, opts) {
     return this.#run('catalog', ...Verifier.#catalog(catalog, opts));
@@ -742,10 +819,12 @@ class Verifier {
 
   /**
    * The AI Catalog at an https `url`, fetched with the runtime's `fetch`
-   * (no redirect followed, at most 4 MiB, within 30 s) and verified as
-   * `verifyCatalog` does; a Promise only, since it fetches. A catalog that
-   * cannot be fetched rejects with FetchError (code `fetch.failed`). Nested
-   * catalogs are not fetched here.
+   * (no redirect followed, at most 4 MiB, within 30 s) with its detached
+   * JWS at `URL.jws` (at most 64 KiB; 404 or 410: none, as for `agentsig
+   * verify URL`), and verified as `verifyCatalog` does; a Promise only,
+   * since it fetches. A catalog, or a JWS, that cannot be fetched rejects
+   * with FetchError (code `fetch.failed`). Nested catalogs are not fetched
+   * here.
    */
   verifyCatalogUrl(url, opts) {
     return callAsync(async () => {
@@ -755,12 +834,17 @@ class Verifier {
       let got;
       try {
         got = await fetchBounded(u, { max: LIMITS.maxCatalogBytes, accept: 'application/json' });
+        // The catalog's detached JWS beside it (draft-narvaneni-agent-uri-03
+        // section 10.3); no redirect is followed, so `u` is the final URL.
+        // At most 64 KiB, the bound of the library's fetcher for it.
+        args.jws = (await fetchBounded(`${u}.jws`, { max: CATALOG_JWS_FETCH_BYTES, accept: 'application/jose' })).body.trim();
       } catch (e) {
-        if (e instanceof FetchFailed) throw new FetchError(`catalog: ${e.message}`, 'fetch.failed');
-        throw e;
+        if (got && e instanceof FetchFailed && (e.status === 404 || e.status === 410)) args.jws = undefined;
+        else if (e instanceof FetchFailed) throw new FetchError(`catalog${got ? "'s detached JWS" : ''}: ${e.message}`, 'fetch.failed');
+        else throw e;
       }
       return this.#runChecked('catalog', args, encoder.encode(got.body), undefined);
-    }).then(report);
+    });
   }
 
   static #response(st, hs, b, opts) {

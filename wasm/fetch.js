@@ -14,8 +14,14 @@ const DEFAULT_CACHE_SECONDS = 300;
 const ACCEPT =
   'application/http-message-signatures-directory+json, application/jwk-set+json;q=0.9, application/json;q=0.5';
 
-/** Why a fetch failed: the module reports the agent's keys as unavailable. */
-export class FetchFailed extends Error {}
+/** Why a fetch failed: the module reports the agent's keys as unavailable.
+ * `status`: the HTTP status of an answer that was not 200, if any. */
+export class FetchFailed extends Error {
+  constructor(message, status) {
+    super(message);
+    this.status = status;
+  }
+}
 
 async function cacheStore() {
   try {
@@ -85,7 +91,7 @@ export async function fetchBounded(url, { max, accept = ACCEPT, timeoutMs = FETC
         }
         if (res.status !== 200) {
           await res.body?.cancel();
-          throw new FetchFailed(`${url}: status ${res.status || res.type}`);
+          throw new FetchFailed(`${url}: status ${res.status || res.type}`, res.status);
         }
         const body = await boundedText(res, url, max);
         const cc = res.headers.get('cache-control') || '';

@@ -102,7 +102,15 @@ export interface VerifyRequestOptions {
 }
 
 export interface VerifyCatalogOptions {
+  /** Every entry must carry a verified Trust Manifest. */
   requireSigned?: boolean;
+  /** Return a catalog some entry of which no trusted key vouches for (nothing
+   * failed) with the verdict `unsigned`: the CLI's `--allow-unsigned`. */
+  allowUnsigned?: boolean;
+  /** The catalog's detached JWS (`ai-catalog.json.jws`), checked with the keys of
+   * `host.identifier`: verified, it binds every inline artifact, as
+   * `agentsig verify FILE --jws`. At most 1 MiB. */
+  jws?: string;
 }
 
 export interface AuditOptions {
@@ -130,7 +138,7 @@ export class Verifier {
   verifyCardAsync(card: JsonInput, options?: { requireAll?: boolean }): Promise<Report>;
   verifyCatalog(catalog: JsonInput, options?: VerifyCatalogOptions): Report;
   verifyCatalogAsync(catalog: JsonInput, options?: VerifyCatalogOptions): Promise<Report>;
-  verifyCatalogUrl(url: string, options?: VerifyCatalogOptions): Promise<Report>;
+  verifyCatalogUrl(url: string, options?: { requireSigned?: boolean }): Promise<Report>;
   verifyResponse(status: number, headers: HeadersInput, body?: BodyInput, options?: { request?: RequestInput }): Report;
   verifyResponseAsync(status: number, headers: HeadersInput, body?: BodyInput, options?: { request?: RequestInput }): Promise<Report>;
   verifyRequest(method: string, url: string, headers: HeadersInput, body?: BodyInput, options?: VerifyRequestOptions): Report;

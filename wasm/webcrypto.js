@@ -74,7 +74,11 @@ const MAX_ORACLES = 8;
 let supportedNow = null;
 
 /** A key's bytes as a string, the key of its cache entry. */
-const keyId = (code, b) => String.fromCharCode(code, ...b);
+function keyId(code, b) {
+  let id = String.fromCharCode(code);
+  for (let i = 0; i < b.length; i++) id += String.fromCharCode(b[i]);
+  return id;
+}
 
 /** The pending checks of `NativeOracle.pending`'s encoding. */
 function decode(blob) {
@@ -115,18 +119,31 @@ function importKey(keys, code, raw) {
   return k;
 }
 
-/** The verdict byte of one check made with WebCrypto. */
-async function subtleVerdict(keys, q) {
+/** A Promise of the verdict byte of one check made with WebCrypto with
+ * the CryptoKey `k`. */
+function subtleCheck(k, q) {
   try {
-    let k = importKey(keys, q.code, q.key);
-    if (k === null) return 2;
-    // An imported key is used as is: one await (the verification) per check.
-    if (typeof k.then === 'function') k = await k;
-    if (!k) return 2;
-    return (await subtle.verify(PARAMS[q.code].ver, k, q.sig, q.msg)) ? 1 : 0;
+    return subtle.verify(PARAMS[q.code].ver, k, q.sig, q.msg).then(
+      (ok) => (ok ? 1 : 0),
+      () => 2,
+    );
   } catch {
-    return 2;
+    return Promise.resolve(2);
   }
+}
+
+/** A Promise of the verdict byte of one check made with WebCrypto: an
+ * imported key is used as it is (no await before the verification). */
+function subtleVerdict(keys, q) {
+  let k;
+  try {
+    k = importKey(keys, q.code, q.key);
+  } catch {
+    return Promise.resolve(2);
+  }
+  if (k === null) return Promise.resolve(2);
+  if (typeof k.then === 'function') return k.then((key) => (key ? subtleCheck(key, q) : 2));
+  return subtleCheck(k, q);
 }
 
 /** The `node:crypto` KeyObject of a public key, made once per verifier. */
@@ -148,8 +165,9 @@ function nodeKey(keys, code, raw) {
   return k;
 }
 
-/** Verdict bytes for the pending checks: 1 verified, 0 not, 2 not known. */
-async function answer(blob, keys) {
+/** Verdict bytes for the pending checks: 1 verified, 0 not, 2 not known;
+ * with `node:crypto` at once, with WebCrypto a Promise of them. */
+function answer(blob, keys) {
   const qs = decode(blob);
   if (nodeCrypto) {
     return Uint8Array.from(qs, (q) => {
@@ -163,52 +181,132 @@ async function answer(blob, keys) {
       }
     });
   }
-  // One check (a request's one signature): no Promise.all around it.
-  if (qs.length === 1) return Uint8Array.of(await subtleVerdict(keys, qs[0]));
-  return Uint8Array.from(await Promise.all(qs.map((q) => subtleVerdict(keys, q))));
+  // One check (a request's one signature): no Promise.all around it, and
+  // with its key imported, the verification's own Promise and one reaction.
+  if (qs.length === 1) {
+    const q = qs[0];
+    let k;
+    try {
+      k = importKey(keys, q.code, q.key);
+    } catch {
+      k = null;
+    }
+    if (k && typeof k.then !== 'function') {
+      try {
+        return subtle.verify(PARAMS[q.code].ver, k, q.sig, q.msg).then(
+          (ok) => Uint8Array.of(ok ? 1 : 0),
+          () => Uint8Array.of(2),
+        );
+      } catch {
+        return Uint8Array.of(2);
+      }
+    }
+    return subtleVerdict(keys, q).then((v) => Uint8Array.of(v));
+  }
+  return Promise.all(qs.map((q) => subtleVerdict(keys, q))).then((v) => Uint8Array.from(v));
+}
+
+const allVerified = (verdicts) => verdicts.every((v) => v === 1);
+
+/** Give an oracle back to the pool, its answers forgotten. */
+function release(o) {
+  let reusable = false;
+  try {
+    o.reset();
+    reusable = oracles.length < MAX_ORACLES;
+  } catch {
+    // not reusable
+  }
+  if (reusable) oracles.push(o);
+  else o.free();
 }
 
 /**
  * Run `pass(oracle, probe)` (one synchronous call of the module:
- * `NativeVerifier.runWith`, or `run` when `oracle` is null) with WebCrypto
- * answering the signature checks. `keys` caches the verifier's imported
- * keys; `replay`: the verifier has a replay store (the final pass is then
- * always a pass of its own, the only one that records a nonce). Returns
- * what the final pass returned.
+ * `NativeVerifier.runWith` or `request`, or without an oracle when
+ * `oracle` is null) with WebCrypto answering the signature checks. `keys`
+ * caches the verifier's imported keys; `replay`: the verifier has a replay
+ * store (the final pass is then always a pass of its own, the only one that
+ * records a nonce). Returns `finish` of what the final pass returned, or a
+ * Promise of it when a check is WebCrypto's; what is thrown goes through
+ * `fail` (both applied here, so that no Promise is chained for them: each
+ * reaction costs a turn of the microtask queue, which a runtime such as
+ * workerd makes dear).
  */
-async function withWebCrypto(pass, keys, replay) {
-  // Once probed, the answer is taken as is: no await (a microtask turn)
-  // per verification.
-  const algs = supportedNow ?? (supportedNow = await supported);
-  if (!algs) return pass(null, false);
-  // An oracle of the pool, reset after use: its answers never reach
-  // another verification; one in use is never shared (each Promise form
-  // in flight holds its own).
-  const o = oracles.pop() ?? new native.NativeOracle(algs);
-  let reusable = false;
-  try {
-    for (let round = 0; ; round++) {
-      const probe = round < MAX_PROBES && !(replay && round > 0);
-      const result = pass(o, probe);
-      const deferred = o.deferredReplay();
-      if (!probe || (o.pendingCount() === 0 && !deferred)) return result;
-      if (o.pendingCount() > 0) {
-        const verdicts = await answer(o.pending(), keys);
-        o.answer(verdicts);
-        // Every assumption held: the pass ran on the true answers.
-        if (!deferred && verdicts.every((v) => v === 1)) return result;
-      }
-    }
-  } finally {
-    try {
-      o.reset();
-      reusable = oracles.length < MAX_ORACLES;
-    } catch {
-      // not reusable
-    }
-    if (reusable) oracles.push(o);
-    else o.free();
+function withWebCrypto(pass, keys, replay, finish = (r) => r, fail = (e) => e) {
+  if (supportedNow === null) {
+    return supported.then((algs) => {
+      supportedNow = algs;
+      return withWebCrypto(pass, keys, replay, finish, fail);
+    });
   }
+  if (!supportedNow) {
+    try {
+      return finish(pass(null, false));
+    } catch (e) {
+      throw fail(e);
+    }
+  }
+  // An oracle of the pool, given back once (reset) when the verification
+  // is decided: its answers never reach another verification; one in use
+  // is never shared (each Promise form in flight holds its own).
+  const o = oracles.pop() ?? new native.NativeOracle(supportedNow);
+  let held = true;
+  const done = () => {
+    if (held) {
+      held = false;
+      release(o);
+    }
+  };
+  const step = (from) => {
+    try {
+      for (let round = from; ; round++) {
+        const probe = round < MAX_PROBES && !(replay && round > 0);
+        const result = pass(o, probe);
+        const deferred = o.deferredReplay();
+        const pending = o.pendingCount();
+        if (!probe || (pending === 0 && !deferred)) {
+          done();
+          return finish(result);
+        }
+        if (pending > 0) {
+          const verdicts = answer(o.pending(), keys);
+          if (!(verdicts instanceof Uint8Array)) {
+            const next = round + 1;
+            return verdicts.then(
+              (v) => {
+                try {
+                  o.answer(v);
+                  // Every assumption held: the pass ran on the true answers.
+                  if (!deferred && allVerified(v)) {
+                    done();
+                    return finish(result);
+                  }
+                } catch (e) {
+                  done();
+                  throw fail(e);
+                }
+                return step(next);
+              },
+              (e) => {
+                done();
+                throw fail(e);
+              },
+            );
+          }
+          o.answer(verdicts);
+          if (!deferred && allVerified(verdicts)) {
+            done();
+            return finish(result);
+          }
+        }
+      }
+    } catch (e) {
+      done();
+      throw fail(e);
+    }
+  };
+  return step(0);
 }
 
 export { withWebCrypto, useNodeCrypto };

@@ -671,8 +671,9 @@ impl Job {
                     args.str("audience")?,
                     args.bool("denyWarnings")?,
                 )?,
-                "catalog" => v.verify_catalog(
+                "catalog" => v.verify_catalog_signed(
                     &data,
+                    args.str("jws")?.as_deref(),
                     None,
                     args.bool("requireSigned")?,
                     args.bool("allowUnsigned")?,

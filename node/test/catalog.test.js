@@ -207,3 +207,121 @@ test('the ES module entry point gives the same catalog calls', async () => {
   assert.equal(typeof m.Verifier.prototype.verifyCatalogUrl, 'function');
   assert.equal(typeof m.SigningKey.generateAsync, 'function');
 });
+
+/** A catalog whose one inline entry carries no Trust Manifest: only the
+ * catalog's detached JWS binds it (`sign --host` signs the host's manifest
+ * and writes cat.json.jws, over the RFC 8785 form of the whole document,
+ * draft-narvaneni-agent-uri-03 section 10.3). */
+function hostSigned() {
+  const s = signed();
+  // The host identity is the origin the URL test serves it from.
+  const doc = { specVersion: '1.0', host: { displayName: 'H', identifier: 'https://localhost' }, entries: [entry('urn:a')] };
+  fs.writeFileSync(s.file('host.json'), JSON.stringify(doc));
+  const r = spawnSync(helpers.cli(), ['sign', 'host.json', '--host', '--key', 'k.pem'], { cwd: s.dir, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  // The same document with no .jws beside it (`verify FILE` reads FILE.jws).
+  fs.copyFileSync(s.file('host.json'), s.file('plain.json'));
+  return { ...s, jws: fs.readFileSync(s.file('host.json.jws'), 'utf8') };
+}
+
+/** `jws` with one character of its signature changed. */
+const tamperedJws = (jws) => {
+  const t = jws.trim();
+  return t.slice(0, -2) + (t.at(-2) === 'A' ? 'B' : 'A') + t.at(-1);
+};
+
+/** The CLI's --json report, the key set named as the package names it. */
+const cliReport = (s, stdout) => JSON.parse(stdout.split(`JWK Set ${s.file('k.jwks.json')}`).join('JWK Set jwks'));
+
+test("a catalog bound only by its detached JWS gets the CLI's verdict, sync and async", async () => {
+  const s = hostSigned();
+  try {
+    fs.writeFileSync(s.file('bad.jws'), tamperedJws(s.jws));
+    const seen = [];
+    for (const [file, flags, opts] of [
+      ['host.json', ['--jws', s.file('host.json.jws')], { jws: s.jws }],
+      ['host.json', ['--jws', s.file('bad.jws')], { jws: tamperedJws(s.jws) }],
+      ['plain.json', ['--require-signed'], { requireSigned: true }],
+      ['plain.json', [], {}],
+    ]) {
+      const r = run(['verify', s.file(file), '--jwks', s.file('k.jwks.json'), '--json', ...flags]);
+      const want = cliReport(s, r.stdout);
+      assert.equal(r.status, want.verified ? 0 : 1, r.stderr);
+      const text = fs.readFileSync(s.file(file));
+      for (const form of [text, JSON.parse(text)]) {
+        const got = outcome(() => s.verifier.verifyCatalog(form, opts));
+        assert.equal(got.subject, null);
+        assert.deepEqual({ ...got, subject: want.subject }, want, `${file} ${flags}`);
+        let later;
+        try {
+          later = await s.verifier.verifyCatalogAsync(form, opts);
+        } catch (e) {
+          assert.ok(e instanceof a.NotVerified, String(e));
+          later = e.report;
+        }
+        assert.deepEqual(later, got);
+      }
+      seen.push([want.verdict, want.details.entries[0].binding]);
+    }
+    assert.deepEqual(seen, [
+      ['verified', 'catalog-signature'],
+      ['not-verified', 'unbound'],
+      ['unsigned', 'unbound'],
+      ['unsigned', 'unbound'],
+    ]);
+    // A JWS that is not a string, or is above the 1 MiB bound of every JWS,
+    // is refused before any check.
+    const text = fs.readFileSync(s.file('host.json'));
+    assert.throws(() => s.verifier.verifyCatalog(text, { jws: 7 }), TypeError);
+    assert.throws(() => s.verifier.verifyCatalog(text, { jws: 'a'.repeat(1024 * 1024 + 1) }), (e) => e instanceof a.BadInput && e.code === 'input.unreadable');
+    await assert.rejects(s.verifier.verifyCatalogAsync(text, { jws: Buffer.from(s.jws) }), TypeError);
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('verifyCatalogUrl fetches URL.jws beside the catalog, as `agentsig verify URL` does', async () => {
+  const s = hostSigned();
+  const { ca, cert, key } = certificates();
+  fs.writeFileSync(s.file('ca.pem'), ca);
+  const routes = {
+    '/.well-known/ai-catalog.json': ['application/ai-catalog+json', fs.readFileSync(s.file('host.json'))],
+    '/.well-known/ai-catalog.json.jws': ['application/jose', Buffer.from(s.jws)],
+  };
+  const server = https.createServer({ cert, key }, (req, res) => {
+    const r = routes[req.url];
+    res.writeHead(r ? 200 : 404, r ? { 'Content-Type': r[0] } : {});
+    res.end(r ? r[1] : undefined);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const url = `https://localhost:${server.address().port}/.well-known/ai-catalog.json`;
+  // The CLI runs while this process's event loop serves it.
+  const cliUrl = () => new Promise((resolve) => {
+    require('node:child_process').execFile(helpers.cli(),
+      ['verify', url, '--jwks', s.file('k.jwks.json'), '--ca-file', s.file('ca.pem'), '--allow-private-networks', '--json'],
+      { encoding: 'utf8' }, (err, stdout, stderr) => resolve({ status: err ? err.code : 0, stdout, stderr }));
+  });
+  const loose = { allowPrivateHosts: ['localhost'], extraRootsPem: [ca] };
+  try {
+    let r = await cliUrl();
+    let want = cliReport(s, r.stdout);
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const got = await s.verifier.verifyCatalogUrl(url, loose);
+    assert.deepEqual({ ...got }, want);
+    assert.equal(got.details.entries[0].binding, 'catalog-signature');
+    // No JWS served (404): the entry is unbound, as from the CLI.
+    delete routes['/.well-known/ai-catalog.json.jws'];
+    r = await cliUrl();
+    want = cliReport(s, r.stdout);
+    assert.equal(want.verdict, 'unsigned');
+    await assert.rejects(s.verifier.verifyCatalogUrl(url, loose), (e) => {
+      assert.deepEqual({ ...e.report }, want);
+      return e instanceof a.NotVerified;
+    });
+    // The URL form takes no jws: it fetches its own.
+    await assert.rejects(s.verifier.verifyCatalogUrl(url, { ...loose, jws: s.jws }), TypeError);
+  } finally {
+    await new Promise((r) => server.close(r));
+    s.cleanup();
+  }
+});

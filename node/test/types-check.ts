@@ -38,6 +38,11 @@ async function catalogs(): Promise<boolean> {
 }
 // @ts-expect-error: requireSigned is a boolean
 v.verifyCatalog({}, { requireSigned: 'yes' });
+v.verifyCatalog({}, { jws: 'eyJhbGciOiJFUzI1NiJ9..c2ln', allowUnsigned: true });
+// @ts-expect-error: the catalog's JWS is a string
+v.verifyCatalog({}, { jws: Buffer.from('x') });
+// @ts-expect-error: the URL form fetches URL.jws itself
+v.verifyCatalogUrl('https://a.example/.well-known/ai-catalog.json', { jws: 'x' });
 export { verdict, later, catalogs };
 
 import { signatureMiddleware, type AgentIdentity } from '../express.js';

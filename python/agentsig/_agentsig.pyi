@@ -154,6 +154,7 @@ class Verifier:
         *,
         require_signed: bool = False,
         allow_unsigned: bool = False,
+        jws: Optional[Union[str, bytes]] = None,
     ) -> Report:
         """An AI Catalog (JSON bytes or str, or a dict), as ``agentsig verify
         CATALOG --json`` reports it: one ``catalog.entry`` check and one
@@ -162,10 +163,15 @@ class Verifier:
         ``--key K``), else with each identity's keys resolved (a DID
         document, an HTTPS JWK Set), which needs ``fetch_directories=True``
         (``BadInput`` otherwise). ``require_signed``:
-        every entry must carry a verified Trust Manifest. Raises
+        every entry must carry a verified Trust Manifest. ``jws``: the
+        catalog's detached JWS (``ai-catalog.json.jws``, over the RFC 8785
+        form of the whole document), checked with the keys of
+        ``host.identifier``: verified, it binds every inline artifact, as
+        ``agentsig verify FILE --jws``. Raises
         ``NotVerified`` (code ``catalog.not-verified``, with ``.report``)
         when anything present does not verify, ``BadInput`` above 4 MiB or
-        for JSON that is not strict."""
+        for JSON that is not strict, or for a ``jws`` above 1 MiB;
+        ``TypeError`` for a ``jws`` that is not str or bytes."""
     def verify_catalog_url(
         self,
         url: str,

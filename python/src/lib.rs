@@ -959,15 +959,24 @@ impl PyVerifier {
     /// verified Trust Manifest; `allow_unsigned`: a catalog some entry of
     /// which no trusted key vouches for (nothing failed) is returned with
     /// the verdict `unsigned` (`verified` false) instead of raising
-    /// `NotVerified` (code `catalog.unsigned`), as `--allow-unsigned`.
-    #[pyo3(signature = (catalog, *, require_signed = false, allow_unsigned = false))]
+    /// `NotVerified` (code `catalog.unsigned`), as `--allow-unsigned`;
+    /// `jws`: the catalog's detached JWS (`ai-catalog.json.jws`, over the
+    /// RFC 8785 form of the whole document, draft-narvaneni-agent-uri-03
+    /// section 10.3), checked with the keys of `host.identifier`: verified,
+    /// it binds every inline artifact, as `agentsig verify FILE --jws`.
+    #[pyo3(signature = (catalog, *, require_signed = false, allow_unsigned = false, jws = None))]
     fn verify_catalog<'py>(
         &self,
         py: Python<'py>,
         catalog: &Bound<'py, PyAny>,
         require_signed: bool,
         allow_unsigned: bool,
+        jws: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let jws = jws
+            .filter(|j| !j.is_none())
+            .map(|j| str_arg(py, j, "jws", self.inner.verifier().limits().max_jws_bytes))
+            .transpose()?;
         let max = agentsig::catalog::MAX_CATALOG_BYTES;
         let bytes = if catalog.cast::<PyDict>().is_ok() {
             serde_json::to_vec(&json_value(py, catalog, max)?)
@@ -978,8 +987,13 @@ impl PyVerifier {
             bytes_arg(py, catalog, "catalog", max)?
         };
         let r = detached(py, || {
-            self.inner
-                .verify_catalog(&bytes, None, require_signed, allow_unsigned)
+            self.inner.verify_catalog_signed(
+                &bytes,
+                jws.as_deref(),
+                None,
+                require_signed,
+                allow_unsigned,
+            )
         })?;
         report_object(py, &r)
     }

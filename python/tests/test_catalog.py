@@ -269,3 +269,91 @@ def test_without_keys_or_fetching_a_catalog_is_bad_input(signed):
     with pytest.raises(agentsig.BadInput) as e:
         v.verify_catalog((signed / "cat.json").read_bytes())
     assert e.value.code == "usage" and "fetch_directories=True" in str(e.value)
+
+
+@pytest.fixture
+def host_signed(tmp_path):
+    """A catalog whose one inline entry carries no Trust Manifest: only the
+    catalog's detached JWS binds it (`sign --host` signs the host's manifest
+    and writes cat.json.jws, over the RFC 8785 form of the whole document,
+    draft-narvaneni-agent-uri-03 section 10.3)."""
+    r = run(tmp_path, "keygen", "--out", "k")
+    assert r.returncode == 0, r.stderr
+    # The host identity is the origin the URL tests serve it from.
+    doc = {"specVersion": "1.0", "host": {"displayName": "H", "identifier": "https://localhost"}, "entries": [entry("urn:a")]}
+    (tmp_path / "cat.json").write_text(json.dumps(doc))
+    r = run(tmp_path, "sign", "cat.json", "--host", "--key", "k.pem")
+    assert r.returncode == 0 and (tmp_path / "cat.json.jws").is_file(), r.stderr
+    return tmp_path
+
+
+def tampered_jws(jws):
+    """`jws` with one character of its signature changed."""
+    jws = jws.strip()
+    return jws[:-2] + ("A" if jws[-2] != "A" else "B") + jws[-1]
+
+
+def test_a_catalog_bound_by_its_jws_gets_the_clis_verdict(host_signed):
+    d = host_signed
+    jws = (d / "cat.json.jws").read_text()
+    (d / "bad.jws").write_text(tampered_jws(jws))
+    # The same document with no .jws beside it (`verify FILE` reads FILE.jws).
+    (d / "plain.json").write_bytes((d / "cat.json").read_bytes())
+    v = verifier(d)
+    seen = []
+    for file, flags, kw in (
+        ("cat.json", ["--jws", "cat.json.jws"], {"jws": jws}),
+        ("cat.json", ["--jws", "bad.jws"], {"jws": tampered_jws(jws)}),
+        ("plain.json", ["--require-signed"], {"require_signed": True}),
+        ("plain.json", [], {}),
+    ):
+        r = run(d, "verify", file, "--jwks", "k.jwks.json", "--json", *flags)
+        want = json.loads(r.stdout.replace("JWK Set k.jwks.json", "JWK Set jwks"))
+        assert r.returncode == (0 if want["verified"] else 1), r.stderr
+        text = (d / file).read_bytes()
+        for form in (text, text.decode(), json.loads(text)):
+            got = outcome(lambda: v.verify_catalog(form, **kw))
+            assert got["subject"] is None and want["subject"] == file
+            assert {**got, "subject": file} == want, (flags, kw)
+        seen.append((want["verdict"], want["details"]["entries"][0]["binding"]))
+    assert seen == [
+        ("verified", "catalog-signature"),
+        ("not-verified", "unbound"),
+        ("unsigned", "unbound"),
+        ("unsigned", "unbound"),
+    ]
+    # The JWS as bytes is the same JWS; a JWS that is not text, or is above
+    # the 1 MiB bound of every JWS, is refused before any check.
+    assert v.verify_catalog((d / "cat.json").read_bytes(), jws=jws.encode()).verified
+    with pytest.raises(TypeError):
+        v.verify_catalog((d / "cat.json").read_bytes(), jws=7)
+    with pytest.raises(agentsig.BadInput) as e:
+        v.verify_catalog((d / "cat.json").read_bytes(), jws="a" * (1024 * 1024 + 1))
+    assert e.value.code == "input.unreadable"
+
+
+def test_a_catalog_url_is_verified_with_its_jws_beside_it(host_signed, tmp_path_factory):
+    """verify_catalog_url fetches URL.jws beside the catalog, as `agentsig
+    verify URL` does (the same library function); a 404 there means none."""
+    d = host_signed
+    ca_pem, cert, key = make_ca_and_leaf(tmp_path_factory.mktemp("tls"))
+    (d / "ca.pem").write_text(ca_pem)
+    cat = ([("Content-Type", "application/ai-catalog+json")], (d / "cat.json").read_bytes())
+    routes = {"/.well-known/ai-catalog.json": cat, "/.well-known/ai-catalog.json.jws": ([], (d / "cat.json.jws").read_bytes())}
+    v = verifier(d)
+    loose = {"allow_private_hosts": ["localhost"], "extra_roots_pem": [ca_pem]}
+    fetch = ["--jwks", "k.jwks.json", "--ca-file", "ca.pem", "--allow-private-networks", "--json"]
+    with https_server(cert, key, routes) as (port, _):
+        url = f"https://localhost:{port}/.well-known/ai-catalog.json"
+        r = run(d, "verify", url, *fetch)
+        want = json.loads(r.stdout.replace("JWK Set k.jwks.json", "JWK Set jwks"))
+        assert r.returncode == 0 and want["verdict"] == "verified", r.stdout + r.stderr
+        got = v.verify_catalog_url(url, **loose).to_dict()
+        assert got == want
+        assert got["details"]["entries"][0]["binding"] == "catalog-signature"
+        # No JWS served (404): the entry is unbound, as from the CLI.
+        del routes["/.well-known/ai-catalog.json.jws"]
+        r = run(d, "verify", url, *fetch)
+        want = json.loads(r.stdout.replace("JWK Set k.jwks.json", "JWK Set jwks"))
+        assert r.returncode == 1 and want["verdict"] == "unsigned", r.stdout + r.stderr
+        assert outcome(lambda: v.verify_catalog_url(url, **loose)) == want

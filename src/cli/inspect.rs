@@ -59,8 +59,8 @@ pub struct InspectArgs {
     /// descriptor, a2a-card, ai-catalog, mcp-server-card, delegation.
     #[arg(long, value_parser = parse_kind, value_name = "KIND")]
     pub kind: Option<Kind>,
-    /// The detached JWS of a descriptor or MCP Server Card (a file); default FILE.jws when it
-    /// exists.
+    /// The detached JWS of a descriptor, MCP Server Card or AI Catalog (a file); default
+    /// FILE.jws when it exists.
     #[arg(long, allow_hyphen_values = true, value_name = "FILE")]
     pub jws: Option<String>,
     /// The request a response answers, a raw HTTP/1.1 message file (for ;req components).

@@ -115,17 +115,27 @@ impl Args {
     /// # Errors
     /// `usage` for an odd list; the header checks' failures.
     pub fn headers(&self, k: &str) -> Outcome<Vec<(String, String)>> {
-        let flat = self.strings(k)?.unwrap_or_default();
-        if flat.len() % 2 != 0 {
-            return Err(Failure::usage(format!("{k}: an odd number of items")));
-        }
-        let pairs = flat
-            .chunks(2)
-            .map(|c| (c[0].clone(), c[1].clone()))
-            .collect::<Vec<_>>();
-        check_headers(&pairs)?;
-        Ok(pairs)
+        header_pairs(self.strings(k)?.unwrap_or_default(), k)
     }
+}
+
+/// Header fields from the flat list `[name, value, name, value, ...]`
+/// (Node's `rawHeaders` form; `what` names the argument), checked by
+/// [`check_headers`].
+///
+/// # Errors
+/// `usage` for an odd list; the header checks' failures.
+pub fn header_pairs(flat: Vec<String>, what: &str) -> Outcome<Vec<(String, String)>> {
+    if !flat.len().is_multiple_of(2) {
+        return Err(Failure::usage(format!("{what}: an odd number of items")));
+    }
+    let mut pairs = Vec::with_capacity(flat.len() / 2);
+    let mut it = flat.into_iter();
+    while let (Some(n), Some(v)) = (it.next(), it.next()) {
+        pairs.push((n, v));
+    }
+    check_headers(&pairs)?;
+    Ok(pairs)
 }
 
 /// The bounds a binding checks before it copies an argument, as JSON text:
@@ -164,7 +174,12 @@ pub fn max_input(op: &str) -> usize {
 /// # Errors
 /// `internal` if it cannot be serialized.
 pub fn report_text(r: &Report) -> Outcome<String> {
-    serde_json::to_string(r).map_err(|e| Failure::bad_input("internal", format!("report: {e}")))
+    // A report is rarely under 1 KiB: room for it at once rather than
+    // growing from serde_json's 128 bytes.
+    let mut out = Vec::with_capacity(1024);
+    serde_json::to_writer(&mut out, r)
+        .map_err(|e| Failure::bad_input("internal", format!("report: {e}")))?;
+    String::from_utf8(out).map_err(|e| Failure::bad_input("internal", format!("report: {e}")))
 }
 
 /// A failure as the JSON object a binding's host half turns into its typed
@@ -339,7 +354,8 @@ pub fn verifier(o: &Args, net: Option<&'static dyn Network>) -> Outcome<Facade> 
 /// `keySets`: the Web Bot Auth key sets the host fetched, see
 /// [`key_set_urls`]), `audit`
 /// (`tokens`, `issuer`, `audience`, `denyWarnings`), `catalog`
-/// (`requireSigned`) or `inspect` ([`inspect`]: the report whatever the
+/// (`requireSigned`, `allowUnsigned`, `jws`: the catalog's detached JWS,
+/// [`Facade::verify_catalog_signed`]) or `inspect` ([`inspect`]: the report whatever the
 /// verdict); `data` the document or body. The report's `--json` text.
 ///
 /// # Errors
@@ -368,16 +384,7 @@ pub fn verify(v: &Facade, op: &str, a: &Args, data: Vec<u8>, data2: Vec<u8>) -> 
             }
         }
         "request" => {
-            let fetched;
-            let v = match a.get("keySets") {
-                None => v,
-                Some(Value::Object(m)) => {
-                    fetched = v.with_key_sets(std::sync::Arc::new(key_sets(m)?));
-                    &fetched
-                }
-                Some(_) => return Err(Failure::usage("keySets must be an object")),
-            };
-            v.verify_request(RequestCheck {
+            let check = RequestCheck {
                 method: a.need_str("method")?,
                 target: a.need_str("url")?,
                 headers: a.headers("headers")?,
@@ -386,7 +393,8 @@ pub fn verify(v: &Facade, op: &str, a: &Args, data: Vec<u8>, data2: Vec<u8>) -> 
                 web_bot_auth: a.bool("webBotAuth")?,
                 authorities: a.strings("authorities")?,
                 strict: a.bool("strict")?,
-            })?
+            };
+            return request_with(v, check, a.get("keySets"));
         }
         "audit" => v.audit_delegation(
             &a.strings("tokens")?.unwrap_or_default(),
@@ -394,8 +402,9 @@ pub fn verify(v: &Facade, op: &str, a: &Args, data: Vec<u8>, data2: Vec<u8>) -> 
             a.str("audience")?,
             a.bool("denyWarnings")?,
         )?,
-        "catalog" => v.verify_catalog(
+        "catalog" => v.verify_catalog_signed(
             &data,
+            a.str("jws")?.as_deref(),
             None,
             a.bool("requireSigned")?,
             a.bool("allowUnsigned")?,
@@ -405,12 +414,44 @@ pub fn verify(v: &Facade, op: &str, a: &Args, data: Vec<u8>, data2: Vec<u8>) -> 
     report_text(&r)
 }
 
+/// Verify the request `r` with `v` (the `request` operation of [`verify`],
+/// for a binding that hands the request over in typed parts rather than
+/// one JSON object): `key_sets` is the JSON text of the Web Bot Auth key
+/// sets the host fetched (`{keySetUrl: {body, contentType}}`, see
+/// [`key_set_urls`]), used in place of the verifier's own for this
+/// verification. The report's `--json` text.
+///
+/// # Errors
+/// The verification's [`Failure`]; `usage` for key sets that are not a
+/// JSON object.
+pub fn verify_request(v: &Facade, r: RequestCheck, key_sets: Option<&str>) -> Outcome<String> {
+    let sets = key_sets
+        .map(|t| {
+            serde_json::from_str::<Value>(t).map_err(|_| Failure::usage("keySets are not JSON"))
+        })
+        .transpose()?;
+    request_with(v, r, sets.as_ref())
+}
+
+fn request_with(v: &Facade, r: RequestCheck, key_sets: Option<&Value>) -> Outcome<String> {
+    let fetched;
+    let v = match key_sets {
+        None | Some(Value::Null) => v,
+        Some(Value::Object(m)) => {
+            fetched = v.with_key_sets(std::sync::Arc::new(self::key_sets(m)?));
+            &fetched
+        }
+        Some(_) => return Err(Failure::usage("keySets must be an object")),
+    };
+    report_text(&v.verify_request(r)?)
+}
+
 /// Inspect `data` with `v` ([`crate::inspect::inspect`]): the report of
 /// `agentsig inspect --json` as text, whatever the verdict, with the
 /// analysis in `details.inspection` (docs/inspect.md). Arguments: `kind`
 /// (`http-request`, `http-response`, `descriptor`, `a2a-card`,
 /// `ai-catalog`, `mcp-server-card`, `delegation`; default detected), `jws`
-/// (a descriptor's detached JWS), `scheme`, `authorities`, `maxAgeSeconds`
+/// (a descriptor's or catalog's detached JWS), `scheme`, `authorities`, `maxAgeSeconds`
 /// (default 300, the command line's) or `noMaxAge`, `request` (the raw
 /// request a response answers), `requireAll`, `allowUnsigned`.
 ///

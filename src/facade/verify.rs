@@ -608,7 +608,8 @@ impl Facade {
     /// catalog ([`crate::catalog::CatalogOptions::catalog_jws`]).
     ///
     /// # Errors
-    /// As [`Facade::verify_catalog`].
+    /// As [`Facade::verify_catalog`]; bad input (`input.unreadable`) for a
+    /// JWS above the verifier's `max_jws_bytes`, the bound of every JWS.
     pub fn verify_catalog_signed(
         &self,
         catalog: &[u8],
@@ -617,6 +618,10 @@ impl Facade {
         require_signed: bool,
         allow_unsigned: bool,
     ) -> Outcome<Report> {
+        let max = self.inner.limits().max_jws_bytes;
+        if let Some(j) = catalog_jws.filter(|j| j.len() > max) {
+            return Err(Failure::too_large("jws", j.len(), max));
+        }
         let opts = crate::catalog::CatalogOptions::default()
             .require_signed(require_signed)
             .catalog_jws(catalog_jws.map(str::to_owned));
@@ -736,6 +741,40 @@ mod tests {
         assert_eq!(
             (binding(&r), r.verdict),
             (json!("unbound"), Verdict::Unsigned)
+        );
+    }
+
+    /// The bindings' `catalog` call (the WebAssembly package) reads the
+    /// catalog's detached JWS as `jws`: the inline entry it binds makes the
+    /// catalog verified, as `agentsig verify FILE --jws`; a JWS that is not
+    /// a string or is above the JWS bound is bad input.
+    #[test]
+    fn the_catalog_call_takes_the_catalog_jws() {
+        use crate::facade::calls::{verify, Args};
+        let doc = json!({"specVersion": "1.0", "host": {"displayName": "H", "identifier": "urn:h"},
+            "entries": [{"identifier": "urn:a", "displayName": "A", "mediaType": "application/zip", "data": {"a": 1}}]});
+        let text = doc.to_string().into_bytes();
+        let jws = crate::descriptor::sign(&text, &key()).unwrap().jws;
+        let v = facade(|_| {});
+        let call = |args: Value| {
+            verify(
+                &v,
+                "catalog",
+                &Args::parse(&args.to_string()).unwrap(),
+                text.clone(),
+                Vec::new(),
+            )
+        };
+        let r: Value = serde_json::from_str(&call(json!({"jws": jws})).unwrap()).unwrap();
+        assert_eq!(r["verdict"], "verified", "{r}");
+        assert_eq!(r["details"]["entries"][0]["binding"], "catalog-signature");
+        let unsigned = call(json!({"requireSigned": false})).unwrap_err();
+        assert_eq!(unsigned.code, "catalog.unsigned");
+        assert_eq!(call(json!({"jws": 7})).unwrap_err().code, "usage");
+        let big = "a".repeat(crate::policy::MAX_JWS_BYTES + 1);
+        assert_eq!(
+            call(json!({"jws": big})).unwrap_err().code,
+            "input.unreadable"
         );
     }
 

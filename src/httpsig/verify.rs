@@ -627,6 +627,13 @@ fn read_dict(msg: &Message, name: &'static str) -> Result<Option<sfv::Dictionary
     let joined = lines.join(&b", "[..]);
     let d =
         sfv::parse_dictionary_raw(&joined).map_err(|err| HeaderError::Malformed { field, err })?;
+    checked_dict(&d, field)?;
+    Ok(Some(d))
+}
+
+/// The checks of a parsed `Signature` or `Signature-Input` dictionary
+/// (`field`): no label twice, at most [`super::MAX_SIGNATURES`].
+fn checked_dict(d: &sfv::Dictionary, field: &'static str) -> Result<(), HeaderError> {
     if let Some(l) = d.first_duplicate() {
         return Err(HeaderError::DuplicateLabel {
             field,
@@ -636,7 +643,7 @@ fn read_dict(msg: &Message, name: &'static str) -> Result<Option<sfv::Dictionary
     if d.0.len() > super::MAX_SIGNATURES {
         return Err(HeaderError::TooManySignatures);
     }
-    Ok(Some(d))
+    Ok(())
 }
 
 /// What each signature of `msg` claims about its key (`keyid`, `alg`), in
@@ -745,13 +752,27 @@ pub(crate) struct CheckedLabel {
 /// `policy`, as [`report`] makes them for a policy selecting that label:
 /// the label's result so far, and the label ready for
 /// [`finish_checked`] or the check that failed.
+/// `inputs`: the message's `Signature-Input` dictionary when the caller
+/// parsed it already (as [`sfv::parse_dictionary_raw`] parses the field
+/// lines joined), checked here as if read here.
 pub(crate) fn check_one(
     v: &Context,
     policy: &HttpPolicy,
     msg: &Message,
     label: &str,
+    inputs: Option<&sfv::Dictionary>,
 ) -> Result<(LabelResult, Result<CheckedLabel, SigError>), HeaderError> {
-    let inputs = read_dict(msg, "signature-input")?.ok_or(HeaderError::NoSignatureInput)?;
+    let read;
+    let inputs = match inputs {
+        Some(d) => {
+            checked_dict(d, "Signature-Input")?;
+            d
+        }
+        None => {
+            read = read_dict(msg, "signature-input")?.ok_or(HeaderError::NoSignatureInput)?;
+            &read
+        }
+    };
     let sigs = read_dict(msg, "signature")?.ok_or(HeaderError::NoSignature)?;
     let mut cache = super::components::FieldCache::default();
     let mut r = LabelResult::new(label);
@@ -760,7 +781,7 @@ pub(crate) fn check_one(
         policy,
         msg,
         None,
-        (&inputs, &sigs),
+        (inputs, &sigs),
         label,
         &mut r,
         &mut cache,

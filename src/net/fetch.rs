@@ -1296,7 +1296,7 @@ impl Fetcher {
         limit: usize,
     ) -> Result<Fetched, FetchError> {
         let mut current = self.precheck(url)?;
-        let dl = self.deadline();
+        let mut dl = self.deadline();
         let bound = self.policy.max_connections_per_host;
         if bound.is_none()
             && self.policy.gate.is_none()
@@ -1309,23 +1309,29 @@ impl Fetcher {
         }
         let mut redirects = Vec::new();
         loop {
-            let remaining = dl.remaining();
-            if remaining.is_zero() {
+            if dl.remaining().is_zero() {
                 return Err(dl.error(&current));
             }
+            let waiting = Instant::now();
             // Held until the body is read (the connection is then back in
             // the pool, or closed).
             let _slot = match bound {
                 Some(n) => Some(self.hosts.acquire(&current, n, &dl)?),
                 None => None,
             };
-            // A per-request timeout is a total deadline in reqwest (the
-            // client-wide one bounds each read only).
             let mut permit = match &self.policy.gate {
                 Some(g) => Some(self.permit(g.as_ref(), &current, &dl)?),
                 None => None,
             };
-            let mut req = self.client.get(current.clone()).timeout(remaining);
+            // The wait for a connection slot or permit is not the origin's
+            // time: the fetch's own deadline moves by it (never past the
+            // operation's or the job's), so that a deadline met at the
+            // origin always means the origin had its full
+            // FetchPolicy::timeout, and may be remembered as its failure.
+            dl = dl.after_wait(waiting.elapsed(), self.deadline());
+            // A per-request timeout is a total deadline in reqwest (the
+            // client-wide one bounds each read only).
+            let mut req = self.client.get(current.clone()).timeout(dl.remaining());
             for (k, v) in headers {
                 req = req.header(*k, *v);
             }
@@ -1597,6 +1603,16 @@ struct Deadline {
 }
 
 impl Deadline {
+    /// This deadline moved by `waited` (time spent waiting for a
+    /// connection slot or permit, not at the origin), or `fresh` (the
+    /// deadline of a fetch starting now, which the operation's and the
+    /// job's bound) when that comes first.
+    fn after_wait(self, waited: Duration, fresh: Deadline) -> Deadline {
+        match self.at.checked_add(waited) {
+            Some(at) if at < fresh.at => Deadline { at, ..self },
+            _ => fresh,
+        }
+    }
     fn remaining(&self) -> Duration {
         self.at.saturating_duration_since(Instant::now())
     }
@@ -1748,6 +1764,36 @@ fn map_reqwest(url: &str, e: &reqwest::Error) -> FetchError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Time spent waiting for a permit moves the fetch's own deadline, so a
+    /// deadline met at the origin means the origin had its whole budget;
+    /// never past the operation's deadline, which then names its scope.
+    #[test]
+    fn a_wait_for_a_permit_is_not_the_origins_time() {
+        let now = Instant::now();
+        let own = |at: Instant| Deadline {
+            at,
+            scope: "fetch",
+            limit: Duration::from_secs(10),
+        };
+        let moved = own(now).after_wait(Duration::from_secs(9), own(now + Duration::from_secs(30)));
+        assert_eq!(
+            (moved.at, moved.scope),
+            (now + Duration::from_secs(9), "fetch")
+        );
+        let op = Deadline {
+            at: now + Duration::from_secs(4),
+            scope: "operation",
+            limit: Duration::from_secs(30),
+        };
+        let capped = own(now).after_wait(Duration::from_secs(9), op);
+        assert_eq!(
+            (capped.at, capped.scope),
+            (now + Duration::from_secs(4), "operation")
+        );
+        let none = own(now).after_wait(Duration::ZERO, own(now + Duration::from_secs(1)));
+        assert_eq!(none.at, now);
+    }
 
     /// A failure met at the origin is shared with the fleet and comes back
     /// as an error of the same kind; a refusal before connecting is this

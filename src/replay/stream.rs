@@ -31,7 +31,7 @@
 //! * `tries`, `why`: attempts started per input, and the reason of its last
 //!   failed attempt (a bounded retry ends in a result carrying that reason);
 //!   `postponed`: per input, the attempts put off without counting because
-//!   no connection permit came ([`CrawlQueue::postpone`]).
+//!   no connection permit came ([`CrawlQueue::postpone`](crate::replay::stream::CrawlQueue::postpone)).
 //! * `stats`: counters (`verdict:WORD`, `code:CODE`, `queued`, `retried`,
 //!   `reclaimed`); `waits`: per-host milliseconds spent waiting for a
 //!   connection permit, and `waited:HOST` the count of such waits.

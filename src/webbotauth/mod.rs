@@ -1373,13 +1373,14 @@ impl WebBotAuthVerifier {
     fn precheck(
         &self,
         msg: &Message,
+        inputs: Option<&sfv::Dictionary>,
         hp: &HttpPolicy,
         label: &str,
         now: i64,
     ) -> Result<(crate::httpsig::LabelResult, crate::httpsig::CheckedLabel), Error> {
         let probe = Arc::new(Probe::default());
         let cx = self.context(probe.clone(), now);
-        let (r, checked) = crate::httpsig::check_one(&cx, hp, msg, label)
+        let (r, checked) = crate::httpsig::check_one(&cx, hp, msg, label, inputs)
             .map_err(|e| Error::Header(e.to_string()))?;
         let checked = checked.map_err(Error::Signature)?;
         let probed = crate::httpsig::finish_checked(&cx, hp, msg, &checked, r.clone());
@@ -1457,7 +1458,9 @@ impl WebBotAuthVerifier {
     /// 5.4: a verifier MAY discard them).
     pub fn verify(&self, msg: &Message, dir: &dyn KeyDirectory, now: i64) -> Report {
         let mut report = Report::default();
-        let candidates = match candidates(msg) {
+        // The parsed Signature-Input, which each label's RFC 9421 checks
+        // reuse (parsed once).
+        let (candidates, inputs) = match candidates(msg) {
             Ok(c) => c,
             Err(e) => {
                 report.error = Some(e);
@@ -1488,7 +1491,8 @@ impl WebBotAuthVerifier {
             .iter()
             .map(|c| {
                 let mut agent = None;
-                let p = self.prepare_label(msg, c, agents.as_ref(), now, &mut agent);
+                let p =
+                    self.prepare_label(msg, inputs.as_ref(), c, agents.as_ref(), now, &mut agent);
                 (agent, p)
             })
             .collect();
@@ -1527,6 +1531,7 @@ impl WebBotAuthVerifier {
     fn prepare_label(
         &self,
         msg: &Message,
+        inputs: Option<&sfv::Dictionary>,
         c: &Candidate,
         agents: Option<&SignatureAgent>,
         now: i64,
@@ -1628,7 +1633,7 @@ impl WebBotAuthVerifier {
         hp.authorities = self.policy.authorities.clone();
         // The key set may be a fetch the request itself names: it is made
         // only for a signature that passes every check needing no key.
-        let (result, checked) = self.precheck(msg, &hp, &c.label, now)?;
+        let (result, checked) = self.precheck(msg, inputs, &hp, &c.label, now)?;
         Ok(Prepared {
             label: c.label.clone(),
             url,
@@ -1709,10 +1714,10 @@ struct Candidate {
 }
 
 /// The labels whose `tag` is `web-bot-auth`, with what they cover.
-fn candidates(msg: &Message) -> Result<Vec<Candidate>, Error> {
+fn candidates(msg: &Message) -> Result<(Vec<Candidate>, Option<sfv::Dictionary>), Error> {
     let lines: Vec<&[u8]> = msg.field_lines("signature-input", false).collect();
     if lines.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     let total: usize = lines.iter().map(|l| l.len() + 2).sum();
     if total > crate::httpsig::MAX_SIGNATURE_FIELD {
@@ -1742,7 +1747,7 @@ fn candidates(msg: &Message) -> Result<Vec<Candidate>, Error> {
             expires: crate::httpsig::param_int(&list.params, "expires"),
         });
     }
-    Ok(out)
+    Ok((out, Some(d)))
 }
 
 /// Algorithms a Web Bot Auth signer may use: every asymmetric one.

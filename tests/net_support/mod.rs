@@ -90,21 +90,60 @@ pub struct Server {
     /// Gated responses answered only after their 5 s wait ran out.
     pub missed_gates: Arc<AtomicUsize>,
     /// Connections open now, and the most open at once.
-    pub open: Arc<(AtomicUsize, AtomicUsize)>,
+    pub open: Arc<Open>,
 }
 
-/// Counts a connection as open while it lives.
-struct OpenGuard(Arc<(AtomicUsize, AtomicUsize)>);
+/// The connections a server holds, and the most open at once.
+#[derive(Default)]
+pub struct Open {
+    live: Mutex<HashMap<u64, std::net::TcpStream>>,
+    next: AtomicUsize,
+    most: AtomicUsize,
+}
+
+/// Whether the client still has its side of `s` open, by the kernel's TCP
+/// state: a connection the client closed (its FIN received, `CLOSE_WAIT`)
+/// is closed for the bound even before this server's thread for it reads
+/// the end, which a loaded machine may schedule late.
+fn client_side_open(s: &std::net::TcpStream) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: getsockopt writes at most `len` bytes into `info`, a plain
+    // C struct, for a socket this process owns.
+    unsafe {
+        let mut info: libc::tcp_info = std::mem::zeroed();
+        let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+        let r = libc::getsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        );
+        // TCP_ESTABLISHED (1) and TCP_SYN_RECV (3), as in linux/tcp_states.h.
+        r != 0 || matches!(info.tcpi_state, 1 | 3)
+    }
+}
+
+/// Counts a connection as open from its accept until the client closes it
+/// or this server ends it, whichever is first.
+struct OpenGuard(Arc<Open>, u64);
 impl OpenGuard {
-    fn new(open: &Arc<(AtomicUsize, AtomicUsize)>) -> OpenGuard {
-        let now = open.0.fetch_add(1, Ordering::SeqCst) + 1;
-        open.1.fetch_max(now, Ordering::SeqCst);
-        OpenGuard(open.clone())
+    fn new(open: &Arc<Open>, stream: &std::net::TcpStream) -> OpenGuard {
+        let id = open.next.fetch_add(1, Ordering::SeqCst) as u64;
+        let mut live = open.live.lock().unwrap();
+        let now = 1 + live.values().filter(|s| client_side_open(s)).count();
+        open.most.fetch_max(now, Ordering::SeqCst);
+        if let Ok(dup) = stream.try_clone() {
+            live.insert(id, dup);
+        }
+        OpenGuard(open.clone(), id)
     }
 }
 impl Drop for OpenGuard {
     fn drop(&mut self) {
-        self.0 .0.fetch_sub(1, Ordering::SeqCst);
+        if let Ok(mut live) = self.0.live.lock() {
+            live.remove(&self.1);
+        }
     }
 }
 
@@ -144,7 +183,7 @@ impl Server {
         let routes: Arc<Mutex<HashMap<String, Resp>>> = Arc::default();
         let hits: Arc<Mutex<Vec<String>>> = Arc::default();
         let missed_gates = Arc::new(AtomicUsize::new(0));
-        let open: Arc<(AtomicUsize, AtomicUsize)> = Arc::default();
+        let open: Arc<Open> = Arc::default();
         let (a, r, h, mg, op) = (
             accepted.clone(),
             routes.clone(),
@@ -157,7 +196,7 @@ impl Server {
                 let Ok(stream) = stream else { continue };
                 a.fetch_add(1, Ordering::SeqCst);
                 // Counted from the accept until the connection ends.
-                let guard = OpenGuard::new(&op);
+                let guard = OpenGuard::new(&op, &stream);
                 let (cfg, r, h, mg) = (cfg.clone(), r.clone(), h.clone(), mg.clone());
                 std::thread::spawn(move || {
                     let _guard = guard;
@@ -269,7 +308,7 @@ impl Server {
     }
     /// The most connections that were open at once.
     pub fn most_open(&self) -> usize {
-        self.open.1.load(Ordering::SeqCst)
+        self.open.most.load(Ordering::SeqCst)
     }
     pub fn route(&self, path: &str, resp: Resp) {
         self.routes.lock().unwrap().insert(path.into(), resp);

@@ -8,7 +8,10 @@
 //! # Contract
 //! * The JavaScript half (`agentsig.js`) checks every argument's type and
 //!   bound before it is copied into the module's memory, and hands this
-//!   module strings, one JSON text of options or arguments, and bytes.
+//!   module strings, one JSON text of options or arguments, and bytes; a
+//!   request to verify, the hot call of a Web Bot Auth gate, crosses
+//!   without JSON ([`NativeVerifier::request`]: its strings joined, their
+//!   lengths, flags).
 //! * Success returns a string: the report as the CLI prints it under
 //!   `--json`, a JWS, or a JSON text. Failure throws an `Error` whose
 //!   message is [`MARK`] followed by a JSON object `{class, code, message,
@@ -208,6 +211,136 @@ impl NativeVerifier {
             Err(f) => format!("{MARK}{}", calls::failure_json(f)),
         }
     }
+
+    /// Verify a request ([`calls::verify_request`], the `request`
+    /// operation of [`NativeVerifier::run`]) handed over without JSON: the
+    /// hot call of a Web Bot Auth gate. `text` is the request's strings
+    /// joined, `lens` their lengths (UTF-16 code units): the method, the
+    /// URL, the scheme (empty unless `flags` says it is given), then
+    /// `authorities` authorities, then the header fields as name, value,
+    /// name, value... `flags`: 1 Web Bot Auth, 2 strict, 4 a scheme, 8
+    /// authorities given. `key_sets`: the key sets fetched, as JSON
+    /// ([`calls::verify`]'s `keySets`). `oracle` and `probe` as for
+    /// [`NativeVerifier::run_with`] (an oracle answering for no algorithm
+    /// and no probe: every primitive here, as `run`); the result too: the
+    /// report's `--json` text or [`MARK`] and the failure as JSON.
+    #[allow(clippy::too_many_arguments)]
+    pub fn request(
+        &self,
+        oracle: &mut NativeOracle,
+        probe: bool,
+        text: &str,
+        lens: &[u32],
+        authorities: u32,
+        flags: u32,
+        key_sets: Option<String>,
+        body: Option<Vec<u8>>,
+    ) -> String {
+        let r = oracle.inner.run(probe, || {
+            let check = request_check(text, lens, authorities, flags, body)?;
+            calls::verify_request(&self.inner, check, key_sets.as_deref())
+        });
+        if probe && oracle.inner.deferred_replay() {
+            return String::new();
+        }
+        match r {
+            Ok(report) => report,
+            Err(f) => format!("{MARK}{}", calls::failure_json(f)),
+        }
+    }
+}
+
+/// The failure of parts that do not match their lengths.
+fn mismatch() -> Failure {
+    Failure::usage("the request's parts do not match their lengths")
+}
+
+/// The strings of `text` cut at `lens`, lengths in UTF-16 code units (a
+/// JavaScript string's `length`): the parts a caller joined into one
+/// string, handed over in one copy. The lengths must cover `text` exactly.
+fn cut(text: &str, lens: &[u32]) -> Outcome<Vec<String>> {
+    let mut out = Vec::with_capacity(lens.len());
+    if text.is_ascii() {
+        // One UTF-16 code unit per byte.
+        let mut start = 0usize;
+        for &n in lens {
+            let end = usize::try_from(n)
+                .ok()
+                .and_then(|n| start.checked_add(n))
+                .filter(|&e| e <= text.len())
+                .ok_or_else(mismatch)?;
+            out.push(text[start..end].to_owned());
+            start = end;
+        }
+        if start != text.len() {
+            return Err(mismatch());
+        }
+        return Ok(out);
+    }
+    let mut chars = text.char_indices().peekable();
+    let mut start = 0;
+    for &n in lens {
+        let mut units = 0u32;
+        while units < n {
+            let Some((_, c)) = chars.next() else { break };
+            units = units.saturating_add(u32::try_from(c.len_utf16()).unwrap_or(2));
+        }
+        let end = chars.peek().map_or(text.len(), |(i, _)| *i);
+        if units != n {
+            return Err(Failure::usage(
+                "the request's parts do not match their lengths",
+            ));
+        }
+        out.push(text[start..end].to_owned());
+        start = end;
+    }
+    if start != text.len() {
+        return Err(Failure::usage(
+            "the request's parts do not match their lengths",
+        ));
+    }
+    Ok(out)
+}
+
+/// [`NativeVerifier::request`]'s `flags`: verify under Web Bot Auth.
+const WEB_BOT_AUTH: u32 = 1;
+/// [`NativeVerifier::request`]'s `flags`: `strict`.
+const STRICT: u32 = 2;
+/// [`NativeVerifier::request`]'s `flags`: the third part is `scheme`.
+const SCHEME: u32 = 4;
+/// [`NativeVerifier::request`]'s `flags`: `authorities` were given.
+const AUTHORITIES: u32 = 8;
+
+/// The request of [`NativeVerifier::request`]'s parts.
+fn request_check(
+    text: &str,
+    lens: &[u32],
+    authorities: u32,
+    flags: u32,
+    body: Option<Vec<u8>>,
+) -> Outcome<agentsig::facade::RequestCheck> {
+    let mut parts = cut(text, lens)?.into_iter();
+    let n = usize::try_from(authorities).unwrap_or(usize::MAX);
+    let (Some(method), Some(target), Some(scheme)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(Failure::usage("the request has no method, url or scheme"));
+    };
+    let auth: Vec<String> = parts.by_ref().take(n).collect();
+    if auth.len() != n {
+        return Err(Failure::usage(
+            "the request has fewer authorities than announced",
+        ));
+    }
+    let mut r = agentsig::facade::RequestCheck::default();
+    r.method = method;
+    r.target = target;
+    r.scheme = (flags & SCHEME != 0).then_some(scheme);
+    r.authorities = (flags & AUTHORITIES != 0).then_some(auth);
+    r.headers = calls::header_pairs(parts.collect(), "headers")?;
+    r.body = bounded(body, "the input", calls::max_input("request"))?;
+    r.web_bot_auth = flags & WEB_BOT_AUTH != 0;
+    r.strict = flags & STRICT != 0;
+    Ok(r)
 }
 
 /// The answers of the runtime's WebCrypto for one verification
@@ -308,4 +441,83 @@ pub fn limits() -> String {
 #[wasm_bindgen(js_name = keySetUrls)]
 pub fn key_set_urls(args: &str) -> Result<String, JsError> {
     out((|| calls::key_set_urls(&Args::parse(args)?))())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lens(parts: &[&str]) -> Vec<u32> {
+        parts
+            .iter()
+            .map(|p| u32::try_from(p.encode_utf16().count()).unwrap_or(u32::MAX))
+            .collect()
+    }
+
+    #[test]
+    fn parts_are_cut_at_their_utf16_lengths() {
+        let parts = [
+            "GET",
+            "https://a.example/",
+            "",
+            "x-a",
+            "caf\u{e9}",
+            "x-b",
+            "\u{1f600}!",
+        ];
+        assert_eq!(
+            cut(&parts.concat(), &lens(&parts)).ok(),
+            Some(parts.map(String::from).to_vec())
+        );
+        let ascii = ["GET", "https://a.example/", "", "x-a", "b"];
+        assert_eq!(
+            cut(&ascii.concat(), &lens(&ascii)).ok(),
+            Some(ascii.map(String::from).to_vec())
+        );
+        // Lengths that fall short of the text, run past it, or split a
+        // surrogate pair are refused.
+        for (t, l) in [
+            ("abc", &[1u32, 1][..]),
+            ("abc", &[2, 2][..]),
+            ("a\u{1f600}", &[2, 1][..]),
+            ("a\u{e9}", &[1, 2][..]),
+        ] {
+            assert_eq!(
+                cut(t, l).err().map(|f| f.code),
+                Some("usage".into()),
+                "{t:?} {l:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_request_of_parts_takes_its_options_from_the_flags() {
+        let parts = [
+            "POST",
+            "/p",
+            "https",
+            "site.example",
+            "Host",
+            "site.example",
+        ];
+        let r = request_check(
+            &parts.concat(),
+            &lens(&parts),
+            1,
+            WEB_BOT_AUTH | SCHEME | AUTHORITIES,
+            None,
+        );
+        let Ok(r) = r else { panic!("{:?}", r.err()) };
+        assert_eq!((r.method.as_str(), r.target.as_str()), ("POST", "/p"));
+        assert_eq!(r.scheme.as_deref(), Some("https"));
+        assert_eq!(r.authorities, Some(vec!["site.example".to_owned()]));
+        assert_eq!(r.headers, [("Host".to_owned(), "site.example".to_owned())]);
+        assert!(r.web_bot_auth && !r.strict);
+        // Without the authorities flag the fourth part is a header name:
+        // an odd list of fields.
+        let r = request_check(&parts.concat(), &lens(&parts), 0, STRICT, None);
+        assert_eq!(r.err().map(|f| f.code), Some("usage".into()));
+        let r = request_check("GETx", &[3, 1], 0, 0, None);
+        assert_eq!(r.err().map(|f| f.code), Some("usage".into()));
+    }
 }

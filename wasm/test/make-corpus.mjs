@@ -159,6 +159,38 @@ const head = (text) => text.split('\r\n\r\n')[0].split('\r\n').slice(1).map((l) 
     cliReport(['delegation', 'audit', t, '--jwks', jwksPath, '--audience', 'https://other.example', '--now', String(NOW)]));
 }
 
+// -- AI Catalogs: an inline entry bound only by the catalog's detached JWS
+// (`sign --host` writes FILE.jws, over the RFC 8785 form of the whole
+// document, draft-narvaneni-agent-uri-03 section 10.3), given as `jws`
+{
+  const catalog = JSON.stringify({ specVersion: '1.0', host: { displayName: 'H', identifier: 'urn:example:host' },
+    entries: [{ identifier: 'urn:a', displayName: 'A', version: '1', mediaType: 'application/zip', data: { id: 'urn:a' } }] });
+  const p = file('cat.json', catalog);
+  const s = run(['sign', p, '--host', '--key', pemPath]);
+  if (s.status !== 0) throw new Error(`sign --host: ${s.stderr}`);
+  const signed = fs.readFileSync(p);
+  const jws = fs.readFileSync(`${p}.jws`, 'utf8');
+  const t = jws.trim();
+  const tampered = t.slice(0, -2) + (t.at(-2) === 'A' ? 'B' : 'A') + t.at(-1);
+  const bad = file('bad.jws', tampered);
+  // The same document with no .jws beside it (`verify FILE` reads FILE.jws).
+  const plain = file('plain.json', signed);
+  const reports = [
+    ['AI Catalog bound by its detached JWS (CLI)', [b64(signed), { jws }], ['verify', p, '--jwks', jwksPath, '--jws', `${p}.jws`]],
+    ['AI Catalog with a tampered detached JWS', [b64(signed), { jws: tampered }], ['verify', p, '--jwks', jwksPath, '--jws', bad]],
+    ['AI Catalog without its JWS, requireSigned', [b64(signed), { requireSigned: true }], ['verify', plain, '--jwks', jwksPath, '--require-signed']],
+    ['AI Catalog without its JWS', [b64(signed)], ['verify', plain, '--jwks', jwksPath]],
+  ].map(([name, args, cliArgs]) => {
+    const c = cliReport(cliArgs);
+    expectCli(name, { jwks }, 'verifyCatalog', args, c);
+    return c.report.verdict;
+  });
+  // The CLI's verdicts these cases stand for: only the JWS binds the entry.
+  if (reports.join() !== 'verified,not-verified,unsigned,unsigned') throw new Error(`catalog JWS verdicts: ${reports}`);
+  cases.push({ name: 'AI Catalog JWS larger than its bound', verifier: { jwks }, call: 'verifyCatalog', args: [b64(signed), { jws: 'a'.repeat((1 << 20) + 1) }],
+    expect: { error: { class: 'BadInput', code: 'input.unreadable' } } });
+}
+
 // -- bad input: typed errors, never a trap
 const bad = (name, verifier, call, args, cls, code) => cases.push({ name, verifier, call, args, expect: { error: { class: cls, code } } });
 bad('descriptor that is not JSON', { jwks }, 'verifyDescriptor', [b64('{"a":'), 'x..y'], 'BadInput', 'input.malformed');

@@ -130,8 +130,34 @@ test('an AI Catalog signed by the CLI: the Promise forms and the URL form give t
     const sync = v.verifyCatalog(text);
     assert.equal(sync.verdict, 'verified');
     assert.deepEqual(await v.verifyCatalogAsync(text), sync);
-    globalThis.fetch = async () => new Response(text, { status: 200, headers: { 'content-type': 'application/json' } });
-    assert.deepEqual(await v.verifyCatalogUrl('https://catalog.example/ai-catalog.json'), sync);
+    // The catalog's detached JWS is a string (the corpus checks its verdicts).
+    assert.throws(() => v.verifyCatalog(text, { jws: 7 }), TypeError);
+    // Served with no detached JWS beside it (404 at URL.jws: none).
+    const serve = (routes) => {
+      globalThis.fetch = async (u) => (routes[String(u)] === undefined
+        ? new Response('not here', { status: 404 })
+        : new Response(routes[String(u)], { status: 200, headers: { 'content-type': 'application/json' } }));
+    };
+    const url = 'https://catalog.example/ai-catalog.json';
+    serve({ [url]: text });
+    assert.deepEqual(await v.verifyCatalogUrl(url), sync);
+    // A catalog whose inline entry only its detached JWS binds (`sign
+    // --host` writes FILE.jws): by URL, URL.jws is fetched beside it and
+    // gives the report of the document with `jws`; a JWS that cannot be
+    // fetched (another status than 404 or 410) rejects.
+    fs.writeFileSync(path.join(dir, 'host.json'), JSON.stringify({ specVersion: '1.0', host: { displayName: 'H', identifier: 'urn:example:host' }, entries: [entry('urn:a')] }));
+    cli('sign', 'host.json', '--host', '--key', 'k.pem');
+    const host = fs.readFileSync(path.join(dir, 'host.json'));
+    const jws = fs.readFileSync(path.join(dir, 'host.json.jws'), 'utf8');
+    const bound = v.verifyCatalog(host, { jws });
+    assert.equal(bound.verdict, 'verified');
+    assert.equal(bound.details.entries[0].binding, 'catalog-signature');
+    serve({ [url]: host, [`${url}.jws`]: jws });
+    assert.deepEqual(await v.verifyCatalogUrl(url), bound);
+    serve({ [url]: host });
+    await assert.rejects(v.verifyCatalogUrl(url), (e) => e instanceof a.NotVerified && e.code === 'catalog.unsigned');
+    globalThis.fetch = async (u) => new Response(String(u) === url ? host : 'busy', { status: String(u) === url ? 200 : 503 });
+    await assert.rejects(v.verifyCatalogUrl(url), (e) => e instanceof a.FetchError && e.code === 'fetch.failed');
     // A changed entry: its manifest no longer vouches for it.
     const changed = JSON.parse(text);
     changed.entries[1].data.id = 'urn:evil';
