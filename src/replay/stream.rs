@@ -25,7 +25,7 @@
 //!   or duplicated queue entry, or an input finished by two workers after
 //!   a lease ran out, gives one result. One call of the script finishes
 //!   several entries (a worker thread's batch), each by that rule, and
-//!   takes the thread's next entries ([`CrawlQueue::finish_and_take`]).
+//!   takes the thread's next entries ([`CrawlQueue::finish_and_take`](crate::replay::stream::CrawlQueue::finish_and_take)).
 //! * `seen`: set of the input ids ever queued (an input added twice, or a
 //!   catalog entry found twice, is queued once).
 //! * `tries`, `why`: attempts started per input, and the reason of its last
