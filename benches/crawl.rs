@@ -46,21 +46,34 @@ fn children_cpu() -> f64 {
     t(u.ru_utime) + t(u.ru_stime)
 }
 
-/// User + system CPU seconds of process `pid` (`/proc/PID/stat`).
+/// CPU seconds of process `pid`, all its threads (`/proc/PID/task/*/schedstat`:
+/// time on a CPU in nanoseconds, where `/proc/PID/stat` counts clock ticks
+/// of 10 ms, too coarse for the few hundred milliseconds of a small run).
 fn process_cpu(pid: u32) -> f64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // Fields 14 and 15 of stat (utime, stime), clock ticks.
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (tick(11) + tick(12)) / hz
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| d.flatten().map(|t| t.path()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let ns: u64 = tasks
+        .iter()
+        .filter_map(|t| std::fs::read_to_string(t.join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    ns as f64 * 1e-9
+}
+
+/// redis-server's CPU seconds per second while no crawl runs (its timers
+/// at `hz`, the append-only file): a fixed cost per second, which a run
+/// of `wall` seconds pays whatever its number of inputs.
+fn idle_rate(pid: u32, sample: std::time::Duration) -> f64 {
+    let (r0, t0) = (process_cpu(pid), Instant::now());
+    std::thread::sleep(sample);
+    (process_cpu(pid) - r0) / t0.elapsed().as_secs_f64()
 }
 
 /// Redis commands served since the last call, per command (`INFO
-/// commandstats`, then `CONFIG RESETSTAT`), most called first.
-fn redis_calls(port: u16) -> Vec<(String, u64)> {
+/// commandstats`, then `CONFIG RESETSTAT`): calls and microseconds spent
+/// in them (a script's time includes its commands'), most called first.
+fn redis_calls(port: u16) -> Vec<(String, u64, u64)> {
     let cli = |args: &[&str]| {
         Command::new("redis-cli")
             .args(["-p", &port.to_string()])
@@ -71,19 +84,23 @@ fn redis_calls(port: u16) -> Vec<(String, u64)> {
     };
     let info = cli(&["INFO", "commandstats"]);
     cli(&["CONFIG", "RESETSTAT"]);
-    let mut calls: Vec<(String, u64)> = info
+    let field = |rest: &str, name: &str| -> Option<u64> {
+        rest.split(',')
+            .find_map(|f| f.strip_prefix(name)?.strip_prefix('='))?
+            .parse()
+            .ok()
+    };
+    let mut calls: Vec<(String, u64, u64)> = info
         .lines()
         .filter_map(|l| {
             let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
-            let n = rest
-                .strip_prefix("calls=")?
-                .split(',')
-                .next()?
-                .parse()
-                .ok()?;
-            Some((name.to_owned(), n))
+            Some((
+                name.to_owned(),
+                field(rest, "calls")?,
+                field(rest, "usec").unwrap_or(0),
+            ))
         })
-        .filter(|(name, _)| name != "config|resetstat" && name != "info")
+        .filter(|(name, ..)| name != "config|resetstat" && name != "info")
         .collect();
     calls.sort_by_key(|c| std::cmp::Reverse(c.1));
     calls
@@ -117,6 +134,9 @@ struct Run {
     add: f64,
     add_redis: f64,
     batch: f64,
+    /// redis-server's CPU per input that its idle rate (measured just
+    /// before the run) accounts for over the run's wall time.
+    redis_idle: f64,
     scripts: f64,
     commands: f64,
     calls: String,
@@ -206,11 +226,12 @@ fn crawl(
         add: add / n as f64,
         add_redis: add_redis / n as f64,
         batch: 0.0,
+        redis_idle: 0.0,
         scripts: per(scripts),
         commands: per(total),
         calls: calls
             .iter()
-            .map(|(c, k)| format!("{c} {:.2}", per(*k)))
+            .map(|(c, k, us)| format!("{c} {:.2} ({:.1} us)", per(*k), *us as f64 / n as f64))
             .collect::<Vec<_>>()
             .join(", "),
     }
@@ -279,27 +300,60 @@ fn main() {
             .trim()
     );
 
+    // Rounds of N inputs; by default as many as make about 3,000 inputs
+    // per configuration (at least 3), so that a smaller N gives more
+    // rounds, each a fresh pair of runs under the load of its moment.
     let rounds: usize = std::env::var("CRAWL_BENCH_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
-        .unwrap_or(if benching { 3 } else { 1 })
+        .unwrap_or(if benching {
+            (3000 / n.max(1)).max(3)
+        } else {
+            1
+        })
         .max(1);
-    let configs = [(1usize, false), (1, true), (2, true), (4, true)];
+    // `CRAWL_BENCH_CONFIGS=1n,1,2,4` (the default): worker processes, `n`
+    // for `--no-keep-connections`.
+    let configs: Vec<(usize, bool)> = std::env::var("CRAWL_BENCH_CONFIGS")
+        .unwrap_or_else(|_| "1n,1,2,4".into())
+        .split(',')
+        .filter_map(|c| {
+            let keep = !c.ends_with('n');
+            Some((c.trim_end_matches('n').parse().ok()?, keep))
+        })
+        .collect();
+    let idle_sample = std::time::Duration::from_millis(if benching { 1000 } else { 200 });
     let mut runs: Vec<Vec<Run>> = vec![Vec::new(); configs.len()];
     let mut batches = Vec::new();
     for round in 0..rounds {
-        // Each configuration right after a `verify --batch` of its own, so
-        // that both see about the same load on a shared machine.
+        // Each crawl run paired with a `verify --batch` run of its own, so
+        // that both see about the same load on a shared machine; which of
+        // the two goes first alternates from round to round, so that a
+        // drift of the load does not favour one side.
         for (c, &(workers, keep)) in configs.iter().enumerate() {
-            let batch = verify_batch(bin, &list_path, &dir, n);
-            batches.push(batch);
             let name = format!("bench-{round}-{c}");
-            let run = crawl(
-                bin, &url, &name, &list_path, &dir, n, workers, keep, redis_pid, redis.port,
-            );
+            let crawl_run = || {
+                let idle = idle_rate(redis_pid, idle_sample);
+                let r = crawl(
+                    bin, &url, &name, &list_path, &dir, n, workers, keep, redis_pid, redis.port,
+                );
+                println!("  redis-server idle: {:.0} us CPU per second", idle * 1e6);
+                Run {
+                    redis_idle: (idle * r.wall / n as f64).min(r.redis),
+                    ..r
+                }
+            };
+            let (batch, run) = if round % 2 == 0 {
+                let b = verify_batch(bin, &list_path, &dir, n);
+                (b, crawl_run())
+            } else {
+                let r = crawl_run();
+                (verify_batch(bin, &list_path, &dir, n), r)
+            };
+            batches.push(batch);
             println!(
                 "round {}: verify --batch {:.0} inputs/s, {:.0} us CPU per input; {}: {:.0} inputs/s, \
-                 {:.0} us CPU per input in the workers + {:.0} us in redis-server = {:.2}x",
+                 {:.0} us CPU per input in the workers + {:.0} us in redis-server ({:.0} us of it its idle rate) = {:.2}x",
                 round + 1,
                 n as f64 / batch.wall,
                 batch.cpu * 1e6,
@@ -307,6 +361,7 @@ fn main() {
                 n as f64 / run.wall,
                 run.cpu * 1e6,
                 run.redis * 1e6,
+                run.redis_idle * 1e6,
                 (run.cpu + run.redis) / batch.cpu,
             );
             runs[c].push(Run {
@@ -321,25 +376,42 @@ fn main() {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
+    let spread = |v: Vec<f64>| {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        format!("{lo:.2} to {hi:.2}")
+    };
     println!(
-        "\nmedians of {rounds} round(s), {n} inputs (each ratio against the verify --batch run just before it):"
+        "\nmedians of {rounds} round(s), {n} inputs each (each ratio against the verify --batch run paired with it; \
+         instructions per input: not measured, the bench reads CPU time only):"
     );
     println!(
-        "verify --batch, 1 process: {:.0} inputs/s, {:.0} us CPU per input",
+        "verify --batch, 1 process: {:.0} inputs/s, {:.0} us CPU per input ({:.0} to {:.0})",
         n as f64 / med(batches.iter().map(|b| b.wall).collect()),
-        med(batches.iter().map(|b| b.cpu).collect()) * 1e6
+        med(batches.iter().map(|b| b.cpu).collect()) * 1e6,
+        batches.iter().map(|b| b.cpu).fold(f64::INFINITY, f64::min) * 1e6,
+        batches.iter().map(|b| b.cpu).fold(0.0, f64::max) * 1e6,
     );
     for (&(workers, keep), rs) in configs.iter().zip(&runs) {
         let m = |f: fn(&Run) -> f64| med(rs.iter().map(f).collect());
+        let all = |f: fn(&Run) -> f64| rs.iter().map(f).collect::<Vec<_>>();
+        let ratio = |r: &Run| (r.cpu + r.redis) / r.batch;
+        let marginal = |r: &Run| (r.cpu + r.redis - r.redis_idle) / r.batch;
         println!(
-            "{}: {:.0} inputs/s, {:.0} us CPU per input in the workers + {:.0} us in redis-server; \
-             {:.2}x verify --batch (workers alone {:.2}x); Redis script calls {:.2}, commands {:.2} per input; \
+            "{}: {:.0} inputs/s, {:.0} us CPU per input in the workers + {:.0} us in redis-server \
+             ({:.0} us of it redis-server's idle rate over the run); {:.2}x verify --batch (rounds {}), \
+             {:.2}x without redis-server's idle rate (rounds {}), workers alone {:.2}x; \
+             Redis script calls {:.2}, commands {:.2} per input; \
              crawl add {:.1} us + {:.1} us in redis-server per input",
             label(workers, keep),
             n as f64 / m(|r| r.wall),
             m(|r| r.cpu) * 1e6,
             m(|r| r.redis) * 1e6,
-            m(|r| (r.cpu + r.redis) / r.batch),
+            m(|r| r.redis_idle) * 1e6,
+            m(ratio),
+            spread(all(ratio)),
+            m(marginal),
+            spread(all(marginal)),
             m(|r| r.cpu / r.batch),
             m(|r| r.scripts),
             m(|r| r.commands),
@@ -347,7 +419,7 @@ fn main() {
             m(|r| r.add_redis) * 1e6,
         );
         if let Some(r) = rs.last() {
-            println!("  Redis commands per input, last round: {}", r.calls);
+            println!("  Redis commands per input, last round (in brackets: microseconds in them per input, a script's including its commands'): {}", r.calls);
         }
     }
     println!(

@@ -514,4 +514,23 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
         (11..=16).contains(&scripts),
         "{scripts} script calls for 40 inputs"
     );
+    // Inside the calls, one command per call where Redis takes many fields
+    // or ids at once (the `done` records and attempt counts, the
+    // acknowledgements, the verdict counter): one per input made 40 `HSET`,
+    // 42 `XACK` and 80 `HINCRBY`. Only the result's `XADD` is per input.
+    let per_call = [
+        ("hset", 2),
+        ("xack", 1),
+        ("xdel", 1),
+        ("hdel", 2),
+        ("hincrby", 1),
+    ];
+    for (what, most) in per_call {
+        let n = stats(what);
+        assert!(
+            n <= most * scripts,
+            "{n} {what} for 40 inputs in {scripts} script calls"
+        );
+    }
+    assert_eq!(stats("xadd"), 40, "one result each");
 }

@@ -253,13 +253,17 @@ return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
 /// attempts, depth of its children, number of children) and its children
 /// as (id, input) pairs.
 ///
-/// Each result is written only when its input has none, with its `done`
-/// record, its counters and its children not seen before queued, and its
-/// entry acknowledged and deleted either way: the script runs as one unit,
-/// so every result in it is written atomically with its acknowledgement.
-/// Then, unless the crawl is stopped, up to the most new entries are read
-/// for the consumer and an attempt started at each (an input that has a
-/// result already is only acknowledged). Returns `{written, taken,
+/// Each result is written only when its input has none (neither in `done`
+/// nor earlier in the same call), with its `done` record, its counters and
+/// its children not seen before queued, and its entry acknowledged and
+/// deleted either way: the script runs as one unit, so every result in it
+/// is written atomically with its acknowledgement. Then, unless the crawl
+/// is stopped, up to the most new entries are read for the consumer and an
+/// attempt started at each (an input that has a result already is only
+/// acknowledged). The commands are per call, not per input, where Redis
+/// takes many fields or ids at once (`HMGET`, `HSET`, `HDEL`, `XACK`,
+/// `XDEL`, one `HINCRBY` per verdict and code): only a result's `XADD` and
+/// a child's `SADD`/`XADD` are per item. Returns `{written, taken,
 /// stopped}`: per result 1 (written) or 0 (a duplicate, only
 /// acknowledged); per entry taken `{entry id, fields, n}`, n the attempts
 /// started at its input, this one included, or -1 (a duplicate,
@@ -268,33 +272,68 @@ static FINISH_TAKE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::ne
     redis::Script::new(
         "local group, consumer = ARGV[1], ARGV[2]
 local count, n = tonumber(ARGV[3]), tonumber(ARGV[4])
+-- One command over many fields or ids, in slices (Lua's unpack is bounded).
+local function many(cmd, key, pre, list)
+  for s = 1, #list, 500 do
+    local args = {}
+    for _, v in ipairs(pre) do table.insert(args, v) end
+    for k = s, math.min(s + 499, #list) do table.insert(args, list[k]) end
+    redis.call(cmd, key, unpack(args))
+  end
+end
+local function hmget(key, ids)
+  local d = {}
+  for s = 1, #ids, 500 do
+    local part = {}
+    for k = s, math.min(s + 499, #ids) do table.insert(part, ids[k]) end
+    local r = redis.call('HMGET', key, unpack(part))
+    for k = 1, #part do d[s + k - 1] = r[k] end
+  end
+  return d
+end
 local written = {}
+local ids, at = {}, {}
 local i = 5
-for _ = 1, n do
-  local id, entry, nc = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 8])
+for r = 1, n do
+  ids[r], at[r] = ARGV[i], i
+  i = i + 9 + 2 * tonumber(ARGV[i + 8])
+end
+local had = hmget(KEYS[1], ids)
+local fresh, records, finished, acks, counts = {}, {}, {}, {}, {}
+local q = 0
+for r = 1, n do
+  local i, id = at[r], ids[r]
   local w = 0
-  if redis.call('HEXISTS', KEYS[1], id) == 0 then
+  if not had[r] and not fresh[id] then
     local rid = redis.call('XADD', KEYS[2], '*', 'id', id, 'input', ARGV[i + 2], 'verdict', ARGV[i + 4], 'code', ARGV[i + 5], 'attempts', ARGV[i + 6], 'report', ARGV[i + 3])
-    redis.call('HSET', KEYS[1], id, rid)
-    redis.call('HINCRBY', KEYS[4], 'verdict:' .. ARGV[i + 4], 1)
-    if ARGV[i + 5] ~= '' then redis.call('HINCRBY', KEYS[4], 'code:' .. ARGV[i + 5], 1) end
-    local q = 0
-    for j = i + 9, i + 8 + 2 * nc, 2 do
+    fresh[id] = true
+    table.insert(records, id)
+    table.insert(records, rid)
+    table.insert(finished, id)
+    local v = 'verdict:' .. ARGV[i + 4]
+    counts[v] = (counts[v] or 0) + 1
+    if ARGV[i + 5] ~= '' then
+      local c = 'code:' .. ARGV[i + 5]
+      counts[c] = (counts[c] or 0) + 1
+    end
+    for j = i + 9, i + 8 + 2 * tonumber(ARGV[i + 8]), 2 do
       if redis.call('SADD', KEYS[5], ARGV[j]) == 1 then
         redis.call('XADD', KEYS[3], '*', 'id', ARGV[j], 'input', ARGV[j + 1], 'depth', ARGV[i + 7], 'attempt', '0')
         q = q + 1
       end
     end
-    if q > 0 then redis.call('HINCRBY', KEYS[4], 'queued', q) end
-    redis.call('HDEL', KEYS[6], id)
-    redis.call('HDEL', KEYS[7], id)
     w = 1
   end
-  redis.call('XACK', KEYS[3], group, entry)
-  redis.call('XDEL', KEYS[3], entry)
+  table.insert(acks, ARGV[i + 1])
   table.insert(written, w)
-  i = i + 9 + 2 * nc
 end
+if #records > 0 then
+  many('HSET', KEYS[1], {}, records)
+  for k, c in pairs(counts) do redis.call('HINCRBY', KEYS[4], k, c) end
+  many('HDEL', KEYS[6], {}, finished)
+  many('HDEL', KEYS[7], {}, finished)
+end
+if q > 0 then redis.call('HINCRBY', KEYS[4], 'queued', q) end
 local taken = {}
 local stopped = 0
 if count > 0 then
@@ -303,28 +342,50 @@ if count > 0 then
   else
     local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', KEYS[3], '>')
     if r then
-      for _, e in ipairs(r[1][2]) do
+      local es, tids, tix = r[1][2], {}, {}
+      for x, e in ipairs(es) do
         local f = e[2]
-        local id = nil
         if f then
           for k = 1, #f, 2 do
-            if f[k] == 'id' then id = f[k + 1] end
+            if f[k] == 'id' then
+              table.insert(tids, f[k + 1])
+              tix[x] = #tids
+            end
           end
         end
+      end
+      local tdone, t = hmget(KEYS[1], tids), hmget(KEYS[6], tids)
+      local tries = {}
+      for k = 1, #tids do tries[tids[k]] = tonumber(t[k]) or 0 end
+      local started = {}
+      for x, e in ipairs(es) do
         local t = -2
-        if id then
-          if redis.call('HEXISTS', KEYS[1], id) == 1 then
-            redis.call('XACK', KEYS[3], group, e[1])
-            redis.call('XDEL', KEYS[3], e[1])
+        local k = tix[x]
+        if k then
+          local id = tids[k]
+          if tdone[k] then
+            table.insert(acks, e[1])
             t = -1
           else
-            t = redis.call('HINCRBY', KEYS[6], id, 1)
+            tries[id] = tries[id] + 1
+            started[id] = tries[id]
+            t = tries[id]
           end
         end
-        table.insert(taken, {e[1], f or {}, t})
+        table.insert(taken, {e[1], e[2] or {}, t})
       end
+      local set = {}
+      for id, t in pairs(started) do
+        table.insert(set, id)
+        table.insert(set, t)
+      end
+      many('HSET', KEYS[6], {}, set)
     end
   end
+end
+if #acks > 0 then
+  many('XACK', KEYS[3], {group}, acks)
+  many('XDEL', KEYS[3], {}, acks)
 end
 return {written, taken, stopped}
 ",
