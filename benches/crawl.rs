@@ -46,6 +46,28 @@ fn children_cpu() -> f64 {
     t(u.ru_utime) + t(u.ru_stime)
 }
 
+/// Wait for `child` and return its user + system CPU seconds, its own and
+/// its threads' (`wait4`), so that two children running at once are
+/// measured apart. Panics (a bench, not a library) when it failed.
+fn reap(child: std::process::Child, what: &str, log: &Path) -> f64 {
+    let pid = i32::try_from(child.id()).expect("pid");
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value, and wait4 writes it.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our child, not waited for yet; the pointers are
+    // valid and writable.
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut u) };
+    assert_eq!(rc, pid, "wait4 {what}");
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    assert!(
+        ok,
+        "{what} failed: {}",
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
 /// CPU seconds of process `pid`, all its threads (`/proc/PID/task/*/schedstat`:
 /// time on a CPU in nanoseconds, where `/proc/PID/stat` counts clock ticks
 /// of 10 ms, too coarse for the few hundred milliseconds of a small run).
@@ -149,26 +171,32 @@ fn label(workers: usize, keep: bool) -> String {
     )
 }
 
-/// `verify --batch`, one process.
-fn verify_batch(bin: &str, list: &Path, dir: &Path, n: usize) -> Batch {
-    let (c0, t0) = (children_cpu(), Instant::now());
-    let o = Command::new(bin)
+/// `verify --batch`, one process, started.
+fn spawn_batch(bin: &str, list: &Path, dir: &Path) -> std::process::Child {
+    Command::new(bin)
         .args(["verify", "--batch"])
         .arg(list)
         .args(["-j", "2", "--per-host", "4"])
         .args(fetch_args(dir))
         .stdout(Stdio::null())
-        .output()
-        .expect("batch");
-    let (wall, cpu) = (t0.elapsed().as_secs_f64(), children_cpu() - c0);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        .stderr(std::fs::File::create(dir.join("batch.log")).expect("log"))
+        .spawn()
+        .expect("batch")
+}
+
+/// `verify --batch`, one process, alone.
+fn verify_batch(bin: &str, list: &Path, dir: &Path, n: usize) -> Batch {
+    let t0 = Instant::now();
+    let cpu = reap(spawn_batch(bin, list, dir), "batch", &dir.join("batch.log"));
     Batch {
-        wall,
+        wall: t0.elapsed().as_secs_f64(),
         cpu: cpu / n as f64,
     }
 }
 
-/// `crawl add`, then `workers` worker processes until the queue is empty.
+/// `crawl add`, then `workers` worker processes until the queue is empty;
+/// with `together`, a `verify --batch` started with the workers (its run
+/// measured apart: [`reap`]).
 #[allow(clippy::too_many_arguments)]
 fn crawl(
     bin: &str,
@@ -181,7 +209,8 @@ fn crawl(
     keep: bool,
     redis_pid: u32,
     port: u16,
-) -> Run {
+    together: bool,
+) -> (Run, Option<Batch>) {
     let (c0, r0) = (children_cpu(), process_cpu(redis_pid));
     let o = Command::new(bin)
         .args(["crawl", "add", name, "--redis", url])
@@ -191,26 +220,35 @@ fn crawl(
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (add, add_redis) = (children_cpu() - c0, process_cpu(redis_pid) - r0);
     redis_calls(port);
-    let (c0, r0, t0) = (children_cpu(), process_cpu(redis_pid), Instant::now());
+    let (r0, t0) = (process_cpu(redis_pid), Instant::now());
+    let batch = together.then(|| spawn_batch(bin, list, dir));
     let children: Vec<_> = (0..workers)
         .map(|w| {
-            Command::new(bin)
+            let log = dir.join(format!("w{w}.log"));
+            let child = Command::new(bin)
                 .args(["crawl", "work", name, "--redis", url, "--until-empty"])
                 .args(["-j", "2", "--per-host", "4", "--consumer", &format!("w{w}")])
                 .args((!keep).then_some("--no-keep-connections"))
                 .args(fetch_args(dir))
                 .stdout(Stdio::null())
-                .stderr(Stdio::piped())
+                .stderr(std::fs::File::create(&log).expect("log"))
                 .spawn()
-                .expect("worker")
+                .expect("worker");
+            (child, log)
         })
         .collect();
-    for c in children {
-        let o = c.wait_with_output().expect("wait");
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    }
-    let wall = t0.elapsed().as_secs_f64();
-    let (cpu, rcpu) = (children_cpu() - c0, process_cpu(redis_pid) - r0);
+    let cpu: f64 = children
+        .into_iter()
+        .map(|(c, log)| reap(c, "worker", &log))
+        .sum();
+    let (wall, rcpu) = (t0.elapsed().as_secs_f64(), process_cpu(redis_pid) - r0);
+    let batch = batch.map(|b| {
+        let cpu = reap(b, "batch", &dir.join("batch.log"));
+        Batch {
+            wall: t0.elapsed().as_secs_f64(),
+            cpu: cpu / n as f64,
+        }
+    });
     let calls = redis_calls(port);
     let per = |k: u64| k as f64 / n as f64;
     let total: u64 = calls.iter().map(|c| c.1).sum();
@@ -219,7 +257,7 @@ fn crawl(
         .filter(|c| c.0 == "evalsha" || c.0 == "eval")
         .map(|c| c.1)
         .sum();
-    Run {
+    let run = Run {
         wall,
         cpu: cpu / n as f64,
         redis: rcpu / n as f64,
@@ -234,7 +272,8 @@ fn crawl(
             .map(|(c, k, us)| format!("{c} {:.2} ({:.1} us)", per(*k), *us as f64 / n as f64))
             .collect::<Vec<_>>()
             .join(", "),
-    }
+    };
+    (run, batch)
 }
 
 fn main() {
@@ -322,6 +361,12 @@ fn main() {
             Some((c.trim_end_matches('n').parse().ok()?, keep))
         })
         .collect();
+    // How each crawl run is paired with its `verify --batch` run:
+    // `together` (the default), both started at once, so that both see the
+    // same load of the machine at the same moments, each process's CPU
+    // measured apart; `alternate`, one after the other, the first of the
+    // two changing from round to round.
+    let together = std::env::var("CRAWL_BENCH_PAIRING").map_or(true, |p| p != "alternate");
     let idle_sample = std::time::Duration::from_millis(if benching { 1000 } else { 200 });
     let mut runs: Vec<Vec<Run>> = vec![Vec::new(); configs.len()];
     let mut batches = Vec::new();
@@ -332,22 +377,26 @@ fn main() {
         // drift of the load does not favour one side.
         for (c, &(workers, keep)) in configs.iter().enumerate() {
             let name = format!("bench-{round}-{c}");
-            let crawl_run = || {
+            let crawl_run = |together| {
                 let idle = idle_rate(redis_pid, idle_sample);
-                let r = crawl(
+                let (r, b) = crawl(
                     bin, &url, &name, &list_path, &dir, n, workers, keep, redis_pid, redis.port,
+                    together,
                 );
-                println!("  redis-server idle: {:.0} us CPU per second", idle * 1e6);
-                Run {
+                let r = Run {
                     redis_idle: (idle * r.wall / n as f64).min(r.redis),
                     ..r
-                }
+                };
+                (r, b)
             };
-            let (batch, run) = if round % 2 == 0 {
+            let (batch, run) = if together {
+                let (r, b) = crawl_run(true);
+                (b.unwrap_or_default(), r)
+            } else if round % 2 == 0 {
                 let b = verify_batch(bin, &list_path, &dir, n);
-                (b, crawl_run())
+                (b, crawl_run(false).0)
             } else {
-                let r = crawl_run();
+                let r = crawl_run(false).0;
                 (verify_batch(bin, &list_path, &dir, n), r)
             };
             batches.push(batch);
