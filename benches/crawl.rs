@@ -156,6 +156,9 @@ struct Run {
     add: f64,
     add_redis: f64,
     batch: f64,
+    /// `verify --batch --json` run with it (`CRAWL_BENCH_JSON`, together
+    /// pairing only; else 0).
+    batch_json: f64,
     /// redis-server's CPU per input that its idle rate (measured just
     /// before the run) accounts for over the run's wall time.
     redis_idle: f64,
@@ -171,23 +174,34 @@ fn label(workers: usize, keep: bool) -> String {
     )
 }
 
-/// `verify --batch`, one process, started.
-fn spawn_batch(bin: &str, list: &Path, dir: &Path) -> std::process::Child {
+/// `verify --batch`, one process, started; with `json`, `--json` (a
+/// report per input, as the crawl writes to its results stream). Its
+/// standard error goes to the file [`batch_log`] names.
+fn spawn_batch(bin: &str, list: &Path, dir: &Path, json: bool) -> std::process::Child {
     Command::new(bin)
         .args(["verify", "--batch"])
         .arg(list)
         .args(["-j", "2", "--per-host", "4"])
+        .args(json.then_some("--json"))
         .args(fetch_args(dir))
         .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join("batch.log")).expect("log"))
+        .stderr(std::fs::File::create(batch_log(dir, json)).expect("log"))
         .spawn()
         .expect("batch")
+}
+
+fn batch_log(dir: &Path, json: bool) -> std::path::PathBuf {
+    dir.join(if json { "batch-json.log" } else { "batch.log" })
 }
 
 /// `verify --batch`, one process, alone.
 fn verify_batch(bin: &str, list: &Path, dir: &Path, n: usize) -> Batch {
     let t0 = Instant::now();
-    let cpu = reap(spawn_batch(bin, list, dir), "batch", &dir.join("batch.log"));
+    let cpu = reap(
+        spawn_batch(bin, list, dir, false),
+        "batch",
+        &batch_log(dir, false),
+    );
     Batch {
         wall: t0.elapsed().as_secs_f64(),
         cpu: cpu / n as f64,
@@ -221,7 +235,24 @@ fn crawl(
     let (add, add_redis) = (children_cpu() - c0, process_cpu(redis_pid) - r0);
     redis_calls(port);
     let (r0, t0) = (process_cpu(redis_pid), Instant::now());
-    let batch = together.then(|| spawn_batch(bin, list, dir));
+    // The baselines reaped by threads of their own, so that each one's
+    // wall time ends when it does.
+    let baseline = |json: bool| {
+        let child = spawn_batch(bin, list, dir, json);
+        let log = batch_log(dir, json);
+        std::thread::spawn(move || {
+            let cpu = reap(child, "batch", &log);
+            Batch {
+                wall: t0.elapsed().as_secs_f64(),
+                cpu: cpu / n as f64,
+            }
+        })
+    };
+    let batch = together.then(|| baseline(false));
+    // `CRAWL_BENCH_JSON=1`: also `verify --batch --json` with them (three
+    // processes at once: more contention than a pair).
+    let batch_json =
+        (together && std::env::var_os("CRAWL_BENCH_JSON").is_some()).then(|| baseline(true));
     let children: Vec<_> = (0..workers)
         .map(|w| {
             let log = dir.join(format!("w{w}.log"));
@@ -242,13 +273,8 @@ fn crawl(
         .map(|(c, log)| reap(c, "worker", &log))
         .sum();
     let (wall, rcpu) = (t0.elapsed().as_secs_f64(), process_cpu(redis_pid) - r0);
-    let batch = batch.map(|b| {
-        let cpu = reap(b, "batch", &dir.join("batch.log"));
-        Batch {
-            wall: t0.elapsed().as_secs_f64(),
-            cpu: cpu / n as f64,
-        }
-    });
+    let batch = batch.map(|b| b.join().expect("batch"));
+    let batch_json = batch_json.map_or(0.0, |b| b.join().expect("batch --json").cpu);
     let calls = redis_calls(port);
     let per = |k: u64| k as f64 / n as f64;
     let total: u64 = calls.iter().map(|c| c.1).sum();
@@ -264,6 +290,7 @@ fn crawl(
         add: add / n as f64,
         add_redis: add_redis / n as f64,
         batch: 0.0,
+        batch_json,
         redis_idle: 0.0,
         scripts: per(scripts),
         commands: per(total),
@@ -339,14 +366,14 @@ fn main() {
             .trim()
     );
 
-    // Rounds of N inputs; by default as many as make about 3,000 inputs
-    // per configuration (at least 3), so that a smaller N gives more
+    // Rounds of N inputs; by default as many as make about 10,000 inputs
+    // per configuration (at least 5), so that a smaller N gives more
     // rounds, each a fresh pair of runs under the load of its moment.
     let rounds: usize = std::env::var("CRAWL_BENCH_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(if benching {
-            (3000 / n.max(1)).max(3)
+            (10_000 / n.max(1)).max(5)
         } else {
             1
         })
@@ -467,6 +494,17 @@ fn main() {
             m(|r| r.add) * 1e6,
             m(|r| r.add_redis) * 1e6,
         );
+        if rs.iter().all(|r| r.batch_json > 0.0) {
+            let json = |r: &Run| (r.cpu + r.redis) / r.batch_json;
+            println!(
+                "  against verify --batch --json (a report per input, as the results stream holds): \
+                 {:.0} us CPU per input, {:.2}x (rounds {}), workers alone {:.2}x",
+                m(|r| r.batch_json) * 1e6,
+                m(json),
+                spread(all(json)),
+                m(|r| r.cpu / r.batch_json),
+            );
+        }
         if let Some(r) = rs.last() {
             println!("  Redis commands per input, last round (in brackets: microseconds in them per input, a script's including its commands'): {}", r.calls);
         }

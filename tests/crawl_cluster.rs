@@ -477,22 +477,23 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
     };
     redis.cli(&["CONFIG", "RESETSTAT"]);
     let verified = AtomicUsize::new(0);
+    let mut opts = WorkerOptions::new("w");
+    opts.threads = 1;
+    opts.until_empty = true;
+    let batch = opts.batch;
     let verify = |e: &CrawlEntry| {
-        // The results of every earlier batch (4 inputs) are in by now.
+        // The results of every earlier batch are in by now.
         let n = verified.fetch_add(1, Ordering::SeqCst);
         let written = queue.results("0", 100).unwrap().len();
         // (One fewer: the duplicate in the first batch has no result.)
         assert!(
-            written + 1 >= n / 4 * 4,
+            written + 1 >= n / batch * batch,
             "{written} results before input {n}"
         );
         let mut r = Report::done("verify", Some(&e.input));
         r.set_verdict(Verdict::Verified);
         Step::Result(Box::new(r))
     };
-    let mut opts = WorkerOptions::new("w");
-    opts.threads = 1;
-    opts.until_empty = true;
     let counts = run_worker(
         &queue,
         &opts,
@@ -507,11 +508,11 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
     let ids: HashSet<&str> = results.iter().map(|(_, i, _)| i.as_str()).collect();
     assert_eq!((results.len(), ids.len()), (40, 40));
     assert_eq!(queue.queued().unwrap(), 0, "every entry acknowledged");
-    // 12 takes (of 4 entries, the last one of none) write the 11
-    // batches; a finishing call per input made 52.
+    // 42 entries: 6 takes (of 8 entries, the last one of none) write the
+    // 6 batches; a finishing call per input made 52.
     let scripts = stats("evalsha") + stats("eval");
     assert!(
-        (11..=16).contains(&scripts),
+        (6..=10).contains(&scripts),
         "{scripts} script calls for 40 inputs"
     );
     // Inside the calls, one command per call where Redis takes many fields

@@ -157,7 +157,8 @@ pub(super) fn success_report(command: &str, subject: &str, v: &UrlVerified) -> R
         v.key_authority.as_ref().map(|a| format!("{a:?}")),
     );
     r.detail("cache", v.cache);
-    r.detail("descriptor", v.descriptor());
+    // A clone of the parsed value, not a copy through the serializer.
+    r.detail_value("descriptor", v.descriptor().clone());
     // The library's verdict (one signature verified, none invalid: a
     // signature by an untrusted key listed above does not fail it), or
     // `unsigned` for a descriptor no trusted key vouches for, accepted by

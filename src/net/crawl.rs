@@ -182,7 +182,7 @@ impl WorkerOptions {
             max_depth: 8,
             until_empty: false,
             block: Duration::from_millis(500),
-            batch: 4,
+            batch: 8,
         }
     }
 }
