@@ -8,18 +8,31 @@
 //!   connections (the default), and one with `--no-keep-connections`.
 //!
 //! Measured per run: inputs per second (wall) and CPU per input, user +
-//! system, of the agentsig processes (`getrusage(RUSAGE_CHILDREN)` around
-//! them), and of redis-server (`/proc/PID/stat`; append-only file flushed
-//! once a second), and the Redis commands per input (`INFO
-//! commandstats`). Each crawl run comes right after a `verify --batch` run
-//! of its own and is compared with it (both see about the same load on a
-//! shared machine); the whole is repeated for a few rounds
-//! (`CRAWL_BENCH_ROUNDS`, default 3) and the median of each figure over the
-//! rounds printed, so that a burst of load in one run does not skew the
-//! ratio. On a shared machine the CPU per input is the figure to read:
-//! wall time depends on what the other users run. No assertion. Run:
-//! `cargo bench --bench crawl` (`-- N` for another number of inputs,
-//! default 2000).
+//! system, of each agentsig process (`wait4`), and of redis-server (its
+//! threads' `/proc/PID/task/*/schedstat`, nanoseconds; append-only file
+//! flushed once a second), and the Redis commands per input with the time
+//! spent in them (`INFO commandstats`). redis-server's idle rate (CPU per
+//! second with no crawl running: its timers, the append-only file) is
+//! measured for a second before each crawl run and the share of the run's
+//! redis-server CPU it accounts for printed apart: a fixed cost per second,
+//! which a slow run pays per input.
+//!
+//! The machine is shared, and the CPU time of one input moves with the
+//! load of the moment (twice as much when another build runs), so each
+//! crawl run is paired with a `verify --batch` run that sees the same
+//! load: by default both start at once (`CRAWL_BENCH_PAIRING=alternate`:
+//! one after the other, the first of the two changing from round to
+//! round), and the ratio is taken per round. The whole is repeated
+//! (`CRAWL_BENCH_ROUNDS`; by default enough rounds for about 10,000 inputs
+//! per configuration, at least 5) and the median of each figure printed
+//! with the spread of the per-round ratios. `CRAWL_BENCH_CONFIGS=1n,1,2,4`
+//! picks the configurations (worker processes, `n`: without keeping
+//! connections); `CRAWL_BENCH_JSON=1` adds a `verify --batch --json` run
+//! to each pair (the reports the crawl writes, built by the batch too).
+//! Instructions per input would be steadier than CPU time, but this
+//! machine's virtual CPUs expose no hardware counters (`perf stat -e
+//! instructions`: not supported). No assertion. Run: `cargo bench --bench
+//! crawl` (`-- N` for another number of inputs per run, default 2000).
 
 #[path = "../tests/net_support/mod.rs"]
 mod net_support;

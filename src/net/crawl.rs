@@ -172,7 +172,10 @@ pub struct WorkerOptions {
 
 impl WorkerOptions {
     /// Defaults for `consumer`: one thread, [`DEFAULT_LEASE`],
-    /// [`DEFAULT_MAX_ATTEMPTS`], catalog depth 8, waiting for more input.
+    /// [`DEFAULT_MAX_ATTEMPTS`], catalog depth 8, waiting for more input,
+    /// 8 entries per take (half the script calls per input of 4, and a
+    /// result still waits for at most 7 other inputs or
+    /// [`MAX_RESULT_DELAY`]).
     pub fn new(consumer: impl Into<String>) -> WorkerOptions {
         WorkerOptions {
             consumer: consumer.into(),
