@@ -364,23 +364,63 @@ fn a_kept_permit_goes_back_when_another_worker_waits() {
 /// input still gets its verdict with one attempt allowed; past
 /// `MAX_POSTPONED` such attempts they count, so an input never waits
 /// forever.
+/// A crawl `name` on a redis-server of its own with `inputs` queued (and
+/// `raw` duplicates appended after the input of the same index), for
+/// tests of one worker thread run in this process.
+fn one_thread_crawl(
+    name: &str,
+    inputs: &[String],
+    raw: &[usize],
+) -> Option<(redis_support::Server, CrawlQueue)> {
+    let Some(redis) = redis_support::Server::start(&format!("crawl-{name}")) else {
+        eprintln!("skipped: no redis-server");
+        return None;
+    };
+    let queue = CrawlQueue::open(&redis.url(), name).unwrap();
+    queue.create().unwrap();
+    for (i, input) in inputs.iter().enumerate() {
+        assert_eq!(queue.add(std::slice::from_ref(input), 0).unwrap(), 1);
+        if raw.contains(&i) {
+            queue.add_raw(input).unwrap();
+        }
+    }
+    Some((redis, queue))
+}
+
+/// Run one worker of one thread on `queue` until every input has its
+/// result (`tune` sets other options), verifying with `verify`.
+fn run_one_thread(
+    queue: &CrawlQueue,
+    tune: impl FnOnce(&mut agentsig::net::crawl::WorkerOptions),
+    verify: &(dyn Fn(&agentsig::replay::stream::CrawlEntry) -> agentsig::net::crawl::Step + Sync),
+) -> agentsig::net::crawl::WorkerCounts {
+    let mut opts = agentsig::net::crawl::WorkerOptions::new("w");
+    opts.threads = 1;
+    opts.until_empty = true;
+    tune(&mut opts);
+    agentsig::net::crawl::run_worker(
+        queue,
+        &opts,
+        verify,
+        &|_, _, _| {},
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .unwrap()
+}
+
 #[test]
 fn an_attempt_without_a_permit_is_put_off_without_counting() {
-    use agentsig::net::crawl::{run_worker, Step, WorkerOptions, MAX_POSTPONED};
+    use agentsig::net::crawl::{Step, MAX_POSTPONED};
     use agentsig::replay::stream::CrawlEntry;
     use agentsig::report::Report;
-    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-    let Some(redis) = redis_support::Server::start("crawl-postpone") else {
-        eprintln!("skipped: no redis-server");
-        return;
-    };
-    let queue = CrawlQueue::open(&redis.url(), "postpone").unwrap();
-    queue.create().unwrap();
+    use std::sync::atomic::{AtomicU32, Ordering};
     let inputs = [
         "https://busy.example/a.json".to_owned(),
         "https://held.example/b.json".to_owned(),
     ];
-    assert_eq!(queue.add(&inputs, 0).unwrap(), 2);
+    let Some((_redis, queue)) = one_thread_crawl("postpone", &inputs, &[]) else {
+        return;
+    };
     let calls: HashMap<&str, AtomicU32> = inputs
         .iter()
         .map(|i| (i.as_str(), AtomicU32::new(0)))
@@ -401,18 +441,7 @@ fn an_attempt_without_a_permit_is_put_off_without_counting() {
             no_permit()
         }
     };
-    let mut opts = WorkerOptions::new("w");
-    opts.threads = 1;
-    opts.max_attempts = 1;
-    opts.until_empty = true;
-    let counts = run_worker(
-        &queue,
-        &opts,
-        &verify,
-        &|_, _, _| {},
-        &AtomicBool::new(false),
-    )
-    .unwrap();
+    let counts = run_one_thread(&queue, |o| o.max_attempts = 1, &verify);
     assert_eq!(counts.results, 2);
     assert_eq!(calls[inputs[0].as_str()].load(Ordering::SeqCst), 4);
     assert_eq!(
@@ -447,26 +476,19 @@ fn an_attempt_without_a_permit_is_put_off_without_counting() {
 /// input (counted at the server: `INFO commandstats`).
 #[test]
 fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
-    use agentsig::net::crawl::{run_worker, Step, WorkerOptions};
+    use agentsig::net::crawl::{Step, WorkerOptions};
     use agentsig::replay::stream::CrawlEntry;
     use agentsig::report::{Report, Verdict};
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    let Some(redis) = redis_support::Server::start("crawl-batch") else {
-        eprintln!("skipped: no redis-server");
-        return;
-    };
-    let queue = CrawlQueue::open(&redis.url(), "batch").unwrap();
-    queue.create().unwrap();
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let inputs: Vec<String> = (0..40)
         .map(|i| format!("https://agents.example/a{i}.json"))
         .collect();
     // A raw duplicate taken in the same batch as its first copy (both
     // verified, the second result only acknowledged), and one taken after
     // its input's result is in (acknowledged when taken).
-    assert_eq!(queue.add(&inputs[..1], 0).unwrap(), 1);
-    queue.add_raw(&inputs[0]).unwrap();
-    assert_eq!(queue.add(&inputs[1..], 0).unwrap(), 39);
-    queue.add_raw(&inputs[39]).unwrap();
+    let Some((redis, queue)) = one_thread_crawl("batch", &inputs, &[0, 39]) else {
+        return;
+    };
     let stats = |what: &str| -> u64 {
         let info = redis.cli(&["INFO", "commandstats"]);
         info.lines()
@@ -477,10 +499,7 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
     };
     redis.cli(&["CONFIG", "RESETSTAT"]);
     let verified = AtomicUsize::new(0);
-    let mut opts = WorkerOptions::new("w");
-    opts.threads = 1;
-    opts.until_empty = true;
-    let batch = opts.batch;
+    let batch = WorkerOptions::new("w").batch;
     let verify = |e: &CrawlEntry| {
         // The results of every earlier batch are in by now.
         let n = verified.fetch_add(1, Ordering::SeqCst);
@@ -494,14 +513,7 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
         r.set_verdict(Verdict::Verified);
         Step::Result(Box::new(r))
     };
-    let counts = run_worker(
-        &queue,
-        &opts,
-        &verify,
-        &|_, _, _| {},
-        &AtomicBool::new(false),
-    )
-    .unwrap();
+    let counts = run_one_thread(&queue, |_| {}, &verify);
     assert_eq!(counts.results, 40);
     assert_eq!(counts.duplicates, 2);
     let results = queue.results("0", 100).unwrap();
