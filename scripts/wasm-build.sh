@@ -19,6 +19,15 @@ export CC_wasm32_unknown_unknown=clang
 export AR_wasm32_unknown_unknown=llvm-ar
 [ -x "$(command -v llvm-ar)" ] || export AR_wasm32_unknown_unknown="$(ls /usr/bin/llvm-ar-* 2>/dev/null | head -1)"
 export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-1}
+# This build only (the native profile is untouched): the whole module
+# optimized as one unit (fat LTO, one codegen unit); panics abort, as
+# wasm32-unknown-unknown does by default. Measured on the project's 2-core
+# machine: the module 8 % smaller gzipped, the Web Bot Auth verifyRequest
+# a few microseconds faster in workerd, the cold build no slower (one job:
+# 368 s against 394 s). docs/benchmarks.md, "WebAssembly package".
+export CARGO_PROFILE_RELEASE_LTO=fat
+export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
+export CARGO_PROFILE_RELEASE_PANIC=abort
 
 echo "== wasm32: cargo build -p agentsig-wasm (Debian $("$WASM_RUSTC" --version))"
 "$WASM_CARGO" build -p agentsig-wasm --lib --release --target wasm32-unknown-unknown \

@@ -276,12 +276,13 @@ function withWebCrypto(pass, keys, replay, finish = (r) => r, fail = (e) => e) {
             return verdicts.then(
               (v) => {
                 try {
-                  o.answer(v);
-                  // Every assumption held: the pass ran on the true answers.
+                  // Every assumption held: the pass ran on the true answers
+                  // (the oracle, reset when given back, needs none of them).
                   if (!deferred && allVerified(v)) {
                     done();
                     return finish(result);
                   }
+                  o.answer(v);
                 } catch (e) {
                   done();
                   throw fail(e);
@@ -294,11 +295,11 @@ function withWebCrypto(pass, keys, replay, finish = (r) => r, fail = (e) => e) {
               },
             );
           }
-          o.answer(verdicts);
           if (!deferred && allVerified(verdicts)) {
             done();
             return finish(result);
           }
+          o.answer(verdicts);
         }
       }
     } catch (e) {

@@ -360,21 +360,27 @@ impl ComponentId {
             tr: false,
             qname: None,
         };
-        let comp = id.to_string();
+        // The identifier as serialized, for the errors only (made when one
+        // is returned: a valid identifier costs no formatting).
+        let comp = || {
+            let mut s = String::new();
+            write_id(&mut s, &id.target, &item.params);
+            s
+        };
         if let Some(p) = sfv::duplicate_param(&item.params) {
             return Err(ComponentError::DuplicateParam {
-                component: comp,
+                component: comp(),
                 param: p.to_owned(),
             });
         }
         let is_field = matches!(id.target, Target::Field(_));
         for (k, v) in &item.params {
             let bad_type = || ComponentError::ParamType {
-                component: comp.clone(),
+                component: comp(),
                 param: k.clone(),
             };
             let not_app = || ComponentError::ParamNotApplicable {
-                component: comp.clone(),
+                component: comp(),
                 param: k.clone(),
             };
             let flag = || -> Result<bool, ComponentError> {
@@ -400,14 +406,14 @@ impl ComponentId {
                 "sf" | "bs" | "tr" | "key" | "name" => return Err(not_app()),
                 other => {
                     return Err(ComponentError::UnknownParam {
-                        component: comp,
+                        component: comp(),
                         param: other.to_owned(),
                     })
                 }
             }
         }
         if id.bs && (id.sf || id.key.is_some()) {
-            return Err(ComponentError::BsWithSf { component: comp });
+            return Err(ComponentError::BsWithSf { component: comp() });
         }
         if id.target == Target::Derived(Derived::QueryParam) && id.qname.is_none() {
             return Err(ComponentError::QueryParamNameMissing);

@@ -82,7 +82,7 @@ import * as wba from './peers/web-bot-auth/dist/index.mjs';
 import * as wbaCrypto from './peers/web-bot-auth/dist/crypto.mjs';
 export default {
   async test() {
-    await runBench(a, { jose, canonicalize, wba, wbaCrypto }, inputs, ${secs}, (l) => console.log('agentsig-bench ' + l));
+    await runBench(a, { jose, canonicalize, wba, wbaCrypto }, inputs, ${secs}, (l) => console.log('agentsig-bench ' + l), true);
   },
 };
 `;
