@@ -546,4 +546,11 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
         );
     }
     assert_eq!(stats("xadd"), 40, "one result each");
+    // A result's entry holds its input and its report, and nothing the
+    // report carries already (verdict, reason code, input id, attempts):
+    // every byte of it is copied into the stream and the append-only file.
+    let key = queue.key_name("results");
+    let entry = redis.cli(&["XRANGE", &key, "-", "+", "COUNT", "1"]);
+    let fields: Vec<&str> = entry.lines().skip(1).step_by(2).collect();
+    assert_eq!(fields, ["input", "report"], "{entry}");
 }

@@ -327,6 +327,10 @@ fn heartbeat(queue: &CrawlQueue, opts: &WorkerOptions, shared: &Shared) {
 /// inputs take longer than this.
 pub const MAX_RESULT_DELAY: Duration = Duration::from_secs(1);
 
+/// The bytes reserved for one report's JSON: a descriptor's report with
+/// its signatures and `details.descriptor` is a few kilobytes.
+const REPORT_CAPACITY: usize = 4096;
+
 /// A result decided and not yet written: it is written with the thread's
 /// next take (one round trip for the batch), atomically with the
 /// acknowledgement of its entry, so until then the entry stays pending and
@@ -337,7 +341,6 @@ struct Decided {
     json: Vec<u8>,
     verdict: &'static str,
     code: String,
-    attempts: u32,
     children: Vec<String>,
     at: Instant,
 }
@@ -486,7 +489,6 @@ fn write_results(
                 report: &d.json,
                 verdict: d.verdict,
                 code: &d.code,
-                attempts: d.attempts,
             },
             children: &d.children,
         })
@@ -643,15 +645,17 @@ fn one(
         report.detail("crawl_entries_queued", children.len());
     }
     let (verdict, code) = labels(&report);
-    let json =
-        serde_json::to_vec(&report).map_err(|err| ReplayError::Unavailable(err.to_string()))?;
+    // Serialized once, into a buffer sized for a usual report (growing a
+    // vector from empty copies it about ten times).
+    let mut json = Vec::with_capacity(REPORT_CAPACITY);
+    serde_json::to_writer(&mut json, &report)
+        .map_err(|err| ReplayError::Unavailable(err.to_string()))?;
     Ok(Some(Decided {
         entry: e.clone(),
         report,
         json,
         verdict,
         code,
-        attempts,
         children,
         at: Instant::now(),
     }))

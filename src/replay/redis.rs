@@ -1019,14 +1019,25 @@ impl RedisClient {
         argv: &[&[u8]],
         ack: AckOn<'_>,
     ) -> Result<Reply, ReplayError> {
-        let mut inv = script.prepare_invoke();
+        // One command buffer, sized once, with every key and argument
+        // copied into it once (`ScriptInvocation` first copies each into a
+        // vector of its own: a crawl's results are kilobytes a call).
+        let len = keys.iter().chain(argv).map(|a| a.len()).sum::<usize>() + 64;
+        let mut cmd = redis::Cmd::with_capacity(3 + keys.len() + argv.len(), len);
+        cmd.arg("EVALSHA").arg(script.get_hash()).arg(keys.len());
         for k in keys {
-            inv.key(*k);
+            cmd.arg(*k);
         }
         for a in argv {
-            inv.arg(*a);
+            cmd.arg(*a);
         }
-        self.run(ack, |c| inv.invoke::<Value>(c))
+        self.run(ack, |c| match cmd.query::<Value>(c) {
+            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
+                script.load(c)?;
+                cmd.query::<Value>(c)
+            }
+            r => r,
+        })
     }
 }
 

@@ -17,8 +17,10 @@
 //!   an entry stays pending until that worker acknowledges it, and one
 //!   pending longer than the lease is taken over by another worker
 //!   (`XAUTOCLAIM`), so a worker killed mid-input loses nothing.
-//! * `results`: the result stream; one entry per input (`id`, `input`,
-//!   `verdict`, `code`, `attempts`, `report`: the JSON report).
+//! * `results`: the result stream; one entry per input (`input`, and
+//!   `report`: the JSON report, which carries the verdict, the reason code,
+//!   the input id in `details.crawl_input` and the attempts in
+//!   `details.crawl_attempts`).
 //! * `done`: hash from input id to its result's stream id: the idempotency
 //!   record. The finishing script writes a result only when the input has
 //!   none, in the same script as the `XADD` and the `XACK`, so a replayed
@@ -104,8 +106,6 @@ pub struct ResultRecord<'a> {
     pub verdict: &'a str,
     /// The reason code (empty when none), counted in the statistics.
     pub code: &'a str,
-    /// Attempts it took.
-    pub attempts: u32,
 }
 
 /// One input's result to record with [`CrawlQueue::finish_and_take`].
@@ -249,12 +249,16 @@ return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
 /// Finishes a thread's inputs, then takes its next ones, in one step (each
 /// part may be empty): KEYS = done, results, inputs, stats, seen, tries,
 /// why, state; ARGV = group, consumer, most to take, results to record,
-/// then per result 9 fields (id, entry, input, report, verdict, code,
-/// attempts, depth of its children, number of children) and its children
-/// as (id, input) pairs.
+/// then per result 8 fields (id, entry, input, report, verdict, code,
+/// depth of its children, number of children) and its children as (id,
+/// input) pairs.
 ///
 /// Each result is written only when its input has none (neither in `done`
-/// nor earlier in the same call), with its `done` record, its counters and
+/// nor earlier in the same call) as an entry of the results stream with
+/// two fields, `input` and `report` (the report holds the rest: verdict,
+/// reason code, `details.crawl_input`, `details.crawl_attempts`; every
+/// byte of an entry is copied into the stream and the append-only file),
+/// with its `done` record, its counters and
 /// its children not seen before queued, and its entry acknowledged and
 /// deleted either way: the script runs as one unit, so every result in it
 /// is written atomically with its acknowledgement. Then, unless the crawl
@@ -296,7 +300,7 @@ local ids, at = {}, {}
 local i = 5
 for r = 1, n do
   ids[r], at[r] = ARGV[i], i
-  i = i + 9 + 2 * tonumber(ARGV[i + 8])
+  i = i + 8 + 2 * tonumber(ARGV[i + 7])
 end
 local had = hmget(KEYS[1], ids)
 local fresh, records, finished, acks, counts = {}, {}, {}, {}, {}
@@ -305,7 +309,7 @@ for r = 1, n do
   local i, id = at[r], ids[r]
   local w = 0
   if not had[r] and not fresh[id] then
-    local rid = redis.call('XADD', KEYS[2], '*', 'id', id, 'input', ARGV[i + 2], 'verdict', ARGV[i + 4], 'code', ARGV[i + 5], 'attempts', ARGV[i + 6], 'report', ARGV[i + 3])
+    local rid = redis.call('XADD', KEYS[2], '*', 'input', ARGV[i + 2], 'report', ARGV[i + 3])
     fresh[id] = true
     table.insert(records, id)
     table.insert(records, rid)
@@ -316,9 +320,9 @@ for r = 1, n do
       local c = 'code:' .. ARGV[i + 5]
       counts[c] = (counts[c] or 0) + 1
     end
-    for j = i + 9, i + 8 + 2 * tonumber(ARGV[i + 8]), 2 do
+    for j = i + 8, i + 7 + 2 * tonumber(ARGV[i + 7]), 2 do
       if redis.call('SADD', KEYS[5], ARGV[j]) == 1 then
-        redis.call('XADD', KEYS[3], '*', 'id', ARGV[j], 'input', ARGV[j + 1], 'depth', ARGV[i + 7], 'attempt', '0')
+        redis.call('XADD', KEYS[3], '*', 'id', ARGV[j], 'input', ARGV[j + 1], 'depth', ARGV[i + 6], 'attempt', '0')
         q = q + 1
       end
     end
@@ -886,14 +890,9 @@ impl CrawlQueue {
         .map(|k| self.key(k));
         let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
         // The numbers each result needs as text, and its children's ids.
-        let text: Vec<[String; 2]> = done
+        let depths: Vec<String> = done
             .iter()
-            .map(|f| {
-                [
-                    f.result.attempts.to_string(),
-                    f.entry.depth.saturating_add(1).to_string(),
-                ]
-            })
+            .map(|f| f.entry.depth.saturating_add(1).to_string())
             .collect();
         let children: Vec<Vec<(String, &String)>> = done
             .iter()
@@ -913,9 +912,7 @@ impl CrawlQueue {
             take_n.as_bytes(),
             n.as_bytes(),
         ];
-        for (((f, [attempts, depth]), kids), count) in
-            done.iter().zip(&text).zip(&children).zip(&counts)
-        {
+        for (((f, depth), kids), count) in done.iter().zip(&depths).zip(&children).zip(&counts) {
             argv.extend([
                 f.entry.id.as_bytes(),
                 f.entry.entry.as_bytes(),
@@ -923,7 +920,6 @@ impl CrawlQueue {
                 f.result.report,
                 f.result.verdict.as_bytes(),
                 f.result.code.as_bytes(),
-                attempts.as_bytes(),
                 depth.as_bytes(),
                 count.as_bytes(),
             ]);
