@@ -53,10 +53,17 @@ class BadInput extends AgentsigError {}
 
 const CLASSES = { NotVerified, PolicyRefused, FetchError, BadKey, BadInput };
 
+/** `v` and every object and array within it frozen (an array walked by
+ * index: faster than its keys as strings, on every report). */
 function deepFreeze(v) {
   if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
     Object.freeze(v);
-    for (const k of Object.keys(v)) deepFreeze(v[k]);
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) deepFreeze(v[i]);
+    } else {
+      const keys = Object.keys(v);
+      for (let i = 0; i < keys.length; i++) deepFreeze(v[keys[i]]);
+    }
   }
   return v;
 }

@@ -73,11 +73,10 @@ const MAX_ORACLES = 8;
 /** `supported`, once settled. */
 let supportedNow = null;
 
-/** A key's bytes as a string, the key of its cache entry. */
+/** A key's bytes as a string, the key of its cache entry (one call: a
+ * string built a character at a time cost twice as much, in every check). */
 function keyId(code, b) {
-  let id = String.fromCharCode(code);
-  for (let i = 0; i < b.length; i++) id += String.fromCharCode(b[i]);
-  return id;
+  return String.fromCharCode.apply(null, [code, ...b]);
 }
 
 /** The pending checks of `NativeOracle.pending`'s encoding. */
@@ -165,21 +164,28 @@ function nodeKey(keys, code, raw) {
   return k;
 }
 
+/** The verdict byte of one check made with `node:crypto`. */
+function nodeVerdict(keys, q) {
+  try {
+    const k = nodeKey(keys, q.code, q.key);
+    if (!k) return 2;
+    const key = q.code === 3 ? k : { key: k, dsaEncoding: 'ieee-p1363' };
+    return nodeCrypto.verify(NODE_HASH[q.code], q.msg, key, q.sig) ? 1 : 0;
+  } catch {
+    return 2;
+  }
+}
+
 /** Verdict bytes for the pending checks: 1 verified, 0 not, 2 not known;
  * with `node:crypto` at once, with WebCrypto a Promise of them. */
 function answer(blob, keys) {
   const qs = decode(blob);
   if (nodeCrypto) {
-    return Uint8Array.from(qs, (q) => {
-      try {
-        const k = nodeKey(keys, q.code, q.key);
-        if (!k) return 2;
-        const key = q.code === 3 ? k : { key: k, dsaEncoding: 'ieee-p1363' };
-        return nodeCrypto.verify(NODE_HASH[q.code], q.msg, key, q.sig) ? 1 : 0;
-      } catch {
-        return 2;
-      }
-    });
+    // A plain loop: Uint8Array.from with a mapping function walks the
+    // checks through the iterator protocol, measurably slower per call.
+    const out = new Uint8Array(qs.length);
+    for (let i = 0; i < qs.length; i++) out[i] = nodeVerdict(keys, qs[i]);
+    return out;
   }
   // One check (a request's one signature): no Promise.all around it, and
   // with its key imported, the verification's own Promise and one reaction.

@@ -33,7 +33,7 @@ pub use sign::{
     default_components, sign, static_response_fields, SignError, SignHttp, SignHttpResponse,
     SignatureOnHttpError, SignatureSpec, Signed, DEFAULT_SCHEME, PARAM_ORDER,
 };
-pub(crate) use verify::{check_one, finish_checked, report, verify, CheckedLabel};
+pub(crate) use verify::{check_one, finish_checked, probe_checked, report, verify, CheckedLabel};
 pub use verify::{
     default_request_target_components, descriptor_response_components, key_requests,
     strict_request_components, HeaderError, HttpPolicy, HttpSigError, LabelResult, SigError,

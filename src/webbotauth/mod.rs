@@ -1336,20 +1336,24 @@ impl WebBotAuthVerifier {
     }
 
     /// The rest of the RFC 9421 verification (section 3.2) of a label that
-    /// passed [`WebBotAuthVerifier::precheck`], with `trusted` as the only
-    /// key, under this verifier's algorithms, skew and replay store, at
-    /// `now` (the precheck's).
+    /// passed [`WebBotAuthVerifier::precheck`] (`hp`, its `result` and
+    /// `checked`), with `trusted` as the only key, under this verifier's
+    /// algorithms, skew and replay store, at `now` (the precheck's).
     fn verify_prepared(
         &self,
         msg: &Message,
-        p: &Prepared,
+        (hp, result, checked): (
+            &HttpPolicy,
+            crate::httpsig::LabelResult,
+            &crate::httpsig::CheckedLabel,
+        ),
         trusted: TrustedKey,
         now: i64,
     ) -> Result<crate::httpsig::LabelResult, Error> {
         let mut cx = self.context(Arc::new(OneKey(trusted)), now);
         cx.replay = self.replay.clone();
-        let r = crate::httpsig::finish_checked(&cx, &p.hp, msg, &p.checked, p.result.clone());
-        r.outcome.clone().map_err(Error::Signature)?;
+        let mut r = crate::httpsig::finish_checked(&cx, hp, msg, checked, result);
+        std::mem::replace(&mut r.outcome, Ok(())).map_err(Error::Signature)?;
         Ok(r)
     }
 
@@ -1369,23 +1373,25 @@ impl WebBotAuthVerifier {
     /// authority, the signature base), without the replay store: the label
     /// when it reaches the choice of its key, so that fetching that key can
     /// make a difference, with what its keyed check reuses (nothing is
-    /// parsed or rebuilt twice).
+    /// parsed or rebuilt twice: `covered`, the label's components as its
+    /// candidate read them from `inputs`, is used as it is).
     fn precheck(
         &self,
         msg: &Message,
-        inputs: Option<&sfv::Dictionary>,
+        (inputs, covered): (Option<&sfv::Dictionary>, Vec<ComponentId>),
         hp: &HttpPolicy,
         label: &str,
         now: i64,
     ) -> Result<(crate::httpsig::LabelResult, crate::httpsig::CheckedLabel), Error> {
         let probe = Arc::new(Probe::default());
         let cx = self.context(probe.clone(), now);
-        let (r, checked) = crate::httpsig::check_one(&cx, hp, msg, label, inputs)
+        let covered = inputs.is_some().then_some(covered);
+        let (r, checked) = crate::httpsig::check_one(&cx, hp, msg, label, inputs, covered)
             .map_err(|e| Error::Header(e.to_string()))?;
         let checked = checked.map_err(Error::Signature)?;
-        let probed = crate::httpsig::finish_checked(&cx, hp, msg, &checked, r.clone());
+        let probed = crate::httpsig::probe_checked(&cx, hp, msg, &checked);
         if !probe.0.load(std::sync::atomic::Ordering::Relaxed) {
-            probed.outcome.map_err(Error::Signature)?;
+            probed.map_err(Error::Signature)?;
         }
         Ok((r, checked))
     }
@@ -1487,39 +1493,41 @@ impl WebBotAuthVerifier {
         // concurrently, each under the whole deadline, so that a directory
         // that never answers, named by one label, does not spend the time
         // of another's); then each label against its set.
-        let prepared: Vec<(Option<String>, Result<Prepared, Error>)> = candidates
-            .iter()
+        let prepared: Vec<(String, Option<String>, Result<Prepared, Error>)> = candidates
+            .into_iter()
             .map(|c| {
                 let mut agent = None;
+                let label = c.label.clone();
                 let p =
                     self.prepare_label(msg, inputs.as_ref(), c, agents.as_ref(), now, &mut agent);
-                (agent, p)
+                (label, agent, p)
             })
             .collect();
         let mut urls: Vec<&AgentUrl> = Vec::new();
-        for p in prepared.iter().filter_map(|(_, p)| p.as_ref().ok()) {
+        for p in prepared.iter().filter_map(|(_, _, p)| p.as_ref().ok()) {
             if !urls.iter().any(|u| u.key_set_url == p.url.key_set_url) {
                 urls.push(&p.url);
             }
         }
         let sets = dir.key_sets(&urls);
-        for (c, (agent, p)) in candidates.into_iter().zip(prepared.iter()) {
-            let result = match p {
-                Err(e) => Err(e.clone()),
-                Ok(p) => {
-                    let set = urls
-                        .iter()
-                        .position(|u| u.key_set_url == p.url.key_set_url)
-                        .and_then(|i| sets.get(i).cloned())
-                        .unwrap_or_else(|| {
-                            Err(DirectoryError::NotKnown(p.url.key_set_url.clone()))
-                        });
-                    self.finish_label(msg, p, set, now)
-                }
-            };
+        // Each prepared label's set, by its place among the URLs asked for.
+        let of_label: Vec<Option<usize>> = prepared
+            .iter()
+            .map(|(_, _, p)| {
+                let p = p.as_ref().ok()?;
+                urls.iter().position(|u| u.key_set_url == p.url.key_set_url)
+            })
+            .collect();
+        for ((label, agent, p), i) in prepared.into_iter().zip(of_label) {
+            let result = p.and_then(|p| {
+                let set = i
+                    .and_then(|i| sets.get(i).cloned())
+                    .unwrap_or_else(|| Err(DirectoryError::NotKnown(p.url.key_set_url.clone())));
+                self.finish_label(msg, p, set, now)
+            });
             report.labels.push(LabelOutcome {
-                label: c.label,
-                agent: agent.clone(),
+                label,
+                agent,
                 result,
             });
         }
@@ -1532,7 +1540,7 @@ impl WebBotAuthVerifier {
         &self,
         msg: &Message,
         inputs: Option<&sfv::Dictionary>,
-        c: &Candidate,
+        c: Candidate,
         agents: Option<&SignatureAgent>,
         now: i64,
         agent_out: &mut Option<String>,
@@ -1633,9 +1641,9 @@ impl WebBotAuthVerifier {
         hp.authorities = self.policy.authorities.clone();
         // The key set may be a fetch the request itself names: it is made
         // only for a signature that passes every check needing no key.
-        let (result, checked) = self.precheck(msg, inputs, &hp, &c.label, now)?;
+        let (result, checked) = self.precheck(msg, (inputs, c.covered), &hp, &c.label, now)?;
         Ok(Prepared {
-            label: c.label.clone(),
+            label: c.label,
             url,
             keyid,
             hp,
@@ -1650,7 +1658,7 @@ impl WebBotAuthVerifier {
     fn finish_label(
         &self,
         msg: &Message,
-        p: &Prepared,
+        p: Prepared,
         set: Result<Arc<KeySet>, DirectoryError>,
         now: i64,
     ) -> Result<VerifiedAgent, Error> {
@@ -1658,12 +1666,14 @@ impl WebBotAuthVerifier {
             label,
             url,
             keyid,
+            hp,
             legacy,
-            ..
+            result,
+            checked,
         } = p;
         let set = set?;
-        let key = set.get(keyid).ok_or_else(|| {
-            if set.withheld.contains(keyid) {
+        let key = set.get(&keyid).ok_or_else(|| {
+            if set.withheld.contains(&keyid) {
                 Error::Directory(DirectoryError::KeyNotProven {
                     url: url.key_set_url.clone(),
                     keyid: keyid.clone(),
@@ -1676,17 +1686,18 @@ impl WebBotAuthVerifier {
             }
         })?;
         let trusted = TrustedKey::new(key.clone(), KeySource::Discovered(url.key_set_url.clone()));
-        let r = self.verify_prepared(msg, p, trusted, now)?;
+        let alg = key.algorithm().httpsig_name();
+        let r = self.verify_prepared(msg, (&hp, result, &checked), trusted, now)?;
         Ok(VerifiedAgent {
-            label: label.clone(),
-            agent: url.agent.clone(),
-            key_set_url: url.key_set_url.clone(),
-            keyid: keyid.clone(),
-            alg: key.algorithm().httpsig_name(),
+            label,
+            agent: url.agent,
+            key_set_url: url.key_set_url,
+            keyid,
+            alg,
             created: r.created.unwrap_or_default(),
             expires: r.expires.unwrap_or_default(),
             nonce: r.nonce,
-            legacy: *legacy,
+            legacy,
             covered: r.covered,
         })
     }
