@@ -332,6 +332,7 @@ fn main() {
     let ca = Ca::new();
     std::fs::write(dir.join("ca.pem"), ca.pem()).expect("ca");
     let srv = Server::start_keep_alive(&ca, &[HOST]);
+    srv.answer_without_delay();
     let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)
         .expect("key")
         .with_kid("k1");

@@ -91,6 +91,9 @@ pub struct Server {
     pub missed_gates: Arc<AtomicUsize>,
     /// Connections open now, and the most open at once.
     pub open: Arc<Open>,
+    /// Whether connections accepted from now on send without Nagle's delay
+    /// ([`Server::answer_without_delay`]).
+    pub no_delay: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The connections a server holds, and the most open at once.
@@ -184,20 +187,21 @@ impl Server {
         let hits: Arc<Mutex<Vec<String>>> = Arc::default();
         let missed_gates = Arc::new(AtomicUsize::new(0));
         let open: Arc<Open> = Arc::default();
-        let (a, r, h, mg, op) = (
+        let no_delay: Arc<std::sync::atomic::AtomicBool> = Arc::default();
+        let (a, r, h, mg, op, nd) = (
             accepted.clone(),
             routes.clone(),
             hits.clone(),
             missed_gates.clone(),
             open.clone(),
+            no_delay.clone(),
         );
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
-                // An answer goes out as two TLS records (head, body): without
-                // this, Nagle's algorithm holds the second until the client's
-                // delayed ACK (about 40 ms on Linux), a stall per request.
-                let _ = stream.set_nodelay(true);
+                if nd.load(Ordering::SeqCst) {
+                    let _ = stream.set_nodelay(true);
+                }
                 a.fetch_add(1, Ordering::SeqCst);
                 // Counted from the accept until the connection ends.
                 let guard = OpenGuard::new(&op, &stream);
@@ -308,7 +312,21 @@ impl Server {
             hits,
             missed_gates,
             open,
+            no_delay,
         }
+    }
+    /// Send answers on connections accepted from now on without Nagle's
+    /// delay. An answer goes out as two TLS records (head, body), and by
+    /// default Nagle's algorithm holds the second until the client's
+    /// delayed ACK (about 40 ms on Linux): a bench that measures CPU per
+    /// input wants no such stall (benches/crawl.rs). The tests keep the
+    /// default, the timing their connection counts were proved under: with
+    /// answers at once, `net_fetch`'s per-host bound saw a third connection
+    /// about once in 65 loaded runs, because the HTTP client gives a kept
+    /// connection back to its pool asynchronously after the body's end and
+    /// a request starting in that moment opens a new one.
+    pub fn answer_without_delay(&self) {
+        self.no_delay.store(true, Ordering::SeqCst);
     }
     /// The most connections that were open at once.
     pub fn most_open(&self) -> usize {
