@@ -365,6 +365,89 @@ fn thread_client_keeps_one_connection_per_thread() {
     assert_eq!(srv.accepted(), 3);
 }
 
+/// A gate whose first permit is held back until the test lets it go (the
+/// fleet's permits while its Redis fails over); later ones come at once.
+#[derive(Debug, Default)]
+struct HeldGate {
+    calls: std::sync::Mutex<usize>,
+    entered: std::sync::Condvar,
+    release: std::sync::Mutex<bool>,
+    released: std::sync::Condvar,
+}
+
+struct Permit;
+impl agentsig::net::ConnectionPermit for Permit {
+    fn answered(&mut self, _status: u16, _retry_after: Option<&str>) {}
+}
+
+impl agentsig::net::ConnectionGate for HeldGate {
+    fn acquire(
+        &self,
+        _host: &str,
+        _deadline: std::time::Instant,
+    ) -> Result<Box<dyn agentsig::net::ConnectionPermit>, String> {
+        let first = {
+            let mut n = self.calls.lock().unwrap();
+            *n += 1;
+            *n == 1
+        };
+        self.entered.notify_all();
+        if first {
+            let mut r = self.release.lock().unwrap();
+            while !*r {
+                r = self.released.wait(r).unwrap();
+            }
+        }
+        Ok(Box::new(Permit))
+    }
+}
+
+/// A fetch that waited in vain for a free connection of its host under
+/// `max_connections_per_host` (the holder waits for a gate's permit, which
+/// does not count against its own deadline) never reached the origin: it
+/// fails as back-pressure (`NoPermit`: retried without counting an attempt,
+/// never shared with a fleet as the origin's failure), not as the origin
+/// missing the fetch's deadline.
+#[test]
+fn a_wait_for_a_free_connection_is_not_the_origins_timeout() {
+    let ca = Ca::new();
+    let srv = Server::start(&ca, &["slot.example"]);
+    srv.route("/held", Resp::ok("application/json", "{}"));
+    srv.route("/waits", Resp::ok("application/json", "{}"));
+    let gate = std::sync::Arc::new(HeldGate::default());
+    let f = Fetcher::with_policy(
+        strict(&ca)
+            .allow_private_networks(true)
+            .pin("slot.example", loopback())
+            .timeouts(
+                std::time::Duration::from_secs(1),
+                std::time::Duration::from_millis(300),
+            )
+            .max_connections_per_host(1)
+            .gate(gate.clone()),
+    )
+    .unwrap();
+    std::thread::scope(|s| {
+        let holder = s.spawn(|| f.get(&srv.url("slot.example", "/held")));
+        // The holder has its host's one slot and waits in the gate.
+        let mut n = gate.calls.lock().unwrap();
+        while *n == 0 {
+            n = gate.entered.wait(n).unwrap();
+        }
+        drop(n);
+        let waited = f.get(&srv.url("slot.example", "/waits"));
+        *gate.release.lock().unwrap() = true;
+        gate.released.notify_all();
+        assert_eq!(holder.join().unwrap().unwrap().body, b"{}");
+        let e = waited.unwrap_err();
+        assert!(e.is_no_permit(), "{e}");
+        assert!(e.is_transient());
+        assert!(e.to_string().contains("no free connection"), "{e}");
+    });
+    assert_eq!(srv.hit_count("/waits"), 0);
+    assert_eq!(srv.hit_count("/held"), 1);
+}
+
 /// `FetchPolicy::max_connections_per_host` bounds the connections open at
 /// once to one host across threads sharing the fetcher (clones), kept-alive
 /// ones included, and a 404 leaves its connection reusable. Counted at the

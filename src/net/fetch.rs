@@ -348,12 +348,13 @@ pub enum FetchError {
         /// A timeout (worth retrying later).
         timeout: bool,
     },
-    /// No connection permit of the gate ([`FetchPolicy::gate`]) came
-    /// before the deadline: the bound on connections to one host
-    /// (a crawl fleet's, across its workers) was held by others all that
-    /// time. The fetch never reached the origin, so this says nothing of
-    /// it: worth trying again later, and never remembered or shared as
-    /// the origin's failure.
+    /// No connection permit of the gate ([`FetchPolicy::gate`]), or no free
+    /// connection under [`FetchPolicy::max_connections_per_host`], came
+    /// before the deadline: the bound on connections to one host (this
+    /// process's, or a crawl fleet's across its workers) was held by
+    /// others all that time. The fetch never reached the origin, so this
+    /// says nothing of it: worth trying again later, and never remembered
+    /// or shared as the origin's failure.
     #[error("fetching {url} failed: no connection permit: {message}")]
     NoPermit {
         /// The URL.
@@ -798,7 +799,13 @@ impl Drop for HostSlot<'_> {
 
 impl HostSlots {
     /// Wait until `url`'s host has fewer than `limit` fetches in flight,
-    /// or the deadline passes.
+    /// or the deadline passes: then [`FetchError::NoPermit`], since the
+    /// origin was never asked (a holder may keep its slot past this
+    /// fetch's deadline while it waits for a fleet's permit, whose wait is
+    /// not counted against its own deadline). Reported as the fetch's own
+    /// deadline, the wait would be charged to the origin: counted as a
+    /// crawl input's failed attempt and shared with a fleet as the
+    /// origin's failure.
     fn acquire(
         &self,
         url: &reqwest::Url,
@@ -811,11 +818,18 @@ impl HostSlots {
             url.port_or_known_default().unwrap_or(443)
         );
         let poisoned = || FetchError::Setup("connection bound lock poisoned".into());
+        let start = Instant::now();
         let mut m = self.busy.lock().map_err(|_| poisoned())?;
         while m.get(&host).copied().unwrap_or(0) >= limit {
             let remaining = dl.remaining();
             if remaining.is_zero() {
-                return Err(dl.error(url));
+                return Err(FetchError::NoPermit {
+                    url: url.to_string(),
+                    message: format!(
+                        "{host}: no free connection within the deadline ({} ms waited; at most {limit} open to one host from this process)",
+                        start.elapsed().as_millis()
+                    ),
+                });
             }
             m = self
                 .freed
