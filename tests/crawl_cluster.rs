@@ -81,12 +81,62 @@ fn cli(dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("run")
 }
 
+/// `crawl add NAME urls.txt` in `dir`, which must succeed: the queue.
+fn add_urls(dir: &Path, redis: &str, name: &str) -> CrawlQueue {
+    let o = cli(dir, &["crawl", "add", name, "--redis", redis, "urls.txt"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    CrawlQueue::open(redis, name).unwrap()
+}
+
 fn stderr_of(c: Child) -> (Option<i32>, String) {
     let o = c.wait_with_output().expect("wait");
     (
         o.status.code(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
+}
+
+/// `n` descriptors signed by one P-256 key, served by `srv` as `/a{i}.json`
+/// with their detached JWS at `/a{i}.json.jws` and the key set at `/jwks`.
+/// One in ten (`i % 10 == 3`) is served with another body than its JWS
+/// signed; with `some_missing`, one in fifty (`i % 50 == 7`) is not there
+/// at all. Their URLs, in order.
+fn serve_signed(srv: &Server, n: usize, some_missing: bool) -> Vec<String> {
+    let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)
+        .unwrap()
+        .with_kid("k1");
+    let mut j = key.verifying_key().to_jwk().to_value();
+    j["use"] = json!("sig");
+    srv.route(
+        "/jwks",
+        Resp::json(&json!({ "keys": [j] })).header("cache-control", "max-age=600"),
+    );
+    let mut urls = Vec::new();
+    for i in 0..n {
+        let body = serde_json::to_vec(&json!({
+            "name": format!("agent {i}"),
+            "authentication": {"jwksUri": srv.url("agents.example", "/jwks")}
+        }))
+        .unwrap();
+        let jws = descriptor::sign(&body, &key).unwrap().jws;
+        let path = format!("/a{i}.json");
+        if !(some_missing && i % 50 == 7) {
+            let served = if i % 10 == 3 {
+                format!("{{\"name\":\"x{i}\"}}").into_bytes()
+            } else {
+                body
+            };
+            srv.route(&path, Resp::ok("application/json", served));
+            srv.route(&format!("{path}.jws"), Resp::ok("application/jose", jws));
+        }
+        urls.push(srv.url("agents.example", &path));
+    }
+    urls
 }
 
 #[test]
@@ -100,42 +150,10 @@ fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input
     std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
     let srv = Server::start(&ca, &["agents.example"]);
     let flaky = Server::start(&ca, &["flaky.example"]);
-    let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)
-        .unwrap()
-        .with_kid("k1");
-    let mut j = key.verifying_key().to_jwk().to_value();
-    j["use"] = json!("sig");
-    srv.route(
-        "/jwks",
-        Resp::json(&json!({ "keys": [j] })).header("cache-control", "max-age=600"),
-    );
     let n = inputs();
-    let mut list = String::new();
-    let mut urls = Vec::new();
-    for i in 0..n {
-        let body = serde_json::to_vec(&json!({
-            "name": format!("agent {i}"),
-            "authentication": {"jwksUri": srv.url("agents.example", "/jwks")}
-        }))
-        .unwrap();
-        let jws = descriptor::sign(&body, &key).unwrap().jws;
-        // One in ten is served with another body than its JWS signed; one
-        // in fifty is not there at all.
-        let path = format!("/a{i}.json");
-        if i % 50 != 7 {
-            let served = if i % 10 == 3 {
-                format!("{{\"name\":\"x{i}\"}}").into_bytes()
-            } else {
-                body
-            };
-            srv.route(&path, Resp::ok("application/json", served));
-            srv.route(&format!("{path}.jws"), Resp::ok("application/jose", jws));
-        }
-        let u = srv.url("agents.example", &path);
-        list.push_str(&u);
-        list.push('\n');
-        urls.push(u);
-    }
+    let mut urls = serve_signed(&srv, n, true);
+    let mut list = urls.join("\n");
+    list.push('\n');
     // Three inputs on a host that always answers 503 with Retry-After.
     for i in 0..3 {
         let path = format!("/busy{i}.json");
@@ -154,14 +172,7 @@ fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input
     }
     std::fs::write(dir.join("urls.txt"), &list).unwrap();
     let name = "crawl-test";
-    let o = cli(&dir, &["crawl", "add", name, "--redis", &redis, "urls.txt"]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let queue = CrawlQueue::open(&redis, name).unwrap();
+    let queue = add_urls(&dir, &redis, name);
     assert_eq!(queue.status().unwrap().inputs, urls.len() as u64);
 
     let mut workers: Vec<Child> = (0..3)
@@ -553,4 +564,103 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
     let entry = redis.cli(&["XRANGE", &key, "-", "+", "COUNT", "1"]);
     let fields: Vec<&str> = entry.lines().skip(1).step_by(2).collect();
     assert_eq!(fields, ["input", "report"], "{entry}");
+}
+
+/// Exactly one result per input across a Redis failover. A primary with two
+/// replicas under a sentinel, writes acknowledged by one replica
+/// (`?wait=1`, Redis `WAIT`): two worker processes crawl through the
+/// sentinel, and the primary is killed with SIGKILL once a third of the
+/// results are in. The sentinel promotes a replica (the other one follows
+/// it, so acknowledged writes go on); the workers ride out the gap (within
+/// `REDIS_GRACE`), and every input still ends with exactly one result,
+/// each with the verdict its bytes call for.
+#[test]
+fn a_crawl_over_sentinel_survives_the_primary_killed_with_one_result_per_input() {
+    let Some((primary, replica)) = redis_support::primary_and_replica("crawl-fo") else {
+        return;
+    };
+    // The second replica is up before the sentinel starts, so the sentinel
+    // learns both from the primary at once (not at its next 10 s poll).
+    let Some(second) = redis_support::Server::start_args(
+        "crawl-fo-r2",
+        vec![
+            "--replicaof".into(),
+            "127.0.0.1".into(),
+            primary.port.to_string(),
+        ],
+        None,
+    ) else {
+        return;
+    };
+    redis_support::until("the second replica's link", || {
+        second
+            .cli(&["INFO", "replication"])
+            .contains("master_link_status:up")
+    });
+    let Some(sentinel) = redis_support::Sentinel::start("crawl-fo-s", &primary) else {
+        return;
+    };
+    redis_support::until("the sentinel knows both replicas", || {
+        let r = sentinel.cli(&["SENTINEL", "REPLICAS", "agentsig-primary"]);
+        r.contains(&replica.port.to_string()) && r.contains(&second.port.to_string())
+    });
+    let redis = format!("{}?wait=1&wait-timeout=2s", sentinel.url());
+    let dir = redis_support::tmp("crawl-fo-work");
+    let ca = Ca::new();
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    let srv = Server::start(&ca, &["agents.example"]);
+    let n = (inputs() / 8).max(40);
+    let urls = serve_signed(&srv, n, false);
+    std::fs::write(dir.join("urls.txt"), urls.join("\n")).unwrap();
+    let name = "crawl-fo";
+    let queue = add_urls(&dir, &redis, name);
+    let workers: Vec<Child> = (0..2)
+        .map(|i| worker(&dir, &redis, name, &format!("w{i}"), &format!("w{i}.jsonl")))
+        .collect();
+    redis_support::until("a third of the results", || {
+        queue
+            .status()
+            .is_ok_and(|s| s.results >= (urls.len() / 3) as u64)
+    });
+    let before = queue.status().unwrap();
+    primary.signal("KILL");
+    for w in workers {
+        let (code, err) = stderr_of(w);
+        assert_eq!(code, Some(0), "{err}");
+    }
+    // The crawl went on on a promoted replica, and not before the kill
+    // only.
+    let now_primary = sentinel.primary_port();
+    assert_ne!(now_primary, primary.port.to_string());
+    let status = queue.status().unwrap();
+    assert!(status.results > before.results, "{before:?} {status:?}");
+    assert_eq!(status.queued, 0, "{status:?}");
+
+    let results = queue.results("0", 100_000).unwrap();
+    let mut by_input: HashMap<String, Value> = HashMap::new();
+    for (_, input, report) in &results {
+        let r: Value = serde_json::from_slice(report).unwrap();
+        assert!(
+            by_input.insert(input.clone(), r).is_none(),
+            "second result for {input}"
+        );
+    }
+    assert_eq!(
+        by_input.keys().collect::<HashSet<_>>(),
+        urls.iter().collect::<HashSet<_>>(),
+        "{status:?}"
+    );
+    for (i, u) in urls.iter().enumerate() {
+        let r = &by_input[u];
+        // A report that disagrees names how often the server saw its
+        // documents asked for.
+        assert_eq!(
+            r["verified"],
+            i % 10 != 3,
+            "{u}: {r} (asked for {} and {} times)",
+            srv.hit_count(&format!("/a{i}.json")),
+            srv.hit_count(&format!("/a{i}.json.jws"))
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
