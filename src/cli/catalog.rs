@@ -264,6 +264,9 @@ fn fetch_and_verify(
         Err(CatalogUrlError::Fetch(e)) => {
             return Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed"))
         }
+        Err(CatalogUrlError::Unreachable(e)) => {
+            return Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed"))
+        }
         Err(e @ CatalogUrlError::CrossOrigin { .. }) => {
             return Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind(e.code()))
         }

@@ -271,8 +271,8 @@ fn add(a: &AddArgs) -> CliResult {
 /// catalog (an origin's well-known one, a catalog URL, or one recognised in
 /// what a URL served) is expanded into its entries (queued), anything else
 /// is verified by the shared resolver. A failure worth trying again (a
-/// timeout, 5xx, 429, no permit, a catalog that could not be fetched) is
-/// retried.
+/// timeout, 5xx, 429), of a document or of a catalog's fetch, is retried;
+/// one that found no connection permit is put off without counting.
 struct Verify {
     resolver: agentsig::net::Resolver,
     catalog: CatalogOptions,
@@ -280,7 +280,7 @@ struct Verify {
 
 impl Verify {
     fn step(&self, e: &CrawlEntry) -> Step {
-        use agentsig::net::catalog::{verify_or_expand, CatalogUrlError, UrlInput};
+        use agentsig::net::catalog::{verify_or_expand, UrlInput};
         let url = e.input.as_str();
         match verify_or_expand(&self.resolver, url, &self.catalog) {
             UrlInput::Document(r) => match *r {
@@ -298,22 +298,27 @@ impl Verify {
             UrlInput::Catalog {
                 url: c, entries, ..
             } => expanded(url, &c, &entries),
-            UrlInput::CatalogFailed {
-                error: error @ CatalogUrlError::Fetch(_),
-                ..
-            } => Step::Retry {
-                code: error.code().into(),
-                reason: error.to_string(),
-            },
-            UrlInput::CatalogFailed { error, .. } => {
-                result(failed_report(url, error.code(), &error.to_string()))
-            }
+            UrlInput::CatalogFailed { error, .. } => catalog_failed(url, &error),
             _ => result(failed_report(
                 url,
                 "crawl.bad-input",
                 "an input this version cannot check",
             )),
         }
+    }
+}
+
+/// A catalog that could not be checked, by the rule a document's failure
+/// follows: a fetch that got no connection permit never reached the origin
+/// and is put off without counting; a failure worth another attempt (a
+/// timeout, 5xx, 429) is retried; any other is the input's result.
+fn catalog_failed(url: &str, error: &agentsig::net::catalog::CatalogUrlError) -> Step {
+    use agentsig::net::catalog::CatalogUrlError;
+    let (code, reason) = (error.code().to_owned(), error.to_string());
+    match error {
+        CatalogUrlError::Unreachable(f) if f.is_no_permit() => Step::Postpone { code, reason },
+        CatalogUrlError::Unreachable(f) if f.is_transient() => Step::Retry { code, reason },
+        _ => result(failed_report(url, &code, &reason)),
     }
 }
 
@@ -564,7 +569,46 @@ fn status(a: &StatusArgs) -> CliResult {
 
 #[cfg(test)]
 mod tests {
-    use super::normalize;
+    use super::{catalog_failed, normalize};
+    use agentsig::net::catalog::CatalogUrlError;
+    use agentsig::net::crawl::Step;
+    use agentsig::net::FetchError;
+
+    /// A catalog's fetch failure is classed as a document's: no permit is
+    /// put off (the origin was never asked), a timeout or a 503 retried,
+    /// a refusal or a 403 the input's result at once.
+    #[test]
+    fn a_catalog_failure_is_classed_as_a_documents() {
+        let url = "https://a.example/.well-known/ai-catalog.json";
+        let step = |e: FetchError| catalog_failed(url, &CatalogUrlError::Unreachable(e));
+        let no_permit = FetchError::NoPermit {
+            url: url.into(),
+            message: "a.example:443: no connection permit within the deadline".into(),
+        };
+        assert!(
+            matches!(step(no_permit), Step::Postpone { ref code, .. } if code == "fetch.failed")
+        );
+        let status = |status| FetchError::Status {
+            url: url.into(),
+            status,
+        };
+        assert!(matches!(step(status(503)), Step::Retry { .. }));
+        let Step::Result(r) = step(status(403)) else {
+            panic!("a 403 is retried");
+        };
+        let e = r
+            .error
+            .as_ref()
+            .map(|e| (e.code.as_str(), e.message.as_str()));
+        assert!(
+            matches!(e, Some(("fetch.failed", m)) if m.contains("403")),
+            "{e:?}"
+        );
+        assert!(matches!(
+            catalog_failed(url, &CatalogUrlError::Fetch("HTTP status 204".into())),
+            Step::Result(_)
+        ));
+    }
 
     #[test]
     fn inputs_are_urls_or_origins() {

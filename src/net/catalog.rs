@@ -705,7 +705,7 @@ fn fetch_root(
         Err(FetchError::Status { status, .. }) if matches!(status, 404 | 410) => {
             Err(CatalogUrlError::NotServed(status))
         }
-        Err(e) => Err(CatalogUrlError::Fetch(e.to_string())),
+        Err(e) => Err(CatalogUrlError::Unreachable(e)),
     }
 }
 
@@ -729,7 +729,9 @@ impl CatalogUrlError {
     /// A stable code for reports.
     pub fn code(&self) -> &'static str {
         match self {
-            CatalogUrlError::Fetch(_) | CatalogUrlError::NotServed(_) => "fetch.failed",
+            CatalogUrlError::Fetch(_)
+            | CatalogUrlError::Unreachable(_)
+            | CatalogUrlError::NotServed(_) => "fetch.failed",
             CatalogUrlError::CrossOrigin { .. } => "fetch.redirect-cross-origin",
             CatalogUrlError::Catalog(_) => "catalog.unreadable",
         }
@@ -852,9 +854,17 @@ pub fn verify_or_expand(resolver: &Resolver, url: &str, opts: &CatalogOptions) -
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CatalogUrlError {
-    /// The root catalog could not be fetched.
+    /// The root catalog could not be fetched: not `https`, over the job's
+    /// budget, or a status other than 200 that the fetcher returned.
     #[error("the catalog could not be fetched: {0}")]
     Fetch(String),
+    /// The fetcher failed to get the root catalog: its error, so that a
+    /// caller can tell a failure worth another attempt
+    /// ([`FetchError::is_transient`]) and a wait for a connection permit
+    /// that never reached the origin ([`FetchError::is_no_permit`]) from
+    /// the rest.
+    #[error("the catalog could not be fetched: {0}")]
+    Unreachable(FetchError),
     /// The server answered 404 or 410, or an HTML page (status 200): no
     /// catalog is published there.
     #[error("no catalog is published there (HTTP status {0})")]

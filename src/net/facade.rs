@@ -149,21 +149,19 @@ pub fn verify_catalog_url(v: &Facade, url: &str, o: &CatalogFetch) -> Outcome<Re
         CatalogKeys::Given
     };
     let opts = CatalogOptions::default().require_signed(o.require_signed);
+    let fetch_failed = |message: &str| {
+        let mut rep = Report::error("verify", Some(url), "fetch.failed", message);
+        rep.set_verdict(crate::report::Verdict::NotVerified);
+        Failure::not_verified(rep)
+    };
     match super::catalog::verify_catalog_url(v.verifier(), keys, &fetcher, url, &opts) {
         Ok(r) => crate::facade::error::settle_accepting(
             Report::from_catalog("verify", Some(url), &r),
             o.allow_unsigned && !o.require_signed,
         ),
-        Err(e @ CatalogUrlError::NotServed(_)) => {
-            let mut rep = Report::error("verify", Some(url), "fetch.failed", &e.to_string());
-            rep.set_verdict(crate::report::Verdict::NotVerified);
-            Err(Failure::not_verified(rep))
-        }
-        Err(CatalogUrlError::Fetch(e)) => {
-            let mut rep = Report::error("verify", Some(url), "fetch.failed", &e);
-            rep.set_verdict(crate::report::Verdict::NotVerified);
-            Err(Failure::not_verified(rep))
-        }
+        Err(e @ CatalogUrlError::NotServed(_)) => Err(fetch_failed(&e.to_string())),
+        Err(CatalogUrlError::Fetch(e)) => Err(fetch_failed(&e)),
+        Err(CatalogUrlError::Unreachable(e)) => Err(fetch_failed(&e.to_string())),
         Err(CatalogUrlError::Catalog(e)) => Err(catalog_error(e)),
         Err(e) => {
             let mut rep = Report::error("verify", Some(url), e.code(), &e.to_string());
