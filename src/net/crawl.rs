@@ -173,9 +173,11 @@ pub struct WorkerOptions {
 impl WorkerOptions {
     /// Defaults for `consumer`: one thread, [`DEFAULT_LEASE`],
     /// [`DEFAULT_MAX_ATTEMPTS`], catalog depth 8, waiting for more input,
-    /// 8 entries per take (half the script calls per input of 4, and a
-    /// result still waits for at most 7 other inputs or
-    /// [`MAX_RESULT_DELAY`]).
+    /// 16 entries per take (half the script calls per input of 8: the
+    /// per-call costs of redis-server and the worker, its round trip, the
+    /// script's setup and its commands over many ids, are paid once for
+    /// twice the inputs; a result still waits for at most 15 other inputs
+    /// or [`MAX_RESULT_DELAY`], whichever comes first).
     pub fn new(consumer: impl Into<String>) -> WorkerOptions {
         WorkerOptions {
             consumer: consumer.into(),
@@ -185,7 +187,7 @@ impl WorkerOptions {
             max_depth: 8,
             until_empty: false,
             block: Duration::from_millis(500),
-            batch: 8,
+            batch: 16,
         }
     }
 }
