@@ -439,9 +439,9 @@ fn work(a: &WorkArgs) -> CliResult {
     opts.until_empty = a.until_empty;
     let done = AtomicU64::new(0);
     let verified = AtomicU64::new(0);
-    let on_result = |_: &CrawlEntry, r: &Report, json: &[u8]| {
+    let on_result = |_: &CrawlEntry, is_verified: bool, json: &[u8]| {
         done.fetch_add(1, Ordering::Relaxed);
-        if r.verified {
+        if is_verified {
             verified.fetch_add(1, Ordering::Relaxed);
         }
         if let Some(f) = &jsonl {

@@ -173,9 +173,11 @@ pub struct WorkerOptions {
 impl WorkerOptions {
     /// Defaults for `consumer`: one thread, [`DEFAULT_LEASE`],
     /// [`DEFAULT_MAX_ATTEMPTS`], catalog depth 8, waiting for more input,
-    /// 8 entries per take (half the script calls per input of 4, and a
-    /// result still waits for at most 7 other inputs or
-    /// [`MAX_RESULT_DELAY`]).
+    /// 16 entries per take (half the script calls per input of 8: the
+    /// per-call costs of redis-server and the worker, its round trip, the
+    /// script's setup and its commands over many ids, are paid once for
+    /// twice the inputs; a result still waits for at most 15 other inputs
+    /// or [`MAX_RESULT_DELAY`], whichever comes first).
     pub fn new(consumer: impl Into<String>) -> WorkerOptions {
         WorkerOptions {
             consumer: consumer.into(),
@@ -185,7 +187,7 @@ impl WorkerOptions {
             max_depth: 8,
             until_empty: false,
             block: Duration::from_millis(500),
-            batch: 8,
+            batch: 16,
         }
     }
 }
@@ -236,8 +238,11 @@ fn labels(r: &Report) -> (&'static str, String) {
 /// Run a worker on `queue` until it is stopped ([`CrawlQueue::set_stopped`]
 /// or `stop`), or, with [`WorkerOptions::until_empty`], until every input
 /// has its result. `verify` gives each input's [`Step`]; `on_result` sees
-/// each result this worker wrote, with its JSON as the results stream holds
-/// it (for JSON Lines, a progress line).
+/// each result this worker wrote: whether its report says verified
+/// ([`Report::verified`]) and its JSON as the results stream holds it (for
+/// JSON Lines, a progress line). The report itself is dropped once
+/// serialized, before its batch is written: a thread holding the reports of
+/// a whole batch made the allocator's work grow with the batch.
 ///
 /// # Errors
 /// [`ReplayError::Unavailable`] when Redis stayed unreachable for
@@ -247,7 +252,7 @@ pub fn run_worker(
     queue: &CrawlQueue,
     opts: &WorkerOptions,
     verify: &(dyn Fn(&CrawlEntry) -> Step + Sync),
-    on_result: &(dyn Fn(&CrawlEntry, &Report, &[u8]) + Sync),
+    on_result: &(dyn Fn(&CrawlEntry, bool, &[u8]) + Sync),
     stop: &AtomicBool,
 ) -> Result<WorkerCounts, ReplayError> {
     queue.create()?;
@@ -337,7 +342,9 @@ const REPORT_CAPACITY: usize = 4096;
 /// held (renewed by the heartbeat).
 struct Decided {
     entry: CrawlEntry,
-    report: Report,
+    /// The report's [`Report::verified`] (the report is dropped once
+    /// serialized).
+    verified: bool,
     json: Vec<u8>,
     verdict: &'static str,
     code: String,
@@ -350,7 +357,7 @@ struct Ctx<'a> {
     queue: &'a CrawlQueue,
     opts: &'a WorkerOptions,
     verify: &'a (dyn Fn(&CrawlEntry) -> Step + Sync),
-    on_result: &'a (dyn Fn(&CrawlEntry, &Report, &[u8]) + Sync),
+    on_result: &'a (dyn Fn(&CrawlEntry, bool, &[u8]) + Sync),
     shared: &'a Shared,
 }
 
@@ -466,7 +473,39 @@ fn forget(shared: &Shared, decided: &mut Vec<Decided>) {
             h.remove(&d.entry.entry);
         }
     }
-    decided.clear();
+    SPARE_REPORTS.with_borrow_mut(|spare| {
+        for d in decided.drain(..) {
+            if spare.len() < MAX_SPARE_REPORTS && d.json.capacity() <= MAX_KEPT_REPORT {
+                let mut json = d.json;
+                json.clear();
+                spare.push(json);
+            }
+        }
+    });
+}
+
+/// The most report buffers a thread keeps for its next inputs: two takes'.
+const MAX_SPARE_REPORTS: usize = 32;
+
+/// The largest report buffer kept.
+const MAX_KEPT_REPORT: usize = 64 * 1024;
+
+thread_local! {
+    /// This thread's report buffers, kept from one batch to the next: a
+    /// batch's buffers, kilobytes each, freed together made the allocator
+    /// consolidate its free lists and give memory back to the system, to
+    /// fault it in again for the next batch.
+    static SPARE_REPORTS: std::cell::RefCell<Vec<Vec<u8>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// An empty buffer for one report's JSON: one of this thread's kept
+/// ones, or a new one sized for a usual report (growing a vector from
+/// empty copies it about ten times).
+fn report_buffer() -> Vec<u8> {
+    SPARE_REPORTS
+        .with_borrow_mut(Vec::pop)
+        .unwrap_or_else(|| Vec::with_capacity(REPORT_CAPACITY))
 }
 
 /// Write the results at hand and take up to `take` new entries, in one
@@ -506,10 +545,10 @@ fn write_results(
         match f {
             Finished::Written => {
                 shared.results.fetch_add(1, Ordering::SeqCst);
-                if d.report.verified {
+                if d.verified {
                     shared.verified.fetch_add(1, Ordering::SeqCst);
                 }
-                (cx.on_result)(&d.entry, &d.report, &d.json);
+                (cx.on_result)(&d.entry, d.verified, &d.json);
             }
             Finished::Duplicate => {
                 shared.duplicates.fetch_add(1, Ordering::SeqCst);
@@ -645,14 +684,16 @@ fn one(
         report.detail("crawl_entries_queued", children.len());
     }
     let (verdict, code) = labels(&report);
-    // Serialized once, into a buffer sized for a usual report (growing a
-    // vector from empty copies it about ten times).
-    let mut json = Vec::with_capacity(REPORT_CAPACITY);
+    // Serialized once, into a buffer of this thread's kept ones.
+    let mut json = report_buffer();
     serde_json::to_writer(&mut json, &report)
         .map_err(|err| ReplayError::Unavailable(err.to_string()))?;
+    let verified = report.verified;
+    // Freed now, while the next input's allocations can reuse its memory.
+    drop(report);
     Ok(Some(Decided {
         entry: e.clone(),
-        report,
+        verified,
         json,
         verdict,
         code,

@@ -1019,25 +1019,81 @@ impl RedisClient {
         argv: &[&[u8]],
         ack: AckOn<'_>,
     ) -> Result<Reply, ReplayError> {
-        // One command buffer, sized once, with every key and argument
-        // copied into it once (`ScriptInvocation` first copies each into a
-        // vector of its own: a crawl's results are kilobytes a call).
-        let len = keys.iter().chain(argv).map(|a| a.len()).sum::<usize>() + 64;
-        let mut cmd = redis::Cmd::with_capacity(3 + keys.len() + argv.len(), len);
-        cmd.arg("EVALSHA").arg(script.get_hash()).arg(keys.len());
-        for k in keys {
-            cmd.arg(*k);
-        }
-        for a in argv {
-            cmd.arg(*a);
-        }
-        self.run(ack, |c| match cmd.query::<Value>(c) {
-            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
-                script.load(c)?;
-                cmd.query::<Value>(c)
+        let nkeys = keys.len().to_string();
+        let head: [&[u8]; 3] = [b"EVALSHA", script.get_hash().as_bytes(), nkeys.as_bytes()];
+        let args = || head.iter().chain(keys).chain(argv).copied();
+        let n = head.len() + keys.len() + argv.len();
+        PACKED.with_borrow_mut(|packed| {
+            // On one server the command is packed (RESP) once, into this
+            // thread's buffer, kept from call to call: a crawl's call
+            // carries tens of kilobytes of reports, and buffers of that size
+            // allocated and freed per call (the command, then its packed
+            // copy) made the allocator consolidate its free lists and give
+            // memory back to the system, to fault it in again. A cluster
+            // connection routes a `Cmd` by its keys.
+            packed.clear();
+            pack_command(packed, n, args());
+            let r = self.with_conn(|c| {
+                // An error reply is an error, as `Cmd::query` makes it.
+                let send = |c: &mut Conn| match c {
+                    Conn::Plain(p) => redis::ConnectionLike::req_packed_command(p, packed)
+                        .and_then(Value::extract_error),
+                    Conn::Cluster(k) => {
+                        let len = args().map(<[u8]>::len).sum::<usize>();
+                        let mut cmd = redis::Cmd::with_capacity(n, len);
+                        for a in args() {
+                            cmd.arg(a);
+                        }
+                        redis::ConnectionLike::req_command(k.as_mut(), &cmd)
+                            .and_then(Value::extract_error)
+                    }
+                };
+                let v = match send(c) {
+                    Err(e)
+                        if e.kind()
+                            == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
+                    {
+                        script.load(c.like())?;
+                        send(c)?
+                    }
+                    r => r?,
+                };
+                if let Some((key, wrote)) = ack {
+                    if wrote(&v) {
+                        self.acknowledge(c, key)?;
+                    }
+                }
+                Ok(v)
+            });
+            if packed.capacity() > MAX_KEPT_COMMAND {
+                *packed = Vec::new();
             }
-            r => r,
+            r
         })
+    }
+}
+
+/// The largest command buffer a thread keeps for its next call.
+const MAX_KEPT_COMMAND: usize = 4 * 1024 * 1024;
+
+thread_local! {
+    /// This thread's packed command ([`RedisClient::eval`]).
+    static PACKED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Append the RESP array of the `n` bulk strings `args` to `out` (the
+/// Redis serialization protocol, RESP2: an array of bulk strings is how a
+/// client sends a command).
+fn pack_command<'a>(out: &mut Vec<u8>, n: usize, args: impl Iterator<Item = &'a [u8]> + Clone) {
+    use std::io::Write as _;
+    let len = args.clone().map(|a| a.len() + 16).sum::<usize>() + 16;
+    out.reserve(len);
+    // Writing into a vector cannot fail.
+    let _ = write!(out, "*{n}\r\n");
+    for a in args {
+        let _ = write!(out, "${}\r\n", a.len());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
     }
 }
 

@@ -276,24 +276,25 @@ static FINISH_TAKE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::ne
     redis::Script::new(
         "local group, consumer = ARGV[1], ARGV[2]
 local count, n = tonumber(ARGV[3]), tonumber(ARGV[4])
--- One command over many fields or ids, in slices (Lua's unpack is bounded).
+local call, unpack = redis.call, unpack
+-- One command over many fields or ids: at once when they are few (the
+-- usual case: a thread's batch), else in slices (Lua's unpack is bounded).
 local function many(cmd, key, pre, list)
+  if #list <= 500 then
+    if pre then return call(cmd, key, pre, unpack(list)) end
+    return call(cmd, key, unpack(list))
+  end
+  local r = {}
   for s = 1, #list, 500 do
-    local args = {}
-    for _, v in ipairs(pre) do table.insert(args, v) end
-    for k = s, math.min(s + 499, #list) do table.insert(args, list[k]) end
-    redis.call(cmd, key, unpack(args))
+    local args, a = {}, 0
+    if pre then args[1], a = pre, 1 end
+    for k = s, math.min(s + 499, #list) do a = a + 1; args[a] = list[k] end
+    local part = call(cmd, key, unpack(args))
+    if type(part) == 'table' then
+      for k = 1, #part do r[s + k - 1] = part[k] end
+    end
   end
-end
-local function hmget(key, ids)
-  local d = {}
-  for s = 1, #ids, 500 do
-    local part = {}
-    for k = s, math.min(s + 499, #ids) do table.insert(part, ids[k]) end
-    local r = redis.call('HMGET', key, unpack(part))
-    for k = 1, #part do d[s + k - 1] = r[k] end
-  end
-  return d
+  return r
 end
 local written = {}
 local ids, at = {}, {}
@@ -302,65 +303,71 @@ for r = 1, n do
   ids[r], at[r] = ARGV[i], i
   i = i + 8 + 2 * tonumber(ARGV[i + 7])
 end
-local had = hmget(KEYS[1], ids)
+local had = n > 0 and many('HMGET', KEYS[1], nil, ids) or {}
 local fresh, records, finished, acks, counts = {}, {}, {}, {}, {}
-local q = 0
+local nr, nf, na, q = 0, 0, 0, 0
 for r = 1, n do
   local i, id = at[r], ids[r]
   local w = 0
   if not had[r] and not fresh[id] then
-    local rid = redis.call('XADD', KEYS[2], '*', 'input', ARGV[i + 2], 'report', ARGV[i + 3])
+    local rid = call('XADD', KEYS[2], '*', 'input', ARGV[i + 2], 'report', ARGV[i + 3])
     fresh[id] = true
-    table.insert(records, id)
-    table.insert(records, rid)
-    table.insert(finished, id)
+    records[nr + 1], records[nr + 2], nr = id, rid, nr + 2
+    nf = nf + 1
+    finished[nf] = id
     local v = 'verdict:' .. ARGV[i + 4]
     counts[v] = (counts[v] or 0) + 1
     if ARGV[i + 5] ~= '' then
       local c = 'code:' .. ARGV[i + 5]
       counts[c] = (counts[c] or 0) + 1
     end
-    for j = i + 8, i + 7 + 2 * tonumber(ARGV[i + 7]), 2 do
-      if redis.call('SADD', KEYS[5], ARGV[j]) == 1 then
-        redis.call('XADD', KEYS[3], '*', 'id', ARGV[j], 'input', ARGV[j + 1], 'depth', ARGV[i + 6], 'attempt', '0')
+    local last = i + 7 + 2 * tonumber(ARGV[i + 7])
+    for j = i + 8, last, 2 do
+      if call('SADD', KEYS[5], ARGV[j]) == 1 then
+        call('XADD', KEYS[3], '*', 'id', ARGV[j], 'input', ARGV[j + 1], 'depth', ARGV[i + 6], 'attempt', '0')
         q = q + 1
       end
     end
     w = 1
   end
-  table.insert(acks, ARGV[i + 1])
-  table.insert(written, w)
+  na = na + 1
+  acks[na] = ARGV[i + 1]
+  written[r] = w
 end
-if #records > 0 then
-  many('HSET', KEYS[1], {}, records)
-  for k, c in pairs(counts) do redis.call('HINCRBY', KEYS[4], k, c) end
-  many('HDEL', KEYS[6], {}, finished)
-  many('HDEL', KEYS[7], {}, finished)
+if nr > 0 then
+  many('HSET', KEYS[1], nil, records)
+  for k, c in pairs(counts) do call('HINCRBY', KEYS[4], k, c) end
+  many('HDEL', KEYS[6], nil, finished)
+  many('HDEL', KEYS[7], nil, finished)
 end
-if q > 0 then redis.call('HINCRBY', KEYS[4], 'queued', q) end
+if q > 0 then call('HINCRBY', KEYS[4], 'queued', q) end
 local taken = {}
 local stopped = 0
 if count > 0 then
-  if redis.call('GET', KEYS[8]) == 'stopped' then
+  if call('GET', KEYS[8]) == 'stopped' then
     stopped = 1
   else
-    local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', KEYS[3], '>')
+    local r = call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', KEYS[3], '>')
     if r then
-      local es, tids, tix = r[1][2], {}, {}
+      local es, tids, tix, nt = r[1][2], {}, {}, 0
       for x, e in ipairs(es) do
         local f = e[2]
         if f then
           for k = 1, #f, 2 do
             if f[k] == 'id' then
-              table.insert(tids, f[k + 1])
-              tix[x] = #tids
+              nt = nt + 1
+              tids[nt] = f[k + 1]
+              tix[x] = nt
             end
           end
         end
       end
-      local tdone, t = hmget(KEYS[1], tids), hmget(KEYS[6], tids)
+      local tdone, t = {}, {}
+      if nt > 0 then
+        tdone, t = many('HMGET', KEYS[1], nil, tids), many('HMGET', KEYS[6], nil, tids)
+      end
       local tries = {}
-      for k = 1, #tids do tries[tids[k]] = tonumber(t[k]) or 0 end
+      for k = 1, nt do tries[tids[k]] = tonumber(t[k]) or 0 end
       local started = {}
       for x, e in ipairs(es) do
         local t = -2
@@ -368,7 +375,8 @@ if count > 0 then
         if k then
           local id = tids[k]
           if tdone[k] then
-            table.insert(acks, e[1])
+            na = na + 1
+            acks[na] = e[1]
             t = -1
           else
             tries[id] = tries[id] + 1
@@ -376,20 +384,19 @@ if count > 0 then
             t = tries[id]
           end
         end
-        table.insert(taken, {e[1], e[2] or {}, t})
+        taken[x] = {e[1], e[2] or {}, t}
       end
-      local set = {}
+      local set, ns = {}, 0
       for id, t in pairs(started) do
-        table.insert(set, id)
-        table.insert(set, t)
+        set[ns + 1], set[ns + 2], ns = id, t, ns + 2
       end
-      many('HSET', KEYS[6], {}, set)
+      if ns > 0 then many('HSET', KEYS[6], nil, set) end
     end
   end
 end
-if #acks > 0 then
-  many('XACK', KEYS[3], {group}, acks)
-  many('XDEL', KEYS[3], {}, acks)
+if na > 0 then
+  many('XACK', KEYS[3], group, acks)
+  many('XDEL', KEYS[3], nil, acks)
 end
 return {written, taken, stopped}
 ",
