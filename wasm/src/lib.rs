@@ -13,7 +13,8 @@
 //!   without JSON ([`NativeVerifier::request`]: its strings joined, their
 //!   lengths, flags).
 //! * Success returns a string: the report as the CLI prints it under
-//!   `--json`, a JWS, or a JSON text. Failure throws an `Error` whose
+//!   `--json` (a request's in the tape form of [`agentsig::facade::tape`]),
+//!   a JWS, or a JSON text. Failure throws an `Error` whose
 //!   message is [`MARK`] followed by a JSON object `{class, code, message,
 //!   report}` ([`calls::failure_json`]), which the JavaScript half turns
 //!   into the typed error (`NotVerified`, `PolicyRefused`, `FetchError`,
@@ -222,8 +223,10 @@ impl NativeVerifier {
     /// authorities given. `key_sets`: the key sets fetched, as JSON
     /// ([`calls::verify`]'s `keySets`). `oracle` and `probe` as for
     /// [`NativeVerifier::run_with`] (an oracle answering for no algorithm
-    /// and no probe: every primitive here, as `run`); the result too: the
-    /// report's `--json` text or [`MARK`] and the failure as JSON.
+    /// and no probe: every primitive here, as `run`). The result: the
+    /// report in the tape form ([`agentsig::facade::tape`]: the same values
+    /// as its `--json` text, read without `JSON.parse`), or [`MARK`] and
+    /// the failure as JSON.
     #[allow(clippy::too_many_arguments)]
     pub fn request(
         &self,
@@ -238,7 +241,7 @@ impl NativeVerifier {
     ) -> String {
         let r = oracle.inner.run(probe, || {
             let check = request_check(text, lens, authorities, flags, body)?;
-            calls::verify_request(&self.inner, check, key_sets.as_deref())
+            calls::verify_request_tape(&self.inner, check, key_sets.as_deref())
         });
         if probe && oracle.inner.deferred_replay() {
             return String::new();
@@ -428,6 +431,13 @@ pub fn canonicalize(doc: Vec<u8>) -> Result<Vec<u8>, JsError> {
         let b = bounded(Some(doc), "the document", calls::max_input("descriptor"))?;
         agentsig::jcs::canonicalize(&b).map_err(|e| Failure::malformed(format!("JSON: {e}")))
     })())
+}
+
+/// The member names of [`agentsig::facade::tape::REPORT_KEYS`], in order,
+/// separated by spaces: the names a report's tape gives by index.
+#[wasm_bindgen(js_name = reportKeys)]
+pub fn report_keys() -> String {
+    agentsig::facade::tape::REPORT_KEYS.join(" ")
 }
 
 /// The bounds the JavaScript half checks, as JSON text ([`calls::limits`]).
