@@ -354,6 +354,9 @@ fn request_check(
 pub struct NativeOracle {
     inner: oracle::Oracle,
     algs: Vec<Algorithm>,
+    /// The encoding of the pending checks [`NativeOracle::pending_at`]
+    /// last wrote, which the JavaScript half reads in place.
+    blob: Vec<u8>,
 }
 
 /// The code of an algorithm in [`NativeOracle::pending`]'s encoding.
@@ -375,6 +378,7 @@ impl NativeOracle {
         NativeOracle {
             inner: oracle::Oracle::new(algs.clone()),
             algs,
+            blob: Vec::new(),
         }
     }
 
@@ -396,12 +400,20 @@ impl NativeOracle {
         self.inner.deferred_replay()
     }
 
-    /// The unanswered checks, each as an algorithm code (1 ES256, 2 ES384,
-    /// 3 EdDSA) and three little-endian u32-length-prefixed byte strings:
-    /// the public key (uncompressed SEC1 point or Ed25519's 32 bytes), the
-    /// message, the signature (`r || s` or Ed25519's 64 bytes).
-    pub fn pending(&self) -> Vec<u8> {
-        let mut b = Vec::new();
+    /// The unanswered checks, written in this oracle and read in place by
+    /// the JavaScript half (through [`module_memory`]: no copy of them made for
+    /// it). Returns where they start in the module's memory: their length
+    /// in bytes (u32, little-endian), then each check as an algorithm code
+    /// (1 ES256, 2 ES384, 3 EdDSA) and three little-endian
+    /// u32-length-prefixed byte strings: the public key (uncompressed SEC1
+    /// point or Ed25519's 32 bytes), the message, the signature (`r || s`
+    /// or Ed25519's 64 bytes). The bytes stay as they are until the next
+    /// call on this oracle.
+    #[wasm_bindgen(js_name = pendingAt)]
+    pub fn pending_at(&mut self) -> usize {
+        let b = &mut self.blob;
+        b.clear();
+        b.extend_from_slice(&[0; 4]);
         for q in self.inner.pending() {
             b.push(oracle_code(q.alg));
             for part in [&q.key, &q.msg, &q.sig] {
@@ -410,7 +422,9 @@ impl NativeOracle {
                 b.extend_from_slice(part);
             }
         }
-        b
+        let n = u32::try_from(b.len() - 4).unwrap_or(u32::MAX);
+        b[..4].copy_from_slice(&n.to_le_bytes());
+        b.as_ptr() as usize
     }
 
     /// The verdicts of the pending checks, in order: 1 verified, 0 not,
@@ -431,6 +445,13 @@ pub fn canonicalize(doc: Vec<u8>) -> Result<Vec<u8>, JsError> {
         let b = bounded(Some(doc), "the document", calls::max_input("descriptor"))?;
         agentsig::jcs::canonicalize(&b).map_err(|e| Failure::malformed(format!("JSON: {e}")))
     })())
+}
+
+/// The module's memory (a `WebAssembly.Memory`), in which the JavaScript
+/// half reads [`NativeOracle::pending_at`]'s checks.
+#[wasm_bindgen(js_name = moduleMemory)]
+pub fn module_memory() -> JsValue {
+    wasm_bindgen::memory()
 }
 
 /// The member names of [`agentsig::facade::tape::REPORT_KEYS`], in order,
