@@ -681,6 +681,20 @@ pub fn parse_item(input: &[u8]) -> Result<Item, SfError> {
 // ---------------------------------------------------------------------------
 // Serializer (RFC 9651 section 4.1)
 
+/// Serialize `s` as a String (RFC 9651 section 4.1.6): quoted, `"` and
+/// `\` escaped.
+pub fn write_string(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+}
+
 /// Serialize a bare item.
 pub fn write_bare(out: &mut String, b: &BareItem) {
     match b {
@@ -698,16 +712,7 @@ pub fn write_bare(out: &mut String, b: &BareItem) {
             let s = s.trim_end_matches('0');
             out.push_str(if s.is_empty() { "0" } else { s });
         }
-        BareItem::String(s) => {
-            out.push('"');
-            for c in s.chars() {
-                if c == '"' || c == '\\' {
-                    out.push('\\');
-                }
-                out.push(c);
-            }
-            out.push('"');
-        }
+        BareItem::String(s) => write_string(out, s),
         BareItem::Token(t) => out.push_str(t),
         BareItem::ByteSeq(b) => {
             out.push(':');
