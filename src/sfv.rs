@@ -686,12 +686,15 @@ pub fn parse_item(input: &[u8]) -> Result<Item, SfError> {
 pub fn write_string(out: &mut String, s: &str) {
     out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        if c == '"' || c == '\\' {
-            out.push('\\');
-        }
-        out.push(c);
+    // Runs without a character to escape are copied at once.
+    let mut rest = s;
+    while let Some(i) = rest.bytes().position(|b| b == b'"' || b == b'\\') {
+        out.push_str(&rest[..i]);
+        out.push('\\');
+        out.push_str(&rest[i..=i]);
+        rest = &rest[i + 1..];
     }
+    out.push_str(rest);
     out.push('"');
 }
 
@@ -865,6 +868,24 @@ mod tests {
         assert!(parse_dictionary_raw("a=\"caf\u{e9}\"".as_bytes()).is_err());
         assert!(parse_dictionary_raw(br#"a="\n""#).is_err());
         assert!(parse_dictionary_raw(br#"a="open"#).is_err());
+    }
+
+    #[test]
+    fn strings_serialize_with_their_escapes() {
+        for (v, want) in [
+            ("", r#""""#),
+            ("plain run", r#""plain run""#),
+            (r#"x"y\z"#, r#""x\"y\\z""#),
+            (r#""\"#, r#""\"\\""#),
+        ] {
+            let mut out = String::from("k=");
+            write_string(&mut out, v);
+            assert_eq!(&out[2..], want, "{v:?}");
+            let d = parse_dictionary_raw(out.as_bytes()).unwrap();
+            assert!(
+                matches!(d.get("k"), Some(Entry::Item(Item { bare: BareItem::String(s), .. })) if s == v)
+            );
+        }
     }
 
     #[test]
