@@ -681,6 +681,23 @@ pub fn parse_item(input: &[u8]) -> Result<Item, SfError> {
 // ---------------------------------------------------------------------------
 // Serializer (RFC 9651 section 4.1)
 
+/// Serialize `s` as a String (RFC 9651 section 4.1.6): quoted, `"` and
+/// `\` escaped.
+pub fn write_string(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    // Runs without a character to escape are copied at once.
+    let mut rest = s;
+    while let Some(i) = rest.bytes().position(|b| b == b'"' || b == b'\\') {
+        out.push_str(&rest[..i]);
+        out.push('\\');
+        out.push_str(&rest[i..=i]);
+        rest = &rest[i + 1..];
+    }
+    out.push_str(rest);
+    out.push('"');
+}
+
 /// Serialize a bare item.
 pub fn write_bare(out: &mut String, b: &BareItem) {
     match b {
@@ -698,16 +715,7 @@ pub fn write_bare(out: &mut String, b: &BareItem) {
             let s = s.trim_end_matches('0');
             out.push_str(if s.is_empty() { "0" } else { s });
         }
-        BareItem::String(s) => {
-            out.push('"');
-            for c in s.chars() {
-                if c == '"' || c == '\\' {
-                    out.push('\\');
-                }
-                out.push(c);
-            }
-            out.push('"');
-        }
+        BareItem::String(s) => write_string(out, s),
         BareItem::Token(t) => out.push_str(t),
         BareItem::ByteSeq(b) => {
             out.push(':');
@@ -860,6 +868,24 @@ mod tests {
         assert!(parse_dictionary_raw("a=\"caf\u{e9}\"".as_bytes()).is_err());
         assert!(parse_dictionary_raw(br#"a="\n""#).is_err());
         assert!(parse_dictionary_raw(br#"a="open"#).is_err());
+    }
+
+    #[test]
+    fn strings_serialize_with_their_escapes() {
+        for (v, want) in [
+            ("", r#""""#),
+            ("plain run", r#""plain run""#),
+            (r#"x"y\z"#, r#""x\"y\\z""#),
+            (r#""\"#, r#""\"\\""#),
+        ] {
+            let mut out = String::from("k=");
+            write_string(&mut out, v);
+            assert_eq!(&out[2..], want, "{v:?}");
+            let d = parse_dictionary_raw(out.as_bytes()).unwrap();
+            assert!(
+                matches!(d.get("k"), Some(Entry::Item(Item { bare: BareItem::String(s), .. })) if s == v)
+            );
+        }
     }
 
     #[test]

@@ -64,17 +64,26 @@ impl Report {
             });
         }
         let v = self.verified();
-        r.detail_value(
-            "web_bot_auth",
-            serde_json::json!({
-                "status": status,
-                "agent": v.map(|v| v.agent.clone()),
-                "key_set_url": v.map(|v| v.key_set_url.clone()),
-                "label": v.map(|v| v.label.clone()),
-                "legacy_signature_agent": v.map(|v| v.legacy),
-                "agent_urls": self.labels.iter().map(|l| l.agent.clone()).collect::<Vec<_>>(),
-            }),
+        // The members in this order (the report's member order is part of
+        // its text), the map made at its size once.
+        use serde_json::Value;
+        let text = |s: Option<&String>| s.map_or(Value::Null, |s| Value::String(s.clone()));
+        let mut d = serde_json::Map::with_capacity(6);
+        d.insert(
+            "status".into(),
+            serde_json::to_value(status).unwrap_or(Value::Null),
         );
+        d.insert("agent".into(), text(v.map(|v| &v.agent)));
+        d.insert("key_set_url".into(), text(v.map(|v| &v.key_set_url)));
+        d.insert("label".into(), text(v.map(|v| &v.label)));
+        d.insert(
+            "legacy_signature_agent".into(),
+            v.map_or(Value::Null, |v| Value::Bool(v.legacy)),
+        );
+        let mut urls = Vec::with_capacity(self.labels.len());
+        urls.extend(self.labels.iter().map(|l| text(l.agent.as_ref())));
+        d.insert("agent_urls".into(), Value::Array(urls));
+        r.detail_value("web_bot_auth", Value::Object(d));
         r
     }
 }

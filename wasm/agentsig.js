@@ -113,6 +113,103 @@ const settled = (text) => {
   return report(text);
 };
 
+// A report in the module's tape form (agentsig::facade::tape: the values of
+// its --json text in order, strings ended by NUL, the common member names by
+// index), read into frozen objects: three times faster than JSON.parse and
+// the deep freeze of the same report.
+/** The member names the tape gives by index (read once from the module). */
+let tapeKeys = null;
+/** The tape being read, and where. */
+let tape = '';
+let at = 0;
+
+/** A string of the tape: its characters up to NUL; `doubled`, with each
+ * NUL within it doubled. */
+function tapeString(doubled) {
+  let end = tape.indexOf('\0', at);
+  if (!doubled) {
+    const v = tape.slice(at, end);
+    at = end + 1;
+    return v;
+  }
+  let v = '';
+  while (tape.charCodeAt(end + 1) === 0) {
+    v += tape.slice(at, end + 1);
+    at = end + 2;
+    end = tape.indexOf('\0', at);
+  }
+  v += tape.slice(at, end);
+  at = end + 1;
+  return v;
+}
+
+function tapeValue() {
+  switch (tape.charCodeAt(at++)) {
+    case 0x6e: // n
+      return null;
+    case 0x74: // t
+      return true;
+    case 0x66: // f
+      return false;
+    case 0x23: { // # number ;
+      const end = tape.indexOf(';', at);
+      const v = +tape.slice(at, end);
+      at = end + 1;
+      return v;
+    }
+    case 0x22: // " string
+      return tapeString(false);
+    case 0x78: // x string with NUL
+      return tapeString(true);
+    case 0x5b: { // [ values ]
+      const a = [];
+      while (tape.charCodeAt(at) !== 0x5d) a.push(tapeValue());
+      at++;
+      return Object.freeze(a);
+    }
+    case 0x7b: { // { key value... }
+      const o = {};
+      for (let c = tape.charCodeAt(at); c !== 0x7d; c = tape.charCodeAt(at)) {
+        let k;
+        if (c === 0x6b) { // k index
+          k = tapeKeys[tape.charCodeAt(at + 1) - 32];
+          at += 2;
+        } else {
+          at++;
+          k = tapeString(c === 0x78);
+        }
+        const v = tapeValue();
+        // As JSON.parse: "__proto__" is an own member, not the prototype.
+        if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+        else o[k] = v;
+      }
+      at++;
+      return Object.freeze(o);
+    }
+    default:
+      throw new BadInput('agentsig failed internally: a report it could not read; please report it with the input', 'internal');
+  }
+}
+
+/** The frozen report of a tape. */
+function reportOfTape(text) {
+  if (tapeKeys === null) tapeKeys = native.reportKeys().split(' ');
+  tape = text;
+  at = 0;
+  try {
+    return tapeValue();
+  } finally {
+    tape = '';
+  }
+}
+
+/** `settled` for a request's pass: the report's tape, or MARK and a
+ * failure. */
+const settledTape = (text) => {
+  if (text.startsWith(MARK)) throw failure(text);
+  return reportOfTape(text);
+};
+
 /** An oracle that answers for no algorithm: a pass with it computes every
  * signature check in the module (the synchronous forms). */
 let bare = null;
@@ -717,7 +814,7 @@ class Verifier {
 
   #run(op, args, data, data2) {
     if (op === 'request') {
-      return settled(call(() => this.#requestPass(null, false, requestParts(args), data)));
+      return settledTape(call(() => this.#requestPass(null, false, requestParts(args), data)));
     }
     return report(call(() => this.#native.run(op, JSON.stringify(args), data, data2)));
   }
@@ -755,14 +852,12 @@ class Verifier {
    * it while the runtime's crypto answers; a failure is thrown (or
    * rejected) as its typed error. */
   #runChecked(op, args, data, data2) {
-    let pass;
     if (op === 'request') {
       const p = requestParts(args);
-      pass = (o, probe) => this.#requestPass(o, probe, p, data);
-    } else {
-      const text = JSON.stringify(args);
-      pass = (o, probe) => (o ? this.#native.runWith(o, probe, op, text, data, data2) : this.#native.run(op, text, data, data2));
+      return withWebCrypto((o, probe) => this.#requestPass(o, probe, p, data), this.#keys, this.#replay, settledTape, typed);
     }
+    const text = JSON.stringify(args);
+    const pass = (o, probe) => (o ? this.#native.runWith(o, probe, op, text, data, data2) : this.#native.run(op, text, data, data2));
     return withWebCrypto(pass, this.#keys, this.#replay, settled, typed);
   }
 

@@ -79,20 +79,35 @@ function keyId(code, b) {
   return String.fromCharCode.apply(null, [code, ...b]);
 }
 
-/** The pending checks of `NativeOracle.pending`'s encoding. */
-function decode(blob) {
-  const dv = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
+/** A Uint8Array over the module's memory, made again when the memory has
+ * grown (the old buffer is then detached, of length 0). */
+let mem = null;
+function memoryBytes() {
+  if (mem === null || mem.byteLength === 0) mem = new Uint8Array(native.moduleMemory().buffer);
+  return mem;
+}
+
+/** The pending checks `NativeOracle.pendingAt` wrote at `p`, read in place:
+ * their key, message and signature are views of the module's memory, valid
+ * until the next call into the module. WebCrypto copies the bytes it is
+ * given when it is called (W3C Web Cryptography API: verify() steps 2 and
+ * 3, "getting a copy of the bytes held by" each parameter; importKey()
+ * alike); a check that waits for its key's import takes copies. */
+function decode(p) {
+  const m = memoryBytes();
+  const u32 = (i) => (m[i] | (m[i + 1] << 8) | (m[i + 2] << 16) | (m[i + 3] << 24)) >>> 0;
+  const end = p + 4 + u32(p);
   const out = [];
-  let at = 0;
+  let at = p + 4;
   const part = () => {
-    const n = dv.getUint32(at, true);
+    const n = u32(at);
     at += 4;
-    const b = blob.subarray(at, at + n);
+    const b = m.subarray(at, at + n);
     at += n;
     return b;
   };
-  while (at < blob.length) {
-    const code = blob[at++];
+  while (at < end) {
+    const code = m[at++];
     out.push({ code, key: part(), msg: part(), sig: part() });
   }
   return out;
@@ -141,7 +156,12 @@ function subtleVerdict(keys, q) {
     return Promise.resolve(2);
   }
   if (k === null) return Promise.resolve(2);
-  if (typeof k.then === 'function') return k.then((key) => (key ? subtleCheck(key, q) : 2));
+  if (typeof k.then === 'function') {
+    // Checked once the key is imported, after other calls into the module:
+    // with copies of the bytes, not views of its memory.
+    const c = { code: q.code, msg: q.msg.slice(), sig: q.sig.slice() };
+    return k.then((key) => (key ? subtleCheck(key, c) : 2));
+  }
   return subtleCheck(k, q);
 }
 
@@ -176,10 +196,11 @@ function nodeVerdict(keys, q) {
   }
 }
 
-/** Verdict bytes for the pending checks: 1 verified, 0 not, 2 not known;
- * with `node:crypto` at once, with WebCrypto a Promise of them. */
-function answer(blob, keys) {
-  const qs = decode(blob);
+/** Verdict bytes for the pending checks written at `p`: 1 verified, 0
+ * not, 2 not known; with `node:crypto` at once, with WebCrypto a Promise
+ * of them. */
+function answer(p, keys) {
+  const qs = decode(p);
   if (nodeCrypto) {
     // A plain loop: Uint8Array.from with a mapping function walks the
     // checks through the iterator protocol, measurably slower per call.
@@ -276,7 +297,7 @@ function withWebCrypto(pass, keys, replay, finish = (r) => r, fail = (e) => e) {
           return finish(result);
         }
         if (pending > 0) {
-          const verdicts = answer(o.pending(), keys);
+          const verdicts = answer(o.pendingAt(), keys);
           if (!(verdicts instanceof Uint8Array)) {
             const next = round + 1;
             return verdicts.then(

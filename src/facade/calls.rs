@@ -394,7 +394,7 @@ pub fn verify(v: &Facade, op: &str, a: &Args, data: Vec<u8>, data2: Vec<u8>) -> 
                 authorities: a.strings("authorities")?,
                 strict: a.bool("strict")?,
             };
-            return request_with(v, check, a.get("keySets"));
+            return report_text(&request_with(v, check, a.get("keySets"))?);
         }
         "audit" => v.audit_delegation(
             &a.strings("tokens")?.unwrap_or_default(),
@@ -425,6 +425,19 @@ pub fn verify(v: &Facade, op: &str, a: &Args, data: Vec<u8>, data2: Vec<u8>) -> 
 /// The verification's [`Failure`]; `usage` for key sets that are not a
 /// JSON object.
 pub fn verify_request(v: &Facade, r: RequestCheck, key_sets: Option<&str>) -> Outcome<String> {
+    report_text(&request_report(v, r, key_sets)?)
+}
+
+/// [`verify_request`] with the report in the tape form
+/// ([`super::tape`]), which a JavaScript host reads without `JSON.parse`.
+///
+/// # Errors
+/// As [`verify_request`].
+pub fn verify_request_tape(v: &Facade, r: RequestCheck, key_sets: Option<&str>) -> Outcome<String> {
+    super::tape::report_tape(&request_report(v, r, key_sets)?)
+}
+
+fn request_report(v: &Facade, r: RequestCheck, key_sets: Option<&str>) -> Outcome<Report> {
     let sets = key_sets
         .map(|t| {
             serde_json::from_str::<Value>(t).map_err(|_| Failure::usage("keySets are not JSON"))
@@ -433,7 +446,7 @@ pub fn verify_request(v: &Facade, r: RequestCheck, key_sets: Option<&str>) -> Ou
     request_with(v, r, sets.as_ref())
 }
 
-fn request_with(v: &Facade, r: RequestCheck, key_sets: Option<&Value>) -> Outcome<String> {
+fn request_with(v: &Facade, r: RequestCheck, key_sets: Option<&Value>) -> Outcome<Report> {
     let fetched;
     let v = match key_sets {
         None | Some(Value::Null) => v,
@@ -443,7 +456,7 @@ fn request_with(v: &Facade, r: RequestCheck, key_sets: Option<&Value>) -> Outcom
         }
         Some(_) => return Err(Failure::usage("keySets must be an object")),
     };
-    report_text(&v.verify_request(r)?)
+    v.verify_request(r)
 }
 
 /// Inspect `data` with `v` ([`crate::inspect::inspect`]): the report of

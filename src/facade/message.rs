@@ -76,6 +76,25 @@ pub fn fields(headers: &Headers) -> Vec<Field> {
         .collect()
 }
 
+/// [`fields`] of headers the caller gives up: each name lowercased and
+/// each value trimmed in the string it came in (no copy of a field unless
+/// its value has whitespace to trim).
+pub(crate) fn into_fields(headers: Vec<(String, String)>) -> Vec<Field> {
+    headers
+        .into_iter()
+        .map(|(mut name, value)| {
+            name.make_ascii_lowercase();
+            let trimmed = value.trim_matches([' ', '\t']);
+            let value = if trimmed.len() == value.len() {
+                value.into_bytes()
+            } else {
+                trimmed.as_bytes().to_vec()
+            };
+            Field { name, value }
+        })
+        .collect()
+}
+
 /// Does `m` carry a field `name`?
 pub fn has_field(m: &Message, name: &str) -> bool {
     m.field_lines(name, false).next().is_some()
@@ -92,6 +111,15 @@ pub fn request_message(
     headers: &Headers,
     body: Vec<u8>,
 ) -> Outcome<Message> {
+    Ok(Message::request(
+        request_line(method, url)?,
+        fields(headers),
+        body,
+    ))
+}
+
+/// The request line of [`request_message`].
+fn request_line(method: &str, url: &str) -> Outcome<RequestLine> {
     if !(url.starts_with("https://") || url.starts_with("http://")) {
         return Err(Failure::malformed(format!(
             "{url:?} is not an absolute http(s) URL"
@@ -102,7 +130,7 @@ pub fn request_message(
     if line.authority.is_empty() {
         return Err(Failure::malformed(format!("{url:?} has no authority")));
     }
-    Ok(Message::request(line, fields(headers), body))
+    Ok(line)
 }
 
 /// A request model to verify: `target` is an absolute http(s) URL, or, with
@@ -134,6 +162,17 @@ pub fn verified_request_message(
     headers: &Headers,
     body: Vec<u8>,
 ) -> Outcome<Message> {
+    let line = verified_request_line(method, target, scheme, headers)?;
+    Ok(Message::request(line, fields(headers), body))
+}
+
+/// The request line of [`verified_request_message`], after its checks.
+pub(crate) fn verified_request_line(
+    method: &str,
+    target: &str,
+    scheme: Option<&str>,
+    headers: &Headers,
+) -> Outcome<RequestLine> {
     if target.contains('#') {
         return Err(Failure::malformed(format!(
             "{target:?} holds a fragment (#): a request target has none (RFC 9112 section 3.2); send the path and query only"
@@ -148,7 +187,7 @@ pub fn verified_request_message(
                 )));
             }
         }
-        return request_message(method, target, headers, body);
+        return request_line(method, target);
     };
     if !matches!(scheme, "https" | "http") {
         return Err(Failure::usage(format!(
@@ -173,9 +212,8 @@ pub fn verified_request_message(
     };
     crate::httpsig::authority::parse_authority(host)
         .map_err(|e| Failure::malformed(format!("Host: {e}")))?;
-    let line = RequestLine::new(method, target, Some(host), scheme)
-        .map_err(|e| Failure::malformed(format!("request: {e}")))?;
-    Ok(Message::request(line, fields(headers), body))
+    RequestLine::new(method, target, Some(host), scheme)
+        .map_err(|e| Failure::malformed(format!("request: {e}")))
 }
 
 /// A three-digit HTTP status code (RFC 9110 section 15; `@status` is its

@@ -15,6 +15,8 @@
 //!   each returning the report the CLI prints under `--json`.
 //! * [`calls`]: the same calls with JSON-text arguments and results, for a
 //!   binding whose host half speaks JSON (the WebAssembly package).
+//! * [`tape`]: a report in a compact form a JavaScript host reads without
+//!   `JSON.parse` (the WebAssembly package's requests).
 //!
 //! The network (Web Bot Auth key directories, catalogs by URL) is the `net`
 //! feature's, which supplies a [`Network`] (`agentsig::net::facade`).
@@ -45,6 +47,7 @@ pub mod keys;
 pub mod message;
 pub mod options;
 pub mod sign;
+pub mod tape;
 pub mod verify;
 
 pub use error::{classify, settle, ErrorKind, Failure, Outcome};

@@ -4,7 +4,7 @@
 //! prints under `--json` or the [`Failure`] to raise.
 
 use super::error::{settle, Failure, Outcome};
-use super::message::{fields, request_message, verified_request_message, Headers};
+use super::message::{fields, into_fields, request_message, verified_request_line, Headers};
 use super::options::{DirectoryFetch, KeyCache, KeyCacheError, Spelling, VerifierOptions};
 use crate::clock::FixedClock;
 use crate::httpsig::{ComponentId, HttpPolicy, HttpSigError, Message};
@@ -96,7 +96,7 @@ pub struct RequestCheck {
     /// The method.
     pub method: String,
     /// An absolute http(s) URL, or with `scheme` an origin-form target
-    /// ([`verified_request_message`]).
+    /// ([`verified_request_message`](super::verified_request_message)).
     pub target: String,
     /// `https` or `http` for an origin-form target.
     pub scheme: Option<String>,
@@ -457,13 +457,9 @@ impl Facade {
             .as_deref()
             .map(authorities_policy)
             .transpose()?;
-        let msg = verified_request_message(
-            &r.method,
-            &r.target,
-            r.scheme.as_deref(),
-            &r.headers,
-            r.body,
-        )?;
+        // The request's fields move into the message: no copy of them.
+        let line = verified_request_line(&r.method, &r.target, r.scheme.as_deref(), &r.headers)?;
+        let msg = crate::httpsig::Message::request(line, into_fields(r.headers), r.body);
         if r.web_bot_auth {
             let Some(directory) = &self.directory else {
                 let s = self.spelling;

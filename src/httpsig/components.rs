@@ -262,15 +262,13 @@ fn write_id(out: &mut String, target: &Target, params: &sfv::Params) {
         Target::Derived(d) => d.name(),
         Target::Field(f) => f.as_str(),
     };
-    sfv::write_bare(out, &BareItem::String(name.to_owned()));
+    sfv::write_string(out, name);
     sfv::write_params(out, params);
 }
 
 impl std::fmt::Display for ComponentId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut s = String::new();
-        write_id(&mut s, &self.target, &self.params);
-        f.write_str(&s)
+        f.write_str(&self.serialized())
     }
 }
 
@@ -285,6 +283,15 @@ impl ComponentId {
             bare: BareItem::String(name.to_owned()),
             params: Vec::new(),
         })
+    }
+
+    /// The identifier as serialized in a covered list (RFC 9421 section
+    /// 2.1: the name as an sf-string, then the parameters): its `Display`
+    /// text, made in one allocation where it has no parameters.
+    pub(crate) fn serialized(&self) -> String {
+        let mut s = String::new();
+        write_id(&mut s, &self.target, &self.params);
+        s
     }
 
     /// A derived component with no parameters.

@@ -865,7 +865,7 @@ fn check_label(
         Some(c) => c,
         None => parse_covered(&list.items)?,
     };
-    r.covered = covered.iter().map(ToString::to_string).collect();
+    r.covered = covered.iter().map(ComponentId::serialized).collect();
     let params = &list.params;
     check_params(params)?;
     let params_value = signature_params_value(&covered, params);

@@ -13,7 +13,8 @@
 //!   without JSON ([`NativeVerifier::request`]: its strings joined, their
 //!   lengths, flags).
 //! * Success returns a string: the report as the CLI prints it under
-//!   `--json`, a JWS, or a JSON text. Failure throws an `Error` whose
+//!   `--json` (a request's in the tape form of [`agentsig::facade::tape`]),
+//!   a JWS, or a JSON text. Failure throws an `Error` whose
 //!   message is [`MARK`] followed by a JSON object `{class, code, message,
 //!   report}` ([`calls::failure_json`]), which the JavaScript half turns
 //!   into the typed error (`NotVerified`, `PolicyRefused`, `FetchError`,
@@ -222,8 +223,10 @@ impl NativeVerifier {
     /// authorities given. `key_sets`: the key sets fetched, as JSON
     /// ([`calls::verify`]'s `keySets`). `oracle` and `probe` as for
     /// [`NativeVerifier::run_with`] (an oracle answering for no algorithm
-    /// and no probe: every primitive here, as `run`); the result too: the
-    /// report's `--json` text or [`MARK`] and the failure as JSON.
+    /// and no probe: every primitive here, as `run`). The result: the
+    /// report in the tape form ([`agentsig::facade::tape`]: the same values
+    /// as its `--json` text, read without `JSON.parse`), or [`MARK`] and
+    /// the failure as JSON.
     #[allow(clippy::too_many_arguments)]
     pub fn request(
         &self,
@@ -238,7 +241,7 @@ impl NativeVerifier {
     ) -> String {
         let r = oracle.inner.run(probe, || {
             let check = request_check(text, lens, authorities, flags, body)?;
-            calls::verify_request(&self.inner, check, key_sets.as_deref())
+            calls::verify_request_tape(&self.inner, check, key_sets.as_deref())
         });
         if probe && oracle.inner.deferred_replay() {
             return String::new();
@@ -351,6 +354,9 @@ fn request_check(
 pub struct NativeOracle {
     inner: oracle::Oracle,
     algs: Vec<Algorithm>,
+    /// The encoding of the pending checks [`NativeOracle::pending_at`]
+    /// last wrote, which the JavaScript half reads in place.
+    blob: Vec<u8>,
 }
 
 /// The code of an algorithm in [`NativeOracle::pending`]'s encoding.
@@ -372,6 +378,7 @@ impl NativeOracle {
         NativeOracle {
             inner: oracle::Oracle::new(algs.clone()),
             algs,
+            blob: Vec::new(),
         }
     }
 
@@ -393,12 +400,20 @@ impl NativeOracle {
         self.inner.deferred_replay()
     }
 
-    /// The unanswered checks, each as an algorithm code (1 ES256, 2 ES384,
-    /// 3 EdDSA) and three little-endian u32-length-prefixed byte strings:
-    /// the public key (uncompressed SEC1 point or Ed25519's 32 bytes), the
-    /// message, the signature (`r || s` or Ed25519's 64 bytes).
-    pub fn pending(&self) -> Vec<u8> {
-        let mut b = Vec::new();
+    /// The unanswered checks, written in this oracle and read in place by
+    /// the JavaScript half (through [`module_memory`]: no copy of them made for
+    /// it). Returns where they start in the module's memory: their length
+    /// in bytes (u32, little-endian), then each check as an algorithm code
+    /// (1 ES256, 2 ES384, 3 EdDSA) and three little-endian
+    /// u32-length-prefixed byte strings: the public key (uncompressed SEC1
+    /// point or Ed25519's 32 bytes), the message, the signature (`r || s`
+    /// or Ed25519's 64 bytes). The bytes stay as they are until the next
+    /// call on this oracle.
+    #[wasm_bindgen(js_name = pendingAt)]
+    pub fn pending_at(&mut self) -> usize {
+        let b = &mut self.blob;
+        b.clear();
+        b.extend_from_slice(&[0; 4]);
         for q in self.inner.pending() {
             b.push(oracle_code(q.alg));
             for part in [&q.key, &q.msg, &q.sig] {
@@ -407,7 +422,9 @@ impl NativeOracle {
                 b.extend_from_slice(part);
             }
         }
-        b
+        let n = u32::try_from(b.len() - 4).unwrap_or(u32::MAX);
+        b[..4].copy_from_slice(&n.to_le_bytes());
+        b.as_ptr() as usize
     }
 
     /// The verdicts of the pending checks, in order: 1 verified, 0 not,
@@ -428,6 +445,20 @@ pub fn canonicalize(doc: Vec<u8>) -> Result<Vec<u8>, JsError> {
         let b = bounded(Some(doc), "the document", calls::max_input("descriptor"))?;
         agentsig::jcs::canonicalize(&b).map_err(|e| Failure::malformed(format!("JSON: {e}")))
     })())
+}
+
+/// The module's memory (a `WebAssembly.Memory`), in which the JavaScript
+/// half reads [`NativeOracle::pending_at`]'s checks.
+#[wasm_bindgen(js_name = moduleMemory)]
+pub fn module_memory() -> JsValue {
+    wasm_bindgen::memory()
+}
+
+/// The member names of [`agentsig::facade::tape::REPORT_KEYS`], in order,
+/// separated by spaces: the names a report's tape gives by index.
+#[wasm_bindgen(js_name = reportKeys)]
+pub fn report_keys() -> String {
+    agentsig::facade::tape::REPORT_KEYS.join(" ")
 }
 
 /// The bounds the JavaScript half checks, as JSON text ([`calls::limits`]).

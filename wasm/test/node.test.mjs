@@ -112,6 +112,30 @@ test('the Promise forms make each signature check once with the runtime crypto; 
   }
 });
 
+test('a request report read from the module\'s tape equals its --json text, member order included, and is frozen throughout', async () => {
+  const native = await import('../dist/agentsig_wasm.js');
+  const key = a.SigningKey.generate('EdDSA');
+  const agent = 'https://bot.example';
+  const jwk = JSON.stringify(key.publicJwk());
+  const v = new a.Verifier({ keys: [key], agentKeys: { [agent]: [key] } });
+  const nv = new native.NativeVerifier(JSON.stringify({ keys: [jwk], agentKeys: { [agent]: { keys: [jwk] } } }));
+  const frozen = (x) => x === null || typeof x !== 'object' || (Object.isFrozen(x) && Object.values(x).every(frozen));
+  const cases = [
+    ['https://site.example/page', { signatureAgent: agent }, { webBotAuth: true, authorities: ['site.example'] }],
+    ['https://site.example/p?q=1', {}, {}],
+  ];
+  for (const [url, signOpts, opts] of cases) {
+    const h = a.signRequest('GET', url, [], undefined, key, signOpts);
+    const flat = h.flat();
+    const want = JSON.parse(nv.run('request', JSON.stringify({ method: 'GET', url, headers: flat, ...opts }), undefined, undefined));
+    for (const got of [v.verifyRequest('GET', url, h, undefined, opts), await v.verifyRequestAsync('GET', url, h, undefined, opts)]) {
+      assert.equal(JSON.stringify(got), JSON.stringify(want), url);
+      assert.ok(frozen(got), url);
+    }
+  }
+  nv.free();
+});
+
 test('an AI Catalog signed by the CLI: the Promise forms and the URL form give the sync report, and a changed manifest is refused alike', async () => {
   const repo = path.resolve(here, '../..');
   const bin = [process.env.AGENTSIG_BIN, path.join(repo, 'target/debug/agentsig'), path.join(repo, 'target/release/agentsig')]
