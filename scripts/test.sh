@@ -78,6 +78,9 @@ trap 'rm -f "$log"; rm -rf "$rust_tmp"' EXIT
 # Doc tests are not part of --all-targets, so run them first, then the rest.
 TMPDIR="$rust_tmp" cargo test --doc "$@" 2>&1 | tee -a "$log"
 TMPDIR="$rust_tmp" cargo test --all-targets --no-fail-fast "$@" 2>&1 | tee -a "$log"
+# The WebAssembly package's crate (wasm/, not a default member), built
+# natively: its own tests, such as the allocations of the hot call counted.
+TMPDIR="$rust_tmp" cargo test -p agentsig-wasm --no-fail-fast 2>&1 | tee -a "$log"
 tmp_left=$(find "$rust_tmp" -mindepth 1 -maxdepth 1 | wc -l)
 if [ "$tmp_left" -ne 0 ]; then
   echo "agentsig: the Rust tests left $tmp_left entries in their TMPDIR:" >&2
