@@ -395,6 +395,17 @@ impl UrlVerified {
         self.parsed
             .get_or_init(|| crate::json::parse_strict(&self.body).unwrap_or(Value::Null))
     }
+
+    /// The descriptor as [`descriptor`](Self::descriptor) gives it, moved
+    /// out rather than cloned: for a caller done with `self` that puts the
+    /// value into a report (a crawl worker), one parse and no copy. A
+    /// later [`descriptor`](Self::descriptor) parses the bytes again.
+    pub fn take_descriptor(&mut self) -> Value {
+        match self.parsed.take() {
+            Some(v) => v,
+            None => crate::json::parse_strict(&self.body).unwrap_or(Value::Null),
+        }
+    }
 }
 
 /// A key resolver that remembers the first error its inner resolver
