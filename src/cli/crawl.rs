@@ -284,7 +284,11 @@ impl Verify {
         let url = e.input.as_str();
         match verify_or_expand(&self.resolver, url, &self.catalog) {
             UrlInput::Document(r) => match *r {
-                Ok(v) => result(super::net::success_report("verify", url, &v)),
+                Ok(mut v) => {
+                    // One parse of the descriptor, moved into the report.
+                    let d = v.take_descriptor();
+                    result(super::net::success_report_with("verify", url, &v, d))
+                }
                 Err(e) if is_back_pressure(&e) => Step::Postpone {
                     code: e.code().into(),
                     reason: e.to_string(),

@@ -107,6 +107,19 @@ pub(super) fn options(
 }
 
 pub(super) fn success_report(command: &str, subject: &str, v: &UrlVerified) -> Report {
+    // A clone of the parsed value, not a copy through the serializer.
+    success_report_with(command, subject, v, v.descriptor().clone())
+}
+
+/// [`success_report`] with `descriptor` (`v`'s, parsed) as
+/// `details.descriptor`: a caller that owns `v` moves the value in
+/// ([`UrlVerified::take_descriptor`]) instead of cloning it.
+pub(super) fn success_report_with(
+    command: &str,
+    subject: &str,
+    v: &UrlVerified,
+    descriptor: serde_json::Value,
+) -> Report {
     let mut r = match (&v.http_signature, &v.jws) {
         (Some(h), _) => Report::from_http(command, Some(subject), h),
         (None, Some(j)) => Report::from_jws(command, Some(subject), &j.jws),
@@ -157,8 +170,7 @@ pub(super) fn success_report(command: &str, subject: &str, v: &UrlVerified) -> R
         v.key_authority.as_ref().map(|a| format!("{a:?}")),
     );
     r.detail("cache", v.cache);
-    // A clone of the parsed value, not a copy through the serializer.
-    r.detail_value("descriptor", v.descriptor().clone());
+    r.detail_value("descriptor", descriptor);
     // The library's verdict (one signature verified, none invalid: a
     // signature by an untrusted key listed above does not fail it), or
     // `unsigned` for a descriptor no trusted key vouches for, accepted by

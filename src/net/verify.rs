@@ -395,6 +395,17 @@ impl UrlVerified {
         self.parsed
             .get_or_init(|| crate::json::parse_strict(&self.body).unwrap_or(Value::Null))
     }
+
+    /// The descriptor as [`descriptor`](Self::descriptor) gives it, moved
+    /// out rather than cloned: for a caller done with `self` that puts the
+    /// value into a report (a crawl worker), one parse and no copy. A
+    /// later [`descriptor`](Self::descriptor) parses the bytes again.
+    pub fn take_descriptor(&mut self) -> Value {
+        match self.parsed.take() {
+            Some(v) => v,
+            None => crate::json::parse_strict(&self.body).unwrap_or(Value::Null),
+        }
+    }
 }
 
 /// A key resolver that remembers the first error its inner resolver
@@ -1244,5 +1255,44 @@ mod tests {
     fn resolver_is_send_sync_clone() {
         assert_send_sync_clone::<super::Resolver>();
         assert_send_sync_clone::<super::Fetcher>();
+    }
+
+    /// The value moved out is the one `descriptor` gives (document order,
+    /// the strict parse's numbers), parsed or not yet, and `descriptor`
+    /// still answers after it.
+    #[test]
+    fn a_taken_descriptor_is_the_parsed_one() {
+        let body = br#"{"z":1,"a":[1.5,-0.0,"\u00e9\/"],"name":"x"}"#.to_vec();
+        let v = |parsed: bool| {
+            let v = super::UrlVerified {
+                url: "https://example.com/a.json".into(),
+                redirects: Vec::new(),
+                body: body.clone(),
+                digest_checked: false,
+                http_signature: None,
+                jws: None,
+                card: None,
+                key_authority: None,
+                cache: crate::net::CacheStatus::Network,
+                jws_skipped: false,
+                not_checked: Vec::new(),
+                parsed: std::sync::OnceLock::new(),
+            };
+            if parsed {
+                let _ = v.descriptor();
+            }
+            v
+        };
+        let want = crate::json::parse_strict(&body).unwrap();
+        for parsed in [false, true] {
+            let mut v = v(parsed);
+            let taken = v.take_descriptor();
+            assert_eq!(taken, want);
+            assert_eq!(
+                serde_json::to_string(&taken).unwrap(),
+                r#"{"z":1,"a":[1.5,-0.0,"é/"],"name":"x"}"#
+            );
+            assert_eq!(v.descriptor(), &want);
+        }
     }
 }
