@@ -13,6 +13,7 @@ mod net_support;
 #[path = "redis_support/mod.rs"]
 mod redis_support;
 
+use agentsig::net::crawl::DEFAULT_MAX_ATTEMPTS;
 use agentsig::net::{FetchPolicy, Fetcher, Resolver};
 use agentsig::replay::stream::{input_id, CrawlQueue};
 use agentsig::{descriptor, Algorithm, SigningKey};
@@ -491,6 +492,71 @@ fn an_attempt_without_a_permit_is_put_off_without_counting() {
     );
 }
 
+/// Results whose write Redis refused are kept and written once it accepts
+/// writes again, not found again after their lease in another attempt:
+/// Redis refuses every write (`min-replicas-to-write` with no replica, as
+/// on a primary that lost its replicas) from the first verification until
+/// well after the entries' lease has run out. Each input is verified once
+/// and verified in its result, with one attempt (at one attempt allowed,
+/// a lost result would have ended it as `crawl.gave-up`).
+#[test]
+fn results_refused_by_redis_are_written_once_it_is_back() {
+    use agentsig::net::crawl::Step;
+    use agentsig::replay::stream::CrawlEntry;
+    use agentsig::report::Report;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let inputs: Vec<String> = (0..3)
+        .map(|i| format!("https://a.example/{i}.json"))
+        .collect();
+    let Some((redis, queue)) = one_thread_crawl("refused", &inputs, &[]) else {
+        return;
+    };
+    let calls: HashMap<&str, AtomicU32> = inputs
+        .iter()
+        .map(|i| (i.as_str(), AtomicU32::new(0)))
+        .collect();
+    let lease = std::time::Duration::from_millis(500);
+    let port = redis.port;
+    let cli = move |args: &[&str]| {
+        Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let refused = std::sync::Once::new();
+    let verify = |e: &CrawlEntry| {
+        refused.call_once(|| {
+            cli(&["CONFIG", "SET", "min-replicas-to-write", "1"]);
+            std::thread::spawn(move || {
+                std::thread::sleep(lease * 4);
+                cli(&["CONFIG", "SET", "min-replicas-to-write", "0"]);
+            });
+        });
+        calls[e.input.as_str()].fetch_add(1, Ordering::SeqCst);
+        let mut r = Report::done("verify", Some(&e.input));
+        r.set_verdict(agentsig::report::Verdict::Verified);
+        Step::Result(Box::new(r))
+    };
+    let counts = run_one_thread(
+        &queue,
+        |o| {
+            o.max_attempts = 1;
+            o.lease = lease;
+        },
+        &verify,
+    );
+    assert_eq!(counts.results, 3, "{counts:?}");
+    for i in &inputs {
+        assert_eq!(calls[i.as_str()].load(Ordering::SeqCst), 1, "{i}");
+    }
+    for (_, input, report) in queue.results("0", 10).unwrap() {
+        let r: Value = serde_json::from_slice(&report).unwrap();
+        assert_eq!(r["verdict"], "verified", "{input}: {r}");
+        assert_eq!(r["details"]["crawl_attempts"], 1, "{input}: {r}");
+    }
+}
+
 /// A thread writes the results of the inputs it took together, with its
 /// next take, in one script call: one result per input (a duplicated
 /// entry in the same batch only acknowledged), each entry acknowledged
@@ -627,14 +693,14 @@ fn a_crawl_over_sentinel_survives_the_primary_killed_with_one_result_per_input()
     std::fs::write(dir.join("urls.txt"), urls.join("\n")).unwrap();
     let name = "crawl-fo";
     let queue = add_urls(&dir, &redis, name);
-    // A result lost with the primary is found again once its entry's lease
-    // ends, and that attempt counts ("a worker lost mid-input counts as
-    // one"): room for a few such losses, so that a verdict is checked, not
-    // the attempt bound.
+    // The default attempts an input: entries taken by a call whose answer
+    // was lost with the primary are found again once their lease ends, and
+    // that attempt counts ("a worker lost mid-input counts as one"); results
+    // Redis could not take are kept and written once it is back.
     let workers: Vec<Child> = (0..2)
         .map(|i| {
             let (w, out) = (format!("w{i}"), format!("w{i}.jsonl"));
-            worker_with(&dir, &redis, name, &w, &out, 5)
+            worker_with(&dir, &redis, name, &w, &out, DEFAULT_MAX_ATTEMPTS)
         })
         .collect();
     redis_support::until("a third of the results", || {

@@ -365,11 +365,10 @@ struct Ctx<'a> {
 /// write their results with the next take.
 fn thread_loop(cx: &Ctx<'_>, stop: &AtomicBool, epoch: Instant) -> Result<(), ReplayError> {
     let mut decided: Vec<Decided> = Vec::new();
-    let r = work_loop(cx, stop, epoch, &mut decided);
-    if r.is_ok() {
-        // Stopped: the results at hand are written before the thread ends.
-        write_results(cx, &mut decided, 0)?;
-    } else {
+    // Stopped: the results at hand are written before the thread ends.
+    let r = work_loop(cx, stop, epoch, &mut decided)
+        .and_then(|()| write_results(cx, &mut decided, 0).map(drop));
+    if r.is_err() {
         forget(cx.shared, &mut decided);
     }
     r
@@ -510,7 +509,14 @@ fn report_buffer() -> Vec<u8> {
 
 /// Write the results at hand and take up to `take` new entries, in one
 /// round trip ([`CrawlQueue::finish_and_take`]): the entries taken, and
-/// whether the crawl is stopped (then nothing is taken).
+/// whether the crawl is stopped (then nothing is taken). When Redis fails
+/// the results are kept, their entries still held (their leases renewed),
+/// and written by the next call once it is back (within [`REDIS_GRACE`]):
+/// a result lost with a failed write would be found again only when its
+/// lease ran out, in another attempt that counts towards
+/// [`WorkerOptions::max_attempts`], so a Redis failover could end a healthy
+/// input as `crawl.gave-up`. Writing a result twice is harmless: the
+/// finishing script records each input's result once.
 fn write_results(
     cx: &Ctx<'_>,
     decided: &mut Vec<Decided>,
@@ -534,13 +540,7 @@ fn write_results(
         .collect();
     let r = cx.queue.finish_and_take(&done, &cx.opts.consumer, take);
     drop(done);
-    let r = match r {
-        Ok(r) => r,
-        Err(e) => {
-            forget(shared, decided);
-            return Err(e);
-        }
-    };
+    let r = r?;
     for (d, f) in decided.iter().zip(&r.finished) {
         match f {
             Finished::Written => {
