@@ -137,7 +137,7 @@ impl Outcome {
     /// `unavailable`, `not-verified`), as `verify URL` reports it.
     #[cfg(feature = "net")]
     fn url_failed(subject: &str, e: &agentsig::net::verify::UrlVerifyError) -> Outcome {
-        let report = super::net::failure_report("verify", subject, e);
+        let report = e.report("verify", subject);
         Outcome {
             verified: false,
             unsigned: false,
@@ -714,7 +714,7 @@ impl Urls {
         Outcome {
             verified: true,
             unsigned: !v.signed(),
-            report: json.then(|| super::net::success_report("verify", url, v)),
+            report: json.then(|| v.report("verify", url)),
             line,
         }
     }

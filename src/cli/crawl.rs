@@ -9,10 +9,9 @@
 use super::args::FetchArgs;
 use super::net::NetArgs;
 use super::{CliError, CliResult, TrustedKeyArgs};
-use agentsig::catalog::{CatalogInput, CatalogOptions, EntryCheck};
+use agentsig::catalog::CatalogOptions;
 use agentsig::net::crawl::{
-    failed_report, is_back_pressure, is_transient, run_worker, FleetGate, Step, WorkerOptions,
-    DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS,
+    run_worker, FleetGate, VerifyStep, WorkerOptions, DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS,
 };
 use agentsig::replay::stream::{CrawlEntry, CrawlQueue};
 use agentsig::report::{Report, Verdict};
@@ -266,106 +265,6 @@ fn add(a: &AddArgs) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One input's verification, by the rule `verify URL` and `verify
-/// --batch` follow ([`agentsig::net::catalog::verify_or_expand`]): a
-/// catalog (an origin's well-known one, a catalog URL, or one recognised in
-/// what a URL served) is expanded into its entries (queued), anything else
-/// is verified by the shared resolver. A failure worth trying again (a
-/// timeout, 5xx, 429), of a document or of a catalog's fetch, is retried;
-/// one that found no connection permit is put off without counting.
-struct Verify {
-    resolver: agentsig::net::Resolver,
-    catalog: CatalogOptions,
-}
-
-impl Verify {
-    fn step(&self, e: &CrawlEntry) -> Step {
-        use agentsig::net::catalog::{verify_or_expand, UrlInput};
-        let url = e.input.as_str();
-        match verify_or_expand(&self.resolver, url, &self.catalog) {
-            UrlInput::Document(r) => match *r {
-                Ok(mut v) => {
-                    // One parse of the descriptor, moved into the report.
-                    let d = v.take_descriptor();
-                    result(super::net::success_report_with("verify", url, &v, d))
-                }
-                Err(e) if is_back_pressure(&e) => Step::Postpone {
-                    code: e.code().into(),
-                    reason: e.to_string(),
-                },
-                Err(e) if is_transient(&e) => Step::Retry {
-                    code: e.code().into(),
-                    reason: e.to_string(),
-                },
-                Err(e) => result(super::net::failure_report("verify", url, &e)),
-            },
-            UrlInput::Catalog {
-                url: c, entries, ..
-            } => expanded(url, &c, &entries),
-            UrlInput::CatalogFailed { error, .. } => catalog_failed(url, &error),
-            _ => result(failed_report(
-                url,
-                "crawl.bad-input",
-                "an input this version cannot check",
-            )),
-        }
-    }
-}
-
-/// A catalog that could not be checked, by the rule a document's failure
-/// follows: a fetch that got no connection permit never reached the origin
-/// and is put off without counting; a failure worth another attempt (a
-/// timeout, 5xx, 429) is retried; any other is the input's result.
-fn catalog_failed(url: &str, error: &agentsig::net::catalog::CatalogUrlError) -> Step {
-    use agentsig::net::catalog::CatalogUrlError;
-    let (code, reason) = (error.code().to_owned(), error.to_string());
-    match error {
-        CatalogUrlError::Unreachable(f) if f.is_no_permit() => Step::Postpone { code, reason },
-        CatalogUrlError::Unreachable(f) if f.is_transient() => Step::Retry { code, reason },
-        _ => result(failed_report(url, &code, &reason)),
-    }
-}
-
-fn result(r: Report) -> Step {
-    Step::Result(Box::new(r))
-}
-
-/// A catalog's own result (`done`: it was read and its entries queued;
-/// each entry gets its own result) and its entry URLs. Entries this
-/// version checks without a URL fetch (refused or not checked ones) are
-/// listed in the catalog's result with why.
-fn expanded(input: &str, catalog: &str, inputs: &[CatalogInput]) -> Step {
-    let mut r = Report::error("verify", Some(input), "", "");
-    r.error = None;
-    let mut entries = Vec::new();
-    let mut other = Vec::new();
-    for i in inputs {
-        match i.check() {
-            EntryCheck::VerifyUrl(u) => entries.push(u.to_owned()),
-            EntryCheck::Refused(why) => other.push(serde_json::json!({"entry": i.pointer, "refused": why})),
-            EntryCheck::NotChecked(why) => other.push(serde_json::json!({"entry": i.pointer, "not_checked": why})),
-            _ => other.push(serde_json::json!({"entry": i.pointer, "refused": "an entry this version cannot check"})),
-        }
-    }
-    r.check(
-        "crawl.catalog-expanded",
-        true,
-        format!(
-            "{} entries queued, each verified as its own input",
-            entries.len()
-        ),
-    );
-    r.detail("catalog", catalog);
-    if !other.is_empty() {
-        r.detail("catalog_entries_not_queued", other);
-    }
-    r.set_verdict(Verdict::Done);
-    Step::Expand {
-        report: Box::new(r),
-        entries,
-    }
-}
-
 /// The default consumer name: host name and process id.
 fn consumer_name() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -421,10 +320,10 @@ fn work(a: &WorkArgs) -> CliResult {
         .gate(Arc::new(gate));
     let fetcher = fetch.fetcher_with(policy)?;
     let options = super::net::options(&a.net, &a.trust, a.max_age, None)?;
-    let v = Verify {
-        resolver: agentsig::net::Resolver::with_options(fetcher, options),
-        catalog: CatalogOptions::default(),
-    };
+    let v = VerifyStep::new(
+        agentsig::net::Resolver::with_options(fetcher, options),
+        CatalogOptions::default(),
+    );
     let jsonl = match &a.results_out {
         Some(p) => Some(Mutex::new(
             std::fs::OpenOptions::new()
@@ -573,46 +472,7 @@ fn status(a: &StatusArgs) -> CliResult {
 
 #[cfg(test)]
 mod tests {
-    use super::{catalog_failed, normalize};
-    use agentsig::net::catalog::CatalogUrlError;
-    use agentsig::net::crawl::Step;
-    use agentsig::net::FetchError;
-
-    /// A catalog's fetch failure is classed as a document's: no permit is
-    /// put off (the origin was never asked), a timeout or a 503 retried,
-    /// a refusal or a 403 the input's result at once.
-    #[test]
-    fn a_catalog_failure_is_classed_as_a_documents() {
-        let url = "https://a.example/.well-known/ai-catalog.json";
-        let step = |e: FetchError| catalog_failed(url, &CatalogUrlError::Unreachable(e));
-        let no_permit = FetchError::NoPermit {
-            url: url.into(),
-            message: "a.example:443: no connection permit within the deadline".into(),
-        };
-        assert!(
-            matches!(step(no_permit), Step::Postpone { ref code, .. } if code == "fetch.failed")
-        );
-        let status = |status| FetchError::Status {
-            url: url.into(),
-            status,
-        };
-        assert!(matches!(step(status(503)), Step::Retry { .. }));
-        let Step::Result(r) = step(status(403)) else {
-            panic!("a 403 is retried");
-        };
-        let e = r
-            .error
-            .as_ref()
-            .map(|e| (e.code.as_str(), e.message.as_str()));
-        assert!(
-            matches!(e, Some(("fetch.failed", m)) if m.contains("403")),
-            "{e:?}"
-        );
-        assert!(matches!(
-            catalog_failed(url, &CatalogUrlError::Fetch("HTTP status 204".into())),
-            Step::Result(_)
-        ));
-    }
+    use super::normalize;
 
     #[test]
     fn inputs_are_urls_or_origins() {

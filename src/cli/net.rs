@@ -106,118 +106,6 @@ pub(super) fn options(
     Ok(o)
 }
 
-pub(super) fn success_report(command: &str, subject: &str, v: &UrlVerified) -> Report {
-    // A clone of the parsed value, not a copy through the serializer.
-    success_report_with(command, subject, v, v.descriptor().clone())
-}
-
-/// [`success_report`] with `descriptor` (`v`'s, parsed) as
-/// `details.descriptor`: a caller that owns `v` moves the value in
-/// ([`UrlVerified::take_descriptor`]) instead of cloning it.
-pub(super) fn success_report_with(
-    command: &str,
-    subject: &str,
-    v: &UrlVerified,
-    descriptor: serde_json::Value,
-) -> Report {
-    let mut r = match (&v.http_signature, &v.jws) {
-        (Some(h), _) => Report::from_http(command, Some(subject), h),
-        (None, Some(j)) => Report::from_jws(command, Some(subject), &j.jws),
-        (None, None) => {
-            let mut r = Report::error(command, Some(subject), "", "");
-            r.error = None;
-            r
-        }
-    };
-    if let (Some(_), Some(j)) = (&v.http_signature, &v.jws) {
-        r.signatures
-            .extend(agentsig::report::jws_signatures(&j.jws));
-    }
-    if let Some(card) = &v.card {
-        for s in card.signatures.iter().flatten() {
-            r.signatures.extend(agentsig::report::jws_signatures(s));
-        }
-        r.check(
-            "a2a.card-signatures",
-            true,
-            format!(
-                "{} embedded A2A card signature(s) checked",
-                card.signatures.len()
-            ),
-        );
-    }
-    r.check(
-        "digest.content-digest",
-        true,
-        if v.digest_checked {
-            "Content-Digest matches the body"
-        } else {
-            "no Content-Digest sent"
-        },
-    );
-    r.detail("url", &v.url);
-    r.detail("redirects", &v.redirects);
-    r.detail("signed", v.signed());
-    r.detail("checked", v.checked());
-    if v.jws_skipped {
-        r.detail("jws_skipped", true);
-    }
-    if !v.not_checked.is_empty() {
-        r.detail("not_checked", &v.not_checked);
-    }
-    r.detail(
-        "key_authority",
-        v.key_authority.as_ref().map(|a| format!("{a:?}")),
-    );
-    r.detail("cache", v.cache);
-    r.detail_value("descriptor", descriptor);
-    // The library's verdict (one signature verified, none invalid: a
-    // signature by an untrusted key listed above does not fail it), or
-    // `unsigned` for a descriptor no trusted key vouches for, accepted by
-    // policy (docs/report.md).
-    r.set_verdict(v.verdict());
-    r.error = if v.signed() {
-        None
-    } else {
-        Some(agentsig::report::Problem::new(
-            "descriptor.unsigned",
-            unsigned_text(v),
-        ))
-    };
-    r
-}
-
-/// Why no trusted key vouches for `v`, for people.
-fn unsigned_text(v: &UrlVerified) -> String {
-    if v.not_checked.is_empty() {
-        format!(
-            "not signed: neither an RFC 9421 signature nor a detached JWS (Content-Digest {})",
-            if v.digest_checked {
-                "checked"
-            } else {
-                "absent"
-            }
-        )
-    } else {
-        "signed only by keys that are not trusted".to_owned()
-    }
-}
-
-/// The report of a URL that did not verify: its verdict is the library's
-/// ([`agentsig::net::verify::UrlVerifyError::verdict`]: `unsigned`,
-/// `unavailable` or `not-verified`), with the signatures it left
-/// `not-checked` when the keys could not be fetched.
-pub fn failure_report(
-    command: &str,
-    subject: &str,
-    e: &agentsig::net::verify::UrlVerifyError,
-) -> Report {
-    let mut r = Report::error(command, Some(subject), e.code(), &e.to_string());
-    r.set_verdict(e.verdict());
-    r.signatures = e.signatures().to_vec();
-    r
-}
-
 /// The text line of a URL that did not verify, its verdict first.
 pub fn failure_text(subject: &str, verdict: Verdict, message: &str) -> String {
     match verdict {
@@ -236,7 +124,7 @@ fn url_failure(
     json: bool,
 ) -> CliResult {
     if json {
-        super::print_report(&failure_report(command, subject, e));
+        super::print_report(&e.report(command, subject));
     } else {
         errln!("{}", failure_text(subject, e.verdict(), &e.to_string()));
     }
@@ -256,7 +144,7 @@ fn failure(command: &str, subject: &str, code: &str, message: String, json: bool
 
 fn success(command: &str, subject: &str, v: &UrlVerified, json: bool) -> CliResult {
     if json {
-        super::print_report(&success_report(command, subject, v));
+        super::print_report(&v.report(command, subject));
     } else {
         for r in &v.redirects {
             if r.authority_changed {
@@ -275,7 +163,7 @@ fn success(command: &str, subject: &str, v: &UrlVerified, json: bool) -> CliResu
         } else {
             errln!(
                 "{subject}: unsigned, NOT verified: {}; accepted by policy (--allow-unsigned, or resolve without --require-signed)",
-                unsigned_text(v)
+                v.unsigned_reason()
             );
         }
         use std::io::Write as _;
@@ -407,7 +295,7 @@ fn success_pinned(
     let d = pin_decision(pins, v);
     if d.passed {
         if json {
-            let mut r = success_report(command, subject, v);
+            let mut r = v.report(command, subject);
             r.check(d.code, true, d.message);
             super::print_report(&r);
             return Ok(ExitCode::SUCCESS);
@@ -416,7 +304,7 @@ fn success_pinned(
         return success(command, subject, v, json);
     }
     if json {
-        let mut r = success_report(command, subject, v);
+        let mut r = v.report(command, subject);
         r.check(d.code, false, d.message.clone());
         r.set_verdict(Verdict::NotVerified);
         r.error = Some(agentsig::report::Problem::new(d.code, d.message));

@@ -144,6 +144,156 @@ pub fn failed_report(input: &str, code: &str, message: &str) -> Report {
     r
 }
 
+/// One crawl input verified exactly as `verify URL` and `verify --batch`
+/// verify it ([`verify_or_expand`](super::catalog::verify_or_expand)): a
+/// catalog (an origin's well-known one, a catalog URL, or one recognised in
+/// what a URL served) is expanded into its entries, each queued as its own
+/// input ([`Step::Expand`]); anything else is verified by the shared
+/// [`Resolver`](super::Resolver) and its report is the input's result, the
+/// report `verify URL --json` gives ([`UrlVerified::report`](super::verify::UrlVerified::report)).
+///
+/// A failure, of a document or of a catalog's fetch, follows one rule: a
+/// fetch that got no connection permit never reached the origin and is put
+/// off without counting ([`Step::Postpone`]); one worth another attempt (a
+/// timeout, a 5xx or 429 answer) is retried ([`Step::Retry`]); any other is
+/// the input's result.
+///
+/// ```no_run
+/// use agentsig::catalog::CatalogOptions;
+/// use agentsig::net::crawl::{run_worker, VerifyStep, WorkerOptions};
+/// use agentsig::net::{Fetcher, Resolver};
+/// use agentsig::replay::stream::{CrawlEntry, CrawlQueue};
+/// use std::sync::atomic::AtomicBool;
+///
+/// let queue = CrawlQueue::open("redis://127.0.0.1:6379", "agents")?;
+/// let verify = VerifyStep::new(Resolver::new(Fetcher::new()?), CatalogOptions::default());
+/// let options = WorkerOptions::new("worker-1");
+/// let stop = AtomicBool::new(false);
+/// let on_result = |_: &CrawlEntry, verified: bool, report: &[u8]| {
+///     println!("{verified}: {}", String::from_utf8_lossy(report));
+/// };
+/// run_worker(&queue, &options, &|e| verify.step(e), &on_result, &stop)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct VerifyStep {
+    resolver: super::Resolver,
+    catalog: crate::catalog::CatalogOptions,
+}
+
+impl VerifyStep {
+    /// Inputs verified by `resolver` (its fetcher, fetch policy and key
+    /// caches), catalogs expanded under `catalog`'s bounds.
+    pub fn new(resolver: super::Resolver, catalog: crate::catalog::CatalogOptions) -> VerifyStep {
+        VerifyStep { resolver, catalog }
+    }
+
+    /// The resolver inputs are verified by.
+    pub fn resolver(&self) -> &super::Resolver {
+        &self.resolver
+    }
+
+    /// What verifying `entry`'s input gave.
+    pub fn step(&self, entry: &CrawlEntry) -> Step {
+        use super::catalog::{verify_or_expand, UrlInput};
+        let url = entry.input.as_str();
+        match verify_or_expand(&self.resolver, url, &self.catalog) {
+            UrlInput::Document(r) => match *r {
+                // One parse of the descriptor, moved into the report.
+                Ok(v) => Step::Result(Box::new(v.into_report("verify", url))),
+                Err(e) => document_failed(url, &e),
+            },
+            UrlInput::Catalog {
+                url: c, entries, ..
+            } => expanded(url, &c, &entries),
+            UrlInput::CatalogFailed { error, .. } => catalog_failed(url, &error),
+        }
+    }
+}
+
+/// A descriptor that did not verify: put off, retried, or its report
+/// the input's result ([`failed`]).
+fn document_failed(url: &str, e: &UrlVerifyError) -> Step {
+    failed(fetch_failure(e), e.code(), e.to_string(), || {
+        e.report("verify", url)
+    })
+}
+
+/// A catalog that could not be checked, by the rule a document's failure
+/// follows ([`failed`]).
+fn catalog_failed(url: &str, error: &super::catalog::CatalogUrlError) -> Step {
+    use super::catalog::CatalogUrlError;
+    let fetch = match error {
+        CatalogUrlError::Unreachable(f) => Some(f),
+        _ => None,
+    };
+    let (code, reason) = (error.code(), error.to_string());
+    failed(fetch, code, reason.clone(), || {
+        failed_report(url, code, &reason)
+    })
+}
+
+/// A failed verification's step, by its fetch failure if one caused it:
+/// no permit put off, a transient failure retried, anything else the
+/// input's result (`report`).
+fn failed(
+    fetch: Option<&super::fetch::FetchError>,
+    code: &str,
+    reason: String,
+    report: impl FnOnce() -> Report,
+) -> Step {
+    match fetch {
+        Some(f) if f.is_no_permit() => Step::Postpone {
+            code: code.to_owned(),
+            reason,
+        },
+        Some(f) if f.is_transient() => Step::Retry {
+            code: code.to_owned(),
+            reason,
+        },
+        _ => Step::Result(Box::new(report())),
+    }
+}
+
+/// A catalog's own result (`done`: it was read and its entries queued;
+/// each entry gets its own result) and its entry URLs. Entries this
+/// version checks without a URL fetch (refused or not checked ones) are
+/// listed in the catalog's result with why.
+fn expanded(input: &str, catalog: &str, inputs: &[crate::catalog::CatalogInput]) -> Step {
+    use crate::catalog::EntryCheck;
+    use serde_json::json;
+    let mut r = Report::error("verify", Some(input), "", "");
+    r.error = None;
+    let mut entries = Vec::new();
+    let mut other = Vec::new();
+    for i in inputs {
+        match i.check() {
+            EntryCheck::VerifyUrl(u) => entries.push(u.to_owned()),
+            EntryCheck::Refused(why) => other.push(json!({"entry": i.pointer, "refused": why})),
+            EntryCheck::NotChecked(why) => {
+                other.push(json!({"entry": i.pointer, "not_checked": why}))
+            }
+        }
+    }
+    r.check(
+        "crawl.catalog-expanded",
+        true,
+        format!(
+            "{} entries queued, each verified as its own input",
+            entries.len()
+        ),
+    );
+    r.detail("catalog", catalog);
+    if !other.is_empty() {
+        r.detail("catalog_entries_not_queued", other);
+    }
+    r.set_verdict(Verdict::Done);
+    Step::Expand {
+        report: Box::new(r),
+        entries,
+    }
+}
+
 /// How a worker process runs.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -1408,5 +1558,70 @@ mod tests {
         assert_eq!(no_permit.code(), "fetch.timeout");
         let r = failed_report("https://a.example/", "crawl.gave-up", "3 attempts");
         assert_eq!(labels(&r), ("not-verified", "crawl.gave-up".into()));
+    }
+
+    /// One rule for a document's failure and a catalog's: no permit is put
+    /// off (the origin was never asked), a timeout or a 503 retried, a
+    /// refusal or a 403 the input's result at once, the report `verify URL
+    /// --json` gives.
+    #[test]
+    fn a_failure_is_put_off_retried_or_the_result_by_one_rule() {
+        use crate::net::catalog::CatalogUrlError;
+        let url = "https://a.example/.well-known/ai-catalog.json";
+        let no_permit = || FetchError::NoPermit {
+            url: url.into(),
+            message: "a.example:443: no connection permit within the deadline".into(),
+        };
+        let status = |status| FetchError::Status {
+            url: url.into(),
+            status,
+        };
+        // Each failure with the code its report carries.
+        let catalog = |e: FetchError| {
+            let e = CatalogUrlError::Unreachable(e);
+            (catalog_failed(url, &e), e.code())
+        };
+        let document = |e: FetchError| {
+            let e = UrlVerifyError::Fetch(e);
+            (document_failed(url, &e), e.code())
+        };
+        type Classify<'a> = &'a dyn Fn(FetchError) -> (Step, &'static str);
+        for classify in [&catalog as Classify, &document] {
+            let (step, want) = classify(no_permit());
+            assert!(
+                matches!(step, Step::Postpone { ref code, .. } if code == want),
+                "{step:?}"
+            );
+            let (step, want) = classify(status(503));
+            assert!(
+                matches!(step, Step::Retry { ref code, .. } if code == want),
+                "{step:?}"
+            );
+            let (Step::Result(r), want) = classify(status(403)) else {
+                panic!("a 403 is retried");
+            };
+            assert_eq!(r.verdict, Verdict::NotVerified);
+            let e = r
+                .error
+                .as_ref()
+                .map(|e| (e.code.as_str(), e.message.as_str()));
+            assert!(
+                matches!(e, Some((code, m)) if code == want && m.contains("403")),
+                "{e:?}"
+            );
+        }
+        assert!(matches!(
+            catalog_failed(url, &CatalogUrlError::Fetch("HTTP status 204".into())),
+            Step::Result(_)
+        ));
+        // A document's result is its `verify URL` report, byte for byte.
+        let e = UrlVerifyError::Fetch(status(404));
+        let Step::Result(r) = document_failed(url, &e) else {
+            panic!("a 404 is retried");
+        };
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            serde_json::to_string(&e.report("verify", url)).unwrap()
+        );
     }
 }

@@ -15,6 +15,7 @@ pub mod disk;
 pub mod facade;
 pub mod fetch;
 pub mod fleet;
+mod report;
 pub mod resolve;
 pub mod verify;
 pub mod webbotauth;
