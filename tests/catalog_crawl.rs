@@ -228,7 +228,9 @@ fn verify_an_origin_finds_the_well_known_catalog_or_falls_back() {
 }
 
 /// A well-known catalog the host fails to serve (a 500) is a failure, not
-/// a silent fall-back to the origin.
+/// a silent fall-back to the origin. Nothing could be checked: the verdict
+/// is `unavailable`, as for a descriptor the host fails to serve, in
+/// `verify URL` and `verify --batch` alike.
 #[test]
 fn a_failing_well_known_catalog_is_not_skipped() {
     let e = env();
@@ -237,6 +239,10 @@ fn a_failing_well_known_catalog_is_not_skipped() {
         with_status(Resp::ok("text/plain", "boom"), 500),
     );
     e.srv.route("/", Resp::json(&json!({"name": "x"})));
+    e.srv.route(
+        "/agent.json",
+        with_status(Resp::ok("text/plain", "boom"), 500),
+    );
     let origin = e.srv.url("agent.example", "/");
     let o = cli(&e, &["verify", &origin]);
     assert_eq!(
@@ -246,6 +252,37 @@ fn a_failing_well_known_catalog_is_not_skipped() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert_eq!(e.srv.hit_count("/"), 0);
+
+    let verdict = |o: &std::process::Output| -> Vec<(String, String)> {
+        serde_json::Deserializer::from_slice(&o.stdout)
+            .into_iter::<Value>()
+            .map(|v| {
+                let v = v.expect("JSON reports");
+                (
+                    v["verdict"].as_str().unwrap_or("").to_owned(),
+                    v["error"]["code"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect()
+    };
+    let unavailable = ("unavailable".to_owned(), "fetch.failed".to_owned());
+    let document = e.url("/agent.json");
+    for url in [origin.as_str(), document.as_str()] {
+        let o = cli(&e, &["verify", url, "--json"]);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(verdict(&o), std::slice::from_ref(&unavailable), "{url}");
+    }
+    let dir =
+        std::env::temp_dir().join(format!("agentsig-crawl-unavailable-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let list = dir.join("list.txt");
+    std::fs::write(&list, format!("{origin}\n{document}\n")).expect("list");
+    let list = list.to_str().expect("path").to_owned();
+    let o = cli(&e, &["verify", "--batch", &list, "--ordered", "--json"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(1));
+    // One report an input, then the run's summary.
+    assert_eq!(verdict(&o)[..2], [unavailable.clone(), unavailable]);
 }
 
 // ---- 2. MCP Server Cards by url -----------------------------------------

@@ -178,6 +178,8 @@ test('verifyCatalogUrl fetches on the libuv pool while the event loop serves the
       assert.ok(e instanceof a.FetchError && e instanceof a.NotVerified);
       assert.equal(e.code, 'fetch.failed');
       assert.equal(e.report.error.code, 'fetch.failed');
+      // Nothing could be checked: unavailable, as `agentsig verify URL --json` says.
+      assert.equal(e.report.verdict, 'unavailable');
       return true;
     });
     await assert.rejects(s.verifier.verifyCatalogUrl('http://example.com/.well-known/ai-catalog.json'), a.BadInput);

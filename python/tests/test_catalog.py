@@ -182,6 +182,8 @@ def test_a_catalog_fetched_by_url_verifies_as_the_file_does(signed, served):
     with pytest.raises(agentsig.FetchError) as e:
         v.verify_catalog_url(served["url"], extra_roots_pem=[served["ca"]])
     assert e.value.code == "fetch.failed" and e.value.report.error["code"] == "fetch.failed"
+    # Nothing could be checked: unavailable, as `agentsig verify URL --json` says.
+    assert e.value.report.verdict == "unavailable"
     with pytest.raises(agentsig.BadInput):
         v.verify_catalog_url("http://example.com/.well-known/ai-catalog.json")
 

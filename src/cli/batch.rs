@@ -146,6 +146,19 @@ impl Outcome {
         }
     }
 
+    /// A catalog that could not be checked, with the library's verdict
+    /// (`unavailable` when it could not be fetched), as `verify URL`
+    /// reports it.
+    #[cfg(feature = "net")]
+    fn catalog_failed(subject: &str, e: &agentsig::net::catalog::CatalogUrlError) -> Outcome {
+        Outcome {
+            verified: false,
+            unsigned: false,
+            line: super::net::failure_text(&esc(subject), e.verdict(), &esc(&e.to_string())),
+            report: Some(e.report("verify", subject)),
+        }
+    }
+
     /// An input by URL that `--offline` does not fetch: not verified, and
     /// said so.
     fn offline(subject: &str) -> Outcome {
@@ -737,9 +750,7 @@ impl Urls {
                 Err(e) => vec![Outcome::url_failed(url, &e)],
             },
             UrlInput::Catalog { url, entries, job } => self.entries(&job, &url, &entries, json),
-            UrlInput::CatalogFailed { url, error } => {
-                vec![Outcome::failed(&url, error.code(), error.to_string())]
-            }
+            UrlInput::CatalogFailed { url, error } => vec![Outcome::catalog_failed(&url, &error)],
             _ => vec![Outcome::failed(
                 url,
                 "batch.bad-input",

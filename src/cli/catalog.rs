@@ -205,8 +205,18 @@ pub fn verify_url(v: &VerifyCatalog<'_>, url: &str) -> CliResult {
     refuse_unsupported(v)?;
     match fetch_and_verify(v, url)? {
         Ok(code) => Ok(code),
-        Err(e) => Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed")),
+        Err(e) => Err(unchecked(url, &e)),
     }
+}
+
+/// A catalog URL that could not be checked: exit 1 with the library's code
+/// and verdict (`unavailable` when the catalog could not be fetched, as for
+/// a descriptor; [`agentsig::net::catalog::CatalogUrlError::verdict`]).
+#[cfg(feature = "net")]
+fn unchecked(url: &str, e: &agentsig::net::catalog::CatalogUrlError) -> CliError {
+    CliError::failed(format!("{}: {e}", esc(url)))
+        .with_kind(e.code())
+        .with_verdict(e.verdict())
 }
 
 /// `verify https://HOST`: the host's well-known catalog `wk` verified as
@@ -261,16 +271,10 @@ fn fetch_and_verify(
             r
         }
         Err(e @ CatalogUrlError::NotServed(_)) => return Ok(Err(e)),
-        Err(CatalogUrlError::Fetch(e)) => {
-            return Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed"))
+        Err(e @ CatalogUrlError::Catalog(_)) => {
+            return Err(CliError::malformed(format!("{}: {e}", esc(url))))
         }
-        Err(CatalogUrlError::Unreachable(e)) => {
-            return Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind("fetch.failed"))
-        }
-        Err(e @ CatalogUrlError::CrossOrigin { .. }) => {
-            return Err(CliError::failed(format!("{}: {e}", esc(url))).with_kind(e.code()))
-        }
-        Err(e) => return Err(CliError::malformed(format!("{}: {e}", esc(url)))),
+        Err(e) => return Err(unchecked(url, &e)),
     };
     finish(v, &report).map(Ok)
 }

@@ -160,6 +160,10 @@ pub struct CliError {
     /// Extras for the report's `details` (what the command knew when it
     /// stopped: the JWS path, the output path...).
     pub details: serde_json::Map<String, serde_json::Value>,
+    /// The report's verdict when it is not the exit code's usual one
+    /// (`not-verified` for 1, `error` for 2): `unavailable` when what was
+    /// to be checked could not be fetched.
+    pub verdict: Option<agentsig::report::Verdict>,
 }
 
 impl CliError {
@@ -169,6 +173,7 @@ impl CliError {
             kind,
             message: msg.into(),
             details: serde_json::Map::new(),
+            verdict: None,
         }
     }
     /// Exit 2: the command was misused (options, arguments).
@@ -199,6 +204,11 @@ impl CliError {
     /// The same error with another report code.
     pub fn with_kind(mut self, kind: &'static str) -> CliError {
         self.kind = kind;
+        self
+    }
+    /// The same error with the verdict its report gives (exit 1).
+    pub fn with_verdict(mut self, verdict: agentsig::report::Verdict) -> CliError {
+        self.verdict = Some(verdict);
         self
     }
     /// The same error with a `details` member for its report.
@@ -276,7 +286,7 @@ pub fn main() -> ExitCode {
                     &e.message,
                 );
                 if e.code == 1 {
-                    r.set_verdict(agentsig::report::Verdict::NotVerified);
+                    r.set_verdict(e.verdict.unwrap_or(agentsig::report::Verdict::NotVerified));
                 }
                 r.details = e.details;
                 print_report(&r);

@@ -736,6 +736,24 @@ impl CatalogUrlError {
             CatalogUrlError::Catalog(_) => "catalog.unreadable",
         }
     }
+
+    /// The verdict of an input that failed this way (docs/report.md):
+    /// [`Verdict::Unavailable`](crate::report::Verdict::Unavailable) when
+    /// the catalog could not be fetched (nothing was checked, as for a
+    /// descriptor that could not be fetched:
+    /// [`UrlVerifyError::verdict`]), else
+    /// [`Verdict::NotVerified`](crate::report::Verdict::NotVerified): a
+    /// redirect to another origin refused, a catalog too large or not JSON.
+    pub fn verdict(&self) -> crate::report::Verdict {
+        match self {
+            CatalogUrlError::Fetch(_)
+            | CatalogUrlError::Unreachable(_)
+            | CatalogUrlError::NotServed(_) => crate::report::Verdict::Unavailable,
+            CatalogUrlError::CrossOrigin { .. } | CatalogUrlError::Catalog(_) => {
+                crate::report::Verdict::NotVerified
+            }
+        }
+    }
 }
 
 /// What one URL input of a bulk run is, by the rule `verify URL` applies

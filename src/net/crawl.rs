@@ -227,9 +227,8 @@ fn catalog_failed(url: &str, error: &super::catalog::CatalogUrlError) -> Step {
         CatalogUrlError::Unreachable(f) => Some(f),
         _ => None,
     };
-    let (code, reason) = (error.code(), error.to_string());
-    failed(fetch, code, reason.clone(), || {
-        failed_report(url, code, &reason)
+    failed(fetch, error.code(), error.to_string(), || {
+        error.report("verify", url)
     })
 }
 
@@ -1563,7 +1562,8 @@ mod tests {
     /// One rule for a document's failure and a catalog's: no permit is put
     /// off (the origin was never asked), a timeout or a 503 retried, a
     /// refusal or a 403 the input's result at once, the report `verify URL
-    /// --json` gives.
+    /// --json` gives: `unavailable`, for a catalog as for a document
+    /// (nothing could be checked).
     #[test]
     fn a_failure_is_put_off_retried_or_the_result_by_one_rule() {
         use crate::net::catalog::CatalogUrlError;
@@ -1600,7 +1600,7 @@ mod tests {
             let (Step::Result(r), want) = classify(status(403)) else {
                 panic!("a 403 is retried");
             };
-            assert_eq!(r.verdict, Verdict::NotVerified);
+            assert_eq!(r.verdict, Verdict::Unavailable);
             let e = r
                 .error
                 .as_ref()
@@ -1612,7 +1612,16 @@ mod tests {
         }
         assert!(matches!(
             catalog_failed(url, &CatalogUrlError::Fetch("HTTP status 204".into())),
-            Step::Result(_)
+            Step::Result(r) if r.verdict == Verdict::Unavailable
+        ));
+        // Fetched and refused: not verified.
+        let cross = CatalogUrlError::CrossOrigin {
+            asked: url.into(),
+            served: "https://b.example/".into(),
+        };
+        assert!(matches!(
+            catalog_failed(url, &cross),
+            Step::Result(r) if r.verdict == Verdict::NotVerified
         ));
         // A document's result is its `verify URL` report, byte for byte.
         let e = UrlVerifyError::Fetch(status(404));

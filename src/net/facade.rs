@@ -129,8 +129,8 @@ pub struct CatalogFetch {
 /// identity's keys resolved ([`Facade::resolves_catalog_keys`]).
 ///
 /// # Errors
-/// A [`Failure`]: `FetchError` (code `fetch.failed`, with a report) when
-/// the catalog cannot be fetched, not verified (code `catalog.not-verified`,
+/// A [`Failure`]: `FetchError` (code `fetch.failed`, with an `unavailable`
+/// report) when the catalog cannot be fetched, not verified (code `catalog.not-verified`,
 /// with the report), or bad input (not `https`, too large, not JSON).
 pub fn verify_catalog_url(v: &Facade, url: &str, o: &CatalogFetch) -> Outcome<Report> {
     use super::catalog::{CatalogKeys, CatalogUrlError};
@@ -149,25 +149,15 @@ pub fn verify_catalog_url(v: &Facade, url: &str, o: &CatalogFetch) -> Outcome<Re
         CatalogKeys::Given
     };
     let opts = CatalogOptions::default().require_signed(o.require_signed);
-    let fetch_failed = |message: &str| {
-        let mut rep = Report::error("verify", Some(url), "fetch.failed", message);
-        rep.set_verdict(crate::report::Verdict::NotVerified);
-        Failure::not_verified(rep)
-    };
     match super::catalog::verify_catalog_url(v.verifier(), keys, &fetcher, url, &opts) {
         Ok(r) => crate::facade::error::settle_accepting(
             Report::from_catalog("verify", Some(url), &r),
             o.allow_unsigned && !o.require_signed,
         ),
-        Err(e @ CatalogUrlError::NotServed(_)) => Err(fetch_failed(&e.to_string())),
-        Err(CatalogUrlError::Fetch(e)) => Err(fetch_failed(&e)),
-        Err(CatalogUrlError::Unreachable(e)) => Err(fetch_failed(&e.to_string())),
         Err(CatalogUrlError::Catalog(e)) => Err(catalog_error(e)),
-        Err(e) => {
-            let mut rep = Report::error("verify", Some(url), e.code(), &e.to_string());
-            rep.set_verdict(crate::report::Verdict::NotVerified);
-            Err(Failure::not_verified(rep))
-        }
+        // Not fetched (`unavailable`), or refused: the report `verify URL
+        // --json` gives.
+        Err(e) => Err(Failure::not_verified(e.report("verify", url))),
     }
 }
 

@@ -12,6 +12,7 @@
 //! [`UrlVerifyOptions::allow_unsigned`](super::verify::UrlVerifyOptions::allow_unsigned)),
 //! `unavailable`, `not-verified`.
 
+use super::catalog::CatalogUrlError;
 use super::verify::{UrlVerified, UrlVerifyError};
 use crate::report::{jws_signatures, Problem, Report};
 use serde_json::Value;
@@ -140,6 +141,18 @@ impl UrlVerifyError {
         let mut r = Report::error(command, Some(subject), self.code(), &self.to_string());
         r.set_verdict(self.verdict());
         r.signatures = self.signatures().to_vec();
+        r
+    }
+}
+
+impl CatalogUrlError {
+    /// The report of a catalog URL that could not be checked, for
+    /// `command` over `subject`: its code and message and the verdict
+    /// [`CatalogUrlError::verdict`] gives (`unavailable` when the catalog
+    /// could not be fetched).
+    pub fn report(&self, command: &str, subject: &str) -> Report {
+        let mut r = Report::error(command, Some(subject), self.code(), &self.to_string());
+        r.set_verdict(self.verdict());
         r
     }
 }
