@@ -723,6 +723,23 @@ pub fn jws_signatures(r: &JwsReport) -> Vec<SignatureResult> {
         .collect()
 }
 
+/// The signature verdict of an RFC 9421 label that failed with `e`
+/// (docs/report.md): `invalid` only when a trusted key was tried and the
+/// signature does not match; `no-trusted-key` when no trusted key was found
+/// for it; `refused` when policy refused it before or instead of
+/// cryptography. A Content-Digest mismatch is found after the signature
+/// verified (RFC 9421 section 7.2.8): the signature is `valid` and the
+/// digest is reported as a check of its own ([`Report::from_http`]).
+pub(crate) fn httpsig_verdict(e: &crate::httpsig::SigError) -> &'static str {
+    use crate::httpsig::SigError;
+    match e {
+        SigError::ContentDigest(_) => "valid",
+        SigError::BadSignature => "invalid",
+        SigError::NoTrustedKey { .. } | SigError::Resolve(_) => "no-trusted-key",
+        _ => "refused",
+    }
+}
+
 /// Per-label results of an RFC 9421 verification.
 pub fn http_signatures(r: &VerifyReport) -> Vec<SignatureResult> {
     r.results
@@ -730,15 +747,9 @@ pub fn http_signatures(r: &VerifyReport) -> Vec<SignatureResult> {
         .map(|l| SignatureResult {
             kind: "http-message-signature",
             id: l.label.clone(),
-            // A Content-Digest mismatch is found after the signature
-            // verified (RFC 9421 section 7.2.8): the signature is valid and
-            // the digest is reported as a check of its own (Report::from_http).
             verdict: match &l.outcome {
-                Ok(()) | Err(crate::httpsig::SigError::ContentDigest(_)) => "valid",
-                Err(crate::httpsig::SigError::BadSignature) => "invalid",
-                Err(crate::httpsig::SigError::NoTrustedKey { .. })
-                | Err(crate::httpsig::SigError::Resolve(_)) => "no-trusted-key",
-                Err(_) => "refused",
+                Ok(()) => "valid",
+                Err(e) => httpsig_verdict(e),
             },
             algorithm: l.alg.map(|a| a.httpsig_name().to_owned()),
             kid: l.keyid.clone(),

@@ -3,7 +3,7 @@
 //! the format, so that the format never imports the facade.
 
 use crate::trust::KeySource;
-use crate::webbotauth::{Error, Report, Status};
+use crate::webbotauth::{DirectoryError, Error, Report, Status};
 
 impl Report {
     /// The crate's machine-readable report ([`crate::report::Report`]): one
@@ -29,7 +29,7 @@ impl Report {
                     Some(v.expires),
                 ),
                 Err(e) => (
-                    "invalid",
+                    label_verdict(e),
                     Some(Problem::new(e.code(), e.to_string())),
                     None,
                     None,
@@ -54,6 +54,8 @@ impl Report {
         let status = self.status();
         r.set_verdict(if status == Status::Verified {
             Verdict::Verified
+        } else if self.unavailable() {
+            Verdict::Unavailable
         } else {
             Verdict::NotVerified
         });
@@ -88,6 +90,45 @@ impl Report {
     }
 }
 
+impl Report {
+    /// Whether nothing could be checked because the agents' key sets could
+    /// not be obtained: the request is signed, no label verified, and every
+    /// label failed for want of its key set
+    /// ([`DirectoryError::is_unavailable`]). The report is then
+    /// `unavailable` (docs/report.md), not `not-verified`.
+    fn unavailable(&self) -> bool {
+        self.error.is_none()
+            && !self.labels.is_empty()
+            && self
+                .labels
+                .iter()
+                .all(|l| matches!(&l.result, Err(Error::Directory(d)) if d.is_unavailable()))
+    }
+}
+
+/// The signature verdict of a `web-bot-auth` label that failed with `e`, in
+/// the meaning every report gives it (docs/report.md), as for any RFC 9421
+/// label ([`crate::report::httpsig_verdict`]): `not-checked` when its key
+/// set could not be obtained; `no-trusted-key` when the key set was
+/// obtained but vouches for no key of it (unknown key, a directory
+/// malformed, its keys or its own signature not proven); `invalid` only
+/// when the agent's key was tried and the signature (or the content it
+/// covers) does not match; `refused` when policy or the profile's rules
+/// refused it before or instead of cryptography.
+fn label_verdict(e: &Error) -> &'static str {
+    use crate::httpsig::SigError;
+    match e {
+        Error::Directory(d) if d.is_unavailable() => "not-checked",
+        Error::Directory(DirectoryError::TooManyKeySets(_)) => "refused",
+        Error::Directory(_) | Error::UnknownKey { .. } => "no-trusted-key",
+        // The signature verified but the body it covers does not match
+        // its Content-Digest: the signed content is not what arrived.
+        Error::Signature(SigError::ContentDigest(_)) => "invalid",
+        Error::Signature(s) => crate::report::httpsig_verdict(s),
+        _ => "refused",
+    }
+}
+
 impl crate::report::Report {
     /// The report of a Signature-Key verification
     /// ([`crate::webbotauth::signature_key::SignatureKeyResults`]): one
@@ -101,8 +142,16 @@ impl crate::report::Report {
         use crate::report::{KeyInfo, Problem, SignatureResult, Verdict};
         let mut r = crate::report::Report::done(command, subject);
         let ok = !results.is_empty() && results.iter().all(|(_, r)| r.is_ok());
+        // Unavailable when no signature could be checked for want of its
+        // key set, as for a Signature-Agent verification.
+        let unavailable = !results.is_empty()
+            && results
+                .iter()
+                .all(|(_, r)| matches!(r, Err(Error::Directory(d)) if d.is_unavailable()));
         r.set_verdict(if ok {
             Verdict::Verified
+        } else if unavailable {
+            Verdict::Unavailable
         } else {
             Verdict::NotVerified
         });
@@ -129,7 +178,7 @@ impl crate::report::Report {
                     )
                 }
                 Err(e) => (
-                    "invalid",
+                    label_verdict(e),
                     None,
                     None,
                     Some(Problem::new(e.code(), e.to_string())),

@@ -128,6 +128,38 @@ fn key_rotation_by_overlap() {
     );
     let r = verify(&c, &signed_request(&e, &old));
     assert_eq!(code(&r), "unknown-key");
+    // The agent's directory vouches for no key of it: no trusted key, not
+    // a signature that does not match (docs/report.md).
+    let rep = r.to_report("http verify", None);
+    assert_eq!(rep.signatures[0].verdict, "no-trusted-key");
+    assert_eq!(rep.verdict, agentsig::report::Verdict::NotVerified);
+    // A signature changed after signing: the agent's key was tried and it
+    // does not match: `invalid`.
+    let mut m = signed_request(&e, &new);
+    let sig = m
+        .headers
+        .iter_mut()
+        .find(|f| f.name == "signature")
+        .expect("a Signature field");
+    let i = sig.value.len() / 2;
+    sig.value[i] = if sig.value[i] == b'A' { b'B' } else { b'A' };
+    let r = verify(&c, &m);
+    assert_eq!(code(&r), "bad-signature");
+    let rep = r.to_report("http verify", None);
+    assert_eq!(rep.signatures[0].verdict, "invalid");
+    assert_eq!(rep.verdict, agentsig::report::Verdict::NotVerified);
+    // Verified later than it may be (an hour past `expires`): policy
+    // refuses it before any cryptography: `refused`.
+    let r = WebBotAuthVerifier::new(Policy::default()).verify(
+        &signed_request(&e, &new),
+        &c,
+        now() + 7 * 24 * 3600,
+    );
+    assert_eq!(code(&r), "expired");
+    assert_eq!(
+        r.to_report("http verify", None).signatures[0].verdict,
+        "refused"
+    );
 }
 
 #[test]
@@ -189,6 +221,28 @@ fn hostile_directories_each_have_their_code() {
         let r = verify(&client(&e), &signed_request(&e, &k));
         assert_eq!(r.status(), Status::Invalid, "{want}");
         assert_eq!(code(&r), want, "{:?}", r.first_error());
+        // The report says what it was (docs/report.md): a key set that
+        // could not be obtained leaves the signature not checked and the
+        // request unavailable; one obtained but unusable vouches for no
+        // key. Neither is a signature that does not match (`invalid`).
+        let rep = r.to_report("http verify", None);
+        let fetched = !matches!(
+            want,
+            "directory-redirect" | "directory-too-large" | "directory-timeout" | "directory-status"
+        );
+        let (signature, verdict) = if fetched {
+            ("no-trusted-key", agentsig::report::Verdict::NotVerified)
+        } else {
+            ("not-checked", agentsig::report::Verdict::Unavailable)
+        };
+        assert_eq!(rep.verdict, verdict, "{want}");
+        assert_eq!(rep.signatures.len(), 1, "{want}");
+        assert_eq!(rep.signatures[0].verdict, signature, "{want}");
+        assert_eq!(
+            rep.error.as_ref().map(|e| e.code.as_str()),
+            Some(want),
+            "{want}"
+        );
     }
     // Discovery does not follow redirects: the redirect's target was never
     // requested (it would have answered a good directory).

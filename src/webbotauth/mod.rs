@@ -314,6 +314,25 @@ pub enum DirectoryError {
 }
 
 impl DirectoryError {
+    /// Whether the key set could not be obtained at all (the fetch failed,
+    /// was refused by the SSRF guard, redirected, answered another status,
+    /// was too large, ran out of time, or the verifier had no fetch free):
+    /// nothing is known of the signature, which is not checked, rather
+    /// than a key set that was obtained and is unusable.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            DirectoryError::Fetch { .. }
+                | DirectoryError::Refused { .. }
+                | DirectoryError::Redirect(_)
+                | DirectoryError::Status { .. }
+                | DirectoryError::TooLarge(_)
+                | DirectoryError::Timeout(_)
+                | DirectoryError::DeadlineSpent { .. }
+                | DirectoryError::Busy(_)
+        )
+    }
+
     /// A short stable code for reports.
     pub fn code(&self) -> &'static str {
         match self {
