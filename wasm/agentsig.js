@@ -925,8 +925,8 @@ class Verifier {
    * JWS at `URL.jws` (at most 64 KiB; 404 or 410: none, as for `agentsig
    * verify URL`), and verified as `verifyCatalog` does; a Promise only,
    * since it fetches. A catalog, or a JWS, that cannot be fetched rejects
-   * with FetchError (code `fetch.failed`). Nested catalogs are not fetched
-   * here.
+   * with FetchError (code `fetch.failed`, with `.report`: verdict
+   * `unavailable`). Nested catalogs are not fetched here.
    */
   verifyCatalogUrl(url, opts) {
     return callAsync(async () => {
@@ -942,7 +942,12 @@ class Verifier {
         args.jws = (await fetchBounded(`${u}.jws`, { max: CATALOG_JWS_FETCH_BYTES, accept: 'application/jose' })).body.trim();
       } catch (e) {
         if (got && e instanceof FetchFailed && (e.status === 404 || e.status === 410)) args.jws = undefined;
-        else if (e instanceof FetchFailed) throw new FetchError(`catalog${got ? "'s detached JWS" : ''}: ${e.message}`, 'fetch.failed');
+        else if (e instanceof FetchFailed) {
+          // Nothing could be checked: the report `agentsig verify URL
+          // --json` gives, verdict `unavailable`, as the Node.js package's.
+          const message = `catalog${got ? "'s detached JWS" : ''}: ${e.message}`;
+          throw new FetchError(message, 'fetch.failed', report(native.unavailableReport(u, 'fetch.failed', message)));
+        }
         else throw e;
       }
       return this.#runChecked('catalog', args, encoder.encode(got.body), undefined);

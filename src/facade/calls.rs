@@ -182,6 +182,21 @@ pub fn report_text(r: &Report) -> Outcome<String> {
     String::from_utf8(out).map_err(|e| Failure::bad_input("internal", format!("report: {e}")))
 }
 
+/// The report of an input that could not be fetched, so that nothing of it
+/// was checked: the `verify` command over `subject` (its URL), the error's
+/// `code` and `message`, and the verdict `unavailable`, as `agentsig verify
+/// URL --json` gives for a catalog or a descriptor it could not fetch. For
+/// a binding that fetches with its runtime's own `fetch` (the WebAssembly
+/// package), so that its error carries the report the other surfaces give.
+///
+/// # Errors
+/// `internal` if the report cannot be serialized.
+pub fn unavailable_report(subject: &str, code: &str, message: &str) -> Outcome<String> {
+    let mut r = Report::error("verify", Some(subject), code, message);
+    r.set_verdict(crate::report::Verdict::Unavailable);
+    report_text(&r)
+}
+
 /// A failure as the JSON object a binding's host half turns into its typed
 /// error: `{class, code, message, report}`, `class` the
 /// [`ErrorKind`](super::ErrorKind) name.
@@ -634,6 +649,20 @@ mod tests {
     fn directory_body() -> String {
         json!({"keys": [crate::webbotauth::directory::directory_jwk(key().verifying_key())]})
             .to_string()
+    }
+
+    #[test]
+    fn an_input_not_fetched_is_reported_unavailable_not_unverified() {
+        let url = "https://catalog.example/ai-catalog.json";
+        let text = unavailable_report(url, "fetch.failed", "catalog: HTTP 503").unwrap();
+        let r: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(r["command"], "verify");
+        assert_eq!(r["subject"], url);
+        assert_eq!(r["verdict"], "unavailable");
+        assert_eq!(r["verified"], false);
+        assert_eq!(r["error"]["code"], "fetch.failed");
+        assert_eq!(r["error"]["message"], "catalog: HTTP 503");
+        assert_eq!(r["signatures"], json!([]));
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! A verification crawl run by a fleet of workers over Redis Streams
 //! (`agentsig crawl`): the worker loop and the fleet-wide per-host
 //! connection permits. The queue's state is [`crate::replay::stream`];
-//! what one input's verification is, the caller gives (the command line
-//! gives `verify URL`'s: the same [`Resolver`](super::Resolver), fetch
-//! policy and fleet key-set cache).
+//! one input's verification is [`VerifyStep`]: `verify URL`'s, with the
+//! same [`Resolver`](super::Resolver), fetch policy and fleet key-set
+//! cache, and one rule for what a failure is (put off, retried, or the
+//! input's result).
 //!
 //! # Guarantees
 //! * Every input ends with exactly one result in the results stream: the

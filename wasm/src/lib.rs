@@ -461,6 +461,13 @@ pub fn report_keys() -> String {
     agentsig::facade::tape::REPORT_KEYS.join(" ")
 }
 
+/// The report of an input at `subject` that could not be fetched (verdict
+/// `unavailable`), as JSON text ([`calls::unavailable_report`]).
+#[wasm_bindgen(js_name = unavailableReport)]
+pub fn unavailable_report(subject: &str, code: &str, message: &str) -> Result<String, JsError> {
+    out(calls::unavailable_report(subject, code, message))
+}
+
 /// The bounds the JavaScript half checks, as JSON text ([`calls::limits`]).
 #[wasm_bindgen]
 pub fn limits() -> String {

@@ -181,7 +181,24 @@ test('an AI Catalog signed by the CLI: the Promise forms and the URL form give t
     serve({ [url]: host });
     await assert.rejects(v.verifyCatalogUrl(url), (e) => e instanceof a.NotVerified && e.code === 'catalog.unsigned');
     globalThis.fetch = async (u) => new Response(String(u) === url ? host : 'busy', { status: String(u) === url ? 200 : 503 });
-    await assert.rejects(v.verifyCatalogUrl(url), (e) => e instanceof a.FetchError && e.code === 'fetch.failed');
+    // Nothing could be checked: the report `agentsig verify URL --json`
+    // gives (verdict `unavailable`), as the Node.js package's error carries.
+    const unavailable = (e) => {
+      assert.ok(e instanceof a.FetchError && e instanceof a.NotVerified);
+      assert.equal(e.code, 'fetch.failed');
+      assert.equal(e.report.verdict, 'unavailable');
+      assert.equal(e.report.verified, false);
+      assert.equal(e.report.command, 'verify');
+      assert.equal(e.report.subject, url);
+      assert.equal(e.report.error.code, 'fetch.failed');
+      assert.equal(e.report.error.message, e.message);
+      assert.ok(Object.isFrozen(e.report) && Object.isFrozen(e.report.error));
+      return true;
+    };
+    await assert.rejects(v.verifyCatalogUrl(url), unavailable);
+    // The catalog itself unavailable.
+    globalThis.fetch = async () => new Response('busy', { status: 503 });
+    await assert.rejects(v.verifyCatalogUrl(url), unavailable);
     // A changed entry: its manifest no longer vouches for it.
     const changed = JSON.parse(text);
     changed.entries[1].data.id = 'urn:evil';
