@@ -82,9 +82,10 @@ fn a_web_bot_auth_request_allocates_little() {
     println!("allocations per call: {per}");
     // 228 before the report's intermediate values were cut down, 201
     // before a verified request's report was written without building it
-    // first; a rule that needs more may raise the bound, saying why.
+    // first, 179 before the structured fields' duplicate checks stopped
+    // allocating; a rule that needs more may raise the bound, saying why.
     assert!(per <= MAX_ALLOCATIONS, "{per} allocations per call");
 }
 
 /// The allocations of one call of the test's request, at most.
-const MAX_ALLOCATIONS: usize = 179;
+const MAX_ALLOCATIONS: usize = 171;
