@@ -773,7 +773,7 @@ pub fn http_signatures(r: &VerifyReport) -> Vec<SignatureResult> {
 pub fn unquote_component(c: &str) -> String {
     if let Some(rest) = c.strip_prefix('"') {
         if let Some(end) = rest.find('"') {
-            return format!("{}{}", &rest[..end], &rest[end + 1..]);
+            return [&rest[..end], &rest[end + 1..]].concat();
         }
     }
     c.to_owned()

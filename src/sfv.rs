@@ -143,12 +143,14 @@ const SMALL: usize = 16;
 /// First key seen twice, in one pass.
 fn first_dup<'a>(keys: impl Iterator<Item = &'a str> + Clone) -> Option<&'a str> {
     if keys.clone().nth(SMALL).is_none() {
-        let mut seen: Vec<&str> = Vec::with_capacity(SMALL);
-        return keys.into_iter().find(|k| {
-            let dup = seen.contains(k);
-            seen.push(k);
-            dup
-        });
+        // Each key against those before it, walked again from the start:
+        // no set to allocate (a field's parameters and labels are checked
+        // on every verification, and are few).
+        return keys
+            .clone()
+            .enumerate()
+            .find(|&(i, k)| keys.clone().take(i).any(|p| p == k))
+            .map(|(_, k)| k);
     }
     let mut seen = std::collections::HashSet::new();
     keys.into_iter().find(|k| !seen.insert(*k))

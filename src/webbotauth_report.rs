@@ -3,7 +3,7 @@
 //! the format, so that the format never imports the facade.
 
 use crate::trust::KeySource;
-use crate::webbotauth::{DirectoryError, Error, Report, Status};
+use crate::webbotauth::{DirectoryError, Error, LabelOutcome, Report, Status};
 
 impl Report {
     /// The crate's machine-readable report ([`crate::report::Report`]): one
@@ -11,46 +11,10 @@ impl Report {
     /// when one label verified, and the identity and Appendix C.1 status in
     /// `details.web_bot_auth`.
     pub fn to_report(&self, command: &str, subject: Option<&str>) -> crate::report::Report {
-        use crate::report::{KeyInfo, Problem, SignatureResult, Verdict};
+        use crate::report::{Problem, Verdict};
         let mut r = crate::report::Report::error(command, subject, "", "");
         r.error = None;
-        for l in &self.labels {
-            let (verdict, reason, alg, kid, key, created, expires) = match &l.result {
-                Ok(v) => (
-                    "valid",
-                    None,
-                    Some(v.alg.to_owned()),
-                    Some(v.keyid.clone()),
-                    Some(KeyInfo {
-                        source: KeySource::Discovered(v.key_set_url.clone()),
-                        thumbprint: Some(v.keyid.clone()),
-                    }),
-                    Some(v.created),
-                    Some(v.expires),
-                ),
-                Err(e) => (
-                    label_verdict(e),
-                    Some(Problem::new(e.code(), e.to_string())),
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                ),
-            };
-            r.signatures.push(SignatureResult {
-                kind: "http-message-signature",
-                id: l.label.clone(),
-                verdict,
-                algorithm: alg,
-                kid,
-                key,
-                covered: Vec::new(),
-                created,
-                expires,
-                reason,
-            });
-        }
+        r.signatures = self.labels.iter().map(signature_result).collect();
         let status = self.status();
         r.set_verdict(if status == Status::Verified {
             Verdict::Verified
@@ -87,6 +51,146 @@ impl Report {
         d.insert("agent_urls".into(), Value::Array(urls));
         r.detail_value("web_bot_auth", Value::Object(d));
         r
+    }
+}
+
+/// The `signatures` entry of one label ([`Report::to_report`]'s), its
+/// `covered` left empty.
+fn signature_result(l: &LabelOutcome) -> crate::report::SignatureResult {
+    use crate::report::{KeyInfo, Problem, SignatureResult};
+    let (verdict, reason, alg, kid, key, created, expires) = match &l.result {
+        Ok(v) => (
+            "valid",
+            None,
+            Some(v.alg.to_owned()),
+            Some(v.keyid.clone()),
+            Some(KeyInfo {
+                source: KeySource::Discovered(v.key_set_url.clone()),
+                thumbprint: Some(v.keyid.clone()),
+            }),
+            Some(v.created),
+            Some(v.expires),
+        ),
+        Err(e) => (
+            label_verdict(e),
+            Some(Problem::new(e.code(), e.to_string())),
+            None,
+            None,
+            None,
+            None,
+            None,
+        ),
+    };
+    SignatureResult {
+        kind: "http-message-signature",
+        id: l.label.clone(),
+        verdict,
+        algorithm: alg,
+        kid,
+        key,
+        covered: Vec::new(),
+        created,
+        expires,
+        reason,
+    }
+}
+
+/// The report of a request whose Web Bot Auth verification verified, as
+/// [`Report::to_report`] makes it with each valid signature's covered
+/// components filled in (`unquote_component` of what its verification
+/// read), then serialized: the same members, in the same order, with the
+/// same values (a test compares the two), but borrowed from the
+/// verification's results rather than built as a
+/// [`crate::report::Report`] with its `details` as JSON values first. For
+/// a binding's hot path that only serializes the report
+/// ([`crate::facade::tape`]). Its fields are [`crate::report::Report`]'s,
+/// in its order.
+#[derive(serde::Serialize)]
+pub(crate) struct VerifiedView<'a> {
+    schema: &'static str,
+    command: &'a str,
+    subject: Option<&'a str>,
+    verdict: crate::report::Verdict,
+    verified: bool,
+    signatures: Vec<crate::report::SignatureResult>,
+    checks: [crate::report::CheckResult; 0],
+    error: Option<crate::report::Problem>,
+    details: ViewDetails<'a>,
+}
+
+/// [`VerifiedView`]'s `details`: `web_bot_auth` alone, as
+/// [`Report::to_report`] writes it.
+#[derive(serde::Serialize)]
+struct ViewDetails<'a> {
+    web_bot_auth: ViewIdentity<'a>,
+}
+
+/// `details.web_bot_auth` of [`Report::to_report`], members in its order.
+#[derive(serde::Serialize)]
+struct ViewIdentity<'a> {
+    status: Status,
+    agent: &'a str,
+    key_set_url: &'a str,
+    label: &'a str,
+    legacy_signature_agent: bool,
+    agent_urls: Vec<Option<&'a str>>,
+}
+
+impl Report {
+    /// [`VerifiedView`] of this report when a label verified (the status
+    /// [`Status::Verified`]); `None` otherwise (the caller then builds the
+    /// report with [`Report::to_report`]).
+    pub(crate) fn verified_view<'a>(
+        &'a self,
+        command: &'a str,
+        subject: Option<&'a str>,
+    ) -> Option<VerifiedView<'a>> {
+        let v = self.verified()?;
+        let signatures = self
+            .labels
+            .iter()
+            .map(|l| {
+                let mut s = signature_result(l);
+                if s.verdict == "valid" {
+                    // The entry's covered components, as the facade fills
+                    // them in: from the first label of this name that
+                    // verified.
+                    if let Some(ok) = self
+                        .labels
+                        .iter()
+                        .find(|x| x.label == s.id)
+                        .and_then(|x| x.result.as_ref().ok())
+                    {
+                        s.covered = ok
+                            .covered
+                            .iter()
+                            .map(|c| crate::report::unquote_component(c))
+                            .collect();
+                    }
+                }
+                s
+            })
+            .collect();
+        Some(VerifiedView {
+            schema: crate::report::SCHEMA,
+            command,
+            subject,
+            verdict: crate::report::Verdict::Verified,
+            verified: true,
+            signatures,
+            checks: [],
+            error: None,
+            details: ViewDetails {
+                web_bot_auth: ViewIdentity {
+                    status: Status::Verified,
+                    agent: &v.agent,
+                    key_set_url: &v.key_set_url,
+                    label: &v.label,
+                    legacy_signature_agent: v.legacy,
+                    agent_urls: self.labels.iter().map(|l| l.agent.as_deref()).collect(),
+                },
+            },
+        })
     }
 }
 

@@ -479,7 +479,9 @@ function time(o, name, what) {
 function strings(v, what, max = 8 * 1024) {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) throw new TypeError(`${what} must be an array of strings, not ${kind(v)}`);
-  return v.map((x, i) => str(x, `${what}[${i}]`, max));
+  // A string short enough in any encoding is taken as it is (`str`'s own
+  // test), without the name `str` would give it in an error.
+  return v.map((x, i) => (typeof x === 'string' && x.length * 3 <= max ? x : str(x, `${what}[${i}]`, max)));
 }
 
 function status(v) {

@@ -79,6 +79,27 @@ function keyId(code, b) {
   return String.fromCharCode.apply(null, [code, ...b]);
 }
 
+/** The key most recently taken from a verifier's cache (`keys`), with its
+ * code and bytes: a verifier checking one agent's key call after call finds
+ * it by comparing 32 to 97 bytes, without making the cache's string id of
+ * them (a new array and string per check). Only a key already imported (a
+ * CryptoKey or KeyObject, never a Promise of one) is kept here. */
+let last = { keys: null, code: 0, raw: null, key: null };
+
+/** `last`'s key when it is the one of `code` and `raw` in `keys`. */
+function lastKey(keys, code, raw) {
+  const l = last;
+  if (l.keys !== keys || l.code !== code || l.raw.length !== raw.length) return undefined;
+  for (let i = 0; i < raw.length; i++) if (l.raw[i] !== raw[i]) return undefined;
+  return l.key;
+}
+
+/** Keep `key` (imported, of `code` and `raw`, in `keys`) as `last`; `raw`
+ * is copied (it may be a view of the module's memory). */
+function keepLast(keys, code, raw, key) {
+  if (key && typeof key.then !== 'function') last = { keys, code, raw: raw.slice(), key };
+}
+
 /** A Uint8Array over the module's memory, made again when the memory has
  * grown (the old buffer is then detached, of length 0). */
 let mem = null;
@@ -117,8 +138,11 @@ function decode(p) {
  * the key itself once imported, a Promise of it (null when this runtime
  * cannot import it) before. */
 function importKey(keys, code, raw) {
+  const hit = lastKey(keys, code, raw);
+  if (hit !== undefined) return hit;
   const id = keyId(code, raw);
   let k = keys.get(id);
+  keepLast(keys, code, raw, k);
   if (k === undefined) {
     if (keys.size >= MAX_KEYS) keys.clear();
     k = subtle.importKey('raw', raw, PARAMS[code].imp, false, ['verify']).then(
@@ -167,8 +191,11 @@ function subtleVerdict(keys, q) {
 
 /** The `node:crypto` KeyObject of a public key, made once per verifier. */
 function nodeKey(keys, code, raw) {
+  const hit = lastKey(keys, code + 16, raw);
+  if (hit !== undefined) return hit;
   const id = keyId(code + 16, raw);
   let k = keys.get(id);
+  keepLast(keys, code + 16, raw, k);
   if (k === undefined) {
     if (keys.size >= MAX_KEYS) keys.clear();
     const der = new Uint8Array(SPKI[code].length / 2 + raw.length);

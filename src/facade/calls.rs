@@ -449,7 +449,26 @@ pub fn verify_request(v: &Facade, r: RequestCheck, key_sets: Option<&str>) -> Ou
 /// # Errors
 /// As [`verify_request`].
 pub fn verify_request_tape(v: &Facade, r: RequestCheck, key_sets: Option<&str>) -> Outcome<String> {
-    super::tape::report_tape(&request_report(v, r, key_sets)?)
+    use super::verify::{RequestResult, WEB_BOT_AUTH_COMMAND};
+    let sets = key_sets
+        .map(|t| {
+            serde_json::from_str::<Value>(t).map_err(|_| Failure::usage("keySets are not JSON"))
+        })
+        .transpose()?;
+    match request_result(v, r, sets.as_ref())? {
+        // A verified request's report written from the verification's
+        // results, without the report built first (the same values:
+        // `webbotauth::Report::verified_view`).
+        RequestResult::WebBotAuth { report, target } => {
+            match report.verified_view(WEB_BOT_AUTH_COMMAND, Some(&target)) {
+                Some(view) => super::tape::tape_of(&view),
+                None => super::tape::report_tape(
+                    &RequestResult::WebBotAuth { report, target }.into_report()?,
+                ),
+            }
+        }
+        done => super::tape::report_tape(&done.into_report()?),
+    }
 }
 
 fn request_report(v: &Facade, r: RequestCheck, key_sets: Option<&str>) -> Outcome<Report> {
@@ -462,6 +481,14 @@ fn request_report(v: &Facade, r: RequestCheck, key_sets: Option<&str>) -> Outcom
 }
 
 fn request_with(v: &Facade, r: RequestCheck, key_sets: Option<&Value>) -> Outcome<Report> {
+    request_result(v, r, key_sets)?.into_report()
+}
+
+fn request_result(
+    v: &Facade,
+    r: RequestCheck,
+    key_sets: Option<&Value>,
+) -> Outcome<super::verify::RequestResult> {
     let fetched;
     let v = match key_sets {
         None | Some(Value::Null) => v,
@@ -471,7 +498,7 @@ fn request_with(v: &Facade, r: RequestCheck, key_sets: Option<&Value>) -> Outcom
         }
         Some(_) => return Err(Failure::usage("keySets must be an object")),
     };
-    v.verify_request(r)
+    v.verify_request_result(r)
 }
 
 /// Inspect `data` with `v` ([`crate::inspect::inspect`]): the report of

@@ -1,8 +1,10 @@
 //! A report in a compact form a JavaScript host reads without `JSON.parse`:
 //! the same values, in the same order, as the report's `--json` text (the
-//! serializer is `serde_json`'s, only its output format differs), for a
-//! binding that builds the report object itself (the WebAssembly package's
-//! `agentsig.js`, `reportOfTape`). The format, one string:
+//! report's own `serde::Serialize`, written by this module's serializer,
+//! which follows `serde_json`'s rules for what it writes: only the output
+//! format differs), for a binding that builds the report object itself
+//! (the WebAssembly package's `agentsig.js`, `reportOfTape`). The format,
+//! one string:
 //!
 //! * `n`, `t`, `f`: null, true, false;
 //! * `#` a number's JSON text `;`;
@@ -31,8 +33,6 @@
 use super::{Failure, Outcome};
 use crate::report::Report;
 use serde::Serialize;
-use serde_json::ser::{CharEscape, Formatter};
-use std::io;
 
 /// The member names a report's objects use most, by index (the `k` form):
 /// the report's own (`docs/report.schema.json`) and those of the Web Bot
@@ -85,184 +85,514 @@ pub const REPORT_KEYS: [&str; 44] = [
     "nonce",
 ];
 
-/// The longest name of [`REPORT_KEYS`] and more.
-const MAX_KEY_LEN: usize = 32;
-
-/// The index of `name` in [`REPORT_KEYS`]: the names of its length only
-/// are compared (a report has some forty members; each was compared with
-/// every name of the table, about a third of the tape's time).
+/// The index of `name` in [`REPORT_KEYS`] (a `match`, which the compiler
+/// turns into comparisons by length and bytes: a report has some forty
+/// members, each looked up; a test checks it against the table).
 fn key_index(name: &[u8]) -> Option<u8> {
-    static BY_LEN: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
-    let by_len = BY_LEN.get_or_init(|| {
-        let mut v = vec![Vec::new(); MAX_KEY_LEN + 1];
-        for (i, k) in REPORT_KEYS.iter().enumerate() {
-            if let (Some(b), Ok(i)) = (v.get_mut(k.len()), u8::try_from(i)) {
-                b.push(i);
-            }
-        }
-        v
-    });
-    by_len
-        .get(name.len())?
-        .iter()
-        .copied()
-        .find(|&i| REPORT_KEYS[usize::from(i)].as_bytes() == name)
+    Some(match name {
+        b"schema" => 0,
+        b"command" => 1,
+        b"subject" => 2,
+        b"verdict" => 3,
+        b"verified" => 4,
+        b"signatures" => 5,
+        b"checks" => 6,
+        b"error" => 7,
+        b"details" => 8,
+        b"kind" => 9,
+        b"id" => 10,
+        b"algorithm" => 11,
+        b"kid" => 12,
+        b"key" => 13,
+        b"source" => 14,
+        b"from" => 15,
+        b"thumbprint" => 16,
+        b"covered" => 17,
+        b"created" => 18,
+        b"expires" => 19,
+        b"reason" => 20,
+        b"code" => 21,
+        b"message" => 22,
+        b"severity" => 23,
+        b"passed" => 24,
+        b"hop" => 25,
+        b"pointer" => 26,
+        b"web_bot_auth" => 27,
+        b"status" => 28,
+        b"agent" => 29,
+        b"key_set_url" => 30,
+        b"label" => 31,
+        b"legacy_signature_agent" => 32,
+        b"agent_urls" => 33,
+        b"valid" => 34,
+        b"agent_url" => 35,
+        b"profile" => 36,
+        b"signers" => 37,
+        b"scheme" => 38,
+        b"identity" => 39,
+        b"alg" => 40,
+        b"content_digest" => 41,
+        b"components" => 42,
+        b"nonce" => 43,
+        _ => return None,
+    })
 }
 
-/// `serde_json`'s formatter events written as the tape (the writer it is
-/// handed is a sink: the tape goes to `out`).
+/// The tape's serializer: a [`serde::Serializer`] writing straight into
+/// `out`. A string is copied as it is (only a NUL within it needs a
+/// change: the `x` form), so no byte is examined for JSON's escapes, and a
+/// member name is looked up in [`REPORT_KEYS`] as it is written; the values
+/// and their order are the ones `serde_json`'s serializer gives the same
+/// value (its rules for what it writes as null and for map keys), so the
+/// tape holds what the `--json` text holds.
 struct Tape<'a> {
     out: &'a mut Vec<u8>,
-    /// Within a string (a number is then its digits only: an integer map
-    /// key).
-    in_string: bool,
-    /// Where the string being written starts (its tag).
-    string_at: usize,
+}
+
+/// Why a value has no tape form (as `serde_json` refuses it: a map key
+/// that is not a string, or a value's own error).
+#[derive(Debug)]
+struct TapeError(String);
+
+impl std::fmt::Display for TapeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TapeError {}
+
+impl serde::ser::Error for TapeError {
+    fn custom<T: std::fmt::Display>(msg: T) -> TapeError {
+        TapeError(msg.to_string())
+    }
 }
 
 impl Tape<'_> {
-    /// A number: `#`, its text, `;` (within a string, its text alone).
-    fn number(&mut self, text: std::fmt::Arguments<'_>) -> io::Result<()> {
+    /// A string: `"`, its bytes, NUL; with a NUL within it, `x` and each
+    /// NUL doubled.
+    fn string(&mut self, s: &str) {
+        let b = s.as_bytes();
+        if b.contains(&0) {
+            self.out.push(b'x');
+            for part in b.split(|&c| c == 0) {
+                self.out.extend_from_slice(part);
+                self.out.extend_from_slice(&[0, 0]);
+            }
+            // The last part's doubled NUL is the end: one NUL.
+            self.out.pop();
+        } else {
+            self.out.push(b'"');
+            self.out.extend_from_slice(b);
+            self.out.push(0);
+        }
+    }
+
+    /// A member name: `k` and its index in [`REPORT_KEYS`], or a string.
+    fn key(&mut self, name: &str) {
+        match key_index(name.as_bytes()) {
+            Some(i) => self.out.extend_from_slice(&[b'k', i + 32]),
+            None => self.string(name),
+        }
+    }
+
+    /// A number: `#`, its text, `;`.
+    fn number(&mut self, text: std::fmt::Arguments<'_>) -> Result<(), TapeError> {
         use std::io::Write as _;
-        if !self.in_string {
-            self.out.push(b'#');
-        }
-        self.out.write_fmt(text)?;
-        if !self.in_string {
-            self.out.push(b';');
-        }
+        self.out.push(b'#');
+        self.out
+            .write_fmt(text)
+            .map_err(|e| TapeError(e.to_string()))?;
+        self.out.push(b';');
         Ok(())
     }
 }
 
 macro_rules! numbers {
     ($($f:ident: $t:ty),*) => {$(
-        fn $f<W: ?Sized + io::Write>(&mut self, _: &mut W, v: $t) -> io::Result<()> {
+        fn $f(self, v: $t) -> Result<(), TapeError> {
             self.number(format_args!("{v}"))
         }
     )*};
 }
 
-impl Formatter for Tape<'_> {
-    fn write_null<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        self.out.push(b'n');
-        Ok(())
-    }
-    fn write_bool<W: ?Sized + io::Write>(&mut self, _: &mut W, v: bool) -> io::Result<()> {
+impl serde::Serializer for &mut Tape<'_> {
+    type Ok = ();
+    type Error = TapeError;
+    type SerializeSeq = Self;
+    type SerializeTuple = Self;
+    type SerializeTupleStruct = Self;
+    type SerializeTupleVariant = Self;
+    type SerializeMap = Self;
+    type SerializeStruct = Self;
+    type SerializeStructVariant = Self;
+
+    fn serialize_bool(self, v: bool) -> Result<(), TapeError> {
         self.out.push(if v { b't' } else { b'f' });
         Ok(())
     }
-    numbers!(write_i8: i8, write_i16: i16, write_i32: i32, write_i64: i64, write_i128: i128,
-        write_u8: u8, write_u16: u16, write_u32: u32, write_u64: u64, write_u128: u128);
-    fn write_f32<W: ?Sized + io::Write>(&mut self, w: &mut W, v: f32) -> io::Result<()> {
-        self.write_f64(w, f64::from(v))
+    numbers!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+        serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
+        serialize_u64: u64, serialize_u128: u128);
+    fn serialize_f32(self, v: f32) -> Result<(), TapeError> {
+        if !v.is_finite() {
+            // serde_json writes a NaN or an infinity as null.
+            return self.serialize_unit();
+        }
+        // The shortest text that reads back as `v`, as serde_json's.
+        self.number(format_args!("{v:?}"))
     }
-    fn write_f64<W: ?Sized + io::Write>(&mut self, _: &mut W, v: f64) -> io::Result<()> {
+    fn serialize_f64(self, v: f64) -> Result<(), TapeError> {
+        if !v.is_finite() {
+            return self.serialize_unit();
+        }
         // The shortest text that reads back as `v` (a host's number parse
         // gives the same double as its JSON parse of serde_json's text).
         self.number(format_args!("{v:?}"))
     }
-    fn write_number_str<W: ?Sized + io::Write>(&mut self, _: &mut W, v: &str) -> io::Result<()> {
-        self.number(format_args!("{v}"))
-    }
-    fn begin_string<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        self.in_string = true;
-        self.string_at = self.out.len();
-        self.out.push(b'"');
+    fn serialize_char(self, v: char) -> Result<(), TapeError> {
+        self.string(v.encode_utf8(&mut [0; 4]));
         Ok(())
     }
-    fn end_string<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        self.in_string = false;
-        self.out.push(0);
+    fn serialize_str(self, v: &str) -> Result<(), TapeError> {
+        self.string(v);
         Ok(())
     }
-    fn write_string_fragment<W: ?Sized + io::Write>(
-        &mut self,
-        _: &mut W,
-        fragment: &str,
-    ) -> io::Result<()> {
-        self.out.extend_from_slice(fragment.as_bytes());
-        Ok(())
-    }
-    fn write_char_escape<W: ?Sized + io::Write>(
-        &mut self,
-        _: &mut W,
-        e: CharEscape,
-    ) -> io::Result<()> {
-        let c = match e {
-            CharEscape::Quote => b'"',
-            CharEscape::ReverseSolidus => b'\\',
-            CharEscape::Solidus => b'/',
-            CharEscape::Backspace => 8,
-            CharEscape::FormFeed => 12,
-            CharEscape::LineFeed => b'\n',
-            CharEscape::CarriageReturn => b'\r',
-            CharEscape::Tab => b'\t',
-            CharEscape::AsciiControl(c) => c,
-        };
-        if c == 0 {
-            // The string's NUL doubled, its tag `x`.
-            self.out[self.string_at] = b'x';
-            self.out.push(0);
-        }
-        self.out.push(c);
-        Ok(())
-    }
-    fn begin_array<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+    fn serialize_bytes(self, v: &[u8]) -> Result<(), TapeError> {
+        // As serde_json: an array of numbers.
         self.out.push(b'[');
-        Ok(())
-    }
-    fn end_array<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        for b in v {
+            self.number(format_args!("{b}"))?;
+        }
         self.out.push(b']');
         Ok(())
     }
-    fn begin_array_value<W: ?Sized + io::Write>(&mut self, _: &mut W, _: bool) -> io::Result<()> {
+    fn serialize_none(self) -> Result<(), TapeError> {
+        self.serialize_unit()
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, v: &T) -> Result<(), TapeError> {
+        v.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<(), TapeError> {
+        self.out.push(b'n');
         Ok(())
     }
-    fn end_array_value<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        Ok(())
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), TapeError> {
+        self.serialize_unit()
     }
-    fn begin_object<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<(), TapeError> {
+        self.serialize_str(variant)
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        v: &T,
+    ) -> Result<(), TapeError> {
+        v.serialize(self)
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        v: &T,
+    ) -> Result<(), TapeError> {
         self.out.push(b'{');
-        Ok(())
-    }
-    fn end_object<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        self.key(variant);
+        v.serialize(&mut *self)?;
         self.out.push(b'}');
         Ok(())
     }
-    fn begin_object_key<W: ?Sized + io::Write>(&mut self, _: &mut W, _: bool) -> io::Result<()> {
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self, TapeError> {
+        self.out.push(b'[');
+        Ok(self)
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self, TapeError> {
+        self.serialize_seq(None)
+    }
+    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self, TapeError> {
+        self.serialize_seq(None)
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> Result<Self, TapeError> {
+        self.out.push(b'{');
+        self.key(variant);
+        self.serialize_seq(None)
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self, TapeError> {
+        self.out.push(b'{');
+        Ok(self)
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self, TapeError> {
+        self.serialize_map(None)
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> Result<Self, TapeError> {
+        self.out.push(b'{');
+        self.key(variant);
+        self.serialize_map(None)
+    }
+}
+
+impl serde::ser::SerializeSeq for &mut Tape<'_> {
+    type Ok = ();
+    type Error = TapeError;
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), TapeError> {
+        v.serialize(&mut **self)
+    }
+    fn end(self) -> Result<(), TapeError> {
+        self.out.push(b']');
         Ok(())
     }
-    fn end_object_key<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        // A key of the table in its short form (a string key's text lies
-        // between its tag and its NUL).
-        let at = self.string_at;
-        let end = self.out.len();
-        if end > at + 1 && self.out[at] == b'"' {
-            if let Some(i) = key_index(&self.out[at + 1..end - 1]) {
-                self.out.truncate(at);
-                self.out.push(b'k');
-                self.out.push(i + 32);
-            }
+}
+
+impl serde::ser::SerializeTuple for &mut Tape<'_> {
+    type Ok = ();
+    type Error = TapeError;
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), TapeError> {
+        v.serialize(&mut **self)
+    }
+    fn end(self) -> Result<(), TapeError> {
+        self.out.push(b']');
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeTupleStruct for &mut Tape<'_> {
+    type Ok = ();
+    type Error = TapeError;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), TapeError> {
+        v.serialize(&mut **self)
+    }
+    fn end(self) -> Result<(), TapeError> {
+        self.out.push(b']');
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeTupleVariant for &mut Tape<'_> {
+    type Ok = ();
+    type Error = TapeError;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), TapeError> {
+        v.serialize(&mut **self)
+    }
+    fn end(self) -> Result<(), TapeError> {
+        self.out.extend_from_slice(b"]}");
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeMap for &mut Tape<'_> {
+    type Ok = ();
+    type Error = TapeError;
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, k: &T) -> Result<(), TapeError> {
+        k.serialize(MapKey(self))
+    }
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), TapeError> {
+        v.serialize(&mut **self)
+    }
+    fn end(self) -> Result<(), TapeError> {
+        self.out.push(b'}');
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeStruct for &mut Tape<'_> {
+    type Ok = ();
+    type Error = TapeError;
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        name: &'static str,
+        v: &T,
+    ) -> Result<(), TapeError> {
+        self.key(name);
+        v.serialize(&mut **self)
+    }
+    fn end(self) -> Result<(), TapeError> {
+        self.out.push(b'}');
+        Ok(())
+    }
+}
+
+impl serde::ser::SerializeStructVariant for &mut Tape<'_> {
+    type Ok = ();
+    type Error = TapeError;
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        name: &'static str,
+        v: &T,
+    ) -> Result<(), TapeError> {
+        self.key(name);
+        v.serialize(&mut **self)
+    }
+    fn end(self) -> Result<(), TapeError> {
+        self.out.extend_from_slice(b"}}");
+        Ok(())
+    }
+}
+
+/// A map's key, as `serde_json` takes one: a string (a unit variant's
+/// name, a char), or an integer, a bool or a finite number written as its
+/// text; anything else is refused.
+struct MapKey<'t, 'a>(&'t mut Tape<'a>);
+
+fn key_must_be_a_string() -> TapeError {
+    TapeError("key must be a string".into())
+}
+
+macro_rules! integer_keys {
+    ($($f:ident: $t:ty),*) => {$(
+        fn $f(self, v: $t) -> Result<(), TapeError> {
+            self.0.key(&v.to_string());
+            Ok(())
         }
-        Ok(())
-    }
-    fn begin_object_value<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        Ok(())
-    }
-    fn end_object_value<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        Ok(())
-    }
-    fn write_byte_array<W: ?Sized + io::Write>(&mut self, w: &mut W, v: &[u8]) -> io::Result<()> {
-        self.begin_array(w)?;
-        for b in v {
-            self.write_u8(w, *b)?;
+    )*};
+}
+
+macro_rules! refused_keys {
+    ($($f:ident: $t:ty),*) => {$(
+        fn $f(self, _: $t) -> Result<(), TapeError> {
+            Err(key_must_be_a_string())
         }
-        self.end_array(w)
+    )*};
+}
+
+impl serde::Serializer for MapKey<'_, '_> {
+    type Ok = ();
+    type Error = TapeError;
+    type SerializeSeq = serde::ser::Impossible<(), TapeError>;
+    type SerializeTuple = serde::ser::Impossible<(), TapeError>;
+    type SerializeTupleStruct = serde::ser::Impossible<(), TapeError>;
+    type SerializeTupleVariant = serde::ser::Impossible<(), TapeError>;
+    type SerializeMap = serde::ser::Impossible<(), TapeError>;
+    type SerializeStruct = serde::ser::Impossible<(), TapeError>;
+    type SerializeStructVariant = serde::ser::Impossible<(), TapeError>;
+
+    fn serialize_str(self, v: &str) -> Result<(), TapeError> {
+        self.0.key(v);
+        Ok(())
     }
-    fn write_raw_fragment<W: ?Sized + io::Write>(&mut self, _: &mut W, _: &str) -> io::Result<()> {
-        // A raw JSON value has no tape form; no report holds one.
-        Err(io::Error::other("a raw JSON value in a report"))
+    fn serialize_char(self, v: char) -> Result<(), TapeError> {
+        self.0.key(v.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+    fn serialize_bool(self, v: bool) -> Result<(), TapeError> {
+        self.0.key(if v { "true" } else { "false" });
+        Ok(())
+    }
+    integer_keys!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+        serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
+        serialize_u64: u64, serialize_u128: u128);
+    refused_keys!(serialize_bytes: &[u8]);
+    fn serialize_f32(self, v: f32) -> Result<(), TapeError> {
+        if !v.is_finite() {
+            return Err(TapeError(
+                "float key must be finite (got NaN or +/-inf)".into(),
+            ));
+        }
+        self.0.key(&format!("{v:?}"));
+        Ok(())
+    }
+    fn serialize_f64(self, v: f64) -> Result<(), TapeError> {
+        if !v.is_finite() {
+            return Err(TapeError(
+                "float key must be finite (got NaN or +/-inf)".into(),
+            ));
+        }
+        self.0.key(&format!("{v:?}"));
+        Ok(())
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<(), TapeError> {
+        self.serialize_str(variant)
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        v: &T,
+    ) -> Result<(), TapeError> {
+        v.serialize(self)
+    }
+    fn serialize_none(self) -> Result<(), TapeError> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, _: &T) -> Result<(), TapeError> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_unit(self) -> Result<(), TapeError> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), TapeError> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<(), TapeError> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, TapeError> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, TapeError> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, TapeError> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, TapeError> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, TapeError> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStruct, TapeError> {
+        Err(key_must_be_a_string())
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, TapeError> {
+        Err(key_must_be_a_string())
     }
 }
 
@@ -271,14 +601,17 @@ impl Formatter for Tape<'_> {
 /// # Errors
 /// `internal` if it cannot be serialized.
 pub fn report_tape(r: &Report) -> Outcome<String> {
-    let mut out = Vec::with_capacity(512);
-    let tape = Tape {
-        out: &mut out,
-        in_string: false,
-        string_at: 0,
-    };
-    let mut ser = serde_json::Serializer::with_formatter(io::sink(), tape);
-    r.serialize(&mut ser)
+    tape_of(r)
+}
+
+/// Any value in the tape form: a report, or a view of one with the same
+/// members and values (`webbotauth::Report::verified_view`).
+///
+/// # Errors
+/// `internal` if it cannot be serialized.
+pub(crate) fn tape_of(r: &impl Serialize) -> Outcome<String> {
+    let mut out = Vec::with_capacity(1024);
+    r.serialize(&mut Tape { out: &mut out })
         .map_err(|e| Failure::bad_input("internal", format!("report: {e}")))?;
     String::from_utf8(out).map_err(|e| Failure::bad_input("internal", format!("report: {e}")))
 }
@@ -377,9 +710,79 @@ mod tests {
     }
 
     #[test]
+    fn every_serde_shape_reads_back_as_serde_jsons_text() {
+        use serde::Serialize;
+        use std::collections::BTreeMap;
+        #[derive(Serialize)]
+        enum E {
+            Unit,
+            New(i8),
+            Tuple(u16, &'static str),
+            Struct { kind: char, hop: Option<u32> },
+        }
+        #[derive(Serialize)]
+        struct Pair(i32, bool);
+        #[derive(Serialize)]
+        struct Unit;
+        #[derive(Serialize)]
+        struct All {
+            enums: Vec<E>,
+            pair: Pair,
+            unit: Unit,
+            tuple: (u64, i128, f32, f64),
+            #[serde(with = "serde_bytes_as_slice")]
+            bytes: Vec<u8>,
+            int_keys: BTreeMap<i64, &'static str>,
+            bool_keys: BTreeMap<bool, u8>,
+            none: Option<String>,
+            nan: f64,
+            nul: &'static str,
+        }
+        mod serde_bytes_as_slice {
+            pub fn serialize<S: serde::Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_bytes(v)
+            }
+        }
+        let v = All {
+            enums: vec![
+                E::Unit,
+                E::New(-8),
+                E::Tuple(7, "t"),
+                E::Struct {
+                    kind: '\u{e9}',
+                    hop: None,
+                },
+            ],
+            pair: Pair(-1, true),
+            unit: Unit,
+            tuple: (u64::MAX, i128::MIN, 0.1, -2.5e-300),
+            bytes: vec![0, 1, 255],
+            int_keys: BTreeMap::from([(-3, "a"), (12, "b")]),
+            bool_keys: BTreeMap::from([(false, 0), (true, 1)]),
+            none: None,
+            nan: f64::NAN,
+            nul: "\u{0}a\u{0}\u{0}",
+        };
+        let mut out = Vec::new();
+        v.serialize(&mut Tape { out: &mut out }).unwrap();
+        let t = String::from_utf8(out).unwrap();
+        let text = serde_json::to_string(&v).unwrap();
+        let want: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(read(&t), want, "{t:?}");
+        assert_eq!(read(&t).to_string(), want.to_string());
+        // A key serde_json refuses is refused.
+        let bad = BTreeMap::from([(vec![1u8], 1u8)]);
+        assert!(serde_json::to_string(&bad).is_err());
+        assert!(bad
+            .serialize(&mut Tape {
+                out: &mut Vec::new()
+            })
+            .is_err());
+    }
+
+    #[test]
     fn key_indices_fit_one_printable_character() {
         assert!(REPORT_KEYS.len() + 32 < 127);
-        assert!(REPORT_KEYS.iter().all(|k| k.len() <= MAX_KEY_LEN));
         for (i, k) in REPORT_KEYS.iter().enumerate() {
             assert_eq!(key_index(k.as_bytes()).map(usize::from), Some(i));
         }

@@ -279,6 +279,40 @@ fn fill_covered(report: &mut Report, wba: &crate::webbotauth::Report) {
     }
 }
 
+/// A request's verification ([`Facade::verify_request_result`]) before
+/// its report is made.
+pub(crate) enum RequestResult {
+    /// A Web Bot Auth verification's results, for the request at `target`.
+    WebBotAuth {
+        /// The profile's results.
+        report: crate::webbotauth::Report,
+        /// The request's target, the report's subject.
+        target: String,
+    },
+    /// An RFC 9421 verification's report, settled.
+    Done(Report),
+}
+
+/// The command of a Web Bot Auth request's report.
+pub(crate) const WEB_BOT_AUTH_COMMAND: &str = "web-bot-auth verify";
+
+impl RequestResult {
+    /// The report ([`Facade::verify_request`]'s): made, then settled.
+    ///
+    /// # Errors
+    /// The [`Failure`] of a report that did not verify.
+    pub(crate) fn into_report(self) -> Outcome<Report> {
+        match self {
+            RequestResult::WebBotAuth { report, target } => {
+                let mut out = report.to_report(WEB_BOT_AUTH_COMMAND, Some(&target));
+                fill_covered(&mut out, &report);
+                settle(out)
+            }
+            RequestResult::Done(r) => Ok(r),
+        }
+    }
+}
+
 /// An RFC 9421 verification by `v`, as the CLI's `http verify` reports it.
 fn http_report(v: &Verifier, msg: &Message, related: Option<&Message>) -> Outcome<Report> {
     let command = "http verify";
@@ -452,6 +486,14 @@ impl Facade {
     /// A [`Failure`]: not verified, refused by policy, a key directory that
     /// could not be fetched (each with the report), or bad input.
     pub fn verify_request(&self, r: RequestCheck) -> Outcome<Report> {
+        self.verify_request_result(r)?.into_report()
+    }
+
+    /// [`Facade::verify_request`] before its report is made: a Web Bot
+    /// Auth verification's own results, which a binding that only
+    /// serializes the report can write without building it
+    /// ([`RequestResult::Verified`]).
+    pub(crate) fn verify_request_result(&self, r: RequestCheck) -> Outcome<RequestResult> {
         let authorities = r
             .authorities
             .as_deref()
@@ -491,12 +533,13 @@ impl Facade {
                 }
                 None => run(),
             };
-            let mut report = rep.to_report("web-bot-auth verify", Some(&r.target));
-            fill_covered(&mut report, &rep);
-            return settle(report);
+            return Ok(RequestResult::WebBotAuth {
+                report: rep,
+                target: r.target,
+            });
         }
         if authorities.is_none() && !r.strict {
-            return http_report(&self.inner, &msg, None);
+            return http_report(&self.inner, &msg, None).map(RequestResult::Done);
         }
         let mut hp = self.inner.http_policy().clone();
         hp.authorities = authorities;
@@ -505,7 +548,7 @@ impl Facade {
             hp.require_nonce = true;
         }
         let v = self.inner.to_builder().http(hp).build();
-        http_report(&v, &msg, None)
+        http_report(&v, &msg, None).map(RequestResult::Done)
     }
 
     /// Audit a delegation chain (RFC 8693, RFC 9068, RFC 8725), subject
@@ -924,5 +967,61 @@ mod tests {
         let r = v.with_replay_store("memory").unwrap();
         assert!(r.verifier().replay_store().is_some());
         assert_eq!(v.with_replay_store("bogus://x").unwrap_err().code, "usage");
+    }
+
+    #[test]
+    fn a_verified_web_bot_auth_view_is_the_report() {
+        const AGENT: &str = "https://agent.example";
+        let mut dir = crate::webbotauth::StaticDirectory::new();
+        dir.insert(
+            &format!("{AGENT}/.well-known/http-message-signatures-directory"),
+            vec![key().verifying_key().clone()],
+        );
+        let v = facade(|o| o.agent_keys = Some(dir));
+        let wba = |label: &str| RequestSigning {
+            web_bot_auth: true,
+            signature_agent: Some(AGENT.into()),
+            label: label.into(),
+            created: Some(NOW),
+            ..Default::default()
+        };
+        let url = "https://api.example/p";
+        let one = sign_request("GET", url, &[], Vec::new(), &key(), &wba("sig1")).unwrap();
+        // A second label by a key the agent's set does not hold: the
+        // request verifies by the first, the second is refused.
+        let other = SigningKey::from_ed25519_seed(&[9u8; 32]).unwrap();
+        let two = sign_request("GET", url, &one, Vec::new(), &other, &wba("late")).unwrap();
+        let mut unsigned = one.clone();
+        unsigned.retain(|(n, _)| !n.eq_ignore_ascii_case("signature"));
+        for (headers, labels) in [(one, 1), (two, 2), (unsigned, 0)] {
+            let check = || RequestCheck {
+                method: "GET".into(),
+                target: url.into(),
+                headers: headers.clone(),
+                web_bot_auth: true,
+                ..RequestCheck::default()
+            };
+            let RequestResult::WebBotAuth { report, target } =
+                v.verify_request_result(check()).unwrap()
+            else {
+                panic!("not a Web Bot Auth result");
+            };
+            let view = report.verified_view(WEB_BOT_AUTH_COMMAND, Some(&target));
+            let Ok(full) = v.verify_request(check()) else {
+                assert!(view.is_none(), "a view of a request that did not verify");
+                assert_eq!(labels, 0);
+                continue;
+            };
+            let view = view.expect("a view of a verified request");
+            assert_eq!(full.signatures.len(), labels);
+            assert_eq!(
+                serde_json::to_string(&view).unwrap(),
+                serde_json::to_string(&full).unwrap()
+            );
+            assert_eq!(
+                crate::facade::tape::tape_of(&view).unwrap(),
+                crate::facade::tape::report_tape(&full).unwrap()
+            );
+        }
     }
 }

@@ -490,13 +490,10 @@ pub fn resolve_agent_url(value: &str, kind: Option<&str>) -> Result<AgentUrl, Er
     };
     // Dot segments are removed by the parser (WHATWG URL Standard section
     // 4.3, path state; RFC 3986 section 5.2.4), `%2e` being a dot.
-    if path.split('/').any(|seg| {
-        let seg = seg.to_ascii_lowercase().replace("%2e", ".");
-        seg == "." || seg == ".."
-    }) {
+    if path.split('/').any(is_dot_segment) {
         return Err(bad());
     }
-    let origin = format!("https://{host}");
+    let origin = ["https://", host.as_str()].concat();
     let is_origin = (path.is_empty() || path == "/") && query.is_none();
     let discovery = match kind {
         None | Some("directory") if is_origin => Discovery::Directory,
@@ -505,12 +502,12 @@ pub fn resolve_agent_url(value: &str, kind: Option<&str>) -> Result<AgentUrl, Er
         Some("jwks_uri") => Discovery::JwksUri,
         Some(other) => return Err(Error::MemberType(other.to_owned())),
     };
-    let agent = format!("{origin}{}", if path == "/" { "" } else { path });
+    let agent = [origin.as_str(), if path == "/" { "" } else { path }].concat();
     let key_set_url = match discovery {
-        Discovery::Directory => format!("{origin}{WELL_KNOWN_PATH}"),
+        Discovery::Directory => [origin.as_str(), WELL_KNOWN_PATH].concat(),
         // An empty path is serialized as `/` (WHATWG URL Standard section 4.5).
-        Discovery::JwksUri if path.is_empty() => format!("{origin}/{path_query}"),
-        Discovery::JwksUri => format!("{origin}{path_query}"),
+        Discovery::JwksUri if path.is_empty() => [origin.as_str(), "/", path_query].concat(),
+        Discovery::JwksUri => [origin.as_str(), path_query].concat(),
     };
     Ok(AgentUrl {
         value: value.to_owned(),
@@ -518,6 +515,15 @@ pub fn resolve_agent_url(value: &str, kind: Option<&str>) -> Result<AgentUrl, Er
         key_set_url,
         discovery,
     })
+}
+
+/// Whether a path segment is a dot segment once `%2e` (any case) is read
+/// as a dot (WHATWG URL Standard section 4.3, single- and double-dot URL
+/// path segments): one or two parts, each `.` or `%2e`.
+fn is_dot_segment(seg: &str) -> bool {
+    let dot = |b: &[u8]| b == b"." || b.eq_ignore_ascii_case(b"%2e");
+    let b = seg.as_bytes();
+    dot(b) || (1..b.len()).any(|i| dot(&b[..i]) && dot(&b[i..]))
 }
 
 /// The authority of an agent URL as the WHATWG URL Standard (section 3.5,
@@ -1786,4 +1792,31 @@ pub fn signing_algorithms() -> Vec<Algorithm> {
         .into_iter()
         .filter(|a| !a.is_symmetric())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_segments_are_those_the_url_parser_removes() {
+        // The definition: lowercased, `%2e` read as `.`, the segment is
+        // `.` or `..`.
+        let by_definition = |seg: &str| {
+            let s = seg.to_ascii_lowercase().replace("%2e", ".");
+            s == "." || s == ".."
+        };
+        let parts = ["", ".", "%2e", "%2E", "%2", "e", "a", "%", "..", "%2e%2e"];
+        let mut n = 0;
+        for a in parts {
+            for b in parts {
+                for c in parts {
+                    let seg = [a, b, c].concat();
+                    assert_eq!(is_dot_segment(&seg), by_definition(&seg), "{seg:?}");
+                    n += usize::from(by_definition(&seg));
+                }
+            }
+        }
+        assert!(n > 20, "{n} dot segments among the cases");
+    }
 }
