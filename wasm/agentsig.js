@@ -170,14 +170,14 @@ function tapeValue() {
     case 0x7b: { // { key value... }
       const o = {};
       for (let c = tape.charCodeAt(at); c !== 0x7d; c = tape.charCodeAt(at)) {
-        let k;
-        if (c === 0x6b) { // k index
-          k = tapeKeys[tape.charCodeAt(at + 1) - 32];
+        if (c === 0x6b) { // k index: a name of REPORT_KEYS, never "__proto__"
+          const k = tapeKeys[tape.charCodeAt(at + 1) - 32];
           at += 2;
-        } else {
-          at++;
-          k = tapeString(c === 0x78);
+          o[k] = tapeValue();
+          continue;
         }
+        at++;
+        const k = tapeString(c === 0x78);
         const v = tapeValue();
         // As JSON.parse: "__proto__" is an own member, not the prototype.
         if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
@@ -193,7 +193,13 @@ function tapeValue() {
 
 /** The frozen report of a tape. */
 function reportOfTape(text) {
-  if (tapeKeys === null) tapeKeys = native.reportKeys().split(' ');
+  if (tapeKeys === null) {
+    const keys = native.reportKeys().split(' ');
+    // A name given by index is stored as it is: "__proto__" must come as a
+    // string (JSON.parse makes it an own member).
+    if (keys.includes('__proto__')) throw new BadInput('agentsig failed internally: a report it could not read; please report it with the input', 'internal');
+    tapeKeys = keys;
+  }
   tape = text;
   at = 0;
   try {

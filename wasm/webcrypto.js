@@ -225,8 +225,12 @@ function nodeVerdict(keys, q) {
 
 /** Verdict bytes for the pending checks written at `p`: 1 verified, 0
  * not, 2 not known; with `node:crypto` at once, with WebCrypto a Promise
- * of them. */
-function answer(p, keys) {
+ * of `then(verdicts)`: the continuation runs in the reaction to the
+ * verification itself, not in a reaction of its own chained after it (each
+ * reaction is a turn of the microtask queue). `then` handles its own
+ * errors; what it returns or throws settles the Promise, whose rejection
+ * before it (none is expected) goes to `caught`. */
+function answer(p, keys, then, caught) {
   const qs = decode(p);
   if (nodeCrypto) {
     // A plain loop: Uint8Array.from with a mapping function walks the
@@ -246,18 +250,20 @@ function answer(p, keys) {
       k = null;
     }
     if (k && typeof k.then !== 'function') {
+      let verified;
       try {
-        return subtle.verify(PARAMS[q.code].ver, k, q.sig, q.msg).then(
-          (ok) => Uint8Array.of(ok ? 1 : 0),
-          () => Uint8Array.of(2),
-        );
+        verified = subtle.verify(PARAMS[q.code].ver, k, q.sig, q.msg);
       } catch {
         return Uint8Array.of(2);
       }
+      return verified.then(
+        (ok) => then(Uint8Array.of(ok ? 1 : 0)),
+        () => then(Uint8Array.of(2)),
+      );
     }
-    return subtleVerdict(keys, q).then((v) => Uint8Array.of(v));
+    return subtleVerdict(keys, q).then((v) => then(Uint8Array.of(v)), caught);
   }
-  return Promise.all(qs.map((q) => subtleVerdict(keys, q))).then((v) => Uint8Array.from(v));
+  return Promise.all(qs.map((q) => subtleVerdict(keys, q))).then((v) => then(Uint8Array.from(v)), caught);
 }
 
 const allVerified = (verdicts) => verdicts.every((v) => v === 1);
@@ -312,6 +318,10 @@ function withWebCrypto(pass, keys, replay, finish = (r) => r, fail = (e) => e) {
       release(o);
     }
   };
+  const caught = (e) => {
+    done();
+    throw fail(e);
+  };
   const step = (from) => {
     try {
       for (let round = from; ; round++) {
@@ -324,31 +334,23 @@ function withWebCrypto(pass, keys, replay, finish = (r) => r, fail = (e) => e) {
           return finish(result);
         }
         if (pending > 0) {
-          const verdicts = answer(o.pendingAt(), keys);
-          if (!(verdicts instanceof Uint8Array)) {
-            const next = round + 1;
-            return verdicts.then(
-              (v) => {
-                try {
-                  // Every assumption held: the pass ran on the true answers
-                  // (the oracle, reset when given back, needs none of them).
-                  if (!deferred && allVerified(v)) {
-                    done();
-                    return finish(result);
-                  }
-                  o.answer(v);
-                } catch (e) {
-                  done();
-                  throw fail(e);
-                }
-                return step(next);
-              },
-              (e) => {
+          const next = round + 1;
+          const verdicts = answer(o.pendingAt(), keys, (v) => {
+            try {
+              // Every assumption held: the pass ran on the true answers
+              // (the oracle, reset when given back, needs none of them).
+              if (!deferred && allVerified(v)) {
                 done();
-                throw fail(e);
-              },
-            );
-          }
+                return finish(result);
+              }
+              o.answer(v);
+            } catch (e) {
+              done();
+              throw fail(e);
+            }
+            return step(next);
+          }, caught);
+          if (!(verdicts instanceof Uint8Array)) return verdicts;
           if (!deferred && allVerified(verdicts)) {
             done();
             return finish(result);

@@ -112,6 +112,62 @@ test('the Promise forms make each signature check once with the runtime crypto; 
   }
 });
 
+test('with WebCrypto, a request\'s one check settles the Promise form in the reaction to its verify, in no more turns than an async function awaiting it', async () => {
+  // In Node.js the checks go to node:crypto (index.js); here WebCrypto's
+  // path, as in workerd and browsers, with a verify whose Promise is already
+  // settled: the microtask turns from the verify's call to the caller's
+  // await are counted (each turn is a reaction of the queue).
+  const wc = await import('../webcrypto.js');
+  const nodeCrypto = (await import('node:crypto')).default;
+  const subtle = globalThis.crypto.subtle;
+  const key = a.SigningKey.generate('EdDSA');
+  const agent = 'https://bot.example';
+  const url = 'https://site.example/page';
+  const opts = { webBotAuth: true, authorities: ['site.example'] };
+  const h = a.signRequest('GET', url, [], undefined, key, { signatureAgent: agent });
+  const v = new a.Verifier({ agentKeys: { [agent]: [key] } });
+  wc.useNodeCrypto(null);
+  try {
+    // The key imported once, with the runtime's own verify.
+    assert.equal((await v.verifyRequestAsync('GET', url, h, undefined, opts)).verdict, 'verified');
+    let turns = 0;
+    let settled = false;
+    const tick = () => {
+      if (!settled && turns < 100) {
+        turns++;
+        queueMicrotask(tick);
+      }
+    };
+    const counted = async (f) => {
+      turns = 0;
+      settled = false;
+      const got = await f();
+      settled = true;
+      return [got, turns];
+    };
+    const real = subtle.verify;
+    let calls = 0;
+    // The signature is valid (the call above): the verify answers so at once.
+    subtle.verify = () => {
+      calls++;
+      queueMicrotask(tick);
+      return Promise.resolve(true);
+    };
+    try {
+      const [report, ours] = await counted(() => v.verifyRequestAsync('GET', url, h, undefined, opts));
+      assert.equal(report.verdict, 'verified');
+      assert.equal(calls, 1);
+      const [ok, floor] = await counted(async () => await subtle.verify({ name: 'Ed25519' }, null, null, null));
+      assert.equal(ok, true);
+      assert.ok(ours <= floor, `${ours} turns, an async function ${floor}`);
+    } finally {
+      subtle.verify = real;
+    }
+  } finally {
+    wc.useNodeCrypto(nodeCrypto);
+  }
+});
+
 test('a request report read from the module\'s tape equals its --json text, member order included, and is frozen throughout', async () => {
   const native = await import('../dist/agentsig_wasm.js');
   const key = a.SigningKey.generate('EdDSA');
