@@ -199,19 +199,25 @@ fn check_name(name: &str) -> Result<(), ReplayError> {
 
 /// The id of an input: hex of the first 16 bytes of its SHA-256.
 pub fn input_id(input: &str) -> String {
-    Sha256::digest(input.as_bytes())[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    lower_hex(&Sha256::digest(input.as_bytes())[..16])
+}
+
+/// Lowercase hex of `bytes`, written into one string of the final size
+/// (the ids and key suffixes are made per input: no string per byte).
+fn lower_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    s
 }
 
 /// The key suffix of a host (`host:port`): the hex SHA-256 of its text, so
 /// a hostile host name cannot inject into the key space.
 fn host_hash(host: &str) -> String {
-    Sha256::digest(host.as_bytes())[..12]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    lower_hex(&Sha256::digest(host.as_bytes())[..12])
 }
 
 /// Adds inputs not seen before: KEYS = seen, inputs, stats; ARGV = triples
@@ -1622,6 +1628,14 @@ mod tests {
             input_id("https://b.example/")
         );
         assert_eq!(host_hash("a.example:443").len(), 24);
+    }
+
+    #[test]
+    fn ids_are_the_lowercase_hex_of_the_sha256_prefix() {
+        // FIPS 180-2 appendix B.1: SHA-256("abc").
+        assert_eq!(input_id("abc"), "ba7816bf8f01cfea414140de5dae2223");
+        assert_eq!(host_hash("abc"), "ba7816bf8f01cfea414140de");
+        assert_eq!(lower_hex(&[0x00, 0x0f, 0xa0, 0xff]), "000fa0ff");
     }
 
     #[test]
