@@ -31,8 +31,11 @@
 //! to each pair (the reports the crawl writes, built by the batch too).
 //! Instructions per input would be steadier than CPU time, but this
 //! machine's virtual CPUs expose no hardware counters (`perf stat -e
-//! instructions`: not supported). No assertion. Run: `cargo bench --bench
-//! crawl` (`-- N` for another number of inputs per run, default 2000).
+//! instructions`: not supported). `CRAWL_BENCH_BIN=PATH` runs another
+//! agentsig binary (e.g. an older build, to compare two builds run in
+//! turn in the same minutes) in place of the one Cargo built. No
+//! assertion. Run: `cargo bench --bench crawl` (`-- N` for another number
+//! of inputs per run, default 2000).
 
 #[path = "../tests/net_support/mod.rs"]
 mod net_support;
@@ -371,7 +374,13 @@ fn main() {
     .expect("redis");
     let redis_pid = redis.child.as_ref().map_or(0, std::process::Child::id);
     let url = redis.url();
-    let bin = env!("CARGO_BIN_EXE_agentsig");
+    // `CRAWL_BENCH_BIN`: another agentsig binary (an older build, for an
+    // A/B of two builds in the same minutes, or a wrapper that runs it
+    // under a profiler); by default the one Cargo built with this bench.
+    let bin_override = std::env::var("CRAWL_BENCH_BIN").ok();
+    let bin = bin_override
+        .as_deref()
+        .unwrap_or(env!("CARGO_BIN_EXE_agentsig"));
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     println!(
         "crawl bench: {n} inputs, {cores} cores, redis-server appendfsync {fsync}, load {}",

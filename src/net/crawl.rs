@@ -596,17 +596,23 @@ fn work_loop(
                     tolerate(err, &mut failing_since)?;
                 }
             }
-            let r = one(cx, &e, started);
-            let release = !matches!(r, Ok(Some(_)));
-            match r {
-                Ok(Some(d)) => decided.push(d),
-                Ok(None) => {}
-                // The entry stays pending: another attempt after the lease.
-                Err(err) => tolerate(err, &mut failing_since)?,
-            }
-            if release {
+            let release = |e: &CrawlEntry| {
                 if let Ok(mut h) = shared.held.lock() {
                     h.remove(&e.entry);
+                }
+            };
+            match one(cx, &e, started) {
+                // The decision takes the entry itself (no copy of its
+                // strings per input).
+                Ok(Some(mut d)) => {
+                    d.entry = e;
+                    decided.push(d);
+                }
+                Ok(None) => release(&e),
+                // The entry stays pending: another attempt after the lease.
+                Err(err) => {
+                    tolerate(err, &mut failing_since)?;
+                    release(&e);
                 }
             }
         }
@@ -842,7 +848,15 @@ fn one(
     // Freed now, while the next input's allocations can reuse its memory.
     drop(report);
     Ok(Some(Decided {
-        entry: e.clone(),
+        // The caller moves the taken entry in (empty strings allocate
+        // nothing).
+        entry: CrawlEntry {
+            entry: String::new(),
+            id: String::new(),
+            input: String::new(),
+            depth: e.depth,
+            attempt: e.attempt,
+        },
         verified,
         json,
         verdict,
@@ -907,6 +921,17 @@ struct Local {
     changed: std::sync::Condvar,
     /// A fetch started waiting: for the manager.
     wanted: std::sync::Condvar,
+}
+
+impl LocalState {
+    /// The state of `host`, made on its first use: the name is copied into
+    /// a key then only, not at every permit asked for (one lookup more).
+    fn host(&mut self, host: &str) -> Result<&mut HostState, &'static str> {
+        if !self.hosts.contains_key(host) {
+            self.hosts.insert(host.to_owned(), HostState::default());
+        }
+        self.hosts.get_mut(host).ok_or("permit state lost")
+    }
 }
 
 #[derive(Debug, Default)]
@@ -1311,7 +1336,7 @@ impl ConnectionGate for FleetGate {
         let mut st = lock()?;
         loop {
             let now = Instant::now();
-            let h = st.hosts.entry(host.to_owned()).or_default();
+            let h = st.host(host)?;
             // A fetch that finds others of this process waiting for the
             // host waits behind them.
             let open = h.not_before.is_none_or(|t| t <= now) && (queued || h.waiting == 0);
@@ -1470,7 +1495,9 @@ impl Drop for FleetPermit {
             return;
         }
         if let Ok(mut st) = g.local.state.lock() {
-            let h = st.hosts.entry(self.host.clone()).or_default();
+            // The permit ends here: its host name becomes the key if the
+            // host has none (no copy).
+            let h = st.hosts.entry(std::mem::take(&mut self.host)).or_default();
             let now = Instant::now();
             if !self.delay.is_zero() {
                 h.not_before = Some(now + self.delay);

@@ -1411,10 +1411,14 @@ impl Fetcher {
         url: &reqwest::Url,
         dl: &Deadline,
     ) -> Result<Box<dyn ConnectionPermit>, FetchError> {
-        let host = format!(
-            "{}:{}",
-            url.host_str().unwrap_or_default(),
-            url.port_or_known_default().unwrap_or(443)
+        // `host:port`, in one string of its final size (one per fetch).
+        let name = url.host_str().unwrap_or_default();
+        let mut host = String::with_capacity(name.len() + 6);
+        host.push_str(name);
+        host.push(':');
+        let _ = std::fmt::Write::write_fmt(
+            &mut host,
+            format_args!("{}", url.port_or_known_default().unwrap_or(443)),
         );
         gate.acquire(&host, dl.at)
             .map_err(|message| FetchError::NoPermit {

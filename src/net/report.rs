@@ -59,6 +59,11 @@ impl UrlVerified {
                 r
             }
         };
+        // Room for the details below and a crawl's four, made once rather
+        // than grown key by key.
+        if r.details.is_empty() {
+            r.details = serde_json::Map::with_capacity(14);
+        }
         if let (Some(_), Some(j)) = (&self.http_signature, &self.jws) {
             r.signatures.extend(jws_signatures(&j.jws));
         }
@@ -96,7 +101,13 @@ impl UrlVerified {
         }
         r.detail(
             "key_authority",
-            self.key_authority.as_ref().map(|a| format!("{a:?}")),
+            self.key_authority.as_ref().map(|a| {
+                // Written into one string of room enough for the usual
+                // authority (no regrowth per piece).
+                let mut s = String::with_capacity(96);
+                let _ = std::fmt::Write::write_fmt(&mut s, format_args!("{a:?}"));
+                s
+            }),
         );
         r.detail("cache", self.cache);
         r.detail_value("descriptor", descriptor);

@@ -199,19 +199,25 @@ fn check_name(name: &str) -> Result<(), ReplayError> {
 
 /// The id of an input: hex of the first 16 bytes of its SHA-256.
 pub fn input_id(input: &str) -> String {
-    Sha256::digest(input.as_bytes())[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    lower_hex(&Sha256::digest(input.as_bytes())[..16])
+}
+
+/// Lowercase hex of `bytes`, written into one string of the final size
+/// (the ids and key suffixes are made per input: no string per byte).
+fn lower_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    s
 }
 
 /// The key suffix of a host (`host:port`): the hex SHA-256 of its text, so
 /// a hostile host name cannot inject into the key space.
 fn host_hash(host: &str) -> String {
-    Sha256::digest(host.as_bytes())[..12]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    lower_hex(&Sha256::digest(host.as_bytes())[..12])
 }
 
 /// Adds inputs not seen before: KEYS = seen, inputs, stats; ARGV = triples
@@ -267,11 +273,17 @@ return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
 /// acknowledged). The commands are per call, not per input, where Redis
 /// takes many fields or ids at once (`HMGET`, `HSET`, `HDEL`, `XACK`,
 /// `XDEL`, one `HINCRBY` per verdict and code): only a result's `XADD` and
-/// a child's `SADD`/`XADD` are per item. Returns `{written, taken,
-/// stopped}`: per result 1 (written) or 0 (a duplicate, only
-/// acknowledged); per entry taken `{entry id, fields, n}`, n the attempts
-/// started at its input, this one included, or -1 (a duplicate,
-/// acknowledged); stopped 1 when the crawl is stopped (nothing taken).
+/// a child's `SADD`/`XADD` are per item. Returns one bulk string, the
+/// MessagePack values `written`, `taken` and `stopped` one after the other
+/// (Redis Lua scripting's `cmsgpack.pack`, there since Redis 2.6):
+/// `written` per result 1 (written) or 0 (a duplicate, only acknowledged);
+/// `taken` per entry taken `[entry id, fields, n]`, n the attempts started
+/// at its input, this one included, or -1 (a duplicate, acknowledged);
+/// `stopped` 1 when the crawl is stopped (nothing taken). Packed, the
+/// reply is one string that Redis copies out as it is and the worker reads
+/// value by value ([`read_finish_take`]); as nested arrays, Redis converted
+/// every table and field into its reply, and the worker's client parsed
+/// each into a value of its own, allocations per field of every entry.
 static FINISH_TAKE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         "local group, consumer = ARGV[1], ARGV[2]
@@ -398,7 +410,7 @@ if na > 0 then
   many('XACK', KEYS[3], group, acks)
   many('XDEL', KEYS[3], nil, acks)
 end
-return {written, taken, stopped}
+return cmsgpack.pack(written, taken, stopped)
 ",
     )
 });
@@ -572,6 +584,225 @@ fn entry(r: &Reply) -> Option<CrawlEntry> {
         input: get("input")?,
         depth: get("depth").and_then(|d| d.parse().ok()).unwrap_or(0),
         attempt: get("attempt").and_then(|d| d.parse().ok()).unwrap_or(0),
+    })
+}
+
+/// A reply of the finishing script ([`CrawlQueue::finish_and_take`])
+/// that is not the MessagePack it packs: a wrong type, a value cut short,
+/// a length past the end, bytes left over, or the wrong number of results.
+/// The call then fails closed ([`ReplayError::Unavailable`]): its results
+/// are written again, once, and its entries taken over after their lease.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct MalformedTake {
+    /// Offset in the reply of the value that could not be read.
+    pub(crate) at: usize,
+    /// What was wrong with it.
+    pub(crate) why: &'static str,
+}
+
+impl std::fmt::Display for MalformedTake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "malformed reply to the finishing script at byte {}: {}",
+            self.at, self.why
+        )
+    }
+}
+
+impl std::error::Error for MalformedTake {}
+
+/// A reader of the MessagePack values `cmsgpack.pack` writes (MessagePack
+/// specification, "Formats": nil, booleans, integers, strings and binary,
+/// arrays), one value after the other, each bounded by the bytes left: a
+/// length past the end is an error, never a read or an allocation past it.
+struct Unpack<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Unpack<'a> {
+    fn fail<T>(&self, why: &'static str) -> Result<T, MalformedTake> {
+        Err(MalformedTake { at: self.at, why })
+    }
+
+    fn byte(&mut self) -> Result<u8, MalformedTake> {
+        let Some(&b) = self.b.get(self.at) else {
+            return self.fail("cut short");
+        };
+        self.at += 1;
+        Ok(b)
+    }
+
+    /// The next `n` bytes.
+    fn bytes(&mut self, n: usize) -> Result<&'a [u8], MalformedTake> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len());
+        let Some(end) = end else {
+            return self.fail("a length past the end");
+        };
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+
+    /// The next `N` bytes, as an array.
+    fn fixed<const N: usize>(&mut self) -> Result<[u8; N], MalformedTake> {
+        let mut a = [0; N];
+        a.copy_from_slice(self.bytes(N)?);
+        Ok(a)
+    }
+
+    /// A length of `N` (1, 2 or 4) bytes, big-endian, as a count of
+    /// elements or bytes to read.
+    fn len<const N: usize>(&mut self) -> Result<usize, MalformedTake> {
+        let v = self
+            .fixed::<N>()?
+            .iter()
+            .fold(0u64, |v, &b| (v << 8) | u64::from(b));
+        usize::try_from(v).or_else(|_| self.fail("a length past the end"))
+    }
+
+    /// An array's length. Each element takes at least one byte, so a
+    /// length larger than the bytes left is refused before anything is
+    /// allocated for it.
+    fn array(&mut self) -> Result<usize, MalformedTake> {
+        let start = self.at;
+        let n = match self.byte()? {
+            t @ 0x90..=0x9f => usize::from(t & 0x0f),
+            0xdc => self.len::<2>()?,
+            0xdd => self.len::<4>()?,
+            _ => {
+                self.at = start;
+                return self.fail("not an array");
+            }
+        };
+        if n > self.b.len() - self.at {
+            self.at = start;
+            return self.fail("a length past the end");
+        }
+        Ok(n)
+    }
+
+    /// An integer (a Lua number `cmsgpack` packs as one).
+    fn int(&mut self) -> Result<i64, MalformedTake> {
+        let start = self.at;
+        let t = self.byte()?;
+        let v = match t {
+            0x00..=0x7f => i64::from(t),
+            0xe0..=0xff => i64::from(t) - 256,
+            0xcc => i64::from(self.byte()?),
+            0xcd => i64::from(u16::from_be_bytes(self.fixed()?)),
+            0xce => i64::from(u32::from_be_bytes(self.fixed()?)),
+            0xcf => i64::try_from(u64::from_be_bytes(self.fixed()?))
+                .or_else(|_| self.fail("an integer out of range"))?,
+            0xd0 => i64::from(i8::from_be_bytes(self.fixed()?)),
+            0xd1 => i64::from(i16::from_be_bytes(self.fixed()?)),
+            0xd2 => i64::from(i32::from_be_bytes(self.fixed()?)),
+            0xd3 => i64::from_be_bytes(self.fixed()?),
+            _ => {
+                self.at = start;
+                return self.fail("not an integer");
+            }
+        };
+        Ok(v)
+    }
+
+    /// A string's bytes (`str` or `bin`: a Lua string is either).
+    fn str(&mut self) -> Result<&'a [u8], MalformedTake> {
+        let start = self.at;
+        let n = match self.byte()? {
+            t @ 0xa0..=0xbf => usize::from(t & 0x1f),
+            0xd9 | 0xc4 => self.len::<1>()?,
+            0xda | 0xc5 => self.len::<2>()?,
+            0xdb | 0xc6 => self.len::<4>()?,
+            _ => {
+                self.at = start;
+                return self.fail("not a string");
+            }
+        };
+        self.bytes(n).map_err(|e| MalformedTake { at: start, ..e })
+    }
+}
+
+/// The finishing script's packed reply ([`FINISH_TAKE`]) for a call that
+/// gave `results` results. An entry whose fields lack its input id or
+/// input (a deleted entry, read with no fields), or whose attempt count is
+/// not one the script gives, is skipped, as the unpacked reply's were: it
+/// stays pending and is taken over after its lease.
+///
+/// # Errors
+/// [`MalformedTake`] when the reply is not the script's MessagePack.
+fn read_finish_take(packed: &[u8], results: usize) -> Result<FinishedAndTaken, MalformedTake> {
+    let mut p = Unpack { b: packed, at: 0 };
+    let n = p.array()?;
+    if n != results {
+        return p.fail("not one value per result");
+    }
+    let mut finished = Vec::with_capacity(n);
+    for _ in 0..n {
+        finished.push(match p.int()? {
+            1 => Finished::Written,
+            0 => Finished::Duplicate,
+            _ => return p.fail("a result neither written nor a duplicate"),
+        });
+    }
+    let n = p.array()?;
+    let mut taken = Vec::with_capacity(n);
+    for _ in 0..n {
+        if p.array()? != 3 {
+            return p.fail("an entry taken not [id, fields, attempts]");
+        }
+        let stream_id = p.str()?;
+        let (mut id, mut input, mut depth, mut attempt) = (None, None, None, None);
+        let fields = p.array()?;
+        if fields % 2 != 0 {
+            return p.fail("an odd number of field names and values");
+        }
+        for _ in 0..fields / 2 {
+            let (k, v) = (p.str()?, p.str()?);
+            match k {
+                b"id" => id = Some(v),
+                b"input" => input = Some(v),
+                b"depth" => depth = Some(v),
+                b"attempt" => attempt = Some(v),
+                _ => {}
+            }
+        }
+        let started = match p.int()? {
+            -1 => Some(None),
+            n if n > 0 => Some(Some(u32::try_from(n).unwrap_or(u32::MAX))),
+            _ => None,
+        };
+        let text = |v: Option<&[u8]>| {
+            v.and_then(|v| std::str::from_utf8(v).ok())
+                .map(str::to_owned)
+        };
+        let number = |v: Option<&[u8]>| {
+            v.and_then(|v| std::str::from_utf8(v).ok())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
+        let entry = (|| {
+            Some(CrawlEntry {
+                entry: text(Some(stream_id))?,
+                id: text(id)?,
+                input: text(input)?,
+                depth: number(depth),
+                attempt: number(attempt),
+            })
+        })();
+        if let (Some(e), Some(started)) = (entry, started) {
+            taken.push((e, started));
+        }
+    }
+    let stopped = p.int()? == 1;
+    if p.at != packed.len() {
+        return p.fail("bytes after the reply");
+    }
+    Ok(FinishedAndTaken {
+        finished,
+        taken,
+        stopped,
     })
 }
 
@@ -938,41 +1169,12 @@ impl CrawlQueue {
         // starts attempts, which a lost write only counts once less).
         let ack = (!done.is_empty()).then_some((keys[1], always as fn(&_) -> bool));
         let r = self.client.eval(&FINISH_TAKE, &keys, &argv, ack)?;
-        let unexpected = || self.client.unavailable(format!("unexpected reply {r:?}"));
-        let [written, taken, stopped] = array(&r) else {
-            return Err(unexpected());
+        let Reply::Bulk(Some(packed)) = &r else {
+            return Err(self
+                .client
+                .unavailable(format!("unexpected reply to the finishing script {r:?}")));
         };
-        let finished = array(written)
-            .iter()
-            .map(|w| match int(w) {
-                Some(1) => Ok(Finished::Written),
-                Some(0) => Ok(Finished::Duplicate),
-                _ => Err(unexpected()),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        if finished.len() != done.len() {
-            return Err(unexpected());
-        }
-        let taken = array(taken)
-            .iter()
-            .filter_map(|t| {
-                let [id, fields, n] = array(t) else {
-                    return None;
-                };
-                let e = entry(&Reply::Array(Some(vec![id.clone(), fields.clone()])))?;
-                let started = match int(n)? {
-                    -1 => None,
-                    n if n > 0 => Some(u32::try_from(n).unwrap_or(u32::MAX)),
-                    _ => return None,
-                };
-                Some((e, started))
-            })
-            .collect();
-        Ok(FinishedAndTaken {
-            finished,
-            taken,
-            stopped: int(stopped) == Some(1),
-        })
+        read_finish_take(packed, done.len()).map_err(|e| self.client.unavailable(e))
     }
 
     /// Put the attempt started at `e` off without counting it (no
@@ -1429,6 +1631,14 @@ mod tests {
     }
 
     #[test]
+    fn ids_are_the_lowercase_hex_of_the_sha256_prefix() {
+        // FIPS 180-2 appendix B.1: SHA-256("abc").
+        assert_eq!(input_id("abc"), "ba7816bf8f01cfea414140de5dae2223");
+        assert_eq!(host_hash("abc"), "ba7816bf8f01cfea414140de");
+        assert_eq!(lower_hex(&[0x00, 0x0f, 0xa0, 0xff]), "000fa0ff");
+    }
+
+    #[test]
     fn stream_entries_are_read_field_by_field() {
         let b = |s: &str| Reply::Bulk(Some(s.as_bytes().to_vec()));
         let e = Reply::Array(Some(vec![
@@ -1453,5 +1663,230 @@ mod tests {
         assert!(entry(&Reply::Array(Some(vec![b("1-0"), Reply::Bulk(None)]))).is_none());
         assert!(entry(&b("x")).is_none());
         assert_eq!(id_ms("1700000000123-4"), Some(1_700_000_000_123));
+    }
+
+    /// MessagePack as `cmsgpack.pack` writes it (MessagePack specification,
+    /// "Formats"): the shortest form of each value.
+    fn pack_str(out: &mut Vec<u8>, s: &str) {
+        let n = s.len();
+        match n {
+            0..=31 => out.push(0xa0 | n as u8),
+            32..=0xff => out.extend([0xd9, n as u8]),
+            _ => {
+                out.push(0xda);
+                out.extend((n as u16).to_be_bytes());
+            }
+        }
+        out.extend(s.as_bytes());
+    }
+
+    fn pack_array(out: &mut Vec<u8>, n: usize) {
+        if n < 16 {
+            out.push(0x90 | n as u8);
+        } else {
+            out.push(0xdc);
+            out.extend((n as u16).to_be_bytes());
+        }
+    }
+
+    fn pack_int(out: &mut Vec<u8>, v: i64) {
+        match v {
+            0..=127 => out.push(v as u8),
+            -32..=-1 => out.push(v as u8),
+            128..=255 => out.extend([0xcc, v as u8]),
+            256..=65535 => {
+                out.push(0xcd);
+                out.extend((v as u16).to_be_bytes());
+            }
+            -128..=-33 => out.extend([0xd0, v as u8]),
+            _ => {
+                out.push(0xd3);
+                out.extend(v.to_be_bytes());
+            }
+        }
+    }
+
+    /// The script's reply: `written`, then `taken` (entry id, fields,
+    /// attempts), then `stopped`.
+    fn packed(written: &[i64], taken: &[(&str, &[&str], i64)], stopped: i64) -> Vec<u8> {
+        let mut out = Vec::new();
+        pack_array(&mut out, written.len());
+        for &w in written {
+            pack_int(&mut out, w);
+        }
+        pack_array(&mut out, taken.len());
+        for (id, fields, n) in taken {
+            pack_array(&mut out, 3);
+            pack_str(&mut out, id);
+            pack_array(&mut out, fields.len());
+            for f in *fields {
+                pack_str(&mut out, f);
+            }
+            pack_int(&mut out, *n);
+        }
+        pack_int(&mut out, stopped);
+        out
+    }
+
+    #[test]
+    fn the_packed_take_is_read_value_by_value() {
+        let long = format!("https://a.example/{}", "p".repeat(300));
+        let r = packed(
+            &[1, 0, 1],
+            &[
+                (
+                    "1700000000000-0",
+                    &["id", "abc", "input", &long, "depth", "2", "attempt", "1"],
+                    300,
+                ),
+                // A duplicate: acknowledged, no attempt started.
+                (
+                    "1700000000000-1",
+                    &["input", "https://b.example/", "id", "def"],
+                    -1,
+                ),
+                // A deleted entry (no fields) and one without its id: skipped.
+                ("1700000000000-2", &[], 4),
+                ("1700000000000-3", &["input", "https://c.example/"], 1),
+                // An attempt count the script never gives: skipped.
+                (
+                    "1700000000000-4",
+                    &["id", "x", "input", "https://d.example/"],
+                    0,
+                ),
+            ],
+            0,
+        );
+        let got = read_finish_take(&r, 3).unwrap();
+        assert_eq!(
+            got.finished,
+            [Finished::Written, Finished::Duplicate, Finished::Written]
+        );
+        assert!(!got.stopped);
+        assert_eq!(got.taken.len(), 2);
+        let (e, n) = &got.taken[0];
+        assert_eq!(
+            (
+                e.entry.as_str(),
+                e.id.as_str(),
+                e.input.as_str(),
+                e.depth,
+                e.attempt,
+                *n
+            ),
+            ("1700000000000-0", "abc", long.as_str(), 2, 1, Some(300))
+        );
+        let (e, n) = &got.taken[1];
+        assert_eq!(
+            (e.id.as_str(), e.input.as_str(), e.depth, e.attempt, *n),
+            ("def", "https://b.example/", 0, 0, None)
+        );
+        // Stopped: nothing taken. Sixteen or more values: the 16-bit array.
+        let got = read_finish_take(&packed(&[0; 20], &[], 1), 20).unwrap();
+        assert_eq!(got.finished, [Finished::Duplicate; 20]);
+        assert!(got.stopped && got.taken.is_empty());
+        // Every integer width cmsgpack may use, and both string families.
+        for (bytes, v) in [
+            (&[0xcc, 0xff][..], 255),
+            (&[0xcd, 0x01, 0x00][..], 256),
+            (&[0xce, 0, 1, 0, 0][..], 65536),
+            (&[0xcf, 0, 0, 0, 1, 0, 0, 0, 0][..], 1 << 32),
+            (&[0xd0, 0x80][..], -128),
+            (&[0xd1, 0xff, 0x7f][..], -129),
+            (&[0xd2, 0xff, 0xff, 0x7f, 0xff][..], -32769),
+            (
+                &[0xd3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe][..],
+                -2,
+            ),
+            (&[0xe0][..], -32),
+        ] {
+            assert_eq!(Unpack { b: bytes, at: 0 }.int(), Ok(v), "{bytes:x?}");
+        }
+        for bytes in [
+            &b"\xa2ab"[..],
+            b"\xd9\x02ab",
+            b"\xda\0\x02ab",
+            b"\xc4\x02ab",
+        ] {
+            assert_eq!(Unpack { b: bytes, at: 0 }.str(), Ok(&b"ab"[..]));
+        }
+    }
+
+    #[test]
+    fn a_malformed_take_is_an_error() {
+        let good = packed(
+            &[1],
+            &[("1-0", &["id", "abc", "input", "https://a.example/"], 1)],
+            0,
+        );
+        assert!(read_finish_take(&good, 1).is_ok());
+        // Cut anywhere: an error, never a panic.
+        for end in 0..good.len() {
+            assert!(read_finish_take(&good[..end], 1).is_err(), "cut at {end}");
+        }
+        let mut longer = good.clone();
+        longer.push(0);
+        let bad: Vec<(Vec<u8>, usize, &str)> = vec![
+            (longer, 1, "bytes after the reply"),
+            // Not one value per result given.
+            (good.clone(), 2, "not one value per result"),
+            (
+                packed(&[2], &[], 0),
+                1,
+                "a result neither written nor a duplicate",
+            ),
+            // A string where the results' array is.
+            (b"\xa1x".to_vec(), 0, "not an array"),
+            // Array and string lengths past the end: refused, nothing
+            // allocated for them.
+            (
+                vec![0xdd, 0xff, 0xff, 0xff, 0xff],
+                0,
+                "a length past the end",
+            ),
+            (
+                vec![0x90, 0x91, 0x93, 0xdb, 0xff, 0xff, 0xff, 0xff, b'x'],
+                0,
+                "a length past the end",
+            ),
+            // An entry of two values, and fields without their values.
+            (
+                vec![0x90, 0x91, 0x92, 0xa1, b'1', 0x90, 0x00],
+                0,
+                "an entry taken not [id, fields, attempts]",
+            ),
+            (
+                vec![
+                    0x90, 0x91, 0x93, 0xa1, b'1', 0x91, 0xa2, b'i', b'd', 0x01, 0x00,
+                ],
+                0,
+                "an odd number of field names and values",
+            ),
+            // A float for the attempts, nil for a field value.
+            (
+                vec![
+                    0x90, 0x91, 0x93, 0xa1, b'1', 0x90, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0x00,
+                ],
+                0,
+                "not an integer",
+            ),
+            (
+                vec![
+                    0x90, 0x91, 0x93, 0xa1, b'1', 0x92, 0xa2, b'i', b'd', 0xc0, 0x01, 0x00,
+                ],
+                0,
+                "not a string",
+            ),
+            (
+                vec![0x90, 0x90, 0xcf, 0xff, 0, 0, 0, 0, 0, 0, 0],
+                0,
+                "an integer out of range",
+            ),
+        ];
+        for (reply, results, why) in bad {
+            let e = read_finish_take(&reply, results).unwrap_err();
+            assert_eq!(e.why, why, "{reply:x?}");
+            assert!(e.at <= reply.len());
+        }
     }
 }
