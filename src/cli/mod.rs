@@ -206,7 +206,9 @@ impl CliError {
         self.kind = kind;
         self
     }
-    /// The same error with the verdict its report gives (exit 1).
+    /// The same error with the verdict its report gives (exit 1). Only a
+    /// fetched input has another verdict than `not-verified` for an error.
+    #[cfg(feature = "net")]
     pub fn with_verdict(mut self, verdict: agentsig::report::Verdict) -> CliError {
         self.verdict = Some(verdict);
         self
