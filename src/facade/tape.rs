@@ -208,6 +208,21 @@ impl Tape<'_> {
     }
 }
 
+impl Tape<'_> {
+    /// A floating-point number: the shortest text that reads back as it,
+    /// as serde_json's (a host's number parse gives the same double as its
+    /// JSON parse of serde_json's text); a NaN or an infinity null, as
+    /// serde_json writes them.
+    fn float(&mut self, finite: bool, text: std::fmt::Arguments<'_>) -> Result<(), TapeError> {
+        if finite {
+            self.number(text)
+        } else {
+            self.out.push(b'n');
+            Ok(())
+        }
+    }
+}
+
 macro_rules! numbers {
     ($($f:ident: $t:ty),*) => {$(
         fn $f(self, v: $t) -> Result<(), TapeError> {
@@ -235,20 +250,10 @@ impl serde::Serializer for &mut Tape<'_> {
         serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
         serialize_u64: u64, serialize_u128: u128);
     fn serialize_f32(self, v: f32) -> Result<(), TapeError> {
-        if !v.is_finite() {
-            // serde_json writes a NaN or an infinity as null.
-            return self.serialize_unit();
-        }
-        // The shortest text that reads back as `v`, as serde_json's.
-        self.number(format_args!("{v:?}"))
+        self.float(v.is_finite(), format_args!("{v:?}"))
     }
     fn serialize_f64(self, v: f64) -> Result<(), TapeError> {
-        if !v.is_finite() {
-            return self.serialize_unit();
-        }
-        // The shortest text that reads back as `v` (a host's number parse
-        // gives the same double as its JSON parse of serde_json's text).
-        self.number(format_args!("{v:?}"))
+        self.float(v.is_finite(), format_args!("{v:?}"))
     }
     fn serialize_char(self, v: char) -> Result<(), TapeError> {
         self.string(v.encode_utf8(&mut [0; 4]));
@@ -349,53 +354,55 @@ impl serde::Serializer for &mut Tape<'_> {
     }
 }
 
-impl serde::ser::SerializeSeq for &mut Tape<'_> {
-    type Ok = ();
-    type Error = TapeError;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), TapeError> {
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> Result<(), TapeError> {
-        self.out.push(b']');
-        Ok(())
-    }
+// The compound parts of a value: an array's elements (a sequence, a tuple,
+// a tuple struct or variant) and an object's named fields (a struct or a
+// struct variant), each written as it comes; `end` closes the array or
+// object (and, for a variant, the object naming it).
+macro_rules! elements {
+    ($($part:ident :: $add:ident => $end:expr),*) => {$(
+        impl serde::ser::$part for &mut Tape<'_> {
+            type Ok = ();
+            type Error = TapeError;
+            fn $add<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), TapeError> {
+                v.serialize(&mut **self)
+            }
+            fn end(self) -> Result<(), TapeError> {
+                self.out.extend_from_slice($end);
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl serde::ser::SerializeTuple for &mut Tape<'_> {
-    type Ok = ();
-    type Error = TapeError;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), TapeError> {
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> Result<(), TapeError> {
-        self.out.push(b']');
-        Ok(())
-    }
+elements!(
+    SerializeSeq::serialize_element => b"]",
+    SerializeTuple::serialize_element => b"]",
+    SerializeTupleStruct::serialize_field => b"]",
+    SerializeTupleVariant::serialize_field => b"]}"
+);
+
+macro_rules! fields {
+    ($($part:ident => $end:expr),*) => {$(
+        impl serde::ser::$part for &mut Tape<'_> {
+            type Ok = ();
+            type Error = TapeError;
+            fn serialize_field<T: ?Sized + Serialize>(
+                &mut self,
+                name: &'static str,
+                v: &T,
+            ) -> Result<(), TapeError> {
+                self.key(name);
+                v.serialize(&mut **self)
+            }
+            fn end(self) -> Result<(), TapeError> {
+                self.out.extend_from_slice($end);
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl serde::ser::SerializeTupleStruct for &mut Tape<'_> {
-    type Ok = ();
-    type Error = TapeError;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), TapeError> {
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> Result<(), TapeError> {
-        self.out.push(b']');
-        Ok(())
-    }
-}
-
-impl serde::ser::SerializeTupleVariant for &mut Tape<'_> {
-    type Ok = ();
-    type Error = TapeError;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), TapeError> {
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> Result<(), TapeError> {
-        self.out.extend_from_slice(b"]}");
-        Ok(())
-    }
-}
+fields!(SerializeStruct => b"}", SerializeStructVariant => b"}}");
 
 impl serde::ser::SerializeMap for &mut Tape<'_> {
     type Ok = ();
@@ -412,40 +419,6 @@ impl serde::ser::SerializeMap for &mut Tape<'_> {
     }
 }
 
-impl serde::ser::SerializeStruct for &mut Tape<'_> {
-    type Ok = ();
-    type Error = TapeError;
-    fn serialize_field<T: ?Sized + Serialize>(
-        &mut self,
-        name: &'static str,
-        v: &T,
-    ) -> Result<(), TapeError> {
-        self.key(name);
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> Result<(), TapeError> {
-        self.out.push(b'}');
-        Ok(())
-    }
-}
-
-impl serde::ser::SerializeStructVariant for &mut Tape<'_> {
-    type Ok = ();
-    type Error = TapeError;
-    fn serialize_field<T: ?Sized + Serialize>(
-        &mut self,
-        name: &'static str,
-        v: &T,
-    ) -> Result<(), TapeError> {
-        self.key(name);
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> Result<(), TapeError> {
-        self.out.extend_from_slice(b"}}");
-        Ok(())
-    }
-}
-
 /// A map's key, as `serde_json` takes one: a string (a unit variant's
 /// name, a char), or an integer, a bool or a finite number written as its
 /// text; anything else is refused.
@@ -453,6 +426,20 @@ struct MapKey<'t, 'a>(&'t mut Tape<'a>);
 
 fn key_must_be_a_string() -> TapeError {
     TapeError("key must be a string".into())
+}
+
+impl MapKey<'_, '_> {
+    /// A floating-point key: its text, as serde_json writes it; a NaN or an
+    /// infinity refused, as serde_json refuses them.
+    fn float(self, finite: bool, text: std::fmt::Arguments<'_>) -> Result<(), TapeError> {
+        if !finite {
+            return Err(TapeError(
+                "float key must be finite (got NaN or +/-inf)".into(),
+            ));
+        }
+        self.0.key(&text.to_string());
+        Ok(())
+    }
 }
 
 macro_rules! integer_keys {
@@ -500,22 +487,10 @@ impl serde::Serializer for MapKey<'_, '_> {
         serialize_u64: u64, serialize_u128: u128);
     refused_keys!(serialize_bytes: &[u8]);
     fn serialize_f32(self, v: f32) -> Result<(), TapeError> {
-        if !v.is_finite() {
-            return Err(TapeError(
-                "float key must be finite (got NaN or +/-inf)".into(),
-            ));
-        }
-        self.0.key(&format!("{v:?}"));
-        Ok(())
+        self.float(v.is_finite(), format_args!("{v:?}"))
     }
     fn serialize_f64(self, v: f64) -> Result<(), TapeError> {
-        if !v.is_finite() {
-            return Err(TapeError(
-                "float key must be finite (got NaN or +/-inf)".into(),
-            ));
-        }
-        self.0.key(&format!("{v:?}"));
-        Ok(())
+        self.float(v.is_finite(), format_args!("{v:?}"))
     }
     fn serialize_unit_variant(
         self,

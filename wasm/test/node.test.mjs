@@ -36,15 +36,23 @@ test('a key made here signs what a verifier here verifies; a change does not ver
   }
 });
 
-test('Web Bot Auth: signed here, verified here with the agent keys; a replay is refused with a replay store', () => {
+/** A GET signed under Web Bot Auth by a new Ed25519 key for its agent,
+ * with a verifier holding that agent's key (`extra`: its other options). */
+function signedAgentRequest(extra = {}) {
   const key = a.SigningKey.generate('EdDSA');
   const agent = 'https://bot.example';
   const url = 'https://site.example/page';
+  const opts = { webBotAuth: true, authorities: ['site.example'] };
   const h = a.signRequest('GET', url, [], undefined, key, { signatureAgent: agent });
-  const v = new a.Verifier({ agentKeys: { [agent]: [key] }, replayStore: 'memory' });
-  const r = v.verifyRequest('GET', url, h, undefined, { webBotAuth: true, authorities: ['site.example'] });
+  const v = new a.Verifier({ agentKeys: { [agent]: [key] }, ...extra });
+  return { key, agent, url, opts, h, v };
+}
+
+test('Web Bot Auth: signed here, verified here with the agent keys; a replay is refused with a replay store', () => {
+  const { url, opts, h, v } = signedAgentRequest({ replayStore: 'memory' });
+  const r = v.verifyRequest('GET', url, h, undefined, opts);
   assert.equal(r.verdict, 'verified');
-  assert.throws(() => v.verifyRequest('GET', url, h, undefined, { webBotAuth: true, authorities: ['site.example'] }), a.PolicyRefused);
+  assert.throws(() => v.verifyRequest('GET', url, h, undefined, opts), a.PolicyRefused);
 });
 
 test('the Promise form gives the sync form verdict for every algorithm, the runtime crypto checking or not', async () => {
@@ -77,12 +85,7 @@ test('the Promise forms make each signature check once with the runtime crypto; 
     return real.apply(this, args);
   };
   try {
-    const key = a.SigningKey.generate('EdDSA');
-    const agent = 'https://bot.example';
-    const url = 'https://site.example/page';
-    const opts = { webBotAuth: true, authorities: ['site.example'] };
-    const h = a.signRequest('GET', url, [], undefined, key, { signatureAgent: agent });
-    const v = new a.Verifier({ agentKeys: { [agent]: [key] } });
+    const { key, agent, url, opts, h, v } = signedAgentRequest();
     const ok = await v.verifyRequestAsync('GET', url, h, undefined, opts);
     assert.equal(ok.verdict, 'verified');
     assert.equal(calls, 1);
@@ -120,12 +123,7 @@ test('with WebCrypto, a request\'s one check settles the Promise form in the rea
   const wc = await import('../webcrypto.js');
   const nodeCrypto = (await import('node:crypto')).default;
   const subtle = globalThis.crypto.subtle;
-  const key = a.SigningKey.generate('EdDSA');
-  const agent = 'https://bot.example';
-  const url = 'https://site.example/page';
-  const opts = { webBotAuth: true, authorities: ['site.example'] };
-  const h = a.signRequest('GET', url, [], undefined, key, { signatureAgent: agent });
-  const v = new a.Verifier({ agentKeys: { [agent]: [key] } });
+  const { url, opts, h, v } = signedAgentRequest();
   wc.useNodeCrypto(null);
   try {
     // The key imported once, with the runtime's own verify.
