@@ -492,7 +492,7 @@ impl Facade {
     /// [`Facade::verify_request`] before its report is made: a Web Bot
     /// Auth verification's own results, which a binding that only
     /// serializes the report can write without building it
-    /// ([`RequestResult::Verified`]).
+    /// ([`RequestResult::WebBotAuth`]).
     pub(crate) fn verify_request_result(&self, r: RequestCheck) -> Outcome<RequestResult> {
         let authorities = r
             .authorities
@@ -988,7 +988,7 @@ mod tests {
         let url = "https://api.example/p";
         let one = sign_request("GET", url, &[], Vec::new(), &key(), &wba("sig1")).unwrap();
         // A second label by a key the agent's set does not hold: the
-        // request verifies by the first, the second is refused.
+        // request verifies by the first, the second does not verify.
         let other = SigningKey::from_ed25519_seed(&[9u8; 32]).unwrap();
         let two = sign_request("GET", url, &one, Vec::new(), &other, &wba("late")).unwrap();
         let mut unsigned = one.clone();
