@@ -138,6 +138,15 @@ export class Verifier {
   verifyCardAsync(card: JsonInput, options?: { requireAll?: boolean }): Promise<Report>;
   verifyCatalog(catalog: JsonInput, options?: VerifyCatalogOptions): Report;
   verifyCatalogAsync(catalog: JsonInput, options?: VerifyCatalogOptions): Promise<Report>;
+  /**
+   * The AI Catalog at an https `url`, fetched with the runtime's `fetch` (no
+   * redirect followed, at most 4 MiB, within 30 s) with its detached JWS at
+   * `url + ".jws"` (at most 64 KiB; a 404 or 410 there means none), verified
+   * as `verifyCatalog` does. A catalog or JWS that cannot be fetched rejects
+   * with `FetchError` (code `fetch.failed`) whose `report` is the one
+   * `agentsig verify URL --json` gives: verdict `unavailable`, never
+   * `not-verified`. Nested catalogs are not fetched.
+   */
   verifyCatalogUrl(url: string, options?: { requireSigned?: boolean }): Promise<Report>;
   verifyResponse(status: number, headers: HeadersInput, body?: BodyInput, options?: { request?: RequestInput }): Report;
   verifyResponseAsync(status: number, headers: HeadersInput, body?: BodyInput, options?: { request?: RequestInput }): Promise<Report>;
