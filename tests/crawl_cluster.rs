@@ -282,6 +282,47 @@ fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input
         "{} wrong verdicts: {wrong:#?}",
         wrong.len()
     );
+    // The whole report, not only its verdict: for each kind of input (a
+    // verified descriptor, one served with another body than its JWS
+    // signed, one not served), the stored result is the report `agentsig
+    // verify URL --json` prints for it, but for the crawl's own details
+    // (`crawl_*`) and `cache`, which says whether the keys came from a cache
+    // (the fleet's was warm; a lone `verify URL` starts cold).
+    // (`details` left empty by that is dropped, as a report without
+    // details has none.)
+    let strip = |mut r: Value| {
+        if let Some(d) = r.get_mut("details").and_then(Value::as_object_mut) {
+            d.retain(|k, _| !k.starts_with("crawl_") && k != "cache");
+            if d.is_empty() {
+                r.as_object_mut().map(|o| o.remove("details"));
+            }
+        }
+        r
+    };
+    for i in [0, 1, 3, 7] {
+        let u = &urls[i];
+        let o = cli(
+            &dir,
+            &[
+                "verify",
+                u,
+                "--json",
+                "--ca-file",
+                "ca.pem",
+                "--resolve-to",
+                "agents.example=127.0.0.1",
+                "--allow-private-networks",
+            ],
+        );
+        let alone: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{u}: {e}: {}", String::from_utf8_lossy(&o.stderr)));
+        assert_eq!(
+            o.status.code(),
+            Some(if i % 10 == 3 || i % 50 == 7 { 1 } else { 0 }),
+            "{u}: {alone}"
+        );
+        assert_eq!(strip(by_input[u].clone()), strip(alone), "{u}");
+    }
     // The host that keeps failing: two attempts, then its failure and
     // reason are its result.
     for u in &urls[n..] {
