@@ -188,8 +188,15 @@ fn last_wins<V: Clone>(members: &[(String, V)]) -> Vec<(String, V)> {
     out
 }
 
-fn normalize_params(p: &Params) -> Params {
-    last_wins(p)
+/// The parameters with their duplicates resolved (RFC 9651 section
+/// 4.2.3.2), borrowed as they are when no key repeats (the usual case: no
+/// copy of every key and value to serialize them).
+fn normalize_params(p: &Params) -> std::borrow::Cow<'_, Params> {
+    if duplicate_param(p).is_none() {
+        std::borrow::Cow::Borrowed(p)
+    } else {
+        std::borrow::Cow::Owned(last_wins(p))
+    }
 }
 
 /// The first key that occurs twice in a parameter list.
@@ -356,6 +363,11 @@ impl<'a> P<'a> {
             } else {
                 BareItem::Boolean(true)
             };
+            if out.is_empty() {
+                // A signature's parameters (RFC 9421 section 2.3) are
+                // usually five or six: one allocation, not a grow at four.
+                out.reserve_exact(8);
+            }
             out.push((key, value));
         }
         Ok(out)
@@ -522,9 +534,13 @@ impl<'a> P<'a> {
         if self.peek() != Some(b':') {
             return self.err("unterminated byte sequence");
         }
-        let text = ascii(&self.s[start..self.i]);
+        // Checked above: base64 characters only, ASCII, read in place.
+        let text = std::str::from_utf8(&self.s[start..self.i]).map_err(|_| SfError::Syntax {
+            pos: start,
+            what: "invalid character in byte sequence",
+        })?;
         self.i += 1;
-        crate::b64::decode_std(&text).map_err(|_| SfError::Syntax {
+        crate::b64::decode_std(text).map_err(|_| SfError::Syntax {
             pos: start,
             what: "byte sequence is not canonical padded base64",
         })
@@ -655,7 +671,13 @@ pub fn parse_dictionary_raw(input: &[u8]) -> Result<Dictionary, SfError> {
 /// # Errors
 /// [`SfError`] when the input is not a valid RFC 9651 structured field or exceeds a limit.
 pub fn parse_dictionary(input: &[u8]) -> Result<Dictionary, SfError> {
-    Ok(parse_dictionary_raw(input)?.normalized())
+    let raw = parse_dictionary_raw(input)?;
+    // No key repeated (the usual case): already normalized, kept without a
+    // copy of every member.
+    if raw.first_duplicate().is_none() {
+        return Ok(raw);
+    }
+    Ok(raw.normalized())
 }
 
 /// Parse a List (RFC 9651 section 4.2.1).
@@ -793,7 +815,16 @@ pub fn write_list(out: &mut String, l: &[Entry]) {
 
 /// Serialize a dictionary (duplicates resolved).
 pub fn write_dictionary(out: &mut String, d: &Dictionary) {
-    for (i, (k, v)) in d.normalized().0.iter().enumerate() {
+    // Duplicates resolved (RFC 9651 section 4.2.2); the members borrowed
+    // as they are when no key repeats.
+    let normalized;
+    let members = if d.first_duplicate().is_none() {
+        &d.0
+    } else {
+        normalized = d.normalized();
+        &normalized.0
+    };
+    for (i, (k, v)) in members.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }

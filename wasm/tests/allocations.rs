@@ -83,9 +83,11 @@ fn a_web_bot_auth_request_allocates_little() {
     // 228 before the report's intermediate values were cut down, 201
     // before a verified request's report was written without building it
     // first, 179 before the structured fields' duplicate checks stopped
-    // allocating; a rule that needs more may raise the bound, saying why.
+    // allocating, 171 before a structured field was serialized and a
+    // Dictionary normalized without copying members that no duplicate
+    // changes; a rule that needs more may raise the bound, saying why.
     assert!(per <= MAX_ALLOCATIONS, "{per} allocations per call");
 }
 
 /// The allocations of one call of the test's request, at most.
-const MAX_ALLOCATIONS: usize = 171;
+const MAX_ALLOCATIONS: usize = 166;
