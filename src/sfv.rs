@@ -13,6 +13,7 @@
 //!
 //! No panics on any input: every index is checked.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Largest input accepted by the parsers (bytes).
@@ -126,7 +127,7 @@ impl Dictionary {
     /// the position of its first occurrence. Linear in the member count
     /// (keys are indexed in a hash map, never rescanned).
     pub fn normalized(&self) -> Dictionary {
-        Dictionary(last_wins(&self.0))
+        Dictionary(last_wins(&self.0).into_owned())
     }
 
     /// The value of `key` under RFC 9651 semantics (last occurrence wins).
@@ -157,8 +158,12 @@ fn first_dup<'a>(keys: impl Iterator<Item = &'a str> + Clone) -> Option<&'a str>
 }
 
 /// RFC 9651 sections 4.2.2 and 4.2.3.2: last value wins, first position kept.
-/// One pass with a key -> output index map.
-fn last_wins<V: Clone>(members: &[(String, V)]) -> Vec<(String, V)> {
+/// When no key repeats (the usual case) that is the members as they are,
+/// borrowed, not copied; otherwise one pass with a key -> output index map.
+fn last_wins<V: Clone>(members: &[(String, V)]) -> Cow<'_, [(String, V)]> {
+    if first_dup(members.iter().map(|(k, _)| k.as_str())).is_none() {
+        return Cow::Borrowed(members);
+    }
     if members.len() <= SMALL {
         let mut out: Vec<(String, V)> = Vec::with_capacity(members.len());
         for (k, v) in members {
@@ -167,7 +172,7 @@ fn last_wins<V: Clone>(members: &[(String, V)]) -> Vec<(String, V)> {
                 None => out.push((k.clone(), v.clone())),
             }
         }
-        return out;
+        return Cow::Owned(out);
     }
     let mut index: std::collections::HashMap<&str, usize> =
         std::collections::HashMap::with_capacity(members.len());
@@ -185,18 +190,7 @@ fn last_wins<V: Clone>(members: &[(String, V)]) -> Vec<(String, V)> {
             }
         }
     }
-    out
-}
-
-/// The parameters with their duplicates resolved (RFC 9651 section
-/// 4.2.3.2), borrowed as they are when no key repeats (the usual case: no
-/// copy of every key and value to serialize them).
-fn normalize_params(p: &Params) -> std::borrow::Cow<'_, Params> {
-    if duplicate_param(p).is_none() {
-        std::borrow::Cow::Borrowed(p)
-    } else {
-        std::borrow::Cow::Owned(last_wins(p))
-    }
+    Cow::Owned(out)
 }
 
 /// The first key that occurs twice in a parameter list.
@@ -672,12 +666,12 @@ pub fn parse_dictionary_raw(input: &[u8]) -> Result<Dictionary, SfError> {
 /// [`SfError`] when the input is not a valid RFC 9651 structured field or exceeds a limit.
 pub fn parse_dictionary(input: &[u8]) -> Result<Dictionary, SfError> {
     let raw = parse_dictionary_raw(input)?;
-    // No key repeated (the usual case): already normalized, kept without a
-    // copy of every member.
-    if raw.first_duplicate().is_none() {
-        return Ok(raw);
-    }
-    Ok(raw.normalized())
+    // No key repeated (the usual case): already normalized, kept as parsed.
+    let resolved = match last_wins(&raw.0) {
+        Cow::Owned(members) => Some(members),
+        Cow::Borrowed(_) => None,
+    };
+    Ok(resolved.map_or(raw, Dictionary))
 }
 
 /// Parse a List (RFC 9651 section 4.2.1).
@@ -765,7 +759,7 @@ pub fn write_bare(out: &mut String, b: &BareItem) {
 }
 
 /// Serialize parameters (duplicates resolved, RFC 9651 section 4.1.1.2).
-pub fn write_params(out: &mut String, p: &Params) {
+pub fn write_params(out: &mut String, p: &[(String, BareItem)]) {
     for (k, v) in p {
         out.push(';');
         out.push_str(k);
@@ -779,7 +773,7 @@ pub fn write_params(out: &mut String, p: &Params) {
 /// Serialize an item with its parameters.
 pub fn write_item(out: &mut String, it: &Item) {
     write_bare(out, &it.bare);
-    write_params(out, &normalize_params(&it.params));
+    write_params(out, &last_wins(&it.params));
 }
 
 /// Serialize an inner list with its parameters.
@@ -792,7 +786,7 @@ pub fn write_inner_list(out: &mut String, l: &InnerList) {
         write_item(out, it);
     }
     out.push(')');
-    write_params(out, &normalize_params(&l.params));
+    write_params(out, &last_wins(&l.params));
 }
 
 /// Serialize a list member or dictionary value.
@@ -815,16 +809,8 @@ pub fn write_list(out: &mut String, l: &[Entry]) {
 
 /// Serialize a dictionary (duplicates resolved).
 pub fn write_dictionary(out: &mut String, d: &Dictionary) {
-    // Duplicates resolved (RFC 9651 section 4.2.2); the members borrowed
-    // as they are when no key repeats.
-    let normalized;
-    let members = if d.first_duplicate().is_none() {
-        &d.0
-    } else {
-        normalized = d.normalized();
-        &normalized.0
-    };
-    for (i, (k, v)) in members.iter().enumerate() {
+    // Duplicates resolved (RFC 9651 section 4.2.2).
+    for (i, (k, v)) in last_wins(&d.0).iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
@@ -833,7 +819,7 @@ pub fn write_dictionary(out: &mut String, d: &Dictionary) {
             Entry::Item(Item {
                 bare: BareItem::Boolean(true),
                 params,
-            }) => write_params(out, &normalize_params(params)),
+            }) => write_params(out, &last_wins(params)),
             other => {
                 out.push('=');
                 write_entry(out, other);

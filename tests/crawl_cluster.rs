@@ -282,19 +282,20 @@ fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input
         "{} wrong verdicts: {wrong:#?}",
         wrong.len()
     );
-    // The whole report, not only its verdict: for each kind of input (a
-    // verified descriptor, one served with another body than its JWS
+    // The whole report, not only its verdict: for each kind of input (two
+    // verified descriptors, one served with another body than its JWS
     // signed, one not served), the stored result is the report `agentsig
     // verify URL --json` prints for it, but for the crawl's own details
     // (`crawl_*`) and `cache`, which says whether the keys came from a cache
-    // (the fleet's was warm; a lone `verify URL` starts cold).
-    // (`details` left empty by that is dropped, as a report without
-    // details has none.)
+    // (the fleet's was warm; a lone `verify URL` starts cold). Details left
+    // empty by that are dropped: a report without details has none.
     let strip = |mut r: Value| {
-        if let Some(d) = r.get_mut("details").and_then(Value::as_object_mut) {
-            d.retain(|k, _| !k.starts_with("crawl_") && k != "cache");
-            if d.is_empty() {
-                r.as_object_mut().map(|o| o.remove("details"));
+        if let Some(o) = r.as_object_mut() {
+            if let Some(d) = o.get_mut("details").and_then(Value::as_object_mut) {
+                d.retain(|k, _| !k.starts_with("crawl_") && k != "cache");
+                if d.is_empty() {
+                    o.remove("details");
+                }
             }
         }
         r
