@@ -35,10 +35,11 @@ const PER_HOST: usize = 3;
 const SECRET: &str = "0123456789abcdef0123456789abcdef-crawl-test";
 
 fn worker(dir: &Path, redis: &str, name: &str, consumer: &str, jsonl: &str) -> Child {
-    worker_with(dir, redis, name, consumer, jsonl, 2)
+    worker_with(dir, redis, name, consumer, jsonl, 2, &[])
 }
 
-/// A worker that makes at most `attempts` attempts at one input.
+/// A worker that makes at most `attempts` attempts at one input, with
+/// `extra` arguments.
 fn worker_with(
     dir: &Path,
     redis: &str,
@@ -46,6 +47,7 @@ fn worker_with(
     consumer: &str,
     jsonl: &str,
     attempts: u32,
+    extra: &[&str],
 ) -> Child {
     Command::new(env!("CARGO_BIN_EXE_agentsig"))
         .current_dir(dir)
@@ -78,6 +80,7 @@ fn worker_with(
             "--key-cache",
             redis,
         ])
+        .args(extra)
         .env("AGENTSIG_FLEET_SECRET", SECRET)
         .env_remove("AGENTSIG_CA_FILE")
         .stdout(Stdio::null())
@@ -188,8 +191,14 @@ fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input
     let queue = add_urls(&dir, &redis, name);
     assert_eq!(queue.status().unwrap().inputs, urls.len() as u64);
 
+    // Workers of one fleet need not take alike: the first takes the
+    // default number of entries at once, the others 1 and 7 (`--take`).
+    let takes: [&[&str]; 3] = [&[], &["--take", "1"], &["--take", "7"]];
     let mut workers: Vec<Child> = (0..3)
-        .map(|i| worker(&dir, &redis, name, &format!("w{i}"), &format!("w{i}.jsonl")))
+        .map(|i| {
+            let (w, out) = (format!("w{i}"), format!("w{i}.jsonl"));
+            worker_with(&dir, &redis, name, &w, &out, 2, takes[i])
+        })
         .collect();
     // Kill the first worker once a quarter of the results are in, while it
     // holds inputs (a probe, not a timing).
@@ -651,8 +660,9 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
     let ids: HashSet<&str> = results.iter().map(|(_, i, _)| i.as_str()).collect();
     assert_eq!((results.len(), ids.len()), (40, 40));
     assert_eq!(queue.queued().unwrap(), 0, "every entry acknowledged");
-    // 42 entries: a take per `batch` entries (6 of 8, 3 of 16; then one of
-    // none) writes the batches; a finishing call per input made 52.
+    // 42 entries: a take per `batch` entries (6 of 8, 3 of 16, 2 of 32;
+    // then one of none) writes the batches; a finishing call per input
+    // made 52.
     let scripts = stats("evalsha") + stats("eval");
     let takes = 42_usize.div_ceil(batch);
     assert!(
@@ -742,7 +752,7 @@ fn a_crawl_over_sentinel_survives_the_primary_killed_with_one_result_per_input()
     let workers: Vec<Child> = (0..2)
         .map(|i| {
             let (w, out) = (format!("w{i}"), format!("w{i}.jsonl"));
-            worker_with(&dir, &redis, name, &w, &out, DEFAULT_MAX_ATTEMPTS)
+            worker_with(&dir, &redis, name, &w, &out, DEFAULT_MAX_ATTEMPTS, &[])
         })
         .collect();
     redis_support::until("a third of the results", || {
@@ -791,4 +801,36 @@ fn a_crawl_over_sentinel_survives_the_primary_killed_with_one_result_per_input()
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `crawl work --take` outside 1 to 256 is a usage error (exit 2) naming
+/// the flag and its bounds, refused before any connection to Redis.
+#[test]
+fn a_take_outside_its_bounds_is_a_usage_error() {
+    let dir = redis_support::tmp("crawl-take");
+    for take in ["0", "257", "many"] {
+        let o = cli(
+            &dir,
+            &[
+                "crawl",
+                "work",
+                "x",
+                "--redis",
+                "redis://127.0.0.1:1/0",
+                "--take",
+                take,
+            ],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--take {take}: {err}");
+        assert!(err.contains("--take"), "--take {take}: {err}");
+    }
+    let o = cli(&dir, &["crawl", "work", "--help"]);
+    // The help wraps to the terminal's width: compare its words.
+    let help = String::from_utf8_lossy(&o.stdout);
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("(1 to 256)") && help.contains("[default: 32]"),
+        "{help}"
+    );
 }

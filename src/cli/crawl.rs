@@ -12,6 +12,7 @@ use super::{CliError, CliResult, TrustedKeyArgs};
 use agentsig::catalog::CatalogOptions;
 use agentsig::net::crawl::{
     run_worker, FleetGate, VerifyStep, WorkerOptions, DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_TAKE, MAX_TAKE,
 };
 use agentsig::replay::stream::{CrawlEntry, CrawlQueue};
 use agentsig::report::{Report, Verdict};
@@ -109,6 +110,13 @@ pub struct WorkArgs {
     /// result (default 3).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ATTEMPTS)]
     pub max_attempts: u32,
+    /// Entries each thread takes at once, in one Redis round trip (1 to 256): it verifies them
+    /// one after the other and writes their results with its next take. Larger costs less per
+    /// input (the round trip and the finishing script's fixed costs are shared); smaller holds
+    /// fewer entries per thread (a stopped worker finishes those at hand first).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_TAKE,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_TAKE as u64))]
+    pub take: usize,
     /// Exit once every input of the crawl has its result (default: wait for more).
     #[arg(long)]
     pub until_empty: bool,
@@ -340,6 +348,7 @@ fn work(a: &WorkArgs) -> CliResult {
     opts.max_attempts = a.max_attempts.max(1);
     opts.max_depth = u32::try_from(CatalogOptions::default().max_depth).unwrap_or(8);
     opts.until_empty = a.until_empty;
+    opts.batch = a.take;
     let done = AtomicU64::new(0);
     let verified = AtomicU64::new(0);
     let on_result = |_: &CrawlEntry, is_verified: bool, json: &[u8]| {
