@@ -29,6 +29,9 @@
 //! picks the configurations (worker processes, `n`: without keeping
 //! connections); `CRAWL_BENCH_JSON=1` adds a `verify --batch --json` run
 //! to each pair (the reports the crawl writes, built by the batch too).
+//! `CRAWL_BENCH_HOSTS=N` serves the inputs under N host names (one server,
+//! input i on host i mod N), so that more workers than one host's permits
+//! do not wait for each other: the case of a crawl over many hosts.
 //! Instructions per input would be steadier than CPU time, but this
 //! machine's virtual CPUs expose no hardware counters (`perf stat -e
 //! instructions`: not supported). `CRAWL_BENCH_BIN=PATH` runs another
@@ -50,6 +53,23 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 const HOST: &str = "agents.example";
+
+/// The host names the descriptors are served under (`CRAWL_BENCH_HOSTS=N`:
+/// N hosts, `h0.agents.example` and on, input i on host i mod N, each with
+/// its key set; by default the one host `agents.example`).
+static HOSTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+fn hosts() -> &'static [String] {
+    HOSTS.get_or_init(|| {
+        match std::env::var("CRAWL_BENCH_HOSTS")
+            .ok()
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            Some(n) if n > 1 => (0..n).map(|i| format!("h{i}.{HOST}")).collect(),
+            _ => vec![HOST.to_owned()],
+        }
+    })
+}
 
 /// User + system CPU seconds of the waited-for children so far.
 fn children_cpu() -> f64 {
@@ -145,13 +165,15 @@ fn redis_calls(port: u16) -> Vec<(String, u64, u64)> {
 }
 
 fn fetch_args(dir: &Path) -> Vec<String> {
-    vec![
+    let mut args = vec![
         "--ca-file".into(),
         dir.join("ca.pem").to_string_lossy().into_owned(),
-        "--resolve-to".into(),
-        format!("{HOST}=127.0.0.1"),
         "--allow-private-networks".into(),
-    ]
+    ];
+    for h in hosts() {
+        args.extend(["--resolve-to".into(), format!("{h}=127.0.0.1")]);
+    }
+    args
 }
 
 /// One measured run: wall seconds, CPU seconds per input.
@@ -334,7 +356,8 @@ fn main() {
     let dir = redis_support::tmp("crawl-bench-work");
     let ca = Ca::new();
     std::fs::write(dir.join("ca.pem"), ca.pem()).expect("ca");
-    let srv = Server::start_keep_alive(&ca, &[HOST]);
+    let names: Vec<&str> = hosts().iter().map(String::as_str).collect();
+    let srv = Server::start_keep_alive(&ca, &names);
     srv.answer_without_delay();
     let key = SigningKey::generate(Algorithm::EcdsaP256Sha256)
         .expect("key")
@@ -350,14 +373,14 @@ fn main() {
         let body = serde_json::to_vec(&json!({
             "name": format!("agent {i}"),
             "description": "x".repeat(512),
-            "authentication": {"jwksUri": srv.url(HOST, "/jwks")}
+            "authentication": {"jwksUri": srv.url(names[i % names.len()], "/jwks")}
         }))
         .expect("json");
         let jws = descriptor::sign(&body, &key).expect("sign").jws;
         let path = format!("/a{i}.json");
         srv.route(&path, Resp::ok("application/json", body));
         srv.route(&format!("{path}.jws"), Resp::ok("application/jose", jws));
-        list.push_str(&srv.url(HOST, &path));
+        list.push_str(&srv.url(names[i % names.len()], &path));
         list.push('\n');
     }
     let list_path = dir.join("urls.txt");
@@ -383,7 +406,8 @@ fn main() {
         .unwrap_or(env!("CARGO_BIN_EXE_agentsig"));
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     println!(
-        "crawl bench: {n} inputs, {cores} cores, redis-server appendfsync {fsync}, load {}",
+        "crawl bench: {n} inputs on {} host(s), {cores} cores, redis-server appendfsync {fsync}, load {}",
+        names.len(),
         std::fs::read_to_string("/proc/loadavg")
             .unwrap_or_default()
             .trim()
