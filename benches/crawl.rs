@@ -370,17 +370,18 @@ fn main() {
     );
     let mut list = String::new();
     for i in 0..n {
+        let host = names[i % names.len()];
         let body = serde_json::to_vec(&json!({
             "name": format!("agent {i}"),
             "description": "x".repeat(512),
-            "authentication": {"jwksUri": srv.url(names[i % names.len()], "/jwks")}
+            "authentication": {"jwksUri": srv.url(host, "/jwks")}
         }))
         .expect("json");
         let jws = descriptor::sign(&body, &key).expect("sign").jws;
         let path = format!("/a{i}.json");
         srv.route(&path, Resp::ok("application/json", body));
         srv.route(&format!("{path}.jws"), Resp::ok("application/jose", jws));
-        list.push_str(&srv.url(names[i % names.len()], &path));
+        list.push_str(&srv.url(host, &path));
         list.push('\n');
     }
     let list_path = dir.join("urls.txt");

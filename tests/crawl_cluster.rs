@@ -803,13 +803,17 @@ fn a_crawl_over_sentinel_survives_the_primary_killed_with_one_result_per_input()
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `crawl work --take` outside 1 to 256 is a usage error (exit 2) naming
-/// the flag and its bounds, refused before any connection to Redis.
+/// `crawl work --take` outside 1 to [`MAX_TAKE`] is a usage error (exit 2)
+/// naming the flag and its bounds, refused before any connection to Redis;
+/// the help states the same bounds and the default.
 #[test]
 fn a_take_outside_its_bounds_is_a_usage_error() {
+    use agentsig::net::crawl::{DEFAULT_TAKE, MAX_TAKE};
     // Nothing is written: the temporary directory itself serves.
     let dir = std::env::temp_dir();
-    for take in ["0", "257", "many"] {
+    let bounds = format!("1..={MAX_TAKE}");
+    let over = (MAX_TAKE + 1).to_string();
+    for take in ["0", over.as_str(), "many"] {
         let o = cli(
             &dir,
             &[
@@ -825,13 +829,19 @@ fn a_take_outside_its_bounds_is_a_usage_error() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "--take {take}: {err}");
         assert!(err.contains("--take"), "--take {take}: {err}");
+        // A number out of range is refused for its bounds, not as an
+        // unknown flag.
+        if take != "many" {
+            assert!(err.contains(&bounds), "--take {take}: {err}");
+        }
     }
     let o = cli(&dir, &["crawl", "work", "--help"]);
     // The help wraps to the terminal's width: compare its words.
     let help = String::from_utf8_lossy(&o.stdout);
     let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        help.contains("(1 to 256)") && help.contains("[default: 32]"),
+        help.contains(&format!("(1 to {MAX_TAKE})"))
+            && help.contains(&format!("[default: {DEFAULT_TAKE}]")),
         "{help}"
     );
 }
