@@ -342,6 +342,9 @@ fn work(a: &WorkArgs) -> CliResult {
         )),
         None => None,
     };
+    if a.consumer.as_deref().is_some_and(str::is_empty) {
+        return Err(CliError::usage("--consumer must not be empty"));
+    }
     let mut opts = WorkerOptions::new(a.consumer.clone().unwrap_or_else(consumer_name));
     opts.threads = threads;
     opts.lease = lease;
@@ -451,6 +454,15 @@ fn status(a: &StatusArgs) -> CliResult {
                 .collect::<Vec<_>>(),
         );
         r.detail("stopped", s.stopped);
+        r.detail(
+            "workers",
+            s.workers
+                .iter()
+                .map(|(w, streams, queued)| {
+                    serde_json::json!({"worker": w, "input_streams": streams, "queued": queued})
+                })
+                .collect::<Vec<_>>(),
+        );
         r.set_verdict(Verdict::Done);
         super::print_report(&r);
         return Ok(ExitCode::SUCCESS);
@@ -466,6 +478,9 @@ fn status(a: &StatusArgs) -> CliResult {
     );
     if let Some((rate, since)) = s.recent_rate {
         outln!("  rate {rate:.1} results/s (last 1000), last result {since} ms ago\n");
+    }
+    for (w, streams, queued) in &s.workers {
+        outln!("  live worker {w}: {streams} input streams of its own, {queued} queued in them\n");
     }
     for (w, n) in &s.pending_by_worker {
         outln!("  pending with {w}: {n}\n");

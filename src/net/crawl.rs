@@ -54,7 +54,8 @@
 use super::fetch::{ConnectionGate, ConnectionPermit};
 use super::verify::UrlVerifyError;
 use crate::replay::stream::{
-    CrawlEntry, CrawlQueue, Finished, FinishedAndTaken, Finishing, Permit, ResultRecord,
+    own_shards, CrawlEntry, CrawlQueue, Finished, FinishedAndTaken, Finishing, Permit,
+    ResultRecord, SHARDS,
 };
 use crate::replay::ReplayError;
 use crate::report::{Report, Verdict};
@@ -368,12 +369,40 @@ struct Shared {
     reclaimed: AtomicU64,
     last_claim_ms: AtomicU64,
     idle: AtomicUsize,
-    /// The entries being verified now, renewed by the heartbeat.
-    held: Mutex<std::collections::BTreeSet<String>>,
+    /// The entries being verified now (input stream, entry id), renewed
+    /// by the heartbeat.
+    held: Mutex<HeldEntries>,
+    /// This worker's own input streams ([`own_shards`]), as of its last
+    /// heartbeat.
+    own: std::sync::RwLock<Vec<u16>>,
+    /// Threads started, each its own number (their reading orders start
+    /// at different streams).
+    started: AtomicUsize,
     /// Threads still running.
     running: AtomicUsize,
     /// Signalled when the last thread ends (the heartbeat then stops).
     ended: (Mutex<()>, std::sync::Condvar),
+}
+
+/// Entry ids per input stream (an entry id is unique in its stream only).
+#[derive(Debug, Default)]
+struct HeldEntries(std::collections::BTreeMap<u16, std::collections::BTreeSet<String>>);
+
+impl HeldEntries {
+    fn hold(&mut self, e: &CrawlEntry) {
+        self.0.entry(e.shard).or_default().insert(e.entry.clone());
+    }
+    fn release(&mut self, e: &CrawlEntry) {
+        if let Some(ids) = self.0.get_mut(&e.shard) {
+            ids.remove(e.entry.as_str());
+        }
+    }
+    fn all(&self) -> Vec<(u16, String)> {
+        self.0
+            .iter()
+            .flat_map(|(x, ids)| ids.iter().map(|id| (*x, id.clone())))
+            .collect()
+    }
 }
 
 /// A report's verdict word and reason code, as the statistics count them.
@@ -402,8 +431,29 @@ pub fn run_worker(
     on_result: &(dyn Fn(&CrawlEntry, bool, &[u8]) + Sync),
     stop: &AtomicBool,
 ) -> Result<WorkerCounts, ReplayError> {
+    if opts.consumer.is_empty() {
+        return Err(ReplayError::Unavailable(
+            "a worker's consumer name must not be empty".into(),
+        ));
+    }
     queue.create()?;
     let shared = Shared::default();
+    // This worker's share of the input streams, before its first take:
+    // taken once the live workers it sees stay the same for a beat, so
+    // that workers started together agree on their shares before any
+    // takes an input of another's (a few beats at most).
+    let mut seen = beat(queue, opts, &shared);
+    for _ in 0..8 {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        std::thread::sleep(MEMBER_EVERY);
+        let now = beat(queue, opts, &shared);
+        if now == seen {
+            break;
+        }
+        seen = now;
+    }
     let threads = opts.threads.max(1);
     let failure: Mutex<Option<ReplayError>> = Mutex::new(None);
     let epoch = Instant::now();
@@ -432,6 +482,9 @@ pub fn run_worker(
         }
         s.spawn(|| heartbeat(queue, opts, &shared));
     });
+    // Its streams go to the others at their next heartbeat; unreachable
+    // Redis: at the end of its lease.
+    let _ = queue.members(&opts.consumer, Duration::ZERO);
     if let Some(e) = failure.into_inner().ok().flatten() {
         return Err(e);
     }
@@ -445,17 +498,34 @@ pub fn run_worker(
     })
 }
 
-/// Renew the entries this worker is verifying, three times per lease,
-/// until its threads are done: an input that takes longer than the lease
-/// (permit waits, a slow host) is not taken over while its worker lives.
+/// Count this worker among the fleet's live workers for a lease, and take
+/// its share of the input streams from the live workers then
+/// ([`own_shards`]): the live workers, or `None` when Redis is
+/// unreachable (the share then stays as it was; at first, none: every
+/// stream is read).
+fn beat(queue: &CrawlQueue, opts: &WorkerOptions, shared: &Shared) -> Option<Vec<String>> {
+    let members = queue.members(&opts.consumer, opts.lease).ok()?;
+    let own = own_shards(&members, &opts.consumer);
+    if let Ok(mut o) = shared.own.write() {
+        *o = own;
+    }
+    Some(members)
+}
+
+/// Renew the entries this worker is verifying, and its place among the
+/// live workers ([`beat`]), three times per lease, until its threads are
+/// done: an input that takes longer than the lease (permit waits, a slow
+/// host) is not taken over while its worker lives.
 fn heartbeat(queue: &CrawlQueue, opts: &WorkerOptions, shared: &Shared) {
-    let every = (opts.lease / 3).max(Duration::from_millis(50));
+    let renew_every = (opts.lease / 3).max(Duration::from_millis(50));
+    let every = renew_every.min(MEMBER_EVERY);
+    let mut renewed = Instant::now();
     let Ok(mut guard) = shared.ended.0.lock() else {
         return;
     };
     while shared.running.load(Ordering::SeqCst) > 0 {
-        // Asleep until the next renewal or the end of the threads (no
-        // wakeup in between: a worker's CPU goes to its inputs).
+        // Asleep until the next beat or the end of the threads (no wakeup
+        // in between: a worker's CPU goes to its inputs).
         guard = match shared.ended.1.wait_timeout(guard, every) {
             Ok((g, _)) => g,
             Err(_) => return,
@@ -463,15 +533,25 @@ fn heartbeat(queue: &CrawlQueue, opts: &WorkerOptions, shared: &Shared) {
         if shared.running.load(Ordering::SeqCst) == 0 {
             return;
         }
-        let ids: Vec<String> = match shared.held.lock() {
-            Ok(h) => h.iter().cloned().collect(),
-            Err(_) => return,
-        };
-        // Redis unreachable: the entries' leases run out and others take
-        // them over (the results stay one per input).
-        let _ = queue.renew(&opts.consumer, &ids);
+        if renewed.elapsed() >= renew_every {
+            renewed = Instant::now();
+            let ids: Vec<(u16, String)> = match shared.held.lock() {
+                Ok(h) => h.all(),
+                Err(_) => return,
+            };
+            // Redis unreachable: the entries' leases run out and others
+            // take them over (the results stay one per input).
+            let _ = queue.renew(&opts.consumer, &ids);
+        }
+        let _ = beat(queue, opts, shared);
     }
 }
+
+/// How often a worker tells the fleet it lives and takes its share of the
+/// input streams again ([`CrawlQueue::members`], [`own_shards`]): a worker
+/// that joins or leaves changes every worker's share within about this
+/// long.
+pub const MEMBER_EVERY: Duration = Duration::from_millis(250);
 
 /// Entries a worker thread takes at once by default (`crawl work --take`).
 /// Each finishing call's fixed costs, in redis-server and in the worker
@@ -529,9 +609,11 @@ struct Ctx<'a> {
 /// write their results with the next take.
 fn thread_loop(cx: &Ctx<'_>, stop: &AtomicBool, epoch: Instant) -> Result<(), ReplayError> {
     let mut decided: Vec<Decided> = Vec::new();
+    // Each thread reads a part of the worker's streams first.
+    READER.set((cx.shared.started.fetch_add(1, Ordering::SeqCst), 0));
     // Stopped: the results at hand are written before the thread ends.
     let r = work_loop(cx, stop, epoch, &mut decided)
-        .and_then(|()| write_results(cx, &mut decided, 0).map(drop));
+        .and_then(|()| write_results(cx, &mut decided, 0, &[]).map(drop));
     if r.is_err() {
         forget(cx.shared, &mut decided);
     }
@@ -597,7 +679,9 @@ fn work_loop(
             continue;
         }
         if let Ok(mut h) = shared.held.lock() {
-            h.extend(entries.iter().map(|(e, _)| e.entry.clone()));
+            for (e, _) in &entries {
+                h.hold(e);
+            }
         }
         for (e, started) in entries {
             // A result is not kept past the bound while the batch's other
@@ -606,13 +690,13 @@ fn work_loop(
                 .first()
                 .is_some_and(|d| d.at.elapsed() >= MAX_RESULT_DELAY)
             {
-                if let Err(err) = write_results(cx, decided, 0) {
+                if let Err(err) = write_results(cx, decided, 0, &[]) {
                     tolerate(err, &mut failing_since)?;
                 }
             }
             let release = |e: &CrawlEntry| {
                 if let Ok(mut h) = shared.held.lock() {
-                    h.remove(&e.entry);
+                    h.release(e);
                 }
             };
             match one(cx, &e, started) {
@@ -639,7 +723,7 @@ fn work_loop(
 fn forget(shared: &Shared, decided: &mut Vec<Decided>) {
     if let Ok(mut h) = shared.held.lock() {
         for d in decided.iter() {
-            h.remove(&d.entry.entry);
+            h.release(&d.entry);
         }
     }
     SPARE_REPORTS.with_borrow_mut(|spare| {
@@ -691,6 +775,7 @@ fn write_results(
     cx: &Ctx<'_>,
     decided: &mut Vec<Decided>,
     take: usize,
+    own: &[u16],
 ) -> Result<FinishedAndTaken, ReplayError> {
     let shared = cx.shared;
     if decided.is_empty() && take == 0 {
@@ -708,7 +793,9 @@ fn write_results(
             children: &d.children,
         })
         .collect();
-    let r = cx.queue.finish_and_take(&done, &cx.opts.consumer, take);
+    let r = cx
+        .queue
+        .finish_and_take(&done, &cx.opts.consumer, take, own);
     drop(done);
     let r = r?;
     for (d, f) in decided.iter().zip(&r.finished) {
@@ -727,6 +814,42 @@ fn write_results(
     }
     forget(shared, decided);
     Ok(r)
+}
+
+thread_local! {
+    /// This thread's number among the worker's threads, and its count of
+    /// takes ([`own_order`]).
+    static READER: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// The worker's own input streams in the order this thread reads them for
+/// its next take. Thread t of T reads the streams whose place in the
+/// worker's share is t modulo T first, then the others; each part from
+/// the next stream in turn. So the threads of a worker mostly read
+/// different streams, that is different hosts (a stream holds the inputs
+/// of a few hosts), and a take's inputs reuse the thread's connections to
+/// them rather than open as many more as threads.
+fn own_order(shared: &Shared, threads: usize) -> Vec<u16> {
+    let own = shared.own.read().map(|o| o.clone()).unwrap_or_default();
+    let (me, turn) = READER.get();
+    READER.set((me, turn.wrapping_add(1)));
+    let threads = threads.max(1);
+    let (mut first, mut then): (Vec<u16>, Vec<u16>) = (Vec::new(), Vec::new());
+    for (i, x) in own.into_iter().enumerate() {
+        if i % threads == me % threads {
+            first.push(x);
+        } else {
+            then.push(x);
+        }
+    }
+    for part in [&mut first, &mut then] {
+        if !part.is_empty() {
+            let k = turn % part.len();
+            part.rotate_left(k);
+        }
+    }
+    first.append(&mut then);
+    first
 }
 
 /// An entry taken, with its attempt when started already (`Some(None)`:
@@ -755,8 +878,10 @@ fn next_entries(
             .compare_exchange(last, now.max(1), Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
     {
-        write_results(cx, decided, 0)?;
-        let got = queue.claim_stale(&opts.consumer, opts.lease, 1)?;
+        write_results(cx, decided, 0, &[])?;
+        #[allow(clippy::cast_possible_truncation)]
+        let first = (now % SHARDS as u64) as u16;
+        let got = queue.claim_stale(&opts.consumer, opts.lease, 1, first)?;
         if !got.is_empty() {
             shared
                 .reclaimed
@@ -766,13 +891,23 @@ fn next_entries(
             return Ok((got.into_iter().map(|e| (e, None)).collect(), None));
         }
     }
-    let got = write_results(cx, decided, opts.batch.clamp(1, MAX_TAKE))?;
+    let got = write_results(
+        cx,
+        decided,
+        opts.batch.clamp(1, MAX_TAKE),
+        &own_order(shared, opts.threads),
+    )?;
     if got.stopped || !got.taken.is_empty() {
         let taken = got.taken.into_iter().map(|(e, n)| (e, Some(n))).collect();
         return Ok((taken, Some(got.stopped)));
     }
     let waited = queue
-        .take(&opts.consumer, 1, opts.block)?
+        .take(
+            &opts.consumer,
+            1,
+            opts.block,
+            &own_order(shared, opts.threads),
+        )?
         .into_iter()
         .map(|e| (e, None))
         .collect();
@@ -866,6 +1001,7 @@ fn one(
         // nothing).
         entry: CrawlEntry {
             entry: String::new(),
+            shard: 0,
             id: String::new(),
             input: String::new(),
             depth: e.depth,

@@ -10,13 +10,24 @@
 //! tag `{NAME}` puts them all in one Redis Cluster slot, so each Lua script
 //! below runs atomically on one node (Redis Cluster specification, "Hash
 //! tags").
-//! * `inputs`: the input stream; each entry holds `id` (the SHA-256 of the
-//!   input, hex, 32 characters), `input`, `depth` (0 for an input added by
-//!   an operator, one more per catalog level) and `attempt`. The consumer
-//!   group `workers` hands each entry to one worker (`XREADGROUP ... >`);
-//!   an entry stays pending until that worker acknowledges it, and one
-//!   pending longer than the lease is taken over by another worker
-//!   (`XAUTOCLAIM`), so a worker killed mid-input loses nothing.
+//! * `inputs:0` to `inputs:63`: the input streams, [`SHARDS`](crate::replay::stream::SHARDS) of them; an
+//!   input goes to the one of its host ([`shard_of`](crate::replay::stream::shard_of)), so that all of a
+//!   host's inputs are in one stream. Each entry holds `id` (the SHA-256 of
+//!   the input, hex, 32 characters), `input`, `depth` (0 for an input added
+//!   by an operator, one more per catalog level) and `attempt`. The
+//!   consumer group `workers` of each stream hands each entry to one worker
+//!   (`XREADGROUP ... >`); an entry stays pending until that worker
+//!   acknowledges it, and one pending longer than the lease is taken over
+//!   by another worker (`XAUTOCLAIM`), so a worker killed mid-input loses
+//!   nothing. A worker reads the streams it is given first
+//!   ([`CrawlQueue::finish_and_take`](crate::replay::stream::CrawlQueue::finish_and_take)):
+//!   the crawl worker reads only its own share of them, shared out among
+//!   the live workers ([`CrawlQueue::members`](crate::replay::stream::CrawlQueue::members),
+//!   [`own_shards`](crate::replay::stream::own_shards)), so that all of a
+//!   host's inputs go to the one worker that holds its connections and
+//!   their permits.
+//! * `members`: the live workers (a sorted set of consumer names scored by
+//!   the end of their heartbeat's lease).
 //! * `results`: the result stream; one entry per input (`input`, and
 //!   `report`: the JSON report, which carries the verdict, the reason code,
 //!   the input id in `details.crawl_input` and the attempts in
@@ -70,12 +81,44 @@ pub const MAX_INPUT: usize = 8 * 1024;
 /// The largest report stored for one input.
 pub const MAX_REPORT: usize = 256 * 1024;
 
+/// How many input streams a crawl has (`inputs:0` to `inputs:63`): the
+/// inputs of one host are in one of them ([`shard_of`]). More streams than
+/// workers, so that every worker of a fleet of up to 64 has streams of its
+/// own, in shares that differ by at most one.
+pub const SHARDS: usize = 64;
+
+/// The host of an input as a fetch names it: the authority of a URL (or
+/// the text before the first `/`, `?` or `#` of an origin written without
+/// a scheme), without user information and without the default port 443,
+/// lowercased.
+fn input_host(input: &str) -> String {
+    let rest = input.split_once("://").map_or(input, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#', '\\']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = host.strip_suffix(":443").unwrap_or(host);
+    host.to_ascii_lowercase()
+}
+
+/// The input stream of `input` (0 to [`SHARDS`] - 1): from the SHA-256 of
+/// its host (the authority of a URL, lowercased, without user information
+/// or the default port 443), the same on every worker and every build, so
+/// that all inputs of one host share a stream. Which stream an input is in
+/// decides only which worker takes it, never whether it gets its one
+/// result.
+pub fn shard_of(input: &str) -> u16 {
+    let d = Sha256::digest(input_host(input).as_bytes());
+    // SHARDS divides 65,536: every stream is as likely.
+    u16::from_be_bytes([d[0], d[1]]) % (SHARDS as u16)
+}
+
 /// One input taken from the queue.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CrawlEntry {
-    /// The entry's stream id (`1700000000000-0`).
+    /// The entry's stream id (`1700000000000-0`), unique in its stream.
     pub entry: String,
+    /// The input stream it was read from (`inputs:N`, [`SHARDS`]).
+    pub shard: u16,
     /// The input's id (hex SHA-256 of the input, 32 characters).
     pub id: String,
     /// The input (a URL or an origin).
@@ -170,6 +213,10 @@ pub struct CrawlStatus {
     pub host_waits: Vec<(String, u64, u64)>,
     /// Whether the crawl is stopped.
     pub stopped: bool,
+    /// The live workers ([`CrawlQueue::members`]), each with the number of
+    /// input streams of its own ([`own_shards`]) and the entries in them
+    /// (waiting or pending).
+    pub workers: Vec<(String, usize, u64)>,
 }
 
 /// The state of one crawl (see the module documentation). Cheap to share
@@ -178,6 +225,8 @@ pub struct CrawlStatus {
 pub struct CrawlQueue {
     client: RedisClient,
     prefix: String,
+    /// The keys of the input streams, `inputs:0` to `inputs:63`.
+    shards: Vec<Vec<u8>>,
 }
 
 /// Why a crawl name is refused.
@@ -220,24 +269,119 @@ fn host_hash(host: &str) -> String {
     lower_hex(&Sha256::digest(host.as_bytes())[..12])
 }
 
-/// Adds inputs not seen before: KEYS = seen, inputs, stats; ARGV = triples
-/// (id, input, depth). Returns how many were queued.
+/// Adds inputs not seen before: KEYS = seen, stats, then the input streams
+/// (`inputs:0` first); ARGV = quadruples (id, input, depth, stream number).
+/// Returns how many were queued.
 static ADD: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         "local n = 0
-for i = 1, #ARGV, 3 do
+for i = 1, #ARGV, 4 do
   if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
-    redis.call('XADD', KEYS[2], '*', 'id', ARGV[i], 'input', ARGV[i+1], 'depth', ARGV[i+2], 'attempt', '0')
+    redis.call('XADD', KEYS[3 + tonumber(ARGV[i+3])], '*', 'id', ARGV[i], 'input', ARGV[i+1], 'depth', ARGV[i+2], 'attempt', '0')
     n = n + 1
   end
 end
-if n > 0 then redis.call('HINCRBY', KEYS[3], 'queued', n) end
+if n > 0 then redis.call('HINCRBY', KEYS[2], 'queued', n) end
 return n
 ",
     )
 });
 
-/// Starts an attempt: KEYS = done, tries, inputs; ARGV = id, entry, group.
+/// Creates the consumer group of each input stream given in KEYS (and the
+/// stream), leaving a group already there as it is; ARGV = group.
+static CREATE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "for _, k in ipairs(KEYS) do
+  local r = redis.pcall('XGROUP', 'CREATE', k, ARGV[1], '0', 'MKSTREAM')
+  if type(r) == 'table' and r.err and not string.find(r.err, 'BUSYGROUP') then
+    return redis.error_reply(r.err)
+  end
+end
+return 1
+",
+    )
+});
+
+/// Entries in the input streams given in KEYS, all together.
+static QUEUED: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "local n = 0
+for _, k in ipairs(KEYS) do n = n + redis.call('XLEN', k) end
+return n
+",
+    )
+});
+
+/// Takes over up to ARGV[4] entries pending longer than ARGV[3] ms with
+/// any worker (`XAUTOCLAIM`): KEYS = stats, then the input streams;
+/// ARGV = group, consumer, lease ms, most, first stream to look at (the
+/// streams are looked at in turn from it). Returns `[stream number,
+/// entry]` pairs, and counts them as `reclaimed`.
+static CLAIM: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "local s, most, first = #KEYS - 1, tonumber(ARGV[4]), tonumber(ARGV[5])
+local out, n = {}, 0
+for o = 0, s - 1 do
+  local x = (first + o) % s
+  local r = redis.call('XAUTOCLAIM', KEYS[2 + x], ARGV[1], ARGV[2], ARGV[3], '0-0', 'COUNT', most - n)
+  for _, e in ipairs(r[2]) do
+    n = n + 1
+    out[n] = {x, e}
+  end
+  if n >= most then break end
+end
+if n > 0 then redis.call('HINCRBY', KEYS[1], 'reclaimed', n) end
+return out
+",
+    )
+});
+
+/// Restarts the idle time of entries a worker holds (`XCLAIM ... 0
+/// JUSTID`): KEYS = the input streams; ARGV = group, consumer, then pairs
+/// (stream number, entry id).
+static RENEW_HELD: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "local by = {}
+for i = 3, #ARGV, 2 do
+  local x = tonumber(ARGV[i])
+  by[x] = by[x] or {}
+  table.insert(by[x], ARGV[i + 1])
+end
+for x, ids in pairs(by) do
+  -- In slices: Lua's unpack is bounded.
+  for s = 1, #ids, 500 do
+    local args = {}
+    for k = s, math.min(s + 499, #ids) do args[#args + 1] = ids[k] end
+    args[#args + 1] = 'JUSTID'
+    redis.call('XCLAIM', KEYS[1 + x], ARGV[1], ARGV[2], '0', unpack(args))
+  end
+end
+return 1
+",
+    )
+});
+
+/// A worker's heartbeat in the fleet: KEYS = members; ARGV = consumer,
+/// lease ms (0: the worker leaves). Ends the leases run out, then returns
+/// the live workers' names. The server's clock (`TIME`) is the one clock.
+static MEMBERS: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease = tonumber(ARGV[2])
+if lease > 0 then
+  redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
+else
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZRANGE', KEYS[1], 0, -1)
+",
+    )
+});
+
+/// Starts an attempt: KEYS = done, tries, the entry's input stream; ARGV =
+/// id, entry, group.
 /// An input with a result already is acknowledged and -1 returned; else
 /// the attempts started so far, this one included.
 static START: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
@@ -253,11 +397,12 @@ return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
 });
 
 /// Finishes a thread's inputs, then takes its next ones, in one step (each
-/// part may be empty): KEYS = done, results, inputs, stats, seen, tries,
-/// why, state; ARGV = group, consumer, most to take, results to record,
-/// then per result 8 fields (id, entry, input, report, verdict, code,
-/// depth of its children, number of children) and its children as (id,
-/// input) pairs.
+/// part may be empty): KEYS = done, results, stats, seen, tries, why,
+/// state, then the input streams (`inputs:0` first); ARGV = group,
+/// consumer, most to take, results to record, the number of streams to
+/// read, their numbers in the order to read them, then per result 9 fields (id, entry, its stream, input,
+/// report, verdict, code, depth of its children, number of children) and
+/// its children as (id, input, stream) triples.
 ///
 /// Each result is written only when its input has none (neither in `done`
 /// nor earlier in the same call) as an entry of the results stream with
@@ -268,26 +413,28 @@ return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
 /// its children not seen before queued, and its entry acknowledged and
 /// deleted either way: the script runs as one unit, so every result in it
 /// is written atomically with its acknowledgement. Then, unless the crawl
-/// is stopped, up to the most new entries are read for the consumer and an
-/// attempt started at each (an input that has a result already is only
-/// acknowledged). The commands are per call, not per input, where Redis
-/// takes many fields or ids at once (`HMGET`, `HSET`, `HDEL`, `XACK`,
-/// `XDEL`, one `HINCRBY` per verdict and code): only a result's `XADD` and
-/// a child's `SADD`/`XADD` are per item. Returns one bulk string, the
-/// MessagePack values `written`, `taken` and `stopped` one after the other
-/// (Redis Lua scripting's `cmsgpack.pack`, there since Redis 2.6):
-/// `written` per result 1 (written) or 0 (a duplicate, only acknowledged);
-/// `taken` per entry taken `[entry id, fields, n]`, n the attempts started
-/// at its input, this one included, or -1 (a duplicate, acknowledged);
-/// `stopped` 1 when the crawl is stopped (nothing taken). Packed, the
-/// reply is one string that Redis copies out as it is and the worker reads
-/// value by value ([`read_finish_take`]); as nested arrays, Redis converted
-/// every table and field into its reply, and the worker's client parsed
-/// each into a value of its own, allocations per field of every entry.
+/// is stopped, up to the most new entries are read for the consumer from
+/// the streams given, in their order; an attempt is started at each (an input that has a
+/// result already is only acknowledged). The commands are per call and
+/// stream, not per input, where Redis takes many fields or ids at once
+/// (`HMGET`, `HSET`, `HDEL`, `XACK`, `XDEL`, one `HINCRBY` per verdict and
+/// code): only a result's `XADD` and a child's `SADD`/`XADD` are per item.
+/// Returns one bulk string, the MessagePack values `written`, `taken` and
+/// `stopped` one after the other (Redis Lua scripting's `cmsgpack.pack`,
+/// there since Redis 2.6): `written` per result 1 (written) or 0 (a
+/// duplicate, only acknowledged); `taken` per entry taken `[entry id,
+/// fields, n, stream]`, n the attempts started at its input, this one
+/// included, or -1 (a duplicate, acknowledged); `stopped` 1 when the crawl
+/// is stopped (nothing taken). Packed, the reply is one string that Redis
+/// copies out as it is and the worker reads value by value
+/// ([`read_finish_take`]); as nested arrays, Redis converted every table
+/// and field into its reply, and the worker's client parsed each into a
+/// value of its own, allocations per field of every entry.
 static FINISH_TAKE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         "local group, consumer = ARGV[1], ARGV[2]
-local count, n = tonumber(ARGV[3]), tonumber(ARGV[4])
+local count, n, reads = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local streams = #KEYS - 7
 local call, unpack = redis.call, unpack
 -- One command over many fields or ids: at once when they are few (the
 -- usual case: a thread's batch), else in slices (Lua's unpack is bounded).
@@ -308,121 +455,149 @@ local function many(cmd, key, pre, list)
   end
   return r
 end
+-- The key of stream number x (0-based), refused outside the crawl's.
+local function stream(x)
+  x = tonumber(x)
+  if not x or x < 0 or x >= streams or x % 1 ~= 0 then
+    return error('no input stream ' .. tostring(x))
+  end
+  return KEYS[8 + x]
+end
 local written = {}
 local ids, at = {}, {}
-local i = 5
+-- Every stream number is checked before the first write (a script's
+-- writes before an error stay).
+for o = 1, reads do stream(ARGV[5 + o]) end
+local i = 6 + reads
 for r = 1, n do
   ids[r], at[r] = ARGV[i], i
-  i = i + 8 + 2 * tonumber(ARGV[i + 7])
+  stream(ARGV[i + 2])
+  local c = tonumber(ARGV[i + 8])
+  for j = i + 9, i + 8 + 3 * c, 3 do stream(ARGV[j + 2]) end
+  i = i + 9 + 3 * c
 end
 local had = n > 0 and many('HMGET', KEYS[1], nil, ids) or {}
 local fresh, records, finished, acks, counts = {}, {}, {}, {}, {}
-local nr, nf, na, q = 0, 0, 0, 0
+local nr, nf, q = 0, 0, 0
+local function ack(x, entry)
+  local a = acks[x]
+  if not a then a = {}; acks[x] = a end
+  a[#a + 1] = entry
+end
 for r = 1, n do
   local i, id = at[r], ids[r]
   local w = 0
   if not had[r] and not fresh[id] then
-    local rid = call('XADD', KEYS[2], '*', 'input', ARGV[i + 2], 'report', ARGV[i + 3])
+    local rid = call('XADD', KEYS[2], '*', 'input', ARGV[i + 3], 'report', ARGV[i + 4])
     fresh[id] = true
     records[nr + 1], records[nr + 2], nr = id, rid, nr + 2
     nf = nf + 1
     finished[nf] = id
-    local v = 'verdict:' .. ARGV[i + 4]
+    local v = 'verdict:' .. ARGV[i + 5]
     counts[v] = (counts[v] or 0) + 1
-    if ARGV[i + 5] ~= '' then
-      local c = 'code:' .. ARGV[i + 5]
+    if ARGV[i + 6] ~= '' then
+      local c = 'code:' .. ARGV[i + 6]
       counts[c] = (counts[c] or 0) + 1
     end
-    local last = i + 7 + 2 * tonumber(ARGV[i + 7])
-    for j = i + 8, last, 2 do
-      if call('SADD', KEYS[5], ARGV[j]) == 1 then
-        call('XADD', KEYS[3], '*', 'id', ARGV[j], 'input', ARGV[j + 1], 'depth', ARGV[i + 6], 'attempt', '0')
+    local last = i + 8 + 3 * tonumber(ARGV[i + 8])
+    for j = i + 9, last, 3 do
+      if call('SADD', KEYS[4], ARGV[j]) == 1 then
+        call('XADD', stream(ARGV[j + 2]), '*', 'id', ARGV[j], 'input', ARGV[j + 1], 'depth', ARGV[i + 7], 'attempt', '0')
         q = q + 1
       end
     end
     w = 1
   end
-  na = na + 1
-  acks[na] = ARGV[i + 1]
+  ack(tonumber(ARGV[i + 2]), ARGV[i + 1])
   written[r] = w
 end
 if nr > 0 then
   many('HSET', KEYS[1], nil, records)
-  for k, c in pairs(counts) do call('HINCRBY', KEYS[4], k, c) end
+  for k, c in pairs(counts) do call('HINCRBY', KEYS[3], k, c) end
+  many('HDEL', KEYS[5], nil, finished)
   many('HDEL', KEYS[6], nil, finished)
-  many('HDEL', KEYS[7], nil, finished)
 end
-if q > 0 then call('HINCRBY', KEYS[4], 'queued', q) end
+if q > 0 then call('HINCRBY', KEYS[3], 'queued', q) end
 local taken = {}
 local stopped = 0
 if count > 0 then
-  if call('GET', KEYS[8]) == 'stopped' then
+  if call('GET', KEYS[7]) == 'stopped' then
     stopped = 1
   else
-    local r = call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', KEYS[3], '>')
-    if r then
-      local es, tids, tix, nt = r[1][2], {}, {}, 0
-      for x, e in ipairs(es) do
-        local f = e[2]
-        if f then
-          for k = 1, #f, 2 do
-            if f[k] == 'id' then
-              nt = nt + 1
-              tids[nt] = f[k + 1]
-              tix[x] = nt
-            end
-          end
+    local es, from, got = {}, {}, 0
+    for o = 1, reads do
+      if got >= count then break end
+      local x = tonumber(ARGV[5 + o])
+      local r = call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count - got, 'STREAMS', stream(x), '>')
+      if r then
+        for _, e in ipairs(r[1][2]) do
+          got = got + 1
+          es[got], from[got] = e, x
         end
       end
-      local tdone, t = {}, {}
-      if nt > 0 then
-        tdone, t = many('HMGET', KEYS[1], nil, tids), many('HMGET', KEYS[6], nil, tids)
-      end
-      local tries = {}
-      for k = 1, nt do tries[tids[k]] = tonumber(t[k]) or 0 end
-      local started = {}
-      for x, e in ipairs(es) do
-        local t = -2
-        local k = tix[x]
-        if k then
-          local id = tids[k]
-          if tdone[k] then
-            na = na + 1
-            acks[na] = e[1]
-            t = -1
-          else
-            tries[id] = tries[id] + 1
-            started[id] = tries[id]
-            t = tries[id]
-          end
-        end
-        taken[x] = {e[1], e[2] or {}, t}
-      end
-      local set, ns = {}, 0
-      for id, t in pairs(started) do
-        set[ns + 1], set[ns + 2], ns = id, t, ns + 2
-      end
-      if ns > 0 then many('HSET', KEYS[6], nil, set) end
     end
+    local tids, tix, nt = {}, {}, 0
+    for x, e in ipairs(es) do
+      local f = e[2]
+      if f then
+        for k = 1, #f, 2 do
+          if f[k] == 'id' then
+            nt = nt + 1
+            tids[nt] = f[k + 1]
+            tix[x] = nt
+          end
+        end
+      end
+    end
+    local tdone, t = {}, {}
+    if nt > 0 then
+      tdone, t = many('HMGET', KEYS[1], nil, tids), many('HMGET', KEYS[5], nil, tids)
+    end
+    local tries = {}
+    for k = 1, nt do tries[tids[k]] = tonumber(t[k]) or 0 end
+    local started = {}
+    for x, e in ipairs(es) do
+      local t = -2
+      local k = tix[x]
+      if k then
+        local id = tids[k]
+        if tdone[k] then
+          ack(from[x], e[1])
+          t = -1
+        else
+          tries[id] = tries[id] + 1
+          started[id] = tries[id]
+          t = tries[id]
+        end
+      end
+      taken[x] = {e[1], e[2] or {}, t, from[x]}
+    end
+    local set, ns = {}, 0
+    for id, t in pairs(started) do
+      set[ns + 1], set[ns + 2], ns = id, t, ns + 2
+    end
+    if ns > 0 then many('HSET', KEYS[5], nil, set) end
   end
 end
-if na > 0 then
-  many('XACK', KEYS[3], group, acks)
-  many('XDEL', KEYS[3], nil, acks)
+for x, list in pairs(acks) do
+  local key = stream(x)
+  many('XACK', key, group, list)
+  many('XDEL', key, nil, list)
 end
 return cmsgpack.pack(written, taken, stopped)
 ",
     )
 });
 
-/// Queues another attempt: KEYS = inputs, why, stats, done; ARGV = id,
-/// entry, group, input, depth, attempt, reason. The new entry and the
-/// acknowledgement of the old one are one unit; an input that has a
-/// result meanwhile is only acknowledged.
+/// Queues another attempt: KEYS = the entry's input stream, why, stats,
+/// done, the input's stream now ([`shard_of`]); ARGV = id, entry, group,
+/// input, depth, attempt, reason. The new entry and the acknowledgement of
+/// the old one are one unit; an input that has a result meanwhile is only
+/// acknowledged.
 static RETRY: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         "if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 0 then
-  redis.call('XADD', KEYS[1], '*', 'id', ARGV[1], 'input', ARGV[4], 'depth', ARGV[5], 'attempt', ARGV[6])
+  redis.call('XADD', KEYS[5], '*', 'id', ARGV[1], 'input', ARGV[4], 'depth', ARGV[5], 'attempt', ARGV[6])
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[7])
   redis.call('HINCRBY', KEYS[3], 'retried', 1)
 end
@@ -433,19 +608,20 @@ return 1
     )
 });
 
-/// Puts an attempt off without counting it: KEYS = inputs, why, stats,
-/// done, postponed, tries; ARGV = id, entry, group, input, depth, attempt,
-/// reason, most put off. Past the most, nothing is written and 0 returned
-/// (the attempt counts: the caller retries it). Else the attempt started
-/// is taken back from `tries`, the entry queued again as it was, the old
-/// one acknowledged, all as one unit; 1 returned (also for an input that
-/// has a result meanwhile, only acknowledged).
+/// Puts an attempt off without counting it: KEYS = the entry's input
+/// stream, why, stats, done, postponed, tries, the input's stream now
+/// ([`shard_of`]); ARGV = id, entry, group, input, depth, attempt, reason,
+/// most put off. Past the most, nothing is written and 0 returned (the
+/// attempt counts: the caller retries it). Else the attempt started is
+/// taken back from `tries`, the entry queued again as it was, the old one
+/// acknowledged, all as one unit; 1 returned (also for an input that has a
+/// result meanwhile, only acknowledged).
 static POSTPONE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         "if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 0 then
   if redis.call('HINCRBY', KEYS[5], ARGV[1], 1) > tonumber(ARGV[8]) then return 0 end
   redis.call('HINCRBY', KEYS[6], ARGV[1], -1)
-  redis.call('XADD', KEYS[1], '*', 'id', ARGV[1], 'input', ARGV[4], 'depth', ARGV[5], 'attempt', ARGV[6])
+  redis.call('XADD', KEYS[7], '*', 'id', ARGV[1], 'input', ARGV[4], 'depth', ARGV[5], 'attempt', ARGV[6])
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[7])
   redis.call('HINCRBY', KEYS[3], 'postponed', 1)
 end
@@ -570,9 +746,9 @@ fn pairs(r: &Reply) -> Vec<(String, &Reply)> {
         .collect()
 }
 
-/// One stream entry (`[id, [field, value, ...]]`) as an input; `None` for
-/// a deleted or malformed one.
-fn entry(r: &Reply) -> Option<CrawlEntry> {
+/// One entry (`[id, [field, value, ...]]`) of input stream `shard` as an
+/// input; `None` for a deleted or malformed one.
+fn entry(r: &Reply, shard: u16) -> Option<CrawlEntry> {
     let [id, fields] = array(r) else {
         return None;
     };
@@ -580,6 +756,7 @@ fn entry(r: &Reply) -> Option<CrawlEntry> {
     let get = |k: &str| f.iter().find(|(n, _)| n == k).and_then(|(_, v)| text(v));
     Some(CrawlEntry {
         entry: text(id)?,
+        shard,
         id: get("id")?,
         input: get("input")?,
         depth: get("depth").and_then(|d| d.parse().ok()).unwrap_or(0),
@@ -749,8 +926,8 @@ fn read_finish_take(packed: &[u8], results: usize) -> Result<FinishedAndTaken, M
     let n = p.array()?;
     let mut taken = Vec::with_capacity(n);
     for _ in 0..n {
-        if p.array()? != 3 {
-            return p.fail("an entry taken not [id, fields, attempts]");
+        if p.array()? != 4 {
+            return p.fail("an entry taken not [id, fields, attempts, stream]");
         }
         let stream_id = p.str()?;
         let (mut id, mut input, mut depth, mut attempt) = (None, None, None, None);
@@ -773,6 +950,12 @@ fn read_finish_take(packed: &[u8], results: usize) -> Result<FinishedAndTaken, M
             n if n > 0 => Some(Some(u32::try_from(n).unwrap_or(u32::MAX))),
             _ => None,
         };
+        let Some(shard) = u16::try_from(p.int()?)
+            .ok()
+            .filter(|&x| usize::from(x) < SHARDS)
+        else {
+            return p.fail("an entry's input stream not one of the crawl's");
+        };
         let text = |v: Option<&[u8]>| {
             v.and_then(|v| std::str::from_utf8(v).ok())
                 .map(str::to_owned)
@@ -785,6 +968,7 @@ fn read_finish_take(packed: &[u8], results: usize) -> Result<FinishedAndTaken, M
         let entry = (|| {
             Some(CrawlEntry {
                 entry: text(Some(stream_id))?,
+                shard,
                 id: text(id)?,
                 input: text(input)?,
                 depth: number(depth),
@@ -815,6 +999,60 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// The stream numbers as the scripts' arguments (no string made per input
+/// or call).
+static NUMBERS: [&str; SHARDS] = {
+    const D: [&str; SHARDS] = [
+        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16",
+        "17", "18", "19", "20", "21", "22", "23", "24", "25", "26", "27", "28", "29", "30", "31",
+        "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42", "43", "44", "45", "46",
+        "47", "48", "49", "50", "51", "52", "53", "54", "55", "56", "57", "58", "59", "60", "61",
+        "62", "63",
+    ];
+    D
+};
+
+/// The streams of `streams` that are the crawl's, each once, in their
+/// order; every stream when none is.
+fn read_order(streams: &[u16]) -> Vec<u16> {
+    let mut seen = [false; SHARDS];
+    let order: Vec<u16> = streams
+        .iter()
+        .copied()
+        .filter(|&x| {
+            let i = usize::from(x);
+            i < SHARDS && !std::mem::replace(&mut seen[i], true)
+        })
+        .collect();
+    if order.is_empty() {
+        (0..SHARDS).filter_map(|x| u16::try_from(x).ok()).collect()
+    } else {
+        order
+    }
+}
+
+/// The input streams `consumer` reads first, given the live workers
+/// `members` ([`CrawlQueue::members`]; `consumer` counted among them even
+/// when missing): the streams whose number is its rank among them modulo
+/// their count. Each stream is one worker's, and the workers' shares
+/// differ by at most one stream; every worker computes the same shares
+/// from the same members.
+pub fn own_shards(members: &[String], consumer: &str) -> Vec<u16> {
+    let mut names: Vec<&str> = members.iter().map(String::as_str).collect();
+    if !names.contains(&consumer) {
+        names.push(consumer);
+    }
+    names.sort_unstable();
+    names.dedup();
+    let (Some(rank), count) = (names.iter().position(|n| *n == consumer), names.len()) else {
+        return Vec::new();
+    };
+    (0..SHARDS)
+        .filter(|x| x % count == rank)
+        .filter_map(|x| u16::try_from(x).ok())
+        .collect()
+}
+
 impl CrawlQueue {
     /// The crawl `name` in the Redis of `url` (any store URL of
     /// [`RedisConfig`]: `redis://`, `rediss://`, `redis+cluster://`,
@@ -835,10 +1073,27 @@ impl CrawlQueue {
         check_name(name)?;
         // A blocking read waits up to one second on the server.
         cfg.io_timeout = cfg.io_timeout.max(Duration::from_secs(3));
+        let prefix = format!("agentsig:crawl:{{{name}}}:");
         Ok(CrawlQueue {
             client: RedisClient::new(cfg),
-            prefix: format!("agentsig:crawl:{{{name}}}:"),
+            shards: (0..SHARDS)
+                .map(|x| format!("{prefix}inputs:{x}").into_bytes())
+                .collect(),
+            prefix,
         })
+    }
+
+    /// The keys of the input streams, `inputs:0` first.
+    fn shard_keys(&self) -> impl Iterator<Item = &[u8]> {
+        self.shards.iter().map(Vec::as_slice)
+    }
+
+    /// The key of input stream `x` (a number the crawl's: [`SHARDS`]).
+    fn shard_key(&self, x: u16) -> Result<&[u8], ReplayError> {
+        self.shards
+            .get(usize::from(x))
+            .map(Vec::as_slice)
+            .ok_or_else(|| self.client.unavailable(format!("no input stream {x}")))
     }
 
     fn key(&self, k: &str) -> Vec<u8> {
@@ -851,27 +1106,43 @@ impl CrawlQueue {
         format!("{}{k}", self.prefix)
     }
 
-    /// Create the input stream and its consumer group, if not there yet.
+    /// Create the input streams and their consumer groups, if not there
+    /// yet.
     ///
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
     pub fn create(&self) -> Result<(), ReplayError> {
-        let inputs = self.key("inputs");
-        match self.client.query(
-            &[
-                b"XGROUP",
-                b"CREATE",
-                &inputs,
-                GROUP.as_bytes(),
-                b"0",
-                b"MKSTREAM",
-            ],
+        let keys: Vec<&[u8]> = self.shard_keys().collect();
+        self.client
+            .eval(&CREATE, &keys, &[GROUP.as_bytes()], None)
+            .map(drop)
+    }
+
+    /// A worker's heartbeat in the fleet: `consumer` is live for `lease`
+    /// from now (on the server's clock; `Duration::ZERO`: it leaves).
+    /// Returns the names of the live workers, sorted, for
+    /// [`own_shards`].
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn members(&self, consumer: &str, lease: Duration) -> Result<Vec<String>, ReplayError> {
+        let key = self.key("members");
+        // An empty name never joins (the status reads the members so).
+        let lease = if consumer.is_empty() {
+            Duration::ZERO
+        } else {
+            lease
+        };
+        let lease = millis(lease).to_string();
+        let r = self.client.eval(
+            &MEMBERS,
+            &[key.as_slice()],
+            &[consumer.as_bytes(), lease.as_bytes()],
             None,
-        ) {
-            Ok(_) => Ok(()),
-            Err(ReplayError::Unavailable(m)) if m.contains("BUSYGROUP") => Ok(()),
-            Err(e) => Err(e),
-        }
+        )?;
+        let mut names: Vec<String> = array(&r).iter().filter_map(text).collect();
+        names.sort();
+        Ok(names)
     }
 
     /// Queue `inputs` at catalog depth `depth`, each once in the crawl's
@@ -885,21 +1156,30 @@ impl CrawlQueue {
         let mut total = 0;
         let d = depth.to_string();
         for chunk in inputs.chunks(500) {
-            let ids: Vec<String> = chunk.iter().map(|i| input_id(i)).collect();
+            let ids: Vec<(String, String)> = chunk
+                .iter()
+                .map(|i| (input_id(i), shard_of(i).to_string()))
+                .collect();
             let mut argv: Vec<&[u8]> = Vec::new();
-            for (id, input) in ids.iter().zip(chunk) {
+            for ((id, shard), input) in ids.iter().zip(chunk) {
                 if input.len() > MAX_INPUT {
                     return Err(self
                         .client
                         .unavailable(format!("an input longer than {MAX_INPUT} bytes")));
                 }
-                argv.extend([id.as_bytes(), input.as_bytes(), d.as_bytes()]);
+                argv.extend([
+                    id.as_bytes(),
+                    input.as_bytes(),
+                    d.as_bytes(),
+                    shard.as_bytes(),
+                ]);
             }
-            let keys = [self.key("seen"), self.key("inputs"), self.key("stats")];
-            let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+            let (seen, stats) = (self.key("seen"), self.key("stats"));
+            let mut keys: Vec<&[u8]> = vec![&seen, &stats];
+            keys.extend(self.shard_keys());
             let r = self
                 .client
-                .eval(&ADD, &keys, &argv, Some((keys[1], always)))?;
+                .eval(&ADD, &keys, &argv, Some((keys[0], always)))?;
             total += int(&r).and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
         }
         Ok(total)
@@ -916,7 +1196,7 @@ impl CrawlQueue {
         self.client.query(
             &[
                 b"XADD",
-                &self.key("inputs"),
+                self.shard_key(shard_of(input))?,
                 b"*",
                 b"id",
                 id.as_bytes(),
@@ -932,8 +1212,10 @@ impl CrawlQueue {
         Ok(())
     }
 
-    /// Up to `count` new entries for `consumer`, waiting at most `block`
-    /// for one to arrive.
+    /// New entries for `consumer` from the input streams `streams` (as
+    /// [`CrawlQueue::finish_and_take`] reads them; none given: every
+    /// stream), up to `count` from each, waiting at most `block` for one to
+    /// arrive.
     ///
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
@@ -942,34 +1224,49 @@ impl CrawlQueue {
         consumer: &str,
         count: usize,
         block: Duration,
+        streams: &[u16],
     ) -> Result<Vec<CrawlEntry>, ReplayError> {
+        let order = read_order(streams);
         let (count, block) = (count.max(1).to_string(), millis(block).to_string());
-        let r = self.client.query(
-            &[
-                b"XREADGROUP",
-                b"GROUP",
-                GROUP.as_bytes(),
-                consumer.as_bytes(),
-                b"COUNT",
-                count.as_bytes(),
-                b"BLOCK",
-                block.as_bytes(),
-                b"STREAMS",
-                &self.key("inputs"),
-                b">",
-            ],
-            None,
-        )?;
+        let mut args: Vec<&[u8]> = vec![
+            b"XREADGROUP",
+            b"GROUP",
+            GROUP.as_bytes(),
+            consumer.as_bytes(),
+            b"COUNT",
+            count.as_bytes(),
+            b"BLOCK",
+            block.as_bytes(),
+            b"STREAMS",
+        ];
+        for &x in &order {
+            args.push(self.shard_key(x)?);
+        }
+        args.extend(std::iter::repeat_n(b">".as_slice(), order.len()));
+        let r = self.client.query(&args, None)?;
         Ok(array(&r)
             .iter()
-            .flat_map(|s| array(s).get(1).map(array).unwrap_or_default())
-            .filter_map(entry)
+            .flat_map(|s| {
+                // The stream of a reply is named by its key.
+                let (shard, entries) = match array(s) {
+                    [key, entries] => (
+                        text(key)
+                            .and_then(|k| self.shards.iter().position(|x| x == k.as_bytes()))
+                            .and_then(|x| u16::try_from(x).ok()),
+                        array(entries),
+                    ),
+                    _ => (None, &[][..]),
+                };
+                entries
+                    .iter()
+                    .filter_map(move |e| shard.and_then(|x| entry(e, x)))
+            })
             .collect())
     }
 
     /// Take over up to `count` entries pending with any worker for longer
-    /// than `lease` (`XAUTOCLAIM`): the inputs of a worker that died or
-    /// stalled.
+    /// than `lease` (`XAUTOCLAIM` on each input stream in turn, from the
+    /// `first`): the inputs of a worker that died or stalled.
     ///
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
@@ -978,60 +1275,57 @@ impl CrawlQueue {
         consumer: &str,
         lease: Duration,
         count: usize,
+        first: u16,
     ) -> Result<Vec<CrawlEntry>, ReplayError> {
         let (count, lease) = (count.max(1).to_string(), millis(lease).to_string());
-        let r = self.client.query(
+        let first = (usize::from(first) % SHARDS).to_string();
+        let stats = self.key("stats");
+        let mut keys: Vec<&[u8]> = vec![&stats];
+        keys.extend(self.shard_keys());
+        let r = self.client.eval(
+            &CLAIM,
+            &keys,
             &[
-                b"XAUTOCLAIM",
-                &self.key("inputs"),
                 GROUP.as_bytes(),
                 consumer.as_bytes(),
                 lease.as_bytes(),
-                b"0-0",
-                b"COUNT",
                 count.as_bytes(),
+                first.as_bytes(),
             ],
             None,
         )?;
-        let got: Vec<CrawlEntry> = array(&r)
-            .get(1)
-            .map(array)
-            .unwrap_or_default()
+        Ok(array(&r)
             .iter()
-            .filter_map(entry)
-            .collect();
-        if !got.is_empty() {
-            let n = got.len().to_string();
-            let _ = self.client.query(
-                &[b"HINCRBY", &self.key("stats"), b"reclaimed", n.as_bytes()],
-                None,
-            );
-        }
-        Ok(got)
+            .filter_map(|p| match array(p) {
+                [x, e] => {
+                    let x = int(x).and_then(|x| u16::try_from(x).ok())?;
+                    (usize::from(x) < SHARDS).then(|| entry(e, x)).flatten()
+                }
+                _ => None,
+            })
+            .collect())
     }
 
-    /// Keep the entries `ids` (held by `consumer`, being verified) from
-    /// being taken over: their idle time starts again (`XCLAIM ... 0
-    /// JUSTID`). A worker's heartbeat, so the lease measures whether a
-    /// worker lives, not how long one input takes.
+    /// Keep the entries `held` (input stream, entry id; held by `consumer`,
+    /// being verified) from being taken over: their idle time starts again
+    /// (`XCLAIM ... 0 JUSTID`). A worker's heartbeat, so the lease measures
+    /// whether a worker lives, not how long one input takes.
     ///
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
-    pub fn renew(&self, consumer: &str, ids: &[String]) -> Result<(), ReplayError> {
-        if ids.is_empty() {
+    pub fn renew(&self, consumer: &str, held: &[(u16, String)]) -> Result<(), ReplayError> {
+        if held.is_empty() {
             return Ok(());
         }
-        let inputs = self.key("inputs");
-        let mut args: Vec<&[u8]> = vec![
-            b"XCLAIM",
-            &inputs,
-            GROUP.as_bytes(),
-            consumer.as_bytes(),
-            b"0",
-        ];
-        args.extend(ids.iter().map(String::as_bytes));
-        args.push(b"JUSTID");
-        self.client.query(&args, None)?;
+        let keys: Vec<&[u8]> = self.shard_keys().collect();
+        let numbers: Vec<String> = held.iter().map(|(x, _)| x.to_string()).collect();
+        let mut argv: Vec<&[u8]> = vec![GROUP.as_bytes(), consumer.as_bytes()];
+        for ((shard, id), n) in held.iter().zip(&numbers) {
+            if usize::from(*shard) < SHARDS {
+                argv.extend([n.as_bytes(), id.as_bytes()]);
+            }
+        }
+        self.client.eval(&RENEW_HELD, &keys, &argv, None)?;
         Ok(())
     }
 
@@ -1042,8 +1336,8 @@ impl CrawlQueue {
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
     pub fn start(&self, e: &CrawlEntry) -> Result<Option<u32>, ReplayError> {
-        let keys = [self.key("done"), self.key("tries"), self.key("inputs")];
-        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let (done, tries) = (self.key("done"), self.key("tries"));
+        let keys: Vec<&[u8]> = vec![&done, &tries, self.shard_key(e.shard)?];
         let r = self.client.eval(
             &START,
             &keys,
@@ -1087,7 +1381,7 @@ impl CrawlQueue {
             result: *result,
             children,
         }];
-        let r = self.finish_and_take(&done, "", 0)?;
+        let r = self.finish_and_take(&done, "", 0, &[])?;
         r.finished
             .first()
             .copied()
@@ -1098,7 +1392,9 @@ impl CrawlQueue {
     /// `done` as [`CrawlQueue::finish`] does (each written only when its
     /// input has none, atomically with the acknowledgement of its entry),
     /// then, unless the crawl is stopped, take up to `take` new entries for
-    /// `consumer` and start an attempt at each (`(entry, attempts)`,
+    /// `consumer` from the input streams `streams`, in that order (a
+    /// worker's share: [`own_shards`]; none given: every stream), and start
+    /// an attempt at each (`(entry, attempts)`,
     /// attempts `None` for an input that has a result already: the entry
     /// is then acknowledged, a duplicate). Nothing taken when `take` is 0
     /// or no new entry is there (then wait with [`CrawlQueue::take`]).
@@ -1116,44 +1412,58 @@ impl CrawlQueue {
         done: &[Finishing<'_>],
         consumer: &str,
         take: usize,
+        streams: &[u16],
     ) -> Result<FinishedAndTaken, ReplayError> {
         if done.iter().any(|f| f.result.report.len() > MAX_REPORT) {
             return Err(self
                 .client
                 .unavailable(format!("a report larger than {MAX_REPORT} bytes")));
         }
-        let keys = [
-            "done", "results", "inputs", "stats", "seen", "tries", "why", "state",
-        ]
-        .map(|k| self.key(k));
-        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let named =
+            ["done", "results", "stats", "seen", "tries", "why", "state"].map(|k| self.key(k));
+        let mut keys: Vec<&[u8]> = named.iter().map(Vec::as_slice).collect();
+        keys.extend(self.shard_keys());
         // The numbers each result needs as text, and its children's ids.
         let depths: Vec<String> = done
             .iter()
             .map(|f| f.entry.depth.saturating_add(1).to_string())
             .collect();
-        let children: Vec<Vec<(String, &String)>> = done
+        let children: Vec<Vec<(String, &String, &'static str)>> = done
             .iter()
             .map(|f| {
                 f.children
                     .iter()
                     .filter(|c| c.len() <= MAX_INPUT)
-                    .map(|c| (input_id(c), c))
+                    .map(|c| (input_id(c), c, NUMBERS[usize::from(shard_of(c))]))
                     .collect()
             })
             .collect();
         let counts: Vec<String> = children.iter().map(|c| c.len().to_string()).collect();
+        let order = if take == 0 {
+            Vec::new()
+        } else {
+            read_order(streams)
+        };
         let (take_n, n) = (take.to_string(), done.len().to_string());
+        let reads = order.len().to_string();
         let mut argv: Vec<&[u8]> = vec![
             GROUP.as_bytes(),
             consumer.as_bytes(),
             take_n.as_bytes(),
             n.as_bytes(),
+            reads.as_bytes(),
         ];
+        argv.extend(order.iter().map(|&x| NUMBERS[usize::from(x)].as_bytes()));
         for (((f, depth), kids), count) in done.iter().zip(&depths).zip(&children).zip(&counts) {
+            if usize::from(f.entry.shard) >= SHARDS {
+                return Err(self
+                    .client
+                    .unavailable(format!("no input stream {}", f.entry.shard)));
+            }
             argv.extend([
                 f.entry.id.as_bytes(),
                 f.entry.entry.as_bytes(),
+                NUMBERS[usize::from(f.entry.shard)].as_bytes(),
                 f.entry.input.as_bytes(),
                 f.result.report,
                 f.result.verdict.as_bytes(),
@@ -1161,8 +1471,8 @@ impl CrawlQueue {
                 depth.as_bytes(),
                 count.as_bytes(),
             ]);
-            for (id, c) in kids {
-                argv.extend([id.as_bytes(), c.as_bytes()]);
+            for (id, c, x) in kids {
+                argv.extend([id.as_bytes(), c.as_bytes(), x.as_bytes()]);
             }
         }
         // Only results need the replicas' acknowledgement (a take alone
@@ -1213,10 +1523,11 @@ impl CrawlQueue {
         Ok(())
     }
 
-    /// Run `script` ([`RETRY`] or [`POSTPONE`]) over `e`: KEYS = inputs,
-    /// why, stats, done, then `more_keys`; ARGV = id, entry, group, input,
-    /// depth, `attempt`, reason (at most 1,000 characters), then `more`
-    /// when not empty.
+    /// Run `script` ([`RETRY`] or [`POSTPONE`]) over `e`: KEYS = its input
+    /// stream, why, stats, done, then `more_keys`, then the input's stream
+    /// now ([`shard_of`]); ARGV = id, entry, group, input, depth,
+    /// `attempt`, reason (at most 1,000 characters), then `more` when not
+    /// empty.
     fn requeue(
         &self,
         script: &redis::Script,
@@ -1226,12 +1537,14 @@ impl CrawlQueue {
         more_keys: &[&str],
         more: &str,
     ) -> Result<Reply, ReplayError> {
-        let keys: Vec<Vec<u8>> = ["inputs", "why", "stats", "done"]
+        let named: Vec<Vec<u8>> = ["why", "stats", "done"]
             .iter()
             .chain(more_keys)
             .map(|k| self.key(k))
             .collect();
-        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let mut keys: Vec<&[u8]> = vec![self.shard_key(e.shard)?];
+        keys.extend(named.iter().map(Vec::as_slice));
+        keys.push(self.shard_key(shard_of(&e.input))?);
         let (depth, attempt) = (e.depth.to_string(), attempt.to_string());
         let reason: String = reason.chars().take(1000).collect();
         let mut argv: Vec<&[u8]> = vec![
@@ -1460,12 +1773,14 @@ impl CrawlQueue {
         Ok(text(&r).as_deref() == Some("stopped"))
     }
 
-    /// Entries not yet finished (waiting or pending).
+    /// Entries not yet finished (waiting or pending), in all the input
+    /// streams.
     ///
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
     pub fn queued(&self) -> Result<u64, ReplayError> {
-        let r = self.client.query(&[b"XLEN", &self.key("inputs")], None)?;
+        let keys: Vec<&[u8]> = self.shard_keys().collect();
+        let r = self.client.eval(&QUEUED, &keys, &[], None)?;
         Ok(int(&r).and_then(|n| u64::try_from(n).ok()).unwrap_or(0))
     }
 
@@ -1515,32 +1830,49 @@ impl CrawlQueue {
     pub fn status(&self) -> Result<CrawlStatus, ReplayError> {
         let q = |args: &[&[u8]]| self.client.query(args, None);
         let count = |r: Reply| int(&r).and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
-        let inputs = self.key("inputs");
+        let mut lengths = Vec::with_capacity(SHARDS);
+        for k in self.shard_keys() {
+            lengths.push(count(q(&[b"XLEN", k])?));
+        }
+        // No worker is named "" (a consumer name is not empty): this reads
+        // the live workers without joining them.
+        let members = self.members("", Duration::ZERO)?;
+        let workers = members
+            .iter()
+            .map(|w| {
+                let own = own_shards(&members, w);
+                let queued = own.iter().map(|&x| lengths[usize::from(x)]).sum();
+                (w.clone(), own.len(), queued)
+            })
+            .collect();
         let mut s = CrawlStatus {
-            queued: count(q(&[b"XLEN", &inputs])?),
+            queued: lengths.iter().sum(),
+            workers,
             results: count(q(&[b"XLEN", &self.key("results")])?),
             inputs: count(q(&[b"SCARD", &self.key("seen")])?),
             stopped: self.stopped()?,
             ..CrawlStatus::default()
         };
-        match q(&[b"XPENDING", &inputs, GROUP.as_bytes()]) {
-            Ok(r) => {
-                let a = array(&r);
-                s.pending = a.first().map_or(0, |n| int(n).unwrap_or(0).unsigned_abs());
-                if let Some(w) = a.get(3) {
-                    for c in array(w) {
-                        if let [name, n] = array(c) {
-                            s.pending_by_worker.push((
-                                text(name).unwrap_or_default(),
-                                int(n).unwrap_or(0).unsigned_abs(),
-                            ));
+        let mut by_worker = std::collections::BTreeMap::<String, u64>::new();
+        for inputs in self.shard_keys() {
+            match q(&[b"XPENDING", inputs, GROUP.as_bytes()]) {
+                Ok(r) => {
+                    let a = array(&r);
+                    s.pending += a.first().map_or(0, |n| int(n).unwrap_or(0).unsigned_abs());
+                    if let Some(w) = a.get(3) {
+                        for c in array(w) {
+                            if let [name, n] = array(c) {
+                                *by_worker.entry(text(name).unwrap_or_default()).or_default() +=
+                                    int(n).unwrap_or(0).unsigned_abs();
+                            }
                         }
                     }
                 }
+                Err(ReplayError::Unavailable(m)) if m.contains("NOGROUP") => {}
+                Err(e) => return Err(e),
             }
-            Err(ReplayError::Unavailable(m)) if m.contains("NOGROUP") => {}
-            Err(e) => return Err(e),
         }
+        s.pending_by_worker = by_worker.into_iter().collect();
         let recent = q(&[
             b"XREVRANGE",
             &self.key("results"),
@@ -1593,7 +1925,6 @@ impl CrawlQueue {
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
     pub fn delete(&self) -> Result<(), ReplayError> {
         for k in [
-            "inputs",
             "results",
             "done",
             "seen",
@@ -1603,8 +1934,12 @@ impl CrawlQueue {
             "stats",
             "waits",
             "state",
+            "members",
         ] {
             self.client.query(&[b"DEL", &self.key(k)], None)?;
+        }
+        for k in self.shard_keys() {
+            self.client.query(&[b"DEL", k], None)?;
         }
         Ok(())
     }
@@ -1613,6 +1948,7 @@ impl CrawlQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
 
     #[test]
     fn names_and_ids() {
@@ -1638,6 +1974,72 @@ mod tests {
         assert_eq!(lower_hex(&[0x00, 0x0f, 0xa0, 0xff]), "000fa0ff");
     }
 
+    /// All inputs of one host share a stream, whatever their path, scheme
+    /// spelling, user information or default port; the stream is the
+    /// SHA-256 of the host (stable across builds and machines).
+    #[test]
+    fn an_input_goes_to_the_stream_of_its_host() {
+        let a = shard_of("https://agents.example/a.json");
+        for same in [
+            "https://agents.example/b/c.json?x=1",
+            "https://Agents.Example",
+            "https://agents.example:443/",
+            "https://user@agents.example/#f",
+            "agents.example/d",
+            "https://agents.example\\e",
+        ] {
+            assert_eq!(shard_of(same), a, "{same}");
+        }
+        assert_eq!(
+            input_host("https://agents.example:8443/x"),
+            "agents.example:8443"
+        );
+        // SHA-256("agents.example"), its first two bytes modulo 64.
+        let d = Sha256::digest(b"agents.example");
+        assert_eq!(
+            usize::from(a),
+            usize::from(u16::from_be_bytes([d[0], d[1]])) % SHARDS
+        );
+        // Hosts spread over the streams.
+        let used: HashSet<u16> = (0..1000)
+            .map(|i| shard_of(&format!("https://h{i}.example/")))
+            .collect();
+        assert_eq!(used.len(), SHARDS);
+        assert!(used.iter().all(|&x| usize::from(x) < SHARDS));
+    }
+
+    /// Every stream is one live worker's; shares differ by at most one; a
+    /// worker not yet among the members counts itself; a worker reads its
+    /// own streams, each once.
+    #[test]
+    fn each_stream_is_one_workers_own() {
+        for n in [1, 2, 3, 5, 64, 70] {
+            let members: Vec<String> = (0..n).map(|i| format!("w{i}")).collect();
+            let mut owner = vec![None; SHARDS];
+            let mut sizes = Vec::new();
+            for m in &members {
+                let own = own_shards(&members, m);
+                sizes.push(own.len());
+                for x in own {
+                    assert!(owner[usize::from(x)].replace(m.clone()).is_none());
+                }
+            }
+            assert!(owner.iter().all(Option::is_some), "{n} workers");
+            let (lo, hi) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
+            assert!(hi - lo <= 1, "{n} workers: {sizes:?}");
+        }
+        let members = vec!["a".to_owned(), "c".to_owned()];
+        // "b" is second of three: the streams 1, 4, ... 61.
+        assert_eq!(own_shards(&members, "b").len(), 21);
+        let own = own_shards(&members, "a");
+        assert_eq!(read_order(&own), own);
+        // Each stream once, the crawl's only; none: every stream.
+        assert_eq!(read_order(&[5, 5, 99, 6]), [5, 6]);
+        let all: HashSet<u16> = read_order(&[]).into_iter().collect();
+        assert_eq!(all.len(), SHARDS);
+        assert_eq!(read_order(&[99]).len(), SHARDS);
+    }
+
     #[test]
     fn stream_entries_are_read_field_by_field() {
         let b = |s: &str| Reply::Bulk(Some(s.as_bytes().to_vec()));
@@ -1654,14 +2056,20 @@ mod tests {
                 b("1"),
             ])),
         ]));
-        let got = entry(&e).unwrap();
+        let got = entry(&e, 7).unwrap();
         assert_eq!(
-            (got.entry.as_str(), got.id.as_str(), got.depth, got.attempt),
-            ("1-0", "abc", 2, 1)
+            (
+                got.entry.as_str(),
+                got.shard,
+                got.id.as_str(),
+                got.depth,
+                got.attempt
+            ),
+            ("1-0", 7, "abc", 2, 1)
         );
         // A deleted entry (nil fields) or a malformed one is skipped.
-        assert!(entry(&Reply::Array(Some(vec![b("1-0"), Reply::Bulk(None)]))).is_none());
-        assert!(entry(&b("x")).is_none());
+        assert!(entry(&Reply::Array(Some(vec![b("1-0"), Reply::Bulk(None)])), 0).is_none());
+        assert!(entry(&b("x"), 0).is_none());
         assert_eq!(id_ms("1700000000123-4"), Some(1_700_000_000_123));
     }
 
@@ -1707,22 +2115,28 @@ mod tests {
     }
 
     /// The script's reply: `written`, then `taken` (entry id, fields,
-    /// attempts), then `stopped`.
+    /// attempts, and stream 3), then `stopped`.
     fn packed(written: &[i64], taken: &[(&str, &[&str], i64)], stopped: i64) -> Vec<u8> {
+        let taken: Vec<_> = taken.iter().map(|&(id, f, n)| (id, f, n, 3)).collect();
+        packed_from(written, &taken, stopped)
+    }
+
+    fn packed_from(written: &[i64], taken: &[(&str, &[&str], i64, i64)], stopped: i64) -> Vec<u8> {
         let mut out = Vec::new();
         pack_array(&mut out, written.len());
         for &w in written {
             pack_int(&mut out, w);
         }
         pack_array(&mut out, taken.len());
-        for (id, fields, n) in taken {
-            pack_array(&mut out, 3);
+        for (id, fields, n, shard) in taken {
+            pack_array(&mut out, 4);
             pack_str(&mut out, id);
             pack_array(&mut out, fields.len());
             for f in *fields {
                 pack_str(&mut out, f);
             }
             pack_int(&mut out, *n);
+            pack_int(&mut out, *shard);
         }
         pack_int(&mut out, stopped);
         out
@@ -1768,13 +2182,14 @@ mod tests {
         assert_eq!(
             (
                 e.entry.as_str(),
+                e.shard,
                 e.id.as_str(),
                 e.input.as_str(),
                 e.depth,
                 e.attempt,
                 *n
             ),
-            ("1700000000000-0", "abc", long.as_str(), 2, 1, Some(300))
+            ("1700000000000-0", 3, "abc", long.as_str(), 2, 1, Some(300))
         );
         let (e, n) = &got.taken[1];
         assert_eq!(
@@ -1845,19 +2260,20 @@ mod tests {
                 "a length past the end",
             ),
             (
-                vec![0x90, 0x91, 0x93, 0xdb, 0xff, 0xff, 0xff, 0xff, b'x'],
+                vec![0x90, 0x91, 0x94, 0xdb, 0xff, 0xff, 0xff, 0xff, b'x'],
                 0,
                 "a length past the end",
             ),
-            // An entry of two values, and fields without their values.
+            // An entry of three values (the attempts and no stream), and
+            // fields without their values.
             (
-                vec![0x90, 0x91, 0x92, 0xa1, b'1', 0x90, 0x00],
+                vec![0x90, 0x91, 0x93, 0xa1, b'1', 0x90, 0x01, 0x00],
                 0,
-                "an entry taken not [id, fields, attempts]",
+                "an entry taken not [id, fields, attempts, stream]",
             ),
             (
                 vec![
-                    0x90, 0x91, 0x93, 0xa1, b'1', 0x91, 0xa2, b'i', b'd', 0x01, 0x00,
+                    0x90, 0x91, 0x94, 0xa1, b'1', 0x91, 0xa2, b'i', b'd', 0x01, 0x00, 0x00,
                 ],
                 0,
                 "an odd number of field names and values",
@@ -1865,17 +2281,28 @@ mod tests {
             // A float for the attempts, nil for a field value.
             (
                 vec![
-                    0x90, 0x91, 0x93, 0xa1, b'1', 0x90, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0x00,
+                    0x90, 0x91, 0x94, 0xa1, b'1', 0x90, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x00,
                 ],
                 0,
                 "not an integer",
             ),
             (
                 vec![
-                    0x90, 0x91, 0x93, 0xa1, b'1', 0x92, 0xa2, b'i', b'd', 0xc0, 0x01, 0x00,
+                    0x90, 0x91, 0x94, 0xa1, b'1', 0x92, 0xa2, b'i', b'd', 0xc0, 0x01, 0x00, 0x00,
                 ],
                 0,
                 "not a string",
+            ),
+            // A stream number outside the crawl's, and a negative one.
+            (
+                packed_from(&[], &[("1-0", &["id", "a", "input", "b"], 1, 64)], 0),
+                0,
+                "an entry's input stream not one of the crawl's",
+            ),
+            (
+                packed_from(&[], &[("1-0", &["id", "a", "input", "b"], 1, -1)], 0),
+                0,
+                "an entry's input stream not one of the crawl's",
             ),
             (
                 vec![0x90, 0x90, 0xcf, 0xff, 0, 0, 0, 0, 0, 0, 0],
