@@ -50,6 +50,19 @@
 //!   apart; a `Retry-After` (RFC 9110 section 10.2.3) puts off the host's
 //!   next connection by its delay (at most [`MAX_RETRY_AFTER`]). Redis
 //!   unreachable: no permit, no connection (fail closed).
+//! * Host affinity: an input is queued in the input stream of its host
+//!   ([`shard_of`](crate::replay::stream::shard_of)), and a worker takes
+//!   inputs only from its own share of the streams ([`own_shards`], from
+//!   the live workers it sees, [`CrawlQueue::members`], every
+//!   [`MEMBER_EVERY`]), so all of a host's inputs, and the connections and
+//!   permits kept for them, are one worker's: workers do not contend for a
+//!   host's permits. Nothing is taken from a live worker's streams; a
+//!   worker that dies or stops gives its share to the others once its
+//!   lease in the fleet ends (the entries it held, once their own leases
+//!   end). Which stream an entry is in never decides its result: a
+//!   worker's first take waits until the live workers it sees stay the
+//!   same for a beat, and any overlap while shares change costs only
+//!   contention for permits.
 
 use super::fetch::{ConnectionGate, ConnectionPermit};
 use super::verify::UrlVerifyError;
@@ -504,7 +517,9 @@ pub fn run_worker(
 /// unreachable (the share then stays as it was; at first, none: every
 /// stream is read).
 fn beat(queue: &CrawlQueue, opts: &WorkerOptions, shared: &Shared) -> Option<Vec<String>> {
-    let members = queue.members(&opts.consumer, opts.lease).ok()?;
+    let members = queue
+        .members(&opts.consumer, opts.lease.min(MEMBER_LEASE))
+        .ok()?;
     let own = own_shards(&members, &opts.consumer);
     if let Ok(mut o) = shared.own.write() {
         *o = own;
@@ -547,11 +562,18 @@ fn heartbeat(queue: &CrawlQueue, opts: &WorkerOptions, shared: &Shared) {
     }
 }
 
+/// How long a worker stays among the fleet's live workers after its last
+/// beat (or its lease, [`WorkerOptions::lease`], if shorter): a worker
+/// killed gives its share of the input streams to the others this long
+/// after its last beat, so their queued inputs wait no longer than that
+/// (the entries it held wait for their own lease).
+pub const MEMBER_LEASE: Duration = Duration::from_secs(5);
+
 /// How often a worker tells the fleet it lives and takes its share of the
 /// input streams again ([`CrawlQueue::members`], [`own_shards`]): a worker
 /// that joins or leaves changes every worker's share within about this
 /// long.
-pub const MEMBER_EVERY: Duration = Duration::from_millis(250);
+pub const MEMBER_EVERY: Duration = Duration::from_millis(100);
 
 /// Entries a worker thread takes at once by default (`crawl work --take`).
 /// Each finishing call's fixed costs, in redis-server and in the worker
