@@ -388,8 +388,8 @@ struct Shared {
     /// This worker's own input streams ([`own_shards`]), as of its last
     /// heartbeat.
     own: std::sync::RwLock<Vec<u16>>,
-    /// Threads started, each its own number (their reading orders start
-    /// at different streams).
+    /// Threads started, each its own number (each reads a part of the
+    /// worker's streams first: [`own_order`]).
     started: AtomicUsize,
     /// Threads still running.
     running: AtomicUsize,
@@ -527,10 +527,11 @@ fn beat(queue: &CrawlQueue, opts: &WorkerOptions, shared: &Shared) -> Option<Vec
     Some(members)
 }
 
-/// Renew the entries this worker is verifying, and its place among the
-/// live workers ([`beat`]), three times per lease, until its threads are
-/// done: an input that takes longer than the lease (permit waits, a slow
-/// host) is not taken over while its worker lives.
+/// Until this worker's threads are done: renew the entries it is
+/// verifying three times per lease, so that an input that takes longer
+/// than the lease (permit waits, a slow host) is not taken over while its
+/// worker lives; and renew its place among the live workers, taking its
+/// share again ([`beat`]), every [`MEMBER_EVERY`].
 fn heartbeat(queue: &CrawlQueue, opts: &WorkerOptions, shared: &Shared) {
     let renew_every = (opts.lease / 3).max(Duration::from_millis(50));
     let every = renew_every.min(MEMBER_EVERY);

@@ -192,7 +192,7 @@ pub enum Permit {
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct CrawlStatus {
-    /// Entries in the input stream not yet finished (waiting or pending).
+    /// Entries in the input streams not yet finished (waiting or pending).
     pub queued: u64,
     /// Entries handed to a worker and not yet acknowledged.
     pub pending: u64,
