@@ -349,15 +349,20 @@ fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input
         assert_eq!(strip(by_input[u].clone()), strip(alone), "{u}");
     }
     // The host that keeps failing: two attempts, then its failure and
-    // reason are its result.
+    // reason are its result. An attempt the killed worker held counts too
+    // (its host's inputs all go to one worker, which may be the one
+    // killed): then a third finds the two used up, and its result says
+    // they did not finish, with the last failure's reason.
     for u in &urls[n..] {
         let r = &by_input[u];
+        let message = r["error"]["message"].as_str().unwrap();
         assert_eq!(r["error"]["code"], "crawl.gave-up", "{r}");
-        assert!(
-            r["error"]["message"].as_str().unwrap().contains("503"),
-            "{r}"
-        );
-        assert_eq!(r["details"]["crawl_attempts"], 2, "{r}");
+        assert!(message.contains("503"), "{r}");
+        match r["details"]["crawl_attempts"].as_u64() {
+            Some(2) => {}
+            Some(3) => assert!(message.contains("2 attempts did not finish"), "{r}"),
+            _ => panic!("attempts: {r}"),
+        }
     }
 
     // A duplicated queue entry and the same list added again: no second

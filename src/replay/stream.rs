@@ -1927,7 +1927,10 @@ impl CrawlQueue {
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
     pub fn delete(&self) -> Result<(), ReplayError> {
+        // `inputs`: the one input stream of a crawl queued by a release
+        // before the input streams were split by host.
         for k in [
+            "inputs",
             "results",
             "done",
             "seen",
