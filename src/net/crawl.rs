@@ -843,15 +843,20 @@ thread_local! {
     /// This thread's number among the worker's threads, and its count of
     /// takes ([`own_order`]).
     static READER: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+    /// The input stream this thread's last take ended in ([`own_order`]).
+    static LAST_STREAM: std::cell::Cell<Option<u16>> = const { std::cell::Cell::new(None) };
 }
 
 /// The worker's own input streams in the order this thread reads them for
-/// its next take. Thread t of T reads the streams whose place in the
-/// worker's share is t modulo T first, then the others; each part from
-/// the next stream in turn. So the threads of a worker mostly read
-/// different streams, that is different hosts (a stream holds the inputs
-/// of a few hosts), and a take's inputs reuse the thread's connections to
-/// them rather than open as many more as threads.
+/// its next take. First the stream its last take ended in, while it has
+/// entries: a thread drains a stream before it moves on, so the inputs of
+/// a host (a stream holds a few hosts') are verified one after the other
+/// and reuse the thread's connection to it, within the pool's idle time.
+/// Then thread t of T reads the streams whose place in the worker's share
+/// is t modulo T, then the others; each part from the next stream in turn.
+/// So the threads of a worker mostly read different streams, that is
+/// different hosts, rather than open as many connections to each as there
+/// are threads.
 fn own_order(shared: &Shared, threads: usize) -> Vec<u16> {
     let own = shared.own.read().map(|o| o.clone()).unwrap_or_default();
     let (me, turn) = READER.get();
@@ -872,6 +877,12 @@ fn own_order(shared: &Shared, threads: usize) -> Vec<u16> {
         }
     }
     first.append(&mut then);
+    if let Some(at) = LAST_STREAM
+        .get()
+        .and_then(|x| first.iter().position(|&y| y == x))
+    {
+        first[..=at].rotate_right(1);
+    }
     first
 }
 
@@ -920,6 +931,7 @@ fn next_entries(
         opts.batch.clamp(1, MAX_TAKE),
         &own_order(shared, opts.threads),
     )?;
+    LAST_STREAM.set(got.taken.last().map(|(e, _)| e.shard));
     if got.stopped || !got.taken.is_empty() {
         let taken = got.taken.into_iter().map(|(e, n)| (e, Some(n))).collect();
         return Ok((taken, Some(got.stopped)));
