@@ -227,6 +227,9 @@ pub struct CrawlQueue {
     prefix: String,
     /// The keys of the input streams, `inputs:0` to `inputs:63`.
     shards: Vec<Vec<u8>>,
+    /// Their numbers as the scripts' arguments, made once (not per input
+    /// or call).
+    numbers: Vec<String>,
 }
 
 /// Why a crawl name is refused.
@@ -302,11 +305,11 @@ return 1
     )
 });
 
-/// Entries in the input streams given in KEYS, all together.
-static QUEUED: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+/// The entries in each input stream given in KEYS, in their order.
+static LENGTHS: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
-        "local n = 0
-for _, k in ipairs(KEYS) do n = n + redis.call('XLEN', k) end
+        "local n = {}
+for i, k in ipairs(KEYS) do n[i] = redis.call('XLEN', k) end
 return n
 ",
     )
@@ -1002,19 +1005,6 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// The stream numbers as the scripts' arguments (no string made per input
-/// or call).
-static NUMBERS: [&str; SHARDS] = {
-    const D: [&str; SHARDS] = [
-        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16",
-        "17", "18", "19", "20", "21", "22", "23", "24", "25", "26", "27", "28", "29", "30", "31",
-        "32", "33", "34", "35", "36", "37", "38", "39", "40", "41", "42", "43", "44", "45", "46",
-        "47", "48", "49", "50", "51", "52", "53", "54", "55", "56", "57", "58", "59", "60", "61",
-        "62", "63",
-    ];
-    D
-};
-
 /// The streams of `streams` that are the crawl's, each once, in their
 /// order; every stream when none is.
 fn read_order(streams: &[u16]) -> Vec<u16> {
@@ -1082,6 +1072,7 @@ impl CrawlQueue {
             shards: (0..SHARDS)
                 .map(|x| format!("{prefix}inputs:{x}").into_bytes())
                 .collect(),
+            numbers: (0..SHARDS).map(|x| x.to_string()).collect(),
             prefix,
         })
     }
@@ -1089,6 +1080,12 @@ impl CrawlQueue {
     /// The keys of the input streams, `inputs:0` first.
     fn shard_keys(&self) -> impl Iterator<Item = &[u8]> {
         self.shards.iter().map(Vec::as_slice)
+    }
+
+    /// The number of input stream `x` as a script's argument (`x` is below
+    /// [`SHARDS`]: [`shard_of`], [`read_order`] and the callers' checks).
+    fn number(&self, x: u16) -> &str {
+        self.numbers.get(usize::from(x)).map_or("", String::as_str)
     }
 
     /// The key of input stream `x` (a number the crawl's: [`SHARDS`]).
@@ -1159,9 +1156,9 @@ impl CrawlQueue {
         let mut total = 0;
         let d = depth.to_string();
         for chunk in inputs.chunks(500) {
-            let ids: Vec<(String, String)> = chunk
+            let ids: Vec<(String, &str)> = chunk
                 .iter()
-                .map(|i| (input_id(i), shard_of(i).to_string()))
+                .map(|i| (input_id(i), self.number(shard_of(i))))
                 .collect();
             let mut argv: Vec<&[u8]> = Vec::new();
             for ((id, shard), input) in ids.iter().zip(chunk) {
@@ -1431,13 +1428,13 @@ impl CrawlQueue {
             .iter()
             .map(|f| f.entry.depth.saturating_add(1).to_string())
             .collect();
-        let children: Vec<Vec<(String, &String, &'static str)>> = done
+        let children: Vec<Vec<(String, &String, &str)>> = done
             .iter()
             .map(|f| {
                 f.children
                     .iter()
                     .filter(|c| c.len() <= MAX_INPUT)
-                    .map(|c| (input_id(c), c, NUMBERS[usize::from(shard_of(c))]))
+                    .map(|c| (input_id(c), c, self.number(shard_of(c))))
                     .collect()
             })
             .collect();
@@ -1456,7 +1453,7 @@ impl CrawlQueue {
             n.as_bytes(),
             reads.as_bytes(),
         ];
-        argv.extend(order.iter().map(|&x| NUMBERS[usize::from(x)].as_bytes()));
+        argv.extend(order.iter().map(|&x| self.number(x).as_bytes()));
         for (((f, depth), kids), count) in done.iter().zip(&depths).zip(&children).zip(&counts) {
             if usize::from(f.entry.shard) >= SHARDS {
                 return Err(self
@@ -1466,7 +1463,7 @@ impl CrawlQueue {
             argv.extend([
                 f.entry.id.as_bytes(),
                 f.entry.entry.as_bytes(),
-                NUMBERS[usize::from(f.entry.shard)].as_bytes(),
+                self.number(f.entry.shard).as_bytes(),
                 f.entry.input.as_bytes(),
                 f.result.report,
                 f.result.verdict.as_bytes(),
@@ -1782,9 +1779,24 @@ impl CrawlQueue {
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
     pub fn queued(&self) -> Result<u64, ReplayError> {
+        Ok(self.lengths()?.iter().sum())
+    }
+
+    /// The entries in each input stream (waiting or pending), `inputs:0`
+    /// first, in one round trip.
+    fn lengths(&self) -> Result<Vec<u64>, ReplayError> {
         let keys: Vec<&[u8]> = self.shard_keys().collect();
-        let r = self.client.eval(&QUEUED, &keys, &[], None)?;
-        Ok(int(&r).and_then(|n| u64::try_from(n).ok()).unwrap_or(0))
+        let r = self.client.eval(&LENGTHS, &keys, &[], None)?;
+        let lengths: Vec<u64> = array(&r)
+            .iter()
+            .map(|n| int(n).and_then(|n| u64::try_from(n).ok()).unwrap_or(0))
+            .collect();
+        if lengths.len() != SHARDS {
+            return Err(self
+                .client
+                .unavailable(format!("unexpected reply to the stream lengths {r:?}")));
+        }
+        Ok(lengths)
     }
 
     /// The results, oldest first, from stream id `after` (exclusive; `"0"`
@@ -1833,10 +1845,7 @@ impl CrawlQueue {
     pub fn status(&self) -> Result<CrawlStatus, ReplayError> {
         let q = |args: &[&[u8]]| self.client.query(args, None);
         let count = |r: Reply| int(&r).and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
-        let mut lengths = Vec::with_capacity(SHARDS);
-        for k in self.shard_keys() {
-            lengths.push(count(q(&[b"XLEN", k])?));
-        }
+        let lengths = self.lengths()?;
         // No worker is named "" (a consumer name is not empty): this reads
         // the live workers without joining them.
         let members = self.members("", Duration::ZERO)?;
