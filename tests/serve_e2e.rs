@@ -187,7 +187,10 @@ fn verify_py(
         .arg(SCRIPT)
         .args(["verify", "--alg", key.algorithm().httpsig_name(), "--key"])
         .arg(&pubfile)
-        .args(["--keyid", keyid, "--message"])
+        // One form, `--keyid=`: a thumbprint is base64url and one in 64 starts
+        // with `-`, which argparse would take for an option.
+        .arg(format!("--keyid={keyid}"))
+        .arg("--message")
         .arg(&file)
         .args([
             "--require",
