@@ -90,6 +90,11 @@ fn verify_url_prints_the_verified_descriptor() {
     // A new process has an empty cache: the descriptor came from the origin.
     assert_eq!(r["details"]["cache"], "network");
     assert_eq!(r["details"]["descriptor"]["name"], "planner");
+    // The authority the keys came from, as JSON (never a Rust debug string).
+    assert_eq!(
+        r["details"]["key_authority"],
+        json!({"kind": "jwks-uri", "from": e.srv.url("agents.example", "/jwks")})
+    );
 }
 
 /// `--jws` and `--require-all` concern a local FILE: with a descriptor

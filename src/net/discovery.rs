@@ -281,6 +281,45 @@ impl KeyAuthority {
         }
         s("did").map(KeyAuthority::Did)
     }
+
+    /// The authority's kind as a report names it: `authorization-server`
+    /// (RFC 8414), `protected-resource-metadata` (RFC 9728), `jwks-uri`,
+    /// `jwks` (inline) or `did`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            KeyAuthority::AuthorizationServer(_) => "authorization-server",
+            KeyAuthority::ProtectedResourceMetadata(_) => "protected-resource-metadata",
+            KeyAuthority::JwksUri(_) => "jwks-uri",
+            KeyAuthority::Jwks(_) => "jwks",
+            KeyAuthority::Did(_) => "did",
+        }
+    }
+
+    /// Where the keys come from, as a report names it: the issuer, the
+    /// metadata or JWK Set URL, or the DID; for an inline JWK Set, the
+    /// descriptor member that holds it (the set itself is in the
+    /// descriptor).
+    pub fn location(&self) -> &str {
+        match self {
+            KeyAuthority::AuthorizationServer(s)
+            | KeyAuthority::ProtectedResourceMetadata(s)
+            | KeyAuthority::JwksUri(s)
+            | KeyAuthority::Did(s) => s,
+            KeyAuthority::Jwks(_) => "descriptor authentication.jwks",
+        }
+    }
+}
+
+/// In a report, `{"kind": ..., "from": ...}` ([`KeyAuthority::kind`],
+/// [`KeyAuthority::location`]), the shape of a signature's `key.source`.
+impl serde::Serialize for KeyAuthority {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("kind", self.kind())?;
+        m.serialize_entry("from", self.location())?;
+        m.end()
+    }
 }
 
 /// Bounds and timings of discovery.

@@ -99,16 +99,7 @@ impl UrlVerified {
         if !self.not_checked.is_empty() {
             r.detail("not_checked", &self.not_checked);
         }
-        r.detail(
-            "key_authority",
-            self.key_authority.as_ref().map(|a| {
-                // Written into one string of room enough for the usual
-                // authority (no regrowth per piece).
-                let mut s = String::with_capacity(96);
-                let _ = std::fmt::Write::write_fmt(&mut s, format_args!("{a:?}"));
-                s
-            }),
-        );
+        r.detail("key_authority", &self.key_authority);
         r.detail("cache", self.cache);
         r.detail_value("descriptor", descriptor);
         // The library's verdict (one signature verified, none invalid: a
