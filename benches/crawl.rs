@@ -36,7 +36,9 @@
 //! machine's virtual CPUs expose no hardware counters (`perf stat -e
 //! instructions`: not supported). `CRAWL_BENCH_BIN=PATH` runs another
 //! agentsig binary (e.g. an older build, to compare two builds run in
-//! turn in the same minutes) in place of the one Cargo built. No
+//! turn in the same minutes) in place of the one Cargo built.
+//! `CRAWL_BENCH_EACH=1` prints each process's CPU and context switches
+//! (a worker with no share of the hosts costs its start and its waits). No
 //! assertion. Run: `cargo bench --bench crawl` (`-- N` for another number
 //! of inputs per run, default 2000).
 
@@ -101,6 +103,9 @@ fn reap(child: std::process::Child, what: &str, log: &Path) -> f64 {
         std::fs::read_to_string(log).unwrap_or_default()
     );
     let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
+    if std::env::var_os("CRAWL_BENCH_EACH").is_some() {
+        eprintln!("  {what} {pid}: {:.1} ms user, {:.1} ms system, {} voluntary / {} involuntary switches", t(u.ru_utime) * 1e3, t(u.ru_stime) * 1e3, u.ru_nvcsw, u.ru_nivcsw);
+    }
     t(u.ru_utime) + t(u.ru_stime)
 }
 
