@@ -806,7 +806,8 @@ impl Resolver {
     }
 
     /// The descriptor and its detached JWS, concurrently unless both are
-    /// fresh in the HTTP cache.
+    /// fresh in the HTTP cache: the `.jws` on this thread's helper
+    /// ([`JwsHelper`]), the descriptor on this thread.
     fn fetch_both(
         &self,
         url: &str,
@@ -821,23 +822,26 @@ impl Resolver {
             (Some(f), Some(j)) => (f, j),
             (Some(f), None) => (f, fetcher.get_cached(jws_url, &[])),
             (None, Some(j)) => (fetcher.get_cached(url, accept), j),
-            (None, None) => std::thread::scope(|s| {
+            (None, None) => {
                 // The operation deadline is per thread: carried over.
                 let deadline = super::fetch::current_deadline();
-                let jws = s.spawn(move || match deadline {
-                    Some(d) => super::fetch::with_deadline(d, || fetcher.get_cached(jws_url, &[])),
-                    None => fetcher.get_cached(jws_url, &[]),
+                let asked = JWS_HELPER.with_borrow_mut(|h| {
+                    JwsHelper::ask(h, fetcher.clone(), jws_url.to_owned(), deadline)
                 });
                 let f = fetcher.get_cached(url, accept);
-                let j = jws.join().unwrap_or_else(|_| {
-                    Err(FetchError::Transport {
-                        url: jws_url.to_owned(),
-                        message: "fetch thread failed".into(),
-                        timeout: false,
-                    })
-                });
+                let j = match asked {
+                    Some(got) => got.recv().unwrap_or_else(|_| {
+                        Err(FetchError::Transport {
+                            url: jws_url.to_owned(),
+                            message: "fetch thread failed".into(),
+                            timeout: false,
+                        })
+                    }),
+                    // No helper thread could be started: one after the other.
+                    None => fetcher.get_cached(jws_url, &[]),
+                };
                 (f, j)
-            }),
+            }
         }
     }
 
@@ -1244,6 +1248,79 @@ impl KeyResolver for CardKeys {
             out.extend(d.resolve(&r)?);
         }
         Ok(out)
+    }
+}
+
+/// A `.jws` fetch asked of a [`JwsHelper`]: the fetcher, the URL and the
+/// asking thread's operation deadline.
+type JwsJob = (
+    Fetcher,
+    String,
+    Option<std::time::Instant>,
+    std::sync::mpsc::SyncSender<Result<Fetched, FetchError>>,
+);
+
+/// A thread that fetches detached JWS for one verifying thread, started at
+/// its first concurrent fetch and kept for its next ones: it ends with that
+/// thread (its job channel closes). A thread started per input cost about
+/// as much CPU as the whole of the input's verification on a two-core
+/// virtual machine (its stack mapped, faulted in and unmapped each time);
+/// handing a job to a waiting thread costs two wakeups.
+struct JwsHelper {
+    jobs: std::sync::mpsc::Sender<JwsJob>,
+}
+
+thread_local! {
+    /// This thread's [`JwsHelper`], once started.
+    static JWS_HELPER: std::cell::RefCell<Option<JwsHelper>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+impl JwsHelper {
+    /// Hand the fetch of `url` to the helper in `slot` (started if there
+    /// is none, or if the last one is gone): the channel its answer comes
+    /// on, or `None` when no helper thread can be started.
+    fn ask(
+        slot: &mut Option<JwsHelper>,
+        fetcher: Fetcher,
+        url: String,
+        deadline: Option<std::time::Instant>,
+    ) -> Option<std::sync::mpsc::Receiver<Result<Fetched, FetchError>>> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let mut job = (fetcher, url, deadline, tx);
+        for _ in 0..2 {
+            if slot.is_none() {
+                *slot = JwsHelper::start();
+            }
+            let h = slot.as_ref()?;
+            match h.jobs.send(job) {
+                Ok(()) => return Some(rx),
+                // The helper ended (it panicked): start another.
+                Err(std::sync::mpsc::SendError(j)) => {
+                    job = j;
+                    *slot = None;
+                }
+            }
+        }
+        None
+    }
+
+    fn start() -> Option<JwsHelper> {
+        let (jobs, rx) = std::sync::mpsc::channel::<JwsJob>();
+        std::thread::Builder::new()
+            .name("agentsig-jws".into())
+            .spawn(move || {
+                for (fetcher, url, deadline, answer) in rx {
+                    let got = match deadline {
+                        Some(d) => super::fetch::with_deadline(d, || fetcher.get_cached(&url, &[])),
+                        None => fetcher.get_cached(&url, &[]),
+                    };
+                    // The asker gave up waiting: nothing to do.
+                    let _ = answer.send(got);
+                }
+            })
+            .ok()?;
+        Some(JwsHelper { jobs })
     }
 }
 
