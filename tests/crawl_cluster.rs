@@ -452,6 +452,64 @@ fn a_kept_permit_goes_back_when_another_worker_waits() {
     busy.join().unwrap();
 }
 
+/// `crawl status`'s per-host waits count fetches that found the host at
+/// its bound (or behind others): a permit granted at the first ask is no
+/// wait, however long its round trip to Redis took (here Redis is held
+/// about 50 ms by a script sent on another connection just before the
+/// ask); a fetch that waited for a permit given back is one.
+#[test]
+fn a_permit_granted_at_the_first_ask_is_no_wait() {
+    use agentsig::net::crawl::FleetGate;
+    use agentsig::net::ConnectionGate;
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    let Some(redis) = redis_support::Server::start("crawl-waits") else {
+        eprintln!("skipped: no redis-server");
+        return;
+    };
+    let q = Arc::new(CrawlQueue::open(&redis.url(), "waits").unwrap());
+    // Without keeping, a wait is added to Redis as the permit is granted.
+    let gate = FleetGate::new(q.clone(), 1, Duration::ZERO, Duration::from_secs(30));
+    let host = "agents.example:443";
+    let deadline = || Instant::now() + Duration::from_secs(8);
+    let waits = || {
+        q.status()
+            .unwrap()
+            .host_waits
+            .iter()
+            .find(|w| w.0 == host)
+            .map(|w| w.2)
+    };
+    let busy = "local t = redis.call('TIME') local s = t[1] * 1000000 + t[2] \
+        repeat local n = redis.call('TIME') until n[1] * 1000000 + n[2] - s > 50000 return 1";
+    let mut slow = std::net::TcpStream::connect(("127.0.0.1", redis.port)).unwrap();
+    write!(
+        slow,
+        "*3\r\n$4\r\nEVAL\r\n${}\r\n{busy}\r\n$1\r\n0\r\n",
+        busy.len()
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(10));
+    let p = gate.acquire(host, deadline()).expect("a free host");
+    let mut reply = [0u8; 4];
+    slow.read_exact(&mut reply).unwrap();
+    assert_eq!(&reply, b":1\r\n", "the script that held Redis ran");
+    assert_eq!(
+        waits(),
+        None,
+        "a permit granted at the first ask is no wait"
+    );
+    // The host is now at its bound: the next fetch waits until the permit
+    // is given back, and that is one wait.
+    let other = gate.clone();
+    let asked = std::thread::spawn(move || other.acquire(host, deadline()).is_ok());
+    std::thread::sleep(Duration::from_millis(100));
+    drop(p);
+    assert!(asked.join().unwrap(), "the permit given back");
+    assert_eq!(waits(), Some(1));
+}
+
 /// An attempt that found no connection permit within its deadline (the
 /// host's permits held by the fleet, e.g. by a worker killed while holding
 /// them) never reached the origin: it is put off without counting, so the

@@ -1241,10 +1241,18 @@ impl FleetGate {
         Ok((p, token))
     }
 
-    /// Count a wait for a permit of `host` that began at `start`, if it
-    /// lasted: kept here for the manager to add, or added at once.
-    fn count_wait(&self, host: &str, start: Instant) {
-        let waited = start.elapsed();
+    /// Count a wait for a permit of `host` that began at `start`, if the
+    /// fetch had to wait (`waited`: the host was at its bound, its next
+    /// connection not yet due, or others of this process were first) and
+    /// it lasted: kept here for the manager to add, or added at once. A
+    /// permit granted at the first ask is no wait, however long the round
+    /// trip to Redis took.
+    fn count_wait(&self, host: &str, start: Instant, waited: bool) {
+        let waited = if waited {
+            start.elapsed()
+        } else {
+            return;
+        };
         if waited < Duration::from_millis(1) {
             return;
         }
@@ -1264,9 +1272,10 @@ impl FleetGate {
         host: &str,
         token: String,
         start: Instant,
+        waited: bool,
         closing: bool,
     ) -> Box<dyn ConnectionPermit> {
-        self.count_wait(host, start);
+        self.count_wait(host, start, waited);
         let now = Instant::now();
         Box::new(FleetPermit {
             gate: self.clone(),
@@ -1298,17 +1307,20 @@ impl FleetGate {
         deadline: Instant,
         start: Instant,
     ) -> Result<Box<dyn ConnectionPermit>, String> {
+        let mut waited = false;
         loop {
             let (p, token) = self.ask(host, true)?;
             let left = deadline.saturating_duration_since(Instant::now());
             match p {
-                Permit::Granted => return Ok(self.granted(host, token, start, true)),
+                Permit::Granted => return Ok(self.granted(host, token, start, waited, true)),
                 Permit::Full if !left.is_zero() => {
+                    waited = true;
                     self.queue
                         .host_wait(&[host.to_owned()], left.min(WAIT_SLICE))
                         .map_err(|e| e.to_string())?;
                 }
                 Permit::NotBefore(ms) if Duration::from_millis(ms) < left => {
+                    waited = true;
                     std::thread::sleep(Duration::from_millis(ms));
                 }
                 _ => return Err(self.no_permit(host, start)),
@@ -1516,6 +1528,8 @@ impl ConnectionGate for FleetGate {
         if !self.keeps() {
             return self.acquire_each(host, deadline, start);
         }
+        // `queued`: this fetch waited (behind others of this process, or
+        // for the fleet); `asked`: it asked the fleet once.
         let (mut asked, mut queued) = (false, false);
         let lock = || self.local.state.lock().map_err(|_| "permit lock poisoned");
         let mut st = lock()?;
@@ -1563,7 +1577,7 @@ impl ConnectionGate for FleetGate {
                         Err(e) => return Err(e.to_string()),
                     }
                 }
-                self.count_wait(host, start);
+                self.count_wait(host, start, queued);
                 return Ok(Box::new(FleetPermit {
                     gate: self.clone(),
                     host: host.to_owned(),
@@ -1585,7 +1599,7 @@ impl ConnectionGate for FleetGate {
                         h.full = false;
                         let closing = h.contended;
                         drop(st);
-                        return Ok(self.granted(host, token, start, closing));
+                        return Ok(self.granted(host, token, start, queued, closing));
                     }
                     Permit::Full => h.full = true,
                     Permit::NotBefore(ms) => {
