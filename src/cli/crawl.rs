@@ -327,7 +327,13 @@ fn work(a: &WorkArgs) -> CliResult {
         .max_connections_per_host(a.per_host)
         .gate(Arc::new(gate));
     let fetcher = fetch.fetcher_with(policy)?;
-    let options = super::net::options(&a.net, &a.trust, a.max_age, None)?;
+    let mut options = super::net::options(&a.net, &a.trust, a.max_age, None)?;
+    // A descriptor, then its `.jws`, on one connection: a crawl overlaps
+    // the round trips of many inputs over its threads, so fetching the two
+    // at once would only cost each input a thread, and each host a second
+    // connection (a second TLS handshake and fleet permit). The verdict is
+    // the same (`UrlVerifyOptions::sequential_fetches`).
+    options.sequential_fetches = true;
     let v = VerifyStep::new(
         agentsig::net::Resolver::with_options(fetcher, options),
         CatalogOptions::default(),
