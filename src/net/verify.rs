@@ -825,9 +825,16 @@ impl Resolver {
             (None, None) => {
                 // The operation deadline is per thread: carried over.
                 let deadline = super::fetch::current_deadline();
-                let asked = JWS_HELPER.with_borrow_mut(|h| {
-                    JwsHelper::ask(h, fetcher.clone(), jws_url.to_owned(), deadline)
-                });
+                // No helper while this thread's locals are torn down (or,
+                // were it ever so, while one is being asked): the fetches
+                // then run one after the other.
+                let asked = JWS_HELPER
+                    .try_with(|slot| {
+                        let mut h = slot.try_borrow_mut().ok()?;
+                        JwsHelper::ask(&mut h, fetcher.clone(), jws_url.to_owned(), deadline)
+                    })
+                    .ok()
+                    .flatten();
                 let f = fetcher.get_cached(url, accept);
                 let j = match asked {
                     Some(got) => got.recv().unwrap_or_else(|_| {
