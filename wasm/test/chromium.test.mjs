@@ -5,10 +5,10 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import http from 'node:http';
 import path from 'node:path';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { chrome } from './inspector-fixtures.mjs';
 import { fileURLToPath } from 'node:url';
 import { packageFiles } from './workerd.js';
 
@@ -57,16 +57,12 @@ test('the corpus gives the CLI reports and typed errors in headless Chromium', {
     res.end(data);
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'agentsig-chromium-'));
-  const browser = spawn(chromium, [
-    '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`,
-    `http://127.0.0.1:${server.address().port}/`,
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  browser.stderr.on('data', (c) => (stderr += c));
+  // The launcher the inspector tests use: its own profile, and the whole
+  // process group killed and the profile removed at the end.
+  const browser = chrome(`http://127.0.0.1:${server.address().port}/`, [], { timeoutMs: 250_000 });
+  const stderr = browser.stderr;
   let timer;
-  const timeout = new Promise((r) => (timer = setTimeout(() => r({ error: `no result within 240 s; chromium said:\n${stderr.slice(-4000)}` }), 240_000)));
+  const timeout = new Promise((r) => (timer = setTimeout(() => r({ error: `no result within 240 s; chromium said:\n${stderr().slice(-4000)}` }), 240_000)));
   try {
     const got = await Promise.race([result, timeout]);
     assert.equal(got.error, undefined, got.error);
@@ -74,20 +70,7 @@ test('the corpus gives the CLI reports and typed errors in headless Chromium', {
     assert.ok(got.total >= 20, `${got.total} cases`);
   } finally {
     clearTimeout(timer);
-    // Chromium's helper processes may still write to the profile for a
-    // moment after the main process dies: wait for the exit, then remove
-    // the directory with retries. A leftover temp directory is not a test
-    // failure; it is reported.
-    const exited = browser.exitCode !== null || browser.signalCode !== null
-      ? Promise.resolve()
-      : new Promise((r) => browser.once('exit', r));
-    browser.kill('SIGKILL');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+    await browser.stop();
     server.close();
-    try {
-      fs.rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
-    } catch (e) {
-      console.error(`# could not remove the Chromium profile ${profile}: ${e.message}`);
-    }
   }
 });

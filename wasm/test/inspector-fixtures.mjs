@@ -139,16 +139,28 @@ export function chrome(url, args = [], { timeoutMs = 120_000, stdout = false } =
   const browser = spawn(chromium, [
     '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`, ...args, url,
-  ], { stdio: ['ignore', stdout ? 'pipe' : 'ignore', 'pipe'] });
+  ], { stdio: ['ignore', stdout ? 'pipe' : 'ignore', 'pipe'], detached: true });
+  // Chromium's helpers (GPU, utility, crash handler) are processes of its
+  // own group: all of them are killed, or one of them still writes into
+  // the profile while it is removed (seen on a first run: ENOTEMPTY).
+  const kill = () => {
+    try {
+      process.kill(-browser.pid, 'SIGKILL');
+    } catch {
+      browser.kill('SIGKILL');
+    }
+  };
   let stderr = '';
   let out = '';
   browser.stderr.on('data', (c) => (stderr += c));
   if (stdout) browser.stdout.on('data', (c) => (out += c));
   const exited = new Promise((r) => browser.once('exit', r));
-  const timer = setTimeout(() => browser.kill('SIGKILL'), timeoutMs);
+  const timer = setTimeout(kill, timeoutMs);
   const stop = async () => {
     clearTimeout(timer);
-    if (browser.exitCode === null && browser.signalCode === null) browser.kill('SIGKILL');
+    // The group, even when the browser itself has exited: its helpers may
+    // outlive it.
+    kill();
     await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
     try {
       fs.rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
