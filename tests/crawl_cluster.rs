@@ -504,7 +504,10 @@ fn a_permit_granted_at_the_first_ask_is_no_wait() {
     // is given back, and that is one wait.
     let other = gate.clone();
     let asked = std::thread::spawn(move || other.acquire(host, deadline()).is_ok());
-    std::thread::sleep(Duration::from_millis(100));
+    // It found the host full and waits on the host's wake list.
+    redis_support::until("the second fetch waiting", || {
+        redis.cli(&["CLIENT", "LIST"]).contains("cmd=blpop")
+    });
     drop(p);
     assert!(asked.join().unwrap(), "the permit given back");
     assert_eq!(waits(), Some(1));

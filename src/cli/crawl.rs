@@ -330,9 +330,9 @@ fn work(a: &WorkArgs) -> CliResult {
     let mut options = super::net::options(&a.net, &a.trust, a.max_age, None)?;
     // A descriptor, then its `.jws`, on one connection: a crawl overlaps
     // the round trips of many inputs over its threads, so fetching the two
-    // at once would only cost each input a thread, and each host a second
-    // connection (a second TLS handshake and fleet permit). The verdict is
-    // the same (`UrlVerifyOptions::sequential_fetches`).
+    // at once would only cost each host a second connection (a second TLS
+    // handshake and fleet permit). The verdict is the same
+    // (`UrlVerifyOptions::sequential_fetches`).
     options.sequential_fetches = true;
     let v = VerifyStep::new(
         agentsig::net::Resolver::with_options(fetcher, options),

@@ -1248,11 +1248,10 @@ impl FleetGate {
     /// permit granted at the first ask is no wait, however long the round
     /// trip to Redis took.
     fn count_wait(&self, host: &str, start: Instant, waited: bool) {
-        let waited = if waited {
-            start.elapsed()
-        } else {
+        if !waited {
             return;
-        };
+        }
+        let waited = start.elapsed();
         if waited < Duration::from_millis(1) {
             return;
         }

@@ -81,10 +81,12 @@ pub struct UrlVerifyOptions {
     pub strict_low_s: bool,
     /// Fetch the descriptor and then its `.jws` one after the other on the
     /// calling thread, over the same kept-alive connection, instead of
-    /// concurrently (which costs a thread per call). Off by default: one
-    /// call then takes one round trip, not two. For bulk verification
-    /// whose workers already overlap the round trips of many items (a
-    /// thread per item can cost more than the crypto). Every fetch of such
+    /// concurrently (the `.jws` on a helper thread kept per calling thread,
+    /// and a second connection to the host). Off by default: one call then
+    /// takes one round trip, not two. For bulk verification whose workers
+    /// already overlap the round trips of many items, where a second
+    /// connection per host costs a TLS handshake and, in a crawl, a fleet
+    /// permit. Every fetch of such
     /// a call also goes through the calling thread's own client
     /// ([`on_thread_client`](super::fetch::on_thread_client)), unless the
     /// fetcher bounds its connections per host
@@ -1285,31 +1287,30 @@ thread_local! {
 
 impl JwsHelper {
     /// Hand the fetch of `url` to the helper in `slot` (started if there
-    /// is none, or if the last one is gone): the channel its answer comes
-    /// on, or `None` when no helper thread can be started.
+    /// is none): the channel its answer comes on, or `None` when no helper
+    /// thread can be started or the last one is gone.
     fn ask(
         slot: &mut Option<JwsHelper>,
         fetcher: Fetcher,
         url: String,
         deadline: Option<std::time::Instant>,
     ) -> Option<std::sync::mpsc::Receiver<Result<Fetched, FetchError>>> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let mut job = (fetcher, url, deadline, tx);
-        for _ in 0..2 {
-            if slot.is_none() {
-                *slot = JwsHelper::start();
-            }
-            let h = slot.as_ref()?;
-            match h.jobs.send(job) {
-                Ok(()) => return Some(rx),
-                // The helper ended (it panicked): start another.
-                Err(std::sync::mpsc::SendError(j)) => {
-                    job = j;
-                    *slot = None;
-                }
-            }
+        if slot.is_none() {
+            *slot = JwsHelper::start();
         }
-        None
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        if slot
+            .as_ref()?
+            .jobs
+            .send((fetcher, url, deadline, tx))
+            .is_err()
+        {
+            // The helper ended (it panicked): this call fetches one after
+            // the other, the next starts another helper.
+            *slot = None;
+            return None;
+        }
+        Some(rx)
     }
 
     fn start() -> Option<JwsHelper> {
