@@ -1725,6 +1725,33 @@ mod tests {
     use super::*;
     use crate::net::FetchError;
 
+    /// A thread reads its part of the worker's streams first, each part
+    /// from the next stream in turn; and the stream its last take ended in
+    /// before all others, so that it drains a host's stream on the
+    /// connection it holds rather than leave it for a later take.
+    #[test]
+    fn a_thread_drains_the_stream_its_last_take_ended_in() {
+        // On a thread of its own: the order is kept in thread-locals.
+        std::thread::spawn(|| {
+            let shared = Shared {
+                own: std::sync::RwLock::new(vec![3, 10, 17, 24, 31, 38]),
+                ..Shared::default()
+            };
+            // Thread 0 of 2: the streams at even places first.
+            assert_eq!(own_order(&shared, 2), [3, 17, 31, 10, 24, 38]);
+            assert_eq!(own_order(&shared, 2), [17, 31, 3, 24, 38, 10]);
+            // The last take ended in 24: it comes first, the others keep
+            // their order.
+            LAST_STREAM.set(Some(24));
+            assert_eq!(own_order(&shared, 2), [24, 31, 3, 17, 38, 10]);
+            // A stream no longer the worker's (its share changed) is not read.
+            LAST_STREAM.set(Some(5));
+            assert_eq!(own_order(&shared, 2), [3, 17, 31, 10, 24, 38]);
+        })
+        .join()
+        .expect("the order");
+    }
+
     /// Redis unreachable: no permit, so no connection (fail closed).
     #[test]
     fn no_permit_without_redis() {
