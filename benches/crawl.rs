@@ -38,8 +38,18 @@
 //! agentsig binary (e.g. an older build, to compare two builds run in
 //! turn in the same minutes) in place of the one Cargo built.
 //! `CRAWL_BENCH_EACH=1` prints each process's CPU and context switches
-//! (a worker with no share of the hosts costs its start and its waits). No
-//! assertion. Run: `cargo bench --bench crawl` (`-- N` for another number
+//! (a worker with no share of the hosts costs its start and its waits).
+//! `CRAWL_BENCH_BASELINE=json` pairs each crawl run with `verify --batch
+//! --json` in place of `verify --batch`: the batch then writes a report per
+//! input, as the crawl's results stream holds, so that the ratio is the
+//! fleet's cost for the same output (two processes at once, not the three
+//! of `CRAWL_BENCH_JSON`). `CRAWL_BENCH_QUEUE=SIZES` (bytes, e.g.
+//! `200,2000,8000`) measures the queue alone, no HTTPS and no
+//! verification: N inputs queued on one host, then finished 32 at a time
+//! by `CrawlQueue::finish_and_take`, as a worker thread does, with a
+//! report of each size; it prints redis-server's CPU per input, the floor
+//! of what a crawl costs in Redis, and what each kilobyte of report adds.
+//! No assertion. Run: `cargo bench --bench crawl` (`-- N` for another number
 //! of inputs per run, default 2000).
 
 #[path = "../tests/net_support/mod.rs"]
@@ -233,6 +243,11 @@ fn spawn_batch(bin: &str, list: &Path, dir: &Path, json: bool) -> std::process::
         .expect("batch")
 }
 
+/// Whether the baseline is `verify --batch --json` (`CRAWL_BENCH_BASELINE=json`).
+fn baseline_json() -> bool {
+    std::env::var("CRAWL_BENCH_BASELINE").is_ok_and(|b| b == "json")
+}
+
 fn batch_log(dir: &Path, json: bool) -> std::path::PathBuf {
     dir.join(if json { "batch-json.log" } else { "batch.log" })
 }
@@ -240,10 +255,11 @@ fn batch_log(dir: &Path, json: bool) -> std::path::PathBuf {
 /// `verify --batch`, one process, alone.
 fn verify_batch(bin: &str, list: &Path, dir: &Path, n: usize) -> Batch {
     let t0 = Instant::now();
+    let json = baseline_json();
     let cpu = reap(
-        spawn_batch(bin, list, dir, false),
+        spawn_batch(bin, list, dir, json),
         "batch",
-        &batch_log(dir, false),
+        &batch_log(dir, json),
     );
     Batch {
         wall: t0.elapsed().as_secs_f64(),
@@ -291,11 +307,12 @@ fn crawl(
             }
         })
     };
-    let batch = together.then(|| baseline(false));
+    let batch = together.then(|| baseline(baseline_json()));
     // `CRAWL_BENCH_JSON=1`: also `verify --batch --json` with them (three
     // processes at once: more contention than a pair).
     let batch_json =
-        (together && std::env::var_os("CRAWL_BENCH_JSON").is_some()).then(|| baseline(true));
+        (together && !baseline_json() && std::env::var_os("CRAWL_BENCH_JSON").is_some())
+            .then(|| baseline(true));
     let children: Vec<_> = (0..workers)
         .map(|w| {
             let log = dir.join(format!("w{w}.log"));
@@ -346,6 +363,84 @@ fn crawl(
     (run, batch)
 }
 
+/// `CRAWL_BENCH_QUEUE=SIZES`: redis-server's CPU per input for the queue
+/// alone, per report size in bytes: `n` inputs of one host queued, then
+/// taken and finished 32 at a time by one thread with
+/// `CrawlQueue::finish_and_take` (a worker thread's loop, without the
+/// fetches), each result's report that many bytes. The append-only file is
+/// flushed once a second, as in the crawl runs. Five runs per size, the
+/// median printed with their range, and the cost of each kilobyte of
+/// report between the smallest and the largest size.
+fn queue_only(sizes: &str, n: usize) {
+    use agentsig::replay::stream::{CrawlQueue, Finishing, ResultRecord, SHARDS};
+    let sizes: Vec<usize> = sizes.split(',').filter_map(|s| s.parse().ok()).collect();
+    let redis = redis_support::Server::start_args(
+        "crawl-bench-queue",
+        vec!["--appendfsync".into(), "everysec".into()],
+        None,
+    )
+    .expect("redis");
+    let pid = redis.child.as_ref().map_or(0, std::process::Child::id);
+    let inputs: Vec<String> = (0..n)
+        .map(|i| format!("https://{HOST}:8443/a{i}.json"))
+        .collect();
+    let all: Vec<u16> = (0..SHARDS as u16).collect();
+    println!("crawl queue bench: {n} inputs on 1 host, finished 32 at a time by one thread, redis-server appendfsync everysec");
+    let mut medians = Vec::new();
+    for &size in &sizes {
+        let report = format!("{{\"pad\":\"{}\"}}", "x".repeat(size.saturating_sub(10)));
+        let mut per = Vec::new();
+        for round in 0..5 {
+            let q =
+                CrawlQueue::open(&redis.url(), &format!("queue-{size}-{round}")).expect("queue");
+            q.create().expect("create");
+            q.add(&inputs, 0).expect("add");
+            let r0 = process_cpu(pid);
+            let mut held: Vec<agentsig::replay::stream::CrawlEntry> = Vec::new();
+            let mut finished = 0;
+            loop {
+                let done: Vec<Finishing<'_>> = held
+                    .iter()
+                    .map(|entry| Finishing {
+                        entry,
+                        result: ResultRecord {
+                            report: report.as_bytes(),
+                            verdict: "verified",
+                            code: "",
+                        },
+                        children: &[],
+                    })
+                    .collect();
+                finished += done.len();
+                let got = q.finish_and_take(&done, "q0", 32, &all).expect("finish");
+                held = got.taken.into_iter().map(|(e, _)| e).collect();
+                if held.is_empty() {
+                    break;
+                }
+            }
+            assert_eq!(finished, n, "every input finished");
+            per.push((process_cpu(pid) - r0) / n as f64 * 1e6);
+            let _ = q.delete();
+        }
+        per.sort_by(f64::total_cmp);
+        println!(
+            "report of {size} bytes: {:.1} us of redis-server CPU per input ({:.1} to {:.1})",
+            per[per.len() / 2],
+            per[0],
+            per[per.len() - 1]
+        );
+        medians.push((size, per[per.len() / 2]));
+    }
+    if let (Some(&(s0, c0)), Some(&(s1, c1))) = (medians.first(), medians.last()) {
+        if s1 > s0 {
+            println!(
+                "each kilobyte of report: {:.1} us per input",
+                (c1 - c0) / ((s1 - s0) as f64 / 1024.0)
+            );
+        }
+    }
+}
+
 fn main() {
     if redis_support::redis_server().is_none() {
         return;
@@ -358,6 +453,10 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(if benching { 2000 } else { 20 });
+    if let Ok(sizes) = std::env::var("CRAWL_BENCH_QUEUE") {
+        queue_only(&sizes, n);
+        return;
+    }
     let dir = redis_support::tmp("crawl-bench-work");
     let ca = Ca::new();
     std::fs::write(dir.join("ca.pem"), ca.pem()).expect("ca");
@@ -446,6 +545,11 @@ fn main() {
     // same load of the machine at the same moments, each process's CPU
     // measured apart; `alternate`, one after the other, the first of the
     // two changing from round to round.
+    let base = if baseline_json() {
+        "verify --batch --json"
+    } else {
+        "verify --batch"
+    };
     let together = std::env::var("CRAWL_BENCH_PAIRING").map_or(true, |p| p != "alternate");
     let idle_sample = std::time::Duration::from_millis(if benching { 1000 } else { 200 });
     let mut runs: Vec<Vec<Run>> = vec![Vec::new(); configs.len()];
@@ -481,7 +585,7 @@ fn main() {
             };
             batches.push(batch);
             println!(
-                "round {}: verify --batch {:.0} inputs/s, {:.0} us CPU per input; {}: {:.0} inputs/s, \
+                "round {}: {base} {:.0} inputs/s, {:.0} us CPU per input; {}: {:.0} inputs/s, \
                  {:.0} us CPU per input in the workers + {:.0} us in redis-server ({:.0} us of it its idle rate) = {:.2}x",
                 round + 1,
                 n as f64 / batch.wall,
@@ -511,11 +615,11 @@ fn main() {
         format!("{lo:.2} to {hi:.2}")
     };
     println!(
-        "\nmedians of {rounds} round(s), {n} inputs each (each ratio against the verify --batch run paired with it; \
+        "\nmedians of {rounds} round(s), {n} inputs each (each ratio against the {base} run paired with it; \
          instructions per input: not measured, the bench reads CPU time only):"
     );
     println!(
-        "verify --batch, 1 process: {:.0} inputs/s, {:.0} us CPU per input ({:.0} to {:.0})",
+        "{base}, 1 process: {:.0} inputs/s, {:.0} us CPU per input ({:.0} to {:.0})",
         n as f64 / med(batches.iter().map(|b| b.wall).collect()),
         med(batches.iter().map(|b| b.cpu).collect()) * 1e6,
         batches.iter().map(|b| b.cpu).fold(f64::INFINITY, f64::min) * 1e6,
@@ -528,7 +632,7 @@ fn main() {
         let marginal = |r: &Run| (r.cpu + r.redis - r.redis_idle) / r.batch;
         println!(
             "{}: {:.0} inputs/s, {:.0} us CPU per input in the workers + {:.0} us in redis-server \
-             ({:.0} us of it redis-server's idle rate over the run); {:.2}x verify --batch (rounds {}), \
+             ({:.0} us of it redis-server's idle rate over the run); {:.2}x {base} (rounds {}), \
              {:.2}x without redis-server's idle rate (rounds {}), workers alone {:.2}x; \
              Redis script calls {:.2}, commands {:.2} per input; \
              crawl add {:.1} us + {:.1} us in redis-server per input",
