@@ -1038,3 +1038,147 @@ fn the_inputs_of_one_host_are_verified_by_one_worker() {
     assert_eq!(s.queued, 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `n` inputs on `a.example`, in a crawl `name` of one redis-server,
+/// each verified by one worker thread in this process: every result
+/// written. `None` without redis-server.
+fn crawled(name: &str, n: usize) -> Option<(redis_support::Server, CrawlQueue, Vec<String>)> {
+    let inputs: Vec<String> = (0..n)
+        .map(|i| format!("https://a.example/{i}.json"))
+        .collect();
+    let (redis, queue) = one_thread_crawl(name, &inputs, &[])?;
+    Some((redis, queue, inputs))
+}
+
+/// One worker thread in this process verifies every input of `queue`
+/// (each `verified`); the results it wrote.
+fn verify_all(queue: &CrawlQueue) -> u64 {
+    use agentsig::net::crawl::Step;
+    use agentsig::report::{Report, Verdict};
+    let verify = |e: &agentsig::replay::stream::CrawlEntry| {
+        let mut r = Report::done("verify", Some(&e.input));
+        r.set_verdict(Verdict::Verified);
+        Step::Result(Box::new(r))
+    };
+    run_one_thread(queue, |_| {}, &verify).results
+}
+
+/// The subjects of the JSON Lines `text` (one report a line).
+fn subjects(text: &str) -> HashSet<String> {
+    text.lines()
+        .map(|l| {
+            let r: Value = serde_json::from_str(l).unwrap();
+            r["subject"].as_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+/// `agentsig ARGS` with its standard output to `out`.
+fn cli_to(args: &[&str], out: std::fs::File) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .args(args)
+        .stdout(out)
+        .output()
+        .unwrap()
+}
+
+/// `crawl results --remove` takes each result out of Redis once it is
+/// written, and only then: standard output that cannot be written
+/// (`/dev/full`) removes nothing. Each input keeps its one result: the
+/// status still counts it, and queuing the inputs again queues nothing.
+/// `crawl delete` is refused while results are in Redis only.
+#[test]
+fn results_written_out_with_remove_leave_redis_and_nothing_else() {
+    let Some((redis, queue, inputs)) = crawled("remove", 25) else {
+        return;
+    };
+    assert_eq!(verify_all(&queue), 25);
+    let dir = redis_support::tmp("crawl-remove");
+    let url = redis.url();
+    let results = ["crawl", "results", "remove", "--redis", &url, "--remove"];
+    let delete = ["crawl", "delete", "remove", "--redis", &url];
+    let refused = cli(&dir, &delete);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{err}");
+    assert!(err.contains("25 result(s) not taken out"), "{err}");
+    let full = cli_to(&results, std::fs::File::create("/dev/full").unwrap());
+    let err = String::from_utf8_lossy(&full.stderr);
+    assert_eq!(full.status.code(), Some(2), "{err}");
+    assert!(err.contains("stay in Redis"), "{err}");
+    assert_eq!(
+        queue.results("0", 100).unwrap().len(),
+        25,
+        "nothing removed"
+    );
+    // Written to a file, then removed.
+    let out = dir.join("results.jsonl");
+    let o = cli_to(&results, std::fs::File::create(&out).unwrap());
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.lines().count(), 25);
+    assert_eq!(subjects(&text), inputs.iter().cloned().collect());
+    assert!(
+        queue.results("0", 100).unwrap().is_empty(),
+        "taken out of Redis"
+    );
+    let s = queue.status().unwrap();
+    assert_eq!((s.results, s.results_removed), (25, 25));
+    let status = cli(
+        &dir,
+        &["crawl", "status", "remove", "--redis", &url, "--json"],
+    );
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["details"]["results"], 25, "{status}");
+    assert_eq!(status["details"]["results_removed"], 25, "{status}");
+    // Nothing more to write; the inputs are not queued or verified again.
+    let again = cli(&dir, &results);
+    assert_eq!(again.status.code(), Some(0));
+    assert!(again.stdout.is_empty());
+    assert_eq!(queue.add(&inputs, 0).unwrap(), 0);
+    assert_eq!(verify_all(&queue), 0);
+    // Everything is out: the crawl's keys go.
+    let deleted = cli(&dir, &delete);
+    assert_eq!(deleted.status.code(), Some(0), "{deleted:?}");
+    let s = queue.status().unwrap();
+    assert_eq!((s.inputs, s.results, s.queued), (0, 0, 0));
+}
+
+/// `crawl results --follow --remove` writes results as they come: a
+/// reader started before the crawl writes every result once the crawl
+/// runs, and leaves none in Redis.
+#[test]
+fn a_following_reader_writes_results_as_they_come() {
+    use std::io::BufRead;
+    let Some((redis, queue, inputs)) = crawled("follow", 12) else {
+        return;
+    };
+    let url = redis.url();
+    let mut reader = Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .args(["crawl", "results", "follow", "--redis", &url])
+        .args(["--follow", "--remove"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = reader.stdout.take().unwrap();
+    // Twelve lines, or fewer if the reader ended.
+    let lines = std::thread::spawn(move || {
+        let lines = std::io::BufReader::new(stdout).lines().take(12);
+        lines.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+    });
+    assert_eq!(verify_all(&queue), 12);
+    let text = lines.join().unwrap();
+    assert_eq!(subjects(&text), inputs.iter().cloned().collect());
+    // The reader removes a page once written: wait for the last removal
+    // (a bounded count of polls, not a timed assertion).
+    for _ in 0..200 {
+        if queue.status().unwrap().results_removed == 12 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = reader.kill();
+    let _ = reader.wait();
+    assert_eq!(queue.status().unwrap().results_removed, 12);
+    assert!(queue.results("0", 100).unwrap().is_empty());
+}

@@ -49,8 +49,41 @@ pub enum CrawlCommand {
     Stop(CrawlArgs),
     /// Resume a stopped crawl (then start workers again).
     Resume(CrawlArgs),
-    /// Print every result (one JSON report a line), oldest first.
-    Results(CrawlArgs),
+    /// Print every result (one JSON report a line), oldest first; with --remove, take each out of
+    /// Redis once written, and with --follow, go on as results come.
+    Results(ResultsArgs),
+    /// Delete every key of the crawl (its queue, results, records and counters). Refused while
+    /// workers are live, inputs are queued or results are still in Redis, unless --force.
+    Delete(DeleteArgs),
+}
+
+/// `crawl delete`.
+#[derive(Args, Clone, Debug)]
+pub struct DeleteArgs {
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
+    /// Delete even while workers are live, inputs are queued or results have not been taken out
+    /// with `crawl results --remove`: those are lost.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `crawl results`.
+#[derive(Args, Clone, Debug)]
+pub struct ResultsArgs {
+    #[command(flatten)]
+    pub crawl: CrawlArgs,
+    /// Take each result out of the results stream once it is written to standard output (flushed,
+    /// and on disk when standard output is a file), so that Redis does not hold every report of a
+    /// long crawl. A result is removed only after it was written: a reader killed in between
+    /// writes it again next time (at least once; details.crawl_input names the input). Each input
+    /// keeps its record: it is not queued or verified again, and `crawl status` still counts it.
+    #[arg(long)]
+    pub remove: bool,
+    /// After the last result, wait for more (asking Redis every second) and write them as they
+    /// come, until interrupted.
+    #[arg(long)]
+    pub follow: bool,
 }
 
 /// Where the crawl lives.
@@ -164,12 +197,112 @@ impl CrawlCommand {
                 CrawlCommand::Add(a) => &a.crawl.name,
                 CrawlCommand::Work(a) => &a.crawl.name,
                 CrawlCommand::Status(a) => &a.crawl.name,
-                CrawlCommand::Stop(a) | CrawlCommand::Resume(a) | CrawlCommand::Results(a) => {
-                    &a.name
-                }
+                CrawlCommand::Stop(a) | CrawlCommand::Resume(a) => &a.name,
+                CrawlCommand::Results(a) => &a.crawl.name,
+                CrawlCommand::Delete(a) => &a.crawl.name,
             }
             .clone(),
         )
+    }
+}
+
+/// How often `crawl results --follow` asks Redis for new results once it
+/// has written all there were.
+const FOLLOW_POLL: Duration = Duration::from_secs(1);
+
+/// `crawl results`: every result, a page at a time; with `--remove`, each
+/// page taken out of Redis only once it is written (and on disk when
+/// standard output is a file), so a failed write removes nothing.
+fn results(a: &ResultsArgs) -> CliResult {
+    let q = a.crawl.queue()?;
+    let store = |e: agentsig::replay::ReplayError| CliError::failed(e.to_string());
+    let mut after = "0".to_owned();
+    let mut out = std::io::stdout().lock();
+    let mut page_bytes = Vec::new();
+    loop {
+        let page = q.results(&after, 1000).map_err(store)?;
+        let Some(last) = page.last() else {
+            if a.follow {
+                std::thread::sleep(FOLLOW_POLL);
+                continue;
+            }
+            return Ok(ExitCode::SUCCESS);
+        };
+        after = last.0.clone();
+        page_bytes.clear();
+        for (_, _, report) in &page {
+            page_bytes.extend_from_slice(report);
+            page_bytes.push(b'\n');
+        }
+        match out.write_all(&page_bytes).and_then(|()| out.flush()) {
+            Ok(()) => {}
+            // A reader that stopped reading (`| head`): nothing more to do.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe && !a.remove => {
+                return Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => return Err(unwritten(&e, a.remove)),
+        }
+        if a.remove {
+            synced_stdout().map_err(|e| unwritten(&e, true))?;
+            let ids: Vec<String> = page.into_iter().map(|(id, ..)| id).collect();
+            q.remove_results(&ids).map_err(store)?;
+        }
+    }
+}
+
+/// `crawl delete`: every key of the crawl, once nothing in it would be
+/// lost (no live worker, nothing queued, every result taken out), or with
+/// `--force`.
+fn delete(a: &DeleteArgs) -> CliResult {
+    let q = a.crawl.queue()?;
+    let store = |e: agentsig::replay::ReplayError| CliError::failed(e.to_string());
+    let s = q.status().map_err(store)?;
+    let in_redis = s.results.saturating_sub(s.results_removed);
+    let mut left = Vec::new();
+    if !s.workers.is_empty() {
+        left.push(format!("{} live worker(s)", s.workers.len()));
+    }
+    if s.queued > 0 {
+        left.push(format!("{} input(s) queued", s.queued));
+    }
+    if in_redis > 0 {
+        left.push(format!(
+            "{in_redis} result(s) not taken out (`crawl results --remove`)"
+        ));
+    }
+    if !left.is_empty() && !a.force {
+        return Err(CliError::failed(format!(
+            "crawl {} not deleted: {}; --force deletes them too",
+            a.crawl.name,
+            left.join(", ")
+        )));
+    }
+    q.delete().map_err(store)?;
+    errln!("crawl {} deleted", a.crawl.name);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Standard output could not be written.
+fn unwritten(e: &std::io::Error, remove: bool) -> CliError {
+    CliError::unwritable(format!(
+        "standard output: {e}{}",
+        if remove {
+            "; the results not yet removed stay in Redis"
+        } else {
+            ""
+        }
+    ))
+}
+
+/// Standard output on disk when it is a file (`fsync`), so that a result
+/// removed from Redis is not lost with the machine; a pipe or a terminal
+/// has nothing to sync.
+fn synced_stdout() -> std::io::Result<()> {
+    use std::os::fd::AsFd;
+    let file = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
+    match file.sync_data() {
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(()),
+        other => other,
     }
 }
 
@@ -196,21 +329,8 @@ pub fn run(c: CrawlCommand) -> CliResult {
             );
             Ok(ExitCode::SUCCESS)
         }
-        CrawlCommand::Results(a) => {
-            let q = a.queue()?;
-            let mut after = "0".to_owned();
-            let mut out = std::io::stdout().lock();
-            loop {
-                let page = q.results(&after, 1000).map_err(store)?;
-                let Some(last) = page.last() else { break };
-                after = last.0.clone();
-                for (_, _, report) in &page {
-                    let _ = out.write_all(report);
-                    let _ = out.write_all(b"\n");
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        CrawlCommand::Results(a) => results(&a),
+        CrawlCommand::Delete(a) => delete(&a),
     }
 }
 
@@ -441,6 +561,7 @@ fn status(a: &StatusArgs) -> CliResult {
                 .collect::<serde_json::Map<_, _>>(),
         );
         r.detail("results", s.results);
+        r.detail("results_removed", s.results_removed);
         r.detail("inputs", s.inputs);
         if let Some((rate, since)) = s.recent_rate {
             r.detail("results_per_second", rate);
@@ -482,8 +603,14 @@ fn status(a: &StatusArgs) -> CliResult {
         s.queued,
         s.pending
     );
+    if s.results_removed > 0 {
+        outln!(
+            "  {} of the results taken out of Redis by `crawl results --remove`\n",
+            s.results_removed
+        );
+    }
     if let Some((rate, since)) = s.recent_rate {
-        outln!("  rate {rate:.1} results/s (last 1000), last result {since} ms ago\n");
+        outln!("  rate {rate:.1} results/s (last 1000 in Redis), last result {since} ms ago\n");
     }
     for (w, streams, queued) in &s.workers {
         outln!("  live worker {w}: {streams} input streams of its own, {queued} queued in them\n");

@@ -31,7 +31,8 @@
 //! * `results`: the result stream; one entry per input (`input`, and
 //!   `report`: the JSON report, which carries the verdict, the reason code,
 //!   the input id in `details.crawl_input` and the attempts in
-//!   `details.crawl_attempts`).
+//!   `details.crawl_attempts`), until a reader takes it out once written
+//!   elsewhere ([`CrawlQueue::remove_results`](crate::replay::stream::CrawlQueue::remove_results)).
 //! * `done`: hash from input id to its result's stream id: the idempotency
 //!   record. The finishing script writes a result only when the input has
 //!   none, in the same script as the `XADD` and the `XACK`, so a replayed
@@ -46,7 +47,7 @@
 //!   `postponed`: per input, the attempts put off without counting because
 //!   no connection permit came ([`CrawlQueue::postpone`](crate::replay::stream::CrawlQueue::postpone)).
 //! * `stats`: counters (`verdict:WORD`, `code:CODE`, `queued`, `retried`,
-//!   `reclaimed`); `waits`: per-host milliseconds spent waiting for a
+//!   `reclaimed`, `removed`); `waits`: per-host milliseconds spent waiting for a
 //!   connection permit, and `waited:HOST` the count of such waits.
 //! * `state`: `stopped` while the crawl is stopped.
 //! * `host:HASH` (a sorted set of permit tokens scored by their lease's end)
@@ -198,15 +199,19 @@ pub struct CrawlStatus {
     pub pending: u64,
     /// Pending entries per worker.
     pub pending_by_worker: Vec<(String, u64)>,
-    /// Results written.
+    /// Results written: those in the results stream and those taken out
+    /// of it ([`CrawlQueue::remove_results`]).
     pub results: u64,
+    /// Results taken out of the results stream once written elsewhere
+    /// ([`CrawlQueue::remove_results`]).
+    pub results_removed: u64,
     /// Inputs ever queued.
     pub inputs: u64,
     /// Results per second over the last (at most 1000) results, and the
     /// milliseconds since the last one.
     pub recent_rate: Option<(f64, u64)>,
     /// The counters (`verdict:WORD`, `code:CODE`, `queued`, `retried`,
-    /// `reclaimed`).
+    /// `reclaimed`, `removed`).
     pub counters: Vec<(String, i64)>,
     /// Per host: milliseconds spent waiting for a permit, and the number of
     /// waits.
@@ -591,6 +596,18 @@ for x, list in pairs(acks) do
   many('XDEL', key, nil, list)
 end
 return cmsgpack.pack(written, taken, stopped)
+",
+    )
+});
+
+/// Takes results out of the results stream: KEYS = results, stats; ARGV =
+/// their stream ids. Returns the entries deleted, also counted as
+/// `removed`, in the same unit.
+static REMOVE_RESULTS: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "local n = redis.call('XDEL', KEYS[1], unpack(ARGV))
+if n > 0 then redis.call('HINCRBY', KEYS[2], 'removed', n) end
+return n
 ",
     )
 });
@@ -1838,6 +1855,28 @@ impl CrawlQueue {
             .collect())
     }
 
+    /// Take the results `ids` (stream ids from [`CrawlQueue::results`]) out
+    /// of the results stream, once the caller has written them elsewhere,
+    /// so that a crawl of many inputs does not hold every report in Redis
+    /// memory. Each input keeps its `done` record: it is neither queued nor
+    /// verified again, and [`CrawlStatus::results`] still counts its result.
+    /// Returns the entries deleted (an id already taken out counts none).
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn remove_results(&self, ids: &[String]) -> Result<u64, ReplayError> {
+        let (results, stats) = (self.key("results"), self.key("stats"));
+        let keys: Vec<&[u8]> = vec![&results, &stats];
+        let mut removed = 0;
+        // In slices: Lua's unpack is bounded.
+        for part in ids.chunks(500) {
+            let argv: Vec<&[u8]> = part.iter().map(String::as_bytes).collect();
+            let r = self.client.eval(&REMOVE_RESULTS, &keys, &argv, None)?;
+            removed += int(&r).and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
+        }
+        Ok(removed)
+    }
+
     /// The figures of `agentsig crawl status`.
     ///
     /// # Errors
@@ -1861,6 +1900,7 @@ impl CrawlQueue {
             queued: lengths.iter().sum(),
             workers,
             results: count(q(&[b"XLEN", &self.key("results")])?),
+            results_removed: count(q(&[b"HGET", &self.key("stats"), b"removed"])?),
             inputs: count(q(&[b"SCARD", &self.key("seen")])?),
             stopped: self.stopped()?,
             ..CrawlStatus::default()
@@ -1885,6 +1925,7 @@ impl CrawlQueue {
             }
         }
         s.pending_by_worker = by_worker.into_iter().collect();
+        s.results += s.results_removed;
         let recent = q(&[
             b"XREVRANGE",
             &self.key("results"),
