@@ -1545,6 +1545,7 @@ fn every_subcommand_in_help_is_covered() {
         "crawl stop",
         "crawl resume",
         "crawl results",
+        "crawl delete",
     ];
     fn subcommands(path: &[&str]) -> Vec<String> {
         let mut args: Vec<&str> = path.to_vec();
