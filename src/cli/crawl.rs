@@ -206,6 +206,11 @@ impl CrawlCommand {
     }
 }
 
+/// Redis failed or refused: exit 1.
+fn store(e: agentsig::replay::ReplayError) -> CliError {
+    CliError::failed(e.to_string())
+}
+
 /// How often `crawl results --follow` asks Redis for new results once it
 /// has written all there were.
 const FOLLOW_POLL: Duration = Duration::from_secs(1);
@@ -215,7 +220,6 @@ const FOLLOW_POLL: Duration = Duration::from_secs(1);
 /// standard output is a file), so a failed write removes nothing.
 fn results(a: &ResultsArgs) -> CliResult {
     let q = a.crawl.queue()?;
-    let store = |e: agentsig::replay::ReplayError| CliError::failed(e.to_string());
     let mut after = "0".to_owned();
     let mut out = std::io::stdout().lock();
     let mut page_bytes = Vec::new();
@@ -255,7 +259,6 @@ fn results(a: &ResultsArgs) -> CliResult {
 /// `--force`.
 fn delete(a: &DeleteArgs) -> CliResult {
     let q = a.crawl.queue()?;
-    let store = |e: agentsig::replay::ReplayError| CliError::failed(e.to_string());
     let s = q.status().map_err(store)?;
     let in_redis = s.results.saturating_sub(s.results_removed);
     let mut left = Vec::new();
@@ -308,7 +311,6 @@ fn synced_stdout() -> std::io::Result<()> {
 
 /// `agentsig crawl ...`.
 pub fn run(c: CrawlCommand) -> CliResult {
-    let store = |e: agentsig::replay::ReplayError| CliError::failed(e.to_string());
     match c {
         CrawlCommand::Add(a) => add(&a),
         CrawlCommand::Work(a) => work(&a),
