@@ -1145,7 +1145,7 @@ fn results_written_out_with_remove_leave_redis_and_nothing_else() {
 
 /// `crawl results --follow --remove` writes results as they come: a
 /// reader started before the crawl writes every result once the crawl
-/// runs, and leaves none in Redis.
+/// runs, leaves none in Redis, and ends by itself on SIGTERM.
 #[test]
 fn a_following_reader_writes_results_as_they_come() {
     use std::io::BufRead;
@@ -1177,8 +1177,13 @@ fn a_following_reader_writes_results_as_they_come() {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let _ = reader.kill();
-    let _ = reader.wait();
+    // SIGTERM (a service manager's stop) ends it between pages, by itself.
+    let term = Command::new("kill")
+        .args(["-TERM", &reader.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    assert_eq!(reader.wait().unwrap().code(), Some(0), "ended by itself");
     assert_eq!(queue.status().unwrap().results_removed, 12);
     assert!(queue.results("0", 100).unwrap().is_empty());
 }

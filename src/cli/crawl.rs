@@ -81,7 +81,8 @@ pub struct ResultsArgs {
     #[arg(long)]
     pub remove: bool,
     /// After the last result, wait for more (asking Redis every second) and write them as they
-    /// come, until interrupted.
+    /// come, until interrupted: Ctrl-C or SIGTERM ends it between pages, leaving no line
+    /// half-written.
     #[arg(long)]
     pub follow: bool,
 }
@@ -215,19 +216,66 @@ fn store(e: agentsig::replay::ReplayError) -> CliError {
 /// has written all there were.
 const FOLLOW_POLL: Duration = Duration::from_secs(1);
 
+/// Set when Ctrl-C or SIGTERM arrives, by a thread that waits for them
+/// ([`super::interrupted`]); `None` when no such thread could be started
+/// (the signals then end the process as usual).
+fn stop_on_signal() -> Option<Arc<AtomicBool>> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .ok()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let (ready, installed) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            rt.block_on(async {
+                let wait = super::interrupted();
+                tokio::pin!(wait);
+                // Polled once, so the handlers are in place before the
+                // caller goes on.
+                tokio::select! {
+                    biased;
+                    () = &mut wait => {}
+                    () = std::future::ready(()) => {
+                        let _ = ready.send(());
+                        wait.await;
+                    }
+                }
+            });
+            flag.store(true, Ordering::SeqCst);
+        })
+        .ok()?;
+    installed.recv().ok()?;
+    Some(stop)
+}
+
 /// `crawl results`: every result, a page at a time; with `--remove`, each
 /// page taken out of Redis only once it is written (and on disk when
-/// standard output is a file), so a failed write removes nothing.
+/// standard output is a file), so a failed write removes nothing. Ctrl-C
+/// or SIGTERM ends it between pages (the page in hand written, synced and
+/// removed), so a stopped `--follow` reader leaves no line half-written.
 fn results(a: &ResultsArgs) -> CliResult {
     let q = a.crawl.queue()?;
+    let stop = stop_on_signal().unwrap_or_default();
     let mut after = "0".to_owned();
     let mut out = std::io::stdout().lock();
     let mut page_bytes = Vec::new();
     loop {
+        if stop.load(Ordering::SeqCst) {
+            return Ok(ExitCode::SUCCESS);
+        }
         let page = q.results(&after, 1000).map_err(store)?;
         let Some(last) = page.last() else {
             if a.follow {
-                std::thread::sleep(FOLLOW_POLL);
+                // In slices, so that a signal ends the wait soon.
+                for _ in 0..10 {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    std::thread::sleep(FOLLOW_POLL / 10);
+                }
                 continue;
             }
             return Ok(ExitCode::SUCCESS);

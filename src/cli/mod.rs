@@ -898,6 +898,32 @@ pub fn print_report(r: &agentsig::report::Report) {
     }
 }
 
+/// Ctrl-C, or SIGTERM on Unix (what a service manager sends to stop a
+/// service): resolves when one arrives. From its first call the process is
+/// no longer ended by them; the caller ends it.
+#[cfg(any(feature = "server", all(feature = "net", feature = "redis")))]
+pub(crate) async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
 /// Whether `--json` was asked for, read from the raw arguments so that even
 /// a usage error (exit 2) answers with a JSON object.
 fn json_requested() -> bool {
