@@ -1187,3 +1187,57 @@ fn a_following_reader_writes_results_as_they_come() {
     assert_eq!(queue.status().unwrap().results_removed, 12);
     assert!(queue.results("0", 100).unwrap().is_empty());
 }
+
+/// SIGTERM (a service manager's stop) stops one worker as `crawl stop`
+/// stops them all: it ends by itself, exit 0, and leaves the fleet at
+/// once rather than at the end of its place's lease.
+#[test]
+fn sigterm_stops_a_worker_gracefully() {
+    let Some(redis) = redis_support::Server::start("crawl-sigterm") else {
+        return;
+    };
+    let dir = redis_support::tmp("crawl-sigterm");
+    let url = redis.url();
+    let queue = CrawlQueue::open(&url, "sigterm").unwrap();
+    let mut w = Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .args([
+            "crawl",
+            "work",
+            "sigterm",
+            "--redis",
+            &url,
+            "--consumer",
+            "w1",
+        ])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Live in the fleet (a bounded count of polls).
+    for _ in 0..200 {
+        if !queue.status().unwrap().workers.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(
+        queue.status().unwrap().workers.len(),
+        1,
+        "the worker is live"
+    );
+    let term = Command::new("kill")
+        .args(["-TERM", &w.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let (code, err) = {
+        let status = w.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut w.stderr.take().unwrap(), &mut err).unwrap();
+        (status.code(), err)
+    };
+    assert_eq!(code, Some(0), "ended by itself: {err}");
+    assert!(err.contains("worker w1: 0 results written"), "{err}");
+    assert!(queue.status().unwrap().workers.is_empty(), "left the fleet");
+}

@@ -217,8 +217,10 @@ fn store(e: agentsig::replay::ReplayError) -> CliError {
 const FOLLOW_POLL: Duration = Duration::from_secs(1);
 
 /// Set when Ctrl-C or SIGTERM arrives, by a thread that waits for them
-/// ([`super::interrupted`]); `None` when no such thread could be started
-/// (the signals then end the process as usual).
+/// ([`super::interrupted`]): the command then ends its work in hand and
+/// exits by itself. A second one ends the process at once (exit 130), for
+/// an operator who will not wait. `None` when no such thread could be
+/// started (the signals then end the process as usual).
 fn stop_on_signal() -> Option<Arc<AtomicBool>> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -243,8 +245,11 @@ fn stop_on_signal() -> Option<Arc<AtomicBool>> {
                         wait.await;
                     }
                 }
+                flag.store(true, Ordering::SeqCst);
+                super::interrupted().await;
+                errln!("interrupted again: exiting now");
+                std::process::exit(130);
             });
-            flag.store(true, Ordering::SeqCst);
         })
         .ok()?;
     installed.recv().ok()?;
@@ -545,7 +550,9 @@ fn work(a: &WorkArgs) -> CliResult {
             }
         }
     };
-    let stop = AtomicBool::new(false);
+    // Ctrl-C or SIGTERM: the inputs at hand are finished and their results
+    // written, and the worker leaves the fleet, as on `crawl stop`.
+    let stop = stop_on_signal().unwrap_or_default();
     let finished = AtomicBool::new(false);
     let step = |e: &CrawlEntry| v.step(e);
     let outcome = std::thread::scope(|s| {
