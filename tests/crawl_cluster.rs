@@ -1123,6 +1123,7 @@ fn results_written_out_with_remove_leave_redis_and_nothing_else() {
     );
     let s = queue.status().unwrap();
     assert_eq!((s.results, s.results_removed), (25, 25));
+    assert!(s.recent_rate.is_some(), "a rate over the results taken out");
     let status = cli(
         &dir,
         &["crawl", "status", "remove", "--redis", &url, "--json"],

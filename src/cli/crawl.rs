@@ -667,7 +667,7 @@ fn status(a: &StatusArgs) -> CliResult {
         );
     }
     if let Some((rate, since)) = s.recent_rate {
-        outln!("  rate {rate:.1} results/s (last 1000 in Redis), last result {since} ms ago\n");
+        outln!("  rate {rate:.1} results/s (last 1000), last result {since} ms ago\n");
     }
     for (w, streams, queued) in &s.workers {
         outln!("  live worker {w}: {streams} input streams of its own, {queued} queued in them\n");

@@ -49,6 +49,8 @@
 //! * `stats`: counters (`verdict:WORD`, `code:CODE`, `queued`, `retried`,
 //!   `reclaimed`, `removed`); `waits`: per-host milliseconds spent waiting for a
 //!   connection permit, and `waited:HOST` the count of such waits.
+//! * `recent`: the stream ids (write times) of the newest 1000 results
+//!   taken out of `results`, for the rate `crawl status` shows.
 //! * `state`: `stopped` while the crawl is stopped.
 //! * `host:HASH` (a sorted set of permit tokens scored by their lease's end)
 //!   and `next:HASH` (the earliest time of the next connection): the
@@ -207,8 +209,9 @@ pub struct CrawlStatus {
     pub results_removed: u64,
     /// Inputs ever queued.
     pub inputs: u64,
-    /// Results per second over the last (at most 1000) results, and the
-    /// milliseconds since the last one.
+    /// Results per second over the last (at most 1000) results, those in
+    /// the results stream and those taken out of it, and the milliseconds
+    /// since the last one.
     pub recent_rate: Option<(f64, u64)>,
     /// The counters (`verdict:WORD`, `code:CODE`, `queued`, `retried`,
     /// `reclaimed`, `removed`).
@@ -600,17 +603,25 @@ return cmsgpack.pack(written, taken, stopped)
     )
 });
 
-/// Takes results out of the results stream: KEYS = results, stats; ARGV =
-/// their stream ids. Returns the entries deleted, also counted as
-/// `removed`, in the same unit.
+/// Takes results out of the results stream: KEYS = results, stats,
+/// recent; ARGV = their stream ids, oldest first. Returns the entries
+/// deleted, also counted as `removed`, in the same unit; their ids (the
+/// times they were written) are kept in `recent`, the newest
+/// [`RECENT`] of them, for the rate `crawl status` shows.
 static REMOVE_RESULTS: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         "local n = redis.call('XDEL', KEYS[1], unpack(ARGV))
 if n > 0 then redis.call('HINCRBY', KEYS[2], 'removed', n) end
+redis.call('LPUSH', KEYS[3], unpack(ARGV))
+redis.call('LTRIM', KEYS[3], 0, 999)
 return n
 ",
     )
 });
+
+/// How many of the newest results the rate of [`CrawlQueue::status`] is
+/// taken over (those in the results stream and those taken out of it).
+const RECENT: usize = 1000;
 
 /// Queues another attempt: KEYS = the entry's input stream, why, stats,
 /// done, the input's stream now ([`shard_of`]); ARGV = id, entry, group,
@@ -1865,8 +1876,8 @@ impl CrawlQueue {
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
     pub fn remove_results(&self, ids: &[String]) -> Result<u64, ReplayError> {
-        let (results, stats) = (self.key("results"), self.key("stats"));
-        let keys: Vec<&[u8]> = vec![&results, &stats];
+        let named = ["results", "stats", "recent"].map(|k| self.key(k));
+        let keys: Vec<&[u8]> = named.iter().map(Vec::as_slice).collect();
         let mut removed = 0;
         // In slices: Lua's unpack is bounded.
         for part in ids.chunks(500) {
@@ -1926,18 +1937,26 @@ impl CrawlQueue {
         }
         s.pending_by_worker = by_worker.into_iter().collect();
         s.results += s.results_removed;
+        let newest = RECENT.to_string();
         let recent = q(&[
             b"XREVRANGE",
             &self.key("results"),
             b"+",
             b"-",
             b"COUNT",
-            b"1000",
+            newest.as_bytes(),
         ])?;
-        let ids: Vec<u64> = array(&recent)
+        // And the newest of those taken out of the stream: the rate of a
+        // crawl whose results a reader takes out as they come.
+        let removed = q(&[b"LRANGE", &self.key("recent"), b"0", b"-1"])?;
+        let mut ids: Vec<u64> = array(&recent)
             .iter()
-            .filter_map(|e| array(e).first().and_then(text).and_then(|t| id_ms(&t)))
+            .filter_map(|e| array(e).first().and_then(text))
+            .chain(array(&removed).iter().filter_map(text))
+            .filter_map(|t| id_ms(&t))
             .collect();
+        ids.sort_unstable_by(|a, b| b.cmp(a));
+        ids.truncate(RECENT);
         let time = q(&[b"TIME"])?;
         let now = array(&time)
             .first()
@@ -1991,6 +2010,7 @@ impl CrawlQueue {
             "waits",
             "state",
             "members",
+            "recent",
         ] {
             self.client.query(&[b"DEL", &self.key(k)], None)?;
         }
