@@ -1082,6 +1082,30 @@ fn cli_to(args: &[&str], out: std::fs::File) -> std::process::Output {
         .unwrap()
 }
 
+/// `crawl results NAME --follow --remove` on `url`, its standard output
+/// and error piped to the test.
+fn follower(url: &str, name: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .args([
+            "crawl", "results", name, "--redis", url, "--follow", "--remove",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// SIGTERM to `child` (a service manager's stop); its exit code once it
+/// ended (`None`: ended by the signal).
+fn terminated(child: &mut Child) -> Option<i32> {
+    let term = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    child.wait().unwrap().code()
+}
+
 /// `crawl results --remove` takes each result out of Redis once it is
 /// written, and only then: standard output that cannot be written
 /// (`/dev/full`) removes nothing. Each input keeps its one result: the
@@ -1154,13 +1178,7 @@ fn a_following_reader_writes_results_as_they_come() {
         return;
     };
     let url = redis.url();
-    let mut reader = Command::new(env!("CARGO_BIN_EXE_agentsig"))
-        .args(["crawl", "results", "follow", "--redis", &url])
-        .args(["--follow", "--remove"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut reader = follower(&url, "follow");
     let stdout = reader.stdout.take().unwrap();
     // Twelve lines, or fewer if the reader ended.
     let lines = std::thread::spawn(move || {
@@ -1179,12 +1197,7 @@ fn a_following_reader_writes_results_as_they_come() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     // SIGTERM (a service manager's stop) ends it between pages, by itself.
-    let term = Command::new("kill")
-        .args(["-TERM", &reader.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(term.success());
-    assert_eq!(reader.wait().unwrap().code(), Some(0), "ended by itself");
+    assert_eq!(terminated(&mut reader), Some(0), "ended by itself");
     assert_eq!(queue.status().unwrap().results_removed, 12);
     assert!(queue.results("0", 100).unwrap().is_empty());
 }
@@ -1227,18 +1240,64 @@ fn sigterm_stops_a_worker_gracefully() {
         1,
         "the worker is live"
     );
-    let term = Command::new("kill")
-        .args(["-TERM", &w.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(term.success());
-    let (code, err) = {
-        let status = w.wait().unwrap();
-        let mut err = String::new();
-        std::io::Read::read_to_string(&mut w.stderr.take().unwrap(), &mut err).unwrap();
-        (status.code(), err)
-    };
+    let code = terminated(&mut w);
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut w.stderr.take().unwrap(), &mut err).unwrap();
     assert_eq!(code, Some(0), "ended by itself: {err}");
     assert!(err.contains("worker w1: 0 results written"), "{err}");
     assert!(queue.status().unwrap().workers.is_empty(), "left the fleet");
+}
+
+/// A following reader rides out Redis going away and coming back (a
+/// restart; a failover looks the same to it): it says so on standard error,
+/// asks again, and writes the results that come after, once each.
+#[test]
+fn a_following_reader_rides_out_a_redis_restart() {
+    use std::io::BufRead;
+    let Some((mut redis, queue, inputs)) = crawled("follow-restart", 10) else {
+        return;
+    };
+    assert_eq!(verify_all(&queue), 10);
+    let url = redis.url();
+    let mut reader = follower(&url, "follow-restart");
+    let stdout = reader.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let lines = std::thread::spawn(move || {
+        let mut n = 0;
+        let mut text = String::new();
+        for line in std::io::BufReader::new(stdout).lines() {
+            text.push_str(&line.unwrap());
+            text.push('\n');
+            n += 1;
+            // The first ten are out: the test may stop Redis.
+            if n == 10 {
+                let _ = tx.send(());
+            }
+            if n == 15 {
+                break;
+            }
+        }
+        text
+    });
+    rx.recv().expect("the first ten results");
+    redis_support::until("the first ten removed", || {
+        queue.status().is_ok_and(|s| s.results_removed == 10)
+    });
+    redis.stop();
+    // The reader saw Redis gone: its warning (read until it comes).
+    let mut stderr = std::io::BufReader::new(reader.stderr.take().unwrap());
+    let mut warning = String::new();
+    stderr.read_line(&mut warning).unwrap();
+    assert!(warning.contains("asking again"), "{warning}");
+    redis.restart();
+    let more: Vec<String> = (10..15)
+        .map(|i| format!("https://a.example/{i}.json"))
+        .collect();
+    assert_eq!(queue.add(&more, 0).unwrap(), 5);
+    assert_eq!(verify_all(&queue), 5);
+    let text = lines.join().unwrap();
+    assert_eq!(text.lines().count(), 15);
+    let all: HashSet<String> = inputs.iter().chain(&more).cloned().collect();
+    assert_eq!(subjects(&text), all);
+    assert_eq!(terminated(&mut reader), Some(0));
 }

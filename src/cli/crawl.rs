@@ -12,7 +12,7 @@ use super::{CliError, CliResult, TrustedKeyArgs};
 use agentsig::catalog::CatalogOptions;
 use agentsig::net::crawl::{
     run_worker, FleetGate, VerifyStep, WorkerOptions, DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_TAKE, MAX_TAKE,
+    DEFAULT_TAKE, MAX_TAKE, REDIS_GRACE,
 };
 use agentsig::replay::stream::{CrawlEntry, CrawlQueue};
 use agentsig::report::{Report, Verdict};
@@ -82,7 +82,8 @@ pub struct ResultsArgs {
     pub remove: bool,
     /// After the last result, wait for more (asking Redis every second) and write them as they
     /// come, until interrupted: Ctrl-C or SIGTERM ends it between pages, leaving no line
-    /// half-written.
+    /// half-written. Redis unreachable (a failover, a restart) is asked again for 30 s, as a
+    /// worker does, before it gives up.
     #[arg(long)]
     pub follow: bool,
 }
@@ -264,6 +265,16 @@ fn stop_on_signal() -> Option<Arc<AtomicBool>> {
 fn results(a: &ResultsArgs) -> CliResult {
     let q = a.crawl.queue()?;
     let stop = stop_on_signal().unwrap_or_default();
+    // A second's wait, in slices, so that a signal ends it soon.
+    let pause = || {
+        for _ in 0..10 {
+            if stop.load(Ordering::SeqCst) {
+                break;
+            }
+            std::thread::sleep(FOLLOW_POLL / 10);
+        }
+    };
+    let mut outage = Outage::default();
     let mut after = "0".to_owned();
     let mut out = std::io::stdout().lock();
     let mut page_bytes = Vec::new();
@@ -271,16 +282,19 @@ fn results(a: &ResultsArgs) -> CliResult {
         if stop.load(Ordering::SeqCst) {
             return Ok(ExitCode::SUCCESS);
         }
-        let page = q.results(&after, 1000).map_err(store)?;
+        let page = match q.results(&after, 1000) {
+            Ok(page) => page,
+            Err(e) if a.follow => {
+                outage.tolerate(e)?;
+                pause();
+                continue;
+            }
+            Err(e) => return Err(store(e)),
+        };
+        outage.over();
         let Some(last) = page.last() else {
             if a.follow {
-                // In slices, so that a signal ends the wait soon.
-                for _ in 0..10 {
-                    if stop.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    std::thread::sleep(FOLLOW_POLL / 10);
-                }
+                pause();
                 continue;
             }
             return Ok(ExitCode::SUCCESS);
@@ -302,8 +316,47 @@ fn results(a: &ResultsArgs) -> CliResult {
         if a.remove {
             synced_stdout().map_err(|e| unwritten(&e, true))?;
             let ids: Vec<String> = page.into_iter().map(|(id, ..)| id).collect();
-            q.remove_results(&ids).map_err(store)?;
+            // The page is written: remove it, asking again through an
+            // outage while following (past the reader, it would be written
+            // again only by the next reader).
+            while let Err(e) = q.remove_results(&ids) {
+                if !a.follow || stop.load(Ordering::SeqCst) {
+                    return Err(store(e));
+                }
+                outage.tolerate(e)?;
+                pause();
+            }
+            outage.over();
         }
+    }
+}
+
+/// Redis unreachable while `crawl results --follow` runs: it asks again for
+/// [`REDIS_GRACE`], as a worker does (a Sentinel failover, a restart), then
+/// gives up (exit 1).
+#[derive(Default)]
+struct Outage {
+    since: Option<std::time::Instant>,
+}
+
+impl Outage {
+    fn tolerate(&mut self, e: agentsig::replay::ReplayError) -> Result<(), CliError> {
+        match self.since {
+            None => {
+                errln!(
+                    "agentsig: warning: {e}; asking again for up to {} s",
+                    REDIS_GRACE.as_secs()
+                );
+                self.since = Some(std::time::Instant::now());
+                Ok(())
+            }
+            Some(t) if t.elapsed() >= REDIS_GRACE => Err(store(e)),
+            Some(_) => Ok(()),
+        }
+    }
+
+    fn over(&mut self) {
+        self.since = None;
     }
 }
 
