@@ -274,6 +274,12 @@ fn results(a: &ResultsArgs) -> CliResult {
             std::thread::sleep(FOLLOW_POLL / 10);
         }
     };
+    // Duplicated once, not per page.
+    let sync_to = if a.remove {
+        Some(stdout_file().map_err(|e| unwritten(&e, true))?)
+    } else {
+        None
+    };
     let mut outage = Outage::default();
     let mut after = "0".to_owned();
     let mut out = std::io::stdout().lock();
@@ -313,8 +319,8 @@ fn results(a: &ResultsArgs) -> CliResult {
             }
             Err(e) => return Err(unwritten(&e, a.remove)),
         }
-        if a.remove {
-            synced_stdout().map_err(|e| unwritten(&e, true))?;
+        if let Some(file) = &sync_to {
+            synced(file).map_err(|e| unwritten(&e, true))?;
             let ids: Vec<String> = page.into_iter().map(|(id, ..)| id).collect();
             // The page is written: remove it, asking again through an
             // outage while following (past the reader, it would be written
@@ -406,13 +412,19 @@ fn unwritten(e: &std::io::Error, remove: bool) -> CliError {
 /// Standard output on disk when it is a file (`fsync`), so that a result
 /// removed from Redis is not lost with the machine; a pipe or a terminal
 /// has nothing to sync.
-fn synced_stdout() -> std::io::Result<()> {
-    use std::os::fd::AsFd;
-    let file = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
-    match file.sync_data() {
+fn synced(stdout: &std::fs::File) -> std::io::Result<()> {
+    match stdout.sync_data() {
         Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(()),
         other => other,
     }
+}
+
+/// Standard output as a file, to sync it ([`synced`]).
+fn stdout_file() -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsFd;
+    Ok(std::fs::File::from(
+        std::io::stdout().as_fd().try_clone_to_owned()?,
+    ))
 }
 
 /// `agentsig crawl ...`.

@@ -1911,7 +1911,6 @@ impl CrawlQueue {
             queued: lengths.iter().sum(),
             workers,
             results: count(q(&[b"XLEN", &self.key("results")])?),
-            results_removed: count(q(&[b"HGET", &self.key("stats"), b"removed"])?),
             inputs: count(q(&[b"SCARD", &self.key("seen")])?),
             stopped: self.stopped()?,
             ..CrawlStatus::default()
@@ -1936,7 +1935,6 @@ impl CrawlQueue {
             }
         }
         s.pending_by_worker = by_worker.into_iter().collect();
-        s.results += s.results_removed;
         let newest = RECENT.to_string();
         let recent = q(&[
             b"XREVRANGE",
@@ -1972,6 +1970,14 @@ impl CrawlQueue {
             s.counters.push((k, int(v).unwrap_or(0)));
         }
         s.counters.sort();
+        // Results taken out of the stream still count (read with the other
+        // counters, not asked for apart).
+        s.results_removed = s
+            .counters
+            .iter()
+            .find(|(k, _)| k == "removed")
+            .map_or(0, |(_, n)| n.unsigned_abs());
+        s.results += s.results_removed;
         let waits = pairs(&q(&[b"HGETALL", &self.key("waits")])?)
             .into_iter()
             .map(|(k, v)| (k, int(v).unwrap_or(0).unsigned_abs()))
