@@ -164,14 +164,12 @@ fn one_fetch_per_lifetime(store: &str, ports: &[u16]) {
     until("fleet entry expired", || {
         ports.iter().map(|p| cached_entries(*p)).sum::<usize>() == 0
     });
-    // And each verifier's own copies, which can stay fresh past the
-    // fleet's entry: one taken from the fleet carries its age in whole
-    // seconds (the `Age` field; this directory has no `Date`), so it can
-    // outlive the entry by up to a second. A verifier whose copy is still
-    // fresh asks no one, and the count below would then depend on how
-    // fast the machine reached this line (CI once saw 1). Waiting out the
-    // lifetime and that second makes it not: every copy is stale, and the
-    // fleet's lock lets one fetch through.
+    // And each verifier's own copies: a verifier whose copy is still fresh
+    // asks no one, and the count below would then depend on how fast the
+    // machine reached this line (CI once saw 1, when a copy taken from the
+    // fleet carried its age truncated to whole seconds and outlived the
+    // entry). The age is rounded up now; waiting out the lifetime and a
+    // second more keeps the count independent of every per-verifier layer.
     let stale = Duration::from_secs(2 + 1);
     if let Some(left) = stale.checked_sub(asked.elapsed()) {
         std::thread::sleep(left);

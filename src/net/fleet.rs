@@ -664,8 +664,13 @@ impl FleetCache {
                     };
                     h.append(n, v);
                 }
-                // RFC 9111 section 5.1: a cache sends the response's age.
-                h.insert(http::header::AGE, http::HeaderValue::from(age.as_secs()));
+                // RFC 9111 section 5.1: a cache sends the response's age,
+                // in whole seconds. Rounded up: a verifier's own copy then
+                // goes stale no later than this entry (truncated, it could
+                // outlive it by up to a second, and be served past the
+                // lifetime the fleet counts its fetches by).
+                let secs = age.as_secs() + u64::from(age.subsec_nanos() > 0);
+                h.insert(http::header::AGE, http::HeaderValue::from(secs));
                 Shared::Fresh(Fetched {
                     url: url.to_owned(),
                     status,
@@ -835,6 +840,26 @@ mod tests {
 
     const U: &str = "https://agent.example/.well-known/jwks.json";
 
+    /// RFC 9111 section 4.2.3: the age includes the response delay (here
+    /// half a second), and the `Age` sent with a shared copy is rounded up
+    /// to whole seconds, so that the copy is never younger than the entry.
+    #[test]
+    fn a_shared_age_is_rounded_up_to_whole_seconds() {
+        let store: Arc<dyn BlobStore> = Arc::new(MemoryBlobStore::new());
+        let a = FleetCache::new(store.clone(), &secret(7));
+        let mut f = response(U, "max-age=60");
+        f.headers
+            .insert(http::header::AGE, http::HeaderValue::from_static("20"));
+        let Some(asked) = Instant::now().checked_sub(Duration::from_millis(500)) else {
+            return;
+        };
+        a.offer(U, "", &[], &f, asked, &CachePolicy::default());
+        match a.lookup(U, "", &[]) {
+            Some(Shared::Fresh(got)) => assert_eq!(got.header("age"), Some("21")),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn secrets_shorter_than_32_bytes_are_refused() {
         assert_eq!(
@@ -856,7 +881,9 @@ mod tests {
         match b.lookup(U, "", &[]) {
             Some(Shared::Fresh(got)) => {
                 assert_eq!(got.body, f.body);
-                assert_eq!(got.header("age"), Some("20"));
+                // 20 s when offered, and the moments since, rounded up.
+                let age = got.header("age").and_then(|a| a.parse::<u64>().ok());
+                assert!(matches!(age, Some(20 | 21)), "{age:?}");
                 assert_eq!(got.header("content-type"), Some("application/json"));
             }
             other => panic!("{other:?}"),
