@@ -1202,6 +1202,77 @@ fn a_following_reader_writes_results_as_they_come() {
     assert!(queue.results("0", 100).unwrap().is_empty());
 }
 
+/// One reader takes results out of a crawl at a time: while a `--follow
+/// --remove` reader runs, another `--remove` is refused (exit 1, naming
+/// it) or, following, waits for it; a reader that only prints is not held
+/// back. A reader that stops gives its hold back at once.
+#[test]
+fn one_reader_at_a_time_takes_results_out() {
+    use std::io::BufRead;
+    let Some((redis, queue, _)) = crawled("exclusive", 5) else {
+        return;
+    };
+    assert_eq!(verify_all(&queue), 5);
+    let url = redis.url();
+    let mut first = follower(&url, "exclusive");
+    // It holds the crawl once it removed the results (a bounded count of
+    // polls, not a timed assertion).
+    for _ in 0..200 {
+        if queue.status().unwrap().results_removed == 5 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(queue.status().unwrap().results_removed, 5);
+    let agentsig = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_agentsig"))
+            .args(["crawl", "results", "exclusive", "--redis", &url])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let refused = agentsig(&["--remove"]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("another reader (") && err.contains("crawl exclusive out of Redis"),
+        "{err}"
+    );
+    assert_eq!(
+        agentsig(&[]).status.code(),
+        Some(0),
+        "printing is not held back"
+    );
+    // A second follower waits, saying so once.
+    let mut second = follower(&url, "exclusive");
+    let stderr = std::io::BufReader::new(second.stderr.take().unwrap());
+    let said = stderr
+        .lines()
+        .map_while(Result::ok)
+        .find(|l| l.contains("waiting for it to stop"));
+    assert!(said.is_some(), "the second follower says it waits");
+    assert_eq!(terminated(&mut first), Some(0));
+    // The first gave its hold back: the second takes it (polled, bounded).
+    let mut taken = false;
+    for _ in 0..100 {
+        let out = agentsig(&["--remove"]);
+        if out.status.code() == Some(1) {
+            taken = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(taken, "the waiting follower took the hold");
+    assert_eq!(terminated(&mut second), Some(0));
+    let after = agentsig(&["--remove"]);
+    assert_eq!(
+        after.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&after.stderr)
+    );
+}
+
 /// SIGTERM (a service manager's stop) stops one worker as `crawl stop`
 /// stops them all: it ends by itself, exit 0, and leaves the fleet at
 /// once rather than at the end of its place's lease.

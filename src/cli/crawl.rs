@@ -78,6 +78,9 @@ pub struct ResultsArgs {
     /// long crawl. A result is removed only after it was written: a reader killed in between
     /// writes it again next time (at least once; details.crawl_input names the input). Each input
     /// keeps its record: it is not queued or verified again, and `crawl status` still counts it.
+    /// One reader at a time takes results out of a crawl (two would write the same results):
+    /// another one's --remove is refused (exit 1), or with --follow waits for it to stop. A
+    /// reader killed without giving its hold back frees it within 40 s.
     #[arg(long)]
     pub remove: bool,
     /// After the last result, wait for more (asking Redis every second) and write them as they
@@ -274,6 +277,16 @@ fn results(a: &ResultsArgs) -> CliResult {
             std::thread::sleep(FOLLOW_POLL / 10);
         }
     };
+    // One reader takes results out at a time.
+    let mut hold = if a.remove {
+        match Remover::take(&q, &a.crawl.name, a.follow, &stop, pause)? {
+            Some(h) => Some(h),
+            // A signal ended the wait for another reader.
+            None => return Ok(ExitCode::SUCCESS),
+        }
+    } else {
+        None
+    };
     // Duplicated once, not per page.
     let sync_to = if a.remove {
         Some(stdout_file().map_err(|e| unwritten(&e, true))?)
@@ -287,6 +300,18 @@ fn results(a: &ResultsArgs) -> CliResult {
     loop {
         if stop.load(Ordering::SeqCst) {
             return Ok(ExitCode::SUCCESS);
+        }
+        if let Some(h) = hold.as_mut() {
+            match h.renew(&a.crawl.name) {
+                Ok(()) => {}
+                Err(Renewal::Lost(e)) => return Err(e),
+                Err(Renewal::Store(e)) if a.follow => {
+                    outage.tolerate(e)?;
+                    pause();
+                    continue;
+                }
+                Err(Renewal::Store(e)) => return Err(store(e)),
+            }
         }
         let page = match q.results(&after, 1000) {
             Ok(page) => page,
@@ -335,6 +360,123 @@ fn results(a: &ResultsArgs) -> CliResult {
             outage.over();
         }
     }
+}
+
+/// How long the hold of a results remover lasts unless renewed
+/// ([`CrawlQueue::hold_remover`]): past [`REDIS_GRACE`], so that a reader
+/// riding out an outage keeps it, and short enough that the hold of a
+/// reader killed without giving it back does not keep the next one waiting
+/// long.
+const REMOVER_LEASE: Duration = Duration::from_secs(REDIS_GRACE.as_secs() + 10);
+
+/// How often a results remover renews its hold.
+const REMOVER_RENEW: Duration = Duration::from_secs(5);
+
+/// This reader's hold on taking results out of a crawl: one reader at a
+/// time, since two that each write a page before removing it write the
+/// same results twice. Given back when dropped (the reader ends).
+struct Remover<'a> {
+    queue: &'a CrawlQueue,
+    holder: String,
+    renewed: std::time::Instant,
+}
+
+/// Why a hold was not renewed.
+enum Renewal {
+    /// Redis failed: the reader may ask again.
+    Store(agentsig::replay::ReplayError),
+    /// Another reader holds it now (this one's lease ran out).
+    Lost(CliError),
+}
+
+impl<'a> Remover<'a> {
+    /// Take the hold. Held by another reader: refused (exit 1), or, with
+    /// `--follow`, waited for, saying so once; `None` when a signal ended
+    /// the wait.
+    fn take(
+        queue: &'a CrawlQueue,
+        name: &str,
+        follow: bool,
+        stop: &AtomicBool,
+        pause: impl Fn(),
+    ) -> Result<Option<Remover<'a>>, CliError> {
+        // Unique to this process: its host and id, and when it started.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let holder = format!("{} {nanos:x}", consumer_name());
+        let mut outage = Outage::default();
+        let mut said = false;
+        loop {
+            if stop.load(Ordering::SeqCst) {
+                return Ok(None);
+            }
+            match queue.hold_remover(&holder, REMOVER_LEASE) {
+                Ok(None) => {
+                    return Ok(Some(Remover {
+                        queue,
+                        holder,
+                        renewed: std::time::Instant::now(),
+                    }))
+                }
+                Ok(Some(other)) if follow => {
+                    outage.over();
+                    if !said {
+                        errln!(
+                            "agentsig: warning: {}; waiting for it to stop",
+                            held_by(&other, name)
+                        );
+                        said = true;
+                    }
+                }
+                Ok(Some(other)) => {
+                    return Err(CliError::failed(format!(
+                        "{}: two would write the same results twice. Run one `crawl results \
+                         --remove` per crawl; the hold of a reader that ended without giving \
+                         it back ends within {} s",
+                        held_by(&other, name),
+                        REMOVER_LEASE.as_secs()
+                    )))
+                }
+                Err(e) if follow => outage.tolerate(e)?,
+                Err(e) => return Err(store(e)),
+            }
+            pause();
+        }
+    }
+
+    /// Renew the hold, at most every [`REMOVER_RENEW`].
+    fn renew(&mut self, name: &str) -> Result<(), Renewal> {
+        if self.renewed.elapsed() < REMOVER_RENEW {
+            return Ok(());
+        }
+        match self.queue.hold_remover(&self.holder, REMOVER_LEASE) {
+            Ok(None) => {
+                self.renewed = std::time::Instant::now();
+                Ok(())
+            }
+            Ok(Some(other)) => Err(Renewal::Lost(CliError::failed(format!(
+                "this reader's hold ran out and {}: stopping, so as not to write the same \
+                 results twice",
+                held_by(&other, name)
+            )))),
+            Err(e) => Err(Renewal::Store(e)),
+        }
+    }
+}
+
+impl Drop for Remover<'_> {
+    fn drop(&mut self) {
+        // Redis away: the hold ends with its lease.
+        let _ = self.queue.release_remover(&self.holder);
+    }
+}
+
+/// "another reader (HOLDER) is taking the results of crawl NAME out of
+/// Redis", `HOLDER` without its unique part.
+fn held_by(other: &str, name: &str) -> String {
+    let who = other.split(' ').next().unwrap_or(other);
+    format!("another reader ({who}) is taking the results of crawl {name} out of Redis")
 }
 
 /// Redis unreachable while `crawl results --follow` runs: it asks again for

@@ -619,6 +619,24 @@ return n
     )
 });
 
+/// The one reader that takes results out of a crawl ([`CrawlQueue::hold_remover`]):
+/// KEYS = remover; ARGV = holder, lease ms (`0`: give the hold back).
+/// Returns "" when `holder` holds it now (taken, renewed or given back),
+/// else the other holder's name.
+static REMOVER: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "local h = redis.call('GET', KEYS[1])
+if ARGV[2] == '0' then
+  if h == ARGV[1] then redis.call('DEL', KEYS[1]) end
+  return ''
+end
+if h and h ~= ARGV[1] then return h end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return ''
+",
+    )
+});
+
 /// How many of the newest results the rate of [`CrawlQueue::status`] is
 /// taken over (those in the results stream and those taken out of it).
 const RECENT: usize = 1000;
@@ -1888,6 +1906,45 @@ impl CrawlQueue {
         Ok(removed)
     }
 
+    /// Hold (or renew) the right to take results out of the crawl for
+    /// `lease`, as `holder` (a name unique to one reader: its host, process
+    /// and a random part). One reader at a time: two that each wrote a page
+    /// before removing it would both write the same results. `Ok(None)`:
+    /// `holder` holds it; `Ok(Some(other))`: `other` does (until it gives it
+    /// back or its lease ends). The hold is a key with a lease in Redis, so
+    /// a reader that died frees it when the lease ends.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn hold_remover(
+        &self,
+        holder: &str,
+        lease: Duration,
+    ) -> Result<Option<String>, ReplayError> {
+        let ms = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX).max(1);
+        self.remover(holder, &ms.to_string())
+    }
+
+    /// Give back the hold of [`CrawlQueue::hold_remover`], if `holder` has
+    /// it.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn release_remover(&self, holder: &str) -> Result<(), ReplayError> {
+        self.remover(holder, "0").map(drop)
+    }
+
+    fn remover(&self, holder: &str, ms: &str) -> Result<Option<String>, ReplayError> {
+        let key = self.key("remover");
+        let r = self.client.eval(
+            &REMOVER,
+            &[key.as_slice()],
+            &[holder.as_bytes(), ms.as_bytes()],
+            None,
+        )?;
+        Ok(text(&r).filter(|other| !other.is_empty()))
+    }
+
     /// The figures of `agentsig crawl status`.
     ///
     /// # Errors
@@ -2017,6 +2074,7 @@ impl CrawlQueue {
             "state",
             "members",
             "recent",
+            "remover",
         ] {
             self.client.query(&[b"DEL", &self.key(k)], None)?;
         }
