@@ -1273,6 +1273,45 @@ fn one_reader_at_a_time_takes_results_out() {
     );
 }
 
+/// The remover's hold in the library: one holder at a time, renewed by its
+/// holder, given back only by its holder, and free once its lease ends
+/// without a renewal (a reader that died).
+#[test]
+fn a_remover_hold_has_one_holder_and_ends_with_its_lease() {
+    let Some((_redis, queue, _)) = crawled("hold", 1) else {
+        return;
+    };
+    let short = std::time::Duration::from_millis(300);
+    assert_eq!(queue.hold_remover("a 1", short).unwrap(), None);
+    assert_eq!(queue.hold_remover("a 1", short).unwrap(), None, "renewed");
+    assert_eq!(
+        queue.hold_remover("b 2", short).unwrap().as_deref(),
+        Some("a 1")
+    );
+    queue.release_remover("b 2").unwrap();
+    assert_eq!(
+        queue.hold_remover("b 2", short).unwrap().as_deref(),
+        Some("a 1"),
+        "only its holder gives it back"
+    );
+    // Not renewed: free once the lease ends (a bounded count of polls).
+    let mut free = false;
+    for _ in 0..100 {
+        if queue.hold_remover("b 2", short).unwrap().is_none() {
+            free = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(free, "the lease ended");
+    queue.release_remover("b 2").unwrap();
+    assert_eq!(
+        queue.hold_remover("a 1", short).unwrap(),
+        None,
+        "given back"
+    );
+}
+
 /// SIGTERM (a service manager's stop) stops one worker as `crawl stop`
 /// stops them all: it ends by itself, exit 0, and leaves the fleet at
 /// once rather than at the end of its place's lease.

@@ -1907,8 +1907,8 @@ impl CrawlQueue {
     }
 
     /// Hold (or renew) the right to take results out of the crawl for
-    /// `lease`, as `holder` (a name unique to one reader: its host, process
-    /// and a random part). One reader at a time: two that each wrote a page
+    /// `lease`, as `holder` (a name unique to one reader, such as its host,
+    /// process and start time). One reader at a time: two that each wrote a page
     /// before removing it would both write the same results. `Ok(None)`:
     /// `holder` holds it; `Ok(Some(other))`: `other` does (until it gives it
     /// back or its lease ends). The hold is a key with a lease in Redis, so
