@@ -1155,6 +1155,10 @@ fn results_written_out_with_remove_leave_redis_and_nothing_else() {
     let status: Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(status["details"]["results"], 25, "{status}");
     assert_eq!(status["details"]["results_removed"], 25, "{status}");
+    assert!(
+        status["details"]["results_reader"].is_null(),
+        "the reader gave its hold back: {status}"
+    );
     // Nothing more to write; the inputs are not queued or verified again.
     let again = cli(&dir, &results);
     assert_eq!(again.status.code(), Some(0));
@@ -1224,6 +1228,12 @@ fn one_reader_at_a_time_takes_results_out() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert_eq!(queue.status().unwrap().results_removed, 5);
+    let reader = queue.status().unwrap().results_reader;
+    let pid = first.id().to_string();
+    assert!(
+        reader.as_deref().is_some_and(|r| r.contains(&pid)),
+        "status names the reader: {reader:?}"
+    );
     let agentsig = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_agentsig"))
             .args(["crawl", "results", "exclusive", "--redis", &url])
@@ -1264,6 +1274,7 @@ fn one_reader_at_a_time_takes_results_out() {
     }
     assert!(taken, "the waiting follower took the hold");
     assert_eq!(terminated(&mut second), Some(0));
+    assert_eq!(queue.status().unwrap().results_reader, None, "given back");
     let after = agentsig(&["--remove"]);
     assert_eq!(
         after.status.code(),

@@ -473,10 +473,16 @@ impl Drop for Remover<'_> {
 }
 
 /// "another reader (HOLDER) is taking the results of crawl NAME out of
-/// Redis", `HOLDER` without its unique part.
+/// Redis".
 fn held_by(other: &str, name: &str) -> String {
-    let who = other.split(' ').next().unwrap_or(other);
+    let who = reader_name(other);
     format!("another reader ({who}) is taking the results of crawl {name} out of Redis")
+}
+
+/// A results reader's name as people read it: its host and process, not
+/// the part that makes it unique ([`Remover::take`]).
+fn reader_name(holder: &str) -> &str {
+    holder.split(' ').next().unwrap_or(holder)
 }
 
 /// Redis unreachable while `crawl results --follow` runs: it asks again for
@@ -826,6 +832,10 @@ fn status(a: &StatusArgs) -> CliResult {
         );
         r.detail("results", s.results);
         r.detail("results_removed", s.results_removed);
+        r.detail(
+            "results_reader",
+            s.results_reader.as_deref().map(reader_name),
+        );
         r.detail("inputs", s.inputs);
         if let Some((rate, since)) = s.recent_rate {
             r.detail("results_per_second", rate);
@@ -871,6 +881,12 @@ fn status(a: &StatusArgs) -> CliResult {
         outln!(
             "  {} of the results taken out of Redis by `crawl results --remove`\n",
             s.results_removed
+        );
+    }
+    if let Some(who) = &s.results_reader {
+        outln!(
+            "  results reader {}: taking results out of Redis as they are written\n",
+            reader_name(who)
         );
     }
     if let Some((rate, since)) = s.recent_rate {

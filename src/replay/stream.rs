@@ -225,6 +225,9 @@ pub struct CrawlStatus {
     /// input streams of its own ([`own_shards`]) and the entries in them
     /// (waiting or pending).
     pub workers: Vec<(String, usize, u64)>,
+    /// The reader that holds the right to take results out
+    /// ([`CrawlQueue::hold_remover`]), as it named itself, if any.
+    pub results_reader: Option<String>,
 }
 
 /// The state of one crawl (see the module documentation). Cheap to share
@@ -1970,6 +1973,7 @@ impl CrawlQueue {
             results: count(q(&[b"XLEN", &self.key("results")])?),
             inputs: count(q(&[b"SCARD", &self.key("seen")])?),
             stopped: self.stopped()?,
+            results_reader: text(&q(&[b"GET", &self.key("remover")])?),
             ..CrawlStatus::default()
         };
         let mut by_worker = std::collections::BTreeMap::<String, u64>::new();
