@@ -1253,6 +1253,14 @@ fn one_reader_at_a_time_takes_results_out() {
         Some(0),
         "printing is not held back"
     );
+    // Nor is the crawl deleted under a live reader.
+    let delete = Command::new(env!("CARGO_BIN_EXE_agentsig"))
+        .args(["crawl", "delete", "exclusive", "--redis", &url])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&delete.stderr);
+    assert_eq!(delete.status.code(), Some(1), "{err}");
+    assert!(err.contains("a live results reader ("), "{err}");
     // A second follower waits, saying so once.
     let mut second = follower(&url, "exclusive");
     let stderr = std::io::BufReader::new(second.stderr.take().unwrap());

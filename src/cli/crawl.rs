@@ -53,7 +53,8 @@ pub enum CrawlCommand {
     /// Redis once written, and with --follow, go on as results come.
     Results(ResultsArgs),
     /// Delete every key of the crawl (its queue, results, records and counters). Refused while
-    /// workers are live, inputs are queued or results are still in Redis, unless --force.
+    /// workers or a results reader are live, inputs are queued or results are still in Redis,
+    /// unless --force.
     Delete(DeleteArgs),
 }
 
@@ -62,8 +63,8 @@ pub enum CrawlCommand {
 pub struct DeleteArgs {
     #[command(flatten)]
     pub crawl: CrawlArgs,
-    /// Delete even while workers are live, inputs are queued or results have not been taken out
-    /// with `crawl results --remove`: those are lost.
+    /// Delete even while workers or a results reader are live, inputs are queued or results have
+    /// not been taken out with `crawl results --remove`: those are lost.
     #[arg(long)]
     pub force: bool,
 }
@@ -532,6 +533,9 @@ fn delete(a: &DeleteArgs) -> CliResult {
         left.push(format!(
             "{in_redis} result(s) not taken out (`crawl results --remove`)"
         ));
+    }
+    if let Some(who) = &s.results_reader {
+        left.push(format!("a live results reader ({})", reader_name(who)));
     }
     if !left.is_empty() && !a.force {
         return Err(CliError::failed(format!(
