@@ -1924,8 +1924,8 @@ impl CrawlQueue {
         holder: &str,
         lease: Duration,
     ) -> Result<Option<String>, ReplayError> {
-        let ms = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX).max(1);
-        self.remover(holder, &ms.to_string())
+        // At least a millisecond: 0 gives the hold back.
+        self.remover(holder, &millis(lease).max(1).to_string())
     }
 
     /// Give back the hold of [`CrawlQueue::hold_remover`], if `holder` has
