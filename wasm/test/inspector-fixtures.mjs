@@ -139,7 +139,14 @@ export function chrome(url, args = [], { timeoutMs = 120_000, stdout = false } =
   const browser = spawn(chromium, [
     '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`, ...args, url,
-  ], { stdio: ['ignore', stdout ? 'pipe' : 'ignore', 'pipe'], detached: true });
+  ], {
+    stdio: ['ignore', stdout ? 'pipe' : 'ignore', 'pipe'],
+    detached: true,
+    // Its temporary files too (the process singleton's socket, in a
+    // directory of its own that a killed browser leaves behind) go into
+    // the profile, which is removed below.
+    env: { ...process.env, TMPDIR: profile },
+  });
   // Chromium's helpers (GPU, utility, crash handler) are processes of its
   // own group: all of them are killed, or one of them still writes into
   // the profile while it is removed (seen on a first run: ENOTEMPTY).
