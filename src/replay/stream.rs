@@ -607,16 +607,17 @@ return cmsgpack.pack(written, taken, stopped)
 });
 
 /// Takes results out of the results stream: KEYS = results, stats,
-/// recent; ARGV = their stream ids, oldest first. Returns the entries
-/// deleted, also counted as `removed`, in the same unit; their ids (the
-/// times they were written) are kept in `recent`, the newest
-/// [`RECENT`] of them, for the rate `crawl status` shows.
+/// recent; ARGV = how many ids `recent` keeps ([`RECENT`]), then the
+/// results' stream ids, oldest first. Returns the entries deleted, also
+/// counted as `removed`, in the same unit; their ids (the times they were
+/// written) are kept in `recent`, the newest of them, for the rate `crawl
+/// status` shows.
 static REMOVE_RESULTS: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
-        "local n = redis.call('XDEL', KEYS[1], unpack(ARGV))
+        "local n = redis.call('XDEL', KEYS[1], unpack(ARGV, 2))
 if n > 0 then redis.call('HINCRBY', KEYS[2], 'removed', n) end
-redis.call('LPUSH', KEYS[3], unpack(ARGV))
-redis.call('LTRIM', KEYS[3], 0, 999)
+redis.call('LPUSH', KEYS[3], unpack(ARGV, 2))
+redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[1]) - 1)
 return n
 ",
     )
@@ -1899,10 +1900,13 @@ impl CrawlQueue {
     pub fn remove_results(&self, ids: &[String]) -> Result<u64, ReplayError> {
         let named = ["results", "stats", "recent"].map(|k| self.key(k));
         let keys: Vec<&[u8]> = named.iter().map(Vec::as_slice).collect();
+        let kept = RECENT.to_string();
         let mut removed = 0;
         // In slices: Lua's unpack is bounded.
         for part in ids.chunks(500) {
-            let argv: Vec<&[u8]> = part.iter().map(String::as_bytes).collect();
+            let argv: Vec<&[u8]> = std::iter::once(kept.as_bytes())
+                .chain(part.iter().map(String::as_bytes))
+                .collect();
             let r = self.client.eval(&REMOVE_RESULTS, &keys, &argv, None)?;
             removed += int(&r).and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
         }
