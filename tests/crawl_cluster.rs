@@ -1292,6 +1292,76 @@ fn one_reader_at_a_time_takes_results_out() {
     );
 }
 
+/// A `--remove` reader keeps its hold while it is blocked on a standard
+/// output nobody reads: its hold is renewed all the same (a thread of its
+/// own), so that no second reader takes the crawl over and writes the page
+/// the first has in hand. Nothing is removed before the page is read; once
+/// it is, every result is written once and taken out.
+#[test]
+fn a_reader_blocked_on_its_output_keeps_its_hold() {
+    use std::io::Read;
+    // Each report names its input: 300 of about 700 bytes, more than a
+    // pipe holds, so the first page blocks its writer.
+    let inputs: Vec<String> = (0..300)
+        .map(|i| format!("https://a.example/{}/{i}.json", "p".repeat(600)))
+        .collect();
+    let Some((redis, queue)) = one_thread_crawl("blocked", &inputs, &[]) else {
+        return;
+    };
+    assert_eq!(verify_all(&queue), 300);
+    let mut reader = follower(&redis.url(), "blocked");
+    let key = queue.key_name("remover");
+    let pttl = || redis.cli(&["PTTL", &key]).trim().parse::<i64>().unwrap();
+    // It takes the hold (a bounded count of polls).
+    for _ in 0..200 {
+        if pttl() > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The hold's time to live falls while the reader is blocked, until a
+    // renewal raises it: polled, at most three renewals' worth of polls.
+    let mut last = pttl();
+    assert!(last > 0, "the reader holds the crawl");
+    let mut renewed = false;
+    for _ in 0..75 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let now = pttl();
+        if now > last {
+            renewed = true;
+            break;
+        }
+        last = now;
+    }
+    assert!(renewed, "the hold was renewed while the reader was blocked");
+    assert_eq!(
+        queue.status().unwrap().results_removed,
+        0,
+        "the reader is still blocked on its first page"
+    );
+    // Read its output: it writes every result once, then removes them.
+    let mut stdout = reader.stdout.take().unwrap();
+    let mut text = String::new();
+    let mut buf = [0u8; 65536];
+    while text.lines().count() < 300 {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "the reader ended early");
+        text.push_str(std::str::from_utf8(&buf[..n]).unwrap());
+    }
+    for _ in 0..200 {
+        if queue.status().unwrap().results_removed == 300 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(queue.status().unwrap().results_removed, 300);
+    assert_eq!(terminated(&mut reader), Some(0));
+    let written = subjects(&text);
+    assert_eq!(written.len(), 300, "each result once");
+    assert_eq!(text.lines().count(), 300);
+    assert_eq!(queue.status().unwrap().results_reader, None, "given back");
+}
+
 /// The remover's hold in the library: one holder at a time, renewed by its
 /// holder, given back only by its holder, and free once its lease ends
 /// without a renewal (a reader that died).

@@ -21,7 +21,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Longest input line read by `crawl add`.
 const MAX_LINE: usize = 8 * 1024;
@@ -279,7 +279,7 @@ fn results(a: &ResultsArgs) -> CliResult {
         }
     };
     // One reader takes results out at a time.
-    let mut hold = if a.remove {
+    let hold = if a.remove {
         match Remover::take(&q, &a.crawl.name, a.follow, &stop, pause)? {
             Some(h) => Some(h),
             // A signal ended the wait for another reader.
@@ -288,6 +288,24 @@ fn results(a: &ResultsArgs) -> CliResult {
     } else {
         None
     };
+    // The hold is renewed on a thread of its own, so that it lasts while
+    // this one is blocked on standard output; that thread ends (the scope
+    // joins it) before the hold is given back.
+    std::thread::scope(|s| {
+        let renewing = hold.as_ref().map(|h| h.keep_renewed(s));
+        read_results(a, &q, &stop, pause, renewing.as_ref())
+    })
+}
+
+/// The loop of [`results`]: each page written (synced and removed with
+/// `--remove`) before the next is read.
+fn read_results(
+    a: &ResultsArgs,
+    q: &CrawlQueue,
+    stop: &AtomicBool,
+    pause: impl Fn(),
+    hold: Option<&Renewing<'_>>,
+) -> CliResult {
     // Duplicated once, not per page.
     let sync_to = if a.remove {
         Some(stdout_file().map_err(|e| unwritten(&e, true))?)
@@ -301,18 +319,6 @@ fn results(a: &ResultsArgs) -> CliResult {
     loop {
         if stop.load(Ordering::SeqCst) {
             return Ok(ExitCode::SUCCESS);
-        }
-        if let Some(h) = hold.as_mut() {
-            match h.renew(&a.crawl.name) {
-                Ok(()) => {}
-                Err(Renewal::Lost(e)) => return Err(e),
-                Err(Renewal::Store(e)) if a.follow => {
-                    outage.tolerate(e)?;
-                    pause();
-                    continue;
-                }
-                Err(Renewal::Store(e)) => return Err(store(e)),
-            }
         }
         let page = match q.results(&after, 1000) {
             Ok(page) => page,
@@ -331,6 +337,10 @@ fn results(a: &ResultsArgs) -> CliResult {
             }
             return Ok(ExitCode::SUCCESS);
         };
+        // Written only while this reader surely holds the crawl.
+        if let Some(h) = hold {
+            h.check(&a.crawl.name)?;
+        }
         after = last.0.clone();
         page_bytes.clear();
         for (_, _, report) in &page {
@@ -379,15 +389,28 @@ const REMOVER_RENEW: Duration = Duration::from_secs(5);
 struct Remover<'a> {
     queue: &'a CrawlQueue,
     holder: String,
-    renewed: std::time::Instant,
+    /// When the request that took it was sent: its lease runs from a
+    /// moment after.
+    taken: Instant,
 }
 
-/// Why a hold was not renewed.
-enum Renewal {
-    /// Redis failed: the reader may ask again.
-    Store(agentsig::replay::ReplayError),
-    /// Another reader holds it now (this one's lease ran out).
-    Lost(CliError),
+/// A [`Remover`]'s hold renewed every [`REMOVER_RENEW`] by a thread of its
+/// own, whatever the reader is doing (blocked on a standard output that
+/// is not read, for one). The thread ends when this is dropped.
+struct Renewing<'a> {
+    state: Arc<(Mutex<HoldState>, std::sync::Condvar)>,
+    _thread: std::thread::ScopedJoinHandle<'a, ()>,
+}
+
+/// What the renewing thread knows of the hold.
+struct HoldState {
+    /// When the newest request that confirmed the hold was sent.
+    confirmed: Instant,
+    /// Another reader holds it now (this one's lease ran out while Redis
+    /// could not be reached): its name.
+    lost: Option<String>,
+    /// The reader is done: the thread ends.
+    ended: bool,
 }
 
 impl<'a> Remover<'a> {
@@ -412,12 +435,13 @@ impl<'a> Remover<'a> {
             if stop.load(Ordering::SeqCst) {
                 return Ok(None);
             }
+            let sent = Instant::now();
             match queue.hold_remover(&holder, REMOVER_LEASE) {
                 Ok(None) => {
                     return Ok(Some(Remover {
                         queue,
                         holder,
-                        renewed: std::time::Instant::now(),
+                        taken: sent,
                     }))
                 }
                 Ok(Some(other)) if follow => {
@@ -446,23 +470,95 @@ impl<'a> Remover<'a> {
         }
     }
 
-    /// Renew the hold, at most every [`REMOVER_RENEW`].
-    fn renew(&mut self, name: &str) -> Result<(), Renewal> {
-        if self.renewed.elapsed() < REMOVER_RENEW {
-            return Ok(());
-        }
-        match self.queue.hold_remover(&self.holder, REMOVER_LEASE) {
-            Ok(None) => {
-                self.renewed = std::time::Instant::now();
-                Ok(())
+    /// Renew the hold every [`REMOVER_RENEW`] on a thread of `scope` until
+    /// the returned [`Renewing`] is dropped. A failed renewal is asked
+    /// again at the next; [`Renewing::check`] tells whether the hold is
+    /// still sure.
+    fn keep_renewed<'s>(&'s self, scope: &'s std::thread::Scope<'s, '_>) -> Renewing<'s> {
+        let state = Arc::new((
+            Mutex::new(HoldState {
+                confirmed: self.taken,
+                lost: None,
+                ended: false,
+            }),
+            std::sync::Condvar::new(),
+        ));
+        let shared = state.clone();
+        let thread = scope.spawn(move || {
+            let (lock, wake) = &*shared;
+            let mut st = lock
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            loop {
+                st = wake
+                    .wait_timeout_while(st, REMOVER_RENEW, |st| !st.ended)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .0;
+                if st.ended {
+                    return;
+                }
+                drop(st);
+                let sent = Instant::now();
+                let renewed = self.queue.hold_remover(&self.holder, REMOVER_LEASE);
+                st = lock
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                match renewed {
+                    Ok(None) => st.confirmed = sent,
+                    Ok(Some(other)) => {
+                        st.lost = Some(other);
+                        return;
+                    }
+                    // Redis away: asked again at the next renewal; the
+                    // reader stops writing once the hold is no longer sure.
+                    Err(_) => {}
+                }
             }
-            Ok(Some(other)) => Err(Renewal::Lost(CliError::failed(format!(
+        });
+        Renewing {
+            state,
+            _thread: thread,
+        }
+    }
+}
+
+impl Renewing<'_> {
+    /// Whether this reader surely holds the crawl: not when another reader
+    /// took it, nor once no renewal was confirmed for the lease less a
+    /// renewal's interval (Redis unreachable that long; the lease may end
+    /// before the next page is written).
+    fn check(&self, name: &str) -> Result<(), CliError> {
+        let st = self
+            .state
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(other) = &st.lost {
+            return Err(CliError::failed(format!(
                 "this reader's hold ran out and {}: stopping, so as not to write the same \
                  results twice",
-                held_by(&other, name)
-            )))),
-            Err(e) => Err(Renewal::Store(e)),
+                held_by(other, name)
+            )));
         }
+        let unsure = REMOVER_LEASE.saturating_sub(REMOVER_RENEW);
+        if st.confirmed.elapsed() >= unsure {
+            return Err(CliError::failed(format!(
+                "this reader's hold on crawl {name} was not renewed for {} s (Redis \
+                 unreachable): stopping, so as not to write the same results twice",
+                unsure.as_secs()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Renewing<'_> {
+    fn drop(&mut self) {
+        let (lock, wake) = &*self.state;
+        lock.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .ended = true;
+        wake.notify_all();
     }
 }
 
@@ -491,7 +587,7 @@ fn reader_name(holder: &str) -> &str {
 /// gives up (exit 1).
 #[derive(Default)]
 struct Outage {
-    since: Option<std::time::Instant>,
+    since: Option<Instant>,
 }
 
 impl Outage {
@@ -502,7 +598,7 @@ impl Outage {
                     "agentsig: warning: {e}; asking again for up to {} s",
                     REDIS_GRACE.as_secs()
                 );
-                self.since = Some(std::time::Instant::now());
+                self.since = Some(Instant::now());
                 Ok(())
             }
             Some(t) if t.elapsed() >= REDIS_GRACE => Err(store(e)),
