@@ -1292,24 +1292,19 @@ fn one_reader_at_a_time_takes_results_out() {
     );
 }
 
-/// A `--remove` reader keeps its hold while it is blocked on a standard
-/// output nobody reads: its hold is renewed all the same (a thread of its
-/// own), so that no second reader takes the crawl over and writes the page
-/// the first has in hand. Nothing is removed before the page is read; once
-/// it is, every result is written once and taken out.
-#[test]
-fn a_reader_blocked_on_its_output_keeps_its_hold() {
-    use std::io::Read;
-    // Each report names its input: 300 of about 700 bytes, more than a
-    // pipe holds, so the first page blocks its writer.
+/// A `crawl results NAME --follow --remove` reader over 300 results, blocked
+/// on its first page (more than a pipe holds) since its standard output is
+/// not read; returned once its hold was renewed while blocked. A renewal
+/// comes 5 s after the take and nothing was removed by then, so the reader
+/// is blocked in its write.
+fn blocked_reader(name: &str) -> Option<(redis_support::Server, CrawlQueue, Child)> {
+    // Each report names its input: 300 of about 700 bytes.
     let inputs: Vec<String> = (0..300)
         .map(|i| format!("https://a.example/{}/{i}.json", "p".repeat(600)))
         .collect();
-    let Some((redis, queue)) = one_thread_crawl("blocked", &inputs, &[]) else {
-        return;
-    };
+    let (redis, queue) = one_thread_crawl(name, &inputs, &[])?;
     assert_eq!(verify_all(&queue), 300);
-    let mut reader = follower(&redis.url(), "blocked");
+    let reader = follower(&redis.url(), name);
     let key = queue.key_name("remover");
     let pttl = || redis.cli(&["PTTL", &key]).trim().parse::<i64>().unwrap();
     // It takes the hold (a bounded count of polls).
@@ -1339,6 +1334,20 @@ fn a_reader_blocked_on_its_output_keeps_its_hold() {
         0,
         "the reader is still blocked on its first page"
     );
+    Some((redis, queue, reader))
+}
+
+/// A `--remove` reader keeps its hold while it is blocked on a standard
+/// output nobody reads: its hold is renewed all the same (a thread of its
+/// own), so that no second reader takes the crawl over and writes the page
+/// the first has in hand. Nothing is removed before the page is read; once
+/// it is, every result is written once and taken out.
+#[test]
+fn a_reader_blocked_on_its_output_keeps_its_hold() {
+    use std::io::Read;
+    let Some((_redis, queue, mut reader)) = blocked_reader("blocked") else {
+        return;
+    };
     // Read its output: it writes every result once, then removes them.
     let mut stdout = reader.stdout.take().unwrap();
     let mut text = String::new();
@@ -1360,6 +1369,42 @@ fn a_reader_blocked_on_its_output_keeps_its_hold() {
     assert_eq!(written.len(), 300, "each result once");
     assert_eq!(text.lines().count(), 300);
     assert_eq!(queue.status().unwrap().results_reader, None, "given back");
+}
+
+/// A reader that cannot end by itself (blocked on its output) ends at a
+/// second signal, exit 130, and gives its hold back first: the next
+/// reader does not wait for the lease to end.
+#[test]
+fn a_second_signal_gives_a_readers_hold_back() {
+    let Some((_redis, queue, mut reader)) = blocked_reader("forced") else {
+        return;
+    };
+    let pid = reader.id().to_string();
+    let term = || {
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(sent.success());
+    };
+    term();
+    // The first is noted (the reader stays blocked); the second ends it.
+    // Sent until it ends: a signal that arrives before the first was
+    // handled counts once (a bounded count).
+    let mut code = None;
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        term();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if let Some(status) = reader.try_wait().unwrap() {
+            code = Some(status.code());
+            break;
+        }
+    }
+    assert_eq!(code, Some(Some(130)), "exit 130 at the second signal");
+    assert_eq!(
+        queue.status().unwrap().results_reader,
+        None,
+        "given back before the exit, not at the lease's end"
+    );
+    assert_eq!(queue.status().unwrap().results_removed, 0);
 }
 
 /// The remover's hold in the library: one holder at a time, renewed by its

@@ -224,7 +224,8 @@ const FOLLOW_POLL: Duration = Duration::from_secs(1);
 /// Set when Ctrl-C or SIGTERM arrives, by a thread that waits for them
 /// ([`super::interrupted`]): the command then ends its work in hand and
 /// exits by itself. A second one ends the process at once (exit 130), for
-/// an operator who will not wait. `None` when no such thread could be
+/// an operator who will not wait; a results reader first gives its hold
+/// back ([`forced_exit`]). `None` when no such thread could be
 /// started (the signals then end the process as usual).
 fn stop_on_signal() -> Option<Arc<AtomicBool>> {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -253,12 +254,41 @@ fn stop_on_signal() -> Option<Arc<AtomicBool>> {
                 flag.store(true, Ordering::SeqCst);
                 super::interrupted().await;
                 errln!("interrupted again: exiting now");
-                std::process::exit(130);
+                forced_exit();
             });
         })
         .ok()?;
     installed.recv().ok()?;
     Some(stop)
+}
+
+/// What a second signal does before the process exits at once: give back
+/// a results reader's hold ([`Remover`]), so that the next reader need not
+/// wait for its lease to end. Set while a hold is held.
+static ON_FORCED_EXIT: Mutex<Option<Box<dyn FnOnce() + Send>>> = Mutex::new(None);
+
+/// How long a forced exit waits for [`ON_FORCED_EXIT`] (Redis may be
+/// away; the hold then ends with its lease).
+const FORCED_EXIT_WAIT: Duration = Duration::from_secs(1);
+
+/// Exit at once (130), after [`ON_FORCED_EXIT`] or [`FORCED_EXIT_WAIT`],
+/// whichever ends first.
+fn forced_exit() -> ! {
+    let last = ON_FORCED_EXIT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    if let Some(f) = last {
+        let (done, ended) = std::sync::mpsc::channel();
+        let ran = std::thread::Builder::new().spawn(move || {
+            f();
+            let _ = done.send(());
+        });
+        if ran.is_ok() {
+            let _ = ended.recv_timeout(FORCED_EXIT_WAIT);
+        }
+    }
+    std::process::exit(130);
 }
 
 /// `crawl results`: every result, a page at a time; with `--remove`, each
@@ -288,6 +318,15 @@ fn results(a: &ResultsArgs) -> CliResult {
     } else {
         None
     };
+    if let Some(h) = &hold {
+        // A queue of its own: the closure outlives this function's borrows.
+        let (queue, holder) = (a.crawl.queue()?, h.holder.clone());
+        *ON_FORCED_EXIT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Box::new(move || {
+            let _ = queue.release_remover(&holder);
+        }));
+    }
     // The hold is renewed on a thread of its own, so that it lasts while
     // this one is blocked on standard output; that thread ends (the scope
     // joins it) before the hold is given back.
@@ -564,6 +603,10 @@ impl Drop for Renewing<'_> {
 
 impl Drop for Remover<'_> {
     fn drop(&mut self) {
+        ON_FORCED_EXIT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
         // Redis away: the hold ends with its lease.
         let _ = self.queue.release_remover(&self.holder);
     }
