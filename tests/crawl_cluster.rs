@@ -1407,6 +1407,44 @@ fn a_second_signal_gives_a_readers_hold_back() {
     assert_eq!(queue.status().unwrap().results_removed, 0);
 }
 
+/// A crawl name that finds nothing in Redis (mistyped, deleted) is an input
+/// that cannot be read, exit 2, not an empty crawl: `status`, `stop`,
+/// `resume`, `results` and `delete` say so and leave no key behind. A
+/// follower may start first and waits; `delete --force` clears strays.
+#[test]
+fn a_crawl_not_in_redis_is_not_an_empty_crawl() {
+    let Some(redis) = redis_support::Server::start("crawl-unknown") else {
+        return;
+    };
+    let dir = redis_support::tmp("crawl-unknown");
+    let url = redis.url();
+    let run = |verb: &str, extra: &[&str]| {
+        let mut args = vec!["crawl", verb, "typo", "--redis", &url];
+        args.extend_from_slice(extra);
+        cli(&dir, &args)
+    };
+    for verb in ["status", "stop", "resume", "results", "delete"] {
+        let o = run(verb, &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{verb}: {err}");
+        assert!(err.contains("no crawl typo in this Redis"), "{verb}: {err}");
+    }
+    let json = run("status", &["--json"]);
+    let r: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(r["error"]["code"], "input.unreadable");
+    assert_eq!(redis.cli(&["DBSIZE"]).trim(), "0", "no key left behind");
+    assert_eq!(run("delete", &["--force"]).status.code(), Some(0));
+    // Once made (here by an empty list), it is there; deleted, it is not.
+    std::fs::write(dir.join("none.txt"), "").unwrap();
+    assert_eq!(run("add", &["none.txt"]).status.code(), Some(0));
+    assert_eq!(run("status", &[]).status.code(), Some(0));
+    assert_eq!(run("stop", &[]).status.code(), Some(0));
+    assert_eq!(run("resume", &[]).status.code(), Some(0));
+    assert_eq!(run("results", &[]).status.code(), Some(0));
+    assert_eq!(run("delete", &[]).status.code(), Some(0));
+    assert_eq!(run("status", &[]).status.code(), Some(2));
+}
+
 /// The remover's hold in the library: one holder at a time, renewed by its
 /// holder, given back only by its holder, and free once its lease ends
 /// without a renewal (a reader that died).

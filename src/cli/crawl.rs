@@ -115,6 +115,20 @@ impl CrawlArgs {
         };
         CrawlQueue::open(&url, &self.name).map_err(|e| CliError::usage(format!("--redis: {e}")))
     }
+
+    /// [`CrawlArgs::queue`] of a crawl that is in Redis: a name that finds
+    /// none (mistyped, deleted) is an input that cannot be read (exit 2),
+    /// not an empty crawl.
+    fn existing(&self) -> Result<CrawlQueue, CliError> {
+        let q = self.queue()?;
+        if !q.exists().map_err(store)? {
+            return Err(CliError::unreadable(format!(
+                "no crawl {} in this Redis (`crawl add` or a worker's start makes one)",
+                self.name
+            )));
+        }
+        Ok(q)
+    }
 }
 
 #[derive(Args)]
@@ -297,7 +311,12 @@ fn forced_exit() -> ! {
 /// or SIGTERM ends it between pages (the page in hand written, synced and
 /// removed), so a stopped `--follow` reader leaves no line half-written.
 fn results(a: &ResultsArgs) -> CliResult {
-    let q = a.crawl.queue()?;
+    // A follower may start before the crawl is made, and waits for it.
+    let q = if a.follow {
+        a.crawl.queue()?
+    } else {
+        a.crawl.existing()?
+    };
     let stop = stop_on_signal().unwrap_or_default();
     // A second's wait, in slices, so that a signal ends it soon.
     let pause = || {
@@ -658,7 +677,12 @@ impl Outage {
 /// lost (no live worker, nothing queued, every result taken out), or with
 /// `--force`.
 fn delete(a: &DeleteArgs) -> CliResult {
-    let q = a.crawl.queue()?;
+    // With --force, also the stray keys of a crawl that is not there.
+    let q = if a.force {
+        a.crawl.queue()?
+    } else {
+        a.crawl.existing()?
+    };
     let s = q.status().map_err(store)?;
     let in_redis = s.results.saturating_sub(s.results_removed);
     let mut left = Vec::new();
@@ -725,7 +749,7 @@ pub fn run(c: CrawlCommand) -> CliResult {
         CrawlCommand::Work(a) => work(&a),
         CrawlCommand::Status(a) => status(&a),
         CrawlCommand::Stop(a) => {
-            a.queue()?.set_stopped(true).map_err(store)?;
+            a.existing()?.set_stopped(true).map_err(store)?;
             errln!(
                 "crawl {} stopped: workers exit after the input at hand",
                 a.name
@@ -733,7 +757,7 @@ pub fn run(c: CrawlCommand) -> CliResult {
             Ok(ExitCode::SUCCESS)
         }
         CrawlCommand::Resume(a) => {
-            a.queue()?.set_stopped(false).map_err(store)?;
+            a.existing()?.set_stopped(false).map_err(store)?;
             errln!(
                 "crawl {} resumed: start workers with `agentsig crawl work`",
                 a.name
@@ -959,7 +983,7 @@ fn progress(queue: &CrawlQueue, done: &AtomicU64, verified: &AtomicU64, finished
 }
 
 fn status(a: &StatusArgs) -> CliResult {
-    let q = a.crawl.queue()?;
+    let q = a.crawl.existing()?;
     let s = q.status().map_err(|e| CliError::failed(e.to_string()))?;
     if a.json {
         let mut r = Report::error("crawl status", Some(&a.crawl.name), "", "");

@@ -2062,6 +2062,18 @@ impl CrawlQueue {
         Ok(s)
     }
 
+    /// Whether the crawl is in Redis: its input streams were made by
+    /// [`CrawlQueue::create`] (`crawl add`, a worker's start) and not
+    /// deleted since. A name mistyped finds none.
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn exists(&self) -> Result<bool, ReplayError> {
+        let first = self.shard_keys().next().unwrap_or_default();
+        let r = self.client.query(&[b"EXISTS", first], None)?;
+        Ok(int(&r).is_some_and(|n| n > 0))
+    }
+
     /// Delete every key of the crawl (its queue, results and counters).
     ///
     /// # Errors
