@@ -770,13 +770,15 @@ pub fn run(c: CrawlCommand) -> CliResult {
 }
 
 /// An input line as the crawl queues it: an https URL as is; a bare host
-/// name is its https origin.
+/// name is its https origin. A line that is neither (a space in it) is
+/// queued as written, so that its result (a URL refused) names the line
+/// the list holds, not a URL made of it.
 fn normalize(line: &str) -> Option<String> {
     let t = line.trim();
     if t.is_empty() || t.starts_with('#') {
         return None;
     }
-    Some(if t.contains("://") {
+    Some(if t.contains("://") || t.contains(char::is_whitespace) {
         t.to_owned()
     } else {
         format!("https://{t}")
@@ -1083,6 +1085,7 @@ mod tests {
         assert_eq!(normalize("  # comment"), None);
         assert_eq!(normalize(""), None);
         assert_eq!(normalize("a.example").as_deref(), Some("https://a.example"));
+        assert_eq!(normalize(" not a url ").as_deref(), Some("not a url"));
         assert_eq!(
             normalize("https://a.example/agent.json ").as_deref(),
             Some("https://a.example/agent.json")
