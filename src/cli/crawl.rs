@@ -97,6 +97,7 @@ pub struct ResultsArgs {
 pub struct CrawlArgs {
     /// The crawl's name (1 to 64 of A-Z a-z 0-9 . _ -): its keys are agentsig:crawl:{NAME}:*,
     /// one Redis Cluster slot.
+    #[arg(value_parser = crawl_name)]
     pub name: String,
     /// The Redis: redis[s]://[USER:PASS@]HOST:PORT/DB, redis+cluster://HOST:PORT,...,
     /// redis+sentinel://HOST:PORT,.../MASTER, each with ?wait=N for acknowledged writes
@@ -104,6 +105,12 @@ pub struct CrawlArgs {
     /// stays off the command line).
     #[arg(long, allow_hyphen_values = true, value_name = "URL")]
     pub redis: String,
+}
+
+/// A crawl name as the command line takes it: refused at once, as a usage
+/// error, when Redis keys could not carry it.
+fn crawl_name(name: &str) -> Result<String, String> {
+    agentsig::replay::stream::check_crawl_name(name).map(|()| name.to_owned())
 }
 
 impl CrawlArgs {

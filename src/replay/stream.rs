@@ -243,6 +243,25 @@ pub struct CrawlQueue {
     numbers: Vec<String>,
 }
 
+/// Whether `name` can name a crawl: 1 to [`MAX_NAME`] characters of
+/// `A-Z a-z 0-9 . _ -` (it is inside braces in every key of the crawl, so
+/// that they share one Redis Cluster slot). `Err`: why not, in words.
+///
+/// ```
+/// use agentsig::replay::stream::check_crawl_name;
+/// assert!(check_crawl_name("daily-2026.12.04").is_ok());
+/// assert!(check_crawl_name("a}b").is_err());
+/// ```
+///
+/// # Errors
+/// The reason, when `name` is refused.
+pub fn check_crawl_name(name: &str) -> Result<(), String> {
+    check_name(name).map_err(|e| match e {
+        ReplayError::Unavailable(m) => m,
+        e => e.to_string(),
+    })
+}
+
 /// Why a crawl name is refused.
 fn check_name(name: &str) -> Result<(), ReplayError> {
     let ok = !name.is_empty()
