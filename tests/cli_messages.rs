@@ -191,6 +191,39 @@ fn a_json_error_shows_the_text_near_it() {
     assert!(!out.contains("(at \"\")"), "{out}");
 }
 
+/// A usage error's `--json` report says what the text says (the argument
+/// and why it is refused), not only the kind of mistake; a crawl name Redis
+/// keys could not carry is such an error, named before any connection.
+#[test]
+fn a_usage_error_in_json_names_the_argument() {
+    let message = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_agentsig"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{o:?}");
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one report");
+        assert_eq!(r["error"]["code"], "usage", "{r}");
+        r["error"]["message"].as_str().unwrap().to_owned()
+    };
+    let m = message(&["verify", "--no-such-flag", "--json"]);
+    assert!(m.contains("'--no-such-flag'"), "{m}");
+    let m = message(&["pin", "check", "--json"]);
+    assert!(m.contains("--pin-store <STORE>"), "{m}");
+    let m = message(&[
+        "crawl",
+        "status",
+        "a}b",
+        "--redis",
+        "redis://127.0.0.1:1",
+        "--json",
+    ]);
+    assert!(
+        m.contains("'a}b'") && m.contains("1 to 64 characters of A-Z a-z 0-9 . _ -"),
+        "{m}"
+    );
+}
+
 /// The three first mistakes of a new publisher name their fix: verifying
 /// before signing (no FILE.jws), a URL given to `--jwks`, a PEM key given
 /// to `--jwks`.

@@ -238,7 +238,19 @@ pub fn main() -> ExitCode {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
             if code == 2 && json_requested() {
-                let msg = e.kind().to_string();
+                // What the text says, its first paragraph on one line
+                // ("invalid value 'x' for '<NAME>': ..."), not only the
+                // kind of mistake.
+                let text = e.render().to_string();
+                let said: Vec<&str> = text
+                    .lines()
+                    .map(str::trim)
+                    .take_while(|l| !l.is_empty())
+                    .collect();
+                let msg = said
+                    .join(" ")
+                    .strip_prefix("error: ")
+                    .map_or_else(|| e.kind().to_string(), str::to_owned);
                 print_report(&agentsig::report::Report::error(
                     &command_words(),
                     None,
