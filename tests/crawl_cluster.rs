@@ -1445,6 +1445,50 @@ fn a_crawl_not_in_redis_is_not_an_empty_crawl() {
     assert_eq!(run("status", &[]).status.code(), Some(2));
 }
 
+/// Options no worker can run with are refused before anything is taken
+/// (no Redis needed): no attempt at all, a lease that ends at once. The
+/// command line says which, exit 2; the library returns an error.
+#[test]
+fn options_no_worker_can_run_with_are_refused() {
+    use std::sync::atomic::AtomicBool;
+    let dir = redis_support::tmp("crawl-options");
+    let refused = |extra: &[&str], says: &str| {
+        let mut args = vec![
+            "crawl",
+            "work",
+            "opts",
+            "--redis",
+            "redis://127.0.0.1:1",
+            "--until-empty",
+        ];
+        args.extend_from_slice(extra);
+        let o = cli(&dir, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+    };
+    refused(&["--lease", "0s"], "--lease must be at least 1s");
+    refused(
+        &["--max-attempts", "0"],
+        "--max-attempts must be at least 1",
+    );
+    let queue = CrawlQueue::open("redis://127.0.0.1:1", "opts").unwrap();
+    let stop = AtomicBool::new(false);
+    let verify = |_: &agentsig::replay::stream::CrawlEntry| -> agentsig::net::crawl::Step {
+        unreachable!("nothing is taken")
+    };
+    for tune in [
+        (|o: &mut agentsig::net::crawl::WorkerOptions| o.max_attempts = 0) as fn(&mut _),
+        |o| o.lease = std::time::Duration::ZERO,
+    ] {
+        let mut opts = agentsig::net::crawl::WorkerOptions::new("w");
+        tune(&mut opts);
+        let e = agentsig::net::crawl::run_worker(&queue, &opts, &verify, &|_, _, _| {}, &stop)
+            .unwrap_err();
+        assert!(e.to_string().contains("must not be zero"), "{e}");
+    }
+}
+
 /// The remover's hold in the library: one holder at a time, renewed by its
 /// holder, given back only by its holder, and free once its lease ends
 /// without a renewal (a reader that died).

@@ -162,12 +162,14 @@ pub struct WorkArgs {
     /// beyond --per-host). A Retry-After answer puts off the host's next connection.
     #[arg(long, value_name = "N", default_value_t = 0.0)]
     pub rate: f64,
-    /// An input pending this long with a worker is taken over by another (the worker died):
-    /// DURATION, default 60s. Keep it above --deadline.
+    /// An input pending this long with a worker that stopped renewing it is taken over by
+    /// another (the worker died): DURATION, 1s or more, default 60s. A live worker renews its
+    /// inputs three times per lease, so it measures whether a worker lives, not how long an input
+    /// takes.
     #[arg(long, value_name = "DURATION", value_parser = super::args::parse_duration)]
     pub lease: Option<u64>,
     /// Attempts at one input (a timeout, 5xx, 429, a lost worker) before its failure is its
-    /// result (default 3).
+    /// result (1 or more, default 3).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ATTEMPTS)]
     pub max_attempts: u32,
     /// Entries each thread takes at once, in one Redis round trip (1 to 256): it verifies them
@@ -870,6 +872,14 @@ fn work(a: &WorkArgs) -> CliResult {
         Some(n) => n,
         None => 4,
     };
+    if a.lease == Some(0) {
+        return Err(CliError::usage(
+            "--lease must be at least 1s: a worker renews its inputs three times per lease",
+        ));
+    }
+    if a.max_attempts == 0 {
+        return Err(CliError::usage("--max-attempts must be at least 1"));
+    }
     let lease = a.lease.map_or(DEFAULT_LEASE, Duration::from_secs);
     let fetch: &FetchArgs = &a.net.fetch;
     let policy = fetch.policy()?;
@@ -918,7 +928,7 @@ fn work(a: &WorkArgs) -> CliResult {
     let mut opts = WorkerOptions::new(a.consumer.clone().unwrap_or_else(consumer_name));
     opts.threads = threads;
     opts.lease = lease;
-    opts.max_attempts = a.max_attempts.max(1);
+    opts.max_attempts = a.max_attempts;
     opts.max_depth = u32::try_from(CatalogOptions::default().max_depth).unwrap_or(8);
     opts.until_empty = a.until_empty;
     opts.batch = a.take;

@@ -436,7 +436,8 @@ fn labels(r: &Report) -> (&'static str, String) {
 /// # Errors
 /// [`ReplayError::Unavailable`] when Redis stayed unreachable for
 /// [`REDIS_GRACE`]: the worker stops; what it held stays pending for the
-/// others.
+/// others. Also, before anything is taken, for options no worker can run
+/// with: an empty consumer name, a zero `max_attempts` or `lease`.
 pub fn run_worker(
     queue: &CrawlQueue,
     opts: &WorkerOptions,
@@ -447,6 +448,13 @@ pub fn run_worker(
     if opts.consumer.is_empty() {
         return Err(ReplayError::Unavailable(
             "a worker's consumer name must not be empty".into(),
+        ));
+    }
+    // No attempt would ever be made; a lease that ends at once takes every
+    // input from the live worker that holds it.
+    if opts.max_attempts == 0 || opts.lease.is_zero() {
+        return Err(ReplayError::Unavailable(
+            "a worker's max_attempts and lease must not be zero".into(),
         ));
     }
     queue.create()?;
