@@ -1489,6 +1489,48 @@ fn options_no_worker_can_run_with_are_refused() {
     }
 }
 
+/// A list line `crawl add` cannot read (not UTF-8, longer than its bound)
+/// ends the command with exit 2 naming the line, once the inputs before it
+/// are queued; given again, mended, the list queues only what is new.
+#[test]
+fn a_bad_list_line_names_itself_and_keeps_what_came_before() {
+    let Some(redis) = redis_support::Server::start("crawl-badline") else {
+        return;
+    };
+    let dir = redis_support::tmp("crawl-badline");
+    let url = redis.url();
+    let long = format!("https://a.example/{}\n", "x".repeat(9000));
+    let good = b"https://a.example/1.json\r\nhttps://a.example/2.json\n";
+    let list = [&good[..], b"https://a.example/\xff.json\n", long.as_bytes()].concat();
+    std::fs::write(dir.join("list.txt"), &list).unwrap();
+    let add = || {
+        cli(
+            &dir,
+            &["crawl", "add", "badline", "--redis", &url, "list.txt"],
+        )
+    };
+    let o = add();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("list.txt line 3: not UTF-8 (the 2 input(s) before it are queued"),
+        "{err}"
+    );
+    let queue = CrawlQueue::open(&url, "badline").unwrap();
+    assert_eq!(queue.status().unwrap().inputs, 2);
+    // Line 3 mended; line 4 still too long.
+    let list = [&good[..], b"https://a.example/3.json\n", long.as_bytes()].concat();
+    std::fs::write(dir.join("list.txt"), &list).unwrap();
+    let o = add();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("list.txt line 4: longer than 8192 bytes (the 3 input(s) before it"),
+        "{err}"
+    );
+    assert_eq!(queue.status().unwrap().inputs, 3, "only the new one queued");
+}
+
 /// The remover's hold in the library: one holder at a time, renewed by its
 /// holder, given back only by its holder, and free once its lease ends
 /// without a renewal (a reader that died).

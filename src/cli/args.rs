@@ -20,6 +20,98 @@ use std::sync::Arc;
 #[cfg(feature = "net")]
 use std::time::Duration;
 
+/// Why a line of a list was not read ([`BoundedLines`]).
+#[derive(Debug)]
+pub enum LineError {
+    /// Longer than the bound, in bytes (the rest of it was skipped).
+    TooLong(usize),
+    /// Not UTF-8.
+    NotUtf8,
+    /// The read failed (the lines end there).
+    Read(std::io::Error),
+}
+
+impl std::fmt::Display for LineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LineError::TooLong(max) => write!(f, "longer than {max} bytes"),
+            LineError::NotUtf8 => f.write_str("not UTF-8"),
+            LineError::Read(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// The lines of a list (a file, standard input), numbered from 1, each
+/// read with a bound: a longer line is an error of its own and is skipped
+/// to its end in pieces, so one endless line holds at most the bound in
+/// memory. The line's end (`\n`, `\r\n`) is taken off.
+pub struct BoundedLines {
+    r: Box<dyn std::io::BufRead>,
+    max: usize,
+    n: usize,
+    done: bool,
+}
+
+impl BoundedLines {
+    /// The lines of `r`, each of at most `max` bytes.
+    pub fn new(r: Box<dyn std::io::BufRead>, max: usize) -> BoundedLines {
+        BoundedLines {
+            r,
+            max,
+            n: 0,
+            done: false,
+        }
+    }
+}
+
+impl Iterator for BoundedLines {
+    type Item = (usize, Result<String, LineError>);
+    fn next(&mut self) -> Option<Self::Item> {
+        use std::io::{BufRead, Read};
+        if self.done {
+            return None;
+        }
+        let limit = u64::try_from(self.max).unwrap_or(u64::MAX);
+        let mut buf = Vec::new();
+        self.n += 1;
+        let line = match self
+            .r
+            .by_ref()
+            .take(limit.saturating_add(1))
+            .read_until(b'\n', &mut buf)
+        {
+            Ok(0) => {
+                self.done = true;
+                return None;
+            }
+            Ok(_) if buf.len() > self.max && buf.last() != Some(&b'\n') => {
+                // Skip to the end of the over-long line.
+                let mut rest = Vec::new();
+                loop {
+                    rest.clear();
+                    match self.r.by_ref().take(limit).read_until(b'\n', &mut rest) {
+                        Ok(0) | Err(_) => {
+                            self.done = true;
+                            break;
+                        }
+                        Ok(_) if rest.last() == Some(&b'\n') => break,
+                        Ok(_) => {}
+                    }
+                }
+                Err(LineError::TooLong(self.max))
+            }
+            Ok(_) => String::from_utf8(buf)
+                .map(|s| s.trim_end_matches(['\n', '\r']).to_owned())
+                .map_err(|_| LineError::NotUtf8),
+            Err(e) => {
+                self.done = true;
+                Err(LineError::Read(e))
+            }
+        };
+        Some((self.n, line))
+    }
+}
+
 /// Parse a duration: seconds, or a number with s, m, h or d.
 pub fn parse_duration(s: &str) -> Result<u64, String> {
     let (num, mult) = match s.char_indices().last() {
@@ -158,5 +250,44 @@ impl FetchArgs {
             p = p.operation_timeout(Duration::from_secs(d));
         }
         Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BoundedLines;
+    use std::io::Read;
+
+    fn lines(r: impl std::io::Read + 'static, max: usize) -> Vec<(usize, Result<String, String>)> {
+        BoundedLines::new(Box::new(std::io::BufReader::new(r)), max)
+            .map(|(n, l)| (n, l.map_err(|e| e.to_string())))
+            .collect()
+    }
+
+    #[test]
+    fn each_line_is_bounded_and_a_long_one_is_skipped_to_its_end() {
+        let text = b"a\r\nbbbbbbbbbb\nccccccccccc\n\xff\nlast".to_vec();
+        assert_eq!(
+            lines(std::io::Cursor::new(text), 10),
+            vec![
+                (1, Ok("a".into())),
+                (2, Ok("bbbbbbbbbb".into())),
+                (3, Err("longer than 10 bytes".into())),
+                (4, Err("not UTF-8".into())),
+                (5, Ok("last".into())),
+            ]
+        );
+        // Ten million bytes without an end of line: one error, and the
+        // line after it, read in pieces of the bound.
+        let endless = std::io::repeat(b'x')
+            .take(10_000_000)
+            .chain(std::io::Cursor::new(b"\nok\n".to_vec()));
+        assert_eq!(
+            lines(endless, 8192),
+            vec![
+                (1, Err("longer than 8192 bytes".into())),
+                (2, Ok("ok".into()))
+            ]
+        );
     }
 }

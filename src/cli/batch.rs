@@ -15,13 +15,14 @@
 //! shared by all workers) and at most `--per-host` connections open to
 //! one host ([`agentsig::net::FetchPolicy::max_connections_per_host`]).
 
+use super::args::BoundedLines;
 use super::{CliError, CliResult, TrustedKeyArgs};
 use agentsig::batch::{run_grouped, BatchOptions, InputError, LocalFiles, Order};
 use agentsig::jws::{JwsPolicy, KeyHeaderPolicy};
 use agentsig::report::{Report, Verdict};
 use agentsig::text::escape_controls as esc;
 use agentsig::verifier::Verifier;
-use std::io::{BufRead, IsTerminal, Read, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -490,7 +491,7 @@ fn check(
 /// one line at a time, as the window allows).
 fn inputs(list: &str) -> Result<Box<dyn Iterator<Item = Item>>, CliError> {
     if list == "-" {
-        let lines = Lines::new(Box::new(std::io::BufReader::new(std::io::stdin())));
+        let lines = lines(Box::new(std::io::BufReader::new(std::io::stdin())));
         return Ok(Box::new(lines.map(|r| match r {
             Ok((n, line)) => json_line(n, &line),
             Err(e) => e,
@@ -517,7 +518,7 @@ fn inputs(list: &str) -> Result<Box<dyn Iterator<Item = Item>>, CliError> {
         })));
     }
     let f = std::fs::File::open(list).map_err(|e| CliError::usage(format!("{list}: {e}")))?;
-    let lines = Lines::new(Box::new(std::io::BufReader::new(f)));
+    let lines = lines(Box::new(std::io::BufReader::new(f)));
     Ok(Box::new(lines.filter_map(|r| match r {
         Ok((_, line)) => {
             let t = line.trim();
@@ -583,83 +584,15 @@ fn json_line(n: usize, line: &str) -> Item {
     }
 }
 
-/// Lines of at most [`MAX_LINE`] bytes, numbered from 1; a longer line or
-/// a read error becomes a bad item (the rest of a long line is skipped).
-struct Lines {
-    r: Box<dyn BufRead>,
-    n: usize,
-    done: bool,
-}
-
-impl Lines {
-    fn new(r: Box<dyn BufRead>) -> Lines {
-        Lines {
-            r,
-            n: 0,
-            done: false,
-        }
-    }
-}
-
-impl Iterator for Lines {
-    type Item = Result<(usize, String), Item>;
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let mut buf = Vec::new();
-        self.n += 1;
-        let name = format!("line {}", self.n);
-        match self
-            .r
-            .by_ref()
-            .take(MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut buf)
-        {
-            Ok(0) => {
-                self.done = true;
-                None
-            }
-            Ok(_) if buf.len() > MAX_LINE && buf.last() != Some(&b'\n') => {
-                // Skip to the end of the over-long line.
-                let mut rest = Vec::new();
-                loop {
-                    rest.clear();
-                    match self
-                        .r
-                        .by_ref()
-                        .take(MAX_LINE as u64)
-                        .read_until(b'\n', &mut rest)
-                    {
-                        Ok(0) | Err(_) => {
-                            self.done = true;
-                            break;
-                        }
-                        Ok(_) if rest.last() == Some(&b'\n') => break,
-                        Ok(_) => {}
-                    }
-                }
-                Some(Err(Item::Bad {
-                    name,
-                    message: format!("longer than {MAX_LINE} bytes"),
-                }))
-            }
-            Ok(_) => match String::from_utf8(buf) {
-                Ok(s) => Some(Ok((self.n, s.trim_end_matches(['\n', '\r']).to_owned()))),
-                Err(_) => Some(Err(Item::Bad {
-                    name,
-                    message: "not UTF-8".into(),
-                })),
-            },
-            Err(e) => {
-                self.done = true;
-                Some(Err(Item::Bad {
-                    name,
-                    message: e.to_string(),
-                }))
-            }
-        }
-    }
+/// The lines of a list, each of at most [`MAX_LINE`] bytes; a longer line
+/// or a read error becomes a bad item.
+fn lines(r: Box<dyn BufRead>) -> impl Iterator<Item = Result<(usize, String), Item>> {
+    BoundedLines::new(r, MAX_LINE).map(|(n, line)| {
+        line.map(|l| (n, l)).map_err(|e| Item::Bad {
+            name: format!("line {n}"),
+            message: e.to_string(),
+        })
+    })
 }
 
 /// URLs: one shared resolver whose fetcher keeps at most `--per-host`

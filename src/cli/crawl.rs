@@ -6,7 +6,7 @@
 //! input in the report shape. The queue is [`agentsig::replay::stream`],
 //! the worker [`agentsig::net::crawl`] (docs/crawl.md).
 
-use super::args::FetchArgs;
+use super::args::{BoundedLines, FetchArgs, LineError};
 use super::net::NetArgs;
 use super::{CliError, CliResult, TrustedKeyArgs};
 use agentsig::catalog::CatalogOptions;
@@ -807,16 +807,25 @@ fn add(a: &AddArgs) -> CliResult {
     q.create().map_err(|e| CliError::failed(e.to_string()))?;
     let (mut read, mut queued) = (0u64, 0u64);
     let mut batch = Vec::new();
-    for (n, line) in reader.lines().enumerate() {
-        let line =
-            line.map_err(|e| CliError::unreadable(format!("{} line {}: {e}", a.list, n + 1)))?;
-        if line.len() > MAX_LINE {
-            return Err(CliError::malformed(format!(
-                "{} line {}: longer than {MAX_LINE} bytes",
-                a.list,
-                n + 1
-            )));
-        }
+    for (n, line) in BoundedLines::new(reader, MAX_LINE) {
+        let line = match line {
+            Ok(line) => line,
+            Err(e) => {
+                // The inputs before it are queued, and each input is queued
+                // once: the list can be given again once mended.
+                q.add(&batch, 0)
+                    .map_err(|e| CliError::failed(e.to_string()))?;
+                let msg = format!(
+                    "{} line {n}: {e} (the {read} input(s) before it are queued; mend the line \
+                     and run `crawl add` again: an input is never queued twice)",
+                    a.list
+                );
+                return Err(match e {
+                    LineError::Read(_) => CliError::unreadable(msg),
+                    LineError::TooLong(_) | LineError::NotUtf8 => CliError::malformed(msg),
+                });
+            }
+        };
         if let Some(i) = normalize(&line) {
             read += 1;
             batch.push(i);
