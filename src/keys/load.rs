@@ -344,6 +344,11 @@ pub fn load_signing_key(data: &[u8], opts: &LoadOptions) -> Result<SigningKey, K
 /// SEQUENCE: PKCS#1, PKCS#8, SEC1, SPKI, even truncated) is refused.
 pub fn secret_looks_like_key(data: &[u8]) -> Option<&'static str> {
     let body = data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(data);
+    text_looks_like_key(body).or_else(|| der_looks_like_key(body))
+}
+
+/// The text forms of [`secret_looks_like_key`]: a PEM BEGIN line, JSON.
+fn text_looks_like_key(body: &[u8]) -> Option<&'static str> {
     if body.windows(10).any(|w| w == b"-----BEGIN") {
         return Some("it contains a PEM BEGIN line");
     }
@@ -352,6 +357,11 @@ pub fn secret_looks_like_key(data: &[u8]) -> Option<&'static str> {
     if json_text {
         return Some("it is JSON (a JWK or JWK Set)");
     }
+    None
+}
+
+/// The binary form of [`secret_looks_like_key`]: a DER key's header.
+fn der_looks_like_key(body: &[u8]) -> Option<&'static str> {
     if body.first() == Some(&0x30) {
         // DER SEQUENCE: the length octets, then the first inner tag.
         let inner = match body.get(1) {
@@ -372,18 +382,29 @@ pub fn secret_looks_like_key(data: &[u8]) -> Option<&'static str> {
 /// padding optional, surrounding whitespace ignored) or the raw bytes.
 /// Content that looks like key material, as given or once base64-decoded,
 /// is refused ([`secret_looks_like_key`]).
+///
+/// Base64 text is checked as text (a PEM line, JSON) and, decoded, in
+/// full; it is not read as DER. Its alphabet holds `0`, the byte of DER's
+/// SEQUENCE tag (0x30), so one secret in about 4,096 written as base64
+/// (`0?0...`) would read as a DER header, while no DER key is base64 text
+/// (its length and tag octets are not in the alphabet).
 fn hmac_secret_from_file(data: &[u8]) -> Result<Zeroizing<Vec<u8>>, KeyError> {
-    if let Some(why) = secret_looks_like_key(data) {
-        return Err(KeyError::SecretLooksLikeKey(why));
-    }
-    let secret = hmac_secret_decode(data);
-    if let Some(why) = secret_looks_like_key(&secret) {
+    let (secret, text) = hmac_secret_decode(data);
+    let body = data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(data);
+    let as_given = if text {
+        text_looks_like_key(body)
+    } else {
+        secret_looks_like_key(data)
+    };
+    if let Some(why) = as_given.or_else(|| secret_looks_like_key(&secret)) {
         return Err(KeyError::SecretLooksLikeKey(why));
     }
     Ok(secret)
 }
 
-fn hmac_secret_decode(data: &[u8]) -> Zeroizing<Vec<u8>> {
+/// The secret of an HMAC secret file, and whether the file was base64
+/// text (else the secret is its raw bytes).
+fn hmac_secret_decode(data: &[u8]) -> (Zeroizing<Vec<u8>>, bool) {
     use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
     use base64::engine::DecodePaddingMode;
     use base64::Engine;
@@ -393,12 +414,12 @@ fn hmac_secret_decode(data: &[u8]) -> Zeroizing<Vec<u8>> {
         if !t.is_empty() {
             for alphabet in [&base64::alphabet::STANDARD, &base64::alphabet::URL_SAFE] {
                 if let Ok(v) = GeneralPurpose::new(alphabet, lax).decode(t) {
-                    return Zeroizing::new(v);
+                    return (Zeroizing::new(v), true);
                 }
             }
         }
     }
-    Zeroizing::new(data.to_vec())
+    (Zeroizing::new(data.to_vec()), false)
 }
 
 fn signing_from_der(data: &[u8], opts: &LoadOptions) -> Result<SigningKey, KeyError> {
