@@ -1531,6 +1531,33 @@ fn a_bad_list_line_names_itself_and_keeps_what_came_before() {
     assert_eq!(queue.status().unwrap().inputs, 3, "only the new one queued");
 }
 
+/// The hashes every take and finish looks ids up in are hash tables from
+/// the crawl's start, not listpacks searched field by field (which Redis
+/// uses for a hash of up to 512 fields by default: every crawl's in-flight
+/// inputs, and the first hundreds of its results), and stay so once the
+/// crawl has run; the field that keeps them so is no input's.
+#[test]
+fn the_hashes_by_input_id_are_hash_tables() {
+    let Some((redis, queue, _)) = crawled("encoding", 5) else {
+        return;
+    };
+    assert_eq!(verify_all(&queue), 5);
+    for k in ["done", "tries", "why", "postponed"] {
+        let key = queue.key_name(k);
+        assert_eq!(
+            redis.cli(&["OBJECT", "ENCODING", &key]).trim(),
+            "hashtable",
+            "{k}"
+        );
+        assert!(
+            redis.cli(&["HGET", &key, "~"]).contains("hash table"),
+            "{k}"
+        );
+    }
+    let s = queue.status().unwrap();
+    assert_eq!((s.results, s.inputs), (5, 5));
+}
+
 /// The remover's hold in the library: one holder at a time, renewed by its
 /// holder, given back only by its holder, and free once its lease ends
 /// without a renewal (a reader that died).

@@ -46,6 +46,9 @@
 //!   failed attempt (a bounded retry ends in a result carrying that reason);
 //!   `postponed`: per input, the attempts put off without counting because
 //!   no connection permit came ([`CrawlQueue::postpone`](crate::replay::stream::CrawlQueue::postpone)).
+//! * Each of `done`, `tries`, `why` and `postponed` also holds the field
+//!   `~`, whose long value keeps it a hash table rather than a listpack
+//!   searched field by field (`CREATE`).
 //! * `stats`: counters (`verdict:WORD`, `code:CODE`, `queued`, `retried`,
 //!   `reclaimed`, `removed`); `waits`: per-host milliseconds spent waiting for a
 //!   connection permit, and `waited:HOST` the count of such waits.
@@ -320,11 +323,36 @@ return n
     )
 });
 
-/// Creates the consumer group of each input stream given in KEYS (and the
-/// stream), leaving a group already there as it is; ARGV = group.
+/// The crawl's hashes keyed by input id, looked up in batches by every
+/// take and finish ([`CREATE`]).
+const BY_ID: [&str; 4] = ["done", "tries", "why", "postponed"];
+
+/// The field that keeps each of [`BY_ID`] a hash table ([`CREATE`]): no
+/// input id (32 hex digits) is `~`.
+const HASHTABLE_FIELD: &str = "~";
+
+/// [`HASHTABLE_FIELD`]'s value: says why it is there, in more bytes than a
+/// listpack keeps.
+const HASHTABLE_NOTE: &str = "agentsig: a value longer than hash-max-listpack-value, so that this \
+hash stays a hash table (constant-time lookups by input id) rather than a listpack searched field by field";
+
+/// Creates the crawl: KEYS = the hashes keyed by input id ([`BY_ID`]), then
+/// the input streams. Each hash gets the field [`HASHTABLE_FIELD`], whose
+/// value ([`HASHTABLE_NOTE`]) is longer than Redis keeps in a listpack
+/// (`hash-max-listpack-value`, 64 bytes by default), so the hash is a hash
+/// table from its first field on: a listpack (Redis's encoding for a hash
+/// of up to `hash-max-listpack-entries` fields, 512 by default) is searched
+/// field by field, and every take and finish looks up a batch of ids in
+/// these hashes. Redis never turns a hash table back into a listpack, and
+/// the long value keeps it one across a restart. Then each stream's
+/// consumer group (and the stream) is made, a group already there left as
+/// it is. ARGV = group, the field, its value, the number of streams.
 static CREATE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
-        "for _, k in ipairs(KEYS) do
+        "local hashes = #KEYS - tonumber(ARGV[4])
+for i = 1, hashes do redis.call('HSET', KEYS[i], ARGV[2], ARGV[3]) end
+for i = hashes + 1, #KEYS do
+  local k = KEYS[i]
   local r = redis.pcall('XGROUP', 'CREATE', k, ARGV[1], '0', 'MKSTREAM')
   if type(r) == 'table' and r.err and not string.find(r.err, 'BUSYGROUP') then
     return redis.error_reply(r.err)
@@ -1181,9 +1209,25 @@ impl CrawlQueue {
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
     pub fn create(&self) -> Result<(), ReplayError> {
-        let keys: Vec<&[u8]> = self.shard_keys().collect();
+        let hashes = BY_ID.map(|k| self.key(k));
+        let keys: Vec<&[u8]> = hashes
+            .iter()
+            .map(Vec::as_slice)
+            .chain(self.shard_keys())
+            .collect();
+        let streams = SHARDS.to_string();
         self.client
-            .eval(&CREATE, &keys, &[GROUP.as_bytes()], None)
+            .eval(
+                &CREATE,
+                &keys,
+                &[
+                    GROUP.as_bytes(),
+                    HASHTABLE_FIELD.as_bytes(),
+                    HASHTABLE_NOTE.as_bytes(),
+                    streams.as_bytes(),
+                ],
+                None,
+            )
             .map(drop)
     }
 
