@@ -321,11 +321,12 @@ fn forced_exit() -> ! {
 /// removed), so a stopped `--follow` reader leaves no line half-written.
 fn results(a: &ResultsArgs) -> CliResult {
     // A follower may start before the crawl is made, and waits for it.
-    let q = if a.follow {
+    // Shared with the release a forced exit runs ([`ON_FORCED_EXIT`]).
+    let q = Arc::new(if a.follow {
         a.crawl.queue()?
     } else {
         a.crawl.existing()?
-    };
+    });
     let stop = stop_on_signal().unwrap_or_default();
     // A second's wait, in slices, so that a signal ends it soon.
     let pause = || {
@@ -347,8 +348,7 @@ fn results(a: &ResultsArgs) -> CliResult {
         None
     };
     if let Some(h) = &hold {
-        // A queue of its own: the closure outlives this function's borrows.
-        let (queue, holder) = (a.crawl.queue()?, h.holder.clone());
+        let (queue, holder) = (Arc::clone(&q), h.holder.clone());
         *ON_FORCED_EXIT
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Box::new(move || {

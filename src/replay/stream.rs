@@ -259,14 +259,6 @@ pub struct CrawlQueue {
 /// # Errors
 /// The reason, when `name` is refused.
 pub fn check_crawl_name(name: &str) -> Result<(), String> {
-    check_name(name).map_err(|e| match e {
-        ReplayError::Unavailable(m) => m,
-        e => e.to_string(),
-    })
-}
-
-/// Why a crawl name is refused.
-fn check_name(name: &str) -> Result<(), ReplayError> {
     let ok = !name.is_empty()
         && name.len() <= MAX_NAME
         && name
@@ -275,10 +267,10 @@ fn check_name(name: &str) -> Result<(), ReplayError> {
     if ok {
         Ok(())
     } else {
-        Err(ReplayError::Unavailable(format!(
+        Err(format!(
             "crawl name {:?}: 1 to {MAX_NAME} characters of A-Z a-z 0-9 . _ -",
             crate::text::escape_controls(&name.chars().take(80).collect::<String>())
-        )))
+        ))
     }
 }
 
@@ -1160,7 +1152,7 @@ impl CrawlQueue {
     /// # Errors
     /// [`ReplayError::Unavailable`] for a bad name.
     pub fn with_config(mut cfg: RedisConfig, name: &str) -> Result<CrawlQueue, ReplayError> {
-        check_name(name)?;
+        check_crawl_name(name).map_err(ReplayError::Unavailable)?;
         // A blocking read waits up to one second on the server.
         cfg.io_timeout = cfg.io_timeout.max(Duration::from_secs(3));
         let prefix = format!("agentsig:crawl:{{{name}}}:");
@@ -2175,9 +2167,9 @@ mod tests {
 
     #[test]
     fn names_and_ids() {
-        assert!(check_name("daily-2026.12.02_a").is_ok());
+        assert!(check_crawl_name("daily-2026.12.02_a").is_ok());
         for bad in ["", "a{b}", "a b", "x:y", &"n".repeat(65)] {
-            assert!(check_name(bad).is_err(), "{bad}");
+            assert!(check_crawl_name(bad).is_err(), "{bad}");
         }
         let q = CrawlQueue::open("redis://127.0.0.1:1/0", "daily").unwrap();
         assert_eq!(q.key_name("inputs"), "agentsig:crawl:{daily}:inputs");
