@@ -452,6 +452,47 @@ fn a_kept_permit_goes_back_when_another_worker_waits() {
     busy.join().unwrap();
 }
 
+/// `crawl status` reads the hosts that waited longest for a permit and
+/// the number of all, not every host (a crawl over millions of hosts may
+/// see waits at many of them), longest first; each host's figures are its
+/// own whatever its name (a host named `waited` was read as another host's
+/// count of waits before). `crawl delete` then leaves no key behind.
+#[test]
+fn the_status_reads_the_longest_waits_not_every_host() {
+    use agentsig::replay::stream::STATUS_HOSTS;
+    let Some(redis) = redis_support::Server::start("crawl-many-waits") else {
+        eprintln!("skipped: no redis-server");
+        return;
+    };
+    let q = CrawlQueue::open(&redis.url(), "manywaits").unwrap();
+    q.create().unwrap();
+    for i in 0..300u64 {
+        q.host_waited(&format!("h{i}.example:443"), i + 1, 2)
+            .unwrap();
+    }
+    q.host_waited("waited:443", 1000, 1).unwrap();
+    let s = q.status().unwrap();
+    assert_eq!(s.hosts_waited, 301);
+    assert_eq!(s.host_waits.len(), STATUS_HOSTS);
+    assert_eq!(s.host_waits[0], ("waited:443".to_string(), 1000, 1));
+    assert_eq!(s.host_waits[1], ("h299.example:443".to_string(), 300, 2));
+    assert!(
+        s.host_waits.windows(2).all(|w| w[0].1 >= w[1].1),
+        "longest first: {:?}",
+        s.host_waits
+    );
+    let counter = |k: &str| s.counters.iter().find(|(c, _)| c == k).map(|(_, n)| *n);
+    assert_eq!(counter("waits"), Some(601));
+    assert_eq!(counter("waited_ms"), Some(300 * 301 / 2 + 1000));
+    // Later waits add up, and move the host up.
+    q.host_waited("h0.example:443", 5000, 3).unwrap();
+    let s = q.status().unwrap();
+    assert_eq!(s.host_waits[0], ("h0.example:443".to_string(), 5001, 5));
+    assert_eq!(s.hosts_waited, 301);
+    q.delete().unwrap();
+    assert_eq!(redis.cli(&["DBSIZE"]).trim(), "0", "no key left behind");
+}
+
 /// `crawl status`'s per-host waits count fetches that found the host at
 /// its bound (or behind others): a permit granted at the first ask is no
 /// wait, however long its round trip to Redis took (here Redis is held

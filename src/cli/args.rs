@@ -152,8 +152,9 @@ pub struct FetchArgs {
     /// 10, 30s, 1m; default 10 s). A slower answer fails with a timeout code.
     #[arg(long, value_name = "DURATION", value_parser = parse_deadline)]
     pub timeout: Option<u64>,
-    /// Deadline of the whole command, every fetch included (registry, descriptor, URL.jws,
-    /// metadata, key sets; default 30 s).
+    /// Deadline of each URL's verification, every fetch of it included (registry,
+    /// descriptor, URL.jws, metadata, key sets; default 30 s): the whole command for one URL,
+    /// each input of --batch or of a crawl.
     #[arg(long, value_name = "DURATION", value_parser = parse_deadline)]
     pub deadline: Option<u64>,
     /// Share fetched key sets (Web Bot Auth directories, JWK Sets, DID documents, RFC 8414 /

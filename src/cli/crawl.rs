@@ -1049,6 +1049,7 @@ fn status(a: &StatusArgs) -> CliResult {
                 .map(|(h, ms, n)| serde_json::json!({"host": h, "waited_ms": ms, "waits": n}))
                 .collect::<Vec<_>>(),
         );
+        r.detail("hosts_waited", s.hosts_waited);
         r.detail("stopped", s.stopped);
         r.detail(
             "workers",
@@ -1098,6 +1099,13 @@ fn status(a: &StatusArgs) -> CliResult {
     }
     for (h, ms, n) in s.host_waits.iter().take(10) {
         outln!("  waits for {h}: {n} waits, {ms} ms in all\n");
+    }
+    if s.hosts_waited > 10 {
+        outln!(
+            "  ({} hosts waited in all; the {} that waited longest are in --json)\n",
+            s.hosts_waited,
+            s.host_waits.len()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -50,8 +50,11 @@
 //!   `~`, whose long value keeps it a hash table rather than a listpack
 //!   searched field by field (`CREATE`).
 //! * `stats`: counters (`verdict:WORD`, `code:CODE`, `queued`, `retried`,
-//!   `reclaimed`, `removed`); `waits`: per-host milliseconds spent waiting for a
-//!   connection permit, and `waited:HOST` the count of such waits.
+//!   `reclaimed`, `removed`, and `waits` and `waited_ms`: the waits for a
+//!   connection permit and the milliseconds spent in them); `waits:ms`: a
+//!   sorted set of the hosts whose fetches waited for a permit, scored by
+//!   the milliseconds they spent waiting, and `waits:n`: per host, the
+//!   number of such waits.
 //! * `recent`: the stream ids (write times) of the newest 1000 results
 //!   taken out of `results`, for the rate `crawl status` shows.
 //! * `state`: `stopped` while the crawl is stopped.
@@ -217,11 +220,14 @@ pub struct CrawlStatus {
     /// since the last one.
     pub recent_rate: Option<(f64, u64)>,
     /// The counters (`verdict:WORD`, `code:CODE`, `queued`, `retried`,
-    /// `reclaimed`, `removed`).
+    /// `reclaimed`, `removed`, `waits`, `waited_ms`).
     pub counters: Vec<(String, i64)>,
     /// Per host: milliseconds spent waiting for a permit, and the number of
-    /// waits.
+    /// waits; the [`STATUS_HOSTS`] hosts that waited longest, longest
+    /// first.
     pub host_waits: Vec<(String, u64, u64)>,
+    /// The number of hosts whose fetches ever waited for a permit.
+    pub hosts_waited: u64,
     /// Whether the crawl is stopped.
     pub stopped: bool,
     /// The live workers ([`CrawlQueue::members`]), each with the number of
@@ -795,16 +801,27 @@ return 1
     )
 });
 
-/// Counts waits for a permit: KEYS = waits; ARGV = host, ms, count
-/// field, waits. One round trip for both counters.
+/// Counts waits for a permit: KEYS = `waits:ms`, `waits:n`, stats; ARGV =
+/// host, ms, waits. The host's milliseconds go into a sorted set, so that
+/// `crawl status` reads the hosts that waited longest without reading
+/// every host ([`STATUS_HOSTS`]); its count of waits into a hash; both
+/// totals into the crawl's counters. One round trip.
 static WAITED: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
-        "redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
-redis.call('HINCRBY', KEYS[1], ARGV[3], ARGV[4])
+        "redis.call('ZINCRBY', KEYS[1], ARGV[2], ARGV[1])
+redis.call('HINCRBY', KEYS[2], ARGV[1], ARGV[3])
+redis.call('HINCRBY', KEYS[3], 'waited_ms', ARGV[2])
+redis.call('HINCRBY', KEYS[3], 'waits', ARGV[3])
 return 1
 ",
     )
 });
+
+/// The most hosts [`CrawlQueue::status`] reads per-host waits of: those
+/// that waited longest. A crawl over millions of hosts may see waits at
+/// many of them; the status reads these few and the number of all
+/// ([`CrawlStatus::hosts_waited`]), never every host.
+pub const STATUS_HOSTS: usize = 100;
 
 fn int(r: &Reply) -> Option<i64> {
     match r {
@@ -1838,17 +1855,12 @@ impl CrawlQueue {
     pub fn host_waited(&self, host: &str, ms: u64, waits: u64) -> Result<(), ReplayError> {
         let host: String = host.chars().take(300).collect();
         let (ms, waits) = (ms.to_string(), waits.to_string());
-        let key = self.key("waits");
-        let count = format!("waited:{host}");
+        let keys = [self.key("waits:ms"), self.key("waits:n"), self.key("stats")];
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
         self.client.eval(
             &WAITED,
-            &[key.as_slice()],
-            &[
-                host.as_bytes(),
-                ms.as_bytes(),
-                count.as_bytes(),
-                waits.as_bytes(),
-            ],
+            &keys,
+            &[host.as_bytes(), ms.as_bytes(), waits.as_bytes()],
             None,
         )?;
         Ok(())
@@ -2098,22 +2110,40 @@ impl CrawlQueue {
             .find(|(k, _)| k == "removed")
             .map_or(0, |(_, n)| n.unsigned_abs());
         s.results += s.results_removed;
-        let waits = pairs(&q(&[b"HGETALL", &self.key("waits")])?)
-            .into_iter()
-            .map(|(k, v)| (k, int(v).unwrap_or(0).unsigned_abs()))
-            .collect::<Vec<_>>();
-        for (k, ms) in &waits {
-            if k.starts_with("waited:") {
-                continue;
+        // The hosts that waited longest, not every host (a sorted set read
+        // from its top), and their counts of waits in one round trip.
+        let most = (STATUS_HOSTS - 1).to_string();
+        let top = q(&[
+            b"ZREVRANGE",
+            &self.key("waits:ms"),
+            b"0",
+            most.as_bytes(),
+            b"WITHSCORES",
+        ])?;
+        let top: Vec<(String, u64)> = array(&top)
+            .chunks_exact(2)
+            .filter_map(|p| {
+                let ms = text(&p[1])?.parse::<f64>().ok()?;
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                Some((text(&p[0])?, ms.max(0.0) as u64))
+            })
+            .collect();
+        if !top.is_empty() {
+            let key = self.key("waits:n");
+            let mut args: Vec<&[u8]> = vec![b"HMGET", &key];
+            args.extend(top.iter().map(|(h, _)| h.as_bytes()));
+            let counts = q(&args)?;
+            let counts = array(&counts);
+            for (i, (host, ms)) in top.into_iter().enumerate() {
+                let n = counts
+                    .get(i)
+                    .and_then(text)
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0);
+                s.host_waits.push((host, ms, n));
             }
-            let n = waits
-                .iter()
-                .find(|(c, _)| c.strip_prefix("waited:") == Some(k))
-                .map_or(0, |(_, n)| *n);
-            s.host_waits.push((k.clone(), *ms, n));
         }
-        s.host_waits
-            .sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        s.hosts_waited = count(q(&[b"ZCARD", &self.key("waits:ms")])?);
         Ok(s)
     }
 
@@ -2135,8 +2165,9 @@ impl CrawlQueue {
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
     pub fn delete(&self) -> Result<(), ReplayError> {
         // `inputs`: the one input stream of a crawl queued by a release
-        // before the input streams were split by host.
-        for k in [
+        // before the input streams were split by host; `waits`: the
+        // per-host waits of a release before `waits:ms` and `waits:n`.
+        let named = [
             "inputs",
             "results",
             "done",
@@ -2146,16 +2177,22 @@ impl CrawlQueue {
             "why",
             "stats",
             "waits",
+            "waits:ms",
+            "waits:n",
             "state",
             "members",
             "recent",
             "remover",
-        ] {
-            self.client.query(&[b"DEL", &self.key(k)], None)?;
-        }
-        for k in self.shard_keys() {
-            self.client.query(&[b"DEL", k], None)?;
-        }
+        ]
+        .map(|k| self.key(k));
+        // `UNLINK`, not `DEL`: Redis frees a large key (the `done` hash
+        // and the `seen` set of a crawl of millions of inputs) in the
+        // background, where `DEL` would hold every client of this Redis
+        // while it frees it. One command: the keys share one hash slot.
+        let mut args: Vec<&[u8]> = vec![b"UNLINK"];
+        args.extend(named.iter().map(Vec::as_slice));
+        args.extend(self.shard_keys());
+        self.client.query(&args, None)?;
         Ok(())
     }
 }
