@@ -654,31 +654,26 @@ fn reader_name(holder: &str) -> &str {
 }
 
 /// Redis unreachable while `crawl results --follow` runs: it asks again for
-/// [`REDIS_GRACE`], as a worker does (a Sentinel failover, a restart), then
-/// gives up (exit 1).
+/// [`REDIS_GRACE`], as a worker does (a Sentinel failover, a restart; the
+/// one rule, [`agentsig::net::crawl::Outage`]), saying so once, then gives
+/// up (exit 1).
 #[derive(Default)]
-struct Outage {
-    since: Option<Instant>,
-}
+struct Outage(agentsig::net::crawl::Outage);
 
 impl Outage {
     fn tolerate(&mut self, e: agentsig::replay::ReplayError) -> Result<(), CliError> {
-        match self.since {
-            None => {
-                errln!(
-                    "agentsig: warning: {e}; asking again for up to {} s",
-                    REDIS_GRACE.as_secs()
-                );
-                self.since = Some(Instant::now());
-                Ok(())
-            }
-            Some(t) if t.elapsed() >= REDIS_GRACE => Err(store(e)),
-            Some(_) => Ok(()),
+        let said = e.to_string();
+        if self.0.tolerate(e).map_err(store)? {
+            errln!(
+                "agentsig: warning: {said}; asking again for up to {} s",
+                REDIS_GRACE.as_secs()
+            );
         }
+        Ok(())
     }
 
     fn over(&mut self) {
-        self.since = None;
+        self.0.over();
     }
 }
 

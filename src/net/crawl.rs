@@ -94,6 +94,40 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
 /// gives up (exit): its entries stay pending for the others.
 pub const REDIS_GRACE: Duration = Duration::from_secs(30);
 
+/// A Redis outage ridden out for [`REDIS_GRACE`]: the rule a worker and a
+/// following results reader share. Each failed call is
+/// [`tolerated`](Outage::tolerate) until the first failure of the outage
+/// is [`REDIS_GRACE`] old, then it is the caller's error; a call that
+/// succeeds ends the outage ([`Outage::over`]).
+#[derive(Debug, Default)]
+pub struct Outage {
+    since: Option<Instant>,
+}
+
+impl Outage {
+    /// A call failed with `e`: `Ok(true)` for the first failure of an
+    /// outage (the one to report), `Ok(false)` for a later one within
+    /// [`REDIS_GRACE`] of it.
+    ///
+    /// # Errors
+    /// `e` itself once the outage has lasted [`REDIS_GRACE`].
+    pub fn tolerate(&mut self, e: ReplayError) -> Result<bool, ReplayError> {
+        match self.since {
+            None => {
+                self.since = Some(Instant::now());
+                Ok(true)
+            }
+            Some(t) if t.elapsed() >= REDIS_GRACE => Err(e),
+            Some(_) => Ok(false),
+        }
+    }
+
+    /// A call succeeded: the outage, if any, is over.
+    pub fn over(&mut self) {
+        self.since = None;
+    }
+}
+
 /// What the verification of one input gave.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -658,14 +692,11 @@ fn work_loop(
     decided: &mut Vec<Decided>,
 ) -> Result<(), ReplayError> {
     let (queue, opts, shared) = (cx.queue, cx.opts, cx.shared);
-    let mut failing_since: Option<Instant> = None;
+    let mut outage = Outage::default();
     let mut last_stop_check = Instant::now();
     // Redis unreachable: keep trying for the grace period, then give up.
-    let tolerate = |e: ReplayError, since: &mut Option<Instant>| -> Result<(), ReplayError> {
-        let first = *since.get_or_insert_with(Instant::now);
-        if first.elapsed() >= REDIS_GRACE {
-            return Err(e);
-        }
+    let tolerate = |e: ReplayError, outage: &mut Outage| -> Result<(), ReplayError> {
+        outage.tolerate(e)?;
         std::thread::sleep(Duration::from_millis(200));
         Ok(())
     };
@@ -676,7 +707,7 @@ fn work_loop(
                 Ok(true) => return Ok(()),
                 Ok(false) => {}
                 Err(e) => {
-                    tolerate(e, &mut failing_since)?;
+                    tolerate(e, &mut outage)?;
                     continue;
                 }
             }
@@ -684,11 +715,11 @@ fn work_loop(
         let (entries, stopped) = match next_entries(cx, epoch, decided) {
             Ok(e) => e,
             Err(e) => {
-                tolerate(e, &mut failing_since)?;
+                tolerate(e, &mut outage)?;
                 continue;
             }
         };
-        failing_since = None;
+        outage.over();
         if let Some(stopped) = stopped {
             // The take script read the crawl's state.
             last_stop_check = Instant::now();
@@ -704,7 +735,7 @@ fn work_loop(
                 match empty {
                     Ok(true) => return Ok(()),
                     Ok(false) => {}
-                    Err(e) => tolerate(e, &mut failing_since)?,
+                    Err(e) => tolerate(e, &mut outage)?,
                 }
             }
             continue;
@@ -722,7 +753,7 @@ fn work_loop(
                 .is_some_and(|d| d.at.elapsed() >= MAX_RESULT_DELAY)
             {
                 if let Err(err) = write_results(cx, decided, 0, &[]) {
-                    tolerate(err, &mut failing_since)?;
+                    tolerate(err, &mut outage)?;
                 }
             }
             let release = |e: &CrawlEntry| {
@@ -740,7 +771,7 @@ fn work_loop(
                 Ok(None) => release(&e),
                 // The entry stays pending: another attempt after the lease.
                 Err(err) => {
-                    tolerate(err, &mut failing_since)?;
+                    tolerate(err, &mut outage)?;
                     release(&e);
                 }
             }
@@ -1732,6 +1763,24 @@ impl Drop for FleetPermit {
 mod tests {
     use super::*;
     use crate::net::FetchError;
+
+    /// An outage's first failure is the one reported; later ones within
+    /// the grace are ridden out quietly; a success ends the outage, and
+    /// the next failure starts another.
+    #[test]
+    fn an_outage_is_reported_once_and_ends_with_a_success() {
+        let e = || ReplayError::Unavailable("connection refused".into());
+        let mut o = Outage::default();
+        assert!(matches!(o.tolerate(e()), Ok(true)));
+        assert!(matches!(o.tolerate(e()), Ok(false)));
+        assert!(matches!(o.tolerate(e()), Ok(false)));
+        o.over();
+        assert!(matches!(o.tolerate(e()), Ok(true)));
+        // Past the grace the failure is the caller's.
+        o.since = Instant::now().checked_sub(REDIS_GRACE);
+        assert!(o.since.is_some(), "a clock that goes back 30 s");
+        assert!(matches!(o.tolerate(e()), Err(ReplayError::Unavailable(_))));
+    }
 
     /// A thread reads its part of the worker's streams first, each part
     /// from the next stream in turn; and the stream its last take ended in
