@@ -34,7 +34,10 @@
 //! do not wait for each other: the case of a crawl over many hosts.
 //! Instructions per input would be steadier than CPU time, but this
 //! machine's virtual CPUs expose no hardware counters (`perf stat -e
-//! instructions`: not supported). `CRAWL_BENCH_BIN=PATH` runs another
+//! instructions`: not supported); valgrind counts them, user space only,
+//! with `CRAWL_BENCH_BIN` naming a script that runs agentsig under
+//! `valgrind --tool=cachegrind` (`docs/crawl.md`, "Counted, not timed").
+//! `CRAWL_BENCH_BIN=PATH` runs another
 //! agentsig binary (e.g. an older build, to compare two builds run in
 //! turn in the same minutes) in place of the one Cargo built.
 //! `CRAWL_BENCH_EACH=1` prints each process's CPU and context switches
