@@ -396,6 +396,30 @@ fn a_fleet_crawl_on_a_cluster_survives_a_killed_worker_with_one_result_per_input
         })
         .sum();
     assert!(lines > 0 && lines <= urls.len());
+    // Deleted on the cluster, every key of the crawl is gone (one
+    // `UNLINK`: the keys share one hash slot), but for the per-host
+    // politeness state, which ends by itself: a permit with its lease, a
+    // host's next connection time, a wake list within a minute.
+    let o = cli(
+        &dir,
+        &["crawl", "delete", name, "--redis", &redis, "--force"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    for n in &cluster.nodes {
+        for key in n.cli(&["--scan", "--pattern", "agentsig:crawl:*"]).lines() {
+            let kind = key.rsplit(':').nth(1).unwrap_or_default();
+            assert!(
+                ["host", "next", "wake"].contains(&kind),
+                "{key} left after the delete"
+            );
+            let ttl: i64 = n.cli(&["PTTL", key]).trim().parse().unwrap();
+            // -2: it ended between the scan and the question.
+            assert!(
+                ttl == -2 || (0..=61_000).contains(&ttl),
+                "{key} ends by itself: {ttl}"
+            );
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -52,9 +52,10 @@ pub enum CrawlCommand {
     /// Print every result (one JSON report a line), oldest first; with --remove, take each out of
     /// Redis once written, and with --follow, go on as results come.
     Results(ResultsArgs),
-    /// Delete every key of the crawl (its queue, results, records and counters). Refused while
-    /// workers or a results reader are live, inputs are queued or results are still in Redis,
-    /// unless --force.
+    /// Delete every key of the crawl (its queue, results, records and counters; the per-host
+    /// connection permits and Retry-After times end by themselves, within a lease). Refused
+    /// while workers or a results reader are live, inputs are queued or results are still in
+    /// Redis, unless --force.
     Delete(DeleteArgs),
 }
 
