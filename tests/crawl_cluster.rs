@@ -476,6 +476,35 @@ fn a_kept_permit_goes_back_when_another_worker_waits() {
     busy.join().unwrap();
 }
 
+/// `crawl status` reads every input stream's length and what is pending
+/// in it, per worker, in one round trip: inputs queued, of them those
+/// taken and not finished, and by whom (here all of one host, so of one
+/// stream).
+#[test]
+fn the_status_counts_what_each_worker_holds() {
+    use std::time::Duration;
+    let Some(redis) = redis_support::Server::start("crawl-pending") else {
+        eprintln!("skipped: no redis-server");
+        return;
+    };
+    let q = CrawlQueue::open(&redis.url(), "pending").unwrap();
+    q.create().unwrap();
+    let inputs: Vec<String> = (0..5)
+        .map(|i| format!("https://h.example/a{i}.json"))
+        .collect();
+    assert_eq!(q.add(&inputs, 0).unwrap(), 5);
+    let all: Vec<u16> = (0..64).collect();
+    let a = q.take("wa", 2, Duration::from_millis(10), &all).unwrap();
+    let b = q.take("wb", 1, Duration::from_millis(10), &all).unwrap();
+    assert_eq!((a.len(), b.len()), (2, 1));
+    let s = q.status().unwrap();
+    assert_eq!((s.queued, s.pending), (5, 3), "{s:?}");
+    assert_eq!(
+        s.pending_by_worker,
+        vec![("wa".to_string(), 2), ("wb".to_string(), 1)]
+    );
+}
+
 /// `crawl status` reads the hosts that waited longest for a permit and
 /// the number of all, not every host (a crawl over millions of hosts may
 /// see waits at many of them), longest first; each host's figures are its

@@ -371,6 +371,24 @@ return n
     )
 });
 
+/// The input streams' figures for [`CrawlQueue::status`], in one round
+/// trip rather than one per stream: KEYS = the input streams; ARGV =
+/// group. Returns per stream, in KEYS' order, `[entries, pending,
+/// [[consumer, pending], ...]]` (`XLEN`, then the summary form of
+/// `XPENDING`; a stream without the group has none pending).
+static STREAM_FIGURES: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "local out = {}
+for i, k in ipairs(KEYS) do
+  local p = redis.pcall('XPENDING', k, ARGV[1])
+  if type(p) ~= 'table' or p.err then p = {0, false, false, false} end
+  out[i] = {redis.call('XLEN', k), p[1], p[4] or {}}
+end
+return out
+",
+    )
+});
+
 /// Takes over up to ARGV[4] entries pending longer than ARGV[3] ms with
 /// any worker (`XAUTOCLAIM`): KEYS = stats, then the input streams;
 /// ARGV = group, consumer, lease ms, most, first stream to look at (the
@@ -2026,7 +2044,20 @@ impl CrawlQueue {
     pub fn status(&self) -> Result<CrawlStatus, ReplayError> {
         let q = |args: &[&[u8]]| self.client.query(args, None);
         let count = |r: Reply| int(&r).and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
-        let lengths = self.lengths()?;
+        let keys: Vec<&[u8]> = self.shard_keys().collect();
+        let figures = self
+            .client
+            .eval(&STREAM_FIGURES, &keys, &[GROUP.as_bytes()], None)?;
+        let figures = array(&figures);
+        if figures.len() != SHARDS {
+            return Err(self.client.unavailable(format!(
+                "unexpected reply to the stream figures {figures:?}"
+            )));
+        }
+        let lengths: Vec<u64> = figures
+            .iter()
+            .map(|f| array(f).first().and_then(int).unwrap_or(0).unsigned_abs())
+            .collect();
         // No worker is named "" (a consumer name is not empty): this reads
         // the live workers without joining them.
         let members = self.members("", Duration::ZERO)?;
@@ -2048,22 +2079,14 @@ impl CrawlQueue {
             ..CrawlStatus::default()
         };
         let mut by_worker = std::collections::BTreeMap::<String, u64>::new();
-        for inputs in self.shard_keys() {
-            match q(&[b"XPENDING", inputs, GROUP.as_bytes()]) {
-                Ok(r) => {
-                    let a = array(&r);
-                    s.pending += a.first().map_or(0, |n| int(n).unwrap_or(0).unsigned_abs());
-                    if let Some(w) = a.get(3) {
-                        for c in array(w) {
-                            if let [name, n] = array(c) {
-                                *by_worker.entry(text(name).unwrap_or_default()).or_default() +=
-                                    int(n).unwrap_or(0).unsigned_abs();
-                            }
-                        }
-                    }
+        for f in figures {
+            let f = array(f);
+            s.pending += f.get(1).and_then(int).unwrap_or(0).unsigned_abs();
+            for c in f.get(2).map(array).unwrap_or_default() {
+                if let [name, n] = array(c) {
+                    *by_worker.entry(text(name).unwrap_or_default()).or_default() +=
+                        int(n).unwrap_or(0).unsigned_abs();
                 }
-                Err(ReplayError::Unavailable(m)) if m.contains("NOGROUP") => {}
-                Err(e) => return Err(e),
             }
         }
         s.pending_by_worker = by_worker.into_iter().collect();
