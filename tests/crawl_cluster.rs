@@ -476,6 +476,18 @@ fn a_kept_permit_goes_back_when_another_worker_waits() {
     busy.join().unwrap();
 }
 
+/// A redis-server of its own with the crawl `name` made in it (`None`,
+/// the test skipped, without redis-server).
+fn made(server: &str, name: &str) -> Option<(redis_support::Server, CrawlQueue)> {
+    let Some(redis) = redis_support::Server::start(server) else {
+        eprintln!("skipped: no redis-server");
+        return None;
+    };
+    let q = CrawlQueue::open(&redis.url(), name).unwrap();
+    q.create().unwrap();
+    Some((redis, q))
+}
+
 /// `crawl status` reads every input stream's length and what is pending
 /// in it, per worker, in one round trip: inputs queued, of them those
 /// taken and not finished, and by whom (here all of one host, so of one
@@ -483,12 +495,9 @@ fn a_kept_permit_goes_back_when_another_worker_waits() {
 #[test]
 fn the_status_counts_what_each_worker_holds() {
     use std::time::Duration;
-    let Some(redis) = redis_support::Server::start("crawl-pending") else {
-        eprintln!("skipped: no redis-server");
+    let Some((_redis, q)) = made("crawl-pending", "pending") else {
         return;
     };
-    let q = CrawlQueue::open(&redis.url(), "pending").unwrap();
-    q.create().unwrap();
     let inputs: Vec<String> = (0..5)
         .map(|i| format!("https://h.example/a{i}.json"))
         .collect();
@@ -505,6 +514,59 @@ fn the_status_counts_what_each_worker_holds() {
     );
 }
 
+/// An acknowledged entry leaves its input stream once every older entry of
+/// the stream is acknowledged (a trim, not a delete per entry): entries
+/// finished after an older one still pending stay counted as queued until
+/// it is finished, and then the stream is empty. A taken-over entry whose
+/// input has a result already (a duplicate) is trimmed the same way.
+#[test]
+fn finished_entries_leave_their_stream_once_the_older_ones_have() {
+    use agentsig::replay::stream::{CrawlEntry, Finishing, ResultRecord};
+    use std::time::Duration;
+    let Some((redis, q)) = made("crawl-trim", "trim") else {
+        return;
+    };
+    let inputs: Vec<String> = (0..6)
+        .map(|i| format!("https://h.example/a{i}.json"))
+        .collect();
+    q.add(&inputs, 0).unwrap();
+    let all: Vec<u16> = (0..64).collect();
+    let wait = Duration::from_millis(10);
+    let older = q.take("wa", 2, wait, &all).unwrap();
+    let newer = q.take("wb", 4, wait, &all).unwrap();
+    let finish = |held: &[CrawlEntry], who: &str| {
+        let done: Vec<Finishing<'_>> = held
+            .iter()
+            .map(|entry| Finishing {
+                entry,
+                result: ResultRecord {
+                    report: b"{}",
+                    verdict: "verified",
+                    code: "",
+                },
+                children: &[],
+            })
+            .collect();
+        q.finish_and_take(&done, who, 0, &[]).unwrap()
+    };
+    let key = q.key_name(&format!("inputs:{}", older[0].shard));
+    let len = || redis.cli(&["XLEN", &key]).trim().parse::<u64>().unwrap();
+    assert_eq!(finish(&newer, "wb").finished.len(), 4);
+    let s = q.status().unwrap();
+    assert_eq!((s.queued, s.pending, s.results), (6, 2, 4), "{s:?}");
+    assert_eq!(len(), 6, "finished after a pending one: kept");
+    assert_eq!(finish(&older, "wa").finished.len(), 2);
+    assert_eq!(len(), 0, "all finished: the stream is empty");
+    assert_eq!(q.queued().unwrap(), 0);
+    // Queued again by hand (a replayed entry) and taken over: its input
+    // has a result, so it is only acknowledged, and leaves the stream.
+    q.add_raw(&inputs[0]).unwrap();
+    let again = q.take("wc", 1, wait, &all).unwrap();
+    assert_eq!(q.start(&again[0]).unwrap(), None, "a duplicate");
+    assert_eq!(len(), 0, "the duplicate left the stream");
+    assert_eq!(q.status().unwrap().results, 6);
+}
+
 /// `crawl status` reads the hosts that waited longest for a permit and
 /// the number of all, not every host (a crawl over millions of hosts may
 /// see waits at many of them), longest first; each host's figures are its
@@ -513,12 +575,9 @@ fn the_status_counts_what_each_worker_holds() {
 #[test]
 fn the_status_reads_the_longest_waits_not_every_host() {
     use agentsig::replay::stream::STATUS_HOSTS;
-    let Some(redis) = redis_support::Server::start("crawl-many-waits") else {
-        eprintln!("skipped: no redis-server");
+    let Some((redis, q)) = made("crawl-many-waits", "manywaits") else {
         return;
     };
-    let q = CrawlQueue::open(&redis.url(), "manywaits").unwrap();
-    q.create().unwrap();
     for i in 0..300u64 {
         q.host_waited(&format!("h{i}.example:443"), i + 1, 2)
             .unwrap();

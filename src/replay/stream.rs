@@ -19,7 +19,9 @@
 //!   (`XREADGROUP ... >`); an entry stays pending until that worker
 //!   acknowledges it, and one pending longer than the lease is taken over
 //!   by another worker (`XAUTOCLAIM`), so a worker killed mid-input loses
-//!   nothing. A worker reads the streams it is given first
+//!   nothing. An acknowledged entry leaves its stream by a trim below the
+//!   stream's oldest pending entry (`XTRIM MINID`), once every older one is
+//!   acknowledged. A worker reads the streams it is given first
 //!   ([`CrawlQueue::finish_and_take`](crate::replay::stream::CrawlQueue::finish_and_take)):
 //!   the crawl worker reads only its own share of them, shared out among
 //!   the live workers ([`CrawlQueue::members`](crate::replay::stream::CrawlQueue::members),
@@ -201,7 +203,11 @@ pub enum Permit {
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct CrawlStatus {
-    /// Entries in the input streams not yet finished (waiting or pending).
+    /// Entries in the input streams not yet finished (waiting or pending),
+    /// and those finished after an older entry of their stream still
+    /// pending: an acknowledged entry leaves its stream once every older
+    /// one of the stream is acknowledged (a few takes' worth at most while
+    /// workers live).
     pub queued: u64,
     /// Entries handed to a worker and not yet acknowledged.
     pub pending: u64,
@@ -457,20 +463,54 @@ return redis.call('ZRANGE', KEYS[1], 0, -1)
     )
 });
 
+/// The Lua function `trim(key, group)` the scripts that acknowledge entries
+/// start with: an acknowledged entry leaves its input stream by a trim of
+/// the stream below the first id it must keep (`XTRIM MINID`), its oldest
+/// entry pending with any worker or, none pending, the one after the last
+/// the group was given; entries after an older one still pending stay
+/// until it is acknowledged. One trim per stream and call, where an
+/// `XDEL` per entry sought each entry from the start of its listpack
+/// node, past those deleted before it: a fifth of the finishing script's
+/// instructions (valgrind's count, `docs/crawl.md`).
+macro_rules! trim_lua {
+    () => {
+        "local function trim(key, group)
+  local from = redis.call('XPENDING', key, group)[2]
+  if not from then
+    for _, g in ipairs(redis.call('XINFO', 'GROUPS', key)) do
+      local name, last
+      for k = 1, #g - 1, 2 do
+        if g[k] == 'name' then name = g[k + 1] end
+        if g[k] == 'last-delivered-id' then last = g[k + 1] end
+      end
+      if name == group and last then
+        local ms, seq = string.match(last, '^(%d+)-(%d+)$')
+        -- A sequence past Lua's exact integers is left to a later trim.
+        if ms and #seq < 15 then from = ms .. '-' .. (tonumber(seq) + 1) end
+      end
+    end
+  end
+  if from then redis.call('XTRIM', key, 'MINID', from) end
+end
+"
+    };
+}
+
 /// Starts an attempt: KEYS = done, tries, the entry's input stream; ARGV =
 /// id, entry, group.
 /// An input with a result already is acknowledged and -1 returned; else
 /// the attempts started so far, this one included.
 static START: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
-    redis::Script::new(
+    redis::Script::new(concat!(
+        trim_lua!(),
         "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   redis.call('XACK', KEYS[3], ARGV[3], ARGV[2])
-  redis.call('XDEL', KEYS[3], ARGV[2])
+  trim(KEYS[3], ARGV[3])
   return -1
 end
 return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
-",
-    )
+"
+    ))
 });
 
 /// Finishes a thread's inputs, then takes its next ones, in one step (each
@@ -487,14 +527,14 @@ return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
 /// reason code, `details.crawl_input`, `details.crawl_attempts`; every
 /// byte of an entry is copied into the stream and the append-only file),
 /// with its `done` record, its counters and
-/// its children not seen before queued, and its entry acknowledged and
-/// deleted either way: the script runs as one unit, so every result in it
+/// its children not seen before queued, and its entry acknowledged (and
+/// trimmed from its stream, `trim_lua!`) either way: the script runs as one unit, so every result in it
 /// is written atomically with its acknowledgement. Then, unless the crawl
 /// is stopped, up to the most new entries are read for the consumer from
 /// the streams given, in their order; an attempt is started at each (an input that has a
 /// result already is only acknowledged). The commands are per call and
 /// stream, not per input, where Redis takes many fields or ids at once
-/// (`HMGET`, `HSET`, `HDEL`, `XACK`, `XDEL`, one `HINCRBY` per verdict and
+/// (`HMGET`, `HSET`, `HDEL`, `XACK`, `XTRIM`, one `HINCRBY` per verdict and
 /// code): only a result's `XADD` and a child's `SADD`/`XADD` are per item.
 /// Returns one bulk string, the MessagePack values `written`, `taken` and
 /// `stopped` one after the other (Redis Lua scripting's `cmsgpack.pack`,
@@ -508,7 +548,8 @@ return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
 /// and field into its reply, and the worker's client parsed each into a
 /// value of its own, allocations per field of every entry.
 static FINISH_TAKE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
-    redis::Script::new(
+    redis::Script::new(concat!(
+        trim_lua!(),
         "local group, consumer = ARGV[1], ARGV[2]
 local count, n, reads = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local streams = #KEYS - 7
@@ -662,11 +703,11 @@ end
 for x, list in pairs(acks) do
   local key = stream(x)
   many('XACK', key, group, list)
-  many('XDEL', key, nil, list)
+  trim(key, group)
 end
 return cmsgpack.pack(written, taken, stopped)
-",
-    )
+"
+    ))
 });
 
 /// Takes results out of the results stream: KEYS = results, stats,
@@ -714,17 +755,18 @@ const RECENT: usize = 1000;
 /// the old one are one unit; an input that has a result meanwhile is only
 /// acknowledged.
 static RETRY: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
-    redis::Script::new(
+    redis::Script::new(concat!(
+        trim_lua!(),
         "if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 0 then
   redis.call('XADD', KEYS[5], '*', 'id', ARGV[1], 'input', ARGV[4], 'depth', ARGV[5], 'attempt', ARGV[6])
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[7])
   redis.call('HINCRBY', KEYS[3], 'retried', 1)
 end
 redis.call('XACK', KEYS[1], ARGV[3], ARGV[2])
-redis.call('XDEL', KEYS[1], ARGV[2])
+trim(KEYS[1], ARGV[3])
 return 1
-",
-    )
+"
+    ))
 });
 
 /// Puts an attempt off without counting it: KEYS = the entry's input
@@ -736,7 +778,8 @@ return 1
 /// acknowledged, all as one unit; 1 returned (also for an input that has a
 /// result meanwhile, only acknowledged).
 static POSTPONE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
-    redis::Script::new(
+    redis::Script::new(concat!(
+        trim_lua!(),
         "if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 0 then
   if redis.call('HINCRBY', KEYS[5], ARGV[1], 1) > tonumber(ARGV[8]) then return 0 end
   redis.call('HINCRBY', KEYS[6], ARGV[1], -1)
@@ -745,10 +788,10 @@ static POSTPONE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|
   redis.call('HINCRBY', KEYS[3], 'postponed', 1)
 end
 redis.call('XACK', KEYS[1], ARGV[3], ARGV[2])
-redis.call('XDEL', KEYS[1], ARGV[2])
+trim(KEYS[1], ARGV[3])
 return 1
-",
-    )
+"
+    ))
 });
 
 /// A connection permit: KEYS = host set, next time, wanted flag; ARGV =
@@ -1909,7 +1952,8 @@ impl CrawlQueue {
     }
 
     /// Entries not yet finished (waiting or pending), in all the input
-    /// streams.
+    /// streams, with those finished after an older pending one
+    /// ([`CrawlStatus::queued`]): 0 once every input queued has its result.
     ///
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
