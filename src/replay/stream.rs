@@ -206,8 +206,9 @@ pub struct CrawlStatus {
     /// Entries in the input streams not yet finished (waiting or pending),
     /// and those finished after an older entry of their stream still
     /// pending: an acknowledged entry leaves its stream once every older
-    /// one of the stream is acknowledged (a few takes' worth at most while
-    /// workers live).
+    /// one of the stream is acknowledged (a few takes' worth while the
+    /// workers live; behind an entry held by a worker that died, those
+    /// finished until it is taken over, within the lease).
     pub queued: u64,
     /// Entries handed to a worker and not yet acknowledged.
     pub pending: u64,
