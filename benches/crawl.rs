@@ -51,7 +51,9 @@
 //! verification: N inputs queued on one host, then finished 32 at a time
 //! by `CrawlQueue::finish_and_take`, as a worker thread does, with a
 //! report of each size; it prints redis-server's CPU per input, the floor
-//! of what a crawl costs in Redis, and what each kilobyte of report adds.
+//! of what a crawl costs in Redis, and what each kilobyte of report adds
+//! (and redis-server's instructions, run under valgrind by a `redis-server`
+//! script first in PATH: `docs/crawl.md`, "Counted, not timed").
 //! No assertion. Run: `cargo bench --bench crawl` (`-- N` for another number
 //! of inputs per run, default 2000).
 
@@ -377,7 +379,7 @@ fn crawl(
 fn queue_only(sizes: &str, n: usize) {
     use agentsig::replay::stream::{CrawlQueue, Finishing, ResultRecord, SHARDS};
     let sizes: Vec<usize> = sizes.split(',').filter_map(|s| s.parse().ok()).collect();
-    let redis = redis_support::Server::start_args(
+    let mut redis = redis_support::Server::start_args(
         "crawl-bench-queue",
         vec!["--appendfsync".into(), "everysec".into()],
         None,
@@ -442,6 +444,9 @@ fn queue_only(sizes: &str, n: usize) {
             );
         }
     }
+    // Stopped, not killed: a redis-server run under valgrind (a
+    // `redis-server` script first in PATH) writes its count as it exits.
+    redis.stop();
 }
 
 fn main() {
