@@ -565,6 +565,13 @@ fn finished_entries_leave_their_stream_once_the_older_ones_have() {
     assert_eq!(q.start(&again[0]).unwrap(), None, "a duplicate");
     assert_eq!(len(), 0, "the duplicate left the stream");
     assert_eq!(q.status().unwrap().results, 6);
+    // A stream gone from under a worker (the crawl deleted with --force
+    // while it ran) fails nothing: the result is recorded, as an XDEL on
+    // a missing stream did.
+    q.add_raw("https://h.example/late.json").unwrap();
+    let late = q.take("wd", 1, wait, &all).unwrap();
+    assert_eq!(redis.cli(&["DEL", &key]).trim(), "1");
+    assert_eq!(finish(&late, "wd").finished.len(), 1);
 }
 
 /// `crawl status` reads the hosts that waited longest for a permit and

@@ -476,7 +476,11 @@ return redis.call('ZRANGE', KEYS[1], 0, -1)
 macro_rules! trim_lua {
     () => {
         "local function trim(key, group)
-  local from = redis.call('XPENDING', key, group)[2]
+  -- A stream gone (a crawl deleted under a running worker) is left as it
+  -- is: an error here would fail the script after its writes.
+  local p = redis.pcall('XPENDING', key, group)
+  if type(p) ~= 'table' or p.err then return end
+  local from = p[2]
   if not from then
     for _, g in ipairs(redis.call('XINFO', 'GROUPS', key)) do
       local name, last
