@@ -488,23 +488,33 @@ fn made(server: &str, name: &str) -> Option<(redis_support::Server, CrawlQueue)>
     Some((redis, q))
 }
 
+/// `n` inputs of one host (so of one input stream), queued in `q`.
+fn queued_on_one_host(q: &CrawlQueue, n: usize) -> Vec<String> {
+    let inputs: Vec<String> = (0..n)
+        .map(|i| format!("https://h.example/a{i}.json"))
+        .collect();
+    assert_eq!(q.add(&inputs, 0).unwrap(), n as u64);
+    inputs
+}
+
+/// Up to `n` new entries of any input stream, for the consumer `who`.
+fn taken(q: &CrawlQueue, who: &str, n: usize) -> Vec<agentsig::replay::stream::CrawlEntry> {
+    let all: Vec<u16> = (0..64).collect();
+    q.take(who, n, std::time::Duration::from_millis(10), &all)
+        .unwrap()
+}
+
 /// `crawl status` reads every input stream's length and what is pending
 /// in it, per worker, in one round trip: inputs queued, of them those
 /// taken and not finished, and by whom (here all of one host, so of one
 /// stream).
 #[test]
 fn the_status_counts_what_each_worker_holds() {
-    use std::time::Duration;
     let Some((_redis, q)) = made("crawl-pending", "pending") else {
         return;
     };
-    let inputs: Vec<String> = (0..5)
-        .map(|i| format!("https://h.example/a{i}.json"))
-        .collect();
-    assert_eq!(q.add(&inputs, 0).unwrap(), 5);
-    let all: Vec<u16> = (0..64).collect();
-    let a = q.take("wa", 2, Duration::from_millis(10), &all).unwrap();
-    let b = q.take("wb", 1, Duration::from_millis(10), &all).unwrap();
+    queued_on_one_host(&q, 5);
+    let (a, b) = (taken(&q, "wa", 2), taken(&q, "wb", 1));
     assert_eq!((a.len(), b.len()), (2, 1));
     let s = q.status().unwrap();
     assert_eq!((s.queued, s.pending), (5, 3), "{s:?}");
@@ -522,18 +532,13 @@ fn the_status_counts_what_each_worker_holds() {
 #[test]
 fn finished_entries_leave_their_stream_once_the_older_ones_have() {
     use agentsig::replay::stream::{CrawlEntry, Finishing, ResultRecord};
-    use std::time::Duration;
     let Some((redis, q)) = made("crawl-trim", "trim") else {
         return;
     };
-    let inputs: Vec<String> = (0..6)
-        .map(|i| format!("https://h.example/a{i}.json"))
-        .collect();
-    q.add(&inputs, 0).unwrap();
-    let all: Vec<u16> = (0..64).collect();
-    let wait = Duration::from_millis(10);
-    let older = q.take("wa", 2, wait, &all).unwrap();
-    let newer = q.take("wb", 4, wait, &all).unwrap();
+    let inputs = queued_on_one_host(&q, 6);
+    let older = taken(&q, "wa", 2);
+    let newer = taken(&q, "wb", 4);
+    assert_eq!((older.len(), newer.len()), (2, 4));
     let finish = |held: &[CrawlEntry], who: &str| {
         let done: Vec<Finishing<'_>> = held
             .iter()
@@ -561,7 +566,7 @@ fn finished_entries_leave_their_stream_once_the_older_ones_have() {
     // Queued again by hand (a replayed entry) and taken over: its input
     // has a result, so it is only acknowledged, and leaves the stream.
     q.add_raw(&inputs[0]).unwrap();
-    let again = q.take("wc", 1, wait, &all).unwrap();
+    let again = taken(&q, "wc", 1);
     assert_eq!(q.start(&again[0]).unwrap(), None, "a duplicate");
     assert_eq!(len(), 0, "the duplicate left the stream");
     assert_eq!(q.status().unwrap().results, 6);
@@ -569,7 +574,7 @@ fn finished_entries_leave_their_stream_once_the_older_ones_have() {
     // while it ran) fails nothing: the result is recorded, as an XDEL on
     // a missing stream did.
     q.add_raw("https://h.example/late.json").unwrap();
-    let late = q.take("wd", 1, wait, &all).unwrap();
+    let late = taken(&q, "wd", 1);
     assert_eq!(redis.cli(&["DEL", &key]).trim(), "1");
     assert_eq!(finish(&late, "wd").finished.len(), 1);
 }

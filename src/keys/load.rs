@@ -390,13 +390,13 @@ fn der_looks_like_key(body: &[u8]) -> Option<&'static str> {
 /// (its length and tag octets are not in the alphabet).
 fn hmac_secret_from_file(data: &[u8]) -> Result<Zeroizing<Vec<u8>>, KeyError> {
     let (secret, text) = hmac_secret_decode(data);
-    let body = data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(data);
-    let as_given = if text {
-        text_looks_like_key(body)
+    // Raw bytes are the secret itself, checked once below in full.
+    let as_text = if text {
+        text_looks_like_key(data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(data))
     } else {
-        secret_looks_like_key(data)
+        None
     };
-    if let Some(why) = as_given.or_else(|| secret_looks_like_key(&secret)) {
+    if let Some(why) = as_text.or_else(|| secret_looks_like_key(&secret)) {
         return Err(KeyError::SecretLooksLikeKey(why));
     }
     Ok(secret)

@@ -478,9 +478,11 @@ macro_rules! trim_lua {
         "local function trim(key, group)
   -- A stream gone (a crawl deleted under a running worker) is left as it
   -- is: an error here would fail the script after its writes.
-  local p = redis.pcall('XPENDING', key, group)
+  -- The oldest pending entry (`XPENDING` with a range: a seek, where the
+  -- summary form walks every consumer the group ever had).
+  local p = redis.pcall('XPENDING', key, group, '-', '+', 1)
   if type(p) ~= 'table' or p.err then return end
-  local from = p[2]
+  local from = p[1] and p[1][1]
   if not from then
     for _, g in ipairs(redis.call('XINFO', 'GROUPS', key)) do
       local name, last
