@@ -2236,8 +2236,9 @@ impl CrawlQueue {
     /// Delete every key of the crawl (its queue, results and counters),
     /// but for its per-host politeness state, which ends by itself: a
     /// host's connection permits (each with its lease), the time of its
-    /// next connection (a `Retry-After` included) and its wake list
-    /// (within a minute). A connection a worker may still hold stays
+    /// next connection (a `Retry-After` included), its wake list (within
+    /// a minute) and its flag that a worker waits for it (a second). A
+    /// connection a worker may still hold stays
     /// counted against the host's bound, and a host's `Retry-After` stays
     /// honoured, by a crawl made again under the same name.
     ///
