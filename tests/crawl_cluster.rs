@@ -919,6 +919,19 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
         lines.iter().any(|l| l.eq_ignore_ascii_case("evalsha")),
         "no script call logged: {log:.2000}"
     );
+    // With `until_empty`, the thread that wrote the last results asked
+    // whether anything was queued and ended: no read waited for a new
+    // entry (each such wait held the worker half a second past its end).
+    // Only such a read has the argument `BLOCK` (the finishing script's
+    // take never waits). Redis 7.0 leaves a command that blocked out of
+    // the slow log, but counts it among the command's calls, so the reads
+    // logged are all of them.
+    assert!(!lines.contains(&"BLOCK"), "a read waited: {log:.4000}");
+    let logged_reads = lines
+        .iter()
+        .filter(|l| l.eq_ignore_ascii_case("xreadgroup"))
+        .count() as u64;
+    assert_eq!(stats("xreadgroup"), logged_reads, "a read waited");
     assert_eq!(counts.results, 40);
     assert_eq!(counts.duplicates, 2);
     let results = queue.results("0", 100).unwrap();

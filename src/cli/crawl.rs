@@ -180,7 +180,8 @@ pub struct WorkArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_TAKE,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_TAKE as u64))]
     pub take: usize,
-    /// Exit once every input of the crawl has its result (default: wait for more).
+    /// Exit once every input of the crawl has its result, within about 0.1 s of the last one
+    /// (default: wait for more).
     #[arg(long)]
     pub until_empty: bool,
     /// Close every connection after its request and give its fleet permit back at once. By

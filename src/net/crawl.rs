@@ -358,9 +358,12 @@ pub struct WorkerOptions {
     /// an operator is level 0).
     pub max_depth: u32,
     /// Stop once the queue is empty (every input finished); otherwise wait
-    /// for more.
+    /// for more. A thread with nothing to take asks whether anything is
+    /// queued before it waits, and waits at most [`UNTIL_EMPTY_BLOCK`] at a
+    /// time, so the worker ends soon after the crawl's last result.
     pub until_empty: bool,
-    /// How long one read waits for a new entry.
+    /// How long one read waits for a new entry (with `until_empty`, at
+    /// most [`UNTIL_EMPTY_BLOCK`]).
     pub block: Duration,
     /// Entries one thread takes at once (one Redis round trip), then
     /// verifies one after the other; their results are written together
@@ -415,7 +418,6 @@ struct Shared {
     postponed: AtomicU64,
     reclaimed: AtomicU64,
     last_claim_ms: AtomicU64,
-    idle: AtomicUsize,
     /// The entries being verified now (input stream, entry id), renewed
     /// by the heartbeat.
     held: Mutex<HeldEntries>,
@@ -618,6 +620,12 @@ pub const MEMBER_LEASE: Duration = Duration::from_secs(5);
 /// long.
 pub const MEMBER_EVERY: Duration = Duration::from_millis(100);
 
+/// Longest a thread of a worker run with [`WorkerOptions::until_empty`]
+/// waits in one read for a new entry (at most [`WorkerOptions::block`]):
+/// between reads it asks whether anything is queued at all, and ends when
+/// nothing is.
+pub const UNTIL_EMPTY_BLOCK: Duration = Duration::from_millis(100);
+
 /// Entries a worker thread takes at once by default (`crawl work --take`).
 /// Each finishing call's fixed costs, in redis-server and in the worker
 /// (the round trip and its wakeups, the script's setup, its commands over
@@ -691,7 +699,7 @@ fn work_loop(
     epoch: Instant,
     decided: &mut Vec<Decided>,
 ) -> Result<(), ReplayError> {
-    let (queue, opts, shared) = (cx.queue, cx.opts, cx.shared);
+    let (queue, shared) = (cx.queue, cx.shared);
     let mut outage = Outage::default();
     let mut last_stop_check = Instant::now();
     // Redis unreachable: keep trying for the grace period, then give up.
@@ -712,7 +720,7 @@ fn work_loop(
                 }
             }
         }
-        let (entries, stopped) = match next_entries(cx, epoch, decided) {
+        let (entries, end) = match next_entries(cx, epoch, decided) {
             Ok(e) => e,
             Err(e) => {
                 tolerate(e, &mut outage)?;
@@ -720,24 +728,14 @@ fn work_loop(
             }
         };
         outage.over();
-        if let Some(stopped) = stopped {
+        if let Some(end) = end {
             // The take script read the crawl's state.
             last_stop_check = Instant::now();
-            if stopped {
+            if end {
                 return Ok(());
             }
         }
         if entries.is_empty() {
-            if opts.until_empty {
-                shared.idle.fetch_add(1, Ordering::SeqCst);
-                let empty = queue.queued().map(|n| n == 0);
-                shared.idle.fetch_sub(1, Ordering::SeqCst);
-                match empty {
-                    Ok(true) => return Ok(()),
-                    Ok(false) => {}
-                    Err(e) => tolerate(e, &mut outage)?,
-                }
-            }
             continue;
         }
         if let Ok(mut h) = shared.held.lock() {
@@ -933,7 +931,9 @@ type Taken = (CrawlEntry, Option<Option<u32>>);
 /// of this worker about four times per lease), else new ones: the results
 /// at hand written and up to [`WorkerOptions::batch`] entries started in
 /// one round trip, or, when there are none, one waited for. With the
-/// entries, whether the crawl is stopped, when the take said.
+/// entries, whether the thread ends, when the take read the crawl's state:
+/// the crawl is stopped, or, with [`WorkerOptions::until_empty`], nothing
+/// is queued any more.
 fn next_entries(
     cx: &Ctx<'_>,
     epoch: Instant,
@@ -975,13 +975,22 @@ fn next_entries(
         let taken = got.taken.into_iter().map(|(e, n)| (e, Some(n))).collect();
         return Ok((taken, Some(got.stopped)));
     }
+    // Nothing new in this worker's streams. With `until_empty` the crawl
+    // is finished once nothing is queued (an entry held by any worker
+    // stays in its stream until its result is written): the thread ends
+    // now, not after a blocking read; while others still hold entries, it
+    // reads for at most UNTIL_EMPTY_BLOCK at a time, so that it ends
+    // within about that of the crawl's last result.
+    let block = if opts.until_empty {
+        if queue.queued()? == 0 {
+            return Ok((Vec::new(), Some(true)));
+        }
+        opts.block.min(UNTIL_EMPTY_BLOCK)
+    } else {
+        opts.block
+    };
     let waited = queue
-        .take(
-            &opts.consumer,
-            1,
-            opts.block,
-            &own_order(shared, opts.threads),
-        )?
+        .take(&opts.consumer, 1, block, &own_order(shared, opts.threads))?
         .into_iter()
         .map(|e| (e, None))
         .collect();
