@@ -855,6 +855,106 @@ fn results_refused_by_redis_are_written_once_it_is_back() {
     }
 }
 
+/// Calls of command `what` at `redis` since its counts were reset
+/// ([`log_every_command`]), those made by scripts included
+/// (`INFO commandstats`).
+fn command_calls(redis: &redis_support::Server, what: &str) -> u64 {
+    let info = redis.cli(&["INFO", "commandstats"]);
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("cmdstat_{what}:calls=")))
+        .and_then(|r| r.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// From now on, count and log every command at `redis` (its command counts
+/// reset, its slow log emptied and logging every command, those scripts
+/// make included).
+fn log_every_command(redis: &redis_support::Server) {
+    redis.cli(&["CONFIG", "RESETSTAT"]);
+    redis.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    redis.cli(&["CONFIG", "SET", "slowlog-max-len", "100000"]);
+    redis.cli(&["SLOWLOG", "RESET"]);
+}
+
+/// The commands logged since [`log_every_command`] (`SLOWLOG GET`, a line
+/// per word), the logging stopped.
+fn logged_commands(redis: &redis_support::Server) -> String {
+    redis.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "-1"]);
+    let log = redis.cli(&["SLOWLOG", "GET", "-1"]);
+    assert!(
+        log.lines().any(|l| l.eq_ignore_ascii_case("evalsha")),
+        "no script call logged: {log:.2000}"
+    );
+    log
+}
+
+/// The finishing script's calls in `log`: the `EVALSHA`s with its keys
+/// (the crawl's seven and the input streams; no other script has as
+/// many).
+fn finishing_calls(log: &str) -> usize {
+    let finish_keys = (7 + agentsig::replay::stream::SHARDS).to_string();
+    let lines: Vec<&str> = log.lines().collect();
+    lines
+        .windows(3)
+        .filter(|w| w[0].eq_ignore_ascii_case("evalsha") && w[2] == finish_keys)
+        .count()
+}
+
+/// The reads that waited for a new entry since [`log_every_command`]:
+/// only such a read has the argument `BLOCK` (the finishing script's take
+/// never waits). Redis 7.0 leaves a command that blocked out of the slow
+/// log but counts it among the command's calls, so the reads counted and
+/// not logged are those.
+fn waiting_reads(redis: &redis_support::Server, log: &str) -> u64 {
+    let lines: Vec<&str> = log.lines().collect();
+    let logged_blocking = lines.iter().filter(|l| **l == "BLOCK").count() as u64;
+    let logged = lines
+        .iter()
+        .filter(|l| l.eq_ignore_ascii_case("xreadgroup"))
+        .count() as u64;
+    logged_blocking + command_calls(redis, "xreadgroup").saturating_sub(logged)
+}
+
+/// A thread with nothing to take makes one round trip per wait for a new
+/// entry: after a wait that got nothing, and with no result to write, it
+/// waits again rather than call the finishing script, whose take would
+/// find nothing either. Here the crawl's one entry is held by a worker
+/// that died; the live one waits until the entry's lease ends, takes it
+/// over and writes its result.
+#[test]
+fn an_idle_thread_waits_without_calling_the_finishing_script() {
+    use agentsig::net::crawl::Step;
+    use agentsig::replay::stream::CrawlEntry;
+    use agentsig::report::{Report, Verdict};
+    use std::time::Duration;
+    let inputs = ["https://agents.example/held.json".to_owned()];
+    let Some((redis, queue)) = one_thread_crawl("idle", &inputs, &[]) else {
+        return;
+    };
+    let held = queue
+        .take("dead", 1, Duration::from_millis(10), &[])
+        .unwrap();
+    assert_eq!(held.len(), 1);
+    log_every_command(&redis);
+    let verify = |e: &CrawlEntry| {
+        let mut r = Report::done("verify", Some(&e.input));
+        r.set_verdict(Verdict::Verified);
+        Step::Result(Box::new(r))
+    };
+    let counts = run_one_thread(&queue, |o| o.lease = Duration::from_millis(1500), &verify);
+    let log = logged_commands(&redis);
+    assert_eq!((counts.results, counts.reclaimed), (1, 1), "{counts:?}");
+    // The lease is 15 waits of 100 ms; at least a few happened.
+    let waits = waiting_reads(&redis, &log);
+    assert!(waits >= 3, "{waits} waits");
+    // The first take (nothing), the take over's result with the next take
+    // (nothing), maybe a result written before a look for stale entries:
+    // not one per wait.
+    let scripts = finishing_calls(&log);
+    assert!(scripts <= 4, "{scripts} finishing calls, {waits} waits");
+}
+
 /// A thread writes the results of the inputs it took together, with its
 /// next take, in one script call: one result per input (a duplicated
 /// entry in the same batch only acknowledged), each entry acknowledged
@@ -876,19 +976,8 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
     let Some((redis, queue)) = one_thread_crawl("batch", &inputs, &[0, 39]) else {
         return;
     };
-    let stats = |what: &str| -> u64 {
-        let info = redis.cli(&["INFO", "commandstats"]);
-        info.lines()
-            .find_map(|l| l.strip_prefix(&format!("cmdstat_{what}:calls=")))
-            .and_then(|r| r.split(',').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
-    };
-    redis.cli(&["CONFIG", "RESETSTAT"]);
-    // Every command logged, to count the calls of each script apart.
-    redis.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
-    redis.cli(&["CONFIG", "SET", "slowlog-max-len", "100000"]);
-    redis.cli(&["SLOWLOG", "RESET"]);
+    let stats = |what: &str| command_calls(&redis, what);
+    log_every_command(&redis);
     let verified = AtomicUsize::new(0);
     let batch = WorkerOptions::new("w").batch;
     let verify = |e: &CrawlEntry| {
@@ -905,33 +994,12 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
         Step::Result(Box::new(r))
     };
     let counts = run_one_thread(&queue, |_| {}, &verify);
-    redis.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "-1"]);
-    // The finishing script's calls: the `EVALSHA`s with its keys (the
-    // crawl's seven and the input streams; no other script has as many).
-    let log = redis.cli(&["SLOWLOG", "GET", "-1"]);
-    let lines: Vec<&str> = log.lines().collect();
-    let finish_keys = (7 + agentsig::replay::stream::SHARDS).to_string();
-    let scripts = lines
-        .windows(3)
-        .filter(|w| w[0].eq_ignore_ascii_case("evalsha") && w[2] == finish_keys)
-        .count();
-    assert!(
-        lines.iter().any(|l| l.eq_ignore_ascii_case("evalsha")),
-        "no script call logged: {log:.2000}"
-    );
+    let log = logged_commands(&redis);
+    let scripts = finishing_calls(&log);
     // With `until_empty`, the thread that wrote the last results asked
     // whether anything was queued and ended: no read waited for a new
     // entry (each such wait held the worker half a second past its end).
-    // Only such a read has the argument `BLOCK` (the finishing script's
-    // take never waits). Redis 7.0 leaves a command that blocked out of
-    // the slow log, but counts it among the command's calls, so the reads
-    // logged are all of them.
-    assert!(!lines.contains(&"BLOCK"), "a read waited: {log:.4000}");
-    let logged_reads = lines
-        .iter()
-        .filter(|l| l.eq_ignore_ascii_case("xreadgroup"))
-        .count() as u64;
-    assert_eq!(stats("xreadgroup"), logged_reads, "a read waited");
+    assert_eq!(waiting_reads(&redis, &log), 0, "{log:.4000}");
     assert_eq!(counts.results, 40);
     assert_eq!(counts.duplicates, 2);
     let results = queue.results("0", 100).unwrap();

@@ -882,6 +882,9 @@ thread_local! {
     static READER: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
     /// The input stream this thread's last take ended in ([`own_order`]).
     static LAST_STREAM: std::cell::Cell<Option<u16>> = const { std::cell::Cell::new(None) };
+    /// This thread's last read waited for a new entry and got none
+    /// ([`next_entries`]).
+    static DRY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// The worker's own input streams in the order this thread reads them for
@@ -964,37 +967,43 @@ fn next_entries(
             return Ok((got.into_iter().map(|e| (e, None)).collect(), None));
         }
     }
-    let got = write_results(
-        cx,
-        decided,
-        opts.batch.clamp(1, MAX_TAKE),
-        &own_order(shared, opts.threads),
-    )?;
-    LAST_STREAM.set(got.taken.last().map(|(e, _)| e.shard));
-    if got.stopped || !got.taken.is_empty() {
-        let taken = got.taken.into_iter().map(|(e, n)| (e, Some(n))).collect();
-        return Ok((taken, Some(got.stopped)));
+    // After a wait that got nothing, with no result to write, the take
+    // would find nothing either: the next wait returns at once with any
+    // entry come since. So an idle thread makes one round trip per wait.
+    if !(DRY.replace(false) && decided.is_empty()) {
+        let got = write_results(
+            cx,
+            decided,
+            opts.batch.clamp(1, MAX_TAKE),
+            &own_order(shared, opts.threads),
+        )?;
+        LAST_STREAM.set(got.taken.last().map(|(e, _)| e.shard));
+        if got.stopped || !got.taken.is_empty() {
+            let taken = got.taken.into_iter().map(|(e, n)| (e, Some(n))).collect();
+            return Ok((taken, Some(got.stopped)));
+        }
     }
     // Nothing new in this worker's streams. With `until_empty` the crawl
     // is finished once nothing is queued (an entry held by any worker
     // stays in its stream until its result is written): the thread ends
-    // now, not after a blocking read; while others still hold entries, it
-    // reads for at most UNTIL_EMPTY_BLOCK at a time, so that it ends
-    // within about that of the crawl's last result.
+    // now, not after a wait; while others still hold entries, it waits at
+    // most UNTIL_EMPTY_BLOCK at a time, so that it ends within about that
+    // of the crawl's last result.
     let block = if opts.until_empty {
-        if queue.queued()? == 0 {
+        if !queue.any_queued()? {
             return Ok((Vec::new(), Some(true)));
         }
         opts.block.min(UNTIL_EMPTY_BLOCK)
     } else {
         opts.block
     };
-    let waited = queue
+    let waited: Vec<Taken> = queue
         .take(&opts.consumer, 1, block, &own_order(shared, opts.threads))?
         .into_iter()
         .map(|e| (e, None))
         .collect();
-    Ok((waited, Some(false)))
+    DRY.set(waited.is_empty());
+    Ok((waited, None))
 }
 
 /// Verify one entry and decide its outcome: a result to write (with the

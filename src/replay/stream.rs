@@ -378,6 +378,18 @@ return n
     )
 });
 
+/// 1 when any of the input streams in KEYS holds an entry, else 0: the
+/// `XLEN`s stop at the first that is not empty.
+static ANY_QUEUED: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        "for _, k in ipairs(KEYS) do
+  if redis.call('XLEN', k) > 0 then return 1 end
+end
+return 0
+",
+    )
+});
+
 /// The input streams' figures for [`CrawlQueue::status`], in one round
 /// trip rather than one per stream: KEYS = the input streams; ARGV =
 /// group. Returns per stream, in KEYS' order, `[entries, pending,
@@ -1966,6 +1978,25 @@ impl CrawlQueue {
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
     pub fn queued(&self) -> Result<u64, ReplayError> {
         Ok(self.lengths()?.iter().sum())
+    }
+
+    /// Whether any entry is not yet finished: what `queued() > 0` says,
+    /// at the cost of the streams' lengths up to the first that is not
+    /// empty (a worker run until the crawl is empty asks it between its
+    /// waits for a new entry).
+    ///
+    /// # Errors
+    /// [`ReplayError::Unavailable`] when Redis cannot be reached.
+    pub fn any_queued(&self) -> Result<bool, ReplayError> {
+        let keys: Vec<&[u8]> = self.shard_keys().collect();
+        let r = self.client.eval(&ANY_QUEUED, &keys, &[], None)?;
+        match int(&r) {
+            Some(0) => Ok(false),
+            Some(1) => Ok(true),
+            _ => Err(self
+                .client
+                .unavailable(format!("unexpected reply to the queue's check {r:?}"))),
+        }
     }
 
     /// The entries in each input stream (waiting or pending), `inputs:0`
