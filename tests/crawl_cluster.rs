@@ -1946,5 +1946,8 @@ fn a_following_reader_rides_out_a_redis_restart() {
     assert_eq!(text.lines().count(), 15);
     let all: HashSet<String> = inputs.iter().chain(&more).cloned().collect();
     assert_eq!(subjects(&text), all);
-    assert_eq!(terminated(&mut reader), Some(0));
+    let code = terminated(&mut reader);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert_eq!(code, Some(0), "{warning}{rest}");
 }

@@ -391,6 +391,10 @@ fn read_results(
         }
         let page = match q.results(&after, 1000) {
             Ok(page) => page,
+            // The signal that stops the reader can interrupt this very
+            // call (a socket with a timeout is not restarted: signal(7)):
+            // nothing is in hand, so the reader ends as asked.
+            Err(_) if stop.load(Ordering::SeqCst) => return Ok(ExitCode::SUCCESS),
             Err(e) if a.follow => {
                 outage.tolerate(e)?;
                 pause();
@@ -429,8 +433,15 @@ fn read_results(
             let ids: Vec<String> = page.into_iter().map(|(id, ..)| id).collect();
             // The page is written: remove it, asking again through an
             // outage while following (past the reader, it would be written
-            // again only by the next reader).
+            // again only by the next reader). A removal interrupted by the
+            // signal that stops the reader is asked once more, so that the
+            // page in hand is done before the reader ends.
+            let mut asked_after_stop = false;
             while let Err(e) = q.remove_results(&ids) {
+                if stop.load(Ordering::SeqCst) && !asked_after_stop {
+                    asked_after_stop = true;
+                    continue;
+                }
                 if !a.follow || stop.load(Ordering::SeqCst) {
                     return Err(store(e));
                 }
