@@ -729,7 +729,7 @@ fn work_loop(
         };
         outage.over();
         if let Some(end) = end {
-            // The take script read the crawl's state.
+            // The take read the crawl's state (or found nothing queued).
             last_stop_check = Instant::now();
             if end {
                 return Ok(());
@@ -964,6 +964,7 @@ fn next_entries(
                 .fetch_add(got.len() as u64, Ordering::SeqCst);
             // Look again soon: a dead worker may have left more.
             shared.last_claim_ms.store(1, Ordering::SeqCst);
+            DRY.set(false);
             return Ok((got.into_iter().map(|e| (e, None)).collect(), None));
         }
     }
