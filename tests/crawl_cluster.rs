@@ -1951,3 +1951,93 @@ fn a_following_reader_rides_out_a_redis_restart() {
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     assert_eq!(code, Some(0), "{warning}{rest}");
 }
+
+/// Across a Redis Cluster failover: the primary that holds the crawl's slot
+/// is killed mid-run and a replica of it promoted by the cluster. A worker
+/// with acknowledged writes (`?wait=1`; the primary has two replicas, so
+/// one is left to acknowledge after the promotion) rides out the gap, and
+/// every input still ends with exactly one result.
+#[test]
+fn a_crawl_on_a_cluster_survives_a_failover_with_one_result_per_input() {
+    use agentsig::net::crawl::{run_worker, Step, WorkerOptions};
+    use agentsig::replay::stream::CrawlEntry;
+    use agentsig::report::{Report, Verdict};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::Duration;
+    let Some(cluster) = redis_support::Cluster::start("crawl-failover") else {
+        return;
+    };
+    let replicas = [
+        cluster.add_replica("crawl-failover-r1", 0),
+        cluster.add_replica("crawl-failover-r2", 0),
+    ];
+    // Both stay primary 0's: the cluster would otherwise move one to a
+    // primary without replicas (replica migration), and the promoted one
+    // would then have none to acknowledge writes.
+    let primary = cluster.nodes[0].cli(&["CLUSTER", "MYID"]).trim().to_owned();
+    for r in &replicas {
+        r.cli(&["CONFIG", "SET", "cluster-allow-replica-migration", "no"]);
+        r.cli(&["CLUSTER", "REPLICATE", &primary]);
+    }
+    let master_port = format!("master_port:{}", cluster.nodes[0].port);
+    redis_support::until("both replicas of primary 0, in sync", || {
+        replicas.iter().all(|r| {
+            let info = r.cli(&["INFO", "replication"]);
+            info.contains(&master_port) && info.contains("master_link_status:up")
+        })
+    });
+    // A crawl whose slot is primary 0's: a key of it is not redirected.
+    let name = (0..100)
+        .map(|i| format!("failover-{i}"))
+        .find(|n| {
+            let key = format!("agentsig:crawl:{{{n}}}:state");
+            !cluster.nodes[0].cli(&["EXISTS", &key]).contains("MOVED")
+        })
+        .unwrap();
+    let queue = CrawlQueue::open(&cluster.url("?wait=1"), &name).unwrap();
+    queue.create().unwrap();
+    let inputs: Vec<String> = (0..200)
+        .map(|i| format!("https://agents.example/f{i}.json"))
+        .collect();
+    assert_eq!(queue.add(&inputs, 0).unwrap(), 200);
+    let written = AtomicUsize::new(0);
+    let verify = |e: &CrawlEntry| {
+        // Slow enough that the primary dies mid-run.
+        std::thread::sleep(Duration::from_millis(5));
+        let mut r = Report::done("verify", Some(&e.input));
+        r.set_verdict(Verdict::Verified);
+        Step::Result(Box::new(r))
+    };
+    let on_result = |_: &CrawlEntry, _: bool, _: &[u8]| {
+        written.fetch_add(1, Ordering::SeqCst);
+    };
+    let mut opts = WorkerOptions::new("w");
+    opts.threads = 2;
+    opts.until_empty = true;
+    // A result lost with the old primary is found again after this.
+    opts.lease = Duration::from_secs(3);
+    let stop = AtomicBool::new(false);
+    let counts = std::thread::scope(|s| {
+        let w = s.spawn(|| run_worker(&queue, &opts, &verify, &on_result, &stop));
+        redis_support::until("a quarter of the results", || {
+            written.load(Ordering::SeqCst) >= 50
+        });
+        cluster.nodes[0].signal("KILL");
+        let before = written.load(Ordering::SeqCst);
+        (w.join().unwrap(), before)
+    });
+    let (counts, before) = counts;
+    // Killed mid-run: results were still to be written after it.
+    assert!(before < 200, "{before} results before the kill");
+    let counts = counts.unwrap();
+    assert!(
+        replicas
+            .iter()
+            .any(|r| r.cli(&["ROLE"]).starts_with("master")),
+        "a replica promoted"
+    );
+    let results = queue.results("0", 1000).unwrap();
+    let ids: HashSet<&str> = results.iter().map(|(_, i, _)| i.as_str()).collect();
+    assert_eq!((results.len(), ids.len()), (200, 200), "{counts:?}");
+    assert_eq!(queue.queued().unwrap(), 0);
+}
