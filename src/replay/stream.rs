@@ -368,24 +368,18 @@ return 1
     )
 });
 
-/// The entries in each input stream given in KEYS, in their order.
-static LENGTHS: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+/// The entries in the input streams given in KEYS, summed; with ARGV[1]
+/// `any`, 1 at the first stream that is not empty (its `XLEN`s stop
+/// there), else 0.
+static QUEUED: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
-        "local n = {}
-for i, k in ipairs(KEYS) do n[i] = redis.call('XLEN', k) end
-return n
-",
-    )
-});
-
-/// 1 when any of the input streams in KEYS holds an entry, else 0: the
-/// `XLEN`s stop at the first that is not empty.
-static ANY_QUEUED: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
-    redis::Script::new(
-        "for _, k in ipairs(KEYS) do
-  if redis.call('XLEN', k) > 0 then return 1 end
+        "local n, any = 0, ARGV[1] == 'any'
+for _, k in ipairs(KEYS) do
+  local l = redis.call('XLEN', k)
+  if any and l > 0 then return 1 end
+  n = n + l
 end
-return 0
+return n
 ",
     )
 });
@@ -1977,7 +1971,7 @@ impl CrawlQueue {
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
     pub fn queued(&self) -> Result<u64, ReplayError> {
-        Ok(self.lengths()?.iter().sum())
+        self.count_queued(b"all")
     }
 
     /// Whether any entry is not yet finished: what `queued() > 0` says,
@@ -1988,32 +1982,17 @@ impl CrawlQueue {
     /// # Errors
     /// [`ReplayError::Unavailable`] when Redis cannot be reached.
     pub fn any_queued(&self) -> Result<bool, ReplayError> {
-        let keys: Vec<&[u8]> = self.shard_keys().collect();
-        let r = self.client.eval(&ANY_QUEUED, &keys, &[], None)?;
-        match int(&r) {
-            Some(0) => Ok(false),
-            Some(1) => Ok(true),
-            _ => Err(self
-                .client
-                .unavailable(format!("unexpected reply to the queue's check {r:?}"))),
-        }
+        Ok(self.count_queued(b"any")? > 0)
     }
 
-    /// The entries in each input stream (waiting or pending), `inputs:0`
-    /// first, in one round trip.
-    fn lengths(&self) -> Result<Vec<u64>, ReplayError> {
+    /// [`QUEUED`] over every input stream, in one round trip.
+    fn count_queued(&self, mode: &[u8]) -> Result<u64, ReplayError> {
         let keys: Vec<&[u8]> = self.shard_keys().collect();
-        let r = self.client.eval(&LENGTHS, &keys, &[], None)?;
-        let lengths: Vec<u64> = array(&r)
-            .iter()
-            .map(|n| int(n).and_then(|n| u64::try_from(n).ok()).unwrap_or(0))
-            .collect();
-        if lengths.len() != SHARDS {
-            return Err(self
-                .client
-                .unavailable(format!("unexpected reply to the stream lengths {r:?}")));
-        }
-        Ok(lengths)
+        let r = self.client.eval(&QUEUED, &keys, &[mode], None)?;
+        int(&r).and_then(|n| u64::try_from(n).ok()).ok_or_else(|| {
+            self.client
+                .unavailable(format!("unexpected reply to the queue's count {r:?}"))
+        })
     }
 
     /// The results, oldest first, from stream id `after` (exclusive; `"0"`
