@@ -16,6 +16,21 @@ pub fn tmp(name: &str) -> PathBuf {
     d
 }
 
+/// A loopback port free now, below 55536 so that a cluster node's bus port
+/// (10000 above) exists too.
+fn free_port() -> u16 {
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if port < 55536 {
+            return port;
+        }
+    }
+}
+
 pub fn redis_server() -> Option<PathBuf> {
     find_tool("redis-server", "")
 }
@@ -71,21 +86,24 @@ impl Server {
     /// With `extra` arguments (a cluster node, a replica).
     pub fn start_args(name: &str, extra: Vec<String>, password: Option<&str>) -> Option<Server> {
         let bin = redis_server()?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
         let mut s = Server {
             bin,
             dir: tmp(name),
-            port,
+            port: 0,
             extra,
             password: password.map(str::to_owned),
             child: None,
         };
-        s.restart();
-        Some(s)
+        // A port found free may be taken again before redis-server binds
+        // it, and a cluster node also binds the port 10000 above (its bus):
+        // a server that exits at once is started again on another port.
+        for _ in 0..5 {
+            s.port = free_port();
+            if s.spawn_and_wait() {
+                return Some(s);
+            }
+        }
+        panic!("redis-server did not start on five ports");
     }
 
     pub fn url(&self) -> String {
@@ -109,6 +127,16 @@ impl Server {
 
     /// Start (again) on the same port and data directory.
     pub fn restart(&mut self) {
+        assert!(
+            self.spawn_and_wait(),
+            "redis-server on port {} did not start",
+            self.port
+        );
+    }
+
+    /// Start on `self.port`; true once it answers PING, false when it
+    /// exited first (its port was taken).
+    fn spawn_and_wait(&mut self) -> bool {
         let child = Command::new(&self.bin)
             .args([
                 "--port",
@@ -134,11 +162,21 @@ impl Server {
         let probe = RedisReplayStore::open(&self.url()).unwrap();
         for _ in 0..200 {
             if probe.ping().is_ok() {
-                return;
+                return true;
+            }
+            if let Some(c) = &mut self.child {
+                if matches!(c.try_wait(), Ok(Some(_))) {
+                    self.child = None;
+                    return false;
+                }
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        panic!("redis-server on port {} did not start", self.port);
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        false
     }
 
     /// Stop gracefully (SIGTERM: the AOF is flushed) and wait.
