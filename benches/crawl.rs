@@ -49,7 +49,8 @@
 //! of `CRAWL_BENCH_JSON`). `CRAWL_BENCH_QUEUE=SIZES` (bytes, e.g.
 //! `200,2000,8000`) measures the queue alone, no HTTPS and no
 //! verification: N inputs queued on one host, then finished 32 at a time
-//! by `CrawlQueue::finish_and_take`, as a worker thread does, with a
+//! (`CRAWL_BENCH_QUEUE_TAKE`: another number) by
+//! `CrawlQueue::finish_and_take`, as a worker thread does, with a
 //! report of each size; it prints redis-server's CPU per input, the floor
 //! of what a crawl costs in Redis, and what each kilobyte of report adds
 //! (and redis-server's instructions, run under valgrind by a `redis-server`
@@ -370,7 +371,7 @@ fn crawl(
 
 /// `CRAWL_BENCH_QUEUE=SIZES`: redis-server's CPU per input for the queue
 /// alone, per report size in bytes: `n` inputs of one host queued, then
-/// taken and finished 32 at a time by one thread with
+/// taken and finished 32 at a time (`CRAWL_BENCH_QUEUE_TAKE`) by one thread with
 /// `CrawlQueue::finish_and_take` (a worker thread's loop, without the
 /// fetches), each result's report that many bytes. The append-only file is
 /// flushed once a second, as in the crawl runs. Five runs per size, the
@@ -390,7 +391,11 @@ fn queue_only(sizes: &str, n: usize) {
         .map(|i| format!("https://{HOST}:8443/a{i}.json"))
         .collect();
     let all: Vec<u16> = (0..SHARDS as u16).collect();
-    println!("crawl queue bench: {n} inputs on 1 host, finished 32 at a time by one thread, redis-server appendfsync everysec");
+    let take: usize = std::env::var("CRAWL_BENCH_QUEUE_TAKE")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(32);
+    println!("crawl queue bench: {n} inputs on 1 host, finished {take} at a time by one thread, redis-server appendfsync everysec");
     let mut medians = Vec::new();
     for &size in &sizes {
         let report = format!("{{\"pad\":\"{}\"}}", "x".repeat(size.saturating_sub(10)));
@@ -402,6 +407,7 @@ fn queue_only(sizes: &str, n: usize) {
             q.add(&inputs, 0).expect("add");
             let r0 = process_cpu(pid);
             let mut held: Vec<agentsig::replay::stream::CrawlEntry> = Vec::new();
+            let mut order = all.clone();
             let mut finished = 0;
             loop {
                 let done: Vec<Finishing<'_>> = held
@@ -417,8 +423,17 @@ fn queue_only(sizes: &str, n: usize) {
                     })
                     .collect();
                 finished += done.len();
-                let got = q.finish_and_take(&done, "q0", 32, &all).expect("finish");
+                let got = q
+                    .finish_and_take(&done, "q0", take, &order)
+                    .expect("finish");
                 held = got.taken.into_iter().map(|(e, _)| e).collect();
+                // As a worker thread reads: the stream its last take
+                // ended in first (the script passes over empty streams
+                // before it, an `XLEN` each).
+                if let Some(x) = held.last().map(|e| e.shard) {
+                    order.retain(|&y| y != x);
+                    order.insert(0, x);
+                }
                 if held.is_empty() {
                     break;
                 }

@@ -529,8 +529,9 @@ return redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
 /// Finishes a thread's inputs, then takes its next ones, in one step (each
 /// part may be empty): KEYS = done, results, stats, seen, tries, why,
 /// state, then the input streams (`inputs:0` first); ARGV = group,
-/// consumer, most to take, results to record, the number of streams to
-/// read, their numbers in the order to read them, then per result 9 fields (id, entry, its stream, input,
+/// consumer, most to take, results to record, the streams to read in the
+/// order to read them (one byte each, the stream's number), then per
+/// result 9 fields (id, entry, its stream, input,
 /// report, verdict, code, depth of its children, number of children) and
 /// its children as (id, input, stream) triples.
 ///
@@ -564,7 +565,8 @@ static FINISH_TAKE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::ne
     redis::Script::new(concat!(
         trim_lua!(),
         "local group, consumer = ARGV[1], ARGV[2]
-local count, n, reads = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local count, n, order = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local reads = #order
 local streams = #KEYS - 7
 local call, unpack = redis.call, unpack
 -- One command over many fields or ids: at once when they are few (the
@@ -586,9 +588,20 @@ local function many(cmd, key, pre, list)
   end
   return r
 end
+-- A number sent as text, converted once per call: Lua's tonumber parses
+-- with strtod, about a thousand instructions a number, and the same few
+-- (stream numbers, counts of children) come with every result.
+local nums = {}
+local function num(s)
+  local v = nums[s]
+  if v == nil then
+    v = tonumber(s)
+    nums[s] = v
+  end
+  return v
+end
 -- The key of stream number x (0-based), refused outside the crawl's.
 local function stream(x)
-  x = tonumber(x)
   if not x or x < 0 or x >= streams or x % 1 ~= 0 then
     return error('no input stream ' .. tostring(x))
   end
@@ -598,13 +611,13 @@ local written = {}
 local ids, at = {}, {}
 -- Every stream number is checked before the first write (a script's
 -- writes before an error stay).
-for o = 1, reads do stream(ARGV[5 + o]) end
-local i = 6 + reads
+for o = 1, reads do stream(string.byte(order, o)) end
+local i = 6
 for r = 1, n do
   ids[r], at[r] = ARGV[i], i
-  stream(ARGV[i + 2])
-  local c = tonumber(ARGV[i + 8])
-  for j = i + 9, i + 8 + 3 * c, 3 do stream(ARGV[j + 2]) end
+  stream(num(ARGV[i + 2]))
+  local c = num(ARGV[i + 8])
+  for j = i + 9, i + 8 + 3 * c, 3 do stream(num(ARGV[j + 2])) end
   i = i + 9 + 3 * c
 end
 local had = n > 0 and many('HMGET', KEYS[1], nil, ids) or {}
@@ -630,16 +643,16 @@ for r = 1, n do
       local c = 'code:' .. ARGV[i + 6]
       counts[c] = (counts[c] or 0) + 1
     end
-    local last = i + 8 + 3 * tonumber(ARGV[i + 8])
+    local last = i + 8 + 3 * num(ARGV[i + 8])
     for j = i + 9, last, 3 do
       if call('SADD', KEYS[4], ARGV[j]) == 1 then
-        call('XADD', stream(ARGV[j + 2]), '*', 'id', ARGV[j], 'input', ARGV[j + 1], 'depth', ARGV[i + 7], 'attempt', '0')
+        call('XADD', stream(num(ARGV[j + 2])), '*', 'id', ARGV[j], 'input', ARGV[j + 1], 'depth', ARGV[i + 7], 'attempt', '0')
         q = q + 1
       end
     end
     w = 1
   end
-  ack(tonumber(ARGV[i + 2]), ARGV[i + 1])
+  ack(num(ARGV[i + 2]), ARGV[i + 1])
   written[r] = w
 end
 if nr > 0 then
@@ -658,7 +671,7 @@ if count > 0 then
     local es, from, got = {}, {}, 0
     for o = 1, reads do
       if got >= count then break end
-      local x = tonumber(ARGV[5 + o])
+      local x = string.byte(order, o)
       local key = stream(x)
       -- An empty stream is passed over at the cost of an XLEN, a tenth of
       -- an XREADGROUP's (a worker's share is many streams, few busy).
@@ -1641,15 +1654,17 @@ impl CrawlQueue {
             read_order(streams)
         };
         let (take_n, n) = (take.to_string(), done.len().to_string());
-        let reads = order.len().to_string();
+        // One byte per stream, its number (below SHARDS, so below 256):
+        // one argument the script reads with `string.byte`, where a
+        // number per stream was an argument and a `tonumber` each.
+        let order: Vec<u8> = order.iter().filter_map(|&x| u8::try_from(x).ok()).collect();
         let mut argv: Vec<&[u8]> = vec![
             GROUP.as_bytes(),
             consumer.as_bytes(),
             take_n.as_bytes(),
             n.as_bytes(),
-            reads.as_bytes(),
+            &order,
         ];
-        argv.extend(order.iter().map(|&x| self.number(x).as_bytes()));
         for (((f, depth), kids), count) in done.iter().zip(&depths).zip(&children).zip(&counts) {
             if usize::from(f.entry.shard) >= SHARDS {
                 return Err(self
