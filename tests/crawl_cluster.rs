@@ -963,7 +963,7 @@ fn an_idle_thread_waits_without_calling_the_finishing_script() {
 /// input (counted at the server: `INFO commandstats`).
 #[test]
 fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
-    use agentsig::net::crawl::{Step, WorkerOptions};
+    use agentsig::net::crawl::{Step, WorkerOptions, FIRST_TAKE};
     use agentsig::replay::stream::CrawlEntry;
     use agentsig::report::{Report, Verdict};
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -979,16 +979,21 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
     let stats = |what: &str| command_calls(&redis, what);
     log_every_command(&redis);
     let verified = AtomicUsize::new(0);
+    // The thread's first take is `FIRST_TAKE`; its inputs are quick, so
+    // each take after it is the most, `batch`.
     let batch = WorkerOptions::new("w").batch;
+    let first = FIRST_TAKE.min(batch);
     let verify = |e: &CrawlEntry| {
         // The results of every earlier batch are in by now.
         let n = verified.fetch_add(1, Ordering::SeqCst);
         let written = queue.results("0", 100).unwrap().len();
+        let before = if n < first {
+            0
+        } else {
+            first + (n - first) / batch * batch
+        };
         // (One fewer: the duplicate in the first batch has no result.)
-        assert!(
-            written + 1 >= n / batch * batch,
-            "{written} results before input {n}"
-        );
+        assert!(written + 1 >= before, "{written} results before input {n}");
         let mut r = Report::done("verify", Some(&e.input));
         r.set_verdict(Verdict::Verified);
         Step::Result(Box::new(r))
@@ -1006,10 +1011,10 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
     let ids: HashSet<&str> = results.iter().map(|(_, i, _)| i.as_str()).collect();
     assert_eq!((results.len(), ids.len()), (40, 40));
     assert_eq!(queue.queued().unwrap(), 0, "every entry acknowledged");
-    // 42 entries: a take per `batch` entries (6 of 8, 3 of 16, 2 of 32;
-    // then one of none) writes the batches; a finishing call per input
-    // made 52.
-    let takes = 42_usize.div_ceil(batch);
+    // 42 entries: the first take, then one per `batch` entries (2 with the
+    // default 16 then 128; then one of none) writes the batches; a
+    // finishing call per input made 52.
+    let takes = 1 + (42 - first).div_ceil(batch);
     assert!(
         (takes..=takes + 2).contains(&scripts),
         "{scripts} finishing calls for 40 inputs, {batch} a take"
@@ -1044,6 +1049,44 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
     let entry = redis.cli(&["XRANGE", &key, "-", "+", "COUNT", "1"]);
     let fields: Vec<&str> = entry.lines().skip(1).step_by(2).collect();
     assert_eq!(fields, ["input", "report"], "{entry}");
+}
+
+/// A thread takes what it verifies in about a second, not `--take` at once:
+/// over inputs that take 50 ms each, its first take is `FIRST_TAKE` (16)
+/// of the 24 queued, and its next at most 20 (a second's worth), which is
+/// the 8 left. So no more than 16 entries are ever pending with it (taken
+/// and not yet finished, counted at the server as each input is verified),
+/// where a take of the bound (128) held all 24 at once. Slower inputs only
+/// make the takes smaller.
+#[test]
+fn a_thread_whose_inputs_are_slow_takes_a_few_at_a_time() {
+    use agentsig::net::crawl::{Step, WorkerOptions, FIRST_TAKE};
+    use agentsig::replay::stream::CrawlEntry;
+    use agentsig::report::{Report, Verdict};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let inputs: Vec<String> = (0..24)
+        .map(|i| format!("https://slow.example/a{i}.json"))
+        .collect();
+    let Some((_redis, queue)) = one_thread_crawl("slow", &inputs, &[]) else {
+        return;
+    };
+    assert!(WorkerOptions::new("w").batch > inputs.len());
+    let most = AtomicU64::new(0);
+    let verify = |e: &CrawlEntry| {
+        let pending = queue.status().unwrap().pending;
+        most.fetch_max(pending, Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let mut r = Report::done("verify", Some(&e.input));
+        r.set_verdict(Verdict::Verified);
+        Step::Result(Box::new(r))
+    };
+    let counts = run_one_thread(&queue, |_| {}, &verify);
+    assert_eq!(counts.results, 24);
+    let most = most.load(Ordering::SeqCst);
+    assert!(
+        most >= 8 && most <= FIRST_TAKE as u64,
+        "{most} entries pending at once"
+    );
 }
 
 /// Exactly one result per input across a Redis failover. A primary with two

@@ -173,10 +173,12 @@ pub struct WorkArgs {
     /// result (1 or more, default 3).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ATTEMPTS)]
     pub max_attempts: u32,
-    /// Entries each thread takes at once, in one Redis round trip (1 to 256): it verifies them
-    /// one after the other and writes their results with its next take. Larger costs less per
-    /// input (the round trip and the finishing script's fixed costs are shared); smaller holds
-    /// fewer entries per thread (a stopped worker finishes those at hand first).
+    /// The most entries each thread takes at once, in one Redis round trip (1 to 256): it
+    /// verifies them one after the other and writes their results with its next take. A thread
+    /// takes about as many as it verified in the last second (16 at first), at most this many:
+    /// many when inputs are quick, so that the round trip and the finishing script's fixed costs
+    /// are shared, and few when they are slow, so that a stopped worker soon finishes those at
+    /// hand.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_TAKE,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_TAKE as u64))]
     pub take: usize,

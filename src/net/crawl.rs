@@ -365,17 +365,19 @@ pub struct WorkerOptions {
     /// How long one read waits for a new entry (with `until_empty`, at
     /// most [`UNTIL_EMPTY_BLOCK`]).
     pub block: Duration,
-    /// Entries one thread takes at once (one Redis round trip), then
-    /// verifies one after the other; their results are written together
-    /// with the next take. From 1 to [`MAX_TAKE`] (a value outside is
-    /// taken as the nearest bound); default [`DEFAULT_TAKE`].
+    /// The most entries one thread takes at once (one Redis round trip),
+    /// then verifies one after the other; their results are written
+    /// together with the next take. A thread takes about as many as it
+    /// verified in the last [`MAX_RESULT_DELAY`] ([`take_size`]), at most
+    /// this many. From 1 to [`MAX_TAKE`] (a value outside is taken as the
+    /// nearest bound); default [`DEFAULT_TAKE`].
     pub batch: usize,
 }
 
 impl WorkerOptions {
     /// Defaults for `consumer`: one thread, [`DEFAULT_LEASE`],
     /// [`DEFAULT_MAX_ATTEMPTS`], catalog depth 8, waiting for more input,
-    /// [`DEFAULT_TAKE`] entries per take.
+    /// at most [`DEFAULT_TAKE`] entries per take.
     pub fn new(consumer: impl Into<String>) -> WorkerOptions {
         WorkerOptions {
             consumer: consumer.into(),
@@ -626,17 +628,24 @@ pub const MEMBER_EVERY: Duration = Duration::from_millis(100);
 /// nothing is.
 pub const UNTIL_EMPTY_BLOCK: Duration = Duration::from_millis(100);
 
-/// Entries a worker thread takes at once by default (`crawl work --take`).
-/// Each finishing call's fixed costs, in redis-server and in the worker
-/// (the round trip and its wakeups, the script's setup, its commands over
-/// many ids, the append-only file's write), are paid once per take, so a
-/// larger take costs less per input: measured against `verify --batch`,
-/// 1.18x with 16, 1.16x with 32, 1.14x with 64 (`docs/crawl.md`). A larger
-/// take also holds more entries per thread: a result waits for the rest of
-/// its take (at most [`MAX_RESULT_DELAY`]), a stopped worker first finishes
+/// The most entries a worker thread takes at once by default (`crawl work
+/// --take`). Each finishing call's fixed costs, in redis-server and in the
+/// worker (the round trip and its wakeups, the script's setup, its
+/// commands over many ids, the trim of a stream, the append-only file's
+/// write), are paid once per take, so a larger take costs less per input:
+/// redis-server's CPU per input, the queue alone with reports of 1,400
+/// bytes, 20.6 us with takes of 32 and 17.4 us with 128
+/// (`docs/crawl.md`). A larger take also holds more entries per thread: a
+/// result waits for the rest of its take, a stopped worker first finishes
 /// the entries at hand, and entries held by one thread are not free for
-/// another's. 32 halves the per-call costs of 16 and keeps those modest.
-pub const DEFAULT_TAKE: usize = 32;
+/// another's. So a thread takes what it verifies in about
+/// [`MAX_RESULT_DELAY`] ([`take_size`]): this many where inputs are quick,
+/// a few where they are slow (whose results would be written once a
+/// second anyway).
+pub const DEFAULT_TAKE: usize = 128;
+
+/// A thread's first take, before it knows its pace ([`take_size`]).
+pub const FIRST_TAKE: usize = 16;
 
 /// Most entries a worker thread may take at once (`crawl work --take`):
 /// one finishing call carries the results of a whole take, each report up
@@ -797,8 +806,9 @@ fn forget(shared: &Shared, decided: &mut Vec<Decided>) {
     });
 }
 
-/// The most report buffers a thread keeps for its next inputs: two takes'.
-const MAX_SPARE_REPORTS: usize = 32;
+/// The most report buffers a thread keeps for its next inputs: a default
+/// take's.
+const MAX_SPARE_REPORTS: usize = DEFAULT_TAKE;
 
 /// The largest report buffer kept.
 const MAX_KEPT_REPORT: usize = 64 * 1024;
@@ -885,6 +895,48 @@ thread_local! {
     /// This thread's last read waited for a new entry and got none
     /// ([`next_entries`]).
     static DRY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// When this thread's last entries came and how many ([`take_size`]).
+    static LAST_TAKE: std::cell::Cell<Option<(Instant, usize)>> = const { std::cell::Cell::new(None) };
+}
+
+/// How many entries a thread takes next, at most `most` (at least 1, at
+/// most [`MAX_TAKE`]): about as many as it verifies in
+/// [`MAX_RESULT_DELAY`], from `last`, the time its last `n` entries took
+/// from their take to this one; [`FIRST_TAKE`] before it knows. A result
+/// is written at most that long after it was decided anyway, so a take of
+/// that size writes its results in the call that takes the next ones; a
+/// thread whose inputs are quick shares each call's fixed costs among many
+/// (up to `most`), and one whose inputs are slow holds only a few, which a
+/// stopped worker finishes soon and which are not kept from other threads.
+///
+/// ```
+/// use agentsig::net::crawl::{take_size, FIRST_TAKE};
+/// use std::time::Duration;
+/// assert_eq!(take_size(128, None), FIRST_TAKE);
+/// // 16 entries in 20 ms: 800 a second, at most 128.
+/// assert_eq!(take_size(128, Some((Duration::from_millis(20), 16))), 128);
+/// // 16 entries in 4 s: 4 a second.
+/// assert_eq!(take_size(128, Some((Duration::from_secs(4), 16))), 4);
+/// assert_eq!(take_size(128, Some((Duration::from_secs(60), 2))), 1);
+/// ```
+#[must_use]
+pub fn take_size(most: usize, last: Option<(Duration, usize)>) -> usize {
+    let most = most.clamp(1, MAX_TAKE);
+    match last {
+        Some((took, n)) if n > 0 => {
+            let per = took.as_secs_f64() / n as f64;
+            let fits = MAX_RESULT_DELAY.as_secs_f64() / per.max(1e-9);
+            if fits >= most as f64 {
+                most
+            } else {
+                // Below `most`, so within usize; at least one.
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let n = fits.ceil() as usize;
+                n.max(1)
+            }
+        }
+        _ => most.min(FIRST_TAKE),
+    }
 }
 
 /// The worker's own input streams in the order this thread reads them for
@@ -932,8 +984,8 @@ type Taken = (CrawlEntry, Option<Option<u32>>);
 
 /// Entries pending past the lease with any worker (checked by one thread
 /// of this worker about four times per lease), else new ones: the results
-/// at hand written and up to [`WorkerOptions::batch`] entries started in
-/// one round trip, or, when there are none, one waited for. With the
+/// at hand written and up to [`take_size`] entries started in one round
+/// trip, or, when there are none, one waited for. With the
 /// entries, whether the thread ends, when the take read the crawl's state:
 /// the crawl is stopped, or, with [`WorkerOptions::until_empty`], nothing
 /// is queued any more.
@@ -941,6 +993,22 @@ fn next_entries(
     cx: &Ctx<'_>,
     epoch: Instant,
     decided: &mut Vec<Decided>,
+) -> Result<(Vec<Taken>, Option<bool>), ReplayError> {
+    // The pace of the entries this thread took last, all decided now.
+    let pace = LAST_TAKE.take().map(|(at, n)| (at.elapsed(), n));
+    let got = next_entries_paced(cx, epoch, decided, pace)?;
+    if !got.0.is_empty() {
+        LAST_TAKE.set(Some((Instant::now(), got.0.len())));
+    }
+    Ok(got)
+}
+
+/// [`next_entries`], the take sized by `pace` ([`take_size`]).
+fn next_entries_paced(
+    cx: &Ctx<'_>,
+    epoch: Instant,
+    decided: &mut Vec<Decided>,
+    pace: Option<(Duration, usize)>,
 ) -> Result<(Vec<Taken>, Option<bool>), ReplayError> {
     let (queue, opts, shared) = (cx.queue, cx.opts, cx.shared);
     let now = u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -975,7 +1043,7 @@ fn next_entries(
         let got = write_results(
             cx,
             decided,
-            opts.batch.clamp(1, MAX_TAKE),
+            take_size(opts.batch, pace),
             &own_order(shared, opts.threads),
         )?;
         LAST_STREAM.set(got.taken.last().map(|(e, _)| e.shard));
@@ -1782,6 +1850,29 @@ impl Drop for FleetPermit {
 mod tests {
     use super::*;
     use crate::net::FetchError;
+
+    /// A take is what the thread verifies in about a second, within 1 and
+    /// the bound (itself within 1 and `MAX_TAKE`), and `FIRST_TAKE` (at
+    /// most the bound) before the pace is known or when the last take gave
+    /// nothing to go by.
+    #[test]
+    fn a_take_follows_the_threads_pace_within_its_bounds() {
+        let ms = Duration::from_millis;
+        assert_eq!(take_size(128, None), FIRST_TAKE);
+        assert_eq!(take_size(4, None), 4);
+        assert_eq!(take_size(0, None), 1, "a bound of 0 is 1");
+        assert_eq!(take_size(0, Some((ms(1), 10))), 1);
+        assert_eq!(take_size(10_000, Some((ms(1), 10))), MAX_TAKE);
+        assert_eq!(take_size(128, Some((ms(0), 10))), 128, "no time at all");
+        assert_eq!(take_size(128, Some((ms(5), 0))), FIRST_TAKE);
+        // 10 entries in 100 ms: 100 a second.
+        assert_eq!(take_size(128, Some((ms(100), 10))), 100);
+        // 3 in a second: 3; 3 in 1.5 s: 2 (rounded up); 1 in a minute: 1.
+        assert_eq!(take_size(128, Some((ms(1000), 3))), 3);
+        assert_eq!(take_size(128, Some((ms(1500), 3))), 2);
+        assert_eq!(take_size(128, Some((Duration::from_secs(60), 1))), 1);
+        assert_eq!(take_size(128, Some((Duration::MAX, 1))), 1);
+    }
 
     /// An outage's first failure is the one reported; later ones within
     /// the grace are ridden out quietly; a success ends the outage, and
