@@ -711,6 +711,8 @@ fn work_loop(
     let (queue, shared) = (cx.queue, cx.shared);
     let mut outage = Outage::default();
     let mut last_stop_check = Instant::now();
+    // When this thread's last entries came, and how many ([`take_size`]).
+    let mut last_take: Option<(Instant, usize)> = None;
     // Redis unreachable: keep trying for the grace period, then give up.
     let tolerate = |e: ReplayError, outage: &mut Outage| -> Result<(), ReplayError> {
         outage.tolerate(e)?;
@@ -729,7 +731,9 @@ fn work_loop(
                 }
             }
         }
-        let (entries, end) = match next_entries(cx, epoch, decided) {
+        // The pace of the entries taken last, all decided by now.
+        let pace = last_take.take().map(|(at, n)| (at.elapsed(), n));
+        let (entries, end) = match next_entries(cx, epoch, decided, pace) {
             Ok(e) => e,
             Err(e) => {
                 tolerate(e, &mut outage)?;
@@ -747,6 +751,7 @@ fn work_loop(
         if entries.is_empty() {
             continue;
         }
+        last_take = Some((Instant::now(), entries.len()));
         if let Ok(mut h) = shared.held.lock() {
             for (e, _) in &entries {
                 h.hold(e);
@@ -895,8 +900,6 @@ thread_local! {
     /// This thread's last read waited for a new entry and got none
     /// ([`next_entries`]).
     static DRY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// When this thread's last entries came and how many ([`take_size`]).
-    static LAST_TAKE: std::cell::Cell<Option<(Instant, usize)>> = const { std::cell::Cell::new(None) };
 }
 
 /// How many entries a thread takes next, at most `most` (at least 1, at
@@ -984,27 +987,13 @@ type Taken = (CrawlEntry, Option<Option<u32>>);
 
 /// Entries pending past the lease with any worker (checked by one thread
 /// of this worker about four times per lease), else new ones: the results
-/// at hand written and up to [`take_size`] entries started in one round
+/// at hand written and up to [`take_size`] entries (for `pace`, the time
+/// the thread's last entries took and their number) started in one round
 /// trip, or, when there are none, one waited for. With the
 /// entries, whether the thread ends, when the take read the crawl's state:
 /// the crawl is stopped, or, with [`WorkerOptions::until_empty`], nothing
 /// is queued any more.
 fn next_entries(
-    cx: &Ctx<'_>,
-    epoch: Instant,
-    decided: &mut Vec<Decided>,
-) -> Result<(Vec<Taken>, Option<bool>), ReplayError> {
-    // The pace of the entries this thread took last, all decided now.
-    let pace = LAST_TAKE.take().map(|(at, n)| (at.elapsed(), n));
-    let got = next_entries_paced(cx, epoch, decided, pace)?;
-    if !got.0.is_empty() {
-        LAST_TAKE.set(Some((Instant::now(), got.0.len())));
-    }
-    Ok(got)
-}
-
-/// [`next_entries`], the take sized by `pace` ([`take_size`]).
-fn next_entries_paced(
     cx: &Ctx<'_>,
     epoch: Instant,
     decided: &mut Vec<Decided>,
