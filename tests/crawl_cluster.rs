@@ -709,6 +709,13 @@ fn one_thread_crawl(
     Some((redis, queue))
 }
 
+/// The result of an input verified, as a test's `verify` gives it.
+fn verified_result(e: &agentsig::replay::stream::CrawlEntry) -> agentsig::net::crawl::Step {
+    let mut r = agentsig::report::Report::done("verify", Some(&e.input));
+    r.set_verdict(agentsig::report::Verdict::Verified);
+    agentsig::net::crawl::Step::Result(Box::new(r))
+}
+
 /// Run one worker of one thread on `queue` until every input has its
 /// result (`tune` sets other options), verifying with `verify`.
 fn run_one_thread(
@@ -734,7 +741,6 @@ fn run_one_thread(
 fn an_attempt_without_a_permit_is_put_off_without_counting() {
     use agentsig::net::crawl::{Step, MAX_POSTPONED};
     use agentsig::replay::stream::CrawlEntry;
-    use agentsig::report::Report;
     use std::sync::atomic::{AtomicU32, Ordering};
     let inputs = [
         "https://busy.example/a.json".to_owned(),
@@ -756,9 +762,7 @@ fn an_attempt_without_a_permit_is_put_off_without_counting() {
     let verify = |e: &CrawlEntry| {
         let n = calls[e.input.as_str()].fetch_add(1, Ordering::SeqCst) + 1;
         if e.input.contains("busy") && n > 3 {
-            let mut r = Report::done("verify", Some(&e.input));
-            r.set_verdict(agentsig::report::Verdict::Verified);
-            Step::Result(Box::new(r))
+            verified_result(e)
         } else {
             no_permit()
         }
@@ -799,9 +803,7 @@ fn an_attempt_without_a_permit_is_put_off_without_counting() {
 /// a lost result would have ended it as `crawl.gave-up`).
 #[test]
 fn results_refused_by_redis_are_written_once_it_is_back() {
-    use agentsig::net::crawl::Step;
     use agentsig::replay::stream::CrawlEntry;
-    use agentsig::report::Report;
     use std::sync::atomic::{AtomicU32, Ordering};
     let inputs: Vec<String> = (0..3)
         .map(|i| format!("https://a.example/{i}.json"))
@@ -832,9 +834,7 @@ fn results_refused_by_redis_are_written_once_it_is_back() {
             });
         });
         calls[e.input.as_str()].fetch_add(1, Ordering::SeqCst);
-        let mut r = Report::done("verify", Some(&e.input));
-        r.set_verdict(agentsig::report::Verdict::Verified);
-        Step::Result(Box::new(r))
+        verified_result(e)
     };
     let counts = run_one_thread(
         &queue,
@@ -924,9 +924,7 @@ fn waiting_reads(redis: &redis_support::Server, log: &str) -> u64 {
 /// over and writes its result.
 #[test]
 fn an_idle_thread_waits_without_calling_the_finishing_script() {
-    use agentsig::net::crawl::Step;
     use agentsig::replay::stream::CrawlEntry;
-    use agentsig::report::{Report, Verdict};
     use std::time::Duration;
     let inputs = ["https://agents.example/held.json".to_owned()];
     let Some((redis, queue)) = one_thread_crawl("idle", &inputs, &[]) else {
@@ -937,11 +935,7 @@ fn an_idle_thread_waits_without_calling_the_finishing_script() {
         .unwrap();
     assert_eq!(held.len(), 1);
     log_every_command(&redis);
-    let verify = |e: &CrawlEntry| {
-        let mut r = Report::done("verify", Some(&e.input));
-        r.set_verdict(Verdict::Verified);
-        Step::Result(Box::new(r))
-    };
+    let verify = |e: &CrawlEntry| verified_result(e);
     let counts = run_one_thread(&queue, |o| o.lease = Duration::from_millis(1500), &verify);
     let log = logged_commands(&redis);
     assert_eq!((counts.results, counts.reclaimed), (1, 1), "{counts:?}");
@@ -963,9 +957,8 @@ fn an_idle_thread_waits_without_calling_the_finishing_script() {
 /// input (counted at the server: `INFO commandstats`).
 #[test]
 fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
-    use agentsig::net::crawl::{Step, WorkerOptions, FIRST_TAKE};
+    use agentsig::net::crawl::{WorkerOptions, FIRST_TAKE};
     use agentsig::replay::stream::CrawlEntry;
-    use agentsig::report::{Report, Verdict};
     use std::sync::atomic::{AtomicUsize, Ordering};
     let inputs: Vec<String> = (0..40)
         .map(|i| format!("https://agents.example/a{i}.json"))
@@ -994,9 +987,7 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
         };
         // (One fewer: the duplicate in the first batch has no result.)
         assert!(written + 1 >= before, "{written} results before input {n}");
-        let mut r = Report::done("verify", Some(&e.input));
-        r.set_verdict(Verdict::Verified);
-        Step::Result(Box::new(r))
+        verified_result(e)
     };
     let counts = run_one_thread(&queue, |_| {}, &verify);
     let log = logged_commands(&redis);
@@ -1060,9 +1051,8 @@ fn a_batch_of_results_is_written_in_one_script_call_with_the_next_take() {
 /// make the takes smaller.
 #[test]
 fn a_thread_whose_inputs_are_slow_takes_a_few_at_a_time() {
-    use agentsig::net::crawl::{Step, WorkerOptions, FIRST_TAKE};
+    use agentsig::net::crawl::{WorkerOptions, FIRST_TAKE};
     use agentsig::replay::stream::CrawlEntry;
-    use agentsig::report::{Report, Verdict};
     use std::sync::atomic::{AtomicU64, Ordering};
     let inputs: Vec<String> = (0..24)
         .map(|i| format!("https://slow.example/a{i}.json"))
@@ -1076,9 +1066,7 @@ fn a_thread_whose_inputs_are_slow_takes_a_few_at_a_time() {
         let pending = queue.status().unwrap().pending;
         most.fetch_max(pending, Ordering::SeqCst);
         std::thread::sleep(std::time::Duration::from_millis(50));
-        let mut r = Report::done("verify", Some(&e.input));
-        r.set_verdict(Verdict::Verified);
-        Step::Result(Box::new(r))
+        verified_result(e)
     };
     let counts = run_one_thread(&queue, |_| {}, &verify);
     assert_eq!(counts.results, 24);
@@ -1347,13 +1335,7 @@ fn crawled(name: &str, n: usize) -> Option<(redis_support::Server, CrawlQueue, V
 /// One worker thread in this process verifies every input of `queue`
 /// (each `verified`); the results it wrote.
 fn verify_all(queue: &CrawlQueue) -> u64 {
-    use agentsig::net::crawl::Step;
-    use agentsig::report::{Report, Verdict};
-    let verify = |e: &agentsig::replay::stream::CrawlEntry| {
-        let mut r = Report::done("verify", Some(&e.input));
-        r.set_verdict(Verdict::Verified);
-        Step::Result(Box::new(r))
-    };
+    let verify = |e: &agentsig::replay::stream::CrawlEntry| verified_result(e);
     run_one_thread(queue, |_| {}, &verify).results
 }
 
@@ -2002,9 +1984,8 @@ fn a_following_reader_rides_out_a_redis_restart() {
 /// every input still ends with exactly one result.
 #[test]
 fn a_crawl_on_a_cluster_survives_a_failover_with_one_result_per_input() {
-    use agentsig::net::crawl::{run_worker, Step, WorkerOptions};
+    use agentsig::net::crawl::{run_worker, WorkerOptions};
     use agentsig::replay::stream::CrawlEntry;
-    use agentsig::report::{Report, Verdict};
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::time::Duration;
     let Some(cluster) = redis_support::Cluster::start("crawl-failover") else {
@@ -2047,9 +2028,7 @@ fn a_crawl_on_a_cluster_survives_a_failover_with_one_result_per_input() {
     let verify = |e: &CrawlEntry| {
         // Slow enough that the primary dies mid-run.
         std::thread::sleep(Duration::from_millis(5));
-        let mut r = Report::done("verify", Some(&e.input));
-        r.set_verdict(Verdict::Verified);
-        Step::Result(Box::new(r))
+        verified_result(e)
     };
     let on_result = |_: &CrawlEntry, _: bool, _: &[u8]| {
         written.fetch_add(1, Ordering::SeqCst);
